@@ -1,0 +1,302 @@
+"""Loading a recipe directory (public recipe layout) into an immutable :class:`Catalog`.
+
+Layout: ``models/<org>/<repo>.yaml``, ``strategies/*.yaml``, ``kv_store/*.yaml``,
+``taxonomy.yaml``, ``platforms.yaml``. Whatever a user directory lacks comes
+from the bundled catalog shipped inside this package. Nothing here knows about
+commands or the web.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, load_yaml_file
+
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
+ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One recipe file: its identity, frozen data and source positions."""
+
+    hf_id: str
+    rel_path: str
+    doc: YamlDocument
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return self.doc.data
+
+    @property
+    def org(self) -> str:
+        return self.hf_id.split("/", 1)[0]
+
+    @property
+    def repo(self) -> str:
+        return self.hf_id.split("/", 1)[1]
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        m = self.data.get("meta")
+        return m if isinstance(m, dict) else FrozenDict()
+
+    @property
+    def model(self) -> Mapping[str, Any]:
+        m = self.data.get("model")
+        return m if isinstance(m, dict) else FrozenDict()
+
+    @property
+    def variants(self) -> Mapping[str, Any]:
+        v = self.data.get("variants")
+        return v if isinstance(v, dict) else FrozenDict()
+
+    @property
+    def is_omni(self) -> bool:
+        tasks = self.meta.get("tasks")
+        return isinstance(tasks, tuple | list) and "omni" in tasks
+
+    @property
+    def title(self) -> str:
+        t = self.meta.get("title")
+        return t if isinstance(t, str) else self.repo
+
+    @property
+    def provider(self) -> str:
+        p = self.meta.get("provider")
+        return p if isinstance(p, str) else self.org
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A non-recipe catalog file (taxonomy, strategy, kv store, platforms)."""
+
+    rel_path: str
+    doc: YamlDocument
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything loaded from one recipes directory; immutable and cheap to query."""
+
+    root: Path
+    taxonomy: Mapping[str, Any]
+    platforms: Mapping[str, Any] | None
+    #: serving strategies (``strategies/``), by ``name``, in file order
+    serving_strategies: Mapping[str, Any]
+    #: Mooncake deployments (``kv_store/``), by ``name``, in file order
+    kv_stores: Mapping[str, Any]
+    recipes: tuple[Recipe, ...]
+    sources: tuple[SourceFile, ...] = ()
+    #: files that could not be parsed (or whose top level is not a mapping)
+    load_errors: tuple[YamlLoadError, ...] = ()
+    #: every hf_id found by the path pre-scan (json-api.md §5.0), parse failures included
+    all_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @cached_property
+    def strategies(self) -> Mapping[str, Any]:
+        """The merged strategy map S: serving strategies, then kv stores (synthesis.md §1.1)."""
+        merged = dict(self.serving_strategies)
+        for name, spec in self.kv_stores.items():
+            if name not in merged:
+                merged[name] = spec
+        return FrozenDict(merged)
+
+    @cached_property
+    def hardware_profiles(self) -> Mapping[str, Any]:
+        hp = self.taxonomy.get("hardware_profiles")
+        return hp if isinstance(hp, dict) else FrozenDict()
+
+    @cached_property
+    def kv_offload_options(self) -> Mapping[str, Any]:
+        kv = self.taxonomy.get("kv_offload")
+        return kv if isinstance(kv, dict) else FrozenDict()
+
+    @cached_property
+    def frontends(self) -> Mapping[str, Any]:
+        fe = self.taxonomy.get("frontends")
+        return fe if isinstance(fe, dict) else FrozenDict()
+
+    @cached_property
+    def _by_lower_id(self) -> dict[str, Recipe]:
+        return {r.hf_id.lower(): r for r in self.recipes}
+
+    @cached_property
+    def _variant_parents(self) -> dict[str, tuple[Recipe, str]]:
+        """Variant model ids (lower case) -> (parent recipe, variant key); first wins."""
+        out: dict[str, tuple[Recipe, str]] = {}
+        for r in self.recipes:
+            for vk, v in r.variants.items():
+                mid = v.get("model_id") if isinstance(v, dict) else None
+                if isinstance(mid, str) and "/" in mid:
+                    key = mid.lower()
+                    if key not in self._by_lower_id and key not in out:
+                        out[key] = (r, vk)
+        return out
+
+    def recipe(self, hf_id: str) -> Recipe | None:
+        """Case-insensitive lookup of a recipe by hf_id."""
+        return self._by_lower_id.get(hf_id.lower())
+
+    def variant_parent(self, model_id: str) -> tuple[Recipe, str] | None:
+        """The recipe and variant key whose variant serves ``model_id`` (case-insensitive)."""
+        return self._variant_parents.get(model_id.lower())
+
+    def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
+        import difflib
+
+        ids = [r.hf_id for r in self.recipes]
+        lowered = {i.lower(): i for i in ids}
+        got = difflib.get_close_matches(hf_id.lower(), list(lowered), n=n, cutoff=0.4)
+        return [lowered[g] for g in got]
+
+    def source_for(self, rel_path: str) -> YamlDocument | None:
+        for s in self.sources:
+            if s.rel_path == rel_path:
+                return s.doc
+        for r in self.recipes:
+            if r.rel_path == rel_path:
+                return r.doc
+        return None
+
+
+def hf_id_for(rel_to_models: str) -> str | None:
+    """``org/sub/Repo.yaml`` -> ``org/Repo`` (json-api.md §1.5); top-level files have none."""
+    parts = rel_to_models.split("/")
+    if len(parts) < 2:
+        return None
+    last = parts[-1]
+    for ext in (".yaml", ".yml"):
+        if last.endswith(ext):
+            last = last[: -len(ext)]
+            break
+    return f"{parts[0]}/{last}"
+
+
+def walk_models(models_dir: Path) -> Iterator[Path]:
+    """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4)."""
+    try:
+        entries = sorted(os.scandir(models_dir), key=lambda e: os.fsencode(e.name))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from walk_models(Path(entry.path))
+        elif entry.name.endswith((".yaml", ".yml")) and entry.is_file():
+            yield Path(entry.path)
+
+
+def resolve_recipes_dir(recipes_dir: str | os.PathLike[str] | None) -> Path:
+    """The directory to load: explicit argument, else ``$VLLM_RECIPES_DIR``, else bundled."""
+    if recipes_dir:
+        return Path(recipes_dir)
+    env = os.environ.get(ENV_RECIPES_DIR)
+    return Path(env) if env else BUNDLED_DIR
+
+
+def _pick(root: Path, rel: str) -> tuple[Path, str] | None:
+    """The user's copy of ``rel`` if present, else the bundled one."""
+    for base in (root, BUNDLED_DIR):
+        p = base / rel
+        if p.exists():
+            return p, rel if base == root else f"<bundled>/{rel}"
+    return None
+
+
+def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
+                    errors: list[YamlLoadError]) -> dict[str, Any]:
+    """Load ``sub/*.yaml`` keyed by each file's ``name`` (later same-name files replace)."""
+    directory = root / sub
+    prefix = sub
+    if not directory.is_dir():
+        directory, prefix = BUNDLED_DIR / sub, f"<bundled>/{sub}"
+    out: dict[str, Any] = {}
+    try:
+        files = sorted((p for p in directory.iterdir() if p.name.endswith(".yaml") and p.is_file()),
+                       key=lambda p: os.fsencode(p.name))
+    except OSError:
+        return out
+    for path in files:
+        rel = f"{prefix}/{path.name}"
+        try:
+            doc = load_yaml_file(path, rel)
+        except YamlLoadError as exc:
+            errors.append(exc)
+            continue
+        sources.append(SourceFile(rel, doc))
+        if isinstance(doc.data, dict):
+            name = doc.data.get("name")
+            out[name if isinstance(name, str) else path.stem] = doc.data
+    return out
+
+
+def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
+    """Load a recipes directory (``None``: ``$VLLM_RECIPES_DIR`` or the bundled catalog)."""
+    root = resolve_recipes_dir(recipes_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"recipes directory not found: {root}")
+    sources: list[SourceFile] = []
+    errors: list[YamlLoadError] = []
+
+    taxonomy: Mapping[str, Any] = FrozenDict()
+    picked = _pick(root, "taxonomy.yaml")
+    if picked:
+        try:
+            doc = load_yaml_file(*picked)
+            sources.append(SourceFile(picked[1], doc))
+            if isinstance(doc.data, dict):
+                taxonomy = doc.data
+        except YamlLoadError as exc:
+            errors.append(exc)
+
+    platforms: Mapping[str, Any] | None = None
+    picked = _pick(root, "platforms.yaml")
+    if picked:
+        try:
+            doc = load_yaml_file(*picked)
+            sources.append(SourceFile(picked[1], doc))
+            platforms = doc.data if isinstance(doc.data, dict) else None
+        except YamlLoadError as exc:
+            errors.append(exc)
+
+    serving = _load_named_dir(root, "strategies", sources, errors)
+    kv = _load_named_dir(root, "kv_store", sources, errors)
+
+    recipes: list[Recipe] = []
+    all_ids: set[str] = set()
+    models_dir = root / "models"
+    for path in walk_models(models_dir):
+        rel_models = path.relative_to(models_dir).as_posix()
+        hf_id = hf_id_for(rel_models)
+        rel = f"models/{rel_models}"
+        if hf_id is None:
+            errors.append(YamlLoadError(rel, 1, 1, "recipe files must live at models/<org>/<repo>.yaml"))
+            continue
+        all_ids.add(hf_id)
+        try:
+            doc = load_yaml_file(path, rel)
+        except YamlLoadError as exc:
+            errors.append(exc)
+            continue
+        if not isinstance(doc.data, dict):
+            kind = "empty" if doc.data is None else type(doc.data).__name__
+            errors.append(YamlLoadError(rel, 1, 1, f"a recipe must be a mapping at the top level, got {kind}"))
+            continue
+        recipes.append(Recipe(hf_id, rel, doc))
+
+    return Catalog(
+        root=root,
+        taxonomy=taxonomy,
+        platforms=platforms,
+        serving_strategies=FrozenDict(serving),
+        kv_stores=FrozenDict(kv),
+        recipes=tuple(recipes),
+        sources=tuple(sources),
+        load_errors=tuple(errors),
+        all_ids=frozenset(all_ids),
+    )

@@ -1,0 +1,274 @@
+"""YAML reading with positions: every value can be traced back to ``file:line:col``.
+
+We compose the node graph with PyYAML's C loader (when available), refuse
+documents whose alias expansion would explode (YAML bombs) *before* building
+Python objects, then construct the data and walk the node graph once to index
+the position of every key path. Loaded data is deep-frozen (``FrozenDict`` and
+tuples) so the catalog can be shared freely between requests and threads.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+try:  # the C loader is ~10x faster; fall back silently where libyaml is missing
+    _BaseLoader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _BaseLoader = yaml.SafeLoader
+
+#: Files larger than this are refused without being parsed.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+#: Maximum number of nodes a document may expand to once aliases are followed.
+MAX_EXPANDED_NODES = 2_000_000
+#: Maximum nesting depth of a document.
+MAX_DEPTH = 200
+
+KeyPath = tuple[str | int, ...]
+
+
+class FrozenDict(dict):
+    """A ``dict`` that refuses mutation; JSON encoders still see a plain dict."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_a: Any, **_k: Any) -> None:
+        raise TypeError("catalog data is immutable")
+
+    __setitem__ = __delitem__ = _refuse  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return id(self)
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> FrozenDict:
+        return self
+
+    def __reduce__(self) -> tuple:
+        return (FrozenDict, (dict(self),))
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A 1-based location in a source file."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class YamlLoadError(Exception):
+    """A file could not be read as YAML; carries the parser's position."""
+
+    def __init__(self, file: str, line: int, col: int, message: str) -> None:
+        super().__init__(f"{file}:{line}:{col}: {message}")
+        self.position = Position(file, line, col)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """One parsed YAML file: frozen data plus the position of every key path."""
+
+    file: str
+    data: Any
+    positions: Mapping[KeyPath, Position]
+
+    def position(self, path: KeyPath) -> Position:
+        """Position of ``path``, or of its nearest existing ancestor."""
+        p = tuple(path)
+        while p:
+            pos = self.positions.get(p)
+            if pos is not None:
+                return pos
+            p = p[:-1]
+        return self.positions.get((), Position(self.file, 1, 1))
+
+
+def normalize_date(value: Any) -> Any:
+    """Timestamps become ``YYYY-MM-DD`` of their UTC calendar date (json-api.md §1.3)."""
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.UTC)
+        return value.strftime("%Y-%m-%d")
+    if isinstance(value, _dt.date):
+        return value.strftime("%Y-%m-%d")
+    return value
+
+
+def freeze(value: Any) -> Any:
+    """Deep-freeze constructed YAML data, normalizing dates on the way."""
+    if isinstance(value, dict):
+        return FrozenDict((freeze_key(k), freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(freeze(v) for v in value)
+    return normalize_date(value)
+
+
+def freeze_key(key: Any) -> Any:
+    """Mapping keys keep their type except dates (never converted, stringified)."""
+    if isinstance(key, _dt.date):
+        return str(key)
+    return key
+
+
+def thaw(value: Any) -> Any:
+    """Mutable deep copy (plain dicts and lists) of frozen data."""
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
+
+
+def _check_expansion(root: yaml.Node, file: str) -> None:
+    """Refuse alias bombs and cycles by sizing the node graph with memoization."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        nid = id(node)
+        if done:
+            visiting.discard(nid)
+            total = 1
+            if isinstance(node, yaml.MappingNode):
+                for k, v in node.value:
+                    total += sizes[id(k)] + sizes[id(v)]
+            elif isinstance(node, yaml.SequenceNode):
+                for v in node.value:
+                    total += sizes[id(v)]
+            if total > MAX_EXPANDED_NODES:
+                m = node.start_mark
+                raise YamlLoadError(
+                    file, m.line + 1, m.column + 1,
+                    f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases; refused",
+                )
+            sizes[nid] = total
+            continue
+        if nid in sizes:
+            continue
+        if nid in visiting:
+            m = node.start_mark
+            raise YamlLoadError(file, m.line + 1, m.column + 1, "recursive alias: a node contains itself")
+        if depth > MAX_DEPTH:
+            m = node.start_mark
+            raise YamlLoadError(file, m.line + 1, m.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
+        visiting.add(nid)
+        stack.append((node, depth, True))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.append((k, depth + 1, False))
+                stack.append((v, depth + 1, False))
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                stack.append((v, depth + 1, False))
+
+
+def _index_positions(root: yaml.Node, file: str) -> dict[KeyPath, Position]:
+    """Map every key path to the position of its key (mappings) or item (sequences)."""
+    out: dict[KeyPath, Position] = {(): Position(file, root.start_mark.line + 1, root.start_mark.column + 1)}
+    stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key: Any = k.value if isinstance(k, yaml.ScalarNode) else None
+                if key is None or key == "<<":
+                    continue
+                child = (*path, key)
+                if child not in out:
+                    out[child] = Position(file, k.start_mark.line + 1, k.start_mark.column + 1)
+                    stack.append((v, child))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                child = (*path, i)
+                if child not in out:
+                    out[child] = Position(file, v.start_mark.line + 1, v.start_mark.column + 1)
+                    stack.append((v, child))
+    return out
+
+
+def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
+    """Parse one YAML document; every failure is a :class:`YamlLoadError`."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_FILE_BYTES:
+            raise YamlLoadError(file, 1, 1, f"file is {len(text):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        if b"\x00" in text:
+            raise YamlLoadError(file, 1, 1, "file contains NUL bytes; not a YAML text file")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise YamlLoadError(file, 1, exc.start + 1, "file is not valid UTF-8") from None
+    loader = _BaseLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+            msg = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+            raise YamlLoadError(file, line, col, f"YAML syntax error: {msg}") from None
+        except yaml.YAMLError as exc:
+            raise YamlLoadError(file, 1, 1, f"YAML error: {exc}") from None
+        if root is None:
+            return YamlDocument(file, None, {(): Position(file, 1, 1)})
+        _check_expansion(root, file)
+        try:
+            data = loader.construct_document(root)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+            raise YamlLoadError(file, line, col, f"YAML error: {exc.problem or exc}") from None
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+            m = root.start_mark
+            raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
+    finally:
+        loader.dispose()
+    return YamlDocument(file, freeze(data), _index_positions(root, file))
+
+
+def load_yaml_file(path: Path, display: str | None = None) -> YamlDocument:
+    """Read and parse ``path``; ``display`` is the name used in positions."""
+    name = display or str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise YamlLoadError(name, 1, 1, f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise YamlLoadError(name, 1, 1, f"cannot read file: {exc.strerror or exc}") from None
+    return parse_yaml(raw, name)
+
+
+def iter_paths(data: Any, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
+    """Yield ``(key_path, value)`` for every node of frozen data, depth first."""
+    yield prefix, data
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from iter_paths(v, (*prefix, k))
+    elif isinstance(data, tuple | list):
+        for i, v in enumerate(data):
+            yield from iter_paths(v, (*prefix, i))
+
+
+def format_key_path(path: KeyPath) -> str:
+    """``("variants", "default", "extra_args", 2)`` -> ``variants.default.extra_args[2]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<root>"

@@ -1,0 +1,1 @@
+"""Publish stage: the ``vllm-recipes`` command line."""
