@@ -108,6 +108,25 @@ class Catalog:
         return FrozenDict(merged)
 
     @cached_property
+    def strategy_files(self) -> Mapping[str, str]:
+        """Strategy / kv-store name -> the file it was read from (for provenance)."""
+        out: dict[str, str] = {}
+        for src in self.sources:
+            top = src.rel_path.removeprefix("<bundled>/").split("/", 1)[0]
+            if top in ("strategies", "kv_store") and isinstance(src.doc.data, dict):
+                name = src.doc.data.get("name")
+                if isinstance(name, str):
+                    out[name] = src.rel_path
+        return FrozenDict(out)
+
+    @cached_property
+    def taxonomy_file(self) -> str:
+        for src in self.sources:
+            if src.rel_path.endswith("taxonomy.yaml"):
+                return src.rel_path
+        return "taxonomy.yaml"
+
+    @cached_property
     def hardware_profiles(self) -> Mapping[str, Any]:
         hp = self.taxonomy.get("hardware_profiles")
         return hp if isinstance(hp, dict) else FrozenDict()

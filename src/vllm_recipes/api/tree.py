@@ -1,0 +1,242 @@
+"""Which selections the JSON API renders (json-api.md §6-§8, synthesis.md §11).
+
+Pure: returns the files of one variant tree as ``{relative path: object}``;
+writing them is the builder's job.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.select.defaults import (
+    default_features,
+    listed_hardware,
+    pick_fitting_variant,
+    recommend_strategy,
+    variant_or_default,
+)
+from vllm_recipes.select.gates import (
+    effective_vram_min,
+    fits_single_node,
+    is_scalable,
+    is_strategy_reachable,
+    is_strategy_supported_on_hardware,
+    kv_store_brand_supported,
+    nodes_for_strategy,
+    offered_strategies,
+    pd_fits_single_node,
+)
+from vllm_recipes.select.js import as_map, get, is_number, truthy
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.resolve import resolve
+
+Warn = Callable[[str], None]
+
+
+@dataclass
+class HardwareRendering:
+    recommended: dict[str, Any]
+    alternatives: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
+                     features: list[str], pd_nodes: Any = None, kv_offload: str | None = None,
+                     warn: Warn | None = None) -> dict[str, Any] | None:
+    """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
+    sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
+                    pd_nodes=pd_nodes, kv_offload=kv_offload)
+    try:
+        ctx, plan = resolve(catalog, recipe, sel)
+        return rendering_object(ctx, plan)
+    except Exception as exc:  # noqa: BLE001 - the reference catches every synthesis failure
+        if warn:
+            warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
+        return None
+
+
+def kv_ids(catalog: Catalog) -> list[str]:
+    return [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
+
+
+def deploy_type_of(catalog: Catalog, s: str) -> Any:
+    return get(catalog.strategies.get(s), "deploy_type")
+
+
+def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[str, Any],
+                  variant: Mapping[str, Any], hw: str) -> Any:
+    """§7.8: ``None`` (co-located), ``{"prefill": n, "decode": n}`` or ``"skip"``."""
+    if pd_fits_single_node(profile, variant, hw):
+        return None
+    node_vram = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    mv = effective_vram_min(variant, hw)
+    model_vram = mv if is_number(mv) and truthy(mv) else 0
+    if node_vram <= 0 or model_vram <= 0:
+        return None
+    per_role = math.ceil(model_vram / node_vram)
+    if per_role > 4:
+        return "skip"
+    out = {}
+    pd_spec = as_map(catalog.strategies.get("pd_cluster"))
+    for role in ("prefill", "decode"):
+        par = get(get(get(recipe.get("strategy_overrides"), "pd_cluster"), role), "parallelism")
+        if not truthy(par):
+            par = get(pd_spec.get(role), "parallelism")
+        if not truthy(par):
+            par = "tp"
+        out[role] = max(per_role, nodes_for_strategy(recipe, par, profile.get("gpu_count"), hw))
+    return out
+
+
+def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
+                        warn: Warn | None = None) -> HardwareRendering | None:
+    """§7 ``renderForHardware``."""
+    r = recipe.data
+    variants = as_map(r.get("variants"))
+    variant = variants.get(vk)
+    if not truthy(variant) or recipe.is_omni:
+        return None
+    variant = as_map(variant)
+    profile = as_map(catalog.hardware_profiles.get(hw))
+    scalable = is_scalable(profile)
+    if not scalable and not fits_single_node(profile, variant, hw):
+        fit = pick_fitting_variant(r, profile, hw)
+        if fit is None:
+            return None
+        vk, variant = fit, as_map(variants[fit])
+    gpn = profile.get("gpu_count")
+    strategies = catalog.strategies
+
+    def nodes_for(s: str) -> int:
+        return max(2 if deploy_type_of(catalog, s) == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
+
+    kvs = kv_ids(catalog)
+    ordered: list[str] = []
+    for s in [*offered_strategies(r), *kvs]:
+        if s not in ordered:
+            ordered.append(s)
+    compatible: list[str] = []
+    for s in ordered:
+        if deploy_type_of(catalog, s) == "kv_store_lb":
+            if scalable and kv_store_brand_supported(profile) and \
+                    get(get(r.get("kv_cache_strategy_hardware"), s), hw) != "unsupported":
+                compatible.append(s)
+        elif (is_strategy_supported_on_hardware(r, s, profile, hw)
+              and is_strategy_reachable(r, s, deploy_type_of(catalog, s), gpn, hw)
+              and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster"))):
+            compatible.append(s)
+
+    supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
+    base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
+    rec = recommend_strategy(r, base_nodes)
+    if rec not in compatible:
+        alt = next((s for s in compatible if deploy_type_of(catalog, s) != "kv_store_lb" and s != "pd_cluster"), None)
+        if alt is None:
+            alt = next((s for s in compatible if deploy_type_of(catalog, s) != "kv_store_lb"), None)
+        if alt is not None:
+            rec = alt
+    rec_nodes = max(base_nodes, nodes_for(rec))
+    features = default_features(r, hw, vk)
+    rec_pd = pick_pd_nodes(catalog, r, profile, variant, hw) if rec == "pd_cluster" else None
+    if rec_pd == "skip":
+        return None
+    recommended = render_selection(catalog, recipe, vk, rec, hw, rec_nodes, features, rec_pd, None, warn)
+    if recommended is None:
+        return None
+    if rec in strategies:
+        recommended["strategy_spec"] = strategies[rec]
+    recommended["hardware_profile"] = profile
+
+    result = HardwareRendering(recommended)
+    offered = offered_strategies(r)
+
+    def ok(sid: str, n: int) -> bool:
+        dt = deploy_type_of(catalog, sid)
+        if sid not in strategies or dt in ("pd_cluster", "kv_store_lb"):
+            return False
+        return dt == "multi_node" if n > 1 else dt != "multi_node"
+
+    def serving_for(n: int) -> str | None:
+        x = recommend_strategy(r, n)
+        if ok(x, n):
+            return x
+        return next((sid for sid in offered if ok(sid, n)), None)
+
+    for s in compatible:
+        if s == rec:
+            continue
+        if s == "pd_cluster":
+            pd = pick_pd_nodes(catalog, r, profile, variant, hw)
+            if pd == "skip":
+                continue
+            rendering = render_selection(catalog, recipe, vk, s, hw, 1, features, pd, None, warn)
+        elif deploy_type_of(catalog, s) == "kv_store_lb":
+            nc = 1 if fits_single_node(profile, variant, hw) else 2
+            ss = serving_for(nc)
+            if ss is None and nc == 2:
+                nc, ss = 1, serving_for(1)
+            if ss is None:
+                continue
+            if deploy_type_of(catalog, ss) == "multi_node":
+                nc = max(nc, nodes_for_strategy(r, ss, gpn, hw))
+            rendering = render_selection(catalog, recipe, vk, ss, hw, nc, features, None, s, warn)
+        else:
+            rendering = render_selection(catalog, recipe, vk, s, hw, nodes_for(s), features, None, None, warn)
+        if rendering is not None:
+            result.alternatives.append((s, rendering))
+    return result
+
+
+@dataclass
+class VariantTree:
+    """All files of one variant tree and its ``recommended_command``."""
+
+    base: str
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recommended_command: dict[str, Any] | None = None
+    hardware: list[str] = field(default_factory=list)
+
+
+def render_variant_tree(catalog: Catalog, recipe: Recipe, vk: str, base: str,
+                        warn: Warn | None = None) -> VariantTree | None:
+    """§6 ``renderVariantTree``; ``None`` when the variant is missing or omni."""
+    r = recipe.data
+    variant = as_map(r.get("variants")).get(vk)
+    if not truthy(variant) or recipe.is_omni:
+        return None
+    variant = as_map(variant)
+    tree = VariantTree(base)
+    profiles = catalog.hardware_profiles
+    hw_ids = listed_hardware(profiles, variant, r)
+    default_hw = hw_ids[0]
+    built: list[tuple[str, HardwareRendering]] = []
+    for hw in hw_ids:
+        b = render_for_hardware(catalog, recipe, vk, hw, warn)
+        if b is not None:
+            built.append((hw, b))
+    if not built or built[0][0] != default_hw:
+        return tree
+    by_hw: dict[str, str] = {}
+    for hw, b in built:
+        d = f"{base}/strategies" if hw == default_hw else f"{base}/hw/{hw}/strategies"
+        links: dict[str, str] = {}
+        for s, rendering in b.alternatives:
+            tree.files[f"{d}/{s}.json"] = rendering
+            links[s] = f"/{d}/{s}.json"
+        if links:
+            b.recommended["alternatives"] = links
+        tree.files[f"{base}/hw/{hw}.json"] = b.recommended
+        by_hw[hw] = f"/{base}/hw/{hw}.json"
+        tree.hardware.append(hw)
+    rc = dict(built[0][1].recommended)
+    rc["by_hardware"] = by_hw
+    tree.recommended_command = rc
+    return tree
+
+
+def variant_for(recipe: Recipe, vk: str) -> Mapping[str, Any]:
+    return variant_or_default(recipe.data, vk)

@@ -1,0 +1,150 @@
+"""``docker run`` forms (synthesis.md §9): image resolution, GPU flags, text and argv."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.select.js import get, is_map, js_str, truthy
+from vllm_recipes.select.lookups import gen
+
+DEFAULT_IMAGES = {
+    "nvidia": "vllm/vllm-openai:latest",
+    "amd": "vllm/vllm-openai-rocm:latest",
+    "tpu": "vllm/vllm-tpu:latest",
+    "intel": "vllm/vllm-openai-cpu:latest-x86_64",
+}
+NIGHTLY_IMAGES = {
+    "nvidia": "vllm/vllm-openai:nightly",
+    "amd": "vllm/vllm-openai-rocm:nightly",
+    "tpu": "vllm/vllm-tpu:nightly",
+}
+XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
+BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
+
+_GPU_FLAGS = {
+    "tpu": ("--privileged --network host \\\n  -v /dev/shm:/dev/shm",
+            ("--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm")),
+    "amd": ("--device=/dev/kfd --device=/dev/dri \\\n  --security-opt seccomp=unconfined --group-add video",
+            ("--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined", "--group-add", "video")),
+    "xpu": ("--device /dev/dri \\\n  -v /dev/dri/by-path:/dev/dri/by-path --shm-size=16g",
+            ("--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g")),
+    "cpu": ("--shm-size=16g", ("--shm-size", "16g")),
+    "gpu": ("--gpus all", ("--gpus", "all")),
+}
+
+
+def is_cuda_map(v: Any) -> bool:
+    return is_map(v) and ("cu129" in v or "cu130" in v)
+
+
+@dataclass(frozen=True)
+class DockerMeta:
+    image: str | None
+    gpu_flags_text: str
+    gpu_flags_argv: tuple[str, ...]
+    brand_key: str
+    pinned: str | None
+    cuda_map: Mapping[str, Any] | None
+    nightly: bool
+
+
+def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
+                hw_id: str | None) -> DockerMeta:
+    """§9.1 ``computeDockerMeta``."""
+    nightly = get(recipe.get("model"), "nightly_required") is True
+    defaults = NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES
+    g = gen(profile)
+    is_amd = profile.get("brand") == "AMD"
+    is_tpu = g == "tpu"
+    is_xpu = g == "xpu"
+    is_intel = g == "cpu" or is_xpu or profile.get("brand") == "Intel"
+    brand_key = "tpu" if is_tpu else "amd" if is_amd else "intel" if is_intel else "nvidia"
+    pinned: str | None = None
+    cuda_map: Mapping[str, Any] | None = None
+    if hw_id:
+        p = get(get(variant.get("hardware_overrides"), hw_id), "docker_image")
+        if isinstance(p, str):
+            pinned = p
+    for override in (variant.get("docker_image"), get(recipe.get("model"), "docker_image")):
+        if pinned is not None or cuda_map is not None:
+            break
+        if not truthy(override):
+            continue
+        if isinstance(override, str):
+            if brand_key == "nvidia":
+                pinned = override
+        elif is_map(override) and any(k in override for k in BRAND_KEYS):
+            v = override.get(brand_key)
+            if isinstance(v, str):
+                pinned = v
+            elif brand_key == "nvidia" and is_cuda_map(v):
+                cuda_map = v
+        elif is_cuda_map(override) and brand_key == "nvidia":
+            cuda_map = override
+    if is_xpu and pinned is None:
+        image: str | None = XPU_IMAGE
+    elif pinned is not None:
+        image = pinned
+    elif cuda_map is not None:
+        image = cuda_map.get("cu130") if truthy(cuda_map.get("cu130")) else cuda_map.get("cu129")
+    else:
+        image = defaults.get(brand_key)
+    flags_key = "tpu" if is_tpu else "amd" if is_amd else "xpu" if is_xpu else "cpu" if is_intel else "gpu"
+    text, argv = _GPU_FLAGS[flags_key]
+    return DockerMeta(image, text, argv, brand_key, pinned, cuda_map, nightly)
+
+
+def _mounts(model_id: str, env: Sequence[tuple[str, Any]]) -> list[str]:
+    out = [f"{model_id}:{model_id}:ro"] if model_id.startswith("/") else []
+    for k, v in env:
+        if k.endswith("_CONFIG_PATH"):
+            out.append(f"{js_str(v)}:{js_str(v)}:ro")
+    return out
+
+
+_SERVE_PREFIX = re.compile(r"^vllm serve (\S+)")
+
+
+def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:
+    """§9.3 ``buildDockerRun``."""
+    m = _SERVE_PREFIX.match(command) if command.startswith("vllm serve ") else None
+    model_id = m.group(1) if m else "MODEL"
+    if m:
+        body = re.sub(r"^vllm serve \S+\s*\\?\n?\s*", "", command, count=1)
+    else:
+        body = command
+    mounts = _mounts(model_id, env)
+    env_flags = [f"-e {k}={js_str(v)}" for k, v in env]
+    join = " \\\n  "
+    prefix = f"# {model_id} must already exist on the host — bind-mounted read-only below.\n" \
+        if model_id.startswith("/") else ""
+    out = (f"{prefix}docker run {meta.gpu_flags_text} \\\n  --privileged --ipc=host -p {port}:{port} \\\n"
+           f"  -v ~/.cache/huggingface:/root/.cache/huggingface \\")
+    if mounts:
+        out += "\n  " + join.join(f"-v {x}" for x in mounts) + " \\"
+    if env_flags:
+        out += "\n  " + join.join(env_flags) + " \\"
+    out += f"\n  {meta.image if meta.image is not None else 'undefined'} {model_id}"
+    if body:
+        out += " \\\n  " + body
+    return out
+
+
+def docker_run_argv(argv: Sequence[str], env: Sequence[tuple[str, Any]], meta: DockerMeta,
+                    port: int = 8000) -> list[str]:
+    """§9.4 ``buildDockerArgv``."""
+    cmd = list(argv[2:]) if len(argv) >= 2 and argv[0] == "vllm" and argv[1] == "serve" else list(argv)
+    model_id = cmd[0] if cmd else ""
+    out = ["docker", "run", *meta.gpu_flags_argv, "--privileged", "--ipc=host", "-p", f"{port}:{port}",
+           "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
+    for mnt in _mounts(model_id, env):
+        out += ["-v", mnt]
+    for k, v in env:
+        out += ["-e", f"{k}={js_str(v)}"]
+    if meta.image is not None:
+        out.append(meta.image)
+    out += cmd
+    return out

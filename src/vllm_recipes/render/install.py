@@ -1,0 +1,104 @@
+"""The synthesized install block (json-api.md §5.3, extensions.md §2.5, decisions.md D-nightly-pull)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vllm_recipes.select.js import as_list, get, is_map, js_str, truthy
+
+from .docker import BRAND_KEYS, is_cuda_map
+
+PIP_DEFAULT = "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --torch-backend auto"
+PIP_NIGHTLY = ("uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre \\\n"
+               "  --extra-index-url https://wheels.vllm.ai/nightly/cu130 \\\n"
+               "  --extra-index-url https://download.pytorch.org/whl/cu130 \\\n"
+               "  --index-strategy unsafe-best-match")
+
+
+def install_pull_image(recipe: Mapping[str, Any]) -> str:
+    """§5.3 docker pull image, with our fix: nightly recipes pull the nightly default.
+
+    The reference prints ``:latest`` here although its renderings use ``:nightly``
+    (docs/decisions.md, "nightly docker pull").
+    """
+    nightly = get(recipe.get("model"), "nightly_required") is True
+    default = "vllm/vllm-openai:nightly" if nightly else "vllm/vllm-openai:latest"
+    o = get(recipe.get("model"), "docker_image")
+    if not truthy(o):
+        return default
+    if isinstance(o, str):
+        return o
+    if not is_map(o):
+        return default
+    if any(k in o for k in BRAND_KEYS):
+        n = o.get("nvidia")
+        if isinstance(n, str):
+            return n
+        if is_cuda_map(n):
+            return _cuda_pick(n, default)
+        return default
+    if is_cuda_map(o):
+        return _cuda_pick(o, default)
+    return default
+
+
+def _cuda_pick(m: Mapping[str, Any], default: str) -> str:
+    for k in ("cu130", "cu129"):
+        if truthy(m.get(k)):
+            return m[k]
+    return default
+
+
+def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
+                             hw_id: str | None) -> Any:
+    """``model.install`` merged key by key with the variant's per-hardware ``install`` (ext §2.5)."""
+    base = get(recipe.get("model"), "install")
+    if variant is None or not hw_id:
+        return base
+    over = get(get(variant.get("hardware_overrides"), hw_id), "install")
+    if not is_map(over):
+        return base
+    merged = dict(base) if is_map(base) else {}
+    merged.update(over)
+    return merged
+
+
+def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_install: bool = True) -> dict[str, Any] | None:
+    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty."""
+    if use_recipe_install:
+        cfg = get(recipe.get("model"), "install")
+    cfg = cfg if truthy(cfg) and is_map(cfg) else {}
+    pip_cfg, docker_cfg = cfg.get("pip"), cfg.get("docker")
+    model = recipe.get("model")
+    v = get(model, "min_vllm_version")
+    v = js_str(v) if truthy(v) else ""
+    nightly = get(model, "nightly_required") is True
+    out: dict[str, Any] = {}
+    if pip_cfg is not False:
+        default_cmd = PIP_NIGHTLY if nightly else PIP_DEFAULT
+        default_note = f"vLLM {v} isn't released yet — nightly required." if nightly else None
+        command = get(pip_cfg, "command") if truthy(get(pip_cfg, "command")) else default_cmd
+        note = get(pip_cfg, "note") if truthy(get(pip_cfg, "note")) else default_note
+        out["pip"] = {"command": command, "note": note} if truthy(note) else {"command": command}
+    if docker_cfg is not False:
+        command = get(docker_cfg, "command") if truthy(get(docker_cfg, "command")) else \
+            "docker pull " + install_pull_image(recipe)
+        note = get(docker_cfg, "note")
+        out["docker"] = {"command": command, "note": note} if truthy(note) else {"command": command}
+    deps = recipe.get("dependencies")
+    if isinstance(deps, list | tuple) and len(as_list(deps)) > 0:
+        out["extras"] = deps
+    return out or None
+
+
+def hardware_install_block(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
+                           hw_id: str | None) -> dict[str, Any] | None:
+    """The install block as it applies on one hardware profile (ext §2.5)."""
+    return install_block(recipe, effective_install_config(recipe, variant, hw_id), use_recipe_install=False)
+
+
+def has_hardware_install(variant: Mapping[str, Any] | None, hw_id: str | None) -> bool:
+    if variant is None or not hw_id:
+        return False
+    return is_map(get(get(variant.get("hardware_overrides"), hw_id), "install"))

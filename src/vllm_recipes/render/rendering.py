@@ -1,0 +1,138 @@
+"""The JSON-API rendering object of one selection (json-api.md §8), plus our ``frontend`` key.
+
+Also exposes the engine-shaped result (camelCase, synthesis.md §8) that the
+CLI's ``--format json`` and the live API reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vllm_recipes.select.js import as_map, first_truthy
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import (
+    EnvValue,
+    Invocation,
+    KvStorePlan,
+    MultiNodePlan,
+    PdPlan,
+    Plan,
+    SinglePlan,
+)
+
+from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
+from .shell import render_invocation, router_text
+
+
+def env_dict(env: tuple[EnvValue, ...]) -> dict[str, Any]:
+    return {e.key: e.value for e in env}
+
+
+def env_pairs(env: tuple[EnvValue, ...]) -> list[tuple[str, Any]]:
+    return [(e.key, e.value) for e in env]
+
+
+def meta_for(ctx: Ctx) -> DockerMeta:
+    return docker_meta(ctx.recipe, ctx.variant, ctx.profile, ctx.hw_id)
+
+
+def _dock(meta: DockerMeta, cmd: str, argv: list[str], env: tuple[EnvValue, ...], port: int) -> tuple[str, list[str]]:
+    pairs = env_pairs(env)
+    return docker_run_text(cmd, pairs, meta, port), docker_run_argv(argv, pairs, meta, port)
+
+
+def _inv(inv: Invocation) -> tuple[str, list[str]]:
+    text, argv, _ = render_invocation(inv)
+    return text, argv
+
+
+def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
+    """json-api.md §8.2-§8.6 for one resolved selection, key order exact."""
+    sel = ctx.sel
+    meta = meta_for(ctx)
+    head_env: tuple[EnvValue, ...] = plan.env if isinstance(plan, SinglePlan | MultiNodePlan | KvStorePlan) else ()
+    out: dict[str, Any] = {
+        "hardware": sel.hw_id,
+        "strategy": sel.strategy,
+        "variant": sel.variant_key,
+        "node_count": sel.node_count,
+        "deploy_type": plan.deploy_type,
+        "env": env_dict(head_env),
+    }
+    if meta.image is not None:
+        out["docker_image"] = meta.image
+    if frontend_key:
+        out["frontend"] = ctx.frontend
+    if isinstance(plan, MultiNodePlan):
+        head_cmd, head_argv = _inv(plan.head)
+        workers = [_inv(w) for w in plan.workers]
+        wc = [w[0] for w in workers]
+        wa = [w[1] for w in workers]
+        hd = _dock(meta, head_cmd, head_argv, plan.env, 8000)
+        wd = [_dock(meta, c, a, plan.env, 8000) for c, a in workers]
+        out.update({
+            "head_command": head_cmd, "worker_command": wc[0] if wc else None, "worker_commands": wc,
+            "head_argv": head_argv, "worker_argv": wa[0] if wa else None, "worker_argvs": wa,
+            "head_docker_command": hd[0], "worker_docker_command": wd[0][0] if wd else None,
+            "worker_docker_commands": [d[0] for d in wd],
+            "head_docker_argv": hd[1], "worker_docker_argv": wd[0][1] if wd else None,
+            "worker_docker_argvs": [d[1] for d in wd],
+        })
+    elif isinstance(plan, PdPlan):
+        for role_plan, port in ((plan.prefill, 8001), (plan.decode, 8002)):
+            cmd, argv = _inv(role_plan.serve)
+            role_obj: dict[str, Any] = {"command": cmd, "argv": argv, "env": env_dict(role_plan.env),
+                                        **role_plan.meta}
+            d = _dock(meta, cmd, argv, role_plan.env, port)
+            role_obj["docker_command"], role_obj["docker_argv"] = d
+            out[role_plan.role] = role_obj
+        out["router"] = {"command": router_text(plan.router.lines), "install": plan.router.install}
+        out["router_config"] = plan.router_config
+    elif isinstance(plan, KvStorePlan):
+        kv_id = sel.kv_offload or sel.strategy
+        out["strategy"] = kv_id
+        out["node_count"] = plan.node_count
+        cmd, argv = _inv(plan.vllm)
+        workers = [_inv(w) for w in plan.workers]
+        vd = _dock(meta, cmd, argv, plan.env, 8000)
+        wd = [_dock(meta, c, a, plan.env, 8000) for c, a in workers]
+        kv_spec = as_map(ctx.catalog.strategies.get(kv_id))
+        out.update({
+            "serving_strategy": plan.serving_strategy,
+            "kv_min_vllm_version": first_truthy(kv_spec.get("min_vllm_version"), None),
+            "instances": plan.instances,
+            "vllm_command": cmd,
+            "vllm_argv": argv,
+            "vllm_worker_command": workers[0][0] if workers else None,
+            "vllm_worker_commands": [w[0] for w in workers] if plan.multi_node_instance else None,
+            "vllm_worker_argv": workers[0][1] if workers else None,
+            "vllm_worker_argvs": [w[1] for w in workers] if plan.multi_node_instance else None,
+            "vllm_worker_docker_command": wd[0][0] if wd else None,
+            "vllm_worker_docker_argv": wd[0][1] if wd else None,
+            "vllm_worker_docker_commands": [d[0] for d in wd] if plan.multi_node_instance else None,
+            "vllm_worker_docker_argvs": [d[1] for d in wd] if plan.multi_node_instance else None,
+            "vllm_install": plan.install if plan.install else None,
+            "vllm_docker_command": vd[0],
+            "vllm_docker_argv": vd[1],
+            "master": plan.master,
+            "store": plan.store,
+            "router": ({"command": router_text(plan.router.lines), "install": plan.router.install,
+                        "port": plan.router.port} if plan.router else None),
+            "mooncake_config": plan.mooncake_config,
+            "mooncake_config_note": plan.mooncake_config_note or "",
+        })
+    else:
+        cmd, argv = _inv(plan.serve)
+        d = _dock(meta, cmd, argv, plan.env, 8000)
+        out.update({"command": cmd, "argv": argv, "docker_command": d[0], "docker_argv": d[1]})
+        if plan.companions:
+            out["companions"] = [
+                {"feature": c.feature, "label": c.label, "description": c.description, "command": c.command}
+                for c in plan.companions
+            ]
+    return out
+
+
+def strip_frontend(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k != "frontend"}

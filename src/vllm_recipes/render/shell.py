@@ -1,0 +1,134 @@
+"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance.
+
+``finalize`` turns a raw token list into the kept tokens (with their sources)
+plus, for each kept flag, the earlier occurrences it shadowed. Text and argv
+are then pure formatting of the kept tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vllm_recipes.synth.plan import Arg, Invocation
+
+_BARE_VAR = re.compile(r"^\$[A-Z_][A-Z0-9_]*$")
+_SAFE = re.compile(r"^[A-Za-z0-9_./=:@,+%-]+$")
+CONT = " \\\n  "
+
+
+def quote(s: str) -> str:
+    """§7.4 shell quoting of a value."""
+    if not isinstance(s, str) or s == "":
+        return s
+    if _BARE_VAR.match(s) or _SAFE.match(s):
+        return s
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A flag (with optional value) or a positional token, as parsed by §7.2."""
+
+    flag: Arg
+    value: Arg | None = None
+    positional: bool = False
+
+
+@dataclass(frozen=True)
+class Finalized:
+    """The deduplicated token list of one process and what each flag shadowed."""
+
+    tokens: tuple[Arg, ...]
+    #: kept flag token -> units it shadowed (earlier occurrences), oldest first
+    shadowed: dict[str, tuple[Unit, ...]]
+    #: positional (flag, value) pairs as they are laid out in text (§7.3)
+    lines: tuple[str, ...]
+
+    @property
+    def values(self) -> list[str]:
+        return [a.value for a in self.tokens]
+
+
+def parse_units(tokens: Sequence[Arg]) -> list[Unit]:
+    units: list[Unit] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        t = tokens[i]
+        if t.value.startswith("-"):
+            if i + 1 < n and not tokens[i + 1].value.startswith("-"):
+                units.append(Unit(t, tokens[i + 1]))
+                i += 2
+                continue
+            units.append(Unit(t))
+        else:
+            units.append(Unit(t, positional=True))
+        i += 1
+    return units
+
+
+def dedupe(tokens: Sequence[Arg]) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
+    """§7.1 pre-filter + §7.2 last-wins dedupe; returns kept tokens and shadowed units."""
+    filtered = [a for a in tokens if a.value != ""]
+    units = parse_units(filtered)
+    seen: set[str] = set()
+    keep = [False] * len(units)
+    shadow: dict[str, list[Unit]] = {}
+    for idx in range(len(units) - 1, -1, -1):
+        u = units[idx]
+        if u.positional:
+            keep[idx] = True
+        elif u.flag.value not in seen:
+            seen.add(u.flag.value)
+            keep[idx] = True
+        else:
+            shadow.setdefault(u.flag.value, []).append(u)
+    out: list[Arg] = []
+    for u, k in zip(units, keep, strict=True):
+        if k:
+            out.append(u.flag)
+            if u.value is not None:
+                out.append(u.value)
+    return out, {f: tuple(reversed(us)) for f, us in shadow.items()}
+
+
+def pair_lines(values: Sequence[str]) -> list[str]:
+    """§7.3: ``flag value`` pairs (value quoted); anything else on its own line."""
+    lines: list[str] = []
+    i, n = 0, len(values)
+    while i < n:
+        t = values[i]
+        if t.startswith("-") and i + 1 < n and not values[i + 1].startswith("-"):
+            lines.append(f"{t} {quote(values[i + 1])}")
+            i += 2
+        else:
+            lines.append(t)
+            i += 1
+    return lines
+
+
+def finalize(inv: Invocation) -> Finalized:
+    kept, shadowed = dedupe(inv.args)
+    return Finalized(tuple(kept), shadowed, tuple(pair_lines([a.value for a in kept])))
+
+
+def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
+    """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines."""
+    head = f"{binary} {model_id}"
+    if not lines:
+        return head
+    return head + CONT + CONT.join(lines)
+
+
+def render_invocation(inv: Invocation) -> tuple[str, list[str], Finalized]:
+    """Text, argv and the finalized token list of one ``vllm serve`` process."""
+    fin = finalize(inv)
+    text = command_text(inv.binary, inv.model_id, fin.lines)
+    argv = [*inv.binary.split(" "), inv.model_id, *fin.values]
+    return text, argv, fin
+
+
+def router_text(lines: Sequence[str]) -> str:
+    """PD / Mooncake router layout: four-space continuation (§8.3, §8.4)."""
+    return " \\\n    ".join(lines)

@@ -1,0 +1,148 @@
+"""Defaults (synthesis.md §4): default hardware, compatible hardware, variant
+fallback, strategy recommendation, single-node TP and default features."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .gates import (
+    constraint,
+    effective_vram_min,
+    is_declared,
+    is_hardware_supported,
+    is_precision_compatible,
+    is_variant_hardware_supported,
+    matches_constraint,
+    offered_strategies,
+    variant_runs_on,
+)
+from .js import EMPTY, as_list, as_map, get, is_number, truthy
+from .lookups import keyed
+
+_BRAND_RANK = {"NVIDIA": 0, "AMD": 1}
+
+
+def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
+                          recipe: Mapping[str, Any]) -> str:
+    """§4.1 ``pickDefaultHardware``."""
+    c = constraint(variant)
+    declared = as_map(get(recipe.get("meta"), "hardware"))
+    compatible = [
+        hw for hw, p in profiles.items()
+        if matches_constraint(as_map(p), c) and is_hardware_supported(recipe, hw)
+        and is_variant_hardware_supported(variant, hw, as_map(p))
+        and (not truthy(as_map(p).get("restricted")) or hw in declared)
+    ]
+    dh = get(recipe.get("meta"), "default_hardware")
+    if truthy(dh) and dh in compatible:
+        return dh
+    if c and c.get("generation") == "blackwell":
+        for hw in ("b200", "gb200"):
+            if hw in compatible:
+                return hw
+    if "h200" in compatible:
+        return "h200"
+    if compatible:
+        return sorted(compatible, key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), h))[0]
+    return "h200"
+
+
+def list_compatible_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
+                             recipe: Mapping[str, Any]) -> list[str]:
+    """§4.2: precision-compatible, not unsupported, variant-allowed (no restricted filter)."""
+    return [
+        hw for hw, p in profiles.items()
+        if is_precision_compatible(as_map(p), variant) and is_hardware_supported(recipe, hw)
+        and is_variant_hardware_supported(variant, hw, as_map(p))
+    ]
+
+
+def listed_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any], recipe: Mapping[str, Any]) -> list[str]:
+    """JSON API hardware list: compatible, minus undeclared restricted, default first (§11.2)."""
+    default = pick_default_hardware(profiles, variant, recipe)
+    rest = [hw for hw in list_compatible_hardware(profiles, variant, recipe)
+            if not truthy(as_map(profiles[hw]).get("restricted")) or is_declared(recipe, hw)]
+    out = [default]
+    for hw in rest:
+        if hw not in out:
+            out.append(hw)
+    return out
+
+
+def pick_fitting_variant(recipe: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str) -> str | None:
+    """§4.3: the largest variant (by effective VRAM) that runs on this hardware."""
+    variants = as_map(recipe.get("variants"))
+    fitting = [k for k, v in variants.items() if variant_runs_on(profile, as_map(v), hw_id)]
+    if not fitting:
+        return None
+
+    def size(k: str) -> float:
+        v = effective_vram_min(as_map(variants[k]), hw_id)
+        return v if is_number(v) and truthy(v) else 0
+
+    return sorted(fitting, key=lambda k: -size(k))[0]
+
+
+def recommend_strategy(recipe: Mapping[str, Any], node_count: int = 1) -> str:
+    """§4.4 ``recommendStrategy`` (the profile is not consulted)."""
+    offered = offered_strategies(recipe)
+    explicit = recipe.get("default_strategy")
+    if truthy(explicit) and explicit in offered:
+        if node_count > 1 and isinstance(explicit, str) and explicit.startswith("single_node_"):
+            sibling = "multi_node_" + explicit[len("single_node_"):]
+            if sibling in offered:
+                return sibling
+        else:
+            return explicit
+    if node_count > 1:
+        for s in ("multi_node_tp", "multi_node_dep", "multi_node_tep"):
+            if s in offered:
+                return s
+    if "single_node_tp" in offered:
+        return "single_node_tp"
+    return offered[0] if offered else "single_node_tp"
+
+
+def _tp_value(raw: Any, profile: Mapping[str, Any], hw_id: str | None) -> Any:
+    return raw if is_number(raw) else keyed(raw, profile, hw_id)
+
+
+def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
+                           strategy_name: str, hw_id: str | None) -> int | float:
+    """§4.5 single-node TP size; extensions §2.4 for the VRAM budget."""
+    gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+    is_cpu = profile.get("generation") == "cpu"
+    if strategy_name != "single_node_tp":
+        return gpu_count
+    for raw in (variant.get("tp"), get(get(get(recipe, "strategy_overrides"), "single_node_tp"), "tp")):
+        tp = _tp_value(raw, profile, hw_id)
+        if is_number(tp) and tp > 0:
+            return tp if is_cpu else min(tp, gpu_count)
+    vram = profile.get("vram_gb")
+    per_gpu = vram / gpu_count if truthy(vram) and is_number(vram) and truthy(gpu_count) else 0
+    vmin = effective_vram_min(variant, hw_id)
+    vmin = vmin if is_number(vmin) and truthy(vmin) else 0
+    if vmin == 0 or per_gpu <= 0:
+        return gpu_count
+    return 1 if vmin <= per_gpu else gpu_count
+
+
+def default_features(recipe: Mapping[str, Any], hw_id: str | None, variant_key: str) -> list[str]:
+    """§4.6: declaration order; opt-ins off unless a variant's ``default_modes`` forces them."""
+    opt_in = set(x for x in as_list(recipe.get("opt_in_features")) if isinstance(x, str))
+    if hw_id:
+        opt_in |= set(x for x in as_list(get(recipe.get("hardware_opt_in_features"), hw_id)) if isinstance(x, str))
+    variants = as_map(recipe.get("variants"))
+    forced = set(as_map(get(variants.get(variant_key), "default_modes")).keys()) if variant_key in variants else set()
+    return [f for f in as_map(recipe.get("features")) if f in forced or f not in opt_in]
+
+
+def variant_or_default(recipe: Mapping[str, Any], variant_key: str) -> Mapping[str, Any]:
+    """§5.0: the variant, else ``default``, else an empty one."""
+    variants = as_map(recipe.get("variants"))
+    v = variants.get(variant_key)
+    if truthy(v) and isinstance(v, Mapping):
+        return v
+    d = variants.get("default")
+    return d if truthy(d) and isinstance(d, Mapping) else EMPTY

@@ -1,0 +1,359 @@
+"""Gates and predicates (synthesis.md §3, extensions.md §2.2/§2.4).
+
+Pure functions over frozen recipe/catalog data. ``hw_id`` is passed wherever the
+effective per-hardware VRAM budget (extensions §2.4) can change the answer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .js import EMPTY, as_list, as_map, first_present, get, is_list, is_map, is_number, truthy
+from .lookups import brand_lower, gen, keyed
+
+MAX_NODES = 16
+PD_POOL_MODES = ("tp", "tep", "dep")
+#: Pairs that conflict even when no recipe says so (extensions §2.7).
+BUILTIN_CONFLICTS = (("text_only", "encoder_parallel"),)
+
+_TP_POOL_RE = re.compile(r"(^|_)tp(_pp|_dp)?$")
+
+
+# --- §3.1 precision -------------------------------------------------------
+
+def constraint(variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    ph = variant.get("precision_hardware")
+    if truthy(ph):
+        return ph if is_map(ph) else None
+    if variant.get("precision") in ("nvfp4", "fp4"):
+        return {"brand": "NVIDIA", "generation": "blackwell"}
+    return None
+
+
+def matches_constraint(profile: Mapping[str, Any], c: Mapping[str, Any] | None) -> bool:
+    if not c:
+        return True
+    if truthy(c.get("brand")) and profile.get("brand") != c.get("brand"):
+        return False
+    if truthy(c.get("generation")):
+        g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
+        gens = list(g) if is_list(g) else [g]
+        if c.get("generation") not in gens:
+            return False
+    return True
+
+
+def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, Any]) -> bool:
+    return matches_constraint(profile, constraint(variant))
+
+
+# --- §3.2-3.4 allowlists ---------------------------------------------------
+
+def is_hardware_supported(recipe: Mapping[str, Any], hw_id: str) -> bool:
+    return get(get(get(recipe, "meta"), "hardware"), hw_id) != "unsupported"
+
+
+def selector_matches(entry: Any, hw_id: str, profile: Mapping[str, Any]) -> bool:
+    """An allowlist entry: an exact id or ``arch:<arch>`` (extensions §2.2)."""
+    if not isinstance(entry, str):
+        return False
+    if entry.startswith("arch:"):
+        arch = profile.get("arch")
+        return isinstance(arch, str) and arch == entry[5:]
+    return entry == hw_id
+
+
+def is_variant_hardware_supported(variant: Mapping[str, Any], hw_id: str,
+                                  profile: Mapping[str, Any] = EMPTY) -> bool:
+    allow = variant.get("supported_hardware")
+    if not is_list(allow) or len(allow) == 0:
+        return True
+    return any(selector_matches(e, hw_id, profile) for e in allow)
+
+
+def is_declared(recipe: Mapping[str, Any], hw_id: str) -> bool:
+    hw = get(get(recipe, "meta"), "hardware")
+    return is_map(hw) and hw_id in hw
+
+
+def is_listed(recipe: Mapping[str, Any], hw_id: str, profile: Mapping[str, Any]) -> bool:
+    """§3.4: restricted profiles are offered only when the recipe declares them."""
+    return not truthy(profile.get("restricted")) or is_declared(recipe, hw_id)
+
+
+# --- §3.5 fit and scalability ---------------------------------------------
+
+def effective_vram_min(variant: Mapping[str, Any], hw_id: str | None) -> Any:
+    """The variant's GPU-resident budget on ``hw_id`` (extensions §2.4)."""
+    if hw_id:
+        ho = get(get(variant, "hardware_overrides"), hw_id)
+        if is_map(ho) and is_number(ho.get("vram_minimum_gb")):
+            return ho["vram_minimum_gb"]
+    return variant.get("vram_minimum_gb")
+
+
+def _num_or_zero(v: Any) -> float:
+    return v if is_number(v) and truthy(v) else 0
+
+
+def fits_single_node(profile: Mapping[str, Any], variant: Mapping[str, Any] | None,
+                     hw_id: str | None = None) -> bool:
+    node = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    model = _num_or_zero(effective_vram_min(variant or EMPTY, hw_id))
+    if model <= 0 or node <= 0:
+        return True
+    return model <= node
+
+
+def is_scalable(profile: Mapping[str, Any]) -> bool:
+    return profile.get("scalable") is not False
+
+
+def variant_runs_on(profile: Mapping[str, Any], variant: Mapping[str, Any], hw_id: str | None) -> bool:
+    if not is_precision_compatible(profile, variant):
+        return False
+    if hw_id and not is_variant_hardware_supported(variant, hw_id, profile):
+        return False
+    if is_scalable(profile):
+        return True
+    return fits_single_node(profile, variant, hw_id)
+
+
+def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str, Any] | None,
+                        hw_id: str | None = None) -> bool:
+    if profile is None or variant is None:
+        return False
+    gpus = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 0
+    if gpus < 2:
+        return False
+    node = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    model = _num_or_zero(effective_vram_min(variant, hw_id))
+    return node >= 2 * model
+
+
+# --- §3.6 strategies --------------------------------------------------------
+
+def compatible_list(recipe: Mapping[str, Any]) -> Sequence[Any]:
+    return as_list(recipe.get("compatible_strategies"))
+
+
+def is_strategy_supported_on_hardware(recipe: Mapping[str, Any], s: str, profile: Mapping[str, Any],
+                                      hw_id: str | None) -> bool:
+    gate = keyed(get(get(recipe, "strategy_hardware"), s), profile, hw_id)
+    if gate is not None:
+        return gate != "unsupported"
+    return s in compatible_list(recipe)
+
+
+def offered_strategies(recipe: Mapping[str, Any]) -> list[str]:
+    """§3.6 ``effectiveCompatibleStrategies``: listed, then ``supported`` opt-ins."""
+    listed = list(compatible_list(recipe))
+    out = list(listed)
+    sh = recipe.get("strategy_hardware")
+    if is_map(sh):
+        for s, m in sh.items():
+            if s in listed or s in out:
+                continue
+            if is_map(m) and any(v == "supported" for v in m.values()):
+                out.append(s)
+    return out
+
+
+# --- §3.7 GPU floors ----------------------------------------------------------
+
+def _min_gpus_from_block(block: Any, key: str) -> Any:
+    if block is None:
+        return 0
+    if is_number(block):
+        return block
+    if not is_map(block):
+        return 0
+    v = first_present(block.get(key), block.get("multi_node_" + key), block.get("single_node_" + key))
+    return 0 if v is None else v
+
+
+def min_gpus_for_strategy(recipe: Mapping[str, Any], key: str, hw_id: str | None) -> Any:
+    cfg = recipe.get("strategy_min_gpus")
+    if cfg is None:
+        return 0
+    if is_number(cfg):
+        return cfg
+    if not is_map(cfg):
+        return 0
+    a = _min_gpus_from_block(cfg, key)
+    b = _min_gpus_from_block(cfg.get(hw_id), key) if hw_id else 0
+    try:
+        return max(a, b)
+    except TypeError:
+        return a if is_number(a) else (b if is_number(b) else 0)
+
+
+def nodes_for_strategy(recipe: Mapping[str, Any], key: str, gpus_per_node: Any, hw_id: str | None) -> int:
+    mg = min_gpus_for_strategy(recipe, key, hw_id)
+    per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
+    if not is_number(mg) or not math.isfinite(mg / per):
+        return 1
+    return math.ceil(mg / per) or 1
+
+
+def is_strategy_reachable(recipe: Mapping[str, Any], key: str, deploy_type: Any, gpus_per_node: Any,
+                          hw_id: str | None) -> bool:
+    max_nodes = MAX_NODES if deploy_type in ("multi_node", "pd_cluster") else 1
+    per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
+    mg = min_gpus_for_strategy(recipe, key, hw_id)
+    if not is_number(mg):
+        return True
+    return max_nodes * per >= mg
+
+
+def follower_ranks(n: Any) -> list[int]:
+    n = n if is_number(n) else 1
+    return list(range(1, int(n))) if n > 1 else []
+
+
+# --- §3.8 PD pool modes ---------------------------------------------------------
+
+def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
+    found: set[str] = set()
+    for s in offered_strategies(recipe):
+        if s == "pd_cluster" or not isinstance(s, str):
+            continue
+        if s == "dep" or s.endswith("_dep"):
+            found.add("dep")
+        elif s == "tep" or s.endswith("_tep"):
+            found.add("tep")
+        elif _TP_POOL_RE.search(s):
+            found.add("tp")
+    if not found:
+        found = {"tp"}
+    modes = [m for m in PD_POOL_MODES if m in found]
+    restrict = get(get(recipe, "strategy_overrides"), "pd_cluster")
+    restrict = get(restrict, "pool_modes")
+    if is_list(restrict) and len(restrict) > 0:
+        kept = [m for m in modes if m in restrict]
+        if kept:
+            return kept
+    return modes
+
+
+# --- §3.9 feature modes ----------------------------------------------------------
+
+def mode_allowed_for_variant(mode: Mapping[str, Any], variant_key: str) -> bool:
+    allow = mode.get("variants") if is_map(mode) else None
+    if not is_list(allow) or len(allow) == 0:
+        return True
+    return variant_key in allow
+
+
+def mode_supported(mode: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str | None) -> bool:
+    hw = mode.get("hardware") if is_map(mode) else None
+    if not is_map(hw):
+        return True
+    g = gen(profile)
+    if g is not None and isinstance(g, str) and hw.get(g) == "unsupported":
+        return False
+    return not (hw_id and hw.get(hw_id) == "unsupported")
+
+
+def allowed_modes(feature: Mapping[str, Any], variant_key: str, profile: Mapping[str, Any],
+                  hw_id: str | None) -> list[str]:
+    modes = feature.get("modes") if is_map(feature) else None
+    if not is_map(modes):
+        return []
+    return [k for k, m in modes.items()
+            if mode_allowed_for_variant(as_map(m), variant_key) and mode_supported(as_map(m), profile, hw_id)]
+
+
+def resolve_mode_key(feature: Mapping[str, Any], feature_key: str, variant: Mapping[str, Any],
+                     variant_key: str, profile: Mapping[str, Any], hw_id: str | None,
+                     selected: str | None) -> str | None:
+    allowed = allowed_modes(feature, variant_key, profile, hw_id)
+    if not allowed:
+        return None
+    for cand in (selected, get(get(variant, "default_modes"), feature_key), feature.get("default_mode")):
+        if truthy(cand) and cand in allowed:
+            return cand
+    return allowed[0]
+
+
+def default_mode_for(feature: Mapping[str, Any]) -> str | None:
+    """UI helper: ``default_mode`` if it names a mode, else the first mode key."""
+    modes = as_map(feature.get("modes"))
+    dm = feature.get("default_mode")
+    if truthy(dm) and dm in modes:
+        return dm
+    return next(iter(modes), None)
+
+
+# --- §3.10 feature strategy allowlist ------------------------------------------
+
+def is_feature_allowed_for_strategy(feature: Mapping[str, Any], strategy_name: str) -> bool:
+    allow = feature.get("strategies") if is_map(feature) else None
+    if not is_list(allow) or len(allow) == 0:
+        return True
+    return strategy_name in allow
+
+
+def feature_conflicts(recipe: Mapping[str, Any], feature_key: str) -> list[str]:
+    """Features that ``feature_key`` switches off (its own list, the reverse, built-ins)."""
+    feats = as_map(recipe.get("features"))
+    out: list[str] = []
+    own = get(feats.get(feature_key), "conflicts_with")
+    for other in as_list(own):
+        if isinstance(other, str) and other not in out and other != feature_key:
+            out.append(other)
+    for k, f in feats.items():
+        if k != feature_key and feature_key in as_list(get(f, "conflicts_with")) and k not in out:
+            out.append(k)
+    for a, b in BUILTIN_CONFLICTS:
+        if feature_key == a and b not in out:
+            out.append(b)
+        elif feature_key == b and a not in out:
+            out.append(a)
+    return out
+
+
+# --- §3.11 KV offload options -----------------------------------------------------
+
+def kv_offload_allowed_for_strategy(opt: Any, strategy_name: str, strategy: Mapping[str, Any]) -> bool:
+    if not is_map(opt):
+        return False
+    if strategy.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
+        return False
+    allow = opt.get("strategies")
+    if not is_list(allow) or len(allow) == 0:
+        return True
+    return strategy_name in allow
+
+
+def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Mapping[str, Any]) -> bool:
+    support = get(get(recipe, "kv_offload_support"), key)
+    if support == "unsupported":
+        return False
+    if truthy(opt.get("requires_opt_in")):
+        return support == "verified"
+    return True
+
+
+def kv_offload_brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any]) -> bool:
+    brands = opt.get("brands")
+    if not is_list(brands) or len(brands) == 0:
+        return True
+    return profile.get("brand") in brands
+
+
+def kv_store_brand_supported(profile: Mapping[str, Any]) -> bool:
+    return profile.get("brand") in ("NVIDIA", "AMD")
+
+
+def kv_store_offered(recipe: Mapping[str, Any], kv_id: str, profile: Mapping[str, Any], hw_id: str) -> bool:
+    """§3.12 front-end gate for a Mooncake topology on this hardware."""
+    return (is_scalable(profile) and kv_store_brand_supported(profile)
+            and get(get(recipe.get("kv_cache_strategy_hardware"), kv_id), hw_id) != "unsupported")
+
+
+def brand_of(profile: Mapping[str, Any]) -> str | None:
+    return brand_lower(profile)

@@ -1,0 +1,72 @@
+"""Hardware-keyed lookups (synthesis.md §2). They are deliberately *not* unified:
+each recipe field uses a specific keyspace and the differences change bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .js import is_list, is_map, truthy
+
+
+def gen(profile: Mapping[str, Any]) -> Any:
+    """§2.1: ``generation`` (or legacy ``gpu_generation``), first element of a list."""
+    g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
+    if is_list(g):
+        return g[0] if g else None
+    return g
+
+
+def brand_lower(profile: Mapping[str, Any]) -> str | None:
+    b = profile.get("brand")
+    return b.lower() if isinstance(b, str) else None
+
+
+def keyed(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> Any:
+    """§2.2 full keyed lookup: exact id > generation > brand > ``default`` (first present)."""
+    hit = keyed_with_key(m, profile, hw_id)
+    return hit[1] if hit else None
+
+
+def keyed_with_key(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> tuple[str, Any] | None:
+    """Like :func:`keyed` but also returns which key matched (for provenance)."""
+    if not is_map(m):
+        return None
+    candidates: list[Any] = []
+    if hw_id:
+        candidates.append(hw_id)
+    g = gen(profile)
+    if g is not None:
+        candidates.append(g)
+    b = brand_lower(profile)
+    if b is not None:
+        candidates.append(b)
+    candidates.append("default")
+    for k in candidates:
+        if isinstance(k, str | int) and m.get(k) is not None:
+            return k, m[k]
+    return None
+
+
+def gen_or_nvidia(m: Any, profile: Mapping[str, Any]) -> Any:
+    hit = gen_or_nvidia_with_key(m, profile)
+    return hit[1] if hit else None
+
+
+def gen_or_nvidia_with_key(m: Any, profile: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """§2.3: ``m[gen]`` if truthy, else ``m.nvidia`` on NVIDIA hardware."""
+    if not is_map(m):
+        return None
+    g = gen(profile)
+    if g is not None and isinstance(g, str) and truthy(m.get(g)):
+        return g, m[g]
+    if profile.get("brand") == "NVIDIA" and m.get("nvidia") is not None:
+        return "nvidia", m["nvidia"]
+    return None
+
+
+def exact(m: Any, hw_id: str | None) -> Any:
+    """§2.4 exact-id lookup."""
+    if not is_map(m) or not hw_id:
+        return None
+    return m.get(hw_id)

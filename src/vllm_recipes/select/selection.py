@@ -1,0 +1,38 @@
+"""The complete selection the engine consumes (synthesis.md §1.7 plus seed-era axes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Every input of one resolve. Built by a front-end (page state, JSON API, CLI)."""
+
+    variant_key: str = "default"
+    hw_id: str = ""
+    strategy: str = "single_node_tp"
+    node_count: int = 1
+    #: enabled features, in emission order
+    features: tuple[str, ...] = ()
+    #: user mode picks ``(feature, mode)``
+    feature_modes: tuple[tuple[str, str], ...] = ()
+    #: advanced options as ``(option id, tokens)``, in order
+    advanced: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: ``None`` or ``{"prefill": int | {nodes?, rank?, parallelism?}, "decode": ...}``
+    pd_nodes: Any = None
+    #: a taxonomy ``kv_offload`` key or a Mooncake deployment id
+    kv_offload: str | None = None
+    #: ``None``, an int, or ``{"count": n, "current": i}``
+    kv_instances: Any = None
+    #: frontend id (extensions §2.1); ``None`` means the recipe default
+    frontend: str | None = None
+    #: PD router kind (extensions §2.6); ``None`` means ``vllm-router``
+    pd_router: str | None = None
+
+    def mode_for(self, feature: str) -> str | None:
+        for f, m in self.feature_modes:
+            if f == feature:
+                return m
+        return None

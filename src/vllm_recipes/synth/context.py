@@ -1,0 +1,158 @@
+"""Values computed once per resolve (synthesis.md §5.0)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.select.defaults import resolve_single_node_tp
+from vllm_recipes.select.gates import (
+    kv_offload_allowed_for_strategy,
+    kv_offload_brand_supported,
+    kv_offload_supported_for_recipe,
+)
+from vllm_recipes.select.js import EMPTY, as_map, first_present, first_truthy, get, is_map, is_number, truthy
+from vllm_recipes.select.lookups import gen
+from vllm_recipes.select.selection import Selection
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Everything a layer may read; built once per resolve."""
+
+    catalog: Catalog
+    recipe: Mapping[str, Any]
+    recipe_file: str
+    sel: Selection
+    variant: Mapping[str, Any]
+    #: the variants key whose data is used (given key, else ``default``); for key paths
+    variant_data_key: str
+    strategy: Mapping[str, Any]
+    strategy_file: str
+    deploy_type: str
+    profile: Mapping[str, Any]
+    gen: Any
+    gpu_count: Any
+    total_gpus: Any
+    single_node_tp: Any
+    model_id: str
+    variant_exact_ho: Any
+    so: Mapping[str, Any] | None
+    parallel_flag: str
+    is_multi: bool
+    is_pd: bool
+    is_pd_multi: bool
+    kv_store: Mapping[str, Any] | None
+    kv_store_file: str
+    kv_composing: bool
+    kv_opt: Mapping[str, Any] | None
+    kv_instance_count: int
+    kv_current: int
+    mp_master_addr: str
+    frontend: str
+    frontend_env: Mapping[str, Any]
+
+    @property
+    def hw_id(self) -> str:
+        return self.sel.hw_id
+
+    @property
+    def strategy_name(self) -> str:
+        return self.sel.strategy
+
+    @property
+    def node_count(self) -> int:
+        return self.sel.node_count
+
+    @property
+    def features(self) -> Mapping[str, Any]:
+        return as_map(self.recipe.get("features"))
+
+
+def recipe_frontend(recipe: Mapping[str, Any]) -> str:
+    """extensions §2.1: ``model.default_frontend``, absent means ``python``."""
+    fe = get(recipe.get("model"), "default_frontend")
+    return fe if isinstance(fe, str) and fe else "python"
+
+
+def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> Ctx:
+    variants = as_map(recipe.get("variants"))
+    if truthy(variants.get(sel.variant_key)) and is_map(variants.get(sel.variant_key)):
+        variant, vkey = variants[sel.variant_key], sel.variant_key
+    elif truthy(variants.get("default")) and is_map(variants.get("default")):
+        variant, vkey = variants["default"], "default"
+    else:
+        variant, vkey = EMPTY, "default"
+    strategies = catalog.strategies
+    strategy = as_map(strategies.get(sel.strategy))
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+    node_count = sel.node_count
+    deploy_type = strategy.get("deploy_type") if truthy(strategy.get("deploy_type")) else "single_node"
+    so = get(recipe.get("strategy_overrides"), sel.strategy)
+
+    kv_store = None
+    kv_offload = sel.kv_offload
+    if truthy(kv_offload) and get(strategies.get(kv_offload), "deploy_type") == "kv_store_lb":
+        kv_store = strategies[kv_offload]
+    kv_composing = kv_store is not None and strategy.get("deploy_type") != "pd_cluster"
+    kv_opt = None
+    if truthy(kv_offload):
+        opt = catalog.kv_offload_options.get(kv_offload)
+        if (is_map(opt) and kv_offload_allowed_for_strategy(opt, sel.strategy, strategy)
+                and kv_offload_supported_for_recipe(opt, kv_offload, recipe)
+                and kv_offload_brand_supported(opt, profile)):
+            kv_opt = opt
+
+    obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
+    count = obj.get("count")
+    if is_number(count) and count >= 1 and math.isfinite(count):
+        kv_count = int(math.floor(count))
+    elif kv_store is not None and truthy(kv_store.get("default_instances")):
+        kv_count = kv_store["default_instances"]
+    else:
+        kv_count = 2
+    cur = first_present(obj.get("current"), 0)
+    cur = cur if is_number(cur) and math.isfinite(cur) else 0
+    kv_current = int(max(0, min(kv_count - 1, cur)))
+
+    mp_master = f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP"
+    frontend = sel.frontend or recipe_frontend(recipe)
+    frontend_env = as_map(get(catalog.frontends.get(frontend), "env"))
+    model_id = first_truthy(variant.get("model_id"), get(recipe.get("model"), "model_id"), "unknown")
+
+    return Ctx(
+        catalog=catalog,
+        recipe=recipe,
+        recipe_file=recipe_file,
+        sel=sel,
+        variant=variant,
+        variant_data_key=vkey,
+        strategy=strategy,
+        strategy_file=catalog.strategy_files.get(sel.strategy, f"strategies/{sel.strategy}.yaml"),
+        deploy_type=deploy_type,
+        profile=profile,
+        gen=gen(profile),
+        gpu_count=gpu_count,
+        total_gpus=gpu_count * max(1, node_count),
+        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
+        model_id=model_id if isinstance(model_id, str) else str(model_id),
+        variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
+        so=so if is_map(so) else None,
+        parallel_flag=strategy.get("parallel_flag") if truthy(strategy.get("parallel_flag")) else "--tensor-parallel-size",
+        is_multi=strategy.get("deploy_type") == "multi_node" and node_count > 1,
+        is_pd=strategy.get("deploy_type") == "pd_cluster",
+        is_pd_multi=strategy.get("deploy_type") == "pd_cluster" and node_count > 1,
+        kv_store=kv_store,
+        kv_store_file=catalog.strategy_files.get(kv_offload or "", f"kv_store/{kv_offload}.yaml"),
+        kv_composing=kv_composing,
+        kv_opt=kv_opt,
+        kv_instance_count=kv_count,
+        kv_current=kv_current,
+        mp_master_addr=mp_master,
+        frontend=frontend,
+        frontend_env=frontend_env,
+    )

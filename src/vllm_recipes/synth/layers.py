@@ -1,0 +1,430 @@
+"""Argument and environment layers, as data (synthesis.md §5-§6, extensions §2.1/§2.3).
+
+Each layer is written once as a function returning both the argument tokens and
+the env maps it contributes for one call ``(role, node_role, rank)``. Arguments
+are assembled in :data:`ARG_ORDER`, environment in :data:`ENV_ORDER` (the spec
+orders the two differently: KV and PD pinning env come before strategy
+overrides, their args after features). Provenance falls out of the loop.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_recipes.select.gates import (
+    is_feature_allowed_for_strategy,
+    pd_pool_modes,
+    resolve_mode_key,
+)
+from vllm_recipes.select.js import (
+    as_list,
+    as_map,
+    first_present,
+    first_truthy,
+    get,
+    is_map,
+    is_number,
+    js_floor_div,
+    js_number,
+    js_str,
+    truthy,
+)
+from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
+
+from .context import Ctx
+from .plan import Arg, Source
+
+KeyPath = tuple[str | int, ...]
+EnvFragment = tuple[Mapping[str, Any], Source]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Which process an argument list is for (``buildArgs(role, nodeRole, nodeRank)``)."""
+
+    role: str | None = None
+    node_role: str | None = None
+    rank: int = 1
+
+    @property
+    def mp_rank(self) -> int:
+        return max(1, self.rank) if self.node_role == "worker" else 0
+
+
+@dataclass
+class Contribution:
+    args: list[Arg] = field(default_factory=list)
+    env: list[EnvFragment] = field(default_factory=list)
+
+    def add_args(self, tokens: Any, source: Source) -> None:
+        """Append ``tokens`` if it is a list (JS: only if truthy)."""
+        if isinstance(tokens, list | tuple):
+            for i, t in enumerate(tokens):
+                self.args.append(Arg(t if isinstance(t, str) else js_str(t),
+                                     Source(source.layer, source.file, (*source.key_path, i), source.note)))
+
+    def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
+        for t in tokens:
+            self.args.append(Arg(t if isinstance(t, str) else js_str(t), Source(layer, "", (), note)))
+
+    def add_env(self, m: Any, source: Source) -> None:
+        if is_map(m):
+            self.env.append((m, source))
+
+
+def _recipe_src(ctx: Ctx, layer: str, *path: str | int) -> Source:
+    return Source(layer, ctx.recipe_file, tuple(path))
+
+
+# --- layers ----------------------------------------------------------------
+
+def layer_base(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    model = as_map(ctx.recipe.get("model"))
+    c.add_args(model.get("base_args"), _recipe_src(ctx, "base", "model", "base_args"))
+    c.add_env(model.get("base_env"), _recipe_src(ctx, "base", "model", "base_env"))
+    return c
+
+
+def layer_frontend(ctx: Ctx, call: Call) -> Contribution:
+    """extensions §2.1: the selected frontend's env, right after ``base_env``."""
+    c = Contribution()
+    c.add_env(ctx.frontend_env, Source("frontend", ctx.catalog.taxonomy_file, ("frontends", ctx.frontend, "env")))
+    return c
+
+
+def layer_variant(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    vk = ctx.variant_data_key
+    c.add_args(ctx.variant.get("extra_args"), _recipe_src(ctx, "variant", "variants", vk, "extra_args"))
+    c.add_env(ctx.variant.get("extra_env"), _recipe_src(ctx, "variant", "variants", vk, "extra_env"))
+    return c
+
+
+def layer_variant_hardware(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    ho = ctx.variant_exact_ho
+    if is_map(ho):
+        base = ("variants", ctx.variant_data_key, "hardware_overrides", ctx.hw_id)
+        c.add_args(ho.get("extra_args"), _recipe_src(ctx, "variant-hardware", *base, "extra_args"))
+        c.add_env(ho.get("extra_env"), _recipe_src(ctx, "variant-hardware", *base, "extra_env"))
+    return c
+
+
+def layer_strategy(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    s, f = ctx.strategy, ctx.strategy_file
+    if not ctx.is_pd:
+        c.add_args(s.get("vllm_args"), Source("strategy", f, ("vllm_args",)))
+        c.add_env(s.get("env"), Source("strategy", f, ("env",)))
+    elif call.role:
+        role_cfg = as_map(s.get(call.role))
+        c.add_args(role_cfg.get("vllm_args"), Source("strategy-role", f, (call.role, "vllm_args")))
+        c.add_env(role_cfg.get("env"), Source("strategy-role", f, (call.role, "env")))
+    return c
+
+
+def _pd_role(ctx: Ctx, role: str) -> Mapping[str, Any]:
+    raw = get(ctx.sel.pd_nodes, role) if is_map(ctx.sel.pd_nodes) else None
+    if is_number(raw):
+        return {"nodes": raw}
+    return raw if is_map(raw) else {}
+
+
+def _int_or_zero(v: Any) -> Any:
+    return v if is_number(v) else 0
+
+
+def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
+    """§5.2: exactly one parallel layout per call."""
+    c = Contribution()
+    n, g = ctx.node_count, ctx.gpu_count
+    mp = call.mp_rank
+    addr = ctx.mp_master_addr
+    parallelism = ctx.strategy.get("parallelism")
+    if ctx.is_multi and ctx.parallel_flag == "--data-parallel-size":
+        dp_local_rank: Any = g
+        so = as_map(ctx.so)
+        dep_ov: list[Any] = [*as_list(so.get("vllm_args")), *as_list(so.get("extra_args"))]
+        hit = gen_or_nvidia_with_key(so.get("hardware_overrides"), ctx.profile)
+        if hit:
+            dep_ov += as_list(get(hit[1], "extra_args"))
+        dep_ov += as_list(get(get(so.get("hardware_overrides"), ctx.hw_id), "extra_args"))
+        for i in range(len(dep_ov) - 1, -1, -1):
+            if dep_ov[i] == "--data-parallel-size-local":
+                dp_local_rank = js_number(dep_ov[i + 1] if i + 1 < len(dep_ov) else None)
+                break
+        note = f"multi-node DEP: {g} GPUs x {n} nodes"
+        c.add_computed("parallelism", note, "--data-parallel-size", ctx.total_gpus,
+                       "--data-parallel-size-local", g, "--data-parallel-address", addr)
+        if call.node_role == "worker":
+            c.add_computed("parallelism", note, "--data-parallel-start-rank", _mul(mp, dp_local_rank))
+    elif ctx.is_multi and parallelism == "tp_pp":
+        note = f"multi-node TPxPP: TP {g} per node, PP {n}"
+        c.add_computed("parallelism", note, "--tensor-parallel-size", g, "--pipeline-parallel-size", n,
+                       "--nnodes", n, "--node-rank", mp, "--master-addr", addr)
+        if mp > 0:
+            c.add_computed("parallelism", note, "--headless")
+    elif ctx.is_multi and parallelism == "tp_dp":
+        note = f"multi-node TPxDP: TP {g} per node, DP {n}"
+        c.add_computed("parallelism", note, "--tensor-parallel-size", g, "--data-parallel-size", n,
+                       "--data-parallel-size-local", 1, "--data-parallel-address", addr)
+        if call.node_role == "worker":
+            c.add_computed("parallelism", note, "--data-parallel-start-rank", mp)
+    elif ctx.is_multi:
+        note = f"multi-node TP: {g} GPUs x {n} nodes"
+        c.add_computed("parallelism", note, "--tensor-parallel-size", ctx.total_gpus, "--nnodes", n,
+                       "--node-rank", mp, "--master-addr", addr)
+        if mp > 0:
+            c.add_computed("parallelism", note, "--headless")
+    elif ctx.is_pd:
+        if call.role:
+            _pd_parallel(ctx, call.role, c)
+    else:
+        note = "single node" + (" (TP size resolved from the recipe / VRAM fit)"
+                                if ctx.strategy_name == "single_node_tp" else f": {g} GPUs")
+        c.add_computed("parallelism", note, ctx.parallel_flag, ctx.single_node_tp)
+    return c
+
+
+def _mul(a: Any, b: Any) -> Any:
+    try:
+        r = a * b
+    except TypeError:
+        return math.nan
+    return r
+
+
+def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
+    """§5.2(e): one PD pool's parallel flags."""
+    up = role.upper()
+    g = ctx.gpu_count
+    role_cfg = as_map(ctx.strategy.get(role))
+    so_role = as_map(get(ctx.so, role))
+    pd_role = _pd_role(ctx, role)
+    rpn = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.is_pd_multi else 0)
+    pool_gpus = js_floor_div(g, 2) if rpn == 0 else rpn * g
+    par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
+    modes = pd_pool_modes(ctx.recipe)
+    if par not in modes:
+        par = modes[0]
+    note = f"PD {role} pool ({par})"
+    rank = _int_or_zero(first_present(pd_role.get("rank"), 0))
+    if par == "dep":
+        nodes_in_pool = max(1, rpn)
+        if so_role.get("tp") is not None:
+            tp_present, tp_explicit = True, so_role.get("tp")
+        elif "tp" in role_cfg:
+            tp_present, tp_explicit = True, role_cfg.get("tp")
+        else:
+            tp_present, tp_explicit = False, None
+        role_tp = tp_explicit if tp_explicit is not None else 1
+        dp_local = max(1, js_floor_div(g, role_tp))
+        dp_size = nodes_in_pool * dp_local
+        node_idx = max(0, min(nodes_in_pool - 1, rank))
+        if tp_present:
+            c.add_computed("parallelism", note, "--tensor-parallel-size", role_tp)
+        c.add_computed("parallelism", note, "--data-parallel-size", dp_size, "--data-parallel-size-local", dp_local,
+                       "--data-parallel-start-rank", _mul(node_idx, dp_local),
+                       "--data-parallel-address", f"${up}_NODE_1", "--data-parallel-rpc-port", f"${up}_DP_RPC_PORT")
+        if nodes_in_pool > 1:
+            c.add_computed("parallelism", note, "--data-parallel-hybrid-lb")
+        c.add_computed("parallelism", note, "--enable-expert-parallel")
+    else:
+        flag = first_truthy(so_role.get("parallel_flag"), role_cfg.get("parallel_flag"),
+                            ctx.strategy.get("parallel_flag"), "--tensor-parallel-size")
+        c.add_computed("parallelism", note, flag, max(1, pool_gpus))
+        if par == "tep":
+            c.add_computed("parallelism", note, "--enable-expert-parallel")
+        if rpn > 1:
+            idx = max(0, min(rpn - 1, pd_role.get("rank") if truthy(pd_role.get("rank")) and is_number(pd_role.get("rank")) else 0))
+            c.add_computed("parallelism", note, "--nnodes", rpn, "--node-rank", idx, "--master-addr", f"${up}_NODE_1")
+            if idx > 0:
+                c.add_computed("parallelism", note, "--headless")
+
+
+def layer_strategy_override(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    so = ctx.so
+    if so is None:
+        return c
+    s = ctx.strategy_name
+    if call.role:
+        rc = as_map(so.get(call.role))
+        c.add_args(rc.get("extra_args"), _recipe_src(ctx, "strategy-role-override", "strategy_overrides", s, call.role, "extra_args"))
+        c.add_args(rc.get("vllm_args"), _recipe_src(ctx, "strategy-role-override", "strategy_overrides", s, call.role, "vllm_args"))
+    else:
+        c.add_args(so.get("extra_args"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "extra_args"))
+        c.add_args(so.get("vllm_args"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "vllm_args"))
+    c.add_env(so.get("env"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "env"))
+    if call.role:
+        c.add_env(get(so.get(call.role), "env"),
+                  _recipe_src(ctx, "strategy-role-override", "strategy_overrides", s, call.role, "env"))
+    else:
+        c.add_env(so.get("extra_env"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "extra_env"))
+    return c
+
+
+def layer_hardware_overrides(ctx: Ctx, call: Call) -> Contribution:
+    """§5.4: a strategy generation block REPLACES recipe + variant generation blocks."""
+    c = Contribution()
+    so = as_map(ctx.so)
+    s = ctx.strategy_name
+    so_ho = so.get("hardware_overrides")
+    hit = gen_or_nvidia_with_key(so_ho, ctx.profile)
+    if hit and truthy(hit[1]):
+        key, blk = hit
+        src = ("strategy_overrides", s, "hardware_overrides", key)
+        c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-override-generation", *src, "extra_args"))
+        c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-override-generation", *src, "extra_env"))
+    else:
+        rhit = gen_or_nvidia_with_key(ctx.recipe.get("hardware_overrides"), ctx.profile)
+        if rhit:
+            src = ("hardware_overrides", rhit[0])
+            c.add_args(get(rhit[1], "extra_args"), _recipe_src(ctx, "recipe-generation", *src, "extra_args"))
+            c.add_env(get(rhit[1], "extra_env"), _recipe_src(ctx, "recipe-generation", *src, "extra_env"))
+        vhit = gen_or_nvidia_with_key(ctx.variant.get("hardware_overrides"), ctx.profile)
+        if vhit:
+            src = ("variants", ctx.variant_data_key, "hardware_overrides", vhit[0])
+            c.add_args(get(vhit[1], "extra_args"), _recipe_src(ctx, "variant-generation", *src, "extra_args"))
+            c.add_env(get(vhit[1], "extra_env"), _recipe_src(ctx, "variant-generation", *src, "extra_env"))
+    if ctx.hw_id:
+        blk = get(so_ho, ctx.hw_id)
+        src = ("strategy_overrides", s, "hardware_overrides", ctx.hw_id)
+        c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-override-exact-gpu", *src, "extra_args"))
+        c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-override-exact-gpu", *src, "extra_env"))
+        if call.role:
+            blk = get(get(so.get(call.role), "hardware_overrides"), ctx.hw_id)
+            src = ("strategy_overrides", s, call.role, "hardware_overrides", ctx.hw_id)
+            c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-role-exact-gpu", *src, "extra_args"))
+            c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-role-exact-gpu", *src, "extra_env"))
+    return c
+
+
+def layer_advanced(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    for opt_id, tokens in ctx.sel.advanced:
+        c.add_args(tokens, Source("advanced", "", ("advanced", opt_id)))
+    return c
+
+
+def layer_features(ctx: Ctx, call: Call) -> Contribution:
+    """§5.6 with extensions §2.3 (exact-GPU keys on boolean feature overrides)."""
+    c = Contribution()
+    feats = ctx.features
+    for f in ctx.sel.features:
+        feat = feats.get(f)
+        if not is_map(feat):
+            continue
+        if not is_feature_allowed_for_strategy(feat, ctx.strategy_name):
+            continue
+        if ctx.kv_composing and truthy(get(feat.get("companion"), "command")):
+            continue
+        if truthy(feat.get("modes")):
+            mk = resolve_mode_key(feat, f, ctx.variant, ctx.sel.variant_key, ctx.profile, ctx.hw_id or None,
+                                  ctx.sel.mode_for(f))
+            if mk is None:
+                continue
+            mode = as_map(feat["modes"].get(mk))
+            hit = keyed_with_key(mode.get("hardware_overrides"), ctx.profile, ctx.hw_id or None)
+            if hit and is_map(hit[1]) and hit[1].get("args") is not None:
+                c.add_args(hit[1]["args"], _recipe_src(ctx, "mode", "features", f, "modes", mk,
+                                                       "hardware_overrides", hit[0], "args"))
+            else:
+                c.add_args(mode.get("args"), _recipe_src(ctx, "mode", "features", f, "modes", mk, "args"))
+        else:
+            hit = keyed_with_key(feat.get("hardware_overrides"), ctx.profile, ctx.hw_id or None)
+            if hit and is_map(hit[1]) and hit[1].get("args") is not None:
+                c.add_args(hit[1]["args"], _recipe_src(ctx, "feature", "features", f, "hardware_overrides",
+                                                       hit[0], "args"))
+            else:
+                c.add_args(feat.get("args"), _recipe_src(ctx, "feature", "features", f, "args"))
+    return c
+
+
+def layer_kv_option(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    if ctx.kv_opt is not None:
+        k = ctx.sel.kv_offload
+        src = Source("kv-option", ctx.catalog.taxonomy_file, ("kv_offload", k or ""))
+        c.add_args(ctx.kv_opt.get("args"), Source(src.layer, src.file, (*src.key_path, "args")))
+        c.add_env(ctx.kv_opt.get("env"), Source(src.layer, src.file, (*src.key_path, "env")))
+    return c
+
+
+def layer_mooncake(ctx: Ctx, call: Call) -> Contribution:
+    c = Contribution()
+    kv = ctx.kv_store
+    if kv is None:
+        return c
+    f = ctx.kv_store_file
+    vllm = as_map(kv.get("vllm"))
+    if ctx.kv_composing:
+        c.add_args(vllm.get("vllm_args"), Source("mooncake", f, ("vllm", "vllm_args")))
+        c.add_env(vllm.get("env"), Source("mooncake", f, ("vllm", "env")))
+    elif ctx.is_pd and call.role:
+        role_args = get(get(kv.get("pd"), call.role), "args")
+        if truthy(role_args):
+            c.add_args(role_args, Source("mooncake", f, ("pd", call.role, "args")))
+        if truthy(kv.get("pd")):
+            c.add_env(vllm.get("env"), Source("mooncake", f, ("vllm", "env")))
+    return c
+
+
+def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
+    """§6.2: per-pool ``CUDA_VISIBLE_DEVICES`` (and socket ifnames for multi-node pools)."""
+    c = Contribution()
+    if not (ctx.is_pd and call.role):
+        return c
+    g = ctx.gpu_count
+    pd_role = _pd_role(ctx, call.role)
+    rpn = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
+    env: dict[str, Any] = {}
+    if rpn >= 1:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(int(g)))
+        if rpn >= 2:
+            env["GLOO_SOCKET_IFNAME"] = "$IFACE_NAME"
+            env["NCCL_SOCKET_IFNAME"] = "$IFACE_NAME"
+        note = f"PD {call.role} pool on whole node(s): all {g} GPUs"
+    else:
+        half = js_floor_div(g, 2)
+        if half > 0:
+            rng = range(0, half) if call.role == "prefill" else range(half, int(g))
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in rng)
+        note = f"PD co-located demo: {call.role} gets half of the node's GPUs"
+    if env:
+        c.env.append((env, Source("pd-pinning", "", (), note)))
+    return c
+
+
+Layer = Callable[[Ctx, Call], Contribution]
+
+#: Every layer, by name. Order of emission is given by the two tuples below.
+LAYERS: dict[str, Layer] = {
+    "base": layer_base,
+    "frontend": layer_frontend,
+    "variant": layer_variant,
+    "variant-hardware": layer_variant_hardware,
+    "strategy": layer_strategy,
+    "parallelism": layer_parallelism,
+    "strategy-override": layer_strategy_override,
+    "hardware-overrides": layer_hardware_overrides,
+    "advanced": layer_advanced,
+    "features": layer_features,
+    "kv-option": layer_kv_option,
+    "mooncake": layer_mooncake,
+    "pd-pinning": layer_pd_pinning,
+}
+
+#: buildArgs order (synthesis §5.1 steps 1-8).
+ARG_ORDER = ("base", "variant", "variant-hardware", "strategy", "parallelism", "strategy-override",
+             "hardware-overrides", "advanced", "features", "kv-option", "mooncake")
+#: buildEnv order (synthesis §6 steps 1-8, frontend per extensions §2.1).
+ENV_ORDER = ("base", "frontend", "variant", "variant-hardware", "strategy", "kv-option", "mooncake",
+             "pd-pinning", "strategy-override", "hardware-overrides")
+
+ENV_ONLY = frozenset(ENV_ORDER) - frozenset(ARG_ORDER)
+ARG_ONLY = frozenset(ARG_ORDER) - frozenset(ENV_ORDER)

@@ -1,0 +1,228 @@
+"""``resolveCommand``: a complete :class:`Selection` -> a :class:`Plan` (synthesis.md §5-§8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
+from vllm_recipes.select.js import as_map, first_present, first_truthy, get, is_map, is_number, js_floor_div, truthy
+from vllm_recipes.select.selection import Selection
+
+from .context import Ctx, build_context
+from .layers import ARG_ORDER, ENV_ORDER, LAYERS, Call, Contribution
+from .plan import (
+    Companion,
+    EnvValue,
+    Invocation,
+    KvStorePlan,
+    MooncakeBlock,
+    MultiNodePlan,
+    PdPlan,
+    PdRolePlan,
+    Plan,
+    RouterPlan,
+    SinglePlan,
+    Source,
+)
+
+NVL4_PROFILES = ("gb200", "gb300")
+NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENABLE", "NCCL_NVLS_ENABLE",
+                 "UCX_NET_DEVICES")
+
+
+def _contributions(ctx: Ctx, call: Call, names: tuple[str, ...]) -> dict[str, Contribution]:
+    return {n: LAYERS[n](ctx, call) for n in names}
+
+
+def build_args(ctx: Ctx, call: Call) -> Invocation:
+    contribs = _contributions(ctx, call, ARG_ORDER)
+    args = [a for n in ARG_ORDER for a in contribs[n].args]
+    return Invocation(ctx.model_id, tuple(args))
+
+
+def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
+    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
+    call = Call(role=role)
+    merged: dict[str, EnvValue] = {}
+    for name in ENV_ORDER:
+        for m, src in LAYERS[name](ctx, call).env:
+            for k, v in m.items():
+                s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
+                old = merged.get(k)
+                shadowed = ((*old.shadowed, (old.value, old.source)) if old else ())
+                merged[k] = EnvValue(k, v, s, shadowed)
+    if ctx.is_pd and role:
+        if ctx.hw_id not in NVL4_PROFILES:
+            for k in NVL4_ONLY_ENV:
+                merged.pop(k, None)
+        pd_role = _pd_role_obj(ctx, role)
+        rank = pd_role.get("rank") if truthy(pd_role.get("rank")) else 0
+        par = first_truthy(pd_role.get("parallelism"), get(get(ctx.so, role), "parallelism"),
+                           get(ctx.strategy.get(role), "parallelism"), "tp")
+        if is_number(rank) and rank > 0 and par == "dep":
+            needle = f"${role.upper()}_NODE_1"
+            repl = f"${role.upper()}_NODE_{int(rank) + 1 if float(rank).is_integer() else rank + 1}"
+            for k, ev in list(merged.items()):
+                if ev.value == needle:
+                    merged[k] = EnvValue(k, repl, Source("pd-rank-rewrite", "", (), f"rank {rank} of a DEP pool"),
+                                         (*ev.shadowed, (ev.value, ev.source)))
+    return tuple(merged.values())
+
+
+def _pd_role_obj(ctx: Ctx, role: str) -> Mapping[str, Any]:
+    raw = get(ctx.sel.pd_nodes, role) if is_map(ctx.sel.pd_nodes) else None
+    if is_number(raw):
+        return {"nodes": raw}
+    return raw if is_map(raw) else {}
+
+
+def _companions(ctx: Ctx) -> tuple[Companion, ...]:
+    out: list[Companion] = []
+    feats = ctx.features
+    for f in ctx.sel.features:
+        feat = feats.get(f)
+        comp = get(feat, "companion")
+        if is_map(feat) and truthy(get(comp, "command")) and is_feature_allowed_for_strategy(feat, ctx.strategy_name):
+            out.append(Companion(f, _str(first_truthy(comp.get("label"), f)), _str(first_truthy(comp.get("description"), "")),
+                                 _str(comp["command"]).rstrip()))
+    opt = ctx.kv_opt
+    comp = get(opt, "companion") if opt is not None else None
+    if opt is not None and truthy(get(comp, "command")):
+        k = ctx.sel.kv_offload or ""
+        desc_parts = [_str(first_truthy(comp.get("description"), ""))]
+        if truthy(opt.get("install")):
+            desc_parts.append("Requires: " + _str(opt["install"]))
+        out.append(Companion("kv_offload:" + k, _str(first_truthy(comp.get("label"), k)),
+                             " ".join(p for p in desc_parts if p), _str(comp["command"]).rstrip()))
+    return tuple(out)
+
+
+def _str(v: Any) -> str:
+    from vllm_recipes.select.js import js_str
+
+    return v if isinstance(v, str) else js_str(v)
+
+
+def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
+    """§8.3 ``roleMeta`` (deliberately *not* clamped to pool modes)."""
+    g = ctx.gpu_count
+    so_role = as_map(get(ctx.so, role))
+    role_cfg = as_map(ctx.strategy.get(role))
+    pd_role = _pd_role_obj(ctx, role)
+    nodes = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
+    par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
+    pool_gpus = js_floor_div(g, 2) if nodes == 0 else nodes * g
+    if par == "dep":
+        tp = first_truthy(so_role.get("tp"), role_cfg.get("tp"), 1)
+        dp_local = max(1, js_floor_div(g, tp))
+        dp_size = max(1, nodes) * dp_local
+    else:
+        tp, dp_local, dp_size = pool_gpus, 0, 1
+    rank = pd_role.get("rank") if truthy(pd_role.get("rank")) and is_number(pd_role.get("rank")) else 0
+    current = max(0, min(max(1, nodes) - 1, rank))
+    return {"nodes": nodes, "parallelism": par, "tp": tp, "dpLocal": dp_local, "dpSize": dp_size,
+            "poolGpus": pool_gpus, "currentNode": current, "startRank": current * dp_local}
+
+
+def _brand_install(raw: Any, profile: Mapping[str, Any]) -> Any:
+    if is_map(raw):
+        brand = profile.get("brand")
+        if brand == "AMD":
+            return raw.get("amd")
+        if brand == "NVIDIA":
+            return raw.get("nvidia")
+        return None
+    return raw if truthy(raw) else None
+
+
+def _router_lines(first: str, flags: list[str]) -> tuple[str, ...]:
+    return (first, *flags)
+
+
+def _pd_router(ctx: Ctx, pm: dict[str, Any], dm: dict[str, Any]) -> RouterPlan:
+    policy = first_truthy(get(ctx.strategy.get("router"), "policy"), "round_robin")
+
+    def ep_count(meta: dict[str, Any]) -> int:
+        if meta["parallelism"] == "dep":
+            return max(1, first_truthy(meta["nodes"], 1))
+        return 1
+
+    intra = first_present(get(get(ctx.so, "router"), "intra_node_data_parallel_size"), None)
+    if intra is None:
+        intra = max(first_truthy(pm["dpLocal"], 0), first_truthy(dm["dpLocal"], 0), 1)
+    from vllm_recipes.select.js import js_str
+
+    lines = ["--vllm-pd-disaggregation"]
+    lines += [f"--prefill http://$PREFILL_NODE_{i}:8001" for i in range(1, int(ep_count(pm)) + 1)]
+    lines += [f"--decode http://$DECODE_NODE_{i}:8002" for i in range(1, int(ep_count(dm)) + 1)]
+    lines += ["--host $ROUTER_HOST", "--port $ROUTER_PORT", f"--intra-node-data-parallel-size {js_str(intra)}"]
+    return RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines))
+
+
+def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
+    kv = as_map(ctx.kv_store)
+    mm = as_map(kv.get("mooncake_master"))
+    master = {"command": first_truthy(mm.get("command"), "mooncake_master"),
+              "description": first_truthy(mm.get("description"), "")}
+    sc = kv.get("mooncake_store_config")
+    store = None
+    if truthy(sc):
+        sc = as_map(sc)
+        store = {"command": sc.get("command"), "description": first_truthy(sc.get("description"), ""),
+                 "config": first_truthy(sc.get("config"), None), "note": first_truthy(sc.get("note"), "")}
+    cfg = as_map(kv.get("mooncake_vllm_config"))
+    config = first_truthy(cfg.get("template"), {})
+    note = first_truthy(cfg.get("note"), "")
+    install = _brand_install(get(kv.get("vllm"), "install"), ctx.profile)
+    return master, store, config, note, install
+
+
+def resolve_plan(ctx: Ctx) -> Plan:
+    """Branch on the deploy shape (§8): PD -> Mooncake -> multi-node -> single."""
+    if ctx.is_pd:
+        roles = {}
+        metas = {}
+        for role in ("prefill", "decode"):
+            metas[role] = role_meta(ctx, role)
+            roles[role] = PdRolePlan(role, build_args(ctx, Call(role=role)), build_env(ctx, role), metas[role])
+        mooncake = None
+        if ctx.kv_store is not None and truthy(ctx.kv_store.get("pd")):
+            master, store, config, note, install = _mooncake_parts(ctx)
+            mooncake = MooncakeBlock(master, store, config, note, install)
+        router_cfg = ctx.strategy.get("router") if truthy(ctx.strategy.get("router")) else {"policy": "round_robin"}
+        return PdPlan(ctx.node_count, roles["prefill"], roles["decode"],
+                      _pd_router(ctx, metas["prefill"], metas["decode"]), router_cfg, mooncake)
+    if ctx.kv_composing:
+        kv = as_map(ctx.kv_store)
+        multi = ctx.strategy.get("deploy_type") == "multi_node" and ctx.node_count > 1
+        head = build_args(ctx, Call(node_role="head" if multi else None))
+        workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count)) \
+            if multi else ()
+        master, store, config, note, install = _mooncake_parts(ctx)
+        router = None
+        if ctx.kv_instance_count > 1:
+            rc = as_map(kv.get("router"))
+            policy = first_truthy(rc.get("policy"), "cache_aware")
+            port = first_truthy(get(kv.get("vllm"), "port"), 8000)
+            lines = [f"--backend-url http://$VLLM_INSTANCE_{i}:{_str(port)}"
+                     for i in range(1, ctx.kv_instance_count + 1)]
+            lines += ["--host $ROUTER_HOST", "--port $ROUTER_PORT", "--cache-threshold 0.5",
+                      "--balance-abs-threshold 4", "--balance-rel-threshold 1.1"]
+            router = RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines),
+                                install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
+                                port=first_truthy(rc.get("port"), 30080))
+        return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
+                           head, workers, multi, build_env(ctx, None), install, router, config, note)
+    if ctx.is_multi:
+        head = build_args(ctx, Call(node_role="head"))
+        workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
+        return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
+    return SinglePlan(ctx.deploy_type, build_args(ctx, Call()), build_env(ctx, None), _companions(ctx))
+
+
+def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
+    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O)."""
+    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
+    return ctx, resolve_plan(ctx)
