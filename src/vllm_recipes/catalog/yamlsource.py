@@ -84,6 +84,9 @@ class YamlDocument:
     file: str
     data: Any
     positions: Mapping[KeyPath, Position]
+    #: ``(key path, position of the repeated key)`` for every key a mapping repeats
+    #: (PyYAML keeps the last value silently; js-yaml refuses the file).
+    duplicate_keys: tuple[tuple[KeyPath, Position], ...] = ()
 
     def position(self, path: KeyPath) -> Position:
         """Position of ``path``, or of its nearest existing ancestor."""
@@ -176,18 +179,26 @@ def _check_expansion(root: yaml.Node, file: str) -> None:
                 stack.append((v, depth + 1, False))
 
 
-def _index_positions(root: yaml.Node, file: str) -> dict[KeyPath, Position]:
-    """Map every key path to the position of its key (mappings) or item (sequences)."""
+def _index_positions(root: yaml.Node, file: str,
+                     duplicates: list[tuple[KeyPath, Position]] | None = None) -> dict[KeyPath, Position]:
+    """Map every key path to the position of its key (mappings) or item (sequences).
+
+    Repeated keys of one mapping are appended to ``duplicates`` when given.
+    """
     out: dict[KeyPath, Position] = {(): Position(file, root.start_mark.line + 1, root.start_mark.column + 1)}
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
         node, path = stack.pop()
         if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
             for k, v in node.value:
                 key: Any = k.value if isinstance(k, yaml.ScalarNode) else None
                 if key is None or key == "<<":
                     continue
                 child = (*path, key)
+                if key in seen and duplicates is not None:
+                    duplicates.append((child, Position(file, k.start_mark.line + 1, k.start_mark.column + 1)))
+                seen.add(key)
                 if child not in out:
                     out[child] = Position(file, k.start_mark.line + 1, k.start_mark.column + 1)
                     stack.append((v, child))
@@ -236,7 +247,9 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
             raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
-    return YamlDocument(file, freeze(data), _index_positions(root, file))
+    duplicates: list[tuple[KeyPath, Position]] = []
+    positions = _index_positions(root, file, duplicates)
+    return YamlDocument(file, freeze(data), positions, tuple(duplicates))
 
 
 def load_yaml_file(path: Path, display: str | None = None) -> YamlDocument:
