@@ -190,15 +190,17 @@ def _index_positions(root: yaml.Node, file: str,
     while stack:
         node, path = stack.pop()
         if isinstance(node, yaml.MappingNode):
-            seen: set[Any] = set()
+            # the constructed data keeps the *last* value of a repeated key: index that one
+            last: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
             for k, v in node.value:
                 key: Any = k.value if isinstance(k, yaml.ScalarNode) else None
                 if key is None or key == "<<":
                     continue
+                if key in last and duplicates is not None:
+                    duplicates.append(((*path, key), Position(file, k.start_mark.line + 1, k.start_mark.column + 1)))
+                last[key] = (k, v)
+            for key, (k, v) in last.items():
                 child = (*path, key)
-                if key in seen and duplicates is not None:
-                    duplicates.append((child, Position(file, k.start_mark.line + 1, k.start_mark.column + 1)))
-                seen.add(key)
                 if child not in out:
                     out[child] = Position(file, k.start_mark.line + 1, k.start_mark.column + 1)
                     stack.append((v, child))
