@@ -1,0 +1,133 @@
+"""Validation findings: one problem, at one ``file:line:col``, under one key path.
+
+Kept apart from the checks themselves so that other stages (the command
+engine's dead-value lint, the JSON API builder) can produce and print findings
+without importing the validator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from .yamlsource import KeyPath, Position, YamlDocument, YamlLoadError, format_key_path
+
+if TYPE_CHECKING:
+    from .loader import Catalog
+
+Severity = Literal["error", "warning"]
+
+__all__ = [
+    "Checker",
+    "Finding",
+    "Severity",
+    "finding_at",
+    "finding_from_load_error",
+    "format_findings_summary",
+    "sort_findings",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One validation result. ``key_path`` is dotted (``variants.default.extra_args[2]``)."""
+
+    severity: Severity
+    file: str
+    line: int
+    col: int
+    key_path: str
+    message: str
+    #: stable machine-readable class of the finding (``type``, ``unknown-key``, ...)
+    code: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def format(self, file: str | None = None) -> str:
+        """``path:line:col: severity: key.path: message`` (``file`` overrides the shown path)."""
+        return f"{file or self.file}:{self.line}:{self.col}: {self.severity}: {self.key_path}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+#: An extra check run by :func:`validate_catalog` (e.g. the engine's dead-value lint).
+Checker = Callable[["Catalog"], list[Finding]]
+
+
+def finding_at(doc: YamlDocument, path: KeyPath, severity: Severity, message: str,
+               code: str = "") -> Finding:
+    """A finding located at ``path`` of ``doc`` (or its nearest ancestor that exists)."""
+    pos = position_of(doc, path)
+    return Finding(severity, doc.file, pos.line, pos.col, format_key_path(path), message, code)
+
+
+def position_of(doc: YamlDocument, path: KeyPath) -> Position:
+    """Like ``doc.position`` but also finds keys the YAML loader turned into non-strings.
+
+    Positions are indexed by the key's source text while data keys may be ``int``
+    (``8:``) - retry with every mapping key of the path as a string.
+    """
+    pos = doc.positions.get(tuple(path))
+    if pos is not None:
+        return pos
+    fixed: list[str | int] = []
+    node: Any = doc.data
+    for part in path:
+        if isinstance(node, dict):
+            fixed.append(part if isinstance(part, str) else _yaml_key_text(part))
+            node = node.get(part) if _hashable(part) else None
+        else:
+            fixed.append(part)
+            node = node[part] if isinstance(node, list | tuple) and isinstance(part, int) \
+                and -len(node) <= part < len(node) else None
+    return doc.position(tuple(fixed))
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _yaml_key_text(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def finding_from_load_error(exc: YamlLoadError) -> Finding:
+    """A file that could not be read or parsed, at the parser's position."""
+    pos = exc.position
+    return Finding("error", pos.file, pos.line, pos.col, format_key_path(()), exc.message, "yaml")
+
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1}
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Stable order: by file, then position, errors before warnings."""
+    return sorted(findings, key=lambda f: (f.file, f.line, f.col, _SEVERITY_ORDER.get(f.severity, 2),
+                                           f.key_path, f.message))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def format_findings_summary(findings: Iterable[Finding], files: int) -> str:
+    """``2 errors, 1 warning in 3 files``."""
+    items = list(findings)
+    errors = sum(1 for f in items if f.severity == "error")
+    warnings = len(items) - errors
+    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} in {_plural(files, 'file')}"

@@ -1,0 +1,740 @@
+"""Typed, frozen views of recipe and catalog data, for validation and inspection.
+
+The command engine works on the raw frozen YAML data (it needs JavaScript-like
+truthiness and "absent vs. present" distinctions a typed model would blur).
+These pydantic models exist so that a recipe can be *checked* - every key the
+engine reads, in every shape the specification allows - and so tooling (CLI,
+web pages) can read a recipe with types instead of ``dict.get`` chains.
+
+Rules shared by every model:
+
+* strict types: ``"8"`` is not a number, ``1`` is not ``true`` (the engine would
+  treat them differently from what the author meant);
+* ``null`` is accepted wherever a key is optional, because the engine treats a
+  YAML null exactly like an absent key;
+* unknown keys are kept (``extra="allow"``) - the validator reports them as
+  warnings, it never refuses them;
+* lists are tuples and the models are frozen, like the raw catalog data.
+
+Values that may take several shapes (a number *or* a hardware-keyed map, a
+string *or* a brand map, ...) are unions picked by the shape of the input, so a
+wrong value yields one readable "expected ..." error instead of one per member.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag
+
+from .yamlsource import freeze
+
+__all__ = [
+    "BRAND_KEYS",
+    "CUDA_KEYS",
+    "BrandDockerImage",
+    "Companion",
+    "CudaDockerImage",
+    "Dependency",
+    "Feature",
+    "FeatureHardwareOverride",
+    "FeatureMode",
+    "Frontend",
+    "HardwareNote",
+    "HardwareNoteLink",
+    "HardwareProfile",
+    "Install",
+    "InstallTab",
+    "KvOffloadGroup",
+    "KvOffloadOption",
+    "KvStoreModel",
+    "Meta",
+    "ModelSection",
+    "OmniSection",
+    "OmniTask",
+    "OmniTaskOverride",
+    "PdRoleOverride",
+    "Platform",
+    "PlatformsModel",
+    "PrecisionHardware",
+    "RecipeHardwareOverride",
+    "RecipeModel",
+    "RouterOverride",
+    "SmgGrpc",
+    "StrategyHardwareOverride",
+    "StrategyModel",
+    "StrategyOverride",
+    "StrategyRole",
+    "TaxonomyModel",
+    "Variant",
+    "VariantHardwareOverride",
+    "parse_hardware_profile",
+    "parse_kv_offload_option",
+    "parse_kv_store",
+    "parse_recipe",
+    "parse_strategy",
+    "parse_taxonomy",
+    "shape_of",
+]
+
+#: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
+BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
+#: Keys that make a ``docker_image`` map a CUDA map (synthesis.md §9.1).
+CUDA_KEYS = ("cu129", "cu130")
+
+
+def shape_of(value: Any) -> str:
+    """The YAML-level kind of a value; the tag used by every shape union."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, dict):
+        return "map"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, BaseModel):  # re-validation of an already built model
+        return "map"
+    return "other"
+
+
+def _shape_union(expected: str, members: dict[str, Any],
+                 picker: Callable[[Any], str | None] | None = None) -> Any:
+    """A union whose member is chosen by the input's shape (one clean error when none fits)."""
+    tags = set(members)
+
+    def pick(value: Any) -> str | None:
+        tag = picker(value) if picker else shape_of(value)
+        return tag if tag in tags else None
+
+    choices = tuple(Annotated[tp, Tag(tag)] for tag, tp in members.items())
+    return Annotated[
+        Union[choices],  # noqa: UP007 - a runtime-built union needs the subscript form
+        Discriminator(pick, custom_error_type="wrong_type", custom_error_message=f"expected {expected}"),
+    ]
+
+
+class _Model(BaseModel):
+    """Base: strict, frozen, unknown keys kept (and reported by the validator)."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow", protected_namespaces=())
+    #: ``True`` for models whose extra keys are legitimately free-form (no unknown-key warnings).
+    open_keys: ClassVar[bool] = False
+
+
+# --- scalar and list shapes --------------------------------------------------------------
+
+Num = _shape_union("a number", {"int": int, "float": float})
+#: A version such as ``"0.20.0"``; a bare YAML number is tolerated (JS stringifies it).
+Version = _shape_union("a version string", {"str": str, "int": int, "float": float})
+#: Free-text size such as ``"284B"``; numbers tolerated.
+TextOrNum = _shape_union("a string or a number", {"str": str, "int": int, "float": float})
+Args = tuple[str, ...]
+StrList = tuple[str, ...]
+#: Env values stay as written: strings, or numbers (``PYTHONHASHSEED: 0``).
+EnvValue = _shape_union("a string or a number", {"str": str, "int": int, "float": float})
+Env = dict[str, EnvValue | None]
+#: A number, or a hardware-keyed map of numbers (exact id > generation > brand > default).
+NumOrHwMap = _shape_union(
+    "a number or a hardware-keyed map of numbers",
+    {"int": int, "float": float, "map": dict[str, Num | None]},
+)
+#: Status strings keyed by hardware (``verified`` / ``unsupported`` / ...).
+HwStatusMap = dict[str, str | None]
+
+
+# --- install and docker --------------------------------------------------------------------
+
+class InstallTab(_Model):
+    """One install tab (pip or docker): command and note override the synthesized ones."""
+
+    command: str | None = None
+    note: str | None = None
+
+
+#: ``false`` hides the tab; a map overrides command/note; ``true``/null mean "default".
+InstallTabValue = _shape_union("false or a map with command/note",
+                               {"bool": bool, "map": InstallTab})
+
+
+class Install(_Model):
+    """``model.install`` (and per-hardware variant ``install``, extensions.md §2.5)."""
+
+    pip: InstallTabValue | None = None
+    docker: InstallTabValue | None = None
+
+
+class CudaDockerImage(_Model):
+    """A map of CUDA-specific images; ``cu130`` is preferred over ``cu129``."""
+
+    cu129: str | None = None
+    cu130: str | None = None
+
+
+def _pick_docker(value: Any) -> str | None:
+    """Classify a docker_image value the way synthesis.md §9.1 does."""
+    shape = shape_of(value)
+    if shape == "str":
+        return "str"
+    if shape == "map" and isinstance(value, dict):
+        if any(k in value for k in BRAND_KEYS):
+            return "brand"
+        if any(k in value for k in CUDA_KEYS):
+            return "cuda"
+        return "badmap"
+    return None
+
+
+NvidiaImage = _shape_union("an image string or a CUDA map (cu129/cu130)",
+                           {"str": str, "cuda": CudaDockerImage},
+                           picker=lambda v: "cuda" if shape_of(v) == "map" else shape_of(v))
+
+
+class BrandDockerImage(_Model):
+    """Brand-keyed images; ``nvidia`` may itself be a CUDA map."""
+
+    nvidia: NvidiaImage | None = None
+    amd: str | None = None
+    tpu: str | None = None
+    intel: str | None = None
+
+
+DockerImage = _shape_union(
+    "an image string, a brand map (nvidia/amd/tpu/intel) or a CUDA map (cu129/cu130)",
+    {"str": str, "brand": BrandDockerImage, "cuda": CudaDockerImage},
+    picker=_pick_docker,
+)
+
+
+class SmgGrpc(_Model):
+    """``model.smg_grpc``: parsers the SMG gateway runs instead of vLLM (extensions.md §2.6)."""
+
+    reasoning_parser: str | None = None
+    tool_call_parser: str | None = None
+
+
+# --- recipe sections -----------------------------------------------------------------------
+
+class Meta(_Model):
+    """``meta``: presentation data; only ``hardware``, ``default_hardware`` and ``tasks`` feed synthesis."""
+
+    title: str | None = None
+    slug: str | None = None
+    provider: str | None = None
+    description: str | None = None
+    date_added: str | None = None
+    date_updated: str | None = None
+    tasks: StrList | None = None
+    performance_headline: str | None = None
+    related_recipes: StrList | None = None
+    hardware: HwStatusMap | None = None
+    default_hardware: str | None = None
+
+
+class ModelSection(_Model):
+    """``model``: served id, base args/env, images, install and seed-era extras."""
+
+    model_id: str
+    min_vllm_version: Version | None = None
+    architecture: str | None = None
+    parameter_count: TextOrNum | None = None
+    active_parameters: TextOrNum | None = None
+    context_length: Num | None = None
+    base_args: Args | None = None
+    base_env: Env | None = None
+    docker_image: DockerImage | None = None
+    docker_source: str | None = None
+    nightly_required: bool | None = None
+    install: Install | None = None
+    supports_dcp: bool | None = None
+    flashinfer_autotune: bool | None = None
+    default_frontend: str | None = None
+    smg_grpc: SmgGrpc | None = None
+
+
+class Companion(_Model):
+    """A helper process shown next to the serve command (feature or KV option)."""
+
+    label: str | None = None
+    description: str | None = None
+    command: str | None = None
+
+
+class FeatureHardwareOverride(_Model):
+    """Hardware-keyed replacement of a feature's or mode's ``args``."""
+
+    args: Args | None = None
+
+
+class FeatureMode(_Model):
+    """One single-select mode of a feature (synthesis.md §3.9)."""
+
+    label: str | None = None
+    description: str | None = None
+    args: Args | None = None
+    hardware_overrides: dict[str, FeatureHardwareOverride | None] | None = None
+    hardware: HwStatusMap | None = None
+    variants: StrList | None = None
+
+
+class Feature(_Model):
+    """A toggleable feature: boolean (``args``) or modal (``modes``)."""
+
+    label: str | None = None
+    description: str | None = None
+    args: Args | None = None
+    hardware_overrides: dict[str, FeatureHardwareOverride | None] | None = None
+    #: not read by synthesis (a feature-level gate is not implemented upstream)
+    hardware: HwStatusMap | None = None
+    strategies: StrList | None = None
+    companion: Companion | None = None
+    default_mode: str | None = None
+    modes: dict[str, FeatureMode | None] | None = None
+    conflicts_with: StrList | None = None
+
+
+class PrecisionHardware(_Model):
+    """Explicit precision constraint that replaces the one implied by ``precision``."""
+
+    brand: str | None = None
+    generation: str | None = None
+
+
+class VariantHardwareOverride(_Model):
+    """``variants.<v>.hardware_overrides.<key>``: exact-GPU or generation block."""
+
+    extra_args: Args | None = None
+    extra_env: Env | None = None
+    docker_image: str | None = None
+    vram_minimum_gb: Num | None = None
+    install: Install | None = None
+
+
+class Variant(_Model):
+    """One checkpoint of the recipe."""
+
+    model_id: str | None = None
+    label: str | None = None
+    description: str | None = None
+    precision: str
+    precision_hardware: PrecisionHardware | None = None
+    supported_hardware: StrList | None = None
+    vram_minimum_gb: Num | None = None
+    tp: NumOrHwMap | None = None
+    extra_args: Args | None = None
+    extra_env: Env | None = None
+    hardware_overrides: dict[str, VariantHardwareOverride | None] | None = None
+    docker_image: DockerImage | None = None
+    default_modes: dict[str, str | None] | None = None
+    min_vllm_version: Version | None = None
+
+
+class RecipeHardwareOverride(_Model):
+    """Recipe-level generation (or ``nvidia``) override block."""
+
+    extra_args: Args | None = None
+    extra_env: Env | None = None
+    install_note: str | None = None
+
+
+class StrategyHardwareOverride(_Model):
+    """Hardware block inside a strategy override (generation replace or exact-GPU delta)."""
+
+    extra_args: Args | None = None
+    extra_env: Env | None = None
+
+
+#: ``nodes`` of a PD pool: a number, or ``{<hw_id>: n, default: n}``.
+PoolNodes = _shape_union("a number or a hardware-keyed map of numbers",
+                         {"int": int, "float": float, "map": dict[str, Num | None]})
+
+
+class PdRoleOverride(_Model):
+    """``strategy_overrides.pd_cluster.<prefill|decode>``."""
+
+    parallelism: str | None = None
+    tp: Num | None = None
+    parallel_flag: str | None = None
+    extra_args: Args | None = None
+    vllm_args: Args | None = None
+    env: Env | None = None
+    hardware_overrides: dict[str, StrategyHardwareOverride | None] | None = None
+    nodes: PoolNodes | None = None
+
+
+class RouterOverride(_Model):
+    """``strategy_overrides.<s>.router``: pins the PD router's intra-node DP size."""
+
+    intra_node_data_parallel_size: Num | None = None
+
+
+class StrategyOverride(_Model):
+    """``strategy_overrides.<strategy>`` (PD role blocks only matter for ``pd_cluster``)."""
+
+    extra_args: Args | None = None
+    vllm_args: Args | None = None
+    env: Env | None = None
+    extra_env: Env | None = None
+    tp: NumOrHwMap | None = None
+    hardware_overrides: dict[str, StrategyHardwareOverride | None] | None = None
+    router: RouterOverride | None = None
+    prefill: PdRoleOverride | None = None
+    decode: PdRoleOverride | None = None
+    pool_modes: StrList | None = None
+
+
+class HardwareNoteLink(_Model):
+    """Link shown under a hardware note."""
+
+    label: str | None = None
+    href: str | None = None
+
+
+class HardwareNote(_Model):
+    """A structured hardware note (the plain-string form is also accepted)."""
+
+    title: str | None = None
+    body: str | None = None
+    link: _shape_union("a URL string or a map with label/href",
+                       {"str": str, "map": HardwareNoteLink}) | None = None
+
+
+HardwareNoteValue = _shape_union("a string or a map with title/body/link",
+                                 {"str": str, "map": HardwareNote})
+
+
+class OmniTaskOverride(_Model):
+    """Exact-hardware swap inside an omni task."""
+
+    open_keys: ClassVar[bool] = True
+    model_id: str | None = None
+    extra_args: Args | None = None
+    label: str | None = None
+    endpoint: str | None = None
+    vram_minimum_gb: Num | None = None
+    description: str | None = None
+
+
+class OmniTask(_Model):
+    """One omni task declaration (a bare task id string is also accepted)."""
+
+    open_keys: ClassVar[bool] = True
+    id: str | None = None
+    key: str | None = None
+    label: str | None = None
+    endpoint: str | None = None
+    method: str | None = None
+    model_id: str | None = None
+    vram_minimum_gb: Num | None = None
+    description: str | None = None
+    axes: dict[str, Any] | None = None
+    extra_args: Args | None = None
+    hardware_overrides: dict[str, OmniTaskOverride | None] | None = None
+    example: Any = None
+
+
+OmniTaskValue = _shape_union("a task id or a task map", {"str": str, "map": OmniTask})
+
+
+class OmniSection(_Model):
+    """``omni``: tasks and serve options of an omni recipe (synthesis.md §10)."""
+
+    tasks: tuple[OmniTaskValue, ...] | None = None
+    port: Num | None = None
+    serve_binary: str | None = None
+    task_label: str | None = None
+    task_hint: str | None = None
+    task_axes: Any = None
+    variant_label: str | None = None
+    variant_hint: str | None = None
+
+
+class Dependency(_Model):
+    """An extra install step; the shape is free-form beyond these common keys."""
+
+    open_keys: ClassVar[bool] = True
+    label: str | None = None
+    command: str | None = None
+    note: str | None = None
+    optional: bool | None = None
+
+
+DependencyValue = _shape_union("a command string or a map", {"str": str, "map": Dependency})
+
+StrategyMinGpus = _shape_union(
+    "a number or a map of numbers (per strategy) and per-hardware maps",
+    {"int": int, "float": float,
+     "map": dict[str, _shape_union("a number or a map of numbers",
+                                   {"int": int, "float": float, "map": dict[str, Num | None]}) | None]},
+)
+
+
+class RecipeModel(_Model):
+    """A whole recipe file (``models/<org>/<repo>.yaml``)."""
+
+    meta: Meta
+    model: ModelSection
+    features: dict[str, Feature | None] | None = None
+    opt_in_features: StrList | None = None
+    hardware_opt_in_features: dict[str, StrList | None] | None = None
+    variants: dict[str, Variant]
+    compatible_strategies: StrList | None = None
+    default_strategy: str | None = None
+    strategy_hardware: dict[str, HwStatusMap | None] | None = None
+    strategy_min_gpus: StrategyMinGpus | None = None
+    hardware_overrides: dict[str, RecipeHardwareOverride | None] | None = None
+    strategy_overrides: dict[str, StrategyOverride | None] | None = None
+    kv_offload_support: dict[str, str | None] | None = None
+    kv_cache_strategy_hardware: dict[str, HwStatusMap | None] | None = None
+    hardware_notes: dict[str, HardwareNoteValue | None] | None = None
+    omni: OmniSection | None = None
+    guide: str | None = None
+    dependencies: tuple[DependencyValue, ...] | None = None
+    advanced_options: Any = None
+    hf_id: str | None = None
+
+
+# --- taxonomy, strategies, kv stores ---------------------------------------------------------
+
+GenerationValue = _shape_union("a string or a list of strings", {"str": str, "list": StrList})
+
+
+class HardwareProfile(_Model):
+    """``taxonomy.hardware_profiles.<id>``."""
+
+    display_name: str | None = None
+    description: str | None = None
+    brand: str | None = None
+    generation: GenerationValue | None = None
+    gpu_generation: GenerationValue | None = None
+    gpu_count: Num | None = None
+    vram_gb: Num | None = None
+    scalable: bool | None = None
+    restricted: bool | None = None
+    multi_node: bool | None = None
+    arch: str | None = None
+
+
+class KvOffloadOption(_Model):
+    """``taxonomy.kv_offload.<key>`` (synthesis.md §1.6)."""
+
+    display_name: str | None = None
+    label: str | None = None
+    description: str | None = None
+    order: Num | None = None
+    group: str | None = None
+    docs_url: str | None = None
+    args: Args | None = None
+    env: Env | None = None
+    strategies: StrList | None = None
+    brands: StrList | None = None
+    requires_opt_in: bool | None = None
+    install: str | None = None
+    companion: Companion | None = None
+
+
+class KvOffloadGroup(_Model):
+    """``taxonomy.kv_offload_groups.<key>``: UI grouping of KV options."""
+
+    display_name: str | None = None
+    label: str | None = None
+    order: Num | None = None
+    sub_row_label: str | None = None
+    docs_url: str | None = None
+    description: str | None = None
+    tooltip: str | None = None
+
+
+class Frontend(_Model):
+    """``taxonomy.frontends.<key>`` (extensions.md §1.3)."""
+
+    display_name: str | None = None
+    description: str | None = None
+    env: Env | None = None
+
+
+class TaxonomyModel(_Model):
+    """``taxonomy.yaml``."""
+
+    open_keys: ClassVar[bool] = True
+    hardware_profiles: dict[str, HardwareProfile] | None = None
+    kv_offload: dict[str, KvOffloadOption] | None = None
+    kv_offload_groups: dict[str, KvOffloadGroup] | None = None
+    frontends: dict[str, Frontend] | None = None
+    tasks: Any = None
+    strategies: Any = None
+
+
+class StrategyRole(_Model):
+    """``prefill`` / ``decode`` block of the pd_cluster strategy."""
+
+    open_keys: ClassVar[bool] = True
+    vllm_args: Args | None = None
+    env: Env | None = None
+    parallelism: str | None = None
+    tp: Num | None = None
+    parallel_flag: str | None = None
+
+
+class StrategyModel(_Model):
+    """``strategies/<name>.yaml`` (synthesis.md §1.4)."""
+
+    open_keys: ClassVar[bool] = True
+    name: str | None = None
+    deploy_type: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    orientation: str | None = None
+    hardware_match: dict[str, Any] | None = None
+    parallel_flag: str | None = None
+    parallelism: str | None = None
+    vllm_args: Args | None = None
+    env: Env | None = None
+    prefill: StrategyRole | None = None
+    decode: StrategyRole | None = None
+    router: dict[str, Any] | None = None
+
+
+class KvStoreRouter(_Model):
+    """Router of a Mooncake deployment."""
+
+    open_keys: ClassVar[bool] = True
+    policy: str | None = None
+    install: str | None = None
+    port: Num | None = None
+
+
+KvInstall = _shape_union("an install string or a brand map", {"str": str, "map": dict[str, str | None]})
+
+
+class KvStoreVllm(_Model):
+    """vLLM side of a Mooncake deployment."""
+
+    open_keys: ClassVar[bool] = True
+    vllm_args: Args | None = None
+    env: Env | None = None
+    install: KvInstall | None = None
+    port: Num | None = None
+
+
+class KvStorePdRole(_Model):
+    """PD composition args of one role."""
+
+    open_keys: ClassVar[bool] = True
+    args: Args | None = None
+
+
+class KvStorePd(_Model):
+    """PD composition of a Mooncake deployment."""
+
+    open_keys: ClassVar[bool] = True
+    prefill: KvStorePdRole | None = None
+    decode: KvStorePdRole | None = None
+
+
+class MooncakeMaster(_Model):
+    """The Mooncake master process."""
+
+    open_keys: ClassVar[bool] = True
+    command: str | None = None
+    description: str | None = None
+
+
+class MooncakeStoreConfig(_Model):
+    """The optional standalone Mooncake store."""
+
+    open_keys: ClassVar[bool] = True
+    command: str | None = None
+    description: str | None = None
+    config: dict[str, Any] | None = None
+    note: str | None = None
+
+
+class MooncakeVllmConfig(_Model):
+    """Per-instance Mooncake config template."""
+
+    open_keys: ClassVar[bool] = True
+    mode: str | None = None
+    template: dict[str, Any] | None = None
+    note: str | None = None
+
+
+class KvStoreModel(_Model):
+    """``kv_store/<name>.yaml``: a Mooncake deployment (synthesis.md §1.5)."""
+
+    open_keys: ClassVar[bool] = True
+    name: str | None = None
+    deploy_type: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    label: str | None = None
+    order: Num | None = None
+    router: KvStoreRouter | None = None
+    vllm: KvStoreVllm | None = None
+    pd: KvStorePd | None = None
+    mooncake_master: MooncakeMaster | None = None
+    mooncake_store_config: MooncakeStoreConfig | None = None
+    mooncake_vllm_config: MooncakeVllmConfig | None = None
+    min_vllm_version: Version | None = None
+    default_instances: Num | None = None
+
+
+class Platform(_Model):
+    """``platforms.yaml`` entry (free-form beyond these keys)."""
+
+    open_keys: ClassVar[bool] = True
+    id: str | None = None
+    name: str | None = None
+    description: str | None = None
+    url: str | None = None
+    install: str | None = None
+
+
+PlatformsValue = _shape_union("a list or a map of platforms",
+                              {"list": tuple[Platform, ...], "map": dict[str, Platform | None]})
+
+
+class PlatformsModel(_Model):
+    """``platforms.yaml``."""
+
+    open_keys: ClassVar[bool] = True
+    platforms: PlatformsValue | None = None
+
+
+# --- parse helpers ---------------------------------------------------------------------------
+
+def parse_recipe(data: Any) -> RecipeModel:
+    """Validate raw (frozen or plain) recipe data; raises pydantic ``ValidationError``."""
+    return RecipeModel.model_validate(freeze(data))
+
+
+def parse_taxonomy(data: Any) -> TaxonomyModel:
+    """Validate ``taxonomy.yaml`` data."""
+    return TaxonomyModel.model_validate(freeze(data))
+
+
+def parse_hardware_profile(data: Any) -> HardwareProfile:
+    """Validate one hardware profile."""
+    return HardwareProfile.model_validate(freeze(data))
+
+
+def parse_kv_offload_option(data: Any) -> KvOffloadOption:
+    """Validate one taxonomy KV-offload option."""
+    return KvOffloadOption.model_validate(freeze(data))
+
+
+def parse_strategy(data: Any) -> StrategyModel:
+    """Validate one serving strategy file."""
+    return StrategyModel.model_validate(freeze(data))
+
+
+def parse_kv_store(data: Any) -> KvStoreModel:
+    """Validate one Mooncake deployment file."""
+    return KvStoreModel.model_validate(freeze(data))

@@ -1,0 +1,983 @@
+"""Recipe and catalog validation: every problem becomes a :class:`Finding`, never a traceback.
+
+What is checked (errors unless noted):
+
+* files that cannot be read or parsed (syntax, size limit, alias bombs, binary data),
+  repeated mapping keys;
+* wrong types and missing required keys, through the typed models of
+  :mod:`vllm_recipes.catalog.models`;
+* references: strategy ids (``compatible_strategies``, ``default_strategy``,
+  ``strategy_overrides``, ``strategy_hardware``, feature ``strategies``), feature
+  keys (``opt_in_features``, ``hardware_opt_in_features``, ``conflicts_with``),
+  KV-offload options and Mooncake deployments, frontends, PD pool modes;
+* the feature-mode rules of json-api.md §10.2, with the builder's exact messages;
+* arguments that look like JSON (start with ``{`` or ``[``) but do not parse;
+* warnings: unknown hardware ids (extensions.md §2.8), argument tokens containing
+  whitespace, unknown keys (with the nearest known key).
+
+The engine keeps reading the raw frozen data; these checks only report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import os
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Union
+
+from pydantic import BaseModel, Discriminator, Tag, ValidationError
+
+from . import models as m
+from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
+from .loader import Catalog, Recipe, hf_id_for
+from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
+
+__all__ = [
+    "ARG_LIST_KEYS",
+    "FEATURE_MODE_ERROR_HEADER",
+    "POOL_MODES",
+    "catalog_with_file",
+    "document_kind",
+    "feature_mode_error",
+    "feature_mode_issues",
+    "feature_mode_messages",
+    "register_checker",
+    "registered_checkers",
+    "validate_catalog",
+    "validate_document",
+    "validate_file",
+    "validate_recipe",
+    "validate_recipe_document",
+    "validated_files",
+]
+
+#: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
+ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
+#: PD pool modes (synthesis.md §3.8).
+POOL_MODES = ("tp", "tep", "dep")
+DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
+DEFAULT_FRONTENDS = ("python", "rust")
+FEATURE_MODE_ERROR_HEADER = "Invalid feature modes in {path}:"
+
+_registered: list[Checker] = []
+
+
+def register_checker(checker: Checker) -> Checker:
+    """Add a catalog-wide check run by every :func:`validate_catalog` call (usable as a decorator)."""
+    if checker not in _registered:
+        _registered.append(checker)
+    return checker
+
+
+def registered_checkers() -> tuple[Checker, ...]:
+    return tuple(_registered)
+
+
+# --------------------------------------------------------------------------------------------
+# JavaScript value semantics, for the §10.2 messages
+# --------------------------------------------------------------------------------------------
+
+def _js_truthy(value: Any) -> bool:
+    """JS truthiness: ``[]`` and ``{}`` are truthy; ``0``, ``""``, ``NaN``, null, false are not."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return not (value == 0 or (isinstance(value, float) and math.isnan(value)))
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def _js_str(value: Any) -> str:
+    """JS ``String(value)`` for YAML data (numbers without ``.0``, lists comma-joined)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return ",".join("" if v is None else _js_str(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def _entries(obj: Any) -> list[tuple[Any, Any]]:
+    """``Object.entries``: maps by key, lists and strings by index, anything else nothing."""
+    if isinstance(obj, dict):
+        return list(obj.items())
+    if isinstance(obj, list | tuple | str):
+        return list(enumerate(obj))
+    return []
+
+
+def _js_get(obj: Any, key: Any) -> Any:
+    """``obj[key]`` with JS key coercion (property names are strings)."""
+    name = _js_str(key)
+    if isinstance(obj, dict):
+        if isinstance(key, str) and key in obj:
+            return obj[key]
+        for k, v in obj.items():
+            if _js_str(k) == name:
+                return v
+        return None
+    if isinstance(obj, list | tuple | str):
+        if name == "length":
+            return len(obj)
+        if name.isdigit() and (name == "0" or not name.startswith("0")):
+            i = int(name)
+            return obj[i] if i < len(obj) else None
+    return None
+
+
+def _has_own(obj: Any, key: Any) -> bool:
+    """``Object.hasOwn(obj, key)``."""
+    name = _js_str(key)
+    if isinstance(obj, dict):
+        return any(_js_str(k) == name for k in obj)
+    if isinstance(obj, list | tuple | str):
+        return name == "length" or (name.isdigit() and (name == "0" or not name.startswith("0"))
+                                    and int(name) < len(obj))
+    return False
+
+
+def _js_includes(items: Sequence[Any], key: Any) -> bool:
+    """``array.includes(<string key>)``: strict equality against the key's string form."""
+    name = _js_str(key)
+    return any(isinstance(x, str) and x == name for x in items)
+
+
+# --------------------------------------------------------------------------------------------
+# json-api.md §10.2 feature-mode validation
+# --------------------------------------------------------------------------------------------
+
+def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
+    """§10.2 messages, in the builder's order, each with the key path it is about."""
+    out: list[tuple[KeyPath, str]] = []
+    r = recipe if isinstance(recipe, dict) else {}
+    features = r.get("features")
+    features = features if _js_truthy(features) else {}
+    variants = r.get("variants")
+    variants = variants if _js_truthy(variants) else {}
+    variant_keys = [k for k, _ in _entries(variants)]
+
+    for fk, feature in _entries(features):
+        if not isinstance(feature, dict) or "modes" not in feature:
+            continue
+        f = _js_str(fk)
+        base: KeyPath = ("features", fk)
+        modes = feature["modes"]
+        mode_items = list(modes.items()) if isinstance(modes, dict) else []
+        if not mode_items:
+            out.append(((*base, "modes"), f"features.{f}.modes must be a non-empty map"))
+            continue
+        if "args" in feature:
+            out.append(((*base, "args"), f"features.{f} cannot declare both args and modes"))
+        default_mode = feature.get("default_mode")
+        mode_names = [_js_str(k) for k, _ in mode_items]
+        if _js_truthy(default_mode) and not (isinstance(default_mode, str) and default_mode in mode_names):
+            out.append(((*base, "default_mode"),
+                        f"features.{f}.default_mode references unknown mode {_js_str(default_mode)}"))
+        for mk, mode in mode_items:
+            mp: KeyPath = (*base, "modes", mk)
+            prefix = f"features.{f}.modes.{_js_str(mk)}"
+            md = mode if isinstance(mode, dict) else {}
+            if not isinstance(md.get("args"), list | tuple):
+                out.append(((*mp, "args"), f"{prefix}.args must be an array"))
+            mv = md.get("variants")
+            if mv is not None and not isinstance(mv, list | tuple):
+                out.append(((*mp, "variants"), f"{prefix}.variants must be an array"))
+            if isinstance(mv, list | tuple):
+                for i, v in enumerate(mv):
+                    if not _has_own(variants, v):
+                        out.append(((*mp, "variants", i), f"{prefix}.variants references unknown variant {_js_str(v)}"))
+        for vk in variant_keys:
+            if not any(_mode_available(mode, vk) for _, mode in mode_items):
+                out.append(((*base, "modes"), f"features.{f} has no mode available for variant {_js_str(vk)}"))
+
+    for vk, variant in _entries(variants):
+        dms = variant.get("default_modes") if isinstance(variant, dict) else None
+        if not _js_truthy(dms):
+            continue
+        v = _js_str(vk)
+        for fk, mk in _entries(dms):
+            path: KeyPath = ("variants", vk, "default_modes", fk)
+            f = _js_str(fk)
+            feature = _js_get(features, fk)
+            if not _js_truthy(feature):
+                out.append((path, f"variants.{v}.default_modes references unknown feature {f}"))
+                continue
+            modes = _js_get(feature, "modes")
+            if not _js_truthy(modes):
+                out.append((path, f"variants.{v}.default_modes references non-modal feature {f}"))
+                continue
+            mode = _js_get(modes, mk)
+            if not _js_truthy(mode):
+                out.append((path, f"variants.{v}.default_modes.{f} references unknown mode {_js_str(mk)}"))
+                continue
+            mv = _js_get(mode, "variants")
+            if isinstance(mv, list | tuple) and mv and not _js_includes(mv, vk):
+                out.append((path, f"variants.{v}.default_modes.{f} selects mode {_js_str(mk)}, "
+                                  "which is unavailable for that variant"))
+    return out
+
+
+def _mode_available(mode: Any, variant_key: Any) -> bool:
+    mv = mode.get("variants") if isinstance(mode, dict) else None
+    return not isinstance(mv, list | tuple) or not mv or _js_includes(mv, variant_key)
+
+
+def feature_mode_messages(recipe: Any) -> list[str]:
+    """The §10.2 messages alone, in order (what the JSON API builder reports)."""
+    return [msg for _, msg in feature_mode_issues(recipe)]
+
+
+def feature_mode_error(rel_path: str, messages: Sequence[str]) -> str:
+    """The builder's error text: ``Invalid feature modes in <path>:\\n  - <m1>\\n  - <m2>``."""
+    return FEATURE_MODE_ERROR_HEADER.format(path=rel_path) + "\n  - " + "\n  - ".join(messages)
+
+
+# --------------------------------------------------------------------------------------------
+# Catalog vocabulary
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    """Ids a recipe may refer to, gathered once per catalog."""
+
+    hw_ids: tuple[str, ...]
+    generations: frozenset[str]
+    brands: frozenset[str]
+    archs: frozenset[str]
+    strategies: tuple[str, ...]
+    kv_stores: tuple[str, ...]
+    kv_options: tuple[str, ...]
+    kv_groups: tuple[str, ...]
+    frontends: tuple[str, ...]
+
+    @property
+    def keyed(self) -> tuple[str, ...]:
+        """Keys a hardware-keyed map may use: exact id, generation, brand, ``default``."""
+        extra = sorted((self.generations | self.brands | {"default", "nvidia"}) - set(self.hw_ids))
+        return (*self.hw_ids, *extra)
+
+    @property
+    def selectors(self) -> tuple[str, ...]:
+        return (*self.hw_ids, *(f"arch:{a}" for a in sorted(self.archs)))
+
+
+def _str_keys(value: Any) -> tuple[str, ...]:
+    return tuple(k for k in value if isinstance(k, str)) if isinstance(value, dict) else ()
+
+
+def _vocabulary(catalog: Catalog) -> _Vocabulary:
+    gens: set[str] = set()
+    brands: set[str] = set()
+    archs: set[str] = set()
+    for prof in catalog.hardware_profiles.values():
+        if not isinstance(prof, dict):
+            continue
+        for key in ("generation", "gpu_generation"):
+            g = prof.get(key)
+            for item in (g if isinstance(g, list | tuple) else (g,)):
+                if isinstance(item, str) and item:
+                    gens.add(item)
+        if isinstance(prof.get("brand"), str):
+            brands.add(prof["brand"].lower())
+        if isinstance(prof.get("arch"), str):
+            archs.add(prof["arch"])
+    groups = catalog.taxonomy.get("kv_offload_groups")
+    return _Vocabulary(
+        hw_ids=_str_keys(catalog.hardware_profiles),
+        generations=frozenset(gens),
+        brands=frozenset(brands),
+        archs=frozenset(archs),
+        strategies=_str_keys(catalog.serving_strategies),
+        kv_stores=_str_keys(catalog.kv_stores),
+        kv_options=_str_keys(catalog.kv_offload_options),
+        kv_groups=_str_keys(groups),
+        frontends=_str_keys(catalog.frontends) if catalog.frontends else DEFAULT_FRONTENDS,
+    )
+
+
+def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
+    if not isinstance(name, str):
+        return ""
+    got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{got[0]}'?)" if got else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Type errors from the typed models
+# --------------------------------------------------------------------------------------------
+
+_TAGS = frozenset({"null", "bool", "int", "float", "str", "map", "list", "brand", "cuda", "badmap", "other"})
+
+_EXPECTED = {
+    "string_type": "expected a string",
+    "int_type": "expected an integer",
+    "float_type": "expected a number",
+    "bool_type": "expected true or false",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+    "tuple_type": "expected a list",
+    "list_type": "expected a list",
+}
+
+
+def _describe(value: Any) -> str:
+    """``a string ("8")``-style description of a YAML value for messages."""
+    shape = m.shape_of(value)
+    if shape == "null":
+        return "null"
+    if shape == "map":
+        return "a mapping"
+    if shape == "list":
+        return "a list"
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _js_str(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    article = {"bool": "a boolean", "int": "an integer", "float": "a number", "str": "a string"}
+    return f"{article.get(shape, type(value).__name__)} ({text})"
+
+
+def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
+    """Map a pydantic error location onto the data's key path (dropping union tags).
+
+    Returns the path and whether the error is about a mapping *key*.
+    """
+    path: list[Any] = []
+    node = data
+    present = True
+    for seg in loc:
+        if seg == "[key]":
+            return tuple(path), True
+        if present and isinstance(node, dict) and _hashable(seg) and seg in node:
+            path.append(seg)
+            node = node[seg]
+            continue
+        if present and isinstance(node, list | tuple) and isinstance(seg, int) and 0 <= seg < len(node):
+            path.append(seg)
+            node = node[seg]
+            continue
+        if isinstance(seg, str) and seg in _TAGS:
+            continue
+        path.append(seg)
+        present = False
+    return tuple(path), False
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    else:
+        return []
+    out: list[Finding] = []
+    for err in errors:
+        path, is_key = _loc_to_path(tuple(err.get("loc", ())), data)
+        etype = err.get("type", "")
+        value = err.get("input")
+        if is_key:
+            msg = f"mapping key {_describe(path[-1]) if path else ''} must be a string".replace("  ", " ")
+            out.append(finding_at(doc, path, "error", msg, "type"))
+            continue
+        if etype == "missing":
+            name = _js_str(path[-1]) if path else "?"
+            out.append(finding_at(doc, path, "error", f"required key '{name}' is missing", "missing-key"))
+            continue
+        if etype == "wrong_type":
+            msg = f"{err.get('msg', 'wrong type')}, got {_describe(value)}"
+        elif etype in _EXPECTED:
+            msg = f"{_EXPECTED[etype]}, got {_describe(value)}"
+            if etype == "string_type" and isinstance(value, bool):
+                msg += " (YAML reads unquoted yes/no/on/off/true/false as booleans: quote the word)"
+        else:
+            msg = str(err.get("msg", "invalid value"))
+        out.append(finding_at(doc, path, "error", msg, "type"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Unknown keys, walking the model annotations alongside the data
+# --------------------------------------------------------------------------------------------
+
+@cache
+def _hints(model: type[BaseModel]) -> dict[str, Any]:
+    return typing.get_type_hints(model, include_extras=True)
+
+
+def _unknown_keys(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    if data is None:
+        return
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        base, *extras = typing.get_args(tp)
+        disc = next((x for x in extras if isinstance(x, Discriminator)), None)
+        if disc is not None and callable(disc.discriminator):
+            tag = disc.discriminator(data)
+            for member in typing.get_args(base):
+                if typing.get_origin(member) is typing.Annotated and any(
+                        isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
+                    _unknown_keys(member, data, path, out)
+                    return
+            return
+        _unknown_keys(base, data, path, out)
+        return
+    if origin is Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(tp) if a is not type(None)]
+        for member in members:
+            if _accepts_container(member, data):
+                _unknown_keys(member, data, path, out)
+                return
+        return
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if not isinstance(data, dict):
+            return
+        hints = _hints(tp)
+        fields = tp.model_fields
+        for key, value in data.items():
+            if isinstance(key, str) and key in fields:
+                _unknown_keys(hints[key], value, (*path, key), out)
+            elif not tp.open_keys:
+                out.append(((*path, key),
+                            f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
+        return
+    if origin is dict and isinstance(data, dict):
+        value_tp = typing.get_args(tp)[1]
+        for key, value in data.items():
+            _unknown_keys(value_tp, value, (*path, key), out)
+        return
+    if origin is tuple and isinstance(data, list | tuple):
+        item_tp = typing.get_args(tp)[0]
+        for i, value in enumerate(data):
+            _unknown_keys(item_tp, value, (*path, i), out)
+
+
+def _accepts_container(tp: Any, data: Any) -> bool:
+    """Whether union member ``tp`` is the one that would hold ``data``."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return True
+    if isinstance(data, dict):
+        return origin is dict or (isinstance(tp, type) and issubclass(tp, BaseModel))
+    if isinstance(data, list | tuple):
+        return origin is tuple
+    return False
+
+
+def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
+    out: list[tuple[KeyPath, str]] = []
+    _unknown_keys(model, data, (), out)
+    return [finding_at(doc, path, "warning", msg, "unknown-key") for path, msg in out]
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments
+# --------------------------------------------------------------------------------------------
+
+def _arg_findings(doc: YamlDocument) -> list[Finding]:
+    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning)."""
+    out: list[Finding] = []
+    stack: list[tuple[Any, KeyPath]] = [(doc.data, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = (*path, key)
+                if key in ARG_LIST_KEYS and isinstance(value, list | tuple):
+                    for i, token in enumerate(value):
+                        if isinstance(token, str):
+                            out.extend(_check_token(doc, (*child, i), token))
+                else:
+                    stack.append((value, child))
+        elif isinstance(node, list | tuple):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+    return out
+
+
+def _check_token(doc: YamlDocument, path: KeyPath, token: str) -> list[Finding]:
+    if token[:1] in ("{", "["):
+        try:
+            json.loads(token)
+        except (ValueError, RecursionError) as exc:
+            detail = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            return [finding_at(doc, path, "error",
+                               f"argument looks like JSON but does not parse: {detail}", "bad-json")]
+        return []
+    if any(ch.isspace() for ch in token):
+        return [finding_at(doc, path, "warning",
+                           f"argument {json.dumps(token, ensure_ascii=False)} contains whitespace; it is passed "
+                           "as a single shell word (split flag and value into separate list items)",
+                           "arg-whitespace")]
+    return []
+
+
+def _duplicate_key_findings(doc: YamlDocument) -> list[Finding]:
+    out = []
+    for path, pos in doc.duplicate_keys:
+        out.append(Finding("error", pos.file, pos.line, pos.col, format_key_path(path),
+                           f"duplicate key '{_js_str(path[-1])}': the later value silently replaces the "
+                           "earlier one (js-yaml rejects the file)", "duplicate-key"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Recipe reference checks
+# --------------------------------------------------------------------------------------------
+
+def _d(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value: Any) -> tuple | list:
+    return value if isinstance(value, list | tuple) else ()
+
+
+class _RecipeChecker:
+    """Reference checks of one recipe against the catalog vocabulary."""
+
+    def __init__(self, doc: YamlDocument, vocab: _Vocabulary) -> None:
+        self.doc = doc
+        self.v = vocab
+        self.out: list[Finding] = []
+        self.data: dict = doc.data if isinstance(doc.data, dict) else {}
+
+    def err(self, path: KeyPath, msg: str, code: str) -> None:
+        self.out.append(finding_at(self.doc, path, "error", msg, code))
+
+    def warn(self, path: KeyPath, msg: str, code: str) -> None:
+        self.out.append(finding_at(self.doc, path, "warning", msg, code))
+
+    # -- strategies ------------------------------------------------------------------------
+    def strategy(self, path: KeyPath, name: Any) -> None:
+        if not self.v.strategies or not isinstance(name, str) or name in self.v.strategies:
+            return
+        if name in self.v.kv_stores:
+            self.err(path, f"'{name}' is a KV-store deployment, not a serving strategy", "unknown-strategy")
+        else:
+            self.err(path, f"unknown strategy '{name}'{_did_you_mean(name, self.v.strategies)}",
+                     "unknown-strategy")
+
+    def feature(self, path: KeyPath, name: Any, features: dict) -> None:
+        if isinstance(name, str) and name not in features:
+            self.err(path, f"unknown feature '{name}'{_did_you_mean(name, _str_keys(features))}",
+                     "unknown-feature")
+
+    # -- hardware --------------------------------------------------------------------------
+    def hw_exact(self, path: KeyPath, hw: Any) -> None:
+        if self.v.hw_ids and isinstance(hw, str) and hw not in self.v.hw_ids:
+            self.warn(path, f"unknown hardware id '{hw}'{_did_you_mean(hw, self.v.hw_ids)}", "unknown-hardware")
+
+    def hw_selector(self, path: KeyPath, sel: Any) -> None:
+        if not self.v.hw_ids or not isinstance(sel, str):
+            return
+        if sel.startswith("arch:"):
+            arch = sel[len("arch:"):]
+            if arch not in self.v.archs:
+                self.warn(path, f"no hardware profile has arch '{arch}'"
+                                f"{_did_you_mean(sel, self.v.selectors)}", "unknown-hardware")
+        elif sel not in self.v.hw_ids:
+            self.warn(path, f"unknown hardware id '{sel}'{_did_you_mean(sel, self.v.selectors)}",
+                      "unknown-hardware")
+
+    def hw_keyed_map(self, path: KeyPath, value: Any, extra: Iterable[str] = ()) -> None:
+        if not self.v.hw_ids or not isinstance(value, dict):
+            return
+        known = set(self.v.keyed) | set(extra)
+        for key in value:
+            if isinstance(key, str) and key not in known:
+                self.warn((*path, key), f"unknown hardware key '{key}': not a profile id, generation or "
+                                        f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
+
+    def hw_exact_map(self, path: KeyPath, value: Any) -> None:
+        for key in _d(value):
+            self.hw_exact((*path, key), key)
+
+    # -- the checks --------------------------------------------------------------------------
+    def run(self) -> list[Finding]:
+        d = self.data
+        features = _d(d.get("features"))
+        meta = _d(d.get("meta"))
+        model = _d(d.get("model"))
+        variants = d.get("variants")
+
+        if isinstance(variants, dict) and "default" not in variants:
+            self.err(("variants", "default"), "required key 'default' is missing", "missing-key")
+
+        # meta
+        self.hw_exact_map(("meta", "hardware"), meta.get("hardware"))
+        self.hw_exact(("meta", "default_hardware"), meta.get("default_hardware"))
+
+        # model
+        frontend = model.get("default_frontend")
+        if isinstance(frontend, str) and frontend not in self.v.frontends:
+            self.err(("model", "default_frontend"),
+                     f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
+
+        # strategies
+        for i, s in enumerate(_l(d.get("compatible_strategies"))):
+            self.strategy(("compatible_strategies", i), s)
+        self.strategy(("default_strategy",), d.get("default_strategy"))
+        for s, block in _d(d.get("strategy_hardware")).items():
+            self.strategy(("strategy_hardware", s), s)
+            self.hw_keyed_map(("strategy_hardware", s), block)
+        for s, so in _d(d.get("strategy_overrides")).items():
+            self.strategy(("strategy_overrides", s), s)
+            self._strategy_override(("strategy_overrides", s), _d(so))
+        self._min_gpus(d.get("strategy_min_gpus"))
+
+        # features
+        for fk, feat in features.items():
+            f = _d(feat)
+            fp: KeyPath = ("features", fk)
+            for i, s in enumerate(_l(f.get("strategies"))):
+                self.strategy((*fp, "strategies", i), s)
+            for i, other in enumerate(_l(f.get("conflicts_with"))):
+                self.feature((*fp, "conflicts_with", i), other, features)
+            self.hw_keyed_map((*fp, "hardware_overrides"), f.get("hardware_overrides"))
+            self.hw_keyed_map((*fp, "hardware"), f.get("hardware"))
+            for mk, mode in _d(f.get("modes")).items():
+                md = _d(mode)
+                self.hw_keyed_map((*fp, "modes", mk, "hardware_overrides"), md.get("hardware_overrides"))
+                self.hw_keyed_map((*fp, "modes", mk, "hardware"), md.get("hardware"))
+        for i, fk in enumerate(_l(d.get("opt_in_features"))):
+            self.feature(("opt_in_features", i), fk, features)
+        for hw, lst in _d(d.get("hardware_opt_in_features")).items():
+            self.hw_exact(("hardware_opt_in_features", hw), hw)
+            for i, fk in enumerate(_l(lst)):
+                self.feature(("hardware_opt_in_features", hw, i), fk, features)
+
+        # variants
+        for vk, var in _d(variants).items():
+            v = _d(var)
+            vp: KeyPath = ("variants", vk)
+            for i, sel in enumerate(_l(v.get("supported_hardware"))):
+                self.hw_selector((*vp, "supported_hardware", i), sel)
+            self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
+            self.hw_keyed_map((*vp, "tp"), v.get("tp"))
+
+        # recipe-level hardware blocks
+        self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
+        self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
+
+        # KV offload and Mooncake
+        for opt, status in _d(d.get("kv_offload_support")).items():
+            path = ("kv_offload_support", opt)
+            if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
+                hint = " (Mooncake deployments are gated by kv_cache_strategy_hardware)" \
+                    if opt in self.v.kv_stores else _did_you_mean(opt, self.v.kv_options)
+                self.err(path, f"unknown KV-offload option '{opt}'{hint}", "unknown-kv-offload")
+            if isinstance(status, str) and status not in ("verified", "unsupported"):
+                self.warn(path, f"'{status}' has no effect: use 'verified' or 'unsupported'", "kv-status")
+        for kv, block in _d(d.get("kv_cache_strategy_hardware")).items():
+            path = ("kv_cache_strategy_hardware", kv)
+            if self.v.kv_stores and isinstance(kv, str) and kv not in self.v.kv_stores:
+                self.err(path, f"unknown KV-store deployment '{kv}'{_did_you_mean(kv, self.v.kv_stores)}",
+                         "unknown-kv-store")
+            self.hw_exact_map(path, block)
+        return self.out
+
+    def _strategy_override(self, path: KeyPath, so: dict) -> None:
+        self.hw_keyed_map((*path, "hardware_overrides"), so.get("hardware_overrides"))
+        self.hw_keyed_map((*path, "tp"), so.get("tp"))
+        for i, mode in enumerate(_l(so.get("pool_modes"))):
+            if isinstance(mode, str) and mode not in POOL_MODES:
+                self.err((*path, "pool_modes", i), f"unknown pool mode '{mode}' (one of tp, tep, dep)",
+                         "unknown-pool-mode")
+        for role in ("prefill", "decode"):
+            rc = _d(so.get(role))
+            par = rc.get("parallelism")
+            if isinstance(par, str) and par not in POOL_MODES:
+                self.err((*path, role, "parallelism"), f"unknown parallelism '{par}' (one of tp, tep, dep)",
+                         "unknown-pool-mode")
+            self.hw_keyed_map((*path, role, "hardware_overrides"), rc.get("hardware_overrides"))
+            self.hw_keyed_map((*path, role, "nodes"), rc.get("nodes"))
+
+    def _min_gpus(self, cfg: Any) -> None:
+        if not isinstance(cfg, dict):
+            return
+        strategy_keys = set(self.v.strategies) | set(POOL_MODES)
+        for key in cfg:
+            if not isinstance(key, str) or key in strategy_keys:
+                continue
+            if self.v.strategies and self.v.hw_ids and key not in self.v.hw_ids:
+                self.warn(("strategy_min_gpus", key),
+                          f"'{key}' is neither a strategy, a pool mode nor a hardware id"
+                          f"{_did_you_mean(key, [*self.v.strategies, *self.v.hw_ids])}", "unknown-hardware")
+
+
+# --------------------------------------------------------------------------------------------
+# Data-file checks (taxonomy, strategies, kv stores)
+# --------------------------------------------------------------------------------------------
+
+def _data_file_checks(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[Finding]:
+    out: list[Finding] = []
+    data = _d(doc.data)
+    if kind in ("strategy", "kv_store"):
+        dt = data.get("deploy_type")
+        if isinstance(dt, str) and dt not in DEPLOY_TYPES:
+            out.append(finding_at(doc, ("deploy_type",), "warning",
+                                  f"unknown deploy_type '{dt}' (rendered as a single node; known: "
+                                  f"{', '.join(DEPLOY_TYPES)})", "deploy-type"))
+        if kind == "kv_store" and dt is not None and dt != "kv_store_lb":
+            out.append(finding_at(doc, ("deploy_type",), "warning",
+                                  "a kv_store/ file should have deploy_type kv_store_lb", "deploy-type"))
+    if kind == "taxonomy":
+        for key, opt in _d(data.get("kv_offload")).items():
+            o = _d(opt)
+            for i, s in enumerate(_l(o.get("strategies"))):
+                if vocab.strategies and isinstance(s, str) and s not in vocab.strategies:
+                    out.append(finding_at(doc, ("kv_offload", key, "strategies", i), "error",
+                                          f"unknown strategy '{s}'{_did_you_mean(s, vocab.strategies)}",
+                                          "unknown-strategy"))
+            group = o.get("group")
+            if isinstance(group, str) and group not in vocab.kv_groups:
+                out.append(finding_at(doc, ("kv_offload", key, "group"), "warning",
+                                      f"unknown kv_offload group '{group}'", "unknown-group"))
+    return out
+
+
+_KIND_MODELS: dict[str, type[BaseModel]] = {
+    "recipe": m.RecipeModel,
+    "taxonomy": m.TaxonomyModel,
+    "strategy": m.StrategyModel,
+    "kv_store": m.KvStoreModel,
+    "platforms": m.PlatformsModel,
+}
+
+
+def document_kind(rel_path: str) -> str:
+    """``recipe``, ``taxonomy``, ``platforms``, ``strategy`` or ``kv_store`` from a file's path."""
+    p = rel_path.removeprefix("<bundled>/").replace(os.sep, "/")
+    parts = p.split("/")
+    name = parts[-1]
+    parent = parts[-2] if len(parts) > 1 else ""
+    if name == "taxonomy.yaml":
+        return "taxonomy"
+    if name == "platforms.yaml":
+        return "platforms"
+    if parent == "strategies":
+        return "strategy"
+    if parent == "kv_store":
+        return "kv_store"
+    return "recipe"
+
+
+# --------------------------------------------------------------------------------------------
+# Per-document entry points
+# --------------------------------------------------------------------------------------------
+
+def _guarded(doc_file: str, fn: typing.Callable[[], list[Finding]]) -> list[Finding]:
+    """Run a check; an unexpected exception becomes an error finding instead of a traceback."""
+    try:
+        return fn()
+    except Exception as exc:  # pragma: no cover - defensive: the validator must never crash
+        return [Finding("error", doc_file, 1, 1, "<root>",
+                        f"internal validator error ({type(exc).__name__}: {exc}); please report", "internal")]
+
+
+def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
+                      _vocab: _Vocabulary | None = None) -> list[Finding]:
+    """All per-file checks for one parsed document of the given ``kind``."""
+    vocab = _vocab or _vocabulary(catalog)
+
+    def run() -> list[Finding]:
+        out = _duplicate_key_findings(doc)
+        if not isinstance(doc.data, dict):
+            got = "an empty file" if doc.data is None else _describe(doc.data)
+            out.append(finding_at(doc, (), "error", f"expected a mapping at the top level, got {got}", "type"))
+            return out
+        model = _KIND_MODELS.get(kind, m.RecipeModel)
+        if kind == "recipe":
+            fm = feature_mode_issues(doc.data)
+            fm_paths = {p for p, _ in fm}
+            for f in _type_findings(doc, model, doc.data):
+                # §10.2 already explains these, with the builder's wording
+                if f.code == "type" and any(format_key_path(p) == f.key_path for p in fm_paths):
+                    continue
+                out.append(f)
+            out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
+            out.extend(_RecipeChecker(doc, vocab).run())
+        else:
+            out.extend(_type_findings(doc, model, doc.data))
+            out.extend(_data_file_checks(doc, kind, vocab))
+        out.extend(_unknown_key_findings(doc, model, doc.data))
+        out.extend(_arg_findings(doc))
+        return out
+
+    return _guarded(doc.file, run)
+
+
+def validate_recipe_document(doc: YamlDocument, catalog: Catalog) -> list[Finding]:
+    """Checks of one recipe document (``doc.data`` may be anything)."""
+    return validate_document(doc, "recipe", catalog)
+
+
+def validate_recipe(recipe: Recipe, catalog: Catalog) -> list[Finding]:
+    """Checks of one loaded recipe."""
+    return validate_document(recipe.doc, "recipe", catalog)
+
+
+# --------------------------------------------------------------------------------------------
+# Whole catalog
+# --------------------------------------------------------------------------------------------
+
+def _is_bundled_fallback(rel_path: str) -> bool:
+    """Bundled files a user directory falls back to are validated with the bundled catalog, not here."""
+    return rel_path.startswith("<bundled>/")
+
+
+def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> list[str]:
+    """The files :func:`validate_catalog` looks at (for the summary line)."""
+    wanted = None if files is None else set(files)
+    names: list[str] = []
+    for src in catalog.sources:
+        if not _is_bundled_fallback(src.rel_path):
+            names.append(src.rel_path)
+    names.extend(r.rel_path for r in catalog.recipes)
+    names.extend(e.position.file for e in catalog.load_errors)
+    seen: dict[str, None] = {}
+    for n in names:
+        if wanted is None or n in wanted:
+            seen.setdefault(n)
+    return list(seen)
+
+
+def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
+                     extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
+    """Validate every file of ``catalog`` (or only ``files``, by catalog-relative path).
+
+    ``extra_checks`` (and checkers added with :func:`register_checker`) run after the
+    built-in checks; their findings are filtered to ``files`` too.
+    """
+    return _validate(catalog, files, extra_checks, external=frozenset())
+
+
+def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Sequence[Checker] | None,
+              external: frozenset[str]) -> list[Finding]:
+    wanted = None if files is None else set(files)
+
+    def keep(name: str) -> bool:
+        return wanted is None or name in wanted
+
+    vocab = _vocabulary(catalog)
+    out: list[Finding] = []
+    for exc in catalog.load_errors:
+        if keep(exc.position.file):
+            out.append(finding_from_load_error(exc))
+    for src in catalog.sources:
+        if _is_bundled_fallback(src.rel_path) or not keep(src.rel_path):
+            continue
+        out.extend(validate_document(src.doc, document_kind(src.rel_path), catalog, vocab))
+    seen_ids: dict[str, str] = {}
+    for recipe in catalog.recipes:
+        if recipe.rel_path not in external:
+            key = recipe.hf_id.lower()
+            if key in seen_ids and keep(recipe.rel_path):
+                out.append(finding_at(recipe.doc, (), "warning",
+                                      f"recipe id '{recipe.hf_id}' is also defined by {seen_ids[key]}; "
+                                      "this file shadows it", "duplicate-id"))
+            seen_ids.setdefault(key, recipe.rel_path)
+        if keep(recipe.rel_path):
+            out.extend(validate_document(recipe.doc, "recipe", catalog, vocab))
+    for check in (*_registered, *(extra_checks or ())):
+        try:
+            found = list(check(catalog))
+        except Exception as exc:
+            name = getattr(check, "__name__", repr(check))
+            out.append(Finding("error", str(catalog.root), 1, 1, "<root>",
+                               f"checker {name} failed ({type(exc).__name__}: {exc})", "internal"))
+            continue
+        out.extend(f for f in found if isinstance(f, Finding) and keep(f.file))
+    return sort_findings(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Files given on the command line
+# --------------------------------------------------------------------------------------------
+
+def _hf_id_from_path(path: Path) -> str:
+    """hf_id from ``.../models/<org>/<repo>.yaml``; else ``<parent>/<stem>``."""
+    parts = path.resolve().parts
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == "models":
+            hf = hf_id_for("/".join(parts[i + 1:]))
+            if hf:
+                return hf
+            break
+    return f"{path.resolve().parent.name or 'local'}/{path.stem}"
+
+
+def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) -> tuple[Catalog, str, str]:
+    """``catalog`` plus the file at ``path``: ``(catalog, file key, kind)``.
+
+    A file inside the catalog's root is already part of it (its key is the
+    catalog-relative path); any other recipe file is added to a copy of the
+    catalog so catalog-wide checks see it too.
+    """
+    try:
+        rel = path.resolve().relative_to(catalog.root.resolve()).as_posix()
+    except (ValueError, OSError):
+        rel = None
+    if rel is not None and rel in validated_files(catalog):
+        return catalog, rel, document_kind(rel)
+    name = display or str(path)
+    kind = document_kind(path.as_posix())
+    if kind != "recipe":
+        return catalog, name, kind
+    try:
+        doc = load_yaml_file(path, name)
+    except YamlLoadError as exc:
+        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
+    if not isinstance(doc.data, dict):
+        got = "empty" if doc.data is None else type(doc.data).__name__
+        exc = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
+        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
+    recipe = Recipe(_hf_id_from_path(path), name, doc)
+    return dataclasses.replace(catalog, recipes=(*catalog.recipes, recipe)), name, kind
+
+
+def validate_file(path: Path, catalog: Catalog, display: str | None = None,
+                  extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
+    """Validate one file (inside the catalog's root or anywhere else) against ``catalog``."""
+    cat, key, kind = catalog_with_file(catalog, path, display)
+    if cat is catalog and key not in validated_files(catalog):
+        # a data file outside the catalog: per-file checks only
+        try:
+            doc = load_yaml_file(path, key)
+        except YamlLoadError as exc:
+            return [finding_from_load_error(exc)]
+        return sort_findings(validate_document(doc, kind, catalog))
+    external = frozenset() if cat is catalog else frozenset({key})
+    return _validate(cat, [key], extra_checks, external)
+
