@@ -110,7 +110,7 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
     count = obj.get("count")
     if is_number(count) and count >= 1 and math.isfinite(count):
-        kv_count = int(math.floor(count))
+        kv_count = math.floor(count)
     elif kv_store is not None and truthy(kv_store.get("default_instances")):
         kv_count = kv_store["default_instances"]
     else:

@@ -7,7 +7,16 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
-from vllm_recipes.select.js import as_map, first_present, first_truthy, get, is_map, is_number, js_floor_div, truthy
+from vllm_recipes.select.js import (
+    as_map,
+    first_present,
+    first_truthy,
+    get,
+    is_map,
+    is_number,
+    js_floor_div,
+    truthy,
+)
 from vllm_recipes.select.selection import Selection
 
 from .context import Ctx, build_context

@@ -1,0 +1,152 @@
+"""``vllm-recipes command`` and ``vllm-recipes explain``: exact commands and why each flag is there."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+from vllm_recipes.render.explain import explain_json, explain_plan
+from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
+from vllm_recipes.synth.resolve import resolve
+
+from .main import cli, recipes_dir_option
+
+
+def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for v in values:
+        f, sep, m = v.partition("=")
+        if not sep:
+            f, sep, m = v.partition(":")
+        if not sep or not f or not m:
+            raise click.UsageError(f"--mode expects FEATURE=MODE, got {v!r}")
+        out.append((f, m))
+    return tuple(out)
+
+
+def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options shared by ``command`` and ``explain`` (ui.md URL parameters)."""
+    opts = [
+        click.option("--hardware", help="Hardware profile id (default: the recipe's default)."),
+        click.option("--variant", help="Variant key (default: default)."),
+        click.option("--strategy", help="Serving strategy id (default: the recommendation)."),
+        click.option("--nodes", type=click.IntRange(1, 16), help="Node count for multi-node strategies."),
+        click.option("--feature", "add_features", multiple=True, help="Enable a feature (repeatable)."),
+        click.option("--no-feature", "remove_features", multiple=True, help="Disable a feature (repeatable)."),
+        click.option("--mode", "modes", multiple=True, help="Feature mode as FEATURE=MODE (repeatable)."),
+        click.option("--advanced", multiple=True, help="Advanced tuning option id (repeatable)."),
+        click.option("--arg", "extra_args", multiple=True, help="Extra argument token appended as advanced args."),
+        click.option("--kv-offload", help="KV offload option or Mooncake deployment id."),
+        click.option("--kv-instances", type=click.IntRange(1, 16), help="Mooncake instance count."),
+        click.option("--kv-instance", type=click.IntRange(0, 15), help="Mooncake instance to render (0-based)."),
+        click.option("--prefill-nodes", type=click.IntRange(0, 16), help="PD prefill pool nodes (0 and "
+                     "--decode-nodes 0: co-located half-node layout)."),
+        click.option("--decode-nodes", type=click.IntRange(0, 16), help="PD decode pool nodes."),
+        click.option("--prefill-mode", help="PD prefill pool mode (tp, tep, dep)."),
+        click.option("--decode-mode", help="PD decode pool mode (tp, tep, dep)."),
+        click.option("--prefill-rank", type=click.IntRange(0, 15), help="PD prefill node to render."),
+        click.option("--decode-rank", type=click.IntRange(0, 15), help="PD decode node to render."),
+        click.option("--frontend", help="OpenAI-compatible frontend (python, rust)."),
+        click.option("--router", "pd_router", help="PD router (vllm-router, smg-grpc)."),
+        click.option("--install", type=click.Choice(["pip", "docker"]), help="Install / run method."),
+        click.option("--task", help="Omni task key."),
+        recipes_dir_option,
+        click.argument("hf_id"),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _fail(message: str) -> None:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(2)
+
+
+def _load(recipes_dir: str | None) -> Catalog:
+    try:
+        return load_catalog(recipes_dir)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        _fail(str(exc))
+        raise
+
+
+def resolve_request(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> tuple[Recipe, PageState]:
+    recipe = catalog.recipe(hf_id)
+    if recipe is None:
+        parent = catalog.variant_parent(hf_id)
+        if parent is not None:
+            recipe, vk = parent
+            kw.setdefault("variant", None)
+            kw["variant"] = kw["variant"] or vk
+        else:
+            close = catalog.close_matches(hf_id)
+            _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    assert recipe is not None
+    pn, dn = kw.get("prefill_nodes"), kw.get("decode_nodes")
+    if (pn == 0) != (dn == 0) and pn is not None and dn is not None:
+        _fail("--prefill-nodes 0 asks for the co-located layout; pass --decode-nodes 0 too.")
+    req = PageRequest(
+        hardware=kw.get("hardware"), variant=kw.get("variant"), strategy=kw.get("strategy"), nodes=kw.get("nodes"),
+        add_features=tuple(kw.get("add_features") or ()), remove_features=tuple(kw.get("remove_features") or ()),
+        fmode=_parse_mode(tuple(kw.get("modes") or ())), advanced=tuple(kw.get("advanced") or ()),
+        extra_args=tuple(kw.get("extra_args") or ()), kv_offload=kw.get("kv_offload"),
+        kv_instances=kw.get("kv_instances"), kv_instance=kw.get("kv_instance"),
+        prefill_nodes=pn, decode_nodes=dn, prefill_mode=kw.get("prefill_mode"),
+        decode_mode=kw.get("decode_mode"), prefill_rank=kw.get("prefill_rank"), decode_rank=kw.get("decode_rank"),
+        frontend=kw.get("frontend"), install=kw.get("install"), pd_router=kw.get("pd_router"), task=kw.get("task"),
+    )
+    try:
+        return recipe, build_state(catalog, recipe, req, strict=True)
+    except SelectionError as exc:
+        _fail(str(exc))
+        raise
+
+
+@cli.command("command")
+@selection_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, **kw: Any) -> None:
+    """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state)."""
+    catalog = _load(recipes_dir)
+    recipe, state = resolve_request(catalog, hf_id, kw)
+    ctx, plan = resolve(catalog, recipe, state.selection)
+    if fmt == "json":
+        obj = rendering_object(ctx, plan)
+        click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+        return
+    click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
+
+
+@cli.command("explain")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -> None:
+    """Show every final flag and env var with its layer, file:line and what it shadowed."""
+    catalog = _load(recipes_dir)
+    recipe, state = resolve_request(catalog, hf_id, kw)
+    _ctx, plan = resolve(catalog, recipe, state.selection)
+    if as_json:
+        click.echo(json.dumps(explain_json(catalog, plan), indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(140, Console().width), soft_wrap=False)
+    for title, rows in explain_plan(catalog, plan):
+        table = Table(title=title, show_lines=False, expand=False)
+        for col in ("kind", "flag / env", "value", "layer", "from", "shadowed"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            shadow = "; ".join(f"{s['value']!s} ({s['layer']}{' @ ' + s['location'] if s['location'] else ''})"
+                               for s in r.shadowed)
+            where = r.source["location"] or (r.source["note"] or "")
+            table.add_row(r.kind, r.name, r.value or "", r.source["layer"], where, shadow)
+        console.print(table)

@@ -1,0 +1,112 @@
+"""What a user copies: one titled block per process, in launch order.
+
+Shared by the CLI's text output and the website's command tabs. Pip mode
+prefixes ``export K=V`` lines; docker mode wraps each ``vllm serve`` in
+``docker run`` (synthesis.md §9). Router, Mooncake and companion processes are
+not vLLM serve processes and are printed as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.select.js import js_str
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
+
+from .docker import docker_run_text
+from .rendering import env_pairs, meta_for
+from .shell import quote, render_invocation, router_text
+
+
+@dataclass(frozen=True)
+class Block:
+    """One copyable process (or file) of a deployment."""
+
+    key: str
+    title: str
+    text: str
+    #: ``serve`` for vLLM processes, else ``router``, ``companion``, ``mooncake``, ``config``
+    kind: str
+    description: str = ""
+
+
+def export_lines(env: tuple[EnvValue, ...]) -> list[str]:
+    return [f"export {e.key}={quote(js_str(e.value))}" for e in env]
+
+
+def serve_text(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], install: str, port: int = 8000) -> str:
+    cmd, _argv, _fin = render_invocation(inv)
+    if install == "docker":
+        return docker_run_text(cmd, env_pairs(env), meta_for(ctx), port)
+    exports = export_lines(env)
+    return "\n".join([*exports, cmd]) if exports else cmd
+
+
+def deployment_blocks(ctx: Ctx, plan: Plan, install: str = "pip") -> list[Block]:
+    """Every process of ``plan`` in launch order, as copyable text."""
+    blocks: list[Block] = []
+    if isinstance(plan, SinglePlan):
+        for c in plan.companions:
+            blocks.append(Block(f"companion-{c.feature}", c.label, c.command, "companion", c.description))
+        blocks.append(Block("serve", "vLLM", serve_text(ctx, plan.serve, plan.env, install), "serve"))
+    elif isinstance(plan, MultiNodePlan):
+        blocks.append(Block("head", "Head", serve_text(ctx, plan.head, plan.env, install), "serve"))
+        for i, w in enumerate(plan.workers, start=1):
+            blocks.append(Block(f"node-{i}", f"Node {i}", serve_text(ctx, w, plan.env, install), "serve"))
+    elif isinstance(plan, PdPlan):
+        if plan.mooncake is not None:
+            blocks += _mooncake_blocks(plan.mooncake.config, plan.mooncake.config_note, plan.mooncake.master,
+                                       plan.mooncake.store)
+        for rp, port in ((plan.prefill, 8001), (plan.decode, 8002)):
+            blocks.append(Block(rp.role, rp.role.capitalize(), serve_text(ctx, rp.serve, rp.env, install, port),
+                                "serve"))
+        blocks.append(Block("router", "Router", router_text(plan.router.lines), "router",
+                            f"Install: {plan.router.install}"))
+    elif isinstance(plan, KvStorePlan):
+        blocks += _mooncake_blocks(plan.mooncake_config, plan.mooncake_config_note, plan.master, plan.store)
+        inst = f"instance {plan.current_instance + 1} of {plan.instances}"
+        desc = f"Install first: {plan.install}" if plan.install else ""
+        if plan.multi_node_instance:
+            blocks.append(Block("vllm-head", f"vLLM {inst}: head", serve_text(ctx, plan.vllm, plan.env, install),
+                                "serve", desc))
+            for i, w in enumerate(plan.workers, start=1):
+                blocks.append(Block(f"vllm-node-{i}", f"vLLM {inst}: node {i}",
+                                    serve_text(ctx, w, plan.env, install), "serve", desc))
+        else:
+            blocks.append(Block("vllm", f"vLLM {inst}", serve_text(ctx, plan.vllm, plan.env, install), "serve", desc))
+        if plan.router is not None:
+            blocks.append(Block("router", "Router", router_text(plan.router.lines), "router",
+                                f"Install: {plan.router.install}; listens on port {plan.router.port}"))
+    return blocks
+
+
+def _mooncake_blocks(config: Any, note: str, master: dict[str, Any], store: dict[str, Any] | None) -> list[Block]:
+    cfg_json = json.dumps(config, indent=2, ensure_ascii=False)
+    out = [Block("mooncake-config", "Mooncake config",
+                 f"cat > \"$MOONCAKE_CONFIG_PATH\" <<'EOF'\n{cfg_json}\nEOF", "config", note)]
+    out.append(Block("mooncake-master", "Mooncake master", str(master.get("command") or ""), "mooncake",
+                     str(master.get("description") or "")))
+    if store is not None:
+        text = str(store.get("command") or "")
+        if store.get("config") is not None:
+            store_json = json.dumps(store["config"], indent=2, ensure_ascii=False)
+            text = f"cat > \"$MOONCAKE_STORE_CONFIG_PATH\" <<'EOF'\n{store_json}\nEOF\n{text}"
+        out.append(Block("mooncake-store", "Mooncake store", text, "mooncake",
+                         " ".join(x for x in (str(store.get("description") or ""), str(store.get("note") or "")) if x)))
+    return out
+
+
+def deployment_text(blocks: list[Block]) -> str:
+    """All blocks as one copyable text with ``# Title`` separators (single block: bare)."""
+    if len(blocks) == 1:
+        return blocks[0].text
+    parts = []
+    for b in blocks:
+        header = f"# {b.title}"
+        if b.description:
+            header += "\n# " + b.description.replace("\n", "\n# ")
+        parts.append(f"{header}\n{b.text}")
+    return "\n\n".join(parts)

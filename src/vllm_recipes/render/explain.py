@@ -1,0 +1,96 @@
+"""Explain a plan: every final flag and env var -> layer -> ``file:line`` -> what it shadowed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, format_key_path
+from vllm_recipes.select.js import js_str
+from vllm_recipes.synth.plan import (
+    Arg,
+    EnvValue,
+    Invocation,
+    KvStorePlan,
+    MultiNodePlan,
+    PdPlan,
+    Plan,
+    SinglePlan,
+    Source,
+)
+
+from .shell import finalize
+
+
+def locate(catalog: Catalog, src: Source) -> str:
+    """``file:line`` of a source (computed values have no file)."""
+    if not src.file:
+        return ""
+    doc = catalog.source_for(src.file)
+    if doc is None:
+        return src.file
+    pos = doc.position(src.key_path)
+    return f"{src.file}:{pos.line}"
+
+
+def source_dict(catalog: Catalog, src: Source) -> dict[str, Any]:
+    return {"layer": src.layer, "location": locate(catalog, src) or None,
+            "key_path": format_key_path(src.key_path) if src.file else None, "note": src.note or None}
+
+
+@dataclass(frozen=True)
+class ExplainRow:
+    kind: str  # "arg" or "env"
+    name: str
+    value: str | None
+    source: dict[str, Any]
+    shadowed: list[dict[str, Any]]
+
+
+def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:
+    fin = finalize(inv)
+    rows: list[ExplainRow] = []
+    toks = fin.tokens
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        value: Arg | None = None
+        if t.value.startswith("-") and i + 1 < len(toks) and not toks[i + 1].value.startswith("-"):
+            value = toks[i + 1]
+        shadowed = []
+        for u in fin.shadowed.get(t.value, ()):
+            shadowed.append({"value": u.value.value if u.value else None, **source_dict(catalog, u.flag.source)})
+        rows.append(ExplainRow("arg", t.value, value.value if value else None, source_dict(catalog, t.source),
+                               shadowed))
+        i += 2 if value is not None else 1
+    return rows
+
+
+def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]:
+    return [ExplainRow("env", e.key, js_str(e.value), source_dict(catalog, e.source),
+                       [{"value": js_str(v), **source_dict(catalog, s)} for v, s in e.shadowed]) for e in env]
+
+
+def explain_plan(catalog: Catalog, plan: Plan) -> list[tuple[str, list[ExplainRow]]]:
+    """Sections ``(process title, rows)`` covering every serve process of the plan."""
+    out: list[tuple[str, list[ExplainRow]]] = []
+    if isinstance(plan, SinglePlan):
+        out.append(("vLLM", explain_invocation(catalog, plan.serve) + explain_env(catalog, plan.env)))
+    elif isinstance(plan, MultiNodePlan):
+        out.append(("Head", explain_invocation(catalog, plan.head) + explain_env(catalog, plan.env)))
+        for i, w in enumerate(plan.workers, start=1):
+            out.append((f"Node {i}", explain_invocation(catalog, w)))
+    elif isinstance(plan, PdPlan):
+        for rp in (plan.prefill, plan.decode):
+            out.append((rp.role.capitalize(), explain_invocation(catalog, rp.serve) + explain_env(catalog, rp.env)))
+    elif isinstance(plan, KvStorePlan):
+        out.append(("vLLM instance", explain_invocation(catalog, plan.vllm) + explain_env(catalog, plan.env)))
+        for i, w in enumerate(plan.workers, start=1):
+            out.append((f"vLLM instance node {i}", explain_invocation(catalog, w)))
+    return out
+
+
+def explain_json(catalog: Catalog, plan: Plan) -> list[dict[str, Any]]:
+    return [{"process": title, "entries": [
+        {"kind": r.kind, "name": r.name, "value": r.value, **r.source, "shadowed": r.shadowed} for r in rows
+    ]} for title, rows in explain_plan(catalog, plan)]

@@ -1,0 +1,592 @@
+"""The command builder's selection: page initial state (synthesis.md §4.8) plus user
+choices (ui.md URL parameters / CLI options) -> a complete :class:`Selection`.
+
+``strict`` requests (CLI, ``/api/resolve``) refuse anything that cannot be honoured
+with a :class:`SelectionError` naming the valid choices; lenient requests (the web
+page) drop an unusable parameter and record a notice, like the public site
+rewriting an invalid URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+
+from .defaults import (
+    default_features,
+    list_compatible_hardware,
+    pick_default_hardware,
+    pick_fitting_variant,
+    recommend_strategy,
+    resolve_single_node_tp,
+)
+from .gates import (
+    MAX_NODES,
+    allowed_modes,
+    effective_vram_min,
+    feature_conflicts,
+    fits_single_node,
+    is_feature_allowed_for_strategy,
+    is_hardware_supported,
+    is_listed,
+    is_precision_compatible,
+    is_scalable,
+    is_strategy_reachable,
+    is_strategy_supported_on_hardware,
+    is_variant_hardware_supported,
+    kv_offload_allowed_for_strategy,
+    kv_offload_brand_supported,
+    kv_offload_supported_for_recipe,
+    kv_store_offered,
+    nodes_for_strategy,
+    offered_strategies,
+    pd_pool_modes,
+    resolve_mode_key,
+    variant_runs_on,
+)
+from .js import as_list, as_map, get, is_map, is_number, truthy
+from .lookups import gen
+from .selection import Selection
+
+MAX_KV_INSTANCES = 16
+MAX_QUERY_VALUE = 512
+
+
+class SelectionError(ValueError):
+    """A user choice that cannot be honoured; names the parameter and the valid choices."""
+
+    def __init__(self, param: str, message: str, choices: Sequence[str] = ()) -> None:
+        self.param = param
+        self.message = message
+        self.choices = list(choices)
+        text = message + (f" Valid choices: {', '.join(self.choices)}." if self.choices else "")
+        super().__init__(text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": str(self), "param": self.param, "choices": self.choices}
+
+
+@dataclass(frozen=True)
+class AdvancedOption:
+    id: str
+    label: str
+    args: tuple[str, ...]
+
+
+#: Tuning presets of the builder's Advanced row (ui.md); ids are ours.
+ADVANCED_OPTIONS: tuple[AdvancedOption, ...] = (
+    AdvancedOption("max_batched_8k", "Max batched tokens 8192", ("--max-num-batched-tokens", "8192")),
+    AdvancedOption("max_seqs_256", "Max sequences 256", ("--max-num-seqs", "256")),
+    AdvancedOption("gpu_mem_095", "GPU memory utilization 0.95", ("--gpu-memory-utilization", "0.95")),
+    AdvancedOption("max_model_len_auto", "Max model length auto", ("--max-model-len", "auto")),
+    AdvancedOption("dcp_8", "Decode context parallel 8", ("--decode-context-parallel-size", "8")),
+    AdvancedOption("no_flashinfer_autotune", "Disable FlashInfer autotune", ("--no-enable-flashinfer-autotune",)),
+    AdvancedOption("ep_weight_filter", "EP weight filter", ("--enable-ep-weight-filter",)),
+)
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """Raw user choices; ``None`` means "not given" (take the default)."""
+
+    hardware: str | None = None
+    variant: str | None = None
+    strategy: str | None = None
+    nodes: int | None = None
+    #: a full feature list (URL ``features=``) replacing the defaults
+    features: tuple[str, ...] | None = None
+    #: features to switch on / off relative to the defaults (CLI)
+    add_features: tuple[str, ...] = ()
+    remove_features: tuple[str, ...] = ()
+    fmode: tuple[tuple[str, str], ...] = ()
+    advanced: tuple[str, ...] = ()
+    #: raw extra argument tokens (CLI ``--arg``)
+    extra_args: tuple[str, ...] = ()
+    kv_offload: str | None = None
+    kv_instances: int | None = None
+    kv_instance: int | None = None
+    prefill_nodes: int | None = None
+    decode_nodes: int | None = None
+    prefill_mode: str | None = None
+    decode_mode: str | None = None
+    prefill_rank: int | None = None
+    decode_rank: int | None = None
+    frontend: str | None = None
+    install: str | None = None
+    pd_router: str | None = None
+    task: str | None = None
+
+
+@dataclass(frozen=True)
+class PageState:
+    """A complete, valid builder state and what its defaults were (for clean URLs)."""
+
+    selection: Selection
+    install: str
+    install_tabs: tuple[str, ...]
+    recommended_strategy: str
+    default_features: tuple[str, ...]
+    default_modes: dict[str, str]
+    default_pd: Mapping[str, Any] | None
+    candidates: tuple[str, ...]
+    notices: tuple[str, ...] = ()
+    pd_co_located: bool = False
+    request: PageRequest = field(default_factory=PageRequest)
+
+    @property
+    def hw_id(self) -> str:
+        return self.selection.hw_id
+
+    @property
+    def variant_key(self) -> str:
+        return self.selection.variant_key
+
+
+def _profile(catalog: Catalog, hw: str) -> Mapping[str, Any]:
+    return as_map(catalog.hardware_profiles.get(hw))
+
+
+def hardware_choices(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any]) -> list[str]:
+    """Hardware a user may pick for this variant (compatible and listed)."""
+    r = recipe.data
+    return [hw for hw in list_compatible_hardware(catalog.hardware_profiles, variant, r)
+            if is_listed(r, hw, _profile(catalog, hw))]
+
+
+def hardware_block_reason(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str) -> str | None:
+    """Why ``hw`` cannot be picked for ``variant`` (``None`` when it can)."""
+    r = recipe.data
+    p = _profile(catalog, hw)
+    if hw not in catalog.hardware_profiles:
+        return f"unknown hardware profile {hw!r}"
+    if not is_hardware_supported(r, hw):
+        return "the recipe marks this hardware unsupported"
+    if not is_listed(r, hw, p):
+        return "restricted profile not declared by this recipe"
+    if not is_precision_compatible(p, variant):
+        c = variant.get("precision_hardware") or {}
+        return f"{variant.get('precision', 'this')} precision needs {get(c, 'brand') or 'NVIDIA'} " \
+               f"{get(c, 'generation') or 'Blackwell'} hardware"
+    if not is_variant_hardware_supported(variant, hw, p):
+        return "this variant does not list this hardware"
+    return None
+
+
+def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: int) -> list[str]:
+    """§4.8 candidates: offered, known, not kv_store, matching node count, reachable."""
+    r = recipe.data
+    p = _profile(catalog, hw)
+    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    out = []
+    for s in offered_strategies(r):
+        spec = catalog.strategies.get(s)
+        if not is_map(spec):
+            continue
+        dt = spec.get("deploy_type")
+        if dt == "kv_store_lb":
+            continue
+        if node_count == 1 and dt == "multi_node":
+            continue
+        if node_count > 1 and dt == "single_node":
+            continue
+        if not is_strategy_reachable(r, s, dt, gpn, hw):
+            continue
+        out.append(s)
+    return out
+
+
+def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str) -> dict[str, Any]:
+    """§4.8 pdNodes row: per-role nodes and parallelism for the page's initial PD state."""
+    r = recipe.data
+    p = _profile(catalog, hw)
+    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    modes = pd_pool_modes(r)
+    out = {}
+    for role in ("prefill", "decode"):
+        so_role = as_map(get(get(r.get("strategy_overrides"), "pd_cluster"), role))
+        raw = so_role.get("nodes")
+        nodes: Any = None
+        if is_number(raw):
+            nodes = raw
+        elif is_map(raw):
+            if is_number(raw.get(hw)):
+                nodes = raw[hw]
+            elif is_number(raw.get("default")):
+                nodes = raw["default"]
+        if nodes is None:
+            vm = effective_vram_min(variant, hw)
+            vg = p.get("vram_gb")
+            if is_number(vm) and vm > 0 and is_number(vg) and vg > 0:
+                nodes = max(1, -(-vm // vg))
+            else:
+                nodes = 1
+        par = so_role.get("parallelism") or get(get(catalog.strategies.get("pd_cluster"), role), "parallelism") or "tp"
+        if par not in modes:
+            par = modes[0]
+        reachable = [m for m in modes if is_strategy_reachable(r, m, "multi_node", gpn, hw)]
+        if par not in reachable:
+            par = reachable[0] if reachable else "tp"
+        nodes = max(int(nodes), nodes_for_strategy(r, par, gpn, hw))
+        out[role] = {"nodes": nodes, "rank": 0, "parallelism": par}
+    return out
+
+
+def _check_int(param: str, v: int | None, lo: int, hi: int) -> None:
+    if v is not None and not (lo <= v <= hi):
+        raise SelectionError(param, f"{param} must be between {lo} and {hi}, got {v}.")
+
+
+def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
+    """Resolve a request into a complete builder state (see module docstring)."""
+    r = recipe.data
+    notices: list[str] = []
+
+    def refuse(param: str, message: str, choices: Sequence[str] = ()) -> None:
+        if strict:
+            raise SelectionError(param, message, choices)
+        notices.append(message)
+
+    variants = as_map(r.get("variants"))
+    if recipe.is_omni:
+        raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; it has tasks, not serving strategies.")
+    vk = req.variant or "default"
+    if vk not in variants:
+        refuse("variant", f"Unknown variant {vk!r} for {recipe.hf_id}.", list(variants))
+        vk = "default"
+    variant = as_map(variants.get(vk))
+    profiles = catalog.hardware_profiles
+
+    hw = req.hardware
+    if hw is not None:
+        reason = hardware_block_reason(catalog, recipe, variant, hw)
+        if reason:
+            choices = hardware_choices(catalog, recipe, variant)
+            refuse("hardware", f"Hardware {hw!r} is not available for {recipe.hf_id} variant {vk!r}: {reason}.",
+                   choices)
+            hw = None
+    if hw is None:
+        hw = pick_default_hardware(profiles, variant, r)
+    profile = _profile(catalog, hw)
+
+    if not is_scalable(profile) and not fits_single_node(profile, variant, hw):
+        fit = pick_fitting_variant(r, profile, hw)
+        if req.variant is not None and fit != vk:
+            need = effective_vram_min(variant, hw)
+            refuse("variant", f"Variant {vk!r} needs {need} GB, more than one {hw} node "
+                   f"({profile.get('vram_gb')} GB), and {hw} cannot scale out.",
+                   [k for k, v in variants.items() if variant_runs_on(profile, as_map(v), hw)])
+        if fit is not None and fit != vk:
+            vk, variant = fit, as_map(variants[fit])
+    if not variant_runs_on(profile, variant, hw) and strict and req.hardware is not None:
+        raise SelectionError("variant", f"Variant {vk!r} does not run on {hw}.",
+                             [k for k, v in variants.items() if variant_runs_on(profile, as_map(v), hw)])
+
+    scalable = is_scalable(profile)
+    offered = offered_strategies(r)
+    gpn = profile.get("gpu_count") if truthy(profile.get("gpu_count")) else 8
+    has_multi = any(isinstance(s, str) and (s.startswith("multi_node_") or s == "pd_cluster") for s in offered)
+    if not has_multi or not scalable:
+        default_nodes = 1
+    else:
+        default_nodes = 2 if not fits_single_node(profile, variant, hw) else 1
+
+    strategies = catalog.strategies
+    strategy = req.strategy
+    node_count = req.nodes if req.nodes is not None else default_nodes
+    _check_int("nodes", req.nodes, 1, MAX_NODES)
+    if req.nodes is not None and req.nodes > 1 and not scalable:
+        refuse("nodes", f"{hw} cannot scale beyond one node.")
+        node_count = 1
+
+    if strategy is not None:
+        spec = strategies.get(strategy)
+        dt = get(spec, "deploy_type")
+        all_offered = [s for s in offered if get(strategies.get(s), "deploy_type") not in (None, "kv_store_lb")]
+        if strategy not in offered or not is_map(spec) or dt == "kv_store_lb":
+            refuse("strategy", f"Strategy {strategy!r} is not offered by {recipe.hf_id}.", all_offered)
+            strategy = None
+        elif not is_strategy_supported_on_hardware(r, strategy, profile, hw):
+            ok = [s for s in all_offered if is_strategy_supported_on_hardware(r, s, profile, hw)]
+            refuse("strategy", f"Strategy {strategy!r} is not supported on {hw} for {recipe.hf_id}.", ok)
+            strategy = None
+        elif not is_strategy_reachable(r, strategy, dt, gpn, hw):
+            refuse("strategy", f"Strategy {strategy!r} needs more GPUs than {MAX_NODES} {hw} nodes provide.")
+            strategy = None
+        elif not scalable and (dt == "multi_node" or strategy == "pd_cluster"):
+            refuse("strategy", f"{hw} cannot scale out; {strategy!r} needs several nodes.",
+                   [s for s in all_offered if get(strategies.get(s), "deploy_type") == "single_node"])
+            strategy = None
+        if strategy is not None:
+            if req.nodes is None:
+                if dt == "multi_node":
+                    node_count = max(2, node_count, nodes_for_strategy(r, strategy, gpn, hw))
+                elif dt == "single_node":
+                    node_count = 1
+            elif dt == "multi_node" and node_count < 2:
+                refuse("nodes", f"Strategy {strategy!r} runs on 2 or more nodes; got --nodes {node_count}.")
+                node_count = max(2, nodes_for_strategy(r, strategy, gpn, hw))
+            elif dt == "single_node" and node_count > 1:
+                refuse("nodes", f"Strategy {strategy!r} runs on one node; got {node_count} nodes.")
+                node_count = 1
+
+    cands = candidate_strategies(catalog, recipe, hw, node_count)
+    rec = recommend_strategy(r, node_count)
+    if rec in cands and is_strategy_supported_on_hardware(r, rec, profile, hw):
+        active = rec
+    else:
+        supported = [s for s in cands if is_strategy_supported_on_hardware(r, s, profile, hw)]
+        active = supported[0] if supported else (cands[0] if cands else rec)
+    recommended = active
+    if strategy is None:
+        strategy = active
+        if req.nodes is None and strategy != "pd_cluster" and scalable:
+            needed = nodes_for_strategy(r, strategy, gpn, hw)
+            if node_count < needed <= MAX_NODES:
+                node_count = needed
+                cands = candidate_strategies(catalog, recipe, hw, node_count)
+    spec = as_map(strategies.get(strategy))
+    dt = spec.get("deploy_type")
+    if dt == "single_node" and node_count > 1 and req.nodes is None:
+        node_count = 1
+    if strategy != "pd_cluster" and scalable and req.nodes is None:
+        needed = nodes_for_strategy(r, strategy, gpn, hw)
+        if node_count < needed <= MAX_NODES:
+            node_count = needed
+
+    # --- features ---------------------------------------------------------------
+    feats = as_map(r.get("features"))
+    defaults = default_features(r, hw, vk)
+    if req.features is not None:
+        enabled = list(dict.fromkeys(req.features))
+        for f in enabled:
+            if f not in feats:
+                refuse("features", f"Unknown feature {f!r}.", list(feats))
+        enabled = [f for f in enabled if f in feats]
+    else:
+        enabled = list(defaults)
+    for f in req.remove_features:
+        if f not in feats:
+            refuse("no-feature", f"Unknown feature {f!r}.", list(feats))
+        enabled = [x for x in enabled if x != f]
+    for f in req.add_features:
+        if f not in feats:
+            refuse("feature", f"Unknown feature {f!r}.", list(feats))
+            continue
+        for other in feature_conflicts(r, f):
+            if other in req.add_features or (req.features is not None and other in req.features):
+                refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
+            enabled = [x for x in enabled if x != other]
+        if f not in enabled:
+            enabled.append(f)
+    if req.features is not None:
+        for f in list(enabled):
+            for other in feature_conflicts(r, f):
+                if other in enabled and f in enabled:
+                    refuse("features", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
+                    enabled = [x for x in enabled if x != other]
+    explicit = set(req.add_features) | (set(req.features) if req.features is not None else set())
+    for f in enabled:
+        feat = as_map(feats.get(f))
+        if f in explicit and not is_feature_allowed_for_strategy(feat, strategy):
+            refuse("feature", f"Feature {f!r} is not available with strategy {strategy!r}.",
+                   [s for s in as_list(feat.get("strategies")) if isinstance(s, str)])
+
+    modes: list[tuple[str, str]] = []
+    default_modes: dict[str, str] = {}
+    for f, feat in feats.items():
+        if not is_map(feat) or not truthy(feat.get("modes")):
+            continue
+        dm = resolve_mode_key(feat, f, variant, vk, profile, hw, None)
+        if dm is not None:
+            default_modes[f] = dm
+    for f, m in req.fmode:
+        feat = as_map(feats.get(f))
+        if f not in feats or not truthy(feat.get("modes")):
+            refuse("fmode", f"Feature {f!r} has no modes.",
+                   [k for k, v in feats.items() if is_map(v) and truthy(v.get("modes"))])
+            continue
+        allowed = allowed_modes(feat, vk, profile, hw)
+        if m not in allowed:
+            refuse("fmode", f"Mode {m!r} of feature {f!r} is not available for variant {vk!r} on {hw}.", allowed)
+            continue
+        modes.append((f, m))
+
+    # --- advanced -----------------------------------------------------------------
+    adv_by_id = {o.id: o for o in ADVANCED_OPTIONS}
+    available_adv = [o.id for o in advanced_options_for(r, strategy)]
+    advanced: list[tuple[str, tuple[str, ...]]] = []
+    for a in req.advanced:
+        if a not in available_adv:
+            refuse("advanced", f"Unknown or unavailable advanced option {a!r}.", available_adv)
+            continue
+        advanced.append((a, adv_by_id[a].args))
+    if req.extra_args:
+        advanced.append(("arg", tuple(req.extra_args)))
+
+    # --- KV offload ---------------------------------------------------------------------
+    kv = req.kv_offload
+    kv_instances: Any = None
+    if kv is not None and kv not in ("", "off"):
+        opts = kv_choices(catalog, recipe, hw, strategy)
+        if kv not in opts:
+            refuse("kv_offload", f"KV offload {kv!r} is not available for {strategy!r} on {hw}.", opts)
+            kv = None
+        elif get(strategies.get(kv), "deploy_type") == "kv_store_lb":
+            _check_int("kv_instances", req.kv_instances, 1, MAX_KV_INSTANCES)
+            count = req.kv_instances
+            if count is not None or req.kv_instance is not None:
+                default_count = get(strategies.get(kv), "default_instances") or 2
+                n = count if count is not None else default_count
+                _check_int("kv_instance", req.kv_instance, 0, n - 1)
+                kv_instances = {"count": count, "current": req.kv_instance or 0}
+    else:
+        kv = None
+
+    # --- PD pools ---------------------------------------------------------------------
+    pd_nodes: Any = None
+    default_pd = None
+    co_located = False
+    if strategy == "pd_cluster":
+        default_pd = _default_pd(catalog, recipe, variant, hw)
+        pool_modes = pd_pool_modes(r)
+        if req.prefill_nodes == 0 and req.decode_nodes == 0:
+            co_located = True
+            node_count = 1
+        else:
+            pd_nodes = {}
+            for role in ("prefill", "decode"):
+                nodes = getattr(req, f"{role}_nodes")
+                mode = getattr(req, f"{role}_mode")
+                rank = getattr(req, f"{role}_rank")
+                _check_int(f"{role}_nodes", nodes, 1, MAX_NODES)
+                if mode is not None and mode not in pool_modes:
+                    refuse(f"{role}_mode", f"Pool mode {mode!r} is not offered for {recipe.hf_id}.", pool_modes)
+                    mode = None
+                obj = dict(default_pd[role])
+                if nodes is not None:
+                    obj["nodes"] = nodes
+                if mode is not None:
+                    obj["parallelism"] = mode
+                    obj["nodes"] = max(obj["nodes"], nodes_for_strategy(r, mode, gpn, hw)) if nodes is None \
+                        else obj["nodes"]
+                if rank is not None:
+                    _check_int(f"{role}_rank", rank, 0, obj["nodes"] - 1)
+                    obj["rank"] = rank
+                pd_nodes[role] = obj
+    elif any(v is not None for v in (req.prefill_nodes, req.decode_nodes, req.prefill_mode, req.decode_mode,
+                                     req.prefill_rank, req.decode_rank)):
+        refuse("strategy", "Prefill/decode pool options need --strategy pd_cluster.")
+
+    # --- frontend / install / router ---------------------------------------------------------
+    frontend = req.frontend
+    if frontend is not None and frontend not in catalog.frontends:
+        refuse("frontend", f"Unknown frontend {frontend!r}.", list(catalog.frontends))
+        frontend = None
+    pd_router = req.pd_router
+    if pd_router is not None:
+        routers = pd_router_choices(catalog, recipe)
+        if strategy != "pd_cluster" or pd_router not in routers:
+            refuse("router", f"Router {pd_router!r} is not available here.", routers if strategy == "pd_cluster" else [])
+            pd_router = None
+    tabs = install_tabs(r, variant, hw)
+    install = req.install or (tabs[0] if tabs else "docker")
+    if req.install is not None and req.install not in ("pip", "docker"):
+        refuse("install", f"Unknown install method {req.install!r}.", ["pip", "docker"])
+        install = tabs[0] if tabs else "docker"
+
+    sel = Selection(
+        variant_key=vk, hw_id=hw, strategy=strategy, node_count=node_count, features=tuple(enabled),
+        feature_modes=tuple(modes), advanced=tuple(advanced), pd_nodes=pd_nodes, kv_offload=kv,
+        kv_instances=kv_instances, frontend=frontend, pd_router=pd_router,
+    )
+    return PageState(
+        selection=sel, install=install, install_tabs=tuple(tabs), recommended_strategy=recommended,
+        default_features=tuple(defaults), default_modes=default_modes, default_pd=default_pd,
+        candidates=tuple(cands), notices=tuple(notices), pd_co_located=co_located, request=req,
+    )
+
+
+def advanced_options_for(recipe: Mapping[str, Any], strategy: str) -> list[AdvancedOption]:
+    model = as_map(recipe.get("model"))
+    out = []
+    for o in ADVANCED_OPTIONS:
+        if o.id == "dcp_8" and not truthy(model.get("supports_dcp")):
+            continue
+        if o.id == "no_flashinfer_autotune" and not truthy(model.get("flashinfer_autotune")):
+            continue
+        if o.id == "ep_weight_filter" and not (strategy.endswith("_tep") or strategy.endswith("_dep")):
+            continue
+        out.append(o)
+    return out
+
+
+def kv_choices(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) -> list[str]:
+    """KV offload ids usable with this hardware and strategy (taxonomy options, then Mooncake)."""
+    return [k for k, reason in kv_option_reasons(catalog, recipe, hw, strategy) if reason is None]
+
+
+def kv_option_reasons(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) -> list[tuple[str, str | None]]:
+    """Every KV offload id with the reason it is unavailable (``None`` when available)."""
+    r = recipe.data
+    p = _profile(catalog, hw)
+    spec = as_map(catalog.strategies.get(strategy))
+    out: list[tuple[str, str | None]] = []
+    for k, opt in catalog.kv_offload_options.items():
+        reason = None
+        if gen(p) == "xpu":
+            reason = "KV offload is not offered on Intel XPU"
+        elif not kv_offload_allowed_for_strategy(opt, strategy, spec):
+            reason = f"not available with {strategy}"
+        elif not kv_offload_supported_for_recipe(as_map(opt), k, r):
+            reason = "not verified for this recipe" if truthy(get(opt, "requires_opt_in")) else "unsupported by this recipe"
+        elif not kv_offload_brand_supported(as_map(opt), p):
+            reason = f"needs {' or '.join(as_list(get(opt, 'brands')))} hardware"
+        out.append((k, reason))
+    for k, s in catalog.strategies.items():
+        if get(s, "deploy_type") != "kv_store_lb":
+            continue
+        reason = None
+        if not kv_store_offered(r, k, p, hw):
+            reason = "Mooncake needs scalable NVIDIA or AMD hardware the recipe does not opt out of"
+        out.append((k, reason))
+    return out
+
+
+def pd_router_choices(catalog: Catalog, recipe: Recipe) -> list[str]:
+    """PD router kinds (extensions §2.6): vllm-router, plus smg-grpc when the recipe opts in."""
+    routers = get(catalog.strategies.get("pd_cluster"), "routers")
+    ids = list(routers) if is_map(routers) else ["vllm-router"]
+    if not is_map(get(recipe.model, "smg_grpc")):
+        ids = [i for i in ids if i == "vllm-router"]
+    return ids or ["vllm-router"]
+
+
+def install_tabs(recipe: Mapping[str, Any], variant: Mapping[str, Any], hw: str) -> list[str]:
+    """Install tabs present on this hardware (ext §2.5 per-hardware install merged over model.install)."""
+    base = get(recipe.get("model"), "install")
+    cfg = dict(base) if is_map(base) else {}
+    over = get(get(variant.get("hardware_overrides"), hw), "install")
+    if is_map(over):
+        cfg.update(over)
+    return [t for t in ("pip", "docker") if cfg.get(t) is not False]
+
+
+def single_node_tp_hint(catalog: Catalog, recipe: Recipe, state: PageState) -> str | None:
+    """ui.md hardware hint: single-node TP uses fewer GPUs than the node has."""
+    sel = state.selection
+    if sel.strategy != "single_node_tp":
+        return None
+    p = _profile(catalog, sel.hw_id)
+    variant = as_map(as_map(recipe.data.get("variants")).get(sel.variant_key))
+    tp = resolve_single_node_tp(recipe.data, variant, p, sel.strategy, sel.hw_id)
+    g = p.get("gpu_count")
+    if is_number(g) and is_number(tp) and tp < g:
+        return f"TP={tp} uses {tp} of the node's {g} GPUs."
+    return None
+
+
+def with_selection(state: PageState, **changes: Any) -> PageState:
+    return replace(state, selection=replace(state.selection, **changes))
