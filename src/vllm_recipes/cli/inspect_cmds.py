@@ -1,0 +1,374 @@
+"""``vllm-recipes validate``, ``list`` and ``show``: look at recipes without rendering commands.
+
+Output is meant for two readers: people (rich tables on a terminal, aligned plain
+text when piped) and scripts (``--json``). Exit codes: 0 fine, 1 validation errors,
+2 usage errors (unknown recipe, bad ``--recipes-dir``, missing file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.catalog.diagnostics import Finding, format_findings_summary, sort_findings
+from vllm_recipes.catalog.validate import catalog_with_file, validate_catalog, validate_file, validated_files
+
+from .main import cli, recipes_dir_option
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(2)
+
+
+def _load(recipes_dir: str | None) -> Catalog:
+    try:
+        return load_catalog(recipes_dir)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
+
+
+def _is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value)
+    return str(value)
+
+
+def _table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A rich table on a terminal, aligned plain columns otherwise."""
+    cells = [[_cell(c) for c in row] for row in rows]
+    if _is_tty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left", show_lines=False)
+        for h in headers:
+            table.add_column(h, overflow="fold")
+        for row in cells:
+            table.add_row(*row)
+        Console().print(table)
+        return
+    if title:
+        click.echo(title)
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    lines = [headers, *cells]
+    for n, row in enumerate(lines):
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip())
+        if n == 0:
+            click.echo("  ".join("-" * w for w in widths))
+
+
+def _heading(text: str) -> None:
+    if _is_tty():
+        from rich.console import Console
+
+        Console().print(f"\n[bold]{text}[/bold]")
+    else:
+        click.echo(f"\n{text}")
+
+
+def _dump(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+# ------------------------------------------------------------------------------------------
+# validate
+# ------------------------------------------------------------------------------------------
+
+def _display_path(catalog: Catalog, name: str) -> str:
+    """Catalog-relative names become paths a terminal user can open (relative to cwd when shorter)."""
+    if name.startswith("<bundled>/") or os.path.isabs(name):
+        return name
+    p = catalog.root / name
+    if not p.exists():
+        return name
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:
+        return str(p)
+    return rel if not rel.startswith("..") else str(p.resolve())
+
+
+@cli.command("validate")
+@recipes_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]) -> None:
+    """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
+
+    FILES may live outside the recipes directory; they are checked against its
+    taxonomy and strategies. Exit code 1 when there is any error.
+    """
+    catalog = _load(recipes_dir)
+    findings: list[Finding] = []
+    shown: dict[str, str] = {}
+    if files:
+        checked: list[str] = []
+        for path in files:
+            _cat, key, _kind = catalog_with_file(catalog, path, str(path))
+            shown[key] = str(path)
+            checked.append(key)
+            findings.extend(validate_file(path, catalog, str(path)))
+        n_files = len(dict.fromkeys(checked))
+        findings = sort_findings(findings)
+    else:
+        findings = validate_catalog(catalog)
+        n_files = len(validated_files(catalog))
+        if not catalog.recipes and not catalog.load_errors:
+            click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)
+
+    def where(f: Finding) -> str:
+        return shown.get(f.file) or _display_path(catalog, f.file)
+
+    if as_json:
+        _dump([{**f.to_dict(), "file": where(f)} for f in findings])
+    else:
+        for f in findings:
+            click.echo(f.format(where(f)))
+        click.echo(format_findings_summary(findings, n_files))
+    sys.exit(1 if any(f.is_error for f in findings) else 0)
+
+
+# ------------------------------------------------------------------------------------------
+# list
+# ------------------------------------------------------------------------------------------
+
+def _variant_keys(recipe: Recipe) -> list[str]:
+    return [str(k) for k in recipe.variants]
+
+
+@cli.command("list")
+@recipes_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_cmd(recipes_dir: str | None, as_json: bool) -> None:
+    """List the recipes of the catalog: id, title, provider and variants."""
+    catalog = _load(recipes_dir)
+    rows = [{"hf_id": r.hf_id, "title": r.title, "provider": r.provider,
+             "variants": _variant_keys(r), "file": r.rel_path} for r in catalog.recipes]
+    if as_json:
+        _dump(rows)
+    else:
+        _table(None, ["HF ID", "TITLE", "PROVIDER", "VARIANTS"],
+               [[r["hf_id"], r["title"], r["provider"], r["variants"]] for r in rows])
+    if catalog.load_errors:
+        n = len(catalog.load_errors)
+        click.echo(f"note: {n} file{'s' if n != 1 else ''} could not be loaded; "
+                   "run `vllm-recipes validate` for details", err=True)
+
+
+# ------------------------------------------------------------------------------------------
+# show
+# ------------------------------------------------------------------------------------------
+
+def _m(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _lst(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _resolve(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
+    recipe = catalog.recipe(hf_id)
+    if recipe is not None:
+        return recipe, None
+    parent = catalog.variant_parent(hf_id)
+    if parent is not None:
+        return parent
+    close = catalog.close_matches(hf_id)
+    _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+
+
+def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
+    """Everything ``show`` prints, as plain data (also the ``--json`` output)."""
+    from vllm_recipes.select.defaults import default_features, pick_default_hardware, recommend_strategy
+    from vllm_recipes.select.gates import (
+        default_mode_for,
+        feature_conflicts,
+        is_listed,
+        offered_strategies,
+        variant_runs_on,
+    )
+
+    data = recipe.data
+    meta, model = recipe.meta, recipe.model
+    profiles = catalog.hardware_profiles
+    variants = recipe.variants
+    declared = _m(meta.get("hardware"))
+
+    variant_rows = []
+    for vk, v in variants.items():
+        vd = _m(v)
+        variant_rows.append({"key": vk, "label": vd.get("label"), "precision": vd.get("precision"),
+                             "vram_minimum_gb": vd.get("vram_minimum_gb"),
+                             "model_id": vd.get("model_id") or model.get("model_id")})
+
+    default_variant = _m(variants.get("default"))
+    default_hw = pick_default_hardware(profiles, default_variant, data) if profiles else None
+    hardware_rows = []
+    for hw, prof in profiles.items():
+        p = _m(prof)
+        if not is_listed(data, hw, p):
+            continue
+        runs = [vk for vk, v in variants.items() if isinstance(v, dict) and variant_runs_on(p, v, hw)]
+        status = declared.get(hw)
+        hardware_rows.append({"id": hw, "display_name": p.get("display_name"),
+                              "status": status if isinstance(status, str) else None,
+                              "default": hw == default_hw, "known": True, "variants": runs})
+    for hw, status in declared.items():
+        if hw not in profiles:
+            hardware_rows.append({"id": hw, "display_name": None,
+                                  "status": status if isinstance(status, str) else None,
+                                  "default": False, "known": False, "variants": []})
+
+    offered = offered_strategies(data) if not recipe.is_omni else []
+    listed = _lst(data.get("compatible_strategies"))
+    recommended = recommend_strategy(data, 1) if offered else None
+    sh = _m(data.get("strategy_hardware"))
+    strategy_rows = []
+    for s in offered:
+        gates = _m(sh.get(s))
+        spec = _m(catalog.strategies.get(s)) if isinstance(s, str) else {}
+        strategy_rows.append({
+            "id": s, "display_name": spec.get("display_name"), "known": s in catalog.serving_strategies,
+            "recommended": s == recommended, "opt_in": s not in listed,
+            "supported_on": [k for k, v in gates.items() if v == "supported"],
+            "unsupported_on": [k for k, v in gates.items() if v == "unsupported"],
+        })
+
+    opt_in = [f for f in _lst(data.get("opt_in_features")) if isinstance(f, str)]
+    hw_opt_in = {hw: [f for f in _lst(lst) if isinstance(f, str)]
+                 for hw, lst in _m(data.get("hardware_opt_in_features")).items()}
+    default_on = set(default_features(data, default_hw, "default")) if not recipe.is_omni else set()
+    feature_rows = []
+    for fk, feat in _m(data.get("features")).items():
+        f = _m(feat)
+        modes = [mk for mk in _m(f.get("modes"))]
+        feature_rows.append({
+            "key": fk, "label": f.get("label"), "description": f.get("description"),
+            "default_on": fk in default_on, "opt_in": fk in opt_in,
+            "modes": modes, "default_mode": default_mode_for(f) if modes else None,
+            "strategies": [s for s in _lst(f.get("strategies"))],
+            "conflicts_with": list(feature_conflicts(data, fk)) if isinstance(fk, str) else [],
+        })
+
+    out: dict[str, Any] = {
+        "hf_id": recipe.hf_id, "title": recipe.title, "provider": recipe.provider,
+        "description": meta.get("description"), "model_id": model.get("model_id"), "file": recipe.rel_path,
+        "omni": recipe.is_omni, "default_hardware": default_hw,
+        "variants": variant_rows, "hardware": hardware_rows,
+        "strategies": strategy_rows, "recommended_strategy": recommended,
+        "features": feature_rows, "opt_in_features": opt_in, "hardware_opt_in_features": hw_opt_in,
+    }
+    if recipe.is_omni:
+        tasks = _lst(_m(data.get("omni")).get("tasks"))
+        out["omni_tasks"] = [t if isinstance(t, str) else _m(t).get("key") or _m(t).get("id") for t in tasks]
+    return out
+
+
+def _mark(status: str | None) -> str:
+    if status == "verified":
+        return "✓ verified"
+    if status == "unsupported":
+        return "✗ unsupported"
+    return status or ""
+
+
+def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
+    click.echo(f"{ov['hf_id']} — {ov['title']} ({ov['provider']})")
+    if via_variant:
+        click.echo(f"(served by variant '{via_variant}' of this recipe)")
+    if ov.get("description"):
+        click.echo(ov["description"])
+    click.echo(f"model: {ov['model_id']}    file: {ov['file']}")
+
+    _heading("Variants")
+    _table(None, ["KEY", "LABEL", "PRECISION", "SIZE", "MODEL"],
+           [[v["key"], v["label"], v["precision"],
+             f"{v['vram_minimum_gb']} GB" if v["vram_minimum_gb"] is not None else "", v["model_id"]]
+            for v in ov["variants"]])
+
+    _heading("Hardware")
+    rows = []
+    for h in ov["hardware"]:
+        name = h["display_name"] or ("(unknown id)" if not h["known"] else "")
+        runs = h["variants"] if h["known"] else []
+        mark = _mark(h["status"])
+        if h["known"] and not runs and h["status"] != "unsupported":
+            mark = (mark + " " if mark else "") + "(no variant runs)"
+        rows.append([h["id"] + (" *" if h["default"] else ""), name, mark, runs])
+    _table(None, ["ID", "NAME", "STATUS", "VARIANTS"], rows)
+    if ov["default_hardware"]:
+        click.echo("* default hardware")
+
+    if ov["omni"]:
+        _heading("Omni tasks")
+        click.echo(", ".join(str(t) for t in ov.get("omni_tasks", [])) or "(none)")
+    else:
+        _heading("Strategies")
+        srows = []
+        for s in ov["strategies"]:
+            notes = []
+            if s["recommended"]:
+                notes.append("recommended")
+            if s["opt_in"]:
+                notes.append("opt-in on " + ", ".join(s["supported_on"]))
+            if s["unsupported_on"]:
+                notes.append("unsupported on " + ", ".join(s["unsupported_on"]))
+            if not s["known"]:
+                notes.append("unknown strategy")
+            srows.append([s["id"], s["display_name"], "; ".join(notes)])
+        _table(None, ["ID", "NAME", "NOTES"], srows)
+
+    _heading("Features")
+    frows = []
+    for f in ov["features"]:
+        modes = [f"{mk}*" if mk == f["default_mode"] else mk for mk in f["modes"]]
+        on = "on" if f["default_on"] else "off"
+        extra = []
+        if f["strategies"]:
+            extra.append("strategies: " + ", ".join(map(str, f["strategies"])))
+        if f["conflicts_with"]:
+            extra.append("conflicts with: " + ", ".join(map(str, f["conflicts_with"])))
+        frows.append([f["key"], on, modes, "; ".join(extra)])
+    _table(None, ["FEATURE", "DEFAULT", "MODES (* default)", "NOTES"], frows)
+    click.echo("opt-in features: " + (", ".join(ov["opt_in_features"]) or "(none)"))
+    for hw, lst in ov["hardware_opt_in_features"].items():
+        click.echo(f"opt-in on {hw}: " + (", ".join(lst) or "(none)"))
+
+
+@cli.command("show")
+@recipes_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.argument("hf_id")
+def show_cmd(recipes_dir: str | None, as_json: bool, hf_id: str) -> None:
+    """Show one recipe: variants, hardware, offered strategies and features."""
+    catalog = _load(recipes_dir)
+    recipe, via_variant = _resolve(catalog, hf_id)
+    ov = recipe_overview(catalog, recipe)
+    if as_json:
+        if via_variant:
+            ov["via_variant"] = via_variant
+        _dump(ov)
+    else:
+        _print_overview(ov, via_variant)
