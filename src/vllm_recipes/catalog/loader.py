@@ -97,6 +97,8 @@ class Catalog:
     load_errors: tuple[YamlLoadError, ...] = ()
     #: every hf_id found by the path pre-scan (json-api.md §5.0), parse failures included
     all_ids: frozenset[str] = field(default_factory=frozenset)
+    #: memo for pure functions of this (immutable) catalog, e.g. per-recipe layer plans
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def strategies(self) -> Mapping[str, Any]:

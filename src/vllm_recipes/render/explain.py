@@ -22,20 +22,21 @@ from vllm_recipes.synth.plan import (
 from .shell import finalize
 
 
-def locate(catalog: Catalog, src: Source) -> str:
+def locate(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> str:
     """``file:line`` of a source (computed values have no file)."""
     if not src.file:
         return ""
     doc = catalog.source_for(src.file)
     if doc is None:
         return src.file
-    pos = doc.position(src.key_path)
+    pos = doc.position(src.key_path if key_path is None else key_path)
     return f"{src.file}:{pos.line}"
 
 
-def source_dict(catalog: Catalog, src: Source) -> dict[str, Any]:
-    return {"layer": src.layer, "location": locate(catalog, src) or None,
-            "key_path": format_key_path(src.key_path) if src.file else None, "note": src.note or None}
+def source_dict(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> dict[str, Any]:
+    kp = src.key_path if key_path is None else key_path
+    return {"layer": src.layer, "location": locate(catalog, src, kp) or None,
+            "key_path": format_key_path(kp) if src.file else None, "note": src.note or None}
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,10 @@ def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:
             value = toks[i + 1]
         shadowed = []
         for u in fin.shadowed.get(t.value, ()):
-            shadowed.append({"value": u.value.value if u.value else None, **source_dict(catalog, u.flag.source)})
-        rows.append(ExplainRow("arg", t.value, value.value if value else None, source_dict(catalog, t.source),
-                               shadowed))
+            shadowed.append({"value": u.value.value if u.value else None,
+                             **source_dict(catalog, u.flag.source, u.flag.key_path)})
+        rows.append(ExplainRow("arg", t.value, value.value if value else None,
+                               source_dict(catalog, t.source, t.key_path), shadowed))
         i += 2 if value is not None else 1
     return rows
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 EMPTY: Mapping[str, Any] = {}
+# All loaded YAML data is ``dict``/``tuple`` (FrozenDict subclasses dict); plain
+# isinstance checks against concrete types are ~5x faster than against ABCs.
 
 
 def truthy(v: Any) -> bool:
@@ -44,7 +46,7 @@ def first_present(*vals: Any) -> Any:
 
 
 def is_map(v: Any) -> bool:
-    return isinstance(v, Mapping)
+    return isinstance(v, dict)
 
 
 def is_list(v: Any) -> bool:
@@ -58,12 +60,12 @@ def is_number(v: Any) -> bool:
 
 def as_map(v: Any) -> Mapping[str, Any]:
     """``v`` when it is a mapping, else an empty one (JS ``v || {}`` for objects)."""
-    return v if isinstance(v, Mapping) else EMPTY
+    return v if isinstance(v, dict) else EMPTY
 
 
 def get(m: Any, key: Any) -> Any:
     """Property access that tolerates non-mappings (JS ``m?.[key]``)."""
-    if isinstance(m, Mapping):
+    if isinstance(m, dict):
         return m.get(key)
     return None
 

@@ -62,13 +62,14 @@ class Contribution:
     def add_args(self, tokens: Any, source: Source) -> None:
         """Append ``tokens`` if it is a list (JS: only if truthy)."""
         if isinstance(tokens, list | tuple):
+            append = self.args.append
             for i, t in enumerate(tokens):
-                self.args.append(Arg(t if isinstance(t, str) else js_str(t),
-                                     Source(source.layer, source.file, (*source.key_path, i), source.note)))
+                append(Arg(t if isinstance(t, str) else js_str(t), source, i))
 
     def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
+        src = Source(layer, "", (), note)
         for t in tokens:
-            self.args.append(Arg(t if isinstance(t, str) else js_str(t), Source(layer, "", (), note)))
+            self.args.append(Arg(t if isinstance(t, str) else js_str(t), src))
 
     def add_env(self, m: Any, source: Source) -> None:
         if is_map(m):

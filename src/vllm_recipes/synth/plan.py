@@ -26,10 +26,15 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Arg:
-    """One argument token and where it came from."""
+    """One argument token and where it came from (``index``: position in the source list)."""
 
     value: str
     source: Source
+    index: int | None = None
+
+    @property
+    def key_path(self) -> KeyPath:
+        return self.source.key_path if self.index is None else (*self.source.key_path, self.index)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,22 +41,54 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-def _contributions(ctx: Ctx, call: Call, names: tuple[str, ...]) -> dict[str, Contribution]:
-    return {n: LAYERS[n](ctx, call) for n in names}
+#: Layers whose output depends only on (recipe, variant, hardware, strategy, role, frontend):
+#: computed once per key and reused (the per-recipe "layer plan" cache).
+MEMO_LIMIT = 200_000
+
+STATIC_LAYERS = frozenset({"base", "frontend", "variant", "variant-hardware", "strategy", "strategy-override",
+                           "hardware-overrides"})
+
+
+def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
+    if name == "features":
+        sel = ctx.sel
+        key: tuple[Any, ...] = (ctx.recipe_file, name, sel.variant_key, ctx.variant_data_key, ctx.hw_id,
+                                ctx.strategy_name, sel.features, sel.feature_modes, ctx.kv_composing)
+    elif name in STATIC_LAYERS:
+        key = (ctx.recipe_file, name, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role, ctx.frontend)
+    else:
+        return LAYERS[name](ctx, call)
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) > MEMO_LIMIT:  # user-driven keys (feature orders) must not grow without bound
+            memo.clear()
+        hit = memo[key] = LAYERS[name](ctx, call)
+    return hit
 
 
 def build_args(ctx: Ctx, call: Call) -> Invocation:
-    contribs = _contributions(ctx, call, ARG_ORDER)
-    args = [a for n in ARG_ORDER for a in contribs[n].args]
+    args = [a for n in ARG_ORDER for a in _layer(ctx, n, call).args]
     return Invocation(ctx.model_id, tuple(args))
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
-    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
+    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized)."""
+    sel = ctx.sel
+    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend, role,
+           sel.kv_offload, repr(sel.pd_nodes), ctx.node_count > 1)
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _build_env(ctx, role)
+    return hit
+
+
+def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     call = Call(role=role)
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        for m, src in LAYERS[name](ctx, call).env:
+        for m, src in _layer(ctx, name, call).env:
             for k, v in m.items():
                 s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
                 old = merged.get(k)
