@@ -10,6 +10,8 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.catalog.validate import register_checker
+from vllm_recipes.lint.deadvalues import dead_value_checker
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import explain_json, explain_plan
 from vllm_recipes.render.rendering import rendering_object
@@ -17,6 +19,9 @@ from vllm_recipes.select.page import PageRequest, PageState, SelectionError, bui
 from vllm_recipes.synth.resolve import resolve
 
 from .main import cli, recipes_dir_option
+
+# `vllm-recipes validate` also resolves every offered selection and reports dead recipe values.
+register_checker(dead_value_checker)
 
 
 def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

@@ -1,0 +1,219 @@
+"""Dead-value lint: recipe values that never reach any rendering.
+
+Every offered selection of a recipe is resolved (each variant x listed hardware
+x strategy offered there, with the default features, all features and every
+mode, each KV option and Mooncake topology that is offered). A recipe argument
+or env entry that survives dedupe in none of them is dead: either always
+shadowed by a later layer (we name the layer that wins) or never applicable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe, format_key_path
+from vllm_recipes.catalog.diagnostics import Finding
+from vllm_recipes.render.shell import finalize
+from vllm_recipes.select.defaults import default_features, listed_hardware, recommend_strategy
+from vllm_recipes.select.gates import (
+    feature_conflicts,
+    fits_single_node,
+    is_scalable,
+    is_strategy_reachable,
+    is_strategy_supported_on_hardware,
+    kv_store_offered,
+    nodes_for_strategy,
+    offered_strategies,
+)
+from vllm_recipes.select.js import as_map, get, is_map, truthy
+from vllm_recipes.select.page import kv_choices
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
+from vllm_recipes.synth.resolve import resolve
+
+KeyPath = tuple[str | int, ...]
+ARG_KEYS = ("base_args", "extra_args", "vllm_args", "args")
+ENV_KEYS = ("base_env", "extra_env", "env")
+
+
+@dataclass
+class _Tally:
+    emitted: set[KeyPath] = field(default_factory=set)
+    #: key path of a shadowed token -> layers that won over it
+    shadowed_by: dict[KeyPath, set[str]] = field(default_factory=dict)
+
+
+def _feature_sets(recipe: Recipe, hw: str, vk: str) -> Iterator[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]:
+    r = recipe.data
+    feats = as_map(r.get("features"))
+    defaults = tuple(default_features(r, hw, vk))
+    yield defaults, ()
+    # every feature on (one member of each conflicting pair at a time)
+    everything: list[str] = []
+    for f in feats:
+        if not any(o in everything for o in feature_conflicts(r, f)):
+            everything.append(f)
+    yield tuple(everything), ()
+    others = tuple(f for f in feats if f not in everything)
+    if others:
+        yield tuple(x for x in everything if not any(x in feature_conflicts(r, o) for o in others)) + others, ()
+    for f, feat in feats.items():
+        if is_map(feat) and truthy(feat.get("modes")):
+            for m in as_map(feat.get("modes")):
+                yield tuple(everything if f in everything else (*everything, f)), ((f, m),)
+
+
+def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
+    """Every selection a user of the builder (or the JSON API) can reach, approximately exhaustively."""
+    r = recipe.data
+    if recipe.is_omni:
+        return
+    strategies = catalog.strategies
+    for vk, variant in as_map(r.get("variants")).items():
+        if not is_map(variant):
+            continue
+        for hw in listed_hardware(catalog.hardware_profiles, variant, r):
+            profile = as_map(catalog.hardware_profiles.get(hw))
+            gpn = profile.get("gpu_count")
+            scalable = is_scalable(profile)
+            served: list[tuple[str, int]] = []
+            for s in offered_strategies(r):
+                dt = get(strategies.get(s), "deploy_type")
+                if dt is None or dt == "kv_store_lb":
+                    continue
+                if not is_strategy_supported_on_hardware(r, s, profile, hw):
+                    continue
+                if not is_strategy_reachable(r, s, dt, gpn, hw):
+                    continue
+                if not scalable and (dt == "multi_node" or s == "pd_cluster"):
+                    continue
+                nodes = max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
+                served.append((s, nodes))
+            for s, nodes in served:
+                for feats, modes in _feature_sets(recipe, hw, vk):
+                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
+                                    feature_modes=modes)
+                    if s == "pd_cluster":
+                        yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
+                                        feature_modes=modes, pd_nodes={"prefill": {"nodes": 2, "parallelism": "dep"},
+                                                                        "decode": {"nodes": 2, "parallelism": "dep"}})
+                for kv in kv_choices(catalog, recipe, hw, s):
+                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes,
+                                    features=tuple(default_features(r, hw, vk)), kv_offload=kv)
+            for kv_id, spec in strategies.items():
+                if get(spec, "deploy_type") == "kv_store_lb" and kv_store_offered(r, kv_id, profile, hw):
+                    nc = 1 if fits_single_node(profile, variant, hw) else 2
+                    yield Selection(variant_key=vk, hw_id=hw, strategy=recommend_strategy(r, nc), node_count=nc,
+                                    features=tuple(default_features(r, hw, vk)), kv_offload=kv_id)
+
+
+def _invocations(plan: Plan) -> Iterator[Invocation]:
+    if isinstance(plan, SinglePlan):
+        yield plan.serve
+    elif isinstance(plan, MultiNodePlan):
+        yield plan.head
+        yield from plan.workers
+    elif isinstance(plan, PdPlan):
+        yield plan.prefill.serve
+        yield plan.decode.serve
+    elif isinstance(plan, KvStorePlan):
+        yield plan.vllm
+        yield from plan.workers
+
+
+def _envs(plan: Plan) -> Iterator[Any]:
+    if isinstance(plan, PdPlan):
+        yield plan.prefill.env
+        yield plan.decode.env
+    else:
+        yield plan.env
+
+
+def _tally(catalog: Catalog, recipe: Recipe) -> _Tally:
+    t = _Tally()
+    rf = recipe.rel_path
+    for sel in offered_selections(catalog, recipe):
+        try:
+            _ctx, plan = resolve(catalog, recipe, sel)
+        except Exception:
+            continue
+        for inv in _invocations(plan):
+            fin = finalize(inv)
+            winner = {a.value: a.source.layer for a in fin.tokens if a.value.startswith("-")}
+            for a in fin.tokens:
+                if a.source.file == rf:
+                    t.emitted.add(a.key_path)
+            for flag, units in fin.shadowed.items():
+                for u in units:
+                    for tok in (u.flag, u.value):
+                        if tok is not None and tok.source.file == rf:
+                            t.shadowed_by.setdefault(tok.key_path, set()).add(winner.get(flag, "?"))
+        for env in _envs(plan):
+            for ev in env:
+                if ev.source.file == rf:
+                    t.emitted.add(ev.source.key_path)
+                for _v, src in ev.shadowed:
+                    if src.file == rf:
+                        t.shadowed_by.setdefault(src.key_path, set()).add(ev.source.layer)
+    return t
+
+
+def _value_sites(data: Any, path: KeyPath = ()) -> Iterator[tuple[str, KeyPath, Any]]:
+    """Every argument token (flags with their values) and env entry in the recipe."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            p = (*path, k)
+            if k in ARG_KEYS and isinstance(v, tuple | list):
+                yield "arg", p, v
+            elif k in ENV_KEYS and isinstance(v, dict):
+                yield "env", p, v
+            else:
+                yield from _value_sites(v, p)
+
+
+def dead_value_findings(catalog: Catalog, recipe: Recipe) -> list[Finding]:
+    if recipe.is_omni:
+        return []
+    tally = _tally(catalog, recipe)
+    doc = recipe.doc
+    out: list[Finding] = []
+
+    def report(path: KeyPath, shown: str) -> None:
+        pos = doc.position(path)
+        layers = tally.shadowed_by.get(path)
+        if layers:
+            why = "always shadowed by layer " + ", ".join(sorted(layers))
+        else:
+            why = "never applicable to any offered selection"
+        out.append(Finding("warning", recipe.rel_path, pos.line, pos.col, format_key_path(path),
+                           f"{shown} never reaches a rendering: {why}", "dead-value"))
+
+    for kind, path, value in _value_sites(recipe.data):
+        if path[:1] == ("omni",):
+            continue
+        if kind == "arg":
+            i = 0
+            while i < len(value):
+                tok = value[i]
+                has_val = (isinstance(tok, str) and tok.startswith("-") and i + 1 < len(value)
+                           and isinstance(value[i + 1], str) and not value[i + 1].startswith("-"))
+                p = (*path, i)
+                if p not in tally.emitted and isinstance(tok, str) and tok != "":
+                    report(p, f"`{tok}{' ' + value[i + 1] if has_val else ''}`")
+                i += 2 if has_val else 1
+        else:
+            for k in value:
+                p = (*path, k)
+                if p not in tally.emitted:
+                    report(p, f"`{k}={value[k]}`")
+    return out
+
+
+def dead_value_checker(catalog: Catalog) -> list[Finding]:
+    """Catalog-wide checker for ``validate`` (registered by the CLI)."""
+    out: list[Finding] = []
+    for recipe in catalog.recipes:
+        out.extend(dead_value_findings(catalog, recipe))
+    return out
