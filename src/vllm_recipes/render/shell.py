@@ -108,8 +108,24 @@ def pair_lines(values: Sequence[str]) -> list[str]:
     return lines
 
 
+def drop(tokens: Sequence[Arg], flags: Sequence[str]) -> list[Arg]:
+    """Remove ``flags`` and each one's value (the next token when it is not a flag)."""
+    out: list[Arg] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        t = tokens[i]
+        if t.value in flags:
+            i += 2 if i + 1 < n and not tokens[i + 1].value.startswith("-") else 1
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
 def finalize(inv: Invocation) -> Finalized:
     kept, shadowed = dedupe(inv.args)
+    if inv.drop_flags:
+        kept = drop(kept, inv.drop_flags)
     return Finalized(tuple(kept), shadowed, tuple(pair_lines([a.value for a in kept])))
 
 

@@ -54,6 +54,8 @@ class Invocation:
     model_id: str
     args: tuple[Arg, ...]
     binary: str = "vllm serve"
+    #: flags removed (with their values) after dedupe, e.g. parsers moved to an SMG gateway
+    drop_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

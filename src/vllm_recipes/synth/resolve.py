@@ -22,6 +22,7 @@ from vllm_recipes.select.selection import Selection
 from .context import Ctx, build_context
 from .layers import ARG_ORDER, ENV_ORDER, LAYERS, Call, Contribution
 from .plan import (
+    Arg,
     Companion,
     EnvValue,
     Invocation,
@@ -202,6 +203,54 @@ def _pd_router(ctx: Ctx, pm: dict[str, Any], dm: dict[str, Any]) -> RouterPlan:
     return RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines))
 
 
+def _alt_router(ctx: Ctx) -> tuple[str, Mapping[str, Any]] | None:
+    """The selected non-default PD router (extensions §2.6), when the recipe offers it."""
+    rid = ctx.sel.pd_router
+    routers = as_map(ctx.strategy.get("routers"))
+    spec = routers.get(rid) if rid else None
+    if not is_map(spec) or spec.get("default") is True:
+        return None
+    need = spec.get("requires_model_key")
+    if not isinstance(need, str) or not is_map(get(ctx.recipe.get("model"), need)):
+        return None
+    return rid, spec  # type: ignore[return-value]
+
+
+def _grpc_pool(ctx: Ctx, rp: PdRolePlan, rid: str, spec: Mapping[str, Any]) -> PdRolePlan:
+    """Pools run vLLM's gRPC entrypoint; parsing flags move to the gateway."""
+    pool = as_map(spec.get("pool"))
+    src = Source("router", ctx.strategy_file, ("routers", rid, "pool", "serve_args"))
+    lead = tuple(Arg(t, src, i) for i, t in enumerate(pool.get("serve_args") or ()) if isinstance(t, str))
+    drop = tuple(t for t in (pool.get("remove_args") or ()) if isinstance(t, str))
+    serve = Invocation(rp.serve.model_id, lead + rp.serve.args, rp.serve.binary, drop)
+    return PdRolePlan(rp.role, serve, rp.env, rp.meta)
+
+
+def _gateway_router(ctx: Ctx, rid: str, spec: Mapping[str, Any], pm: dict[str, Any],
+                    dm: dict[str, Any]) -> RouterPlan:
+    gw = as_map(spec.get("gateway"))
+    parsers = as_map(get(ctx.recipe.get("model"), spec.get("requires_model_key")))
+
+    def eps(meta: dict[str, Any]) -> int:
+        return int(max(1, first_truthy(meta["nodes"], 1))) if meta["parallelism"] == "dep" else 1
+
+    lines: list[str] = []
+    mode = [t for t in (gw.get("mode_args") or ()) if isinstance(t, str)]
+    if mode:
+        lines.append(" ".join(mode))
+    for role, meta in (("prefill", pm), ("decode", dm)):
+        flag, tmpl = gw.get(f"{role}_flag"), gw.get(f"{role}_endpoint")
+        if isinstance(flag, str) and isinstance(tmpl, str):
+            lines += [f"{flag} {tmpl.replace('{i}', str(i))}" for i in range(1, eps(meta) + 1)]
+    for key, flag in as_map(gw.get("parser_flags")).items():
+        if truthy(parsers.get(key)):
+            lines.append(f"{flag} {_str(parsers[key])}")
+    hp = [t for t in (gw.get("host_port_args") or ()) if isinstance(t, str)]
+    lines += [" ".join(hp[i:i + 2]) for i in range(0, len(hp), 2)]
+    return RouterPlan((_str(spec.get("command") or rid), *lines),
+                      install=_str(first_truthy(spec.get("install"), "")), kind=rid)
+
+
 def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
     kv = as_map(ctx.kv_store)
     mm = as_map(kv.get("mooncake_master"))
@@ -233,8 +282,13 @@ def resolve_plan(ctx: Ctx) -> Plan:
             master, store, config, note, install = _mooncake_parts(ctx)
             mooncake = MooncakeBlock(master, store, config, note, install)
         router_cfg = ctx.strategy.get("router") if truthy(ctx.strategy.get("router")) else {"policy": "round_robin"}
-        return PdPlan(ctx.node_count, roles["prefill"], roles["decode"],
-                      _pd_router(ctx, metas["prefill"], metas["decode"]), router_cfg, mooncake)
+        router = _pd_router(ctx, metas["prefill"], metas["decode"])
+        smg = _alt_router(ctx)
+        if smg is not None:
+            rid, spec = smg
+            roles = {k: _grpc_pool(ctx, rp, rid, spec) for k, rp in roles.items()}
+            router = _gateway_router(ctx, rid, spec, metas["prefill"], metas["decode"])
+        return PdPlan(ctx.node_count, roles["prefill"], roles["decode"], router, router_cfg, mooncake)
     if ctx.kv_composing:
         kv = as_map(ctx.kv_store)
         multi = ctx.strategy.get("deploy_type") == "multi_node" and ctx.node_count > 1
