@@ -12,10 +12,15 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.validate import register_checker
 from vllm_recipes.lint.deadvalues import dead_value_checker
-from vllm_recipes.render.deployment import deployment_blocks, deployment_text
-from vllm_recipes.render.explain import explain_json, explain_plan
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text, export_lines
+from vllm_recipes.render.docker import docker_meta, docker_run_text
+from vllm_recipes.render.explain import explain_env, explain_invocation, explain_plan, sections_json
 from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.render.shell import render_invocation
+from vllm_recipes.select.defaults import variant_or_default
+from vllm_recipes.select.omni import OmniSelection, select_omni
 from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
+from vllm_recipes.synth.omni import OmniPlan, resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
 from .main import cli, recipes_dir_option
@@ -83,7 +88,8 @@ def _load(recipes_dir: str | None) -> Catalog:
         raise
 
 
-def resolve_request(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> tuple[Recipe, PageState]:
+def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:
+    """Recipe by hf_id, or by a variant's own model id (which then selects that variant)."""
     recipe = catalog.recipe(hf_id)
     if recipe is None:
         parent = catalog.variant_parent(hf_id)
@@ -95,6 +101,10 @@ def resolve_request(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> tuple[R
             close = catalog.close_matches(hf_id)
             _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
     assert recipe is not None
+    return recipe
+
+
+def resolve_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> PageState:
     pn, dn = kw.get("prefill_nodes"), kw.get("decode_nodes")
     if (pn == 0) != (dn == 0) and pn is not None and dn is not None:
         _fail("--prefill-nodes 0 asks for the co-located layout; pass --decode-nodes 0 too.")
@@ -109,10 +119,43 @@ def resolve_request(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> tuple[R
         frontend=kw.get("frontend"), install=kw.get("install"), pd_router=kw.get("pd_router"), task=kw.get("task"),
     )
     try:
-        return recipe, build_state(catalog, recipe, req, strict=True)
+        return build_state(catalog, recipe, req, strict=True)
     except SelectionError as exc:
         _fail(str(exc))
         raise
+
+
+OMNI_ONLY_OPTIONS = ("hardware", "variant", "task", "install", "frontend")
+
+
+def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[OmniSelection, OmniPlan]:
+    given = [k for k, v in kw.items() if k not in OMNI_ONLY_OPTIONS and v not in (None, (), False)]
+    if given:
+        _fail(f"{recipe.hf_id} is an omni recipe; it takes --hardware, --variant, --task and --install only "
+              f"(got --{given[0].replace('_', '-')}).")
+    try:
+        osel = select_omni(catalog, recipe, kw.get("hardware"), kw.get("variant"), kw.get("task"), kw.get("install"))
+    except SelectionError as exc:
+        _fail(str(exc))
+        raise
+    return osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
+
+
+def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan, fmt: str) -> None:
+    text, argv, _fin = render_invocation(plan.serve)
+    variant = variant_or_default(recipe.data, osel.variant_key)
+    meta = docker_meta(recipe.data, variant, catalog.hardware_profiles.get(osel.hw_id) or {}, osel.hw_id)
+    env = [(e.key, e.value) for e in plan.env]
+    docker = docker_run_text(text, env, meta)
+    if fmt == "json":
+        obj = {"hardware": osel.hw_id, "variant": osel.variant_key, "task": osel.task.key if osel.task else None,
+               "command": text, "argv": argv, "env": dict(env), "modelId": plan.model_id,
+               "docker_image": meta.image, "docker_command": docker}
+        click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+    elif osel.install == "docker":
+        click.echo(docker)
+    else:
+        click.echo("\n".join([*export_lines(plan.env), text]))
 
 
 @cli.command("command")
@@ -121,7 +164,12 @@ def resolve_request(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> tuple[R
 def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, **kw: Any) -> None:
     """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state)."""
     catalog = _load(recipes_dir)
-    recipe, state = resolve_request(catalog, hf_id, kw)
+    recipe = find_recipe(catalog, hf_id, kw)
+    if recipe.is_omni:
+        osel, oplan = resolve_omni_request(catalog, recipe, kw)
+        _omni_output(catalog, recipe, osel, oplan, fmt)
+        return
+    state = resolve_request(catalog, recipe, kw)
     ctx, plan = resolve(catalog, recipe, state.selection)
     if fmt == "json":
         obj = rendering_object(ctx, plan)
@@ -136,16 +184,22 @@ def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, **kw: Any) -> Non
 def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -> None:
     """Show every final flag and env var with its layer, file:line and what it shadowed."""
     catalog = _load(recipes_dir)
-    recipe, state = resolve_request(catalog, hf_id, kw)
-    _ctx, plan = resolve(catalog, recipe, state.selection)
+    recipe = find_recipe(catalog, hf_id, kw)
+    if recipe.is_omni:
+        _osel, oplan = resolve_omni_request(catalog, recipe, kw)
+        sections = [("vLLM (omni)", explain_invocation(catalog, oplan.serve) + explain_env(catalog, oplan.env))]
+    else:
+        state = resolve_request(catalog, recipe, kw)
+        _ctx, plan = resolve(catalog, recipe, state.selection)
+        sections = explain_plan(catalog, plan)
     if as_json:
-        click.echo(json.dumps(explain_json(catalog, plan), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(sections_json(sections), indent=2, ensure_ascii=False))
         return
     from rich.console import Console
     from rich.table import Table
 
     console = Console(width=max(140, Console().width), soft_wrap=False)
-    for title, rows in explain_plan(catalog, plan):
+    for title, rows in sections:
         table = Table(title=title, show_lines=False, expand=False)
         for col in ("kind", "flag / env", "value", "layer", "from", "shadowed"):
             table.add_column(col, overflow="fold")

@@ -92,7 +92,11 @@ def explain_plan(catalog: Catalog, plan: Plan) -> list[tuple[str, list[ExplainRo
     return out
 
 
-def explain_json(catalog: Catalog, plan: Plan) -> list[dict[str, Any]]:
+def sections_json(sections: list[tuple[str, list[ExplainRow]]]) -> list[dict[str, Any]]:
     return [{"process": title, "entries": [
         {"kind": r.kind, "name": r.name, "value": r.value, **r.source, "shadowed": r.shadowed} for r in rows
-    ]} for title, rows in explain_plan(catalog, plan)]
+    ]} for title, rows in sections]
+
+
+def explain_json(catalog: Catalog, plan: Plan) -> list[dict[str, Any]]:
+    return sections_json(explain_plan(catalog, plan))

@@ -252,6 +252,8 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     variants = as_map(r.get("variants"))
     if recipe.is_omni:
         raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; it has tasks, not serving strategies.")
+    if req.task is not None:
+        refuse("task", f"--task applies to omni recipes only; {recipe.hf_id} has serving strategies.")
     vk = req.variant or "default"
     if vk not in variants:
         refuse("variant", f"Unknown variant {vk!r} for {recipe.hf_id}.", list(variants))

@@ -1,0 +1,105 @@
+"""Omni recipe tasks (synthesis.md §10.1) and the omni selection (hardware, variant, task)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+
+from .defaults import pick_default_hardware
+from .js import as_list, as_map, first_truthy, get, is_list, is_map
+
+OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
+
+
+@dataclass(frozen=True)
+class OmniTask:
+    id: str
+    key: str
+    label: Any
+    endpoint: Any
+    method: Any
+    model_id: Any
+    vram_minimum_gb: Any
+    description: Any
+    axes: Any
+    extra_args: tuple[Any, ...]
+    hardware_overrides: Mapping[str, Any]
+    example: Any
+    index: int = 0
+
+
+def resolve_omni_tasks(recipe: Mapping[str, Any]) -> list[OmniTask]:
+    """§10.1 ``resolveOmniTasks``."""
+    decl = get(recipe.get("omni"), "tasks")
+    if not is_list(decl) or not decl:
+        return []
+    out = []
+    for i, t in enumerate(decl):
+        tid = t if isinstance(t, str) else get(t, "id")
+        if not tid or tid not in OMNI_TASK_IDS:
+            continue
+        m = as_map(t)
+        out.append(OmniTask(
+            id=tid, key=first_truthy(m.get("key"), tid), label=m.get("label"), endpoint=m.get("endpoint"),
+            method=m.get("method"), model_id=m.get("model_id"), vram_minimum_gb=m.get("vram_minimum_gb"),
+            description=m.get("description"), axes=first_truthy(m.get("axes"), {}),
+            extra_args=tuple(as_list(m.get("extra_args"))), hardware_overrides=as_map(m.get("hardware_overrides")),
+            example=m.get("example"), index=i))
+    return out
+
+
+def task_for_hardware(task: OmniTask, hw_id: str) -> tuple[OmniTask, Any]:
+    """§10.1 ``resolveOmniTaskForHardware``; also returns the override block used."""
+    ov = task.hardware_overrides.get(hw_id)
+    if not is_map(ov):
+        return task, None
+    return OmniTask(
+        id=task.id, key=task.key, label=first_truthy(ov.get("label"), task.label),
+        endpoint=first_truthy(ov.get("endpoint"), task.endpoint), method=task.method,
+        model_id=first_truthy(ov.get("model_id"), task.model_id),
+        vram_minimum_gb=first_truthy(ov.get("vram_minimum_gb"), task.vram_minimum_gb),
+        description=first_truthy(ov.get("description"), task.description), axes=task.axes,
+        extra_args=task.extra_args + tuple(as_list(ov.get("extra_args"))), hardware_overrides=task.hardware_overrides,
+        example=first_truthy(ov.get("example"), task.example), index=task.index), ov
+
+
+
+@dataclass(frozen=True)
+class OmniSelection:
+    variant_key: str
+    hw_id: str
+    task: OmniTask | None
+    install: str
+
+
+def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant: str | None, task: str | None,
+                install: str | None) -> OmniSelection:
+    """Validate an omni request; raises ``SelectionError`` naming valid choices."""
+    from .page import SelectionError, hardware_block_reason, hardware_choices
+
+    r = recipe.data
+    variants = as_map(r.get("variants"))
+    vk = variant or "default"
+    if variant is not None and variant not in variants:
+        raise SelectionError("variant", f"Unknown variant {variant!r} for {recipe.hf_id}.", list(variants))
+    vdata = as_map(variants.get(vk))
+    hw = hardware
+    if hw is not None:
+        reason = hardware_block_reason(catalog, recipe, vdata, hw)
+        if reason:
+            raise SelectionError("hardware", f"Hardware {hw!r} is not available for {recipe.hf_id}: {reason}.",
+                                 hardware_choices(catalog, recipe, vdata))
+    else:
+        hw = pick_default_hardware(catalog.hardware_profiles, vdata, r)
+    tasks = resolve_omni_tasks(r)
+    chosen = tasks[0] if tasks else None
+    if task is not None:
+        chosen = next((t for t in tasks if t.key == task), None)
+        if chosen is None:
+            raise SelectionError("task", f"Unknown task {task!r} for {recipe.hf_id}.", [t.key for t in tasks])
+    if install is not None and install not in ("pip", "docker"):
+        raise SelectionError("install", f"Unknown install method {install!r}.", ["pip", "docker"])
+    return OmniSelection(vk, hw, chosen, install or "pip")

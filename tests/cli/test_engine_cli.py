@@ -1,0 +1,133 @@
+"""`vllm-recipes command` / `explain` end to end through click."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from vllm_recipes.cli import engine_cmds  # noqa: F401  (registers the commands)
+from vllm_recipes.cli.main import cli
+
+V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_default_is_gb200_tp2_with_rust_frontend() -> None:
+    code, out, _ = run("command", V41)
+    assert code == 0
+    assert "docker run --gpus all" in out  # pip is disabled by the recipe -> docker tab
+    assert "-e VLLM_USE_RUST_FRONTEND=1" in out
+    assert "--tensor-parallel-size 2" in out
+    obj = json.loads(run("command", V41, "--format", "json")[1])
+    assert obj["hardware"] == "gb200" and obj["frontend"] == "rust"
+    assert list(obj["env"]) == ["VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_USE_RUST_FRONTEND"]
+
+
+def test_station_spec_decoding_uses_the_station_override() -> None:
+    code, out, _ = run("command", V41, "--hardware", "dgx_station_gb300", "--feature", "spec_decoding")
+    assert code == 0
+    assert "--tensor-parallel-size 1" in out
+    assert '"num_speculative_tokens_per_batch_size":[[1,4,5],[5,24,1]]' in out
+    assert "--offload-backend uva" in out
+
+
+def test_pd_on_mi355x_prints_prefill_decode_and_router() -> None:
+    code, out, _ = run("command", V41, "--hardware", "mi355x", "--strategy", "pd_cluster")
+    assert code == 0
+    for title in ("# Prefill", "# Decode", "# Router"):
+        assert title in out
+    assert "vllm-router --policy round_robin" in out
+    assert "--device=/dev/kfd" in out
+
+
+def test_pd_co_located_layout_and_smg_router() -> None:
+    code, out, _ = run("command", V41, "--strategy", "pd_cluster", "--prefill-nodes", "0", "--decode-nodes", "0",
+                       "--router", "smg-grpc", "--install", "docker", "--format", "json")
+    assert code == 0, out
+    obj = json.loads(out)
+    assert obj["prefill"]["nodes"] == 0 and obj["prefill"]["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert obj["router"]["command"].startswith("smg launch \\\n    --pd-disaggregation")
+    assert "--reasoning-parser" not in obj["prefill"]["argv"]
+    assert obj["prefill"]["argv"][3] == "--grpc"
+
+
+def test_multi_node_prints_every_rank() -> None:
+    code, out, _ = run("command", V41, "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "3",
+                       "--install", "docker")
+    assert code == 0
+    assert "# Head" in out and "# Node 1" in out and "# Node 2" in out
+    assert out.count("--headless") == 2
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--hardware", "tpu9000"), "Valid choices: "),
+    (("--strategy", "multi_node_tp_pp"), "is not offered"),
+    (("--feature", "nope"), "Unknown feature 'nope'"),
+    (("--feature", "text_only", "--feature", "encoder_parallel"), "mutually exclusive"),
+    (("--mode", "reasoning=high"), "has no modes"),
+    (("--hardware", "dgx_station_gb300", "--strategy", "single_node_tep"), "not supported on dgx_station_gb300"),
+    (("--kv-offload", "lmcache", "--strategy", "multi_node_tp"), "not available"),
+    (("--task", "t2v"), "omni recipes only"),
+])
+def test_bad_selections_exit_2_naming_valid_choices(args: tuple[str, ...], needle: str) -> None:
+    code, _out, err = run("command", V41, *args)
+    assert code == 2
+    assert needle in err
+
+
+def test_unknown_recipe_suggests_close_matches() -> None:
+    code, _out, err = run("command", "deepseek-ai/DeepSeek-V4.1-Flesh")
+    assert code == 2 and "Did you mean: deepseek-ai/DeepSeek-V4.1-Flash" in err
+
+
+def test_variant_model_id_selects_the_variant() -> None:
+    code, out, _ = run("command", "nvidia/DeepSeek-V4-Flash-NVFP4", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["variant"] != "default"
+
+
+def test_explain_json_accounts_for_every_token_with_locations() -> None:
+    code, out, _ = run("explain", V41, "--hardware", "b200", "--json")
+    assert code == 0
+    sections = json.loads(out)
+    entries = sections[0]["entries"]
+    seqs = next(e for e in entries if e["name"] == "--max-num-seqs")
+    assert seqs["value"] == "8" and seqs["layer"] == "strategy-override-exact-gpu"
+    assert seqs["location"].startswith("models/deepseek-ai/DeepSeek-V4.1-Flash.yaml:")
+    assert seqs["shadowed"][0]["value"] == "128"
+    assert seqs["shadowed"][0]["layer"] == "strategy-override-generation"
+    rust = next(e for e in entries if e["name"] == "VLLM_USE_RUST_FRONTEND")
+    assert rust["layer"] == "frontend"
+    tp = next(e for e in entries if e["name"] == "--tensor-parallel-size")
+    assert tp["layer"] == "parallelism" and tp["location"] is None
+
+
+def test_explain_table_renders() -> None:
+    code, out, _ = run("explain", V41)
+    assert code == 0 and "strategy-override-generation" in out
+
+
+def test_omni_recipe(tmp_path: Path) -> None:
+    recipe = {
+        "meta": {"title": "Tiny video", "provider": "Acme", "tasks": ["omni"]},
+        "model": {"model_id": "acme/Video", "base_args": ["--trust-remote-code"]},
+        "variants": {"default": {"precision": "bf16", "extra_args": ["--ignored-for-default"]}},
+        "omni": {"port": 8091, "tasks": [{"id": "t2v", "extra_args": ["--flow-shift", "5.0"]}, "i2v", "bogus"]},
+    }
+    p = tmp_path / "models" / "acme" / "Video.yaml"
+    p.parent.mkdir(parents=True)
+    p.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    code, out, _ = run("command", "acme/Video", "--recipes-dir", str(tmp_path))
+    assert code == 0
+    assert out.strip() == ("vllm serve acme/Video \\\n  --trust-remote-code \\\n  --flow-shift 5.0 \\\n"
+                           "  --port 8091 \\\n  --omni")
+    code, _, err = run("command", "acme/Video", "--recipes-dir", str(tmp_path), "--task", "bogus")
+    assert code == 2 and "t2v, i2v" in err
