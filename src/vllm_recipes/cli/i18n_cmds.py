@@ -1,0 +1,122 @@
+"""``vllm-recipes i18n ...``: drift checks for translated recipe guides.
+
+``i18n check`` exits 1 when any translation is stale so recipe repositories can
+gate on it in CI; ``i18n sections`` prints the slugs and hashes a translator
+records in a new translation's front matter.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.cli.main import cli, recipes_dir_option
+from vllm_recipes.i18n import check_all, content_hash, guide_sections
+from vllm_recipes.i18n.drift import header_sources, source_view
+
+EXIT_CLEAN, EXIT_STALE = 0, 1
+
+
+def _load(recipes_dir: str | None) -> Catalog:
+    try:
+        return load_catalog(recipes_dir)
+    except FileNotFoundError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@cli.group("i18n")
+def i18n_group() -> None:
+    """Translated recipe guides (models/<org>/<repo>.<lang>.md)."""
+
+
+@i18n_group.command("check")
+@recipes_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
+@click.option("--lang", "langs", multiple=True, metavar="LANG", help="Only these languages (repeatable).")
+@click.argument("hf_ids", nargs=-1, metavar="[HF_ID]...")
+def check_cmd(recipes_dir: str | None, as_json: bool, langs: tuple[str, ...], hf_ids: tuple[str, ...]) -> None:
+    """Report translations that drifted from their recipe; exit 1 if any is stale.
+
+    Per translation: source sections changed since it was made (hash mismatch or
+    unknown), sections added or removed, and facts -- flags, env vars, images,
+    numbers, versions, dates, PR references -- the translation states but the
+    recipe no longer holds, or the recipe added and the translation lacks.
+    """
+    catalog = _load(recipes_dir)
+    for hf_id in hf_ids:
+        if catalog.recipe(hf_id) is None:
+            raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")
+    wanted = {h.lower() for h in hf_ids}
+    results = [t for t in check_all(catalog)
+               if (not wanted or t.hf_id.lower() in wanted) and (not langs or t.lang in langs)]
+    stale = [t for t in results if t.stale]
+
+    if as_json:
+        report = {
+            "recipes_dir": str(catalog.root),
+            "translations": [{
+                "path": t.rel_path,
+                "recipe": t.hf_id,
+                "lang": t.lang,
+                "source_date_updated": t.source_date_updated,
+                "recipe_date_updated": (catalog.recipe(t.hf_id).meta.get("date_updated")
+                                        if catalog.recipe(t.hf_id) else None),
+                "stale": t.stale,
+                "stale_sections": sorted(t.stale_sections),
+                "findings": [f.to_dict() for f in t.all_findings],
+            } for t in results],
+            "summary": {"checked": len(results), "stale": len(stale), "clean": len(results) - len(stale),
+                        "findings": sum(len(t.all_findings) for t in results)},
+        }
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        for t in results:
+            if not t.stale:
+                click.echo(f"{t.rel_path}: ok (translated from {t.source_date_updated}, nothing drifted)")
+                continue
+            for f in t.all_findings:
+                click.echo(f"{t.rel_path}: {f.section}: {f.label}: {f.token} ({f.explanation})")
+        if not results:
+            click.echo("no translations found", err=True)
+        else:
+            n = sum(len(t.all_findings) for t in stale)
+            click.echo(f"{len(results)} translation(s) checked: {len(stale)} stale ({n} finding(s)), "
+                       f"{len(results) - len(stale)} clean")
+    sys.exit(EXIT_STALE if stale else EXIT_CLEAN)
+
+
+@i18n_group.command("sections")
+@recipes_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.argument("hf_id")
+def sections_cmd(recipes_dir: str | None, as_json: bool, hf_id: str) -> None:
+    """Print a recipe's guide sections with the slug and hash a translation records.
+
+    The YAML output is ready to paste as ``source_hashes:`` front matter.
+    """
+    catalog = _load(recipes_dir)
+    recipe = catalog.recipe(hf_id)
+    if recipe is None:
+        raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")
+    guide = recipe.data.get("guide")
+    sections = guide_sections(guide) if isinstance(guide, str) else []
+    view = source_view(catalog, recipe)
+    if as_json:
+        click.echo(json.dumps({
+            "recipe": recipe.hf_id,
+            "date_updated": view.date_updated,
+            "sections": [{"slug": s.slug, "title": s.title, "level": s.level, "hash": s.hash, "line": s.line}
+                         for s in sections],
+            "header": {key: content_hash(text) for key, text in header_sources(recipe).items()},
+        }, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"# {recipe.hf_id}, revision {view.date_updated}")
+    click.echo(f'source_date_updated: "{view.date_updated}"')
+    click.echo("source_hashes:")
+    for s in sections:
+        click.echo(f"  {s.slug}: {s.hash}  # {'#' * s.level} {s.title}".rstrip())
+    for key, text in header_sources(recipe).items():
+        click.echo(f"  {key}: {content_hash(text)}  # only if the front matter translates it")

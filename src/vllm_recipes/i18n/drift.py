@@ -1,0 +1,409 @@
+"""Drift check: is a translation still true of the recipe it translates?
+
+Two independent signals, both reported per source section:
+
+* **source hashes** -- the front matter records the hash of each English section
+  the translation was made from; a different current hash means the section
+  changed since (``source-changed``), a null one that nobody knows
+  (``source-unverified``). Sections added to the guide since are
+  ``untranslated``; translated sections whose source is gone are
+  ``orphaned-section``.
+* **facts** -- tokens translators keep verbatim (flags, env vars, images, numbers
+  with units, versions, dates, PR references; see :mod:`.facts`):
+
+  - ``removed``: the translation states a fact the current recipe no longer
+    holds. A flag, env var or image is *held* when the recipe or catalog can
+    emit it (:func:`emittable_facts`) or the current guide states it without
+    saying it is gone; any other fact is held when the current guide or any
+    recipe field mentions it at all.
+  - ``added``: a fact of a current source section that the translation has
+    nowhere (only for sections the translation covers).
+
+The rules are deliberately simple and deterministic; ``docs/decisions-i18n.md``
+explains them and their limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+
+from .facts import EMITTABLE, Fact, extract_facts
+from .sections import Section, content_hash, guide_sections
+from .translation import HEADER_KEYS, SOURCE_LANG, DriftFinding, Translation, with_findings
+
+#: recipe/catalog keys whose strings are prose shown to readers, never emitted
+PROSE_KEYS = frozenset({
+    "description", "performance_headline", "title", "display_name", "label", "note", "notes",
+    "body", "tooltip", "docs_url", "sub_row_label", "guide", "link", "url",
+})
+
+#: flags the command engine writes itself (synthesis.md §5, §8, §9; ui.md "Advanced")
+ENGINE_FLAGS = frozenset({
+    "--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
+    "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-start-rank",
+    "--data-parallel-rpc-port", "--data-parallel-hybrid-lb", "--enable-expert-parallel",
+    "--nnodes", "--node-rank", "--master-addr", "--headless",
+    "--vllm-pd-disaggregation", "--policy", "--prefill", "--decode", "--host", "--port",
+    # docker run wrapper
+    "--gpus", "--privileged", "--ipc", "--device", "--security-opt", "--group-add", "--network",
+    "--shm-size",
+    # builder "Advanced" options available to every recipe
+    "--max-num-batched-tokens", "--max-num-seqs", "--gpu-memory-utilization", "--max-model-len",
+})
+#: default images by brand key (synthesis.md §9.1)
+DEFAULT_IMAGES = {
+    False: {"nvidia": "vllm/vllm-openai:latest", "amd": "vllm/vllm-openai-rocm:latest",
+            "tpu": "vllm/vllm-tpu:latest", "intel": "vllm/vllm-openai-cpu:latest-x86_64"},
+    True: {"nvidia": "vllm/vllm-openai:nightly", "amd": "vllm/vllm-openai-rocm:nightly",
+           "tpu": "vllm/vllm-tpu:nightly"},
+}
+XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
+#: frontends env when the taxonomy carries none (extensions.md §1.3)
+FALLBACK_FRONTEND_ENV = {"python": {}, "rust": {"VLLM_USE_RUST_FRONTEND": "1"}}
+#: synthesized install commands (synthesis.md §11.7)
+PIP_INSTALL = "uv pip install -U vllm --torch-backend auto"
+PIP_INSTALL_NIGHTLY = ("uv pip install -U vllm --pre --extra-index-url https://wheels.vllm.ai/nightly/cu130 "
+                       "--extra-index-url https://download.pytorch.org/whl/cu130 --index-strategy unsafe-best-match")
+
+Key = tuple[str, str]
+
+
+def _walk_strings(data: Any, *, prose: bool | None, skip_top: frozenset[str] = frozenset(),
+                  _in_prose: bool = False, _depth: int = 0) -> Iterator[str]:
+    """Strings (values and mapping keys) of frozen data; ``prose`` selects prose, state or both."""
+    if isinstance(data, Mapping):
+        for k, v in data.items():
+            if _depth == 0 and k in skip_top:
+                continue
+            if isinstance(k, str) and (prose is None or not prose):
+                yield k
+            yield from _walk_strings(v, prose=prose, _in_prose=_in_prose or k in PROSE_KEYS, _depth=_depth + 1)
+    elif isinstance(data, list | tuple):
+        for v in data:
+            yield from _walk_strings(v, prose=prose, _in_prose=_in_prose, _depth=_depth + 1)
+    elif isinstance(data, str) and (prose is None or prose == _in_prose):
+        yield data
+
+
+def _keys(texts: Iterable[str], *, kinds: frozenset[str] | None = None) -> set[Key]:
+    out: set[Key] = set()
+    for t in texts:
+        for f in extract_facts(t):
+            if kinds is None or f.kind in kinds:
+                out.add((f.kind, f.key))
+    return out
+
+
+def _brand_key(profile: Mapping[str, Any]) -> str:
+    gen, brand = profile.get("generation"), profile.get("brand")
+    if gen == "tpu":
+        return "tpu"
+    if brand == "AMD":
+        return "amd"
+    if gen in ("cpu", "xpu") or brand == "Intel":
+        return "intel"
+    return "nvidia"
+
+
+def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
+    """Profile ids the recipe can render for (meta.hardware, supported_hardware, overrides)."""
+    profiles = catalog.hardware_profiles
+    ids: list[str] = []
+
+    def add(hw: Any) -> None:
+        if isinstance(hw, str):
+            if hw.startswith("arch:"):
+                arch = hw[5:]
+                for pid, p in profiles.items():
+                    if isinstance(p, Mapping) and p.get("arch") == arch and pid not in ids:
+                        ids.append(pid)
+            elif hw in profiles and hw not in ids:
+                ids.append(hw)
+
+    hw_meta = recipe.meta.get("hardware")
+    for hw in hw_meta if isinstance(hw_meta, Mapping) else ():
+        add(hw)
+    add(recipe.meta.get("default_hardware"))
+    for v in recipe.variants.values():
+        if isinstance(v, Mapping):
+            for hw in v.get("supported_hardware") or ():
+                add(hw)
+            ho = v.get("hardware_overrides")
+            for hw in ho if isinstance(ho, Mapping) else ():
+                add(hw)
+    return ids
+
+
+def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
+    """Every image a rendering of ``recipe`` can name (synthesis.md §9.1, §9.7, UI CUDA toggle)."""
+    nightly = recipe.model.get("nightly_required") is True
+    defaults = DEFAULT_IMAGES[nightly]
+    images: set[str] = set()
+    variants = [v for v in recipe.variants.values() if isinstance(v, Mapping)] or [{}]
+    for hw in _recipe_hardware(catalog, recipe):
+        profile = catalog.hardware_profiles.get(hw)
+        if not isinstance(profile, Mapping):
+            continue
+        brand = _brand_key(profile)
+        for variant in variants:
+            image: str | None = None
+            cuda: Mapping[str, Any] | None = None
+            ho = variant.get("hardware_overrides")
+            pin = ho.get(hw) if isinstance(ho, Mapping) else None
+            if isinstance(pin, Mapping) and isinstance(pin.get("docker_image"), str):
+                image = pin["docker_image"]
+            for override in (variant.get("docker_image"), recipe.model.get("docker_image")):
+                if image or cuda or not override:
+                    continue
+                if isinstance(override, str):
+                    image = override if brand == "nvidia" else None
+                elif isinstance(override, Mapping) and any(k in override for k in defaults | {"intel": 1}):
+                    v = override.get(brand)
+                    if isinstance(v, str):
+                        image = v
+                    elif brand == "nvidia" and isinstance(v, Mapping) and ("cu129" in v or "cu130" in v):
+                        cuda = v
+                elif isinstance(override, Mapping) and brand == "nvidia" and ("cu129" in override
+                                                                              or "cu130" in override):
+                    cuda = override
+            if profile.get("generation") == "xpu" and not image:
+                image = XPU_IMAGE
+            if cuda:
+                images.update(str(x) for x in cuda.values() if isinstance(x, str))
+            elif image:
+                images.add(image)
+            elif brand in defaults:
+                image = defaults[brand]
+                images.add(image)
+            if brand == "nvidia" and image and not cuda:  # UI CUDA 12.9 toggle
+                images.add(image.replace(":nightly", ":cu129-nightly") if image.endswith(":nightly")
+                           else f"{image}-cu129")
+    # install block: docker pull of the NVIDIA image (§9.7; nightly for nightly recipes, docs/decisions.md)
+    install = recipe.model.get("install")
+    docker = install.get("docker") if isinstance(install, Mapping) else None
+    if docker is not False:
+        di = recipe.model.get("docker_image")
+        pull: Any = di if isinstance(di, str) else di.get("nvidia") if isinstance(di, Mapping) else None
+        if isinstance(pull, Mapping):
+            pull = pull.get("cu130") or pull.get("cu129")
+        images.add(pull if isinstance(pull, str) else defaults["nvidia"])
+    return images
+
+
+def _catalog_state(catalog: Catalog) -> list[str]:
+    texts: list[str] = []
+    for spec in (*catalog.serving_strategies.values(), *catalog.kv_stores.values()):
+        texts.extend(_walk_strings(spec, prose=False))
+    texts.extend(_walk_strings(catalog.kv_offload_options, prose=False))
+    frontends = catalog.frontends or FALLBACK_FRONTEND_ENV
+    texts.extend(_walk_strings(frontends, prose=False))
+    return texts
+
+
+def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
+    """``(kind, key)`` of every flag, env var and image a rendering of ``recipe`` can contain.
+
+    Sources: every non-prose string and mapping key of the recipe (argument lists,
+    env maps, images, install commands; not ``guide`` or descriptions), the
+    catalog's strategies, Mooncake stores, KV-offload options and frontends, the
+    flags the engine writes itself, and the synthesized docker images and
+    install commands.
+    """
+    texts = list(_walk_strings(recipe.data, prose=False, skip_top=frozenset({"guide"})))
+    texts.extend(_catalog_state(catalog))
+    texts.append(PIP_INSTALL_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_INSTALL)
+    keys = _keys(texts, kinds=EMITTABLE)
+    keys.update(("flag", f) for f in ENGINE_FLAGS)
+    model = recipe.model
+    if model.get("supports_dcp"):
+        keys.add(("flag", "--decode-context-parallel-size"))
+    if model.get("flashinfer_autotune"):
+        keys.add(("flag", "--no-enable-flashinfer-autotune"))
+    if any(str(s).endswith(("_tep", "_dep")) for s in recipe.data.get("compatible_strategies") or ()):
+        keys.add(("flag", "--enable-ep-weight-filter"))
+    if recipe.is_omni:
+        keys.add(("flag", "--omni"))
+    keys.update(("image", i) for i in docker_images(catalog, recipe))
+    return keys
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """What the current recipe says, pre-computed once per recipe."""
+
+    sections: tuple[Section, ...]
+    #: facts of each section (and of ``meta.<key>`` header fields), by slug
+    facts: Mapping[str, tuple[Fact, ...]]
+    #: flags/env/images the recipe can emit
+    emittable: frozenset[Key]
+    #: facts the current guide states without saying they are gone
+    guide_affirmed: frozenset[Key]
+    #: every fact anywhere in the current guide or recipe fields (any polarity)
+    mentioned: frozenset[Key]
+    date_updated: str | None
+
+    def section(self, slug: str) -> Section | None:
+        for s in self.sections:
+            if s.slug == slug:
+                return s
+        return None
+
+
+def header_sources(recipe: Recipe) -> dict[str, str]:
+    """The recipe's translatable header text, keyed ``meta.<key>`` like translation sections."""
+    out: dict[str, str] = {}
+    for key, path in HEADER_KEYS.items():
+        val: Any = recipe.data
+        for p in path:
+            val = val.get(p) if isinstance(val, Mapping) else None
+        if isinstance(val, str):
+            out[f"meta.{key}"] = val
+    return out
+
+
+#: (id(catalog), id(recipe)) -> (catalog, recipe, view); the strong refs keep ids from being reused
+_VIEWS: dict[tuple[int, int], tuple[Catalog, Recipe, SourceView]] = {}
+_MAX_VIEWS = 512
+
+
+def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
+    """The current recipe's sections, facts and emittable set (cached per catalog and recipe).
+
+    Catalog data is immutable, so a view never goes out of date; the web can call
+    this per request.
+    """
+    key = (id(catalog), id(recipe))
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0] is catalog and hit[1] is recipe:
+        return hit[2]
+    view = _build_view(catalog, recipe)
+    if len(_VIEWS) >= _MAX_VIEWS:
+        _VIEWS.pop(next(iter(_VIEWS)), None)
+    _VIEWS[key] = (catalog, recipe, view)
+    return view
+
+
+def _build_view(catalog: Catalog, recipe: Recipe) -> SourceView:
+    guide = recipe.data.get("guide")
+    sections = tuple(guide_sections(guide)) if isinstance(guide, str) else ()
+    facts: dict[str, tuple[Fact, ...]] = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
+    for key, text in header_sources(recipe).items():
+        facts[key] = tuple(extract_facts(text))
+    guide_facts = [f for s in sections for f in facts[s.slug]]
+    affirmed = {(f.kind, f.key) for f in guide_facts if not f.negated}
+    mentioned = {(f.kind, f.key) for f in guide_facts}
+    mentioned |= _keys(_walk_strings(recipe.data, prose=None, skip_top=frozenset({"guide"})))
+    emittable = emittable_facts(catalog, recipe)
+    date = recipe.meta.get("date_updated")
+    return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed),
+                      frozenset(mentioned | emittable), date if isinstance(date, str) else None)
+
+
+def _where(view: SourceView, key: Key) -> str:
+    """Sections of the current guide that mention ``key`` (for explanations)."""
+    return ", ".join(s.slug for s in view.sections if any((f.kind, f.key) == key for f in view.facts[s.slug]))
+
+
+def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation) -> list[DriftFinding]:
+    """Every finding for ``translation`` against the current ``recipe``, in source order."""
+    view = source_view(catalog, recipe)
+    findings: list[DriftFinding] = list(translation.parse_problems)
+    if translation.lang.lower() == SOURCE_LANG:
+        findings.append(DriftFinding("-", "invalid", translation.lang,
+                                     f"{SOURCE_LANG!r} is the language of the recipe itself"))
+    hashes = translation.source_hashes
+    translated: dict[str, Any] = {}
+    t_facts: dict[str, list[Fact]] = {}
+    for s in translation.sections:
+        translated.setdefault(s.slug, s)
+        t_facts.setdefault(s.slug, []).extend(extract_facts(s.markdown))
+    for key, text in translation.header.items():
+        t_facts[f"meta.{key}"] = extract_facts(text)
+    header_src = header_sources(recipe)
+    # "added" looks for a source fact anywhere in the translated guide (translators move
+    # things between sentences); a header field is compared with its own translation only
+    t_guide = {(f.kind, f.key) for slug, fs in t_facts.items() if not slug.startswith("meta.") for f in fs}
+
+    # units in source order: guide sections, then header fields
+    units: list[tuple[str, str, str, int | None]] = []  # slug, title, current hash, line
+    for s in view.sections:
+        units.append((s.slug, s.title or "(preamble)", s.hash, None))
+    for key, text in header_src.items():
+        units.append((key, key, content_hash(text), None))
+
+    for slug, title, current, _ in units:
+        is_header = slug.startswith("meta.")
+        present = (slug[5:] in translation.header) if is_header else slug in translated
+        line = None if is_header else (translated[slug].line if slug in translated else None)
+        if not present:
+            if is_header:
+                continue  # header translations are optional; the page falls back to English
+            if slug in hashes and hashes[slug] == current:
+                continue  # deliberately left untranslated at this revision
+            findings.append(DriftFinding(slug, "untranslated", title,
+                                         "this section of the recipe has no translation; the page shows the original"))
+            continue
+        recorded = hashes.get(slug)
+        if slug not in hashes or recorded is None:
+            findings.append(DriftFinding(
+                slug, "source-unverified", title,
+                "no hash of the source this section was translated from is recorded, so it cannot "
+                f"be shown current; the source section is now {current}", None, line))
+        elif recorded != current:
+            findings.append(DriftFinding(
+                slug, "source-changed", title,
+                f"translated from {recorded}, the source section is now {current}", None, line))
+        scope = {(f.kind, f.key) for f in t_facts.get(slug, [])} if is_header else t_guide
+        findings.extend(_fact_findings(view, slug, t_facts.get(slug, []), scope, line))
+
+    source_slugs = {s.slug for s in view.sections}
+    for s in translation.sections:
+        if s.slug not in source_slugs and translated[s.slug] is s:
+            findings.append(DriftFinding(
+                s.slug, "orphaned-section", s.slug,
+                "the recipe's guide no longer has a section with this anchor", None, s.line))
+            findings.extend(_fact_findings(view, s.slug, t_facts[s.slug], t_guide, s.line, source=False))
+    return findings
+
+
+def _fact_findings(view: SourceView, slug: str, t_facts: list[Fact], t_all: set[Key], line: int | None,
+                   *, source: bool = True) -> list[DriftFinding]:
+    out: list[DriftFinding] = []
+    seen: set[tuple[str, Key]] = set()
+    for f in t_facts:
+        key = (f.kind, f.key)
+        if ("removed", key) in seen:
+            continue
+        if f.kind in EMITTABLE:
+            if f.negated or key in view.emittable or key in view.guide_affirmed:
+                continue
+            where = _where(view, key)
+            why = (f"the recipe no longer emits this {f.kind}"
+                   + (f"; the current guide mentions it only as no longer applying ({where})" if where
+                      else " and the current guide does not mention it"))
+        else:
+            if key in view.mentioned:
+                continue
+            why = f"the current recipe no longer contains this {f.kind} (guide or any recipe field)"
+        seen.add(("removed", key))
+        out.append(DriftFinding(slug, "removed", f.text, why, f.kind, line))
+    if source:
+        for f in view.facts.get(slug, ()):
+            key = (f.kind, f.key)
+            if ("added", key) in seen or key in t_all:
+                continue
+            seen.add(("added", key))
+            note = " (as no longer applying)" if f.negated and f.kind in EMITTABLE else ""
+            out.append(DriftFinding(slug, "added", f.text,
+                                    f"the current source section states this {f.kind}{note}; "
+                                    "the translation does not", f.kind, line))
+    return out
+
+
+def check(catalog: Catalog, recipe: Recipe, translation: Translation) -> Translation:
+    """``translation`` with its findings filled in."""
+    return with_findings(translation, check_translation(catalog, recipe, translation))

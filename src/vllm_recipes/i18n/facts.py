@@ -1,0 +1,156 @@
+"""Extracting checkable facts (flags, env vars, images, numbers, versions, dates, PRs) from text.
+
+Translators keep commands, parameter names, numbers and links verbatim, so these
+tokens survive translation and can be compared across languages without
+understanding either language. Each fact also records whether the sentence it
+sits in says it is *no longer* true ("no longer passes `--x`", "不再需要"), so
+"the guide still mentions X while explaining X is gone" does not count as the
+guide supporting X. The exact patterns and cue lists are documented in
+``docs/decisions-i18n.md``; keep them deterministic and conservative -- a
+missed fact costs less than a false alarm on every CI run.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+#: fact kinds, in the order findings list them
+KINDS = ("flag", "env", "image", "number", "version", "date", "pr")
+#: kinds a recipe *emits* (argument lists, env maps, images) rather than only states
+EMITTABLE = frozenset({"flag", "env", "image"})
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One token found in a text."""
+
+    kind: str
+    #: comparison key (normalized: no thousands separators, canonical units, ``#N`` for PRs)
+    key: str
+    #: the token exactly as written
+    text: str
+    #: the sentence says the fact is no longer true (removed, not passed, not needed)
+    negated: bool
+    #: character offset in the (NFC-normalized) text
+    offset: int
+
+
+# --- patterns (ASCII look-arounds: CJK characters count as \w in Python) -----------------
+
+_URL_PR = re.compile(r"https?://github\.com/([\w.-]+)/([\w.-]+)/(?:pull|issues)/(\d+)[^\s)>\]]*")
+_MD_LINK_DEST = re.compile(r"\]\(\s*<?[^)\s>]+>?(?:\s+\"[^\"]*\")?\s*\)")
+_BARE_URL = re.compile(r"https?://[^\s)>\]`'\"]+")
+_IMAGE = re.compile(
+    r"(?<![A-Za-z0-9_./:-])([a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+):([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])"
+)
+_PR = re.compile(r"(?<![A-Za-z0-9_&/#])(?:([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*))?#(\d{3,})(?![A-Za-z0-9_])")
+_DATE = re.compile(r"(?<![0-9])((?:19|20)\d\d-[01]\d-[0-3]\d)(?![0-9])")
+_VERSION = re.compile(r"(?<![A-Za-z0-9_.])(v?)(\d+\.\d+\.\d+|(?<=v)\d+\.\d+)(?![0-9]|\.[0-9])")
+_FLAG = re.compile(r"(?<![A-Za-z0-9_-])--[a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?")
+_ENV = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_])")
+_NUM = r"(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+_SIZE = re.compile(
+    r"(?<![A-Za-z0-9_.,])" + _NUM + r"\s?(?:-\s?)?(TiB|GiB|MiB|KiB|TB|GB|MB|KB|bytes|byte|字节)(?![A-Za-z0-9])"
+)
+_TOKENS = re.compile(
+    r"(?<![A-Za-z0-9_.,])" + _NUM + r"([KMB])?\s?(?:-\s?)?(?:个\s?)?tokens?(?![A-Za-z])"
+)
+_MAGNITUDE = re.compile(r"(?<![A-Za-z0-9_.,$#])" + _NUM + r"([KMB])(?![A-Za-z0-9_])")
+
+#: sentence-level cues saying a fact no longer holds; matched case-insensitively
+NEGATION_CUES: tuple[str, ...] = (
+    # English
+    r"\bno longer\b",
+    r"\bnot (?:be )?(?:passed|needed|required)\b",
+    r"\bno need\b",
+    r"\b(?:removed|deprecated|superseded|obsolete)\b",
+    # Chinese
+    "不再", "不需要", "无需", "已移除", "被移除", "移除了", "已删除", "删除了", "弃用", "废弃",
+)
+_NEGATION = re.compile("|".join(NEGATION_CUES), re.IGNORECASE)
+# Sentence ends: . ! ? ; : before whitespace; CJK 。！？；：; blank lines, list items,
+# table rows, fences and headings.
+_BOUNDARY = re.compile(
+    r"(?<=[.!?;:])\s+(?=\S)|[。！？；：]"
+    r"|\n\s*\n|\n(?=\s*(?:[-*+•]|\d+[.)])\s)|\n(?=\s*(?:\||```|~~~|#))"
+)
+# full-width letters and digits -> ASCII (CJK punctuation is kept: it separates sentences
+# and must not turn "，494 GiB" into ",494 GiB")
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF10, 0xFF5B) if chr(c - 0xFEE0).isalnum()}
+
+
+def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def _sentences(text: str) -> list[tuple[int, int, bool]]:
+    """``(start, end, negated)`` spans covering ``text``."""
+    spans: list[tuple[int, int, bool]] = []
+    pos = 0
+    for m in _BOUNDARY.finditer(text):
+        end = m.end()
+        spans.append((pos, end, bool(_NEGATION.search(text, pos, end))))
+        pos = end
+    spans.append((pos, len(text), bool(_NEGATION.search(text, pos, len(text)))))
+    return spans
+
+
+def _num_key(whole: str, frac: str | None) -> str:
+    return whole.replace(",", "") + (frac or "")
+
+
+_UNITS = {"bytes": "bytes", "byte": "bytes", "字节": "bytes"}
+
+
+def extract_facts(text: str) -> list[Fact]:
+    """Every fact in ``text`` (any language), in order of appearance."""
+    text = unicodedata.normalize("NFC", text).translate(_FULLWIDTH)
+    found: list[tuple[int, int, str, str, str]] = []  # start, end, kind, key, text
+
+    def take(pattern: re.Pattern[str], kind: str, key_of: Callable[[re.Match[str]], str], src: str,
+             text_of: Callable[[re.Match[str]], str] | None = None) -> str:
+        spans = []
+        for m in pattern.finditer(src):
+            found.append((m.start(), m.end(), kind, key_of(m), text_of(m) if text_of else m.group(0)))
+            spans.append((m.start(), m.end()))
+        return _mask(src, spans)
+
+    # PR links first (reported in their short ``org/repo#N`` form), then mask all link targets
+    work = take(_URL_PR, "pr", lambda m: f"#{m.group(3)}", text,
+                lambda m: f"{m.group(1)}/{m.group(2)}#{m.group(3)}")
+    work = _mask(work, [(m.start(), m.end()) for m in _MD_LINK_DEST.finditer(work)])
+    work = _mask(work, [(m.start(), m.end()) for m in _BARE_URL.finditer(work)])
+    work = take(_IMAGE, "image", lambda m: m.group(0), work)
+    work = take(_PR, "pr", lambda m: f"#{m.group(2)}", work)
+    work = take(_DATE, "date", lambda m: m.group(1), work)
+    work = take(_VERSION, "version", lambda m: m.group(2), work)
+    work = take(_FLAG, "flag", lambda m: m.group(0), work)
+    work = take(_ENV, "env", lambda m: m.group(0), work)
+    work = take(_SIZE, "number",
+                lambda m: f"{_num_key(m.group(1), m.group(2))} {_UNITS.get(m.group(3), m.group(3))}", work)
+    work = take(_TOKENS, "number",
+                lambda m: f"{_num_key(m.group(1), m.group(2))}{m.group(3) or ''} tokens", work)
+    take(_MAGNITUDE, "number", lambda m: f"{_num_key(m.group(1), m.group(2))}{m.group(3)}", work)
+
+    found.sort(key=lambda f: f[0])
+    sentences = _sentences(text)
+    out: list[Fact] = []
+    si = 0
+    for start, _end, kind, key, tok in found:
+        while si + 1 < len(sentences) and sentences[si][1] <= start:
+            si += 1
+        out.append(Fact(kind, key, tok, sentences[si][2], start))
+    return out
+
+
+def fact_keys(facts: Iterable[Fact], *, affirmative_only: bool = False) -> set[tuple[str, str]]:
+    """``{(kind, key)}`` of ``facts``, optionally ignoring negated mentions."""
+    return {(f.kind, f.key) for f in facts if not (affirmative_only and f.negated)}

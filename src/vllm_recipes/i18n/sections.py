@@ -1,0 +1,153 @@
+"""Splitting a recipe ``guide`` into sections with stable anchors and content hashes.
+
+A translation records, per section, the hash of the English section it was made
+from; the website links a stale notice to the original section by its anchor.
+Both only work if every consumer splits and names sections identically, so this
+module is the single definition (documented in ``docs/decisions-i18n.md``):
+
+* a section starts at every top-level heading (ATX or setext, any level, never
+  inside code fences, lists or block quotes) and runs to the next one; text
+  before the first heading is the ``_preamble`` section;
+* the slug is the GitHub-style anchor markdown-it-py's ``anchors_plugin``
+  produces (lower case, spaces to ``-``, punctuation dropped, ``-1``/``-2``
+  suffixes for repeats), so the web page can use that plugin unchanged;
+* the hash is ``sha256:`` plus 16 hex digits of the section's Markdown (heading
+  line included) after Unicode NFC, LF line ends, right-stripped lines and
+  trimmed blank lines -- whitespace-only edits do not make a translation stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.attrs import attrs_block_plugin
+
+PREAMBLE_SLUG = "_preamble"
+#: An attribute block line (``{#slug}``) as mdit-py-plugins' ``attrs_block_plugin`` reads it.
+ATTR_LINE = re.compile(r"^\s*\{[^{}\n]*\}\s*$")
+_SLUG_DROP = re.compile(r"[^\w\u4e00-\u9fff\- ]")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One heading-delimited part of a guide."""
+
+    slug: str
+    title: str
+    #: heading level 1-6; 0 for the preamble
+    level: int
+    #: the section's Markdown, heading line included, surrounding blank lines trimmed
+    markdown: str
+    hash: str
+    #: 1-based line of the heading (or first line) within the guide text
+    line: int
+
+    @property
+    def anchored_markdown(self) -> str:
+        """The Markdown with an ``{#slug}`` attribute line so any renderer using
+        ``attrs_block_plugin`` gives the heading this exact anchor."""
+        if self.level == 0:
+            return self.markdown
+        return f"{{#{self.slug}}}\n{self.markdown}"
+
+
+def heading_slug(title: str) -> str:
+    """GitHub-style anchor for a heading's plain text (same as mdit-py-plugins' anchors)."""
+    return _SLUG_DROP.sub("", title.lower().replace(" ", "-"))
+
+
+def unique_slug(slug: str, used: set[str]) -> str:
+    """``slug``, or ``slug-1``, ``slug-2``... -- the first one not in ``used`` (which is updated)."""
+    candidate, i = slug, 1
+    while candidate in used:
+        candidate = f"{slug}-{i}"
+        i += 1
+    used.add(candidate)
+    return candidate
+
+
+def normalize_markdown(text: str) -> str:
+    """The canonical form that section hashes are computed over."""
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def content_hash(text: str) -> str:
+    """``sha256:<16 hex>`` of the normalized text (also used for description/headline)."""
+    digest = hashlib.sha256(normalize_markdown(text).encode("utf-8")).hexdigest()
+    return f"sha256:{digest[:16]}"
+
+
+@lru_cache(maxsize=2)
+def _parser(with_attrs: bool) -> MarkdownIt:
+    md = MarkdownIt("commonmark")
+    if with_attrs:
+        md.use(attrs_block_plugin)
+    return md
+
+
+def heading_text(inline: Token) -> str:
+    """Plain text of a heading the way the anchors plugin sees it (text and code spans)."""
+    return "".join(c.content for c in (inline.children or ()) if c.type in ("text", "code_inline"))
+
+
+@dataclass(frozen=True, slots=True)
+class RawHeading:
+    """A top-level heading found by the parser (0-based line numbers)."""
+
+    start: int  # first line of the section (an attribute line, if any, else the heading)
+    heading_line: int
+    level: int
+    title: str
+    explicit_id: str | None
+
+
+def find_headings(text: str, *, attrs: bool = False) -> tuple[list[str], list[RawHeading]]:
+    """Lines of ``text`` and its top-level headings; ``attrs`` honours ``{#id}`` lines."""
+    lines = text.split("\n")
+    tokens = _parser(attrs).parse(text)
+    found: list[RawHeading] = []
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open" or tok.level != 0 or tok.map is None:
+            continue
+        start = tok.map[0]
+        explicit = tok.attrGet("id") if attrs else None
+        if attrs:
+            j = start - 1
+            while j >= 0 and (not lines[j].strip() or ATTR_LINE.match(lines[j])):
+                if ATTR_LINE.match(lines[j]):
+                    start = j
+                j -= 1
+        found.append(RawHeading(start, tok.map[0], int(tok.tag[1]), heading_text(tokens[i + 1]),
+                                str(explicit) if explicit else None))
+    return lines, found
+
+
+def guide_sections(guide_markdown: str) -> list[Section]:
+    """Split a recipe's ``guide`` into sections with slugs and hashes, in order."""
+    text = guide_markdown.replace("\r\n", "\n").replace("\r", "\n")
+    lines, heads = find_headings(text)
+    out: list[Section] = []
+    used: set[str] = set()
+    first = heads[0].start if heads else len(lines)
+    pre = "\n".join(lines[:first])
+    if pre.strip():
+        used.add(PREAMBLE_SLUG)
+        out.append(Section(PREAMBLE_SLUG, "", 0, normalize_markdown(pre), content_hash(pre), 1))
+    for n, h in enumerate(heads):
+        end = heads[n + 1].start if n + 1 < len(heads) else len(lines)
+        body = "\n".join(lines[h.start:end])
+        slug = unique_slug(heading_slug(h.title), used)
+        out.append(Section(slug, h.title, h.level, normalize_markdown(body), content_hash(body), h.start + 1))
+    return out

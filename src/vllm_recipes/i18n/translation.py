@@ -1,0 +1,313 @@
+"""Translation files: ``models/<org>/<repo>.<lang>.md`` beside the recipe they translate.
+
+A translation is YAML front matter (which recipe revision it was made from, the
+hash of every source section, optional translated header text) followed by the
+translated guide in Markdown, each heading preceded by an ``{#<source slug>}``
+attribute line naming the English section it translates. Parsing never raises
+for content problems: they become ``invalid`` findings, so one broken file can
+neither crash the website nor hide the others from ``i18n check``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, normalize_date, parse_yaml
+
+from .sections import (
+    PREAMBLE_SLUG,
+    find_headings,
+    heading_slug,
+    normalize_markdown,
+    unique_slug,
+)
+
+#: BCP 47-ish language tag as used in file names (``zh``, ``pt-BR``, ``zh-Hant``)
+LANG_TAG = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
+SOURCE_LANG = "en"
+MAX_TRANSLATION_BYTES = 2 * 1024 * 1024
+#: front matter keys holding translated header text, and the recipe key each translates
+HEADER_KEYS: Mapping[str, tuple[str, ...]] = FrozenDict({
+    "title": ("meta", "title"),
+    "description": ("meta", "description"),
+    "performance_headline": ("meta", "performance_headline"),
+})
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftFinding:
+    """One reason a translation is stale, invalid or incomplete."""
+
+    #: source section slug (``meta.description`` etc. for header text, ``-`` for the file)
+    section: str
+    #: ``source-changed``, ``source-unverified``, ``untranslated``, ``orphaned-section``,
+    #: ``removed``, ``added``, ``invalid``, ``no-recipe``
+    kind: str
+    #: the exact token (flag, image, number...), or the section heading / file detail
+    token: str
+    explanation: str
+    #: fact kind for ``removed``/``added`` (flag, env, image, number, version, date, pr)
+    token_kind: str | None = None
+    #: 1-based line in the translation file, when known
+    line: int | None = None
+
+    @property
+    def label(self) -> str:
+        """``removed-flag``, ``added-pr``, ``source-changed``... as printed by the CLI."""
+        return f"{self.kind}-{self.token_kind}" if self.token_kind else self.kind
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "kind": self.kind,
+            "token_kind": self.token_kind,
+            "token": self.token,
+            "explanation": self.explanation,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TranslatedSection:
+    """One translated guide section, tied to a source section by slug."""
+
+    slug: str
+    #: translated heading (plain text); empty for the preamble
+    title: str
+    level: int
+    #: translated Markdown, heading included, without the ``{#slug}`` line
+    markdown: str
+    #: 1-based line of the section in the translation file
+    line: int
+
+    @property
+    def anchored_markdown(self) -> str:
+        """The Markdown with its ``{#slug}`` line, for renderers using ``attrs_block_plugin``."""
+        return self.markdown if self.level == 0 else f"{{#{self.slug}}}\n{self.markdown}"
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A parsed translation file; ``findings`` is filled by :func:`check_translation`."""
+
+    hf_id: str
+    lang: str
+    path: Path
+    #: path relative to the recipes directory (``models/<org>/<repo>.<lang>.md``)
+    rel_path: str
+    front_matter: Mapping[str, Any]
+    #: ``meta.date_updated`` of the recipe revision the translation was made from
+    source_date_updated: str | None
+    #: source section slug (or ``meta.<key>``) -> hash of the source it was made from;
+    #: ``None`` when that source text is not known
+    source_hashes: Mapping[str, str | None]
+    sections: tuple[TranslatedSection, ...]
+    #: translated header text by key (``title``, ``description``, ``performance_headline``)
+    header: Mapping[str, str] = field(default_factory=FrozenDict)
+    #: problems found while parsing (always part of ``findings`` once checked)
+    parse_problems: tuple[DriftFinding, ...] = ()
+    findings: tuple[DriftFinding, ...] = ()
+    checked: bool = False
+
+    @property
+    def all_findings(self) -> tuple[DriftFinding, ...]:
+        """Findings once checked (they include parse problems); parse problems before."""
+        return self.findings if self.checked else self.parse_problems
+
+    @property
+    def stale(self) -> bool:
+        """True when the translation has any finding: the gate ``i18n check`` exits 1 on."""
+        return bool(self.all_findings)
+
+    @property
+    def stale_sections(self) -> frozenset[str]:
+        """Slugs (and ``meta.*`` keys) that carry at least one finding."""
+        return frozenset(f.section for f in self.all_findings)
+
+    def section(self, slug: str) -> TranslatedSection | None:
+        for s in self.sections:
+            if s.slug == slug:
+                return s
+        return None
+
+    def findings_for(self, slug: str) -> tuple[DriftFinding, ...]:
+        return tuple(f for f in self.all_findings if f.section == slug)
+
+    @property
+    def guide_markdown(self) -> str:
+        """The whole translated guide, headings carrying ``{#slug}`` lines."""
+        return "\n\n".join(s.anchored_markdown for s in self.sections)
+
+
+def split_translation_name(filename: str) -> tuple[str, str] | None:
+    """``DeepSeek-V4.1-Flash.zh.md`` -> ``("DeepSeek-V4.1-Flash", "zh")``; None if not a translation."""
+    if not filename.endswith(".md"):
+        return None
+    stem = filename[:-3]
+    repo, dot, lang = stem.rpartition(".")
+    if not dot or not repo or not LANG_TAG.match(lang):
+        return None
+    return repo, lang
+
+
+def translation_rel_path(recipe: Recipe, lang: str) -> str:
+    """Where the ``lang`` translation of ``recipe`` lives, relative to the recipes dir."""
+    base = recipe.rel_path
+    for ext in (".yaml", ".yml"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+            break
+    return f"{base}.{lang}.md"
+
+
+def _problem(msg: str, line: int | None = None, token: str = "-", section: str = "-") -> DriftFinding:
+    return DriftFinding(section, "invalid", token, msg, None, line)
+
+
+def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path: str) -> Translation:
+    """Parse translation file content; problems are collected, never raised."""
+    problems: list[DriftFinding] = []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    front: Mapping[str, Any] = FrozenDict()
+    body, body_offset = text, 0
+    m = _FRONT.match(text)
+    if not m:
+        problems.append(_problem("no YAML front matter (the file must start with a '---' line)", 1))
+    else:
+        body, body_offset = text[m.end():], text.count("\n", 0, m.end())
+        try:
+            doc = parse_yaml(m.group(1) or "", rel_path)
+            if isinstance(doc.data, dict):
+                front = doc.data
+            elif doc.data is not None:
+                problems.append(_problem("front matter must be a mapping", 2))
+        except YamlLoadError as exc:
+            problems.append(_problem(f"front matter: {exc.message}", exc.position.line + 1))
+
+    declared = front.get("lang")
+    if declared is not None and str(declared) != lang:
+        problems.append(_problem(f"front matter says lang {declared!r} but the file name says {lang!r}",
+                                 token=str(declared)))
+    recipe_key = front.get("recipe")
+    if recipe_key is not None and str(recipe_key).lower() != hf_id.lower():
+        problems.append(_problem(f"front matter names recipe {recipe_key!r}, the file sits beside {hf_id}",
+                                 token=str(recipe_key)))
+
+    date = normalize_date(front.get("source_date_updated"))
+    if date is None:
+        problems.append(_problem("front matter lacks source_date_updated (the recipe revision translated)"))
+    elif not isinstance(date, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
+        problems.append(_problem("source_date_updated must be a YYYY-MM-DD date", token=str(date)))
+        date = str(date)
+
+    hashes: dict[str, str | None] = {}
+    raw_hashes = front.get("source_hashes")
+    if raw_hashes is None:
+        problems.append(_problem("front matter lacks source_hashes (source section slug -> hash)"))
+    elif not isinstance(raw_hashes, dict):
+        problems.append(_problem("source_hashes must be a mapping of section slug to hash or null"))
+    else:
+        for k, v in raw_hashes.items():
+            if v is not None and not (isinstance(v, str) and re.fullmatch(r"sha256:[0-9a-f]{16}", v)):
+                problems.append(_problem(f"source hash of {k} must be 'sha256:<16 hex digits>' or null",
+                                         token=str(v), section=str(k)))
+                v = None
+            hashes[str(k)] = v
+
+    header: dict[str, str] = {}
+    for key in HEADER_KEYS:
+        val = front.get(key)
+        if isinstance(val, str) and val.strip():
+            header[key] = val.strip()
+        elif val is not None:
+            problems.append(_problem(f"front matter {key} must be a non-empty string", section=f"meta.{key}"))
+
+    sections = _split_body(body, body_offset, problems)
+    return Translation(
+        hf_id=hf_id, lang=lang, path=path, rel_path=rel_path, front_matter=front,
+        source_date_updated=date, source_hashes=FrozenDict(hashes), sections=sections,
+        header=FrozenDict(header), parse_problems=tuple(problems),
+    )
+
+
+def _split_body(body: str, offset: int, problems: list[DriftFinding]) -> tuple[TranslatedSection, ...]:
+    lines, heads = find_headings(body, attrs=True)
+    out: list[TranslatedSection] = []
+    used: set[str] = set()
+    first = heads[0].start if heads else len(lines)
+    pre = normalize_markdown("\n".join(lines[:first]))
+    if pre:
+        used.add(PREAMBLE_SLUG)
+        out.append(TranslatedSection(PREAMBLE_SLUG, "", 0, pre, offset + 1))
+    for n, h in enumerate(heads):
+        end = heads[n + 1].start if n + 1 < len(heads) else len(lines)
+        chunk = lines[h.heading_line:end]  # drops the {#slug} attribute line(s)
+        line_no = offset + h.heading_line + 1
+        if h.explicit_id:
+            slug = h.explicit_id
+            if slug in used:
+                problems.append(_problem(f"two sections claim source section {slug!r}", line_no, slug, slug))
+            used.add(slug)
+        else:
+            slug = unique_slug(heading_slug(h.title), used)
+        out.append(TranslatedSection(slug, h.title, h.level, normalize_markdown("\n".join(chunk)), line_no))
+    return tuple(out)
+
+
+def read_translation(path: Path, *, hf_id: str, lang: str, rel_path: str) -> Translation:
+    """Read and parse one translation file (unreadable files yield an empty, invalid translation)."""
+    try:
+        if path.stat().st_size > MAX_TRANSLATION_BYTES:
+            raise ValueError(f"file is larger than {MAX_TRANSLATION_BYTES:,} bytes")
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, ValueError) as exc:
+        msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return Translation(hf_id, lang, path, rel_path, FrozenDict(), None, FrozenDict(), (),
+                           parse_problems=(_problem(f"cannot read translation: {msg}", 1),))
+    return parse_translation(text, hf_id=hf_id, lang=lang, path=path, rel_path=rel_path)
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationFile:
+    """A ``*.<lang>.md`` file found under ``models/``, with its recipe if one exists."""
+
+    path: Path
+    rel_path: str
+    lang: str
+    hf_id: str
+    recipe: Recipe | None = field(repr=False)
+
+
+def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
+    """Every translation file under ``<root>/models``, in path order, matched to recipes."""
+    models = catalog.root / "models"
+    by_path = {r.rel_path: r for r in catalog.recipes}
+    out: list[TranslationFile] = []
+    if not models.is_dir():
+        return out
+    for dirpath, dirnames, filenames in os.walk(models):
+        dirnames.sort(key=os.fsencode)
+        for name in sorted(filenames, key=os.fsencode):
+            split = split_translation_name(name)
+            if split is None:
+                continue
+            repo, lang = split
+            path = Path(dirpath) / name
+            rel = f"models/{path.relative_to(models).as_posix()}"
+            recipe = by_path.get(rel[: -len(f".{lang}.md")] + ".yaml") or by_path.get(
+                rel[: -len(f".{lang}.md")] + ".yml")
+            org = rel.split("/")[1] if rel.count("/") >= 2 else ""
+            hf_id = recipe.hf_id if recipe else f"{org}/{repo}"
+            out.append(TranslationFile(path, rel, lang, hf_id, recipe))
+    return out
+
+
+def with_findings(translation: Translation, findings: list[DriftFinding]) -> Translation:
+    return replace(translation, findings=tuple(findings), checked=True)
