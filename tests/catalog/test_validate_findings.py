@@ -186,6 +186,13 @@ def test_unknown_hardware_is_a_warning(tmp_path: Path, old: str, new: str, key_p
     assert (f.severity, f.key_path, f.line) == ("warning", key_path, line_of(text, needle))
 
 
+def test_unknown_task(tmp_path: Path) -> None:
+    text = GOOD.replace("  provider: Org", "  provider: Org\n  tasks: [text, txet]")
+    f = only(validate_text(tmp_path, text), "unknown-task")
+    assert (f.severity, f.key_path, f.line) == ("warning", "meta.tasks[1]", line_of(text, "tasks:"))
+    assert f.message.startswith("unknown task 'txet' (did you mean 'text'?)")
+
+
 def test_arch_selector_known_iff_some_profile_has_it(tmp_path: Path) -> None:
     text = GOOD.replace("    precision: bf16", "    precision: bf16\n    supported_hardware: [arch:sm90, arch:sm42]")
     f = only(validate_text(tmp_path, text), "unknown-hardware")

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import vllm_recipes.cli.inspect_cmds  # noqa: F401  (registers the commands)
+from vllm_recipes.cli.inspect_cmds import _print_overview, recipe_overview
 from vllm_recipes.cli.main import cli
 
 GOOD = """\
@@ -195,3 +197,30 @@ def test_show_unknown_id_names_close_matches(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["show", "org/Tset", "--recipes-dir", str(recipes(tmp_path))])
     assert r.exit_code == 2
     assert "unknown recipe 'org/Tset'" in r.stderr and "org/Test" in r.stderr
+
+
+# --- show never crashes on odd recipes ----------------------------------------------------------
+
+_odd = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2, 9), st.text(max_size=6),
+              st.sampled_from(["default", "h200", "arch:sm90", "single_node_tp", "supported", "unsupported"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=5,
+)
+_KEYS = ["meta", "model", "features", "variants", "compatible_strategies", "strategy_hardware", "default_strategy",
+         "opt_in_features", "hardware_opt_in_features", "omni"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes=st.dictionaries(st.sampled_from(_KEYS), _odd, max_size=4))
+def test_show_overview_survives_odd_values(changes: dict) -> None:
+    from vllm_recipes.catalog import BUNDLED_DIR, Recipe, load_catalog
+    from vllm_recipes.catalog.yamlsource import YamlDocument, freeze, thaw
+
+    catalog = load_catalog(BUNDLED_DIR)
+    base = catalog.recipes[0]
+    data = {**thaw(base.data), **changes}
+    recipe = Recipe(base.hf_id, base.rel_path, YamlDocument(base.rel_path, freeze(data), base.doc.positions))
+    ov = recipe_overview(catalog, recipe)
+    json.dumps(ov, default=str)
+    _print_overview(ov, None)

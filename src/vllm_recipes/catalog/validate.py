@@ -273,6 +273,7 @@ class _Vocabulary:
     kv_options: tuple[str, ...]
     kv_groups: tuple[str, ...]
     frontends: tuple[str, ...]
+    tasks: tuple[str, ...]
 
     @property
     def keyed(self) -> tuple[str, ...]:
@@ -316,6 +317,7 @@ def _vocabulary(catalog: Catalog) -> _Vocabulary:
         kv_options=_str_keys(catalog.kv_offload_options),
         kv_groups=_str_keys(groups),
         frontends=_str_keys(catalog.frontends) if catalog.frontends else DEFAULT_FRONTENDS,
+        tasks=_str_keys(catalog.taxonomy.get("tasks")),
     )
 
 
@@ -635,6 +637,10 @@ class _RecipeChecker:
             self.err(("variants", "default"), "required key 'default' is missing", "missing-key")
 
         # meta
+        for i, task in enumerate(_l(meta.get("tasks"))):
+            if self.v.tasks and isinstance(task, str) and task not in self.v.tasks:
+                self.warn(("meta", "tasks", i), f"unknown task '{task}'{_did_you_mean(task, self.v.tasks)} "
+                                                f"(known: {', '.join(self.v.tasks)})", "unknown-task")
         self.hw_exact_map(("meta", "hardware"), meta.get("hardware"))
         self.hw_exact(("meta", "default_hardware"), meta.get("default_hardware"))
 
