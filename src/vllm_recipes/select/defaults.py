@@ -21,6 +21,22 @@ from .js import EMPTY, as_list, as_map, get, is_number, truthy
 from .lookups import keyed
 
 _BRAND_RANK = {"NVIDIA": 0, "AMD": 1}
+#: ASCII punctuation and symbols in ICU root collation order (they sort before digits, then letters).
+_ICU_PUNCT = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+
+
+def locale_key(s: str) -> tuple[Any, ...]:
+    """Sort key approximating JS ``localeCompare`` (ICU root) for ids: punctuation < digits <
+    letters, case-insensitive first, lower case before upper case on ties."""
+    def weight(c: str) -> tuple[int, int | str]:
+        if c in _ICU_PUNCT:
+            return (1, _ICU_PUNCT.index(c))
+        if c.isdigit():
+            return (2, c)
+        if c.isalpha():
+            return (3, c.lower())
+        return (0 if c.isspace() else 1, ord(c) + len(_ICU_PUNCT))
+    return ([weight(c) for c in s], s.swapcase())
 
 
 def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
@@ -44,7 +60,7 @@ def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any
     if "h200" in compatible:
         return "h200"
     if compatible:
-        return sorted(compatible, key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), h))[0]
+        return sorted(compatible, key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), locale_key(h)))[0]
     return "h200"
 
 
