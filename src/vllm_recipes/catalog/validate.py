@@ -880,17 +880,19 @@ def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> lis
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
-                     extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
+                     extra_checks: Sequence[Checker] | None = None, *,
+                     include_registered: bool = True) -> list[Finding]:
     """Validate every file of ``catalog`` (or only ``files``, by catalog-relative path).
 
-    ``extra_checks`` (and checkers added with :func:`register_checker`) run after the
-    built-in checks; their findings are filtered to ``files`` too.
+    ``extra_checks`` and (unless ``include_registered`` is false) the checkers added
+    with :func:`register_checker` run after the built-in checks; their findings are
+    filtered to ``files`` too.
     """
-    return _validate(catalog, files, extra_checks, external=frozenset())
+    return _validate(catalog, files, extra_checks, external=frozenset(), include_registered=include_registered)
 
 
 def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Sequence[Checker] | None,
-              external: frozenset[str]) -> list[Finding]:
+              external: frozenset[str], include_registered: bool = True) -> list[Finding]:
     wanted = None if files is None else set(files)
 
     def keep(name: str) -> bool:
@@ -916,7 +918,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
             seen_ids.setdefault(key, recipe.rel_path)
         if keep(recipe.rel_path):
             out.extend(validate_document(recipe.doc, "recipe", catalog, vocab))
-    for check in (*_registered, *(extra_checks or ())):
+    for check in (*(_registered if include_registered else ()), *(extra_checks or ())):
         try:
             found = list(check(catalog))
         except Exception as exc:
@@ -974,7 +976,8 @@ def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) 
 
 
 def validate_file(path: Path, catalog: Catalog, display: str | None = None,
-                  extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
+                  extra_checks: Sequence[Checker] | None = None, *,
+                  include_registered: bool = True) -> list[Finding]:
     """Validate one file (inside the catalog's root or anywhere else) against ``catalog``."""
     cat, key, kind = catalog_with_file(catalog, path, display)
     if cat is catalog and key not in validated_files(catalog):
@@ -985,5 +988,5 @@ def validate_file(path: Path, catalog: Catalog, display: str | None = None,
             return [finding_from_load_error(exc)]
         return sort_findings(validate_document(doc, kind, catalog))
     external = frozenset() if cat is catalog else frozenset({key})
-    return _validate(cat, [key], extra_checks, external)
+    return _validate(cat, [key], extra_checks, external, include_registered)
 
