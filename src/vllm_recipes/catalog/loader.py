@@ -305,7 +305,9 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
             errors.append(exc)
             continue
         if not isinstance(doc.data, dict):
-            kind = "empty" if doc.data is None else type(doc.data).__name__
+            kind = "an empty file" if doc.data is None else \
+                {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number",
+                 "bool": "a boolean"}.get(type(doc.data).__name__, type(doc.data).__name__)
             errors.append(YamlLoadError(rel, 1, 1, f"a recipe must be a mapping at the top level, got {kind}"))
             continue
         recipes.append(Recipe(hf_id, rel, doc))
