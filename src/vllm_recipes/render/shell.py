@@ -22,7 +22,7 @@ def quote(s: str) -> str:
     """§7.4 shell quoting of a value."""
     if not isinstance(s, str) or s == "":
         return s
-    if _BARE_VAR.match(s) or _SAFE.match(s):
+    if _BARE_VAR.fullmatch(s) or _SAFE.fullmatch(s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
 
