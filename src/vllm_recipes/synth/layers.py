@@ -64,7 +64,7 @@ class Contribution:
         if isinstance(tokens, list | tuple):
             append = self.args.append
             for i, t in enumerate(tokens):
-                append(Arg(t if isinstance(t, str) else js_str(t), source, i))
+                append(Arg(t if isinstance(t, str) else js_str(t) if truthy(t) else "", source, i))
 
     def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
         src = Source(layer, "", (), note)
