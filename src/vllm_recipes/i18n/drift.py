@@ -204,16 +204,45 @@ def _catalog_state(catalog: Catalog) -> list[str]:
     return texts
 
 
+def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
+    """The text of every deployment the builder can produce for ``recipe`` (pip and docker).
+
+    Uses the command engine over every offered selection (the dead-value lint's
+    enumeration). Empty when the engine is unavailable; a selection the engine
+    cannot resolve is skipped -- the data walk still covers its arguments.
+    """
+    try:
+        from vllm_recipes.lint.deadvalues import offered_selections
+        from vllm_recipes.render.deployment import deployment_blocks
+        from vllm_recipes.synth.resolve import resolve
+    except ImportError:  # pragma: no cover - the engine ships with the package
+        return []
+    texts: set[str] = set()
+    try:
+        selections = list(offered_selections(catalog, recipe))
+    except Exception:  # a recipe the engine cannot enumerate falls back to the data walk
+        return []
+    for sel in selections:
+        try:
+            ctx, plan = resolve(catalog, recipe, sel)
+            for install in ("pip", "docker"):
+                texts.update(b.text for b in deployment_blocks(ctx, plan, install))
+        except Exception:
+            continue
+    return sorted(texts)
+
+
 def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
     """``(kind, key)`` of every flag, env var and image a rendering of ``recipe`` can contain.
 
     Sources: every non-prose string and mapping key of the recipe (argument lists,
     env maps, images, install commands; not ``guide`` or descriptions), the
     catalog's strategies, Mooncake stores, KV-offload options and frontends, the
-    flags the engine writes itself, and the synthesized docker images and
-    install commands.
+    flags the engine writes itself, the synthesized docker images and install
+    commands, and the actual text of every offered rendering (:func:`rendered_texts`).
     """
     texts = list(_walk_strings(recipe.data, prose=False, skip_top=frozenset({"guide"})))
+    texts.extend(rendered_texts(catalog, recipe))
     texts.extend(_catalog_state(catalog))
     texts.append(PIP_INSTALL_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_INSTALL)
     keys = _keys(texts, kinds=EMITTABLE)
