@@ -1,0 +1,48 @@
+"""``vllm-recipes serve``: the website and live JSON API on one port."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .main import cli, recipes_dir_option
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option("--reload", is_flag=True, help="Restart when source files change (development).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Worker processes (ignored with --reload).")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@recipes_dir_option
+def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, recipes_dir: str | None) -> None:
+    """Serve the recipe website and the JSON API (static files plus /api/resolve)."""
+    import os
+
+    import uvicorn
+
+    from vllm_recipes.catalog import load_catalog
+
+    try:
+        catalog = load_catalog(recipes_dir)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+    if recipes_dir:
+        os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
+    n = len(catalog.recipes)
+    click.echo(f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}; "
+               f"serving on http://{host}:{port}/", err=True)
+    if reload or workers > 1:
+        # uvicorn imports the app factory itself in each (re)started process
+        uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=port, reload=reload,
+                    workers=None if reload else workers, log_level=log_level,
+                    reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
+        return
+    from vllm_recipes.web import create_app
+
+    app = create_app(catalog, api_jobs=None, build_api_now=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)

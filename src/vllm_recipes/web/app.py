@@ -1,0 +1,463 @@
+"""The website and live JSON API as one Starlette application.
+
+``create_app(catalog)`` loads nothing from disk at request time except our own
+static assets (through ``StaticFiles`` on a fixed in-package directory): every
+URL segment is a catalog lookup key, never part of a file path. Rendered
+builder fragments, guides and resolves are cached in small LRUs keyed by the
+canonical selection, so a page costs a dictionary lookup once warm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+from xml.sax.saxutils import escape as xml_escape
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.select.page import SelectionError
+from vllm_recipes.synth.resolve import resolve
+
+from . import markdown as md
+from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
+from .builder import build_view
+from .omni import build_omni_view
+from .security import SecurityMiddleware
+from .site import SiteIndex, fmt_int
+from .urlstate import canonical_params, encode, lenient_state
+
+log = logging.getLogger("vllm_recipes.web")
+PACKAGE_DIR = Path(__file__).resolve().parent
+STATIC_DIR = PACKAGE_DIR / "static"
+TEMPLATE_DIR = PACKAGE_DIR / "templates"
+
+
+class LRU:
+    """A tiny thread-safe LRU (requests may run on several threads under uvicorn workers)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            v = self._d.get(key)
+            if v is not None:
+                self._d.move_to_end(key)
+            return v
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+def _asset_version() -> str:
+    h = hashlib.sha256()
+    for p in sorted(STATIC_DIR.glob("*")):
+        if p.is_file():
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:10]
+
+
+class Web:
+    """Per-app state: the catalog, its indexes, the template environment and caches."""
+
+    def __init__(self, catalog: Catalog, *, api_jobs: int | None = 1) -> None:
+        self.catalog = catalog
+        self.index = SiteIndex(catalog)
+        self.api = StaticApi(catalog, jobs=api_jobs)
+        self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
+                               trim_blocks=True, lstrip_blocks=True)
+        self.env.globals.update(asset_v=_asset_version(), fmt_int=fmt_int, index=self.index,
+                                profiles=catalog.hardware_profiles)
+        self.state_cache = LRU(4096)
+        self.builder_cache = LRU(1024)
+        self.guide_cache = LRU(256)
+        self.resolve_cache = LRU(1024)
+        self._translations: dict[str, dict[str, Any]] | None = None
+        self._tlock = threading.Lock()
+        self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
+        self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
+        self.openapi_json = json.dumps(openapi_spec(), indent=2).encode()
+
+    def render(self, name: str, **ctx: Any) -> str:
+        return self.env.get_template(name).render(**ctx)
+
+    # --- translations ------------------------------------------------------------------------
+
+    def translations(self) -> dict[str, dict[str, Any]]:
+        if self._translations is None:
+            with self._tlock:
+                if self._translations is None:
+                    try:
+                        from vllm_recipes.i18n import load_translations
+
+                        self._translations = load_translations(self.catalog)
+                    except Exception:  # translations are optional; the site works without them
+                        log.exception("loading translations failed")
+                        self._translations = {}
+        return self._translations
+
+    # --- builder -------------------------------------------------------------------------------
+
+    def builder(self, recipe: Recipe, items: list[tuple[str, str]], extra: Mapping[str, str]) -> tuple[str, str, int]:
+        """``(builder HTML incl. wrapper, canonical URL, status)`` for a recipe and raw query items."""
+        key = (recipe.hf_id, tuple(items), tuple(extra.items()))
+        hit = self.state_cache.get(key)
+        if hit is None:
+            st, notices = lenient_state(self.catalog, recipe, items)
+            canon = encode(canonical_params(self.catalog, recipe, st))
+            hit = (st, tuple(notices), canon)
+            self.state_cache.put(key, hit)
+        st, notices, canon = hit
+        bkey = (recipe.hf_id, canon, tuple(extra.items()))
+        cached = self.builder_cache.get(bkey)
+        status = 200
+        if cached is None:
+            try:
+                ctx, plan = resolve(self.catalog, recipe, st.selection)
+                view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
+                body = self.render("builder.html", v=view)
+                cached = (body, view.url, 200)
+            except Exception as exc:  # an engine failure on some selection: say so, never 500
+                log.exception("builder failed for %s?%s", recipe.hf_id, canon)
+                url = "/" + recipe.hf_id + ("?" + canon if canon else "")
+                body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
+                cached = (body, url, 422)
+            self.builder_cache.put(bkey, cached)
+        body, url, status = cached
+        notice_html = self.render("notices.html", notices=notices) if notices else ""
+        wrapper = (f'<div id="builder" class="builder" data-url="{Markup.escape(url)}" '
+                   f'data-recipe="{Markup.escape(recipe.hf_id)}">{notice_html}{body}</div>')
+        return wrapper, url, status
+
+    def omni_builder(self, recipe: Recipe, items: list[tuple[str, str]], extra: Mapping[str, str]) -> tuple[str, str, int]:
+        key = ("omni", recipe.hf_id, tuple(items), tuple(extra.items()))
+        hit = self.builder_cache.get(key)
+        if hit is None:
+            try:
+                view, notices = build_omni_view(self.catalog, recipe, items, extra)
+                body = self.render("notices.html", notices=notices) if notices else ""
+                body += self.render("omni_builder.html", v=view)
+                hit = (body, view.url, 200)
+            except Exception as exc:
+                log.exception("omni builder failed for %s", recipe.hf_id)
+                url = "/" + recipe.hf_id
+                hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
+            self.builder_cache.put(key, hit)
+        body, url, status = hit
+        wrapper = (f'<div id="builder" class="builder" data-url="{Markup.escape(url)}" '
+                   f'data-recipe="{Markup.escape(recipe.hf_id)}">{body}</div>')
+        return wrapper, url, status
+
+    # --- guide ---------------------------------------------------------------------------------
+
+    def guide(self, recipe: Recipe, lang: str | None) -> tuple[str, str | None]:
+        """``(guide HTML, page-level stale notice)`` in the recipe's language or a translation."""
+        key = (recipe.hf_id, lang)
+        hit = self.guide_cache.get(key)
+        if hit is not None:
+            return hit
+        guide = recipe.data.get("guide")
+        notice = None
+        if lang:
+            from vllm_recipes.i18n import compose_guide, page_notice
+
+            t = self.translations()[recipe.hf_id][lang]
+            parts = []
+            for block in compose_guide(recipe, t):
+                parts.append(block.notice_html(lang))
+                text = md.render_markdown(block.anchored_markdown, with_attrs=True)
+                if block.lang != lang:
+                    text = f'<div lang="{block.lang}">{text}</div>'
+                parts.append(text)
+            html = md.sanitize("\n".join(parts))
+            notice = page_notice(recipe, t)
+        else:
+            html = md.render_markdown(guide) if isinstance(guide, str) else ""
+        hit = (html, notice)
+        self.guide_cache.put(key, hit)
+        return hit
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _web(request: Request) -> Web:
+    return request.app.state.web  # type: ignore[no-any-return]
+
+
+def _query_items(request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in request.query_params.multi_items() if k not in drop]
+
+
+def _with_query(path: str, items: list[tuple[str, str]]) -> str:
+    q = urlencode(items, quote_via=quote, safe=",:")
+    return quote(path, safe="/-._~") + ("?" + q if q else "")
+
+
+def not_found(request: Request, recipe_like: bool = False, *, message: str = "") -> Response:
+    web = _web(request)
+    if request.url.path.startswith("/api/") or request.url.path.endswith(".json"):
+        return JSONResponse({"error": message or "Not found.", "param": None, "choices": []}, status_code=404)
+    segs = [s for s in request.url.path.split("/") if s]
+    suggestions = []
+    if recipe_like and len(segs) == 2:
+        suggestions = web.catalog.close_matches("/".join(segs), n=3)
+    html = web.render("not_found.html", recipe_like=recipe_like, path="/".join(segs), suggestions=suggestions)
+    return HTMLResponse(html, status_code=404)
+
+
+# --- pages -------------------------------------------------------------------------------------
+
+
+async def home(request: Request) -> Response:
+    web = _web(request)
+    return HTMLResponse(web.render("home.html", latest=web.index.latest, providers=web.index.provider_grid))
+
+
+async def browse(request: Request) -> Response:
+    web = _web(request)
+    params = {k: v for k, v in request.query_params.items()}
+    result = web.index.browse(params)
+    return HTMLResponse(web.render("browse.html", r=result))
+
+
+async def sitemap(request: Request) -> Response:
+    web = _web(request)
+    base = str(request.base_url).rstrip("/")
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    for path, lastmod in web.index.sitemap_entries():
+        lines.append(f"  <url><loc>{xml_escape(base + quote(path, safe='/-._~'))}</loc>"
+                     + (f"<lastmod>{xml_escape(lastmod)}</lastmod>" if lastmod else "") + "</url>")
+    lines.append("</urlset>")
+    return Response("\n".join(lines) + "\n", media_type="application/xml")
+
+
+async def robots(request: Request) -> Response:
+    base = str(request.base_url).rstrip("/")
+    return PlainTextResponse(f"User-agent: *\nAllow: /\nDisallow: /api/resolve\n\nSitemap: {base}/sitemap.xml\n")
+
+
+async def search_index(request: Request) -> Response:
+    web = _web(request)
+    if etag_matches(request.headers.get("if-none-match"), web.search_etag):
+        return Response(status_code=304, headers={"ETag": web.search_etag, "Cache-Control": CACHE_CONTROL})
+    return Response(web.search_json, media_type="application/json",
+                    headers={"ETag": web.search_etag, "Cache-Control": CACHE_CONTROL})
+
+
+async def openapi(request: Request) -> Response:
+    return Response(_web(request).openapi_json, media_type="application/json",
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
+
+
+async def api_resolve(request: Request) -> Response:
+    web = _web(request)
+    items = _query_items(request)
+    key = tuple(items)
+    hit = web.resolve_cache.get(key)
+    if hit is None:
+        try:
+            body = json.dumps(resolve_payload(web.catalog, items), indent=2, ensure_ascii=False).encode()
+            hit = (200, body)
+        except SelectionError as exc:
+            hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
+        except Exception as exc:  # an engine failure: a readable error, never a 500
+            log.exception("resolve failed for %s", items)
+            hit = (422, json.dumps({"error": f"The selection could not be synthesized: {type(exc).__name__}: {exc}",
+                                    "param": None, "choices": []}).encode())
+        web.resolve_cache.put(key, hit)
+    status, body = hit
+    return Response(body, status_code=status, media_type="application/json",
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
+
+
+def static_json(request: Request, path: str) -> Response:
+    web = _web(request)
+    got = web.api.get(path)
+    if got is None:
+        detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
+        return JSONResponse({"error": detail, "param": None, "choices": []}, status_code=404,
+                            headers={"Access-Control-Allow-Origin": "*"})
+    data, tag = got
+    headers = {"ETag": tag, "Cache-Control": CACHE_CONTROL, "Access-Control-Allow-Origin": "*"}
+    if etag_matches(request.headers.get("if-none-match"), tag):
+        return Response(status_code=304, headers=headers)
+    return Response(data, media_type="application/json", headers=headers)
+
+
+def provider_page(request: Request, org: str) -> Response:
+    web = _web(request)
+    provider = web.index.provider(org)
+    if provider is None:
+        return not_found(request)
+    if provider.org != org:
+        return RedirectResponse(_with_query("/" + provider.org, _query_items(request)), status_code=301)
+    return HTMLResponse(web.render("provider.html", p=provider, groups=web.index.provider_groups(provider)))
+
+
+def _lookup_recipe(request: Request, org: str, repo: str, suffix: str = "") -> Recipe | Response:
+    web = _web(request)
+    hf = f"{org}/{repo}"
+    recipe = web.catalog.recipe(hf)
+    if recipe is None:
+        parent = web.catalog.variant_parent(hf)
+        if parent is None:
+            return not_found(request, recipe_like=True)
+        rec, vk = parent
+        items = [(k, v) for k, v in _query_items(request) if k != "variant"]
+        if vk != "default":
+            items.insert(0, ("variant", vk))
+        return RedirectResponse(_with_query("/" + rec.hf_id + suffix, items), status_code=301)
+    if recipe.hf_id != hf:
+        return RedirectResponse(_with_query("/" + recipe.hf_id + suffix, _query_items(request)), status_code=301)
+    return recipe
+
+
+def _lang(request: Request, recipe: Recipe) -> tuple[str | None, dict[str, Any]]:
+    web = _web(request)
+    available = web.translations().get(recipe.hf_id, {})
+    if not available:
+        return None, {}
+    from vllm_recipes.i18n import negotiate_language
+
+    lang = negotiate_language(request.query_params.get("lang"), request.headers.get("accept-language"), available)
+    return lang, available
+
+
+def recipe_page(request: Request, org: str, repo: str) -> Response:
+    web = _web(request)
+    found = _lookup_recipe(request, org, repo)
+    if isinstance(found, Response):
+        return found
+    recipe = found
+    lang, available = _lang(request, recipe)
+    explicit_lang = request.query_params.get("lang")
+    extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
+    items = _query_items(request, drop=("lang",))
+    if recipe.is_omni:
+        builder_html, url, status = web.omni_builder(recipe, items, extra)
+    else:
+        builder_html, url, status = web.builder(recipe, items, extra)
+    guide_html, page_notice = web.guide(recipe, lang)
+    header = None
+    if lang:
+        from vllm_recipes.i18n import translated_header
+
+        header = translated_header(recipe, available[lang])
+    card = web.index.by_id.get(recipe.hf_id)
+    related = []
+    for rid in recipe.meta.get("related_recipes") or ():
+        if isinstance(rid, str):
+            other = web.catalog.recipe(rid)
+            related.append((rid, "/" + other.hf_id if other else None))
+    html = web.render("recipe.html", recipe=recipe, card=card, builder=Markup(builder_html), url=url,
+                      guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
+                      page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(
+                          header["description"].text if header and "description" in header
+                          else str(recipe.meta.get("description") or ""))))
+    headers = {"Vary": "Accept-Language"} if available else {}
+    return HTMLResponse(html, status_code=status, headers=headers)
+
+
+def builder_fragment(request: Request, org: str, repo: str) -> Response:
+    web = _web(request)
+    found = _lookup_recipe(request, org, repo, suffix="/builder")
+    if isinstance(found, Response):
+        return found
+    explicit_lang = request.query_params.get("lang")
+    extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
+    items = _query_items(request, drop=("lang",))
+    fn = web.omni_builder if found.is_omni else web.builder
+    html, url, status = fn(found, items, extra)
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
+
+
+async def dispatch(request: Request) -> Response:
+    """Everything that is not a fixed route: API files, providers, recipes, builder fragments."""
+    path = request.path_params.get("path", "")
+    if path.endswith(".json"):
+        return static_json(request, path)
+    segs = path.split("/")
+    if segs and segs[-1] == "" and len(segs) > 1:  # trailing slash -> the same page without it
+        clean = "/".join(segs[:-1])
+        if clean and "" not in segs[:-1]:
+            return RedirectResponse(_with_query("/" + clean, _query_items(request)), status_code=301)
+    if "" in segs or any(s in (".", "..") for s in segs):
+        return not_found(request)
+    if len(segs) == 1:
+        return provider_page(request, segs[0])
+    if len(segs) == 2:
+        return recipe_page(request, segs[0], segs[1])
+    if len(segs) == 3 and segs[2] == "builder":
+        return builder_fragment(request, segs[0], segs[1])
+    return not_found(request)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 500)
+    if status == 404:
+        return not_found(request)
+    detail = getattr(exc, "detail", "Error")
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": str(detail), "param": None, "choices": []}, status_code=status)
+    return PlainTextResponse(str(detail), status_code=status)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s", request.url.path, exc_info=exc)
+    return PlainTextResponse("Internal error.", status_code=500)
+
+
+def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
+               build_api_now: bool = False) -> Starlette:
+    """The ASGI app. ``build_api_now`` builds the static JSON API before serving (``serve`` does)."""
+    if catalog is None:
+        catalog = load_catalog(recipes_dir)
+    web = Web(catalog, api_jobs=api_jobs)
+    if build_api_now:
+        web.api.build()
+        web.translations()
+    routes = [
+        Route("/", home, methods=["GET", "HEAD"]),
+        Route("/browse", browse, methods=["GET", "HEAD"]),
+        Route("/sitemap.xml", sitemap, methods=["GET", "HEAD"]),
+        Route("/robots.txt", robots, methods=["GET", "HEAD"]),
+        Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
+        Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
+        Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
+        Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
+        Route("/{path:path}", dispatch, methods=["GET", "HEAD"]),
+    ]
+    from starlette.exceptions import HTTPException
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error})
+    app.state.web = web
+    app.add_middleware(SecurityMiddleware)
+    return app
+
+
+def create_served_app() -> Starlette:
+    """Factory for ``uvicorn --factory`` (``serve --reload``/``--workers``): reads ``$VLLM_RECIPES_DIR``."""
+    return create_app(api_jobs=1, build_api_now=True)

@@ -1,0 +1,796 @@
+"""The command builder as a view model: rows of pills and the command area.
+
+Every pill is a real link to the canonical URL of the selection it leads to,
+computed on the server by running the same lenient state builder the target
+page will run; so the page works without JavaScript and every selection is
+reachable by URL alone. The command text comes from
+``render.deployment.deployment_blocks`` unchanged -- the CLI prints the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
+from vllm_recipes.render.docker import DockerMeta
+from vllm_recipes.render.explain import explain_json
+from vllm_recipes.render.install import effective_install_config, hardware_install_block
+from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.select.gates import (
+    MAX_NODES,
+    allowed_modes,
+    effective_vram_min,
+    feature_conflicts,
+    is_feature_allowed_for_strategy,
+    is_scalable,
+    is_strategy_supported_on_hardware,
+    offered_strategies,
+    pd_pool_modes,
+    variant_runs_on,
+)
+from vllm_recipes.select.js import as_list, as_map, get, is_map, is_number, truthy
+from vllm_recipes.select.page import (
+    MAX_KV_INSTANCES,
+    PageState,
+    advanced_options_for,
+    candidate_strategies,
+    hardware_block_reason,
+    kv_option_reasons,
+    pd_router_choices,
+    single_node_tp_hint,
+)
+from vllm_recipes.synth.context import Ctx, recipe_frontend
+from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
+
+from .urlstate import canonical_params, encode, lenient_state
+
+NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
+_ENV_NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+CURL_TEMPLATE = """curl http://{host}:{port}/v1/chat/completions \\
+  -H "Content-Type: application/json" \\
+  -d '{
+    "model": "{model}",
+    "messages": [{"role": "user", "content": "Hello"}],
+    "max_tokens": 32
+  }'"""
+BENCH_TEMPLATE = """vllm bench serve \\
+  --model {model} \\
+  --host {host} \\
+  --port {port} \\
+  --dataset-name random \\
+  --random-input-len 1024 \\
+  --random-output-len 1024 \\
+  --num-prompts 100 \\
+  --max-concurrency 32"""
+PYTHON_TEMPLATE = """from openai import OpenAI
+
+client = OpenAI(base_url="http://{host}:{port}/v1", api_key="EMPTY")
+response = client.chat.completions.create(
+    model="{model}",
+    messages=[{"role": "user", "content": "Hello"}],
+    max_tokens=32,
+)
+print(response.choices[0].message.content)"""
+
+
+def fill(template: str, **values: str) -> str:
+    """``{name}`` placeholders only (the templates contain literal JSON braces)."""
+    out = template
+    for k, v in values.items():
+        out = out.replace("{" + k + "}", v)
+    return out
+
+
+@dataclass
+class Pill:
+    """One choice: a link when selectable, a struck-through span with a reason when not."""
+
+    label: str
+    href: str | None = None
+    active: bool = False
+    disabled: bool = False
+    title: str = ""
+    sub: str = ""
+    #: ``True`` verified, ``False`` not verified, ``None`` no dot
+    dot: bool | None = None
+    mark: str = ""
+    #: ``radio`` (one of a row) or ``check`` (toggles)
+    kind: str = "radio"
+    key: str = ""
+
+
+@dataclass
+class Row:
+    key: str
+    label: str
+    pills: list[Pill]
+    #: brand groups of the hardware row: ``(brand, pills)``
+    groups: list[tuple[str, list[Pill]]] = field(default_factory=list)
+    hint: str = ""
+    #: short text lines under the pills
+    notes: list[str] = field(default_factory=list)
+    link: tuple[str, str] | None = None
+    subrows: list[Row] = field(default_factory=list)
+    kind: str = "radio"
+
+
+@dataclass
+class InstallExtra:
+    label: str
+    command: str
+    note: str
+    optional: bool
+
+
+@dataclass
+class InstallView:
+    version: str | None
+    nightly: bool
+    tabs: list[Pill]
+    method: str
+    command: str | None
+    cuda_alt: str | None
+    note: str
+    extras: list[InstallExtra]
+    kv_line: str | None
+    copy_all: str
+    copy_all_alt: str | None
+
+
+@dataclass
+class BlockView:
+    key: str
+    title: str
+    text: str
+    kind: str
+    description: str
+    pickers: list[Row] = field(default_factory=list)
+
+
+@dataclass
+class Snippet:
+    key: str
+    title: str
+    template: str
+    text: str
+
+
+@dataclass
+class BuilderView:
+    """Everything the builder template renders."""
+
+    hf_id: str
+    url: str
+    query: str
+    rows: list[Row]
+    notices: list[str]
+    card_title: str
+    verified: bool
+    hardware_note: dict[str, Any] | None
+    install: InstallView | None
+    blocks: list[BlockView]
+    all_text: str
+    snippets: list[Snippet]
+    host_var: str
+    port_var: str
+    default_port: int
+    env_names: list[str]
+    explain: list[dict[str, Any]]
+    error: str | None = None
+
+
+def _num(v: Any) -> str:
+    if is_number(v):
+        f = float(v)
+        return str(int(f)) if f.is_integer() else f"{f:.1f}".rstrip("0").rstrip(".")
+    return str(v)
+
+
+def per_gpu(profile: Mapping[str, Any]) -> str:
+    vram, n = profile.get("vram_gb"), profile.get("gpu_count")
+    if is_number(vram) and is_number(n) and n:
+        return f"{_num(vram / n)}G/GPU"
+    return ""
+
+
+def _label(key: str, spec: Any) -> str:
+    lab = get(spec, "label") or get(spec, "display_name")
+    return lab if isinstance(lab, str) and lab else key.replace("_", " ").replace("-", " ").title()
+
+
+def version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-+]", v))
+
+
+class Nav:
+    """Links to neighbouring selections: apply a change, rebuild leniently, canonicalize."""
+
+    def __init__(self, catalog: Catalog, recipe: Recipe, params: Mapping[str, str], extra: Mapping[str, str]):
+        self.catalog = catalog
+        self.recipe = recipe
+        self.params = dict(params)
+        self.extra = dict(extra)
+        self.base = "/" + recipe.hf_id
+        self._memo: dict[tuple[tuple[str, str | None], ...], str] = {}
+
+    def url_for(self, params: Mapping[str, str]) -> str:
+        q = encode({**params, **self.extra})
+        return self.base + ("?" + q if q else "")
+
+    def href(self, **changes: str | None) -> str:
+        key = tuple(sorted(changes.items()))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        new = dict(self.params)
+        for k, v in changes.items():
+            if v is None:
+                new.pop(k, None)
+            else:
+                new[k] = v
+        try:
+            st, _ = lenient_state(self.catalog, self.recipe, new.items())
+            url = self.url_for(canonical_params(self.catalog, self.recipe, st))
+        except Exception:  # a link must never break the page; fall back to the raw parameters
+            url = self.url_for(new)
+        self._memo[key] = url
+        return url
+
+
+# --- rows --------------------------------------------------------------------------------
+
+
+def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
+    sel = st.selection
+    variants = recipe.variants
+    cur_variant = as_map(variants.get(sel.variant_key))
+    verified = as_map(get(recipe.meta, "hardware"))
+    by_brand: dict[str, list[Pill]] = {}
+    order: dict[str, list[str]] = {}
+    for hw, prof in catalog.hardware_profiles.items():
+        p = as_map(prof)
+        if truthy(p.get("restricted")) and hw not in verified:
+            continue
+        order.setdefault(str(p.get("brand") or "Other"), []).append(hw)
+    for brand, ids in order.items():
+        if brand == "NVIDIA":
+            ids.sort(key=lambda h: (NVIDIA_ORDER.index(h) if h in NVIDIA_ORDER else len(NVIDIA_ORDER)))
+        pills = []
+        for hw in ids:
+            p = as_map(catalog.hardware_profiles[hw])
+            reason = None
+            target_variant: str | None = None
+            if verified.get(hw) == "unsupported":
+                reason = "This recipe marks this hardware unsupported."
+            else:
+                own = hardware_block_reason(catalog, recipe, cur_variant, hw)
+                if own is None and variant_runs_on(p, cur_variant, hw):
+                    target_variant = sel.variant_key
+                else:
+                    for vk, v in variants.items():
+                        if hardware_block_reason(catalog, recipe, as_map(v), hw) is None and \
+                                variant_runs_on(p, as_map(v), hw):
+                            target_variant = vk
+                            break
+                    if target_variant is None:
+                        reason = (own[0].upper() + own[1:] + ".") if own else \
+                            "No variant of this model fits on this hardware."
+            desc = str(p.get("description") or "")
+            pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw,
+                        dot=verified.get(hw) == "verified", active=hw == sel.hw_id)
+            if reason:
+                pill.disabled = True
+                pill.title = reason
+            else:
+                changes: dict[str, str | None] = {"hardware": hw}
+                if target_variant != sel.variant_key:
+                    changes["variant"] = None if target_variant == "default" else target_variant
+                pill.href = nav.href(**changes)
+                pill.title = desc + (" Verified by the recipe authors." if pill.dot else "")
+                if target_variant != sel.variant_key:
+                    pill.title += f" Switches to the {target_variant} variant."
+            pills.append(pill)
+        by_brand[brand] = pills
+    brands = sorted(by_brand, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
+    groups = [(b, by_brand[b]) for b in brands]
+    hint = single_node_tp_hint(catalog, recipe, st) or ""
+    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
+
+
+def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
+    sel = st.selection
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    pills = []
+    for vk, v in recipe.variants.items():
+        v = as_map(v)
+        name = str(v.get("label") or v.get("precision") or vk).upper()
+        vram = effective_vram_min(v, sel.hw_id)
+        sub = f"{_num(vram)} GB" if is_number(vram) else ""
+        changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
+        title = str(v.get("description") or "")
+        if not (hardware_block_reason(catalog, recipe, v, sel.hw_id) is None and variant_runs_on(profile, v, sel.hw_id)):
+            changes["hardware"] = None
+            title += f" Not runnable on {profile.get('display_name') or sel.hw_id}: switches to its default hardware."
+        pills.append(Pill(name, href=nav.href(**changes), active=vk == sel.variant_key, sub=sub, title=title.strip(),
+                          key=vk))
+    cur = as_map(recipe.variants.get(sel.variant_key))
+    model_id = cur.get("model_id") or recipe.model.get("model_id") or recipe.hf_id
+    notes = [str(cur["description"])] if isinstance(cur.get("description"), str) else []
+    return Row("variant", "Variant", pills, notes=notes,
+               link=(f"https://huggingface.co/{model_id}", f"{model_id} on Hugging Face"))
+
+
+def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
+    sel = st.selection
+    r = recipe.data
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    hw_name = profile.get("display_name") or sel.hw_id
+    cands = list(st.candidates)
+    if sel.strategy not in cands:
+        cands.append(sel.strategy)
+    pills = []
+    for s in cands:
+        spec = as_map(catalog.strategies.get(s))
+        pill = Pill(_label(s, spec), active=s == sel.strategy, key=s,
+                    mark="Recommended" if s == st.recommended_strategy else "")
+        if not is_strategy_supported_on_hardware(r, s, profile, sel.hw_id):
+            pill.disabled = True
+            pill.title = f"Not supported on {hw_name} for this recipe."
+        else:
+            changes: dict[str, str | None] = {"strategy": s}
+            if s == "pd_cluster" or sel.strategy == "pd_cluster":
+                changes["nodes"] = None
+            if s != "pd_cluster":
+                for k in ("prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode", "prefill_rank",
+                          "decode_rank", "router"):
+                    changes[k] = None
+            pill.href = nav.href(**changes)
+            pill.title = str(spec.get("description") or "")
+        pills.append(pill)
+    spec = as_map(catalog.strategies.get(sel.strategy))
+    notes = []
+    desc = spec.get("description")
+    if isinstance(desc, str) and desc:
+        notes.append(desc.strip().split("\n")[0])
+    orientation = spec.get("orientation")
+    row = Row("strategy", "Strategy", pills, notes=notes)
+    if isinstance(orientation, str):
+        row.hint = f"Orientation: {orientation}"
+    return row
+
+
+def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan, nav: Nav) -> Row:
+    sel = st.selection
+    reasons = dict(kv_option_reasons(catalog, recipe, sel.hw_id, sel.strategy))
+    options = catalog.kv_offload_options
+    groups_meta = as_map(catalog.taxonomy.get("kv_offload_groups"))
+    # top-level entries: (order, label, member ids, title, key)
+    entries: list[tuple[float, str, list[str], str, str]] = []
+    grouped: dict[str, list[str]] = {}
+    for k, opt in options.items():
+        g = get(opt, "group")
+        if isinstance(g, str):
+            grouped.setdefault(g, []).append(k)
+        else:
+            entries.append((get(opt, "order") or 99, _label(k, opt), [k], str(get(opt, "description") or ""), k))
+    for g, members in grouped.items():
+        gm = as_map(groups_meta.get(g))
+        members.sort(key=lambda k: get(options[k], "order") or 99)
+        entries.append((gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""), g))
+    stores = sorted((k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"),
+                    key=lambda k: get(catalog.strategies[k], "order") or 99)
+    if stores:
+        entries.append((3, "Mooncake", stores, "Mooncake shared KV store across several vLLM instances.", "mooncake"))
+    entries.sort(key=lambda e: e[0])
+
+    pills = [Pill("Off", href=nav.href(kv_offload=None, kv_instances=None, kv_instance=None),
+                  active=sel.kv_offload is None, key="off")]
+    subrows: list[Row] = []
+    for _order, label, members, title, key in entries:
+        available = [m for m in members if reasons.get(m) is None and m in reasons]
+        active = sel.kv_offload in members
+        pill = Pill(label, active=active, key=key, title=title)
+        if not available:
+            pill.disabled = True
+            first = next((reasons.get(m) for m in members if reasons.get(m)), None) or "not available"
+            pill.title = f"Unavailable: {first}."
+        else:
+            pill.href = nav.href(kv_offload=available[0], kv_instances=None, kv_instance=None)
+        pills.append(pill)
+        if active and (len(members) > 1 or key == "mooncake"):
+            sub = []
+            for m in members:
+                spec = options.get(m) if m in options else catalog.strategies.get(m)
+                sp = Pill(_label(m, spec), active=m == sel.kv_offload, key=m, title=str(get(spec, "description") or ""))
+                if reasons.get(m) is not None:
+                    sp.disabled = True
+                    sp.title = f"Unavailable: {reasons[m]}."
+                else:
+                    sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
+                sub.append(sp)
+            sub_label = "Store topology" if key == "mooncake" else str(
+                get(groups_meta.get(key), "sub_row_label") or "Options")
+            subrows.append(Row(f"kv-{key}", sub_label, sub))
+            if key == "mooncake" and isinstance(plan, KvStorePlan):
+                per = plan.node_count * (ctx.gpu_count or 1)
+                default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
+                inst = []
+                for n in range(1, MAX_KV_INSTANCES + 1):
+                    inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
+                                                           kv_instance=None),
+                                     active=n == plan.instances, key=f"inst-{n}",
+                                     title=f"{n} instance{'s' if n > 1 else ''} x {per} GPUs = {n * per} GPUs"))
+                subrows.append(Row("kv-instances", "Instances", inst,
+                                   hint=f"{plan.instances} x {per} GPUs = {plan.instances * per} GPUs total"))
+    cur = options.get(sel.kv_offload) if sel.kv_offload in options else catalog.strategies.get(sel.kv_offload or "")
+    notes = [str(get(cur, "description"))] if sel.kv_offload and isinstance(get(cur, "description"), str) else []
+    return Row("kv", "KV offload", pills, subrows=subrows, notes=notes)
+
+
+def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+    sel = st.selection
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    offered = offered_strategies(recipe.data)
+    has_multi = any(isinstance(s, str) and s.startswith("multi_node_") for s in offered)
+    if not is_scalable(profile) or not has_multi:
+        return None
+    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 8
+    cur_dt = get(catalog.strategies.get(sel.strategy), "deploy_type")
+
+    def change(n: int) -> dict[str, str | None]:
+        ch: dict[str, str | None] = {"nodes": str(n)}
+        keep = (cur_dt == "multi_node" and n > 1) or (cur_dt == "single_node" and n == 1)
+        if not keep:
+            ch["strategy"] = None
+        return ch
+
+    single = Pill("Single node", sub=f"{gpn} GPUs", active=sel.node_count <= 1, key="single")
+    if candidate_strategies(catalog, recipe, sel.hw_id, 1):
+        single.href = nav.href(**change(1))
+    else:
+        single.disabled, single.title = True, "No single-node strategy reaches this model's GPU floor here."
+    multi_n = sel.node_count if sel.node_count > 1 else 2
+    multi = Pill("Multi-node", sub=f"{multi_n} nodes", active=sel.node_count > 1, key="multi")
+    multi_ok = [n for n in range(2, MAX_NODES + 1) if candidate_strategies(catalog, recipe, sel.hw_id, n)]
+    if multi_ok:
+        multi.href = nav.href(**change(multi_ok[0] if sel.node_count <= 1 else sel.node_count))
+    else:
+        multi.disabled, multi.title = True, "No multi-node strategy is offered here."
+    row = Row("nodes", "Nodes", [single, multi], hint=f"{sel.node_count * gpn} GPUs in total")
+    if sel.node_count > 1:
+        counts = []
+        for n in range(2, MAX_NODES + 1):
+            p = Pill(str(n), active=n == sel.node_count, key=f"n-{n}", title=f"{n} nodes, {n * gpn} GPUs")
+            if n in multi_ok:
+                p.href = nav.href(**change(n))
+            else:
+                p.disabled, p.title = True, f"No offered strategy runs on {n} nodes."
+            counts.append(p)
+        row.subrows.append(Row("node-count", "Node count", counts))
+    return row
+
+
+def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Nav) -> list[Row]:
+    sel = st.selection
+    if sel.strategy != "pd_cluster" or not isinstance(plan, PdPlan):
+        return []
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 8
+    modes = pd_pool_modes(recipe.data)
+    rows = []
+    totals = []
+    for role, rp in (("prefill", plan.prefill), ("decode", plan.decode)):
+        nodes = int(rp.meta.get("nodes") or 1)
+        counts = [Pill(str(n), href=nav.href(**{f"{role}_nodes": str(n), f"{role}_rank": None}),
+                       active=n == nodes and not st.pd_co_located, key=f"{role}-n{n}", title=f"{n} x {gpn} GPUs")
+                  for n in range(1, MAX_NODES + 1)]
+        row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts)
+        if len(modes) > 1:
+            cur_mode = rp.meta.get("parallelism")
+            row.subrows.append(Row(f"pd-{role}-mode", f"{role.capitalize()} mode", [
+                Pill(m.upper(), href=nav.href(**{f"{role}_mode": m, f"{role}_nodes": None, f"{role}_rank": None}),
+                     active=m == cur_mode, key=f"{role}-{m}") for m in modes]))
+        pool = rp.meta.get("poolGpus")
+        totals.append((role, nodes, pool if is_number(pool) else nodes * gpn))
+        rows.append(row)
+    total_nodes = sum(t[1] for t in totals)
+    total_gpus = sum(t[2] for t in totals)
+    rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({_num(g)} GPUs)" for role, n, g in totals) + \
+        f" = {total_nodes} nodes, {_num(total_gpus)} GPUs"
+    routers = pd_router_choices(catalog, recipe)
+    if len(routers) > 1:
+        specs = as_map(get(catalog.strategies.get("pd_cluster"), "routers"))
+        cur = sel.pd_router or "vllm-router"
+        rows.append(Row("router", "Router", [
+            Pill(_label(rid, specs.get(rid)), href=nav.href(router=None if rid == "vllm-router" else rid),
+                 active=rid == cur, key=rid, title=str(get(specs.get(rid), "description") or ""))
+            for rid in routers]))
+    return rows
+
+
+def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+    fronts = catalog.frontends
+    if not fronts:
+        return None
+    default = recipe_frontend(recipe.data)
+    cur = st.selection.frontend or default
+    pills = [Pill(_label(f, spec), href=nav.href(frontend=None if f == default else f), active=f == cur, key=f,
+                  title=str(get(spec, "description") or ""), mark="Recipe default" if f == default else "")
+             for f, spec in fronts.items()]
+    return Row("frontend", "Frontend", pills)
+
+
+def features_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+    sel = st.selection
+    feats = as_map(recipe.data.get("features"))
+    if not feats:
+        return None
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    enabled = list(sel.features)
+    strategy_name = as_map(catalog.strategies.get(sel.strategy)).get("display_name") or sel.strategy
+    pills = []
+    subrows = []
+    for f, feat in feats.items():
+        feat = as_map(feat)
+        on = f in enabled
+        pill = Pill(_label(f, feat), active=on, kind="check", key=f, title=str(feat.get("description") or ""))
+        if not is_feature_allowed_for_strategy(feat, sel.strategy):
+            pill.disabled = True
+            pill.title = f"Not available with {strategy_name}."
+        else:
+            if on:
+                new = [x for x in enabled if x != f]
+            else:
+                conflicts = set(feature_conflicts(recipe.data, f))
+                new = [x for x in enabled if x not in conflicts] + [f]
+                if conflicts & set(enabled):
+                    pill.title += " Turns off " + ", ".join(sorted(conflicts & set(enabled))) + "."
+            pill.href = nav.href(features=",".join(new))
+        pills.append(pill)
+        if on and truthy(feat.get("modes")):
+            modes = allowed_modes(feat, sel.variant_key, profile, sel.hw_id)
+            if len(modes) >= 2:
+                cur = sel.mode_for(f) or st.default_modes.get(f)
+                fm = dict(sel.feature_modes)
+                sub = []
+                for m in modes:
+                    new_fm = dict(fm)
+                    new_fm[f] = m
+                    kept = [(k, v) for k, v in new_fm.items() if st.default_modes.get(k) != v]
+                    spec = as_map(get(feat.get("modes"), m))
+                    sub.append(Pill(_label(m, spec), href=nav.href(fmode=",".join(f"{k}:{v}" for k, v in kept) or None),
+                                    active=m == cur, key=f"{f}-{m}", title=str(spec.get("description") or "")))
+                subrows.append(Row(f"mode-{f}", f"{_label(f, feat)} mode", sub))
+    return Row("features", "Features", pills, subrows=subrows, kind="check")
+
+
+def advanced_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+    sel = st.selection
+    opts = advanced_options_for(recipe.data, sel.strategy)
+    cur = [a for a, _ in sel.advanced if a != "arg"]
+    pills = []
+    for o in opts:
+        on = o.id in cur
+        new = [a for a in cur if a != o.id] if on else [*cur, o.id]
+        pills.append(Pill(" ".join(o.args), href=nav.href(advanced=",".join(new) or None), active=on, kind="check",
+                          key=o.id, title=o.label))
+    return Row("advanced", "Advanced", pills, kind="check",
+               notes=["Appended after the strategy and hardware layers."]) if pills else None
+
+
+# --- command area --------------------------------------------------------------------------
+
+
+def cuda129_image(meta: DockerMeta) -> str | None:
+    """The CUDA 12.9 image for the NVIDIA CUDA choice (synthesis.md §9.1, UI-only)."""
+    if meta.brand_key != "nvidia" or not meta.image or meta.pinned:
+        return None
+    if meta.cuda_map is not None:
+        alt = meta.cuda_map.get("cu129")
+        return alt if isinstance(alt, str) and alt and alt != meta.image else None
+    if meta.image.endswith(":nightly"):
+        return meta.image[: -len("nightly")] + "cu129-nightly"
+    return meta.image + "-cu129"
+
+
+def _dep_matches(dep: Mapping[str, Any], brand: str, method: str) -> bool:
+    def norm(v: Any) -> list[str]:
+        return [str(x).lower() for x in as_list(v)] if isinstance(v, list | tuple) else \
+            ([str(v).lower()] if v else [])
+
+    brands = norm(dep.get("brands")) + norm(dep.get("brand"))
+    if brands and brand.lower() not in brands:
+        return False
+    methods = norm(dep.get("install")) + norm(dep.get("tab")) + norm(dep.get("method"))
+    return not methods or method in methods
+
+
+def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav: Nav) -> InstallView | None:
+    sel = st.selection
+    r = recipe.data
+    variant = as_map(recipe.variants.get(sel.variant_key))
+    block = hardware_install_block(r, variant, sel.hw_id) or {}
+    cfg = as_map(effective_install_config(r, variant, sel.hw_id))
+    meta = meta_for(ctx)
+    brand = str(ctx.profile.get("brand") or "")
+    method = st.install
+    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == method, key=t)
+            for t in st.install_tabs]
+    versions = [v for v in (recipe.model.get("min_vllm_version"), variant.get("min_vllm_version")) if v]
+    kv_line = None
+    if sel.kv_offload:
+        spec = catalog.strategies.get(sel.kv_offload)
+        if get(spec, "deploy_type") == "kv_store_lb":
+            if get(spec, "min_vllm_version"):
+                versions.append(get(spec, "min_vllm_version"))
+            inst = get(get(spec, "vllm"), "install")
+            kv_line = get(inst, meta.brand_key) if is_map(inst) else inst
+        else:
+            kv_line = get(catalog.kv_offload_options.get(sel.kv_offload), "install")
+    version = max((str(v) for v in versions), key=version_key) if versions else None
+    nightly = recipe.model.get("nightly_required") is True
+
+    command: str | None = None
+    cuda_alt: str | None = None
+    note = ""
+    tab = as_map(block.get(method))
+    if method == "docker":
+        if tab:
+            custom = truthy(get(cfg.get("docker"), "command"))
+            command = str(tab.get("command")) if custom else f"docker pull {meta.image}"
+            if not custom:
+                alt = cuda129_image(meta)
+                cuda_alt = f"docker pull {alt}" if alt else None
+            note = str(tab.get("note") or "")
+    elif method == "pip" and tab:
+        custom = truthy(get(cfg.get("pip"), "command"))
+        if meta.brand_key == "nvidia" or custom:
+            command = str(tab.get("command"))
+            if not custom and "cu130" in command:
+                cuda_alt = command.replace("cu130", "cu129")
+        else:
+            note = ("No default pip command is published for this platform: use the Docker tab, or follow "
+                    "vLLM's installation guide for your accelerator.")
+        note = str(tab.get("note") or "") or note
+    for ho_key in (ctx.gen, brand.lower()):
+        inote = get(get(r.get("hardware_overrides"), ho_key), "install_note") if ho_key else None
+        if isinstance(inote, str) and inote:
+            note = (note + " " + inote).strip()
+            break
+    extras = []
+    for dep in as_list(block.get("extras")):
+        if isinstance(dep, str):
+            extras.append(InstallExtra("", dep, "", False))
+        elif is_map(dep) and _dep_matches(dep, brand, method):
+            cmd = dep.get("command")
+            if not isinstance(cmd, str) or not cmd:
+                continue
+            extras.append(InstallExtra(str(dep.get("label") or ""), cmd, str(dep.get("note") or ""),
+                                       dep.get("optional") is True))
+    if command is None and not extras and not kv_line and not note and not tabs:
+        return None
+    parts = [command] if command else []
+    parts += [e.command for e in extras if not e.optional]
+    if kv_line:
+        parts.append(str(kv_line))
+    copy_all = "\n".join(parts)
+    copy_alt = None
+    if cuda_alt:
+        copy_alt = "\n".join([cuda_alt, *parts[1:]])
+    return InstallView(version, nightly, tabs, method, command, cuda_alt, note, extras,
+                       str(kv_line) if kv_line else None, copy_all, copy_alt)
+
+
+def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan) -> tuple[str, bool]:
+    sel = st.selection
+    hw_name = str(ctx.profile.get("display_name") or sel.hw_id)
+    status = get(get(recipe.meta, "hardware"), sel.hw_id)
+    if status == "verified" and not sel.kv_offload:
+        return f"Verified on {hw_name}", True
+    prefix = f"{sel.node_count} x " if isinstance(plan, MultiNodePlan) else ""
+    if isinstance(plan, PdPlan):
+        mid = "PD cluster"
+    elif sel.strategy == "single_node_tp" and is_number(ctx.single_node_tp):
+        mid = f"TP={ctx.single_node_tp}"
+    else:
+        mid = _label(sel.strategy, catalog.strategies.get(sel.strategy))
+    precision = str(ctx.variant.get("precision") or "").upper()
+    parts = [prefix + hw_name, mid, precision]
+    if sel.kv_offload:
+        spec = catalog.kv_offload_options.get(sel.kv_offload) or catalog.strategies.get(sel.kv_offload)
+        parts.append(_label(sel.kv_offload, spec))
+    return " · ".join(p for p in parts if p), False
+
+
+def target_vars(plan: Plan) -> tuple[str, str, int]:
+    """Env-panel host/port variable names and the snippets' default port (ui.md)."""
+    if isinstance(plan, PdPlan):
+        return "ROUTER_HOST", "ROUTER_PORT", 30000
+    if isinstance(plan, KvStorePlan) and plan.router is not None:
+        return "ROUTER_HOST", "ROUTER_PORT", 30080
+    if isinstance(plan, MultiNodePlan):
+        return "HEAD_IP", "VLLM_PORT", 8000
+    return "VLLM_HOST", "VLLM_PORT", 8000
+
+
+def env_names(texts: list[str], first: list[str]) -> list[str]:
+    """The target variables, then every other ``$NAME`` in the commands, in order of appearance."""
+    seen = dict.fromkeys(first)
+    for t in texts:
+        for m in _ENV_NAME.finditer(t):
+            seen.setdefault(m.group(1))
+    return list(seen)
+
+
+def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blocks: list[Block],
+                nav: Nav) -> list[BlockView]:
+    out = [BlockView(b.key, b.title, b.text, b.kind, b.description) for b in blocks]
+    if isinstance(plan, PdPlan):
+        for bv in out:
+            rp = plan.prefill if bv.key == "prefill" else plan.decode if bv.key == "decode" else None
+            if rp is None:
+                continue
+            nodes = int(rp.meta.get("nodes") or 1)
+            cur = int(rp.meta.get("currentNode") or 0)
+            if nodes > 1:
+                bv.pickers.append(Row(f"{bv.key}-rank", f"{bv.title} node", [
+                    Pill(f"Node {i}", href=nav.href(**{f"{bv.key}_rank": None if i == 0 else str(i)}), active=i == cur,
+                         key=f"{bv.key}-rank-{i}") for i in range(nodes)]))
+    if isinstance(plan, KvStorePlan) and plan.instances > 1:
+        for bv in out:
+            if bv.kind == "serve":
+                bv.pickers.append(Row("kv-instance", "Instance", [
+                    Pill(f"Instance {i + 1}", href=nav.href(kv_instance=None if i == 0 else str(i)),
+                         active=i == plan.current_instance, key=f"inst-{i}") for i in range(plan.instances)]))
+    return out
+
+
+def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan, notices: list[str],
+               extra: Mapping[str, str]) -> BuilderView:
+    """The complete builder for one resolved state."""
+    params = canonical_params(catalog, recipe, st)
+    nav = Nav(catalog, recipe, params, extra)
+    rows: list[Row] = [hardware_row(catalog, recipe, st, nav), variant_row(catalog, recipe, st, nav),
+                       strategy_row(catalog, recipe, st, nav), kv_row(catalog, recipe, st, ctx, plan, nav)]
+    nr = nodes_row(catalog, recipe, st, nav) if st.selection.strategy != "pd_cluster" else None
+    if nr:
+        rows.append(nr)
+    rows += pd_rows(catalog, recipe, st, plan, nav)
+    for extra_row in (frontend_row(catalog, recipe, st, nav), features_row(catalog, recipe, st, nav),
+                      advanced_row(catalog, recipe, st, nav)):
+        if extra_row:
+            rows.append(extra_row)
+
+    blocks = deployment_blocks(ctx, plan, st.install)
+    host_var, port_var, port = target_vars(plan)
+    model = ctx.model_id
+    snippets = []
+    for key, title, tpl in (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE),
+                            ("bench", "Bench", BENCH_TEMPLATE)):
+        t = fill(tpl, model=model)
+        snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
+    title, verified = card_summary(catalog, recipe, st, ctx, plan)
+    note = get(recipe.data.get("hardware_notes"), st.selection.hw_id)
+    hw_note: dict[str, Any] | None = None
+    if isinstance(note, str) and note:
+        hw_note = {"body": note}
+    elif is_map(note):
+        link = note.get("link")
+        href, label = (link, link) if isinstance(link, str) else (get(link, "href"), get(link, "label"))
+        hw_note = {"title": note.get("title") or "", "body": note.get("body") or "",
+                   "href": href if isinstance(href, str) and href.startswith(("https://", "http://", "/")) else None,
+                   "label": label or href}
+    texts = [b.text for b in blocks]
+    return BuilderView(
+        hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=rows, notices=notices,
+        card_title=title, verified=verified, hardware_note=hw_note,
+        install=install_view(catalog, recipe, st, ctx, nav),
+        blocks=block_views(catalog, recipe, st, plan, blocks, nav), all_text=deployment_text(blocks),
+        snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
+        env_names=env_names(texts, [host_var, port_var]), explain=explain_json(catalog, plan),
+    )

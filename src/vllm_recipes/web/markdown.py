@@ -1,0 +1,106 @@
+"""Recipe guides: GitHub-flavoured Markdown -> sanitized HTML.
+
+Markdown comes from recipe authors we do not control, so the output of
+markdown-it-py is always passed through nh3 with a fixed allowlist: raw HTML in
+a guide can add harmless markup but never a script, an event handler, a style
+attribute or a ``javascript:`` link. Heading anchors use mdit-py-plugins'
+``anchors_plugin`` -- the same GitHub-style slugs ``vllm_recipes.i18n.sections``
+computes, so a translation's stale notice can link to the original section.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.attrs import attrs_block_plugin
+from pygments import highlight as _pyg_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span",
+    "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+}
+_ATTRS = {
+    "a": {"href", "title", "class", "hreflang"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "code": {"class"},
+    "pre": {"class"},
+    "span": {"class"},
+    "div": {"class", "role", "lang"},
+    "th": {"class"},
+    "td": {"class"},
+    "ol": {"start"},
+    "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
+}
+_SCHEMES = {"http", "https", "mailto"}
+_FORMATTER = HtmlFormatter(nowrap=True)
+MAX_GUIDE_CHARS = 1_000_000
+
+
+def _highlight(code: str, lang: str, _attrs: Any) -> str:
+    """Pygments classes (styled by our CSS); unknown languages fall back to plain code."""
+    name = (lang or "").strip().split()[0] if lang else ""
+    if not name:
+        return ""
+    try:
+        lexer = get_lexer_by_name(name)
+    except ClassNotFound:
+        return ""
+    body = _pyg_highlight(code, lexer, _FORMATTER)
+    safe = "".join(c for c in name if c.isalnum() or c in "-_+")
+    return f'<pre class="hl"><code class="language-{safe}">{body}</code></pre>\n'
+
+
+def _cell_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """Table alignment as a class: inline ``style`` attributes are refused by our CSP."""
+    tok = tokens[idx]
+    style = tok.attrGet("style")
+    if isinstance(style, str) and "text-align:" in style:
+        tok.attrs.pop("style", None)
+        tok.attrSet("class", "al-" + style.split(":", 1)[1].strip())
+    return self.renderToken(tokens, idx, options, env)
+
+
+@lru_cache(maxsize=2)
+def _parser(with_attrs: bool) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True, "highlight": _highlight})
+    md.enable(["table", "strikethrough"])
+    if with_attrs:
+        md.use(attrs_block_plugin)
+    md.use(anchors_plugin, min_level=1, max_level=6, permalink=True, permalinkSymbol="#")
+    md.add_render_rule("th_open", _cell_open)
+    md.add_render_rule("td_open", _cell_open)
+    return md
+
+
+def sanitize(html_text: str) -> str:
+    """The allowlist every piece of recipe-authored HTML goes through."""
+    return nh3.clean(html_text, tags=_TAGS, attributes=_ATTRS, url_schemes=_SCHEMES,
+                     link_rel="noopener noreferrer nofollow", strip_comments=True)
+
+
+def render_markdown(text: str, *, with_attrs: bool = False) -> str:
+    """Markdown -> sanitized HTML. ``with_attrs`` honours ``{#slug}`` lines (translations)."""
+    if not isinstance(text, str) or not text.strip():
+        return ""
+    return sanitize(_parser(with_attrs).render(text[:MAX_GUIDE_CHARS]))
+
+
+def render_inline(text: str) -> str:
+    """A one-line field (description, note body) with inline Markdown, sanitized."""
+    if not isinstance(text, str) or not text:
+        return ""
+    return sanitize(_parser(False).renderInline(text[:20_000]))
+
+
+def pygments_css() -> str:
+    """CSS for the highlight classes (used once to write static/pygments.css)."""
+    return HtmlFormatter(style="default").get_style_defs(".hl")

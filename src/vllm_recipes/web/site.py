@@ -1,0 +1,348 @@
+"""Catalog-wide indexes the pages need: cards, providers, browse facets, search, sitemap.
+
+Computed once per catalog (the catalog is immutable), so every request only
+filters small in-memory lists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.select.js import as_list, as_map, is_number
+
+TASK_ORDER = ("multimodal", "text", "omni", "embedding")
+SIZE_BUCKETS: tuple[tuple[str, str, float, float], ...] = (
+    ("lt10b", "<10B", 0, 10),
+    ("10-70b", "10-70B", 10, 70),
+    ("70-200b", "70-200B", 70, 200),
+    ("200b-1t", "200B-1T", 200, 1000),
+    ("1t", "≥1T", 1000, float("inf")),
+)
+SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
+                                      ("name", "Name"))
+BROWSE_ROWS = ("task", "arch", "size", "precision", "hw", "provider")
+_SEP = re.compile(r"[-_.]")
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KkMmBbTt])?")
+
+
+def norm(text: str) -> str:
+    """Search normalization: lower case, ``-_.`` separators ignored (ui.md "Search")."""
+    return _SEP.sub("", text.lower())
+
+
+def size_in_billions(value: Any) -> float | None:
+    """``"552B"`` -> 552, ``"1.2T"`` -> 1200, ``"8-16B"`` -> 16 (the largest figure)."""
+    if is_number(value):
+        v = float(value)
+        return v / 1e9 if v > 1e6 else v
+    if not isinstance(value, str):
+        return None
+    nums = _SIZE.findall(value)
+    if not nums:
+        return None
+    unit = next((u for _, u in reversed(nums) if u), "B").upper()
+    scale = {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1000.0}[unit]
+    return max(float(n) for n, _ in nums) * scale
+
+
+def fmt_int(v: Any) -> str:
+    return f"{int(v):,}" if is_number(v) else str(v)
+
+
+@dataclass
+class Card:
+    """One recipe as the home page, provider pages, browse and search see it."""
+
+    recipe: Recipe
+    hf_id: str
+    org: str
+    repo: str
+    title: str
+    provider: str
+    description: str
+    date_added: str
+    date_updated: str
+    tasks: list[str]
+    arch: str
+    params: str
+    active: str
+    size_b: float | None
+    precisions: list[str]
+    verified: list[str]
+    url: str = ""
+    haystack: str = ""
+    facets: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def released(self) -> str:
+        return self.date_added or self.date_updated
+
+    @property
+    def size_bucket(self) -> str | None:
+        if self.size_b is None:
+            return None
+        for key, _label, lo, hi in SIZE_BUCKETS:
+            if lo <= self.size_b < hi:
+                return key
+        return None
+
+
+def make_card(catalog: Catalog, recipe: Recipe) -> Card:
+    meta, model = recipe.meta, recipe.model
+    tasks = [str(t) for t in as_list(meta.get("tasks")) if isinstance(t, str)]
+    precisions: list[str] = []
+    for v in recipe.variants.values():
+        p = as_map(v).get("precision")
+        if isinstance(p, str) and p.lower() not in precisions:
+            precisions.append(p.lower())
+    hw_status = as_map(meta.get("hardware"))
+    verified = [hw for hw in catalog.hardware_profiles if hw_status.get(hw) == "verified"]
+    card = Card(
+        recipe=recipe, hf_id=recipe.hf_id, org=recipe.org, repo=recipe.repo, title=recipe.title,
+        provider=recipe.provider, description=str(meta.get("description") or ""),
+        date_added=str(meta.get("date_added") or ""), date_updated=str(meta.get("date_updated") or ""),
+        tasks=tasks, arch=str(model.get("architecture") or ""),
+        params=str(model.get("parameter_count") or ""), active=str(model.get("active_parameters") or ""),
+        size_b=size_in_billions(model.get("parameter_count")), precisions=precisions, verified=verified,
+        url="/" + recipe.hf_id,
+    )
+    hw_names = [str(as_map(catalog.hardware_profiles.get(h)).get("display_name") or h) for h in verified]
+    card.haystack = norm(" ".join([card.repo, card.org, card.title, card.provider, card.description, *tasks,
+                                   card.arch, card.params, *precisions, *verified, *hw_names]))
+    card.facets = {
+        "task": tasks, "arch": [card.arch] if card.arch else [],
+        "size": [card.size_bucket] if card.size_bucket else [], "precision": precisions,
+        "hw": verified, "provider": [card.org],
+    }
+    return card
+
+
+@dataclass
+class Provider:
+    org: str
+    name: str
+    cards: list[Card]
+
+    @property
+    def url(self) -> str:
+        return "/" + self.org
+
+    @property
+    def latest_update(self) -> str:
+        return max((c.date_updated for c in self.cards), default="")
+
+
+def matches_query(card_haystack: str, query: str) -> bool:
+    """Every whitespace-separated word of ``query`` must occur (normalized)."""
+    words = [norm(w) for w in query.split()]
+    return all(w in card_haystack for w in words if w)
+
+
+@dataclass
+class Chip:
+    value: str
+    label: str
+    count: int
+    active: bool
+    href: str
+
+
+@dataclass
+class BrowseResult:
+    cards: list[Card]
+    rows: list[tuple[str, str, list[Chip]]]
+    sorts: list[Chip]
+    query: str
+    clear_href: str
+    active: bool
+
+
+class SiteIndex:
+    """Indexes over one catalog."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.cards = [make_card(catalog, r) for r in catalog.recipes]
+        self.by_id = {c.hf_id: c for c in self.cards}
+        grouped: dict[str, list[Card]] = {}
+        for c in self.cards:
+            grouped.setdefault(c.org, []).append(c)
+        self.providers: dict[str, Provider] = {}
+        for org, cards in grouped.items():
+            names = Counter(c.provider for c in cards)
+            self.providers[org] = Provider(org, names.most_common(1)[0][0] if names else org, cards)
+        self._providers_lower = {o.lower(): o for o in self.providers}
+
+    # --- lookups -------------------------------------------------------------------------
+
+    def provider(self, org: str) -> Provider | None:
+        canon = self._providers_lower.get(org.lower())
+        return self.providers.get(canon) if canon else None
+
+    @cached_property
+    def latest(self) -> list[Card]:
+        """Home page: newest first (date_added, else date_updated), at most one per provider, 8."""
+        out: list[Card] = []
+        seen: set[str] = set()
+        for c in sorted(self.cards, key=lambda c: (c.released, c.date_updated), reverse=True):
+            if c.org.lower() in seen:
+                continue
+            seen.add(c.org.lower())
+            out.append(c)
+            if len(out) == 8:
+                break
+        return out
+
+    @cached_property
+    def provider_grid(self) -> list[Provider]:
+        return sorted(self.providers.values(), key=lambda p: (p.org.lower(), p.org))
+
+    def provider_groups(self, provider: Provider) -> list[tuple[str, list[Card]]]:
+        """A provider's recipes grouped by first task (ui.md order), newest first."""
+        groups: dict[str, list[Card]] = {}
+        for c in provider.cards:
+            groups.setdefault(c.tasks[0] if c.tasks else "other", []).append(c)
+        order = [t for t in TASK_ORDER if t in groups] + sorted(t for t in groups if t not in TASK_ORDER)
+        return [(t, sorted(groups[t], key=lambda c: (c.released, c.date_updated), reverse=True)) for t in order]
+
+    @cached_property
+    def latest_update(self) -> str:
+        return max((c.date_updated for c in self.cards), default="")
+
+    # --- labels ------------------------------------------------------------------------------
+
+    def task_label(self, task: str) -> str:
+        spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
+        return str(spec.get("display_name") or task.replace("_", " ").title())
+
+    def hw_label(self, hw: str) -> str:
+        return str(as_map(self.catalog.hardware_profiles.get(hw)).get("display_name") or hw)
+
+    def facet_label(self, row: str, value: str) -> str:
+        if row == "task":
+            return self.task_label(value)
+        if row == "hw":
+            return self.hw_label(value)
+        if row == "size":
+            return next((lab for k, lab, _, _ in SIZE_BUCKETS if k == value), value)
+        if row == "provider":
+            p = self.providers.get(value)
+            return p.name if p else value
+        if row == "precision":
+            return value.upper()
+        return value.upper() if row == "arch" and len(value) <= 4 else value.title() if row == "arch" else value
+
+    # --- search ------------------------------------------------------------------------------
+
+    @cached_property
+    def search_index(self) -> dict[str, Any]:
+        """What the header search script matches against (same normalization as /browse?q=)."""
+        return {
+            "providers": [{"name": p.name, "org": p.org, "url": p.url, "count": len(p.cards),
+                           "n": norm(f"{p.org} {p.name}")} for p in self.provider_grid],
+            "recipes": [{"title": c.title, "hf_id": c.hf_id, "provider": c.provider, "url": c.url,
+                         "tasks": c.tasks, "params": c.params, "n": c.haystack} for c in self.cards],
+        }
+
+    # --- browse ------------------------------------------------------------------------------
+
+    def browse(self, params: Mapping[str, str]) -> BrowseResult:
+        """ui.md "Browse": OR within a row, AND across rows; counts with the other rows applied."""
+        query = (params.get("q") or "").strip()[:200]
+        selected: dict[str, list[str]] = {}
+        for row in BROWSE_ROWS:
+            vals = [v.strip() for v in (params.get(row) or "").split(",") if v.strip()]
+            selected[row] = list(dict.fromkeys(vals))[:50]
+        sort = params.get("sort") or "released"
+        if sort not in dict(SORTS):
+            sort = "released"
+        base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
+
+        def passes(c: Card, skip: str | None) -> bool:
+            for row, vals in selected.items():
+                if row == skip or not vals:
+                    continue
+                if not set(vals) & set(c.facets.get(row, [])):
+                    return False
+            return True
+
+        def href(new_sel: Mapping[str, Sequence[str]], new_sort: str = sort) -> str:
+            items: list[tuple[str, str]] = []
+            if query:
+                items.append(("q", query))
+            for row in BROWSE_ROWS:
+                if new_sel.get(row):
+                    items.append((row, ",".join(new_sel[row])))
+            if new_sort != "released":
+                items.append(("sort", new_sort))
+            q = urlencode(items, quote_via=quote, safe=",")
+            return "/browse" + ("?" + q if q else "")
+
+        rows = []
+        for row in BROWSE_ROWS:
+            pool = [c for c in base if passes(c, row)]
+            counts: Counter[str] = Counter()
+            for c in pool:
+                counts.update(set(c.facets.get(row, [])))
+            values = self._facet_values(row)
+            for v in selected[row]:
+                if v not in values:
+                    values.append(v)
+            chips = []
+            for v in values:
+                on = v in selected[row]
+                new = dict(selected)
+                new[row] = [x for x in selected[row] if x != v] if on else [*selected[row], v]
+                chips.append(Chip(v, self.facet_label(row, v), counts.get(v, 0), on, href(new)))
+            rows.append((row, _ROW_LABELS[row], chips))
+        cards = [c for c in base if passes(c, None)]
+        cards = _sorted(cards, sort)
+        sorts = [Chip(k, lab, 0, k == sort, href(selected, k)) for k, lab in SORTS]
+        clear = "/browse" + ("?" + urlencode([("q", query)], quote_via=quote) if query else "")
+        return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
+
+    def _facet_values(self, row: str) -> list[str]:
+        if row == "size":
+            return [k for k, *_ in SIZE_BUCKETS]
+        if row == "hw":
+            return [h for h in self.catalog.hardware_profiles if any(h in c.verified for c in self.cards)]
+        if row == "provider":
+            return [p.org for p in self.provider_grid]
+        if row == "task":
+            present = {t for c in self.cards for t in c.tasks}
+            return [t for t in TASK_ORDER if t in present] + sorted(present - set(TASK_ORDER))
+        vals: dict[str, None] = {}
+        for c in self.cards:
+            for v in c.facets.get(row, []):
+                vals.setdefault(v)
+        return sorted(vals)
+
+    # --- sitemap -----------------------------------------------------------------------------
+
+    def sitemap_entries(self) -> Iterable[tuple[str, str]]:
+        yield "/", self.latest_update
+        for p in self.provider_grid:
+            yield p.url, p.latest_update
+        for c in self.cards:
+            yield c.url, c.date_updated
+
+
+_ROW_LABELS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
+               "hw": "Verified on", "provider": "Provider"}
+
+
+def _sorted(cards: list[Card], sort: str) -> list[Card]:
+    if sort == "name":
+        return sorted(cards, key=lambda c: (c.title.lower(), c.hf_id))
+    if sort == "size":
+        return sorted(cards, key=lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()))
+    if sort == "updated":
+        return sorted(cards, key=lambda c: (c.date_updated, c.released), reverse=True)
+    return sorted(cards, key=lambda c: (c.released, c.date_updated), reverse=True)

@@ -1,0 +1,299 @@
+/* vLLM Recipes: our own small script. The pages work without it; it adds
+   in-place builder updates, copy buttons, the Env panel, keyboard navigation
+   and the header search. No framework, no inline code (strict CSP). */
+(function () {
+  "use strict";
+  var PREFIX = "vllm-recipes:";
+  var store = {
+    get: function (k) { try { return window.localStorage.getItem(PREFIX + k); } catch (e) { return null; } },
+    set: function (k, v) { try { if (v === null || v === "") { window.localStorage.removeItem(PREFIX + k); } else { window.localStorage.setItem(PREFIX + k, v); } } catch (e) { /* private mode */ } }
+  };
+
+  /* ---------- clipboard ---------- */
+  function copyText(text, button) {
+    function done(ok) {
+      if (!button) { return; }
+      var old = button.getAttribute("data-label") || button.textContent;
+      button.setAttribute("data-label", old);
+      button.textContent = ok ? "Copied" : "Copy failed";
+      button.classList.toggle("done", ok);
+      window.setTimeout(function () { button.textContent = old; button.classList.remove("done"); }, 1400);
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { done(true); }, function () { done(fallbackCopy(text)); });
+    } else {
+      done(fallbackCopy(text));
+    }
+  }
+  function fallbackCopy(text) {
+    var ta = document.createElement("textarea");
+    ta.value = text; ta.setAttribute("readonly", ""); ta.className = "sr";
+    document.body.appendChild(ta); ta.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    document.body.removeChild(ta);
+    return ok;
+  }
+
+  /* ---------- Env panel: $NAME substitution ---------- */
+  var originals = new WeakMap();
+  function envValues() {
+    var vals = {};
+    document.querySelectorAll("input[data-env]").forEach(function (inp) {
+      var v = inp.value;
+      if (v !== "") { vals[inp.getAttribute("data-env")] = v; }
+    });
+    return vals;
+  }
+  function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  function substitute(text, vals) {
+    var names = Object.keys(vals).sort(function (a, b) { return b.length - a.length; });
+    names.forEach(function (n) {
+      var re = new RegExp("\\$" + escapeRe(n) + "(?![A-Za-z0-9_])", "g");
+      text = text.replace(re, function () { return vals[n]; });
+    });
+    return text;
+  }
+  function applyEnv(root) {
+    var vals = envValues();
+    (root || document).querySelectorAll("code[data-subst]").forEach(function (el) {
+      if (!originals.has(el)) { originals.set(el, el.textContent); }
+      el.textContent = substitute(originals.get(el), vals);
+    });
+    (root || document).querySelectorAll("code[data-tpl]").forEach(function (el) {
+      var host = vals[el.getAttribute("data-host-var")] || "localhost";
+      var port = vals[el.getAttribute("data-port-var")] || el.getAttribute("data-default-port");
+      el.textContent = substitute(el.getAttribute("data-tpl").split("{host}").join(host).split("{port}").join(port), vals);
+    });
+  }
+  function initEnv(root) {
+    root.querySelectorAll("[data-env-panel]").forEach(function (d) { d.hidden = false; });
+    root.querySelectorAll("input[data-env]").forEach(function (inp) {
+      var saved = store.get("env:" + inp.getAttribute("data-env"));
+      if (saved !== null) { inp.value = saved; }
+      inp.addEventListener("input", function () {
+        store.set("env:" + inp.getAttribute("data-env"), inp.value);
+        document.querySelectorAll("input[data-env=\"" + inp.getAttribute("data-env") + "\"]").forEach(function (o) {
+          if (o !== inp) { o.value = inp.value; }
+        });
+        applyEnv(document);
+      });
+    });
+    applyEnv(root);
+  }
+
+  /* ---------- copy buttons ---------- */
+  function allBlocksText(tabs) {
+    var parts = [];
+    var panels = tabs.querySelectorAll(".panels > .panel");
+    panels.forEach(function (p) {
+      var code = p.querySelector(":scope > .code code");
+      var text = code ? code.textContent : "";
+      if (panels.length === 1) { parts.push(text); return; }
+      var head = "# " + p.getAttribute("data-title");
+      var desc = p.getAttribute("data-desc");
+      if (desc) { head += "\n# " + desc.split("\n").join("\n# "); }
+      parts.push(head + "\n" + text);
+    });
+    return parts.join("\n\n");
+  }
+  function initCopy(root) {
+    root.querySelectorAll("[data-copy],[data-copy-all],[data-copy-text]").forEach(function (b) { b.hidden = false; });
+  }
+  document.addEventListener("click", function (ev) {
+    var b = ev.target.closest("button[data-copy],button[data-copy-all],button[data-copy-text]");
+    if (!b) { return; }
+    ev.preventDefault();
+    if (b.hasAttribute("data-copy")) {
+      var code = b.parentNode.querySelector("code");
+      copyText(code ? code.textContent : "", b);
+    } else if (b.hasAttribute("data-copy-all")) {
+      copyText(allBlocksText(b.closest("[data-deploy]")), b);
+    } else {
+      var alt = document.getElementById("cuda-129");
+      var t = (alt && alt.checked && b.getAttribute("data-copy-alt")) || b.getAttribute("data-copy-text");
+      copyText(substitute(t, envValues()), b);
+    }
+  });
+
+  /* ---------- builder: in-place updates ---------- */
+  var pending = null;
+  function builderEl() { return document.getElementById("builder"); }
+  function fragmentUrl(href) {
+    var u = new URL(href, window.location.href);
+    return u.pathname + "/builder" + u.search;
+  }
+  function load(href, mode, focusKey) {
+    var b = builderEl();
+    if (!b) { window.location.href = href; return; }
+    if (pending) { pending.abort(); }
+    pending = new AbortController();
+    b.classList.add("is-loading");
+    fetch(fragmentUrl(href), { signal: pending.signal, headers: { "Accept": "text/html" } })
+      .then(function (r) { if (!r.ok && r.status !== 422) { throw new Error("HTTP " + r.status); } return r.text(); })
+      .then(function (html) {
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html.trim();
+        var fresh = tpl.content.firstElementChild;
+        if (!fresh || fresh.id !== "builder") { throw new Error("bad fragment"); }
+        var cur = builderEl();
+        cur.replaceWith(fresh);
+        var url = fresh.getAttribute("data-url") || href;
+        if (mode === "push") { history.pushState({ builder: true }, "", url); }
+        else if (mode === "replace") { history.replaceState({ builder: true }, "", url); }
+        remember(fresh);
+        initBuilder(fresh);
+        if (focusKey) {
+          var el = fresh.querySelector("[data-key=\"" + focusKey + "\"]");
+          if (el) { el.focus({ preventScroll: true }); }
+        }
+      })
+      .catch(function (e) { if (e.name !== "AbortError") { window.location.href = href; } })
+      .finally(function () { var x = builderEl(); if (x) { x.classList.remove("is-loading"); } });
+  }
+  function remember(b) {
+    var recipe = b.getAttribute("data-recipe");
+    var url = new URL(b.getAttribute("data-url") || "", window.location.href);
+    var params = new URLSearchParams(url.search);
+    params.delete("lang");
+    if (recipe) { store.set("q:" + recipe, params.toString()); }
+  }
+  document.addEventListener("click", function (ev) {
+    var a = ev.target.closest("#builder a[data-nav]");
+    if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) { return; }
+    ev.preventDefault();
+    var key = a.getAttribute("data-key") || "";
+    if (key.indexOf("hardware:") === 0) {
+      var group = a.closest(".pills");
+      var brand = group && group.querySelector(".group-l");
+      if (brand && brand.textContent.trim() === "NVIDIA") { store.set("hw", key.slice(9)); }
+    }
+    load(a.getAttribute("href"), "push", key);
+  });
+  window.addEventListener("popstate", function () {
+    if (builderEl()) { load(window.location.href, null, null); }
+  });
+
+  /* keyboard: arrow keys move between the pills of a row */
+  document.addEventListener("keydown", function (ev) {
+    var pill = ev.target.closest && ev.target.closest(".pills a.pill, .pills span.pill");
+    if (!pill) { return; }
+    var keys = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: "first", End: "last" };
+    if (!(ev.key in keys)) {
+      if (ev.key === " " && pill.tagName === "A") { ev.preventDefault(); pill.click(); }
+      return;
+    }
+    var row = pill.closest(".row-body") || pill.closest(".pills");
+    var items = Array.prototype.slice.call(row.querySelectorAll(":scope > .pills > a.pill"));
+    if (!items.length) { items = Array.prototype.slice.call(pill.closest(".pills").querySelectorAll("a.pill")); }
+    var i = items.indexOf(pill);
+    var k = keys[ev.key];
+    var next = k === "first" ? items[0] : k === "last" ? items[items.length - 1] : items[(i + k + items.length) % items.length];
+    if (next) { ev.preventDefault(); next.focus(); }
+  });
+
+  function initBuilder(root) {
+    initCopy(root);
+    initEnv(root);
+  }
+
+  /* restore remembered choices when the URL carries none (the URL always wins) */
+  function restore() {
+    var b = builderEl();
+    if (!b) { return; }
+    var here = new URLSearchParams(window.location.search);
+    here.delete("lang");
+    if (here.toString() !== "") { remember(b); return; }
+    var saved = store.get("q:" + b.getAttribute("data-recipe"));
+    if (saved) {
+      var u = new URL(window.location.href);
+      var lang = u.searchParams.get("lang");
+      var p = new URLSearchParams(saved);
+      if (lang) { p.set("lang", lang); }
+      load(u.pathname + "?" + p.toString(), "replace", null);
+      return;
+    }
+    var hw = store.get("hw");
+    if (hw) {
+      var a = b.querySelector("a[data-key=\"hardware:" + hw + "\"]");
+      if (a && !a.classList.contains("is-active")) { load(a.getAttribute("href"), "replace", null); }
+    }
+  }
+
+  /* ---------- header search ---------- */
+  var index = null;
+  var indexPromise = null;
+  function norm(s) { return String(s).toLowerCase().replace(/[-_.]/g, ""); }
+  function getIndex() {
+    if (!indexPromise) {
+      indexPromise = fetch("/api/search.json").then(function (r) { return r.json(); }).then(function (j) { index = j; return j; });
+    }
+    return indexPromise;
+  }
+  function matches(n, words) { for (var i = 0; i < words.length; i++) { if (n.indexOf(words[i]) < 0) { return false; } } return true; }
+  function el(tag, cls, text) { var e = document.createElement(tag); if (cls) { e.className = cls; } if (text) { e.textContent = text; } return e; }
+  function renderResults(box, q) {
+    var words = q.split(/\s+/).map(norm).filter(Boolean);
+    box.textContent = "";
+    if (!words.length || !index) { box.hidden = true; return; }
+    var provs = index.providers.filter(function (p) { return matches(p.n, words); }).slice(0, 3);
+    var recs = index.recipes.filter(function (r) { return matches(r.n, words); }).slice(0, 6);
+    if (provs.length) {
+      box.appendChild(el("div", "sh", "Providers"));
+      provs.forEach(function (p) { var a = el("a", "", p.name); a.href = p.url; a.setAttribute("role", "option"); a.appendChild(el("small", "", p.count + " recipes")); box.appendChild(a); });
+    }
+    if (recs.length) {
+      box.appendChild(el("div", "sh", "Recipes"));
+      recs.forEach(function (r) { var a = el("a", "", r.title); a.href = r.url; a.setAttribute("role", "option"); a.appendChild(el("small", "", r.provider + (r.params ? " · " + r.params : ""))); box.appendChild(a); });
+    }
+    if (!provs.length && !recs.length) { box.appendChild(el("div", "empty", "No match.")); }
+    var all = el("a", "", "See all results in Browse →");
+    all.href = "/browse?q=" + encodeURIComponent(q.trim());
+    all.setAttribute("role", "option");
+    box.appendChild(all);
+    box.hidden = false;
+  }
+  function initSearch() {
+    var form = document.querySelector("form[data-search]");
+    if (!form) { return; }
+    var input = form.querySelector("input[name=q]");
+    var box = form.querySelector(".search-results");
+    function update() {
+      getIndex().then(function () { renderResults(box, input.value); input.setAttribute("aria-expanded", box.hidden ? "false" : "true"); });
+    }
+    input.addEventListener("focus", function () { getIndex(); });
+    input.addEventListener("input", update);
+    input.addEventListener("keydown", function (ev) {
+      var links = Array.prototype.slice.call(box.querySelectorAll("a"));
+      var cur = box.querySelector("a.is-sel");
+      var i = links.indexOf(cur);
+      if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+        ev.preventDefault();
+        if (!links.length) { return; }
+        if (cur) { cur.classList.remove("is-sel"); }
+        i = ev.key === "ArrowDown" ? (i + 1) % links.length : (i <= 0 ? links.length - 1 : i - 1);
+        links[i].classList.add("is-sel");
+      } else if (ev.key === "Enter" && cur) {
+        ev.preventDefault(); window.location.href = cur.href;
+      } else if (ev.key === "Escape") {
+        box.hidden = true; input.blur();
+      }
+    });
+    document.addEventListener("click", function (ev) { if (!form.contains(ev.target)) { box.hidden = true; } });
+    document.addEventListener("keydown", function (ev) {
+      var t = ev.target;
+      var typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable);
+      if ((ev.key === "/" && !typing) || ((ev.key === "k" || ev.key === "K") && (ev.metaKey || ev.ctrlKey))) {
+        ev.preventDefault(); input.focus(); input.select();
+      }
+    });
+  }
+
+  function init() {
+    initSearch();
+    initCopy(document);
+    initEnv(document);
+    restore();
+  }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
+}());

@@ -1,0 +1,255 @@
+"""URL query <-> builder state (ui.md "URL state").
+
+Every builder choice lives in the query string under ui.md's parameter names,
+and a parameter equal to its default is omitted, so the default page has a
+clean URL and every selection is reachable by URL alone. Parsing is shared by
+the page (lenient: an unusable value is dropped with a notice, like the public
+site rewriting its URL) and ``/api/resolve`` (strict: a 400 naming the choices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.select.defaults import pick_default_hardware
+from vllm_recipes.select.gates import nodes_for_strategy
+from vllm_recipes.select.js import as_map, get, truthy
+from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
+from vllm_recipes.synth.context import recipe_frontend
+
+#: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
+PARAMS: tuple[str, ...] = (
+    "hardware", "variant", "strategy", "nodes", "features", "fmode", "advanced", "kv_offload",
+    "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode",
+    "prefill_rank", "decode_rank", "frontend", "install", "router", "task",
+)
+INT_PARAMS = frozenset({"nodes", "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes",
+                        "prefill_rank", "decode_rank"})
+#: accepted spellings of a parameter (the engine field name of the PD router)
+ALIASES = {"pd_router": "router"}
+#: page-only parameters that are not builder state
+PAGE_PARAMS = frozenset({"lang"})
+MAX_VALUE = 512
+MAX_QUERY = 4096
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A request plus the parameter problems met while reading it."""
+
+    request: PageRequest
+    #: ``(param, message)`` for values that could not be read
+    problems: tuple[tuple[str, str], ...] = ()
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
+                 allowed_extra: frozenset[str] = PAGE_PARAMS) -> ParsedQuery:
+    """Query items -> :class:`PageRequest`. ``strict`` raises :class:`SelectionError`."""
+    values: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+
+    def problem(param: str, message: str, choices: Iterable[str] = ()) -> None:
+        if strict:
+            raise SelectionError(param, message, list(choices))
+        problems.append((param, message))
+
+    for raw_key, value in items:
+        key = ALIASES.get(raw_key, raw_key)
+        if key in allowed_extra:
+            continue
+        if key not in PARAMS:
+            problem(raw_key, f"Unknown parameter {raw_key!r}.", [*PARAMS, *sorted(allowed_extra)])
+            continue
+        if len(value) > MAX_VALUE:
+            problem(key, f"Parameter {key!r} is longer than {MAX_VALUE} characters.")
+            continue
+        values[key] = value  # last one wins, like URLSearchParams.set
+
+    kw: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in INT_PARAMS:
+            v = value.strip()
+            if not v.isascii() or not v.isdigit() or len(v) > 3:
+                problem(key, f"Parameter {key!r} must be a small non-negative integer, got {value!r}.")
+                continue
+            kw[key] = int(v)
+        elif key == "features":
+            kw["features"] = _split_list(value)
+        elif key == "advanced":
+            kw["advanced"] = _split_list(value)
+        elif key == "fmode":
+            pairs = []
+            for part in _split_list(value):
+                f, sep, m = part.partition(":")
+                if not sep or not f or not m:
+                    problem("fmode", f"fmode expects feature:mode pairs, got {part!r}.")
+                    continue
+                pairs.append((f, m))
+            kw["fmode"] = tuple(pairs)
+        elif key == "router":
+            kw["pd_router"] = value.strip() or None
+        else:
+            v = value.strip()
+            if v:
+                kw[key] = v
+    if kw.get("kv_offload") == "off":
+        kw.pop("kv_offload")
+    return ParsedQuery(PageRequest(**kw), tuple(problems))
+
+
+def encode(params: Mapping[str, str]) -> str:
+    """``a=b&c=d`` with commas and colons left readable."""
+    ordered = [(k, params[k]) for k in (*PARAMS, *sorted(PAGE_PARAMS)) if k in params]
+    return urlencode(ordered, quote_via=quote, safe=",:")
+
+
+def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
+    """Every choice of ``st`` that differs from its default, by rule (not yet verified)."""
+    sel = st.selection
+    r = recipe.data
+    q: dict[str, str] = {}
+    variants = recipe.variants
+    if sel.variant_key != "default":
+        q["variant"] = sel.variant_key
+    variant = as_map(variants.get(sel.variant_key))
+    if sel.hw_id != pick_default_hardware(catalog.hardware_profiles, variant, r):
+        q["hardware"] = sel.hw_id
+    if sel.strategy != st.recommended_strategy:
+        q["strategy"] = sel.strategy
+    if list(sel.features) != list(st.default_features):
+        q["features"] = ",".join(sel.features)
+    fm = [(f, m) for f, m in sel.feature_modes if st.default_modes.get(f) != m]
+    if fm:
+        q["fmode"] = ",".join(f"{f}:{m}" for f, m in fm)
+    adv = [a for a, _ in sel.advanced if a != "arg"]
+    if adv:
+        q["advanced"] = ",".join(adv)
+    if sel.kv_offload:
+        q["kv_offload"] = sel.kv_offload
+        kvi = sel.kv_instances
+        if isinstance(kvi, Mapping):
+            default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
+            count = kvi.get("count")
+            if count is not None and count != default_count:
+                q["kv_instances"] = str(count)
+            if kvi.get("current"):
+                q["kv_instance"] = str(kvi["current"])
+    if st.pd_co_located:
+        q["prefill_nodes"] = "0"
+        q["decode_nodes"] = "0"
+    elif isinstance(sel.pd_nodes, Mapping) and isinstance(st.default_pd, Mapping):
+        prof = as_map(catalog.hardware_profiles.get(sel.hw_id))
+        gpn = prof.get("gpu_count") if truthy(prof.get("gpu_count")) else 8
+        for role in ("prefill", "decode"):
+            cur = as_map(sel.pd_nodes.get(role))
+            dflt = as_map(st.default_pd.get(role))
+            mode = cur.get("parallelism")
+            expected_nodes = dflt.get("nodes")
+            if mode != dflt.get("parallelism"):
+                q[f"{role}_mode"] = str(mode)
+                expected_nodes = max(int(expected_nodes or 1), nodes_for_strategy(r, str(mode), gpn, sel.hw_id))
+            if cur.get("nodes") != expected_nodes:
+                q[f"{role}_nodes"] = str(cur.get("nodes"))
+            if cur.get("rank"):
+                q[f"{role}_rank"] = str(cur.get("rank"))
+    if sel.frontend and sel.frontend != recipe_frontend(r):
+        q["frontend"] = sel.frontend
+    first_tab = st.install_tabs[0] if st.install_tabs else "docker"
+    if st.install != first_tab:
+        q["install"] = st.install
+    if sel.pd_router and sel.pd_router != "vllm-router":
+        q["router"] = sel.pd_router
+    return q
+
+
+def _same(a: PageState, b: PageState) -> bool:
+    return a.selection == b.selection and a.install == b.install and a.pd_co_located == b.pd_co_located
+
+
+def full_params(st: PageState) -> dict[str, str]:
+    """Every choice written out (the fallback when omission rules do not round-trip)."""
+    sel = st.selection
+    q = {"hardware": sel.hw_id, "variant": sel.variant_key, "strategy": sel.strategy,
+         "nodes": str(sel.node_count), "features": ",".join(sel.features), "install": st.install}
+    if sel.feature_modes:
+        q["fmode"] = ",".join(f"{f}:{m}" for f, m in sel.feature_modes)
+    adv = [a for a, _ in sel.advanced if a != "arg"]
+    if adv:
+        q["advanced"] = ",".join(adv)
+    if sel.kv_offload:
+        q["kv_offload"] = sel.kv_offload
+        if isinstance(sel.kv_instances, Mapping):
+            if sel.kv_instances.get("count") is not None:
+                q["kv_instances"] = str(sel.kv_instances["count"])
+            q["kv_instance"] = str(sel.kv_instances.get("current") or 0)
+    if st.pd_co_located:
+        q["prefill_nodes"] = q["decode_nodes"] = "0"
+    elif isinstance(sel.pd_nodes, Mapping):
+        for role in ("prefill", "decode"):
+            cur = as_map(sel.pd_nodes.get(role))
+            q[f"{role}_nodes"] = str(cur.get("nodes"))
+            q[f"{role}_mode"] = str(cur.get("parallelism"))
+            q[f"{role}_rank"] = str(cur.get("rank") or 0)
+    if sel.frontend:
+        q["frontend"] = sel.frontend
+    if sel.pd_router:
+        q["router"] = sel.pd_router
+    return q
+
+
+def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
+    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly."""
+    q = state_params(catalog, recipe, st)
+    trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
+    if trial.selection.node_count != st.selection.node_count:
+        q["nodes"] = str(st.selection.node_count)
+        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
+    if _same(trial, st):
+        return q
+    full = full_params(st)
+    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False).request, strict=False)
+    return full if _same(trial, st) else q
+
+
+_FIELDS = {
+    "hardware": ("hardware",), "variant": ("variant",), "strategy": ("strategy",), "nodes": ("nodes",),
+    "features": ("features",), "feature": ("features",), "no-feature": ("features",), "fmode": ("fmode",),
+    "advanced": ("advanced",), "kv_offload": ("kv_offload", "kv_instances", "kv_instance"),
+    "kv_instances": ("kv_instances", "kv_instance"), "kv_instance": ("kv_instance",),
+    "prefill_nodes": ("prefill_nodes", "prefill_rank"), "decode_nodes": ("decode_nodes", "decode_rank"),
+    "prefill_mode": ("prefill_mode",), "decode_mode": ("decode_mode",), "prefill_rank": ("prefill_rank",),
+    "decode_rank": ("decode_rank",), "frontend": ("frontend",), "install": ("install",),
+    "router": ("pd_router",), "task": ("task",),
+}
+_DEFAULTS = PageRequest()
+
+
+def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
+    """The page's state for any query: unusable values are dropped, with a notice each.
+
+    ``build_state`` refuses a few things even when lenient (out-of-range numbers);
+    such a parameter is dropped and the state rebuilt, so a URL can never fail.
+    Omni recipes still raise :class:`SelectionError` (they have no builder state).
+    """
+    parsed = parse_params(items, strict=False)
+    notices = [m for _, m in parsed.problems]
+    req = parsed.request
+    for _ in range(len(_FIELDS) + 2):
+        try:
+            st = build_state(catalog, recipe, req, strict=False)
+            return st, notices + list(st.notices)
+        except SelectionError as exc:
+            fields = _FIELDS.get(exc.param)
+            if fields is None or exc.param == "model":
+                raise
+            notices.append(exc.message)
+            req = replace(req, **{f: getattr(_DEFAULTS, f) for f in fields})
+    raise SelectionError("query", "The query could not be turned into a selection.")
