@@ -357,3 +357,48 @@ class TestUnknownHardware:
         assert res.exit_code == 2
         assert "unknown hardware profile 'tpu_v9'" in res.output
         assert "h200" in res.output  # the valid choices are listed
+
+
+PD_SEL = {"hw_id": "gb200", "strategy": "pd_cluster", "features": V41_FEATURES,
+          "pd_nodes": {"prefill": 1, "decode": {"nodes": 2, "parallelism": "dep"}}}
+
+
+class TestSmgRouter:
+    """extensions §2.6 on V4.1 (which opts in with ``model.smg_grpc``)."""
+
+    def test_pools_run_grpc_without_parsers(self, catalog) -> None:
+        http = _render(catalog, V41, **PD_SEL)
+        grpc = _render(catalog, V41, pd_router="smg-grpc", **PD_SEL)
+        for role in ("prefill", "decode"):
+            assert "--tool-call-parser" in http[role]["argv"] and "--reasoning-parser" in http[role]["argv"]
+            argv = grpc[role]["argv"]
+            assert not {"--reasoning-parser", "--reasoning-config", "--tool-call-parser",
+                        "--enable-auto-tool-choice", "deepseek_v41"} & set(argv[6:])
+            assert argv[3:6] == ["--grpc", "--tokenizer-mode", "deepseek_v41"]
+            assert "--mm-encoder-tp-mode" in argv  # other feature args stay
+            assert grpc[role]["env"] == http[role]["env"]
+
+    def test_gateway_command(self, catalog) -> None:
+        grpc = _render(catalog, V41, pd_router="smg-grpc", **PD_SEL)
+        lines = grpc["router"]["command"].split(" \\\n    ")
+        assert lines[1:] == [
+            "--pd-disaggregation",
+            "--prefill grpc://$PREFILL_NODE_1:8001",
+            "--decode grpc://$DECODE_NODE_1:8002", "--decode grpc://$DECODE_NODE_2:8002",
+            "--reasoning-parser deepseek_v41", "--tool-call-parser deepseek_v41",
+            "--host $ROUTER_HOST", "--port $ROUTER_PORT",
+        ]
+
+    def test_default_router_unchanged(self, catalog) -> None:
+        assert _render(catalog, V41, pd_router="vllm-router", **PD_SEL) == _render(catalog, V41, **PD_SEL)
+        assert _render(catalog, V41, **PD_SEL)["router"]["command"].startswith("vllm-router --policy round_robin")
+
+    def test_recipes_without_smg_grpc(self, catalog) -> None:
+        sel = dict(PD_SEL, features=("tool_calling", "reasoning"), hw_id="b200")
+        assert _render(catalog, V4, pd_router="smg-grpc", **sel) == _render(catalog, V4, **sel)
+        res = CliRunner().invoke(cli, ["command", V4, "--strategy", "pd_cluster", "--router", "smg-grpc"])
+        assert res.exit_code == 2 and "smg-grpc" in res.output
+        res = CliRunner().invoke(cli, ["command", V41, "--strategy", "pd_cluster", "--router", "smg-grpc",
+                                       "--hardware", "gb200"])
+        assert res.exit_code == 0, res.output
+        assert "--pd-disaggregation" in res.output and "--grpc" in res.output
