@@ -393,3 +393,35 @@ class TestMooncake:
     def test_single_shape_not_used_under_mooncake(self, make_catalog) -> None:
         _ctx, plan = resolve_sel(make_catalog(shaped()), kv_offload="kv_store_centralized_mooncake")
         assert not isinstance(plan, SinglePlan)
+
+
+class TestPdRoleTpNull:
+    """§14: an explicit YAML null ``tp`` in the strategy's role block still counts as "given"."""
+
+    def catalog_with(self, tmp_path: Path, role_tp_in_strategy: bool, recipe_tp: object = "absent"):
+        import shutil
+
+        shutil.copytree(BUNDLED_DIR / "strategies", tmp_path / "strategies")
+        spec_path = tmp_path / "strategies" / "pd_cluster.yaml"
+        spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+        if role_tp_in_strategy:
+            spec["decode"]["tp"] = None
+        spec_path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+        decode = {"parallelism": "dep"}
+        if recipe_tp != "absent":
+            decode["tp"] = recipe_tp
+        return write_catalog(tmp_path, {HF: shaped(strategy_overrides={"pd_cluster": {"decode": decode}})})
+
+    @pytest.mark.parametrize(("in_strategy", "recipe_tp", "emitted"), [
+        (True, "absent", True),
+        (True, None, True),
+        (False, None, False),
+        (False, "absent", False),
+    ])
+    def test_null_tp(self, tmp_path: Path, in_strategy, recipe_tp, emitted) -> None:
+        cat = self.catalog_with(tmp_path, in_strategy, recipe_tp)
+        argv = tail(render(cat, strategy="pd_cluster", hw_id="h200", pd_nodes={"prefill": 1, "decode": 1})
+                    ["decode"]["argv"])
+        i = argv.index("--data-parallel-size")
+        assert (argv[i - 2:i] == ["--tensor-parallel-size", "1"]) is emitted
+        assert argv[i:i + 4] == ["--data-parallel-size", "8", "--data-parallel-size-local", "8"]
