@@ -6,6 +6,8 @@ import pytest
 from engine_helpers import recipe, render, shell_words, tail
 
 from vllm_recipes.render.shell import command_text, dedupe, pair_lines, quote, render_invocation, router_text
+from vllm_recipes.select.omni import resolve_omni_tasks
+from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.plan import Arg, Invocation, Source
 
 
@@ -67,6 +69,17 @@ class TestRecipeTokens:
         obj = render(cat)
         assert tail(obj["argv"]) == ["--flag", "--x", "1", "--tensor-parallel-size", "8"]
         assert obj["command"].startswith("vllm serve org/model \\\n  --flag \\\n  --x 1 \\\n")
+
+    @pytest.mark.parametrize("falsy", ["", None, False, 0])
+    def test_omni_args_are_pre_filtered_too(self, make_catalog, falsy) -> None:
+        """§10.2: omni commands use the same §7 pipeline."""
+        cat = make_catalog(recipe(meta={"title": "M", "tasks": ["omni"]}, omni={"tasks": ["t2v"]},
+                                  model={"model_id": "org/model", "base_args": ["--flag", falsy, "--x", "1"]}))
+        rec = cat.recipe("org/model")
+        plan = resolve_omni(cat, rec, "default", resolve_omni_tasks(rec.data)[0], "h200")
+        text, argv, _ = render_invocation(plan.serve)
+        assert argv[3:] == ["--flag", "--x", "1", "--omni"]
+        assert text == "vllm serve org/model \\\n  --flag \\\n  --x 1 \\\n  --omni"
 
     def test_numbers_are_stringified(self, make_catalog) -> None:
         cat = make_catalog(recipe(model={"model_id": "org/model", "base_args": ["--seed", 7, "--ratio", 0.5]}))
