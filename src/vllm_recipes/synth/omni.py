@@ -53,7 +53,7 @@ def resolve_omni(catalog: Catalog, recipe: Recipe, variant_key: str, task: OmniT
     def add(tokens: Any, layer: str, path: tuple[str | int, ...]) -> None:
         src = Source(layer, rf, path)
         for i, t in enumerate(as_list(tokens)):
-            args.append(Arg(t if isinstance(t, str) else js_str(t), src, i))
+            args.append(Arg(t if isinstance(t, str) else js_str(t) if truthy(t) else "", src, i))
 
     rhit = gen_or_nvidia_with_key(r.get("hardware_overrides"), profile)
     vhit = gen_or_nvidia_with_key(variant.get("hardware_overrides"), profile)
