@@ -74,11 +74,13 @@ class StaticApi:
 
 
 def _translation_keys(catalog: Catalog) -> Any:
-    """The extra recipe keys build-api adds (translations), if the builder defines a hook."""
-    from vllm_recipes.api import build as api_build
-
-    hook = getattr(api_build, "translations_hook", None)
-    return hook(catalog) if hook is not None else None
+    """The extra recipe keys ``build-api`` adds (translations): the very same hook, for identical bytes."""
+    try:
+        from vllm_recipes.cli.api_cmds import translations_hook_factory
+    except ImportError:
+        return None
+    factory = translations_hook_factory()
+    return factory(catalog) if factory is not None else None
 
 
 def etag_matches(header: str | None, tag: str) -> bool:
