@@ -1,0 +1,663 @@
+"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory.
+
+Pure: :func:`build_api` turns a :class:`Catalog` into ``{relative path: bytes}``
+plus the console summary. Writing to disk (atomic swap, incremental commits) is
+:mod:`vllm_recipes.api.writer`'s job, so the website can serve the very same
+bytes from memory.
+
+Each recipe is processed independently (its output depends only on the recipe,
+the static catalog data and the pre-scanned id set ALL_IDS), which is what lets
+us render recipes in parallel and rebuild incrementally. Recipes interact only
+through the order in which they write and clean output paths (two variants
+promoted to the same model id, §5.9); :func:`merge_outputs` replays those
+operations in walk order, exactly as the reference does on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
+from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
+from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
+from vllm_recipes.select.defaults import listed_hardware
+from vllm_recipes.select.js import as_map, get, js_str, truthy
+
+from .tree import HardwareRendering, render_for_hardware
+
+Warn = Callable[[str], None]
+#: Hook adding top-level keys to every recipe file (e.g. ``translations``); see :func:`build_api`.
+ExtraRecipeKeys = Callable[[Recipe], Mapping[str, Any] | None]
+
+#: A write (``"w"``, path, bytes) or the stale cleanup of a variant tree (``"rm"``, base, None).
+#: In cached results (incremental builds) a write may carry ``None``: "keep the bytes on disk".
+Op = tuple[str, str, bytes | None]
+
+#: The 11 fixed lines after the first console line (json-api.md §10.1, verbatim).
+SUMMARY_TAIL = (
+    "  /models.json\n"
+    "  /{hf_id}.json                                (e.g. /moonshotai/Kimi-K2.5.json)\n"
+    "  /{hf_id}/strategies/{strategy}.json          (default-hw alternatives)\n"
+    "  /{hf_id}/hw/{hw}.json                        (per-hardware rendering)\n"
+    "  /{hf_id}/hw/{hw}/strategies/{strategy}.json  (per-(hw, strategy) alternatives)\n"
+    "  /{variant_hf_id}.json                        (promoted variants, e.g. /zai-org/GLM-5.1-FP8.json)\n"
+    "  /strategies.json\n"
+    "  /kv_store.json\n"
+    "  /kv_store/{id}.json                          (per-deployment spec)\n"
+    "  /taxonomy.json\n"
+    "  /platforms.json"
+)
+
+#: Below this many recipes a process pool costs more than it saves.
+PARALLEL_MIN_RECIPES = 12
+
+
+class ApiBuildError(Exception):
+    """The build cannot produce an API (the CLI prints ``message`` and exits 1)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class FeatureModeError(ApiBuildError):
+    """json-api.md §10.2: a recipe's feature modes are inconsistent (exact reference text)."""
+
+    def __init__(self, rel_path: str, messages: Sequence[str]) -> None:
+        from vllm_recipes.catalog.validate import feature_mode_error
+
+        super().__init__(feature_mode_error(rel_path, messages))
+        self.rel_path = rel_path
+        self.messages = list(messages)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON encoding (json-api.md §3)
+# --------------------------------------------------------------------------------------------
+
+def encode(obj: Any) -> bytes:
+    """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _encode_fast(obj: Any) -> bytes:
+    """orjson, ~5x faster; byte-identical for data without floats/odd keys (see :func:`orjson_safe`)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
+    except (TypeError, orjson.JSONEncodeError):
+        return encode(obj)
+
+
+_INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
+
+
+def orjson_safe(value: Any) -> bool:
+    """True when orjson writes exactly what :func:`encode` writes for anything built from ``value``.
+
+    The two differ only for floats (``1e-07`` vs ``1e-7``, NaN), non-string keys
+    and integers beyond 64 bits; renderings only copy values from the recipe and
+    the catalog, and the engine itself computes ints and strings.
+    """
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    return False
+                if not isinstance(x, str):
+                    stack.append(x)
+        elif isinstance(v, list | tuple):
+            stack.extend(x for x in v if not isinstance(x, str))
+        elif isinstance(v, float) or (isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class BuildCounts:
+    """The numbers of the §10.1 console line."""
+
+    models: int = 0
+    with_recommended: int = 0
+    alternatives: int = 0
+    per_hardware: int = 0
+    promoted: int = 0
+    strategies: int = 0
+    kv_stores: int = 0
+    platforms: int = 0
+    collisions: int = 0
+
+
+@dataclass
+class RecipeOutput:
+    """Everything one recipe contributes, in the order the reference performs it."""
+
+    rel_path: str
+    hf_id: str
+    ops: list[Op] = field(default_factory=list)
+    #: models.json entries: the parent first, then one per promotion (§9)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    has_recommended: bool = False
+    alternatives: int = 0
+    per_hardware: int = 0
+    promoted: int = 0
+    collisions: int = 0
+    #: stderr lines (collision and synthesis-failure warnings), in emission order
+    warnings: list[str] = field(default_factory=list)
+    #: every tree base this recipe cleans (its own id and each attempted promotion)
+    bases: list[str] = field(default_factory=list)
+    #: every promotion candidate model id (whether it collides depends on ALL_IDS)
+    mids: list[str] = field(default_factory=list)
+
+    def to_cache(self) -> dict[str, Any]:
+        """JSON-able form without file bytes (the incremental cache)."""
+        return {
+            "rel_path": self.rel_path, "hf_id": self.hf_id,
+            "ops": [[k, p] for k, p, _ in self.ops], "entries": self.entries,
+            "counts": [int(self.has_recommended), self.alternatives, self.per_hardware,
+                       self.promoted, self.collisions],
+            "warnings": self.warnings, "bases": self.bases, "mids": self.mids,
+        }
+
+    @classmethod
+    def from_cache(cls, d: Mapping[str, Any]) -> RecipeOutput:
+        c = d["counts"]
+        return cls(rel_path=d["rel_path"], hf_id=d["hf_id"], ops=[(k, p, None) for k, p in d["ops"]],
+                   entries=list(d["entries"]), has_recommended=bool(c[0]), alternatives=c[1],
+                   per_hardware=c[2], promoted=c[3], collisions=c[4], warnings=list(d["warnings"]),
+                   bases=list(d["bases"]), mids=list(d["mids"]))
+
+
+@dataclass
+class ApiBuild:
+    """A whole API in memory: ``files`` maps a path relative to the API root to its bytes."""
+
+    files: dict[str, bytes]
+    #: the §10.1 stdout text (12 lines, no trailing newline)
+    summary: str
+    counts: BuildCounts
+    #: every stderr warning, in order (already passed to ``warn`` as they happened)
+    warnings: list[str]
+    #: per-recipe provenance in walk order (used by the incremental cache)
+    recipes: list[RecipeOutput]
+    #: the non-recipe files (static catalog files before the recipes; models.json, quickstart after)
+    layout: ApiLayout
+
+
+# --------------------------------------------------------------------------------------------
+# Static files (§4)
+# --------------------------------------------------------------------------------------------
+
+def _source_data(catalog: Catalog, name: str) -> tuple[bool, Any]:
+    """The verbatim data of a top-level catalog file (``taxonomy.yaml``/``platforms.yaml``)."""
+    for src in catalog.sources:
+        if src.rel_path.removeprefix("<bundled>/") == name:
+            return True, src.doc.data
+    return False, None
+
+
+def quickstart_dir(catalog: Catalog) -> Path | None:
+    """``quickstart/`` of the recipes dir, else the bundled one (§4.5; optional)."""
+    for base in (catalog.root, BUNDLED_DIR):
+        d = base / "quickstart"
+        if d.is_dir():
+            return d
+    return None
+
+
+def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
+    """§4.5: ``quickstart/<hardware_profile>.json`` per ``quickstart/*.yaml``, sorted by name bytes."""
+    d = quickstart_dir(catalog)
+    if d is None:
+        return []
+    out = []
+    names = sorted((p for p in d.iterdir() if p.name.endswith(".yaml") and p.is_file()),
+                   key=lambda p: os.fsencode(p.name))
+    for p in names:
+        try:
+            q = load_yaml_file(p, f"quickstart/{p.name}").data
+        except YamlLoadError as exc:
+            raise ApiBuildError(str(exc)) from exc
+        hp = q.get("hardware_profile") if isinstance(q, dict) else None
+        out.append((f"quickstart/{'undefined' if hp is None else js_str(hp)}.json", encode(q)))
+    return out
+
+
+def static_files(catalog: Catalog) -> list[tuple[str, bytes]]:
+    """§4.1-§4.4 in the reference's write order."""
+    out: list[tuple[str, bytes]] = []
+    found, tax = _source_data(catalog, "taxonomy.yaml")
+    out.append(("taxonomy.json", encode(tax if found else catalog.taxonomy)))
+    found, plat = _source_data(catalog, "platforms.yaml")
+    if found:
+        out.append(("platforms.json", encode(plat)))
+    for name, spec in catalog.serving_strategies.items():
+        out.append((f"strategies/{name}.json", encode(spec)))
+    out.append(("strategies.json", encode(catalog.serving_strategies)))
+    for name, spec in catalog.kv_stores.items():
+        out.append((f"kv_store/{name}.json", encode(spec)))
+    out.append(("kv_store.json", encode(catalog.kv_stores)))
+    return out
+
+
+def platforms_count(catalog: Catalog) -> int:
+    found, plat = _source_data(catalog, "platforms.yaml")
+    lst = plat.get("platforms") if found and isinstance(plat, dict) else None
+    return len(lst) if isinstance(lst, list | tuple) else 0
+
+
+# --------------------------------------------------------------------------------------------
+# One recipe (§5-§7)
+# --------------------------------------------------------------------------------------------
+
+def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
+    """§5.8 recipe key ordering: ``hf_id``, ``meta``, ``recommended_command`` first."""
+    out = {k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}
+    for k, v in r.items():
+        if k not in out:
+            out[k] = v
+    return out
+
+
+def _entry(hf_id: str, meta: Any, url: str, json_path: str) -> dict[str, Any]:
+    """A models.json entry (§9); ``title``/``provider`` only when the meta has them."""
+    e: dict[str, Any] = {"hf_id": hf_id}
+    if isinstance(meta, dict):
+        for k in ("title", "provider"):
+            if k in meta:
+                e[k] = meta[k]
+    e["url"], e["json"] = url, json_path
+    return e
+
+
+class _RecipeBuilder:
+    """Builds one recipe's :class:`RecipeOutput`; renders each (variant, hardware) once."""
+
+    def __init__(self, catalog: Catalog, recipe: Recipe, extra_keys: ExtraRecipeKeys | None,
+                 static_safe: bool) -> None:
+        self.catalog = catalog
+        self.recipe = recipe
+        self.extra_keys = extra_keys
+        self.enc = _encode_fast if static_safe and orjson_safe(recipe.data) else encode
+        self.res = RecipeOutput(recipe.rel_path, recipe.hf_id)
+        #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
+        self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
+        self._hw_lists: dict[str, list[str]] = {}
+
+    def _render_hw(self, vk: str, hw: str) -> tuple[HardwareRendering | None, list[tuple[str, bytes]]]:
+        got = self._hw.get((vk, hw))
+        if got is None:
+            warnings: list[str] = []
+            b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append)
+            alts = [(s, self.enc(rendering)) for s, rendering in b.alternatives] if b is not None else []
+            got = (b, warnings, alts)
+            self._hw[(vk, hw)] = got
+        # replay the warnings: the reference renders (and fails) again for every tree
+        self.res.warnings.extend(got[1])
+        return got[0], got[2]
+
+    def tree(self, vk: str, base: str) -> dict[str, Any] | None:
+        """§6 ``renderVariantTree``: writes the tree's files, returns ``recommended_command``."""
+        recipe, r = self.recipe, self.recipe.data
+        variants = as_map(r.get("variants"))
+        variant = variants.get(vk)
+        if not truthy(variant) or recipe.is_omni:
+            return None
+        ops = self.res.ops
+        ops.append(("rm", base, None))
+        self.res.bases.append(base)
+        variant = as_map(variant)
+        hw_ids = self._hw_lists.get(vk)
+        if hw_ids is None:
+            hw_ids = self._hw_lists[vk] = listed_hardware(self.catalog.hardware_profiles, variant, r)
+        default_hw = hw_ids[0]
+        built = []
+        for hw in hw_ids:
+            b, alts = self._render_hw(vk, hw)
+            if b is not None:
+                built.append((hw, b, alts))
+        if not built or built[0][0] != default_hw:
+            return None
+        by_hw: dict[str, str] = {}
+        rc: dict[str, Any] = {}
+        for hw, b, alts in built:
+            d = f"{base}/strategies" if hw == default_hw else f"{base}/hw/{hw}/strategies"
+            links: dict[str, str] = {}
+            for s, data in alts:
+                path = f"{d}/{s}.json"
+                ops.append(("w", path, data))
+                links[s] = "/" + path
+            rec = dict(b.recommended)
+            if links:
+                rec["alternatives"] = links
+            rendered_variant = as_map(variants.get(rec.get("variant")))
+            if has_hardware_install(rendered_variant, hw):
+                # extensions §2.5: the per-hardware install follows the variant's override
+                rec["install"] = hardware_install_block(r, rendered_variant, hw)
+            path = f"{base}/hw/{hw}.json"
+            ops.append(("w", path, self.enc(rec)))
+            by_hw[hw] = "/" + path
+            if hw == default_hw:
+                rc = rec
+        out = dict(rc)
+        out["by_hardware"] = by_hw
+        return out
+
+    def build(self) -> RecipeOutput:
+        recipe, res, catalog = self.recipe, self.res, self.catalog
+        parent = recipe.hf_id
+        r: dict[str, Any] = thaw(recipe.data)
+        r["hf_id"] = parent                                                          # §5.2
+        inst = install_block(recipe.data)                                            # §5.3
+        model = r.get("model")
+        if truthy(model):
+            m = {k: v for k, v in model.items() if k != "install"} if isinstance(model, dict) else {}
+            if inst:
+                m["install"] = inst
+            r["model"] = m
+        elif inst:
+            r["model"] = {"install": inst}
+        r.pop("dependencies", None)
+
+        rc = self.tree("default", parent)                                            # §5.4
+        if rc is not None:
+            r["recommended_command"] = rc
+
+        promoted: list[tuple[str, str, dict[str, Any]]] = []                         # §5.5
+        for vk, vcfg in as_map(recipe.data.get("variants")).items():
+            mid = get(vcfg, "model_id")
+            if not isinstance(mid, str) or "/" not in mid:
+                continue
+            res.mids.append(mid)
+            if mid in catalog.all_ids:
+                res.warnings.append(f"  ⚠ skipping variant promotion: {mid} (variant of {parent}) "
+                                    "collides with standalone recipe")
+                res.collisions += 1
+                continue
+            rv = self.tree(vk, mid)
+            if rv is not None:
+                promoted.append((vk, mid, rv))
+
+        variants = r.get("variants")
+        for vk, mid, _ in promoted:                                                  # §5.6
+            variants[vk] = {**variants[vk], "json": f"/{mid}.json"}
+        for k in ("strategy_overrides", "compatible_strategies", "default_strategy"):  # §5.7
+            r.pop(k, None)
+        if self.extra_keys is not None:
+            extra = self.extra_keys(recipe)
+            if extra:
+                r.update(extra)
+
+        out = _ordered(r)                                                            # §5.8
+        res.ops.append(("w", f"{parent}.json", self.enc(out)))
+        res.entries.append(_entry(parent, out.get("meta"), f"/{parent}", f"/{parent}.json"))
+        rcv = out.get("recommended_command")
+        if truthy(rcv):
+            res.has_recommended = True
+            res.alternatives = len(as_map(get(rcv, "alternatives")))
+            res.per_hardware = len(as_map(get(rcv, "by_hardware")))
+
+        meta, model = r.get("meta"), r.get("model")
+        for vk, mid, rv in promoted:                                                 # §5.9
+            core = {k: v for k, v in variants[vk].items() if k not in ("model_id", "json")}
+            p = dict(r)
+            p["hf_id"] = mid
+            p["meta"] = {**as_map(meta), "derived_from": parent, "variant": vk}
+            p["model"] = {**as_map(model), "model_id": mid}
+            p["variants"] = {"default": core}
+            p["recommended_command"] = rv
+            pout = _ordered(p)
+            res.ops.append(("w", f"{mid}.json", self.enc(pout)))
+            e = _entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json")
+            e["derived_from"] = parent
+            res.entries.append(e)
+            res.promoted += 1
+        return res
+
+
+def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecipeKeys | None = None,
+                 *, static_safe: bool | None = None) -> RecipeOutput:
+    """Everything one recipe contributes to the API (json-api.md §5-§9)."""
+    if static_safe is None:
+        static_safe = catalog_orjson_safe(catalog)
+    return _RecipeBuilder(catalog, recipe, extra_recipe_keys, static_safe).build()
+
+
+def catalog_orjson_safe(catalog: Catalog) -> bool:
+    return orjson_safe(catalog.taxonomy) and orjson_safe(catalog.strategies)
+
+
+def check_feature_modes(recipe: Recipe) -> None:
+    """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
+    from vllm_recipes.catalog.validate import feature_mode_messages
+
+    messages = feature_mode_messages(recipe.data)
+    if messages:
+        raise FeatureModeError(recipe.rel_path, messages)
+
+
+# --------------------------------------------------------------------------------------------
+# Parallel rendering
+# --------------------------------------------------------------------------------------------
+
+_worker_state: tuple[Catalog, Sequence[Recipe], ExtraRecipeKeys | None, bool] | None = None
+
+
+def _worker_build(index: int) -> RecipeOutput:
+    assert _worker_state is not None
+    catalog, recipes, extra, safe = _worker_state
+    return build_recipe(catalog, recipes[index], extra, static_safe=safe)
+
+
+def _auto_jobs(n_recipes: int) -> int:
+    """Use every core when the catalog is big enough and forking is safe (no other threads)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n_recipes < PARALLEL_MIN_RECIPES or cpus < 2 or threading.active_count() > 1:
+        return 1
+    return min(cpus, n_recipes)
+
+
+def iter_recipe_outputs(catalog: Catalog, recipes: Sequence[Recipe],
+                        extra_recipe_keys: ExtraRecipeKeys | None = None,
+                        jobs: int | None = None) -> Iterable[RecipeOutput]:
+    """:func:`build_recipe` for each recipe, in order; forks a process pool when it pays off."""
+    safe = catalog_orjson_safe(catalog)
+    n = len(recipes)
+    jobs = _auto_jobs(n) if jobs is None else max(1, min(jobs, n))
+    if jobs <= 1 or n < 2:
+        for recipe in recipes:
+            yield build_recipe(catalog, recipe, extra_recipe_keys, static_safe=safe)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _worker_state
+    _worker_state = (catalog, recipes, extra_recipe_keys, safe)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            # small chunks keep both workers busy to the end (recipes differ a lot in size)
+            chunk = max(1, min(8, n // (jobs * 8)))
+            yield from pool.map(_worker_build, range(n), chunksize=chunk)
+    finally:
+        _worker_state = None
+
+
+# --------------------------------------------------------------------------------------------
+# Merging (reference write order, including stale cleanup)
+# --------------------------------------------------------------------------------------------
+
+class _Tree:
+    """The output directory as the reference mutates it: writes and recursive deletions."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes | None] = {}
+        self._dirs: set[str] = set()
+
+    def write(self, path: str, data: bytes | None) -> None:
+        self.files[path] = data
+        d = path
+        while True:
+            i = d.rfind("/")
+            if i <= 0:
+                break
+            d = d[:i]
+            if d in self._dirs:
+                break
+            self._dirs.add(d)
+
+    def rmtree(self, base: str) -> None:
+        if base in self._dirs:
+            prefix = base + "/"
+            self.files = {k: v for k, v in self.files.items() if not k.startswith(prefix)}
+            self._dirs = {d for d in self._dirs if not d.startswith(prefix) and d != base}
+
+
+def merge_outputs(outputs: Iterable[RecipeOutput],
+                  before: Iterable[tuple[str, bytes | None]] = ()) -> dict[str, bytes | None]:
+    """Replay every recipe's operations in walk order; the last writer of a path wins.
+
+    ``before``: files written ahead of the recipes (the static catalog files, §4.1-§4.4).
+    """
+    tree = _Tree()
+    for path, data in before:
+        tree.write(path, data)
+    for res in outputs:
+        for kind, path, data in res.ops:
+            if kind == "w":
+                tree.write(path, data)
+            else:
+                tree.rmtree(path)
+    return tree.files
+
+
+def models_index(outputs: Sequence[RecipeOutput]) -> list[dict[str, Any]]:
+    """§9: parents in walk order, then every promotion in promotion order (duplicates kept)."""
+    parents = [res.entries[0] for res in outputs if res.entries]
+    promoted = [e for res in outputs for e in res.entries[1:]]
+    return parents + promoted
+
+
+def summary_text(c: BuildCounts) -> str:
+    """The §10.1 stdout text, exactly."""
+    line = (f"✓ JSON API: {c.models} models ({c.with_recommended} with recommended_command, "
+            f"{c.alternatives} default-hw alternatives, {c.per_hardware} per-hw renderings), "
+            f"{c.promoted} promoted variants, {c.strategies} strategies, {c.kv_stores} kv-store deployments, "
+            f"{c.platforms} platforms")
+    if c.collisions:
+        line += f" ({c.collisions} variant collision{'s' if c.collisions > 1 else ''} skipped)"
+    return line + "\n" + SUMMARY_TAIL
+
+
+def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: int,
+                  platforms: int) -> BuildCounts:
+    """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
+    c = BuildCounts(models=len(outputs), strategies=strategies, kv_stores=kv_stores, platforms=platforms)
+    for res in outputs:
+        c.with_recommended += res.has_recommended
+        c.alternatives += res.alternatives
+        c.per_hardware += res.per_hardware
+        c.promoted += res.promoted
+        c.collisions += res.collisions
+    return c
+
+
+def check_loadable(catalog: Catalog) -> None:
+    """A file that does not parse aborts the build, as in the reference (§5.1)."""
+    if catalog.load_errors:
+        raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
+                            + "\n".join(f"  {e}" for e in catalog.load_errors))
+
+
+def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[str, bytes | None], ApiLayout]:
+    """The whole tree in the reference's write order: static files, recipes, models.json, quickstart."""
+    before = static_files(catalog)
+    tree = merge_outputs(outputs, before)
+    tree["models.json"] = encode(models_index(outputs))
+    after = ["models.json"]
+    for path, data in quickstart_files(catalog):
+        tree[path] = data
+        after.append(path)
+    return tree, ApiLayout([p for p, _ in before], after)
+
+
+@dataclass
+class ApiLayout:
+    """Which output files do not come from recipes: written before them, and after them."""
+
+    before: list[str]
+    after: list[str]
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Rendering allocates millions of short-lived, acyclic objects: the cyclic GC only costs time
+    (it halved a 170-recipe build). Reference counting still frees everything."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def build_api(catalog: Catalog, warn: Warn | None = None, *,
+              extra_recipe_keys: ExtraRecipeKeys | None = None,
+              jobs: int | None = None, strict: bool = True) -> ApiBuild:
+    """Build the whole JSON API in memory.
+
+    ``warn`` receives each stderr line (§10.1) as it happens. ``extra_recipe_keys``
+    may add top-level keys (appended, e.g. ``translations``) to every recipe file
+    and its promoted copies. ``jobs``: worker processes (``None``: all cores when
+    the catalog is large enough and the caller has no other threads; 1: serial).
+    ``strict``: refuse a catalog with files that do not load (else skip them).
+
+    Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
+    """
+    if strict:
+        check_loadable(catalog)
+    recipes = list(catalog.recipes)
+    # §5.1: validation aborts at the first bad recipe; the ones before it still render (and warn)
+    bad: FeatureModeError | None = None
+    for i, recipe in enumerate(recipes):
+        try:
+            check_feature_modes(recipe)
+        except FeatureModeError as exc:
+            bad, recipes = exc, recipes[:i]
+            break
+    outputs: list[RecipeOutput] = []
+    warnings: list[str] = []
+    with gc_paused():
+        for res in iter_recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
+            outputs.append(res)
+            warnings.extend(res.warnings)
+            if warn is not None:
+                for w in res.warnings:
+                    warn(w)
+        if bad is not None:
+            raise bad
+        tree, layout = assemble(catalog, outputs)
+    counts = catalog_counts(catalog, outputs)
+    return ApiBuild(files=tree, summary=summary_text(counts), counts=counts,  # type: ignore[arg-type]
+                    warnings=warnings, recipes=outputs, layout=layout)
+
+
+def catalog_counts(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
+    return count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
+                         platforms_count(catalog))

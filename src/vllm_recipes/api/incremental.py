@@ -1,0 +1,268 @@
+"""Incremental JSON API builds: re-render only the recipes whose inputs changed.
+
+``OUT/.build-cache.json`` records the content hash of every input file (recipes,
+taxonomy, platforms, strategies, kv stores, quickstart, extra inputs), a
+fingerprint of this package's code, and for every recipe what it contributed:
+its output operations (paths, no bytes), models.json entries, counts, warnings,
+the tree bases it cleans and its promotion candidates.
+
+What a recipe's output depends on, and therefore what is re-rendered:
+
+* its own file (content hash);
+* the static catalog files and the code: any change means a full build;
+* ALL_IDS, through the promotion collision check (§5.5): a recipe is re-rendered
+  when one of its promotion candidates became or stopped being a recipe id;
+* other recipes writing into the same tree base (two variants promoted to one
+  model id, §5.9): the last writer wins and each tree render first deletes its
+  base, so every recipe whose bases overlap a re-rendered (or removed) recipe's
+  old or new bases is re-rendered too, until nothing new is pulled in.
+
+Everything else keeps its bytes on disk. Replaying all recipes' operations in
+walk order then gives exactly the tree a full build gives (tests compare both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.loader import resolve_recipes_dir
+from vllm_recipes.catalog.yamlsource import YamlLoadError
+
+from .build import (
+    ApiLayout,
+    BuildCounts,
+    ExtraRecipeKeys,
+    FeatureModeError,
+    RecipeOutput,
+    Warn,
+    build_recipe,
+    catalog_orjson_safe,
+    check_feature_modes,
+    count_outputs,
+    encode,
+    gc_paused,
+    merge_outputs,
+    models_index,
+    summary_text,
+)
+from .disk import DirectoryBuild, build_to_directory
+from .inputs import (
+    CACHE_VERSION,
+    HookFactory,
+    InputScan,
+    hook_id,
+    parse_recipe,
+    scan_inputs,
+    static_catalog,
+)
+from .writer import CACHE_NAME, commit_in_place, new_build_dir, swap_into_place
+
+
+def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput], layout: ApiLayout, counts: BuildCounts) -> bytes:
+    """The cache describing a build of ``scan`` (full or incremental)."""
+    hashes = {r.rel_path: r.hash for r in scan.recipes}
+    return orjson.dumps({
+        "version": CACHE_VERSION,
+        "fingerprint": scan.fingerprint,
+        "static": scan.static,
+        "all_ids": sorted(scan.all_ids),
+        "layout": [layout.before, layout.after],
+        "static_counts": [counts.strategies, counts.kv_stores, counts.platforms],
+        "recipes": [{**res.to_cache(), "hash": hashes.get(res.rel_path, "")} for res in recipes],
+    })
+
+
+def load_cache(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The cache of the API at ``out``, or None when missing, unreadable or of another version."""
+    try:
+        data = orjson.loads((Path(out) / CACHE_NAME).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return None
+    return data
+
+
+@dataclass
+class IncrementalBuild:
+    """What :func:`build_incremental` / :func:`build_full` did."""
+
+    #: ``full`` (everything rebuilt and swapped in), ``incremental`` or ``unchanged``
+    mode: str
+    reason: str
+    summary: str
+    counts: BuildCounts
+    warnings: list[str]
+    #: recipe files that were rendered
+    rendered: list[str] = field(default_factory=list)
+    written: int = 0
+    deleted: int = 0
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def _full(out: Path, warn: Warn | None, hook_factory: HookFactory | None, scan: InputScan,
+          jobs: int | None, reason: str) -> IncrementalBuild:
+    """Build everything into a fresh sibling of ``out`` and swap it in (the previous API survives errors)."""
+    tmp = new_build_dir(out)
+    try:
+        db: DirectoryBuild = build_to_directory(scan, tmp, warn, hook_factory=hook_factory, jobs=jobs)
+        (tmp / CACHE_NAME).write_bytes(cache_bytes(scan, db.recipes, db.layout, db.counts))
+        old = swap_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return IncrementalBuild("full", reason, db.summary, db.counts, db.warnings,
+                            rendered=[r.rel_path for r in db.recipes], written=len(db.files))
+
+
+def build_full(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLike[str],
+               warn: Warn | None = None, *, hook_factory: HookFactory | None = None,
+               extra_inputs: Sequence[str | os.PathLike[str]] = (), jobs: int | None = None) -> IncrementalBuild:
+    """A full atomic build that also leaves a cache for the next incremental one."""
+    root = resolve_recipes_dir(recipes_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"recipes directory not found: {root}")
+    scan = scan_inputs(root, catalog_root=root, extra_inputs=extra_inputs, hook_key=hook_id(hook_factory))
+    return _full(Path(os.path.abspath(out)), warn, hook_factory, scan, jobs, "requested")
+
+
+def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLike[str],
+                      warn: Warn | None = None, *, hook_factory: HookFactory | None = None,
+                      extra_inputs: Sequence[str | os.PathLike[str]] = (),
+                      changed: Iterable[str | os.PathLike[str]] | None = None,
+                      jobs: int | None = None) -> IncrementalBuild:
+    """Bring the API at ``out`` up to date, re-rendering as little as possible.
+
+    Falls back to a full atomic build when there is no usable cache, a static
+    input or the code changed, a recipe fails to load or validate (so the error
+    is exactly the full build's), or most recipes are dirty anyway.
+    ``changed`` lists the files known to have changed: the others are not even read.
+    """
+    root = resolve_recipes_dir(recipes_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"recipes directory not found: {root}")
+    out = Path(os.path.abspath(out))
+    cache = load_cache(out) if out.is_dir() else None
+    trust: dict[str, str] | None = None
+    changed_set = {Path(p).resolve() for p in changed} if changed is not None else None
+    if cache is not None and changed_set is not None:
+        trust = {**cache.get("static", {}), **{r["rel_path"]: r["hash"] for r in cache["recipes"]}}
+    scan = scan_inputs(root, catalog_root=root, extra_inputs=extra_inputs, hook_key=hook_id(hook_factory),
+                       trust=trust, changed=changed_set)
+
+    def full(reason: str) -> IncrementalBuild:
+        return _full(out, warn, hook_factory, scan, jobs, reason)
+
+    if cache is None:
+        return full("no build cache")
+    if cache.get("fingerprint") != scan.fingerprint:
+        return full("code or options changed")
+    if cache.get("static") != scan.static:
+        return full("catalog data changed")
+    if any(r.hf_id is None for r in scan.recipes):
+        return full("recipe outside models/<org>/")
+
+    cached: dict[str, dict[str, Any]] = {r["rel_path"]: r for r in cache["recipes"]}
+    current = {r.rel_path: r for r in scan.recipes}
+    order = {rel: i for i, rel in enumerate(current)}
+    all_ids = scan.all_ids
+    delta = set(cache["all_ids"]) ^ all_ids
+    dirty: set[str] = set()
+    for r in scan.recipes:
+        c = cached.get(r.rel_path)
+        if c is None or c["hash"] != r.hash or (delta and any(m in delta for m in c["mids"])):
+            dirty.add(r.rel_path)
+    removed = [c for rel, c in cached.items() if rel not in current]
+    strategies, kv_stores, platforms = cache["static_counts"]
+    before, after = cache["layout"]
+
+    if not dirty and not removed:
+        outputs = [RecipeOutput.from_cache(cached[r.rel_path]) for r in scan.recipes]
+        counts = count_outputs(outputs, strategies, kv_stores, platforms)
+        warnings = _emit(outputs, warn)
+        return IncrementalBuild("unchanged", "no input changed", summary_text(counts), counts, warnings)
+    if len(dirty) > max(8, len(scan.recipes) // 2):
+        return full(f"{len(dirty)} of {len(scan.recipes)} recipes changed")
+
+    catalog: Catalog | None = None
+    hook: ExtraRecipeKeys | None = None
+    safe = False
+    rendered: dict[str, RecipeOutput] = {}
+    touched: list[str] = [b for c in removed for b in (*c["bases"], c["hf_id"])]
+    pending = dirty
+    with gc_paused():
+        while pending:
+            recipes: list[Recipe] = []
+            for rel in sorted(pending, key=order.__getitem__):
+                try:
+                    rec = parse_recipe(current[rel])
+                    check_feature_modes(rec)
+                except (OSError, YamlLoadError, FeatureModeError):
+                    # let the full build report it exactly as it always does
+                    return full(f"{rel} does not load or validate")
+                recipes.append(rec)
+            if catalog is None:
+                catalog = static_catalog(root, (), all_ids)
+                hook = hook_factory(catalog) if hook_factory is not None else None
+                safe = catalog_orjson_safe(catalog)
+            for rec in recipes:
+                res = build_recipe(catalog, rec, hook, static_safe=safe)
+                rendered[rec.rel_path] = res
+                touched += [*res.bases, res.hf_id]
+                old = cached.get(rec.rel_path)
+                if old is not None:
+                    touched += [*old["bases"], old["hf_id"]]
+            pending = {rel for rel, c in cached.items()
+                       if rel in current and rel not in rendered
+                       and any(_overlaps(b, t) for b in (*c["bases"], c["hf_id"]) for t in touched)}
+
+        outputs = [rendered.get(r.rel_path) or RecipeOutput.from_cache(cached[r.rel_path])
+                   for r in scan.recipes]
+        warnings = _emit(outputs, warn)
+        counts = count_outputs(outputs, strategies, kv_stores, platforms)
+
+        old_outputs = [RecipeOutput.from_cache(c) for c in cache["recipes"]]
+        old_files = set(merge_outputs(old_outputs, [(p, None) for p in before])) | set(after)
+        tree = merge_outputs(outputs, [(p, None) for p in before])
+        tree["models.json"] = encode(models_index(outputs))
+        for p in after:
+            tree.setdefault(p, None)
+
+    writes: dict[str, bytes] = {}
+    for path, data in tree.items():
+        if data is None:
+            continue
+        if path in old_files:
+            with contextlib.suppress(OSError), open(out / path, "rb") as fh:
+                if fh.read() == data:
+                    continue
+        writes[path] = data
+    deletes = sorted(old_files - set(tree))
+    layout = ApiLayout(list(before), list(after))
+    commit_in_place(out, writes, deletes, cache=cache_bytes(scan, outputs, layout, counts))
+    return IncrementalBuild("incremental", f"{len(dirty)} recipe file(s) changed", summary_text(counts),
+                            counts, warnings, rendered=sorted(rendered, key=order.__getitem__),
+                            written=len(writes), deleted=len(deletes))
+
+
+def _emit(outputs: Sequence[RecipeOutput], warn: Warn | None) -> list[str]:
+    """Replay every recipe's stderr lines in walk order (the same lines a full build prints)."""
+    lines = [w for res in outputs for w in res.warnings]
+    if warn is not None:
+        for w in lines:
+            warn(w)
+    return lines

@@ -1,0 +1,193 @@
+"""The inputs of a JSON API build: which files, their content hashes, the static catalog.
+
+Shared by full builds (:mod:`vllm_recipes.api.disk`) and incremental ones
+(:mod:`vllm_recipes.api.incremental`), which must agree on what a recipe's
+inputs are: its YAML file plus the files beside it named ``<stem>.*`` (its
+translations), while taxonomy/platforms/strategies/kv stores/quickstart are
+inputs of every recipe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import vllm_recipes
+from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
+from vllm_recipes.catalog.loader import hf_id_for, resolve_recipes_dir, walk_models
+from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, parse_yaml
+
+from .build import ApiBuildError, ExtraRecipeKeys
+
+#: Bumped whenever the cache layout or the meaning of a hash changes.
+CACHE_VERSION = 1
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()
+
+
+def code_fingerprint() -> str:
+    """Changes whenever this package's code (or version) changes: cached output is then void."""
+    pkg = Path(vllm_recipes.__file__).resolve().parent
+    h = hashlib.sha1(vllm_recipes.__version__.encode(), usedforsecurity=False)
+    for p in sorted(pkg.rglob("*.py")):
+        st = p.stat()
+        h.update(f"{p.relative_to(pkg)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+#: Makes the ``extra_recipe_keys`` hook of :func:`build_api` for a catalog (e.g. i18n translations).
+HookFactory = Callable[[Catalog], ExtraRecipeKeys | None]
+
+
+def hook_id(factory: HookFactory | None) -> str:
+    if factory is None:
+        return ""
+    return f"{getattr(factory, '__module__', '')}.{getattr(factory, '__qualname__', type(factory).__name__)}"
+
+
+@dataclass
+class RecipeInput:
+    rel_path: str
+    hf_id: str | None
+    path: Path
+    hash: str
+    raw: bytes | None = None
+
+
+@dataclass
+class InputScan:
+    """Every input file of a build with its content hash (recipes in walk order)."""
+
+    root: Path
+    static: dict[str, str]
+    recipes: list[RecipeInput]
+    fingerprint: str
+
+    @property
+    def all_ids(self) -> set[str]:
+        return {r.hf_id for r in self.recipes if r.hf_id}
+
+
+def _static_paths(root: Path) -> list[Path]:
+    """The non-recipe inputs, resolved like the loader does (user file, else bundled)."""
+    out: list[Path] = []
+    for name in ("taxonomy.yaml", "platforms.yaml"):
+        for base in (root, BUNDLED_DIR):
+            if (base / name).exists():
+                out.append(base / name)
+                break
+    for sub in ("strategies", "kv_store", "quickstart"):
+        for base in (root, BUNDLED_DIR):
+            d = base / sub
+            if d.is_dir():
+                out += sorted(p for p in d.iterdir() if p.name.endswith(".yaml") and p.is_file())
+                break
+    return out
+
+
+def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(x for x in p.rglob("*") if x.is_file())
+        elif p.exists():
+            out.append(p)
+    return out
+
+
+def scan_inputs(recipes_dir: str | os.PathLike[str] | None, *, catalog_root: Path | None = None,
+                extra_inputs: Sequence[str | os.PathLike[str]] = (), hook_key: str = "",
+                trust: Mapping[str, str] | None = None, changed: set[Path] | None = None) -> InputScan:
+    """Hash every input. With ``changed``, files not listed keep their ``trust``ed (cached) hash."""
+    root = catalog_root or resolve_recipes_dir(recipes_dir)
+
+    def digest(key: str, path: Path) -> tuple[str, bytes | None]:
+        if changed is not None and trust is not None and key in trust and path.resolve() not in changed:
+            return trust[key], None
+        raw = path.read_bytes()
+        return content_hash(raw), raw
+
+    static: dict[str, str] = {}
+    for p in [*_static_paths(root), *_expand(extra_inputs)]:
+        key = os.fspath(p.resolve())
+        static[key] = digest(key, p)[0]
+    recipes: list[RecipeInput] = []
+    models = root / "models"
+    listings: dict[Path, list[str]] = {}
+    for path in walk_models(models):
+        rel_models = path.relative_to(models).as_posix()
+        rel = f"models/{rel_models}"
+        h, raw = digest(rel, path)
+        side = _sidecars(path, listings)
+        if side:
+            # files beside the recipe named <stem>.* (translations): part of its inputs
+            h = content_hash((h + "".join(f"|{p.name}:{content_hash(p.read_bytes())}" for p in side)).encode())
+        recipes.append(RecipeInput(rel, hf_id_for(rel_models), path, h, raw))
+    fp = content_hash(f"{CACHE_VERSION}|{code_fingerprint()}|{os.fspath(root.resolve())}|{hook_key}".encode())
+    return InputScan(root, static, recipes, fp)
+
+
+def _sidecars(recipe_path: Path, listings: dict[Path, list[str]]) -> list[Path]:
+    """Non-recipe files beside a recipe whose name starts with ``<stem>.`` (e.g. ``X.zh.md``)."""
+    d = recipe_path.parent
+    names = listings.get(d)
+    if names is None:
+        try:
+            names = sorted(e.name for e in os.scandir(d) if e.is_file() and not e.name.endswith((".yaml", ".yml")))
+        except OSError:
+            names = []
+        listings[d] = names
+    prefix = recipe_path.name.rsplit(".", 1)[0] + "."
+    return [d / n for n in names if n.startswith(prefix)]
+
+
+def static_catalog(root: Path, recipes: Sequence[Recipe], all_ids: set[str]) -> Catalog:
+    """A catalog with the full static data but only the recipes we are about to render."""
+    from vllm_recipes.catalog.loader import SourceFile, _load_named_dir, _pick
+    from vllm_recipes.catalog.yamlsource import load_yaml_file
+
+    sources: list[Any] = []
+    errors: list[YamlLoadError] = []
+    taxonomy: Any = FrozenDict()
+    platforms: Any = None
+
+    for name in ("taxonomy.yaml", "platforms.yaml"):
+        picked = _pick(root, name)
+        if picked:
+            doc = load_yaml_file(*picked)
+            sources.append(SourceFile(picked[1], doc))
+            if name == "taxonomy.yaml" and isinstance(doc.data, dict):
+                taxonomy = doc.data
+            elif name == "platforms.yaml" and isinstance(doc.data, dict):
+                platforms = doc.data
+    serving = _load_named_dir(root, "strategies", sources, errors)
+    kv = _load_named_dir(root, "kv_store", sources, errors)
+    if errors:
+        raise ApiBuildError("\n".join(str(e) for e in errors))
+    return Catalog(root=root, taxonomy=taxonomy, platforms=platforms, serving_strategies=FrozenDict(serving),
+                   kv_stores=FrozenDict(kv), recipes=tuple(recipes), sources=tuple(sources),
+                   all_ids=frozenset(all_ids))
+
+
+def parse_recipe(ri: RecipeInput) -> Recipe:
+    """Parse one recipe file (raises :class:`YamlLoadError` like the loader would)."""
+    raw = ri.raw if ri.raw is not None else ri.path.read_bytes()
+    doc = parse_yaml(raw, ri.rel_path)
+    if not isinstance(doc.data, dict):
+        kind = "empty" if doc.data is None else type(doc.data).__name__
+        raise YamlLoadError(ri.rel_path, 1, 1, f"a recipe must be a mapping at the top level, got {kind}")
+    if ri.hf_id is None:
+        raise YamlLoadError(ri.rel_path, 1, 1, "recipe files must live at models/<org>/<repo>.yaml")
+    return Recipe(ri.hf_id, ri.rel_path, doc)
+
+
+def misplaced_recipe_errors(scan: InputScan) -> list[str]:
+    """Recipe files directly under ``models/`` have no hf_id (json-api.md Appendix D.7): refused."""
+    return [f"{r.rel_path}:1:1: recipe files must live at models/<org>/<repo>.yaml"
+            for r in scan.recipes if r.hf_id is None]

@@ -1,0 +1,108 @@
+"""``vllm-recipes build-api``: the static JSON API (json-api.md), written atomically.
+
+stdout gets exactly the reference's 12-line summary (§10.1), stderr the
+warnings; a recipe with inconsistent feature modes aborts with the reference's
+text (§10.2) and exit code 1, leaving the previous API untouched.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from vllm_recipes.api.build import ApiBuildError, ExtraRecipeKeys, build_api
+from vllm_recipes.api.incremental import build_full, build_incremental
+from vllm_recipes.api.writer import diff_tree
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+
+from .main import cli, recipes_dir_option
+
+HookFactory = Callable[[Catalog], ExtraRecipeKeys | None]
+
+
+def translations_hook_factory() -> HookFactory | None:
+    """The i18n ``translations`` key (``{lang: {path, stale}}``) for recipes that have translations.
+
+    Prefers ``vllm_recipes.i18n.api_recipe_keys(catalog)`` when the i18n package
+    provides it; else builds the hook from its public ``translations_for`` and
+    ``translations_index_entry``. ``None`` when i18n is unavailable.
+    """
+    try:
+        import vllm_recipes.i18n as i18n
+    except ImportError:
+        return None
+    factory = getattr(i18n, "api_recipe_keys", None)
+    if callable(factory):
+        return factory
+    translations_for = getattr(i18n, "translations_for", None)
+    index_entry = getattr(i18n, "translations_index_entry", None)
+    if not callable(translations_for) or not callable(index_entry):
+        return None
+
+    def make(catalog: Catalog) -> ExtraRecipeKeys:
+        def hook(recipe: Recipe) -> dict[str, object] | None:
+            entry = index_entry(translations_for(catalog, recipe))
+            return {"translations": entry} if entry else None
+
+        return hook
+
+    make.__qualname__ = "translations_hook_factory.make"
+    return make
+
+
+def _warn(line: str) -> None:
+    click.echo(line, err=True)
+
+
+@cli.command("build-api")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@recipes_dir_option
+@click.option("--check", "check", is_flag=True,
+              help="Do not write: rebuild in memory and list every file that differs from OUT (exit 1 if any).")
+@click.option("--changed", "changed", multiple=True, type=click.Path(path_type=Path),
+              help="An input file known to have changed (repeatable); other files are trusted from the cache.")
+@click.option("--full", "full", is_flag=True, help="Ignore the build cache and rebuild everything.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
+              help="Worker processes (default: all cores when the catalog is large).")
+@click.option("--no-translations", is_flag=True, help="Omit the translations key from recipe files.")
+@click.option("--verbose", "-v", is_flag=True, help="Say on stderr what was rebuilt and why.")
+def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tuple[Path, ...], full: bool,
+                  jobs: int | None, no_translations: bool, verbose: bool) -> None:
+    """Write the static JSON API to OUT (json-api.md), atomically and incrementally.
+
+    The first build writes every file into a sibling directory and swaps it in;
+    later builds re-render only recipes whose inputs changed (content hashes in
+    OUT/.build-cache.json) and produce the same bytes as a full build.
+    """
+    factory = None if no_translations else translations_hook_factory()
+    try:
+        if check:
+            catalog = load_catalog(recipes_dir)
+            hook = factory(catalog) if factory else None
+            api = build_api(catalog, _warn, extra_recipe_keys=hook, jobs=jobs)
+            diff = diff_tree(api.files, out)
+            for line in diff.lines():
+                click.echo(line)
+            n = len(diff.missing) + len(diff.extra) + len(diff.changed)
+            if n:
+                click.echo(f"{n} file(s) differ from a fresh build of the JSON API in {out}", err=True)
+                sys.exit(1)
+            click.echo(f"{out}: up to date ({len(api.files)} files)", err=True)
+            return
+        if full:
+            result = build_full(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs)
+        else:
+            result = build_incremental(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs,
+                                       changed=changed or None)
+    except ApiBuildError as exc:
+        click.echo(exc.message, err=True)
+        sys.exit(1)
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+    if verbose:
+        click.echo(f"build-api: {result.mode} ({result.reason}); rendered {len(result.rendered)} recipe(s), "
+                   f"wrote {result.written} file(s), deleted {result.deleted}", err=True)
+    click.echo(result.summary)
