@@ -15,6 +15,7 @@ the group is replayed in walk order.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Sequence
@@ -205,7 +206,8 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
         root = os.fspath(dest)
         for i in contested:
             for path in merge_outputs([outputs[i]]):
-                os.unlink(f"{root}/{path}")
+                with contextlib.suppress(FileNotFoundError):  # two of them may have written it
+                    os.unlink(f"{root}/{path}")
         redo = [build_recipe(catalog, parse_recipe(inputs[i]), hook, static_safe=safe) for i in contested]
         _write_into(root, merge_outputs(redo), set())
         for i, res in zip(contested, redo, strict=True):

@@ -203,7 +203,14 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
     safe = False
     rendered: dict[str, RecipeOutput] = {}
     touched: list[str] = [b for c in removed for b in (*c["bases"], c["hf_id"])]
-    pending = dirty
+
+    def overlapping() -> set[str]:
+        """Unrendered recipes whose trees share a base with something re-rendered or removed."""
+        return {rel for rel, c in cached.items()
+                if rel in current and rel not in rendered
+                and any(_overlaps(b, t) for b in (*c["bases"], c["hf_id"]) for t in touched)}
+
+    pending = dirty | overlapping()
     with gc_paused():
         while pending:
             recipes: list[Recipe] = []
@@ -226,9 +233,7 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
                 old = cached.get(rec.rel_path)
                 if old is not None:
                     touched += [*old["bases"], old["hf_id"]]
-            pending = {rel for rel, c in cached.items()
-                       if rel in current and rel not in rendered
-                       and any(_overlaps(b, t) for b in (*c["bases"], c["hf_id"]) for t in touched)}
+            pending = overlapping()
 
         outputs = [rendered.get(r.rel_path) or RecipeOutput.from_cache(cached[r.rel_path])
                    for r in scan.recipes]
