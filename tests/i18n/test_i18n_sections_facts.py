@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.attrs import attrs_block_plugin
 
-from vllm_recipes.i18n import content_hash, extract_facts, guide_sections, heading_slug
+from vllm_recipes.i18n import content_hash, extract_facts, guide_sections, heading_slug, parse_translation
 from vllm_recipes.i18n.sections import PREAMBLE_SLUG
 
 V41_SLUGS = [
@@ -111,3 +116,30 @@ def test_negation_is_per_sentence_in_both_languages():
     # list items are separate sentences
     items = extract_facts("- `--a-flag` is removed\n- `--b-flag` is set\n")
     assert [(f.key, f.negated) for f in items] == [("--a-flag", True), ("--b-flag", False)]
+
+
+# --- robustness --------------------------------------------------------------------------------
+
+_ALPHABET = st.sampled_from([
+    *"ab-_/:#.,;。：；（）\n `*|{}[]()0123456789GiBKMTtokens个字节中文VLLM_XZ",
+    "--flag", "vllm/x:y", "#123", "https://github.com/o/r/pull/9", "no longer", "不再", "## h\n", "```\n",
+    "{#s}\n", "---\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ALPHABET, max_size=80).map("".join))
+def test_extract_and_parse_never_raise(text):
+    for f in extract_facts(text):
+        assert f.kind in ("flag", "env", "image", "number", "version", "date", "pr") and f.key
+    guide_sections(text)
+    t = parse_translation(text, hf_id="o/r", lang="zh", path=Path("x"), rel_path="x")
+    assert all(p.kind == "invalid" for p in t.parse_problems)
+
+
+def test_pathological_inputs_stay_linear():
+    hostile = ["a." * 100_000, "a中" * 100_000, "-" * 200_000, "\n \n" * 60_000, "1," * 100_000,
+               "](" * 100_000, "VLLM_" * 40_000, "x/" * 100_000 + ":"]
+    for text in hostile:
+        start = time.perf_counter()
+        extract_facts(text)
+        assert time.perf_counter() - start < 2.0, text[:20]

@@ -40,13 +40,19 @@ class Fact:
 
 # --- patterns (ASCII look-arounds: CJK characters count as \w in Python) -----------------
 
-_URL_PR = re.compile(r"https?://github\.com/([\w.-]+)/([\w.-]+)/(?:pull|issues)/(\d+)[^\s)>\]]*")
-_MD_LINK_DEST = re.compile(r"\]\(\s*<?[^)\s>]+>?(?:\s+\"[^\"]*\")?\s*\)")
-_BARE_URL = re.compile(r"https?://[^\s)>\]`'\"]+")
+_URL_PR = re.compile(
+    r"https?://github\.com/([\w.-]{1,100})/([\w.-]{1,100})/(?:pull|issues)/(\d{1,20})[^\s)>\]]{0,2048}")
+# a link target stops at brackets too, so a failed scan never runs into the next "](":
+# every pattern stays linear on hostile input
+_MD_LINK_DEST = re.compile(r"\]\(\s{0,8}<?[^()\[\]\s<>]{1,2048}>?(?:\s{1,8}\"[^\"\n]{0,512}\")?\s{0,8}\)")
+_BARE_URL = re.compile(r"https?://[^\s)>\]`'\"]{1,2048}")
 _IMAGE = re.compile(
     r"(?<![A-Za-z0-9_./:-])([a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+):([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])"
 )
-_PR = re.compile(r"(?<![A-Za-z0-9_&/#])(?:([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*))?#(\d{3,})(?![A-Za-z0-9_])")
+_PR = re.compile(
+    r"(?<![A-Za-z0-9_&/#])(?:([A-Za-z0-9][A-Za-z0-9_.-]{0,99}/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}))?#(\d{3,20})"
+    r"(?![A-Za-z0-9_])"
+)
 _DATE = re.compile(r"(?<![0-9])((?:19|20)\d\d-[01]\d-[0-3]\d)(?![0-9])")
 _VERSION = re.compile(r"(?<![A-Za-z0-9_.])(v?)(\d+\.\d+\.\d+|(?<=v)\d+\.\d+)(?![0-9]|\.[0-9])")
 _FLAG = re.compile(r"(?<![A-Za-z0-9_-])--[a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?")
