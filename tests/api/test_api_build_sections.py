@@ -412,3 +412,18 @@ def test_extra_recipe_keys_hook(tmp_path: Path) -> None:
         assert list(t)[-1] == "translations"
         assert t["translations"] == {"zh": {"path": "/acme/T?lang=zh", "stale": False}}
     assert "translations" not in obj(api, "acme/U.json")
+
+
+# --- §4.5 quickstart ----------------------------------------------------------------------------
+
+def test_quickstart_files(tmp_path: Path) -> None:
+    root = write_dir(tmp_path / "c", {"acme/T.yaml": recipe("acme/T")})
+    (root / "quickstart").mkdir()
+    (root / "quickstart" / "b.yaml").write_text("hardware_profile: h200\nsteps: [one]\nwhen: 2025-01-02\n")
+    (root / "quickstart" / "a.yaml").write_text("steps: [two]\n")
+    (root / "quickstart" / "c.yml").write_text("hardware_profile: ignored\n")  # only .yaml
+    api, _ = build(root)
+    assert obj(api, "quickstart/h200.json") == {"hardware_profile": "h200", "steps": ["one"], "when": "2025-01-02"}
+    assert obj(api, "quickstart/undefined.json") == {"steps": ["two"]}  # JS writes `undefined`
+    assert not any(p.startswith("quickstart/ignored") for p in api.files)
+    assert api.layout.after == ["models.json", "quickstart/undefined.json", "quickstart/h200.json"]

@@ -261,3 +261,16 @@ def test_cli_feature_mode_error(tmp_path: Path) -> None:
     assert r.stderr == ("Invalid feature modes in models/acme/Other.yaml:\n"
                         "  - variants.default.default_modes references unknown feature nope\n")
     assert not (tmp_path / "api").exists()
+
+
+def test_recipe_overwriting_a_static_file(tmp_path: Path) -> None:
+    # an org named "strategies": its recipe file lands on strategies/single_node_tp.json, written
+    # after the static files (json-api §4 then §5), so the recipe wins; the disk build falls back
+    # to the in-memory route for this and must still agree byte for byte
+    root = write_dir(tmp_path / "cat", {"strategies/single_node_tp.yaml": recipe("strategies/single_node_tp"),
+                                        "acme/T.yaml": recipe("acme/T")})
+    api, _ = build(root)
+    assert api.files["strategies/single_node_tp.json"].startswith(b'{\n  "hf_id": "strategies/single_node_tp"')
+    out = tmp_path / "api"
+    build_full(root, out, jobs=2)
+    assert _snapshot(out) == api.files
