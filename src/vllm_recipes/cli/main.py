@@ -23,6 +23,6 @@ def cli() -> None:
 
 def main() -> None:
     # Sub-command modules register themselves on import.
-    from vllm_recipes.cli import engine_cmds, inspect_cmds  # noqa: F401
+    from vllm_recipes.cli import api_cmds, engine_cmds, i18n_cmds, inspect_cmds, web_cmds  # noqa: F401
 
     cli(prog_name="vllm-recipes")
