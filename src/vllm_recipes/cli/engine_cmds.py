@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-from vllm_recipes.catalog.validate import register_checker
-from vllm_recipes.lint.deadvalues import dead_value_checker
+from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text, export_lines
 from vllm_recipes.render.docker import docker_meta, docker_run_text
 from vllm_recipes.render.explain import explain_env, explain_invocation, explain_plan, sections_json
@@ -23,10 +20,7 @@ from vllm_recipes.select.page import PageRequest, PageState, SelectionError, bui
 from vllm_recipes.synth.omni import OmniPlan, resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
-from .main import cli, recipes_dir_option
-
-# `vllm-recipes validate` also resolves every offered selection and reports dead recipe values.
-register_checker(dead_value_checker)
+from .main import cli, fail, load_or_exit, recipes_dir_option
 
 
 def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -75,17 +69,8 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _fail(message: str) -> None:
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(2)
-
-
-def _load(recipes_dir: str | None) -> Catalog:
-    try:
-        return load_catalog(recipes_dir)
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        _fail(str(exc))
-        raise
+_fail = fail
+_load = load_or_exit
 
 
 def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:

@@ -14,8 +14,6 @@ import click
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.cli.main import cli, recipes_dir_option
-from vllm_recipes.i18n import check_all, content_hash, guide_sections
-from vllm_recipes.i18n.drift import header_sources, source_view
 
 EXIT_CLEAN, EXIT_STALE = 0, 1
 
@@ -45,6 +43,8 @@ def check_cmd(recipes_dir: str | None, as_json: bool, langs: tuple[str, ...], hf
     numbers, versions, dates, PR references -- the translation states but the
     recipe no longer holds, or the recipe added and the translation lacks.
     """
+    from vllm_recipes.i18n import check_all  # the drift check renders recipes: import on use
+
     catalog = _load(recipes_dir)
     for hf_id in hf_ids:
         if catalog.recipe(hf_id) is None:
@@ -97,6 +97,9 @@ def sections_cmd(recipes_dir: str | None, as_json: bool, hf_id: str) -> None:
 
     The YAML output is ready to paste as ``source_hashes:`` front matter.
     """
+    from vllm_recipes.i18n import content_hash, guide_sections
+    from vllm_recipes.i18n.drift import header_sources, source_view
+
     catalog = _load(recipes_dir)
     recipe = catalog.recipe(hf_id)
     if recipe is None:

@@ -12,29 +12,20 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-from vllm_recipes.catalog.diagnostics import Finding, format_findings_summary, sort_findings
-from vllm_recipes.catalog.validate import catalog_with_file, validate_catalog, validate_file, validated_files
+from vllm_recipes.catalog import Catalog, Recipe
 
-from .main import cli, recipes_dir_option
+from .main import cli, fail, load_or_exit, recipes_dir_option
 
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(2)
+if TYPE_CHECKING:
+    from vllm_recipes.catalog.diagnostics import Finding
 
 
-def _load(recipes_dir: str | None) -> Catalog:
-    try:
-        return load_catalog(recipes_dir)
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
+_fail = fail
+_load = load_or_exit
 
 
 def _is_tty() -> bool:
@@ -119,6 +110,17 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
     FILES may live outside the recipes directory; they are checked against its
     taxonomy and strategies. Exit code 1 when there is any error.
     """
+    # Validation pulls in the pydantic models and the whole engine (dead-value lint):
+    # imported here so other commands start fast.
+    from vllm_recipes.catalog.diagnostics import format_findings_summary, sort_findings
+    from vllm_recipes.catalog.validate import (
+        catalog_with_file,
+        validate_catalog,
+        validate_file,
+        validated_files,
+    )
+    from vllm_recipes.lint.deadvalues import dead_value_checker
+
     catalog = _load(recipes_dir)
     findings: list[Finding] = []
     shown: dict[str, str] = {}
@@ -132,7 +134,7 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        findings = validate_catalog(catalog)
+        findings = validate_catalog(catalog, extra_checks=[dead_value_checker])
         n_files = len(validated_files(catalog))
         if not catalog.recipes and not catalog.load_errors:
             click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)

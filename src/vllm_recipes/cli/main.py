@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
 import click
 
 from vllm_recipes import __version__
+
+if TYPE_CHECKING:
+    from vllm_recipes.catalog import Catalog
 
 recipes_dir_option = click.option(
     "--recipes-dir",
@@ -19,6 +25,24 @@ recipes_dir_option = click.option(
 @click.version_option(__version__, prog_name="vllm-recipes")
 def cli() -> None:
     """Turn serving recipes into exact vLLM deployment commands."""
+
+
+def fail(message: str) -> NoReturn:
+    """A usage problem: message on stderr, exit 2."""
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(2)
+
+
+def load_or_exit(recipes_dir: str | None) -> Catalog:
+    """Load the catalog or exit 2 with a readable reason (never a traceback)."""
+    from vllm_recipes.catalog import load_catalog
+
+    try:
+        return load_catalog(recipes_dir)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
 
 
 def main() -> None:
