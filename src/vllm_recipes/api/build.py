@@ -98,6 +98,11 @@ def _encode_fast(obj: Any) -> bytes:
         return encode(obj)
 
 
+def encode_index(obj: Any) -> bytes:
+    """:func:`encode` bytes, via orjson when that is provably identical (models.json is large)."""
+    return _encode_fast(obj) if orjson_safe(obj) else encode(obj)
+
+
 _INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
 
 
@@ -168,7 +173,7 @@ class RecipeOutput:
         """JSON-able form without file bytes (the incremental cache)."""
         return {
             "rel_path": self.rel_path, "hf_id": self.hf_id,
-            "ops": [[k, p] for k, p, _ in self.ops], "entries": self.entries,
+            "ops": encode_ops(self.ops), "entries": self.entries,
             "counts": [int(self.has_recommended), self.alternatives, self.per_hardware,
                        self.promoted, self.collisions],
             "warnings": self.warnings, "bases": self.bases, "mids": self.mids,
@@ -177,10 +182,41 @@ class RecipeOutput:
     @classmethod
     def from_cache(cls, d: Mapping[str, Any]) -> RecipeOutput:
         c = d["counts"]
-        return cls(rel_path=d["rel_path"], hf_id=d["hf_id"], ops=[(k, p, None) for k, p in d["ops"]],
+        return cls(rel_path=d["rel_path"], hf_id=d["hf_id"], ops=decode_ops(d["ops"]),
                    entries=list(d["entries"]), has_recommended=bool(c[0]), alternatives=c[1],
                    per_hardware=c[2], promoted=c[3], collisions=c[4], warnings=list(d["warnings"]),
                    bases=list(d["bases"]), mids=list(d["mids"]))
+
+
+def encode_ops(ops: Iterable[Op]) -> list[str]:
+    """Compact cache form: ``r<base>`` (cleanup), ``s<suffix>`` (write under the last base), ``w<path>``."""
+    out: list[str] = []
+    base: str | None = None
+    for kind, path, _ in ops:
+        if kind == "rm":
+            out.append("r" + path)
+            base = path + "/"
+        elif base is not None and path.startswith(base):
+            out.append("s" + path[len(base):])
+        else:
+            out.append("w" + path)
+    return out
+
+
+def decode_ops(encoded: Iterable[str]) -> list[Op]:
+    """Inverse of :func:`encode_ops` (writes carry no bytes: "keep what is on disk")."""
+    ops: list[Op] = []
+    base = ""
+    for s in encoded:
+        kind, rest = s[0], s[1:]
+        if kind == "r":
+            ops.append(("rm", rest, None))
+            base = rest + "/"
+        elif kind == "s":
+            ops.append(("w", base + rest, None))
+        else:
+            ops.append(("w", rest, None))
+    return ops
 
 
 @dataclass
@@ -588,7 +624,7 @@ def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[st
     """The whole tree in the reference's write order: static files, recipes, models.json, quickstart."""
     before = static_files(catalog)
     tree = merge_outputs(outputs, before)
-    tree["models.json"] = encode(models_index(outputs))
+    tree["models.json"] = encode_index(models_index(outputs))
     after = ["models.json"]
     for path, data in quickstart_files(catalog):
         tree[path] = data

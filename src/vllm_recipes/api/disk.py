@@ -39,7 +39,7 @@ from .build import (
     build_recipe,
     catalog_counts,
     catalog_orjson_safe,
-    encode,
+    encode_index,
     gc_paused,
     merge_outputs,
     models_index,
@@ -63,6 +63,8 @@ class DirectoryBuild:
     layout: ApiLayout
     #: every file written, relative to the directory
     files: list[str]
+    #: the static part of the catalog (taxonomy, strategies, kv stores, platforms)
+    catalog: Catalog | None = None
 
 
 def _write_into(dest: str, files: dict[str, bytes | None], made: set[str]) -> None:
@@ -215,7 +217,7 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
             outputs[i] = res
 
     static = dict(before)
-    static["models.json"] = encode(models_index(outputs))
+    static["models.json"] = encode_index(models_index(outputs))
     after = ["models.json"]
     for path, data in quickstart_files(catalog):
         static[path] = data
@@ -225,7 +227,7 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
     files += [p for p in after if p not in files]
     counts = catalog_counts(catalog, outputs)
     return DirectoryBuild(summary_text(counts), counts, warnings, outputs,
-                          ApiLayout([p for p, _ in before], after), files)
+                          ApiLayout([p for p, _ in before], after), files, catalog)
 
 
 def _from_memory(scan: InputScan, dest: Path, warn: Warn | None, hook_factory: HookFactory | None,
@@ -241,4 +243,5 @@ def _from_memory(scan: InputScan, dest: Path, warn: Warn | None, hook_factory: H
     write_files(dest, api.files)
     for res in api.recipes:
         res.ops = [(k, p, None) for k, p, _ in res.ops]
-    return DirectoryBuild(api.summary, api.counts, api.warnings, api.recipes, api.layout, list(api.files))
+    return DirectoryBuild(api.summary, api.counts, api.warnings, api.recipes, api.layout, list(api.files),
+                          catalog)

@@ -17,8 +17,11 @@ What a recipe's output depends on, and therefore what is re-rendered:
   base, so every recipe whose bases overlap a re-rendered (or removed) recipe's
   old or new bases is re-rendered too, until nothing new is pulled in.
 
-Everything else keeps its bytes on disk. Replaying all recipes' operations in
-walk order then gives exactly the tree a full build gives (tests compare both).
+Everything else keeps its bytes on disk: no other recipe's path can be touched by
+the re-rendered ones, so replaying just their operations in walk order gives
+exactly the tree a full build gives (tests compare both byte for byte). The
+static catalog comes from a JSON snapshot in the cache (checked to rebuild it
+exactly when it was taken), so a one-recipe rebuild parses one YAML file.
 """
 
 from __future__ import annotations
@@ -26,32 +29,30 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog import Recipe
 from vllm_recipes.catalog.loader import resolve_recipes_dir
 from vllm_recipes.catalog.yamlsource import YamlLoadError
 
 from .build import (
     ApiLayout,
     BuildCounts,
-    ExtraRecipeKeys,
     FeatureModeError,
     RecipeOutput,
     Warn,
     build_recipe,
     catalog_orjson_safe,
     check_feature_modes,
-    count_outputs,
-    encode,
+    decode_ops,
+    encode_index,
     gc_paused,
     merge_outputs,
-    models_index,
     summary_text,
 )
 from .disk import DirectoryBuild, build_to_directory
@@ -59,17 +60,26 @@ from .inputs import (
     CACHE_VERSION,
     HookFactory,
     InputScan,
+    catalog_from_snapshot,
     hook_id,
     parse_recipe,
     scan_inputs,
     static_catalog,
+    static_snapshot,
 )
 from .writer import CACHE_NAME, commit_in_place, new_build_dir, swap_into_place
 
 
-def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput], layout: ApiLayout, counts: BuildCounts) -> bytes:
-    """The cache describing a build of ``scan`` (full or incremental)."""
+def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput | Mapping[str, Any]], layout: ApiLayout,
+                counts: BuildCounts, snapshot: Any = None) -> bytes:
+    """The cache describing a build of ``scan`` (``recipes``: outputs, or entries of the previous cache)."""
     hashes = {r.rel_path: r.hash for r in scan.recipes}
+    entries = []
+    for res in recipes:
+        if isinstance(res, RecipeOutput):
+            entries.append({**res.to_cache(), "hash": hashes.get(res.rel_path, "")})
+        else:
+            entries.append(res)
     return orjson.dumps({
         "version": CACHE_VERSION,
         "fingerprint": scan.fingerprint,
@@ -77,7 +87,8 @@ def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput], layout: ApiLay
         "all_ids": sorted(scan.all_ids),
         "layout": [layout.before, layout.after],
         "static_counts": [counts.strategies, counts.kv_stores, counts.platforms],
-        "recipes": [{**res.to_cache(), "hash": hashes.get(res.rel_path, "")} for res in recipes],
+        "static_data": snapshot,
+        "recipes": entries,
     })
 
 
@@ -118,7 +129,8 @@ def _full(out: Path, warn: Warn | None, hook_factory: HookFactory | None, scan: 
     tmp = new_build_dir(out)
     try:
         db: DirectoryBuild = build_to_directory(scan, tmp, warn, hook_factory=hook_factory, jobs=jobs)
-        (tmp / CACHE_NAME).write_bytes(cache_bytes(scan, db.recipes, db.layout, db.counts))
+        snapshot = static_snapshot(db.catalog) if db.catalog is not None else None
+        (tmp / CACHE_NAME).write_bytes(cache_bytes(scan, db.recipes, db.layout, db.counts, snapshot))
         old = swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -158,7 +170,7 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
     out = Path(os.path.abspath(out))
     cache = load_cache(out) if out.is_dir() else None
     trust: dict[str, str] | None = None
-    changed_set = {Path(p).resolve() for p in changed} if changed is not None else None
+    changed_set = {Path(os.path.realpath(p)) for p in changed} if changed is not None else None
     if cache is not None and changed_set is not None:
         trust = {**cache.get("static", {}), **{r["rel_path"]: r["hash"] for r in cache["recipes"]}}
     scan = scan_inputs(root, catalog_root=root, extra_inputs=extra_inputs, hook_key=hook_id(hook_factory),
@@ -190,17 +202,33 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
     strategies, kv_stores, platforms = cache["static_counts"]
     before, after = cache["layout"]
 
+    def counts_and_warnings(rendered: Mapping[str, RecipeOutput]) -> tuple[BuildCounts, list[str]]:
+        c = BuildCounts(models=len(scan.recipes), strategies=strategies, kv_stores=kv_stores, platforms=platforms)
+        lines: list[str] = []
+        for r in scan.recipes:
+            res = rendered.get(r.rel_path)
+            if res is not None:
+                n = (res.has_recommended, res.alternatives, res.per_hardware, res.promoted, res.collisions)
+                lines += res.warnings
+            else:
+                n = cached[r.rel_path]["counts"]
+                lines += cached[r.rel_path]["warnings"]
+            c.with_recommended += n[0]
+            c.alternatives += n[1]
+            c.per_hardware += n[2]
+            c.promoted += n[3]
+            c.collisions += n[4]
+        if warn is not None:
+            for line in lines:
+                warn(line)
+        return c, lines
+
     if not dirty and not removed:
-        outputs = [RecipeOutput.from_cache(cached[r.rel_path]) for r in scan.recipes]
-        counts = count_outputs(outputs, strategies, kv_stores, platforms)
-        warnings = _emit(outputs, warn)
+        counts, warnings = counts_and_warnings({})
         return IncrementalBuild("unchanged", "no input changed", summary_text(counts), counts, warnings)
     if len(dirty) > max(8, len(scan.recipes) // 2):
         return full(f"{len(dirty)} of {len(scan.recipes)} recipes changed")
 
-    catalog: Catalog | None = None
-    hook: ExtraRecipeKeys | None = None
-    safe = False
     rendered: dict[str, RecipeOutput] = {}
     touched: list[str] = [b for c in removed for b in (*c["bases"], c["hf_id"])]
 
@@ -210,6 +238,11 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
                 if rel in current and rel not in rendered
                 and any(_overlaps(b, t) for b in (*c["bases"], c["hf_id"]) for t in touched)}
 
+    snapshot = cache.get("static_data")
+    catalog = (catalog_from_snapshot(snapshot, root, all_ids) if snapshot is not None
+               else static_catalog(root, (), all_ids))
+    hook = hook_factory(catalog) if hook_factory is not None else None
+    safe = catalog_orjson_safe(catalog)
     pending = dirty | overlapping()
     with gc_paused():
         while pending:
@@ -222,10 +255,6 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
                     # let the full build report it exactly as it always does
                     return full(f"{rel} does not load or validate")
                 recipes.append(rec)
-            if catalog is None:
-                catalog = static_catalog(root, (), all_ids)
-                hook = hook_factory(catalog) if hook_factory is not None else None
-                safe = catalog_orjson_safe(catalog)
             for rec in recipes:
                 res = build_recipe(catalog, rec, hook, static_safe=safe)
                 rendered[rec.rel_path] = res
@@ -235,39 +264,34 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
                     touched += [*old["bases"], old["hf_id"]]
             pending = overlapping()
 
-        outputs = [rendered.get(r.rel_path) or RecipeOutput.from_cache(cached[r.rel_path])
+        # Only the re-rendered recipes' paths can change: every other recipe's files are
+        # untouched by them (no shared base, see the closure above) and stay as they are.
+        in_order = [rendered[r.rel_path] for r in scan.recipes if r.rel_path in rendered]
+        new_tree = merge_outputs(in_order)
+        old_paths: set[str] = set()
+        for rel in [*rendered, *(c["rel_path"] for c in removed)]:
+            c = cached.get(rel)
+            if c is not None:
+                old_paths.update(p for k, p, _ in decode_ops(c["ops"]) if k == "w")
+        if (old_paths | set(new_tree)) & {*before, *after}:
+            return full("a recipe writes over a catalog file")
+        counts, warnings = counts_and_warnings(rendered)
+        entries = [rendered[r.rel_path].entries if r.rel_path in rendered else cached[r.rel_path]["entries"]
                    for r in scan.recipes]
-        warnings = _emit(outputs, warn)
-        counts = count_outputs(outputs, strategies, kv_stores, platforms)
-
-        old_outputs = [RecipeOutput.from_cache(c) for c in cache["recipes"]]
-        old_files = set(merge_outputs(old_outputs, [(p, None) for p in before])) | set(after)
-        tree = merge_outputs(outputs, [(p, None) for p in before])
-        tree["models.json"] = encode(models_index(outputs))
-        for p in after:
-            tree.setdefault(p, None)
+        index = [e[0] for e in entries if e] + [x for e in entries for x in e[1:]]
+        new_tree["models.json"] = encode_index(index)
 
     writes: dict[str, bytes] = {}
-    for path, data in tree.items():
-        if data is None:
-            continue
-        if path in old_files:
-            with contextlib.suppress(OSError), open(out / path, "rb") as fh:
-                if fh.read() == data:
-                    continue
+    for path, data in new_tree.items():
+        assert data is not None
+        with contextlib.suppress(OSError), open(out / path, "rb") as fh:
+            if fh.read() == data:
+                continue
         writes[path] = data
-    deletes = sorted(old_files - set(tree))
+    deletes = sorted(old_paths - set(new_tree))
     layout = ApiLayout(list(before), list(after))
-    commit_in_place(out, writes, deletes, cache=cache_bytes(scan, outputs, layout, counts))
+    new_cache = [rendered.get(r.rel_path) or cached[r.rel_path] for r in scan.recipes]
+    commit_in_place(out, writes, deletes, cache=cache_bytes(scan, new_cache, layout, counts, snapshot))
     return IncrementalBuild("incremental", f"{len(dirty)} recipe file(s) changed", summary_text(counts),
                             counts, warnings, rendered=sorted(rendered, key=order.__getitem__),
                             written=len(writes), deleted=len(deletes))
-
-
-def _emit(outputs: Sequence[RecipeOutput], warn: Warn | None) -> list[str]:
-    """Replay every recipe's stderr lines in walk order (the same lines a full build prints)."""
-    lines = [w for res in outputs for w in res.warnings]
-    if warn is not None:
-        for w in lines:
-            warn(w)
-    return lines

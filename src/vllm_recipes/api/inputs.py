@@ -9,6 +9,7 @@ inputs of every recipe.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,13 +25,14 @@ from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, parse_yam
 from .build import ApiBuildError, ExtraRecipeKeys
 
 #: Bumped whenever the cache layout or the meaning of a hash changes.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha1(data, usedforsecurity=False).hexdigest()
 
 
+@functools.cache
 def code_fingerprint() -> str:
     """Changes whenever this package's code (or version) changes: cached output is then void."""
     pkg = Path(vllm_recipes.__file__).resolve().parent
@@ -107,9 +109,18 @@ def scan_inputs(recipes_dir: str | os.PathLike[str] | None, *, catalog_root: Pat
     """Hash every input. With ``changed``, files not listed keep their ``trust``ed (cached) hash."""
     root = catalog_root or resolve_recipes_dir(recipes_dir)
 
+    changed_names = {os.path.realpath(p) for p in changed} if changed is not None else set()
+
+    def trusted(key: str, path: Path) -> str | None:
+        if changed is not None and trust is not None and key in trust and \
+                os.path.realpath(path) not in changed_names:
+            return trust[key]
+        return None
+
     def digest(key: str, path: Path) -> tuple[str, bytes | None]:
-        if changed is not None and trust is not None and key in trust and path.resolve() not in changed:
-            return trust[key], None
+        h = trusted(key, path)
+        if h is not None:
+            return h, None
         raw = path.read_bytes()
         return content_hash(raw), raw
 
@@ -119,23 +130,32 @@ def scan_inputs(recipes_dir: str | os.PathLike[str] | None, *, catalog_root: Pat
         static[key] = digest(key, p)[0]
     recipes: list[RecipeInput] = []
     models = root / "models"
-    listings: dict[Path, list[str]] = {}
+    prefix = os.fspath(models) + os.sep
+    listings: dict[str, list[str]] = {}
     for path in walk_models(models):
-        rel_models = path.relative_to(models).as_posix()
+        spath = os.fspath(path)
+        rel_models = spath[len(prefix):].replace(os.sep, "/")
         rel = f"models/{rel_models}"
-        h, raw = digest(rel, path)
-        side = _sidecars(path, listings)
-        if side:
-            # files beside the recipe named <stem>.* (translations): part of its inputs
-            h = content_hash((h + "".join(f"|{p.name}:{content_hash(p.read_bytes())}" for p in side)).encode())
+        side = _sidecars(spath, listings)
+        h = None
+        if not any(os.path.realpath(p) in changed_names for p in side):
+            h = trusted(rel, path)
+        raw = None
+        if h is None:
+            raw = path.read_bytes()
+            h = content_hash(raw)
+            if side:
+                # files beside the recipe named <stem>.* (translations) are part of its inputs
+                h = content_hash((h + "".join(f"|{os.path.basename(p)}:{content_hash(Path(p).read_bytes())}"
+                                              for p in side)).encode())
         recipes.append(RecipeInput(rel, hf_id_for(rel_models), path, h, raw))
     fp = content_hash(f"{CACHE_VERSION}|{code_fingerprint()}|{os.fspath(root.resolve())}|{hook_key}".encode())
     return InputScan(root, static, recipes, fp)
 
 
-def _sidecars(recipe_path: Path, listings: dict[Path, list[str]]) -> list[Path]:
+def _sidecars(recipe_path: str, listings: dict[str, list[str]]) -> list[str]:
     """Non-recipe files beside a recipe whose name starts with ``<stem>.`` (e.g. ``X.zh.md``)."""
-    d = recipe_path.parent
+    d, name = os.path.split(recipe_path)
     names = listings.get(d)
     if names is None:
         try:
@@ -143,8 +163,10 @@ def _sidecars(recipe_path: Path, listings: dict[Path, list[str]]) -> list[Path]:
         except OSError:
             names = []
         listings[d] = names
-    prefix = recipe_path.name.rsplit(".", 1)[0] + "."
-    return [d / n for n in names if n.startswith(prefix)]
+    if not names:
+        return []
+    stem = name.rsplit(".", 1)[0] + "."
+    return [os.path.join(d, n) for n in names if n.startswith(stem)]
 
 
 def static_catalog(root: Path, recipes: Sequence[Recipe], all_ids: set[str]) -> Catalog:
@@ -191,3 +213,49 @@ def misplaced_recipe_errors(scan: InputScan) -> list[str]:
     """Recipe files directly under ``models/`` have no hf_id (json-api.md Appendix D.7): refused."""
     return [f"{r.rel_path}:1:1: recipe files must live at models/<org>/<repo>.yaml"
             for r in scan.recipes if r.hf_id is None]
+
+
+def catalog_from_snapshot(snapshot: Sequence[Sequence[Any]], root: Path, all_ids: Iterable[str]) -> Catalog:
+    """Rebuild the static catalog from :func:`static_snapshot` (skips YAML parsing on incremental builds)."""
+    from vllm_recipes.catalog.loader import SourceFile
+    from vllm_recipes.catalog.yamlsource import YamlDocument, freeze
+
+    sources = [SourceFile(rel, YamlDocument(rel, freeze(data), {})) for rel, data in snapshot]
+    taxonomy: Any = FrozenDict()
+    platforms: Any = None
+    serving: dict[str, Any] = {}
+    kv: dict[str, Any] = {}
+    for src in sources:
+        name, d = src.rel_path.removeprefix("<bundled>/"), src.doc.data
+        if name == "taxonomy.yaml":
+            taxonomy = d if isinstance(d, dict) else FrozenDict()
+        elif name == "platforms.yaml":
+            platforms = d if isinstance(d, dict) else None
+        elif isinstance(d, dict):
+            top, _, fname = name.partition("/")
+            key = d.get("name") if isinstance(d.get("name"), str) else fname.rsplit(".", 1)[0]
+            if top == "strategies":
+                serving[key] = d
+            elif top == "kv_store":
+                kv[key] = d
+    return Catalog(root=root, taxonomy=taxonomy, platforms=platforms, serving_strategies=FrozenDict(serving),
+                   kv_stores=FrozenDict(kv), recipes=(), sources=tuple(sources), all_ids=frozenset(all_ids))
+
+
+def static_snapshot(catalog: Catalog) -> list[list[Any]] | None:
+    """The static catalog files' data as JSON, or None when that would not rebuild it exactly."""
+    import orjson
+
+    from .build import encode, orjson_safe
+
+    data = [[s.rel_path, s.doc.data] for s in catalog.sources]
+    if not orjson_safe(data):
+        return None
+    snapshot = orjson.loads(orjson.dumps(data))
+    rebuilt = catalog_from_snapshot(snapshot, catalog.root, catalog.all_ids)
+
+    def shape(c: Catalog) -> bytes:
+        return encode([c.taxonomy, c.platforms, c.serving_strategies, c.kv_stores, c.taxonomy_file,
+                       c.strategy_files])
+
+    return snapshot if shape(rebuilt) == shape(catalog) else None
