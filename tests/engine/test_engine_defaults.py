@@ -126,7 +126,7 @@ class TestFittingVariant:
 
 
 ALL_STRATEGIES = ["single_node_tp", "single_node_tep", "single_node_dep", "multi_node_tp", "multi_node_tep",
-       "multi_node_dep", "pd_cluster"]
+                  "multi_node_dep", "pd_cluster"]
 
 
 class TestRecommendStrategy:
