@@ -29,6 +29,10 @@ def _catalog(root: Path) -> Path:
     })
 
 
+def _leftovers(parent: Path) -> list[str]:
+    return [n for n in os.listdir(parent) if n.startswith((".api.build-", ".api.old-"))]
+
+
 def _snapshot(out: Path) -> dict[str, bytes]:
     return {p: (out / p).read_bytes() for p in list_tree(out)}
 
@@ -56,7 +60,7 @@ def test_full_build_on_disk_equals_the_in_memory_build(tmp_path: Path, jobs: int
     assert res.summary == api.summary and lines == warnings
     assert _snapshot(out) == api.files
     assert (out / CACHE_NAME).is_file()
-    assert sorted(os.listdir(out.parent)) == ["api"]  # no temp siblings left
+    assert _leftovers(out.parent) == []  # no temp siblings left
 
 
 def test_recipes_sharing_a_promoted_model_id_on_disk(tmp_path: Path) -> None:
@@ -107,7 +111,7 @@ def test_failed_build_leaves_the_previous_api_intact(tmp_path: Path, monkeypatch
     with pytest.raises(OSError, match="No space left"):
         build_full(root, out, jobs=1)
     assert _snapshot(out) == before
-    assert sorted(os.listdir(tmp_path)) == ["api", "cat"]  # the half-written sibling is gone
+    assert _leftovers(tmp_path) == []  # the half-written sibling is gone
 
 
 def test_in_memory_api_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,7 +130,7 @@ def test_in_memory_api_written_atomically(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(RuntimeError):
         write_api_atomic({"x.json": b"{}"}, out)
     assert _snapshot(out) == before
-    assert sorted(os.listdir(tmp_path)) == ["api", "cat"]
+    assert _leftovers(tmp_path) == []
 
 
 def test_validation_error_keeps_the_previous_api(tmp_path: Path) -> None:
@@ -195,7 +199,8 @@ def test_incremental_equals_full(tmp_path: Path) -> None:
     res = build_incremental(root, out)
     assert (res.mode, res.reason) == ("full", "catalog data changed")
     _assert_same_as_full(root, out)
-    assert load_cache(out) is not None
+    cache = load_cache(out)
+    assert cache is not None and cache["static_data"] is not None  # no YAML parsing for the static files
 
 
 def test_translation_files_are_recipe_inputs(tmp_path: Path) -> None:
@@ -274,3 +279,27 @@ def test_recipe_overwriting_a_static_file(tmp_path: Path) -> None:
     out = tmp_path / "api"
     build_full(root, out, jobs=2)
     assert _snapshot(out) == api.files
+
+
+def test_refuses_to_replace_a_directory_that_is_not_an_api(tmp_path: Path) -> None:
+    root = _catalog(tmp_path / "cat")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "thesis.tex").write_text("precious")
+    with pytest.raises(FileExistsError, match="refusing to replace it"):
+        build_incremental(root, docs)
+    assert (docs / "thesis.tex").read_text() == "precious"
+    r = CliRunner().invoke(cli, ["build-api", str(docs), "--recipes-dir", str(root)])
+    assert r.exit_code == 1 and "refusing to replace it" in r.stderr
+
+
+def test_symlinked_output_stays_a_symlink(tmp_path: Path) -> None:
+    root = _catalog(tmp_path / "cat")
+    real = tmp_path / "releases" / "api"
+    real.parent.mkdir()
+    link = tmp_path / "public"
+    link.symlink_to(real)
+    build_full(root, link)
+    build_full(root, link)  # a swap of the real directory, the link is untouched
+    assert link.is_symlink() and (link / "models.json").is_file()
+    _assert_same_as_full(root, link)

@@ -67,7 +67,15 @@ from .inputs import (
     static_catalog,
     static_snapshot,
 )
-from .writer import CACHE_NAME, commit_in_place, new_build_dir, swap_into_place
+from .writer import (
+    CACHE_NAME,
+    build_lock,
+    check_replaceable,
+    commit_in_place,
+    new_build_dir,
+    resolve_out,
+    swap_into_place,
+)
 
 
 def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput | Mapping[str, Any]], layout: ApiLayout,
@@ -126,6 +134,7 @@ def _overlaps(a: str, b: str) -> bool:
 def _full(out: Path, warn: Warn | None, hook_factory: HookFactory | None, scan: InputScan,
           jobs: int | None, reason: str) -> IncrementalBuild:
     """Build everything into a fresh sibling of ``out`` and swap it in (the previous API survives errors)."""
+    check_replaceable(out)
     tmp = new_build_dir(out)
     try:
         db: DirectoryBuild = build_to_directory(scan, tmp, warn, hook_factory=hook_factory, jobs=jobs)
@@ -148,8 +157,10 @@ def build_full(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLik
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
-    scan = scan_inputs(root, catalog_root=root, extra_inputs=extra_inputs, hook_key=hook_id(hook_factory))
-    return _full(Path(os.path.abspath(out)), warn, hook_factory, scan, jobs, "requested")
+    out = resolve_out(out)
+    with build_lock(out):
+        scan = scan_inputs(root, catalog_root=root, extra_inputs=extra_inputs, hook_key=hook_id(hook_factory))
+        return _full(out, warn, hook_factory, scan, jobs, "requested")
 
 
 def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLike[str],
@@ -167,7 +178,14 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
-    out = Path(os.path.abspath(out))
+    out = resolve_out(out)
+    with build_lock(out):
+        return _incremental(root, out, warn, hook_factory, extra_inputs, changed, jobs)
+
+
+def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFactory | None,
+                 extra_inputs: Sequence[str | os.PathLike[str]],
+                 changed: Iterable[str | os.PathLike[str]] | None, jobs: int | None) -> IncrementalBuild:
     cache = load_cache(out) if out.is_dir() else None
     trust: dict[str, str] | None = None
     changed_set = {Path(os.path.realpath(p)) for p in changed} if changed is not None else None

@@ -15,7 +15,7 @@ import ctypes
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +109,35 @@ def swap_into_place(new: Path, out: Path) -> Path | None:
     return old
 
 
+def check_replaceable(out: Path) -> None:
+    """Refuse to swap away a directory that is not a JSON API (``build-api ~/Documents`` must not wipe it)."""
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} exists and is not a directory")
+    if out.is_dir() and not (out / CACHE_NAME).exists() and not (out / "models.json").exists() \
+            and any(os.scandir(out)):
+        raise FileExistsError(f"{out} is a non-empty directory without a JSON API (no models.json); "
+                              "refusing to replace it")
+
+
+@contextlib.contextmanager
+def build_lock(out: Path) -> Iterator[None]:
+    """One builder per output directory at a time (``flock`` on a sibling lock file)."""
+    import fcntl
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(os.fspath(out.parent / f".{out.name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def resolve_out(out: str | os.PathLike[str]) -> Path:
+    """The real output directory (a symlinked OUT is updated where it points, and stays a symlink)."""
+    return Path(os.path.realpath(out))
+
+
 def new_build_dir(out: Path) -> Path:
     """An empty sibling of ``out`` (same filesystem, so the swap is a rename)."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +153,8 @@ def write_api_atomic(files: Mapping[str, bytes | None], out: Path, *, link_from:
     ``extra`` files (the build cache) are written after the API files. On any
     error the sibling is removed and ``out`` is left exactly as it was.
     """
-    out = Path(os.path.abspath(out))
+    out = resolve_out(out)
+    check_replaceable(out)
     tmp = new_build_dir(out)
     try:
         write_files(tmp, files, link_from)

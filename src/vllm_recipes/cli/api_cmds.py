@@ -100,7 +100,7 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
     except ApiBuildError as exc:
         click.echo(exc.message, err=True)
         sys.exit(1)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None
     if verbose:
         click.echo(f"build-api: {result.mode} ({result.reason}); rendered {len(result.rendered)} recipe(s), "
