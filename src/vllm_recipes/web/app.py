@@ -102,6 +102,17 @@ class Web:
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
 
+    def warm(self) -> None:
+        """Build the static API and render every recipe's default page once (``serve`` startup)."""
+        self.api.build()
+        self.translations()
+        for recipe in self.catalog.recipes:
+            try:
+                self.guide(recipe, None)
+                (self.omni_builder if recipe.is_omni else self.builder)(recipe, [], {})
+            except Exception:  # a broken recipe shows its error on its page, not at startup
+                log.exception("warming %s failed", recipe.hf_id)
+
     # --- translations ------------------------------------------------------------------------
 
     def translations(self) -> dict[str, dict[str, Any]]:
@@ -140,7 +151,7 @@ class Web:
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)
-                url = "/" + recipe.hf_id + ("?" + canon if canon else "")
+                url = "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + canon if canon else "")
                 body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
                 cached = (body, url, 422)
             self.builder_cache.put(bkey, cached)
@@ -161,7 +172,7 @@ class Web:
                 hit = (body, view.url, 200)
             except Exception as exc:
                 log.exception("omni builder failed for %s", recipe.hf_id)
-                url = "/" + recipe.hf_id
+                url = "/" + quote(recipe.hf_id, safe="/-._~")
                 hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
             self.builder_cache.put(key, hit)
         body, url, status = hit
@@ -437,8 +448,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         catalog = load_catalog(recipes_dir)
     web = Web(catalog, api_jobs=api_jobs)
     if build_api_now:
-        web.api.build()
-        web.translations()
+        web.warm()
     routes = [
         Route("/", home, methods=["GET", "HEAD"]),
         Route("/browse", browse, methods=["GET", "HEAD"]),

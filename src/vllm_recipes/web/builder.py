@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
@@ -215,7 +216,7 @@ class Nav:
         self.recipe = recipe
         self.params = dict(params)
         self.extra = dict(extra)
-        self.base = "/" + recipe.hf_id
+        self.base = "/" + quote(recipe.hf_id, safe="/-._~")
         self._memo: dict[tuple[tuple[str, str | None], ...], str] = {}
 
     def url_for(self, params: Mapping[str, str]) -> str:

@@ -113,7 +113,7 @@ def _url(recipe: Recipe, params: Mapping[str, str], extra: Mapping[str, str]) ->
 
     items = [(k, params[k]) for k in OMNI_PARAMS if k in params] + list(extra.items())
     q = urlencode(items, quote_via=quote, safe=",:")
-    return "/" + recipe.hf_id + ("?" + q if q else "")
+    return "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + q if q else "")
 
 
 def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]],
