@@ -91,7 +91,9 @@ def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: 
     elif cuda_map is not None:
         image = cuda_map.get("cu130") if truthy(cuda_map.get("cu130")) else cuda_map.get("cu129")
     else:
-        image = defaults.get(brand_key)
+        # The nightly channel has no Intel CPU image; the reference then prints
+        # ``undefined``. We fall back to the stable CPU image (docs/decisions.md).
+        image = defaults.get(brand_key) or DEFAULT_IMAGES[brand_key]
     flags_key = "tpu" if is_tpu else "amd" if is_amd else "xpu" if is_xpu else "cpu" if is_intel else "gpu"
     text, argv = _GPU_FLAGS[flags_key]
     return DockerMeta(image, text, argv, brand_key, pinned, cuda_map, nightly)
