@@ -303,3 +303,20 @@ def test_symlinked_output_stays_a_symlink(tmp_path: Path) -> None:
     build_full(root, link)  # a swap of the real directory, the link is untouched
     assert link.is_symlink() and (link / "models.json").is_file()
     _assert_same_as_full(root, link)
+
+
+def test_background_cleanup_of_old_and_stale_trees(tmp_path: Path) -> None:
+    import time
+
+    root = _catalog(tmp_path / "cat")
+    out = tmp_path / "api"
+    build_full(root, out)
+    crashed = tmp_path / ".api.build-crashed"  # left behind by a killed build
+    (crashed / "acme").mkdir(parents=True)
+    (crashed / "acme" / "x.json").write_text("{}")
+    build_full(root, out, background_cleanup=True)
+    _assert_same_as_full(root, out)
+    deadline = time.monotonic() + 10
+    while _leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _leftovers(tmp_path) == []

@@ -72,8 +72,10 @@ from .writer import (
     build_lock,
     check_replaceable,
     commit_in_place,
+    discard_trees,
     new_build_dir,
     resolve_out,
+    stale_siblings,
     swap_into_place,
 )
 
@@ -132,9 +134,10 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def _full(out: Path, warn: Warn | None, hook_factory: HookFactory | None, scan: InputScan,
-          jobs: int | None, reason: str) -> IncrementalBuild:
+          jobs: int | None, reason: str, background_cleanup: bool = False) -> IncrementalBuild:
     """Build everything into a fresh sibling of ``out`` and swap it in (the previous API survives errors)."""
     check_replaceable(out)
+    stale = stale_siblings(out)
     tmp = new_build_dir(out)
     try:
         db: DirectoryBuild = build_to_directory(scan, tmp, warn, hook_factory=hook_factory, jobs=jobs)
@@ -144,30 +147,33 @@ def _full(out: Path, warn: Warn | None, hook_factory: HookFactory | None, scan: 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    discard_trees([*stale, *([old] if old is not None else [])], background=background_cleanup)
     return IncrementalBuild("full", reason, db.summary, db.counts, db.warnings,
                             rendered=[r.rel_path for r in db.recipes], written=len(db.files))
 
 
 def build_full(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLike[str],
                warn: Warn | None = None, *, hook_factory: HookFactory | None = None,
-               extra_inputs: Sequence[str | os.PathLike[str]] = (), jobs: int | None = None) -> IncrementalBuild:
-    """A full atomic build that also leaves a cache for the next incremental one."""
+               extra_inputs: Sequence[str | os.PathLike[str]] = (), jobs: int | None = None,
+               background_cleanup: bool = False) -> IncrementalBuild:
+    """A full atomic build that also leaves a cache for the next incremental one.
+
+    ``background_cleanup``: delete the replaced tree in a detached process (the CLI does).
+    """
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
     out = resolve_out(out)
     with build_lock(out):
         scan = scan_inputs(root, catalog_root=root, extra_inputs=extra_inputs, hook_key=hook_id(hook_factory))
-        return _full(out, warn, hook_factory, scan, jobs, "requested")
+        return _full(out, warn, hook_factory, scan, jobs, "requested", background_cleanup)
 
 
 def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLike[str],
                       warn: Warn | None = None, *, hook_factory: HookFactory | None = None,
                       extra_inputs: Sequence[str | os.PathLike[str]] = (),
                       changed: Iterable[str | os.PathLike[str]] | None = None,
-                      jobs: int | None = None) -> IncrementalBuild:
+                      jobs: int | None = None, background_cleanup: bool = False) -> IncrementalBuild:
     """Bring the API at ``out`` up to date, re-rendering as little as possible.
 
     Falls back to a full atomic build when there is no usable cache, a static
@@ -180,12 +186,13 @@ def build_incremental(recipes_dir: str | os.PathLike[str] | None, out: str | os.
         raise FileNotFoundError(f"recipes directory not found: {root}")
     out = resolve_out(out)
     with build_lock(out):
-        return _incremental(root, out, warn, hook_factory, extra_inputs, changed, jobs)
+        return _incremental(root, out, warn, hook_factory, extra_inputs, changed, jobs, background_cleanup)
 
 
 def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFactory | None,
                  extra_inputs: Sequence[str | os.PathLike[str]],
-                 changed: Iterable[str | os.PathLike[str]] | None, jobs: int | None) -> IncrementalBuild:
+                 changed: Iterable[str | os.PathLike[str]] | None, jobs: int | None,
+                 background_cleanup: bool) -> IncrementalBuild:
     cache = load_cache(out) if out.is_dir() else None
     trust: dict[str, str] | None = None
     changed_set = {Path(os.path.realpath(p)) for p in changed} if changed is not None else None
@@ -195,7 +202,7 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
                        trust=trust, changed=changed_set)
 
     def full(reason: str) -> IncrementalBuild:
-        return _full(out, warn, hook_factory, scan, jobs, reason)
+        return _full(out, warn, hook_factory, scan, jobs, reason, background_cleanup)
 
     if cache is None:
         return full("no build cache")

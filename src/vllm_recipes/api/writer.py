@@ -138,6 +138,41 @@ def resolve_out(out: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(out))
 
 
+def stale_siblings(out: Path) -> list[Path]:
+    """Temporary trees of earlier builds next to ``out`` (crashed, or still being deleted)."""
+    try:
+        names = os.listdir(out.parent)
+    except OSError:
+        return []
+    return [out.parent / n for n in names if n.startswith((f".{out.name}.build-", f".{out.name}.old-"))]
+
+
+def discard_trees(paths: Iterable[Path], *, background: bool = False) -> None:
+    """Delete old trees; with ``background`` a detached process does it and we return at once.
+
+    The swap already happened, so nothing waits for the old files: a command-line build
+    need not spend its last second unlinking tens of thousands of them. A deletion that is
+    interrupted leaves a dot-sibling behind, which the next full build discards again.
+    """
+    paths = list(paths)
+    if not paths:
+        return
+    if background and hasattr(os, "fork"):
+        pid = os.fork()
+        if pid == 0:  # child: fork the deleter and exit, so nobody has to reap it
+            try:
+                if os.fork() == 0:
+                    os.setsid()
+                    for p in paths:
+                        shutil.rmtree(p, ignore_errors=True)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        return
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
+
+
 def new_build_dir(out: Path) -> Path:
     """An empty sibling of ``out`` (same filesystem, so the swap is a rename)."""
     out.parent.mkdir(parents=True, exist_ok=True)

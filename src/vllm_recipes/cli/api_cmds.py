@@ -93,10 +93,11 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
             click.echo(f"{out}: up to date ({len(api.files)} files)", err=True)
             return
         if full:
-            result = build_full(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs)
+            result = build_full(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs,
+                                background_cleanup=True)
         else:
             result = build_incremental(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs,
-                                       changed=changed or None)
+                                       changed=changed or None, background_cleanup=True)
     except ApiBuildError as exc:
         click.echo(exc.message, err=True)
         sys.exit(1)
