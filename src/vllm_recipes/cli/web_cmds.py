@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from .main import cli, recipes_dir_option
+from .main import cli, load_or_exit, recipes_dir_option
 
 
 @cli.command("serve")
@@ -24,13 +22,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
     import uvicorn
 
-    from vllm_recipes.catalog import load_catalog
-
-    try:
-        catalog = load_catalog(recipes_dir)
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
+    catalog = load_or_exit(recipes_dir)
     if recipes_dir:
         os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
     n = len(catalog.recipes)
