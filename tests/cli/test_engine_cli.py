@@ -131,3 +131,13 @@ def test_omni_recipe(tmp_path: Path) -> None:
                            "  --port 8091 \\\n  --omni")
     code, _, err = run("command", "acme/Video", "--recipes-dir", str(tmp_path), "--task", "bogus")
     assert code == 2 and "t2v, i2v" in err
+
+
+def test_install_method_the_recipe_disables_is_refused() -> None:
+    code, _out, err = run("command", V41, "--install", "pip")
+    assert code == 2 and "does not offer a pip install" in err and "Valid choices: docker" in err
+
+
+def test_out_of_range_pool_rank_is_refused() -> None:
+    code, _out, err = run("command", V41, "--strategy", "pd_cluster", "--prefill-nodes", "2", "--prefill-rank", "5")
+    assert code == 2 and "prefill_rank must be between 0 and 1" in err

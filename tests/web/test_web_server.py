@@ -58,7 +58,7 @@ def test_live_etag_304(live: Any) -> None:
 
 def test_live_page_command_equals_cli(live: Any, catalog: Any, web: SimpleNamespace) -> None:
     for url in ("/deepseek-ai/DeepSeek-V4.1-Flash", "/deepseek-ai/DeepSeek-V4.1-Flash?hardware=mi355x&strategy=pd_cluster",
-                "/deepseek-ai/DeepSeek-V4.1-Flash?nodes=2&install=pip&frontend=python"):
+                "/deepseek-ai/DeepSeek-V4-Flash?nodes=2&install=pip&frontend=python"):
         body = httpx.get(live.url + url, timeout=10).text
         assert web.run_cli(web.cli_args(catalog, url)) == web.page_text(body) + "\n", url
 

@@ -234,9 +234,6 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
     return out
 
 
-def _check_int(param: str, v: int | None, lo: int, hi: int) -> None:
-    if v is not None and not (lo <= v <= hi):
-        raise SelectionError(param, f"{param} must be between {lo} and {hi}, got {v}.")
 
 
 def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
@@ -248,6 +245,13 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
         if strict:
             raise SelectionError(param, message, choices)
         notices.append(message)
+
+    def checked(param: str, v: int | None, lo: int, hi: int) -> int | None:
+        """An integer parameter within ``[lo, hi]``, else refused (strict) or dropped (lenient)."""
+        if v is not None and not (lo <= v <= hi):
+            refuse(param, f"{param} must be between {lo} and {hi}, got {v}.")
+            return None
+        return v
 
     variants = as_map(r.get("variants"))
     if recipe.is_omni:
@@ -297,11 +301,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
 
     strategies = catalog.strategies
     strategy = req.strategy
-    node_count = req.nodes if req.nodes is not None else default_nodes
-    _check_int("nodes", req.nodes, 1, MAX_NODES)
-    if req.nodes is not None and req.nodes > 1 and not scalable:
+    req_nodes = checked("nodes", req.nodes, 1, MAX_NODES)
+    node_count = req_nodes if req_nodes is not None else default_nodes
+    if req_nodes is not None and req_nodes > 1 and not scalable:
         refuse("nodes", f"{hw} cannot scale beyond one node.")
-        node_count = 1
+        node_count, req_nodes = 1, None
 
     if strategy is not None:
         spec = strategies.get(strategy)
@@ -322,7 +326,7 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                    [s for s in all_offered if get(strategies.get(s), "deploy_type") == "single_node"])
             strategy = None
         if strategy is not None:
-            if req.nodes is None:
+            if req_nodes is None:
                 if dt == "multi_node":
                     node_count = max(2, node_count, nodes_for_strategy(r, strategy, gpn, hw))
                 elif dt == "single_node":
@@ -344,16 +348,16 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     recommended = active
     if strategy is None:
         strategy = active
-        if req.nodes is None and strategy != "pd_cluster" and scalable:
+        if req_nodes is None and strategy != "pd_cluster" and scalable:
             needed = nodes_for_strategy(r, strategy, gpn, hw)
             if node_count < needed <= MAX_NODES:
                 node_count = needed
                 cands = candidate_strategies(catalog, recipe, hw, node_count)
     spec = as_map(strategies.get(strategy))
     dt = spec.get("deploy_type")
-    if dt == "single_node" and node_count > 1 and req.nodes is None:
+    if dt == "single_node" and node_count > 1 and req_nodes is None:
         node_count = 1
-    if strategy != "pd_cluster" and scalable and req.nodes is None:
+    if strategy != "pd_cluster" and scalable and req_nodes is None:
         needed = nodes_for_strategy(r, strategy, gpn, hw)
         if node_count < needed <= MAX_NODES:
             node_count = needed
@@ -367,6 +371,8 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
             if f not in feats:
                 refuse("features", f"Unknown feature {f!r}.", list(feats))
         enabled = [f for f in enabled if f in feats]
+        if not enabled and req.features:
+            enabled = list(defaults)  # lenient: a list of only unknown names is treated as absent
     else:
         enabled = list(defaults)
     for f in req.remove_features:
@@ -437,13 +443,12 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
             refuse("kv_offload", f"KV offload {kv!r} is not available for {strategy!r} on {hw}.", opts)
             kv = None
         elif get(strategies.get(kv), "deploy_type") == "kv_store_lb":
-            _check_int("kv_instances", req.kv_instances, 1, MAX_KV_INSTANCES)
-            count = req.kv_instances
-            if count is not None or req.kv_instance is not None:
-                default_count = get(strategies.get(kv), "default_instances") or 2
-                n = count if count is not None else default_count
-                _check_int("kv_instance", req.kv_instance, 0, n - 1)
-                kv_instances = {"count": count, "current": req.kv_instance or 0}
+            count = checked("kv_instances", req.kv_instances, 1, MAX_KV_INSTANCES)
+            default_count = get(strategies.get(kv), "default_instances") or 2
+            n = count if count is not None else default_count
+            current = checked("kv_instance", req.kv_instance, 0, n - 1)
+            if count is not None or current is not None:
+                kv_instances = {"count": count, "current": current or 0}
     else:
         kv = None
 
@@ -463,7 +468,7 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                 nodes = getattr(req, f"{role}_nodes")
                 mode = getattr(req, f"{role}_mode")
                 rank = getattr(req, f"{role}_rank")
-                _check_int(f"{role}_nodes", nodes, 1, MAX_NODES)
+                nodes = checked(f"{role}_nodes", nodes, 1, MAX_NODES)
                 if mode is not None and mode not in pool_modes:
                     refuse(f"{role}_mode", f"Pool mode {mode!r} is not offered for {recipe.hf_id}.", pool_modes)
                     mode = None
@@ -474,8 +479,8 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                     obj["parallelism"] = mode
                     obj["nodes"] = max(obj["nodes"], nodes_for_strategy(r, mode, gpn, hw)) if nodes is None \
                         else obj["nodes"]
+                rank = checked(f"{role}_rank", rank, 0, obj["nodes"] - 1)
                 if rank is not None:
-                    _check_int(f"{role}_rank", rank, 0, obj["nodes"] - 1)
                     obj["rank"] = rank
                 pd_nodes[role] = obj
     elif any(v is not None for v in (req.prefill_nodes, req.decode_nodes, req.prefill_mode, req.decode_mode,
@@ -495,8 +500,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
             pd_router = None
     tabs = install_tabs(r, variant, hw)
     install = req.install or (tabs[0] if tabs else "docker")
-    if req.install is not None and req.install not in ("pip", "docker"):
-        refuse("install", f"Unknown install method {req.install!r}.", ["pip", "docker"])
+    if req.install is not None and req.install not in tabs:
+        if req.install in ("pip", "docker"):
+            refuse("install", f"{recipe.hf_id} does not offer a {req.install} install on {hw}.", tabs)
+        else:
+            refuse("install", f"Unknown install method {req.install!r}.", tabs)
         install = tabs[0] if tabs else "docker"
 
     sel = Selection(
