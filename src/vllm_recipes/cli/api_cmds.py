@@ -10,40 +10,43 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vllm_recipes.api.build import ApiBuildError, ExtraRecipeKeys, build_api
-from vllm_recipes.api.incremental import build_full, build_incremental
-from vllm_recipes.api.writer import diff_tree
-from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-
 from .main import cli, recipes_dir_option
 
-HookFactory = Callable[[Catalog], ExtraRecipeKeys | None]
+if TYPE_CHECKING:  # the builder is imported when the command runs, not when the CLI starts
+    from vllm_recipes.api.build import ExtraRecipeKeys
+    from vllm_recipes.catalog import Catalog, Recipe
+
+HookFactory = Callable[["Catalog"], "ExtraRecipeKeys | None"]
 
 
-def translations_hook_factory() -> HookFactory | None:
+def translations_hook_factory() -> HookFactory:
     """The i18n ``translations`` key (``{lang: {path, stale}}``) for recipes that have translations.
 
-    Prefers ``vllm_recipes.i18n.api_recipe_keys(catalog)`` when the i18n package
-    provides it; else builds the hook from its public ``translations_for`` and
-    ``translations_index_entry``. ``None`` when i18n is unavailable.
+    Returns a factory ``catalog -> hook``. The i18n package is imported only when a
+    hook is actually needed (an incremental build that renders nothing never pays
+    for it). Prefers ``vllm_recipes.i18n.api_recipe_keys(catalog)`` when i18n
+    provides it, else builds the hook from its public ``translations_for`` and
+    ``translations_index_entry``; the hook is ``None`` when i18n is unavailable.
     """
-    try:
-        import vllm_recipes.i18n as i18n
-    except ImportError:
-        return None
-    factory = getattr(i18n, "api_recipe_keys", None)
-    if callable(factory):
-        return factory
-    translations_for = getattr(i18n, "translations_for", None)
-    index_entry = getattr(i18n, "translations_index_entry", None)
-    if not callable(translations_for) or not callable(index_entry):
-        return None
 
-    def make(catalog: Catalog) -> ExtraRecipeKeys:
-        def hook(recipe: Recipe) -> dict[str, object] | None:
+    def make(catalog: Catalog) -> ExtraRecipeKeys | None:
+        try:
+            import vllm_recipes.i18n as i18n
+        except ImportError:
+            return None
+        factory = getattr(i18n, "api_recipe_keys", None)
+        if callable(factory):
+            return factory(catalog)
+        translations_for = getattr(i18n, "translations_for", None)
+        index_entry = getattr(i18n, "translations_index_entry", None)
+        if not callable(translations_for) or not callable(index_entry):
+            return None
+
+        def hook(recipe: Recipe) -> dict[str, Any] | None:
             entry = index_entry(translations_for(catalog, recipe))
             return {"translations": entry} if entry else None
 
@@ -77,6 +80,11 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
     later builds re-render only recipes whose inputs changed (content hashes in
     OUT/.build-cache.json) and produce the same bytes as a full build.
     """
+    from vllm_recipes.api.build import ApiBuildError, build_api
+    from vllm_recipes.api.incremental import build_full, build_incremental
+    from vllm_recipes.api.writer import diff_tree
+    from vllm_recipes.catalog import load_catalog
+
     factory = None if no_translations else translations_hook_factory()
     try:
         if check:
