@@ -427,3 +427,13 @@ def test_quickstart_files(tmp_path: Path) -> None:
     assert obj(api, "quickstart/undefined.json") == {"steps": ["two"]}  # JS writes `undefined`
     assert not any(p.startswith("quickstart/ignored") for p in api.files)
     assert api.layout.after == ["models.json", "quickstart/undefined.json", "quickstart/h200.json"]
+
+
+def test_yaml_recommended_command_survives_when_nothing_renders(tmp_path: Path) -> None:
+    # Appendix D.8: an omni recipe renders nothing, so a recommended_command key in the YAML stays
+    data = recipe("acme/Omni", meta={"title": "Omni", "tasks": ["omni"]}, recommended_command={"note": "see guide"})
+    api, _ = build(write_dir(tmp_path / "c", {"acme/Omni.yaml": data}))
+    out = obj(api, "acme/Omni.json")
+    assert list(out)[:3] == ["hf_id", "meta", "recommended_command"]
+    assert out["recommended_command"] == {"note": "see guide"}
+    assert api.counts.with_recommended == 1 and api.counts.per_hardware == 0

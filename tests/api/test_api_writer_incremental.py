@@ -320,3 +320,13 @@ def test_background_cleanup_of_old_and_stale_trees(tmp_path: Path) -> None:
     while _leftovers(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _leftovers(tmp_path) == []
+
+
+def test_disk_build_walk_order_matches_the_loader(tmp_path: Path) -> None:
+    names = ["alpha/MiniMax-M2.yaml", "alpha/MiniMax-M2.1.yaml", "alpha/MiniMax-M2-Lite.yaml", "alpha/sub/Deep.yml",
+             "Zeta/Model.yaml"]
+    root = write_dir(tmp_path / "cat", {n: recipe(f"{n.split('/')[0]}/{Path(n).stem}") for n in names})
+    out = tmp_path / "api"
+    build_full(root, out, jobs=2)
+    api, _ = build(root)
+    assert _snapshot(out) == api.files
