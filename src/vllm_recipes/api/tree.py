@@ -53,7 +53,7 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
     try:
         ctx, plan = resolve(catalog, recipe, sel)
         return rendering_object(ctx, plan)
-    except Exception as exc:  # noqa: BLE001 - the reference catches every synthesis failure
+    except Exception as exc:
         if warn:
             warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
         return None
