@@ -124,7 +124,9 @@ def test_per_hardware_install_where_a_variant_overrides_it(api: ApiBuild) -> Non
     for base in (V4, "deepseek-ai/DeepSeek-V4-Flash-0731"):
         spark = _obj(api, f"{base}/hw/dgx_spark_gb10.json")
         assert list(spark)[-1] == "install"
-        assert spark["install"] == {"docker": {"command": "docker pull vllm/vllm-openai:latest"}}
+        # the pull follows the image this hardware's rendering runs (docs/decisions.md)
+        assert spark["docker_image"] == "eugr/spark-vllm-b12x:latest"
+        assert spark["install"] == {"docker": {"command": "docker pull eugr/spark-vllm-b12x:latest"}}
         assert "install" not in _obj(api, f"{base}/hw/h200.json")
         assert "install" not in _obj(api, f"{base}/hw/dgx_spark_gb10/strategies/single_node_tp.json")
     # the recipe's recommended_command copies the default hw's file (h200: no override)

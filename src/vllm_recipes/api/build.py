@@ -384,7 +384,7 @@ class _RecipeBuilder:
             rendered_variant = as_map(variants.get(rec.get("variant")))
             if has_hardware_install(rendered_variant, hw):
                 # extensions §2.5: the per-hardware install follows the variant's override
-                rec["install"] = hardware_install_block(r, rendered_variant, hw)
+                rec["install"] = hardware_install_block(r, rendered_variant, hw, rec.get("docker_image"))
             path = f"{base}/hw/{hw}.json"
             ops.append(("w", path, self.enc(rec)))
             by_hw[hw] = "/" + path

@@ -64,8 +64,9 @@ def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, An
     return merged
 
 
-def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_install: bool = True) -> dict[str, Any] | None:
-    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty."""
+def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_install: bool = True,
+                  pull_image: str | None = None) -> dict[str, Any] | None:
+    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty (``pull_image``: default pull)."""
     if use_recipe_install:
         cfg = get(recipe.get("model"), "install")
     cfg = cfg if truthy(cfg) and is_map(cfg) else {}
@@ -83,7 +84,7 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_inst
         out["pip"] = {"command": command, "note": note} if truthy(note) else {"command": command}
     if docker_cfg is not False:
         command = get(docker_cfg, "command") if truthy(get(docker_cfg, "command")) else \
-            "docker pull " + install_pull_image(recipe)
+            "docker pull " + (pull_image or install_pull_image(recipe))
         note = get(docker_cfg, "note")
         out["docker"] = {"command": command, "note": note} if truthy(note) else {"command": command}
     deps = recipe.get("dependencies")
@@ -93,9 +94,15 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_inst
 
 
 def hardware_install_block(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
-                           hw_id: str | None) -> dict[str, Any] | None:
-    """The install block as it applies on one hardware profile (ext §2.5)."""
-    return install_block(recipe, effective_install_config(recipe, variant, hw_id), use_recipe_install=False)
+                           hw_id: str | None, image: str | None = None) -> dict[str, Any] | None:
+    """The install block as it applies on one hardware profile (ext §2.5).
+
+    ``image`` is the image the rendering runs on that hardware: the default
+    ``docker pull`` follows it, so a per-hardware pin (e.g. a DGX Spark build)
+    is what gets pulled (docs/decisions.md).
+    """
+    return install_block(recipe, effective_install_config(recipe, variant, hw_id), use_recipe_install=False,
+                         pull_image=image)
 
 
 def has_hardware_install(variant: Mapping[str, Any] | None, hw_id: str | None) -> bool:
