@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from vllm_recipes.catalog import load_catalog
+from vllm_recipes.jsvalues import get
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import nodes_for_strategy, offered_strategies
-from vllm_recipes.select.js import get
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from engine_helpers import recipe, render, tail
 
+from vllm_recipes.jsvalues import is_list
 from vllm_recipes.select import gates as g
-from vllm_recipes.select.js import is_list
 
 B200 = {"brand": "NVIDIA", "generation": "blackwell", "arch": "sm100", "gpu_count": 8, "vram_gb": 1440}
 H200 = {"brand": "NVIDIA", "generation": "hopper", "arch": "sm90", "gpu_count": 8, "vram_gb": 1128}

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.jsvalues import get, is_map
 from vllm_recipes.render.explain import explain_plan
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.defaults import list_compatible_hardware
 from vllm_recipes.select.gates import is_listed, offered_strategies
-from vllm_recipes.select.js import get, is_map
 from vllm_recipes.select.page import ADVANCED_OPTIONS
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, SinglePlan

@@ -28,10 +28,11 @@ from typing import Any
 import orjson
 
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
+from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
+from vllm_recipes.jsvalues import as_map, get, js_str, truthy
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
-from vllm_recipes.select.js import as_map, get, js_str, truthy
 
 from .tree import HardwareRendering, render_for_hardware
 
@@ -74,8 +75,6 @@ class FeatureModeError(ApiBuildError):
     """json-api.md §10.2: a recipe's feature modes are inconsistent (exact reference text)."""
 
     def __init__(self, rel_path: str, messages: Sequence[str]) -> None:
-        from vllm_recipes.catalog.validate import feature_mode_error
-
         super().__init__(feature_mode_error(rel_path, messages))
         self.rel_path = rel_path
         self.messages = list(messages)
@@ -480,8 +479,6 @@ def catalog_orjson_safe(catalog: Catalog) -> bool:
 
 def check_feature_modes(recipe: Recipe) -> None:
     """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
-    from vllm_recipes.catalog.validate import feature_mode_messages
-
     messages = feature_mode_messages(recipe.data)
     if messages:
         raise FeatureModeError(recipe.rel_path, messages)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.defaults import (
     default_features,
@@ -31,7 +32,6 @@ from vllm_recipes.select.gates import (
     offered_strategies,
     pd_fits_single_node,
 )
-from vllm_recipes.select.js import as_map, get, is_number, truthy
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 

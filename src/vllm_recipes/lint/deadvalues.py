@@ -15,6 +15,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Finding
+from vllm_recipes.jsvalues import as_map, get, is_map, truthy
 from vllm_recipes.render.shell import finalize
 from vllm_recipes.select.defaults import default_features, listed_hardware, recommend_strategy
 from vllm_recipes.select.gates import (
@@ -27,7 +28,6 @@ from vllm_recipes.select.gates import (
     nodes_for_strategy,
     offered_strategies,
 )
-from vllm_recipes.select.js import as_map, get, is_map, truthy
 from vllm_recipes.select.page import kv_choices
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan

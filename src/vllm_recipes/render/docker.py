@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.select.js import get, is_map, js_str, truthy
+from vllm_recipes.jsvalues import get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen
 
 DEFAULT_IMAGES = {

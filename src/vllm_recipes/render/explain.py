@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, format_key_path
-from vllm_recipes.select.js import js_str
+from vllm_recipes.jsvalues import js_str
 from vllm_recipes.synth.plan import (
     Arg,
     EnvValue,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.select.js import as_list, get, is_map, js_str, truthy
+from vllm_recipes.jsvalues import as_list, get, is_map, js_str, truthy
 
 from .docker import BRAND_KEYS, is_cuda_map
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.select.js import as_map, first_truthy
+from vllm_recipes.jsvalues import as_map, first_truthy
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     EnvValue,

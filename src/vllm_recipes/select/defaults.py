@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, truthy
+
 from .gates import (
     constraint,
     effective_vram_min,
@@ -17,7 +19,6 @@ from .gates import (
     offered_strategies,
     variant_runs_on,
 )
-from .js import EMPTY, as_list, as_map, get, is_number, truthy
 from .lookups import keyed
 
 _BRAND_RANK = {"NVIDIA": 0, "AMD": 1}

@@ -11,7 +11,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .js import EMPTY, as_list, as_map, first_present, get, is_list, is_map, is_number, truthy
+from vllm_recipes.jsvalues import (
+    EMPTY,
+    as_list,
+    as_map,
+    first_present,
+    get,
+    is_list,
+    is_map,
+    is_number,
+    truthy,
+)
+
 from .lookups import brand_lower, gen, keyed
 
 MAX_NODES = 16

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .js import is_list, is_map, truthy
+from vllm_recipes.jsvalues import is_list, is_map, truthy
 
 
 def gen(profile: Mapping[str, Any]) -> Any:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, is_map
 
 from .defaults import pick_default_hardware
-from .js import as_list, as_map, first_truthy, get, is_list, is_map
 
 OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
 from .defaults import (
     default_features,
@@ -47,7 +48,6 @@ from .gates import (
     resolve_mode_key,
     variant_runs_on,
 )
-from .js import as_list, as_map, get, is_map, is_number, truthy
 from .lookups import gen
 from .selection import Selection
 

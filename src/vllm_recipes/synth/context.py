@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
+from vllm_recipes.jsvalues import EMPTY, as_map, first_present, first_truthy, get, is_map, is_number, truthy
 from vllm_recipes.select.defaults import resolve_single_node_tp
 from vllm_recipes.select.gates import (
     kv_offload_allowed_for_strategy,
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
 )
-from vllm_recipes.select.js import EMPTY, as_map, first_present, first_truthy, get, is_map, is_number, truthy
 from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.selection import Selection
 

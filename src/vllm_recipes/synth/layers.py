@@ -14,12 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_recipes.select.gates import (
-    is_feature_allowed_for_strategy,
-    pd_pool_modes,
-    resolve_mode_key,
-)
-from vllm_recipes.select.js import (
+from vllm_recipes.jsvalues import (
     as_list,
     as_map,
     first_present,
@@ -31,6 +26,11 @@ from vllm_recipes.select.js import (
     js_number,
     js_str,
     truthy,
+)
+from vllm_recipes.select.gates import (
+    is_feature_allowed_for_strategy,
+    pd_pool_modes,
+    resolve_mode_key,
 )
 from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.select.js import as_list, as_map, first_truthy, get, is_map, js_str, truthy
+from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen_or_nvidia_with_key
 from vllm_recipes.select.omni import OmniTask, task_for_hardware
 

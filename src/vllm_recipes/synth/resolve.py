@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
-from vllm_recipes.select.js import (
+from vllm_recipes.jsvalues import (
     as_map,
     first_present,
     first_truthy,
@@ -17,6 +16,7 @@ from vllm_recipes.select.js import (
     js_floor_div,
     truthy,
 )
+from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
 from .context import Ctx, build_context
@@ -142,7 +142,7 @@ def _companions(ctx: Ctx) -> tuple[Companion, ...]:
 
 
 def _str(v: Any) -> str:
-    from vllm_recipes.select.js import js_str
+    from vllm_recipes.jsvalues import js_str
 
     return v if isinstance(v, str) else js_str(v)
 
@@ -194,7 +194,7 @@ def _pd_router(ctx: Ctx, pm: dict[str, Any], dm: dict[str, Any]) -> RouterPlan:
     intra = first_present(get(get(ctx.so, "router"), "intra_node_data_parallel_size"), None)
     if intra is None:
         intra = max(first_truthy(pm["dpLocal"], 0), first_truthy(dm["dpLocal"], 0), 1)
-    from vllm_recipes.select.js import js_str
+    from vllm_recipes.jsvalues import js_str
 
     lines = ["--vllm-pd-disaggregation"]
     lines += [f"--prefill http://$PREFILL_NODE_{i}:8001" for i in range(1, int(ep_count(pm)) + 1)]

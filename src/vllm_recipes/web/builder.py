@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
@@ -33,7 +34,6 @@ from vllm_recipes.select.gates import (
     pd_pool_modes,
     variant_runs_on,
 )
-from vllm_recipes.select.js import as_list, as_map, get, is_map, is_number, truthy
 from vllm_recipes.select.page import (
     MAX_KV_INSTANCES,
     PageState,

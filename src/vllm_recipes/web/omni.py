@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_map, get, truthy
 from vllm_recipes.render.deployment import export_lines
 from vllm_recipes.render.docker import docker_meta, docker_run_text
 from vllm_recipes.render.explain import explain_env, explain_invocation
 from vllm_recipes.render.shell import render_invocation
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
 from vllm_recipes.select.gates import variant_runs_on
-from vllm_recipes.select.js import as_map, get, truthy
 from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
 from vllm_recipes.select.page import SelectionError, hardware_block_reason
 from vllm_recipes.synth.omni import resolve_omni

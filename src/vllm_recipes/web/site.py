@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.select.js import as_list, as_map, is_number
+from vllm_recipes.jsvalues import as_list, as_map, is_number
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
 SIZE_BUCKETS: tuple[tuple[str, str, float, float], ...] = (

@@ -15,9 +15,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_map, get, truthy
 from vllm_recipes.select.defaults import pick_default_hardware
 from vllm_recipes.select.gates import nodes_for_strategy
-from vllm_recipes.select.js import as_map, get, truthy
 from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
 from vllm_recipes.synth.context import recipe_frontend
 

@@ -2,7 +2,8 @@
 
 The reference engine is JavaScript; exact output depends on its truthiness
 (empty lists and maps are *truthy*), ``||`` vs ``??`` and ``String(number)``.
-Every stage uses these helpers instead of Python's own truthiness.
+Every stage (loading and validation included) uses these helpers instead of
+Python's own truthiness; this module depends on nothing else in the package.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ def js_str(v: Any) -> str:
         if v.is_integer() and abs(v) < 1e21:
             return str(int(v))
         return repr(v)
+    if isinstance(v, list | tuple):
+        return ",".join("" if x is None else js_str(x) for x in v)
+    if isinstance(v, dict):
+        return "[object Object]"
     return str(v)
 
 

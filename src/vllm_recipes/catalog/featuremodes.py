@@ -1,0 +1,146 @@
+"""json-api.md §10.2 feature-mode validation: the JSON API builder's exact messages.
+
+Kept free of pydantic so the builder (and every CLI start) stays cheap to import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from vllm_recipes.jsvalues import js_str as _js_str
+from vllm_recipes.jsvalues import truthy as _js_truthy
+
+KeyPath = tuple[str | int, ...]
+FEATURE_MODE_ERROR_HEADER = "Invalid feature modes in {path}:"
+
+
+def _entries(obj: Any) -> list[tuple[Any, Any]]:
+    """``Object.entries``: maps by key, lists and strings by index, anything else nothing."""
+    if isinstance(obj, dict):
+        return list(obj.items())
+    if isinstance(obj, list | tuple | str):
+        return list(enumerate(obj))
+    return []
+
+
+def _js_get(obj: Any, key: Any) -> Any:
+    """``obj[key]`` with JS key coercion (property names are strings)."""
+    name = _js_str(key)
+    if isinstance(obj, dict):
+        if isinstance(key, str) and key in obj:
+            return obj[key]
+        for k, v in obj.items():
+            if _js_str(k) == name:
+                return v
+        return None
+    if isinstance(obj, list | tuple | str):
+        if name == "length":
+            return len(obj)
+        if name.isdigit() and (name == "0" or not name.startswith("0")):
+            i = int(name)
+            return obj[i] if i < len(obj) else None
+    return None
+
+
+def _has_own(obj: Any, key: Any) -> bool:
+    """``Object.hasOwn(obj, key)``."""
+    name = _js_str(key)
+    if isinstance(obj, dict):
+        return any(_js_str(k) == name for k in obj)
+    if isinstance(obj, list | tuple | str):
+        return name == "length" or (name.isdigit() and (name == "0" or not name.startswith("0"))
+                                    and int(name) < len(obj))
+    return False
+
+
+def _js_includes(items: Sequence[Any], key: Any) -> bool:
+    """``array.includes(<string key>)``: strict equality against the key's string form."""
+    name = _js_str(key)
+    return any(isinstance(x, str) and x == name for x in items)
+
+
+def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
+    """§10.2 messages, in the builder's order, each with the key path it is about."""
+    out: list[tuple[KeyPath, str]] = []
+    r = recipe if isinstance(recipe, dict) else {}
+    features = r.get("features")
+    features = features if _js_truthy(features) else {}
+    variants = r.get("variants")
+    variants = variants if _js_truthy(variants) else {}
+    variant_keys = [k for k, _ in _entries(variants)]
+
+    for fk, feature in _entries(features):
+        if not isinstance(feature, dict) or "modes" not in feature:
+            continue
+        f = _js_str(fk)
+        base: KeyPath = ("features", fk)
+        modes = feature["modes"]
+        mode_items = list(modes.items()) if isinstance(modes, dict) else []
+        if not mode_items:
+            out.append(((*base, "modes"), f"features.{f}.modes must be a non-empty map"))
+            continue
+        if "args" in feature:
+            out.append(((*base, "args"), f"features.{f} cannot declare both args and modes"))
+        default_mode = feature.get("default_mode")
+        mode_names = [_js_str(k) for k, _ in mode_items]
+        if _js_truthy(default_mode) and not (isinstance(default_mode, str) and default_mode in mode_names):
+            out.append(((*base, "default_mode"),
+                        f"features.{f}.default_mode references unknown mode {_js_str(default_mode)}"))
+        for mk, mode in mode_items:
+            mp: KeyPath = (*base, "modes", mk)
+            prefix = f"features.{f}.modes.{_js_str(mk)}"
+            md = mode if isinstance(mode, dict) else {}
+            if not isinstance(md.get("args"), list | tuple):
+                out.append(((*mp, "args"), f"{prefix}.args must be an array"))
+            mv = md.get("variants")
+            if mv is not None and not isinstance(mv, list | tuple):
+                out.append(((*mp, "variants"), f"{prefix}.variants must be an array"))
+            if isinstance(mv, list | tuple):
+                for i, v in enumerate(mv):
+                    if not _has_own(variants, v):
+                        out.append(((*mp, "variants", i), f"{prefix}.variants references unknown variant {_js_str(v)}"))
+        for vk in variant_keys:
+            if not any(_mode_available(mode, vk) for _, mode in mode_items):
+                out.append(((*base, "modes"), f"features.{f} has no mode available for variant {_js_str(vk)}"))
+
+    for vk, variant in _entries(variants):
+        dms = variant.get("default_modes") if isinstance(variant, dict) else None
+        if not _js_truthy(dms):
+            continue
+        v = _js_str(vk)
+        for fk, mk in _entries(dms):
+            path: KeyPath = ("variants", vk, "default_modes", fk)
+            f = _js_str(fk)
+            feature = _js_get(features, fk)
+            if not _js_truthy(feature):
+                out.append((path, f"variants.{v}.default_modes references unknown feature {f}"))
+                continue
+            modes = _js_get(feature, "modes")
+            if not _js_truthy(modes):
+                out.append((path, f"variants.{v}.default_modes references non-modal feature {f}"))
+                continue
+            mode = _js_get(modes, mk)
+            if not _js_truthy(mode):
+                out.append((path, f"variants.{v}.default_modes.{f} references unknown mode {_js_str(mk)}"))
+                continue
+            mv = _js_get(mode, "variants")
+            if isinstance(mv, list | tuple) and mv and not _js_includes(mv, vk):
+                out.append((path, f"variants.{v}.default_modes.{f} selects mode {_js_str(mk)}, "
+                                  "which is unavailable for that variant"))
+    return out
+
+
+def _mode_available(mode: Any, variant_key: Any) -> bool:
+    mv = mode.get("variants") if isinstance(mode, dict) else None
+    return not isinstance(mv, list | tuple) or not mv or _js_includes(mv, variant_key)
+
+
+def feature_mode_messages(recipe: Any) -> list[str]:
+    """The §10.2 messages alone, in order (what the JSON API builder reports)."""
+    return [msg for _, msg in feature_mode_issues(recipe)]
+
+
+def feature_mode_error(rel_path: str, messages: Sequence[str]) -> str:
+    """The builder's error text: ``Invalid feature modes in <path>:\\n  - <m1>\\n  - <m2>``."""
+    return FEATURE_MODE_ERROR_HEADER.format(path=rel_path) + "\n  - " + "\n  - ".join(messages)
