@@ -82,7 +82,7 @@ def position_of(doc: YamlDocument, path: KeyPath) -> Position:
     for part in path:
         if isinstance(node, dict):
             fixed.append(part if isinstance(part, str) else _yaml_key_text(part))
-            node = node.get(part) if _hashable(part) else None
+            node = node.get(part) if is_hashable(part) else None
         else:
             fixed.append(part)
             node = node[part] if isinstance(node, list | tuple) and isinstance(part, int) \
@@ -90,7 +90,7 @@ def position_of(doc: YamlDocument, path: KeyPath) -> Position:
     return doc.position(tuple(fixed))
 
 
-def _hashable(value: Any) -> bool:
+def is_hashable(value: Any) -> bool:
     try:
         hash(value)
     except TypeError:

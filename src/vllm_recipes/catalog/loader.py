@@ -164,6 +164,14 @@ class Catalog:
         """Case-insensitive lookup of a recipe by hf_id."""
         return self._by_lower_id.get(hf_id.lower())
 
+    def find(self, model_id: str) -> tuple[Recipe, str | None] | None:
+        """A recipe by hf_id (``(recipe, None)``), else the parent of a variant's own
+        model id (``(parent, variant key)``); case-insensitive; ``None`` when unknown."""
+        recipe = self.recipe(model_id)
+        if recipe is not None:
+            return recipe, None
+        return self.variant_parent(model_id)
+
     def variant_parent(self, model_id: str) -> tuple[Recipe, str] | None:
         """The recipe and variant key whose variant serves ``model_id`` (case-insensitive)."""
         return self._variant_parents.get(model_id.lower())

@@ -37,7 +37,7 @@ from pydantic import BaseModel, Discriminator, Tag, ValidationError
 from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
-from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
+from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, is_hashable, sort_findings
 from .featuremodes import (
     FEATURE_MODE_ERROR_HEADER,
     feature_mode_error,
@@ -209,7 +209,7 @@ def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
     for seg in loc:
         if seg == "[key]":
             return tuple(path), True
-        if present and isinstance(node, dict) and _hashable(seg) and seg in node:
+        if present and isinstance(node, dict) and is_hashable(seg) and seg in node:
             path.append(seg)
             node = node[seg]
             continue
@@ -222,14 +222,6 @@ def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
         path.append(seg)
         present = False
     return tuple(path), False
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:

@@ -75,17 +75,13 @@ _load = load_or_exit
 
 def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:
     """Recipe by hf_id, or by a variant's own model id (which then selects that variant)."""
-    recipe = catalog.recipe(hf_id)
-    if recipe is None:
-        parent = catalog.variant_parent(hf_id)
-        if parent is not None:
-            recipe, vk = parent
-            kw.setdefault("variant", None)
-            kw["variant"] = kw["variant"] or vk
-        else:
-            close = catalog.close_matches(hf_id)
-            _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
-    assert recipe is not None
+    found = catalog.find(hf_id)
+    if found is None:
+        close = catalog.close_matches(hf_id)
+        _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    recipe, vk = found
+    if vk is not None:
+        kw["variant"] = kw.get("variant") or vk
     return recipe
 
 

@@ -191,12 +191,9 @@ def _lst(value: Any) -> list[Any]:
 
 
 def _resolve(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    recipe = catalog.recipe(hf_id)
-    if recipe is not None:
-        return recipe, None
-    parent = catalog.variant_parent(hf_id)
-    if parent is not None:
-        return parent
+    found = catalog.find(hf_id)
+    if found is not None:
+        return found
     close = catalog.close_matches(hf_id)
     _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
 

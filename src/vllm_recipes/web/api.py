@@ -100,12 +100,9 @@ def find_model(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None]
     """A recipe by hf_id, or the parent of a variant model id (with that variant's key)."""
     if not model:
         raise SelectionError("model", "Parameter 'model' is required (a recipe's Hugging Face id).")
-    recipe = catalog.recipe(model)
-    if recipe is not None:
-        return recipe, None
-    parent = catalog.variant_parent(model)
-    if parent is not None:
-        return parent
+    found = catalog.find(model)
+    if found is not None:
+        return found
     raise SelectionError("model", f"Unknown model {model!r}.", catalog.close_matches(model))
 
 
