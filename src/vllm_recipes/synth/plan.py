@@ -9,13 +9,15 @@ keeping what each surviving token shadowed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 KeyPath = tuple[str | int, ...]
 
+# Source, Arg and EnvValue are created for every token of every resolve: they are
+# immutable NamedTuples because those construct ~4x faster than frozen dataclasses.
 
-@dataclass(frozen=True, slots=True)
-class Source:
+
+class Source(NamedTuple):
     """Where a value comes from: a named layer and a key path in a file."""
 
     layer: str
@@ -24,8 +26,7 @@ class Source:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Arg:
+class Arg(NamedTuple):
     """One argument token and where it came from (``index``: position in the source list)."""
 
     value: str
@@ -37,8 +38,7 @@ class Arg:
         return self.source.key_path if self.index is None else (*self.source.key_path, self.index)
 
 
-@dataclass(frozen=True, slots=True)
-class EnvValue:
+class EnvValue(NamedTuple):
     """A final env entry, plus the values it replaced (oldest first)."""
 
     key: str
