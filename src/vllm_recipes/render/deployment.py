@@ -83,17 +83,28 @@ def deployment_blocks(ctx: Ctx, plan: Plan, install: str = "pip") -> list[Block]
     return blocks
 
 
+def write_file_text(path_var: str, content: str) -> str:
+    """A heredoc writing ``content`` to ``$path_var``.
+
+    Unquoted, so the ``$MOONCAKE_*`` placeholders in the config are filled from
+    the user's environment when it runs; quoted when the text holds anything
+    else a shell would interpret.
+    """
+    delim = "'EOF'" if any(c in content for c in ("`", "\\", "$(", "${")) else "EOF"
+    return f"cat > \"${path_var}\" <<{delim}\n{content}\nEOF"
+
+
 def _mooncake_blocks(config: Any, note: str, master: dict[str, Any], store: dict[str, Any] | None) -> list[Block]:
     cfg_json = json.dumps(config, indent=2, ensure_ascii=False)
     out = [Block("mooncake-config", "Mooncake config",
-                 f"cat > \"$MOONCAKE_CONFIG_PATH\" <<'EOF'\n{cfg_json}\nEOF", "config", note)]
+                 write_file_text("MOONCAKE_CONFIG_PATH", cfg_json), "config", note)]
     out.append(Block("mooncake-master", "Mooncake master", str(master.get("command") or ""), "mooncake",
                      str(master.get("description") or "")))
     if store is not None:
         text = str(store.get("command") or "")
         if store.get("config") is not None:
             store_json = json.dumps(store["config"], indent=2, ensure_ascii=False)
-            text = f"cat > \"$MOONCAKE_STORE_CONFIG_PATH\" <<'EOF'\n{store_json}\nEOF\n{text}"
+            text = write_file_text("MOONCAKE_STORE_CONFIG_PATH", store_json) + "\n" + text
         out.append(Block("mooncake-store", "Mooncake store", text, "mooncake",
                          " ".join(x for x in (str(store.get("description") or ""), str(store.get("note") or "")) if x)))
     return out
