@@ -22,17 +22,22 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.loader import BUNDLED_DIR
+from vllm_recipes.select.gates import is_strategy_supported_on_hardware, offered_strategies
 from vllm_recipes.select.page import (
     ADVANCED_OPTIONS,
     PageRequest,
     PageState,
     SelectionError,
     build_state,
+    hardware_choices,
 )
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.resolve import resolve
 
 HF = "org/model"
 ALL_STRATS = ["single_node_tp", "single_node_tep", "single_node_dep", "multi_node_tp", "multi_node_tep",
@@ -504,6 +509,56 @@ class TestUrlNodes:
         assert st_.selection == sel(hw_id="rtx_pro_6000_8x")
 
 
+class TestNodeCountFollowsTheStrategy:
+    """Fixed in page.py: a node count (URL or reconcile) that no strategy can use.
+
+    §4.8: the reconcile raises nodeCount to the active strategy's GPU floor (<= 16), and the
+    URL's ``nodes`` only replaces the initial value, so the floor applies to it too; a node
+    count the offered strategies cannot run on is an unusable parameter (ui.md: the
+    Multi-node pill is disabled when no multi-node strategy is offered).
+    """
+
+    R = recipe(compatible_strategies=["single_node_tp", "multi_node_tp"], strategy_min_gpus={"multi_node_tp": 32})
+
+    def test_url_nodes_without_a_multi_node_strategy(self, page: Build, refused: Callable[..., SelectionError]) -> None:
+        assert refused(recipe(), nodes=2).param == "nodes"
+        assert lenient(page, recipe(), nodes=2).selection == sel()
+
+    def test_url_nodes_without_a_supported_strategy_there(
+            self, page: Build, refused: Callable[..., SelectionError]) -> None:
+        r = recipe(compatible_strategies=["single_node_tp", "multi_node_tp", "pd_cluster"],
+                   strategy_hardware={"multi_node_tp": {"hopper": "unsupported"},
+                                      "pd_cluster": {"nvidia": "unsupported"}})
+        assert refused(r, nodes=2).param == "nodes"
+        assert lenient(page, r, nodes=2).selection == sel()
+        assert page(r, nodes=2, hardware="mi300x").selection == sel(hw_id="mi300x", strategy="multi_node_tp",
+                                                                   node_count=2)
+
+    @pytest.mark.parametrize("nodes", [2, 3])
+    def test_url_nodes_below_the_floor(self, page: Build, refused: Callable[..., SelectionError], nodes: int) -> None:
+        err = refused(self.R, nodes=nodes)
+        assert err.param == "nodes" and "at least 4" in err.message
+        assert err.choices == [str(n) for n in range(4, 17)]
+        assert lenient(page, self.R, nodes=nodes).selection == sel(strategy="multi_node_tp", node_count=4)
+        err = refused(self.R, nodes=nodes, strategy="multi_node_tp")
+        assert err.param == "nodes"
+        st_ = lenient(page, self.R, nodes=nodes, strategy="multi_node_tp")
+        assert st_.selection == sel(strategy="multi_node_tp", node_count=4)
+
+    @pytest.mark.parametrize("nodes", [4, 5, 16])
+    def test_url_nodes_at_or_above_the_floor(self, page: Build, nodes: int) -> None:
+        assert page(self.R, nodes=nodes).selection == sel(strategy="multi_node_tp", node_count=nodes)
+
+    def test_reconcile_recomputes_the_active_strategy(self, page: Build) -> None:
+        # every strategy needs 16 GPUs: no candidate at 1 node, so the recommendation (single_node_tp)
+        # drives the reconcile to 2 nodes; at 2 nodes the active strategy is multi_node_tp, not a
+        # single-node strategy running "on 2 nodes"
+        r = recipe(compatible_strategies=["single_node_tp", "multi_node_tp"], strategy_min_gpus=16)
+        st_ = page(r)
+        assert st_.selection == sel(strategy="multi_node_tp", node_count=2)
+        assert (st_.candidates, st_.recommended_strategy) == (("multi_node_tp",), "multi_node_tp")
+
+
 # --- features and modes ------------------------------------------------------------------------------
 
 
@@ -916,3 +971,99 @@ class TestFrontendInstall:
     def test_task_is_for_omni_recipes(self, page: Build, refused: Callable[..., SelectionError]) -> None:
         assert refused(recipe(), task="t2i").param == "task"
         assert lenient(page, recipe(), task="t2i").selection == sel()
+
+
+# --- property: any request over the bundled seeds ------------------------------------------------------------
+
+
+_SEEDS: list[Any] = []
+
+
+def _seeds() -> tuple[Catalog, list[Recipe]]:
+    if not _SEEDS:
+        c = load_catalog()
+        _SEEDS.extend([c, [r for r in c.recipes if not r.is_omni]])
+    return _SEEDS[0], _SEEDS[1]
+
+
+def _request_strategy() -> st.SearchStrategy[PageRequest]:
+    c, recipes = _seeds()
+    variants = [*sorted({k for r in recipes for k in r.variants}), "nope"]
+    feats = [*sorted({f for r in recipes for f in r.data.get("features") or {}}), "nope"]
+    modes = [*sorted({m for r in recipes for f in (r.data.get("features") or {}).values()
+                      for m in f.get("modes") or {}}), "nope"]
+    kv = [*c.kv_offload_options, *(k for k, s in c.strategies.items() if s.get("deploy_type") == "kv_store_lb"),
+          "off", "", "nope"]
+    small = st.integers(0, 17)
+
+    def opt(values: Any) -> st.SearchStrategy[Any]:
+        return st.one_of(st.none(), st.sampled_from(list(values)) if not isinstance(values, st.SearchStrategy)
+                         else values)
+
+    def subset(values: list[str]) -> st.SearchStrategy[tuple[str, ...]]:
+        return st.lists(st.sampled_from(values), max_size=4).map(tuple)
+
+    return st.builds(
+        PageRequest,
+        hardware=opt([*c.hardware_profiles, "nope"]),
+        variant=opt(variants),
+        strategy=opt([*c.strategies, "nope"]),
+        nodes=opt(small),
+        features=st.one_of(st.none(), subset(feats)),
+        add_features=subset(feats),
+        remove_features=subset(feats),
+        fmode=st.lists(st.tuples(st.sampled_from(feats), st.sampled_from(modes)), max_size=3).map(tuple),
+        advanced=subset([o.id for o in ADVANCED_OPTIONS] + ["nope"]),
+        extra_args=subset(["--foo", "1"]),
+        kv_offload=opt(kv),
+        kv_instances=opt(small),
+        kv_instance=opt(small),
+        prefill_nodes=opt(small),
+        decode_nodes=opt(small),
+        prefill_mode=opt(["tp", "tep", "dep", "pp"]),
+        decode_mode=opt(["tp", "tep", "dep", "pp"]),
+        prefill_rank=opt(small),
+        decode_rank=opt(small),
+        frontend=opt(["python", "rust", "go"]),
+        install=opt(["pip", "docker", "apt"]),
+        pd_router=opt(["vllm-router", "smg-grpc", "nginx"]),
+        task=opt(["t2i"]),
+    )
+
+
+def _check(c: Catalog, r: Recipe, state: PageState) -> None:
+    s = state.selection
+    variant = r.variants[s.variant_key]
+    assert s.hw_id in hardware_choices(c, r, variant)
+    assert s.strategy in offered_strategies(r.data)
+    assert is_strategy_supported_on_hardware(r.data, s.strategy, c.hardware_profiles[s.hw_id], s.hw_id)
+    assert 1 <= s.node_count <= 16
+    resolve(c, r, s)
+
+
+PROPERTY = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(data=st.data())
+def test_lenient_always_builds_a_valid_selection(data: st.DataObject) -> None:
+    c, recipes = _seeds()
+    r = c.recipe(data.draw(st.sampled_from([x.hf_id for x in recipes])))
+    assert r is not None
+    req = data.draw(_request_strategy())
+    _check(c, r, build_state(c, r, req, strict=False))
+
+
+@PROPERTY
+@given(data=st.data())
+def test_strict_builds_a_valid_selection_or_refuses(data: st.DataObject) -> None:
+    c, recipes = _seeds()
+    r = c.recipe(data.draw(st.sampled_from([x.hf_id for x in recipes])))
+    assert r is not None
+    req = data.draw(_request_strategy())
+    try:
+        state = build_state(c, r, req, strict=True)
+    except SelectionError:
+        return
+    assert state.notices == ()
+    _check(c, r, state)

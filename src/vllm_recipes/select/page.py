@@ -338,29 +338,46 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                 refuse("nodes", f"Strategy {strategy!r} runs on one node; got {node_count} nodes.")
                 node_count = 1
 
-    cands = candidate_strategies(catalog, recipe, hw, node_count)
-    rec = recommend_strategy(r, node_count)
-    if rec in cands and is_strategy_supported_on_hardware(r, rec, profile, hw):
-        active = rec
-    else:
+    def pick_active(n: int) -> tuple[list[str], str, bool]:
+        """§4.8 candidates and active strategy at ``n`` nodes, and whether it is a supported candidate."""
+        cands = candidate_strategies(catalog, recipe, hw, n)
+        rec = recommend_strategy(r, n)
         supported = [s for s in cands if is_strategy_supported_on_hardware(r, s, profile, hw)]
-        active = supported[0] if supported else (cands[0] if cands else rec)
+        if rec in supported:
+            return cands, rec, True
+        return cands, supported[0] if supported else (cands[0] if cands else rec), bool(supported)
+
+    def floor_nodes(s: str) -> int:
+        """§4.8 reconcile: the node count ``s`` is raised to (1 when nothing is raised)."""
+        if s == "pd_cluster" or not scalable:
+            return 1
+        needed = nodes_for_strategy(r, s, gpn, hw)
+        return needed if needed <= MAX_NODES else 1
+
+    cands, active, ok = pick_active(node_count)
+    if strategy is None and req_nodes is not None and not ok:
+        alt = pick_active(default_nodes)
+        if alt[2]:
+            refuse("nodes", f"No strategy {recipe.hf_id} offers on {hw} runs on {req_nodes} node(s).")
+            node_count, req_nodes = default_nodes, None
+            cands, active, ok = alt
+    if strategy is None and req_nodes is None and node_count < floor_nodes(active):
+        # the reconcile moved the node count: candidates and recommendation follow it
+        node_count = floor_nodes(active)
+        cands, active, ok = pick_active(node_count)
     recommended = active
     if strategy is None:
         strategy = active
-        if req_nodes is None and strategy != "pd_cluster" and scalable:
-            needed = nodes_for_strategy(r, strategy, gpn, hw)
-            if node_count < needed <= MAX_NODES:
-                node_count = needed
-                cands = candidate_strategies(catalog, recipe, hw, node_count)
-    spec = as_map(strategies.get(strategy))
-    dt = spec.get("deploy_type")
+    dt = get(strategies.get(strategy), "deploy_type")
     if dt == "single_node" and node_count > 1 and req_nodes is None:
         node_count = 1
-    if strategy != "pd_cluster" and scalable and req_nodes is None:
-        needed = nodes_for_strategy(r, strategy, gpn, hw)
-        if node_count < needed <= MAX_NODES:
-            node_count = needed
+        cands = candidate_strategies(catalog, recipe, hw, node_count)
+    needed = floor_nodes(strategy)
+    if node_count < needed:
+        if req_nodes is not None:
+            refuse("nodes", f"Strategy {strategy!r} needs at least {needed} {hw} nodes; got {node_count}.",
+                   [str(n) for n in range(needed, MAX_NODES + 1)])
+        node_count = needed
 
     # --- features ---------------------------------------------------------------
     feats = as_map(r.get("features"))
