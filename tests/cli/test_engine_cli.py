@@ -141,3 +141,27 @@ def test_install_method_the_recipe_disables_is_refused() -> None:
 def test_out_of_range_pool_rank_is_refused() -> None:
     code, _out, err = run("command", V41, "--strategy", "pd_cluster", "--prefill-nodes", "2", "--prefill-rank", "5")
     assert code == 2 and "prefill_rank must be between 0 and 1" in err
+
+
+def test_instance_counts_without_mooncake_are_refused() -> None:
+    code, _out, err = run("command", V41, "--kv-instances", "3")
+    assert code == 2 and "kv_store_centralized_mooncake" in err
+
+
+def test_pool_nodes_below_the_pool_floor_are_refused(tmp_path: Path) -> None:
+    recipe = {
+        "meta": {"title": "Big", "provider": "Acme"},
+        "model": {"model_id": "acme/Big"},
+        "variants": {"default": {"precision": "fp8", "vram_minimum_gb": 100}},
+        "compatible_strategies": ["single_node_tp", "multi_node_dep", "pd_cluster"],
+        "strategy_min_gpus": {"dep": 16},
+    }
+    p = tmp_path / "models" / "acme" / "Big.yaml"
+    p.parent.mkdir(parents=True)
+    p.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    code, _out, err = run("command", "acme/Big", "--recipes-dir", str(tmp_path), "--hardware", "h200",
+                          "--strategy", "pd_cluster", "--prefill-mode", "dep", "--prefill-nodes", "1")
+    assert code == 2 and "needs at least 2 nodes" in err
+    code, out, _ = run("command", "acme/Big", "--recipes-dir", str(tmp_path), "--hardware", "h200",
+                       "--strategy", "pd_cluster", "--prefill-mode", "dep", "--format", "json")
+    assert code == 0 and json.loads(out)["prefill"]["nodes"] == 2

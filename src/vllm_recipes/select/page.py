@@ -466,7 +466,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
             current = checked("kv_instance", req.kv_instance, 0, n - 1)
             if count is not None or current is not None:
                 kv_instances = {"count": count, "current": current or 0}
-    else:
+    if (req.kv_instances is not None or req.kv_instance is not None) and \
+            get(strategies.get(kv or ""), "deploy_type") != "kv_store_lb":
+        refuse("kv_instances", "Instance counts apply to a Mooncake KV store; pick one with kv_offload.",
+               [k for k, spec_k in strategies.items() if get(spec_k, "deploy_type") == "kv_store_lb"])
+    if kv is None or kv in ("", "off"):
         kv = None
 
     # --- PD pools ---------------------------------------------------------------------
@@ -494,8 +498,12 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                     obj["nodes"] = nodes
                 if mode is not None:
                     obj["parallelism"] = mode
-                    obj["nodes"] = max(obj["nodes"], nodes_for_strategy(r, mode, gpn, hw)) if nodes is None \
-                        else obj["nodes"]
+                floor = nodes_for_strategy(r, obj["parallelism"], gpn, hw)
+                if obj["nodes"] < floor:
+                    if nodes is not None:
+                        refuse(f"{role}_nodes", f"A {obj['parallelism']} {role} pool of {recipe.hf_id} on {hw} "
+                               f"needs at least {floor} nodes; got {nodes}.")
+                    obj["nodes"] = floor
                 rank = checked(f"{role}_rank", rank, 0, obj["nodes"] - 1)
                 if rank is not None:
                     obj["rank"] = rank
