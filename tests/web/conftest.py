@@ -227,6 +227,23 @@ def live_xss(xss_dir: Path) -> Iterator[LiveServer]:
         yield server
 
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium through Playwright (never downloads a browser); one per session."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
 @pytest.fixture(scope="session")
 def web() -> SimpleNamespace:
     return SimpleNamespace(V41=V41, V4=V4, panels=panels, page_text=page_text, cli_args=cli_args, run_cli=run_cli,

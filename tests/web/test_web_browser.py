@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 V41 = "/deepseek-ai/DeepSeek-V4.1-Flash"
 
@@ -23,15 +21,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture()
@@ -223,3 +212,49 @@ def test_recipe_html_cannot_run_script(browser: Any, live_xss: Any) -> None:
     assert pg.evaluate("window.__xss") is None
     assert not dialogs
     ctx.close()
+
+
+def test_cuda_choice_switches_the_docker_run_image_and_is_remembered(page: Any) -> None:
+    page.goto(V41)  # NVIDIA, Docker tab, nightly image
+    assert "vllm/vllm-openai:nightly deepseek-ai/" in command(page)
+    page.click('label[for="cuda-129"]')
+    page.wait_for_function("() => document.querySelector('#builder .panel code.cmd-text').textContent"
+                           ".includes('vllm/vllm-openai:cu129-nightly deepseek-ai/')")
+    assert page.locator(".cuda-alt code").inner_text() == "docker pull vllm/vllm-openai:cu129-nightly"
+    page.click('a[data-key="hardware:h100"]')
+    wait_url(page, r"hardware=h100")
+    page.wait_for_function("() => document.querySelector('a[data-key=\"hardware:h100\"]').classList.contains('is-active')")
+    assert page.locator("#cuda-129").is_checked()
+    assert "vllm/vllm-openai:cu129-nightly deepseek-ai/" in command(page)
+    page.click('label[for="cuda-130"]')
+    assert "vllm/vllm-openai:nightly deepseek-ai/" in command(page)
+    assert not page.errors, page.errors
+
+
+def test_hardware_memory_restores_only_an_nvidia_last_pick(page: Any) -> None:
+    page.goto(V41)
+    page.click('a[data-key="hardware:b200"]')
+    wait_url(page, r"hardware=b200")
+    page.click('a[data-key="hardware:mi355x"]')
+    wait_url(page, r"hardware=mi355x")
+    page.goto("/deepseek-ai/DeepSeek-V4-Flash")  # last pick is AMD: not restored
+    page.wait_for_timeout(400)
+    assert page.url.endswith("/deepseek-ai/DeepSeek-V4-Flash")
+    page.goto(V41 + "?hardware=mi355x")
+    page.click('a[data-key="hardware:h100"]')
+    wait_url(page, r"hardware=h100")
+    page.goto("/deepseek-ai/DeepSeek-V4-Flash")  # last pick is NVIDIA: restored on another recipe
+    wait_url(page, r"DeepSeek-V4-Flash\?hardware=h100$")
+
+
+def test_env_substitution_is_one_pass(page: Any) -> None:
+    page.goto(V41 + "?strategy=pd_cluster")
+    page.click("details[data-env-panel] > summary")
+    page.fill('input[data-env="PREFILL_NODE_1"]', "$DECODE_NODE_1")
+    page.fill('input[data-env="DECODE_NODE_1"]', "d1")
+    joined = "\n".join(page.locator("#builder [data-deploy] .panel code.cmd-text").all_inner_texts())
+    assert "$PREFILL_NODE_1" not in joined and "d1" in joined
+    assert "$DECODE_NODE_1" in joined  # a value is inserted as is, never substituted again
+    page.fill('input[data-env="PREFILL_NODE_1"]', "")  # empty field: the name comes back
+    joined = "\n".join(page.locator("#builder [data-deploy] .panel code.cmd-text").all_inner_texts())
+    assert "$PREFILL_NODE_1" in joined

@@ -22,6 +22,7 @@ from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.install import effective_install_config, hardware_install_block
 from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.gates import (
     MAX_NODES,
     allowed_modes,
@@ -34,6 +35,7 @@ from vllm_recipes.select.gates import (
     pd_pool_modes,
     variant_runs_on,
 )
+from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.page import (
     MAX_KV_INSTANCES,
     PageState,
@@ -50,7 +52,7 @@ from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
 from .urlstate import canonical_params, encode, lenient_state
 
 NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
-_ENV_NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_ENV_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # $NAME or ${NAME}
 
 CURL_TEMPLATE = """curl http://{host}:{port}/v1/chat/completions \\
   -H "Content-Type: application/json" \\
@@ -141,6 +143,8 @@ class InstallView:
     kv_line: str | None
     copy_all: str
     copy_all_alt: str | None
+    #: ``(image, CUDA 12.9 image)`` the docker run commands switch between with the CUDA choice
+    image_swap: tuple[str, str] | None = None
 
 
 @dataclass
@@ -192,6 +196,11 @@ def _num(v: Any) -> str:
     return str(v)
 
 
+def gpus(n: Any) -> str:
+    """``1 GPU`` / ``8 GPUs``."""
+    return f"{_num(n)} GPU" + ("" if n == 1 else "s")
+
+
 def per_gpu(profile: Mapping[str, Any]) -> str:
     vram, n = profile.get("vram_gb"), profile.get("gpu_count")
     if is_number(vram) and is_number(n) and n:
@@ -217,13 +226,14 @@ class Nav:
         self.params = dict(params)
         self.extra = dict(extra)
         self.base = "/" + quote(recipe.hf_id, safe="/-._~")
-        self._memo: dict[tuple[tuple[str, str | None], ...], str] = {}
+        self._memo: dict[tuple[tuple[str, str | None], ...], tuple[str, PageState | None, tuple[str, ...]]] = {}
 
     def url_for(self, params: Mapping[str, str]) -> str:
         q = encode({**params, **self.extra})
         return self.base + ("?" + q if q else "")
 
-    def href(self, **changes: str | None) -> str:
+    def target(self, **changes: str | None) -> tuple[str, PageState | None, tuple[str, ...]]:
+        """``(canonical URL, state, notices)`` of the page a change leads to (state ``None`` on failure)."""
         key = tuple(sorted(changes.items()))
         hit = self._memo.get(key)
         if hit is not None:
@@ -235,12 +245,15 @@ class Nav:
             else:
                 new[k] = v
         try:
-            st, _ = lenient_state(self.catalog, self.recipe, new.items())
-            url = self.url_for(canonical_params(self.catalog, self.recipe, st))
+            st, notices = lenient_state(self.catalog, self.recipe, new.items())
+            hit = (self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices))
         except Exception:  # a link must never break the page; fall back to the raw parameters
-            url = self.url_for(new)
-        self._memo[key] = url
-        return url
+            hit = (self.url_for(new), None, ())
+        self._memo[key] = hit
+        return hit
+
+    def href(self, **changes: str | None) -> str:
+        return self.target(**changes)[0]
 
 
 # --- rows --------------------------------------------------------------------------------
@@ -350,8 +363,14 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
                 for k in ("prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode", "prefill_rank",
                           "decode_rank", "router"):
                     changes[k] = None
-            pill.href = nav.href(**changes)
-            pill.title = str(spec.get("description") or "")
+            url, target, notices = nav.target(**changes)
+            if target is not None and target.selection.strategy != s:
+                # the page would refuse it (e.g. pd_cluster on hardware that cannot scale out)
+                pill.disabled = True
+                pill.title = notices[-1] if notices else f"Not available on {hw_name} here."
+            else:
+                pill.href = url
+                pill.title = str(spec.get("description") or "")
         pills.append(pill)
     spec = as_map(catalog.strategies.get(sel.strategy))
     notes = []
@@ -425,52 +444,80 @@ def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan
                     inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
                                                            kv_instance=None),
                                      active=n == plan.instances, key=f"inst-{n}",
-                                     title=f"{n} instance{'s' if n > 1 else ''} x {per} GPUs = {n * per} GPUs"))
+                                     title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
                 subrows.append(Row("kv-instances", "Instances", inst,
-                                   hint=f"{plan.instances} x {per} GPUs = {plan.instances * per} GPUs total"))
+                                   hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total"))
     cur = options.get(sel.kv_offload) if sel.kv_offload in options else catalog.strategies.get(sel.kv_offload or "")
     notes = [str(get(cur, "description"))] if sel.kv_offload and isinstance(get(cur, "description"), str) else []
     return Row("kv", "KV offload", pills, subrows=subrows, notes=notes)
 
 
 def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+    """Single node / Multi-node (N) with GPU totals (ui.md row 5); a node-count sub-row when multi."""
     sel = st.selection
+    r = recipe.data
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    offered = offered_strategies(recipe.data)
-    has_multi = any(isinstance(s, str) and s.startswith("multi_node_") for s in offered)
-    if not is_scalable(profile) or not has_multi:
+    offered = offered_strategies(r)
+    has_multi = any(get(catalog.strategies.get(s), "deploy_type") == "multi_node" for s in offered)
+    if not has_multi:
         return None
-    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 8
+    hw_name = str(profile.get("display_name") or sel.hw_id)
+    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) and profile.get("gpu_count") else 8
     cur_dt = get(catalog.strategies.get(sel.strategy), "deploy_type")
 
-    def change(n: int) -> dict[str, str | None]:
-        ch: dict[str, str | None] = {"nodes": str(n)}
-        keep = (cur_dt == "multi_node" and n > 1) or (cur_dt == "single_node" and n == 1)
-        if not keep:
-            ch["strategy"] = None
-        return ch
+    def pick(n: int) -> str | None:
+        """The strategy a page at ``n`` nodes runs: the current one when it fits, else the
+        recommendation, else the first supported candidate of the right deploy type."""
+        dt = "single_node" if n == 1 else "multi_node"
+        if cur_dt == dt:
+            return sel.strategy
+        ok = [s for s in candidate_strategies(catalog, recipe, sel.hw_id, n)
+              if get(catalog.strategies.get(s), "deploy_type") == dt
+              and is_strategy_supported_on_hardware(r, s, profile, sel.hw_id)]
+        rec = recommend_strategy(r, n)
+        return rec if rec in ok else (ok[0] if ok else None)
 
-    single = Pill("Single node", sub=f"{gpn} GPUs", active=sel.node_count <= 1, key="single")
-    if candidate_strategies(catalog, recipe, sel.hw_id, 1):
-        single.href = nav.href(**change(1))
+    def link(pill: Pill, n: int) -> None:
+        s = pick(n)
+        if s is None:
+            pill.disabled = True
+            pill.title = (f"No single-node strategy of this recipe runs on {hw_name}." if n == 1 else
+                          f"No multi-node strategy of this recipe runs on {n} {hw_name} nodes.")
+        elif s == sel.strategy:
+            pill.href = nav.href(nodes=str(n))
+        else:
+            pill.href = nav.href(nodes=str(n), strategy=s)
+
+    single = Pill("Single node", sub=gpus(gpn), active=sel.node_count <= 1, key="single")
+    if sel.node_count > 1 or cur_dt != "single_node":
+        link(single, 1)
     else:
-        single.disabled, single.title = True, "No single-node strategy reaches this model's GPU floor here."
+        single.href = nav.href()
     multi_n = sel.node_count if sel.node_count > 1 else 2
-    multi = Pill("Multi-node", sub=f"{multi_n} nodes", active=sel.node_count > 1, key="multi")
-    multi_ok = [n for n in range(2, MAX_NODES + 1) if candidate_strategies(catalog, recipe, sel.hw_id, n)]
-    if multi_ok:
-        multi.href = nav.href(**change(multi_ok[0] if sel.node_count <= 1 else sel.node_count))
+    multi = Pill(f"Multi-node ({multi_n})", sub=gpus(multi_n * gpn), active=sel.node_count > 1, key="multi")
+    if not is_scalable(profile):
+        multi.label, multi.sub = "Multi-node", ""
+        multi.disabled, multi.title = True, f"{hw_name} cannot scale beyond one node."
+        return Row("nodes", "Nodes", [single, multi], hint=f"{gpus(gpn)} in total")
+    multi_ok = [n for n in range(2, MAX_NODES + 1) if pick(n) is not None]
+    if sel.node_count > 1:
+        multi.href = nav.href()
+    elif multi_ok:
+        multi_n = multi_ok[0]
+        multi.label, multi.sub = f"Multi-node ({multi_n})", gpus(multi_n * gpn)
+        link(multi, multi_n)
     else:
-        multi.disabled, multi.title = True, "No multi-node strategy is offered here."
-    row = Row("nodes", "Nodes", [single, multi], hint=f"{sel.node_count * gpn} GPUs in total")
+        multi.label, multi.sub = "Multi-node", ""
+        multi.disabled, multi.title = True, f"No multi-node strategy of this recipe runs on {hw_name}."
+    row = Row("nodes", "Nodes", [single, multi], hint=f"{gpus(sel.node_count * gpn)} in total")
     if sel.node_count > 1:
         counts = []
         for n in range(2, MAX_NODES + 1):
-            p = Pill(str(n), active=n == sel.node_count, key=f"n-{n}", title=f"{n} nodes, {n * gpn} GPUs")
-            if n in multi_ok:
-                p.href = nav.href(**change(n))
+            p = Pill(str(n), active=n == sel.node_count, key=f"n-{n}", title=f"{n} nodes, {gpus(n * gpn)}")
+            if n == sel.node_count:
+                p.href = nav.href()
             else:
-                p.disabled, p.title = True, f"No offered strategy runs on {n} nodes."
+                link(p, n)
             counts.append(p)
         row.subrows.append(Row("node-count", "Node count", counts))
     return row
@@ -488,7 +535,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
     for role, rp in (("prefill", plan.prefill), ("decode", plan.decode)):
         nodes = int(rp.meta.get("nodes") or 1)
         counts = [Pill(str(n), href=nav.href(**{f"{role}_nodes": str(n), f"{role}_rank": None}),
-                       active=n == nodes and not st.pd_co_located, key=f"{role}-n{n}", title=f"{n} x {gpn} GPUs")
+                       active=n == nodes and not st.pd_co_located, key=f"{role}-n{n}", title=f"{n} x {gpus(gpn)}")
                   for n in range(1, MAX_NODES + 1)]
         row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts)
         if len(modes) > 1:
@@ -501,8 +548,8 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
         rows.append(row)
     total_nodes = sum(t[1] for t in totals)
     total_gpus = sum(t[2] for t in totals)
-    rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({_num(g)} GPUs)" for role, n, g in totals) + \
-        f" = {total_nodes} nodes, {_num(total_gpus)} GPUs"
+    rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({gpus(g)})" for role, n, g in totals) + \
+        f" = {total_nodes} nodes, {gpus(total_gpus)}"
     routers = pd_router_choices(catalog, recipe)
     if len(routers) > 1:
         specs = as_map(get(catalog.strategies.get("pd_cluster"), "routers"))
@@ -599,13 +646,23 @@ def cuda129_image(meta: DockerMeta) -> str | None:
     return meta.image + "-cu129"
 
 
-def _dep_matches(dep: Mapping[str, Any], brand: str, method: str) -> bool:
+def platform_names(profile: Mapping[str, Any], meta: DockerMeta) -> set[str]:
+    """Names a dependency's ``brand``/``brands`` may use for this hardware: the brand, the docker
+    brand key and the install platform (ui.md: CUDA, ROCm, TPU, XPU, CPU; else the generation)."""
+    brand = str(profile.get("brand") or "")
+    g = str(gen(profile) or "").lower()
+    platform = ("cuda" if brand == "NVIDIA" else "rocm" if brand == "AMD" else "tpu" if g == "tpu" else
+                "xpu" if g == "xpu" else "cpu" if meta.brand_key == "intel" else g)
+    return {n for n in (brand.lower(), meta.brand_key, platform, g) if n}
+
+
+def _dep_matches(dep: Mapping[str, Any], names: set[str], method: str) -> bool:
     def norm(v: Any) -> list[str]:
         return [str(x).lower() for x in as_list(v)] if isinstance(v, list | tuple) else \
             ([str(v).lower()] if v else [])
 
     brands = norm(dep.get("brands")) + norm(dep.get("brand"))
-    if brands and brand.lower() not in brands:
+    if brands and not names & set(brands):
         return False
     methods = norm(dep.get("install")) + norm(dep.get("tab")) + norm(dep.get("method"))
     return not methods or method in methods
@@ -613,31 +670,37 @@ def _dep_matches(dep: Mapping[str, Any], brand: str, method: str) -> bool:
 
 def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav: Nav) -> InstallView | None:
     sel = st.selection
-    r = recipe.data
-    variant = as_map(recipe.variants.get(sel.variant_key))
-    block = hardware_install_block(r, variant, sel.hw_id) or {}
-    cfg = as_map(effective_install_config(r, variant, sel.hw_id))
-    meta = meta_for(ctx)
-    brand = str(ctx.profile.get("brand") or "")
-    method = st.install
-    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == method, key=t)
+    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == st.install, key=t)
             for t in st.install_tabs]
+    return install_core(catalog, recipe, sel.variant_key, sel.hw_id, ctx.profile, meta_for(ctx), st.install, tabs,
+                        sel.kv_offload)
+
+
+def install_core(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str, profile: Mapping[str, Any],
+                 meta: DockerMeta, method: str, tabs: list[Pill], kv_offload: str | None) -> InstallView | None:
+    """The install block (ui.md "Command area"; json-api.md §5.3 by brand) for one hardware and method."""
+    r = recipe.data
+    variant = as_map(recipe.variants.get(variant_key))
+    block = hardware_install_block(r, variant, hw_id) or {}
+    cfg = as_map(effective_install_config(r, variant, hw_id))
+    brand = str(profile.get("brand") or "")
     versions = [v for v in (recipe.model.get("min_vllm_version"), variant.get("min_vllm_version")) if v]
     kv_line = None
-    if sel.kv_offload:
-        spec = catalog.strategies.get(sel.kv_offload)
+    if kv_offload:
+        spec = catalog.strategies.get(kv_offload)
         if get(spec, "deploy_type") == "kv_store_lb":
             if get(spec, "min_vllm_version"):
                 versions.append(get(spec, "min_vllm_version"))
             inst = get(get(spec, "vllm"), "install")
             kv_line = get(inst, meta.brand_key) if is_map(inst) else inst
         else:
-            kv_line = get(catalog.kv_offload_options.get(sel.kv_offload), "install")
+            kv_line = get(catalog.kv_offload_options.get(kv_offload), "install")
     version = max((str(v) for v in versions), key=version_key) if versions else None
     nightly = recipe.model.get("nightly_required") is True
 
     command: str | None = None
     cuda_alt: str | None = None
+    image_swap: tuple[str, str] | None = None
     note = ""
     tab = as_map(block.get(method))
     if method == "docker":
@@ -647,6 +710,7 @@ def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav:
             if not custom:
                 alt = cuda129_image(meta)
                 cuda_alt = f"docker pull {alt}" if alt else None
+                image_swap = (str(meta.image), alt) if alt else None
             note = str(tab.get("note") or "")
     elif method == "pip" and tab:
         custom = truthy(get(cfg.get("pip"), "command"))
@@ -658,7 +722,7 @@ def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav:
             note = ("No default pip command is published for this platform: use the Docker tab, or follow "
                     "vLLM's installation guide for your accelerator.")
         note = str(tab.get("note") or "") or note
-    for ho_key in (ctx.gen, brand.lower()):
+    for ho_key in (gen(profile), brand.lower()):
         inote = get(get(r.get("hardware_overrides"), ho_key), "install_note") if ho_key else None
         if isinstance(inote, str) and inote:
             note = (note + " " + inote).strip()
@@ -667,7 +731,7 @@ def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav:
     for dep in as_list(block.get("extras")):
         if isinstance(dep, str):
             extras.append(InstallExtra("", dep, "", False))
-        elif is_map(dep) and _dep_matches(dep, brand, method):
+        elif is_map(dep) and _dep_matches(dep, platform_names(profile, meta), method):
             cmd = dep.get("command")
             if not isinstance(cmd, str) or not cmd:
                 continue
@@ -684,7 +748,7 @@ def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav:
     if cuda_alt:
         copy_alt = "\n".join([cuda_alt, *parts[1:]])
     return InstallView(version, nightly, tabs, method, command, cuda_alt, note, extras,
-                       str(kv_line) if kv_line else None, copy_all, copy_alt)
+                       str(kv_line) if kv_line else None, copy_all, copy_alt, image_swap)
 
 
 def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan) -> tuple[str, bool]:
@@ -693,7 +757,9 @@ def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan
     status = get(get(recipe.meta, "hardware"), sel.hw_id)
     if status == "verified" and not sel.kv_offload:
         return f"Verified on {hw_name}", True
-    prefix = f"{sel.node_count} x " if isinstance(plan, MultiNodePlan) else ""
+    # nodes per serving instance: multi-node strategies, also as a Mooncake instance (PD pools have their own rows)
+    nodes = plan.node_count if isinstance(plan, MultiNodePlan | KvStorePlan) else 1
+    prefix = f"{nodes} x " if nodes > 1 else ""
     if isinstance(plan, PdPlan):
         mid = "PD cluster"
     elif sel.strategy == "single_node_tp" and is_number(ctx.single_node_tp):
@@ -706,6 +772,22 @@ def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan
         spec = catalog.kv_offload_options.get(sel.kv_offload) or catalog.strategies.get(sel.kv_offload)
         parts.append(_label(sel.kv_offload, spec))
     return " · ".join(p for p in parts if p), False
+
+
+def hardware_note(recipe: Recipe, hw_id: str) -> dict[str, Any] | None:
+    """``hardware_notes[hw]``: a string, or ``{title, body, link}`` where ``link`` is a URL or
+    ``{href, label}``. Links may be ``http(s)://``, site paths or in-page anchors (``#section``
+    of the guide); anything else (``javascript:``...) is dropped."""
+    note = get(recipe.data.get("hardware_notes"), hw_id)
+    if isinstance(note, str) and note:
+        return {"title": "", "body": note, "href": None, "label": None}
+    if not is_map(note):
+        return None
+    link = note.get("link")
+    href, label = (link, link) if isinstance(link, str) else (get(link, "href"), get(link, "label"))
+    ok = isinstance(href, str) and href.startswith(("https://", "http://", "/", "#")) and not href.startswith("//")
+    return {"title": str(note.get("title") or ""), "body": str(note.get("body") or ""),
+            "href": href if ok else None, "label": str(label or href) if ok else None}
 
 
 def target_vars(plan: Plan) -> tuple[str, str, int]:
@@ -776,16 +858,7 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
         t = fill(tpl, model=model)
         snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
-    note = get(recipe.data.get("hardware_notes"), st.selection.hw_id)
-    hw_note: dict[str, Any] | None = None
-    if isinstance(note, str) and note:
-        hw_note = {"body": note}
-    elif is_map(note):
-        link = note.get("link")
-        href, label = (link, link) if isinstance(link, str) else (get(link, "href"), get(link, "label"))
-        hw_note = {"title": note.get("title") or "", "body": note.get("body") or "",
-                   "href": href if isinstance(href, str) and href.startswith(("https://", "http://", "/")) else None,
-                   "label": label or href}
+    hw_note = hardware_note(recipe, st.selection.hw_id)
     texts = [b.text for b in blocks]
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=rows, notices=notices,

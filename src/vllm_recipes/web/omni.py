@@ -8,22 +8,35 @@ CLI prints it. Snippets are per task type (images, image edit, video, audio).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_map, get, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 from vllm_recipes.render.deployment import export_lines
 from vllm_recipes.render.docker import docker_meta, docker_run_text
 from vllm_recipes.render.explain import explain_env, explain_invocation
 from vllm_recipes.render.shell import render_invocation
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
-from vllm_recipes.select.gates import variant_runs_on
-from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
-from vllm_recipes.select.page import SelectionError, hardware_block_reason
+from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
+from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
+from vllm_recipes.select.page import SelectionError, hardware_block_reason, install_tabs
 from vllm_recipes.synth.omni import resolve_omni
 
-from .builder import NVIDIA_ORDER, BlockView, Pill, Row, Snippet, _num, env_names, fill, per_gpu
+from .builder import (
+    NVIDIA_ORDER,
+    BlockView,
+    InstallView,
+    Pill,
+    Row,
+    Snippet,
+    _num,
+    env_names,
+    fill,
+    hardware_note,
+    install_core,
+    per_gpu,
+)
 from .urlstate import MAX_VALUE
 
 OMNI_PARAMS = ("hardware", "variant", "task", "install")
@@ -74,23 +87,37 @@ class OmniView:
     default_port: int
     env_names: list[str]
     explain: list[dict[str, Any]]
-    install_note: str
+    install: InstallView | None
+
+
+def _tabs(recipe: Recipe, osel: OmniSelection) -> list[str]:
+    """Install tabs on the selected hardware (ext §2.5); both when the recipe disables both."""
+    return install_tabs(recipe.data, variant_or_default(recipe.data, osel.variant_key), osel.hw_id) or ["pip", "docker"]
 
 
 def _select(catalog: Catalog, recipe: Recipe, vals: dict[str, str]) -> tuple[OmniSelection, list[str]]:
     notices: list[str] = []
+    vals = dict(vals)
+    install = vals.pop("install", None)
+    osel = None
     for _ in range(len(OMNI_PARAMS) + 1):
         try:
-            osel = select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"),
-                               vals.get("install"))
-            return osel, notices
+            osel = select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"), None)
+            break
         except SelectionError as exc:
             notices.append(exc.message)
             if exc.param not in vals:
                 vals = {}
             else:
                 vals.pop(exc.param)
-    return select_omni(catalog, recipe, None, None, None, None), notices
+    if osel is None:
+        osel = select_omni(catalog, recipe, None, None, None, None)
+    tabs = _tabs(recipe, osel)
+    if install is not None and install not in tabs:
+        notices.append(f"{recipe.hf_id} does not offer a {install} install on {osel.hw_id}." if install in (
+            "pip", "docker") else f"Unknown install method {install!r}.")
+        install = None
+    return replace(osel, install=install or tabs[0]), notices
 
 
 def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dict[str, str]:
@@ -103,7 +130,7 @@ def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dic
     tasks = resolve_omni_tasks(recipe.data)
     if osel.task is not None and tasks and osel.task.key != tasks[0].key:
         q["task"] = str(osel.task.key)
-    if osel.install != "pip":
+    if osel.install != _tabs(recipe, osel)[0]:
         q["install"] = osel.install
     return q
 
@@ -114,6 +141,80 @@ def _url(recipe: Recipe, params: Mapping[str, str], extra: Mapping[str, str]) ->
     items = [(k, params[k]) for k in OMNI_PARAMS if k in params] + list(extra.items())
     q = urlencode(items, quote_via=quote, safe=",:")
     return "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + q if q else "")
+
+
+def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """ui.md "Task (or the recipe's task axes)": ``[(axis, label, [(value, label)...])...]``.
+
+    ``omni.task_axes`` names the axes (a list of keys or ``{key, label, values}`` maps, or a map
+    ``key -> label | {label, values}``; ``values`` a list or a ``value -> label`` map); without it
+    the axes are the keys of the tasks' own ``axes`` maps. Axis rows replace the Task row only when
+    every task has a value on every axis and no two tasks share all values; else ``[]``.
+    """
+    decl = omni.get("task_axes")
+    specs: list[tuple[str, Any]] = []
+    if is_map(decl):
+        specs = [(str(k), v) for k, v in decl.items()]
+    elif isinstance(decl, list | tuple):
+        for a in as_list(decl):
+            if isinstance(a, str):
+                specs.append((a, None))
+            elif is_map(a) and isinstance(a.get("key") or a.get("id"), str):
+                specs.append((str(a.get("key") or a.get("id")), a))
+    if not specs:
+        seen: dict[str, None] = {}
+        for t in tasks:
+            for k in as_map(t.axes):
+                seen.setdefault(str(k))
+        specs = [(k, None) for k in seen]
+    if not specs or len(tasks) < 2:
+        return []
+    combos = set()
+    for t in tasks:
+        ax = as_map(t.axes)
+        combo = tuple(ax.get(k) for k, _ in specs)
+        if any(not isinstance(v, str | int) or isinstance(v, bool) for v in combo) or combo in combos:
+            return []
+        combos.add(combo)
+    out = []
+    for k, spec in specs:
+        label = spec if isinstance(spec, str) else str(get(spec, "label") or k.replace("_", " ").title())
+        declared = get(spec, "values")
+        names: dict[str, str] = {}
+        if is_map(declared):
+            names = {str(v): str(lab) for v, lab in declared.items()}
+        elif isinstance(declared, list | tuple):
+            for v in as_list(declared):
+                if is_map(v) and (v.get("value") or v.get("key") or v.get("id")) is not None:
+                    names[str(v.get("value") or v.get("key") or v.get("id"))] = str(v.get("label") or "")
+                elif isinstance(v, str | int):
+                    names[str(v)] = ""
+        used = list(dict.fromkeys(str(as_map(t.axes).get(k)) for t in tasks))
+        order = [v for v in names if v in used] + [v for v in used if v not in names]
+        out.append((k, label, [(v, names.get(v) or v.replace("_", " ").title()) for v in order]))
+    return out
+
+
+def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,
+               href: Any) -> list[Row]:
+    axes = task_axes(omni, tasks)
+    if not axes or current is None:
+        return []
+    cur = {k: str(as_map(current.axes).get(k)) for k, _, _ in axes}
+    rows = []
+    for k, label, values in axes:
+        pills = []
+        for v, vlabel in values:
+            cands = [t for t in tasks if str(as_map(t.axes).get(k)) == v]
+            # the task keeping most of the other current axis values (ties: declaration order)
+            best = max(cands, key=lambda t: (sum(str(as_map(t.axes).get(o)) == cur[o] for o, _, _ in axes if o != k),
+                                             -t.index))
+            title = str(best.label or best.key)
+            if best.description:
+                title += ": " + str(best.description)
+            pills.append(Pill(vlabel, href=href(task=str(best.key)), active=cur[k] == v, key=v, title=title))
+        rows.append(Row(f"axis-{k}", label, pills))
+    return rows
 
 
 def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]],
@@ -141,11 +242,13 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
 
     r = recipe.data
     omni = as_map(r.get("omni"))
+    tabs = _tabs(recipe, osel)
     rows: list[Row] = []
     rows.append(Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
-                                                active=osel.install == t, key=t) for t in ("pip", "docker")]))
+                                                active=osel.install == t, key=t) for t in tabs]))
     # hardware
     variant = variant_or_default(r, osel.variant_key)
+    profile = as_map(catalog.hardware_profiles.get(osel.hw_id))
     status = as_map(get(recipe.meta, "hardware"))
     groups: dict[str, list[Pill]] = {}
     for hw, prof in catalog.hardware_profiles.items():
@@ -166,22 +269,36 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     rows.append(Row("hardware", "Hardware", [p for b in brands for p in groups[b]],
                     groups=[(b, groups[b]) for b in brands]))
     tasks = resolve_omni_tasks(r)
-    if tasks:
+    hint = [str(omni["task_hint"])] if isinstance(omni.get("task_hint"), str) else []
+    axis_rows = _axis_rows(omni, tasks, osel.task, href)
+    if axis_rows:
+        axis_rows[-1].notes = hint
+        rows += axis_rows
+    elif tasks:
         label = str(omni.get("task_label") or "Task")
         rows.append(Row("task", label, [
             Pill(str(t.label or t.key), href=href(task=str(t.key)), active=osel.task is not None and t.key == osel.task.key,
-                 key=str(t.key), title=str(t.description or "")) for t in tasks],
-            notes=[str(omni["task_hint"])] if isinstance(omni.get("task_hint"), str) else []))
+                 key=str(t.key), title=str(t.description or "")) for t in tasks], notes=hint))
     if len(recipe.variants) > 1:
-        rows.append(Row("variant", str(omni.get("variant_label") or "Variant"), [
-            Pill(str(as_map(v).get("label") or as_map(v).get("precision") or vk).upper(),
-                 href=href(variant=None if vk == "default" else vk, hardware=None), active=vk == osel.variant_key,
-                 key=vk, sub=f"{_num(as_map(v).get('vram_minimum_gb'))} GB" if as_map(v).get("vram_minimum_gb") else "",
-                 title=str(as_map(v).get("description") or "")) for vk, v in recipe.variants.items()]))
+        hw_name = str(profile.get("display_name") or osel.hw_id)
+        vpills = []
+        for vk, v in recipe.variants.items():
+            v = as_map(v)
+            vram = effective_vram_min(v, osel.hw_id)
+            changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
+            title = str(v.get("description") or "")
+            if hardware_block_reason(catalog, recipe, v, osel.hw_id) or not variant_runs_on(profile, v, osel.hw_id):
+                changes["hardware"] = None  # ui.md: switches hardware to that variant's default
+                title = (title + f" Not runnable on {hw_name}: switches to its default hardware.").strip()
+            vpills.append(Pill(str(v.get("label") or v.get("precision") or vk).upper(), href=href(**changes),
+                               active=vk == osel.variant_key, key=vk, sub=f"{_num(vram)} GB" if is_number(vram) else "",
+                               title=title))
+        rows.append(Row("variant", str(omni.get("variant_label") or "Variant"), vpills,
+                        notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else []))
 
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
     text, _argv, _ = render_invocation(plan.serve)
-    meta = docker_meta(r, variant, catalog.hardware_profiles.get(osel.hw_id) or {}, osel.hw_id)
+    meta = docker_meta(r, variant, profile, osel.hw_id)
     env = [(e.key, e.value) for e in plan.env]
     shown = docker_run_text(text, env, meta) if osel.install == "docker" else "\n".join(
         [*export_lines(plan.env), text])
@@ -194,7 +311,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     tpl = fill(tpl, model=plan.model_id, endpoint=endpoint,
                image=" \\\n  -F image=@input.png" if task_id in ("i2v", "ti2v") else "")
     snippets.append(Snippet("curl", "cURL", tpl, fill(tpl, host="localhost", port=str(port))))
-    hw_name = str(as_map(catalog.hardware_profiles.get(osel.hw_id)).get("display_name") or osel.hw_id)
+    hw_name = str(profile.get("display_name") or osel.hw_id)
     verified = status.get(osel.hw_id) == "verified"
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
@@ -202,15 +319,11 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     rows_explain = explain_invocation(catalog, plan.serve) + explain_env(catalog, plan.env)
     explain = [{"process": "vLLM (omni)", "entries": [
         {"kind": x.kind, "name": x.name, "value": x.value, **x.source, "shadowed": x.shadowed} for x in rows_explain]}]
-    note = get(r.get("hardware_notes"), osel.hw_id)
-    hw_note = {"body": note} if isinstance(note, str) else (
-        {"title": note.get("title") or "", "body": note.get("body") or "", "href": None, "label": None}
-        if isinstance(note, Mapping) else None)
     view = OmniView(
         hf_id=recipe.hf_id, url=_url(recipe, params, extra), rows=rows, card_title=title, verified=verified,
-        hardware_note=hw_note, blocks=[BlockView("serve", "vLLM", shown, "serve", "")], all_text=shown,
-        snippets=snippets, host_var="VLLM_HOST", port_var="VLLM_PORT", default_port=port,
+        hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
+        all_text=shown, snippets=snippets, host_var="VLLM_HOST", port_var="VLLM_PORT", default_port=port,
         env_names=env_names([shown], ["VLLM_HOST", "VLLM_PORT"]), explain=explain,
-        install_note="Docker image: " + str(meta.image) if osel.install == "docker" else "",
+        install=install_core(catalog, recipe, osel.variant_key, osel.hw_id, profile, meta, osel.install, [], None),
     )
     return view, notices

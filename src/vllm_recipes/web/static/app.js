@@ -46,19 +46,29 @@
     return vals;
   }
   function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  /* one pass, longest name first, whole names only ($NAME or ${NAME}); values are never re-scanned */
   function substitute(text, vals) {
     var names = Object.keys(vals).sort(function (a, b) { return b.length - a.length; });
-    names.forEach(function (n) {
-      var re = new RegExp("\\$" + escapeRe(n) + "(?![A-Za-z0-9_])", "g");
-      text = text.replace(re, function () { return vals[n]; });
-    });
-    return text;
+    if (!names.length) { return text; }
+    var alt = names.map(escapeRe).join("|");
+    var re = new RegExp("\\$(?:\\{(" + alt + ")\\}|(" + alt + ")(?![A-Za-z0-9_]))", "g");
+    return text.replace(re, function (m, a, b) { return vals[a || b]; });
+  }
+  /* the CUDA 12.9 choice (NVIDIA, Docker): the docker run commands use the image the install block pulls */
+  function cudaSwap(text) {
+    var box = document.querySelector(".cuda[data-image]");
+    var alt = document.getElementById("cuda-129");
+    if (!box || !alt || !alt.checked) { return text; }
+    var re = new RegExp(escapeRe(box.getAttribute("data-image")) + "(?![A-Za-z0-9_.:-])", "g");
+    return text.replace(re, function () { return box.getAttribute("data-image-alt"); });
   }
   function applyEnv(root) {
     var vals = envValues();
     (root || document).querySelectorAll("code[data-subst]").forEach(function (el) {
       if (!originals.has(el)) { originals.set(el, el.textContent); }
-      el.textContent = substitute(originals.get(el), vals);
+      var text = originals.get(el);
+      if (!el.closest(".install")) { text = cudaSwap(text); }
+      el.textContent = substitute(text, vals);
     });
     (root || document).querySelectorAll("code[data-tpl]").forEach(function (el) {
       var host = vals[el.getAttribute("data-host-var")] || "localhost";
@@ -66,7 +76,19 @@
       el.textContent = substitute(el.getAttribute("data-tpl").split("{host}").join(host).split("{port}").join(port), vals);
     });
   }
+  function initCuda(root) {
+    var alt = root.querySelector("#cuda-129");
+    if (!alt) { return; }
+    if (store.get("cuda") === "12.9") { alt.checked = true; }
+    root.querySelectorAll("input[name=cuda]").forEach(function (inp) {
+      inp.addEventListener("change", function () {
+        store.set("cuda", alt.checked ? "12.9" : null);
+        applyEnv(document);
+      });
+    });
+  }
   function initEnv(root) {
+    initCuda(root);
     root.querySelectorAll("[data-env-panel]").forEach(function (d) { d.hidden = false; });
     root.querySelectorAll("input[data-env]").forEach(function (inp) {
       var saved = store.get("env:" + inp.getAttribute("data-env"));
@@ -163,11 +185,7 @@
     if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) { return; }
     ev.preventDefault();
     var key = a.getAttribute("data-key") || "";
-    if (key.indexOf("hardware:") === 0) {
-      var group = a.closest(".pills");
-      var brand = group && group.querySelector(".group-l");
-      if (brand && brand.textContent.trim() === "NVIDIA") { store.set("hw", key.slice(9)); }
-    }
+    if (key.indexOf("hardware:") === 0) { store.set("hw", key.slice(9)); }  /* any brand; only NVIDIA is restored */
     load(a.getAttribute("href"), "push", key);
   });
   window.addEventListener("popstate", function () {
@@ -215,7 +233,7 @@
     }
     var hw = store.get("hw");
     if (hw) {
-      var a = b.querySelector("a[data-key=\"hardware:" + hw + "\"]");
+      var a = b.querySelector(".pills[data-brand=\"NVIDIA\"] > a[data-key=\"hardware:" + hw + "\"]");
       if (a && !a.classList.contains("is-active")) { load(a.getAttribute("href"), "replace", null); }
     }
   }
