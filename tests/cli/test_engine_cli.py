@@ -165,3 +165,19 @@ def test_pool_nodes_below_the_pool_floor_are_refused(tmp_path: Path) -> None:
     code, out, _ = run("command", "acme/Big", "--recipes-dir", str(tmp_path), "--hardware", "h200",
                        "--strategy", "pd_cluster", "--prefill-mode", "dep", "--format", "json")
     assert code == 0 and json.loads(out)["prefill"]["nodes"] == 2
+
+
+def test_omni_recipe_without_pip_defaults_to_docker(tmp_path: Path) -> None:
+    recipe = {
+        "meta": {"title": "Tiny image", "provider": "Acme", "tasks": ["omni"]},
+        "model": {"model_id": "acme/Image", "install": {"pip": False}},
+        "variants": {"default": {"precision": "bf16"}},
+        "omni": {"tasks": ["t2i"]},
+    }
+    p = tmp_path / "models" / "acme" / "Image.yaml"
+    p.parent.mkdir(parents=True)
+    p.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    code, out, _ = run("command", "acme/Image", "--recipes-dir", str(tmp_path))
+    assert code == 0 and out.startswith("docker run")
+    code, _out, err = run("command", "acme/Image", "--recipes-dir", str(tmp_path), "--install", "pip")
+    assert code == 2 and "Valid choices: docker" in err

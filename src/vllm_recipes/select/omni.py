@@ -100,6 +100,9 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
         chosen = next((t for t in tasks if t.key == task), None)
         if chosen is None:
             raise SelectionError("task", f"Unknown task {task!r} for {recipe.hf_id}.", [t.key for t in tasks])
-    if install is not None and install not in ("pip", "docker"):
-        raise SelectionError("install", f"Unknown install method {install!r}.", ["pip", "docker"])
-    return OmniSelection(vk, hw, chosen, install or "pip")
+    from .page import install_tabs
+
+    tabs = install_tabs(r, vdata, hw)
+    if install is not None and install not in tabs:
+        raise SelectionError("install", f"{recipe.hf_id} does not offer {install!r} install on {hw}.", tabs)
+    return OmniSelection(vk, hw, chosen, install or (tabs[0] if tabs else "docker"))
