@@ -20,7 +20,7 @@ from typing import Any
 import vllm_recipes
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
 from vllm_recipes.catalog.loader import hf_id_for, resolve_recipes_dir, walk_models
-from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, parse_yaml
+from vllm_recipes.catalog.yamlsource import FrozenDict, parse_yaml
 
 from .build import ApiBuildError, ExtraRecipeKeys
 
@@ -171,42 +171,22 @@ def _sidecars(recipe_path: str, listings: dict[str, list[str]]) -> list[str]:
 
 def static_catalog(root: Path, recipes: Sequence[Recipe], all_ids: set[str]) -> Catalog:
     """A catalog with the full static data but only the recipes we are about to render."""
-    from vllm_recipes.catalog.loader import SourceFile, _load_named_dir, _pick
-    from vllm_recipes.catalog.yamlsource import load_yaml_file
+    from vllm_recipes.catalog.loader import load_static
 
-    sources: list[Any] = []
-    errors: list[YamlLoadError] = []
-    taxonomy: Any = FrozenDict()
-    platforms: Any = None
-
-    for name in ("taxonomy.yaml", "platforms.yaml"):
-        picked = _pick(root, name)
-        if picked:
-            doc = load_yaml_file(*picked)
-            sources.append(SourceFile(picked[1], doc))
-            if name == "taxonomy.yaml" and isinstance(doc.data, dict):
-                taxonomy = doc.data
-            elif name == "platforms.yaml" and isinstance(doc.data, dict):
-                platforms = doc.data
-    serving = _load_named_dir(root, "strategies", sources, errors)
-    kv = _load_named_dir(root, "kv_store", sources, errors)
-    if errors:
-        raise ApiBuildError("\n".join(str(e) for e in errors))
-    return Catalog(root=root, taxonomy=taxonomy, platforms=platforms, serving_strategies=FrozenDict(serving),
-                   kv_stores=FrozenDict(kv), recipes=tuple(recipes), sources=tuple(sources),
-                   all_ids=frozenset(all_ids))
+    static = load_static(root)
+    if static.errors:
+        raise ApiBuildError("\n".join(str(e) for e in static.errors))
+    return Catalog(root=root, taxonomy=static.taxonomy, platforms=static.platforms,
+                   serving_strategies=static.serving_strategies, kv_stores=static.kv_stores,
+                   recipes=tuple(recipes), sources=static.sources, all_ids=frozenset(all_ids))
 
 
 def parse_recipe(ri: RecipeInput) -> Recipe:
     """Parse one recipe file (raises :class:`YamlLoadError` like the loader would)."""
+    from vllm_recipes.catalog.loader import recipe_from_document
+
     raw = ri.raw if ri.raw is not None else ri.path.read_bytes()
-    doc = parse_yaml(raw, ri.rel_path)
-    if not isinstance(doc.data, dict):
-        kind = "empty" if doc.data is None else type(doc.data).__name__
-        raise YamlLoadError(ri.rel_path, 1, 1, f"a recipe must be a mapping at the top level, got {kind}")
-    if ri.hf_id is None:
-        raise YamlLoadError(ri.rel_path, 1, 1, "recipe files must live at models/<org>/<repo>.yaml")
-    return Recipe(ri.hf_id, ri.rel_path, doc)
+    return recipe_from_document(parse_yaml(raw, ri.rel_path), ri.rel_path, ri.hf_id)
 
 
 def misplaced_recipe_errors(scan: InputScan) -> list[str]:

@@ -264,38 +264,60 @@ def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
     return out
 
 
+@dataclass(frozen=True)
+class StaticData:
+    """Everything but the recipes: taxonomy, platforms, strategies, Mooncake deployments."""
+
+    taxonomy: Mapping[str, Any]
+    platforms: Mapping[str, Any] | None
+    serving_strategies: Mapping[str, Any]
+    kv_stores: Mapping[str, Any]
+    sources: tuple[SourceFile, ...]
+    errors: tuple[YamlLoadError, ...]
+
+
+def load_static(root: Path) -> StaticData:
+    """The non-recipe files of ``root``, each falling back to the bundled copy."""
+    sources: list[SourceFile] = []
+    errors: list[YamlLoadError] = []
+    docs: dict[str, Any] = {}
+    for name in ("taxonomy.yaml", "platforms.yaml"):
+        picked = _pick(root, name)
+        if picked:
+            try:
+                doc = load_yaml_file(*picked)
+            except YamlLoadError as exc:
+                errors.append(exc)
+                continue
+            sources.append(SourceFile(picked[1], doc))
+            if isinstance(doc.data, dict):
+                docs[name] = doc.data
+    serving = _load_named_dir(root, "strategies", sources, errors)
+    kv = _load_named_dir(root, "kv_store", sources, errors)
+    return StaticData(docs.get("taxonomy.yaml", FrozenDict()), docs.get("platforms.yaml"), FrozenDict(serving),
+                      FrozenDict(kv), tuple(sources), tuple(errors))
+
+
+_KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}
+
+
+def recipe_from_document(doc: YamlDocument, rel: str, hf_id: str | None) -> Recipe:
+    """A parsed recipe file as a :class:`Recipe`; raises :class:`YamlLoadError` when it cannot be one."""
+    if hf_id is None:
+        raise YamlLoadError(rel, 1, 1, "recipe files must live at models/<org>/<repo>.yaml")
+    if not isinstance(doc.data, dict):
+        kind = "an empty file" if doc.data is None else _KINDS.get(type(doc.data).__name__, type(doc.data).__name__)
+        raise YamlLoadError(rel, 1, 1, f"a recipe must be a mapping at the top level, got {kind}")
+    return Recipe(hf_id, rel, doc)
+
+
 def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
     """Load a recipes directory (``None``: ``$VLLM_RECIPES_DIR`` or the bundled catalog)."""
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
-    sources: list[SourceFile] = []
-    errors: list[YamlLoadError] = []
-
-    taxonomy: Mapping[str, Any] = FrozenDict()
-    picked = _pick(root, "taxonomy.yaml")
-    if picked:
-        try:
-            doc = load_yaml_file(*picked)
-            sources.append(SourceFile(picked[1], doc))
-            if isinstance(doc.data, dict):
-                taxonomy = doc.data
-        except YamlLoadError as exc:
-            errors.append(exc)
-
-    platforms: Mapping[str, Any] | None = None
-    picked = _pick(root, "platforms.yaml")
-    if picked:
-        try:
-            doc = load_yaml_file(*picked)
-            sources.append(SourceFile(picked[1], doc))
-            platforms = doc.data if isinstance(doc.data, dict) else None
-        except YamlLoadError as exc:
-            errors.append(exc)
-
-    serving = _load_named_dir(root, "strategies", sources, errors)
-    kv = _load_named_dir(root, "kv_store", sources, errors)
-
+    static = load_static(root)
+    errors: list[YamlLoadError] = list(static.errors)
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
     models_dir = root / "models"
@@ -303,31 +325,21 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
         rel_models = path.relative_to(models_dir).as_posix()
         hf_id = hf_id_for(rel_models)
         rel = f"models/{rel_models}"
-        if hf_id is None:
-            errors.append(YamlLoadError(rel, 1, 1, "recipe files must live at models/<org>/<repo>.yaml"))
-            continue
-        all_ids.add(hf_id)
+        if hf_id is not None:
+            all_ids.add(hf_id)
         try:
-            doc = load_yaml_file(path, rel)
+            recipes.append(recipe_from_document(load_yaml_file(path, rel), rel, hf_id))
         except YamlLoadError as exc:
             errors.append(exc)
-            continue
-        if not isinstance(doc.data, dict):
-            kind = "an empty file" if doc.data is None else \
-                {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number",
-                 "bool": "a boolean"}.get(type(doc.data).__name__, type(doc.data).__name__)
-            errors.append(YamlLoadError(rel, 1, 1, f"a recipe must be a mapping at the top level, got {kind}"))
-            continue
-        recipes.append(Recipe(hf_id, rel, doc))
 
     return Catalog(
         root=root,
-        taxonomy=taxonomy,
-        platforms=platforms,
-        serving_strategies=FrozenDict(serving),
-        kv_stores=FrozenDict(kv),
+        taxonomy=static.taxonomy,
+        platforms=static.platforms,
+        serving_strategies=static.serving_strategies,
+        kv_stores=static.kv_stores,
         recipes=tuple(recipes),
-        sources=tuple(sources),
+        sources=static.sources,
         load_errors=tuple(errors),
         all_ids=frozenset(all_ids),
     )
