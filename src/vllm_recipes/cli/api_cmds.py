@@ -8,52 +8,11 @@ text (§10.2) and exit code 1, leaving the previous API untouched.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import click
 
 from .main import cli, recipes_dir_option
-
-if TYPE_CHECKING:  # the builder is imported when the command runs, not when the CLI starts
-    from vllm_recipes.api.build import ExtraRecipeKeys
-    from vllm_recipes.catalog import Catalog, Recipe
-
-HookFactory = Callable[["Catalog"], "ExtraRecipeKeys | None"]
-
-
-def translations_hook_factory() -> HookFactory:
-    """The i18n ``translations`` key (``{lang: {path, stale}}``) for recipes that have translations.
-
-    Returns a factory ``catalog -> hook``. The i18n package is imported only when a
-    hook is actually needed (an incremental build that renders nothing never pays
-    for it). Prefers ``vllm_recipes.i18n.api_recipe_keys(catalog)`` when i18n
-    provides it, else builds the hook from its public ``translations_for`` and
-    ``translations_index_entry``; the hook is ``None`` when i18n is unavailable.
-    """
-
-    def make(catalog: Catalog) -> ExtraRecipeKeys | None:
-        try:
-            import vllm_recipes.i18n as i18n
-        except ImportError:
-            return None
-        factory = getattr(i18n, "api_recipe_keys", None)
-        if callable(factory):
-            return factory(catalog)
-        translations_for = getattr(i18n, "translations_for", None)
-        index_entry = getattr(i18n, "translations_index_entry", None)
-        if not callable(translations_for) or not callable(index_entry):
-            return None
-
-        def hook(recipe: Recipe) -> dict[str, Any] | None:
-            entry = index_entry(translations_for(catalog, recipe))
-            return {"translations": entry} if entry else None
-
-        return hook
-
-    make.__qualname__ = "translations_hook_factory.make"
-    return make
 
 
 def _warn(line: str) -> None:
@@ -82,10 +41,11 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
     """
     from vllm_recipes.api.build import ApiBuildError, build_api
     from vllm_recipes.api.incremental import build_full, build_incremental
+    from vllm_recipes.api.translations import translations_hook
     from vllm_recipes.api.writer import diff_tree
     from vllm_recipes.catalog import load_catalog
 
-    factory = None if no_translations else translations_hook_factory()
+    factory = None if no_translations else translations_hook
     try:
         if check:
             catalog = load_catalog(recipes_dir)

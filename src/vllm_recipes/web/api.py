@@ -75,12 +75,9 @@ class StaticApi:
 
 def _translation_keys(catalog: Catalog) -> Any:
     """The extra recipe keys ``build-api`` adds (translations): the very same hook, for identical bytes."""
-    try:
-        from vllm_recipes.cli.api_cmds import translations_hook_factory
-    except ImportError:
-        return None
-    factory = translations_hook_factory()
-    return factory(catalog) if factory is not None else None
+    from vllm_recipes.api.translations import translations_hook
+
+    return translations_hook(catalog)
 
 
 def etag_matches(header: str | None, tag: str) -> bool:

@@ -1,0 +1,40 @@
+"""The ``translations`` key the JSON API adds to recipes (docs/decisions.md, issue #6).
+
+``translations_hook(catalog)`` is the hook factory ``build-api`` and the live
+server both pass to the builder, so their bytes are identical. The i18n package
+(Markdown, drift checks) is imported only for recipes that have a translation
+file beside them, so builds of catalogs without translations never pay for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+
+RecipeKeys = Callable[[Recipe], dict[str, Any] | None]
+
+
+def _has_translation_file(catalog: Catalog, recipe: Recipe) -> bool:
+    path = catalog.root / recipe.rel_path
+    stem = path.name.rsplit(".", 1)[0] + "."
+    try:
+        return any(n.startswith(stem) and n.endswith(".md") for n in os.listdir(path.parent))
+    except OSError:
+        return False
+
+
+def translations_hook(catalog: Catalog) -> RecipeKeys:
+    """``recipe -> {"translations": {lang: {path, stale}}}`` (``None`` without translations)."""
+
+    def recipe_keys(recipe: Recipe) -> dict[str, Any] | None:
+        if not _has_translation_file(catalog, recipe):
+            return None
+        from vllm_recipes.i18n import translations_for, translations_index_entry
+
+        entry = translations_index_entry(translations_for(catalog, recipe))
+        return {"translations": entry} if entry else None
+
+    return recipe_keys
