@@ -1,7 +1,13 @@
-"""The ``vllm-recipes`` command group; each sub-module registers its own commands."""
+"""The ``vllm-recipes`` command group; each sub-module registers its own commands.
+
+Sub-command modules are imported only when their command runs (or for
+``--help``), so ``vllm-recipes command`` does not pay for the web server,
+validation models or the API builder at start-up.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -21,7 +27,32 @@ recipes_dir_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: command name -> module (under ``vllm_recipes.cli``) that registers it
+COMMAND_MODULES = {
+    "command": "engine_cmds",
+    "explain": "engine_cmds",
+    "validate": "inspect_cmds",
+    "list": "inspect_cmds",
+    "show": "inspect_cmds",
+    "build-api": "api_cmds",
+    "i18n": "i18n_cmds",
+    "serve": "web_cmds",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module the first time the command is needed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(f"vllm_recipes.cli.{COMMAND_MODULES[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllm-recipes")
 def cli() -> None:
     """Turn serving recipes into exact vLLM deployment commands."""
@@ -46,7 +77,4 @@ def load_or_exit(recipes_dir: str | None) -> Catalog:
 
 
 def main() -> None:
-    # Sub-command modules register themselves on import.
-    from vllm_recipes.cli import api_cmds, engine_cmds, i18n_cmds, inspect_cmds, web_cmds  # noqa: F401
-
     cli(prog_name="vllm-recipes")
