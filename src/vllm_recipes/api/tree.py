@@ -1,7 +1,7 @@
 """Which selections the JSON API renders (json-api.md §6-§8, synthesis.md §11).
 
-Pure: returns the files of one variant tree as ``{relative path: object}``;
-writing them is the builder's job.
+Pure: which renderings exist for one (recipe, variant, hardware) and what they
+hold. Laying them out as files (json-api.md §6) is ``api.build``'s job.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.defaults import (
     default_features,
-    listed_hardware,
     pick_fitting_variant,
     recommend_strategy,
-    variant_or_default,
 )
 from vllm_recipes.select.gates import (
     effective_vram_min,
@@ -189,54 +187,3 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
         if rendering is not None:
             result.alternatives.append((s, rendering))
     return result
-
-
-@dataclass
-class VariantTree:
-    """All files of one variant tree and its ``recommended_command``."""
-
-    base: str
-    files: dict[str, dict[str, Any]] = field(default_factory=dict)
-    recommended_command: dict[str, Any] | None = None
-    hardware: list[str] = field(default_factory=list)
-
-
-def render_variant_tree(catalog: Catalog, recipe: Recipe, vk: str, base: str,
-                        warn: Warn | None = None) -> VariantTree | None:
-    """§6 ``renderVariantTree``; ``None`` when the variant is missing or omni."""
-    r = recipe.data
-    variant = as_map(r.get("variants")).get(vk)
-    if not truthy(variant) or recipe.is_omni:
-        return None
-    variant = as_map(variant)
-    tree = VariantTree(base)
-    profiles = catalog.hardware_profiles
-    hw_ids = listed_hardware(profiles, variant, r)
-    default_hw = hw_ids[0]
-    built: list[tuple[str, HardwareRendering]] = []
-    for hw in hw_ids:
-        b = render_for_hardware(catalog, recipe, vk, hw, warn)
-        if b is not None:
-            built.append((hw, b))
-    if not built or built[0][0] != default_hw:
-        return tree
-    by_hw: dict[str, str] = {}
-    for hw, b in built:
-        d = f"{base}/strategies" if hw == default_hw else f"{base}/hw/{hw}/strategies"
-        links: dict[str, str] = {}
-        for s, rendering in b.alternatives:
-            tree.files[f"{d}/{s}.json"] = rendering
-            links[s] = f"/{d}/{s}.json"
-        if links:
-            b.recommended["alternatives"] = links
-        tree.files[f"{base}/hw/{hw}.json"] = b.recommended
-        by_hw[hw] = f"/{base}/hw/{hw}.json"
-        tree.hardware.append(hw)
-    rc = dict(built[0][1].recommended)
-    rc["by_hardware"] = by_hw
-    tree.recommended_command = rc
-    return tree
-
-
-def variant_for(recipe: Recipe, vk: str) -> Mapping[str, Any]:
-    return variant_or_default(recipe.data, vk)
