@@ -6,7 +6,6 @@ CLI's ``--format json`` and the live API reuse.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from vllm_recipes.jsvalues import as_map, first_truthy
@@ -34,7 +33,12 @@ def env_pairs(env: tuple[EnvValue, ...]) -> list[tuple[str, Any]]:
 
 
 def meta_for(ctx: Ctx) -> DockerMeta:
-    return docker_meta(ctx.recipe, ctx.variant, ctx.profile, ctx.hw_id)
+    """Docker image and GPU flags for the selection; one computation per (recipe, variant, hardware)."""
+    key = (ctx.recipe_file, "docker", ctx.variant_data_key, ctx.hw_id)
+    meta = ctx.catalog.memo.get(key)
+    if meta is None:
+        meta = ctx.catalog.memo[key] = docker_meta(ctx.recipe, ctx.variant, ctx.profile, ctx.hw_id)
+    return meta
 
 
 def _dock(meta: DockerMeta, cmd: str, argv: list[str], env: tuple[EnvValue, ...], port: int) -> tuple[str, list[str]]:
@@ -133,6 +137,3 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
             ]
     return out
 
-
-def strip_frontend(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if k != "frontend"}

@@ -155,11 +155,16 @@ def default_features(recipe: Mapping[str, Any], hw_id: str | None, variant_key: 
     return [f for f in as_map(recipe.get("features")) if f in forced or f not in opt_in]
 
 
+def variant_entry(recipe: Mapping[str, Any], variant_key: str) -> tuple[str, Mapping[str, Any]]:
+    """§5.0: ``(key, data)`` of the variant, else of ``default``, else ``("default", {})``."""
+    variants = as_map(recipe.get("variants"))
+    for key in (variant_key, "default"):
+        v = variants.get(key)
+        if truthy(v) and isinstance(v, dict):
+            return key, v
+    return "default", EMPTY
+
+
 def variant_or_default(recipe: Mapping[str, Any], variant_key: str) -> Mapping[str, Any]:
     """§5.0: the variant, else ``default``, else an empty one."""
-    variants = as_map(recipe.get("variants"))
-    v = variants.get(variant_key)
-    if truthy(v) and isinstance(v, Mapping):
-        return v
-    d = variants.get("default")
-    return d if truthy(d) and isinstance(d, Mapping) else EMPTY
+    return variant_entry(recipe, variant_key)[1]

@@ -23,7 +23,7 @@ from vllm_recipes.jsvalues import (
     truthy,
 )
 
-from .lookups import brand_lower, gen, keyed
+from .lookups import gen, keyed
 
 MAX_NODES = 16
 PD_POOL_MODES = ("tp", "tep", "dep")
@@ -365,6 +365,3 @@ def kv_store_offered(recipe: Mapping[str, Any], kv_id: str, profile: Mapping[str
     return (is_scalable(profile) and kv_store_brand_supported(profile)
             and get(get(recipe.get("kv_cache_strategy_hardware"), kv_id), hw_id) != "unsupported")
 
-
-def brand_of(profile: Mapping[str, Any]) -> str | None:
-    return brand_lower(profile)

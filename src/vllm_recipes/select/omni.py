@@ -10,6 +10,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, is_map
 
 from .defaults import pick_default_hardware
+from .page import SelectionError, hardware_block_reason, hardware_choices, install_tabs
 
 OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 
@@ -78,8 +79,6 @@ class OmniSelection:
 def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant: str | None, task: str | None,
                 install: str | None) -> OmniSelection:
     """Validate an omni request; raises ``SelectionError`` naming valid choices."""
-    from .page import SelectionError, hardware_block_reason, hardware_choices
-
     r = recipe.data
     variants = as_map(r.get("variants"))
     vk = variant or "default"
@@ -100,8 +99,6 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
         chosen = next((t for t in tasks if t.key == task), None)
         if chosen is None:
             raise SelectionError("task", f"Unknown task {task!r} for {recipe.hf_id}.", [t.key for t in tasks])
-    from .page import install_tabs
-
     tabs = install_tabs(r, vdata, hw)
     if install is not None and install not in tabs:
         raise SelectionError("install", f"{recipe.hf_id} does not offer {install!r} install on {hw}.", tabs)

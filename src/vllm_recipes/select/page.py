@@ -10,7 +10,7 @@ rewriting an invalid URL.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -622,6 +622,3 @@ def single_node_tp_hint(catalog: Catalog, recipe: Recipe, state: PageState) -> s
         return f"TP={tp} uses {tp} of the node's {g} GPUs."
     return None
 
-
-def with_selection(state: PageState, **changes: Any) -> PageState:
-    return replace(state, selection=replace(state.selection, **changes))

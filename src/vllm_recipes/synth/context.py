@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
-from vllm_recipes.jsvalues import EMPTY, as_map, first_present, first_truthy, get, is_map, is_number, truthy
-from vllm_recipes.select.defaults import resolve_single_node_tp
+from vllm_recipes.jsvalues import as_map, first_present, first_truthy, get, is_map, is_number, truthy
+from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
 from vllm_recipes.select.gates import (
     kv_offload_allowed_for_strategy,
     kv_offload_brand_supported,
@@ -79,13 +79,7 @@ def recipe_frontend(recipe: Mapping[str, Any]) -> str:
 
 
 def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> Ctx:
-    variants = as_map(recipe.get("variants"))
-    if truthy(variants.get(sel.variant_key)) and is_map(variants.get(sel.variant_key)):
-        variant, vkey = variants[sel.variant_key], sel.variant_key
-    elif truthy(variants.get("default")) and is_map(variants.get("default")):
-        variant, vkey = variants["default"], "default"
-    else:
-        variant, vkey = EMPTY, "default"
+    vkey, variant = variant_entry(recipe, sel.variant_key)
     strategies = catalog.strategies
     strategy = as_map(strategies.get(sel.strategy))
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))

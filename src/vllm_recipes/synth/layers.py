@@ -128,7 +128,8 @@ def layer_strategy(ctx: Ctx, call: Call) -> Contribution:
     return c
 
 
-def _pd_role(ctx: Ctx, role: str) -> Mapping[str, Any]:
+def pd_role_request(ctx: Ctx, role: str) -> Mapping[str, Any]:
+    """The user's pool request for ``role``: ``{nodes?, rank?, parallelism?}`` (a bare count -> nodes)."""
     raw = get(ctx.sel.pd_nodes, role) if is_map(ctx.sel.pd_nodes) else None
     if is_number(raw):
         return {"nodes": raw}
@@ -205,7 +206,7 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
     g = ctx.gpu_count
     role_cfg = as_map(ctx.strategy.get(role))
     so_role = as_map(get(ctx.so, role))
-    pd_role = _pd_role(ctx, role)
+    pd_role = pd_role_request(ctx, role)
     rpn = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.is_pd_multi else 0)
     pool_gpus = js_floor_div(g, 2) if rpn == 0 else rpn * g
     par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
@@ -381,7 +382,7 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
     if not (ctx.is_pd and call.role):
         return c
     g = ctx.gpu_count
-    pd_role = _pd_role(ctx, call.role)
+    pd_role = pd_role_request(ctx, call.role)
     rpn = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
     env: dict[str, Any] = {}
     if rpn >= 1:

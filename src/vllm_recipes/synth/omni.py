@@ -7,6 +7,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_map, js_str, truthy
+from vllm_recipes.select.defaults import variant_entry
 from vllm_recipes.select.lookups import gen_or_nvidia_with_key
 from vllm_recipes.select.omni import OmniTask, task_for_hardware
 
@@ -27,10 +28,7 @@ def resolve_omni(catalog: Catalog, recipe: Recipe, variant_key: str, task: OmniT
     """§10.2 ``resolveOmniCommand`` with provenance."""
     r = recipe.data
     rf = recipe.rel_path
-    variants = as_map(r.get("variants"))
-    vdata = variants.get(variant_key)
-    vkey = variant_key if truthy(vdata) and is_map(vdata) else "default"
-    variant = as_map(variants.get(vkey))
+    vkey, variant = variant_entry(r, variant_key)
     profile = as_map(catalog.hardware_profiles.get(hw_id))
     model = as_map(r.get("model"))
     ov_block = None

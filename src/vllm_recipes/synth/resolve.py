@@ -14,13 +14,14 @@ from vllm_recipes.jsvalues import (
     is_map,
     is_number,
     js_floor_div,
+    js_str,
     truthy,
 )
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
 from .context import Ctx, build_context
-from .layers import ARG_ORDER, ENV_ORDER, LAYERS, Call, Contribution
+from .layers import ARG_ORDER, ENV_ORDER, LAYERS, Call, Contribution, pd_role_request
 from .plan import (
     Arg,
     Companion,
@@ -99,7 +100,7 @@ def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
         if ctx.hw_id not in NVL4_PROFILES:
             for k in NVL4_ONLY_ENV:
                 merged.pop(k, None)
-        pd_role = _pd_role_obj(ctx, role)
+        pd_role = pd_role_request(ctx, role)
         rank = pd_role.get("rank") if truthy(pd_role.get("rank")) else 0
         par = first_truthy(pd_role.get("parallelism"), get(get(ctx.so, role), "parallelism"),
                            get(ctx.strategy.get(role), "parallelism"), "tp")
@@ -111,13 +112,6 @@ def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
                     merged[k] = EnvValue(k, repl, Source("pd-rank-rewrite", "", (), f"rank {rank} of a DEP pool"),
                                          (*ev.shadowed, (ev.value, ev.source)))
     return tuple(merged.values())
-
-
-def _pd_role_obj(ctx: Ctx, role: str) -> Mapping[str, Any]:
-    raw = get(ctx.sel.pd_nodes, role) if is_map(ctx.sel.pd_nodes) else None
-    if is_number(raw):
-        return {"nodes": raw}
-    return raw if is_map(raw) else {}
 
 
 def _companions(ctx: Ctx) -> tuple[Companion, ...]:
@@ -142,8 +136,6 @@ def _companions(ctx: Ctx) -> tuple[Companion, ...]:
 
 
 def _str(v: Any) -> str:
-    from vllm_recipes.jsvalues import js_str
-
     return v if isinstance(v, str) else js_str(v)
 
 
@@ -152,7 +144,7 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
     g = ctx.gpu_count
     so_role = as_map(get(ctx.so, role))
     role_cfg = as_map(ctx.strategy.get(role))
-    pd_role = _pd_role_obj(ctx, role)
+    pd_role = pd_role_request(ctx, role)
     nodes = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
     par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
     pool_gpus = js_floor_div(g, 2) if nodes == 0 else nodes * g
@@ -194,8 +186,6 @@ def _pd_router(ctx: Ctx, pm: dict[str, Any], dm: dict[str, Any]) -> RouterPlan:
     intra = first_present(get(get(ctx.so, "router"), "intra_node_data_parallel_size"), None)
     if intra is None:
         intra = max(first_truthy(pm["dpLocal"], 0), first_truthy(dm["dpLocal"], 0), 1)
-    from vllm_recipes.jsvalues import js_str
-
     lines = ["--vllm-pd-disaggregation"]
     lines += [f"--prefill http://$PREFILL_NODE_{i}:8001" for i in range(1, int(ep_count(pm)) + 1)]
     lines += [f"--decode http://$DECODE_NODE_{i}:8002" for i in range(1, int(ep_count(dm)) + 1)]
