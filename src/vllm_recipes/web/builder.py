@@ -166,14 +166,12 @@ class Snippet:
 
 
 @dataclass
-class BuilderView:
-    """Everything the builder template renders."""
+class CommandAreaView:
+    """What the command area renders: shared by the regular and the omni builder."""
 
     hf_id: str
     url: str
-    query: str
     rows: list[Row]
-    notices: list[str]
     card_title: str
     verified: bool
     hardware_note: dict[str, Any] | None
@@ -186,6 +184,14 @@ class BuilderView:
     default_port: int
     env_names: list[str]
     explain: list[dict[str, Any]]
+
+
+@dataclass
+class BuilderView(CommandAreaView):
+    """Everything the builder template renders."""
+
+    query: str = ""
+    notices: list[str] = field(default_factory=list)
     error: str | None = None
 
 

@@ -8,7 +8,7 @@ CLI prints it. Snippets are per task type (images, image edit, video, audio).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -26,7 +26,7 @@ from vllm_recipes.synth.omni import resolve_omni
 from .builder import (
     NVIDIA_ORDER,
     BlockView,
-    InstallView,
+    CommandAreaView,
     Pill,
     Row,
     Snippet,
@@ -71,23 +71,8 @@ DEFAULT_ENDPOINTS = {"t2i": "/v1/images/generations", "i2i": "/v1/chat/completio
                      "i2v": "/v1/videos/sync", "ti2v": "/v1/videos/sync", "t2a": "/v1/audio/generate"}
 
 
-@dataclass
-class OmniView:
-    hf_id: str
-    url: str
-    rows: list[Row]
-    card_title: str
-    verified: bool
-    hardware_note: dict[str, Any] | None
-    blocks: list[BlockView]
-    all_text: str
-    snippets: list[Snippet]
-    host_var: str
-    port_var: str
-    default_port: int
-    env_names: list[str]
-    explain: list[dict[str, Any]]
-    install: InstallView | None
+class OmniView(CommandAreaView):
+    """The omni builder: the shared command area, rows for task axes instead of strategies."""
 
 
 def _tabs(recipe: Recipe, osel: OmniSelection) -> list[str]:
