@@ -74,32 +74,52 @@ class OmniSelection:
     hw_id: str
     task: OmniTask | None
     install: str
+    #: install tabs offered on this hardware
+    install_tabs: tuple[str, ...] = ("pip", "docker")
+    #: lenient mode: what was dropped from the request, and why
+    notices: tuple[str, ...] = ()
 
 
 def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant: str | None, task: str | None,
-                install: str | None) -> OmniSelection:
-    """Validate an omni request; raises ``SelectionError`` naming valid choices."""
+                install: str | None, *, strict: bool = True) -> OmniSelection:
+    """Validate an omni request. Strict: raise ``SelectionError`` naming the valid
+    choices; lenient (the page): drop the parameter and keep a notice."""
+    notices: list[str] = []
+
+    def refuse(param: str, message: str, choices: list[str]) -> None:
+        if strict:
+            raise SelectionError(param, message, choices)
+        notices.append(message)
+
     r = recipe.data
     variants = as_map(r.get("variants"))
-    vk = variant or "default"
     if variant is not None and variant not in variants:
-        raise SelectionError("variant", f"Unknown variant {variant!r} for {recipe.hf_id}.", list(variants))
+        refuse("variant", f"Unknown variant {variant!r} for {recipe.hf_id}.", list(variants))
+        variant = None
+    vk = variant or "default"
     vdata = as_map(variants.get(vk))
     hw = hardware
     if hw is not None:
         reason = hardware_block_reason(catalog, recipe, vdata, hw)
         if reason:
-            raise SelectionError("hardware", f"Hardware {hw!r} is not available for {recipe.hf_id}: {reason}.",
-                                 hardware_choices(catalog, recipe, vdata))
-    else:
+            refuse("hardware", f"Hardware {hw!r} is not available for {recipe.hf_id}: {reason}.",
+                   hardware_choices(catalog, recipe, vdata))
+            hw = None
+    if hw is None:
         hw = pick_default_hardware(catalog.hardware_profiles, vdata, r)
     tasks = resolve_omni_tasks(r)
     chosen = tasks[0] if tasks else None
     if task is not None:
-        chosen = next((t for t in tasks if t.key == task), None)
-        if chosen is None:
-            raise SelectionError("task", f"Unknown task {task!r} for {recipe.hf_id}.", [t.key for t in tasks])
-    tabs = install_tabs(r, vdata, hw)
+        found = next((t for t in tasks if t.key == task), None)
+        if found is None:
+            refuse("task", f"Unknown task {task!r} for {recipe.hf_id}.", [t.key for t in tasks])
+        else:
+            chosen = found
+    # a recipe that disables both tabs still needs a way to run: offer both
+    tabs = install_tabs(r, vdata, hw) or ["pip", "docker"]
     if install is not None and install not in tabs:
-        raise SelectionError("install", f"{recipe.hf_id} does not offer {install!r} install on {hw}.", tabs)
-    return OmniSelection(vk, hw, chosen, install or (tabs[0] if tabs else "docker"))
+        message = f"{recipe.hf_id} does not offer a {install} install on {hw}." if install in ("pip", "docker") \
+            else f"Unknown install method {install!r}."
+        refuse("install", message, tabs)
+        install = None
+    return OmniSelection(vk, hw, chosen, install or tabs[0], tuple(tabs), tuple(notices))

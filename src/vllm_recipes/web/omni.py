@@ -8,7 +8,6 @@ CLI prints it. Snippets are per task type (images, image edit, video, audio).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -20,7 +19,7 @@ from vllm_recipes.render.shell import render_invocation
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
 from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
-from vllm_recipes.select.page import SelectionError, hardware_block_reason, install_tabs
+from vllm_recipes.select.page import hardware_block_reason
 from vllm_recipes.synth.omni import resolve_omni
 
 from .builder import (
@@ -75,34 +74,10 @@ class OmniView(CommandAreaView):
     """The omni builder: the shared command area, rows for task axes instead of strategies."""
 
 
-def _tabs(recipe: Recipe, osel: OmniSelection) -> list[str]:
-    """Install tabs on the selected hardware (ext §2.5); both when the recipe disables both."""
-    return install_tabs(recipe.data, variant_or_default(recipe.data, osel.variant_key), osel.hw_id) or ["pip", "docker"]
-
-
 def _select(catalog: Catalog, recipe: Recipe, vals: dict[str, str]) -> tuple[OmniSelection, list[str]]:
-    notices: list[str] = []
-    vals = dict(vals)
-    install = vals.pop("install", None)
-    osel = None
-    for _ in range(len(OMNI_PARAMS) + 1):
-        try:
-            osel = select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"), None)
-            break
-        except SelectionError as exc:
-            notices.append(exc.message)
-            if exc.param not in vals:
-                vals = {}
-            else:
-                vals.pop(exc.param)
-    if osel is None:
-        osel = select_omni(catalog, recipe, None, None, None, None)
-    tabs = _tabs(recipe, osel)
-    if install is not None and install not in tabs:
-        notices.append(f"{recipe.hf_id} does not offer a {install} install on {osel.hw_id}." if install in (
-            "pip", "docker") else f"Unknown install method {install!r}.")
-        install = None
-    return replace(osel, install=install or tabs[0]), notices
+    osel = select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"),
+                       vals.get("install"), strict=False)
+    return osel, list(osel.notices)
 
 
 def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dict[str, str]:
@@ -115,7 +90,7 @@ def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dic
     tasks = resolve_omni_tasks(recipe.data)
     if osel.task is not None and tasks and osel.task.key != tasks[0].key:
         q["task"] = str(osel.task.key)
-    if osel.install != _tabs(recipe, osel)[0]:
+    if osel.install != osel.install_tabs[0]:
         q["install"] = osel.install
     return q
 
@@ -227,7 +202,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
 
     r = recipe.data
     omni = as_map(r.get("omni"))
-    tabs = _tabs(recipe, osel)
+    tabs = list(osel.install_tabs)
     rows: list[Row] = []
     rows.append(Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
                                                 active=osel.install == t, key=t) for t in tabs]))
