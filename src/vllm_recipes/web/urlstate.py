@@ -10,7 +10,7 @@ site rewriting its URL) and ``/api/resolve`` (strict: a 400 naming the choices).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -219,37 +219,12 @@ def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[st
     return full if _same(trial, st) else q
 
 
-_FIELDS = {
-    "hardware": ("hardware",), "variant": ("variant",), "strategy": ("strategy",), "nodes": ("nodes",),
-    "features": ("features",), "feature": ("features",), "no-feature": ("features",), "fmode": ("fmode",),
-    "advanced": ("advanced",), "kv_offload": ("kv_offload", "kv_instances", "kv_instance"),
-    "kv_instances": ("kv_instances", "kv_instance"), "kv_instance": ("kv_instance",),
-    "prefill_nodes": ("prefill_nodes", "prefill_rank"), "decode_nodes": ("decode_nodes", "decode_rank"),
-    "prefill_mode": ("prefill_mode",), "decode_mode": ("decode_mode",), "prefill_rank": ("prefill_rank",),
-    "decode_rank": ("decode_rank",), "frontend": ("frontend",), "install": ("install",),
-    "router": ("pd_router",), "task": ("task",),
-}
-_DEFAULTS = PageRequest()
-
-
 def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
     """The page's state for any query: unusable values are dropped, with a notice each.
 
-    ``build_state`` refuses a few things even when lenient (out-of-range numbers);
-    such a parameter is dropped and the state rebuilt, so a URL can never fail.
-    Omni recipes still raise :class:`SelectionError` (they have no builder state).
+    Lenient ``build_state`` never refuses a builder request; omni recipes still raise
+    :class:`SelectionError` (they have no builder state).
     """
     parsed = parse_params(items, strict=False)
-    notices = [m for _, m in parsed.problems]
-    req = parsed.request
-    for _ in range(len(_FIELDS) + 2):
-        try:
-            st = build_state(catalog, recipe, req, strict=False)
-            return st, notices + list(st.notices)
-        except SelectionError as exc:
-            fields = _FIELDS.get(exc.param)
-            if fields is None or exc.param == "model":
-                raise
-            notices.append(exc.message)
-            req = replace(req, **{f: getattr(_DEFAULTS, f) for f in fields})
-    raise SelectionError("query", "The query could not be turned into a selection.")
+    st = build_state(catalog, recipe, parsed.request, strict=False)
+    return st, [m for _, m in parsed.problems] + list(st.notices)
