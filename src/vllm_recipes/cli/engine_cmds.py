@@ -9,12 +9,10 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.render.deployment import deployment_blocks, deployment_text, export_lines
-from vllm_recipes.render.docker import docker_meta, docker_run_text
-from vllm_recipes.render.explain import explain_env, explain_invocation, explain_plan, sections_json
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+from vllm_recipes.render.explain import explain_plan, sections_json
+from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.render.shell import render_invocation
-from vllm_recipes.select.defaults import variant_or_default
 from vllm_recipes.select.omni import OmniSelection, select_omni
 from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
 from vllm_recipes.synth.omni import OmniPlan, resolve_omni
@@ -123,20 +121,11 @@ def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -
 
 
 def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan, fmt: str) -> None:
-    text, argv, _fin = render_invocation(plan.serve)
-    variant = variant_or_default(recipe.data, osel.variant_key)
-    meta = docker_meta(recipe.data, variant, catalog.hardware_profiles.get(osel.hw_id) or {}, osel.hw_id)
-    env = [(e.key, e.value) for e in plan.env]
-    docker = docker_run_text(text, env, meta)
+    rendered = render_omni(catalog, recipe, osel, plan)
     if fmt == "json":
-        obj = {"hardware": osel.hw_id, "variant": osel.variant_key, "task": osel.task.key if osel.task else None,
-               "command": text, "argv": argv, "env": dict(env), "modelId": plan.model_id,
-               "docker_image": meta.image, "docker_command": docker}
-        click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
-    elif osel.install == "docker":
-        click.echo(docker)
+        click.echo(json.dumps(omni_rendering_object(osel, plan, rendered), indent=2, ensure_ascii=False))
     else:
-        click.echo("\n".join([*export_lines(plan.env), text]))
+        click.echo(rendered.shown)
 
 
 @cli.command("command")
@@ -168,7 +157,7 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
         _osel, oplan = resolve_omni_request(catalog, recipe, kw)
-        sections = [("vLLM (omni)", explain_invocation(catalog, oplan.serve) + explain_env(catalog, oplan.env))]
+        sections = explain_omni(catalog, oplan)
     else:
         state = resolve_request(catalog, recipe, kw)
         _ctx, plan = resolve(catalog, recipe, state.selection)

@@ -14,11 +14,9 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks
-from vllm_recipes.render.docker import docker_run_text
-from vllm_recipes.render.explain import explain_env, explain_invocation, explain_json
+from vllm_recipes.render.explain import explain_json, sections_json
+from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.render.shell import render_invocation
-from vllm_recipes.select.defaults import variant_or_default
 from vllm_recipes.select.page import PageState, SelectionError, build_state
 from vllm_recipes.synth.context import recipe_frontend
 from vllm_recipes.synth.resolve import resolve
@@ -155,8 +153,6 @@ def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str,
 
 
 def omni_payload(catalog: Catalog, recipe: Recipe, items: list[tuple[str, str]]) -> dict[str, Any]:
-    from vllm_recipes.render.deployment import export_lines
-    from vllm_recipes.render.docker import docker_meta
     from vllm_recipes.select.omni import select_omni
     from vllm_recipes.synth.omni import resolve_omni
 
@@ -170,20 +166,11 @@ def omni_payload(catalog: Catalog, recipe: Recipe, items: list[tuple[str, str]])
     osel = select_omni(catalog, recipe, vals.get("hardware") or None, vals.get("variant") or None,
                        vals.get("task") or None, vals.get("install") or None)
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
-    text, argv, _ = render_invocation(plan.serve)
-    variant = variant_or_default(recipe.data, osel.variant_key)
-    meta = docker_meta(recipe.data, variant, catalog.hardware_profiles.get(osel.hw_id) or {}, osel.hw_id)
-    env = [(e.key, e.value) for e in plan.env]
-    docker = docker_run_text(text, env, meta)
-    shown = docker if osel.install == "docker" else "\n".join([*export_lines(plan.env), text])
-    rows = explain_invocation(catalog, plan.serve) + explain_env(catalog, plan.env)
+    rendered = render_omni(catalog, recipe, osel, plan)
+    shown = rendered.shown
     return {
-        "rendering": {"hardware": osel.hw_id, "variant": osel.variant_key,
-                      "task": osel.task.key if osel.task else None, "command": text, "argv": argv,
-                      "env": dict(env), "modelId": plan.model_id, "docker_image": meta.image,
-                      "docker_command": docker},
-        "explain": [{"process": "vLLM (omni)", "entries": [
-            {"kind": r.kind, "name": r.name, "value": r.value, **r.source, "shadowed": r.shadowed} for r in rows]}],
+        "rendering": omni_rendering_object(osel, plan, rendered),
+        "explain": sections_json(explain_omni(catalog, plan)),
         "selection": {"model": recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
                       "task": osel.task.key if osel.task else None, "install": osel.install},
         "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": shown}],

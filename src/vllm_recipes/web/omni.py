@@ -12,10 +12,8 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
-from vllm_recipes.render.deployment import export_lines
-from vllm_recipes.render.docker import docker_meta, docker_run_text
-from vllm_recipes.render.explain import explain_env, explain_invocation
-from vllm_recipes.render.shell import render_invocation
+from vllm_recipes.render.explain import sections_json
+from vllm_recipes.render.omni import explain_omni, render_omni
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
 from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
@@ -257,11 +255,8 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
                         notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else []))
 
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
-    text, _argv, _ = render_invocation(plan.serve)
-    meta = docker_meta(r, variant, profile, osel.hw_id)
-    env = [(e.key, e.value) for e in plan.env]
-    shown = docker_run_text(text, env, meta) if osel.install == "docker" else "\n".join(
-        [*export_lines(plan.env), text])
+    rendered = render_omni(catalog, recipe, osel, plan)
+    meta, shown = rendered.meta, rendered.shown
     port = int(omni["port"]) if isinstance(omni.get("port"), int) else 8000
     snippets = []
     task_id = osel.task.id if osel.task else "t2i"
@@ -276,9 +271,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
-    rows_explain = explain_invocation(catalog, plan.serve) + explain_env(catalog, plan.env)
-    explain = [{"process": "vLLM (omni)", "entries": [
-        {"kind": x.kind, "name": x.name, "value": x.value, **x.source, "shadowed": x.shadowed} for x in rows_explain]}]
+    explain = sections_json(explain_omni(catalog, plan))
     view = OmniView(
         hf_id=recipe.hf_id, url=_url(recipe, params, extra), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
