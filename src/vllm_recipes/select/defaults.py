@@ -11,8 +11,8 @@ from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, truthy
 from .gates import (
     constraint,
     effective_vram_min,
-    is_declared,
     is_hardware_supported,
+    is_listed,
     is_precision_compatible,
     is_variant_hardware_supported,
     matches_constraint,
@@ -75,13 +75,17 @@ def list_compatible_hardware(profiles: Mapping[str, Any], variant: Mapping[str, 
     ]
 
 
+def selectable_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
+                        recipe: Mapping[str, Any]) -> list[str]:
+    """Compatible hardware minus undeclared restricted profiles, in taxonomy order (§3.4, §4.2)."""
+    return [hw for hw in list_compatible_hardware(profiles, variant, recipe)
+            if is_listed(recipe, hw, as_map(profiles[hw]))]
+
+
 def listed_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any], recipe: Mapping[str, Any]) -> list[str]:
-    """JSON API hardware list: compatible, minus undeclared restricted, default first (§11.2)."""
-    default = pick_default_hardware(profiles, variant, recipe)
-    rest = [hw for hw in list_compatible_hardware(profiles, variant, recipe)
-            if not truthy(as_map(profiles[hw]).get("restricted")) or is_declared(recipe, hw)]
-    out = [default]
-    for hw in rest:
+    """JSON API hardware list: the selectable hardware with the default first (§11.2)."""
+    out = [pick_default_hardware(profiles, variant, recipe)]
+    for hw in selectable_hardware(profiles, variant, recipe):
         if hw not in out:
             out.append(hw)
     return out

@@ -18,11 +18,11 @@ from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truth
 
 from .defaults import (
     default_features,
-    list_compatible_hardware,
     pick_default_hardware,
     pick_fitting_variant,
     recommend_strategy,
     resolve_single_node_tp,
+    selectable_hardware,
 )
 from .gates import (
     MAX_NODES,
@@ -151,9 +151,7 @@ def _profile(catalog: Catalog, hw: str) -> Mapping[str, Any]:
 
 def hardware_choices(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any]) -> list[str]:
     """Hardware a user may pick for this variant (compatible and listed)."""
-    r = recipe.data
-    return [hw for hw in list_compatible_hardware(catalog.hardware_profiles, variant, r)
-            if is_listed(r, hw, _profile(catalog, hw))]
+    return selectable_hardware(catalog.hardware_profiles, variant, recipe.data)
 
 
 def hardware_block_reason(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str) -> str | None:
