@@ -63,6 +63,19 @@ SUMMARY_TAIL = (
 PARALLEL_MIN_RECIPES = 12
 
 
+def add_parent_dirs(path: str, dirs: set[str]) -> None:
+    """Add every directory ``path`` needs to ``dirs`` (stops at the first one already known)."""
+    d = path
+    while True:
+        i = d.rfind("/")
+        if i <= 0:
+            return
+        d = d[:i]
+        if d in dirs:
+            return
+        dirs.add(d)
+
+
 class ApiBuildError(Exception):
     """The build cannot produce an API (the CLI prints ``message`` and exits 1)."""
 
@@ -544,15 +557,7 @@ class _Tree:
 
     def write(self, path: str, data: bytes | None) -> None:
         self.files[path] = data
-        d = path
-        while True:
-            i = d.rfind("/")
-            if i <= 0:
-                break
-            d = d[:i]
-            if d in self._dirs:
-                break
-            self._dirs.add(d)
+        add_parent_dirs(path, self._dirs)
 
     def rmtree(self, base: str) -> None:
         if base in self._dirs:

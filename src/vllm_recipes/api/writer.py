@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .build import add_parent_dirs
+
 #: Kept inside the API root so it is swapped together with the tree it describes.
 CACHE_NAME = ".build-cache.json"
 
@@ -35,15 +37,7 @@ def _parent_dirs(paths: Iterable[str]) -> list[str]:
     """Every directory the paths need, parents before children."""
     dirs: set[str] = set()
     for p in paths:
-        d = p
-        while True:
-            i = d.rfind("/")
-            if i <= 0:
-                break
-            d = d[:i]
-            if d in dirs:
-                break
-            dirs.add(d)
+        add_parent_dirs(p, dirs)
     return sorted(dirs, key=lambda d: d.count("/"))
 
 
