@@ -1,6 +1,6 @@
 """The JSON API of the bundled catalog: golden files, plus the seed-era parts derived by hand.
 
-Every file under ``shared/seeds/expected/`` (reference output, json-api.md §2
+Every file under ``tests/golden/expected/`` (reference output, json-api.md §2
 layout) must equal our build after both sides lose the keys the reference does
 not write or that are ours to word (expected/README.md): ``frontend``,
 ``strategy_spec``, ``hardware_profile``, the Mooncake prose fields, and our
@@ -21,10 +21,9 @@ from vllm_recipes.api.build import ApiBuild, build_api, summary_text
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.render.install import PIP_DEFAULT
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-EXPECTED = SHARED / "seeds" / "expected"
-needs_expected = pytest.mark.skipif(
-    not EXPECTED.is_dir(), reason=f"golden files not available: {EXPECTED} (shared/ next to the checkout)")
+#: The project's own golden files (tests/golden/expected, README inside).
+EXPECTED = Path(__file__).resolve().parents[1] / "golden" / "expected"
+assert EXPECTED.is_dir(), f"golden files missing: {EXPECTED}"
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
@@ -61,7 +60,6 @@ def _expected_files() -> list[str]:
     return sorted(p.relative_to(EXPECTED).as_posix() for p in EXPECTED.rglob("*.json"))
 
 
-@needs_expected
 def test_every_golden_file_matches(api: ApiBuild) -> None:
     files = _expected_files()
     assert len(files) == 411
@@ -77,7 +75,6 @@ def test_every_golden_file_matches(api: ApiBuild) -> None:
     assert mismatched == []
 
 
-@needs_expected
 def test_tree_files_are_the_golden_ones_plus_the_gb300_station(api: ApiBuild) -> None:
     trees = {p for p in api.files if p.count("/") >= 3}
     assert trees == set(_expected_files()) | {f"{V41}/hw/dgx_station_gb300.json"}
@@ -165,7 +162,6 @@ def test_parent_and_promoted_files(api: ApiBuild) -> None:
     assert index[2]["derived_from"] == V4 and index[2]["url"] == f"/{V4}"
 
 
-@needs_expected
 def test_console_summary(api: ApiBuild, bundled: Catalog) -> None:
     # counts from the golden layout: default-hw alternatives and per-hw files of the two parents
     alts = sum(len(list((EXPECTED / p / "strategies").glob("*.json"))) for p in (V4, V41))

@@ -1,8 +1,8 @@
 """Facts carried by the bundled catalog data (src/vllm_recipes/data).
 
 Loads the YAML with plain PyYAML (the engine's loader builds on the same
-SafeLoader) and checks the values the spec fixes exactly. Where the shared
-golden renderings are available, the Mooncake data is compared with them.
+SafeLoader) and checks the values the spec fixes exactly. The Mooncake data is
+also compared with the golden renderings in tests/golden/expected.
 """
 
 from __future__ import annotations
@@ -17,21 +17,9 @@ import yaml
 DATA = Path(__file__).resolve().parents[2] / "src" / "vllm_recipes" / "data"
 
 
-def _shared_dir() -> Path | None:
-    """``shared/`` sits beside the checkout (locally and in CI)."""
-    candidates = []
-    if os.environ.get("VLLM_RECIPES_SHARED"):
-        candidates.append(Path(os.environ["VLLM_RECIPES_SHARED"]))
-    candidates.append(Path(__file__).resolve().parents[3] / "shared")
-    candidates.append(Path("/work/shared"))
-    for c in candidates:
-        if (c / "seeds" / "expected").is_dir():
-            return c
-    return None
-
-
-SHARED = _shared_dir()
-needs_shared = pytest.mark.skipif(SHARED is None, reason="shared/seeds/expected not available")
+#: The golden renderings shipped with the tests (tests/golden/expected).
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "expected"
+assert GOLDEN.is_dir(), f"golden files missing: {GOLDEN}"
 
 
 def load(rel: str):
@@ -360,12 +348,10 @@ def test_kv_store_differences(strategies):
 # --- golden renderings ---------------------------------------------------------
 
 def _expected(rel: str):
-    assert SHARED is not None
-    path = SHARED / "seeds" / "expected" / "deepseek-ai" / "DeepSeek-V4.1-Flash" / "strategies" / rel
+    path = GOLDEN / "deepseek-ai" / "DeepSeek-V4.1-Flash" / "strategies" / rel
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@needs_shared
 def test_centralized_mooncake_matches_golden(strategies):
     exp = _expected("kv_store_centralized_mooncake.json")
     s = strategies["kv_store_centralized_mooncake"]
@@ -382,7 +368,6 @@ def test_centralized_mooncake_matches_golden(strategies):
         assert exp["env"][key] == value and type(exp["env"][key]) is type(value)
 
 
-@needs_shared
 def test_distributed_mooncake_matches_golden(strategies):
     exp = _expected("kv_store_distributed_mooncake.json")
     s = strategies["kv_store_distributed_mooncake"]
@@ -392,7 +377,6 @@ def test_distributed_mooncake_matches_golden(strategies):
     assert s["vllm"]["install"]["nvidia"] == exp["vllm_install"]
 
 
-@needs_shared
 def test_pd_cluster_matches_golden(strategies):
     exp = _expected("pd_cluster.json")
     pd = strategies["pd_cluster"]

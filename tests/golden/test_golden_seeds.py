@@ -1,6 +1,6 @@
 """Golden renderings of the bundled seed recipes, plus the seed-era behaviour the goldens cannot show.
 
-Part 1 compares every file under ``shared/seeds/expected/`` (json-api.md §2 layout,
+Part 1 compares every file under ``tests/golden/expected/`` (json-api.md §2 layout,
 produced by the reference implementation) with our own variant trees: the parent
 recipe under its hf_id and every promoted variant under its model_id (json-api §5.5).
 Before comparing, both sides lose the keys the expected set does not carry or that
@@ -33,11 +33,10 @@ from vllm_recipes.select.page import PageRequest, build_state, install_tabs
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-EXPECTED = SHARED / "seeds" / "expected"
+#: The project's own golden files (reference renderings of the seed recipes; README inside).
+EXPECTED = Path(__file__).resolve().parent / "expected"
 HAVE_EXPECTED = EXPECTED.is_dir()
-needs_expected = pytest.mark.skipif(
-    not HAVE_EXPECTED, reason=f"golden files not available: {EXPECTED} (the shared/ sibling of the checkout)")
+assert HAVE_EXPECTED, f"golden files missing: {EXPECTED}"
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
@@ -95,7 +94,6 @@ def _expected_files() -> list[str]:
 EXPECTED_FILES = _expected_files()
 
 
-@needs_expected
 @pytest.mark.parametrize("rel", EXPECTED_FILES or ["<none>"], ids=lambda r: r.removesuffix(".json"))
 def test_golden_file(rendered, rel: str) -> None:
     files, _ = rendered
@@ -105,7 +103,6 @@ def test_golden_file(rendered, rel: str) -> None:
     assert got == want
 
 
-@needs_expected
 def test_golden_set_is_complete(rendered) -> None:
     files, warnings = rendered
     assert len(EXPECTED_FILES) == 411
