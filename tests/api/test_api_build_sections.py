@@ -91,18 +91,19 @@ def test_promotion_and_collisions(tmp_path: Path) -> None:
     ]
 
 
-def test_single_collision_and_model_id_appended(tmp_path: Path) -> None:
+def test_single_collision_and_model_id_replaced(tmp_path: Path) -> None:
     base = recipe("acme/Base", variants={
         "default": {"precision": "bf16", "vram_minimum_gb": 40},
         "clash": {"precision": "bf16", "vram_minimum_gb": 40, "model_id": "acme/Other"},
         "awq": {"precision": "int4", "vram_minimum_gb": 20, "model_id": "zed/Base-AWQ"},
     })
-    del base["model"]["model_id"]
     root = write_dir(tmp_path / "c", {"acme/Base.yaml": base, "acme/Other.yaml": recipe("acme/Other")})
     api, _ = build(root)
     assert api.summary.splitlines()[0].endswith("2 platforms (1 variant collision skipped)")
     p = obj(api, "zed/Base-AWQ.json")
-    assert list(p["model"]) == ["min_vllm_version", "base_args", "base_env", "install", "model_id"]
+    # (a recipe without model.model_id fails validation and is skipped: decisions-hardening.md)
+    assert list(p["model"]) == ["model_id", "min_vllm_version", "base_args", "base_env", "install"]
+    assert p["model"]["model_id"] == "zed/Base-AWQ"
 
 
 def test_two_variants_sharing_a_model_id(tmp_path: Path) -> None:
@@ -250,7 +251,7 @@ def test_gpu_floors(tmp_path: Path) -> None:
 
 def test_install_synthesis_and_deletions(tmp_path: Path) -> None:
     nightly = recipe("acme/Night", dependencies=["pip install foo"], default_strategy="single_node_tp",
-                     zzz_unknown={"kept": True}, kv_offload_support=["cpu"])
+                     zzz_unknown={"kept": True}, kv_offload_support={"simple": "verified"})
     nightly["model"].update(min_vllm_version="0.30.0", nightly_required=True)
     tagged = recipe("acme/Tagged", dependencies=[])
     tagged["model"].update(docker_image={"cu129": "img:cu129", "cu130": "img:cu130"},
@@ -271,10 +272,9 @@ def test_install_synthesis_and_deletions(tmp_path: Path) -> None:
     tag = obj(api, "acme/Tagged.json")
     assert tag["model"]["install"] == {"docker": {"command": "docker pull img:cu130", "note": "from the tag"}}
     assert "dependencies" not in tag
-    b = obj(api, "acme/Bare.json")
-    assert list(b)[-1] == "model"
-    assert b["model"] == {"install": {"pip": {"command": PIP_DEFAULT},
-                                      "docker": {"command": "docker pull vllm/vllm-openai:latest"}}}
+    # a recipe without its required model block fails validation: skipped, with the reason
+    assert "acme/Bare.json" not in api.files
+    assert any("skipping models/acme/Bare.yaml" in w for w in api.warnings)
 
 
 # --- §1.3 dates, §1.4/§1.5 walk order and hf_id, §9 models.json -----------------------------------

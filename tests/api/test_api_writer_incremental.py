@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from vllm_recipes.api import disk as disk_mod
 from vllm_recipes.api.build import FeatureModeError
 from vllm_recipes.api.incremental import build_full, build_incremental, load_cache
-from vllm_recipes.api.writer import CACHE_NAME, diff_tree, list_tree, write_api_atomic
+from vllm_recipes.api.writer import cache_path, diff_tree, list_tree, write_api_atomic
 from vllm_recipes.cli import api_cmds  # noqa: F401  (registers build-api)
 from vllm_recipes.cli.main import cli
 
@@ -59,7 +59,7 @@ def test_full_build_on_disk_equals_the_in_memory_build(tmp_path: Path, jobs: int
     api, warnings = build(root)
     assert res.summary == api.summary and lines == warnings
     assert _snapshot(out) == api.files
-    assert (out / CACHE_NAME).is_file()
+    assert cache_path(out).is_file() and not (out / ".build-cache.json").exists()
     assert _leftovers(out.parent) == []  # no temp siblings left
 
 

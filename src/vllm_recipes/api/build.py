@@ -29,6 +29,7 @@ import orjson
 
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
+from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
 from vllm_recipes.jsvalues import as_map, get, js_str, truthy
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
@@ -180,6 +181,8 @@ class RecipeOutput:
     bases: list[str] = field(default_factory=list)
     #: every promotion candidate model id (whether it collides depends on ALL_IDS)
     mids: list[str] = field(default_factory=list)
+    #: left out for its validation errors (``warnings`` says which): no files, not counted
+    skipped: bool = False
 
     def to_cache(self) -> dict[str, Any]:
         """JSON-able form without file bytes (the incremental cache)."""
@@ -188,7 +191,7 @@ class RecipeOutput:
             "ops": encode_ops(self.ops), "entries": self.entries,
             "counts": [int(self.has_recommended), self.alternatives, self.per_hardware,
                        self.promoted, self.collisions],
-            "warnings": self.warnings, "bases": self.bases, "mids": self.mids,
+            "warnings": self.warnings, "bases": self.bases, "mids": self.mids, "skipped": self.skipped,
         }
 
     @classmethod
@@ -197,7 +200,7 @@ class RecipeOutput:
         return cls(rel_path=d["rel_path"], hf_id=d["hf_id"], ops=decode_ops(d["ops"]),
                    entries=list(d["entries"]), has_recommended=bool(c[0]), alternatives=c[1],
                    per_hardware=c[2], promoted=c[3], collisions=c[4], warnings=list(d["warnings"]),
-                   bases=list(d["bases"]), mids=list(d["mids"]))
+                   bases=list(d["bases"]), mids=list(d["mids"]), skipped=bool(d.get("skipped")))
 
 
 def encode_ops(ops: Iterable[Op]) -> list[str]:
@@ -480,7 +483,15 @@ class _RecipeBuilder:
 
 def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecipeKeys | None = None,
                  *, static_safe: bool | None = None) -> RecipeOutput:
-    """Everything one recipe contributes to the API (json-api.md §5-§9)."""
+    """Everything one recipe contributes to the API (json-api.md §5-§9).
+
+    A recipe with validation errors contributes nothing but the lines saying why
+    (feature-mode errors are §10.2's job: :func:`check_feature_modes` aborts on them).
+    """
+    errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
+    if errors:
+        return RecipeOutput(recipe.rel_path, recipe.hf_id, warnings=skip_lines(recipe.rel_path, errors),
+                            skipped=True)
     if static_safe is None:
         static_safe = catalog_orjson_safe(catalog)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys, static_safe).build()
@@ -605,7 +616,8 @@ def summary_text(c: BuildCounts) -> str:
 def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: int,
                   platforms: int) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
-    c = BuildCounts(models=len(outputs), strategies=strategies, kv_stores=kv_stores, platforms=platforms)
+    c = BuildCounts(models=sum(not res.skipped for res in outputs), strategies=strategies, kv_stores=kv_stores,
+                    platforms=platforms)
     for res in outputs:
         c.with_recommended += res.has_recommended
         c.alternatives += res.alternatives
@@ -620,6 +632,11 @@ def check_loadable(catalog: Catalog) -> None:
     if catalog.load_errors:
         raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
                             + "\n".join(f"  {e}" for e in catalog.load_errors))
+
+
+def refused_lines(catalog: Catalog) -> list[str]:
+    """stderr lines for files the loader refused (links out of the recipes directory)."""
+    return [f"  ✗ skipping {e}" for e in catalog.refused]
 
 
 def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[str, bytes | None], ApiLayout]:
@@ -670,6 +687,11 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
     """
     if strict:
         check_loadable(catalog)
+    catalog, static_errors = usable_static(catalog)
+    notes = [*refused_lines(catalog), *(f"  ✗ skipping {f.format()}" for f in static_errors)]
+    if warn is not None:
+        for line in notes:
+            warn(line)
     recipes = list(catalog.recipes)
     # §5.1: validation aborts at the first bad recipe; the ones before it still render (and warn)
     bad: FeatureModeError | None = None
@@ -680,7 +702,7 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
             bad, recipes = exc, recipes[:i]
             break
     outputs: list[RecipeOutput] = []
-    warnings: list[str] = []
+    warnings: list[str] = notes
     with gc_paused():
         for res in iter_recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
             outputs.append(res)

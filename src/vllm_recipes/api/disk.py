@@ -47,8 +47,16 @@ from .build import (
     static_files,
     summary_text,
 )
-from .inputs import HookFactory, InputScan, RecipeInput, misplaced_recipe_errors, parse_recipe, static_catalog
-from .writer import write_files
+from .inputs import (
+    HookFactory,
+    InputScan,
+    RecipeInput,
+    misplaced_recipe_errors,
+    parse_recipe,
+    skipped_static_lines,
+    static_catalog,
+)
+from .writer import check_paths, write_files
 
 
 @dataclass
@@ -68,6 +76,7 @@ class DirectoryBuild:
 
 
 def _write_into(dest: str, files: dict[str, bytes | None], made: set[str]) -> None:
+    check_paths(files)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     for path, data in files.items():
         assert data is not None
@@ -113,7 +122,7 @@ def _work(i: int) -> tuple[str, Any]:
 
 def _claims(res: RecipeOutput) -> set[str]:
     """The paths a recipe's files live under (or next to, for ``<id>.json``)."""
-    return {*res.bases, res.hf_id}
+    return set() if res.skipped else {*res.bases, res.hf_id}
 
 
 def contested_recipes(outputs: Sequence[RecipeOutput]) -> set[int]:
@@ -157,6 +166,7 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
         raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
                             + "\n".join(f"  {e}" for e in misplaced))
     catalog = static_catalog(scan.root, (), scan.all_ids)
+    notes = skipped_static_lines(scan, catalog)
     hook = hook_factory(catalog) if hook_factory is not None else None
     safe = catalog_orjson_safe(catalog)
     inputs = scan.recipes
@@ -185,7 +195,7 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
         raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
                             + "\n".join(f"  {e}" for e in load_errors))
     outputs: list[RecipeOutput] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(notes)
     for kind, value in results:
         if kind == "invalid":
             for w in warnings:

@@ -1,6 +1,6 @@
 """Incremental JSON API builds: re-render only the recipes whose inputs changed.
 
-``OUT/.build-cache.json`` records the content hash of every input file (recipes,
+``.OUT.cache.json`` (beside ``OUT``, see :func:`~vllm_recipes.api.writer.cache_path`) records the content hash of every input file (recipes,
 taxonomy, platforms, strategies, kv stores, quickstart, extra inputs), a
 fingerprint of this package's code, and for every recipe what it contributed:
 its output operations (paths, no bytes), models.json entries, counts, warnings,
@@ -32,13 +32,15 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import orjson
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from vllm_recipes.catalog import Recipe
-from vllm_recipes.catalog.loader import resolve_recipes_dir
+from vllm_recipes.catalog.loader import refusal, resolve_recipes_dir
 from vllm_recipes.catalog.yamlsource import YamlLoadError
+from vllm_recipes.jsvalues import js_str
 
 from .build import (
     ApiLayout,
@@ -68,20 +70,23 @@ from .inputs import (
     static_snapshot,
 )
 from .writer import (
-    CACHE_NAME,
     build_lock,
+    cache_path,
     check_replaceable,
     commit_in_place,
     discard_trees,
+    drop_cache,
     new_build_dir,
     resolve_out,
     stale_siblings,
     swap_into_place,
+    unsafe_paths,
+    write_cache,
 )
 
 
 def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput | Mapping[str, Any]], layout: ApiLayout,
-                counts: BuildCounts, snapshot: Any = None) -> bytes:
+                counts: BuildCounts, snapshot: Any = None, static_notes: Sequence[str] = ()) -> bytes:
     """The cache describing a build of ``scan`` (``recipes``: outputs, or entries of the previous cache)."""
     hashes = {r.rel_path: r.hash for r in scan.recipes}
     entries = []
@@ -98,19 +103,79 @@ def cache_bytes(scan: InputScan, recipes: Sequence[RecipeOutput | Mapping[str, A
         "layout": [layout.before, layout.after],
         "static_counts": [counts.strategies, counts.kv_stores, counts.platforms],
         "static_data": snapshot,
+        "static_notes": list(static_notes),
         "recipes": entries,
     })
 
 
-def load_cache(out: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The cache of the API at ``out``, or None when missing, unreadable or of another version."""
+class _CacheEntry(BaseModel):
+    """One recipe's line of the cache (what :meth:`RecipeOutput.to_cache` writes)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    rel_path: str
+    hf_id: str
+    hash: str
+    ops: list[Annotated[str, StringConstraints(min_length=2, pattern=r"^[rsw]")]]
+    entries: list[dict[str, Any]]
+    counts: Annotated[list[Annotated[int, Field(ge=0, lt=2 ** 53)]], Field(min_length=5, max_length=5)]
+    warnings: list[str]
+    bases: list[str]
+    mids: list[str]
+    skipped: bool = False
+
+
+class _Cache(BaseModel):
+    """The whole cache file; anything else is discarded (and the build is a full one)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    version: Literal[CACHE_VERSION]  # type: ignore[valid-type]
+    fingerprint: str
+    static: dict[str, str]
+    all_ids: list[str]
+    layout: Annotated[list[list[str]], Field(min_length=2, max_length=2)]
+    static_counts: Annotated[list[Annotated[int, Field(ge=0, lt=2 ** 53)]], Field(min_length=3, max_length=3)]
+    static_data: list[Annotated[list[Any], Field(min_length=2, max_length=2)]] | None
+    static_notes: list[str]
+    recipes: list[_CacheEntry]
+
+
+def read_cache(out: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str | None]:
+    """``(cache, None)``, ``(None, None)`` when there is none, or ``(None, why it was discarded)``.
+
+    The cache is an input like any other: it must parse, have this version's shape, and
+    name only paths inside the API (checked again by the writer) before it is trusted.
+    """
+    path = cache_path(Path(out))
     try:
-        data = orjson.loads((Path(out) / CACHE_NAME).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-        return None
-    return data
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, f"{path} is not valid JSON ({exc})"
+    if isinstance(data, dict) and data.get("version") != CACHE_VERSION:
+        return None, f"{path} is from another version ({js_str(data.get('version'))[:20]})"
+    try:
+        checked = _Cache.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(x) for x in err.get("loc", ())) or "top level"
+        return None, f"{path} has an unexpected shape ({where}: {err.get('msg', 'invalid')})"
+    if checked.static_data is not None and not all(isinstance(x[0], str) for x in checked.static_data):
+        return None, f"{path} has an unexpected shape (static_data)"
+    paths = [p for r in checked.recipes for k, p, _ in decode_ops(r.ops) if k == "w"]
+    paths += [b for r in checked.recipes for b in (*r.bases, r.hf_id)]
+    if unsafe_paths(paths) or unsafe_paths(p for part in checked.layout for p in part):
+        return None, f"{path} names paths outside the API; refused"
+    return data, None
+
+
+def load_cache(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The cache of the API at ``out``, or None when missing, unreadable, misshapen or of another version."""
+    return read_cache(out)[0]
 
 
 @dataclass
@@ -127,6 +192,8 @@ class IncrementalBuild:
     rendered: list[str] = field(default_factory=list)
     written: int = 0
     deleted: int = 0
+    #: one line when the build cache was discarded (unreadable, misshapen, other version)
+    notice: str | None = None
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -142,11 +209,14 @@ def _full(out: Path, warn: Warn | None, hook_factory: HookFactory | None, scan: 
     try:
         db: DirectoryBuild = build_to_directory(scan, tmp, warn, hook_factory=hook_factory, jobs=jobs)
         snapshot = static_snapshot(db.catalog) if db.catalog is not None else None
-        (tmp / CACHE_NAME).write_bytes(cache_bytes(scan, db.recipes, db.layout, db.counts, snapshot))
+        notes = [f"  ✗ skipping {f.format()}" for f in db.catalog.skipped] if db.catalog is not None else []
+        cache = cache_bytes(scan, db.recipes, db.layout, db.counts, snapshot, notes)
+        drop_cache(out)  # from here until the new cache is written, a crash means "no cache"
         old = swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    write_cache(out, cache)
     discard_trees([*stale, *([old] if old is not None else [])], background=background_cleanup)
     return IncrementalBuild("full", reason, db.summary, db.counts, db.warnings,
                             rendered=[r.rel_path for r in db.recipes], written=len(db.files))
@@ -193,7 +263,7 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
                  extra_inputs: Sequence[str | os.PathLike[str]],
                  changed: Iterable[str | os.PathLike[str]] | None, jobs: int | None,
                  background_cleanup: bool) -> IncrementalBuild:
-    cache = load_cache(out) if out.is_dir() else None
+    cache, notice = read_cache(out) if out.is_dir() else (None, None)
     trust: dict[str, str] | None = None
     changed_set = {Path(os.path.realpath(p)) for p in changed} if changed is not None else None
     if cache is not None and changed_set is not None:
@@ -202,10 +272,12 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
                        trust=trust, changed=changed_set)
 
     def full(reason: str) -> IncrementalBuild:
-        return _full(out, warn, hook_factory, scan, jobs, reason, background_cleanup)
+        result = _full(out, warn, hook_factory, scan, jobs, reason, background_cleanup)
+        result.notice = notice
+        return result
 
     if cache is None:
-        return full("no build cache")
+        return full("build cache discarded" if notice else "no build cache")
     if cache.get("fingerprint") != scan.fingerprint:
         return full("code or options changed")
     if cache.get("static") != scan.static:
@@ -224,20 +296,23 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
         if c is None or c["hash"] != r.hash or (delta and any(m in delta for m in c["mids"])):
             dirty.add(r.rel_path)
     removed = [c for rel, c in cached.items() if rel not in current]
+    notes = [*(f"  ✗ skipping {refusal(rel)}" for rel in scan.refused), *cache["static_notes"]]
     strategies, kv_stores, platforms = cache["static_counts"]
     before, after = cache["layout"]
 
     def counts_and_warnings(rendered: Mapping[str, RecipeOutput]) -> tuple[BuildCounts, list[str]]:
-        c = BuildCounts(models=len(scan.recipes), strategies=strategies, kv_stores=kv_stores, platforms=platforms)
-        lines: list[str] = []
+        c = BuildCounts(models=0, strategies=strategies, kv_stores=kv_stores, platforms=platforms)
+        lines: list[str] = list(notes)
         for r in scan.recipes:
             res = rendered.get(r.rel_path)
             if res is not None:
                 n = (res.has_recommended, res.alternatives, res.per_hardware, res.promoted, res.collisions)
                 lines += res.warnings
+                c.models += not res.skipped
             else:
                 n = cached[r.rel_path]["counts"]
                 lines += cached[r.rel_path]["warnings"]
+                c.models += not cached[r.rel_path].get("skipped", False)
             c.with_recommended += n[0]
             c.alternatives += n[1]
             c.per_hardware += n[2]
@@ -316,7 +391,8 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
     deletes = sorted(old_paths - set(new_tree))
     layout = ApiLayout(list(before), list(after))
     new_cache = [rendered.get(r.rel_path) or cached[r.rel_path] for r in scan.recipes]
-    commit_in_place(out, writes, deletes, cache=cache_bytes(scan, new_cache, layout, counts, snapshot))
+    commit_in_place(out, writes, deletes,
+                    cache=cache_bytes(scan, new_cache, layout, counts, snapshot, cache["static_notes"]))
     return IncrementalBuild("incremental", f"{len(dirty)} recipe file(s) changed", summary_text(counts),
                             counts, warnings, rendered=sorted(rendered, key=order.__getitem__),
                             written=len(writes), deleted=len(deletes))

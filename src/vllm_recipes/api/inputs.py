@@ -13,19 +13,20 @@ import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import vllm_recipes
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
 from vllm_recipes.catalog.loader import hf_id_for, resolve_recipes_dir, walk_models
+from vllm_recipes.catalog.usable import usable_static
 from vllm_recipes.catalog.yamlsource import FrozenDict, parse_yaml
 
 from .build import ApiBuildError, ExtraRecipeKeys
 
 #: Bumped whenever the cache layout or the meaning of a hash changes.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 def content_hash(data: bytes) -> str:
@@ -70,6 +71,8 @@ class InputScan:
     static: dict[str, str]
     recipes: list[RecipeInput]
     fingerprint: str
+    #: recipe files refused without being read (links out of the recipes directory)
+    refused: list[str] = field(default_factory=list)
 
     @property
     def all_ids(self) -> set[str]:
@@ -132,7 +135,8 @@ def scan_inputs(recipes_dir: str | os.PathLike[str] | None, *, catalog_root: Pat
     models = root / "models"
     prefix = os.fspath(models) + os.sep
     listings: dict[str, list[str]] = {}
-    for path in walk_models(models):
+    refused: list[Path] = []
+    for path in walk_models(models, refused, root=root):
         spath = os.fspath(path)
         rel_models = spath[len(prefix):].replace(os.sep, "/")
         rel = f"models/{rel_models}"
@@ -150,7 +154,8 @@ def scan_inputs(recipes_dir: str | os.PathLike[str] | None, *, catalog_root: Pat
                                               for p in side)).encode())
         recipes.append(RecipeInput(rel, hf_id_for(rel_models), path, h, raw))
     fp = content_hash(f"{CACHE_VERSION}|{code_fingerprint()}|{os.fspath(root.resolve())}|{hook_key}".encode())
-    return InputScan(root, static, recipes, fp)
+    refused_rel = [f"models/{os.fspath(p)[len(prefix):].replace(os.sep, '/')}" for p in refused]
+    return InputScan(root, static, recipes, fp, refused_rel)
 
 
 def _sidecars(recipe_path: str, listings: dict[str, list[str]]) -> list[str]:
@@ -176,9 +181,17 @@ def static_catalog(root: Path, recipes: Sequence[Recipe], all_ids: set[str]) -> 
     static = load_static(root)
     if static.errors:
         raise ApiBuildError("\n".join(str(e) for e in static.errors))
-    return Catalog(root=root, taxonomy=static.taxonomy, platforms=static.platforms,
-                   serving_strategies=static.serving_strategies, kv_stores=static.kv_stores,
-                   recipes=tuple(recipes), sources=static.sources, all_ids=frozenset(all_ids))
+    return usable_static(Catalog(root=root, taxonomy=static.taxonomy, platforms=static.platforms,
+                                 serving_strategies=static.serving_strategies, kv_stores=static.kv_stores,
+                                 recipes=tuple(recipes), sources=static.sources, all_ids=frozenset(all_ids)))[0]
+
+
+def skipped_static_lines(scan: InputScan, catalog: Catalog) -> list[str]:
+    """stderr lines for what a build leaves out besides recipes: refused links, unsafe static ids."""
+    from vllm_recipes.catalog.loader import refusal
+
+    return [*(f"  ✗ skipping {refusal(rel)}" for rel in scan.refused),
+            *(f"  ✗ skipping {f.format()}" for f in catalog.skipped)]
 
 
 def parse_recipe(ri: RecipeInput) -> Recipe:
@@ -218,8 +231,9 @@ def catalog_from_snapshot(snapshot: Sequence[Sequence[Any]], root: Path, all_ids
                 serving[key] = d
             elif top == "kv_store":
                 kv[key] = d
-    return Catalog(root=root, taxonomy=taxonomy, platforms=platforms, serving_strategies=FrozenDict(serving),
-                   kv_stores=FrozenDict(kv), recipes=(), sources=tuple(sources), all_ids=frozenset(all_ids))
+    return usable_static(Catalog(root=root, taxonomy=taxonomy, platforms=platforms,
+                                 serving_strategies=FrozenDict(serving), kv_stores=FrozenDict(kv), recipes=(),
+                                 sources=tuple(sources), all_ids=frozenset(all_ids)))[0]
 
 
 def static_snapshot(catalog: Catalog) -> list[list[Any]] | None:

@@ -19,10 +19,53 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .build import add_parent_dirs
+from .build import ApiBuildError, add_parent_dirs
 
-#: Kept inside the API root so it is swapped together with the tree it describes.
+#: The build cache of earlier versions, inside the API root (removed by the next full build).
 CACHE_NAME = ".build-cache.json"
+
+
+def cache_path(out: Path) -> Path:
+    """The build cache of the API at ``out``: a sibling file, so ``out`` holds only the API.
+
+    It is deleted before the tree changes and written after, so a crash in between
+    leaves no cache (the next build is a full one) rather than one describing another tree.
+    """
+    return out.parent / f".{out.name}.cache.json"
+
+
+class UnsafePathError(ApiBuildError):
+    """An output path would leave the output directory: the build stops before writing."""
+
+
+#: Longest path segment most filesystems accept (bytes).
+_MAX_SEGMENT = 255
+
+
+def unsafe_paths(paths: Iterable[str]) -> list[str]:
+    """Relative output paths that could resolve outside the output directory (or are not portable).
+
+    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or
+    backslash, each segment at most 255 bytes. Checked on every path before a build writes
+    anything, whatever validation let through (defence in depth).
+    """
+    bad = []
+    for p in paths:
+        segs = p.split("/")
+        if (not p or "\x00" in p or "\\" in p
+                or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
+                       for s in segs)):
+            bad.append(p)
+    return bad
+
+
+def check_paths(paths: Iterable[str]) -> None:
+    """Raise :class:`UnsafePathError` naming the first offending paths, if any."""
+    bad = unsafe_paths(paths)
+    if bad:
+        shown = ", ".join(repr(p[:120]) for p in bad[:3])
+        raise UnsafePathError(f"refusing to build: {len(bad)} output path(s) would leave the output directory "
+                              f"({shown}); nothing was written")
 
 _O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
@@ -43,6 +86,7 @@ def _parent_dirs(paths: Iterable[str]) -> list[str]:
 
 def write_files(root: Path, files: Mapping[str, bytes | None], link_from: Path | None = None) -> None:
     """Write ``files`` under an existing empty ``root``; ``None`` means "hard-link it from ``link_from``"."""
+    check_paths(files)
     base = os.fspath(root) + "/"
     for d in _parent_dirs(files):
         os.mkdir(base + d)
@@ -108,7 +152,7 @@ def check_replaceable(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out} exists and is not a directory")
     if out.is_dir() and not (out / CACHE_NAME).exists() and not (out / "models.json").exists() \
-            and any(os.scandir(out)):
+            and not cache_path(out).exists() and any(os.scandir(out)):
         raise FileExistsError(f"{out} is a non-empty directory without a JSON API (no models.json); "
                               "refusing to replace it")
 
@@ -179,11 +223,12 @@ def write_api_atomic(files: Mapping[str, bytes | None], out: Path, *, link_from:
                      extra: Mapping[str, bytes] | None = None) -> None:
     """Write a whole API into a fresh sibling directory and swap it in; stale files cannot survive.
 
-    ``extra`` files (the build cache) are written after the API files. On any
-    error the sibling is removed and ``out`` is left exactly as it was.
+    ``extra`` files are written after the API files. On any error the sibling is
+    removed and ``out`` is left exactly as it was.
     """
     out = resolve_out(out)
     check_replaceable(out)
+    check_paths([*files, *(extra or {})])
     tmp = new_build_dir(out)
     try:
         write_files(tmp, files, link_from)
@@ -205,6 +250,9 @@ def _atomic_replace(root: str, path: str, data: bytes) -> None:
     target = os.path.join(root, path)
     d = os.path.dirname(target)
     os.makedirs(d, exist_ok=True)
+    real_root, real_dir = os.path.realpath(root), os.path.realpath(d)
+    if real_dir != real_root and not real_dir.startswith(real_root + os.sep):
+        raise UnsafePathError(f"refusing to write {path}: {d} resolves outside {root}")
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
     try:
         try:
@@ -226,11 +274,12 @@ def commit_in_place(out: Path, writes: Mapping[str, bytes], deletes: Iterable[st
     Order: drop the build cache (a crash from here on forces a full rebuild), add and
     replace files (each via write-to-temp + rename), replace the index last, then delete
     files nothing links to any more, prune empty directories, write the new cache.
+    Every path is checked first: an unsafe one stops the commit before anything changes.
     """
+    deletes = list(deletes)
+    check_paths([*writes, *deletes])
     root = os.fspath(out)
-    cache_path = os.path.join(root, CACHE_NAME)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(cache_path)
+    drop_cache(out)
     for path, data in writes.items():
         if path != index:
             _atomic_replace(root, path, data)
@@ -248,7 +297,19 @@ def commit_in_place(out: Path, writes: Mapping[str, bytes], deletes: Iterable[st
         with contextlib.suppress(OSError):
             os.rmdir(os.path.join(root, d))  # only succeeds when empty
     if cache is not None:
-        _atomic_replace(root, CACHE_NAME, cache)
+        write_cache(out, cache)
+
+
+def drop_cache(out: Path) -> None:
+    """Remove the build cache of ``out`` (before its tree changes)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(cache_path(out))
+
+
+def write_cache(out: Path, data: bytes) -> None:
+    """Write the build cache of ``out`` atomically (after its tree changed)."""
+    p = cache_path(out)
+    _atomic_replace(os.fspath(p.parent), p.name, data)
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, load_yaml_file
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
+#: ``1``: read files reached through symbolic links that resolve outside the recipes directory.
+ENV_FOLLOW_SYMLINKS = "VLLM_RECIPES_FOLLOW_SYMLINKS"
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,10 @@ class Catalog:
     load_errors: tuple[YamlLoadError, ...] = ()
     #: every hf_id found by the path pre-scan (json-api.md §5.0), parse failures included
     all_ids: frozenset[str] = field(default_factory=frozenset)
+    #: files refused without being read (symbolic links out of the recipes directory)
+    refused: tuple[YamlLoadError, ...] = ()
+    #: validation errors of recipes and catalog entries left out by :func:`usable_catalog`
+    skipped: tuple[Any, ...] = ()
     #: memo for pure functions of this (immutable) catalog, e.g. per-recipe layer plans
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -207,16 +213,50 @@ def hf_id_for(rel_to_models: str) -> str | None:
     return f"{parts[0]}/{last}"
 
 
-def walk_models(models_dir: Path) -> Iterator[Path]:
-    """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4)."""
+def follow_symlinks_default() -> bool:
+    """Whether links out of the recipes directory are read (``--follow-symlinks`` sets this)."""
+    return os.environ.get(ENV_FOLLOW_SYMLINKS, "") == "1"
+
+
+def escapes(path: Path, root: Path) -> bool:
+    """Whether ``path`` is a symbolic link (or lies under one) that resolves outside ``root``."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return True
+    top = os.path.realpath(root)
+    return real != top and not real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def refusal(rel: str) -> YamlLoadError:
+    """The finding for a file refused because it links out of the recipes directory."""
+    return YamlLoadError(rel, 1, 1, "symbolic link to a file outside the recipes directory; refused "
+                                    "(--follow-symlinks reads it)")
+
+
+def walk_models(models_dir: Path, refused: list[Path] | None = None, *,
+                root: Path | None = None, follow_symlinks: bool | None = None) -> Iterator[Path]:
+    """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4).
+
+    Files that link outside ``root`` (default: the parent of ``models_dir``) are not
+    yielded but appended to ``refused``, unless ``follow_symlinks``.
+    """
+    if follow_symlinks is None:
+        follow_symlinks = follow_symlinks_default()
+    if root is None:
+        root = models_dir.parent
     try:
         entries = sorted(os.scandir(models_dir), key=lambda e: os.fsencode(e.name))
     except OSError:
         return
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
-            yield from walk_models(Path(entry.path))
+            yield from walk_models(Path(entry.path), refused, root=root, follow_symlinks=follow_symlinks)
         elif entry.name.endswith((".yaml", ".yml")) and entry.is_file():
+            if not follow_symlinks and entry.is_symlink() and escapes(Path(entry.path), root):
+                if refused is not None:
+                    refused.append(Path(entry.path))
+                continue
             yield Path(entry.path)
 
 
@@ -232,9 +272,13 @@ def _pick(root: Path, rel: str) -> tuple[Path, str] | None:
     """The user's copy of ``rel`` if present, else the bundled one."""
     for base in (root, BUNDLED_DIR):
         p = base / rel
-        if p.exists():
+        if p.exists() or p.is_symlink():
             return p, rel if base == root else f"<bundled>/{rel}"
     return None
+
+
+def _outside(path: Path, base: Path) -> bool:
+    return path.is_symlink() and not follow_symlinks_default() and escapes(path, base)
 
 
 def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
@@ -252,6 +296,9 @@ def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
         return out
     for path in files:
         rel = f"{prefix}/{path.name}"
+        if _outside(path, root if prefix == sub else BUNDLED_DIR):
+            errors.append(refusal(rel))
+            continue
         try:
             doc = load_yaml_file(path, rel)
         except YamlLoadError as exc:
@@ -283,7 +330,9 @@ def load_static(root: Path) -> StaticData:
     docs: dict[str, Any] = {}
     for name in ("taxonomy.yaml", "platforms.yaml"):
         picked = _pick(root, name)
-        if picked:
+        if picked and _outside(picked[0], BUNDLED_DIR if picked[1].startswith("<bundled>/") else root):
+            errors.append(refusal(picked[1]))
+        elif picked:
             try:
                 doc = load_yaml_file(*picked)
             except YamlLoadError as exc:
@@ -321,7 +370,8 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
     models_dir = root / "models"
-    for path in walk_models(models_dir):
+    refused: list[Path] = []
+    for path in walk_models(models_dir, refused, root=root):
         rel_models = path.relative_to(models_dir).as_posix()
         hf_id = hf_id_for(rel_models)
         rel = f"models/{rel_models}"
@@ -342,4 +392,5 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
         sources=static.sources,
         load_errors=tuple(errors),
         all_ids=frozenset(all_ids),
+        refused=tuple(refusal(f"models/{p.relative_to(models_dir).as_posix()}") for p in refused),
     )

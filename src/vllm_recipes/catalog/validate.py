@@ -44,6 +44,7 @@ from .featuremodes import (
     feature_mode_issues,
     feature_mode_messages,
 )
+from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
 from .loader import Catalog, Recipe, hf_id_for
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
@@ -661,14 +662,21 @@ def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
                 out.append(f)
             out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
             out.extend(_RecipeChecker(doc, vocab).run())
+            out.extend(recipe_identifier_findings(doc))
         else:
             out.extend(_type_findings(doc, model, doc.data))
             out.extend(_data_file_checks(doc, kind, vocab))
+            out.extend(data_file_identifier_findings(doc, kind, _file_stem(doc.file)))
         out.extend(_unknown_key_findings(doc, model, doc.data))
         out.extend(_arg_findings(doc))
         return out
 
     return _guarded(doc.file, run)
+
+
+def _file_stem(file: str) -> str:
+    name = file.replace(os.sep, "/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 def validate_recipe_document(doc: YamlDocument, catalog: Catalog) -> list[Finding]:
@@ -698,7 +706,7 @@ def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> lis
         if not _is_bundled_fallback(src.rel_path):
             names.append(src.rel_path)
     names.extend(r.rel_path for r in catalog.recipes)
-    names.extend(e.position.file for e in catalog.load_errors)
+    names.extend(e.position.file for e in (*catalog.load_errors, *catalog.refused))
     seen: dict[str, None] = {}
     for n in names:
         if wanted is None or n in wanted:
@@ -727,7 +735,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
 
     vocab = _vocabulary(catalog)
     out: list[Finding] = []
-    for exc in catalog.load_errors:
+    for exc in (*catalog.load_errors, *catalog.refused):
         if keep(exc.position.file):
             out.append(finding_from_load_error(exc))
     for src in catalog.sources:
@@ -745,6 +753,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
             seen_ids.setdefault(key, recipe.rel_path)
         if keep(recipe.rel_path):
             out.extend(validate_document(recipe.doc, "recipe", catalog, vocab))
+            out.extend(hf_id_findings(recipe.doc, recipe.hf_id))
     for check in (*(_registered if include_registered else ()), *(extra_checks or ())):
         try:
             found = list(check(catalog))

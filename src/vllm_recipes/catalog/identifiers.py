@@ -1,0 +1,137 @@
+"""The identifier rule: every id that can become a path or URL segment is a plain name.
+
+Recipe directories come from pull requests and forks, and ids taken from them
+are joined into output paths (``OUT/<hf_id>/hw/<hw>/strategies/<s>.json``) and
+URLs. One pattern, checked when the catalog is loaded and validated, keeps them
+inside their directory (see ``docs/decisions-hardening.md``):
+
+* a **name** (strategy, hardware profile, KV deployment, platform, feature,
+  mode, variant key) is 1-96 characters of ``[A-Za-z0-9._-]`` starting with a
+  letter, digit or ``_`` - so never ``.``/``..``, never a ``/``, NUL, space or
+  non-ASCII character;
+* a **model id** (a recipe's ``hf_id`` from its path, a variant's
+  ``model_id``) is ``org/name``: exactly two such names.
+
+Anything else is a validation error at the id's ``file:line``; ``build-api``
+and ``serve`` skip what carries it and print the error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .diagnostics import Finding, finding_at
+from .yamlsource import KeyPath, YamlDocument
+
+#: Longest name (Hugging Face caps repository names at 96 characters).
+MAX_NAME = 96
+NAME_PATTERN = rf"[A-Za-z0-9_][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}"
+_NAME = re.compile(NAME_PATTERN)
+_MODEL_ID = re.compile(rf"{NAME_PATTERN}/{NAME_PATTERN}")
+
+RULE_NAME = f"1-{MAX_NAME} characters of A-Z a-z 0-9 . _ - starting with a letter, digit or _"
+RULE_MODEL_ID = f"org/name, each part {RULE_NAME}"
+
+
+def is_name(value: object) -> bool:
+    """Whether ``value`` is a safe path/URL segment name."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
+def is_model_id(value: object) -> bool:
+    """Whether ``value`` is a safe ``org/name`` model id."""
+    return isinstance(value, str) and _MODEL_ID.fullmatch(value) is not None
+
+
+def _shown(value: str) -> str:
+    text = value.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def name_problem(value: str, what: str) -> str:
+    return f"{what} '{_shown(value)}' is not a valid identifier ({RULE_NAME})"
+
+
+def model_id_problem(value: str, what: str) -> str:
+    return f"{what} '{_shown(value)}' is not a valid model id ({RULE_MODEL_ID})"
+
+
+def _d(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value: Any) -> tuple | list:
+    return value if isinstance(value, list | tuple) else ()
+
+
+def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, str, str]]:
+    """``(key path, value, what)`` of every name a recipe defines or refers to."""
+    for i, s in enumerate(_l(data.get("compatible_strategies"))):
+        yield ("compatible_strategies", i), s, "strategy"
+    yield ("default_strategy",), data.get("default_strategy"), "strategy"
+    for key in ("strategy_overrides", "strategy_hardware"):
+        for s in _d(data.get(key)):
+            yield (key, s), s, "strategy"
+    for fk, feat in _d(data.get("features")).items():
+        yield ("features", fk), fk, "feature"
+        for mk in _d(_d(feat).get("modes")):
+            yield ("features", fk, "modes", mk), mk, "feature mode"
+        for i, s in enumerate(_l(_d(feat).get("strategies"))):
+            yield ("features", fk, "strategies", i), s, "strategy"
+    for i, fk in enumerate(_l(data.get("opt_in_features"))):
+        yield ("opt_in_features", i), fk, "feature"
+    for vk in _d(data.get("variants")):
+        yield ("variants", vk), vk, "variant key"
+
+
+def hf_id_findings(doc: YamlDocument, hf_id: str) -> list[Finding]:
+    """An error when the model id a recipe's path gives (``models/<org>/<repo>.yaml``) is not safe."""
+    if is_model_id(hf_id):
+        return []
+    return [finding_at(doc, (), "error", model_id_problem(hf_id, "the recipe's path gives model id")
+                       + "; rename the file or its directory", "bad-id")]
+
+
+def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
+    """Errors for every id inside a recipe that is not a safe name."""
+    out: list[Finding] = []
+    data = _d(doc.data)
+    for path, value, what in _recipe_names(data):
+        if isinstance(value, str) and not is_name(value):
+            out.append(finding_at(doc, path, "error", name_problem(value, what), "bad-id"))
+    for vk, var in _d(data.get("variants")).items():
+        mid = _d(var).get("model_id")
+        if isinstance(mid, str) and "/" in mid and not is_model_id(mid):
+            out.append(finding_at(doc, ("variants", vk, "model_id"), "error",
+                                  model_id_problem(mid, "model_id"), "bad-id"))
+    return out
+
+
+def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: str | None = None) -> list[Finding]:
+    """Errors for ids defined by taxonomy, strategy, KV-store and platforms files."""
+    out: list[Finding] = []
+    data = _d(doc.data)
+
+    def check(path: KeyPath, value: Any, what: str) -> None:
+        if isinstance(value, str) and not is_name(value):
+            out.append(finding_at(doc, path, "error", name_problem(value, what), "bad-id"))
+
+    if kind in ("strategy", "kv_store"):
+        what = "strategy name" if kind == "strategy" else "KV-store deployment name"
+        name = data.get("name")
+        if isinstance(name, str):
+            check(("name",), name, what)
+        elif fallback_name is not None:
+            check((), fallback_name, f"{what} (from the file name)")
+    elif kind == "taxonomy":
+        for hw in _d(data.get("hardware_profiles")):
+            check(("hardware_profiles", hw), hw, "hardware profile id")
+        for key in ("kv_offload", "strategies", "frontends"):
+            for k in _d(data.get(key)):
+                check((key, k), k, f"{key} id")
+    elif kind == "platforms":
+        for i, p in enumerate(_l(data.get("platforms"))):
+            check(("platforms", i, "id"), _d(p).get("id"), "platform id")
+    return out

@@ -1,0 +1,95 @@
+"""What the engine may see: a catalog without anything ``validate`` calls an error.
+
+One rule for ``build-api`` and ``serve``: a recipe (or a strategy, KV-store
+deployment or hardware profile) with a validation error is left out and its
+errors are printed; nothing that fails validation reaches the synthesis
+engine, so the engine only has to cope with what validation passes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from .diagnostics import Finding, finding_from_load_error
+from .identifiers import is_name
+from .loader import Catalog, Recipe
+from .yamlsource import FrozenDict
+
+__all__ = ["recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
+
+_VOCAB_KEY = ("usable", "vocabulary")
+
+
+def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
+    """The validation errors of one recipe (codes in ``ignore`` left out), path id included."""
+    from .identifiers import hf_id_findings
+    from .validate import _vocabulary, validate_document
+
+    vocab = catalog.memo.get(_VOCAB_KEY)
+    if vocab is None:
+        vocab = catalog.memo[_VOCAB_KEY] = _vocabulary(catalog)
+    skip = frozenset(ignore)
+    found = [*validate_document(recipe.doc, "recipe", catalog, vocab), *hf_id_findings(recipe.doc, recipe.hf_id)]
+    return [f for f in found if f.is_error and f.code not in skip]
+
+
+def skip_lines(rel_path: str, errors: Sequence[Finding]) -> list[str]:
+    """The stderr lines saying a file was skipped, and why (one finding per line)."""
+    n = len(errors)
+    return [f"  ✗ skipping {rel_path}: {n} validation error{'s' if n != 1 else ''}",
+            *(f"    {f.format()}" for f in errors)]
+
+
+def _static_errors(catalog: Catalog) -> list[Finding]:
+    from .validate import document_kind, validate_document
+
+    out: list[Finding] = []
+    for src in catalog.sources:
+        kind = document_kind(src.rel_path)
+        out += [f for f in validate_document(src.doc, kind, catalog) if f.is_error and f.code == "bad-id"]
+    return out
+
+
+def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
+    """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe.
+
+    Their ids become output paths (``strategies/<name>.json``, ``hw/<id>.json``),
+    so an unsafe one is dropped with its error; everything else is kept as is.
+    """
+    bad = [k for k in (*catalog.serving_strategies, *catalog.kv_stores, *catalog.hardware_profiles)
+           if not is_name(k)]
+    if not bad:
+        return catalog, []
+    errors = _static_errors(catalog)
+    taxonomy = catalog.taxonomy
+    if any(not is_name(k) for k in catalog.hardware_profiles):
+        profiles = FrozenDict((k, v) for k, v in catalog.hardware_profiles.items() if is_name(k))
+        taxonomy = FrozenDict({**taxonomy, "hardware_profiles": profiles})
+    fixed = dataclasses.replace(
+        catalog, taxonomy=taxonomy,
+        serving_strategies=FrozenDict((k, v) for k, v in catalog.serving_strategies.items() if is_name(k)),
+        kv_stores=FrozenDict((k, v) for k, v in catalog.kv_stores.items() if is_name(k)),
+        skipped=(*catalog.skipped, *errors))
+    return fixed, errors
+
+
+def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
+    """``catalog`` without any recipe that has a validation error (and with :func:`usable_static`).
+
+    Returns the catalog and every reason something is missing from it: files
+    that do not load or were refused, and the errors of each recipe left out
+    (also kept in ``Catalog.skipped``).
+    """
+    fixed, findings = usable_static(catalog)
+    findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
+    keep: list[Recipe] = []
+    for recipe in fixed.recipes:
+        errors = recipe_errors(fixed, recipe)
+        if errors:
+            findings += errors
+        else:
+            keep.append(recipe)
+    if len(keep) == len(fixed.recipes) and fixed is catalog:
+        return catalog, findings
+    return dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings)), findings
