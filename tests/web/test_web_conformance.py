@@ -40,7 +40,7 @@ def simple_recipe(title: str, provider: str, added: str, updated: str, tasks: li
                             "date_updated": updated, "tasks": tasks, "hardware": {"h200": "verified"}}
     if added:
         meta["date_added"] = added
-    return {"meta": meta, "model": {"architecture": "dense", "parameter_count": params},
+    return {"meta": meta, "model": {"model_id": f"test/{title}", "architecture": "dense", "parameter_count": params},
             "variants": {"default": {"precision": "bf16", "vram_minimum_gb": 20}},
             "compatible_strategies": ["single_node_tp"]}
 

@@ -16,9 +16,10 @@ from .identifiers import is_name
 from .loader import Catalog, Recipe
 from .yamlsource import FrozenDict
 
-__all__ = ["recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
+__all__ = ["is_usable", "recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
 
 _VOCAB_KEY = ("usable", "vocabulary")
+_USABLE_KEY = ("usable", "catalog")
 
 
 def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
@@ -81,6 +82,9 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     that do not load or were refused, and the errors of each recipe left out
     (also kept in ``Catalog.skipped``).
     """
+    done = catalog.memo.get(_USABLE_KEY)
+    if done is not None:
+        return done
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []
@@ -91,5 +95,15 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
         else:
             keep.append(recipe)
     if len(keep) == len(fixed.recipes) and fixed is catalog:
-        return catalog, findings
-    return dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings)), findings
+        result = catalog, findings
+    else:
+        result = dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings)), findings
+    catalog.memo[_USABLE_KEY] = result
+    result[0].memo[_USABLE_KEY] = (result[0], [])  # already usable: nothing more to skip
+    return result
+
+
+def is_usable(catalog: Catalog) -> bool:
+    """Whether ``catalog`` came out of :func:`usable_catalog` (its findings were already reported)."""
+    got = catalog.memo.get(_USABLE_KEY)
+    return got is not None and got[0] is catalog

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .main import cli, recipes_dir_option
+from .safety import follow_symlinks_option
 
 
 def _warn(line: str) -> None:
@@ -22,6 +23,7 @@ def _warn(line: str) -> None:
 @cli.command("build-api")
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @recipes_dir_option
+@follow_symlinks_option
 @click.option("--check", "check", is_flag=True,
               help="Do not write: rebuild in memory and list every file that differs from OUT (exit 1 if any).")
 @click.option("--changed", "changed", multiple=True, type=click.Path(path_type=Path),
@@ -37,7 +39,9 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
 
     The first build writes every file into a sibling directory and swaps it in;
     later builds re-render only recipes whose inputs changed (content hashes in
-    OUT/.build-cache.json) and produce the same bytes as a full build.
+    .OUT.cache.json beside OUT, so OUT holds only the API) and produce the same
+    bytes as a full build. A recipe with validation errors is skipped and its
+    errors are printed; no output path can leave OUT.
     """
     from vllm_recipes.api.build import ApiBuildError, build_api
     from vllm_recipes.api.incremental import build_full, build_incremental
@@ -71,6 +75,12 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
         sys.exit(1)
     except (FileNotFoundError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # full or read-only destination: the previous API is left as it was
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise click.ClickException(f"cannot write the JSON API to {out}: {exc.strerror or exc}{where}; "
+                                   "the previous API is unchanged") from None
+    if result.notice:
+        click.echo(f"build-api: {result.notice}; rebuilding everything", err=True)
     if verbose:
         click.echo(f"build-api: {result.mode} ({result.reason}); rendered {len(result.rendered)} recipe(s), "
                    f"wrote {result.written} file(s), deleted {result.deleted}", err=True)

@@ -19,6 +19,7 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
+from .safety import follow_symlinks_option
 
 if TYPE_CHECKING:
     from vllm_recipes.catalog.diagnostics import Finding
@@ -102,6 +103,7 @@ def _display_path(catalog: Catalog, name: str) -> str:
 
 @cli.command("validate")
 @recipes_dir_option
+@follow_symlinks_option
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]) -> None:

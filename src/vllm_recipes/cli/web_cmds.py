@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .main import cli, load_or_exit, recipes_dir_option
+from .safety import follow_symlinks_option
 
 
 @cli.command("serve")
@@ -16,13 +17,18 @@ from .main import cli, load_or_exit, recipes_dir_option
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @recipes_dir_option
+@follow_symlinks_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, recipes_dir: str | None) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve)."""
     import os
 
     import uvicorn
 
-    catalog = load_or_exit(recipes_dir)
+    from vllm_recipes.catalog.usable import usable_catalog
+
+    catalog, skipped = usable_catalog(load_or_exit(recipes_dir))
+    for finding in skipped:
+        click.echo(f"vllm-recipes: skipping {finding.format()}", err=True)
     if recipes_dir:
         os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
     n = len(catalog.recipes)

@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.catalog.usable import is_usable, usable_catalog
 from vllm_recipes.select.page import SelectionError
 from vllm_recipes.synth.resolve import resolve
 
@@ -446,6 +447,11 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     """The ASGI app. ``build_api_now`` builds the static JSON API before serving (``serve`` does)."""
     if catalog is None:
         catalog = load_catalog(recipes_dir)
+    if not is_usable(catalog):
+        # a recipe with validation errors never reaches the engine (decisions-hardening.md)
+        catalog, skipped = usable_catalog(catalog)
+        for finding in skipped:
+            log.warning("skipping %s", finding.format())
     web = Web(catalog, api_jobs=api_jobs)
     if build_api_now:
         web.warm()
