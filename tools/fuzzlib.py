@@ -1,0 +1,316 @@
+"""Hostile-input fuzzing shared by the CI fuzz test and ``tools/fuzz_recipes.py``.
+
+:func:`mutate` turns a real recipe into a hostile one (one to five mutations:
+deleted keys, swapped types, random strings/numbers/None, deep nesting,
+unicode, traversal ids, non-string keys, anchors/aliases, duplicate keys, tabs,
+BOM, CRLF, truncation, binary junk). :func:`run_one` puts the file into a
+scratch recipe directory and runs it through ``validate``, ``build-api`` and
+the web app, reporting tracebacks, 5xx answers, slow steps and files written
+outside the output directory.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import yaml
+
+TRAVERSALS = ["../../../../pwned/x", "../pwned", "..", ".", "/abs/pwned", "a/../../b", "x\\..\\..\\y",
+              "%2e%2e/%2e%2e/pwned", "..%2f..%2fpwned", "a\x00b", "C:\\pwned", "~/pwned", "a//b", " ", ""]
+NUMBERS: list[Any] = [0, -1, 1, 2, 7, 3.5, -0.0, 1e308, float("inf"), float("nan"), 10 ** 6, 10 ** 9, 2 ** 63,
+                      2 ** 64, 2 ** 70, -(2 ** 70), 10 ** 40, 1e-7]
+STRINGS = ["", "x", "true", "null", "8", "h200", "single_node_tp", "pd_cluster", "dep", "Ωmega-ユニコード",
+           "\u202e\u200b", "a" * 5000, "{not json", "[1, 2", "--flag value", "$(touch pwned)", "`id`", "<script>",
+           *TRAVERSALS]
+
+
+def _random_scalar(rng: random.Random) -> Any:
+    kind = rng.randrange(6)
+    if kind == 0:
+        return rng.choice(NUMBERS)
+    if kind == 1:
+        return rng.choice(STRINGS)
+    if kind == 2:
+        return None
+    if kind == 3:
+        return rng.choice([True, False])
+    if kind == 4:
+        return "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(1, 12)))
+    return rng.randrange(-5, 200)
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(8)
+    if depth < 3 and kind == 0:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(0, 4))]
+    if depth < 3 and kind == 1:
+        return {_random_key(rng): _random_value(rng, depth + 1) for _ in range(rng.randrange(0, 4))}
+    return _random_scalar(rng)
+
+
+def _random_key(rng: random.Random) -> Any:
+    return rng.choice([*STRINGS[:12], *TRAVERSALS[:6], 1, 2.5, True, None, "default", "h200", "tp", "nvidia"])
+
+
+def _paths(data: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    yield prefix
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from _paths(v, (*prefix, i))
+
+
+def _get(data: Any, path: tuple) -> Any:
+    for p in path:
+        data = data[p]
+    return data
+
+
+def _mutate_data(data: Any, rng: random.Random) -> Any:
+    paths = list(_paths(data))
+    path = rng.choice(paths)
+    op = rng.randrange(14)
+    if op >= 9:  # same-type swaps: what validation passes must still never crash the engine
+        leaves = [p for p in paths if p and isinstance(_get(data, p), int | float | str)]
+        if leaves:
+            leaf = rng.choice(leaves)
+            parent, last = _get(data, leaf[:-1]), leaf[-1]
+            v = parent[last]
+            if isinstance(v, bool):
+                parent[last] = not v
+            elif isinstance(v, int | float):
+                parent[last] = rng.choice([n for n in NUMBERS if not isinstance(n, float) or n == n])
+            else:
+                parent[last] = rng.choice(STRINGS)
+            return data
+    if not path:
+        return data if op else _random_value(rng)
+    parent, last = _get(data, path[:-1]), path[-1]
+    if op == 0:  # delete
+        del parent[last]
+    elif op in (1, 2):  # swap type / random value
+        parent[last] = _random_value(rng)
+    elif op == 3:  # deep nesting
+        v: Any = parent[last]
+        for _ in range(rng.choice([5, 50, 150, 199])):
+            v = [v]
+        parent[last] = v
+    elif op == 4 and isinstance(parent, dict):  # odd key
+        parent[_random_key(rng)] = parent.pop(last)
+    elif op == 5 and isinstance(parent, dict):  # traversal / unicode id as a key
+        parent[rng.choice([*TRAVERSALS, "Ωmega", "a b"])] = parent.pop(last)
+    elif op == 6:  # traversal where an id is expected
+        parent[last] = rng.choice(TRAVERSALS)
+    elif op == 7:  # huge number
+        parent[last] = rng.choice(NUMBERS)
+    else:  # list/str swap
+        v = parent[last]
+        parent[last] = [v] if not isinstance(v, list) else (v[0] if v else None)
+    return data
+
+
+_ALIAS_BLOCK = "zz_anchor: &zz\n  tp: 8\n  extra_args: [--a]\nzz_alias: *zz\n"
+
+
+def _mutate_text(text: bytes, rng: random.Random) -> bytes:
+    op = rng.randrange(10)
+    if op == 0:
+        return text[: rng.randrange(len(text) + 1)]
+    if op == 1:
+        return b"\xef\xbb\xbf" + text
+    if op == 2:
+        return text.replace(b"\n", b"\r\n")
+    if op == 3:
+        lines = text.split(b"\n")
+        i = rng.randrange(len(lines))
+        lines[i] = lines[i].replace(b"  ", b"\t", 1)
+        return b"\n".join(lines)
+    if op == 4:
+        i = rng.randrange(len(text) + 1)
+        return text[:i] + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16))) + text[i:]
+    if op == 5:  # duplicate a line (duplicate keys)
+        lines = text.split(b"\n")
+        i = rng.randrange(len(lines))
+        lines.insert(i, lines[i])
+        return b"\n".join(lines)
+    if op == 6:
+        return text + b"\n" + _ALIAS_BLOCK.encode()
+    if op == 7:  # an alias reused where a mapping is expected
+        return text.replace(b"\nvariants:", b"\nvariants: &v", 1) + b"\nstrategy_overrides:\n  x: *v\n"
+    if op == 8:  # complex (non-string) keys
+        return text + b"\n? [a, b]\n: 1\n? {k: v}\n: 2\n"
+    return text + b"\n" + "ключ: значение ✓\n".encode()
+
+
+def mutate(seed_text: bytes, rng: random.Random) -> bytes:
+    """One to five mutations of a recipe, data-level and text-level mixed."""
+    n = rng.randrange(1, 6)
+    data = yaml.safe_load(seed_text)
+    text_ops = 0
+    for _ in range(n):
+        if rng.random() < 0.7:
+            data = _mutate_data(data, rng)
+        else:
+            text_ops += 1
+    try:
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode("utf-8")
+    except (yaml.YAMLError, RecursionError, ValueError):
+        text = seed_text
+    for _ in range(text_ops):
+        text = _mutate_text(text, rng)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Running one file
+# --------------------------------------------------------------------------------------------
+
+class Hang(Exception):
+    pass
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise :class:`Hang` in the main thread after ``seconds`` (SIGALRM)."""
+    def fire(*_a: Any) -> None:
+        raise Hang(f"over {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@dataclass
+class Outcome:
+    """What one hostile file did."""
+
+    tracebacks: list[str] = field(default_factory=list)
+    hangs: list[str] = field(default_factory=list)
+    server_errors: list[str] = field(default_factory=list)
+    outside_writes: list[str] = field(default_factory=list)
+    validate_errors: bool = False
+    built: bool = False
+    slowest: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not (self.tracebacks or self.hangs or self.server_errors or self.outside_writes)
+
+
+def _files(root: Path) -> set[str]:
+    return {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs}
+
+
+def page_urls(hf_id: str, data: Any, rng: random.Random) -> list[str]:
+    """Pages and API calls that exercise a recipe: defaults, its strategies, hostile values."""
+    q = quote(hf_id)
+    urls = [f"/{q}", f"/{q}/builder", f"/{q}.json", "/models.json", f"/api/resolve?model={q}", "/browse"]
+    d = data if isinstance(data, dict) else {}
+    strategies = [s for s in (d.get("compatible_strategies") or []) if isinstance(s, str)] \
+        if isinstance(d.get("compatible_strategies"), list) else []
+    so = d.get("strategy_overrides")
+    if isinstance(so, dict):
+        strategies += [k for k in so if isinstance(k, str)]
+    for s in strategies[:4]:
+        urls.append(f"/{q}?strategy={quote(s)}")
+        urls.append(f"/api/resolve?model={q}&strategy={quote(s)}&hardware=b200&nodes=2")
+    for key in ("hardware", "strategy", "variant", "nodes", "feature", "prefill_nodes", "decode_mode"):
+        urls.append(f"/{q}?{key}={quote(str(rng.choice([*TRAVERSALS, *map(str, NUMBERS)])))}")
+    return urls
+
+
+def run_one(text: bytes, work: Path, rng: random.Random, *, rel: str = "acme/Fuzz.yaml",
+            server: bool = True, limit: float = 30.0) -> Outcome:
+    """``text`` as ``models/<rel>`` in a fresh recipes dir under ``work``, through validate, build-api, web."""
+    from click.testing import CliRunner
+
+    from vllm_recipes.cli import api_cmds, inspect_cmds  # noqa: F401  (register the commands)
+    from vllm_recipes.cli.main import cli
+
+    shutil.rmtree(work, ignore_errors=True)
+    recipes, pub = work / "recipes", work / "pub"
+    (recipes / "models" / rel).parent.mkdir(parents=True)
+    (recipes / "models" / rel).write_bytes(text)
+    pub.mkdir()
+    (work / "canary").mkdir()
+    (work / "canary" / "keep.txt").write_text("canary")
+    before = _files(work)
+    out = Outcome()
+    runner = CliRunner()
+
+    def step(name: str, fn: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            with deadline(limit):
+                return fn()
+        except Hang:
+            out.hangs.append(name)
+        except Exception:
+            out.tracebacks.append(f"{name}: {traceback.format_exc(limit=-6)}")
+        finally:
+            out.slowest = max(out.slowest, time.perf_counter() - t)
+        return None
+
+    def cli_run(args: list[str]) -> Any:
+        res = runner.invoke(cli, args, catch_exceptions=True)
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            exc = res.exception
+            raise exc
+        return res
+
+    res = step("validate", lambda: cli_run(["validate", "--recipes-dir", str(recipes)]))
+    out.validate_errors = res is not None and res.exit_code == 1
+    res = step("build-api", lambda: cli_run(["build-api", str(pub / "api"), "--recipes-dir", str(recipes),
+                                             "-j", "1"]))
+    out.built = res is not None and res.exit_code == 0
+    allowed = {"pub/api", "pub/.api.cache.json", "pub/.api.lock"}
+    for f in sorted(_files(work) - before):
+        if not any(f == a or f.startswith(a + "/") for a in allowed) and not f.startswith("recipes/"):
+            out.outside_writes.append(f)
+    if server:
+        step("server", lambda: _serve(recipes, rel, text, rng, out))
+    return out
+
+
+def _serve(recipes: Path, rel: str, text: bytes, rng: random.Random, out: Outcome) -> None:
+    from starlette.testclient import TestClient
+
+    from vllm_recipes.catalog import load_catalog
+    from vllm_recipes.web import create_app
+
+    try:
+        data = yaml.safe_load(text)
+    except Exception:
+        data = None
+    hf_id = rel.rsplit(".", 1)[0]
+    app = create_app(load_catalog(recipes))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for url in page_urls(hf_id, data, rng):
+            r = client.get(url)
+            if r.status_code >= 500:
+                out.server_errors.append(f"{r.status_code} {url}")
+
+
+def seeds() -> list[tuple[str, bytes]]:
+    """The real recipes shipped with the package: ``(models/-relative path, bytes)``."""
+    from vllm_recipes.catalog import BUNDLED_DIR
+
+    base = BUNDLED_DIR / "models"
+    return [(p.relative_to(base).as_posix(), p.read_bytes()) for p in sorted(base.rglob("*.yaml"))]
