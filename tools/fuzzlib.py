@@ -314,3 +314,67 @@ def seeds() -> list[tuple[str, bytes]]:
 
     base = BUNDLED_DIR / "models"
     return [(p.relative_to(base).as_posix(), p.read_bytes()) for p in sorted(base.rglob("*.yaml"))]
+
+
+# --------------------------------------------------------------------------------------------
+# URLs
+# --------------------------------------------------------------------------------------------
+
+#: Path forms that try to leave the catalog (raw, percent-encoded, double-encoded, backslashes, NUL).
+TRAVERSAL_PATHS = [
+    "/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%252e%252e/%252e%252e/etc/passwd",
+    "/..%2f..%2f..%2fetc%2fpasswd", "/..%5c..%5cetc%5cpasswd", "/static/../../pyproject.toml",
+    "/static/%2e%2e/%2e%2e/pyproject.toml", "/static/..%2f..%2fcatalog%2floader.py", "/static//etc/passwd",
+    "/static/%00.css", "/%00", "/deepseek-ai/..%2f..%2f..%2fsecret.txt", "/deepseek-ai/%2e%2e/secret.txt",
+    "/deepseek-ai/DeepSeek-V4.1-Flash/../../secret.txt", "/deepseek-ai/DeepSeek-V4.1-Flash.yaml",
+    "/models/deepseek-ai/DeepSeek-V4.1-Flash.yaml", "/taxonomy.yaml", "/..;/secret.txt", "/.%2e/secret.txt",
+    "/%c0%ae%c0%ae/secret.txt", "/deepseek-ai/DeepSeek-V4.1-Flash/hw/..%2f..%2f..%2fsecret.json",
+    "/secret.txt", "/../secret.txt", "/..\\..\\secret.txt", "/.git/config", "/static/.%2e/.%2e/secret.txt",
+]
+_PARAMS = ["hardware", "strategy", "variant", "nodes", "features", "feature", "prefill_nodes", "decode_nodes",
+           "decode_mode", "prefill_mode", "kv_offload", "frontend", "install", "lang", "model", "mode", "task",
+           "sort", "q", "prefill_rank", "decode_rank", "rank"]
+
+
+def fuzz_url(rng: random.Random, hf_ids: list[str]) -> str:
+    """One hostile URL: a real or traversal path and a query of odd, huge, repeated or encoded values."""
+    kind = rng.randrange(10)
+    if kind == 0:
+        path = rng.choice(TRAVERSAL_PATHS)
+    elif kind == 1:
+        path = "/api/resolve"
+    elif kind == 2:
+        path = "/" + rng.choice(hf_ids) + rng.choice(["", "/builder", ".json", "/hw/b200.json",
+                                                         "/strategies/pd_cluster.json", "/hw/../../x.json"])
+    elif kind == 3:
+        path = "/" + "/".join(quote(str(_random_scalar(rng)), safe="") or "x" for _ in range(rng.randrange(1, 5)))
+    elif kind == 4:
+        path = rng.choice(["/", "/browse", "/sitemap.xml", "/api/search.json", "/models.json", "/deepseek-ai"])
+    else:
+        path = "/" + rng.choice(hf_ids)
+    params = []
+    for _ in range(rng.choice([0, 1, 2, 3, 5, 12, 60])):
+        key = rng.choice([*_PARAMS, "", "%00", "a" * 70, "model"])
+        value = rng.choice([*STRINGS[:25], *map(str, NUMBERS), "%00", "%ff%fe", "%E2%80%AE", "a" * 600,
+                            "%25", "1e999", "-0", " 8", "pd_cluster", "dep", rng.choice(hf_ids)])
+        if "%" not in value:
+            value = quote(value, safe="")
+        params.append(f"{quote(key, safe='%')}={value}")
+    if path == "/api/resolve" and rng.random() < 0.8:
+        params.insert(0, f"model={quote(rng.choice(hf_ids), safe='/')}")
+    return path + ("?" + "&".join(params) if params else "")
+
+
+def raw_status(port: int, target: str, timeout: float = 20.0) -> int:
+    """The status of ``GET target`` sent as is (HTTP clients refuse URLs this long); 0 if the server hung up."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.putrequest("GET", target, skip_accept_encoding=True)
+        conn.endheaders()
+        return conn.getresponse().status
+    except (ConnectionError, http.client.HTTPException):
+        return 0
+    finally:
+        conn.close()

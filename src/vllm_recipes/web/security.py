@@ -57,6 +57,8 @@ class SecurityMiddleware:
             what = "path" if len(path) > MAX_PATH else "query string"
             limit = MAX_PATH if len(path) > MAX_PATH else MAX_QUERY
             problem = (414, f"The {what} is too long (limit {limit:,} characters).", None)
+        elif "\x00" in path:  # no file or recipe name holds NUL; file APIs raise on it
+            problem = (400, "The path contains a NUL byte.", None)
         elif qs:
             for key, value in parse_qsl(qs.decode("latin-1"), keep_blank_values=True):
                 if len(value) > MAX_VALUE or len(key) > 64:
