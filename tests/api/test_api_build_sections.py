@@ -16,7 +16,7 @@ from api_helpers import PLAIN_HW, build, obj, recipe, write_dir
 from vllm_recipes.api import tree as tree_mod
 from vllm_recipes.api.build import ApiBuild, BuildCounts, FeatureModeError, build_api, summary_text
 from vllm_recipes.catalog import load_catalog
-from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY
+from vllm_recipes.render.install import PIP_NIGHTLY
 
 TAIL = [
     "  /models.json",

@@ -18,7 +18,7 @@ from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
 from vllm_recipes.web import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import fuzzlib  # noqa: E402
+import fuzzlib
 
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 #: Text only files outside the catalog contain: an answer showing one of them leaked a read.
@@ -87,7 +87,7 @@ def test_skipped_recipes_are_logged(hostile_dir: Path, caplog: pytest.LogCapture
 @pytest.mark.parametrize("path", fuzzlib.TRAVERSAL_PATHS)
 def test_traversal_urls_read_nothing_outside(hostile: TestClient, path: str) -> None:
     r = hostile.get(path)
-    assert r.status_code < 500 and r.status_code != 200 or path == "/", (path, r.status_code)
+    assert (r.status_code < 500 and r.status_code != 200) or path == "/", (path, r.status_code)
     assert SECRET not in r.text and "root:x:0:0" not in r.text and "[tool." not in r.text
     assert "def load_catalog" not in r.text
 
