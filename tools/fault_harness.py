@@ -1,0 +1,181 @@
+"""Crash safety of ``build-api`` (not run in CI): SIGKILL, concurrent builds, full and read-only destinations.
+
+Usage::
+
+    .venv/bin/python tools/fault_harness.py [--trials 20] [--recipes 24] [--work DIR]
+
+1. **SIGKILL**: two generated catalogs A and B (clones of the bundled recipes
+   with different contents). OUT holds A's API; a ``build-api`` of B (full, and
+   incremental with one recipe changed) is killed with SIGKILL at a random
+   moment; OUT must then be exactly A's or B's tree, and the next build must
+   produce exactly B's. Repeated ``--trials`` times per mode.
+2. **Concurrency**: two ``build-api`` processes (A and B) into one OUT at once:
+   OUT must end as exactly one of the two trees, with no temporary leftovers.
+3. **Full / read-only destination**: OUT on a small tmpfs (``mount -t tmpfs``,
+   needs root; otherwise reported as not run) - a build that does not fit, and
+   one on the remounted read-only filesystem, must exit 1 with a one-line error
+   and leave the old tree intact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_build_api import make_catalog  # noqa: E402
+
+from vllm_recipes.api.build import build_api  # noqa: E402
+from vllm_recipes.api.writer import list_tree  # noqa: E402
+from vllm_recipes.catalog import load_catalog  # noqa: E402
+
+CLI = [sys.executable, "-m", "vllm_recipes"]
+
+
+def snapshot(out: Path) -> dict[str, bytes]:
+    return {p: (out / p).read_bytes() for p in list_tree(out)} if out.is_dir() else {}
+
+
+def expected(recipes: Path) -> dict[str, bytes]:
+    return build_api(load_catalog(recipes), jobs=1).files
+
+
+def build(recipes: Path, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, "build-api", str(out), "--recipes-dir", str(recipes), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def leftovers(out: Path) -> list[str]:
+    return [n for n in os.listdir(out.parent) if n.startswith((f".{out.name}.build-", f".{out.name}.old-"))]
+
+
+def classify(tree: dict[str, bytes], a: dict[str, bytes], b: dict[str, bytes]) -> str:
+    return "old" if tree == a else "new" if tree == b else "MIXED"
+
+
+def make_pair(work: Path, n: int) -> tuple[Path, Path]:
+    a = make_catalog(work / "A", n)
+    b = work / "B"
+    shutil.copytree(a, b)
+    import yaml
+
+    for i, p in enumerate(sorted((b / "models").rglob("*.yaml"))):
+        if i % 2 == 0:  # change half the recipes (a new guide text) and drop one
+            d = yaml.safe_load(p.read_text(encoding="utf-8"))
+            d["guide"] = f"Changed {i}."
+            p.write_text(yaml.safe_dump(d, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    sorted((b / "models").rglob("*.yaml"))[-1].unlink()
+    return a, b
+
+
+def sigkill_trials(a: Path, b: Path, work: Path, trials: int, incremental: bool,
+                   trees: dict[str, dict[str, bytes]], duration: float) -> dict[str, int]:
+    out = work / ("inc" if incremental else "full") / "api"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(15)
+    counts = {"old": 0, "new": 0, "MIXED": 0, "recovered": 0, "leftover_after_recovery": 0}
+    for _ in range(trials):
+        subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), "--full"], check=True,
+                       capture_output=True)
+        if incremental:  # a cache for B's incremental build to start from
+            subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a)], check=True, capture_output=True)
+        proc = build(b, out, *([] if incremental else ["--full"]))
+        time.sleep(rng.uniform(0.0, duration))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        counts[classify(snapshot(out), trees["A"], trees["B"])] += 1
+        done = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(b)], capture_output=True)
+        if done.returncode == 0 and snapshot(out) == trees["B"]:
+            counts["recovered"] += 1
+        time.sleep(0.2)  # the detached cleanup of the replaced tree
+        counts["leftover_after_recovery"] += bool(leftovers(out))
+    return counts
+
+
+def concurrent_trials(a: Path, b: Path, work: Path, trees: dict[str, dict[str, bytes]], n: int = 5) -> dict[str, int]:
+    out = work / "conc" / "api"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    counts = {"A": 0, "B": 0, "MIXED": 0, "failed": 0}
+    for i in range(n):
+        first, second = (a, b) if i % 2 == 0 else (b, a)
+        p1, p2 = build(first, out, "--full"), build(second, out, "--full")
+        rc = (p1.wait(), p2.wait())
+        if rc != (0, 0):
+            counts["failed"] += 1
+        tree = snapshot(out)
+        counts["A" if tree == trees["A"] else "B" if tree == trees["B"] else "MIXED"] += 1
+    return counts
+
+
+def tmpfs_trials(a: Path, b: Path, work: Path, trees: dict[str, dict[str, bytes]]) -> str:
+    mnt = work / "small"
+    mnt.mkdir()
+    size = sum(len(v) for v in trees["A"].values())
+    # room for A and its cache, not for a second copy of the tree (the atomic build needs one)
+    opt = f"size={max(size * 3 // 2, 1 << 20)}"
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", opt, "tmpfs", str(mnt)], capture_output=True).returncode:
+        return "tmpfs not permitted here: not run (tests/api/test_api_hardening.py simulates ENOSPC/EROFS)"
+    lines = []
+    try:
+        out = mnt / "api"
+        subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), "--full"], check=True,
+                       capture_output=True)
+        for label in ("full (ENOSPC)", "read-only (EROFS)"):
+            if label.startswith("read-only"):
+                subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+            old = snapshot(out)
+            r = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(b), "--full"],
+                               capture_output=True, text=True)
+            err = r.stderr.strip().splitlines()
+            clean = r.returncode == 1 and "Traceback" not in r.stderr and len(err) >= 1
+            intact = snapshot(out) == old
+            lines.append(f"{label}: exit {r.returncode}, clean error={clean}, old tree intact={intact}, "
+                         f"leftovers={leftovers(out)}; stderr: {err[-1] if err else ''}")
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+    return "\n  ".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--recipes", type=int, default=24)
+    ap.add_argument("--work", type=Path, default=None)
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="fault-harness-"))
+    a, b = make_pair(work, args.recipes)
+    trees = {"A": expected(a), "B": expected(b)}
+    t = time.perf_counter()
+    subprocess.run([*CLI, "build-api", str(work / "probe"), "--recipes-dir", str(b), "--full"], check=True,
+                   capture_output=True)
+    duration = time.perf_counter() - t
+    print(f"catalog: {args.recipes} recipes, A {len(trees['A'])} files, B {len(trees['B'])} files; "
+          f"one CLI build of B takes {duration:.2f} s (kills land uniformly in [0, that])")
+    bad = 0
+    for inc in (False, True):
+        c = sigkill_trials(a, b, work, args.trials, inc, trees, duration)
+        bad += c["MIXED"] + (args.trials - c["recovered"])
+        print(f"SIGKILL x{args.trials} during {'incremental' if inc else 'full'} builds: "
+              f"old tree {c['old']}, new tree {c['new']}, MIXED {c['MIXED']}; next build recovered "
+              f"{c['recovered']}/{args.trials}; leftovers after recovery {c['leftover_after_recovery']}")
+    c2 = concurrent_trials(a, b, work, trees)
+    bad += c2["MIXED"] + c2["failed"]
+    print(f"two concurrent builds into one OUT x5: ended as A {c2['A']}, B {c2['B']}, MIXED {c2['MIXED']}, "
+          f"failed {c2['failed']}")
+    print("small tmpfs:\n  " + tmpfs_trials(a, b, work, trees))
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
