@@ -20,6 +20,7 @@ The engine keeps reading the raw frozen data; these checks only report.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import difflib
 import json
@@ -157,9 +158,20 @@ def _vocabulary(catalog: Catalog) -> _Vocabulary:
     )
 
 
+#: "Did you mean" suggestions per document: difflib costs ~1 ms each, and a hostile file
+#: with 40,000 unknown keys must not take a minute to validate (the findings stay).
+SUGGESTION_BUDGET = 200
+_suggestions_left: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("suggestions", default=None)
+
+
 def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
-    if not isinstance(name, str):
+    if not isinstance(name, str) or len(name) > 64:
         return ""
+    left = _suggestions_left.get()
+    if left is not None:
+        if left[0] <= 0:
+            return ""
+        left[0] -= 1
     got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean '{got[0]}'?)" if got else ""
 
@@ -644,34 +656,38 @@ def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
                       _vocab: _Vocabulary | None = None) -> list[Finding]:
     """All per-file checks for one parsed document of the given ``kind``."""
     vocab = _vocab or _vocabulary(catalog)
+    token = _suggestions_left.set([SUGGESTION_BUDGET])
+    try:
+        return _guarded(doc.file, lambda: _validate_document(doc, kind, vocab))
+    finally:
+        _suggestions_left.reset(token)
 
-    def run() -> list[Finding]:
-        out = _duplicate_key_findings(doc)
-        if not isinstance(doc.data, dict):
-            got = "an empty file" if doc.data is None else _describe(doc.data)
-            out.append(finding_at(doc, (), "error", f"expected a mapping at the top level, got {got}", "type"))
-            return out
-        model = _KIND_MODELS.get(kind, m.RecipeModel)
-        if kind == "recipe":
-            fm = feature_mode_issues(doc.data)
-            fm_paths = {p for p, _ in fm}
-            for f in _type_findings(doc, model, doc.data):
-                # §10.2 already explains these, with the builder's wording
-                if f.code == "type" and any(format_key_path(p) == f.key_path for p in fm_paths):
-                    continue
-                out.append(f)
-            out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
-            out.extend(_RecipeChecker(doc, vocab).run())
-            out.extend(recipe_identifier_findings(doc))
-        else:
-            out.extend(_type_findings(doc, model, doc.data))
-            out.extend(_data_file_checks(doc, kind, vocab))
-            out.extend(data_file_identifier_findings(doc, kind, _file_stem(doc.file)))
-        out.extend(_unknown_key_findings(doc, model, doc.data))
-        out.extend(_arg_findings(doc))
+
+def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[Finding]:
+    out = _duplicate_key_findings(doc)
+    if not isinstance(doc.data, dict):
+        got = "an empty file" if doc.data is None else _describe(doc.data)
+        out.append(finding_at(doc, (), "error", f"expected a mapping at the top level, got {got}", "type"))
         return out
-
-    return _guarded(doc.file, run)
+    model = _KIND_MODELS.get(kind, m.RecipeModel)
+    if kind == "recipe":
+        fm = feature_mode_issues(doc.data)
+        fm_paths = {p for p, _ in fm}
+        for f in _type_findings(doc, model, doc.data):
+            # §10.2 already explains these, with the builder's wording
+            if f.code == "type" and any(format_key_path(p) == f.key_path for p in fm_paths):
+                continue
+            out.append(f)
+        out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
+        out.extend(_RecipeChecker(doc, vocab).run())
+        out.extend(recipe_identifier_findings(doc))
+    else:
+        out.extend(_type_findings(doc, model, doc.data))
+        out.extend(_data_file_checks(doc, kind, vocab))
+        out.extend(data_file_identifier_findings(doc, kind, _file_stem(doc.file)))
+    out.extend(_unknown_key_findings(doc, model, doc.data))
+    out.extend(_arg_findings(doc))
+    return out
 
 
 def _file_stem(file: str) -> str:
