@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fuzzlib  # noqa: E402
+import fuzzlib
 
 
 def main() -> int:

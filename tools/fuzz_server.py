@@ -19,7 +19,6 @@ recipes failing validation, with a secret file inside the recipes directory
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import socket
@@ -33,9 +32,9 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fuzzlib  # noqa: E402
+import fuzzlib
 
-from vllm_recipes.catalog import BUNDLED_DIR  # noqa: E402
+from vllm_recipes.catalog import BUNDLED_DIR
 
 SECRET = "CANARY-4b1d-outside-the-catalog"
 
