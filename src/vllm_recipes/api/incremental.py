@@ -73,7 +73,7 @@ from .writer import (
     build_lock,
     cache_path,
     check_replaceable,
-    commit_in_place,
+    commit_swapped,
     discard_trees,
     drop_cache,
     new_build_dir,
@@ -391,8 +391,19 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
     deletes = sorted(old_paths - set(new_tree))
     layout = ApiLayout(list(before), list(after))
     new_cache = [rendered.get(r.rel_path) or cached[r.rel_path] for r in scan.recipes]
-    commit_in_place(out, writes, deletes,
-                    cache=cache_bytes(scan, new_cache, layout, counts, snapshot, cache["static_notes"]))
+    cache_data = cache_bytes(scan, new_cache, layout, counts, snapshot, cache["static_notes"])
+    if not writes and not deletes:
+        write_cache(out, cache_data)
+    else:
+        # the whole new tree: re-rendered files as bytes, every other file hard-linked from OUT,
+        # swapped in at once - a crash leaves the old or the new tree, never a mixture
+        everything = [rendered[r.rel_path] if r.rel_path in rendered else RecipeOutput.from_cache(cached[r.rel_path])
+                      for r in scan.recipes]
+        whole = merge_outputs(everything, [(p, None) for p in before])
+        for p in after:
+            whole[p] = None
+        whole["models.json"] = new_tree["models.json"]
+        commit_swapped(out, whole, cache_data, background=background_cleanup)
     return IncrementalBuild("incremental", f"{len(dirty)} recipe file(s) changed", summary_text(counts),
                             counts, warnings, rendered=sorted(rendered, key=order.__getitem__),
                             written=len(writes), deleted=len(deletes))

@@ -300,6 +300,26 @@ def commit_in_place(out: Path, writes: Mapping[str, bytes], deletes: Iterable[st
         write_cache(out, cache)
 
 
+def commit_swapped(out: Path, files: Mapping[str, bytes | None], cache: bytes, *, background: bool = False) -> None:
+    """Replace the API at ``out`` by ``files`` (``None``: the file of that name in ``out``, hard-linked).
+
+    An incremental build writes only what changed, yet readers and crashes see the
+    old or the new tree as a whole: the new tree is assembled beside ``out`` and
+    swapped in like a full build; the cache is dropped before and written after.
+    """
+    check_paths(files)
+    tmp = new_build_dir(out)
+    try:
+        write_files(tmp, files, link_from=out)
+        drop_cache(out)
+        old = swap_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    write_cache(out, cache)
+    discard_trees([old] if old is not None else [], background=background)
+
+
 def drop_cache(out: Path) -> None:
     """Remove the build cache of ``out`` (before its tree changes)."""
     with contextlib.suppress(FileNotFoundError):
