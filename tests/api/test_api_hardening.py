@@ -275,3 +275,32 @@ def test_second_build_waits_for_the_first(tmp_path: Path) -> None:
     t.join(60)
     assert done == ["full"]
     assert build_api(load_catalog(root)).files == _snapshot(out)
+
+
+def test_sigkill_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
+    """Bounded version of tools/fault_harness.py: kill a CLI build at random moments, then recover."""
+    import random
+    import signal
+    import subprocess
+    import sys
+
+    a = _catalog(tmp_path / "a", acme__Good=recipe("acme/Good"), acme__Other=recipe("acme/Other"))
+    b = _catalog(tmp_path / "b", acme__Good=recipe("acme/Good", guide="New."), acme__Third=recipe("acme/Third"))
+    old, new = build_api(load_catalog(a)).files, build_api(load_catalog(b)).files
+    out = tmp_path / "api"
+    cli_args = [sys.executable, "-m", "vllm_recipes", "build-api", str(out), "-j", "1", "--recipes-dir"]
+    t = time.perf_counter()
+    subprocess.run([*cli_args, str(b)], check=True, capture_output=True)
+    duration = time.perf_counter() - t
+    rng = random.Random(15)
+    for trial in range(4):
+        subprocess.run([*cli_args, str(a), "--full"], check=True, capture_output=True)
+        if trial % 2:
+            subprocess.run([*cli_args, str(a)], check=True, capture_output=True)  # incremental next
+        proc = subprocess.Popen([*cli_args, str(b)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, duration))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert _snapshot(out) in (old, new)
+        subprocess.run([*cli_args, str(b)], check=True, capture_output=True)
+        assert _snapshot(out) == new
