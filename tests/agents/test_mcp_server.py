@@ -187,8 +187,10 @@ def test_list_recipes_filters(catalog: Catalog) -> None:
     by_query, on_h200, four, eight = (r.structured_content for r in in_process(catalog, body))
     assert [r["hf_id"] for r in by_query["recipes"]] == [V41]
     assert {r["hf_id"] for r in on_h200["recipes"]} == {V4, V41}
-    assert all(r["hardware"] == "h200" and r["gpus"] == 8 for r in on_h200["recipes"])
-    assert four["count"] == 0  # both need a full 8-GPU H200 node
+    gpus = {r["hf_id"]: (r["hardware"], r["strategy"], r["gpus"]) for r in on_h200["recipes"]}
+    # V4 recommends TEP over the whole node; V4.1 fits TP 4 on H200 (the command's --tensor-parallel-size)
+    assert gpus == {V4: ("h200", "single_node_tep", 8), V41: ("h200", "single_node_tp", 4)}
+    assert [r["hf_id"] for r in four["recipes"]] == [V41]
     assert eight["count"] == 2
 
 

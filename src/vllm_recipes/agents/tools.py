@@ -23,7 +23,7 @@ from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.page import PageRequest, SelectionError, build_state
-from vllm_recipes.synth.context import recipe_frontend
+from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.resolve import resolve
 from vllm_recipes.web.api import find_model, resolve_payload, selection_dict
 from vllm_recipes.web.site import SiteIndex, matches_query, norm
@@ -251,8 +251,7 @@ class AgentTools:
             ctx, _plan = resolve(self.catalog, recipe, st.selection)
         except Exception:  # a recipe that cannot render its default is not offered
             return None
-        total = ctx.total_gpus if isinstance(ctx.total_gpus, int) else int(ctx.total_gpus or 0)
-        return st.selection.hw_id, total, st.selection.strategy
+        return st.selection.hw_id, gpus_used(ctx), st.selection.strategy
 
     def show_recipe(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id",))
@@ -318,6 +317,24 @@ class AgentTools:
             return resolve_payload(self.catalog, selection_query(args))
         except SelectionError as exc:
             raise ToolError.from_selection(exc) from None
+
+
+def gpus_used(ctx: Ctx) -> int:
+    """GPUs the selection occupies: every GPU of every node for multi-node and PD pools, the
+    resolved parallel size on one node."""
+    per_node = ctx.gpu_count if isinstance(ctx.gpu_count, int) else 1
+    if ctx.is_multi:
+        return per_node * max(1, ctx.node_count)
+    if ctx.is_pd:
+        pools = ctx.sel.pd_nodes if isinstance(ctx.sel.pd_nodes, Mapping) else {}
+        nodes = 0
+        for role in ("prefill", "decode"):
+            pool = pools.get(role)
+            n = pool.get("nodes") if isinstance(pool, Mapping) else pool
+            nodes += n if isinstance(n, int) else 0
+        return per_node * max(1, nodes)
+    size = ctx.single_node_tp
+    return int(size) if isinstance(size, int | float) and size == size else per_node
 
 
 def recipe_json_uri(hf_id: str) -> str:
