@@ -130,3 +130,13 @@ def test_home_twin_json_is_utf8_and_indented(client: TestClient) -> None:
     raw = client.get("/index.json").content
     assert raw.startswith(b"{\n  ")
     json.loads(raw.decode("utf-8"))
+
+
+def test_openapi_documents_the_twins_and_llms_files(client: TestClient) -> None:
+    paths = client.get("/api/openapi.json").json()["paths"]
+    concrete = {"/index.json": "/index.json", "/browse.json": "/browse.json", "/{org}.json": "/deepseek-ai.json",
+                "/{org}/{repo}/page.json": f"/{V41}/page.json", "/llms.txt": "/llms.txt",
+                "/llms-full.txt": "/llms-full.txt"}
+    for documented, path in concrete.items():
+        assert documented in paths
+        assert client.get(path).status_code == 200

@@ -98,7 +98,9 @@ class Web:
         self._tlock = threading.Lock()
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
-        self.openapi_json = json.dumps(openapi_spec(), indent=2).encode()
+        spec = openapi_spec()
+        spec["paths"].update(twins.openapi_paths())
+        self.openapi_json = json.dumps(spec, indent=2).encode()
         self.llms = twins.LlmsFiles(catalog)
 
     def render(self, name: str, **ctx: Any) -> str:
