@@ -39,6 +39,8 @@ from vllm_recipes.api.writer import list_tree  # noqa: E402
 from vllm_recipes.catalog import load_catalog  # noqa: E402
 
 CLI = [sys.executable, "-m", "vllm_recipes"]
+#: llms.txt files are written into OUT after the swap (not part of the atomic tree): left out here.
+NO_LLMS = ["--no-llms"]
 
 
 def snapshot(out: Path) -> dict[str, bytes]:
@@ -50,7 +52,7 @@ def expected(recipes: Path) -> dict[str, bytes]:
 
 
 def build(recipes: Path, out: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([*CLI, "build-api", str(out), "--recipes-dir", str(recipes), *extra],
+    return subprocess.Popen([*CLI, "build-api", str(out), "--recipes-dir", str(recipes), *NO_LLMS, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -84,16 +86,16 @@ def sigkill_trials(a: Path, b: Path, work: Path, trials: int, incremental: bool,
     rng = random.Random(15)
     counts = {"old": 0, "new": 0, "MIXED": 0, "recovered": 0, "leftover_after_recovery": 0}
     for _ in range(trials):
-        subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), "--full"], check=True,
+        subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), "--full", *NO_LLMS], check=True,
                        capture_output=True)
         if incremental:  # a cache for B's incremental build to start from
-            subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a)], check=True, capture_output=True)
+            subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), *NO_LLMS], check=True, capture_output=True)
         proc = build(b, out, *([] if incremental else ["--full"]))
         time.sleep(rng.uniform(0.0, duration))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         counts[classify(snapshot(out), trees["A"], trees["B"])] += 1
-        done = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(b)], capture_output=True)
+        done = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(b), *NO_LLMS], capture_output=True)
         if done.returncode == 0 and snapshot(out) == trees["B"]:
             counts["recovered"] += 1
         time.sleep(0.2)  # the detached cleanup of the replaced tree
@@ -127,13 +129,13 @@ def tmpfs_trials(a: Path, b: Path, work: Path, trees: dict[str, dict[str, bytes]
     lines = []
     try:
         out = mnt / "api"
-        subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), "--full"], check=True,
+        subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(a), "--full", *NO_LLMS], check=True,
                        capture_output=True)
         for label in ("full (ENOSPC)", "read-only (EROFS)"):
             if label.startswith("read-only"):
                 subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
             old = snapshot(out)
-            r = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(b), "--full"],
+            r = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(b), "--full", *NO_LLMS],
                                capture_output=True, text=True)
             err = r.stderr.strip().splitlines()
             clean = r.returncode == 1 and "Traceback" not in r.stderr and len(err) >= 1
@@ -155,7 +157,7 @@ def main() -> int:
     a, b = make_pair(work, args.recipes)
     trees = {"A": expected(a), "B": expected(b)}
     t = time.perf_counter()
-    subprocess.run([*CLI, "build-api", str(work / "probe"), "--recipes-dir", str(b), "--full"], check=True,
+    subprocess.run([*CLI, "build-api", str(work / "probe"), "--recipes-dir", str(b), "--full", *NO_LLMS], check=True,
                    capture_output=True)
     duration = time.perf_counter() - t
     print(f"catalog: {args.recipes} recipes, A {len(trees['A'])} files, B {len(trees['B'])} files; "
