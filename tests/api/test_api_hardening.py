@@ -304,3 +304,22 @@ def test_sigkill_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
         assert _snapshot(out) in (old, new)
         subprocess.run([*cli_args, str(b)], check=True, capture_output=True)
         assert _snapshot(out) == new
+
+
+@pytest.mark.parametrize(("keys", "skipped"), [
+    ({"compatible_strategies": [1, 2.5, True, {"a": 1}, ["x"], "single_node_tp"]}, True),
+    ({"hardware_overrides": {1: {"extra_args": ["--x"]}, "h200": {}}}, True),
+    ({"strategy_overrides": ["not", "a", "mapping"]}, True),
+    ({"strategy_overrides": {"single_node_tp": "text"}}, True),
+    ({"zz_extra": {1: "a", 2.5: "b", None: "c"}}, False),       # unknown key: a warning; json.dumps copes
+    ({"variants": {"default": {"precision": "bf16", "vram_minimum_gb": 2 ** 70}}}, False),
+    ({"variants": {"default": {"precision": "bf16", "vram_minimum_gb": 40, "description": 2 ** 70}}}, True),
+])
+def test_crash_classes_are_skipped_or_built(tmp_path: Path, keys: dict[str, Any], skipped: bool) -> None:
+    """The mutation classes that used to crash build-api: skipped with their error, or built cleanly."""
+    root = _catalog(tmp_path, acme__Odd=recipe("acme/Odd", **keys), acme__Good=recipe("acme/Good"))
+    out = tmp_path / "api"
+    res = CliRunner().invoke(cli, ["build-api", str(out), "--recipes-dir", str(root), "-j", "1"])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert ("skipping models/acme/Odd.yaml" in res.stderr) is skipped
+    assert (out / "acme/Odd.json").exists() is not skipped and (out / "acme/Good.json").exists()
