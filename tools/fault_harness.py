@@ -152,6 +152,7 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--recipes", type=int, default=24)
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--only-incremental", action="store_true", help="skip the SIGKILL trials of full builds")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="fault-harness-"))
     a, b = make_pair(work, args.recipes)
@@ -163,7 +164,7 @@ def main() -> int:
     print(f"catalog: {args.recipes} recipes, A {len(trees['A'])} files, B {len(trees['B'])} files; "
           f"one CLI build of B takes {duration:.2f} s (kills land uniformly in [0, that])")
     bad = 0
-    for inc in (False, True):
+    for inc in ((True,) if args.only_incremental else (False, True)):
         c = sigkill_trials(a, b, work, args.trials, inc, trees, duration)
         bad += c["MIXED"] + (args.trials - c["recovered"])
         print(f"SIGKILL x{args.trials} during {'incremental' if inc else 'full'} builds: "
