@@ -16,7 +16,7 @@ import click
 from vllm_recipes import __version__
 
 if TYPE_CHECKING:
-    from vllm_recipes.catalog import Catalog
+    from vllm_recipes.catalog import Catalog, Recipe
 
 recipes_dir_option = click.option(
     "--recipes-dir",
@@ -62,6 +62,19 @@ def fail(message: str) -> NoReturn:
     """A usage problem: message on stderr, exit 2."""
     click.echo(f"Error: {message}", err=True)
     sys.exit(2)
+
+
+def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
+    """``catalog.find(hf_id)``, or exit 2 saying why: the file failed to load (file:line),
+    or no such recipe (with close matches)."""
+    found = catalog.find(hf_id)
+    if found is not None:
+        return found
+    broken = catalog.load_error_for(hf_id)
+    if broken is not None:
+        fail(f"recipe {hf_id!r} failed to load: {broken}")
+    close = catalog.close_matches(hf_id)
+    fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
 
 
 def load_or_exit(recipes_dir: str | None) -> Catalog:

@@ -98,6 +98,9 @@ def find_model(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None]
     found = catalog.find(model)
     if found is not None:
         return found
+    broken = catalog.load_error_for(model)
+    if broken is not None:
+        raise SelectionError("model", f"Recipe {model!r} failed to load: {broken}")
     raise SelectionError("model", f"Unknown model {model!r}.", catalog.close_matches(model))
 
 
