@@ -58,7 +58,7 @@ def selection_header(recipe: Recipe, state: PageState, ctx: Ctx, plan: Plan) -> 
         "recommended" if sel.strategy == state.recommended_strategy else "default")
     fields: list[HeaderField] = [
         ("hardware", sel.hw_id, note(req.hardware, "default")),
-        ("variant", sel.variant_key, note(req.variant, "default")),
+        ("variant", sel.variant_key, note(req.variant, "default") if sel.variant_key != "default" else ""),
         ("strategy", sel.strategy, strategy_note),
         ("", _nodes_text(plan), ""),
     ]
@@ -74,7 +74,7 @@ def omni_selection_header(recipe: Recipe, osel: OmniSelection, hardware: str | N
     """The resolved selection of an omni recipe (the given values mark what the user picked)."""
     fields: list[HeaderField] = [
         ("hardware", osel.hw_id, "" if hardware else "default"),
-        ("variant", osel.variant_key, "" if variant else "default"),
+        ("variant", osel.variant_key, "" if variant or osel.variant_key == "default" else "default"),
     ]
     if osel.task is not None:
         fields.append(("task", osel.task.key, "" if task else "default"))
