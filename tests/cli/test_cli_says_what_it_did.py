@@ -169,7 +169,7 @@ def test_pool_mode_override_resizes_the_pool(tmp_path: Path) -> None:
     base = ("command", "acme/Big", "--recipes-dir", str(tmp_path), "--hardware", "h200", "--strategy", "pd_cluster")
     default = json.loads(run(*base, "--json")[1])["decode"]
     assert (default["nodes"], default["parallelism"], default["tp"]) == (2, "dep", 1)
-    code, out, err = run(*base, "--decode-mode", "tp")
+    code, _out, err = run(*base, "--decode-mode", "tp")
     assert code == 0 and "decode 1 node TP" in err
     decode = json.loads(run(*base, "--decode-mode", "tp", "--json")[1])["decode"]
     assert (decode["nodes"], decode["parallelism"], decode["tp"]) == (1, "tp", 8)
