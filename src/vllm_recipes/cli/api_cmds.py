@@ -33,7 +33,7 @@ def _warn(line: str) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Say on stderr what was rebuilt and why.")
 def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tuple[Path, ...], full: bool,
                   jobs: int | None, no_translations: bool, verbose: bool) -> None:
-    """Write the static JSON API to OUT (json-api.md), atomically and incrementally.
+    """Write the static JSON API to OUT (docs/reference/json-api.md), atomically and incrementally.
 
     The first build writes every file into a sibling directory and swaps it in;
     later builds re-render only recipes whose inputs changed (content hashes in

@@ -70,7 +70,8 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
     FILES may live outside the recipes directory; they are checked against its
-    taxonomy and strategies. Exit code 1 when there is any error.
+    taxonomy and strategies. Exit code 1 when there is any error. Every key:
+    docs/reference/recipe-format.md.
     """
     # Validation pulls in the pydantic models and the whole engine (dead-value lint):
     # imported here so other commands start fast.

@@ -23,7 +23,9 @@ recipes_dir_option = click.option(
     type=click.Path(file_okay=False, path_type=str),
     envvar="VLLM_RECIPES_DIR",
     default=None,
-    help="Recipe directory in the public layout (default: the bundled catalog). Env: VLLM_RECIPES_DIR.",
+    help="Recipe directory in the public layout (docs/reference/recipe-format.md); its models/ is the whole "
+         "list of recipes, while taxonomy, platforms, strategies and kv stores it lacks come from the bundled "
+         "catalog (default: the bundled catalog). Env: VLLM_RECIPES_DIR.",
 )
 
 
@@ -55,7 +57,11 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllm-recipes")
 def cli() -> None:
-    """Turn serving recipes into exact vLLM deployment commands."""
+    """Turn serving recipes into exact vLLM deployment commands.
+
+    Reference (recipe format, synthesis rules, JSON API, website):
+    docs/reference/README.md.
+    """
 
 
 def fail(message: str) -> NoReturn:
