@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.select.aliases import canonical, public_ids
@@ -150,3 +152,53 @@ def test_the_mode_pill_and_the_url_agree(catalog: Catalog) -> None:
     assert notices == [] and pools(st)["decode"] == (1, "tp")
     assert canonical_params(catalog, recipe, st) == {"strategy": "pd_cluster", "decode_mode": "tp"}
 
+
+
+# --- invariants ------------------------------------------------------------------------------------
+
+HARDWARE = ["h200", "b200", "mi355x", "rtx_pro_6000", "tpu9000"]
+STRATEGIES = ["single_node_tp", "multi_node_tp", "multi_node_dep", "pd_cluster", "nope"]
+
+
+def _cased(draw: st.DrawFn, word: str) -> str:
+    flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)))
+    return "".join(c.upper() if f else c for c, f in zip(word, flips, strict=True))
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A request and the same request with every id in a random letter case."""
+    req: dict[str, Any] = {}
+    if draw(st.booleans()):
+        req["hardware"] = draw(st.sampled_from(HARDWARE))
+    if draw(st.booleans()):
+        req["strategy"] = draw(st.sampled_from(STRATEGIES))
+    if draw(st.booleans()):
+        req["decode_mode"] = draw(st.sampled_from(["tp", "tep", "dep"]))
+    for key in ("decode_nodes", "decode_rank", "nodes", "kv_instances"):
+        if draw(st.booleans()):
+            req[key] = draw(st.integers(-1, 18))
+    if draw(st.booleans()):
+        req["advanced"] = (draw(st.sampled_from(["max_seqs_256", "max_num_seqs_256", "dcp_8", "bogus"])),)
+    if draw(st.booleans()):
+        req["add_features"] = ("reasoning",)
+    cased = {k: (_cased(draw, v) if isinstance(v, str) else
+                 tuple(_cased(draw, x) for x in v) if isinstance(v, tuple) else v) for k, v in req.items()}
+    return req, cased
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pair=requests())
+def test_letter_case_never_changes_the_outcome_and_messages_are_spelled(catalog: Catalog,
+                                                                         pair: tuple[dict, dict]) -> None:
+    req, cased = pair
+    plain = state(catalog, strict=False, **req)
+    assert state(catalog, strict=False, **cased).selection == plain.selection
+    assert all("\x00" not in n for n in plain.notices)
+    try:
+        strict = state(catalog, **cased)
+    except SelectionError as err:
+        assert "\x00" not in err.text("cli") and "\x00" not in str(err)
+        assert err.text("cli") != str(err) or "_" not in err.param  # an option named in the message is spelled
+    else:
+        assert strict.selection == plain.selection

@@ -9,16 +9,15 @@ the user actually typed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 
-def canonical(value: str, choices: Iterable[str]) -> str:
+def canonical(value: str, choices: Collection[str]) -> str:
     """``value`` itself when it is a choice, else the one choice equal to it ignoring case."""
-    options = [c for c in choices if isinstance(c, str)]
-    if value in options:
+    if value in choices:
         return value
     folded = value.casefold()
-    hits = [c for c in options if c.casefold() == folded]
+    hits = [c for c in choices if isinstance(c, str) and c.casefold() == folded]
     return hits[0] if len(hits) == 1 else value
 
 

@@ -263,22 +263,27 @@ ADVANCED_ALIASES = alias_table((o.id, o.args) for o in ADVANCED_OPTIONS)
 POOL_MODE_IDS = ("tp", "tep", "dep")
 
 
+_EMPTY_REQUEST = PageRequest()
+
+
 def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageRequest:
     """``req`` with every id spelled as the catalog spells it: ids match regardless of
     letter case, and the public site's advanced-option ids map to ours."""
-    feats = [k for k in as_map(recipe.data.get("features")) if isinstance(k, str)]
+    if req == _EMPTY_REQUEST:
+        return req
+    feats = as_map(recipe.data.get("features"))
 
     def one(value: str | None, choices: Sequence[str] | Mapping[str, Any]) -> str | None:
-        return None if value is None else canonical(value, list(choices))
+        return None if value is None else canonical(value, choices)
 
     def many(values: Sequence[str]) -> tuple[str, ...]:
         return tuple(canonical(v, feats) for v in values)
 
     def mode(f: str, m: str) -> tuple[str, str]:
         f = canonical(f, feats)
-        return f, canonical(m, list(as_map(get(get(recipe.data.get("features"), f), "modes"))))
+        return f, canonical(m, as_map(get(get(recipe.data.get("features"), f), "modes")))
 
-    kv_ids = [*catalog.kv_offload_options, *catalog.strategies]
+    kv_ids = [*catalog.kv_offload_options, *catalog.strategies] if req.kv_offload is not None else ()
     routers = get(catalog.strategies.get("pd_cluster"), "routers")
     return replace(
         req,
