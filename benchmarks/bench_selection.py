@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from unittest import mock
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
@@ -39,17 +39,11 @@ def requests(catalog: Catalog) -> Iterator[tuple[Recipe, PageRequest]]:
                                           kv_offload="simple", **extra)
 
 
-def run(catalog: Catalog, reqs: list[tuple[Recipe, PageRequest]]) -> float:
+def per_request(step: Callable[[Recipe, PageRequest], object], reqs: list[tuple[Recipe, PageRequest]]) -> float:
+    """Mean seconds of ``step`` over ``reqs``."""
     t0 = time.perf_counter()
     for recipe, req in reqs:
-        build_state(catalog, recipe, req, strict=False)
-    return (time.perf_counter() - t0) / len(reqs)
-
-
-def run_canonical(catalog: Catalog, reqs: list[tuple[Recipe, PageRequest]]) -> float:
-    t0 = time.perf_counter()
-    for recipe, req in reqs:
-        canonical_request(catalog, recipe, req)
+        step(recipe, req)
     return (time.perf_counter() - t0) / len(reqs)
 
 
@@ -62,13 +56,19 @@ def main() -> None:
     reqs = list(requests(catalog))
     # the same requests already spelled canonically: identical work minus the spelling step
     spelled = [(r, canonical_request(catalog, r, q)) for r, q in reqs]
-    run(catalog, reqs)  # warm caches
+    def state(recipe: Recipe, req: PageRequest) -> object:
+        return build_state(catalog, recipe, req, strict=False)
+
+    def spelling(recipe: Recipe, req: PageRequest) -> object:
+        return canonical_request(catalog, recipe, req)
+
+    per_request(state, reqs)  # warm caches
     shipped, before, alone = [], [], []
     for _ in range(args.repeat):
-        shipped.append(run(catalog, reqs))
+        shipped.append(per_request(state, reqs))
         with mock.patch.object(page, "canonical_request", lambda _c, _r, req: req):
-            before.append(run(catalog, spelled))
-        alone.append(run_canonical(catalog, reqs))
+            before.append(per_request(state, spelled))
+        alone.append(per_request(spelling, reqs))
     a, b, c = min(shipped), min(before), min(alone)
     print(f"{len(reqs)} requests, best of {args.repeat}")
     print(f"build_state as shipped:                    {a * 1e6:8.1f} us/request")
