@@ -173,3 +173,11 @@ def test_pool_mode_override_resizes_the_pool(tmp_path: Path) -> None:
     assert code == 0 and "decode 1 node TP" in err
     decode = json.loads(run(*base, "--decode-mode", "tp", "--json")[1])["decode"]
     assert (decode["nodes"], decode["parallelism"], decode["tp"]) == (1, "tp", 8)
+
+
+def test_the_recipe_page_says_failed_to_load(own_dir: Path) -> None:
+    with TestClient(create_app(load_catalog(own_dir))) as client:
+        r = client.get("/acme/Broken")
+        missing = client.get("/acme/Missing")
+    assert r.status_code == 404 and "failed to load: models/acme/Broken.yaml:" in r.text
+    assert missing.status_code == 404 and "failed to load" not in missing.text
