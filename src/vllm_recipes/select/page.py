@@ -9,7 +9,7 @@ rewriting an invalid URL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -268,36 +268,52 @@ _EMPTY_REQUEST = PageRequest()
 
 def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageRequest:
     """``req`` with every id spelled as the catalog spells it: ids match regardless of
-    letter case, and the public site's advanced-option ids map to ours."""
+    letter case, and the public site's advanced-option ids map to ours. Returns ``req``
+    itself when it is already canonical (the common case: links the page wrote)."""
     if req == _EMPTY_REQUEST:
         return req
     feats = as_map(recipe.data.get("features"))
+    changes: dict[str, Any] = {}
 
-    def one(value: str | None, choices: Sequence[str] | Mapping[str, Any]) -> str | None:
-        return None if value is None else canonical(value, choices)
+    def one(name: str, choices: Collection[str]) -> None:
+        value = getattr(req, name)
+        if value is not None and value not in choices:
+            fixed = canonical(value, choices)
+            if fixed != value:
+                changes[name] = fixed
 
-    def many(values: Sequence[str]) -> tuple[str, ...]:
-        return tuple(canonical(v, feats) for v in values)
+    def many(name: str) -> None:
+        values = getattr(req, name)
+        if values and any(v not in feats for v in values):
+            changes[name] = tuple(canonical(v, feats) for v in values)
 
-    def mode(f: str, m: str) -> tuple[str, str]:
-        f = canonical(f, feats)
-        return f, canonical(m, as_map(get(get(recipe.data.get("features"), f), "modes")))
-
-    kv_ids = [*catalog.kv_offload_options, *catalog.strategies] if req.kv_offload is not None else ()
-    routers = get(catalog.strategies.get("pd_cluster"), "routers")
-    return replace(
-        req,
-        hardware=one(req.hardware, catalog.hardware_profiles), variant=one(req.variant, recipe.variants),
-        strategy=one(req.strategy, catalog.strategies),
-        features=None if req.features is None else many(req.features),
-        add_features=many(req.add_features), remove_features=many(req.remove_features),
-        fmode=tuple(mode(f, m) for f, m in req.fmode),
-        advanced=tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced),
-        kv_offload=one(req.kv_offload, kv_ids), prefill_mode=one(req.prefill_mode, POOL_MODE_IDS),
-        decode_mode=one(req.decode_mode, POOL_MODE_IDS), frontend=one(req.frontend, catalog.frontends),
-        install=one(req.install, ("pip", "docker")),
-        pd_router=one(req.pd_router, list(routers) if is_map(routers) else ["vllm-router"]),
-    )
+    one("hardware", catalog.hardware_profiles)
+    one("variant", recipe.variants)
+    one("strategy", catalog.strategies)
+    many("features")
+    many("add_features")
+    many("remove_features")
+    if req.fmode:
+        fmode = []
+        for f, m in req.fmode:
+            f = canonical(f, feats)
+            fmode.append((f, canonical(m, as_map(get(feats.get(f), "modes")))))
+        if tuple(fmode) != req.fmode:
+            changes["fmode"] = tuple(fmode)
+    if req.advanced:
+        advanced = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
+        if advanced != req.advanced:
+            changes["advanced"] = advanced
+    if req.kv_offload is not None:
+        one("kv_offload", (*catalog.kv_offload_options, *catalog.strategies))
+    one("prefill_mode", POOL_MODE_IDS)
+    one("decode_mode", POOL_MODE_IDS)
+    one("frontend", catalog.frontends)
+    one("install", ("pip", "docker"))
+    if req.pd_router is not None:
+        routers = get(catalog.strategies.get("pd_cluster"), "routers")
+        one("pd_router", tuple(routers) if is_map(routers) else ("vllm-router",))
+    return replace(req, **changes) if changes else req
 
 
 def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
