@@ -181,3 +181,13 @@ def test_the_recipe_page_says_failed_to_load(own_dir: Path) -> None:
         missing = client.get("/acme/Missing")
     assert r.status_code == 404 and "failed to load: models/acme/Broken.yaml:" in r.text
     assert missing.status_code == 404 and "failed to load" not in missing.text
+
+
+def test_omni_recipes_name_their_selection_too(tmp_path: Path) -> None:
+    recipe = {"meta": {"title": "Tiny video", "tasks": ["omni"]}, "model": {"model_id": "acme/Video"},
+              "variants": {"default": {"precision": "bf16"}}, "omni": {"tasks": ["t2v", "i2v"]}}
+    (tmp_path / "models" / "acme").mkdir(parents=True)
+    (tmp_path / "models" / "acme" / "Video.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    code, out, err = run("command", "acme/video", "--recipes-dir", str(tmp_path), "--task", "I2V", "--hardware", "H200")
+    assert code == 0 and out.startswith("vllm serve acme/Video")
+    assert err.strip() == "# acme/Video · hardware h200 · variant default · task i2v · install pip (default)"
