@@ -101,3 +101,35 @@ def test_the_openapi_description_points_at_the_reference() -> None:
     text = str(openapi_spec())
     cited = DOC_PATH.findall(text)
     assert "docs/reference/json-api.md" in cited and all((ROOT / c).is_file() for c in cited)
+
+
+# --- the reference describes what the code does ------------------------------------------------
+
+
+def test_recipe_format_names_every_key_the_models_accept() -> None:
+    from pydantic import BaseModel
+
+    from vllm_recipes.catalog import models
+
+    doc = _text(REFERENCE / "recipe-format.md")
+    missing = []
+    for cls in vars(models).values():
+        if isinstance(cls, type) and issubclass(cls, BaseModel) and cls.__module__ == models.__name__:
+            for name, info in cls.model_fields.items():
+                key = info.alias or name
+                if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", doc):
+                    missing.append(f"{cls.__name__}.{key}")
+    assert not missing, missing
+
+
+def test_synthesis_reference_lists_the_layers_and_advanced_presets() -> None:
+    from vllm_recipes.select.aliases import public_ids
+    from vllm_recipes.select.page import ADVANCED_OPTIONS
+    from vllm_recipes.synth.layers import ARG_ORDER, ENV_ORDER
+
+    doc = _text(REFERENCE / "synthesis.md")
+    assert all(f"`{layer}`" in doc for layer in (*ARG_ORDER, *ENV_ORDER))
+    for option in ADVANCED_OPTIONS:
+        row = next((line for line in doc.splitlines() if line.startswith(f"| `{option.id}`")), "")
+        assert f"`{' '.join(option.args)}`" in row, option.id
+        assert any(f"`{alias}`" in row for alias in public_ids(option.args)) or "(same)" in row, option.id
