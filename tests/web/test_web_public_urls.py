@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
+import yaml
 from starlette.testclient import TestClient
+
+from vllm_recipes.catalog import load_catalog
+from vllm_recipes.web import create_app
 
 
 def _canonical(body: str) -> str:
@@ -38,3 +43,29 @@ def test_inert_parameters_stay_lenient(client: TestClient, web: SimpleNamespace)
     r = client.get(f"/{web.V41}?decode_mode=tp&advanced=nope")
     assert r.status_code == 200
     assert web.page_text(r.text) == web.page_text(client.get(f"/{web.V41}").text)
+
+
+def _active(page: str, key: str) -> bool:
+    return re.search(rf'class="pill is-active" href="[^"]*" data-nav data-key="{re.escape(key)}"', page) is not None
+
+
+def test_the_mode_pill_and_the_public_url_give_the_modes_pool_size(tmp_path: Path, web: SimpleNamespace) -> None:
+    """D2: a 2-node DEP decode pool becomes 1 node of TP 8, by pill or by URL."""
+    recipe = {"meta": {"title": "Big"}, "model": {"model_id": "acme/Big"},
+              "variants": {"default": {"precision": "fp8", "vram_minimum_gb": 100}},
+              "compatible_strategies": ["single_node_tp", "multi_node_tp", "multi_node_dep", "pd_cluster"],
+              "strategy_min_gpus": {"multi_node_dep": 16},
+              "strategy_overrides": {"pd_cluster": {"decode": {"parallelism": "dep"}}}}
+    (tmp_path / "models" / "acme").mkdir(parents=True)
+    (tmp_path / "models" / "acme" / "Big.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    with TestClient(create_app(load_catalog(tmp_path))) as client:
+        start = client.get("/acme/Big?hardware=h200&strategy=pd_cluster").text
+        assert _active(start, "pd-decode:decode-n2") and _active(start, "pd-decode-mode:decode-dep")
+        pill = re.search(r'href="([^"]+)" data-nav data-key="pd-decode-mode:decode-tp"', start)
+        assert pill
+        by_pill = client.get(html.unescape(pill.group(1))).text
+        by_url = client.get("/acme/Big?strategy=pd_cluster&decode_mode=tp").text
+    for page in (by_pill, by_url):
+        assert _active(page, "pd-decode:decode-n1") and _active(page, "pd-decode-mode:decode-tp")
+    assert web.page_text(by_pill) == web.page_text(by_url)
+    assert "--tensor-parallel-size 8" in web.page_text(by_url).split("# Decode", 1)[1]
