@@ -109,7 +109,8 @@ def test_errors_name_command_line_options() -> None:
 
 def test_ids_match_in_any_case() -> None:
     lower = run("command", V41, "--hardware", "h200", "--strategy", "pd_cluster", "--json")[1]
-    upper = run("command", V41.upper(), "--hardware", "H200", "--strategy", "PD_CLUSTER", "--json")[1]
+    upper = run("command", V41.upper(), "--hardware", "H200", "--strategy", "PD_CLUSTER", "--install", "Docker",
+                "--json")[1]
     assert lower == upper and json.loads(upper)["hardware"] == "h200"
 
 

@@ -64,7 +64,8 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--decode-rank", type=click.IntRange(0, 15), help="PD decode node to render."),
         click.option("--frontend", help="OpenAI-compatible frontend (python, rust)."),
         click.option("--router", "pd_router", help="PD router (vllm-router, smg-grpc)."),
-        click.option("--install", type=click.Choice(["pip", "docker"]), help="Install / run method."),
+        click.option("--install", type=click.Choice(["pip", "docker"], case_sensitive=False),
+                     help="Install / run method."),
         click.option("--task", help="Omni task key."),
         recipes_dir_option,
         click.argument("hf_id"),
@@ -147,7 +148,7 @@ def _header_comment(text: str, quiet: bool) -> None:
 @cli.command("command")
 @selection_options
 @json_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
+@click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
               help="Same as --json when 'json' (kept for scripts).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the resolved-selection line on stderr.")
 def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | None, quiet: bool,
