@@ -159,15 +159,8 @@ def test_own_directory_models_are_not_mixed_with_bundled_ones(own_dir: Path) -> 
 # --- D2 on the command line ----------------------------------------------------------------------
 
 
-def test_pool_mode_override_resizes_the_pool(tmp_path: Path) -> None:
-    recipe = {"meta": {"title": "Big"}, "model": {"model_id": "acme/Big"},
-              "variants": {"default": {"precision": "fp8", "vram_minimum_gb": 100}},
-              "compatible_strategies": ["single_node_tp", "multi_node_tp", "multi_node_dep", "pd_cluster"],
-              "strategy_min_gpus": {"multi_node_dep": 16},
-              "strategy_overrides": {"pd_cluster": {"decode": {"parallelism": "dep"}}}}
-    (tmp_path / "models" / "acme").mkdir(parents=True)
-    (tmp_path / "models" / "acme" / "Big.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
-    base = ("command", "acme/Big", "--recipes-dir", str(tmp_path), "--hardware", "h200", "--strategy", "pd_cluster")
+def test_pool_mode_override_resizes_the_pool(dep_pool_catalog_dir: Path) -> None:
+    base = ("command", "acme/Big", "--recipes-dir", str(dep_pool_catalog_dir), "--hardware", "h200", "--strategy", "pd_cluster")
     default = json.loads(run(*base, "--json")[1])["decode"]
     assert (default["nodes"], default["parallelism"], default["tp"]) == (2, "dep", 1)
     code, _out, err = run(*base, "--decode-mode", "tp")

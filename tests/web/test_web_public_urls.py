@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-import yaml
 from starlette.testclient import TestClient
 
 from vllm_recipes.catalog import load_catalog
@@ -49,16 +48,10 @@ def _active(page: str, key: str) -> bool:
     return re.search(rf'class="pill is-active" href="[^"]*" data-nav data-key="{re.escape(key)}"', page) is not None
 
 
-def test_the_mode_pill_and_the_public_url_give_the_modes_pool_size(tmp_path: Path, web: SimpleNamespace) -> None:
+def test_the_mode_pill_and_the_public_url_give_the_modes_pool_size(dep_pool_catalog_dir: Path,
+                                                                   web: SimpleNamespace) -> None:
     """D2: a 2-node DEP decode pool becomes 1 node of TP 8, by pill or by URL."""
-    recipe = {"meta": {"title": "Big"}, "model": {"model_id": "acme/Big"},
-              "variants": {"default": {"precision": "fp8", "vram_minimum_gb": 100}},
-              "compatible_strategies": ["single_node_tp", "multi_node_tp", "multi_node_dep", "pd_cluster"],
-              "strategy_min_gpus": {"multi_node_dep": 16},
-              "strategy_overrides": {"pd_cluster": {"decode": {"parallelism": "dep"}}}}
-    (tmp_path / "models" / "acme").mkdir(parents=True)
-    (tmp_path / "models" / "acme" / "Big.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
-    with TestClient(create_app(load_catalog(tmp_path))) as client:
+    with TestClient(create_app(load_catalog(dep_pool_catalog_dir))) as client:
         start = client.get("/acme/Big?hardware=h200&strategy=pd_cluster").text
         assert _active(start, "pd-decode:decode-n2") and _active(start, "pd-decode-mode:decode-dep")
         pill = re.search(r'href="([^"]+)" data-nav data-key="pd-decode-mode:decode-tp"', start)
