@@ -123,3 +123,9 @@ def test_idle_half_open_connections_do_not_block_others(live: Any) -> None:
     finally:
         for s in socks:
             s.close()
+
+
+def test_skipped_recipe_says_why(hostile: TestClient) -> None:
+    r = hostile.get("/api/resolve?model=evil/Traversal")
+    assert r.status_code == 400 and "failed to load" in r.json()["error"]
+    assert "not a valid model id" in r.json()["error"]

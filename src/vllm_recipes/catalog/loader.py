@@ -182,6 +182,24 @@ class Catalog:
         """The recipe and variant key whose variant serves ``model_id`` (case-insensitive)."""
         return self._variant_parents.get(model_id.lower())
 
+    def load_error_for(self, hf_id: str) -> Any:
+        """Why the recipe file for ``hf_id`` did not load (case-insensitive): a
+        :class:`YamlLoadError` of :attr:`load_errors` or :attr:`refused`, or the first
+        validation finding of a recipe left out (:attr:`skipped`); ``None`` if none. Lets a
+        front-end say "failed to load" rather than "unknown"."""
+        wanted = hf_id.lower()
+
+        def matches(rel: str) -> bool:
+            return rel.startswith("models/") and (hf_id_for(rel.removeprefix("models/")) or "").lower() == wanted
+
+        for exc in (*self.load_errors, *self.refused):
+            if matches(exc.position.file):
+                return exc
+        for finding in self.skipped:  # left out for a validation error (catalog/usable.py)
+            if matches(getattr(finding, "file", "")):
+                return finding
+        return None
+
     def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
         import difflib
 

@@ -19,7 +19,11 @@ from .safety import follow_symlinks_option
 @recipes_dir_option
 @follow_symlinks_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, recipes_dir: str | None) -> None:
-    """Serve the recipe website and the JSON API (static files plus /api/resolve)."""
+    """Serve the recipe website and the JSON API (static files plus /api/resolve).
+
+    Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
+    docs/reference/json-api.md.
+    """
     import os
 
     import uvicorn
