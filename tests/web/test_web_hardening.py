@@ -128,4 +128,4 @@ def test_idle_half_open_connections_do_not_block_others(live: Any) -> None:
 def test_skipped_recipe_says_why(hostile: TestClient) -> None:
     r = hostile.get("/api/resolve?model=evil/Traversal")
     assert r.status_code == 400 and "failed to load" in r.json()["error"]
-    assert "not a valid model id" in r.json()["error"]
+    assert "models/evil/Traversal.yaml:" in r.json()["error"] and ": error: " in r.json()["error"]
