@@ -1,7 +1,8 @@
 """Incremental JSON API builds: re-render only the recipes whose inputs changed.
 
-``.OUT.cache.json`` (beside ``OUT``, see :func:`~vllm_recipes.api.writer.cache_path`) records the content hash of every input file (recipes,
-taxonomy, platforms, strategies, kv stores, quickstart, extra inputs), a
+``.OUT.cache.json`` (beside ``OUT``, see :func:`~vllm_recipes.api.writer.cache_path`)
+records the content hash of every input file (recipes, taxonomy, platforms,
+strategies, kv stores, quickstart, extra inputs), a
 fingerprint of this package's code, and for every recipe what it contributed:
 its output operations (paths, no bytes), models.json entries, counts, warnings,
 the tree bases it cleans and its promotion candidates.
@@ -167,7 +168,8 @@ def read_cache(out: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str 
     if checked.static_data is not None and not all(isinstance(x[0], str) for x in checked.static_data):
         return None, f"{path} has an unexpected shape (static_data)"
     paths = [p for r in checked.recipes for k, p, _ in decode_ops(r.ops) if k == "w"]
-    paths += [b for r in checked.recipes for b in (*r.bases, r.hf_id)]
+    # (a skipped recipe wrote nothing: its id may well be the unsafe one it was skipped for)
+    paths += [b for r in checked.recipes if not r.skipped for b in (*r.bases, r.hf_id)]
     if unsafe_paths(paths) or unsafe_paths(p for part in checked.layout for p in part):
         return None, f"{path} names paths outside the API; refused"
     return data, None
