@@ -109,11 +109,14 @@ def test_recipe_path_id_must_be_safe(tmp_path: Path) -> None:
     odd.parent.mkdir()
     odd.write_text(yaml.safe_dump(recipe("acme/Odd")))
     errs = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.is_error]
-    assert [(f.file, f.code) for f in errs] == [("models/.hidden/x y.yaml", "bad-id")]
+    assert [(f.file, f.code) for f in errs] == [("models/.hidden/x y.yaml", "bad-id")]  # before ..yaml exists
     assert "the recipe's path gives model id '.hidden/x y'" in errs[0].message
+    dots = root / "models" / "acme" / "..yaml"  # gives the id "acme/.": skipped, and must not void the cache
+    dots.write_text(yaml.safe_dump(recipe("acme/Dots")))
     out = work / "api"
     build_full(root, out)
     assert not (out / ".hidden").exists() and (out / "acme/Good.json").exists()
+    assert build_incremental(root, out).mode == "unchanged"
 
 
 @pytest.mark.parametrize("path", ["../x.json", "a/../../x.json", "/etc/x.json", "a//b.json", "./a.json", "a\\..\\b",
