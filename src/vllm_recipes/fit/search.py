@@ -1,0 +1,84 @@
+"""Reverse search: every recipe variant that starts on given GPUs, with its best single-node strategy.
+
+Pure: one derived catalog with the target as a ``custom`` profile, then for each
+(recipe, variant, offered single-node strategy) the normal resolve and the fit
+of the resulting command. Best first: concurrency at the asked context, then KV
+capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.jsvalues import as_map
+from vllm_recipes.select.gates import is_precision_compatible, is_strategy_supported_on_hardware
+from vllm_recipes.select.page import candidate_strategies
+from vllm_recipes.synth.resolve import resolve
+
+from .hardware import GpuTarget
+from .report import CUSTOM_ID, FitReport, _template_id, fit_plan, recipe_architecture, selection_for, \
+    with_custom_profile
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    hf_id: str
+    variant: str
+    strategy: str
+    report: FitReport
+
+    @property
+    def score(self) -> tuple[int, int]:
+        p = self.report.processes
+        return (min((x.concurrency * x.shape.dp for x in p), default=0), self.report.kv_tokens)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hardware: GpuTarget
+    context: int | None
+    hits: tuple[SearchHit, ...]
+    #: recipes skipped because the planner knows nothing about their architecture
+    unknown: tuple[str, ...]
+    #: (recipe, variant) pairs that were tried and do not start
+    rejected: int
+
+
+def search(catalog: Catalog, target: GpuTarget, context: int | None = None) -> SearchResult:
+    """Every variant that starts on ``target`` (one node), best first."""
+    template = _template_id(catalog, target, target.profile_id or "")
+    if not template and catalog.hardware_profiles:
+        template = next(iter(catalog.hardware_profiles))
+    cat = with_custom_profile(catalog, target, template)
+    profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
+    hits: list[SearchHit] = []
+    unknown: list[str] = []
+    rejected = 0
+    for recipe in cat.recipes:
+        if recipe.is_omni:
+            continue
+        arch = recipe_architecture(cat, recipe)
+        if arch is None:
+            unknown.append(recipe.hf_id)
+            continue
+        strategies = [s for s in candidate_strategies(cat, recipe, CUSTOM_ID, 1)
+                      if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
+        for vk, variant in recipe.variants.items():
+            if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
+                continue
+            best: SearchHit | None = None
+            for s in strategies:
+                ctx, plan = resolve(cat, recipe, selection_for(recipe, vk, s))
+                rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context)
+                if not rep.starts:
+                    continue
+                hit = SearchHit(recipe.hf_id, vk, s, rep)
+                if best is None or hit.score > best.score:
+                    best = hit
+            if best is None:
+                rejected += 1
+            else:
+                hits.append(best)
+    hits.sort(key=lambda h: (h.score[0], h.score[1]), reverse=True)
+    return SearchResult(target, context, tuple(hits), tuple(unknown), rejected)
