@@ -38,7 +38,7 @@ from vllm_recipes.fit.report import (
 from vllm_recipes.select.page import PageState
 
 from .engine_cmds import find_recipe, resolve_request, selection_options
-from .main import cli, fail, load_or_exit, recipes_dir_option
+from .main import cli, fail, load_or_exit
 
 
 def detect_target(catalog: Catalog) -> GpuTarget:
@@ -109,7 +109,11 @@ def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
 
 
 def _architecture(recipe: Recipe, hf_config: str | None) -> tuple[Architecture | None, float | None]:
-    from vllm_recipes.fit.sources import architecture_from_cache, architecture_from_file, checkpoint_gib_from_cache
+    from vllm_recipes.fit.sources import (
+        architecture_from_cache,
+        architecture_from_file,
+        checkpoint_gib_from_cache,
+    )
 
     model_id = str(recipe.model.get("model_id") or recipe.hf_id)
     try:

@@ -205,7 +205,7 @@ def parse_amd_smi(text: str) -> list[DetectedGpu]:
         if isinstance(size, dict):
             value, unit = size.get("value"), str(size.get("unit") or "MB")
         elif isinstance(size, str) and size.split():
-            value, unit = size.split()[0], (size.split() + ["MB"])[1]
+            value, unit = size.split()[0], [*size.split(), "MB"][1]
         else:
             value, unit = size, "MB"
         try:

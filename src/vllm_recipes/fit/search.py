@@ -17,8 +17,15 @@ from vllm_recipes.select.page import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
 from .hardware import GpuTarget
-from .report import CUSTOM_ID, FitReport, _template_id, fit_plan, recipe_architecture, selection_for, \
-    with_custom_profile
+from .report import (
+    CUSTOM_ID,
+    FitReport,
+    _template_id,
+    fit_plan,
+    recipe_architecture,
+    selection_for,
+    with_custom_profile,
+)
 
 
 @dataclass(frozen=True)

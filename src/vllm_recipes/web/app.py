@@ -33,9 +33,9 @@ from vllm_recipes.select.page import SelectionError
 from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
-from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .builder import build_view
+from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int

@@ -16,12 +16,19 @@ from urllib.parse import parse_qsl, urlsplit
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.memory import GIB
-from vllm_recipes.fit.report import FitReport, fit_plan, fit_state, recipe_architecture, report_dict, summary_dict
+from vllm_recipes.fit.report import (
+    FitReport,
+    fit_plan,
+    fit_state,
+    recipe_architecture,
+    report_dict,
+    summary_dict,
+)
 from vllm_recipes.select.page import PageState, SelectionError, build_state
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
-from .urlstate import parse_params
+from .urlstate import encode, parse_params
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +76,32 @@ class FitPanel:
     verdict: str
     starts: bool
     context: int | None
-    action: str
-    hidden: tuple[tuple[str, str], ...]
+    #: (label, href, current) links that set the ``ctx`` parameter
+    contexts: tuple[tuple[str, str, bool], ...]
     levers: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     unknown: str | None = None
+
+
+#: context lengths the panel offers as links (no form: the page works without JavaScript)
+CONTEXT_CHOICES = ((8192, "8k"), (32768, "32k"), (131072, "128k"), (262144, "256k"), (1048576, "1M"))
+
+
+def context_links(url: str, current: int | None) -> tuple[tuple[str, str, bool], ...]:
+    """``max-model-len`` (no ``ctx``) plus the common context lengths, each keeping the selection's URL."""
+    parts = urlsplit(url)
+    base = {k: v for k, v in parse_qsl(parts.query) if k != CTX_PARAM}
+
+    def href(n: int | None) -> str:
+        q = encode({**base, CTX_PARAM: str(n)} if n else base)
+        return parts.path + ("?" + q if q else "")
+
+    out = [("max-model-len", href(None), current is None)]
+    out += [(label, href(n), current == n) for n, label in CONTEXT_CHOICES]
+    if current is not None and all(current != n for n, _ in CONTEXT_CHOICES):
+        out.append((f"{current:,}", href(current), True))
+    return tuple(out)
 
 
 def _g(b: float) -> str:
@@ -83,9 +110,7 @@ def _g(b: float) -> str:
 
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
-    parts = urlsplit(url)
-    hidden = tuple((k, v) for k, v in parse_qsl(parts.query) if k != CTX_PARAM)
-    head = dict(hardware=r.hardware.label, context=context, action=parts.path, hidden=hidden)
+    head = dict(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
     if not r.processes:
         return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
                         unknown="; ".join(r.errors) or "no serve process")
