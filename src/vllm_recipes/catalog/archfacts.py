@@ -7,7 +7,7 @@ Kept apart from :mod:`.models` so the planner's schema lives in one place; the
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,6 +19,8 @@ Fraction = Annotated[int | float, Field(ge=0, le=1)]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="allow", protected_namespaces=())
+    #: unknown keys are reported by the validator, like every recipe model's
+    open_keys: ClassVar[bool] = False
 
 
 class HostTableFacts(_Strict):
