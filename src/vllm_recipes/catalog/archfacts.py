@@ -7,14 +7,28 @@ Kept apart from :mod:`.models` so the planner's schema lives in one place; the
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 PosInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
-PosNum = Annotated[int | float, Field(gt=0)]
-Fraction = Annotated[int | float, Field(ge=0, le=1)]
+PosNum = Annotated[float, Field(gt=0)]  # strict floats accept ints, not strings or bools
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+def _number_or_map(value: object) -> str | None:
+    if isinstance(value, dict):
+        return "map"
+    return "num" if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+#: one size for every variant, or ``{variant key: GiB}``
+CheckpointGib = Annotated[
+    Union[Annotated[PosNum, Tag("num")], Annotated[dict[str, PosNum], Tag("map")]],  # noqa: UP007
+    Discriminator(_number_or_map, custom_error_type="wrong_type",
+                  custom_error_message="expected a number of GiB or a map of variant -> GiB"),
+]
 
 
 class _Strict(BaseModel):
@@ -52,7 +66,7 @@ class ArchitectureFacts(_Strict):
     vocab_size: PosInt | None = None
     max_position_embeddings: PosInt | None = None
     dtype_bytes: Literal[1, 2, 4] | None = None
-    checkpoint_gib: PosNum | dict[str, PosNum] | None = None
+    checkpoint_gib: CheckpointGib | None = None
     expert_fraction: Fraction | None = None
     indexer_logits_bytes: NonNegInt | None = None
     host_tables: tuple[HostTableFacts, ...] | None = None

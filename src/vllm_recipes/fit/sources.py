@@ -8,6 +8,7 @@ library (the ``hf`` extra) the cache is simply not consulted.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,15 @@ def architecture_from_file(path: str | Path) -> Architecture:
     return architecture_from_hf_config(_read_json(p, "--hf-config"), source=f"--hf-config {p.name}")
 
 
+def default_cache_dir() -> str | None:
+    """``HF_HUB_CACHE`` or ``$HF_HOME/hub``, read at call time (``None``: the library's default)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    return os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else None
+
+
 def _cached(repo_id: str, filename: str, cache_dir: str | None) -> Path | None:
+    cache_dir = cache_dir or default_cache_dir()
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # the optional `hf` extra is not installed
