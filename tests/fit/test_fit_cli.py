@@ -14,7 +14,6 @@ from vllm_recipes.catalog.validate import validate_file
 from vllm_recipes.cli import engine_cmds, fit_cmds  # noqa: F401  (registers the commands)
 from vllm_recipes.cli.main import cli
 
-
 DATA = Path(__file__).parent / "data"
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 RECIPES = str(DATA / "recipes")
@@ -126,7 +125,7 @@ def test_hf_cache_is_read_offline(tmp_path: Path, catalog: Catalog) -> None:
     assert arch is not None and arch.num_kv_heads == 8
     assert sources.checkpoint_gib_from_cache("acme/Cached-8B", str(tmp_path / "hub")) == pytest.approx(14.96, 0.01)
     assert sources.architecture_from_cache("acme/Absent", cache_dir=str(tmp_path / "hub")) is None
-    code, out, _ = run("fit", "acme/Cached-8B", "--recipes-dir", str(tmp_path / "recipes"), "--hardware", "h100",
+    _, out, _ = run("fit", "acme/Cached-8B", "--recipes-dir", str(tmp_path / "recipes"), "--hardware", "h100",
                        "--json", env={"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"})
     obj = json.loads(out)
     assert obj["architecture"]["source"] == "Hugging Face cache (acme/Cached-8B)"
