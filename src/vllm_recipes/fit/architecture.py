@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "compressed_sparse")
@@ -80,8 +80,8 @@ class Architecture:
     max_position_embeddings: int | None = None
     #: bytes per element of the model dtype (``--kv-cache-dtype auto``)
     dtype_bytes: int = 2
-    #: checkpoint size per variant key ("*" = any variant), GiB
-    checkpoint_gib: Mapping[str, float] = field(default_factory=dict)
+    #: checkpoint size per variant key ("*" = any variant), GiB, as ``(key, GiB)`` pairs (hashable)
+    checkpoint_gib: tuple[tuple[str, float], ...] = ()
     #: fraction of the checkpoint that is routed experts (split by EP, not replicated by DP)
     expert_fraction: float = 0.0
     host_tables: tuple[HostTable, ...] = ()
@@ -102,8 +102,9 @@ class Architecture:
         return max(0, self.attention_layers - self.sliding_window_layers)
 
     def checkpoint_for(self, variant_key: str) -> float | None:
-        got = self.checkpoint_gib.get(variant_key)
-        return got if got is not None else self.checkpoint_gib.get("*")
+        sizes = dict(self.checkpoint_gib)
+        got = sizes.get(variant_key)
+        return got if got is not None else sizes.get("*")
 
 
 def _int(v: Any) -> int | None:
@@ -195,7 +196,7 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
         kv_elements_per_token_max=_num(block.get("kv_elements_per_token_max")),
         hidden_size=_int(block.get("hidden_size")), vocab_size=_int(block.get("vocab_size")),
         max_position_embeddings=ctx, dtype_bytes=_int(block.get("dtype_bytes")) or 2,
-        checkpoint_gib=checkpoint, expert_fraction=_num(block.get("expert_fraction")) or 0.0,
+        checkpoint_gib=tuple(checkpoint.items()), expert_fraction=_num(block.get("expert_fraction")) or 0.0,
         host_tables=tables, indexer_logits_bytes=_int(block.get("indexer_logits_bytes")) or 0,
         source=str(block.get("source") or "recipe model.architecture_facts"),
     ))

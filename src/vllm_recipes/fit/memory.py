@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .architecture import KV_DTYPE_BYTES, Architecture, ceil_div
 
@@ -216,7 +217,17 @@ def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, bloc
 
 def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
                 context: int | None = None, *, model_len: int | None = None, levers: bool = True) -> ProcessFit:
-    """Plan one process on a GPU of ``gpu_gib`` GiB; ``context``: the length concurrency is asked for."""
+    """Plan one process on a GPU of ``gpu_gib`` GiB; ``context``: the length concurrency is asked for.
+
+    Pure and memoized (every argument is an immutable value): the search and the
+    web panel ask for the same shapes again and again.
+    """
+    return _fit_cached(arch, checkpoint_gib, gpu_gib, shape, context, model_len, levers)
+
+
+@lru_cache(maxsize=8192)
+def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
+                context: int | None, model_len: int | None, levers: bool) -> ProcessFit:
     model_max = arch.max_position_embeddings or model_len or 0
     asked = model_max if shape.max_model_len_auto else (shape.max_model_len or model_max)
     util, weights, act, non_torch, graphs, budget = _budget(arch, shape, gpu_gib, checkpoint_gib, asked)

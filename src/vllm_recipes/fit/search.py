@@ -21,6 +21,7 @@ from .report import (
     CUSTOM_ID,
     FitReport,
     _template_id,
+    checkpoint_size,
     fit_plan,
     recipe_architecture,
     selection_for,
@@ -52,12 +53,30 @@ class SearchResult:
     rejected: int
 
 
+def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
+    """The catalog with ``target`` as its custom profile, kept on the catalog's memo so repeated searches
+    for the same GPUs (the web API) reuse its layer plans."""
+    key = ("fit-search-catalog", target.gpu_gib, target.gpus_per_node, target.brand, target.profile_id)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        template = _template_id(catalog, target, target.profile_id or "")
+        if not template and catalog.hardware_profiles:
+            template = next(iter(catalog.hardware_profiles))
+        hit = catalog.memo[key] = with_custom_profile(catalog, target, template)
+    return hit
+
+
 def search(catalog: Catalog, target: GpuTarget, context: int | None = None) -> SearchResult:
-    """Every variant that starts on ``target`` (one node), best first."""
-    template = _template_id(catalog, target, target.profile_id or "")
-    if not template and catalog.hardware_profiles:
-        template = next(iter(catalog.hardware_profiles))
-    cat = with_custom_profile(catalog, target, template)
+    """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target)."""
+    key = ("fit-search", target, context)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        hit = catalog.memo[key] = _search(catalog, target, context)
+    return hit
+
+
+def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchResult:
+    cat = _search_catalog(catalog, target)
     profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
     hits: list[SearchHit] = []
     unknown: list[str] = []
@@ -73,6 +92,10 @@ def search(catalog: Catalog, target: GpuTarget, context: int | None = None) -> S
                       if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
         for vk, variant in recipe.variants.items():
             if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
+                continue
+            ckpt = checkpoint_size(arch, recipe, vk)[0]
+            if ckpt is not None and ckpt / target.gpus_per_node > target.gpu_gib:
+                rejected += 1  # even split over every GPU the weights alone do not fit: no need to resolve
                 continue
             best: SearchHit | None = None
             for s in strategies:
