@@ -31,6 +31,7 @@ from vllm_recipes.fit.report import (
     FitReport,
     fit_state,
     plan_checks,
+    recipe_architecture,
     report_dict,
     retarget,
     with_custom_profile,
@@ -108,7 +109,9 @@ def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
     warn_checks(plan_checks(catalog, recipe, plan))
 
 
-def _architecture(recipe: Recipe, hf_config: str | None) -> tuple[Architecture | None, float | None]:
+def _architecture(catalog: Catalog, recipe: Recipe,
+                  hf_config: str | None) -> tuple[Architecture | None, float | None]:
+    """``--hf-config`` (its layers, the recipe's checkpoint facts), else the recipe's block, else the HF cache."""
     from vllm_recipes.fit.sources import (
         architecture_from_cache,
         architecture_from_file,
@@ -118,7 +121,12 @@ def _architecture(recipe: Recipe, hf_config: str | None) -> tuple[Architecture |
     model_id = str(recipe.model.get("model_id") or recipe.hf_id)
     try:
         if hf_config:
-            return architecture_from_file(hf_config), checkpoint_gib_from_cache(model_id)
+            arch = architecture_from_file(hf_config)
+            own = recipe_architecture(catalog, recipe)
+            if own is not None:  # the config describes the layers; the recipe still knows its checkpoints
+                arch = dataclasses.replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
+                                           host_tables=own.host_tables)
+            return arch, checkpoint_gib_from_cache(model_id)
         if not isinstance(recipe.model.get("architecture_facts"), dict):
             return architecture_from_cache(model_id), checkpoint_gib_from_cache(model_id)
     except ArchitectureError as exc:
@@ -266,7 +274,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_
                                target.brand, target.source, notes=(f"{target.profile_id} is not offered by "
                                                                     f"{recipe.hf_id}",))
     state = resolve_request(catalog, recipe, kw)
-    arch, cached = _architecture(recipe, hf_config)
+    arch, cached = _architecture(catalog, recipe, hf_config)
     report = fit_state(catalog, recipe, state, target, arch, context=context, strategy_given=strategy_given,
                        cached_checkpoint_gib=cached)
     if as_json:
