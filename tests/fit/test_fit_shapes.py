@@ -35,3 +35,20 @@ def test_last_occurrence_wins_and_dropped_flags_vanish() -> None:
     s = shape_from_flags("serve", {**flags, "--max-model-len": "128k"})
     assert (s.tp, s.enforce_eager, s.max_model_len) == (4, True, 128_000)
     assert shape_from_flags("serve", {"--max-model-len": "auto"}).max_model_len_auto
+
+
+def test_the_core_does_no_io() -> None:
+    """Only the edges (``sources``, ``probe``) touch files, processes or the Hugging Face library."""
+    import ast
+    from pathlib import Path
+
+    import vllm_recipes.fit as pkg
+
+    io_modules = {"os", "subprocess", "shutil", "pathlib", "huggingface_hub", "socket", "urllib"}
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        if path.stem in ("sources", "probe"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert not names & io_modules, (path.name, names & io_modules)
