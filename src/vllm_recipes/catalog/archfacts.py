@@ -13,8 +13,22 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_val
 
 PosInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
-PosNum = Annotated[float, Field(gt=0)]  # strict floats accept ints, not strings or bools
-Fraction = Annotated[float, Field(ge=0, le=1)]
+def _number_kind(value: object) -> str | None:
+    if isinstance(value, bool):
+        return None
+    return "int" if isinstance(value, int) else "float" if isinstance(value, float) else None
+
+
+def _number(expected: str, **bounds: float) -> object:
+    """A number kept as the YAML wrote it (int or float), one clean error otherwise."""
+    return Annotated[
+        Union[Annotated[int, Field(**bounds), Tag("int")], Annotated[float, Field(**bounds), Tag("float")]],  # noqa: UP007
+        Discriminator(_number_kind, custom_error_type="wrong_type", custom_error_message=f"expected {expected}"),
+    ]
+
+
+PosNum = _number("a positive number", gt=0)
+Fraction = _number("a number from 0 to 1", ge=0, le=1)
 
 
 def _number_or_map(value: object) -> str | None:
