@@ -313,45 +313,35 @@ async def openapi(request: Request) -> Response:
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
 
 
-async def api_fit(request: Request) -> Response:
+def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Response:
+    """A cached live-API answer: ``payload(catalog, items)`` as JSON, 400 on a bad selection, 422 on an
+    engine failure (never a 500)."""
     web = _web(request)
     items = _query_items(request)
-    key = ("fit", tuple(items))
+    key = tuple(items) if kind == "resolve" else (kind, tuple(items))
     hit = web.resolve_cache.get(key)
     if hit is None:
         try:
-            hit = (200, json.dumps(fit_payload(web.catalog, items), indent=2, ensure_ascii=False).encode())
-        except SelectionError as exc:
-            hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
-        except Exception as exc:  # an engine failure: a readable error, never a 500
-            log.exception("fit failed for %s", items)
-            hit = (422, json.dumps({"error": f"The fit could not be computed: {type(exc).__name__}: {exc}",
-                                    "param": None, "choices": []}).encode())
-        web.resolve_cache.put(key, hit)
-    status, body = hit
-    return Response(body, status_code=status, media_type="application/json",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
-
-
-async def api_resolve(request: Request) -> Response:
-    web = _web(request)
-    items = _query_items(request)
-    key = tuple(items)
-    hit = web.resolve_cache.get(key)
-    if hit is None:
-        try:
-            body = json.dumps(resolve_payload(web.catalog, items), indent=2, ensure_ascii=False).encode()
+            body = json.dumps(payload(web.catalog, items), indent=2, ensure_ascii=False).encode()
             hit = (200, body)
         except SelectionError as exc:
             hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
         except Exception as exc:  # an engine failure: a readable error, never a 500
-            log.exception("resolve failed for %s", items)
-            hit = (422, json.dumps({"error": f"The selection could not be synthesized: {type(exc).__name__}: {exc}",
+            log.exception("%s failed for %s", kind, items)
+            hit = (422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}",
                                     "param": None, "choices": []}).encode())
         web.resolve_cache.put(key, hit)
     status, body = hit
     return Response(body, status_code=status, media_type="application/json",
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
+
+
+async def api_fit(request: Request) -> Response:
+    return _json_answer(request, "fit", fit_payload, "The fit could not be computed")
+
+
+async def api_resolve(request: Request) -> Response:
+    return _json_answer(request, "resolve", resolve_payload, "The selection could not be synthesized")
 
 
 def static_json(request: Request, path: str) -> Response:
