@@ -204,16 +204,11 @@ def print_report(r: FitReport) -> None:
 
 
 def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_json: bool) -> None:
-    from vllm_recipes.fit.search import search
+    from vllm_recipes.fit.search import search, search_dict
 
     res = search(catalog, target, context)
     if as_json:
-        click.echo(json.dumps({
-            "hardware": target.to_dict(), "context": context,
-            "results": [{"model": h.hf_id, "variant": h.variant, "strategy": h.strategy,
-                         "kv_tokens": h.report.kv_tokens, "concurrency": h.score[0],
-                         "fit": report_dict(h.report)} for h in res.hits],
-            "unknown_architecture": list(res.unknown), "not_starting": res.rejected}, indent=2))
+        click.echo(json.dumps(search_dict(res), indent=2))
         return
     from rich.console import Console
     from rich.table import Table

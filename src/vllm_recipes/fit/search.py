@@ -9,6 +9,7 @@ capacity.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map
@@ -24,6 +25,7 @@ from .report import (
     checkpoint_size,
     fit_plan,
     recipe_architecture,
+    report_dict,
     selection_for,
     with_custom_profile,
 )
@@ -112,3 +114,12 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
                 hits.append(best)
     hits.sort(key=lambda h: (h.score[0], h.score[1]), reverse=True)
     return SearchResult(target, context, tuple(hits), tuple(unknown), rejected)
+
+
+def search_dict(res: SearchResult) -> dict[str, Any]:
+    """The JSON form of a search (CLI ``--json`` and ``/api/fit`` without a model)."""
+    return {"hardware": res.hardware.to_dict(), "context": res.context,
+            "results": [{"model": h.hf_id, "variant": h.variant, "strategy": h.strategy,
+                         "kv_tokens": h.report.kv_tokens, "concurrency": h.score[0],
+                         "fit": report_dict(h.report)} for h in res.hits],
+            "unknown_architecture": list(res.unknown), "not_starting": res.rejected}

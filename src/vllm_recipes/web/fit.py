@@ -228,14 +228,9 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
         if target is None:
             raise SelectionError("model", "Give a model, or the hardware to search for (gpus + gpu_memory, gpu, "
                                           "or hardware).")
-        from vllm_recipes.fit.search import search
+        from vllm_recipes.fit.search import search, search_dict
 
-        res = search(catalog, target, context)
-        return {"hardware": target.to_dict(), "context": context,
-                "results": [{"model": h.hf_id, "variant": h.variant, "strategy": h.strategy,
-                             "kv_tokens": h.report.kv_tokens, "concurrency": h.score[0],
-                             "fit": report_dict(h.report)} for h in res.hits],
-                "unknown_architecture": list(res.unknown), "not_starting": res.rejected}
+        return search_dict(search(catalog, target, context))
     recipe, vk = find_model(catalog, model)
     if recipe.is_omni:
         raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
