@@ -218,7 +218,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
     table = Table()
     for col in ("model", "variant", "strategy", "weights/GPU", "KV tokens", "concurrency"
                 + (f" at {context:,}" if context else " at max-model-len")):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, no_wrap=col == "model", overflow="fold")
     for h in res.hits:
         p = h.report.processes[0]
         table.add_row(h.hf_id, h.variant, h.strategy, _g(p.weights),

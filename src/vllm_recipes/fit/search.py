@@ -1,9 +1,9 @@
-"""Reverse search: every recipe variant that starts on given GPUs, with its best single-node strategy.
+"""Reverse search: every recipe variant that starts on given GPUs, with the single-node strategy it would use.
 
 Pure: one derived catalog with the target as a ``custom`` profile, then for each
-(recipe, variant, offered single-node strategy) the normal resolve and the fit
-of the resulting command. Best first: concurrency at the asked context, then KV
-capacity.
+(recipe, variant) the normal resolve and fit of its recommended single-node
+strategy, or of the next offered one when that does not start. Best first:
+concurrency at the asked context, then KV capacity.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map
+from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.gates import is_precision_compatible, is_strategy_supported_on_hardware
 from vllm_recipes.select.page import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
@@ -92,6 +93,10 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
             continue
         strategies = [s for s in candidate_strategies(cat, recipe, CUSTOM_ID, 1)
                       if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
+        rec = recommend_strategy(recipe.data, 1)
+        if rec in strategies:  # the strategy the command would use by default is tried first
+            strategies.remove(rec)
+            strategies.insert(0, rec)
         for vk, variant in recipe.variants.items():
             if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
                 continue
@@ -105,9 +110,8 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
                 rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context)
                 if not rep.starts:
                     continue
-                hit = SearchHit(recipe.hf_id, vk, s, rep)
-                if best is None or hit.score > best.score:
-                    best = hit
+                best = SearchHit(recipe.hf_id, vk, s, rep)
+                break  # the first that starts, in the order a user would get them
             if best is None:
                 rejected += 1
             else:
