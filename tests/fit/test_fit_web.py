@@ -92,6 +92,8 @@ def test_resolve_carries_the_fit_summary_and_openapi_documents_fit(client: TestC
     full = cli_json(V4, "--hardware", "h200")
     assert fit["starts"] == full["starts"]
     assert fit["processes"][0]["kv_tokens"] == full["processes"][0]["kv_tokens"]
+    at = client.get("/api/resolve", params={"model": V4, "hardware": "h200", "ctx": "131072"}).json()["fit"]
+    assert at["processes"][0]["context"] == 131072  # a page URL's query works as is
     spec = client.get("/api/openapi.json").json()
     assert "/api/fit" in spec["paths"]
     names = {p["name"] for p in spec["paths"]["/api/fit"]["get"]["parameters"]}

@@ -143,7 +143,7 @@ def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str,
         rest.append(("variant", vk))
     if recipe.is_omni:
         return omni_payload(catalog, recipe, rest)
-    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
+    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang", "ctx"})).request
     st = build_state(catalog, recipe, req, strict=True)
     ctx, plan = resolve(catalog, recipe, st.selection)
     query = encode(canonical_params(catalog, recipe, st))
@@ -154,7 +154,7 @@ def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str,
         "selection": selection_dict(catalog, recipe, st, query),
         "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
                       "text": b.text} for b in blocks],
-        "fit": resolve_fit_summary(catalog, recipe, ctx, plan),
+        "fit": resolve_fit_summary(catalog, recipe, ctx, plan, dict(rest).get("ctx")),
     }
 
 

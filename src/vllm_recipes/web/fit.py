@@ -155,14 +155,16 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
     return panel_from_report(report, url, context)
 
 
-def resolve_fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan) -> dict[str, Any] | None:
-    """The ``fit`` key of ``/api/resolve``: the summary on the selection's own hardware (``None``: no facts)."""
+def resolve_fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan,
+                        raw_ctx: str | None = None) -> dict[str, Any] | None:
+    """The ``fit`` key of ``/api/resolve``: the summary on the selection's own hardware, concurrency at the
+    page's ``ctx`` when given (``None``: no architecture facts)."""
     arch = recipe_architecture(catalog, recipe)
     if arch is None:
         return None
     try:
         target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch))
+        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=parse_ctx(raw_ctx)))
     except Exception:  # the summary is an addition: never fail the resolve because of it
         log.exception("fit summary failed for %s", recipe.hf_id)
         return None
