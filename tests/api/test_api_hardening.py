@@ -326,3 +326,14 @@ def test_crash_classes_are_skipped_or_built(tmp_path: Path, keys: dict[str, Any]
     assert res.exit_code == 0 and res.exception is None, res.output
     assert ("skipping models/acme/Odd.yaml" in res.stderr) is skipped
     assert (out / "acme/Odd.json").exists() is not skipped and (out / "acme/Good.json").exists()
+
+
+@pytest.mark.parametrize("nodes", [2 ** 70, 10 ** 9, 1e308, {"h200": 10 ** 9}])
+def test_huge_pd_pools_are_an_error_not_a_hang(tmp_path: Path, nodes: Any) -> None:
+    so = {"pd_cluster": {"prefill": {"nodes": nodes}}}
+    root = _catalog(tmp_path, acme__Big=recipe("acme/Big", compatible_strategies=["single_node_tp", "pd_cluster"],
+                                                 strategy_overrides=so))
+    errs = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.is_error]
+    assert [f.code for f in errs] == ["too-many-nodes"] and "over the limit of 1024" in errs[0].message
+    api = build_api(load_catalog(root), jobs=1)
+    assert "acme/Big.json" not in api.files

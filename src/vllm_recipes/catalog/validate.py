@@ -72,6 +72,8 @@ __all__ = [
 ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
 #: PD pool modes (synthesis.md §3.8).
 POOL_MODES = ("tp", "tep", "dep")
+#: Most nodes a PD pool may ask for (each node gets its own rendered command).
+MAX_POOL_NODES = 1024
 DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
 DEFAULT_FRONTENDS = ("python", "rust")
 
@@ -568,6 +570,13 @@ class _RecipeChecker:
                          "unknown-pool-mode")
             self.hw_keyed_map((*path, role, "hardware_overrides"), rc.get("hardware_overrides"))
             self.hw_keyed_map((*path, role, "nodes"), rc.get("nodes"))
+            nodes = rc.get("nodes")
+            for npath, n in ([((*path, role, "nodes"), nodes)] if not isinstance(nodes, dict) else
+                             [((*path, role, "nodes", k), v) for k, v in nodes.items()]):
+                if isinstance(n, int | float) and not isinstance(n, bool) and not n <= MAX_POOL_NODES:
+                    # one command per node is rendered: 2**70 nodes would never finish
+                    self.err(npath, f"{role} pool of {_js_str(n)} nodes is over the limit of {MAX_POOL_NODES}",
+                             "too-many-nodes")
 
     def _min_gpus(self, cfg: Any) -> None:
         if not isinstance(cfg, dict):
