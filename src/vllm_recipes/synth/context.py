@@ -9,6 +9,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map, first_present, first_truthy, get, is_map, is_number, truthy
+from vllm_recipes.memo import remember
 from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
 from vllm_recipes.select.gates import (
     kv_offload_allowed_for_strategy,
@@ -79,12 +80,56 @@ def recipe_frontend(recipe: Mapping[str, Any]) -> str:
 
 
 def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> Ctx:
+    """The context of one selection: the memoized part for its (recipe, variant, hardware,
+    strategy, frontend, KV choice), plus what depends on node and instance counts."""
+    key = (recipe_file, "ctx", sel.variant_key, sel.hw_id, sel.strategy, sel.frontend, sel.kv_offload)
+    memo = catalog.memo
+    fixed = memo.get(key)
+    if fixed is None:
+        fixed = remember(memo, key, _fixed_fields(catalog, recipe, recipe_file, sel))
+    node_count = sel.node_count
+    fields = dict(fixed)
+    kv_store = fixed["kv_store"]
+    kv_composing = fixed["kv_composing"]
+    obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
+    count = obj.get("count")
+    if is_number(count) and count >= 1 and math.isfinite(count):
+        kv_count = math.floor(count)
+    elif kv_store is not None and truthy(kv_store.get("default_instances")):
+        kv_count = kv_store["default_instances"]
+    else:
+        kv_count = 2
+    cur = first_present(obj.get("current"), 0)
+    cur = cur if is_number(cur) and math.isfinite(cur) else 0
+    kv_current = int(max(0, min(kv_count - 1, cur)))
+    deploy = fixed["_raw_deploy_type"]
+    fields.update(
+        sel=sel,
+        total_gpus=fixed["gpu_count"] * max(1, node_count),
+        is_multi=deploy == "multi_node" and node_count > 1,
+        is_pd_multi=deploy == "pd_cluster" and node_count > 1,
+        kv_instance_count=kv_count,
+        kv_current=kv_current,
+        mp_master_addr=f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP",
+    )
+    del fields["_raw_deploy_type"]
+    return _make_ctx(fields)
+
+
+def _make_ctx(fields: dict[str, Any]) -> Ctx:
+    """A :class:`Ctx` without 30 frozen-dataclass ``__setattr__`` calls (a third of a warm resolve)."""
+    ctx = object.__new__(Ctx)
+    ctx.__dict__.update(fields)
+    return ctx
+
+
+def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
+    """Every :class:`Ctx` field that does not depend on node or instance counts."""
     vkey, variant = variant_entry(recipe, sel.variant_key)
     strategies = catalog.strategies
     strategy = as_map(strategies.get(sel.strategy))
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
     gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
-    node_count = sel.node_count
     deploy_type = strategy.get("deploy_type") if truthy(strategy.get("deploy_type")) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
 
@@ -101,28 +146,14 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
                 and kv_offload_brand_supported(opt, profile)):
             kv_opt = opt
 
-    obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
-    count = obj.get("count")
-    if is_number(count) and count >= 1 and math.isfinite(count):
-        kv_count = math.floor(count)
-    elif kv_store is not None and truthy(kv_store.get("default_instances")):
-        kv_count = kv_store["default_instances"]
-    else:
-        kv_count = 2
-    cur = first_present(obj.get("current"), 0)
-    cur = cur if is_number(cur) and math.isfinite(cur) else 0
-    kv_current = int(max(0, min(kv_count - 1, cur)))
-
-    mp_master = f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP"
     frontend = sel.frontend or recipe_frontend(recipe)
     frontend_env = as_map(get(catalog.frontends.get(frontend), "env"))
     model_id = first_truthy(variant.get("model_id"), get(recipe.get("model"), "model_id"), "unknown")
 
-    return Ctx(
+    return dict(
         catalog=catalog,
         recipe=recipe,
         recipe_file=recipe_file,
-        sel=sel,
         variant=variant,
         variant_data_key=vkey,
         strategy=strategy,
@@ -131,22 +162,17 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         profile=profile,
         gen=gen(profile),
         gpu_count=gpu_count,
-        total_gpus=gpu_count * max(1, node_count),
         single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
         model_id=model_id if isinstance(model_id, str) else str(model_id),
         variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
         so=so if is_map(so) else None,
         parallel_flag=strategy.get("parallel_flag") if truthy(strategy.get("parallel_flag")) else "--tensor-parallel-size",
-        is_multi=strategy.get("deploy_type") == "multi_node" and node_count > 1,
         is_pd=strategy.get("deploy_type") == "pd_cluster",
-        is_pd_multi=strategy.get("deploy_type") == "pd_cluster" and node_count > 1,
         kv_store=kv_store,
         kv_store_file=catalog.strategy_files.get(kv_offload or "", f"kv_store/{kv_offload}.yaml"),
         kv_composing=kv_composing,
         kv_opt=kv_opt,
-        kv_instance_count=kv_count,
-        kv_current=kv_current,
-        mp_master_addr=mp_master,
         frontend=frontend,
         frontend_env=frontend_env,
+        _raw_deploy_type=strategy.get("deploy_type"),
     )

@@ -17,11 +17,23 @@ from vllm_recipes.jsvalues import (
     js_str,
     truthy,
 )
+from vllm_recipes.memo import remember
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
 from .context import Ctx, build_context
-from .layers import ARG_ORDER, ENV_ORDER, LAYERS, Call, Contribution, pd_role_request
+from .layers import (
+    ARG_ORDER,
+    ENV_ORDER,
+    LAYERS,
+    Call,
+    layer_advanced,
+    layer_features,
+    layer_kv_option,
+    layer_mooncake,
+    layer_parallelism,
+    pd_role_request,
+)
 from .plan import (
     Arg,
     Companion,
@@ -43,54 +55,78 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-#: Layers whose output depends only on (recipe, variant, hardware, strategy, role, frontend):
-#: computed once per key and reused (the per-recipe "layer plan" cache).
-MEMO_LIMIT = 200_000
+#: Layers whose output depends only on (recipe, variant data, hardware, strategy, role): their
+#: arguments are compiled once per such key into two tuples, around the parallelism layer.
+STATIC_HEAD = ("base", "variant", "variant-hardware", "strategy")
+STATIC_TAIL = ("strategy-override", "hardware-overrides")
+assert ARG_ORDER[:6] == (*STATIC_HEAD, "parallelism", STATIC_TAIL[0]) and ARG_ORDER[6] == STATIC_TAIL[1]
+#: The rest of ARG_ORDER, computed per selection (features memoized by what they read).
+DYNAMIC_TAIL = ARG_ORDER[7:]
+assert DYNAMIC_TAIL == ("advanced", "features", "kv-option", "mooncake")
 
-STATIC_LAYERS = frozenset({"base", "frontend", "variant", "variant-hardware", "strategy", "strategy-override",
-                           "hardware-overrides"})
 
+def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
+    """The static argument tokens before and after the parallelism layer (memoized).
 
-def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
-    if name == "features":
-        sel = ctx.sel
-        key: tuple[Any, ...] = (ctx.recipe_file, name, sel.variant_key, ctx.variant_data_key, ctx.hw_id,
-                                ctx.strategy_name, sel.features, sel.feature_modes, ctx.kv_composing)
-    elif name in STATIC_LAYERS:
-        key = (ctx.recipe_file, name, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role, ctx.frontend)
-    else:
-        return LAYERS[name](ctx, call)
+    Keyed only by what those layers read: the recipe, the variant whose data is
+    used, the hardware (exact keys and its profile), the strategy and the PD role.
+    """
+    key = (ctx.recipe_file, "args", ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
-        if len(memo) > MEMO_LIMIT:  # user-driven keys (feature orders) must not grow without bound
-            memo.clear()
-        hit = memo[key] = LAYERS[name](ctx, call)
+        head = tuple(a for n in STATIC_HEAD for a in LAYERS[n](ctx, call).args)
+        tail = tuple(a for n in STATIC_TAIL for a in LAYERS[n](ctx, call).args)
+        hit = remember(memo, key, (head, tail))
     return hit
 
 
+def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
+    """The features layer, memoized by what it reads (features and modes as selected)."""
+    sel = ctx.sel
+    if not sel.features:
+        return []
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name,
+           sel.features, sel.feature_modes, ctx.kv_composing)
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
+    if hit is None:
+        hit = remember(memo, key, layer_features(ctx, call).args)
+    return hit  # type: ignore[no-any-return]
+
+
 def build_args(ctx: Ctx, call: Call) -> Invocation:
-    args = [a for n in ARG_ORDER for a in _layer(ctx, n, call).args]
+    """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`."""
+    head, tail = _compiled_args(ctx, call)
+    args = [*head, *layer_parallelism(ctx, call).args, *tail]
+    if ctx.sel.advanced:
+        args += layer_advanced(ctx, call).args
+    args += _feature_args(ctx, call)
+    if ctx.kv_opt is not None:
+        args += layer_kv_option(ctx, call).args
+    if ctx.kv_store is not None:
+        args += layer_mooncake(ctx, call).args
     return Invocation(ctx.model_id, tuple(args))
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized)."""
     sel = ctx.sel
+    pd = sel.pd_nodes
     key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend, role,
-           sel.kv_offload, repr(sel.pd_nodes), ctx.node_count > 1)
+           sel.kv_offload, None if pd is None else repr(pd), ctx.node_count > 1)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = _build_env(ctx, role)
-    return hit
+        hit = remember(memo, key, _build_env(ctx, role))
+    return hit  # type: ignore[no-any-return]
 
 
 def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     call = Call(role=role)
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        for m, src in _layer(ctx, name, call).env:
+        for m, src in LAYERS[name](ctx, call).env:
             for k, v in m.items():
                 s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
                 old = merged.get(k)

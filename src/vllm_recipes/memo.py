@@ -1,0 +1,25 @@
+"""The bounded memo every stage keeps on the immutable :class:`~vllm_recipes.catalog.Catalog`.
+
+Resolving and rendering are pure functions of the catalog and a selection, so
+their pieces are memoized on ``catalog.memo`` (compiled layer tuples, contexts,
+env maps, rendered text). Some keys are user-driven (feature orders, advanced
+options, PD pool requests from URLs), so the memo is bounded: when it is full it
+is emptied and refills with what is in use. A leaf module, like ``jsvalues``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+#: Entries before the memo is emptied (a 170-recipe build needs ~100k).
+MEMO_LIMIT = 400_000
+
+T = TypeVar("T")
+
+
+def remember(memo: dict[Any, Any], key: Any, value: T) -> T:
+    """Store ``value`` under ``key`` (emptying a full memo first) and return it."""
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
