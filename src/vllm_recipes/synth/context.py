@@ -55,6 +55,9 @@ class Ctx:
     mp_master_addr: str
     frontend: str
     frontend_env: Mapping[str, Any]
+    #: what the recipe can tell about the hardware (see :func:`hardware_class`): memo keys of
+    #: layers use it instead of the id, so indistinguishable profiles share their work
+    hw_class: Any = None
 
     @property
     def hw_id(self) -> str:
@@ -174,5 +177,49 @@ def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         kv_opt=kv_opt,
         frontend=frontend,
         frontend_env=frontend_env,
+        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile),
         _raw_deploy_type=strategy.get("deploy_type"),
     )
+
+
+#: Profiles the engine itself singles out by id (PD env keeps NVL4-only variables there).
+ID_READ_PROFILES = frozenset({"gb200", "gb300"})
+
+
+def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, hw_id: str,
+                   profile: Mapping[str, Any]) -> Any:
+    """The hardware as the recipe's layers can see it.
+
+    Layers read a profile through its generation, brand and GPU count, and its id
+    only as a key of a hardware-keyed map (``hardware_overrides``, mode
+    ``hardware``, ...). A profile whose id the recipe never names is therefore
+    indistinguishable from any other with the same generation, brand and GPU
+    count; it gets that shared class, one named by id gets its own id.
+    """
+    if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file):
+        return hw_id
+    g = gen(profile)
+    return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")), repr(profile.get("gpu_count")))
+
+
+def named_hardware(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str) -> frozenset[str]:
+    """Every key of a hardware-keyed map in the recipe outside ``meta`` (memoized per recipe)."""
+    key = (recipe_file, "named-hardware")
+    hit = catalog.memo.get(key)
+    if hit is None:
+        found: set[str] = set()
+        stack: list[Any] = [{k: v for k, v in recipe.items() if k != "meta"}]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    if isinstance(x, dict):
+                        if isinstance(k, str) and "hardware" in k:
+                            found.update(y for y in x if isinstance(y, str))
+                        stack.append(x)
+                    elif isinstance(x, list | tuple):
+                        stack.append(x)
+            elif isinstance(v, list | tuple):
+                stack.extend(x for x in v if isinstance(x, dict | list | tuple))
+        hit = remember(catalog.memo, key, frozenset(found))
+    return hit  # type: ignore[no-any-return]

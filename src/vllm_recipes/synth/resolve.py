@@ -69,9 +69,9 @@ def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ..
     """The static argument tokens before and after the parallelism layer (memoized).
 
     Keyed only by what those layers read: the recipe, the variant whose data is
-    used, the hardware (exact keys and its profile), the strategy and the PD role.
+    used, the hardware class (:func:`~.context.hardware_class`), the strategy and the PD role.
     """
-    key = (ctx.recipe_file, "args", ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role)
+    key = (ctx.recipe_file, "args", ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, call.role)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
@@ -86,7 +86,7 @@ def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
     sel = ctx.sel
     if not sel.features:
         return []
-    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name,
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name,
            sel.features, sel.feature_modes, ctx.kv_composing)
     memo = ctx.catalog.memo
     hit = memo.get(key)
@@ -113,7 +113,7 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized)."""
     sel = ctx.sel
     pd = sel.pd_nodes
-    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend, role,
+    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, ctx.frontend, role,
            sel.kv_offload, None if pd is None else repr(pd), ctx.node_count > 1)
     memo = ctx.catalog.memo
     hit = memo.get(key)
