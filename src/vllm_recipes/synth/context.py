@@ -184,26 +184,34 @@ def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
 
 #: Profiles the engine itself singles out by id (PD env keeps NVL4-only variables there).
 ID_READ_PROFILES = frozenset({"gb200", "gb300"})
+#: Map keys whose keys are hardware ids (or generations/brands) read by a layer.
+HARDWARE_KEYED = frozenset({"hardware_overrides", "hardware"})
 
 
 def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, hw_id: str,
                    profile: Mapping[str, Any]) -> Any:
     """The hardware as the recipe's layers can see it.
 
-    Layers read a profile through its generation, brand and GPU count, and its id
-    only as a key of a hardware-keyed map (``hardware_overrides``, mode
-    ``hardware``, ...). A profile whose id the recipe never names is therefore
-    indistinguishable from any other with the same generation, brand and GPU
-    count; it gets that shared class, one named by id gets its own id.
+    Memoized layers read a profile through its generation and brand (the GPU
+    count only in PD pinning env, which adds it to its key), and its id only as a
+    key of a hardware-keyed map (``hardware_overrides``, mode ``hardware``). A
+    profile whose id the recipe never names is therefore indistinguishable from
+    any other of the same generation and brand; it gets that shared class, one
+    named by id gets its own id.
     """
     if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file):
         return hw_id
     g = gen(profile)
-    return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")), repr(profile.get("gpu_count")))
+    return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
 
 
 def named_hardware(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str) -> frozenset[str]:
-    """Every key of a hardware-keyed map in the recipe outside ``meta`` (memoized per recipe)."""
+    """Every key of a hardware-keyed map a layer reads, anywhere in the recipe outside ``meta`` (memoized).
+
+    Layers read ``hardware_overrides`` (recipe, variants, strategy overrides and their
+    roles, features, feature modes) and feature modes' ``hardware``; gates-only maps
+    (``strategy_hardware``, ``hardware_notes``, ...) never reach a layer.
+    """
     key = (recipe_file, "named-hardware")
     hit = catalog.memo.get(key)
     if hit is None:
@@ -214,7 +222,7 @@ def named_hardware(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
             if isinstance(v, dict):
                 for k, x in v.items():
                     if isinstance(x, dict):
-                        if isinstance(k, str) and "hardware" in k:
+                        if k in HARDWARE_KEYED:
                             found.update(y for y in x if isinstance(y, str))
                         stack.append(x)
                     elif isinstance(x, list | tuple):

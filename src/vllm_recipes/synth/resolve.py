@@ -113,7 +113,8 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized)."""
     sel = ctx.sel
     pd = sel.pd_nodes
-    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, ctx.frontend, role,
+    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_class, ctx.gpu_count if ctx.is_pd else None,
+           ctx.strategy_name, ctx.frontend, role,
            sel.kv_offload, None if pd is None else repr(pd), ctx.node_count > 1)
     memo = ctx.catalog.memo
     hit = memo.get(key)
