@@ -23,3 +23,24 @@ def remember(memo: dict[Any, Any], key: Any, value: T) -> T:
         memo.clear()
     memo[key] = value
     return value
+
+
+#: Whole answers per selection (plans, rendering objects) are large and, in a build, never
+#: asked for twice: they live in a small cache of their own (the website's working set).
+SELECTION_LIMIT = 4096
+_SELECTIONS = "selection answers"
+
+
+def selection_cache(memo: dict[Any, Any]) -> dict[Any, Any]:
+    """The bounded per-selection cache inside ``memo`` (emptied when full, see :func:`remember_answer`)."""
+    cache = memo.get(_SELECTIONS)
+    if cache is None:
+        cache = remember(memo, _SELECTIONS, {})
+    return cache  # type: ignore[no-any-return]
+
+
+def remember_answer(cache: dict[Any, Any], key: Any, value: T) -> T:
+    if len(cache) >= SELECTION_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value

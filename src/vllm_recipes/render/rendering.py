@@ -10,7 +10,7 @@ from operator import itemgetter
 from typing import Any
 
 from vllm_recipes.jsvalues import as_map, first_truthy
-from vllm_recipes.memo import remember
+from vllm_recipes.memo import remember, remember_answer, selection_cache
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     EnvValue,
@@ -84,7 +84,20 @@ def _dock(memo: dict[Any, Any], meta: DockerMeta, rendered: tuple[str, tuple[str
 
 
 def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
-    """json-api.md §8.2-§8.6 for one resolved selection, key order exact."""
+    """json-api.md §8.2-§8.6 for one resolved selection, key order exact.
+
+    Memoized per plan (a repeated selection resolves to the same plan object): the
+    caller gets a fresh top-level dict, nested values are shared and read-only.
+    """
+    cache = selection_cache(ctx.catalog.memo)
+    key = ("rendering", id(plan), id(ctx), frontend_key)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not plan or hit[1] is not ctx:
+        hit = remember_answer(cache, key, (plan, ctx, _rendering_object(ctx, plan, frontend_key)))
+    return dict(hit[2])
+
+
+def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any]:
     sel = ctx.sel
     memo = ctx.catalog.memo
     meta = meta_for(ctx)

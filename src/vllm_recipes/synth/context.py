@@ -177,7 +177,7 @@ def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         kv_opt=kv_opt,
         frontend=frontend,
         frontend_env=frontend_env,
-        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile),
+        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, layer_scope(vkey, sel.strategy)),
         _raw_deploy_type=strategy.get("deploy_type"),
     )
 
@@ -189,45 +189,65 @@ HARDWARE_KEYED = frozenset({"hardware_overrides", "hardware"})
 
 
 def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, hw_id: str,
-                   profile: Mapping[str, Any]) -> Any:
-    """The hardware as the recipe's layers can see it.
+                   profile: Mapping[str, Any], scope: tuple[str, ...] = ()) -> Any:
+    """The hardware as the recipe data in ``scope`` (a key path) can see it.
 
     Memoized layers read a profile through its generation and brand (the GPU
     count only in PD pinning env, which adds it to its key), and its id only as a
     key of a hardware-keyed map (``hardware_overrides``, mode ``hardware``). A
-    profile whose id the recipe never names is therefore indistinguishable from
-    any other of the same generation and brand; it gets that shared class, one
-    named by id gets its own id.
+    profile whose id that part of the recipe never names is therefore
+    indistinguishable from any other of the same generation and brand; it gets
+    that shared class, one named by id gets its own id.
     """
-    if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file):
+    if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file, scope):
         return hw_id
     g = gen(profile)
     return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
 
 
-def named_hardware(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str) -> frozenset[str]:
-    """Every key of a hardware-keyed map a layer reads, anywhere in the recipe outside ``meta`` (memoized).
+def layer_scope(variant_key: str, strategy: str) -> tuple[str, ...]:
+    """Where the static argument and env layers look hardware ids up (see :func:`named_hardware`)."""
+    return ("layers", variant_key, strategy)
 
-    Layers read ``hardware_overrides`` (recipe, variants, strategy overrides and their
-    roles, features, feature modes) and feature modes' ``hardware``; gates-only maps
-    (``strategy_hardware``, ``hardware_notes``, ...) never reach a layer.
+
+def named_hardware(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
+                   scope: tuple[str, ...] = ()) -> frozenset[str]:
+    """Hardware ids used as keys of the maps a layer reads, in one part of the recipe (memoized).
+
+    ``("layers", variant, strategy)``: the variant's and the strategy override's (and
+    its PD roles') ``hardware_overrides``, read by the static argument and env layers.
+    ``("features",)``: every ``hardware_overrides`` / mode ``hardware`` map of the
+    features. ``()``: every such map outside ``meta`` (the conservative union).
     """
-    key = (recipe_file, "named-hardware")
+    key = (recipe_file, "named-hardware", scope)
     hit = catalog.memo.get(key)
     if hit is None:
-        found: set[str] = set()
-        stack: list[Any] = [{k: v for k, v in recipe.items() if k != "meta"}]
-        while stack:
-            v = stack.pop()
-            if isinstance(v, dict):
-                for k, x in v.items():
-                    if isinstance(x, dict):
-                        if k in HARDWARE_KEYED:
-                            found.update(y for y in x if isinstance(y, str))
-                        stack.append(x)
-                    elif isinstance(x, list | tuple):
-                        stack.append(x)
-            elif isinstance(v, list | tuple):
-                stack.extend(x for x in v if isinstance(x, dict | list | tuple))
+        if scope and scope[0] == "layers":
+            so = as_map(get(recipe.get("strategy_overrides"), scope[2]))
+            maps = [get(get(recipe.get("variants"), scope[1]), "hardware_overrides"), so.get("hardware_overrides"),
+                    *(get(get(so, role), "hardware_overrides") for role in ("prefill", "decode"))]
+            found = {k for m in maps if is_map(m) for k in m if isinstance(k, str)}
+        elif scope == ("features",):
+            found = _hardware_keys(recipe.get("features"))
+        else:
+            found = _hardware_keys({k: v for k, v in recipe.items() if k != "meta"})
         hit = remember(catalog.memo, key, frozenset(found))
     return hit  # type: ignore[no-any-return]
+
+
+def _hardware_keys(tree: Any) -> set[str]:
+    found: set[str] = set()
+    stack: list[Any] = [tree]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(x, dict):
+                    if k in HARDWARE_KEYED:
+                        found.update(y for y in x if isinstance(y, str))
+                    stack.append(x)
+                elif isinstance(x, list | tuple):
+                    stack.append(x)
+        elif isinstance(v, list | tuple):
+            stack.extend(x for x in v if isinstance(x, dict | list | tuple))
+    return found

@@ -17,11 +17,11 @@ from vllm_recipes.jsvalues import (
     js_str,
     truthy,
 )
-from vllm_recipes.memo import remember
+from vllm_recipes.memo import remember, remember_answer, selection_cache
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context
+from .context import Ctx, build_context, hardware_class
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
@@ -86,7 +86,8 @@ def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
     sel = ctx.sel
     if not sel.features:
         return []
-    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name,
+    hw_class = hardware_class(ctx.catalog, ctx.recipe, ctx.recipe_file, ctx.hw_id, ctx.profile, ("features",))
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, ctx.strategy_name,
            sel.features, sel.feature_modes, ctx.kv_composing)
     memo = ctx.catalog.memo
     hit = memo.get(key)
@@ -345,6 +346,21 @@ def resolve_plan(ctx: Ctx) -> Plan:
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
-    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O)."""
+    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O).
+
+    A selection resolved before is answered from the catalog's bounded memo (the
+    website resolves the same few selections over and over); plans are immutable.
+    """
+    cache = selection_cache(catalog.memo)
+    try:
+        key: tuple[Any, ...] | None = ("resolve", recipe.rel_path, sel)
+        hit = cache.get(key)
+    except TypeError:  # a PD pool or KV request given as a dict: not hashable, not cached
+        key = hit = None
+    if hit is not None and hit[0] is recipe.data:
+        return hit[1]  # type: ignore[no-any-return]
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    return ctx, resolve_plan(ctx)
+    out = (ctx, resolve_plan(ctx))
+    if key is not None:
+        remember_answer(cache, key, (recipe.data, out))
+    return out
