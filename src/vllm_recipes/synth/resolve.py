@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -27,11 +27,8 @@ from .layers import (
     ENV_ORDER,
     LAYERS,
     Call,
-    layer_advanced,
+    Contribution,
     layer_features,
-    layer_kv_option,
-    layer_mooncake,
-    layer_parallelism,
     pd_role_request,
 )
 from .plan import (
@@ -55,30 +52,36 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-#: Layers whose output depends only on (recipe, variant data, hardware, strategy, role): their
-#: arguments are compiled once per such key into two tuples, around the parallelism layer.
-STATIC_HEAD = ("base", "variant", "variant-hardware", "strategy")
-STATIC_TAIL = ("strategy-override", "hardware-overrides")
-assert ARG_ORDER[:6] == (*STATIC_HEAD, "parallelism", STATIC_TAIL[0]) and ARG_ORDER[6] == STATIC_TAIL[1]
-#: The rest of ARG_ORDER, computed per selection (features memoized by what they read).
-DYNAMIC_TAIL = ARG_ORDER[7:]
-assert DYNAMIC_TAIL == ("advanced", "features", "kv-option", "mooncake")
+#: What each memoized layer reads, as its memo key: a layer's contribution (args, env and
+#: their provenance) is computed once per distinct key and shared by every selection with
+#: that key. ``hw_class`` stands for the hardware (see :func:`~.context.hardware_class`).
+LAYER_KEYS: dict[str, Callable[[Ctx, Call], tuple[Any, ...]]] = {
+    "base": lambda ctx, call: (ctx.recipe_file,),
+    "frontend": lambda ctx, call: (ctx.frontend,),
+    "variant": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key),
+    "variant-hardware": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key,
+                                           ctx.hw_id if is_map(ctx.variant_exact_ho) else None),
+    "strategy": lambda ctx, call: (ctx.strategy_name, call.role),
+    "strategy-override": lambda ctx, call: (ctx.recipe_file, ctx.strategy_name, call.role),
+    "hardware-overrides": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key, ctx.hw_class,
+                                             ctx.strategy_name, call.role),
+    "kv-option": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_opt is not None else None,),
+    "mooncake": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_store is not None else None, ctx.kv_composing,
+                                   ctx.is_pd, call.role),
+}
 
 
-def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
-    """The static argument tokens before and after the parallelism layer (memoized).
-
-    Keyed only by what those layers read: the recipe, the variant whose data is
-    used, the hardware class (:func:`~.context.hardware_class`), the strategy and the PD role.
-    """
-    key = (ctx.recipe_file, "args", ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, call.role)
+def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
+    """One layer's contribution, memoized by :data:`LAYER_KEYS` (computed layers run every time)."""
+    keyf = LAYER_KEYS.get(name)
+    if keyf is None:
+        return LAYERS[name](ctx, call)
+    key = ("layer", name, *keyf(ctx, call))
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
-        head = tuple(a for n in STATIC_HEAD for a in LAYERS[n](ctx, call).args)
-        tail = tuple(a for n in STATIC_TAIL for a in LAYERS[n](ctx, call).args)
-        hit = remember(memo, key, (head, tail))
-    return hit
+        hit = remember(memo, key, LAYERS[name](ctx, call))
+    return hit  # type: ignore[no-any-return]
 
 
 def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
@@ -98,37 +101,41 @@ def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
 
 def build_args(ctx: Ctx, call: Call) -> Invocation:
     """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`."""
-    head, tail = _compiled_args(ctx, call)
-    args = [*head, *layer_parallelism(ctx, call).args, *tail]
-    if ctx.sel.advanced:
-        args += layer_advanced(ctx, call).args
-    args += _feature_args(ctx, call)
-    if ctx.kv_opt is not None:
-        args += layer_kv_option(ctx, call).args
-    if ctx.kv_store is not None:
-        args += layer_mooncake(ctx, call).args
+    args: list[Arg] = []
+    for name in ARG_ORDER:
+        if name == "features":
+            args += _feature_args(ctx, call)
+        else:
+            args += _layer(ctx, name, call).args
     return Invocation(ctx.model_id, tuple(args))
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
-    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized)."""
-    sel = ctx.sel
-    pd = sel.pd_nodes
-    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_class, ctx.gpu_count if ctx.is_pd else None,
-           ctx.strategy_name, ctx.frontend, role,
-           sel.kv_offload, None if pd is None else repr(pd), ctx.node_count > 1)
+    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized).
+
+    The merge is memoized by the identities of the (memoized) layer contributions it
+    merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
+    """
+    call = Call(role=role)
+    parts = tuple(_layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning")
+    pd_key = None
+    if ctx.is_pd and role:
+        sel = ctx.sel
+        pd_key = (ctx.recipe_file, ctx.strategy_name, ctx.gpu_count, repr(sel.pd_nodes), ctx.node_count > 1,
+                  ctx.hw_id in NVL4_PROFILES)
+    key = ("env", role, pd_key, *(id(p) for p in parts if p.env))
     memo = ctx.catalog.memo
     hit = memo.get(key)
-    if hit is None:
-        hit = remember(memo, key, _build_env(ctx, role))
-    return hit  # type: ignore[no-any-return]
+    if hit is None or any(a is not b for a, b in zip(hit[0], (p for p in parts if p.env), strict=True)):
+        hit = remember(memo, key, (tuple(p for p in parts if p.env), _build_env(ctx, role)))
+    return hit[1]  # type: ignore[no-any-return]
 
 
 def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     call = Call(role=role)
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        for m, src in LAYERS[name](ctx, call).env:
+        for m, src in _layer(ctx, name, call).env:
             for k, v in m.items():
                 s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
                 old = merged.get(k)
