@@ -28,7 +28,9 @@ from .layers import (
     LAYERS,
     Call,
     Contribution,
+    layer_advanced,
     layer_features,
+    layer_parallelism,
     pd_role_request,
 )
 from .plan import (
@@ -99,12 +101,37 @@ def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
     return hit  # type: ignore[no-any-return]
 
 
+#: The layers around ``parallelism`` whose arguments never depend on the selection beyond
+#: (recipe, variant data, hardware class, strategy, role): compiled into two cached tuples.
+STATIC_HEAD = ARG_ORDER[:ARG_ORDER.index("parallelism")]
+STATIC_TAIL = ("strategy-override", "hardware-overrides")
+assert ARG_ORDER[len(STATIC_HEAD) + 1:len(STATIC_HEAD) + 3] == STATIC_TAIL
+DYNAMIC_TAIL = ARG_ORDER[len(STATIC_HEAD) + 3:]
+
+
+def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
+    """The static tokens before and after the parallelism layer: one lookup per selection,
+    assembled on a miss from the per-layer memo (which hits across hardware classes)."""
+    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role)
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
+    if hit is None:
+        head = tuple(a for n in STATIC_HEAD for a in _layer(ctx, n, call).args)
+        tail = tuple(a for n in STATIC_TAIL for a in _layer(ctx, n, call).args)
+        hit = remember(memo, key, (head, tail))
+    return hit  # type: ignore[no-any-return]
+
+
 def build_args(ctx: Ctx, call: Call) -> Invocation:
     """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`."""
-    args: list[Arg] = []
-    for name in ARG_ORDER:
+    head, tail = _compiled_args(ctx, call)
+    args = [*head, *layer_parallelism(ctx, call).args, *tail]
+    for name in DYNAMIC_TAIL:
         if name == "features":
             args += _feature_args(ctx, call)
+        elif name == "advanced":
+            if ctx.sel.advanced:
+                args += layer_advanced(ctx, call).args
         else:
             args += _layer(ctx, name, call).args
     return Invocation(ctx.model_id, tuple(args))
@@ -116,19 +143,24 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     The merge is memoized by the identities of the (memoized) layer contributions it
     merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
     """
-    call = Call(role=role)
-    parts = tuple(_layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning")
+    sel = ctx.sel
     pd_key = None
     if ctx.is_pd and role:
-        sel = ctx.sel
         pd_key = (ctx.recipe_file, ctx.strategy_name, ctx.gpu_count, repr(sel.pd_nodes), ctx.node_count > 1,
                   ctx.hw_id in NVL4_PROFILES)
-    key = ("env", role, pd_key, *(id(p) for p in parts if p.env))
     memo = ctx.catalog.memo
+    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend,
+              sel.kv_offload, role, pd_key)
+    hit = memo.get(direct)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    call = Call(role=role)
+    parts = tuple(_layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning")
+    key = ("env", role, pd_key, *(id(p) for p in parts if p.env))
     hit = memo.get(key)
     if hit is None or any(a is not b for a, b in zip(hit[0], (p for p in parts if p.env), strict=True)):
         hit = remember(memo, key, (tuple(p for p in parts if p.env), _build_env(ctx, role)))
-    return hit[1]  # type: ignore[no-any-return]
+    return remember(memo, direct, hit[1])  # type: ignore[no-any-return]
 
 
 def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
