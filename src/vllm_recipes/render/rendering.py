@@ -23,7 +23,7 @@ from vllm_recipes.synth.plan import (
 )
 
 from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
-from .shell import render_invocation, router_text
+from .shell import render_values, router_text
 
 
 def env_dict(env: tuple[EnvValue, ...]) -> dict[str, Any]:
@@ -54,11 +54,11 @@ _token_value = itemgetter(0)
 
 def _inv_rendered(memo: dict[Any, Any], inv: Invocation) -> tuple[str, tuple[str, ...]]:
     """Text and argv of one process, shared by every process with the same token values."""
-    key = ("inv", inv.binary, inv.model_id, inv.drop_flags, *map(_token_value, inv.args))
+    values = tuple(map(_token_value, inv.args))
+    key = ("inv", inv.binary, inv.model_id, inv.drop_flags, values)
     hit = memo.get(key)
     if hit is None:
-        text, argv, _ = render_invocation(inv)
-        hit = remember(memo, key, (text, tuple(argv)))
+        hit = remember(memo, key, render_values(inv.binary, inv.model_id, values, inv.drop_flags))
     return hit  # type: ignore[no-any-return]
 
 
