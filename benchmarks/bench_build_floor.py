@@ -22,6 +22,7 @@ overrides, PD, Mooncake, feature modes, promoted variants). Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -35,16 +36,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from catalog_gen import make_catalog  # noqa: E402
+from catalog_gen import make_catalog
+from vllm_recipes.catalog import load_catalog
+from vllm_recipes.jsvalues import get
+from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.select.defaults import listed_hardware
+from vllm_recipes.select.gates import nodes_for_strategy, offered_strategies
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.resolve import resolve
 
-from vllm_recipes.catalog import load_catalog  # noqa: E402
-from vllm_recipes.jsvalues import get  # noqa: E402
-from vllm_recipes.memo import SELECTION_LIMIT  # noqa: E402
-from vllm_recipes.render.rendering import rendering_object  # noqa: E402
-from vllm_recipes.select.defaults import listed_hardware  # noqa: E402
-from vllm_recipes.select.gates import nodes_for_strategy, offered_strategies  # noqa: E402
-from vllm_recipes.select.selection import Selection  # noqa: E402
-from vllm_recipes.synth.resolve import resolve  # noqa: E402
+try:  # absent in versions before the bounded selection cache (run against an older tree for a baseline)
+    from vllm_recipes.memo import SELECTION_LIMIT
+except ImportError:
+    SELECTION_LIMIT = 4096
 
 _CHILD = r"""
 import json, os, sys, time
@@ -126,10 +130,8 @@ def engine_costs(recipes_dir: Path, repeat: int) -> tuple[int, float, float]:
     def run(batch: list[tuple[Any, Selection]]) -> float:
         t0 = time.perf_counter()
         for r, s in batch:
-            try:
+            with contextlib.suppress(Exception):  # a selection the engine refuses costs what it costs
                 rendering_object(*resolve(catalog, r, s))
-            except Exception:  # noqa: BLE001 - a selection the engine refuses costs what it costs
-                pass
         return (time.perf_counter() - t0) / len(batch) * 1e6
 
     for _ in range(repeat):

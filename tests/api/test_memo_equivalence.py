@@ -31,7 +31,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.resolve import resolve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from catalog_gen import make_catalog  # noqa: E402
+from catalog_gen import make_catalog
 
 
 class NoMemo(dict):  # type: ignore[type-arg]
@@ -84,7 +84,7 @@ def test_explain_and_commands_are_unchanged_by_the_memo(bench_catalog: Catalog) 
     for recipe, sel in sels[::3]:
         try:
             ctx, plan = resolve(bench_catalog, recipe, sel)
-        except Exception as exc:  # noqa: BLE001 - the plain path must fail the same way
+        except Exception as exc:  # the plain path must fail the same way
             with pytest.raises(type(exc)):
                 resolve(plain_catalog, recipe, sel)
             continue
