@@ -46,7 +46,7 @@ from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 
 try:  # absent in versions before the bounded selection cache (run against an older tree for a baseline)
-    from vllm_recipes.memo import SELECTION_LIMIT
+    from vllm_recipes.catalog.memo import SELECTION_LIMIT
 except ImportError:
     SELECTION_LIMIT = 4096
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
+from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, first_truthy
-from vllm_recipes.memo import remember, remember_answer, selection_cache
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     EnvValue,

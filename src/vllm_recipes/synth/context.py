@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
+from vllm_recipes.catalog.memo import remember
 from vllm_recipes.jsvalues import as_map, first_present, first_truthy, get, is_map, is_number, truthy
-from vllm_recipes.memo import remember
 from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
 from vllm_recipes.select.gates import (
     kv_offload_allowed_for_strategy,

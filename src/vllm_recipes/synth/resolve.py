@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import (
     as_map,
     first_present,
@@ -17,7 +18,6 @@ from vllm_recipes.jsvalues import (
     js_str,
     truthy,
 )
-from vllm_recipes.memo import remember, remember_answer, selection_cache
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 

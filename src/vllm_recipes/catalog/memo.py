@@ -4,7 +4,7 @@ Resolving and rendering are pure functions of the catalog and a selection, so
 their pieces are memoized on ``catalog.memo`` (compiled layer tuples, contexts,
 env maps, rendered text). Some keys are user-driven (feature orders, advanced
 options, PD pool requests from URLs), so the memo is bounded: when it is full it
-is emptied and refills with what is in use. A leaf module, like ``jsvalues``.
+is emptied and refills with what is in use. It lives with the catalog that owns it.
 """
 
 from __future__ import annotations
