@@ -36,12 +36,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_resolve import selections
 from catalog_gen import make_catalog
 from vllm_recipes.catalog import load_catalog
-from vllm_recipes.jsvalues import get
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.defaults import listed_hardware
-from vllm_recipes.select.gates import nodes_for_strategy, offered_strategies
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 
@@ -100,20 +98,6 @@ def write_floor(files: dict[str, bytes], dest: Path) -> float:
         os.write(fd, data)
         os.close(fd)
     return time.perf_counter() - t0
-
-
-def selections(catalog):  # type: ignore[no-untyped-def]
-    for recipe in catalog.recipes:
-        if recipe.is_omni:
-            continue
-        for vk, variant in recipe.variants.items():
-            for hw in listed_hardware(catalog.hardware_profiles, variant, recipe.data):
-                gpn = get(catalog.hardware_profiles.get(hw), "gpu_count")
-                for s in offered_strategies(recipe.data):
-                    dt = get(catalog.strategies.get(s), "deploy_type")
-                    nodes = max(2 if dt == "multi_node" else 1, nodes_for_strategy(recipe.data, s, gpn, hw))
-                    yield recipe, Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes,
-                                            features=tuple(recipe.data.get("features", {}) or ()))
 
 
 def engine_costs(recipes_dir: Path, repeat: int) -> tuple[int, float, float]:

@@ -20,17 +20,15 @@ import pytest
 
 from vllm_recipes.api.build import build_api
 from vllm_recipes.catalog import Catalog, load_catalog
-from vllm_recipes.jsvalues import get
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.defaults import listed_hardware
-from vllm_recipes.select.gates import nodes_for_strategy, offered_strategies
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.resolve import resolve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from bench_resolve import selections
 from catalog_gen import make_catalog
 
 
@@ -62,24 +60,9 @@ def test_memoized_build_is_byte_identical_to_an_unmemoized_one(bench_catalog: Ca
     assert len(bench_catalog.memo) > 0
 
 
-def _selections(catalog: Catalog) -> list[tuple[Any, Selection]]:
-    out = []
-    for recipe in catalog.recipes:
-        for vk, variant in recipe.variants.items():
-            for hw in listed_hardware(catalog.hardware_profiles, variant, recipe.data):
-                gpn = get(catalog.hardware_profiles.get(hw), "gpu_count")
-                for s in offered_strategies(recipe.data):
-                    dt = get(catalog.strategies.get(s), "deploy_type")
-                    nodes = max(2 if dt == "multi_node" else 1, nodes_for_strategy(recipe.data, s, gpn, hw))
-                    feats = tuple(recipe.data.get("features") or ())
-                    out.append((recipe, Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes,
-                                                  features=feats)))
-    return out
-
-
 def test_explain_and_commands_are_unchanged_by_the_memo(bench_catalog: Catalog) -> None:
     plain_catalog = forgetful(bench_catalog)
-    sels = _selections(bench_catalog)
+    sels = list(selections(bench_catalog))
     assert len(sels) > 500
     for recipe, sel in sels[::3]:
         try:
