@@ -1,0 +1,107 @@
+"""Loading a catalog from files held in memory (a git revision, a test fixture).
+
+The same public layout as :func:`~vllm_recipes.catalog.loader.load_catalog`
+(``models/``, ``strategies/``, ``kv_store/``, ``taxonomy.yaml``,
+``platforms.yaml``), read from a ``{relative posix path: bytes}`` mapping so a
+revision can be compared without checking it out over the user's tree.
+Whatever the mapping lacks comes from the bundled catalog, as on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .loader import (
+    BUNDLED_DIR,
+    Catalog,
+    Recipe,
+    SourceFile,
+    hf_id_for,
+    load_static,
+    recipe_from_document,
+)
+from .yamlsource import FrozenDict, YamlLoadError, parse_yaml
+
+STATIC_NAMES = ("taxonomy.yaml", "platforms.yaml")
+NAMED_DIRS = ("strategies", "kv_store")
+
+
+def _path_key(rel: str) -> tuple[bytes, ...]:
+    """Depth-first order with directories recursed in place, by raw name bytes (as the disk walk)."""
+    return tuple(os.fsencode(part) for part in rel.split("/"))
+
+
+def _named_files(files: Mapping[str, bytes], sub: str) -> list[str]:
+    prefix = sub + "/"
+    return sorted((rel for rel in files if rel.startswith(prefix) and "/" not in rel[len(prefix):]
+                   and rel.endswith(".yaml")), key=_path_key)
+
+
+def _has_dir(files: Mapping[str, bytes], sub: str) -> bool:
+    prefix = sub + "/"
+    return any(rel.startswith(prefix) for rel in files)
+
+
+def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[str] = "<memory>") -> Catalog:
+    """A :class:`Catalog` from in-memory files; ``root`` only labels it (nothing is read there)."""
+    bundled = load_static(BUNDLED_DIR)
+    errors: list[YamlLoadError] = []
+    sources: list[SourceFile] = []
+    docs: dict[str, Any] = {}
+    for name in STATIC_NAMES:
+        try:
+            doc = parse_yaml(files[name], name) if name in files else \
+                next((s.doc for s in bundled.sources if s.rel_path == name), None)
+        except YamlLoadError as exc:
+            errors.append(exc)
+            continue
+        if doc is None:
+            continue
+        sources.append(SourceFile(name if name in files else f"<bundled>/{name}", doc))
+        if isinstance(doc.data, dict):
+            docs[name] = doc.data
+    named: dict[str, dict[str, Any]] = {}
+    for sub in NAMED_DIRS:
+        out: dict[str, Any] = {}
+        if _has_dir(files, sub):
+            for rel in _named_files(files, sub):
+                try:
+                    doc = parse_yaml(files[rel], rel)
+                except YamlLoadError as exc:
+                    errors.append(exc)
+                    continue
+                sources.append(SourceFile(rel, doc))
+                if isinstance(doc.data, dict):
+                    name = doc.data.get("name")
+                    out[name if isinstance(name, str) else Path(rel).stem] = doc.data
+        else:
+            for src in bundled.sources:
+                if src.rel_path.startswith(sub + "/") and isinstance(src.doc.data, dict):
+                    sources.append(SourceFile(f"<bundled>/{src.rel_path}", src.doc))
+                    name = src.doc.data.get("name")
+                    out[name if isinstance(name, str) else Path(src.rel_path).stem] = src.doc.data
+        named[sub] = out
+    recipes: list[Recipe] = []
+    all_ids: set[str] = set()
+    for rel in sorted((r for r in files if r.startswith("models/") and r.endswith((".yaml", ".yml"))), key=_path_key):
+        hf_id = hf_id_for(rel.removeprefix("models/"))
+        if hf_id is not None:
+            all_ids.add(hf_id)
+        try:
+            recipes.append(recipe_from_document(parse_yaml(files[rel], rel), rel, hf_id))
+        except YamlLoadError as exc:
+            errors.append(exc)
+    return Catalog(
+        root=Path(root),
+        taxonomy=docs.get("taxonomy.yaml", FrozenDict()),
+        platforms=docs.get("platforms.yaml"),
+        serving_strategies=FrozenDict(named["strategies"]),
+        kv_stores=FrozenDict(named["kv_store"]),
+        recipes=tuple(recipes),
+        sources=tuple(sources),
+        load_errors=tuple(errors),
+        all_ids=frozenset(all_ids),
+    )
