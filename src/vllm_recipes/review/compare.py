@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -49,7 +49,7 @@ class Change:
         return "changed"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "change": self.verb, "process": self.process or None, "name": self.name,
+        return {"kind": self.kind, "change": self.verb, "name": self.name,
                 "before": self.before, "after": self.after, "cause": self.cause or None}
 
 
@@ -60,9 +60,12 @@ class Group:
     change: Change
     keys: tuple[SelectionKey | DefaultKey, ...]
     scope: str
+    #: the processes (``vLLM``, ``Head``, ``Prefill`` ...) the change shows in
+    processes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.change.to_dict(), "scope": self.scope, "count": len(self.keys),
+        return {**self.change.to_dict(), "processes": list(self.processes), "scope": self.scope,
+                "count": len(self.keys),
                 "selections": [k.label if isinstance(k, SelectionKey) else default_label(k) for k in self.keys]}
 
 
@@ -193,8 +196,10 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
 # One recipe
 # --------------------------------------------------------------------------------------------
 
-def _group(changes: Mapping[Change, list[Any]], universe: Sequence[Any], catalog: Catalog) -> list[Group]:
-    groups = [Group(c, tuple(keys), describe_scope(keys, universe, catalog.hardware_profiles))
+def _group(changes: Mapping[Change, dict[Any, None]], processes: Mapping[Change, dict[str, None]],
+           universe: Sequence[Any], catalog: Catalog) -> list[Group]:
+    groups = [Group(c, tuple(keys), describe_scope(list(keys), universe, catalog.hardware_profiles),
+                    tuple(p for p in processes.get(c, {}) if p))
               for c, keys in changes.items()]
     return sorted(groups, key=lambda g: (-len(g.keys), g.change))
 
@@ -232,13 +237,17 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     common = [k for k in sb.states if k in sa.states]
     impact.appeared = [k for k in sb.states if k not in sa.states]
     impact.disappeared = [k for k in sa.states if k not in sb.states]
-    by_change: dict[Change, list[Any]] = {}
+    by_change: dict[Change, dict[Any, None]] = {}
+    processes: dict[Change, dict[str, None]] = {}
     for key in common:
         snap_a = snapshot(base_cat, a, sa.states[key].selection)
         snap_b = snapshot(head_cat, b, sb.states[key].selection)
         for c in snapshot_changes(base_cat, snap_a, head_cat, snap_b):
-            by_change.setdefault(c, []).append(key)
-    impact.groups = _group(by_change, common, head_cat)
+            # one change in several processes of a selection (head and workers, both PD pools) is one change
+            merged = replace(c, process="")
+            by_change.setdefault(merged, {})[key] = None
+            processes.setdefault(merged, {})[c.process] = None
+    impact.groups = _group(by_change, processes, common, head_cat)
     moved: dict[Change, list[Any]] = {}
     for dk in dict.fromkeys([*sa.defaults, *sb.defaults]):
         da, db = sa.defaults.get(dk), sb.defaults.get(dk)
@@ -345,5 +354,5 @@ def compare_selections(catalog: Catalog, recipe: Recipe, a: tuple[str, Any], b: 
     label_b, sel_b = b
     changes = snapshot_changes(catalog, snapshot(catalog, recipe, sel_a), catalog, snapshot(catalog, recipe, sel_b))
     impact = RecipeImpact(recipe.hf_id, recipe.rel_path, "changed", 1, 1)
-    impact.groups = [Group(c, (), f"{label_a} -> {label_b}") for c in changes]
+    impact.groups = [Group(c, (), "", (c.process,) if c.process else ()) for c in changes]
     return Impact(label_a, label_b, [], [impact] if changes else [], 1, 1)

@@ -84,7 +84,8 @@ def snapshot(catalog: Catalog, recipe: Recipe, sel: Selection) -> Snapshot:
             n = seen[tok.value] = seen.get(tok.value, -1) + 1
             key = (process, tok.value, n)
             flags[key] = value.value if value is not None else None
-            origins[key] = (tok.source, tok.key_path)
+            # a value's own line is the one to edit; bare flags point at themselves
+            origins[key] = (value.source, value.key_path) if value is not None else (tok.source, tok.key_path)
         for e in env_values:
             env[(process, e.key)] = None if e.value is None else str(e.value)
             origins[(process, e.key)] = (e.source, e.source.key_path)
