@@ -73,7 +73,7 @@ def read_git_files(rev: str, subdir: str | None = None, cwd: str | os.PathLike[s
     except GitSourceError:
         raise GitSourceError(f"unknown git revision {rev!r}") from None
     try:
-        listing = _git(where, "ls-tree", "-r", "-z", f"{rev}:{subdir}")
+        listing = _git(where, "ls-tree", "--full-tree", "-r", "-z", f"{rev}:{subdir}")
     except GitSourceError:
         raise GitSourceError(f"{subdir or '.'!r} is not a directory at revision {rev!r}") from None
     wanted: list[tuple[str, str]] = []
