@@ -29,7 +29,7 @@ STATIC_NAMES = ("taxonomy.yaml", "platforms.yaml")
 NAMED_DIRS = ("strategies", "kv_store")
 
 
-def _path_key(rel: str) -> tuple[bytes, ...]:
+def path_key(rel: str) -> tuple[bytes, ...]:
     """Depth-first order with directories recursed in place, by raw name bytes (as the disk walk)."""
     return tuple(os.fsencode(part) for part in rel.split("/"))
 
@@ -37,7 +37,7 @@ def _path_key(rel: str) -> tuple[bytes, ...]:
 def _named_files(files: Mapping[str, bytes], sub: str) -> list[str]:
     prefix = sub + "/"
     return sorted((rel for rel in files if rel.startswith(prefix) and "/" not in rel[len(prefix):]
-                   and rel.endswith(".yaml")), key=_path_key)
+                   and rel.endswith(".yaml")), key=path_key)
 
 
 def _has_dir(files: Mapping[str, bytes], sub: str) -> bool:
@@ -86,7 +86,7 @@ def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[
         named[sub] = out
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
-    for rel in sorted((r for r in files if r.startswith("models/") and r.endswith((".yaml", ".yml"))), key=_path_key):
+    for rel in sorted((r for r in files if r.startswith("models/") and r.endswith((".yaml", ".yml"))), key=path_key):
         hf_id = hf_id_for(rel.removeprefix("models/"))
         if hf_id is not None:
             all_ids.add(hf_id)
