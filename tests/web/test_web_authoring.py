@@ -47,9 +47,8 @@ def test_bad_source_urls_are_refused(url: str) -> None:
         SourceLinks.parse(url)
 
 
-def test_links_on_every_recipe_page_only_when_configured() -> None:
-    catalog = load_catalog()
-    plain = TestClient(create_app(catalog))
+def test_links_on_every_recipe_page_only_when_configured(catalog: Any, client: TestClient) -> None:
+    plain = client
     linked = TestClient(create_app(catalog, authoring=AuthoringState(SourceLinks.parse(f"{REPO}/tree/main"))))
     for recipe in catalog.recipes:
         assert "Edit this recipe" not in plain.get("/" + recipe.hf_id).text
@@ -88,14 +87,74 @@ def test_last_good_version_is_kept_for_a_broken_file(tmp_path: Path) -> None:
     assert none_kept == {}
 
 
+DEAD = """\
+meta:
+  title: Dead Value
+  provider: Org
+  hardware:
+    h200: verified
+    mi300x: unsupported
+model:
+  model_id: org/Dead
+variants:
+  default:
+    precision: bf16
+    vram_minimum_gb: 100
+hardware_overrides:
+  mi300x:
+    extra_args: ["--max-num-seqs", "4"]
+compatible_strategies: [single_node_tp]
+"""
+
+
+def test_dead_value_lint_joins_the_panel_after_the_reload(tmp_path: Path) -> None:
+    (tmp_path / "models" / "org").mkdir(parents=True)
+    (tmp_path / "models" / "org" / "Dead.yaml").write_text(DEAD)
+    app = create_app(load_catalog(tmp_path))
+    live = LiveCatalog(app, tmp_path)
+    live.reload()
+    assert app.state.authoring.findings == {}
+    live.lint_now()
+    [dead] = app.state.authoring.findings["models/org/Dead.yaml"]
+    assert dead.code == "dead-value" and (dead.line, dead.col) == (15, 18)
+    assert app.state.authoring.generation == 1
+    page = TestClient(app).get("/org/Dead")
+    assert "models/org/Dead.yaml:15:18</code>: warning: hardware_overrides.mi300x.extra_args[0]" in html.unescape(
+        page.text)
+
+
 # --- a real server watching a real directory -----------------------------------------------------
+
+TINY = """\
+meta:
+  title: Tiny Model
+  provider: Org
+  hardware:
+    h200: verified
+model:
+  model_id: org/Tiny
+features:
+  reasoning:
+    args: ["--reasoning-parser", "x"]
+variants:
+  default:
+    precision: bf16
+    vram_minimum_gb: 100
+compatible_strategies: [single_node_tp, single_node_dep]
+default_strategy: single_node_tp
+"""
+TINY_FILE = "models/org/Tiny.yaml"
+TINY_PAGE = "/org/Tiny"
+
 
 @pytest.fixture
 def watched(tmp_path: Path, web: SimpleNamespace) -> Iterator[tuple[Any, Path, LiveCatalog]]:
+    """A small recipe directory (shared files fall back to the bundled ones) under a watching server."""
     root = tmp_path / "recipes"
-    shutil.copytree(BUNDLED_DIR, root)
+    (root / "models" / "org").mkdir(parents=True)
+    (root / TINY_FILE).write_text(TINY)
     app = create_app(load_catalog(root))
-    live = LiveCatalog(app, root, SourceLinks.parse(REPO))
+    live = LiveCatalog(app, root, SourceLinks.parse(REPO), lint=False)  # the slow lint is tested on its own
     live.reload()
     live.start()
     time.sleep(0.5)  # let the watcher register before the first edit
@@ -120,38 +179,39 @@ def wait_for(fetch: Callable[[], httpx.Response], ok: Callable[[httpx.Response],
 def test_watch_edit_break_and_fix(watched: tuple[Any, Path, LiveCatalog]) -> None:
     server, root, _live = watched
     statuses: list[int] = []
-    path = root / V4_FILE
-    original = path.read_text()
+    path = root / TINY_FILE
 
     def page() -> httpx.Response:
-        return httpx.get(server.url + V4_PAGE, timeout=10)
+        return httpx.get(server.url + TINY_PAGE, timeout=10)
 
     first = page()
-    assert first.status_code == 200 and "Validation:" in first.text and "Edit this recipe" in first.text
+    assert first.status_code == 200 and "Validation: no findings" in first.text and "Edit this recipe" in first.text
     # 1. an edit shows up without a restart
-    path.write_text(original.replace('title: "DeepSeek-V4-Flash"', 'title: "DeepSeek-V4-Flash Edited"', 1))
-    edited = wait_for(page, lambda r: "DeepSeek-V4-Flash Edited" in r.text, statuses)
-    assert "<h1>DeepSeek-V4-Flash Edited</h1>" in edited.text
+    edited_text = TINY.replace('args: ["--reasoning-parser", "x"]', 'args: ["--reasoning-parser", "y"]')
+    path.write_text(edited_text.replace("title: Tiny Model", "title: Tiny Edited"))
+    edited = wait_for(page, lambda r: "Tiny Edited" in r.text, statuses)
+    assert "<h1>Tiny Edited</h1>" in edited.text and "--reasoning-parser y" in edited.text
     # 2. a warning appears in the findings panel with file:line:col
-    lines = original.replace('title: "DeepSeek-V4-Flash"', 'title: "DeepSeek-V4-Flash Edited"\n  surprise_key: 1', 1)
-    path.write_text(lines)
-    line = lines.split("surprise_key")[0].count("\n") + 1
+    warned_text = edited_text.replace("title: Tiny Model", "title: Tiny Edited\n  surprise_key: 1")
+    path.write_text(warned_text)
+    line = warned_text.split("surprise_key")[0].count("\n") + 1
     warned = wait_for(page, lambda r: "surprise_key" in r.text, statuses)
-    assert f"{V4_FILE}:{line}:3</code>: warning: meta.surprise_key" in html.unescape(warned.text)
+    assert f"{TINY_FILE}:{line}:3</code>: warning: meta.surprise_key" in html.unescape(warned.text)
+    assert "last good version" not in warned.text  # warnings do not hold a recipe back
     # 3. a broken file keeps the last good page and says why
     path.write_text("meta: [unclosed\n")
     broken = wait_for(page, lambda r: "last good version" in r.text, statuses)
     assert broken.status_code == 200
-    assert "<h1>DeepSeek-V4-Flash Edited</h1>" in broken.text and "YAML syntax error" in broken.text
-    for extra in ("/", "/browse", V4_PAGE + "/builder?hardware=mi355x", V4_PAGE + ".json", "/models.json",
-                  "/api/resolve?model=deepseek-ai/DeepSeek-V4-Flash"):
+    assert "<h1>Tiny Edited</h1>" in broken.text and "YAML syntax error" in broken.text
+    for extra in ("/", "/browse", TINY_PAGE + "/builder?strategy=single_node_dep", TINY_PAGE + ".json",
+                  "/models.json", "/api/resolve?model=org/Tiny"):
         statuses.append(httpx.get(server.url + extra, timeout=20).status_code)
     # 4. an error finding (unknown strategy) is refused the same way
-    path.write_text(original.replace("default_strategy: single_node_tep", "default_strategy: no_such_strategy", 1))
+    path.write_text(TINY.replace("default_strategy: single_node_tp", "default_strategy: no_such_strategy"))
     refused = wait_for(page, lambda r: "no_such_strategy" in r.text, statuses)
-    assert "last good version" in refused.text and "<h1>DeepSeek-V4-Flash Edited</h1>" in refused.text
+    assert "last good version" in refused.text and "<h1>Tiny Edited</h1>" in refused.text
     # 5. fixing it serves the new version again
-    path.write_text(original)
-    fixed = wait_for(page, lambda r: "<h1>DeepSeek-V4-Flash</h1>" in r.text, statuses)
-    assert "last good version" not in fixed.text
+    path.write_text(TINY)
+    fixed = wait_for(page, lambda r: "<h1>Tiny Model</h1>" in r.text, statuses)
+    assert "last good version" not in fixed.text and "--reasoning-parser x" in fixed.text
     assert all(s < 500 for s in statuses), statuses

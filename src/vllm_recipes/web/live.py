@@ -9,6 +9,7 @@ last-good merge run on the watcher thread; requests never wait for them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from pathlib import Path
@@ -50,10 +51,13 @@ def render_default_page(catalog: Catalog, recipe: Recipe) -> None:
     deployment_blocks(ctx, plan, st.install)
 
 
-def catalog_findings(catalog: Catalog) -> list[Finding]:
-    """Everything ``validate`` reports (dead values included); never raises."""
+def catalog_findings(catalog: Catalog, *, lint: bool = False) -> list[Finding]:
+    """What ``validate`` reports (``lint``: the slow dead-value lint too); never raises."""
     try:
         from vllm_recipes.catalog.validate import validate_catalog
+
+        if not lint:
+            return validate_catalog(catalog)
         from vllm_recipes.lint.deadvalues import dead_value_checker
 
         return validate_catalog(catalog, extra_checks=[dead_value_checker])
@@ -62,18 +66,33 @@ def catalog_findings(catalog: Catalog) -> list[Finding]:
         return []
 
 
-class LiveCatalog:
-    """A recipe directory kept in sync with a running app."""
+def findings_by_file(findings: list[Finding]) -> dict[str, tuple[Finding, ...]]:
+    out: dict[str, list[Finding]] = {}
+    for f in sort_findings(findings):
+        out.setdefault(f.file, []).append(f)
+    return {k: tuple(v) for k, v in out.items()}
 
-    def __init__(self, app: Any, recipes_dir: str | Path, source: SourceLinks | None = None) -> None:
+
+class LiveCatalog:
+    """A recipe directory kept in sync with a running app.
+
+    A reload installs the new catalog as soon as the fast checks ran; the slow
+    dead-value lint (``lint=True``) runs afterwards on its own thread, for the
+    latest catalog only, and adds its findings to the panel when it is done.
+    """
+
+    def __init__(self, app: Any, recipes_dir: str | Path, source: SourceLinks | None = None, *,
+                 lint: bool = True) -> None:
         self.app = app
         self.root = Path(recipes_dir)
         self.source = source
+        self.lint = lint
         self.current: Catalog | None = None
         self.generation = 0
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
+        self._lint_wanted = threading.Event()
 
     def reload(self) -> AuthoringState | None:
         """Load, validate, keep last good versions, install. Returns the new state (``None``: nothing loaded)."""
@@ -85,17 +104,36 @@ class LiveCatalog:
                 return None
             findings = catalog_findings(fresh)
             merged, stale = merge_last_good(self.current, fresh, findings, render_default_page)
-            by_file: dict[str, list[Finding]] = {}
-            for f in sort_findings(findings):
-                by_file.setdefault(f.file, []).append(f)
             self.generation += 1
-            state = AuthoringState(self.source, True, {k: tuple(v) for k, v in by_file.items()}, stale,
-                                   self.generation)
+            state = AuthoringState(self.source, True, findings_by_file(findings), stale, self.generation)
             install_catalog(self.app, merged, state)
             self.current = merged
             if stale:
                 log.warning("serving last good versions of %s", ", ".join(sorted(stale)))
-            return state
+        if self.lint:
+            self._lint_wanted.set()
+        return state
+
+    def lint_now(self) -> None:
+        """Add the dead-value lint's findings of the current catalog to the panel (if still current)."""
+        with self._lock:
+            catalog, generation = self.current, self.generation
+        if catalog is None:
+            return
+        findings = catalog_findings(catalog, lint=True)
+        with self._lock:
+            state = getattr(self.app.state, "authoring", None)
+            if generation == self.generation and isinstance(state, AuthoringState):
+                self.app.state.authoring = dataclasses.replace(state, findings=findings_by_file(findings))
+
+    def _lint_loop(self) -> None:
+        while not self._stop.is_set():
+            if self._lint_wanted.wait(0.2):
+                self._lint_wanted.clear()
+                try:
+                    self.lint_now()
+                except Exception:
+                    log.exception("linting %s failed", self.root)
 
     def _run(self) -> None:
         import watchfiles
@@ -108,13 +146,16 @@ class LiveCatalog:
                 log.exception("reloading %s failed", self.root)
 
     def start(self) -> None:
-        """Watch in a daemon thread (the server keeps serving the current catalog meanwhile)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="vllm-recipes-watch", daemon=True)
-            self._thread.start()
+        """Watch (and lint) in daemon threads; the server keeps serving the current catalog meanwhile."""
+        if not self._threads:
+            self._threads = [threading.Thread(target=self._run, name="vllm-recipes-watch", daemon=True)]
+            if self.lint:
+                self._threads.append(threading.Thread(target=self._lint_loop, name="vllm-recipes-lint", daemon=True))
+            for t in self._threads:
+                t.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads = []
