@@ -215,3 +215,30 @@ def test_watch_edit_break_and_fix(watched: tuple[Any, Path, LiveCatalog]) -> Non
     fixed = wait_for(page, lambda r: "<h1>Tiny Model</h1>" in r.text, statuses)
     assert "last good version" not in fixed.text and "--reasoning-parser x" in fixed.text
     assert all(s < 500 for s in statuses), statuses
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="/usr/bin/chromium is not installed")
+def test_report_link_follows_the_builder_in_a_browser(browser: Any, catalog: Any, web: SimpleNamespace) -> None:
+    app = create_app(catalog, authoring=AuthoringState(SourceLinks.parse(REPO)))
+    with web.LiveServer(app) as server:
+        ctx = browser.new_context(base_url=server.url)
+        pg = ctx.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto("/deepseek-ai/DeepSeek-V4.1-Flash")
+        pg.click('a[data-key="hardware:h100"]')
+        pg.wait_for_function("() => document.getElementById('builder').getAttribute('data-url').includes('h100')")
+        # keep the browser here: our capture-phase handler still rewrites the href first
+        pg.evaluate("document.addEventListener('click', e => { if (e.target.closest('a[data-report-issue]')) "
+                    "e.preventDefault(); })")
+        pg.click("a.report-issue")
+        href = pg.get_attribute("a.report-issue", "href")
+        shown = pg.locator("#builder .panel code.cmd-text").first.inner_text()
+        ctx.close()
+    query = parse_qs(urlsplit(href).query)
+    assert href.startswith(f"{REPO}/issues/new?") and query["title"] == ["deepseek-ai/DeepSeek-V4.1-Flash: "]
+    body = query["body"][0]
+    assert f"Selection: {server.url}/deepseek-ai/DeepSeek-V4.1-Flash?hardware=h100" in body
+    assert "--tensor-parallel-size 8" in shown and shown in body
+    assert not errors, errors
