@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from .loader import Catalog
-from .memory import NAMED_DIRS, STATIC_NAMES, load_catalog_from_files
+from .memory import is_catalog_file, load_catalog_from_files
 
 GIT_PREFIX = "git:"
 
@@ -44,16 +44,6 @@ def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitSourceError(msg[-1] if msg else f"git {' '.join(args)} failed")
     return proc.stdout
-
-
-def is_catalog_file(rel: str) -> bool:
-    """The files a catalog is made of (everything else in the tree is ignored)."""
-    if rel in STATIC_NAMES:
-        return True
-    top, _, rest = rel.partition("/")
-    if top in NAMED_DIRS:
-        return "/" not in rest and rest.endswith(".yaml")
-    return top == "models" and rest.endswith((".yaml", ".yml"))
 
 
 _LS_TREE = re.compile(rb"^(\d+) (\w+) ([0-9a-f]+)\t(.*)$", re.S)

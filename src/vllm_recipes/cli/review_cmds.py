@@ -11,7 +11,6 @@ import click
 from .main import cli, fail, load_or_exit, recipes_dir_option
 
 if TYPE_CHECKING:
-    from vllm_recipes.catalog import Catalog
     from vllm_recipes.review.compare import Impact
 
 #: ``--a``/``--b`` keys -> (command option name, value type)
@@ -48,16 +47,20 @@ def parse_selection_spec(spec: str, option: str) -> dict[str, Any]:
     return kw
 
 
-def load_side(spec: str, git_cwd: str) -> Catalog:
-    """A directory, or ``git:REV[:SUBDIR]`` read from the repository at ``git_cwd`` without a checkout."""
-    from vllm_recipes.catalog.gitrev import GitSourceError, is_git_spec, load_git_catalog
+def read_side(spec: str, git_cwd: str) -> dict[str, bytes]:
+    """The catalog files of a directory, or of ``git:REV[:SUBDIR]`` read from ``git_cwd``'s repository."""
+    from vllm_recipes.catalog.gitrev import GitSourceError, is_git_spec, parse_git_spec, read_git_files
+    from vllm_recipes.catalog.memory import read_catalog_files
 
     if is_git_spec(spec):
         try:
-            return load_git_catalog(spec, git_cwd)
+            rev, subdir = parse_git_spec(spec)
+            return read_git_files(rev, subdir, git_cwd)
         except GitSourceError as exc:
             fail(f"{spec}: {exc}")
-    return load_or_exit(spec)
+    if not Path(spec).is_dir():
+        fail(f"recipes directory not found: {spec}")
+    return read_catalog_files(spec)
 
 
 def _selection_impact(hf_id: str, recipes_dir: str | None, spec_a: str, spec_b: str) -> Impact:
@@ -99,7 +102,7 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
     With --a/--b, BASE is a recipe id and the two selections of it are compared.
     Exit 0 unless --fail-on-change and something changed.
     """
-    from vllm_recipes.review.compare import compare_catalogs
+    from vllm_recipes.review.compare import catalogs_for_comparison, compare_catalogs
     from vllm_recipes.review.report import markdown_report, terminal_report
 
     if as_json and fmt not in (None, "json"):
@@ -116,9 +119,8 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
         from vllm_recipes.catalog.gitrev import is_git_spec
 
         git_cwd = "." if is_git_spec(head_spec) else head_spec
-        if not is_git_spec(head_spec) and not Path(head_spec).is_dir():
-            fail(f"recipes directory not found: {head_spec}")
-        base_cat, head_cat = load_side(base, git_cwd), load_side(head_spec, git_cwd)
+        head_files = read_side(head_spec, git_cwd)
+        base_cat, head_cat = catalogs_for_comparison(read_side(base, git_cwd), head_files, base, head_spec)
         impact = compare_catalogs(base_cat, head_cat, base, head or head_spec, jobs=jobs)
     if fmt == "json":
         click.echo(json.dumps(impact.to_dict(), indent=2, ensure_ascii=False))
