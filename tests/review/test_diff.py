@@ -240,3 +240,18 @@ def test_cli_diff_two_selections_of_one_recipe() -> None:
     unknown = runner.invoke(cli, ["diff", "deepseek-ai/DeepSeek-V4.1-Flash", "--a", "hardware=zz", "--b",
                                   "hardware=b200"])
     assert unknown.exit_code == 2 and "h200" in unknown.output
+
+
+def test_comparison_loads_only_changed_recipes_and_parses_shared_files_once(files) -> None:
+    from vllm_recipes.review.compare import catalogs_for_comparison
+
+    after = edited(files, V4, "default_strategy: single_node_tep", "default_strategy: single_node_tp")
+    a, b = catalogs_for_comparison(files, after)
+    assert [r.rel_path for r in a.recipes] == [V4] == [r.rel_path for r in b.recipes]
+    assert a.source_for("taxonomy.yaml") is b.source_for("taxonomy.yaml")
+    full = compare_catalogs(load_catalog_from_files(files), load_catalog_from_files(after), jobs=1)
+    assert compare_catalogs(a, b, jobs=1).to_dict() == full.to_dict()
+    shared = edited(files, "taxonomy.yaml", 'VLLM_USE_RUST_FRONTEND: "1"', 'VLLM_USE_RUST_FRONTEND: "2"')
+    a, b = catalogs_for_comparison(files, shared)
+    assert len(a.recipes) == len(b.recipes) == 2
+    assert a.recipe("deepseek-ai/DeepSeek-V4-Flash").doc is b.recipe("deepseek-ai/DeepSeek-V4-Flash").doc
