@@ -19,6 +19,7 @@ from .loader import (
     Catalog,
     Recipe,
     SourceFile,
+    add_named,
     hf_id_for,
     load_static,
     recipe_from_document,
@@ -134,16 +135,11 @@ def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[
                 except YamlLoadError as exc:
                     errors.append(exc)
                     continue
-                sources.append(SourceFile(rel, doc))
-                if isinstance(doc.data, dict):
-                    name = doc.data.get("name")
-                    out[name if isinstance(name, str) else Path(rel).stem] = doc.data
+                add_named(out, sources, rel, doc)
         else:
             for src in bundled.sources:
-                if src.rel_path.startswith(sub + "/") and isinstance(src.doc.data, dict):
-                    sources.append(SourceFile(f"<bundled>/{src.rel_path}", src.doc))
-                    name = src.doc.data.get("name")
-                    out[name if isinstance(name, str) else Path(src.rel_path).stem] = src.doc.data
+                if src.rel_path.startswith(sub + "/"):
+                    add_named(out, sources, f"<bundled>/{src.rel_path}", src.doc)
         named[sub] = out
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
