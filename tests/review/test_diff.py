@@ -255,3 +255,39 @@ def test_comparison_loads_only_changed_recipes_and_parses_shared_files_once(file
     a, b = catalogs_for_comparison(files, shared)
     assert len(a.recipes) == len(b.recipes) == 2
     assert a.recipe("deepseek-ai/DeepSeek-V4-Flash").doc is b.recipe("deepseek-ai/DeepSeek-V4-Flash").doc
+
+
+OMNI = """\
+meta:
+  title: Tiny omni
+  provider: Acme
+  tasks: [omni]
+  hardware:
+    h200: verified
+model:
+  model_id: acme/Omni
+  base_args: ["--trust-remote-code"]
+variants:
+  default:
+    precision: bf16
+    vram_minimum_gb: 40
+omni:
+  port: 8091
+  tasks:
+    - id: t2v
+      extra_args: ["--flow-shift", "5.0"]
+    - id: t2i
+"""
+
+
+def test_omni_recipes_are_compared_per_task() -> None:
+    rel = "models/acme/Omni.yaml"
+    before = {rel: OMNI.encode()}
+    after = {rel: OMNI.replace('"5.0"', '"7.0"').encode()}
+    impact = compare_catalogs(load_catalog_from_files(before), load_catalog_from_files(after), jobs=1)
+    [recipe] = impact.recipes
+    [group] = recipe.groups
+    assert (group.change.before, group.change.after) == ("--flow-shift 5.0", "--flow-shift 7.0")
+    assert {k.strategy for k in group.keys} == {"task:t2v"} and group.scope.startswith("with task t2v, ")
+    line = OMNI.split('"5.0"')[0].count("\n") + 1
+    assert group.change.cause == f"{rel}:{line}"

@@ -154,6 +154,8 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
         if a.error == b.error:
             return []
         return [Change("synthesis", "", "command synthesis", a.error, b.error)]
+    if a.flags == b.flags and a.env == b.env and a.image == b.image and a.other == b.other:
+        return []
     out: list[Change] = []
 
     def cause(key: Any, side: str) -> str:
@@ -222,6 +224,11 @@ def new_findings(before: Iterable[Finding], after: Iterable[Finding]) -> list[Fi
     return [f for f in after if _finding_key(f) not in old]
 
 
+def _selection_of(state: Any) -> Any:
+    """A builder state's selection; omni selections are their own."""
+    return getattr(state, "selection", state)
+
+
 def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> RecipeImpact:
     """The impact of one recipe file (present on either side or both)."""
     a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
@@ -241,8 +248,8 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     by_change: dict[Change, dict[Any, None]] = {}
     processes: dict[Change, dict[str, None]] = {}
     for key in common:
-        snap_a = snapshot(base_cat, a, sa.states[key].selection)
-        snap_b = snapshot(head_cat, b, sb.states[key].selection)
+        snap_a = snapshot(base_cat, a, _selection_of(sa.states[key]))
+        snap_b = snapshot(head_cat, b, _selection_of(sb.states[key]))
         for c in snapshot_changes(base_cat, snap_a, head_cat, snap_b):
             # one change in several processes of a selection (head and workers, both PD pools) is one change
             merged = replace(c, process="")

@@ -49,6 +49,13 @@ def _hardware_phrase(hws: list[str], universe_hws: list[str], profiles: Mapping[
     return " and ".join(parts)
 
 
+def _strategy_phrase(strategies: list[str]) -> str:
+    tasks = [s.removeprefix("task:") for s in strategies if s.startswith("task:")]
+    if len(tasks) == len(strategies):
+        return ("task " if len(tasks) == 1 else "tasks ") + _names(tasks)
+    return ("strategy " if len(strategies) == 1 else "strategies ") + _names(strategies)
+
+
 def describe_scope(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Mapping[str, Any]) -> str:
     """Where a change applies, relative to every compared selection of the recipe."""
     chosen = set(keys)
@@ -67,5 +74,8 @@ def describe_scope(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: M
         if set(hws) == set(universe_hws) and variant_part:
             return f"on every hardware{variant_part}, {_plural(n, 'selection')}"
         return f"on {phrase}{variant_part}, {_plural(n, 'selection')}"
+    strategies = list(dict.fromkeys(getattr(k, "strategy", "") for k in keys))
+    if all(strategies) and chosen == {k for k in universe if getattr(k, "strategy", "") in strategies}:
+        return f"with {_strategy_phrase(strategies)}, {_plural(n, 'selection')}"
     labels = [getattr(k, "label", f"{k.variant}/{k.hardware}") for k in keys]
     return f"on {_plural(n, 'selection')}: {_names(labels)}"
