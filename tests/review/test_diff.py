@@ -133,7 +133,8 @@ def test_new_validation_finding_and_broken_file_are_reported(base, files) -> Non
     assert any("default_strategy_typo" in f.key_path for f in recipe.findings)
     broken = compare_catalogs(base, load_catalog_from_files({**files, V41: b"meta: [unclosed\n"}), jobs=1)
     [recipe] = broken.recipes
-    assert recipe.status == "removed" and recipe.findings[0].code == "yaml"
+    assert recipe.status == "broken" and recipe.findings[0].code == "yaml"
+    assert recipe_lines(recipe)[0] == f"recipe no longer loads: its {recipe.selections_base} selections are gone"
 
 
 def test_parallel_comparison_equals_serial(base, files) -> None:

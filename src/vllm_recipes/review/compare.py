@@ -80,7 +80,7 @@ class RecipeImpact:
 
     hf_id: str
     file: str
-    status: str  # changed | added | removed
+    status: str  # changed | added | removed | broken (no longer loads)
     selections_base: int = 0
     selections_head: int = 0
     groups: list[Group] = field(default_factory=list)
@@ -233,7 +233,12 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     """The impact of one recipe file (present on either side or both)."""
     a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
     b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
-    status = "changed" if a is not None and b is not None else ("added" if b is not None else "removed")
+    if a is not None and b is not None:
+        status = "changed"
+    elif b is not None:
+        status = "added"
+    else:  # gone, or present but no longer loadable (its findings say why)
+        status = "broken" if any(e.position.file == rel_path for e in head_cat.load_errors) else "removed"
     some = b or a
     hf_id = some.hf_id if some is not None else rel_path
     sa = offered_selections(base_cat, a) if a is not None else OfferedSelections({}, {})

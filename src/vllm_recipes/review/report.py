@@ -69,6 +69,8 @@ def recipe_lines(r: RecipeImpact) -> list[str]:
         lines.append(f"new recipe: {r.selections_head} selections")
     elif r.status == "removed":
         lines.append(f"recipe removed: it had {r.selections_base} selections")
+    elif r.status == "broken":
+        lines.append(f"recipe no longer loads: its {r.selections_base} selections are gone")
     lines.extend(f"default {group_line(g)}" for g in r.defaults)
     lines.extend(group_line(g) for g in r.groups)
     if r.appeared:
