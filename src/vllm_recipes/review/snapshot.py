@@ -20,7 +20,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import flag_pairs, plan_processes
 from vllm_recipes.render.rendering import meta_for
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.select.defaults import variant_or_default
 from vllm_recipes.select.omni import OmniSelection
 from vllm_recipes.select.selection import Selection
@@ -111,7 +111,7 @@ def _reduce(processes: Any, plan: Any, image: str | None, other: dict[str, bytes
     origins: dict[Any, Origin] = {}
     for process, inv, env_values in processes:
         seen: dict[str, int] = {}
-        for tok, value in flag_pairs(finalize(inv).tokens):
+        for tok, value in flag_pairs(final_tokens(inv)[0]):
             n = seen[tok.value] = seen.get(tok.value, -1) + 1
             key = (process, tok.value, n)
             flags[key] = value.value if value is not None else None
