@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
+from .output import json_option
 
 if TYPE_CHECKING:
     from vllm_recipes.review.compare import Impact
@@ -83,9 +84,10 @@ def _selection_impact(hf_id: str, recipes_dir: str | None, spec_a: str, spec_b: 
 @click.argument("head", required=False)
 @click.option("--a", "spec_a", metavar="SELECTION", help="With BASE=HF_ID: the first selection, e.g. 'hardware=h200'.")
 @click.option("--b", "spec_b", metavar="SELECTION", help="With BASE=HF_ID: the second selection.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default=None,
-              help="Output: text (terminal), json, markdown (a pull-request comment).  [default: text]")
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"], case_sensitive=False), default=None,
+              help="Output: text (terminal), json (same as --json), markdown (a pull-request comment).  "
+                   "[default: text]")
+@json_option
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when anything rendered changed.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Worker processes (default: automatic).")
 @recipes_dir_option
