@@ -61,7 +61,7 @@ def test_links_on_every_recipe_page_only_when_configured(catalog: Any, client: T
         assert query["title"] == [f"{recipe.hf_id}: "]
         body = query["body"][0]
         assert f"Selection: http://testserver/{recipe.hf_id}?hardware=mi355x" in body
-        command = CliRunner().invoke(cli, ["command", recipe.hf_id, "--hardware", "mi355x"]).output.strip()
+        command = CliRunner().invoke(cli, ["command", recipe.hf_id, "--hardware", "mi355x", "--quiet"]).output.strip()
         assert f"```sh\n{command}\n```" in body
 
 
