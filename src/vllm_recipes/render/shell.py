@@ -164,10 +164,16 @@ def render_values(binary: str, model_id: str, values: Sequence[str],
     return command_text(binary, model_id, pair_lines(kept)), (*binary.split(" "), model_id, *kept)
 
 
-def finalize(inv: Invocation) -> Finalized:
+def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
+    """The kept tokens of a process (dedupe, then dropped flags) and what each flag shadowed."""
     kept, shadowed = dedupe(inv.args)
     if inv.drop_flags:
         kept = drop(kept, inv.drop_flags)
+    return kept, shadowed
+
+
+def finalize(inv: Invocation) -> Finalized:
+    kept, shadowed = final_tokens(inv)
     return Finalized(tuple(kept), shadowed, tuple(pair_lines([a.value for a in kept])))
 
 
