@@ -253,7 +253,7 @@ def test_full_or_read_only_destination_fails_cleanly(tmp_path: Path, monkeypatch
     real_open = os.open
 
     def failing_open(path: Any, flags: int, *a: Any, **kw: Any) -> int:
-        if flags & os.O_CREAT and "/.api.build-" in os.fspath(path):
+        if flags & os.O_CREAT and ("/.api.build-" in os.fspath(path) or kw.get("dir_fd") is not None):
             raise OSError(code, os.strerror(code), os.fspath(path))
         return real_open(path, flags, *a, **kw)
 

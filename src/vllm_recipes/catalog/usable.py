@@ -27,9 +27,11 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
     from .identifiers import hf_id_findings
     from .validate import _vocabulary, validate_document
 
-    vocab = catalog.memo.get(_VOCAB_KEY)
-    if vocab is None:
-        vocab = catalog.memo[_VOCAB_KEY] = _vocabulary(catalog)
+    # (``dataclasses.replace`` copies share ``memo``: every entry names the catalog it is for)
+    got = catalog.memo.get(_VOCAB_KEY)
+    if got is None or got[0] is not catalog:
+        got = catalog.memo[_VOCAB_KEY] = (catalog, _vocabulary(catalog))
+    vocab = got[1]
     skip = frozenset(ignore)
     found = [*validate_document(recipe.doc, "recipe", catalog, vocab), *hf_id_findings(recipe.doc, recipe.hf_id)]
     return [f for f in found if f.is_error and f.code not in skip]
@@ -83,8 +85,8 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     (also kept in ``Catalog.skipped``).
     """
     done = catalog.memo.get(_USABLE_KEY)
-    if done is not None:
-        return done
+    if done is not None and done[0] is catalog:
+        return done[1]
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []
@@ -98,12 +100,12 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
         result = catalog, findings
     else:
         result = dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings)), findings
-    catalog.memo[_USABLE_KEY] = result
-    result[0].memo[_USABLE_KEY] = (result[0], [])  # already usable: nothing more to skip
+    catalog.memo[_USABLE_KEY] = (catalog, result)
+    result[0].memo[_USABLE_KEY] = (result[0], (result[0], []))  # already usable: nothing more to skip
     return result
 
 
 def is_usable(catalog: Catalog) -> bool:
     """Whether ``catalog`` came out of :func:`usable_catalog` (its findings were already reported)."""
     got = catalog.memo.get(_USABLE_KEY)
-    return got is not None and got[0] is catalog
+    return got is not None and got[0] is catalog and got[1][0] is catalog
