@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -39,11 +40,18 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
+def run_async(main: Callable[[], Awaitable[Any]]) -> Any:
+    """``anyio.run`` on a thread of its own: browser tests elsewhere in the session may keep an
+    event loop running on the main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, main).result()
+
+
 def in_process(catalog: Catalog, body: Callable[[Client], Awaitable[Any]]) -> Any:
     async def main() -> Any:
         async with Client(create_server(catalog)) as client:
             return await body(client)
-    return anyio.run(main)
+    return run_async(main)
 
 
 def cli_json(*args: str) -> str:
@@ -106,7 +114,7 @@ def test_resolve_v41_gb200_over_stdio() -> None:
             assert (await client.list_tools()).tools
             return recipes, ok, bad, missing
 
-    recipes, ok, bad, missing = anyio.run(main)
+    recipes, ok, bad, missing = run_async(main)
     assert missing.startswith("Unknown resource 'recipe://nobody/nothing.json'.")
     assert {r["hf_id"] for r in recipes.structured_content["recipes"]} == {V4, V41}
     assert json.dumps(ok.structured_content["rendering"], indent=2, ensure_ascii=False) + "\n" \
@@ -139,7 +147,7 @@ def test_streamable_http_on_loopback() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 return await client.list_tools(), await client.call_tool("show_recipe", {"hf_id": V41})
 
-        tools, shown = anyio.run(main)
+        tools, shown = run_async(main)
         assert {t.name for t in tools.tools} == TOOLS
         assert shown.structured_content["default_selection"]["hardware"] == "gb200"
     finally:
