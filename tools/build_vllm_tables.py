@@ -9,6 +9,7 @@ every release to ``OUT/history.json``::
 History format (release indices refer to ``releases``; a range is ``[first, last]``):
 
 - ``names``: every option string (primary, short aliases, ``--no-x``) -> ranges;
+- ``aliases``: every non-primary option string -> its primary option;
 - ``flags``: primary option -> ``[[release index, entry], ...]``, a new entry
   only when the flag's behaviour (kind, type, arity, choices, config, deprecation) changed;
 - ``keys``: JSON flag -> dotted key path -> ranges (nested config classes included);
@@ -59,6 +60,7 @@ def flag_signature(entry: dict[str, Any]) -> dict[str, Any]:
 def build(tables: list[dict[str, Any]]) -> dict[str, Any]:
     releases = [t["version"] for t in tables]
     names: dict[str, list[list[int]]] = {}
+    aliases: dict[str, str] = {}
     flags: dict[str, list[list[Any]]] = {}
     keys: dict[str, dict[str, list[list[int]]]] = {}
     env: dict[str, list[list[int]]] = {}
@@ -67,6 +69,8 @@ def build(tables: list[dict[str, Any]]) -> dict[str, Any]:
         for primary, entry in t["flags"].items():
             for n in [primary, *entry.get("names", [])]:
                 _add(names, n, i)
+            for n in entry.get("names", []):
+                aliases[n] = primary
             sig = flag_signature(entry)
             hist = flags.setdefault(primary, [])
             if not hist or hist[-1][1] != sig:
@@ -80,7 +84,8 @@ def build(tables: list[dict[str, Any]]) -> dict[str, Any]:
         for reg, members in t["registries"].items():
             for m in members:
                 _add(regs.setdefault(reg, {}), m, i)
-    return {"releases": releases, "names": dict(sorted(names.items())), "flags": dict(sorted(flags.items())),
+    return {"releases": releases, "names": dict(sorted(names.items())),
+            "aliases": dict(sorted(aliases.items())), "flags": dict(sorted(flags.items())),
             "keys": {k: dict(sorted(v.items())) for k, v in sorted(keys.items())},
             "env": dict(sorted(env.items())),
             "registries": {k: dict(sorted(v.items())) for k, v in sorted(regs.items())}}
