@@ -33,6 +33,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from .vllm_tables import FlagSpec, ReleaseView, Tables, load_tables, parse_version
@@ -160,7 +161,12 @@ def choose_target(image: str | None, min_version: str | None = None, *, forced: 
 
 
 def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=2, cutoff=0.75)
+    return _close(word, candidates if isinstance(candidates, frozenset) else frozenset(candidates))
+
+
+@lru_cache(maxsize=4096)
+def _close(word: str, candidates: frozenset[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(candidates), n=2, cutoff=0.75)
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
@@ -211,9 +217,12 @@ class _Run:
         elif " " in tok.strip():
             name, _, joined = tok.strip().partition(" ")
         if joined is not None:
-            self.add("vllm-joined-value", "error", name,
+            # ``--json-arg.key=value`` is syntax vLLM documents in its own help; still one item to the dedupe
+            dotted_eq = "." in name and "=" in tok
+            self.add("vllm-joined-value", "warning" if dotted_eq else "error", name,
                      f"{tok!r} puts the flag and its value in one argv item; write {name!r} and the value "
-                     "as two items (the recipe engine dedupes by flag token)", i)
+                     "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
+                     i)
         head, dot, keypath = name.partition(".")
         if head.startswith("--") and "_" in head:
             fixed = "--" + head[2:].replace("_", "-")
@@ -291,7 +300,7 @@ class _Run:
             why = f"{head} is not an option of {self.where()}: {self.tables.window(ranges, self.view.idx)}"
         else:
             why = f"{head} is not an option of {self.where()} (nor of any release since {self.tables.releases[0]})"
-        self.add("vllm-unknown-flag", "error", head, why + _did_you_mean(head, self.view.options), i,
+        self.add("vllm-unknown-flag", "error", head, why + _did_you_mean(head, self.view.option_names), i,
                  plugin_may_add=True)
 
     def _min_version_flag(self, head: str, i: int) -> None:

@@ -172,6 +172,7 @@ class ReleaseView:
         for name, ranges in h["names"].items():
             if _in(ranges, idx):
                 self.options[name] = h["aliases"].get(name, name)
+        self.option_names = frozenset(self.options)
         self.specs: dict[str, FlagSpec] = {}
         for primary, changes in h["flags"].items():
             entry = None
