@@ -11,7 +11,8 @@ History format (release indices refer to ``releases``; a range is ``[first, last
 - ``names``: every option string (primary, short aliases, ``--no-x``) -> ranges;
 - ``aliases``: every non-primary option string -> its primary option;
 - ``flags``: primary option -> ``[[release index, entry], ...]``, a new entry
-  only when the flag's behaviour (kind, type, arity, choices, config, deprecation) changed;
+  only when the flag's behaviour (kind, type, arity, choices, config, deprecation) changed,
+  ``null`` from the release on which it is no longer registered as a primary option;
 - ``keys``: JSON flag -> dotted key path -> ranges (nested config classes included);
 - ``env``: env var -> ranges; ``registries``: registry -> name -> ranges.
 """
@@ -79,6 +80,9 @@ def build(tables: list[dict[str, Any]]) -> dict[str, Any]:
                 fk = keys.setdefault(primary, {})
                 for p in key_paths(t["configs"], entry["config"]):
                     _add(fk, p, i)
+        for primary, hist in flags.items():
+            if primary not in t["flags"] and hist[-1][1] is not None:
+                hist.append([i, None])  # no longer registered as a primary option
         for e in t["env"]:
             _add(env, e, i)
         for reg, members in t["registries"].items():

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.lint.vllm_plan import lint_plan, with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import explain_plan, sections_json
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
@@ -19,6 +20,7 @@ from vllm_recipes.synth.omni import OmniPlan, resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
+from .vllm_cmds import check_release, echo_lint, lint_table, vllm_option
 
 
 def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -130,8 +132,9 @@ def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: Om
 
 @cli.command("command")
 @selection_options
+@vllm_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, **kw: Any) -> None:
+def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, vllm_release: str | None = None, **kw: Any) -> None:
     """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state)."""
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
@@ -139,29 +142,36 @@ def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, **kw: Any) -> Non
         osel, oplan = resolve_omni_request(catalog, recipe, kw)
         _omni_output(catalog, recipe, osel, oplan, fmt)
         return
+    forced = check_release(vllm_release)
     state = resolve_request(catalog, recipe, kw)
     ctx, plan = resolve(catalog, recipe, state.selection)
     if fmt == "json":
-        obj = rendering_object(ctx, plan)
+        obj = with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced)
         click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
         return
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
+    echo_lint(lint_plan(ctx, plan, forced=forced))
 
 
 @cli.command("explain")
 @selection_options
+@vllm_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -> None:
+def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release: str | None = None,
+                **kw: Any) -> None:
     """Show every final flag and env var with its layer, file:line and what it shadowed."""
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
         _osel, oplan = resolve_omni_request(catalog, recipe, kw)
         sections = explain_omni(catalog, oplan)
+        lint = None
     else:
+        forced = check_release(vllm_release)
         state = resolve_request(catalog, recipe, kw)
-        _ctx, plan = resolve(catalog, recipe, state.selection)
+        ctx, plan = resolve(catalog, recipe, state.selection)
         sections = explain_plan(catalog, plan)
+        lint = lint_plan(ctx, plan, forced=forced)
     if as_json:
         click.echo(json.dumps(sections_json(sections), indent=2, ensure_ascii=False))
         return
@@ -179,3 +189,5 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -
             where = r.source["location"] or (r.source["note"] or "")
             table.add_row(r.kind, r.name, r.value or "", r.source["layer"], where, shadow)
         console.print(table)
+    if lint is not None:
+        console.print(lint_table(lint))

@@ -19,6 +19,7 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
+from .vllm_cmds import check_release, vllm_option
 
 if TYPE_CHECKING:
     from vllm_recipes.catalog.diagnostics import Finding
@@ -103,12 +104,17 @@ def _display_path(catalog: Catalog, name: str) -> str:
 @cli.command("validate")
 @recipes_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
+@vllm_option
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]) -> None:
+def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...],
+                 vllm_release: str | None = None) -> None:
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
     FILES may live outside the recipes directory; they are checked against its
-    taxonomy and strategies. Exit code 1 when there is any error.
+    taxonomy and strategies. Every offered selection's commands are also linted
+    against the vLLM release they run (pinned image tag, else the newest table
+    plus the recipe's min_vllm_version; --vllm forces one). Exit code 1 when
+    there is any error.
     """
     # Validation pulls in the pydantic models and the whole engine (dead-value lint):
     # imported here so other commands start fast.
@@ -120,7 +126,9 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
         validated_files,
     )
     from vllm_recipes.lint.deadvalues import dead_value_checker
+    from vllm_recipes.lint.vllm_validate import vllm_release_checker
 
+    release_checker = vllm_release_checker(check_release(vllm_release))
     catalog = _load(recipes_dir)
     findings: list[Finding] = []
     shown: dict[str, str] = {}
@@ -130,11 +138,11 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
             _cat, key, _kind = catalog_with_file(catalog, path, str(path))
             shown[key] = str(path)
             checked.append(key)
-            findings.extend(validate_file(path, catalog, str(path)))
+            findings.extend(validate_file(path, catalog, str(path), extra_checks=[release_checker]))
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        findings = validate_catalog(catalog, extra_checks=[dead_value_checker])
+        findings = validate_catalog(catalog, extra_checks=[dead_value_checker, release_checker])
         n_files = len(validated_files(catalog))
         if not catalog.recipes and not catalog.load_errors:
             click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)

@@ -165,6 +165,12 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None) -> PlanLint:
     return PlanLint(target, tuple(out))
 
 
+def with_vllm_lint(obj: dict[str, Any], ctx: Ctx, plan: Plan, forced: str | None = None) -> dict[str, Any]:
+    """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API)."""
+    obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced).to_dict()
+    return obj
+
+
 def findings_text(lint: PlanLint) -> Iterable[str]:
     """Lines for a terminal: the badge, then ``severity code location: message``."""
     c = lint.counts

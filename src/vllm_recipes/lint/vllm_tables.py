@@ -156,7 +156,8 @@ class Tables:
 
     def flag_changes(self, primary: str) -> list[tuple[str, FlagSpec]]:
         """``(release, spec)`` at each release where the flag's behaviour changed."""
-        return [(self.releases[i], FlagSpec.from_entry(primary, e)) for i, e in self.history["flags"].get(primary, [])]
+        return [(self.releases[i], FlagSpec.from_entry(primary, e)) for i, e in self.history["flags"].get(primary, [])
+                if e is not None]
 
 
 class ReleaseView:
@@ -168,19 +169,20 @@ class ReleaseView:
         self.release = tables.releases[idx]
         h = tables.history
         #: every accepted option string -> its primary option
-        self.options: dict[str, str] = {}
-        for name, ranges in h["names"].items():
-            if _in(ranges, idx):
-                self.options[name] = h["aliases"].get(name, name)
-        self.option_names = frozenset(self.options)
+        present = {name for name, ranges in h["names"].items() if _in(ranges, idx)}
         self.specs: dict[str, FlagSpec] = {}
         for primary, changes in h["flags"].items():
             entry = None
             for start, e in changes:
                 if start <= idx:
                     entry = e
-            if entry is not None and primary in self.options:
+            if entry is not None and primary in present:
                 self.specs[primary] = FlagSpec.from_entry(primary, entry)
+        # an option string is its own primary in the releases where it is registered as one
+        # (``--disable-log-requests`` before it became an alias of ``--enable-log-requests``)
+        self.options: dict[str, str] = {
+            name: name if name in self.specs else h["aliases"].get(name, name) for name in present}
+        self.option_names = frozenset(self.options)
         self.keys: dict[str, frozenset[str]] = {
             flag: frozenset(p for p, r in paths.items() if _in(r, idx)) for flag, paths in h["keys"].items()}
         self.env: frozenset[str] = frozenset(n for n, r in h["env"].items() if _in(r, idx))

@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.select.page import SelectionError
 from vllm_recipes.synth.resolve import resolve
 
@@ -147,7 +148,7 @@ class Web:
             try:
                 ctx, plan = resolve(self.catalog, recipe, st.selection)
                 view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
-                body = self.render("builder.html", v=view)
+                body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)
