@@ -41,6 +41,8 @@ class Module:
     defs: dict[str, ast.AST] = field(default_factory=dict)
     #: imported name -> (module, attribute or None for ``import x``)
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    #: modules of ``from x import *``
+    star: list[str] = field(default_factory=list)
 
 
 def _walk_top(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -95,7 +97,10 @@ class Index:
                 elif isinstance(st, ast.ImportFrom):
                     src = _abs_module(modname, is_pkg, st.module, st.level)
                     for a in st.names:
-                        mod.imports[a.asname or a.name] = (src, a.name)
+                        if a.name == "*":
+                            mod.star.append(src)
+                        else:
+                            mod.imports[a.asname or a.name] = (src, a.name)
                 elif isinstance(st, ast.Import):
                     for a in st.names:
                         mod.imports[a.asname or a.name.split(".")[0]] = (a.name if a.asname else
@@ -123,6 +128,11 @@ class Index:
             if self.path_of(src) is None:
                 return None
             return self.resolve(src, attr, depth + 1)
+        for src in mod.star:
+            if src.split(".")[0] == "vllm" and self.path_of(src) is not None:
+                got = self.resolve(src, name, depth + 1)
+                if got is not None and isinstance(got[0], Module):
+                    return got
         return None
 
     def find_class(self, name: str) -> tuple[Module, ast.ClassDef] | None:
@@ -208,7 +218,7 @@ class Types:
         bases: list[ClassInfo] = []
         is_dict = is_enum = False
         for b in node.bases:
-            bname = _expr_name(b)
+            bname = _expr_name(b.value if isinstance(b, ast.Subscript) else b)
             if bname in {"dict", "Dict"}:
                 is_dict = True
             if bname.split(".")[-1] in {"Enum", "IntEnum", "StrEnum", "enum.Enum"}:
@@ -656,6 +666,8 @@ class Ctx:
                 return a + b
             if isinstance(a, list) and isinstance(b, list):
                 return a + b
+            if isinstance(a, list):
+                return ("partial", a)
             return UNKNOWN
         if isinstance(node, ast.List | ast.Tuple):
             vals = [self.eval(e) for e in node.elts]
@@ -707,6 +719,9 @@ class Ctx:
             args = [self.eval(a) for a in node.args]
             if isinstance(base, str) and all(isinstance(a, str) for a in args):
                 return getattr(base, func.attr)(*args)
+        if tail == "get_args" and node.args:
+            vals = self.i.types.literal_values(self.mod, node.args[0])
+            return list(vals) if vals else UNKNOWN
         if tail == "add_argument":
             self.record(node)
             return UNKNOWN
@@ -855,6 +870,8 @@ def entry_of(rec: Recorded) -> dict[str, Any]:
         known = kw.get("metavar")
         if isinstance(known, list) and known and all(isinstance(c, str | int | float) for c in known):
             entry["known"] = [_json_safe(c) for c in known]
+        elif isinstance(ch, tuple) and ch[:1] == ("partial",):
+            entry["known"] = [_json_safe(c) for c in ch[1]]  # the rest depends on the platform
         elif ch is not None and not isinstance(ch, list):
             entry["choices_dynamic"] = True
     if kw.get("deprecated") is True:
