@@ -23,16 +23,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build_api import make_catalog  # noqa: E402
-
-from vllm_recipes.catalog import load_catalog  # noqa: E402
-from vllm_recipes.catalog.validate import validate_catalog  # noqa: E402
-from vllm_recipes.lint.deadvalues import dead_value_checker, offered_selections  # noqa: E402
-from vllm_recipes.lint.vllm_lint import lint_tokens  # noqa: E402
-from vllm_recipes.lint.vllm_plan import plan_processes, target_for  # noqa: E402
-from vllm_recipes.lint.vllm_validate import vllm_release_checker  # noqa: E402
-from vllm_recipes.render.shell import finalize  # noqa: E402
-from vllm_recipes.synth.resolve import resolve  # noqa: E402
+from bench_build_api import make_catalog
+from vllm_recipes.catalog import load_catalog
+from vllm_recipes.catalog.validate import validate_catalog
+from vllm_recipes.lint.deadvalues import dead_value_checker, offered_selections
+from vllm_recipes.lint.vllm_lint import lint_tokens
+from vllm_recipes.lint.vllm_plan import plan_processes, target_for
+from vllm_recipes.lint.vllm_validate import vllm_release_checker
+from vllm_recipes.render.shell import finalize
+from vllm_recipes.synth.resolve import resolve
 
 
 def bench_one_rendering(repeat: int) -> None:

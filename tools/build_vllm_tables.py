@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vllm_cli_extract import extract  # noqa: E402
+from vllm_cli_extract import extract
 
 
 def version_key(v: str) -> tuple[int, ...]:

@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vllm_cli_extract import extract  # noqa: E402
+from vllm_cli_extract import extract
 
 
 def _type_of(fn: Any, depth: int = 0) -> str:
@@ -68,9 +68,7 @@ def real_table() -> dict[str, dict[str, Any]]:
         primary = next((o for o in opts if o.startswith("--")), opts[0])
         entry: dict[str, Any] = {"names": sorted(set(parser._option_string_actions) & set(_all_names(parser, a)))}
         cls = type(a).__name__
-        if isinstance(a, argparse.BooleanOptionalAction):
-            entry["kind"] = "switch"
-        elif a.nargs == 0:
+        if isinstance(a, argparse.BooleanOptionalAction) or a.nargs == 0:
             entry["kind"] = "switch"
         else:
             t = _type_of(a.type)
@@ -80,7 +78,7 @@ def real_table() -> dict[str, dict[str, Any]]:
             if a.nargs is not None:
                 entry["nargs"] = a.nargs
             if a.choices is not None:
-                entry["choices"] = sorted((str(c) for c in a.choices if c is not None))
+                entry["choices"] = sorted(str(c) for c in a.choices if c is not None)
         entry["action"] = cls
         out[primary] = entry
     return out

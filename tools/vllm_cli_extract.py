@@ -310,7 +310,7 @@ class Types:
         if isinstance(node, ast.Name | ast.Attribute):
             dotted = _expr_name(node)
             name = dotted.split(".")[-1]
-            if dotted in BUILTIN_ATOMS or name in TYPING_ALIASES and "." not in dotted:
+            if dotted in BUILTIN_ATOMS or (name in TYPING_ALIASES and "." not in dotted):
                 return frozenset({Atom(TYPING_ALIASES.get(dotted, dotted))})
             if name == "None":
                 return frozenset({Atom("none")})
@@ -614,7 +614,7 @@ class Ctx:
         return v if isinstance(v, str | int | float) else UNKNOWN
 
     # ---- expressions
-    def eval(self, node: ast.AST | None) -> Any:  # noqa: C901
+    def eval(self, node: ast.AST | None) -> Any:
         if node is None:
             return None
         if isinstance(node, ast.Constant):
@@ -696,7 +696,7 @@ class Ctx:
             return self.call(node)
         return UNKNOWN
 
-    def call(self, node: ast.Call) -> Any:  # noqa: C901
+    def call(self, node: ast.Call) -> Any:
         func = node.func
         fname = _expr_name(func)
         tail = fname.split(".")[-1] if fname else (func.attr if isinstance(func, ast.Attribute) else "")
@@ -852,7 +852,7 @@ def entry_of(rec: Recorded) -> dict[str, Any]:
     else:
         nargs = kw.get("nargs")
         t = _type_name(kw.get("type")) or "str"
-        if kw.get("config") and t in {"json", "json_or_str"} or kw.get("config"):
+        if (kw.get("config") and t in {"json", "json_or_str"}) or kw.get("config"):
             entry["kind"] = "json"
             entry["config"] = kw["config"]
         elif t == "json":

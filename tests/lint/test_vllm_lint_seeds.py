@@ -89,7 +89,8 @@ def test_command_json_and_explain_carry_the_findings() -> None:
     lint = obj["vllm_lint"]
     assert lint["release"] == "0.33.0" and lint["counts"]["warning"] == 3
     assert {f["code"] for f in lint["findings"]} == {"vllm-min-version"}
-    assert lint["findings"][0]["location"].startswith(V41_FILE + ":")
+    assert lint["findings"][0]["file"] == V41_FILE
+    assert lint["findings"][0]["key_path"].startswith("strategy_overrides.single_node_tp.hardware_overrides.")
     pinned = json.loads(run("command", V41, "--hardware", "mi355x", "--vllm", "0.29", "--format", "json").stdout)
     assert pinned["vllm_lint"]["release"] == "0.29.0" and pinned["vllm_lint"]["counts"]["error"] > 0
     r = run("explain", V41, "--hardware", "mi355x")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.catalog import Catalog, Recipe, format_key_path
+from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate
 from vllm_recipes.render.rendering import meta_for
@@ -47,9 +47,11 @@ class PlanFinding:
     key_path: tuple[str | int, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: the recipe value by file and key path (line numbers depend on how the catalog
+        was loaded - the incremental API build keeps no positions - so they stay in the text outputs)."""
         f = self.finding
         return {"code": f.code, "severity": f.severity, "subject": f.subject, "message": f.message,
-                "process": self.process, "location": self.location or None,
+                "process": self.process or None, "file": self.file or None,
                 "key_path": format_key_path(self.key_path) if self.file else None}
 
 

@@ -13,10 +13,10 @@ import threading
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json, sections_json
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
-from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.page import PageState, SelectionError, build_state
 from vllm_recipes.synth.context import recipe_frontend
