@@ -200,6 +200,9 @@ class _Run:
 
     # ---- argv
     def tokens(self, toks: Sequence[str]) -> None:
+        """Lint flag by flag; a flag's findings depend only on it and its values, so they are cached
+        per target and reused at any position (most flags repeat across a catalog's renderings)."""
+        cache = _unit_cache(self.t)
         i, n = 0, len(toks)
         while i < n:
             tok = toks[i]
@@ -207,7 +210,18 @@ class _Run:
                 self.add("vllm-arity", "error", tok, f"stray value {tok!r}: no flag before it takes a value", i)
                 i += 1
                 continue
-            i = self.flag(toks, i)
+            j = i + 1
+            while j < n and _is_value(toks[j]):
+                j += 1
+            unit = tuple(toks[i:j])
+            found = cache.get(unit)
+            if found is None:
+                sub = _Run(self.t)
+                sub.flag(unit, 0)
+                found = cache[unit] = tuple(sub.out)
+            for f in found:
+                self.out.append(f._replace(token_index=f.token_index + i) if i else f)
+            i = j
 
     def flag(self, toks: Sequence[str], i: int) -> int:
         tok = toks[i]
@@ -456,7 +470,18 @@ class _Run:
 
     # ---- env
     def env(self, env: Mapping[str, Any]) -> None:
+        cache = _unit_cache(self.t)
         for key in env:
+            found = cache.get(key)
+            if found is None:
+                sub = _Run(self.t)
+                sub.env_key(key)
+                found = cache[key] = tuple(sub.out)
+            self.out.extend(found)
+
+    def env_key(self, key: str) -> None:
+        """Checks of one env entry (its name only: values are the recipe's business)."""
+        for key in (key,):
             if not key.startswith("VLLM_") or any(key == d or (d.endswith("*") and key.startswith(d[:-1]))
                                                   for d in self.t.declared_env):
                 continue
@@ -473,6 +498,22 @@ class _Run:
                          f"{key} is not read by vLLM {mv.release}: "
                          f"{self.tables.window(self.tables.env_ranges(key), mv.idx)}, while the recipe declares "
                          f"min_vllm_version {self.t.min_declared}", env_key=key)
+
+
+_UNIT_CACHES: dict[LintTarget, dict[Any, tuple[VllmFinding, ...]]] = {}
+_UNIT_CACHE_LIMIT = 100_000
+
+
+def _unit_cache(target: LintTarget) -> dict[Any, tuple[VllmFinding, ...]]:
+    """Findings of one flag unit / env name against ``target`` (bounded: user-driven ``--arg`` tokens)."""
+    cache = _UNIT_CACHES.get(target)
+    if cache is None:
+        if sum(len(c) for c in _UNIT_CACHES.values()) > _UNIT_CACHE_LIMIT:
+            _UNIT_CACHES.clear()
+        cache = _UNIT_CACHES[target] = {}
+    elif len(cache) > _UNIT_CACHE_LIMIT:
+        cache.clear()
+    return cache
 
 
 def lint_tokens(tokens: Sequence[str], env: Mapping[str, Any], target: LintTarget) -> list[VllmFinding]:
