@@ -481,23 +481,22 @@ class _Run:
 
     def env_key(self, key: str) -> None:
         """Checks of one env entry (its name only: values are the recipe's business)."""
-        for key in (key,):
-            if not key.startswith("VLLM_") or any(key == d or (d.endswith("*") and key.startswith(d[:-1]))
-                                                  for d in self.t.declared_env):
-                continue
-            if key not in self.view.env:
-                ranges = self.tables.env_ranges(key)
-                why = self.tables.window(ranges, self.view.idx) if ranges else "no release reads it"
-                self.add("vllm-unknown-env", "error", key, f"{key} is not read by {self.where()} ({why}); vLLM "
-                         "logs it as unknown and the setting has no effect" + _did_you_mean(key, self.view.env),
-                         env_key=key, plugin_may_add=True)
-                continue
-            mv = self.t.min_view
-            if mv is not None and key not in mv.env:
-                self.add("vllm-min-version", "warning", key,
-                         f"{key} is not read by vLLM {mv.release}: "
-                         f"{self.tables.window(self.tables.env_ranges(key), mv.idx)}, while the recipe declares "
-                         f"min_vllm_version {self.t.min_declared}", env_key=key)
+        if not key.startswith("VLLM_") or any(key == d or (d.endswith("*") and key.startswith(d[:-1]))
+                                              for d in self.t.declared_env):
+            return
+        if key not in self.view.env:
+            ranges = self.tables.env_ranges(key)
+            why = self.tables.window(ranges, self.view.idx) if ranges else "no release reads it"
+            self.add("vllm-unknown-env", "error", key, f"{key} is not read by {self.where()} ({why}); vLLM "
+                     "logs it as unknown and the setting has no effect" + _did_you_mean(key, self.view.env),
+                     env_key=key, plugin_may_add=True)
+            return
+        mv = self.t.min_view
+        if mv is not None and key not in mv.env:
+            self.add("vllm-min-version", "warning", key,
+                     f"{key} is not read by vLLM {mv.release}: "
+                     f"{self.tables.window(self.tables.env_ranges(key), mv.idx)}, while the recipe declares "
+                     f"min_vllm_version {self.t.min_declared}", env_key=key)
 
 
 _UNIT_CACHES: dict[LintTarget, dict[Any, tuple[VllmFinding, ...]]] = {}
