@@ -125,10 +125,9 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
         validate_file,
         validated_files,
     )
-    from vllm_recipes.lint.deadvalues import dead_value_checker
-    from vllm_recipes.lint.vllm_validate import vllm_release_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker, vllm_release_checker
 
-    release_checker = vllm_release_checker(check_release(vllm_release))
+    forced = check_release(vllm_release)
     catalog = _load(recipes_dir)
     findings: list[Finding] = []
     shown: dict[str, str] = {}
@@ -138,11 +137,12 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
             _cat, key, _kind = catalog_with_file(catalog, path, str(path))
             shown[key] = str(path)
             checked.append(key)
-            findings.extend(validate_file(path, catalog, str(path), extra_checks=[release_checker]))
+            findings.extend(validate_file(path, catalog, str(path), extra_checks=[vllm_release_checker(forced)]))
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        findings = validate_catalog(catalog, extra_checks=[dead_value_checker, release_checker])
+        # dead values and the release lint share one resolve of every offered selection
+        findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
         n_files = len(validated_files(catalog))
         if not catalog.recipes and not catalog.load_errors:
             click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)

@@ -136,12 +136,15 @@ def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target
     return got
 
 
-def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None) -> PlanLint:
-    """The findings of every process of a resolved selection (deduplicated across processes)."""
+def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_findings: bool = True) -> PlanLint:
+    """The findings of every process of a resolved selection (deduplicated across processes).
+
+    ``locate_findings=False`` leaves ``location`` empty (``validate`` locates each distinct finding once).
+    """
     catalog = ctx.catalog
     target, notes = target_for(ctx, forced)
     out: list[PlanFinding] = [PlanFinding(n, "", "", "", ()) for n in notes]
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, tuple[str | int, ...]]] = set()
     for title, inv, env in plan_processes(plan):
         if inv.binary != "vllm serve":
             continue
@@ -157,8 +160,8 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None) -> PlanLint:
             elif f.env_key is not None:
                 src = env_by_key[f.env_key].source
                 kp = src.key_path
-            loc = locate(catalog, src, kp) if src is not None else ""
-            dedupe = (f.code, f.message, loc)
+            loc = locate(catalog, src, kp) if src is not None and locate_findings else ""
+            dedupe = (f.code, f.message, src.file if src is not None else "", kp)
             if dedupe in seen:
                 continue
             seen.add(dedupe)
