@@ -19,6 +19,7 @@ from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.render.shell import finalize
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
+    Arg,
     EnvValue,
     Invocation,
     KvStorePlan,
@@ -125,6 +126,22 @@ def plan_processes(plan: Plan) -> Iterator[tuple[str, Invocation, tuple[EnvValue
             yield f"vLLM instance node {i}", w, plan.env
 
 
+def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
+    """The tokens the renderers print (``finalize``'s dedupe and drops), with their sources.
+
+    Dedupe depends on the token values only, so the kept positions are memoized by the values
+    (``validate`` meets the same argument lists in thousands of selections).
+    """
+    values = tuple(a.value for a in inv.args)
+    key = ("vllm-lint-kept", values, inv.drop_flags)
+    memo = ctx.catalog.memo
+    idx = memo.get(key)
+    if idx is None:
+        pos = {id(a): i for i, a in enumerate(inv.args)}
+        idx = memo[key] = tuple(pos[id(a)] for a in finalize(inv).tokens)
+    return [inv.args[i] for i in idx]
+
+
 def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
                  ) -> list[VllmFinding]:
     key = ("vllm-lint", tokens, env, target.view.idx, target.min_view.idx if target.min_view else None,
@@ -148,14 +165,14 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_finding
     for title, inv, env in plan_processes(plan):
         if inv.binary != "vllm serve":
             continue
-        fin = finalize(inv)
-        toks = tuple(a.value for a in fin.tokens)
+        kept = _kept_tokens(ctx, inv)
+        toks = tuple(a.value for a in kept)
         env_by_key = {e.key: e for e in env}
         for f in _lint_cached(ctx, toks, tuple(env_by_key), target):
             src: Source | None = None
             kp: tuple[str | int, ...] = ()
             if f.token_index is not None:
-                arg = fin.tokens[f.token_index]
+                arg = kept[f.token_index]
                 src, kp = arg.source, arg.key_path
             elif f.env_key is not None:
                 src = env_by_key[f.env_key].source
