@@ -165,3 +165,17 @@ def test_vllm_flags_command() -> None:
     assert r.exit_code == 2 and "Did you mean --tensor-parallel-size" in r.output
     r = run("vllm-flags", "--vllm", "0.10")
     assert r.stdout.startswith("vLLM 0.10.2: 176 flags")
+
+
+def test_vllm_option_refused_for_omni_recipes(tmp_path: Path) -> None:
+    import yaml
+
+    p = tmp_path / "models" / "acme" / "Omni.yaml"
+    p.parent.mkdir(parents=True)
+    p.write_text(yaml.safe_dump({
+        "meta": {"title": "Omni", "provider": "Acme", "tasks": ["omni"], "hardware": {"h200": "verified"}},
+        "model": {"model_id": "acme/Omni"}, "variants": {"default": {"precision": "bf16", "vram_minimum_gb": 40}},
+        "omni": {"port": 8091, "tasks": [{"id": "t2i", "label": "Text to image"}]}}, sort_keys=False))
+    assert run("command", "acme/Omni", "--recipes-dir", str(tmp_path)).exit_code == 0
+    r = run("command", "acme/Omni", "--recipes-dir", str(tmp_path), "--vllm", "0.33")
+    assert r.exit_code == 2 and "omni recipe" in r.output

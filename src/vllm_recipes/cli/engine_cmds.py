@@ -130,6 +130,11 @@ def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: Om
         click.echo(rendered.shown)
 
 
+def _no_vllm_for_omni(recipe: Recipe, vllm_release: str | None) -> None:
+    if vllm_release is not None:
+        _fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
+
+
 @cli.command("command")
 @selection_options
 @vllm_option
@@ -139,6 +144,7 @@ def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, vllm_release: str
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
+        _no_vllm_for_omni(recipe, vllm_release)
         osel, oplan = resolve_omni_request(catalog, recipe, kw)
         _omni_output(catalog, recipe, osel, oplan, fmt)
         return
@@ -163,6 +169,7 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
+        _no_vllm_for_omni(recipe, vllm_release)
         _osel, oplan = resolve_omni_request(catalog, recipe, kw)
         sections = explain_omni(catalog, oplan)
         lint = None
