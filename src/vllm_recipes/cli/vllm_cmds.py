@@ -16,8 +16,6 @@ import click
 from .main import cli, fail
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from vllm_recipes.lint.vllm_plan import PlanLint
     from vllm_recipes.lint.vllm_tables import Tables
 
@@ -50,19 +48,15 @@ def echo_lint(lint: PlanLint, *, err: bool = True) -> None:
         click.echo(line, err=err)
 
 
-def lint_table(lint: PlanLint) -> Table:
+def print_lint_table(lint: PlanLint) -> None:
     """``explain``'s last table: the checked release and each finding with its recipe line."""
-    from rich.table import Table
+    from .output import print_table
 
     c = lint.counts
-    table = Table(title=f"checked against vLLM {lint.target.release} ({lint.target.reason}): {c['error']} errors, "
-                        f"{c['warning']} warnings, {c['info']} notes", show_lines=False, expand=False)
-    for col in ("severity", "code", "process", "from", "finding"):
-        table.add_column(col, overflow="fold")
-    for p in lint.findings:
-        f = p.finding
-        table.add_row(f.severity, f.code, p.process, p.location, f.message)
-    return table
+    title = (f"checked against vLLM {lint.target.release} ({lint.target.reason}): {c['error']} errors, "
+             f"{c['warning']} warnings, {c['info']} notes")
+    rows = [[p.finding.severity, p.finding.code, p.process, p.location, p.finding.message] for p in lint.findings]
+    print_table(title, ["severity", "code", "process", "from", "finding"], rows, whole=(0, 1))
 
 
 # ------------------------------------------------------------------------------------------
