@@ -166,7 +166,8 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
     Unless --json or --quiet, one line on stderr names what was resolved (model,
     hardware, variant, strategy, nodes, frontend, install) and marks defaults;
     stdout holds only the command. Rules: docs/reference/synthesis.md. The
-    release-lint findings follow on stderr too (in the JSON: ``vllm_lint``).
+    release-lint findings follow on stderr too (--quiet drops them; in the
+    JSON they are the ``vllm_lint`` key).
     """
     as_json = as_json or fmt == "json"
     if fmt == "text" and as_json:
@@ -187,7 +188,8 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
         return
     _header_comment(selection_header(recipe, state, ctx, plan), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
-    echo_lint(lint_plan(ctx, plan, forced=forced))
+    if not quiet:
+        echo_lint(lint_plan(ctx, plan, forced=forced))
 
 
 @cli.command("explain")
