@@ -28,6 +28,7 @@ from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag
 
+from .archfacts import ArchitectureFacts
 from .yamlsource import freeze
 
 __all__ = [
@@ -267,6 +268,8 @@ class ModelSection(_Model):
     default_frontend: str | None = None
     smg_grpc: SmgGrpc | None = None
     vllm_extensions: VllmExtensions | None = None
+    #: facts for the memory planner (``vllm-recipes fit``), see :mod:`.archfacts`
+    architecture_facts: ArchitectureFacts | None = None
 
 
 class Companion(_Model):
