@@ -65,7 +65,10 @@ def test_validate_cli_reports_the_window_with_file_line() -> None:
     assert r.exit_code == 0, r.output
     hits = [ln for ln in r.stdout.splitlines() if "indexer_sparse_logits" in ln]
     assert hits and all(":" in h.split(": warning:")[0] for h in hits)
-    assert any("DeepSeek-V4.1-Flash.yaml:268:13: warning:" in h and "added in 0.31.0" in h for h in hits), hits
+    lines = (Path(load_catalog().root) / V41_FILE).read_text(encoding="utf-8").splitlines()
+    for h in hits:  # each reported line:col holds the JSON that sets the key
+        line_no = int(h.split("DeepSeek-V4.1-Flash.yaml:", 1)[1].split(":", 1)[0])
+        assert "indexer_sparse_logits" in lines[line_no - 1] and "added in 0.31.0" in h
 
 
 def test_validate_vllm_option() -> None:
@@ -134,7 +137,7 @@ def test_api_resolve_and_static_api_carry_vllm_lint(catalog) -> None:
 
     client = TestClient(create_app(catalog))
     body = client.get("/api/resolve", params={"model": V41, "hardware": "mi355x"}).json()
-    assert list(body) == ["rendering", "explain", "selection", "commands"]
+    assert list(body)[:4] == ["rendering", "explain", "selection", "commands"]
     assert body["rendering"]["vllm_lint"]["release"] == "0.33.0"
     assert list(body["rendering"])[-1] == "vllm_lint"
     obj = render_selection(catalog, catalog.recipe(V41), "default", "single_node_tp", "mi355x", 1, [])
