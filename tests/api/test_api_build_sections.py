@@ -142,7 +142,7 @@ def test_pd_colocated_when_both_roles_fit_one_node(tmp_path: Path) -> None:
     pd = obj(api, "acme/PD/strategies/pd_cluster.json")
     assert (pd["deploy_type"], pd["node_count"]) == ("pd_cluster", 1)
     assert (pd["prefill"]["nodes"], pd["decode"]["nodes"]) == (0, 0)
-    assert list(pd)[-4:] == ["prefill", "decode", "router", "router_config"]
+    assert list(pd)[-5:] == ["prefill", "decode", "router", "router_config", "vllm_lint"]
     assert pd["prefill"]["docker_command"].count("-p 8001:8001") == 1
     assert pd["decode"]["docker_command"].count("-p 8002:8002") == 1
 
@@ -191,7 +191,7 @@ def test_mooncake_alternatives(tmp_path: Path) -> None:
     assert keys[:8] == ["hardware", "strategy", "variant", "node_count", "deploy_type", "env", "docker_image",
                         "frontend"]
     assert keys[8:11] == ["serving_strategy", "kv_min_vllm_version", "instances"]
-    assert keys[-1] == "mooncake_config_note"
+    assert keys[-2:] == ["mooncake_config_note", "vllm_lint"]
     by_hw = obj(api, "acme/Kv.json")["recommended_command"]["by_hardware"]
     assert list(by_hw) == ["h200", "h100", "mi300x", "xeon6"]
     assert list(obj(api, "acme/Kv/hw/h100.json")["alternatives"]) == [

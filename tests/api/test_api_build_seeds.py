@@ -27,7 +27,7 @@ assert EXPECTED.is_dir(), f"golden files missing: {EXPECTED}"
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
-DROPPED_TOP = ("frontend", "strategy_spec", "hardware_profile", "mooncake_config_note")
+DROPPED_TOP = ("frontend", "strategy_spec", "hardware_profile", "mooncake_config_note", "vllm_lint")
 DROPPED_NESTED = {"master": ("description",), "store": ("description", "note")}
 
 

@@ -25,7 +25,7 @@ model:
   model_id: org/Test
 features:
   reasoning:
-    args: ["--reasoning-parser", "x"]
+    args: ["--reasoning-parser", "deepseek_r1"]
 variants:
   default:
     precision: bf16

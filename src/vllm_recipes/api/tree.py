@@ -13,6 +13,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map, get, is_number, truthy
+from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.defaults import (
     default_features,
@@ -50,7 +51,7 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
                     pd_nodes=pd_nodes, kv_offload=kv_offload)
     try:
         ctx, plan = resolve(catalog, recipe, sel)
-        return rendering_object(ctx, plan)
+        return with_vllm_lint(rendering_object(ctx, plan), ctx, plan)
     except Exception as exc:
         if warn:
             warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")

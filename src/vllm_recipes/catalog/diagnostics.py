@@ -16,7 +16,7 @@ from .yamlsource import KeyPath, Position, YamlDocument, YamlLoadError, format_k
 if TYPE_CHECKING:
     from .loader import Catalog
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "info"]
 
 __all__ = [
     "Checker",
@@ -112,7 +112,7 @@ def finding_from_load_error(exc: YamlLoadError) -> Finding:
     return Finding("error", pos.file, pos.line, pos.col, format_key_path(()), exc.message, "yaml")
 
 
-_SEVERITY_ORDER = {"error": 0, "warning": 1}
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -129,5 +129,7 @@ def format_findings_summary(findings: Iterable[Finding], files: int) -> str:
     """``2 errors, 1 warning in 3 files``."""
     items = list(findings)
     errors = sum(1 for f in items if f.severity == "error")
-    warnings = len(items) - errors
-    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} in {_plural(files, 'file')}"
+    infos = sum(1 for f in items if f.severity == "info")
+    warnings = len(items) - errors - infos
+    notes = f", {_plural(infos, 'note')}" if infos else ""
+    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{notes} in {_plural(files, 'file')}"

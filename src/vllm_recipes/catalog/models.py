@@ -239,6 +239,15 @@ class Meta(_Model):
     default_hardware: str | None = None
 
 
+class VllmExtensions(_Model):
+    """``model.vllm_extensions``: what a plugin or vendor image adds to ``vllm serve`` (release lint)."""
+
+    #: option strings the image/plugin accepts on top of stock vLLM (``--additional-x``)
+    flags: StrList | None = None
+    #: env names it reads; a trailing ``*`` declares a namespace (``VLLM_ASCEND_*``)
+    env: StrList | None = None
+
+
 class ModelSection(_Model):
     """``model``: served id, base args/env, images, install and seed-era extras."""
 
@@ -258,6 +267,7 @@ class ModelSection(_Model):
     flashinfer_autotune: bool | None = None
     default_frontend: str | None = None
     smg_grpc: SmgGrpc | None = None
+    vllm_extensions: VllmExtensions | None = None
     #: facts for the memory planner (``vllm-recipes fit``), see :mod:`.archfacts`
     architecture_facts: ArchitectureFacts | None = None
 

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.lint.vllm_plan import lint_plan, with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import explain_plan, sections_json
 from vllm_recipes.render.header import omni_selection_header, selection_header
@@ -26,6 +27,7 @@ from vllm_recipes.synth.resolve import resolve
 
 from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
 from .output import dump_json, json_option, print_table
+from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
 
 
 def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -162,19 +164,27 @@ def _header_comment(text: str, quiet: bool) -> None:
         click.echo(f"# {text}", err=True)
 
 
+def _no_vllm_for_omni(recipe: Recipe, vllm_release: str | None) -> None:
+    if vllm_release is not None:
+        _fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
+
+
 @cli.command("command")
 @selection_options
 @json_option
+@vllm_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
               help="Same as --json when 'json' (kept for scripts).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the resolved-selection line on stderr.")
 def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | None, quiet: bool,
-                **kw: Any) -> None:
+                vllm_release: str | None = None, **kw: Any) -> None:
     """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state).
 
     Unless --json or --quiet, one line on stderr names what was resolved (model,
     hardware, variant, strategy, nodes, frontend, install) and marks defaults;
-    stdout holds only the command. Rules: docs/reference/synthesis.md.
+    stdout holds only the command. Rules: docs/reference/synthesis.md. The
+    release-lint findings follow on stderr too (--quiet drops them; in the
+    JSON they are the ``vllm_lint`` key).
     """
     as_json = as_json or fmt == "json"
     if fmt == "text" and as_json:
@@ -182,40 +192,51 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
+        _no_vllm_for_omni(recipe, vllm_release)
         osel, oplan = resolve_omni_request(catalog, recipe, kw)
         _header_comment(_omni_header(recipe, osel, kw), quiet or as_json)
         _omni_output(catalog, recipe, osel, oplan, as_json)
         return
+    forced = check_release(vllm_release)
     catalog, state = _state_for(catalog, recipe, kw)
     ctx, plan = resolve(catalog, recipe, state.selection)
     _warn_architecture(catalog, recipe, plan)
     if as_json:
-        dump_json(rendering_object(ctx, plan))
+        dump_json(with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced))
         return
     _header_comment(selection_header(recipe, state, ctx, plan), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
+    if not quiet:
+        echo_lint(lint_plan(ctx, plan, forced=forced))
 
 
 @cli.command("explain")
 @selection_options
 @json_option
-def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -> None:
+@vllm_option
+def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release: str | None = None,
+                **kw: Any) -> None:
     """Show every final flag and env var with its layer, file:line and what it shadowed.
 
-    Layers and their order: docs/reference/synthesis.md.
+    Layers and their order: docs/reference/synthesis.md. A last table lists the
+    release-lint findings.
     """
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
+        _no_vllm_for_omni(recipe, vllm_release)
         osel, oplan = resolve_omni_request(catalog, recipe, kw)
         header = _omni_header(recipe, osel, kw)
         sections = explain_omni(catalog, oplan)
+        lint = None
     else:
+        forced = check_release(vllm_release)
         catalog, state = _state_for(catalog, recipe, kw)
         ctx, plan = resolve(catalog, recipe, state.selection)
         _warn_architecture(catalog, recipe, plan)
         header = selection_header(recipe, state, ctx, plan)
         sections = explain_plan(catalog, plan)
+        lint = lint_plan(ctx, plan, forced=forced)
     if as_json:
         dump_json(sections_json(sections))
         return
@@ -230,3 +251,6 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -
         click.echo()
         print_table(title, ["kind", "flag / env", "value", "layer", "from", "shadowed"], table_rows,
                     whole=(0, 1, 3))
+    if lint is not None:
+        click.echo()
+        print_lint_table(lint)

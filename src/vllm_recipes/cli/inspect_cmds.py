@@ -20,6 +20,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
 from .output import dump_json, is_tty, json_option, print_table
 from .safety import follow_symlinks_option
+from .vllm_cmds import check_release, vllm_option
 
 if TYPE_CHECKING:
     from vllm_recipes.catalog.diagnostics import Finding
@@ -70,13 +71,17 @@ def _display_path(catalog: Catalog, name: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"], case_sensitive=False),
               default=None, help="text (file:line:col lines), json (same as --json), github (Actions workflow "
               "annotations), sarif (SARIF 2.1.0).  [default: text]")
+@vllm_option
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files: tuple[Path, ...]) -> None:
+def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files: tuple[Path, ...],
+                 vllm_release: str | None = None) -> None:
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
     FILES may live outside the recipes directory; they are checked against its
-    taxonomy and strategies. Exit code 1 when there is any error. Every key:
-    docs/reference/recipe-format.md.
+    taxonomy and strategies. Every offered selection's commands are also linted
+    against the vLLM release they run (pinned image tag, else the newest table
+    plus the recipe's min_vllm_version; --vllm forces one). Exit code 1 when
+    there is any error. Every key: docs/reference/recipe-format.md.
     """
     # Validation pulls in the pydantic models and the whole engine (dead-value lint):
     # imported here so other commands start fast.
@@ -87,8 +92,9 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files:
         validate_file,
         validated_files,
     )
-    from vllm_recipes.lint.deadvalues import dead_value_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker, vllm_release_checker
 
+    forced = check_release(vllm_release)
     catalog = _load(recipes_dir)
     findings: list[Finding] = []
     shown: dict[str, str] = {}
@@ -98,11 +104,12 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files:
             _cat, key, _kind = catalog_with_file(catalog, path, str(path))
             shown[key] = str(path)
             checked.append(key)
-            findings.extend(validate_file(path, catalog, str(path)))
+            findings.extend(validate_file(path, catalog, str(path), extra_checks=[vllm_release_checker(forced)]))
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        findings = validate_catalog(catalog, extra_checks=[dead_value_checker])
+        # dead values and the release lint share one resolve of every offered selection
+        findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
         n_files = len(validated_files(catalog))
         if not catalog.recipes and not catalog.load_errors:
             click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)

@@ -9,7 +9,7 @@ shadowed by a later layer (we name the layer that wins) or never applicable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from vllm_recipes.select.gates import (
 )
 from vllm_recipes.select.page import kv_choices
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 from vllm_recipes.synth.resolve import resolve
 
@@ -131,14 +132,20 @@ def _envs(plan: Plan) -> Iterator[Any]:
         yield plan.env
 
 
-def _tally(catalog: Catalog, recipe: Recipe) -> _Tally:
+#: called with every resolved offered selection (lets another per-selection analysis share the resolve)
+PlanHook = Callable[[Selection, Ctx, Plan], None]
+
+
+def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> _Tally:
     t = _Tally()
     rf = recipe.rel_path
     for sel in offered_selections(catalog, recipe):
         try:
-            _ctx, plan = resolve(catalog, recipe, sel)
+            ctx, plan = resolve(catalog, recipe, sel)
         except Exception:
             continue
+        if on_plan is not None:
+            on_plan(sel, ctx, plan)
         for inv in _invocations(plan):
             fin = finalize(inv)
             winner = {a.value: a.source.layer for a in fin.tokens if a.value.startswith("-")}
@@ -173,10 +180,10 @@ def _value_sites(data: Any, path: KeyPath = ()) -> Iterator[tuple[str, KeyPath, 
                 yield from _value_sites(v, p)
 
 
-def dead_value_findings(catalog: Catalog, recipe: Recipe) -> list[Finding]:
+def dead_value_findings(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> list[Finding]:
     if recipe.is_omni:
         return []
-    tally = _tally(catalog, recipe)
+    tally = _tally(catalog, recipe, on_plan)
     doc = recipe.doc
     out: list[Finding] = []
 

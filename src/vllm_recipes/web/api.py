@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json, sections_json
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
@@ -149,7 +150,7 @@ def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str,
     query = encode(canonical_params(catalog, recipe, st))
     blocks = deployment_blocks(ctx, plan, st.install)
     return {
-        "rendering": rendering_object(ctx, plan),
+        "rendering": with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
         "explain": explain_json(catalog, plan),
         "selection": selection_dict(catalog, recipe, st, query),
         "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,

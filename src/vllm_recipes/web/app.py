@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
+from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.select.page import SelectionError
 from vllm_recipes.synth.resolve import resolve
 
@@ -153,7 +154,8 @@ class Web:
             try:
                 ctx, plan = resolve(self.catalog, recipe, st.selection)
                 view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
-                body = self.render("builder.html", v=view, fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra))
+                body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
+                                   fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)

@@ -1,0 +1,204 @@
+"""The release-aware lint applied to a resolved plan, with findings located at recipe lines.
+
+Every ``vllm serve`` process of the plan is linted on exactly the tokens the
+renderers print (``render.shell.finalize``), so the lint sees what the user
+runs. A finding's token or env entry carries its provenance (``Source``),
+which :func:`render.explain.locate` turns into ``file:line``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, format_key_path
+from vllm_recipes.jsvalues import as_map, get, is_map
+from vllm_recipes.render.explain import locate
+from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.render.shell import finalize
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import (
+    Arg,
+    EnvValue,
+    Invocation,
+    KvStorePlan,
+    MultiNodePlan,
+    PdPlan,
+    Plan,
+    SinglePlan,
+    Source,
+)
+
+from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_tokens
+from .vllm_tables import parse_version
+
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFinding:
+    """A lint finding of one process, located at the recipe value that produced it."""
+
+    finding: VllmFinding
+    process: str
+    #: ``file:line`` (empty for computed values)
+    location: str
+    file: str
+    key_path: tuple[str | int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the recipe value by file and key path (line numbers depend on how the catalog
+        was loaded - the incremental API build keeps no positions - so they stay in the text outputs)."""
+        f = self.finding
+        return {"code": f.code, "severity": f.severity, "subject": f.subject, "message": f.message,
+                "process": self.process or None, "file": self.file or None,
+                "key_path": format_key_path(self.key_path) if self.file else None}
+
+
+@dataclass(frozen=True)
+class PlanLint:
+    """What the page, the API and the CLI show: the checked release and the findings."""
+
+    target: LintTarget
+    findings: tuple[PlanFinding, ...]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            out[f.finding.severity] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``vllm_lint`` key of ``/api/resolve`` and the static API (an addition to json-api.md)."""
+        return {"release": self.target.release, "reason": self.target.reason, "counts": self.counts,
+                "findings": [f.to_dict() for f in self.findings]}
+
+
+def declared_min_version(catalog: Catalog, recipe: Mapping[str, Any], variant: Mapping[str, Any],
+                         kv_offload: str | None) -> str | None:
+    """The highest ``min_vllm_version`` of the recipe, the variant and a Mooncake deployment."""
+    versions = [get(recipe.get("model"), "min_vllm_version"), variant.get("min_vllm_version")]
+    if kv_offload:
+        spec = catalog.strategies.get(kv_offload)
+        if get(spec, "deploy_type") == "kv_store_lb":
+            versions.append(get(spec, "min_vllm_version"))
+    parsed = [(parse_version(str(v)), str(v)) for v in versions if v]
+    parsed = [(p, v) for p, v in parsed if p is not None]
+    return max(parsed)[1] if parsed else None
+
+
+def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    ext = as_map(get(recipe.get("model"), "vllm_extensions"))
+    flags = ext.get("flags") if is_map(ext) else None
+    env = ext.get("env") if is_map(ext) else None
+    return tuple(str(f) for f in flags or ()), tuple(str(e) for e in env or ())
+
+
+def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
+    """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
+    memo_key = (ctx.recipe_file, "vllm-lint-target", ctx.variant_data_key, ctx.hw_id, ctx.sel.kv_offload, forced)
+    got = ctx.catalog.memo.get(memo_key)
+    if got is None:
+        image = meta_for(ctx).image
+        flags, env = declared_extensions(ctx.recipe)
+        got = choose_target(image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload),
+                            forced=forced, declared_flags=flags, declared_env=env)
+        ctx.catalog.memo[memo_key] = got
+    return got
+
+
+def plan_processes(plan: Plan) -> Iterator[tuple[str, Invocation, tuple[EnvValue, ...]]]:
+    """``(title, invocation, env)`` of every ``vllm serve`` process (titles as in ``explain``)."""
+    if isinstance(plan, SinglePlan):
+        yield "vLLM", plan.serve, plan.env
+    elif isinstance(plan, MultiNodePlan):
+        yield "Head", plan.head, plan.env
+        for i, w in enumerate(plan.workers, start=1):
+            yield f"Node {i}", w, plan.env
+    elif isinstance(plan, PdPlan):
+        for rp in (plan.prefill, plan.decode):
+            yield rp.role.capitalize(), rp.serve, rp.env
+    elif isinstance(plan, KvStorePlan):
+        yield "vLLM instance", plan.vllm, plan.env
+        for i, w in enumerate(plan.workers, start=1):
+            yield f"vLLM instance node {i}", w, plan.env
+
+
+def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
+    """The tokens the renderers print (``finalize``'s dedupe and drops), with their sources.
+
+    Dedupe depends on the token values only, so the kept positions are memoized by the values
+    (``validate`` meets the same argument lists in thousands of selections).
+    """
+    values = tuple(a.value for a in inv.args)
+    key = ("vllm-lint-kept", values, inv.drop_flags)
+    memo = ctx.catalog.memo
+    idx = memo.get(key)
+    if idx is None:
+        pos = {id(a): i for i, a in enumerate(inv.args)}
+        idx = memo[key] = tuple(pos[id(a)] for a in finalize(inv).tokens)
+    return [inv.args[i] for i in idx]
+
+
+def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
+                 ) -> list[VllmFinding]:
+    key = ("vllm-lint", tokens, env, target.view.idx, target.min_view.idx if target.min_view else None,
+           target.image, target.declared_flags, target.declared_env)
+    memo = ctx.catalog.memo
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = lint_tokens(tokens, dict.fromkeys(env, ""), target)
+    return got
+
+
+def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_findings: bool = True) -> PlanLint:
+    """The findings of every process of a resolved selection (deduplicated across processes).
+
+    ``locate_findings=False`` leaves ``location`` empty (``validate`` locates each distinct finding once).
+    """
+    catalog = ctx.catalog
+    target, notes = target_for(ctx, forced)
+    out: list[PlanFinding] = [PlanFinding(n, "", "", "", ()) for n in notes]
+    seen: set[tuple[str, str, str, tuple[str | int, ...]]] = set()
+    for title, inv, env in plan_processes(plan):
+        if inv.binary != "vllm serve":
+            continue
+        kept = _kept_tokens(ctx, inv)
+        toks = tuple(a.value for a in kept)
+        env_by_key = {e.key: e for e in env}
+        for f in _lint_cached(ctx, toks, tuple(env_by_key), target):
+            src: Source | None = None
+            kp: tuple[str | int, ...] = ()
+            if f.token_index is not None:
+                arg = kept[f.token_index]
+                src, kp = arg.source, arg.key_path
+            elif f.env_key is not None:
+                src = env_by_key[f.env_key].source
+                kp = src.key_path
+            loc = locate(catalog, src, kp) if src is not None and locate_findings else ""
+            dedupe = (f.code, f.message, src.file if src is not None else "", kp)
+            if dedupe in seen:
+                continue
+            seen.add(dedupe)
+            out.append(PlanFinding(f, title, loc, src.file if src is not None else "", kp))
+    out.sort(key=lambda p: SEVERITY_RANK[p.finding.severity])
+    return PlanLint(target, tuple(out))
+
+
+def with_vllm_lint(obj: dict[str, Any], ctx: Ctx, plan: Plan, forced: str | None = None) -> dict[str, Any]:
+    """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API)."""
+    obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced).to_dict()
+    return obj
+
+
+def findings_text(lint: PlanLint) -> Iterable[str]:
+    """Lines for a terminal: the badge, then ``severity code location: message``."""
+    c = lint.counts
+    yield (f"# checked against vLLM {lint.target.release} ({lint.target.reason}): "
+           f"{c['error']} errors, {c['warning']} warnings, {c['info']} notes")
+    for p in lint.findings:
+        f = p.finding
+        where = f" {p.location}" if p.location else ""
+        yield f"#   {f.severity} [{f.code}]{where}: {f.message}"

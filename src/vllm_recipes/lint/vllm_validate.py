@@ -1,0 +1,96 @@
+"""``validate``: the release lint over every offered selection, reported at the recipe's ``file:line:col``.
+
+Each selection the builder can reach (the dead-value lint's enumeration) is
+resolved and linted against the release its commands run (or ``--vllm``); a
+finding is reported once per recipe location and message, naming the first
+selection that produced it. ``validate`` runs it in the dead-value lint's pass
+(:func:`dead_value_and_release_checker`), so each selection is resolved once.
+"""
+
+from __future__ import annotations
+
+from vllm_recipes.catalog import Catalog, Recipe, format_key_path
+from vllm_recipes.catalog.diagnostics import Checker, Finding, position_of
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
+from vllm_recipes.synth.resolve import resolve
+
+from .deadvalues import dead_value_findings, offered_selections
+from .vllm_plan import lint_plan
+
+
+def _selection_hint(sel: Selection) -> str:
+    parts = [f"--hardware {sel.hw_id}", f"--strategy {sel.strategy}"]
+    if sel.variant_key != "default":
+        parts.insert(0, f"--variant {sel.variant_key}")
+    if sel.kv_offload:
+        parts.append(f"--kv-offload {sel.kv_offload}")
+    return " ".join(parts)
+
+
+class ReleaseFindings:
+    """Collects one recipe's located findings over its selections (``add`` per resolved selection)."""
+
+    def __init__(self, catalog: Catalog, forced: str | None = None) -> None:
+        self.catalog = catalog
+        self.forced = forced
+        self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
+        self.findings: list[Finding] = []
+
+    def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
+        for pf in lint_plan(ctx, plan, forced=self.forced, locate_findings=False).findings:
+            f = pf.finding
+            if not pf.file:
+                continue  # image notes without a recipe location (shown by command / the page)
+            key = (pf.file, pf.key_path, f.code, f.message)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            doc = self.catalog.source_for(pf.file)
+            if doc is None:
+                continue
+            pos = position_of(doc, pf.key_path)
+            self.findings.append(Finding(f.severity, pf.file, pos.line, pos.col, format_key_path(pf.key_path),
+                                         f"[{f.code}] {f.message} (e.g. {_selection_hint(sel)})", f.code))
+
+
+def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:
+    """Located findings of one recipe over all of its offered selections."""
+    acc = ReleaseFindings(catalog, forced)
+    for sel in offered_selections(catalog, recipe):
+        try:
+            ctx, plan = resolve(catalog, recipe, sel)
+        except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
+            continue
+        acc.add(sel, ctx, plan)
+    return acc.findings
+
+
+def vllm_release_checker(forced: str | None = None) -> Checker:
+    """The release lint alone as a catalog-wide checker (``forced``: ``--vllm VERSION``)."""
+
+    def check(catalog: Catalog) -> list[Finding]:
+        out: list[Finding] = []
+        for recipe in catalog.recipes:
+            if not recipe.is_omni:
+                out.extend(recipe_release_findings(catalog, recipe, forced))
+        return out
+
+    return check
+
+
+def dead_value_and_release_checker(forced: str | None = None) -> Checker:
+    """Dead values and the release lint in one pass over the offered selections (what ``validate`` runs)."""
+
+    def check(catalog: Catalog) -> list[Finding]:
+        out: list[Finding] = []
+        for recipe in catalog.recipes:
+            if recipe.is_omni:
+                continue
+            acc = ReleaseFindings(catalog, forced)
+            out.extend(dead_value_findings(catalog, recipe, on_plan=acc.add))
+            out.extend(acc.findings)
+        return out
+
+    return check

@@ -1,0 +1,2 @@
+def config(cls):
+    return cls
