@@ -2,9 +2,41 @@
 
 from __future__ import annotations
 
+import errno
+import socket
+
 import click
 
 from .main import cli, load_or_exit, recipes_dir_option
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (raises ``OSError`` when the address is busy or invalid).
+
+    Bound by us rather than by uvicorn so the address is printed only once connections are accepted
+    (they queue in the backlog until the server loop takes them), and a busy port is one readable line.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _name, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart quickly after TIME_WAIT
+        sock.bind(addr)
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def bind_error(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is already in use; pick another with --port (e.g. --port {port + 1})"
+    if exc.errno == errno.EACCES:
+        return f"not allowed to listen on {host}:{port}; use a port above 1023 with --port"
+    reason = exc.strerror or str(exc)
+    return f"cannot listen on {host}:{port}: {reason}; check --host and --port"
 
 
 @cli.command("serve")
@@ -17,24 +49,44 @@ from .main import cli, load_or_exit, recipes_dir_option
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @recipes_dir_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, recipes_dir: str | None) -> None:
-    """Serve the recipe website and the JSON API (static files plus /api/resolve)."""
+    """Serve the recipe website and the JSON API (static files plus /api/resolve).
+
+    The server answers as soon as it listens; default pages and the static JSON API are
+    prepared in a low-priority background process meanwhile (progress: /api/health).
+    """
     import os
+    import sys
 
     import uvicorn
 
     catalog = load_or_exit(recipes_dir)
     if recipes_dir:
         os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
+    try:
+        sock = listen_socket(host, port)
+    except (OSError, UnicodeError) as exc:
+        click.echo(f"Error: {bind_error(host, port, exc) if isinstance(exc, OSError) else exc}", err=True)
+        sys.exit(1)
+    bound = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
     n = len(catalog.recipes)
-    click.echo(f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}; "
-               f"serving on http://{host}:{port}/", err=True)
+
+    def announce() -> None:
+        click.echo(f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}; "
+                   f"serving on http://{shown_host}:{bound}/", err=True)
+
     if reload or workers > 1:
-        # uvicorn imports the app factory itself in each (re)started process
-        uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=port, reload=reload,
+        # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
+        # checked that the port is free
+        sock.close()
+        announce()
+        uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
                     workers=None if reload else workers, log_level=log_level,
                     reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
         return
     from vllm_recipes.web import create_app
 
-    app = create_app(catalog, api_jobs=None, build_api_now=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
+    app = create_app(catalog, api_jobs=None, warm_in_background=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
+    announce()  # the socket listens: a client connecting now is answered as soon as the loop runs
+    server.run(sockets=[sock])

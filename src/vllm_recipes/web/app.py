@@ -9,14 +9,15 @@ canonical selection, so a page costs a dictionary lookup once warm.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
@@ -39,6 +40,9 @@ from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
+
+if TYPE_CHECKING:
+    from .warmup import Warmer
 
 log = logging.getLogger("vllm_recipes.web")
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -98,12 +102,29 @@ class Web:
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
         self.openapi_json = json.dumps(openapi_spec(), indent=2).encode()
+        self.warmer: Warmer | None = None
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
 
+    def start_warming(self) -> None:
+        """Warm the caches in the background (:mod:`.warmup`); the server answers meanwhile."""
+        from .warmup import Warmer
+
+        if self.warmer is None:
+            self.warmer = Warmer(self)
+            self.api.warming = True
+            self.warmer.start()
+
+    def health(self) -> dict[str, Any]:
+        """Liveness plus warm-up progress (``/api/health``)."""
+        if self.warmer is not None:
+            return {"ok": True, **self.warmer.status()}
+        return {"ok": True, "warm": False, "pages": 0, "recipes": len(self.catalog.recipes), "api": self.api.ready,
+                "warm_seconds": None, "warm_error": None}
+
     def warm(self) -> None:
-        """Build the static API and render every recipe's default page once (``serve`` startup)."""
+        """Build the static API and render every recipe's default page once, before serving (blocking)."""
         self.api.build()
         self.translations()
         for recipe in self.catalog.recipes:
@@ -283,6 +304,10 @@ async def openapi(request: Request) -> Response:
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
 
 
+async def health(request: Request) -> Response:
+    return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
+
+
 async def api_resolve(request: Request) -> Response:
     web = _web(request)
     items = _query_items(request)
@@ -442,19 +467,35 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
-               build_api_now: bool = False) -> Starlette:
-    """The ASGI app. ``build_api_now`` builds the static JSON API before serving (``serve`` does)."""
+               build_api_now: bool = False, warm_in_background: bool = False) -> Starlette:
+    """The ASGI app.
+
+    ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
+    (``serve``) warms them after the server starts (ASGI lifespan startup), while it answers.
+    """
     if catalog is None:
         catalog = load_catalog(recipes_dir)
     web = Web(catalog, api_jobs=api_jobs)
     if build_api_now:
         web.warm()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if warm_in_background:
+            web.start_warming()
+        try:
+            yield
+        finally:
+            if web.warmer is not None:
+                web.warmer.stop()
+
     routes = [
         Route("/", home, methods=["GET", "HEAD"]),
         Route("/browse", browse, methods=["GET", "HEAD"]),
         Route("/sitemap.xml", sitemap, methods=["GET", "HEAD"]),
         Route("/robots.txt", robots, methods=["GET", "HEAD"]),
         Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
+        Route("/api/health", health, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
@@ -462,7 +503,8 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     ]
     from starlette.exceptions import HTTPException
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error},
+                    lifespan=lifespan)
     app.state.web = web
     app.add_middleware(SecurityMiddleware)
     return app
@@ -470,4 +512,4 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
 def create_served_app() -> Starlette:
     """Factory for ``uvicorn --factory`` (``serve --reload``/``--workers``): reads ``$VLLM_RECIPES_DIR``."""
-    return create_app(api_jobs=1, build_api_now=True)
+    return create_app(api_jobs=1, warm_in_background=True)
