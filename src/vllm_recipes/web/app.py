@@ -26,8 +26,7 @@ from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.select.page import SelectionError
@@ -35,7 +34,9 @@ from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
+from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
+from .compress import CompressionMiddleware, negotiate
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
@@ -73,15 +74,6 @@ class LRU:
                 self._d.popitem(last=False)
 
 
-def _asset_version() -> str:
-    h = hashlib.sha256()
-    for p in sorted(STATIC_DIR.glob("*")):
-        if p.is_file():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()[:10]
-
-
 class Web:
     """Per-app state: the catalog, its indexes, the template environment and caches."""
 
@@ -91,7 +83,8 @@ class Web:
         self.api = StaticApi(catalog, jobs=api_jobs)
         self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
                                trim_blocks=True, lstrip_blocks=True)
-        self.env.globals.update(asset_v=_asset_version(), fmt_int=fmt_int, index=self.index,
+        self.assets = AssetStore(STATIC_DIR)
+        self.env.globals.update(asset_v=self.assets.version, asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
         self.state_cache = LRU(4096)
         self.builder_cache = LRU(1024)
@@ -329,6 +322,24 @@ async def api_resolve(request: Request) -> Response:
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
 
 
+async def static_asset(request: Request) -> Response:
+    """Our CSS/JS: fingerprinted names are immutable, plain names revalidate; pre-compressed bodies."""
+    found = _web(request).assets.find(request.path_params["name"])
+    if found is None:
+        return not_found(request)
+    asset, immutable = found
+    headers = {"ETag": asset.etag, "Cache-Control": IMMUTABLE if immutable else REVALIDATE}
+    if asset.compressible:
+        headers["Vary"] = "Accept-Encoding"
+    if etag_matches(request.headers.get("if-none-match"), asset.etag):
+        return Response(status_code=304, headers=headers)
+    encoding = negotiate(request.headers.get("accept-encoding")) if asset.compressible else None
+    if encoding is None or request.method == "HEAD":
+        return Response(asset.data, media_type=asset.media_type, headers=headers)
+    headers["Content-Encoding"] = encoding
+    return Response(asset.encoded(encoding), media_type=asset.media_type, headers=headers)
+
+
 def static_json(request: Request, path: str) -> Response:
     web = _web(request)
     got = web.api.get(path)
@@ -498,7 +509,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/api/health", health, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
-        Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
+        Route("/static/{name}", static_asset, methods=["GET", "HEAD"]),
         Route("/{path:path}", dispatch, methods=["GET", "HEAD"]),
     ]
     from starlette.exceptions import HTTPException
@@ -506,6 +517,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error},
                     lifespan=lifespan)
     app.state.web = web
+    app.add_middleware(CompressionMiddleware)  # inside the security layer: Server-Timing includes it
     app.add_middleware(SecurityMiddleware)
     return app
 
