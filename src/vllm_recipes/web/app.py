@@ -97,6 +97,11 @@ class Web:
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
         spec = openapi_spec()
         spec["paths"].update(twins.openapi_paths())
+        spec["paths"]["/api/health"] = {"get": {
+            "summary": "Liveness and background warm-up progress",
+            "responses": {"200": {"description": "`ok`, `warm`, `pages`, `recipes`, `api`, `warm_seconds`, "
+                                                 "`warm_error`.",
+                                  "content": {"application/json": {"schema": {"type": "object"}}}}}}}
         self.openapi_json = json.dumps(spec, indent=2).encode()
         self.llms = twins.LlmsFiles(catalog)
         self.warmer: Warmer | None = None
