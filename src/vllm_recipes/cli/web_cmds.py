@@ -71,15 +71,13 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     shown_host = f"[{host}]" if ":" in host else host
     n = len(catalog.recipes)
 
-    def announce() -> None:
-        click.echo(f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}; "
-                   f"serving on http://{shown_host}:{bound}/", err=True)
-
+    what = f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}"
     if reload or workers > 1:
         # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
-        # checked that the port is free
+        # checked that the port is free, so we do not claim to be serving yet (uvicorn logs when it listens)
         sock.close()
-        announce()
+        mode = "reloading on changes" if reload else f"{workers} workers"
+        click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
         uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
                     workers=None if reload else workers, log_level=log_level,
                     reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
@@ -88,5 +86,6 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
     app = create_app(catalog, api_jobs=None, warm_in_background=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
-    announce()  # the socket listens: a client connecting now is answered as soon as the loop runs
+    # the socket listens: a client connecting now is answered as soon as the loop runs
+    click.echo(f"{what}; serving on http://{shown_host}:{bound}/", err=True)
     server.run(sockets=[sock])
