@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_web import free_port, start_server  # one server harness for the web benchmarks
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -60,32 +58,9 @@ PROBE = """
 """
 
 
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def start_server(port: int) -> subprocess.Popen[bytes]:
-    code = ("import uvicorn; from vllm_recipes.web.app import create_app; "
-            f"uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning', access_log=False)")
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/robots.txt", timeout=1)
-            return proc
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("server did not start")
-
-
 def run_mode(browser: Any, rate: float, prefetch: bool, hover_ms: int) -> list[float]:
     port = free_port()
-    proc = start_server(port)
+    proc = start_server(port, "create_app()")  # cold caches, no warm-up: every fragment renders on demand
     try:
         ctx = browser.new_context(base_url=f"http://127.0.0.1:{port}", viewport={"width": 1366, "height": 900})
         ctx.add_init_script(PROBE)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,19 +34,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_build_api import make_catalog  # one catalog generator for every benchmark
+from bench_web import free_port
 
 SERVE = "from vllm_recipes.cli.main import main; main()"
 BASELINE = ("import sys, uvicorn; from vllm_recipes.web.app import create_app; "
             "uvicorn.run(create_app(recipes_dir=sys.argv[1], api_jobs=None, build_api_now=True), "
             "host='127.0.0.1', port=int(sys.argv[2]), log_level='warning')")
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def first_200(url: str, t0: float, proc: subprocess.Popen[bytes], limit: float = 300) -> float:

@@ -80,9 +80,10 @@ def free_port() -> int:
     return port
 
 
-def start_server(port: int) -> subprocess.Popen[bytes]:
+def start_server(port: int, app: str = "create_app(api_jobs=None, build_api_now=True)") -> subprocess.Popen[bytes]:
+    """uvicorn in a subprocess serving ``app`` (an expression over ``create_app``); returns once it answers."""
     code = ("import uvicorn; from vllm_recipes.web.app import create_app; "
-            f"uvicorn.run(create_app(api_jobs=None, build_api_now=True), host='127.0.0.1', port={port}, "
+            f"uvicorn.run({app}, host='127.0.0.1', port={port}, "
             "log_level='warning', access_log=False)")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
     deadline = time.monotonic() + 120
