@@ -63,6 +63,30 @@ def test_negotiate() -> None:
     assert negotiate("br;q=bogus, gzip") == "gzip"
 
 
+def test_streams_pass_through_unbuffered() -> None:
+    """An event stream is forwarded chunk by chunk, never held for compression."""
+    import asyncio
+
+    from vllm_recipes.web.compress import CompressionMiddleware
+
+    sent: list[dict[str, object]] = []
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": b"data: 1\n\n" * 100, "more_body": True})  # type: ignore[operator]
+        assert len(sent) == 2  # the first chunk already went out
+        await send({"type": "http.response.body", "body": b"", "more_body": False})  # type: ignore[operator]
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "headers": [(b"accept-encoding", b"br")]}
+    asyncio.run(CompressionMiddleware(app)(scope, None, send))  # type: ignore[arg-type]
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body", "http.response.body"]
+    assert not any(k == b"content-encoding" for k, _ in sent[0]["headers"])  # type: ignore[union-attr]
+
+
 def test_etag_revalidation_through_compression(client: TestClient) -> None:
     r = client.get("/taxonomy.json", headers={"Accept-Encoding": "br"})
     tag = r.headers["etag"]

@@ -110,7 +110,11 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes | None:
 
 
 def _compressible(content_type: bytes | None) -> bool:
-    return content_type is not None and content_type.decode("latin-1").lower().startswith(COMPRESSIBLE)
+    """Whole-body text types only: a stream (``text/event-stream``) must never be held back."""
+    if content_type is None:
+        return False
+    ctype = content_type.decode("latin-1").lower()
+    return ctype.startswith(COMPRESSIBLE) and not ctype.startswith("text/event-stream")
 
 
 def _add_vary(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
