@@ -25,13 +25,11 @@ from vllm_recipes.web import warmup as warmup_mod
 V41 = "/deepseek-ai/DeepSeek-V4.1-Flash"
 
 
-def _gated_warm_items(gate: Path) -> Any:
-    real = warmup_mod.warm_items
-
-    def gated(web: Any, start: int, stop: int) -> Any:
+def _gated(gate: Path, real: Any) -> Any:
+    def gated(*args: Any) -> Any:
         while not gate.exists():  # runs in the forked warm-up process: the test opens the gate
             time.sleep(0.01)
-        return real(web, start, stop)
+        return real(*args)
 
     return gated
 
@@ -41,7 +39,8 @@ def gated_server(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     import uvicorn
 
     gate = tmp_path / "gate"
-    monkeypatch.setattr(warmup_mod, "warm_items", _gated_warm_items(gate))
+    monkeypatch.setattr(warmup_mod, "warm_items", _gated(gate, warmup_mod.warm_items))
+    monkeypatch.setattr(warmup_mod, "build_static_api", _gated(gate, warmup_mod.build_static_api))
     app = create_app(catalog, warm_in_background=True)
     srv = web.LiveServer(app)
     srv.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=srv.port, log_level="warning",

@@ -59,19 +59,26 @@ def warm_items(web: Web, start: int, stop: int) -> list[tuple[str, Any, Any]]:
     return [item for item in out if item[2] is not None]
 
 
+def build_static_api(web: Web) -> dict[str, bytes]:
+    """The whole static JSON API (``build-api``'s bytes) and the translations it includes."""
+    web.translations()
+    return web.api.build()
+
+
 def _child(web: Web, conn: Connection) -> None:
-    """The warm-up process: pages in batches, then the whole static API, each sent as it is done."""
+    """The warm-up process: the whole static API, then pages in batches, each sent as it is done."""
     with contextlib.suppress(OSError):  # not permitted: still correct, just less polite
         os.nice(NICENESS)
     web.api.warming = False  # this process is the one that builds it
     web.api.jobs = 1  # a daemon process may not fork workers; one low-priority core is the point anyway
     try:
+        # the API first: a cold page renders on demand in a fraction of a second, while a static JSON
+        # file cannot be had before the whole build (requests for one wait for it)
+        files = build_static_api(web)
+        conn.send(("api", web.api.error, files))
         n = len(web.catalog.recipes)
         for start in range(0, n, BATCH):
             conn.send(("pages", min(start + BATCH, n), warm_items(web, start, start + BATCH)))
-        web.translations()
-        files = web.api.build()
-        conn.send(("api", web.api.error, files))
         conn.send(("done", None, None))
     except (BrokenPipeError, EOFError):  # the server went away: nothing to warm any more
         pass
@@ -140,10 +147,11 @@ class Warmer:
 
     def _messages(self, conn: Connection | None) -> Iterator[tuple[str, Any, Any]]:
         if conn is None:  # no fork (no cheap copy of the loaded catalog): warm in this thread
+            self.web.api.warming = False
+            build_static_api(self.web)
             n = len(self.web.catalog.recipes)
             for start in range(0, n, BATCH):
                 yield "pages", min(start + BATCH, n), warm_items(self.web, start, start + BATCH)
-            self.web.api.build()
             return
         try:
             while True:
