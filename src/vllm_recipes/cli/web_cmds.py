@@ -53,6 +53,8 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
     The server answers as soon as it listens; default pages and the static JSON API are
     prepared in a low-priority background process meanwhile (progress: /api/health).
+    Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
+    docs/reference/json-api.md.
     """
     import os
     import sys
