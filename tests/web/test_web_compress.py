@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import threading
 from types import SimpleNamespace
 
 import brotli
@@ -82,7 +83,10 @@ def test_streams_pass_through_unbuffered() -> None:
         sent.append(message)
 
     scope = {"type": "http", "method": "GET", "headers": [(b"accept-encoding", b"br")]}
-    asyncio.run(CompressionMiddleware(app)(scope, None, send))  # type: ignore[arg-type]
+    # in a thread of its own: the session may already run an event loop in this one (Playwright)
+    runner = threading.Thread(target=lambda: asyncio.run(CompressionMiddleware(app)(scope, None, send)))  # type: ignore[arg-type]
+    runner.start()
+    runner.join(10)
     assert [m["type"] for m in sent] == ["http.response.start", "http.response.body", "http.response.body"]
     assert not any(k == b"content-encoding" for k, _ in sent[0]["headers"])  # type: ignore[union-attr]
 
