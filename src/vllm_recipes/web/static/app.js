@@ -179,7 +179,7 @@
   /* ---------- instant clicks: builder fragments prefetched on hover/focus/idle, swapped from memory ---------- */
   var fragments = new Map();  /* fragment URL -> Promise of its HTML (least recently used first) */
   var FRAGMENT_LIMIT = 48;
-  var IDLE_PREFETCH = 8;      /* pills fetched ahead while idle, per builder */
+  var IDLE_PREFETCH = 6;      /* pills fetched ahead while idle, per builder */
   function getFragment(href) {
     var url = fragmentUrl(href);
     var hit = fragments.get(url);
@@ -197,8 +197,10 @@
     var c = navigator.connection;
     return !(c && c.saveData);
   }
+  var lastPointed = 0;  /* idle prefetch yields to what the user points at (the server renders one at a time) */
   function prefetchLink(a) {
     if (!a || !prefetchAllowed() || a.classList.contains("is-active")) { return; }
+    lastPointed = Date.now();
     getFragment(a.getAttribute("href"));
   }
   function navTarget(ev) { return ev.target.closest && ev.target.closest("#builder a[data-nav]"); }
@@ -217,6 +219,7 @@
     var seq = loadSeq;
     function next() {
       if (!links.length || seq !== loadSeq) { return; }
+      if (Date.now() - lastPointed < 400) { window.setTimeout(next, 200); return; }
       var a = links.shift();
       idle(function () { getFragment(a.getAttribute("href")).then(next, next); });
     }
