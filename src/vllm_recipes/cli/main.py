@@ -39,6 +39,7 @@ COMMAND_MODULES = {
     "build-api": "api_cmds",
     "i18n": "i18n_cmds",
     "serve": "web_cmds",
+    "fit": "fit_cmds",
     "mcp": "mcp_cmds",
 }
 
