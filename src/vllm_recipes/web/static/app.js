@@ -144,13 +144,12 @@
     var u = new URL(href, window.location.href);
     return u.pathname + "/builder" + u.search;
   }
-  var loadSeq = 0;  /* the latest click wins; an older answer arriving late is dropped */
+  var loadSeq = 0;
   function load(href, mode, focusKey, after) {
     var b = builderEl();
     if (!b) { window.location.href = href; return; }
     var seq = ++loadSeq;
     var settled = false;
-    /* dim only when the answer is not already in memory (a prefetched swap is instant) */
     window.setTimeout(function () { if (!settled && seq === loadSeq) { b.classList.add("is-loading"); } }, 60);
     getFragment(href)
       .then(function (html) {
@@ -176,15 +175,16 @@
       .catch(function () { settled = true; if (seq === loadSeq) { window.location.href = href; } });
   }
 
-  /* ---------- instant clicks: builder fragments prefetched on hover/focus/idle, swapped from memory ---------- */
-  var fragments = new Map();  /* fragment URL -> Promise of its HTML (least recently used first) */
+  /* ---------- instant clicks: fragments prefetched on hover/focus/idle (up to 6 hardware/strategy
+     pills, paused while the user points), swapped from memory; the latest click wins ---------- */
+  var fragments = new Map();
   var FRAGMENT_LIMIT = 48;
-  var IDLE_PREFETCH = 6;      /* pills fetched ahead while idle, per builder */
+  var IDLE_PREFETCH = 6;
   function getFragment(href) {
     var url = fragmentUrl(href);
     var hit = fragments.get(url);
     if (hit) { fragments.delete(url); fragments.set(url, hit); return hit; }
-    var p = fetch(url, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+    var p = fetch(url, { headers: { "Accept": "text/html" } })
       .then(function (r) { if (!r.ok && r.status !== 422) { throw new Error("HTTP " + r.status); } return r.text(); })
       .then(function (t) { return t.trim(); });
     p.catch(function () { if (fragments.get(url) === p) { fragments.delete(url); } });
@@ -197,7 +197,7 @@
     var c = navigator.connection;
     return !(c && c.saveData);
   }
-  var lastPointed = 0;  /* idle prefetch yields to what the user points at (the server renders one at a time) */
+  var lastPointed = 0;
   function prefetchLink(a) {
     if (!a || !prefetchAllowed() || a.classList.contains("is-active")) { return; }
     lastPointed = Date.now();
@@ -212,7 +212,6 @@
     if (!prefetchAllowed()) { return; }
     var b = builderEl();
     if (!b) { return; }
-    /* the likeliest next clicks: other hardware and strategies, one request at a time */
     var links = Array.prototype.slice.call(b.querySelectorAll(
       "[data-row=hardware] > a.pill[data-nav]:not(.is-active), [data-row=strategy] > a.pill[data-nav]:not(.is-active)"))
       .slice(0, IDLE_PREFETCH);
@@ -302,7 +301,7 @@
     return true;
   }
   function showRestored(root, what, resetHref) {
-    var bar = el("div", "restored");
+    var bar = el("div", "notices restored");
     bar.setAttribute("role", "status");
     bar.appendChild(el("span", "", "Restored " + what + " from this browser."));
     var reset = el("a", "btn", "Reset to recommended");
