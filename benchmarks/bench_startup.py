@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_build_api import make_catalog  # one catalog generator for every benchmark
 from bench_web import free_port
+from catalog_gen import make_catalog  # the shared, varied catalog generator
 
 SERVE = "from vllm_recipes.cli.main import main; main()"
 BASELINE = ("import sys, uvicorn; from vllm_recipes.web.app import create_app; "

@@ -73,6 +73,9 @@ SELECTION_DESCRIPTIONS: dict[str, str] = {
     "task": "Omni task key (omni recipes only).",
 }
 LIST_PARAMS = frozenset({"features", "advanced"})
+#: fit's own arguments (the names /api/fit reads)
+FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
+FIT_MAX_CONTEXT = 1 << 24
 MAX_STRING = 512
 
 
@@ -194,7 +197,28 @@ class AgentTools:
                  "Why every flag and env var of a selection is there: each final token with its layer, "
                  "recipe file:line and the values it shadowed.",
                  sel, self.explain),
+            Tool("fit",
+                 "Will it fit, and how much will it serve: weights per GPU, KV-cache budget, token capacity, "
+                 "concurrency at a context length, the verdict and the levers that would change it, per "
+                 "process of the selection's plan. Give hf_id (and a selection) to fit one recipe on its "
+                 "hardware or on other GPUs (gpu, or gpu_memory + gpus); omit hf_id to list every recipe "
+                 "variant that starts on the given GPUs, best first.",
+                 self.fit_schema(), self.fit),
         ]
+
+    def fit_schema(self) -> dict[str, Any]:
+        """The selection schema with ``hf_id`` optional plus fit's own arguments."""
+        schema = self.selection_schema()
+        props = dict(schema["properties"])
+        props.update({
+            "context": {"type": "integer", "minimum": 1, "maximum": FIT_MAX_CONTEXT,
+                        "description": "Context length for the concurrency figure (default: --max-model-len)."},
+            "gpu": _str_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
+            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
+                           "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
+            "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
+        })
+        return {"type": "object", "properties": props, "additionalProperties": False}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
@@ -299,6 +323,30 @@ class AgentTools:
     def explain(self, args: Mapping[str, Any]) -> dict[str, Any]:
         payload = self._payload(args)
         return {"selection": payload["selection"], "explain": payload["explain"]}
+
+    def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", *PARAMS, *FIT_ARGS))
+        items: list[tuple[str, str]] = []
+        if args.get("hf_id") is not None:
+            self._recipe(args)
+            items = selection_query({k: v for k, v in args.items() if k not in FIT_ARGS})
+        for key in FIT_ARGS:
+            value = args.get(key)
+            if value is None:
+                continue
+            if key == "gpu":
+                items.append((key, _opt_str(args, key) or ""))
+            elif isinstance(value, bool) or not isinstance(value, int | float) \
+                    or (key != "gpu_memory" and not isinstance(value, int)):
+                raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
+            else:
+                items.append((key, str(value)))
+        from vllm_recipes.web.fit import fit_payload
+
+        try:
+            return fit_payload(self.catalog, items)
+        except SelectionError as exc:
+            raise ToolError.from_selection(exc) from None
 
     # --- helpers --------------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ COMMAND_MODULES = {
     "serve": "web_cmds",
     "fit": "fit_cmds",
     "mcp": "mcp_cmds",
+    "diff": "review_cmds",
 }
 
 

@@ -7,7 +7,7 @@ import socket
 
 import click
 
-from .main import cli, load_or_exit, recipes_dir_option
+from .main import cli, fail, load_or_exit, recipes_dir_option
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
@@ -47,8 +47,14 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
               help="Worker processes (ignored with --reload).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@click.option("--watch", is_flag=True, help="Reload recipes when files under --recipes-dir change; recipe pages "
+              "show their validation findings (live preview for recipe authors).")
+@click.option("--source-url", envvar="VLLM_RECIPES_SOURCE_URL", default=None, metavar="URL",
+              help="Recipe directory in the source repository (e.g. https://github.com/ORG/REPO/tree/main); "
+                   "adds 'Edit this recipe' and 'Report an issue' links. Env: VLLM_RECIPES_SOURCE_URL.")
 @recipes_dir_option
-def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, recipes_dir: str | None) -> None:
+def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, watch: bool,
+              source_url: str | None, recipes_dir: str | None) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve).
 
     The server answers as soon as it listens; default pages and the static JSON API are
@@ -61,9 +67,23 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
     import uvicorn
 
+    from vllm_recipes.web.authoring import AuthoringState, SourceLinks
+
+    source = None
+    if source_url:
+        try:
+            source = SourceLinks.parse(source_url)
+        except ValueError as exc:
+            fail(str(exc))
+    if watch and not recipes_dir:
+        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
+    if watch and (reload or workers > 1):
+        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
     catalog = load_or_exit(recipes_dir)
     if recipes_dir:
         os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
+    if source_url:
+        os.environ["VLLM_RECIPES_SOURCE_URL"] = source_url
     try:
         sock = listen_socket(host, port)
     except (OSError, UnicodeError) as exc:
@@ -86,8 +106,23 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         return
     from vllm_recipes.web import create_app
 
-    app = create_app(catalog, api_jobs=None, warm_in_background=True)
+    authoring = AuthoringState(source) if source is not None else None
+    live = None
+    if watch:
+        from vllm_recipes.web.live import LiveCatalog
+
+        app = create_app(catalog, api_jobs=1, authoring=authoring)
+        live = LiveCatalog(app, recipes_dir or ".", source)
+        live.reload()
+        live.start()
+    else:
+        app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
     # the socket listens: a client connecting now is answered as soon as the loop runs
-    click.echo(f"{what}; serving on http://{shown_host}:{bound}/", err=True)
-    server.run(sockets=[sock])
+    click.echo(f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""),
+               err=True)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        if live is not None:
+            live.stop()

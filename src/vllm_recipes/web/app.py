@@ -473,7 +473,11 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         if isinstance(rid, str):
             other = web.catalog.recipe(rid)
             related.append((rid, "/" + other.hf_id if other else None))
+    from .authoring import page_authoring
+
+    authoring = page_authoring(request.app.state, str(request.base_url), web.catalog, recipe, url)
     html = web.render("recipe.html", recipe=recipe, card=card, builder=Markup(builder_html), url=url,
+                      authoring=authoring,
                       guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
                       page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(
                           header["description"].text if header and "description" in header
@@ -555,11 +559,13 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
-               build_api_now: bool = False, warm_in_background: bool = False) -> Starlette:
+               build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
     """The ASGI app.
 
     ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
     (``serve``) warms them after the server starts (ASGI lifespan startup), while it answers.
+    ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
+    links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
     if catalog is None:
         catalog = load_catalog(recipes_dir)
@@ -599,6 +605,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error},
                     lifespan=lifespan)
     app.state.web = web
+    app.state.authoring = authoring
     app.add_middleware(CompressionMiddleware)  # inside the security layer: Server-Timing includes it
     app.add_middleware(SecurityMiddleware)
     return app
@@ -606,4 +613,10 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
 def create_served_app() -> Starlette:
     """Factory for ``uvicorn --factory`` (``serve --reload``/``--workers``): reads ``$VLLM_RECIPES_DIR``."""
-    return create_app(api_jobs=1, warm_in_background=True)
+    import os
+
+    from .authoring import AuthoringState, SourceLinks
+
+    source_url = os.environ.get("VLLM_RECIPES_SOURCE_URL")
+    authoring = AuthoringState(SourceLinks.parse(source_url)) if source_url else None
+    return create_app(api_jobs=1, warm_in_background=True, authoring=authoring)
