@@ -80,9 +80,10 @@ def free_port() -> int:
     return port
 
 
-def start_server(port: int) -> subprocess.Popen[bytes]:
+def start_server(port: int, app: str = "create_app(api_jobs=None, build_api_now=True)") -> subprocess.Popen[bytes]:
+    """uvicorn in a subprocess serving ``app`` (an expression over ``create_app``); returns once it answers."""
     code = ("import uvicorn; from vllm_recipes.web.app import create_app; "
-            f"uvicorn.run(create_app(api_jobs=None, build_api_now=True), host='127.0.0.1', port={port}, "
+            f"uvicorn.run({app}, host='127.0.0.1', port={port}, "
             "log_level='warning', access_log=False)")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
     deadline = time.monotonic() + 120
@@ -199,6 +200,12 @@ async def run_load(base: str, name: str, paths: list[str], clients: int, total: 
                   pct(srv, 50) if srv else None, pct(srv, 99) if srv else None)
 
 
+def wire_bytes(url: str, encoding: str) -> int:
+    """Bytes on the wire for ``url`` with ``Accept-Encoding: encoding`` (not decoded)."""
+    with httpx.stream("GET", url, headers={"Accept-Encoding": encoding}, timeout=10) as r:
+        return sum(len(chunk) for chunk in r.iter_raw())
+
+
 def page_weight(base: str) -> dict[str, int]:
     html = httpx.get(base + RECIPE, timeout=10)
     assets = re.findall(r'(?:href|src)="(/static/[^"?]+)', html.text)
@@ -206,6 +213,8 @@ def page_weight(base: str) -> dict[str, int]:
     for a in dict.fromkeys(assets):
         sizes[a] = len(httpx.get(base + a, timeout=10).content)
     sizes["total"] = sum(sizes.values())
+    for enc in ("gzip", "br"):
+        sizes[f"total_{enc}"] = sum(wire_bytes(base + p, enc) for p in [RECIPE, *dict.fromkeys(assets)])
     return sizes
 
 
@@ -259,8 +268,9 @@ def main() -> None:
     out = asyncio.run(main_async(args))
     w = out["page_weight_bytes"]
     assert isinstance(w, dict)
-    print(f"recipe page weight: {w['total'] / 1024:.1f} KB uncompressed "
-          f"(" + ", ".join(f"{k} {v / 1024:.1f} KB" for k, v in w.items() if k != "total") + ")")
+    print(f"recipe page weight: {w['total'] / 1024:.1f} KB uncompressed, {w['total_gzip'] / 1024:.1f} KB gzip, "
+          f"{w['total_br'] / 1024:.1f} KB brotli "
+          f"(" + ", ".join(f"{k} {v / 1024:.1f} KB" for k, v in w.items() if not k.startswith("total")) + ")")
     for line in out["lines"]:  # type: ignore[union-attr]
         print(line)
     if args.json:

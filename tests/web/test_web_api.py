@@ -41,9 +41,12 @@ def test_every_static_file_is_served_byte_identical(client: TestClient, built_di
 def test_etag_and_304(client: TestClient) -> None:
     r = client.get("/models.json")
     tag = r.headers["etag"]
-    assert tag.startswith('"') and len(tag) > 10
+    # compressed (the client accepts br/gzip): the same validator, weak (RFC 9110 §8.8.1)
+    assert r.headers["content-encoding"] in ("br", "gzip") and tag.startswith('W/"') and len(tag) > 10
+    plain = client.get("/models.json", headers={"Accept-Encoding": "identity"})
+    assert plain.headers["etag"] == tag.removeprefix("W/") and "content-encoding" not in plain.headers
     assert client.get("/models.json", headers={"If-None-Match": tag}).status_code == 304
-    assert client.get("/models.json", headers={"If-None-Match": f'"x", W/{tag}'}).status_code == 304
+    assert client.get("/models.json", headers={"If-None-Match": f'"x", {tag}'}).status_code == 304
     assert client.get("/models.json", headers={"If-None-Match": '"other"'}).status_code == 200
     other = client.get("/taxonomy.json").headers["etag"]
     assert other != tag

@@ -38,7 +38,7 @@ def assert_inert(page: str) -> None:
     assert not p.script_bodies, p.script_bodies
     for tag, attrs in p.tags:
         if tag == "script":
-            assert (attrs.get("src") or "").startswith("/static/app.js"), attrs
+            assert re.fullmatch(r"/static/app\.[0-9a-f]{12}\.js", attrs.get("src") or ""), attrs  # fingerprinted
         assert tag not in ("iframe", "object", "embed", "svg", "form") or (tag == "form" and \
             attrs.get("action") == "/browse"), (tag, attrs)
         for name, value in attrs.items():

@@ -2,10 +2,42 @@
 
 from __future__ import annotations
 
+import errno
+import socket
+
 import click
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
 from .safety import follow_symlinks_option
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (raises ``OSError`` when the address is busy or invalid).
+
+    Bound by us rather than by uvicorn so the address is printed only once connections are accepted
+    (they queue in the backlog until the server loop takes them), and a busy port is one readable line.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _name, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart quickly after TIME_WAIT
+        sock.bind(addr)
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def bind_error(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is already in use; pick another with --port (e.g. --port {port + 1})"
+    if exc.errno == errno.EACCES:
+        return f"not allowed to listen on {host}:{port}; use a port above 1023 with --port"
+    reason = exc.strerror or str(exc)
+    return f"cannot listen on {host}:{port}: {reason}; check --host and --port"
 
 
 @cli.command("serve")
@@ -27,10 +59,13 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
               source_url: str | None, recipes_dir: str | None) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve).
 
+    The server answers as soon as it listens; default pages and the static JSON API are
+    prepared in a low-priority background process meanwhile (progress: /api/health).
     Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
     docs/reference/json-api.md.
     """
     import os
+    import sys
 
     import uvicorn
 
@@ -57,29 +92,45 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
     if source_url:
         os.environ["VLLM_RECIPES_SOURCE_URL"] = source_url
+    try:
+        sock = listen_socket(host, port)
+    except (OSError, UnicodeError) as exc:
+        click.echo(f"Error: {bind_error(host, port, exc) if isinstance(exc, OSError) else exc}", err=True)
+        sys.exit(1)
+    bound = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
     n = len(catalog.recipes)
-    click.echo(f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}; "
-               f"serving on http://{host}:{port}/" + (" (watching for changes)" if watch else ""), err=True)
+
+    what = f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}"
     if reload or workers > 1:
-        # uvicorn imports the app factory itself in each (re)started process
-        uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=port, reload=reload,
+        # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
+        # checked that the port is free, so we do not claim to be serving yet (uvicorn logs when it listens)
+        sock.close()
+        mode = "reloading on changes" if reload else f"{workers} workers"
+        click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
+        uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
                     workers=None if reload else workers, log_level=log_level,
                     reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
         return
     from vllm_recipes.web import create_app
 
     authoring = AuthoringState(source) if source is not None else None
-    if not watch:
-        app = create_app(catalog, api_jobs=None, build_api_now=True, authoring=authoring)
-        uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
-        return
-    from vllm_recipes.web.live import LiveCatalog
+    live = None
+    if watch:
+        from vllm_recipes.web.live import LiveCatalog
 
-    app = create_app(catalog, api_jobs=1, authoring=authoring)
-    live = LiveCatalog(app, recipes_dir or ".", source)
-    live.reload()
-    live.start()
+        app = create_app(catalog, api_jobs=1, authoring=authoring)
+        live = LiveCatalog(app, recipes_dir or ".", source)
+        live.reload()
+        live.start()
+    else:
+        app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
+    # the socket listens: a client connecting now is answered as soon as the loop runs
+    click.echo(f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""),
+               err=True)
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, proxy_headers=False)
+        server.run(sockets=[sock])
     finally:
-        live.stop()
+        if live is not None:
+            live.stop()

@@ -9,14 +9,15 @@ canonical selection, so a page costs a dictionary lookup once warm.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
@@ -25,8 +26,7 @@ from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
@@ -37,12 +37,17 @@ from vllm_recipes.synth.resolve import resolve
 from . import markdown as md
 from . import twins
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
+from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
+from .compress import CompressionMiddleware, negotiate
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
+
+if TYPE_CHECKING:
+    from .warmup import Warmer
 
 log = logging.getLogger("vllm_recipes.web")
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -73,15 +78,6 @@ class LRU:
                 self._d.popitem(last=False)
 
 
-def _asset_version() -> str:
-    h = hashlib.sha256()
-    for p in sorted(STATIC_DIR.glob("*")):
-        if p.is_file():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()[:10]
-
-
 class Web:
     """Per-app state: the catalog, its indexes, the template environment and caches."""
 
@@ -91,7 +87,8 @@ class Web:
         self.api = StaticApi(catalog, jobs=api_jobs)
         self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
                                trim_blocks=True, lstrip_blocks=True)
-        self.env.globals.update(asset_v=_asset_version(), fmt_int=fmt_int, index=self.index,
+        self.assets = AssetStore(STATIC_DIR)
+        self.env.globals.update(asset_v=self.assets.version, asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
         self.state_cache = LRU(4096)
         self.builder_cache = LRU(1024)
@@ -103,14 +100,36 @@ class Web:
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
         spec = openapi_spec()
         spec["paths"].update(twins.openapi_paths())
+        spec["paths"]["/api/health"] = {"get": {
+            "summary": "Liveness and background warm-up progress",
+            "responses": {"200": {"description": "`ok`, `warm`, `pages`, `recipes`, `api`, `warm_seconds`, "
+                                                 "`warm_error`.",
+                                  "content": {"application/json": {"schema": {"type": "object"}}}}}}}
         self.openapi_json = json.dumps(spec, indent=2).encode()
         self.llms = twins.LlmsFiles(catalog)
+        self.warmer: Warmer | None = None
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
 
+    def start_warming(self) -> None:
+        """Warm the caches in the background (:mod:`.warmup`); the server answers meanwhile."""
+        from .warmup import Warmer
+
+        if self.warmer is None:
+            self.warmer = Warmer(self)
+            self.api.warming = True
+            self.warmer.start()
+
+    def health(self) -> dict[str, Any]:
+        """Liveness plus warm-up progress (``/api/health``)."""
+        if self.warmer is not None:
+            return {"ok": True, **self.warmer.status()}
+        return {"ok": True, "warm": False, "pages": 0, "recipes": len(self.catalog.recipes), "api": self.api.ready,
+                "warm_seconds": None, "warm_error": None}
+
     def warm(self) -> None:
-        """Build the static API and render every recipe's default page once (``serve`` startup)."""
+        """Build the static API and render every recipe's default page once, before serving (blocking)."""
         self.api.build()
         self.translations()
         for recipe in self.catalog.recipes:
@@ -319,6 +338,10 @@ async def openapi(request: Request) -> Response:
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
 
 
+async def health(request: Request) -> Response:
+    return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
+
+
 def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Response:
     """A cached live-API answer: ``payload(catalog, items)`` as JSON, 400 on a bad selection, 422 on an
     engine failure (never a 500)."""
@@ -340,6 +363,24 @@ def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Res
     status, body = hit
     return Response(body, status_code=status, media_type="application/json",
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
+
+
+async def static_asset(request: Request) -> Response:
+    """Our CSS/JS: fingerprinted names are immutable, plain names revalidate; pre-compressed bodies."""
+    found = _web(request).assets.find(request.path_params["name"])
+    if found is None:
+        return not_found(request)
+    asset, immutable = found
+    headers = {"ETag": asset.etag, "Cache-Control": IMMUTABLE if immutable else REVALIDATE}
+    if asset.compressible:
+        headers["Vary"] = "Accept-Encoding"
+    if etag_matches(request.headers.get("if-none-match"), asset.etag):
+        return Response(status_code=304, headers=headers)
+    encoding = negotiate(request.headers.get("accept-encoding")) if asset.compressible else None
+    if encoding is None or request.method == "HEAD":
+        return Response(asset.data, media_type=asset.media_type, headers=headers)
+    headers["Content-Encoding"] = encoding
+    return Response(asset.encoded(encoding), media_type=asset.media_type, headers=headers)
 
 
 async def api_fit(request: Request) -> Response:
@@ -521,9 +562,11 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
-               build_api_now: bool = False, authoring: Any = None) -> Starlette:
-    """The ASGI app. ``build_api_now`` builds the static JSON API before serving (``serve`` does).
+               build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
+    """The ASGI app.
 
+    ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
+    (``serve``) warms them after the server starts (ASGI lifespan startup), while it answers.
     ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
     links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
@@ -537,6 +580,17 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     web = Web(catalog, api_jobs=api_jobs)
     if build_api_now:
         web.warm()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if warm_in_background:
+            web.start_warming()
+        try:
+            yield
+        finally:
+            if web.warmer is not None:
+                web.warmer.stop()
+
     routes = [
         Route("/", home, methods=["GET", "HEAD"]),
         Route("/browse", browse, methods=["GET", "HEAD"]),
@@ -547,17 +601,20 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/sitemap.xml", sitemap, methods=["GET", "HEAD"]),
         Route("/robots.txt", robots, methods=["GET", "HEAD"]),
         Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
+        Route("/api/health", health, methods=["GET", "HEAD"]),
         Route("/api/fit", api_fit, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
-        Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
+        Route("/static/{name}", static_asset, methods=["GET", "HEAD"]),
         Route("/{path:path}", dispatch, methods=["GET", "HEAD"]),
     ]
     from starlette.exceptions import HTTPException
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error},
+                    lifespan=lifespan)
     app.state.web = web
     app.state.authoring = authoring
+    app.add_middleware(CompressionMiddleware)  # inside the security layer: Server-Timing includes it
     app.add_middleware(SecurityMiddleware)
     return app
 
@@ -570,4 +627,4 @@ def create_served_app() -> Starlette:
 
     source_url = os.environ.get("VLLM_RECIPES_SOURCE_URL")
     authoring = AuthoringState(SourceLinks.parse(source_url)) if source_url else None
-    return create_app(api_jobs=1, build_api_now=True, authoring=authoring)
+    return create_app(api_jobs=1, warm_in_background=True, authoring=authoring)

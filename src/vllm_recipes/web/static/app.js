@@ -139,39 +139,90 @@
   });
 
   /* ---------- builder: in-place updates ---------- */
-  var pending = null;
   function builderEl() { return document.getElementById("builder"); }
   function fragmentUrl(href) {
     var u = new URL(href, window.location.href);
     return u.pathname + "/builder" + u.search;
   }
-  function load(href, mode, focusKey) {
+  var loadSeq = 0;
+  function load(href, mode, focusKey, after) {
     var b = builderEl();
     if (!b) { window.location.href = href; return; }
-    if (pending) { pending.abort(); }
-    pending = new AbortController();
-    b.classList.add("is-loading");
-    fetch(fragmentUrl(href), { signal: pending.signal, headers: { "Accept": "text/html" } })
-      .then(function (r) { if (!r.ok && r.status !== 422) { throw new Error("HTTP " + r.status); } return r.text(); })
+    var seq = ++loadSeq;
+    var settled = false;
+    window.setTimeout(function () { if (!settled && seq === loadSeq) { b.classList.add("is-loading"); } }, 60);
+    getFragment(href)
       .then(function (html) {
+        settled = true;
+        if (seq !== loadSeq) { return; }
         var tpl = document.createElement("template");
-        tpl.innerHTML = html.trim();
+        tpl.innerHTML = html;
         var fresh = tpl.content.firstElementChild;
         if (!fresh || fresh.id !== "builder") { throw new Error("bad fragment"); }
-        var cur = builderEl();
-        cur.replaceWith(fresh);
+        builderEl().replaceWith(fresh);
         var url = fresh.getAttribute("data-url") || href;
         if (mode === "push") { history.pushState({ builder: true }, "", url); }
         else if (mode === "replace") { history.replaceState({ builder: true }, "", url); }
         remember(fresh);
         initBuilder(fresh);
+        if (after) { after(fresh); }
         if (focusKey) {
           var el = fresh.querySelector("[data-key=\"" + focusKey + "\"]");
           if (el) { el.focus({ preventScroll: true }); }
         }
+        schedulePrefetch();
       })
-      .catch(function (e) { if (e.name !== "AbortError") { window.location.href = href; } })
-      .finally(function () { var x = builderEl(); if (x) { x.classList.remove("is-loading"); } });
+      .catch(function () { settled = true; if (seq === loadSeq) { window.location.href = href; } });
+  }
+
+  /* ---------- instant clicks: fragments prefetched on hover/focus/idle (up to 6 hardware/strategy
+     pills, paused while the user points), swapped from memory; the latest click wins ---------- */
+  var fragments = new Map();
+  var FRAGMENT_LIMIT = 48;
+  var IDLE_PREFETCH = 6;
+  function getFragment(href) {
+    var url = fragmentUrl(href);
+    var hit = fragments.get(url);
+    if (hit) { fragments.delete(url); fragments.set(url, hit); return hit; }
+    var p = fetch(url, { headers: { "Accept": "text/html" } })
+      .then(function (r) { if (!r.ok && r.status !== 422) { throw new Error("HTTP " + r.status); } return r.text(); })
+      .then(function (t) { return t.trim(); });
+    p.catch(function () { if (fragments.get(url) === p) { fragments.delete(url); } });
+    fragments.set(url, p);
+    while (fragments.size > FRAGMENT_LIMIT) { fragments.delete(fragments.keys().next().value); }
+    return p;
+  }
+  function prefetchAllowed() {
+    if (store.get("prefetch") === "off") { return false; }
+    var c = navigator.connection;
+    return !(c && c.saveData);
+  }
+  var lastPointed = 0;
+  function prefetchLink(a) {
+    if (!a || !prefetchAllowed() || a.classList.contains("is-active")) { return; }
+    lastPointed = Date.now();
+    getFragment(a.getAttribute("href"));
+  }
+  function navTarget(ev) { return ev.target.closest && ev.target.closest("#builder a[data-nav]"); }
+  document.addEventListener("mouseover", function (ev) { prefetchLink(navTarget(ev)); });
+  document.addEventListener("focusin", function (ev) { prefetchLink(navTarget(ev)); });
+  document.addEventListener("touchstart", function (ev) { prefetchLink(navTarget(ev)); }, { passive: true });
+  var idle = window.requestIdleCallback || function (fn) { return window.setTimeout(fn, 200); };
+  function schedulePrefetch() {
+    if (!prefetchAllowed()) { return; }
+    var b = builderEl();
+    if (!b) { return; }
+    var links = Array.prototype.slice.call(b.querySelectorAll(
+      "[data-row=hardware] > a.pill[data-nav]:not(.is-active), [data-row=strategy] > a.pill[data-nav]:not(.is-active)"))
+      .slice(0, IDLE_PREFETCH);
+    var seq = loadSeq;
+    function next() {
+      if (!links.length || seq !== loadSeq) { return; }
+      if (Date.now() - lastPointed < 400) { window.setTimeout(next, 200); return; }
+      var a = links.shift();
+      idle(function () { getFragment(a.getAttribute("href")).then(next, next); });
+    }
+    next();
   }
   function remember(b) {
     var recipe = b.getAttribute("data-recipe");
@@ -215,28 +266,59 @@
     initEnv(root);
   }
 
-  /* restore remembered choices when the URL carries none (the URL always wins) */
+  /* ---------- restore remembered choices on a plain recipe URL (the URL always wins), and say so ---------- */
   function restore() {
     var b = builderEl();
-    if (!b) { return; }
+    if (!b) { return false; }
     var here = new URLSearchParams(window.location.search);
+    var lang = here.get("lang");
     here.delete("lang");
-    if (here.toString() !== "") { remember(b); return; }
+    if (here.toString() !== "") { remember(b); return false; }
+    var path = window.location.pathname;
+    var target = null;
+    var what = null;
     var saved = store.get("q:" + b.getAttribute("data-recipe"));
     if (saved) {
-      var u = new URL(window.location.href);
-      var lang = u.searchParams.get("lang");
       var p = new URLSearchParams(saved);
       if (lang) { p.set("lang", lang); }
-      load(u.pathname + "?" + p.toString(), "replace", null);
-      return;
+      target = path + "?" + p.toString();
+      what = "your last selection for this recipe";
+    } else {
+      var hw = store.get("hw");
+      var a = hw ? b.querySelector(".pills[data-brand=\"NVIDIA\"] > a[data-key=\"hardware:" + hw + "\"]") : null;
+      if (a && !a.classList.contains("is-active")) {
+        target = a.getAttribute("href");
+        var label = a.querySelector(".pl");
+        what = "your hardware choice (" + (label ? label.textContent : hw) + ")";
+      }
     }
-    var hw = store.get("hw");
-    if (hw) {
-      var a = b.querySelector(".pills[data-brand=\"NVIDIA\"] > a[data-key=\"hardware:" + hw + "\"]");
-      if (a && !a.classList.contains("is-active")) { load(a.getAttribute("href"), "replace", null); }
-    }
+    if (!target) { return false; }
+    var recommended = b.getAttribute("data-url");
+    var resetHref = path + (lang ? "?lang=" + encodeURIComponent(lang) : "");
+    load(target, "replace", null, function (fresh) {
+      if (fresh.getAttribute("data-url") !== recommended) { showRestored(fresh, what, resetHref); }
+    });
+    return true;
   }
+  function showRestored(root, what, resetHref) {
+    var bar = el("div", "notices restored");
+    bar.setAttribute("role", "status");
+    bar.appendChild(el("span", "", "Restored " + what + " from this browser."));
+    var reset = el("a", "btn", "Reset to recommended");
+    reset.href = resetHref;
+    reset.setAttribute("data-reset", "");
+    bar.appendChild(reset);
+    root.insertBefore(bar, root.firstChild);
+  }
+  document.addEventListener("click", function (ev) {
+    var a = ev.target.closest && ev.target.closest("#builder a[data-reset]");
+    if (!a || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) { return; }
+    ev.preventDefault();
+    var b = builderEl();
+    store.set("q:" + b.getAttribute("data-recipe"), null);
+    store.set("hw", null);
+    load(a.getAttribute("href"), "replace", null);
+  });
 
   /* ---------- header search ---------- */
   var index = null;
@@ -311,7 +393,7 @@
     initSearch();
     initCopy(document);
     initEnv(document);
-    restore();
+    if (!restore()) { schedulePrefetch(); }
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 }());

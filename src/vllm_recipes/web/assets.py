@@ -1,0 +1,91 @@
+"""Our static assets, fingerprinted and pre-compressed in memory.
+
+Each file under ``static/`` is served at two URLs: ``/static/app.js`` (short
+cache, revalidated by ETag; for old links) and the fingerprinted
+``/static/app.<hash>.js`` that pages link to. A fingerprinted URL names exact
+bytes, so it is cached for a year as ``immutable``: a new release changes the
+hash and therefore the URL. Brotli (quality 11) and gzip bodies are made once,
+when an asset is first asked for in that encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .compress import compress
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "public, max-age=300"
+MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+               ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
+               ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2", ".webp": "image/webp"}
+TEXT_SUFFIXES = (".css", ".js", ".svg", ".json", ".txt")
+
+
+@dataclass
+class Asset:
+    name: str
+    data: bytes
+    digest: str
+    media_type: str
+    _packed: dict[str, bytes] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def fingerprinted(self) -> str:
+        stem, dot, suffix = self.name.rpartition(".")
+        return f"{stem}.{self.digest}.{suffix}" if dot else f"{self.name}.{self.digest}"
+
+    @property
+    def etag(self) -> str:
+        return f'"{self.digest}"'
+
+    @property
+    def compressible(self) -> bool:
+        return self.name.endswith(TEXT_SUFFIXES)
+
+    def encoded(self, encoding: str) -> bytes:
+        """The body in ``encoding`` at the highest quality (made once)."""
+        packed = self._packed.get(encoding)
+        if packed is None:
+            with self._lock:
+                packed = self._packed.get(encoding)
+                if packed is None:
+                    packed = self._packed[encoding] = compress(self.data, encoding, quality=11)
+        return packed
+
+
+class AssetStore:
+    """Every file of one directory, by plain and by fingerprinted name."""
+
+    def __init__(self, directory: Path) -> None:
+        self.by_name: dict[str, Asset] = {}
+        self.by_fingerprint: dict[str, Asset] = {}
+        for path in sorted(directory.iterdir()):
+            if not path.is_file() or path.name.startswith("."):
+                continue
+            data = path.read_bytes()
+            asset = Asset(path.name, data, hashlib.sha256(data).hexdigest()[:12],
+                          MEDIA_TYPES.get(path.suffix.lower(), "application/octet-stream"))
+            self.by_name[asset.name] = asset
+            self.by_fingerprint[asset.fingerprinted] = asset
+        digest = hashlib.sha256()
+        for asset in self.by_name.values():
+            digest.update(asset.name.encode() + b"\0" + asset.digest.encode())
+        #: one hash of every asset (the older ``?v=`` cache-buster, kept for templates that use it)
+        self.version = digest.hexdigest()[:10]
+
+    def url(self, name: str) -> str:
+        """The fingerprinted URL of asset ``name`` (raises ``KeyError`` for an unknown asset)."""
+        return "/static/" + self.by_name[name].fingerprinted
+
+    def find(self, name: str) -> tuple[Asset, bool] | None:
+        """``(asset, immutable)`` for a request path under ``/static/``."""
+        asset = self.by_fingerprint.get(name)
+        if asset is not None:
+            return asset, True
+        asset = self.by_name.get(name)
+        return (asset, False) if asset is not None else None

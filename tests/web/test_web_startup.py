@@ -1,0 +1,110 @@
+"""Start-up: the server answers before its background warm-up ends, and ``serve`` binds before it announces.
+
+Readiness is asserted by behaviour: the warm-up process is held at a gate the
+test controls, so "answered while still cold" is a fact, not a race.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.web import create_app
+from vllm_recipes.web import warmup as warmup_mod
+
+V41 = "/deepseek-ai/DeepSeek-V4.1-Flash"
+
+
+def _gated(gate: Path, real: Any) -> Any:
+    def gated(*args: Any) -> Any:
+        while not gate.exists():  # runs in the forked warm-up process: the test opens the gate
+            time.sleep(0.01)
+        return real(*args)
+
+    return gated
+
+
+@pytest.fixture()
+def gated_server(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web: Any) -> Iterator[Any]:
+    import uvicorn
+
+    gate = tmp_path / "gate"
+    monkeypatch.setattr(warmup_mod, "warm_items", _gated(gate, warmup_mod.warm_items))
+    monkeypatch.setattr(warmup_mod, "build_static_api", _gated(gate, warmup_mod.build_static_api))
+    app = create_app(catalog, warm_in_background=True)
+    srv = web.LiveServer(app)
+    srv.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=srv.port, log_level="warning",
+                                               lifespan="on"))
+    srv.thread = threading.Thread(target=srv.server.run, daemon=True)
+    with srv:
+        yield srv, gate, app.state.web
+
+
+def test_answers_before_warm_up_and_waits_for_the_api(gated_server: Any, client: Any) -> None:
+    srv, gate, state = gated_server
+    with httpx.Client(base_url=srv.url, timeout=30) as c:
+        health = c.get("/api/health").json()
+        assert health["ok"] and not health["warm"] and health["pages"] == 0 and not health["api"]
+        page = c.get(V41)
+        assert page.status_code == 200
+        assert page.text == client.get(V41).text  # on demand == what a warm server renders
+        assert c.get(V41 + "/builder?hardware=h100").status_code == 200
+        assert c.get("/api/resolve", params={"model": V41[1:]}).status_code == 200
+        assert not c.get("/api/health").json()["warm"]  # still gated: all of the above came before warm-up
+
+        # a static API file requested now waits for the warm-up's build instead of building a second copy
+        got: dict[str, httpx.Response] = {}
+        waiter = threading.Thread(target=lambda: got.setdefault("r", c.get("/models.json")))
+        waiter.start()
+        waiter.join(0.5)
+        assert "r" not in got
+        gate.touch()
+        waiter.join(60)
+        assert got["r"].status_code == 200
+        assert got["r"].content == client.get("/models.json").content
+        assert state.warmer.done.wait(60)
+        health = c.get("/api/health").json()
+        assert health["warm"] and health["api"] and health["pages"] == health["recipes"], health
+        assert health["warm_error"] is None
+    # the warm-up filled the default pages' caches in the parent
+    recipe = state.catalog.recipe(V41[1:])
+    assert state.guide_cache.get((recipe.hf_id, None)) is not None
+
+
+def _serve(port: int, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("VLLM_RECIPES_DIR", None)
+    return subprocess.Popen([sys.executable, "-c", "from vllm_recipes.cli.main import main; main()", "serve",
+                             "--port", str(port), "--log-level", "warning", *extra],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+
+
+def test_serve_announces_only_when_listening_and_refuses_a_busy_port(web: Any) -> None:
+    port = web.LiveServer(None).port  # a free port (the helper picks one; nothing is started)
+    proc = _serve(port)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert f"serving on http://127.0.0.1:{port}/" in line, line
+        # announced => listening: the very first request is answered, no retry loop needed
+        r = httpx.get(f"http://127.0.0.1:{port}{V41}", timeout=60)
+        assert r.status_code == 200
+        busy = _serve(port)
+        _out, err = busy.communicate(timeout=60)
+        assert busy.returncode == 1
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "already in use" in lines[0] and "--port" in lines[0], err
+        assert "Traceback" not in err
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
