@@ -205,17 +205,29 @@ def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
             LLMS_FULL_TXT: llms_full_txt(catalog, base).encode("utf-8")}
 
 
-def write_llms_files(out: Path, catalog: Catalog, *, only_if_missing: bool = False) -> list[str]:
+def llms_current(out: Path) -> bool:
+    """Both files exist and are at least as new as the API's ``models.json``.
+
+    They are written after the API tree is swapped in, so a build killed in between
+    leaves them older than ``models.json``: the next build, even one with nothing else
+    to do, then rewrites them instead of keeping stale commands.
+    """
+    try:
+        index = (out / "models.json").stat().st_mtime_ns
+        return all((out / name).stat().st_mtime_ns >= index for name in (LLMS_TXT, LLMS_FULL_TXT))
+    except OSError:
+        return False
+
+
+def write_llms_files(out: Path, catalog: Catalog) -> list[str]:
     """Write both files into the published tree ``out``, each atomically (temp file + rename).
 
-    ``only_if_missing``: an unchanged API keeps the files it has (an incremental build with
-    nothing to do must stay cheap). Returns the names written.
+    Callers skip this when nothing changed and :func:`llms_current` holds (an incremental
+    build with nothing to do must stay cheap). Returns the names written.
     """
     written = []
     for name, data in llms_files(catalog).items():
         target = out / name
-        if only_if_missing and target.is_file():
-            continue
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -47,7 +47,7 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
     """
     from vllm_recipes.api.build import ApiBuildError, build_api
     from vllm_recipes.api.incremental import build_full, build_incremental
-    from vllm_recipes.api.llms import llms_files, write_llms_files
+    from vllm_recipes.api.llms import llms_current, llms_files, write_llms_files
     from vllm_recipes.api.translations import translations_hook
     from vllm_recipes.api.writer import diff_tree
     from vllm_recipes.catalog import load_catalog
@@ -86,10 +86,9 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
                                    "the previous API is unchanged") from None
     if result.notice:
         click.echo(f"build-api: {result.notice}; rebuilding everything", err=True)
-    if llms:
-        unchanged = result.mode == "unchanged"
+    if llms and not (result.mode == "unchanged" and llms_current(out)):
         # the same recipes as the API: what validation rejects never reaches the engine
-        write_llms_files(out, usable_catalog(load_catalog(recipes_dir))[0], only_if_missing=unchanged)
+        write_llms_files(out, usable_catalog(load_catalog(recipes_dir))[0])
     if verbose:
         click.echo(f"build-api: {result.mode} ({result.reason}); rendered {len(result.rendered)} recipe(s), "
                    f"wrote {result.written} file(s), deleted {result.deleted}", err=True)
