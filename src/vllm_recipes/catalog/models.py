@@ -520,6 +520,8 @@ class HardwareProfile(_Model):
     restricted: bool | None = None
     multi_node: bool | None = None
     arch: str | None = None
+    #: Kubernetes extended resource of one accelerator (``nvidia.com/gpu``); ``export --to k8s``
+    device_resource: str | None = None
 
 
 class KvOffloadOption(_Model):
