@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "build-api": "api_cmds",
     "i18n": "i18n_cmds",
     "serve": "web_cmds",
+    "export": "export_cmds",
 }
 
 

@@ -136,7 +136,7 @@ def shell_command(tokens: Iterable[str | RankTerm], word: Callable[[str], str], 
         else:
             lines.append(w)
             i += 1
-    if len(lines) > 1 and not lines[0].startswith("-") and not lines[1].startswith("-"):
+    while len(lines) > 1 and not lines[0].startswith("-") and not lines[1].startswith("-"):
         lines[0:2] = [f"{lines[0]} {lines[1]}"]
     return f" \\\n{indent}".join(lines)
 

@@ -279,8 +279,11 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     image = opts.image or dep.meta.image
     if not image:
         raise ExportError(f"no container image is known for {dep.hw_id}; pass --image IMAGE.")
-    to_set = {n: w for n, w in used_placeholders(dep).items()
-              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p) or _in_files(p, n))}
+    where = used_placeholders(dep)
+    to_set = {n: w for n, w in where.items()
+              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p))}
+    in_files = {n: w for n, w in where.items() if n not in to_set
+                and any(names.bind(p, n) is None for p in dep.processes if _in_files(p, n))}
     settings = f"{names.base}-settings" if to_set else None
     companions = [p for p in dep.processes if p.kind == "companion"]
     objects: list[tuple[str, dict[str, Any]]] = []
@@ -305,6 +308,9 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
                                        else "emptyDir (pass --pvc NAME to keep downloads across restarts)")]
     if settings:
         extra.append(f"Fill the ConfigMap {settings!r} with the values below.")
+    if in_files:
+        extra.append(f"Edit in the ConfigMap {names.base + '-files'!r} (files are not expanded): "
+                     + "; ".join(f"${n} in {', '.join(w)}" for n, w in in_files.items()))
     if any(p.install for p in dep.processes):
         extra.append("Processes with an install step run it in the container before starting: "
                      + "; ".join(f"{p.title}: {p.install}" for p in dep.processes if p.install))

@@ -114,8 +114,10 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             lines.append(f"export {var}={value}")
     for var, f in files.items():
         lines.append(write_file_text(var, f.content))
-    lines += ["", "PIDS=()", "cleanup() {", '  if [ "${#PIDS[@]}" -gt 0 ]; then kill "${PIDS[@]}" 2>/dev/null || true; fi',
-              "  wait", "}", "trap cleanup EXIT", "trap 'exit 143' TERM INT", ""]
+    lines += ["", "PIDS=()",
+              "# stop every step when the job ends, fails or is cancelled (scancel sends TERM)",
+              """trap 'if [ "${#PIDS[@]}" -gt 0 ]; then kill "${PIDS[@]}" 2>/dev/null || true; fi; wait' EXIT""",
+              "trap 'exit 143' TERM INT", ""]
     container = []
     if docker and image:
         container = [f"--container-image={shlex.quote(image)}",

@@ -153,7 +153,7 @@ def gpus_per_node(argv: Sequence[str], nodes: int, node_gpus: int) -> int:
 
 def split_command(text: str) -> tuple[str, ...]:
     """A router / Mooncake command as printed (``\\``-continued lines) -> argv."""
-    return tuple(shlex.split(text, comments=True))
+    return tuple(shlex.split(text.replace("\\\n", " "), comments=True))
 
 
 def _generalize(argv: Sequence[str], rank: int, pool: str | None) -> tuple[Token, ...]:
