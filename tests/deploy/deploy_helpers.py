@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -164,20 +165,30 @@ def stub_dir(tmp: Path) -> Path:
     """A PATH directory whose ``vllm``, ``vllm-router`` and ``python3`` print their argv as JSON."""
     d = tmp / "bin"
     d.mkdir(exist_ok=True)
-    for name in ("vllm", "vllm-router", "mooncake_master", "lmcache"):
+    for name in ("vllm", "vllm-router", "mooncake_master", "lmcache", "python3"):
         f = d / name
-        f.write_text("#!/usr/bin/env python3\nimport json, os, sys\n"
-                     "print(json.dumps([os.path.basename(sys.argv[0]), *sys.argv[1:]]))\n")
+        f.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                     "print(json.dumps({'argv': [os.path.basename(sys.argv[0]), *sys.argv[1:]], "
+                     "'env': dict(os.environ)}))\n")
         f.chmod(f.stat().st_mode | stat.S_IEXEC)
+    uv = d / "uv"
+    uv.write_text("#!/bin/sh\nexit 0\n")
+    uv.chmod(0o755)
     return d
 
 
-def run_shell(script: str, env: Mapping[str, str], stubs: Path, argv: Sequence[str] = ()) -> list[str]:
-    """Run ``script`` with ``/bin/sh -c`` (and ``argv`` as $0...) under the stubs; the exec'd argv."""
+def run_shell(script: str, env: Mapping[str, str], stubs: Path) -> list[str]:
+    """Run ``script`` with ``/bin/sh -c`` under the stubs; the argv it execs."""
+    return run_shell_full(script, env, stubs)[0]
+
+
+def run_shell_full(script: str, env: Mapping[str, str], stubs: Path) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of the process ``script`` execs."""
     full = {"PATH": f"{stubs}:/usr/bin:/bin", **env}
-    out = subprocess.run(["/bin/sh", "-c", script, *argv], env=full, capture_output=True, text=True, timeout=20)
+    out = subprocess.run(["/bin/sh", "-c", script], env=full, capture_output=True, text=True, timeout=20)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["argv"], got["env"]
 
 
 def container_argv(c: dict[str, Any], env: Mapping[str, str], stubs: Path) -> list[str]:

@@ -11,12 +11,11 @@ from pathlib import Path
 import jsonschema
 import kubernetes_validate
 import pytest
+from deploy_helpers import SEEDS, export, yaml_docs
 
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.render.export import ExportError, stdout_text
 from vllm_recipes.render.k8s import KUBERNETES_VERSION
-
-from deploy_helpers import SEEDS, export, yaml_docs
 
 HERE = Path(__file__).resolve().parent
 LWS_SCHEMA = json.loads((HERE / "lws_v1_schema.json").read_text())

@@ -31,7 +31,7 @@ HEALTH_POLL_S = 10
 
 
 def _ref(name: str) -> str:
-    return '"$(hostname)"' if name == SELF else f'"${{{name}}}"'
+    return f'"${{{name}}}"'
 
 
 def _words(tokens: tuple[str | RankTerm, ...], rank_var: str) -> str:
@@ -44,13 +44,15 @@ def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
 
 def step_script(p: Process, rank_var: str) -> str:
     """What runs on each node of ``p``'s step: env, optional install, then exec of its argv."""
-    pre = [p.install] if p.install else []
+    pre = ["set -e", p.install] if p.install else []
     if p.script is not None:
         return "\n".join([*pre, p.script])
     head = [*pre, *_exports(p.env), "exec " + _words(p.argv, rank_var)]
     if p.nodes <= 1:
         return "\n".join(head)
     worker = [*pre, *_exports(p.worker_env), "exec " + _words(p.worker_argv, rank_var)]
+    if any(f"${SELF}" in t for t in (*p.worker_argv, *(v for _, v in p.worker_env)) if isinstance(t, str)):
+        worker.insert(len(pre), f"{SELF}=$(hostname)")
     ind = "  "
     return "\n".join([f'if [ "${rank_var}" -eq 0 ]; then', *(ind + ln for ln in "\n".join(head).split("\n")),
                       "else", *(ind + ln for ln in "\n".join(worker).split("\n")), "fi"])
