@@ -69,7 +69,7 @@ def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
         f = flags[i]
         nxt = flags[i + 1] if i + 1 < len(flags) else ""
         if f == "--gpus":
-            count: int | str = "all" if pinned or (nxt == "all" and not gpus) else gpus
+            count: int | str = "all" if pinned or not gpus else gpus
             out["deploy"] = {"resources": {"reservations": {"devices": [
                 {"driver": "nvidia", "count": count, "capabilities": ["gpu"]}]}}}
             i += 2
@@ -147,9 +147,10 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
-    if (dep.node_count > 1 and not dep.co_located) or any(p.nodes > 1 for p in dep.processes):
-        raise ExportError(f"Compose runs on one machine and this selection spans {dep.node_count} nodes; "
-                          "use --to k8s (LeaderWorkerSet) or --to slurm.")
+    if dep.machines > 1:
+        raise ExportError(f"Compose runs on one machine and this selection spans {dep.machines} nodes; "
+                          "use --to k8s or --to slurm (or the co-located PD layout: --prefill-nodes 0 "
+                          "--decode-nodes 0).")
     image = opts.image or dep.meta.image
     if not image:
         raise ExportError(f"no container image is known for {dep.hw_id}; pass --image IMAGE.")

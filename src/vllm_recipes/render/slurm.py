@@ -126,6 +126,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
                      f'--container-mounts="$HOME/.cache/huggingface:{HF_CACHE},$WORKDIR:$WORKDIR"']
     ordered = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + serve + \
         [p for p in dep.processes if p.kind == "router"]
+    health: list[str] = []
     for p in ordered:
         var = _var(p.key)
         spans_job = p.kind == "serve" and p.nodes == total
@@ -138,12 +139,19 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             where = [f"--nodes={p.nodes}", f"--ntasks={p.nodes}", "--ntasks-per-node=1", f'--nodelist="{nodelist}"']
         else:
             where = ["--nodes=1", "--ntasks=1", "--overlap", '--nodelist="${NODES[0]}"']
-        srun = ["srun", *where, *container, "bash", "-c", f'"${var}"']
-        lines += [" ".join(srun) + " &", 'PIDS+=("$!")']
+        if p.kind == "router" and health:
+            lines += ["# start the router once every vLLM process answers /health", *health, ""]
+            health = []
+        srun = [" ".join(["srun", *where]), *container, f'bash -c "${var}" &']
+        lines += [" \\\n  ".join(srun), 'PIDS+=("$!")']
         if p.kind == "serve" and p.port is not None:
             host = f"${{NODES[{first[p.key]}]}}"
-            lines += [f'wait_healthy "http://{host}:{p.port}/health" "$!"']
+            lines.append(f"{var}_PID=$!")
+            health.append(f'wait_healthy "http://{host}:{p.port}/health" "${var}_PID"')
         lines.append("")
+    if health:
+        lines += ["# wait until every vLLM process answers /health", *health,
+                  'echo "every vLLM process is healthy" >&2', ""]
     lines += ['wait -n "${PIDS[@]}"', 'echo "a job step exited; stopping the others" >&2', "exit 1", ""]
     body = "\n".join(lines)
     fn = ["wait_healthy() {",

@@ -118,6 +118,11 @@ class Deployment:
     co_located: bool
     ready_timeout_s: int
 
+    @property
+    def machines(self) -> int:
+        """Nodes the deployment occupies: each serve process owns its nodes, unless PD is co-located on one."""
+        return 1 if self.co_located else sum(p.nodes for p in self.processes if p.kind == "serve")
+
 
 def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
     return tuple((e.key, js_str(e.value)) for e in env)
