@@ -9,30 +9,11 @@ from typing import Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.artifacts import Artifact
-from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, export_artifacts, stdout_text
-from vllm_recipes.select.page import PageState
+from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, stdout_text
 
 from .engine_cmds import find_recipe, resolve_request, selection_options
 from .main import cli, fail, load_or_exit
-
-
-def page_url(catalog: Catalog, recipe: Recipe, state: PageState) -> str:
-    """Site-relative URL of the recipe page showing this selection."""
-    from vllm_recipes.web.urlstate import canonical_params, encode
-
-    query = encode(canonical_params(catalog, recipe, state))
-    return f"/{recipe.hf_id}" + (f"?{query}" if query else "")
-
-
-def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
-                 options: ExportOptions) -> list[Artifact]:
-    """The artifacts of one page state (shared by the CLI, the web page and ``/api/export``)."""
-    from dataclasses import replace
-
-    opts = replace(options, install=state.install, page_url=options.page_url or page_url(catalog, recipe, state))
-    return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located)
 
 
 def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
@@ -73,6 +54,8 @@ def export_cmd(hf_id: str, recipes_dir: str | None, target: str, output: str, na
     if recipe.is_omni:
         fail(f"{recipe.hf_id} is an omni recipe; export supports `vllm serve` recipes only. "
              "Use `vllm-recipes command` for it.")
+    from vllm_recipes.web.deploy import export_state
+
     state = resolve_request(catalog, recipe, kw)
     options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image)
     try:

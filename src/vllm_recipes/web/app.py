@@ -35,6 +35,7 @@ from vllm_recipes.synth.resolve import resolve
 from . import markdown as md
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .builder import build_view
+from .deploy import deploy_tabs, export_response
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
@@ -89,6 +90,7 @@ class Web:
                                trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(asset_v=_asset_version(), fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
+        self.env.globals["deploy_tabs"] = lambda hf_id, query: deploy_tabs(catalog, hf_id, query)
         self.state_cache = LRU(4096)
         self.builder_cache = LRU(1024)
         self.guide_cache = LRU(256)
@@ -283,6 +285,10 @@ async def openapi(request: Request) -> Response:
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
 
 
+async def api_export(request: Request) -> Response:
+    return export_response(_web(request).catalog, _query_items(request))
+
+
 async def api_resolve(request: Request) -> Response:
     web = _web(request)
     items = _query_items(request)
@@ -455,6 +461,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/sitemap.xml", sitemap, methods=["GET", "HEAD"]),
         Route("/robots.txt", robots, methods=["GET", "HEAD"]),
         Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
+        Route("/api/export", api_export, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),

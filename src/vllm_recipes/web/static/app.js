@@ -210,9 +210,24 @@
     if (next) { ev.preventDefault(); next.focus(); }
   });
 
+  /* ---------- Deploy tabs (Kubernetes, Compose, Slurm, vLLM config) ----------
+     The artifacts are server-rendered (same bytes as `vllm-recipes export -o -`) and the
+     tabs are CSS-only; this only remembers the chosen target across builder updates. */
+  function initDeployTargets(root) {
+    var box = root.querySelector("[data-deploy-targets]");
+    if (!box) { return; }
+    var saved = store.get("deploy-target");
+    var pick = saved && box.querySelector("#dt-" + saved.replace(/[^a-z-]/g, ""));
+    if (pick) { pick.checked = true; }
+    box.querySelectorAll("input[name=deploy-target]").forEach(function (inp) {
+      inp.addEventListener("change", function () { if (inp.checked) { store.set("deploy-target", inp.id.slice(3)); } });
+    });
+  }
+
   function initBuilder(root) {
     initCopy(root);
     initEnv(root);
+    initDeployTargets(root);
   }
 
   /* restore remembered choices when the URL carries none (the URL always wins) */
@@ -311,6 +326,7 @@
     initSearch();
     initCopy(document);
     initEnv(document);
+    initDeployTargets(document);
     restore();
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
