@@ -43,6 +43,8 @@ SEEDS: dict[str, tuple[str, dict[str, Any]]] = {
     "v41-h200-tp-2nodes": (V41, {"hardware": "h200", "strategy": "multi_node_tp", "nodes": 2}),
     "v41-h200-tep-2nodes": (V41, {"hardware": "h200", "strategy": "multi_node_tep", "nodes": 2}),
     "v4-h200-dep-2nodes-pip": (V4, {"hardware": "h200", "strategy": "multi_node_dep", "nodes": 2}),
+    "v4-h200-mooncake-dep-instances": (V4, {"hardware": "h200", "strategy": "multi_node_dep", "nodes": 2,
+                                            "kv_offload": "kv_store_centralized_mooncake"}),
     "v41-b200-dep-3nodes": (V41, {"hardware": "b200", "strategy": "multi_node_dep", "nodes": 3}),
 }
 GOLDEN = ("v41-gb200-tp2", "v41-h200-dep-2nodes", "v41-mi355x-pd", "v4-h200-mooncake")
@@ -101,8 +103,8 @@ def k8s_meaning(dep: Deployment, base: str, p: Process, rank: int) -> dict[str, 
                     out[f"{q.pool}{k}"] = own if k == 1 else "PODIP" if k == rank + 1 else f"{wl}-0-{k - 1}.{wl}"
                 else:
                     out[f"{q.pool}{k}"] = wl if q.nodes == 1 else f"{wl}-0.{wl}" if k == 1 else f"{wl}-0-{k - 1}.{wl}"
-        if q.key.startswith("vllm-"):
-            out[f"VLLM_INSTANCE_{q.key[5:]}"] = wl
+        if q.key.startswith("vllm-"):  # a multi-node instance is reached at its leader pod (DP RPC too)
+            out[f"VLLM_INSTANCE_{q.key[5:]}"] = wl if q.nodes == 1 else f"{wl}-0.{wl}"
         if q.key == "router":
             out["ROUTER_PORT"] = str(q.port)
         if q.key == "mooncake-master":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -348,10 +349,8 @@ def test_vllm_config_reads_back_to_the_plan_argv(catalog, seed, tmp_path):
             mapping = yaml.safe_load(arts[f"{stem}.yaml"].content)
             assert config_argv(p.argv[2], mapping) == list(rank_argv(p, rank))
             script = arts[f"{stem}.env.sh"].content
-            user = {n: f"<{n}>" for n in ("IFACE_NAME", "PREFILL_DP_RPC_PORT", "DECODE_DP_RPC_PORT", "HEAD_IP",
-                                          "MOONCAKE_CONFIG_PATH", *(f"{q}{i}" for q in ("PREFILL_NODE_",
-                                                                                         "DECODE_NODE_")
-                                                                    for i in range(1, 4)))}
+            # the script refuses to run until each placeholder it lists is set
+            user = {n: f"<{n}>" for n in re.findall(r': "\$\{([A-Z_][A-Z0-9_]*):\?', script)}
             env_sh = tmp_path / f"{stem}.env.sh"
             env_sh.write_text(script)
             out = subprocess.run(["sh", "-c", '. "$0" && env -0', str(env_sh)], capture_output=True,
