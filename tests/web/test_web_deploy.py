@@ -32,7 +32,11 @@ def _tabs(page: str) -> dict[str, str]:
     return {part.split('"', 1)[0]: part for part in parts}
 
 
-def test_page_shows_the_four_deploy_tabs_with_cli_bytes(client: Any) -> None:
+def _href(panel: str) -> str:
+    return html.unescape(re.search(r'<a class="btn" href="([^"]+)" data-export-open>', panel).group(1))
+
+
+def test_page_shows_the_four_deploy_tabs_linking_the_cli_bytes(client: Any) -> None:
     page = client.get(f"/{V41}?{DEP2}").text
     labels = re.findall(r'<label for="dt-[a-z0-9-]+" class="tab">([^<]+)</label>', page)
     assert labels == ["Kubernetes", "Compose", "Slurm", "vLLM config"]
@@ -40,20 +44,21 @@ def test_page_shows_the_four_deploy_tabs_with_cli_bytes(client: Any) -> None:
     assert set(tabs) == {"k8s", "compose", "slurm", "vllm-config"}
     args = ["--hardware", "h200", "--strategy", "multi_node_dep"]
     for target in ("k8s", "slurm", "vllm-config"):
-        [code] = _CODE.findall(tabs[target])
-        assert html.unescape(code) == _cli(V41, *args, "--to", target), target
-    # a selection the target cannot express says why instead of showing a file
-    assert "Compose runs on one machine" in tabs["compose"] and "deploy-text" not in tabs["compose"]
+        href = _href(tabs[target])
+        assert f'data-export-src="{html.escape(href)}"' in tabs[target]
+        assert client.get(href).text == _cli(V41, *args, "--to", target), target
+    # a selection the target cannot express: the link answers with the reason
+    r = client.get(_href(tabs["compose"]))
+    assert r.status_code == 422 and "Compose runs on one machine" in r.json()["error"]
 
 
 def test_download_link_works_without_javascript(client: Any) -> None:
     page = client.get(f"/{V41}").text
     k8s = _tabs(page)["k8s"]
-    href = html.unescape(re.search(r'<a class="btn" href="([^"]+)" download="([^"]+)"', k8s).group(1))
-    name = re.search(r'download="([^"]+)"', k8s).group(1)
+    href = html.unescape(re.search(r'<a class="btn" href="([^"]+)" download>', k8s).group(1))
     r = client.get(href)
     assert r.status_code == 200
-    assert r.headers["content-disposition"] == f'attachment; filename="{name}"'
+    assert r.headers["content-disposition"] == 'attachment; filename="deepseek-v4-1-flash-k8s.yaml"'
     assert r.text == _cli(V41, "--to", "k8s")
 
 
@@ -103,6 +108,7 @@ def test_deploy_tab_copy_and_remembered_target(browser: Any, live: Any) -> None:
     pg.click('label[for="dt-slurm"]')
     panel = pg.locator('[data-deploy-targets] .panel[data-target="slurm"]')
     assert panel.is_visible()
+    panel.locator("button.copy").wait_for(state="visible")
     panel.locator("button.copy").click()
     pg.wait_for_function("() => document.querySelector('[data-target=slurm] button.copy').textContent === 'Copied'")
     assert pg.evaluate("navigator.clipboard.readText()") == _cli(V41, "--hardware", "h200", "--strategy",
@@ -111,6 +117,11 @@ def test_deploy_tab_copy_and_remembered_target(browser: Any, live: Any) -> None:
     pg.click('a[data-key="hardware:b200"]')
     pg.wait_for_url(re.compile(r"hardware=b200"))
     pg.wait_for_function("() => document.querySelector('#dt-slurm') && document.querySelector('#dt-slurm').checked")
-    assert "--gpus-per-node=8" in pg.locator('[data-target="slurm"] code.deploy-text').inner_text()
+    pg.wait_for_function("() => document.querySelector('[data-target=slurm] code.deploy-text').textContent"
+                         ".includes('--gpus-per-node=8')")
+    # a target that cannot express the selection says why
+    pg.click('label[for="dt-compose"]')
+    pg.wait_for_function("() => !document.querySelector('[data-target=compose] [data-export-error]').hidden")
+    assert "Compose runs on one machine" in pg.locator('[data-target="compose"] [data-export-error]').inner_text()
     assert not errors, errors
     ctx.close()

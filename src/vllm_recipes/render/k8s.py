@@ -13,8 +13,10 @@ token run their argv through ``/bin/sh -c``; everything else is exec form.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -29,7 +31,7 @@ from .artifacts import (
     shell_command,
     used_placeholders,
 )
-from .workloads import SELF, Deployment, ExportError, Process, RankTerm
+from .workloads import PLACEHOLDER, SELF, Deployment, ExportError, Process, RankTerm
 
 KUBERNETES_VERSION = "1.33"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
@@ -45,14 +47,14 @@ BRAND_SECURITY: dict[str, dict[str, Any]] = {
 PROBE_PERIOD_S = 10
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style, multi-line strings as literal blocks, no anchors."""
+class _Dumper(yaml.CSafeDumper):
+    """Block style, multi-line strings as literal blocks, no anchors (libyaml's emitter: ~10x faster)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
-def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+def _str_presenter(dumper: yaml.CSafeDumper, data: str) -> yaml.ScalarNode:
     style = "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
@@ -121,8 +123,6 @@ def exec_text(text: str, p: Process, names: Names) -> str:
     """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``."""
     out: list[str] = []
     pos = 0
-    import re
-
     for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", text):
         out.append(k8s_literal(text[pos:m.start()]))
         b = names.bind(p, m.group(1))
@@ -138,8 +138,6 @@ def exec_text(text: str, p: Process, names: Names) -> str:
 
 def shell_word(text: str, bind: Callable[[str], str]) -> str:
     """A token as a shell word: literal parts quoted, each placeholder as a double-quoted ``${VAR}``."""
-    import re
-
     parts: list[str] = []
     pos = 0
     for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", text):
@@ -187,12 +185,12 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
     return out
 
 
-def _names_in(p: Process) -> list[str]:
-    import re
-
+@lru_cache(maxsize=1024)
+def _names_in(p: Process) -> frozenset[str]:
+    """Placeholder names in ``p``'s argv and env (head and worker template)."""
     texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
              *(v for _, v in p.worker_env if isinstance(v, str))]
-    return [n for t in texts for n in re.findall(r"\$([A-Z_][A-Z0-9_]*)", t)]
+    return frozenset(n for t in texts for n in PLACEHOLDER.findall(t))
 
 
 def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
@@ -331,8 +329,6 @@ def _in_files(p: Process, name: str) -> bool:
 
 def _file_text(content: str, names: Names, p: Process) -> str:
     """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
-    import re
-
     def one(m: re.Match[str]) -> str:
         b = names.bind(p, m.group(1))
         return m.group(0) if b is None or b[1] else b[0]

@@ -90,7 +90,7 @@ class Web:
                                trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(asset_v=_asset_version(), fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
-        self.env.globals["deploy_tabs"] = lambda hf_id, query: deploy_tabs(catalog, hf_id, query)
+        self.env.globals["deploy_tabs"] = deploy_tabs
         self.state_cache = LRU(4096)
         self.builder_cache = LRU(1024)
         self.guide_cache = LRU(256)
@@ -286,7 +286,13 @@ async def openapi(request: Request) -> Response:
 
 
 async def api_export(request: Request) -> Response:
-    return export_response(_web(request).catalog, _query_items(request))
+    web = _web(request)
+    key = ("export", *_query_items(request))
+    hit = web.resolve_cache.get(key)
+    if hit is None:
+        hit = export_response(web.catalog, _query_items(request))
+        web.resolve_cache.put(key, hit)
+    return hit
 
 
 async def api_resolve(request: Request) -> Response:

@@ -19,7 +19,7 @@ from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, expo
 from vllm_recipes.select.page import PageState, SelectionError, build_state
 
 from .api import error_body, find_model
-from .urlstate import canonical_params, encode, lenient_state, parse_params
+from .urlstate import canonical_params, encode, parse_params
 
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
@@ -44,7 +44,7 @@ def media_type(artifacts: list[Artifact]) -> str:
     return kinds.pop() if len(kinds) == 1 else "text/plain"
 
 
-def download_name(recipe: Recipe, state: PageState, target: str, artifacts: list[Artifact]) -> str:
+def download_name(recipe: Recipe, target: str, artifacts: list[Artifact]) -> str:
     shown = [a for a in artifacts if a.path != "kustomization.yaml"]
     if len(shown) == 1 and target != "k8s":
         return shown[0].path
@@ -57,30 +57,21 @@ def download_name(recipe: Recipe, state: PageState, target: str, artifacts: list
 class DeployTab:
     key: str
     label: str
-    text: str | None
-    error: str | None
+    #: ``/api/export`` URL of the artifact (shown inline by the page script, opened directly without it)
     href: str
-    filename: str
 
 
-def deploy_tabs(catalog: Catalog, hf_id: str, query: str) -> list[DeployTab]:
-    """One tab per target for the page state of ``query`` (the builder's canonical query)."""
-    recipe = catalog.recipe(hf_id)
-    if recipe is None or recipe.is_omni:
+def deploy_tabs(hf_id: str, query: str, is_omni: bool = False) -> list[DeployTab]:
+    """One tab per target for the builder's canonical ``query``.
+
+    The page links the artifacts instead of rendering them: the builder stays as fast as
+    before, and the text the page shows is fetched from ``/api/export`` (the CLI's bytes).
+    """
+    if is_omni:
         return []
-    state, _notices = lenient_state(catalog, recipe, parse_qsl(query, keep_blank_values=True))
-    tabs = []
-    for key, (_render, label) in TARGETS.items():
-        href = "/api/export?" + urlencode([("model", recipe.hf_id), *parse_qsl(query), ("to", key)],
-                                          quote_via=quote, safe=",:/")
-        try:
-            arts = export_state(catalog, recipe, state, key)
-        except ExportError as exc:
-            tabs.append(DeployTab(key, label, None, str(exc), href, ""))
-            continue
-        tabs.append(DeployTab(key, label, stdout_text(arts), None, href + "&download=1",
-                              download_name(recipe, state, key, arts)))
-    return tabs
+    params = [("model", hf_id), *parse_qsl(query, keep_blank_values=True)]
+    return [DeployTab(key, label, "/api/export?" + urlencode([*params, ("to", key)], quote_via=quote, safe=",:/"))
+            for key, (_render, label) in TARGETS.items()]
 
 
 def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None) -> Response:
@@ -114,5 +105,5 @@ def export_response(catalog: Catalog, items: list[tuple[str, str]]) -> Response:
         return _error(422, f"Cannot export to {target}: {exc}", "to")
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
-        headers["Content-Disposition"] = f'attachment; filename="{download_name(recipe, state, target, arts)}"'
+        headers["Content-Disposition"] = f'attachment; filename="{download_name(recipe, target, arts)}"'
     return Response(stdout_text(arts), media_type=media_type(arts), headers=headers)

@@ -211,17 +211,47 @@
   });
 
   /* ---------- Deploy tabs (Kubernetes, Compose, Slurm, vLLM config) ----------
-     The artifacts are server-rendered (same bytes as `vllm-recipes export -o -`) and the
-     tabs are CSS-only; this only remembers the chosen target across builder updates. */
+     The tabs are CSS-only and each links its artifact (/api/export, the same bytes as
+     `vllm-recipes export -o -`). This section shows the chosen artifact inline (fetched
+     once per builder state), says why when a target cannot express the selection, and
+     remembers the chosen target across builder updates. */
+  function showExport(panel) {
+    var code = panel && panel.querySelector("code[data-export-src]");
+    if (!code || code.getAttribute("data-loaded")) { return; }
+    code.setAttribute("data-loaded", "1");
+    fetch(code.getAttribute("data-export-src"), { headers: { "Accept": "text/plain, application/json" } })
+      .then(function (r) {
+        if (r.ok) { return r.text().then(function (t) { return { text: t }; }); }
+        return r.json().then(function (j) { return { error: j.error || ("HTTP " + r.status) }; });
+      })
+      .then(function (res) {
+        if (res.error) {
+          var p = panel.querySelector("[data-export-error]");
+          p.textContent = res.error; p.hidden = false;
+          panel.querySelectorAll("[data-export-open], a[download]").forEach(function (a) { a.hidden = true; });
+          return;
+        }
+        code.textContent = res.text;
+        panel.querySelector("[data-export-box]").hidden = false;
+      })
+      .catch(function () { code.removeAttribute("data-loaded"); });
+  }
   function initDeployTargets(root) {
     var box = root.querySelector("[data-deploy-targets]");
     if (!box) { return; }
     var saved = store.get("deploy-target");
-    var pick = saved && box.querySelector("#dt-" + saved.replace(/[^a-z-]/g, ""));
+    var pick = saved && box.querySelector("#dt-" + saved.replace(/[^a-z0-9-]/g, ""));
     if (pick) { pick.checked = true; }
+    function current() {
+      var on = box.querySelector("input[name=deploy-target]:checked");
+      return on && box.querySelector(".panel[data-target=\"" + on.id.slice(3) + "\"]");
+    }
     box.querySelectorAll("input[name=deploy-target]").forEach(function (inp) {
-      inp.addEventListener("change", function () { if (inp.checked) { store.set("deploy-target", inp.id.slice(3)); } });
+      inp.addEventListener("change", function () {
+        if (inp.checked) { store.set("deploy-target", inp.id.slice(3)); showExport(current()); }
+      });
     });
+    showExport(current());
   }
 
   function initBuilder(root) {
