@@ -31,8 +31,10 @@ def _warn(line: str) -> None:
               help="Worker processes (default: all cores when the catalog is large).")
 @click.option("--no-translations", is_flag=True, help="Omit the translations key from recipe files.")
 @click.option("--verbose", "-v", is_flag=True, help="Say on stderr what was rebuilt and why.")
+@click.option("--llms/--no-llms", default=True, show_default=True,
+              help="Also write llms.txt and llms-full.txt (the catalog for language models, from the engine).")
 def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tuple[Path, ...], full: bool,
-                  jobs: int | None, no_translations: bool, verbose: bool) -> None:
+                  jobs: int | None, no_translations: bool, verbose: bool, llms: bool) -> None:
     """Write the static JSON API to OUT (json-api.md), atomically and incrementally.
 
     The first build writes every file into a sibling directory and swaps it in;
@@ -41,6 +43,7 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
     """
     from vllm_recipes.api.build import ApiBuildError, build_api
     from vllm_recipes.api.incremental import build_full, build_incremental
+    from vllm_recipes.api.llms import llms_files, write_llms_files
     from vllm_recipes.api.translations import translations_hook
     from vllm_recipes.api.writer import diff_tree
     from vllm_recipes.catalog import load_catalog
@@ -51,14 +54,15 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
             catalog = load_catalog(recipes_dir)
             hook = factory(catalog) if factory else None
             api = build_api(catalog, _warn, extra_recipe_keys=hook, jobs=jobs)
-            diff = diff_tree(api.files, out)
+            expected = {**api.files, **llms_files(catalog)} if llms else api.files
+            diff = diff_tree(expected, out)
             for line in diff.lines():
                 click.echo(line)
             n = len(diff.missing) + len(diff.extra) + len(diff.changed)
             if n:
                 click.echo(f"{n} file(s) differ from a fresh build of the JSON API in {out}", err=True)
                 sys.exit(1)
-            click.echo(f"{out}: up to date ({len(api.files)} files)", err=True)
+            click.echo(f"{out}: up to date ({len(expected)} files)", err=True)
             return
         if full:
             result = build_full(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs,
@@ -71,6 +75,9 @@ def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tupl
         sys.exit(1)
     except (FileNotFoundError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None
+    if llms:
+        unchanged = result.mode == "unchanged"
+        write_llms_files(out, load_catalog(recipes_dir), only_if_missing=unchanged)
     if verbose:
         click.echo(f"build-api: {result.mode} ({result.reason}); rendered {len(result.rendered)} recipe(s), "
                    f"wrote {result.written} file(s), deleted {result.deleted}", err=True)

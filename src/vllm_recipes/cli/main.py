@@ -38,6 +38,7 @@ COMMAND_MODULES = {
     "i18n": "i18n_cmds",
     "serve": "web_cmds",
     "export": "export_cmds",
+    "mcp": "mcp_cmds",
 }
 
 

@@ -33,6 +33,7 @@ from vllm_recipes.select.page import SelectionError
 from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
+from . import twins
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .builder import build_view
 from .deploy import deploy_tabs, export_response
@@ -99,7 +100,10 @@ class Web:
         self._tlock = threading.Lock()
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
-        self.openapi_json = json.dumps(openapi_spec(), indent=2).encode()
+        spec = openapi_spec()
+        spec["paths"].update(twins.openapi_paths())
+        self.openapi_json = json.dumps(spec, indent=2).encode()
+        self.llms = twins.LlmsFiles(catalog)
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
@@ -243,16 +247,41 @@ def not_found(request: Request, recipe_like: bool = False, *, message: str = "")
 # --- pages -------------------------------------------------------------------------------------
 
 
+def _negotiated(response: Response) -> Response:
+    """An HTML page that has a JSON twin: caches must key on ``Accept`` too."""
+    response.headers.append("Vary", "Accept")
+    return response
+
+
 async def home(request: Request) -> Response:
     web = _web(request)
-    return HTMLResponse(web.render("home.html", latest=web.index.latest, providers=web.index.provider_grid))
+    if twins.wants_json(request):
+        return twins.json_response(twins.home_json(web.index, web.index.latest))
+    return _negotiated(HTMLResponse(web.render("home.html", latest=web.index.latest,
+                                               providers=web.index.provider_grid)))
+
+
+async def home_twin(request: Request) -> Response:
+    web = _web(request)
+    return twins.json_response(twins.home_json(web.index, web.index.latest))
 
 
 async def browse(request: Request) -> Response:
     web = _web(request)
     params = {k: v for k, v in request.query_params.items()}
     result = web.index.browse(params)
-    return HTMLResponse(web.render("browse.html", r=result))
+    if twins.wants_json(request) or request.url.path.endswith(".json"):
+        url = "/browse" + ("?" + request.url.query if request.url.query else "")
+        return twins.json_response(twins.browse_json(result, url))
+    return _negotiated(HTMLResponse(web.render("browse.html", r=result)))
+
+
+async def llms_file(request: Request) -> Response:
+    web = _web(request)
+    name = request.url.path.lstrip("/")
+    base = str(request.base_url).rstrip("/")
+    return Response(web.llms.get(name, base), media_type="text/plain; charset=utf-8",
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
 
 
 async def sitemap(request: Request) -> Response:
@@ -330,14 +359,17 @@ def static_json(request: Request, path: str) -> Response:
     return Response(data, media_type="application/json", headers=headers)
 
 
-def provider_page(request: Request, org: str) -> Response:
+def provider_page(request: Request, org: str, suffix: str = "") -> Response:
     web = _web(request)
     provider = web.index.provider(org)
     if provider is None:
         return not_found(request)
     if provider.org != org:
-        return RedirectResponse(_with_query("/" + provider.org, _query_items(request)), status_code=301)
-    return HTMLResponse(web.render("provider.html", p=provider, groups=web.index.provider_groups(provider)))
+        return RedirectResponse(_with_query("/" + provider.org + suffix, _query_items(request)), status_code=301)
+    if twins.wants_json(request) or suffix:
+        return twins.json_response(twins.provider_json(web.index, provider))
+    return _negotiated(HTMLResponse(web.render("provider.html", p=provider,
+                                               groups=web.index.provider_groups(provider))))
 
 
 def _lookup_recipe(request: Request, org: str, repo: str, suffix: str = "") -> Recipe | Response:
@@ -376,6 +408,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         return found
     recipe = found
     lang, available = _lang(request, recipe)
+    if twins.wants_json(request):
+        return recipe_twin(request, recipe, lang)
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
     items = _query_items(request, drop=("lang",))
@@ -401,7 +435,20 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
                           header["description"].text if header and "description" in header
                           else str(recipe.meta.get("description") or ""))))
     headers = {"Vary": "Accept-Language"} if available else {}
-    return HTMLResponse(html, status_code=status, headers=headers)
+    return _negotiated(HTMLResponse(html, status_code=status, headers=headers))
+
+
+def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
+    """The recipe page's state at the URL's selection, as JSON (lenient, like the page)."""
+    web = _web(request)
+    items = _query_items(request, drop=("lang",))
+    try:
+        data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
+    except Exception as exc:  # an engine failure on some selection: say so, never 500
+        log.exception("page twin failed for %s", recipe.hf_id)
+        return twins.json_response({"error": f"The selection could not be synthesized: {type(exc).__name__}: "
+                                             f"{exc}", "param": None, "choices": []}, status=422)
+    return twins.json_response(data)
 
 
 def builder_fragment(request: Request, org: str, repo: str) -> Response:
@@ -420,6 +467,15 @@ def builder_fragment(request: Request, org: str, repo: str) -> Response:
 async def dispatch(request: Request) -> Response:
     """Everything that is not a fixed route: API files, providers, recipes, builder fragments."""
     path = request.path_params.get("path", "")
+    if path.endswith("/page.json") and path.count("/") == 2:  # a recipe page's JSON twin
+        org, repo, _ = path.split("/")
+        found = _lookup_recipe(request, org, repo, suffix="/page.json")
+        if isinstance(found, Response):
+            return found
+        return recipe_twin(request, found, _lang(request, found)[0])
+    if path.endswith(".json") and "/" not in path and _web(request).index.provider(path[:-5]) is not None:
+        static = static_json(request, path)  # a static API file of that name wins over the twin
+        return static if static.status_code != 404 else provider_page(request, path[:-5], ".json")
     if path.endswith(".json"):
         return static_json(request, path)
     segs = path.split("/")
@@ -464,6 +520,10 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     routes = [
         Route("/", home, methods=["GET", "HEAD"]),
         Route("/browse", browse, methods=["GET", "HEAD"]),
+        Route("/browse.json", browse, methods=["GET", "HEAD"]),
+        Route("/index.json", home_twin, methods=["GET", "HEAD"]),
+        Route("/llms.txt", llms_file, methods=["GET", "HEAD"]),
+        Route("/llms-full.txt", llms_file, methods=["GET", "HEAD"]),
         Route("/sitemap.xml", sitemap, methods=["GET", "HEAD"]),
         Route("/robots.txt", robots, methods=["GET", "HEAD"]),
         Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),

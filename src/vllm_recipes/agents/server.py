@@ -1,0 +1,147 @@
+"""The MCP server: :class:`AgentTools` and the recipe resources over the Model Context Protocol.
+
+Built on the official ``mcp`` SDK's low-level :class:`mcp.server.lowlevel.Server`
+so the tool schemas are exactly the catalog-derived JSON Schemas of
+:mod:`vllm_recipes.agents.tools` (the decorator API would derive them from
+Python type hints, which cannot carry per-catalog enums). Every failure of a
+call becomes an MCP tool error (``isError``) whose text names the valid
+choices; nothing a client sends can stop the server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from vllm_recipes import __version__
+from vllm_recipes.catalog import Catalog
+
+from .tools import AgentTools, ToolError, recipe_guide_uri, recipe_json_uri
+
+log = logging.getLogger("vllm_recipes.mcp")
+
+SERVER_NAME = "vllm-recipes"
+INSTRUCTIONS = (
+    "Exact vLLM deployment commands from declarative serving recipes. Start with list_recipes, look at "
+    "one with show_recipe, then resolve_command for the commands of a selection (omitted choices take the "
+    "page's defaults) and explain for why each flag is there. Errors name the valid choices."
+)
+
+
+def _json_text(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+class RecipeResources:
+    """Each recipe's JSON-API file and its guide Markdown, read-only."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._api: dict[str, bytes] | None = None
+        self._lock = threading.Lock()
+
+    def list(self) -> list[types.Resource]:
+        out = []
+        for recipe in self.catalog.recipes:
+            out.append(types.Resource(uri=recipe_json_uri(recipe.hf_id), name=f"{recipe.hf_id}.json",
+                                      title=f"{recipe.title}: recipe JSON",
+                                      description="The recipe's JSON-API file (every hardware's rendering).",
+                                      mime_type="application/json"))
+            if isinstance(recipe.data.get("guide"), str):
+                out.append(types.Resource(uri=recipe_guide_uri(recipe.hf_id), name=f"{recipe.hf_id}/guide.md",
+                                          title=f"{recipe.title}: deployment guide",
+                                          description="The recipe's guide (Markdown).",
+                                          mime_type="text/markdown"))
+        return out
+
+    def _api_files(self) -> dict[str, bytes]:
+        """The static JSON API, built once on first read (the same bytes ``build-api`` writes)."""
+        with self._lock:
+            if self._api is None:
+                from vllm_recipes.api.build import build_api
+                from vllm_recipes.api.translations import translations_hook
+
+                built = build_api(self.catalog, None, jobs=1, strict=False,
+                                  extra_recipe_keys=translations_hook(self.catalog))
+                self._api = {k: v for k, v in built.files.items() if v is not None}
+            return self._api
+
+    def read(self, uri: str) -> tuple[str, str]:
+        """``(text, mime type)`` of a resource URI; :class:`ToolError` for unknown ones."""
+        if uri.startswith("recipe://"):
+            rest = uri.removeprefix("recipe://")
+            if rest.endswith("/guide.md"):
+                recipe = self.catalog.recipe(rest.removesuffix("/guide.md"))
+                guide = recipe.data.get("guide") if recipe else None
+                if isinstance(guide, str):
+                    return guide, "text/markdown"
+            elif rest.endswith(".json"):
+                recipe = self.catalog.recipe(rest.removesuffix(".json"))
+                if recipe is not None:
+                    data = self._api_files().get(recipe.hf_id + ".json")
+                    if data is not None:
+                        return data.decode("utf-8"), "application/json"
+        raise ToolError(f"Unknown resource {uri!r}.", "uri", [str(r.uri) for r in self.list()][:20])
+
+
+def create_server(catalog: Catalog) -> Server[Any]:
+    """An MCP server over ``catalog`` (run it with :func:`run_stdio` or :func:`http_app`)."""
+    tools = AgentTools(catalog)
+    resources = RecipeResources(catalog)
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+            for t in tools.tools()])
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            result = tools.call(params.name, params.arguments)
+        except ToolError as exc:
+            return _error(exc.to_dict())
+        except Exception as exc:  # an engine failure: a readable tool error, never a dead server
+            log.exception("tool %s failed", params.name)
+            return _error({"error": f"The call could not be answered: {type(exc).__name__}: {exc}",
+                           "param": None, "choices": []})
+        return types.CallToolResult(content=[types.TextContent(type="text", text=_json_text(result))],
+                                    structured_content=result)
+
+    async def list_resources(_ctx: Any, _params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=resources.list())
+
+    async def read_resource(_ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            text, mime = resources.read(uri)
+        except ToolError as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)])
+
+    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_resources=list_resources, on_read_resource=read_resource)
+
+
+def _error(body: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=body["error"])],
+                                structured_content=body, is_error=True)
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """Serve one client over stdin/stdout until it closes."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(server: Server[Any], host: str) -> Any:
+    """The streamable-HTTP ASGI app (endpoint ``/mcp``), with DNS-rebinding protection for ``host``."""
+    return server.streamable_http_app(host=host)

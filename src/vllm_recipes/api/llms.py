@@ -1,0 +1,230 @@
+"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models, from the engine.
+
+Both files are generated, never hand-written: every command in ``llms-full.txt``
+is the engine's rendering of the selection named on the line above it (the
+same text ``vllm-recipes command`` prints and the page shows), so the files
+cannot drift from the site. ``build-api`` writes them next to the JSON API;
+the web server generates them from its catalog on first request.
+
+Layout (the llms.txt convention: an H1, a blockquote summary, then H2 sections
+of links):
+
+- ``llms.txt``: what the site is, how to get any command (static JSON paths,
+  ``/api/resolve`` and its parameters, OpenAPI, the MCP server), the ids an
+  agent may pass, then one line per recipe with its default selection.
+- ``llms-full.txt``: the same head, then per recipe a section with the URL
+  patterns and, for every hardware the recipe offers, a ``Selection:`` line
+  (the ``/api/resolve`` URL) followed by a fenced block with the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+from vllm_recipes.render.omni import render_omni
+from vllm_recipes.select.defaults import listed_hardware, variant_or_default
+from vllm_recipes.select.gates import offered_strategies
+from vllm_recipes.select.omni import select_omni
+from vllm_recipes.select.page import PageRequest, SelectionError, build_state
+from vllm_recipes.synth.omni import resolve_omni
+from vllm_recipes.synth.resolve import resolve
+
+LLMS_TXT = "llms.txt"
+LLMS_FULL_TXT = "llms-full.txt"
+#: the /api/resolve parameters an agent can pass (docs/reference/json-api.md has their meaning)
+RESOLVE_PARAMS = ("hardware", "variant", "strategy", "nodes", "features", "fmode", "advanced", "kv_offload",
+                  "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode",
+                  "prefill_rank", "decode_rank", "frontend", "install", "router", "task")
+
+
+@dataclass(frozen=True)
+class RenderedSelection:
+    """One hardware's default selection of a recipe and its command (or why there is none)."""
+
+    hardware: str
+    strategy: str
+    nodes: int
+    command: str | None
+    error: str | None = None
+
+
+def resolve_url(hf_id: str, hardware: str | None = None) -> str:
+    items = [("model", hf_id)] + ([("hardware", hardware)] if hardware else [])
+    return "/api/resolve?" + urlencode(items, quote_via=quote, safe="/")
+
+
+def page_url(hf_id: str, hardware: str | None = None) -> str:
+    return "/" + hf_id + (f"?hardware={quote(hardware)}" if hardware else "")
+
+
+def default_selection(catalog: Catalog, recipe: Recipe, hardware: str | None) -> RenderedSelection:
+    """The page's initial state on ``hardware`` (``None``: the default hardware), rendered."""
+    try:
+        if recipe.is_omni:
+            osel = select_omni(catalog, recipe, hardware, None, None, None)
+            plan = render_omni(catalog, recipe, osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task,
+                                                                   osel.hw_id))
+            return RenderedSelection(osel.hw_id, "omni", 1, plan.shown)
+        st = build_state(catalog, recipe, PageRequest(hardware=hardware), strict=True)
+        ctx, plan = resolve(catalog, recipe, st.selection)
+        text = deployment_text(deployment_blocks(ctx, plan, st.install))
+        sel = st.selection
+        return RenderedSelection(sel.hw_id, sel.strategy, sel.node_count, text)
+    except SelectionError as exc:
+        return RenderedSelection(hardware or "", "", 0, None, str(exc))
+    except Exception as exc:  # a recipe the engine cannot render: say so, never stop the file
+        return RenderedSelection(hardware or "", "", 0, None, f"{type(exc).__name__}: {exc}")
+
+
+def recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
+    """The hardware the page offers for the recipe's default variant, default first."""
+    variant = variant_or_default(recipe.data, "default")
+    return listed_hardware(catalog.hardware_profiles, variant, recipe.data)
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any backtick run inside ``text``."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _head(catalog: Catalog, base: str) -> list[str]:
+    n = len(catalog.recipes)
+    hardware = ", ".join(k for k in catalog.hardware_profiles if isinstance(k, str))
+    strategies = ", ".join(catalog.serving_strategies)
+    return [
+        "# vLLM Recipes",
+        "",
+        f"> Exact, runnable vLLM deployment commands for {n} model recipe{'s' if n != 1 else ''}, for every "
+        "hardware, variant, parallelism and feature selection, synthesized from declarative serving recipes. "
+        "Every command here is rendered by the same engine as the website: for any other selection ask the "
+        "API instead of editing flags by hand.",
+        "",
+        "## How to get a command",
+        "",
+        f"- [Model index]({base}/models.json): every recipe and promoted variant with the path of its JSON.",
+        f"- Recipe JSON: `{base}/{{org}}/{{repo}}.json` (the recommended rendering per hardware, variants, "
+        f"features); per hardware `{base}/{{org}}/{{repo}}/hw/{{hardware}}.json`; per strategy "
+        f"`{base}/{{org}}/{{repo}}/hw/{{hardware}}/strategies/{{strategy}}.json`.",
+        f"- Any selection, live: `GET {base}/api/resolve?model={{org}}/{{repo}}&hardware=...&strategy=...` "
+        "returns the rendering (command, argv, env, docker form), why each flag is there (layer and recipe "
+        "file:line) and the copyable commands. Omitted choices take the page's defaults; a choice that cannot "
+        "be honoured is a 400 naming the valid choices. Parameters: " + ", ".join(RESOLVE_PARAMS) + ".",
+        f"- [OpenAPI description]({base}/api/openapi.json) of the live API.",
+        f"- Web page of a selection: `{base}/{{org}}/{{repo}}?hardware=...&strategy=...` (same parameters); "
+        "send `Accept: application/json` for its state as JSON.",
+        "- MCP: `vllm-recipes mcp` serves the tools list_recipes, show_recipe, resolve_command and explain "
+        "over stdio (`--http PORT` for streamable HTTP).",
+        f"- Hardware ids: {hardware}.",
+        f"- Strategy ids: {strategies}.",
+        "",
+    ]
+
+
+def llms_txt(catalog: Catalog, base: str = "") -> str:
+    """The short file: head plus one line per recipe."""
+    lines = _head(catalog, base)
+    lines += ["## Recipes", ""]
+    for recipe in catalog.recipes:
+        d = default_selection(catalog, recipe, None)
+        desc = _one_line(recipe.meta.get("description") or "")
+        where = (f"default {d.hardware}, {d.strategy}" + (f", {d.nodes} nodes" if d.nodes > 1 else "")
+                 if d.command is not None else f"no default command ({_one_line(d.error or '')})")
+        lines.append(f"- [{recipe.hf_id}]({base}{page_url(recipe.hf_id)}): {desc + ' ' if desc else ''}"
+                     f"({where}; JSON: {base}/{recipe.hf_id}.json)")
+    lines += ["", "## Optional", "",
+              f"- [llms-full.txt]({base}/{LLMS_FULL_TXT}): every recipe's default command on each hardware "
+              "it offers.", ""]
+    return "\n".join(lines)
+
+
+def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str]:
+    yield f"## {recipe.hf_id}"
+    yield ""
+    desc = _one_line(recipe.meta.get("description") or "")
+    if desc:
+        yield desc
+        yield ""
+    hardware = recipe_hardware(catalog, recipe)
+    yield f"- Page: {base}{page_url(recipe.hf_id)} (other selections: add `?hardware=...&strategy=...`)"
+    yield f"- JSON: {base}/{recipe.hf_id}.json; live: {base}{resolve_url(recipe.hf_id)}&hardware=..."
+    yield f"- Hardware: {', '.join(hardware)}"
+    if not recipe.is_omni:
+        yield f"- Strategies: {', '.join(offered_strategies(recipe.data))}"
+        features = [f for f in recipe.data.get("features") or () if isinstance(f, str)]
+        if features:
+            yield f"- Features: {', '.join(features)}"
+    variants = [k for k in recipe.variants if k != "default"]
+    if variants:
+        yield f"- Variants: {', '.join(variants)} (pass `variant=`)"
+    yield ""
+    default_hw = hardware[0] if hardware else None
+    for hw in hardware:
+        d = default_selection(catalog, recipe, hw)
+        title = f"### {hw}" + (" (default)" if hw == default_hw else "")
+        yield title + (f": {d.strategy}, {d.nodes} node{'s' if d.nodes != 1 else ''}" if d.command else "")
+        yield ""
+        yield f"Selection: {base}{resolve_url(recipe.hf_id, hw)}"
+        yield ""
+        if d.command is None:
+            yield f"No command: {_one_line(d.error or '')}"
+        else:
+            fence = _fence(d.command)
+            yield f"{fence}bash"
+            yield d.command
+            yield fence
+        yield ""
+
+
+def llms_full_txt(catalog: Catalog, base: str = "") -> str:
+    """The long file: head plus every recipe's default command on each hardware it offers."""
+    lines = _head(catalog, base)
+    for recipe in catalog.recipes:
+        lines.extend(_recipe_section(catalog, recipe, base))
+    return "\n".join(lines)
+
+
+def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
+    """Both files, encoded, by their path in the published tree."""
+    return {LLMS_TXT: llms_txt(catalog, base).encode("utf-8"),
+            LLMS_FULL_TXT: llms_full_txt(catalog, base).encode("utf-8")}
+
+
+def write_llms_files(out: Path, catalog: Catalog, *, only_if_missing: bool = False) -> list[str]:
+    """Write both files into the published tree ``out``, each atomically (temp file + rename).
+
+    ``only_if_missing``: an unchanged API keeps the files it has (an incremental build with
+    nothing to do must stay cheap). Returns the names written.
+    """
+    written = []
+    for name, data in llms_files(catalog).items():
+        target = out / name
+        if only_if_missing and target.is_file():
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        written.append(name)
+    return written

@@ -1,0 +1,46 @@
+"""``vllm-recipes mcp``: the agent tools over the Model Context Protocol (stdio or streamable HTTP)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .main import cli, fail, load_or_exit, recipes_dir_option
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@cli.command("mcp")
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
+              help="Serve streamable HTTP on this port (endpoint /mcp) instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface for --http (loopback by default; anything else is reachable by others).")
+@recipes_dir_option
+def mcp_cmd(http_port: int | None, host: str, recipes_dir: str | None) -> None:
+    """Serve the recipe tools to MCP clients (agents): list_recipes, show_recipe, resolve_command,
+    explain, plus each recipe's JSON and guide as resources. Without --http, speaks MCP on
+    stdin/stdout (what desktop clients launch)."""
+    try:
+        import anyio
+
+        from vllm_recipes.agents.server import create_server, http_app, run_stdio
+    except ImportError as exc:  # the mcp SDK is a regular dependency; say so if it is missing
+        fail(f"the MCP server needs the 'mcp' package ({exc}); pip install 'mcp>=2,<3'.")
+    catalog = load_or_exit(recipes_dir)
+    server = create_server(catalog)
+    if http_port is None:
+        anyio.run(run_stdio, server)
+        return
+    import uvicorn
+
+    if host not in LOOPBACK:
+        click.echo(f"vllm-recipes mcp: listening on {host}, not loopback: any host that reaches it can call "
+                   "the tools.", err=True)
+    click.echo(f"vllm-recipes mcp: {len(catalog.recipes)} recipes; streamable HTTP on "
+               f"http://{host}:{http_port}/mcp", err=True)
+    try:
+        uvicorn.run(http_app(server, host), host=host, port=http_port, log_level="warning")
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{http_port}: {exc.strerror or exc}")
+    sys.exit(0)

@@ -1,0 +1,225 @@
+"""The JSON twin of every HTML page, and the generated ``llms.txt`` files.
+
+Each twin is built from the very objects its page renders (the site index's
+cards and browse result, the builder view of a selection), so page and JSON
+cannot disagree. A page's twin is reached with ``Accept: application/json`` on
+the page URL, or at a ``.json`` path:
+
+=============================  ==========================================
+page                           twin path
+=============================  ==========================================
+``/``                          ``/index.json``
+``/browse?q=…&task=…``         ``/browse.json?q=…&task=…``
+``/{org}``                     ``/{org}.json``
+``/{org}/{repo}?hardware=…``   ``/{org}/{repo}/page.json?hardware=…``
+=============================  ==========================================
+
+``/{org}/{repo}.json`` stays the static JSON-API file (byte-exact), so a
+recipe page's selection state has its own ``page.json`` path. Static API files
+win over twins: an org named like a static file (``models``) is reached by
+``Accept`` only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from typing import Any
+
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import Response
+
+from vllm_recipes.api.llms import LLMS_FULL_TXT, LLMS_TXT, llms_files
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.render.deployment import deployment_blocks
+from vllm_recipes.render.explain import explain_json
+from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.synth.resolve import resolve
+
+from .api import selection_dict
+from .site import BrowseResult, Card, Provider, SiteIndex
+from .urlstate import canonical_params, encode, lenient_state
+
+JSON_TYPE = "application/json"
+TWIN_HEADERS = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache", "Vary": "Accept"}
+
+
+def wants_json(request: Request) -> bool:
+    """Content negotiation: JSON when the client ranks ``application/json`` above ``text/html``."""
+    accept = request.headers.get("accept", "")
+    if "json" not in accept:
+        return False
+    best = {"json": -1.0, "html": -1.0}
+    for part in accept.split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for p in params:
+            if p.startswith("q="):
+                try:
+                    q = float(p[2:])
+                except ValueError:
+                    q = 0.0
+        media = media.lower()
+        if media in ("application/json", "application/*"):
+            best["json"] = max(best["json"], q if media == JSON_TYPE else q - 0.001)
+        elif media in ("text/html", "text/*", "*/*"):
+            best["html"] = max(best["html"], q if media == "text/html" else q - 0.001)
+    return best["json"] > 0 and best["json"] >= best["html"]
+
+
+def json_response(obj: Any, status: int = 200) -> Response:
+    body = json.dumps(obj, indent=2, ensure_ascii=False, default=_plain).encode("utf-8")
+    return Response(body, status_code=status, media_type=JSON_TYPE, headers=TWIN_HEADERS)
+
+
+def _plain(value: Any) -> Any:
+    """What ``json`` cannot encode itself: markup as its text, sets and frozen maps as plain data."""
+    if isinstance(value, Markup):
+        return str(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return str(value)
+
+
+# --- index pages ---------------------------------------------------------------------------------
+
+
+def card_json(card: Card) -> dict[str, Any]:
+    return {"hf_id": card.hf_id, "title": card.title, "provider": card.provider, "org": card.org,
+            "description": card.description, "date_added": card.date_added, "date_updated": card.date_updated,
+            "tasks": card.tasks, "architecture": card.arch, "parameters": card.params,
+            "active_parameters": card.active, "precisions": card.precisions, "verified_hardware": card.verified,
+            "url": card.url, "json": card.url + ".json", "page_json": card.url + "/page.json"}
+
+
+def home_json(index: SiteIndex, latest: list[Card]) -> dict[str, Any]:
+    return {"page": "home", "url": "/", "recipes": len(index.cards), "latest": [card_json(c) for c in latest],
+            "providers": [provider_summary(p) for p in index.provider_grid]}
+
+
+def provider_summary(p: Provider) -> dict[str, Any]:
+    return {"org": p.org, "name": p.name, "url": p.url, "json": p.url + ".json", "recipes": len(p.cards),
+            "latest_update": p.latest_update}
+
+
+def provider_json(index: SiteIndex, p: Provider) -> dict[str, Any]:
+    groups = [{"task": task, "label": index.task_label(task) if task != "other" else "Other",
+               "recipes": [card_json(c) for c in cards]} for task, cards in index.provider_groups(p)]
+    return {"page": "provider", **provider_summary(p), "groups": groups}
+
+
+def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
+    def chip(c: Any) -> dict[str, Any]:
+        return {"value": c.value, "label": c.label, "count": c.count, "active": c.active, "href": c.href}
+
+    return {"page": "browse", "url": url, "query": result.query, "count": len(result.cards),
+            "recipes": [card_json(c) for c in result.cards],
+            "filters": [{"row": row, "label": label, "chips": [chip(c) for c in chips]}
+                        for row, label, chips in result.rows],
+            "sorts": [chip(c) for c in result.sorts], "clear": result.clear_href, "filtered": result.active}
+
+
+# --- recipe page ---------------------------------------------------------------------------------
+
+
+def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
+                     lang: str | None) -> dict[str, Any]:
+    """The recipe page at a URL selection: card, selection, builder rows, commands, rendering, explain.
+
+    The selection is read leniently like the page (an unusable parameter is dropped with a notice,
+    not refused), so every page URL has a twin; ``/api/resolve`` is the strict form.
+    """
+    card = index.by_id.get(recipe.hf_id)
+    out: dict[str, Any] = {"page": "recipe", "recipe": card_json(card) if card else {"hf_id": recipe.hf_id},
+                           "lang": lang}
+    guide = recipe.data.get("guide")
+    out["guide_markdown"] = guide if isinstance(guide, str) else None
+    if recipe.is_omni:
+        from .omni import build_omni_view
+
+        view, notices = build_omni_view(catalog, recipe, items, {})
+        out.update({"url": view.url, "notices": list(notices), "builder": _view_json(view)})
+        return out
+    from .builder import build_view
+
+    st, notices = lenient_state(catalog, recipe, items)
+    query = encode(canonical_params(catalog, recipe, st))
+    ctx, plan = resolve(catalog, recipe, st.selection)
+    view = build_view(catalog, recipe, st, ctx, plan, [], {})
+    blocks = deployment_blocks(ctx, plan, st.install)
+    out.update({
+        "url": view.url, "notices": list(notices), "selection": selection_dict(catalog, recipe, st, query),
+        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
+                      "text": b.text} for b in blocks],
+        "rendering": rendering_object(ctx, plan), "explain": explain_json(catalog, plan),
+        "builder": _view_json(view),
+    })
+    return out
+
+
+def _view_json(view: Any) -> dict[str, Any]:
+    """The builder view as data (rows, pills with their links and disabled reasons, install, blocks)."""
+    data = dataclasses.asdict(view)
+    data.pop("explain", None)  # carried once, at the top level
+    return data
+
+
+# --- llms.txt ------------------------------------------------------------------------------------
+
+
+class LlmsFiles:
+    """``llms.txt`` / ``llms-full.txt`` for one catalog, generated once per base URL."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._by_base: dict[str, dict[str, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str, base: str) -> bytes:
+        with self._lock:
+            files = self._by_base.get(base)
+            if files is None:
+                if len(self._by_base) >= 8:  # Host headers vary; keep a handful
+                    self._by_base.clear()
+                files = self._by_base[base] = llms_files(self.catalog, base)
+        return files[name]
+
+
+LLMS_NAMES = (LLMS_TXT, LLMS_FULL_TXT)
+
+
+def openapi_paths() -> dict[str, Any]:
+    """OpenAPI entries for the twins and the llms files (merged into the live API description)."""
+    json_twin = {"200": {"description": "The page's data as JSON.",
+                         "content": {JSON_TYPE: {"schema": {"type": "object"}}}},
+                 "404": {"description": "No such page.", "content": {JSON_TYPE: {"schema": {
+                     "$ref": "#/components/schemas/Error"}}}}}
+
+    def twin(summary: str, params: tuple[str, ...] = ()) -> dict[str, Any]:
+        op: dict[str, Any] = {"summary": summary, "responses": json_twin}
+        if params:
+            op["parameters"] = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                                for n in params]
+        return {"get": op}
+
+    text = {"200": {"description": "Markdown text (llms.txt convention), generated from the catalog.",
+                    "content": {"text/plain": {"schema": {"type": "string"}}}}}
+    return {
+        "/index.json": twin("Home page as JSON: latest recipes and providers."),
+        "/browse.json": twin("Browse/search results as JSON (same query parameters as /browse: q, task, arch, "
+                             "size, precision, hw, provider, sort)."),
+        "/{org}.json": twin("A provider page as JSON (when no static API file has that name).", ("org",)),
+        "/{org}/{repo}/page.json": twin("A recipe page's state at a URL selection (the page's query "
+                                        "parameters, read leniently like the page): selection, builder rows, "
+                                        "commands, rendering, explain. Also: Accept: application/json on the "
+                                        "page URL.", ("org", "repo")),
+        "/llms.txt": {"get": {"summary": "The catalog for language models: how to get commands, one line "
+                                         "per recipe.", "responses": text}},
+        "/llms-full.txt": {"get": {"summary": "Every recipe's default command on each hardware it offers, "
+                                              "each after the /api/resolve URL that reproduces it.",
+                                   "responses": text}},
+    }
