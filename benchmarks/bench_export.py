@@ -10,7 +10,6 @@ Not a test; prints figures.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from collections import Counter
 

@@ -36,7 +36,7 @@ from . import markdown as md
 from . import twins
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .builder import build_view
-from .deploy import deploy_tabs, export_response
+from .deploy import deploy_tabs, export_reply
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
@@ -319,9 +319,9 @@ async def api_export(request: Request) -> Response:
     key = ("export", *_query_items(request))
     hit = web.resolve_cache.get(key)
     if hit is None:
-        hit = export_response(web.catalog, _query_items(request))
+        hit = export_reply(web.catalog, _query_items(request))
         web.resolve_cache.put(key, hit)
-    return hit
+    return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=hit.headers)
 
 
 async def api_resolve(request: Request) -> Response:

@@ -1,5 +1,7 @@
 """The "Deploy" tabs of the recipe page and ``/api/export``: scheduler artifacts of a page state.
 
+Framework-free (like ``urlstate`` and ``api``): the CLI and the MCP server import it too.
+
 Both call :func:`export_state`, which the CLI's ``export`` calls too, so the
 page, the API and ``vllm-recipes export -o -`` give the same bytes for the
 same selection (the header's page URL is the canonical, site-relative one).
@@ -7,11 +9,10 @@ same selection (the header's page URL is the canonical, site-relative one).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl, quote, urlencode
-
-from starlette.responses import JSONResponse, Response
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, Artifact, default_name
@@ -74,13 +75,23 @@ def deploy_tabs(hf_id: str, query: str, is_omni: bool = False) -> list[DeployTab
             for key, (_render, label) in TARGETS.items()]
 
 
-def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None) -> Response:
-    return JSONResponse({"error": message, "param": param, "choices": choices or []}, status_code=status,
-                        headers={"Access-Control-Allow-Origin": "*"})
+@dataclass(frozen=True)
+class ExportReply:
+    """An ``/api/export`` answer: the artifact text, or a JSON error body (4xx)."""
+
+    status: int
+    body: str
+    media_type: str
+    headers: dict[str, str]
 
 
-def export_response(catalog: Catalog, items: list[tuple[str, str]]) -> Response:
-    """``/api/export?model=...&<builder parameters>&to=k8s``: the artifact text, or a JSON error (4xx)."""
+def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None) -> ExportReply:
+    body = json.dumps({"error": message, "param": param, "choices": choices or []}, ensure_ascii=False)
+    return ExportReply(status, body, "application/json", {"Access-Control-Allow-Origin": "*"})
+
+
+def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
+    """``/api/export?model=...&<builder parameters>&to=k8s``."""
     opts: Mapping[str, str] = {k: v.strip() for k, v in items if k in EXPORT_OPTIONS}
     rest = [(k, v) for k, v in items if k not in EXPORT_OPTIONS and k != "model"]
     target = opts.get("to", "")
@@ -106,4 +117,4 @@ def export_response(catalog: Catalog, items: list[tuple[str, str]]) -> Response:
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(recipe, target, arts)}"'
-    return Response(stdout_text(arts), media_type=media_type(arts), headers=headers)
+    return ExportReply(200, stdout_text(arts), media_type(arts), headers)
