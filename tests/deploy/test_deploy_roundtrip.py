@@ -290,8 +290,9 @@ def test_slurm_steps_run_the_plan_argv_and_env(catalog, seed, tmp_path, stubs):
     steps = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + \
         [p for p in dep.processes if p.kind == "serve"] + [p for p in dep.processes if p.kind == "router"]
     calls = _run_sbatch(tmp_path, art.content, total, stubs, user, len(steps))
-    # steps start concurrently; put the recorded calls back in script order (each step's text is unique)
-    calls.sort(key=lambda c: art.content.index(c["argv"][-1]))
+    # steps start concurrently; put the recorded calls back in script order (identical step texts, such as
+    # two Mooncake instances, start on increasing nodes)
+    calls.sort(key=lambda c: (art.content.index(c["argv"][-1]), _nodelist(c["argv"])))
     assert len(calls) == len(steps)
     serve_nodes: dict[str, list[str]] = {}
     for p, call in zip(steps, calls, strict=True):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from vllm_recipes import __version__
 
-from .workloads import SELF, Deployment, Process, RankTerm, placeholders
+from .workloads import SELF, Deployment, ExportError, Process, RankTerm, placeholders
 
 MEDIA_YAML = "text/yaml"
 MEDIA_SHELL = "text/x-shellscript"
@@ -57,11 +57,17 @@ def default_name(model_id: str) -> str:
 
 def check_name(name: str, what: str) -> str:
     if not DNS_LABEL.fullmatch(name):
-        from .workloads import ExportError
-
         raise ExportError(f"{what} {name!r} is not a DNS label (lowercase letters, digits and '-', "
                           "starting with a letter, at most 63 characters).")
     return name
+
+
+def container_image(dep: Deployment, opts: ExportOptions) -> str:
+    """``--image``, else the image the Docker tab runs."""
+    image = opts.image or dep.meta.image
+    if not image:
+        raise ExportError(f"no container image is known for {dep.hw_id}; pass --image IMAGE.")
+    return image
 
 
 def used_placeholders(dep: Deployment) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .artifacts import MEDIA_YAML, Artifact, ExportOptions, header, used_placeholders
+from .artifacts import MEDIA_YAML, Artifact, ExportOptions, container_image, header, used_placeholders
 from .k8s import FILES_MOUNT, HF_CACHE, dump
 from .workloads import Deployment, ExportError, Process
 
@@ -61,44 +61,44 @@ class Binder:
         return "".join(out)
 
 
+#: ``docker run`` flag -> (Compose service key, how its value is kept): ``list`` appends, ``value``
+#: sets, ``true`` sets ``True`` (the flag takes no value)
+DOCKER_FLAGS: dict[str, tuple[str, str]] = {
+    "--device": ("devices", "list"),
+    "--security-opt": ("security_opt", "list"),
+    "--group-add": ("group_add", "list"),
+    "-v": ("volumes", "list"),
+    "--network": ("network_mode", "value"),
+    "--shm-size": ("shm_size", "value"),
+    "--privileged": ("privileged", "true"),
+}
+
+
 def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
     """The Docker tab's accelerator flags as Compose service keys."""
     out: dict[str, Any] = {}
     i = 0
     while i < len(flags):
-        f = flags[i]
-        nxt = flags[i + 1] if i + 1 < len(flags) else ""
-        if f == "--gpus":
+        flag, eq, inline = flags[i].partition("=")
+        if flag == "--gpus":
             count: int | str = "all" if pinned or not gpus else gpus
             out["deploy"] = {"resources": {"reservations": {"devices": [
                 {"driver": "nvidia", "count": count, "capabilities": ["gpu"]}]}}}
-            i += 2
-        elif f.startswith("--device="):
-            out.setdefault("devices", []).append(f.split("=", 1)[1])
+            i += 1 if eq else 2
+            continue
+        if flag not in DOCKER_FLAGS:
+            raise ExportError(f"docker flag {flag!r} has no Compose equivalent here; use `vllm-recipes command`.")
+        key, how = DOCKER_FLAGS[flag]
+        if how == "true":
+            out[key] = True
             i += 1
-        elif f == "--device":
-            out.setdefault("devices", []).append(nxt)
-            i += 2
-        elif f == "--security-opt":
-            out.setdefault("security_opt", []).append(nxt)
-            i += 2
-        elif f == "--group-add":
-            out.setdefault("group_add", []).append(nxt)
-            i += 2
-        elif f == "--privileged":
-            out["privileged"] = True
-            i += 1
-        elif f == "--network":
-            out["network_mode"] = nxt
-            i += 2
-        elif f == "-v":
-            out.setdefault("volumes", []).append(nxt)
-            i += 2
-        elif f == "--shm-size":
-            out["shm_size"] = nxt
-            i += 2
+            continue
+        value = inline if eq else (flags[i + 1] if i + 1 < len(flags) else "")
+        i += 1 if eq else 2
+        if how == "list":
+            out.setdefault(key, []).append(value)
         else:
-            raise ExportError(f"docker flag {f!r} has no Compose equivalent here; use `vllm-recipes command`.")
+            out[key] = value
     return out
 
 
@@ -151,9 +151,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         raise ExportError(f"Compose runs on one machine and this selection spans {dep.machines} nodes; "
                           "use --to k8s or --to slurm (or the co-located PD layout: --prefill-nodes 0 "
                           "--decode-nodes 0).")
-    image = opts.image or dep.meta.image
-    if not image:
-        raise ExportError(f"no container image is known for {dep.hw_id}; pass --image IMAGE.")
+    image = container_image(dep, opts)
     b = Binder(dep)
     services: dict[str, Any] = {}
     companions = [p.key for p in dep.processes if p.kind == "companion"]

@@ -26,6 +26,7 @@ from .artifacts import (
     Artifact,
     ExportOptions,
     check_name,
+    container_image,
     default_name,
     header,
     shell_command,
@@ -274,9 +275,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         raise ExportError("the co-located PD layout pins prefill and decode to GPU indices of one machine; "
                           "Kubernetes schedules GPUs per pod. Export it with --to compose (or --to slurm), or "
                           "choose prefill/decode pools of whole nodes.")
-    image = opts.image or dep.meta.image
-    if not image:
-        raise ExportError(f"no container image is known for {dep.hw_id}; pass --image IMAGE.")
+    image = container_image(dep, opts)
     where = used_placeholders(dep)
     to_set = {n: w for n, w in where.items()
               if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p))}
