@@ -234,10 +234,13 @@ def _container(p: Process, names: Names, image: str, *, worker: bool, settings: 
                               "cannot request its accelerators; add `device_resource: <vendor>/<name>` to it "
                               "in taxonomy.yaml.")
         c["resources"] = {"limits": {resource: p.gpus}}
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "hf-cache", "mountPath": HF_CACHE}]
+    # shared memory and the model cache belong to the processes that load the model
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "hf-cache", "mountPath": HF_CACHE}] \
+        if p.kind in ("serve", "companion") else []
     if _uses_files(p, dep):
         mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
-    c["volumeMounts"] = mounts
+    if mounts:
+        c["volumeMounts"] = mounts
     if not (worker and p.headless_workers):
         c.update(_probes(p, timeout_s))
     sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container")
@@ -253,12 +256,18 @@ def _uses_files(p: Process, dep: Deployment) -> bool:
 def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, labels: dict[str, str],
          serve: bool) -> dict[str, Any]:
     dep = names.dep
-    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
-    volumes.append({"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
-                   else {"name": "hf-cache", "emptyDir": {}})
-    if any(any(m["name"] == "files" for m in c["volumeMounts"]) for c in containers):
+    mounted = {m["name"] for c in containers for m in c.get("volumeMounts", ())}
+    volumes: list[dict[str, Any]] = []
+    if "dshm" in mounted:
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
+    if "hf-cache" in mounted:
+        volumes.append({"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
+                       else {"name": "hf-cache", "emptyDir": {}})
+    if "files" in mounted:
         volumes.append({"name": "files", "configMap": {"name": f"{names.base}-files"}})
-    spec: dict[str, Any] = {"containers": containers, "volumes": volumes}
+    spec: dict[str, Any] = {"containers": containers}
+    if volumes:
+        spec["volumes"] = volumes
     sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("pod")
     if sec and serve:
         spec["securityContext"] = sec
@@ -305,6 +314,8 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
                                        else "emptyDir (pass --pvc NAME to keep downloads across restarts)")]
     if settings:
         extra.append(f"Fill the ConfigMap {settings!r} with the values below.")
+    if dep.install != "docker":
+        extra.append(f"The page's install method is {dep.install}; Kubernetes runs the container image.")
     if in_files:
         extra.append(f"Edit in the ConfigMap {names.base + '-files'!r} (files are not expanded): "
                      + "; ".join(f"${n} in {', '.join(w)}" for n, w in in_files.items()))
