@@ -48,14 +48,17 @@ BRAND_SECURITY: dict[str, dict[str, Any]] = {
 PROBE_PERIOD_S = 10
 
 
-class _Dumper(yaml.CSafeDumper):
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # PyYAML built without libyaml: pure Python
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc]
     """Block style, multi-line strings as literal blocks, no anchors (libyaml's emitter: ~10x faster)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
-def _str_presenter(dumper: yaml.CSafeDumper, data: str) -> yaml.ScalarNode:
+def _str_presenter(dumper: Any, data: str) -> yaml.ScalarNode:
     style = "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
