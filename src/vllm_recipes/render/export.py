@@ -64,8 +64,9 @@ def deployment_for(catalog: Catalog, recipe: Recipe, selection: Selection, insta
 
 
 def selection_label(selection: Selection, install: str) -> str:
-    parts = [f"hardware={selection.hw_id}", f"variant={selection.variant_key}", f"strategy={selection.strategy}",
-             f"nodes={selection.node_count}"]
+    parts = [f"hardware={selection.hw_id}", f"variant={selection.variant_key}", f"strategy={selection.strategy}"]
+    if not isinstance(selection.pd_nodes, Mapping):  # PD pools carry their own node counts (below)
+        parts.append(f"nodes={selection.node_count}")
     if selection.features:
         parts.append("features=" + ",".join(selection.features))
     if selection.feature_modes:
