@@ -31,7 +31,7 @@ from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
-TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain"}
+TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain", "export_deployment"}
 
 
 @pytest.fixture(scope="module")

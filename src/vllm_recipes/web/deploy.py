@@ -92,29 +92,34 @@ def _error(status: int, message: str, param: str | None = None, choices: list[st
 
 def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
     """``/api/export?model=...&<builder parameters>&to=k8s``."""
+    return export_query(catalog, items)[0]
+
+
+def export_query(catalog: Catalog, items: list[tuple[str, str]]) -> tuple[ExportReply, list[Artifact]]:
+    """The answer to an export query and, when it succeeds, the files behind it (the MCP tool's view)."""
     opts: Mapping[str, str] = {k: v.strip() for k, v in items if k in EXPORT_OPTIONS}
     rest = [(k, v) for k, v in items if k not in EXPORT_OPTIONS and k != "model"]
     target = opts.get("to", "")
     if target not in TARGETS:
-        return _error(400, f"Parameter 'to' must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
+        return _error(400, f"Parameter 'to' must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS)), []
     try:
         recipe, vk = find_model(catalog, next((v.strip() for k, v in items if k == "model"), None))
         if recipe.is_omni:
             return _error(400, f"{recipe.hf_id} is an omni recipe; export supports `vllm serve` recipes only.",
-                          "model")
+                          "model"), []
         if vk is not None and not any(k == "variant" for k, _ in rest):
             rest.append(("variant", vk))
         state = build_state(catalog, recipe, parse_params(rest, strict=True).request, strict=True)
     except SelectionError as exc:
         body = error_body(exc)
-        return _error(400, body["error"], body["param"], body["choices"])
+        return _error(400, body["error"], body["param"], body["choices"]), []
     options = ExportOptions(namespace=opts.get("namespace") or "default", name=opts.get("name") or None,
                             pvc=opts.get("pvc") or None, image=opts.get("image") or None)
     try:
         arts = export_state(catalog, recipe, state, target, options)
     except ExportError as exc:
-        return _error(422, f"Cannot export to {target}: {exc}", "to")
+        return _error(422, f"Cannot export to {target}: {exc}", "to"), []
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(recipe, target, arts)}"'
-    return ExportReply(200, stdout_text(arts), media_type(arts), headers)
+    return ExportReply(200, stdout_text(arts), media_type(arts), headers), arts
