@@ -10,8 +10,10 @@ meant to run whole on a fresh clone.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+import yaml
 
 _GOLDEN_MARKERS = ("tests/golden/", "test_api_build_seeds.py", "test_bundled_data.py")
 
@@ -33,3 +35,23 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for nodeid in offending[:20]:
             reporter.write_line(f"  {nodeid}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+#: A recipe whose default PD decode pool is DEP over two 8-GPU nodes (its GPU floor is 16)
+#: while TP fits one node: the shape where a pool-mode override must resize the pool.
+DEP_POOL_RECIPE = {
+    "meta": {"title": "Big"}, "model": {"model_id": "acme/Big"},
+    "variants": {"default": {"precision": "fp8", "vram_minimum_gb": 100}},
+    "compatible_strategies": ["single_node_tp", "multi_node_tp", "multi_node_dep", "pd_cluster"],
+    "strategy_min_gpus": {"multi_node_dep": 16},
+    "strategy_overrides": {"pd_cluster": {"decode": {"parallelism": "dep"}}},
+}
+
+
+@pytest.fixture
+def dep_pool_catalog_dir(tmp_path: Path) -> Path:
+    """A recipes directory holding only ``acme/Big`` (:data:`DEP_POOL_RECIPE`)."""
+    path = tmp_path / "models" / "acme" / "Big.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(DEP_POOL_RECIPE, sort_keys=False), encoding="utf-8")
+    return tmp_path

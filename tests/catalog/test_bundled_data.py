@@ -1,7 +1,7 @@
 """Facts carried by the bundled catalog data (src/vllm_recipes/data).
 
 Loads the YAML with plain PyYAML (the engine's loader builds on the same
-SafeLoader) and checks the values the spec fixes exactly. The Mooncake data is
+SafeLoader) and checks the values docs/reference fixes exactly. The Mooncake data is
 also compared with the golden renderings in tests/golden/expected.
 """
 

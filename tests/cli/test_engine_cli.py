@@ -140,7 +140,7 @@ def test_install_method_the_recipe_disables_is_refused() -> None:
 
 def test_out_of_range_pool_rank_is_refused() -> None:
     code, _out, err = run("command", V41, "--strategy", "pd_cluster", "--prefill-nodes", "2", "--prefill-rank", "5")
-    assert code == 2 and "prefill_rank must be between 0 and 1" in err
+    assert code == 2 and "--prefill-rank must be between 0 and 1 for a 2-node prefill pool; got 5." in err
 
 
 def test_instance_counts_without_mooncake_are_refused() -> None:

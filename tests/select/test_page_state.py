@@ -461,7 +461,7 @@ class TestUrlStrategy:
          ["single_node_tp", "single_node_tep", "multi_node_tp", "multi_node_dep", "pd_cluster"]),
         ("single_node_tep", "b200", "not supported",
          ["single_node_tp", "multi_node_tp", "multi_node_dep", "pd_cluster"]),
-        ("multi_node_tp", "h200", "more GPUs", []),
+        ("multi_node_tp", "h200", "more GPUs", ["single_node_tp", "single_node_tep", "multi_node_dep", "pd_cluster"]),
         ("multi_node_dep", "rtx_pro_6000_8x", "cannot scale", ["single_node_tp", "single_node_tep"]),
         ("pd_cluster", "rtx_pro_6000_8x", "cannot scale", ["single_node_tp", "single_node_tep"]),
     ])

@@ -151,7 +151,7 @@ def run_cli(args: list[str]) -> str:
 
     res = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert res.exit_code == 0, (args, res.output)
-    return res.output
+    return res.stdout  # the command; the resolved-selection line goes to stderr
 
 
 def nav_links(page_html: str) -> list[str]:

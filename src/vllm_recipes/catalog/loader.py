@@ -176,6 +176,16 @@ class Catalog:
         """The recipe and variant key whose variant serves ``model_id`` (case-insensitive)."""
         return self._variant_parents.get(model_id.lower())
 
+    def load_error_for(self, hf_id: str) -> YamlLoadError | None:
+        """Why the recipe file for ``hf_id`` did not load (case-insensitive), if it is one of
+        :attr:`load_errors`; lets a front-end say "failed to load" rather than "unknown"."""
+        wanted = hf_id.lower()
+        for exc in self.load_errors:
+            rel = exc.position.file
+            if rel.startswith("models/") and (hf_id_for(rel.removeprefix("models/")) or "").lower() == wanted:
+                return exc
+        return None
+
     def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
         import difflib
 

@@ -35,7 +35,7 @@ def _warn(line: str) -> None:
               help="Also write llms.txt and llms-full.txt (the catalog for language models, from the engine).")
 def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tuple[Path, ...], full: bool,
                   jobs: int | None, no_translations: bool, verbose: bool, llms: bool) -> None:
-    """Write the static JSON API to OUT (json-api.md), atomically and incrementally.
+    """Write the static JSON API to OUT (docs/reference/json-api.md), atomically and incrementally.
 
     The first build writes every file into a sibling directory and swaps it in;
     later builds re-render only recipes whose inputs changed (content hashes in

@@ -1,8 +1,12 @@
-"""``vllm-recipes command`` and ``vllm-recipes explain``: exact commands and why each flag is there."""
+"""``vllm-recipes command`` and ``vllm-recipes explain``: exact commands and why each flag is there.
+
+Both name what they resolved in one line (``render/header.py``): ``command`` writes
+it to stderr as a ``#`` comment, so stdout stays exactly the command (safe to pipe
+or paste); ``explain`` uses it as the title of its tables.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -11,14 +15,17 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import explain_plan, sections_json
+from vllm_recipes.render.header import omni_selection_header, selection_header
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.omni import OmniSelection, select_omni
+from vllm_recipes.select.aliases import canonical
+from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
 from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
 from vllm_recipes.synth.omni import OmniPlan, resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
-from .main import cli, fail, load_or_exit, recipes_dir_option
+from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
+from .output import dump_json, json_option, print_table
 
 
 def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -57,7 +64,8 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--decode-rank", type=click.IntRange(0, 15), help="PD decode node to render."),
         click.option("--frontend", help="OpenAI-compatible frontend (python, rust)."),
         click.option("--router", "pd_router", help="PD router (vllm-router, smg-grpc)."),
-        click.option("--install", type=click.Choice(["pip", "docker"]), help="Install / run method."),
+        click.option("--install", type=click.Choice(["pip", "docker"], case_sensitive=False),
+                     help="Install / run method."),
         click.option("--task", help="Omni task key."),
         recipes_dir_option,
         click.argument("hf_id"),
@@ -73,11 +81,7 @@ _load = load_or_exit
 
 def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:
     """Recipe by hf_id, or by a variant's own model id (which then selects that variant)."""
-    found = catalog.find(hf_id)
-    if found is None:
-        close = catalog.close_matches(hf_id)
-        _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
-    recipe, vk = found
+    recipe, vk = find_or_exit(catalog, hf_id)
     if vk is not None:
         kw["variant"] = kw.get("variant") or vk
     return recipe
@@ -100,8 +104,7 @@ def resolve_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> Pag
     try:
         return build_state(catalog, recipe, req, strict=True)
     except SelectionError as exc:
-        _fail(str(exc))
-        raise
+        _fail(exc.text("cli"))
 
 
 OMNI_ONLY_OPTIONS = ("hardware", "variant", "task", "install", "frontend")
@@ -112,70 +115,99 @@ def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -
     if given:
         _fail(f"{recipe.hf_id} is an omni recipe; it takes --hardware, --variant, --task and --install only "
               f"(got --{given[0].replace('_', '-')}).")
+    hw, vk, task, install = (kw.get(k) for k in ("hardware", "variant", "task", "install"))
+    hw = hw and canonical(hw, catalog.hardware_profiles)
+    vk = vk and canonical(vk, recipe.variants)
+    task = task and canonical(task, [t.key for t in resolve_omni_tasks(recipe.data)])
     try:
-        osel = select_omni(catalog, recipe, kw.get("hardware"), kw.get("variant"), kw.get("task"), kw.get("install"))
+        osel = select_omni(catalog, recipe, hw, vk, task, install)
     except SelectionError as exc:
-        _fail(str(exc))
-        raise
+        _fail(exc.text("cli"))
     return osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
 
 
-def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan, fmt: str) -> None:
+def _omni_header(recipe: Recipe, osel: OmniSelection, kw: dict[str, Any]) -> str:
+    return omni_selection_header(recipe, osel, kw.get("hardware"), kw.get("variant"), kw.get("task"),
+                                 kw.get("install"))
+
+
+def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan, as_json: bool) -> None:
     rendered = render_omni(catalog, recipe, osel, plan)
-    if fmt == "json":
-        click.echo(json.dumps(omni_rendering_object(osel, plan, rendered), indent=2, ensure_ascii=False))
+    if as_json:
+        dump_json(omni_rendering_object(osel, plan, rendered))
     else:
         click.echo(rendered.shown)
 
 
+def _header_comment(text: str, quiet: bool) -> None:
+    """The resolved selection on stderr, as a shell comment (harmless if pasted with the command)."""
+    if not quiet:
+        click.echo(f"# {text}", err=True)
+
+
 @cli.command("command")
 @selection_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command_cmd(hf_id: str, recipes_dir: str | None, fmt: str, **kw: Any) -> None:
-    """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state)."""
+@json_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
+              help="Same as --json when 'json' (kept for scripts).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print the resolved-selection line on stderr.")
+def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | None, quiet: bool,
+                **kw: Any) -> None:
+    """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state).
+
+    Unless --json or --quiet, one line on stderr names what was resolved (model,
+    hardware, variant, strategy, nodes, frontend, install) and marks defaults;
+    stdout holds only the command. Rules: docs/reference/synthesis.md.
+    """
+    as_json = as_json or fmt == "json"
+    if fmt == "text" and as_json:
+        _fail("--format text and --json contradict each other; give one of them.")
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
         osel, oplan = resolve_omni_request(catalog, recipe, kw)
-        _omni_output(catalog, recipe, osel, oplan, fmt)
+        _header_comment(_omni_header(recipe, osel, kw), quiet or as_json)
+        _omni_output(catalog, recipe, osel, oplan, as_json)
         return
     state = resolve_request(catalog, recipe, kw)
     ctx, plan = resolve(catalog, recipe, state.selection)
-    if fmt == "json":
-        obj = rendering_object(ctx, plan)
-        click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+    if as_json:
+        dump_json(rendering_object(ctx, plan))
         return
+    _header_comment(selection_header(recipe, state, ctx, plan), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
 
 
 @cli.command("explain")
 @selection_options
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -> None:
-    """Show every final flag and env var with its layer, file:line and what it shadowed."""
+    """Show every final flag and env var with its layer, file:line and what it shadowed.
+
+    Layers and their order: docs/reference/synthesis.md.
+    """
     catalog = _load(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
-        _osel, oplan = resolve_omni_request(catalog, recipe, kw)
+        osel, oplan = resolve_omni_request(catalog, recipe, kw)
+        header = _omni_header(recipe, osel, kw)
         sections = explain_omni(catalog, oplan)
     else:
         state = resolve_request(catalog, recipe, kw)
-        _ctx, plan = resolve(catalog, recipe, state.selection)
+        ctx, plan = resolve(catalog, recipe, state.selection)
+        header = selection_header(recipe, state, ctx, plan)
         sections = explain_plan(catalog, plan)
     if as_json:
-        click.echo(json.dumps(sections_json(sections), indent=2, ensure_ascii=False))
+        dump_json(sections_json(sections))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=max(140, Console().width), soft_wrap=False)
+    click.echo(header)
     for title, rows in sections:
-        table = Table(title=title, show_lines=False, expand=False)
-        for col in ("kind", "flag / env", "value", "layer", "from", "shadowed"):
-            table.add_column(col, overflow="fold")
+        table_rows = []
         for r in rows:
             shadow = "; ".join(f"{s['value']!s} ({s['layer']}{' @ ' + s['location'] if s['location'] else ''})"
                                for s in r.shadowed)
             where = r.source["location"] or (r.source["note"] or "")
-            table.add_row(r.kind, r.name, r.value or "", r.source["layer"], where, shadow)
-        console.print(table)
+            table_rows.append([r.kind, r.name, r.value or "", r.source["layer"], where, shadow])
+        click.echo()
+        print_table(title, ["kind", "flag / env", "value", "layer", "from", "shadowed"], table_rows,
+                    whole=(0, 1, 3))

@@ -7,10 +7,9 @@ text when piped) and scripts (``--json``). Exit codes: 0 fine, 1 validation erro
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,8 @@ import click
 
 from vllm_recipes.catalog import Catalog, Recipe
 
-from .main import cli, fail, load_or_exit, recipes_dir_option
+from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
+from .output import dump_json, is_tty, json_option, print_table
 
 if TYPE_CHECKING:
     from vllm_recipes.catalog.diagnostics import Finding
@@ -28,45 +28,8 @@ _fail = fail
 _load = load_or_exit
 
 
-def _is_tty() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, list | tuple):
-        return ", ".join(_cell(v) for v in value)
-    return str(value)
-
-
-def _table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A rich table on a terminal, aligned plain columns otherwise."""
-    cells = [[_cell(c) for c in row] for row in rows]
-    if _is_tty():
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(title=title, title_justify="left", show_lines=False)
-        for h in headers:
-            table.add_column(h, overflow="fold")
-        for row in cells:
-            table.add_row(*row)
-        Console().print(table)
-        return
-    if title:
-        click.echo(title)
-    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
-    lines = [headers, *cells]
-    for n, row in enumerate(lines):
-        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip())
-        if n == 0:
-            click.echo("  ".join("-" * w for w in widths))
+_is_tty = is_tty
+_table = print_table
 
 
 def _heading(text: str) -> None:
@@ -78,8 +41,7 @@ def _heading(text: str) -> None:
         click.echo(f"\n{text}")
 
 
-def _dump(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+_dump = dump_json
 
 
 # ------------------------------------------------------------------------------------------
@@ -102,13 +64,14 @@ def _display_path(catalog: Catalog, name: str) -> str:
 
 @cli.command("validate")
 @recipes_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
+@json_option
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]) -> None:
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
     FILES may live outside the recipes directory; they are checked against its
-    taxonomy and strategies. Exit code 1 when there is any error.
+    taxonomy and strategies. Exit code 1 when there is any error. Every key:
+    docs/reference/recipe-format.md.
     """
     # Validation pulls in the pydantic models and the whole engine (dead-value lint):
     # imported here so other commands start fast.
@@ -161,7 +124,7 @@ def _variant_keys(recipe: Recipe) -> list[str]:
 
 @cli.command("list")
 @recipes_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def list_cmd(recipes_dir: str | None, as_json: bool) -> None:
     """List the recipes of the catalog: id, title, provider and variants."""
     catalog = _load(recipes_dir)
@@ -191,11 +154,7 @@ def _lst(value: Any) -> list[Any]:
 
 
 def _resolve(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    found = catalog.find(hf_id)
-    if found is not None:
-        return found
-    close = catalog.close_matches(hf_id)
-    _fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    return find_or_exit(catalog, hf_id)
 
 
 def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
@@ -358,7 +317,7 @@ def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
 
 @cli.command("show")
 @recipes_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @click.argument("hf_id")
 def show_cmd(recipes_dir: str | None, as_json: bool, hf_id: str) -> None:
     """Show one recipe: variants, hardware, offered strategies and features."""

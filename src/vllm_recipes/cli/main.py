@@ -16,14 +16,16 @@ import click
 from vllm_recipes import __version__
 
 if TYPE_CHECKING:
-    from vllm_recipes.catalog import Catalog
+    from vllm_recipes.catalog import Catalog, Recipe
 
 recipes_dir_option = click.option(
     "--recipes-dir",
     type=click.Path(file_okay=False, path_type=str),
     envvar="VLLM_RECIPES_DIR",
     default=None,
-    help="Recipe directory in the public layout (default: the bundled catalog). Env: VLLM_RECIPES_DIR.",
+    help="Recipe directory in the public layout (docs/reference/recipe-format.md); its models/ is the whole "
+         "list of recipes, while taxonomy, platforms, strategies and kv stores it lacks come from the bundled "
+         "catalog (default: the bundled catalog). Env: VLLM_RECIPES_DIR.",
 )
 
 
@@ -57,13 +59,30 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllm-recipes")
 def cli() -> None:
-    """Turn serving recipes into exact vLLM deployment commands."""
+    """Turn serving recipes into exact vLLM deployment commands.
+
+    Reference (recipe format, synthesis rules, JSON API, website):
+    docs/reference/README.md.
+    """
 
 
 def fail(message: str) -> NoReturn:
     """A usage problem: message on stderr, exit 2."""
     click.echo(f"Error: {message}", err=True)
     sys.exit(2)
+
+
+def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
+    """``catalog.find(hf_id)``, or exit 2 saying why: the file failed to load (file:line),
+    or no such recipe (with close matches)."""
+    found = catalog.find(hf_id)
+    if found is not None:
+        return found
+    broken = catalog.load_error_for(hf_id)
+    if broken is not None:
+        fail(f"recipe {hf_id!r} failed to load: {broken}")
+    close = catalog.close_matches(hf_id)
+    fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
 
 
 def load_or_exit(recipes_dir: str | None) -> Catalog:

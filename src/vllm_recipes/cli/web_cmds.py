@@ -17,7 +17,11 @@ from .main import cli, load_or_exit, recipes_dir_option
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @recipes_dir_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, recipes_dir: str | None) -> None:
-    """Serve the recipe website and the JSON API (static files plus /api/resolve)."""
+    """Serve the recipe website and the JSON API (static files plus /api/resolve).
+
+    Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
+    docs/reference/json-api.md.
+    """
     import os
 
     import uvicorn

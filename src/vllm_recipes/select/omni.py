@@ -10,6 +10,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, is_map
 
 from .defaults import pick_default_hardware
+from .options import flag, spell
 from .page import SelectionError, hardware_block_reason, hardware_choices, install_tabs
 
 OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
@@ -89,12 +90,12 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
     def refuse(param: str, message: str, choices: list[str]) -> None:
         if strict:
             raise SelectionError(param, message, choices)
-        notices.append(message)
+        notices.append(spell(message, "url"))
 
     r = recipe.data
     variants = as_map(r.get("variants"))
     if variant is not None and variant not in variants:
-        refuse("variant", f"Unknown variant {variant!r} for {recipe.hf_id}.", list(variants))
+        refuse("variant", f"{flag('variant')} {variant!r} is not a variant of {recipe.hf_id}.", list(variants))
         variant = None
     vk = variant or "default"
     vdata = as_map(variants.get(vk))
@@ -102,7 +103,7 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
     if hw is not None:
         reason = hardware_block_reason(catalog, recipe, vdata, hw)
         if reason:
-            refuse("hardware", f"Hardware {hw!r} is not available for {recipe.hf_id}: {reason}.",
+            refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {recipe.hf_id}: {reason}.",
                    hardware_choices(catalog, recipe, vdata))
             hw = None
     if hw is None:
@@ -112,14 +113,14 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
     if task is not None:
         found = next((t for t in tasks if t.key == task), None)
         if found is None:
-            refuse("task", f"Unknown task {task!r} for {recipe.hf_id}.", [t.key for t in tasks])
+            refuse("task", f"{flag('task')} {task!r} is not a task of {recipe.hf_id}.", [t.key for t in tasks])
         else:
             chosen = found
     # a recipe that disables both tabs still needs a way to run: offer both
     tabs = install_tabs(r, vdata, hw) or ["pip", "docker"]
     if install is not None and install not in tabs:
-        message = f"{recipe.hf_id} does not offer a {install} install on {hw}." if install in ("pip", "docker") \
-            else f"Unknown install method {install!r}."
+        message = f"{recipe.hf_id} does not offer a {install} install on {hw} ({flag('install')} {install})." \
+            if install in ("pip", "docker") else f"{flag('install')} {install!r} is not an install method."
         refuse("install", message, tabs)
         install = None
     return OmniSelection(vk, hw, chosen, install or tabs[0], tuple(tabs), tuple(notices))

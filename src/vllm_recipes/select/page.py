@@ -9,13 +9,14 @@ rewriting an invalid URL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
+from .aliases import advanced_id, alias_table, canonical
 from .defaults import (
     default_features,
     pick_default_hardware,
@@ -49,6 +50,7 @@ from .gates import (
     variant_runs_on,
 )
 from .lookups import gen
+from .options import Style, flag, spell
 from .selection import Selection
 
 MAX_KV_INSTANCES = 16
@@ -60,10 +62,15 @@ class SelectionError(ValueError):
 
     def __init__(self, param: str, message: str, choices: Sequence[str] = ()) -> None:
         self.param = param
-        self.message = message
+        #: the message with :func:`~.options.flag` markers (spelled per reader by :meth:`text`)
+        self.template = message
+        self.message = spell(message, "url")
         self.choices = list(choices)
-        text = message + (f" Valid choices: {', '.join(self.choices)}." if self.choices else "")
-        super().__init__(text)
+        super().__init__(self.text("url"))
+
+    def text(self, style: Style = "url") -> str:
+        """The refusal with option names as the reader types them (``cli``: ``--prefill-rank``)."""
+        return spell(self.template, style) + (f" Valid choices: {', '.join(self.choices)}." if self.choices else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": str(self), "param": self.param, "choices": self.choices}
@@ -196,6 +203,38 @@ def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: 
     return out
 
 
+def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str, role: str) -> int:
+    """§4.8 pdNodes row before the mode floor: the recipe's pool size, else what the weights need."""
+    r = recipe.data
+    p = _profile(catalog, hw)
+    raw = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "nodes")
+    if is_number(raw):
+        return int(raw)
+    if is_map(raw):
+        if is_number(raw.get(hw)):
+            return int(raw[hw])
+        if is_number(raw.get("default")):
+            return int(raw["default"])
+    vm = effective_vram_min(variant, hw)
+    vg = p.get("vram_gb")
+    if is_number(vm) and vm > 0 and is_number(vg) and vg > 0:
+        return int(max(1, -(-vm // vg)))
+    return 1
+
+
+def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
+    """The size of a PD pool running in ``mode`` when the user did not give one.
+
+    The recipe's (or the weights') pool size, raised to the floor of the mode actually
+    used. A mode override therefore resizes the pool: a 2-node DEP default becomes a
+    1-node TP pool when TP fits one node (docs/reference/synthesis.md §4.8).
+    """
+    variant = as_map(as_map(recipe.data.get("variants")).get(variant_key))
+    p = _profile(catalog, hw)
+    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    return max(_pd_base_nodes(catalog, recipe, variant, hw, role), nodes_for_strategy(recipe.data, mode, gpn, hw))
+
+
 def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str) -> dict[str, Any]:
     """§4.8 pdNodes row: per-role nodes and parallelism for the page's initial PD state."""
     r = recipe.data
@@ -205,22 +244,7 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
     out = {}
     for role in ("prefill", "decode"):
         so_role = as_map(get(get(r.get("strategy_overrides"), "pd_cluster"), role))
-        raw = so_role.get("nodes")
-        nodes: Any = None
-        if is_number(raw):
-            nodes = raw
-        elif is_map(raw):
-            if is_number(raw.get(hw)):
-                nodes = raw[hw]
-            elif is_number(raw.get("default")):
-                nodes = raw["default"]
-        if nodes is None:
-            vm = effective_vram_min(variant, hw)
-            vg = p.get("vram_gb")
-            if is_number(vm) and vm > 0 and is_number(vg) and vg > 0:
-                nodes = max(1, -(-vm // vg))
-            else:
-                nodes = 1
+        nodes = _pd_base_nodes(catalog, recipe, variant, hw, role)
         par = so_role.get("parallelism") or get(get(catalog.strategies.get("pd_cluster"), role), "parallelism") or "tp"
         if par not in modes:
             par = modes[0]
@@ -234,20 +258,81 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
 
 
 
+#: folded public-site / our advanced-option id -> our id (D1: public page URLs open the same selection)
+ADVANCED_ALIASES = alias_table((o.id, o.args) for o in ADVANCED_OPTIONS)
+POOL_MODE_IDS = ("tp", "tep", "dep")
+
+
+_EMPTY_REQUEST = PageRequest()
+
+
+def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageRequest:
+    """``req`` with every id spelled as the catalog spells it: ids match regardless of
+    letter case, and the public site's advanced-option ids map to ours. Returns ``req``
+    itself when it is already canonical (the common case: links the page wrote)."""
+    if req == _EMPTY_REQUEST:
+        return req
+    feats = as_map(recipe.data.get("features"))
+    changes: dict[str, Any] = {}
+
+    def one(name: str, choices: Collection[str]) -> None:
+        value = getattr(req, name)
+        if value is not None and value not in choices:
+            fixed = canonical(value, choices)
+            if fixed != value:
+                changes[name] = fixed
+
+    def many(name: str) -> None:
+        values = getattr(req, name)
+        if values and any(v not in feats for v in values):
+            changes[name] = tuple(canonical(v, feats) for v in values)
+
+    one("hardware", catalog.hardware_profiles)
+    one("variant", recipe.variants)
+    one("strategy", catalog.strategies)
+    many("features")
+    many("add_features")
+    many("remove_features")
+    if req.fmode:
+        fmode = []
+        for f, m in req.fmode:
+            f = canonical(f, feats)
+            fmode.append((f, canonical(m, as_map(get(feats.get(f), "modes")))))
+        if tuple(fmode) != req.fmode:
+            changes["fmode"] = tuple(fmode)
+    if req.advanced:
+        advanced = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
+        if advanced != req.advanced:
+            changes["advanced"] = advanced
+    if req.kv_offload is not None:
+        one("kv_offload", (*catalog.kv_offload_options, *catalog.strategies))
+    one("prefill_mode", POOL_MODE_IDS)
+    one("decode_mode", POOL_MODE_IDS)
+    one("frontend", catalog.frontends)
+    one("install", ("pip", "docker"))
+    if req.pd_router is not None:
+        routers = get(catalog.strategies.get("pd_cluster"), "routers")
+        one("pd_router", tuple(routers) if is_map(routers) else ("vllm-router",))
+    return replace(req, **changes) if changes else req
+
+
 def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
     """Resolve a request into a complete builder state (see module docstring)."""
     r = recipe.data
     notices: list[str] = []
+    req = canonical_request(catalog, recipe, req)
 
     def refuse(param: str, message: str, choices: Sequence[str] = ()) -> None:
         if strict:
             raise SelectionError(param, message, choices)
-        notices.append(message)
+        notices.append(spell(message, "url"))
 
-    def checked(param: str, v: int | None, lo: int, hi: int) -> int | None:
+    def checked(param: str, v: int | None, lo: int, hi: int, context: str = "") -> int | None:
         """An integer parameter within ``[lo, hi]``, else refused (strict) or dropped (lenient)."""
         if v is not None and not (lo <= v <= hi):
-            refuse(param, f"{param} must be between {lo} and {hi}, got {v}.")
+            span = f"be {lo}" if lo == hi else f"be between {lo} and {hi}"
+            refuse(param, f"{flag(param)} must {span}{context}; got {v}.",
+                   [str(n) for n in range(lo, hi + 1)] if hi - lo < 16 else [])
             return None
         return v
 
@@ -255,10 +340,10 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     if recipe.is_omni:
         raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; it has tasks, not serving strategies.")
     if req.task is not None:
-        refuse("task", f"--task applies to omni recipes only; {recipe.hf_id} has serving strategies.")
+        refuse("task", f"{flag('task')} applies to omni recipes only; {recipe.hf_id} has serving strategies.")
     vk = req.variant or "default"
     if vk not in variants:
-        refuse("variant", f"Unknown variant {vk!r} for {recipe.hf_id}.", list(variants))
+        refuse("variant", f"{flag('variant')} {vk!r} is not a variant of {recipe.hf_id}.", list(variants))
         vk = "default"
     variant = as_map(variants.get(vk))
     profiles = catalog.hardware_profiles
@@ -268,7 +353,7 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
         reason = hardware_block_reason(catalog, recipe, variant, hw)
         if reason:
             choices = hardware_choices(catalog, recipe, variant)
-            refuse("hardware", f"Hardware {hw!r} is not available for {recipe.hf_id} variant {vk!r}: {reason}.",
+            refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {recipe.hf_id} variant {vk!r}: {reason}.",
                    choices)
             hw = None
     if hw is None:
@@ -279,13 +364,13 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
         fit = pick_fitting_variant(r, profile, hw)
         if req.variant is not None and fit != vk:
             need = effective_vram_min(variant, hw)
-            refuse("variant", f"Variant {vk!r} needs {need} GB, more than one {hw} node "
+            refuse("variant", f"{flag('variant')} {vk!r} needs {need} GB, more than one {hw} node "
                    f"({profile.get('vram_gb')} GB), and {hw} cannot scale out.",
                    [k for k, v in variants.items() if variant_runs_on(profile, as_map(v), hw)])
         if fit is not None and fit != vk:
             vk, variant = fit, as_map(variants[fit])
     if not variant_runs_on(profile, variant, hw) and strict and req.hardware is not None:
-        raise SelectionError("variant", f"Variant {vk!r} does not run on {hw}.",
+        raise SelectionError("variant", f"{flag('variant')} {vk!r} does not run on {hw}.",
                              [k for k, v in variants.items() if variant_runs_on(profile, as_map(v), hw)])
 
     scalable = is_scalable(profile)
@@ -302,7 +387,7 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     req_nodes = checked("nodes", req.nodes, 1, MAX_NODES)
     node_count = req_nodes if req_nodes is not None else default_nodes
     if req_nodes is not None and req_nodes > 1 and not scalable:
-        refuse("nodes", f"{hw} cannot scale beyond one node.")
+        refuse("nodes", f"{flag('nodes')} {req_nodes}: {hw} cannot scale beyond one node.", ["1"])
         node_count, req_nodes = 1, None
 
     if strategy is not None:
@@ -310,17 +395,19 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
         dt = get(spec, "deploy_type")
         all_offered = [s for s in offered if get(strategies.get(s), "deploy_type") not in (None, "kv_store_lb")]
         if strategy not in offered or not is_map(spec) or dt == "kv_store_lb":
-            refuse("strategy", f"Strategy {strategy!r} is not offered by {recipe.hf_id}.", all_offered)
+            refuse("strategy", f"{flag('strategy')} {strategy!r} is not offered by {recipe.hf_id}.", all_offered)
             strategy = None
         elif not is_strategy_supported_on_hardware(r, strategy, profile, hw):
             ok = [s for s in all_offered if is_strategy_supported_on_hardware(r, s, profile, hw)]
-            refuse("strategy", f"Strategy {strategy!r} is not supported on {hw} for {recipe.hf_id}.", ok)
+            refuse("strategy", f"{flag('strategy')} {strategy!r} is not supported on {hw} for {recipe.hf_id}.", ok)
             strategy = None
         elif not is_strategy_reachable(r, strategy, dt, gpn, hw):
-            refuse("strategy", f"Strategy {strategy!r} needs more GPUs than {MAX_NODES} {hw} nodes provide.")
+            refuse("strategy", f"{flag('strategy')} {strategy!r} needs more GPUs than {MAX_NODES} {hw} nodes provide.",
+                   [s for s in all_offered if is_strategy_supported_on_hardware(r, s, profile, hw)
+                    and is_strategy_reachable(r, s, get(strategies.get(s), "deploy_type"), gpn, hw)])
             strategy = None
         elif not scalable and (dt == "multi_node" or strategy == "pd_cluster"):
-            refuse("strategy", f"{hw} cannot scale out; {strategy!r} needs several nodes.",
+            refuse("strategy", f"{flag('strategy')} {strategy!r} needs several nodes and {hw} cannot scale out.",
                    [s for s in all_offered if get(strategies.get(s), "deploy_type") == "single_node"])
             strategy = None
         if strategy is not None:
@@ -330,10 +417,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                 elif dt == "single_node":
                     node_count = 1
             elif dt == "multi_node" and node_count < 2:
-                refuse("nodes", f"Strategy {strategy!r} runs on 2 or more nodes; got --nodes {node_count}.")
+                refuse("nodes", f"{flag('strategy')} {strategy!r} runs on 2 or more nodes; got {flag('nodes')} {node_count}.",
+                       [str(n) for n in range(max(2, nodes_for_strategy(r, strategy, gpn, hw)), MAX_NODES + 1)])
                 node_count = max(2, nodes_for_strategy(r, strategy, gpn, hw))
             elif dt == "single_node" and node_count > 1:
-                refuse("nodes", f"Strategy {strategy!r} runs on one node; got {node_count} nodes.")
+                refuse("nodes", f"{flag('strategy')} {strategy!r} runs on one node; got {flag('nodes')} {node_count}.", ["1"])
                 node_count = 1
 
     def pick_active(n: int) -> tuple[list[str], str, bool]:
@@ -356,7 +444,8 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     if strategy is None and req_nodes is not None and not ok:
         alt = pick_active(default_nodes)
         if alt[2]:
-            refuse("nodes", f"No strategy {recipe.hf_id} offers on {hw} runs on {req_nodes} node(s).")
+            refuse("nodes", f"{flag('nodes')} {req_nodes}: no strategy {recipe.hf_id} offers on {hw} runs on "
+                   f"{req_nodes} node(s).", [str(default_nodes)])
             node_count, req_nodes = default_nodes, None
             cands, active, ok = alt
     if strategy is None and req_nodes is None and node_count < floor_nodes(active):
@@ -373,7 +462,8 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     needed = floor_nodes(strategy)
     if node_count < needed:
         if req_nodes is not None:
-            refuse("nodes", f"Strategy {strategy!r} needs at least {needed} {hw} nodes; got {node_count}.",
+            refuse("nodes", f"{flag('strategy')} {strategy!r} needs at least {needed} {hw} nodes; "
+                   f"got {flag('nodes')} {node_count}.",
                    [str(n) for n in range(needed, MAX_NODES + 1)])
         node_count = needed
 
@@ -390,6 +480,10 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
             enabled = list(defaults)  # lenient: a list of only unknown names is treated as absent
     else:
         enabled = list(defaults)
+    for f in dict.fromkeys(req.add_features):
+        if f in req.remove_features:
+            refuse("feature", f"{flag('feature')} {f} and {flag('no-feature')} {f} contradict each other; "
+                   f"give one of them.")
     for f in req.remove_features:
         if f not in feats:
             refuse("no-feature", f"Unknown feature {f!r}.", list(feats))
@@ -428,12 +522,12 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     for f, m in req.fmode:
         feat = as_map(feats.get(f))
         if f not in feats or not truthy(feat.get("modes")):
-            refuse("fmode", f"Feature {f!r} has no modes.",
+            refuse("fmode", f"Feature {f!r} has no modes ({flag('fmode')} {f}={m}).",
                    [k for k, v in feats.items() if is_map(v) and truthy(v.get("modes"))])
             continue
         allowed = allowed_modes(feat, vk, profile, hw)
         if m not in allowed:
-            refuse("fmode", f"Mode {m!r} of feature {f!r} is not available for variant {vk!r} on {hw}.", allowed)
+            refuse("fmode", f"{flag('fmode')} {f}={m}: mode {m!r} of feature {f!r} is not available for variant {vk!r} on {hw}.", allowed)
             continue
         modes.append((f, m))
 
@@ -443,7 +537,8 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     advanced: list[tuple[str, tuple[str, ...]]] = []
     for a in req.advanced:
         if a not in available_adv:
-            refuse("advanced", f"Unknown or unavailable advanced option {a!r}.", available_adv)
+            refuse("advanced", f"{flag('advanced')} {a!r} is unknown or not available for this recipe and "
+                   f"strategy.", available_adv)
             continue
         advanced.append((a, adv_by_id[a].args))
     if req.extra_args:
@@ -455,18 +550,19 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     if kv is not None and kv not in ("", "off"):
         opts = kv_choices(catalog, recipe, hw, strategy)
         if kv not in opts:
-            refuse("kv_offload", f"KV offload {kv!r} is not available for {strategy!r} on {hw}.", opts)
+            refuse("kv_offload", f"{flag('kv_offload')} {kv!r} is not available for {strategy!r} on {hw}.", opts)
             kv = None
         elif get(strategies.get(kv), "deploy_type") == "kv_store_lb":
             count = checked("kv_instances", req.kv_instances, 1, MAX_KV_INSTANCES)
             default_count = get(strategies.get(kv), "default_instances") or 2
             n = count if count is not None else default_count
-            current = checked("kv_instance", req.kv_instance, 0, n - 1)
+            current = checked("kv_instance", req.kv_instance, 0, n - 1, f" for {n} Mooncake instances")
             if count is not None or current is not None:
                 kv_instances = {"count": count, "current": current or 0}
     if (req.kv_instances is not None or req.kv_instance is not None) and \
             get(strategies.get(kv or ""), "deploy_type") != "kv_store_lb":
-        refuse("kv_instances", "Instance counts apply to a Mooncake KV store; pick one with kv_offload.",
+        refuse("kv_instances", f"{flag('kv_instances')} and {flag('kv_instance')} apply to a Mooncake KV store "
+               f"only; pick one with {flag('kv_offload')}.",
                [k for k, spec_k in strategies.items() if get(spec_k, "deploy_type") == "kv_store_lb"])
     if kv is None or kv in ("", "off"):
         kv = None
@@ -489,45 +585,58 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                 rank = getattr(req, f"{role}_rank")
                 nodes = checked(f"{role}_nodes", nodes, 1, MAX_NODES)
                 if mode is not None and mode not in pool_modes:
-                    refuse(f"{role}_mode", f"Pool mode {mode!r} is not offered for {recipe.hf_id}.", pool_modes)
+                    refuse(f"{role}_mode", f"{flag(role + '_mode')} {mode!r} is not a pool mode {recipe.hf_id} offers.",
+                           pool_modes)
                     mode = None
                 obj = dict(default_pd[role])
+                if mode is not None and mode != obj["parallelism"]:
+                    # the pool size follows the mode actually used (as clicking the mode pill does)
+                    obj["parallelism"] = mode
+                    obj["nodes"] = pd_pool_nodes(catalog, recipe, vk, hw, role, mode)
                 if nodes is not None:
                     obj["nodes"] = nodes
-                if mode is not None:
-                    obj["parallelism"] = mode
                 floor = nodes_for_strategy(r, obj["parallelism"], gpn, hw)
                 if obj["nodes"] < floor:
                     if nodes is not None:
                         refuse(f"{role}_nodes", f"A {obj['parallelism']} {role} pool of {recipe.hf_id} on {hw} "
-                               f"needs at least {floor} nodes; got {nodes}.")
+                               f"needs at least {floor} nodes; got {flag(role + '_nodes')} {nodes}.",
+                               [str(n) for n in range(floor, MAX_NODES + 1)])
                     obj["nodes"] = floor
-                rank = checked(f"{role}_rank", rank, 0, obj["nodes"] - 1)
+                rank = checked(f"{role}_rank", rank, 0, obj["nodes"] - 1,
+                               f" for a {obj['nodes']}-node {role} pool")
                 if rank is not None:
                     obj["rank"] = rank
                 pd_nodes[role] = obj
     elif any(v is not None for v in (req.prefill_nodes, req.decode_nodes, req.prefill_mode, req.decode_mode,
                                      req.prefill_rank, req.decode_rank)):
-        refuse("strategy", "Prefill/decode pool options need --strategy pd_cluster.")
+        given = [k for k in ("prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode", "prefill_rank",
+                             "decode_rank") if getattr(req, k) is not None]
+        refuse("strategy", f"{', '.join(flag(k) for k in given)}: prefill/decode pool options need "
+               f"{flag('strategy')} pd_cluster (the strategy is {strategy!r}).")
 
     # --- frontend / install / router ---------------------------------------------------------
     frontend = req.frontend
     if frontend is not None and frontend not in catalog.frontends:
-        refuse("frontend", f"Unknown frontend {frontend!r}.", list(catalog.frontends))
+        refuse("frontend", f"{flag('frontend')} {frontend!r} is not a known frontend.", list(catalog.frontends))
         frontend = None
     pd_router = req.pd_router
     if pd_router is not None:
         routers = pd_router_choices(catalog, recipe)
         if strategy != "pd_cluster" or pd_router not in routers:
-            refuse("router", f"Router {pd_router!r} is not available here.", routers if strategy == "pd_cluster" else [])
+            if strategy != "pd_cluster":
+                refuse("router", f"{flag('router')} applies to {flag('strategy')} pd_cluster only "
+                       f"(the strategy is {strategy!r}).")
+            else:
+                refuse("router", f"{flag('router')} {pd_router!r} is not available for {recipe.hf_id}.", routers)
             pd_router = None
     tabs = install_tabs(r, variant, hw)
     install = req.install or (tabs[0] if tabs else "docker")
     if req.install is not None and req.install not in tabs:
         if req.install in ("pip", "docker"):
-            refuse("install", f"{recipe.hf_id} does not offer a {req.install} install on {hw}.", tabs)
+            refuse("install", f"{recipe.hf_id} does not offer a {req.install} install on {hw} "
+                       f"({flag('install')} {req.install}).", tabs)
         else:
-            refuse("install", f"Unknown install method {req.install!r}.", tabs)
+            refuse("install", f"{flag('install')} {req.install!r} is not an install method.", tabs)
         install = tabs[0] if tabs else "docker"
 
     sel = Selection(

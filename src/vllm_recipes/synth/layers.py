@@ -2,7 +2,7 @@
 
 Each layer is written once as a function returning both the argument tokens and
 the env maps it contributes for one call ``(role, node_role, rank)``. Arguments
-are assembled in :data:`ARG_ORDER`, environment in :data:`ENV_ORDER` (the spec
+are assembled in :data:`ARG_ORDER`, environment in :data:`ENV_ORDER` (docs/reference/synthesis.md
 orders the two differently: KV and PD pinning env come before strategy
 overrides, their args after features). Provenance falls out of the loop.
 """

@@ -98,6 +98,9 @@ def find_model(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None]
     found = catalog.find(model)
     if found is not None:
         return found
+    broken = catalog.load_error_for(model)
+    if broken is not None:
+        raise SelectionError("model", f"Recipe {model!r} failed to load: {broken}")
     raise SelectionError("model", f"Unknown model {model!r}.", catalog.close_matches(model))
 
 
@@ -219,8 +222,9 @@ def openapi_spec() -> dict[str, Any]:
     paths: dict[str, Any] = {
         "/api/resolve": {"get": {
             "summary": "Commands for one builder selection",
-            "description": "Takes the same query parameters as the recipe page. Unusable values are refused "
-                           "(400) with the valid choices, instead of being dropped as the page does.",
+            "description": "Takes the same query parameters as the recipe page (docs/reference/ui.md, "
+                           "'URL state'). Unusable values are refused (400) with the valid choices, instead "
+                           "of being dropped as the page does.",
             "parameters": params,
             "responses": {
                 "200": {"description": "The selection's rendering, explanation and copyable commands.",
@@ -265,7 +269,8 @@ def openapi_spec() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "vLLM Recipes API", "version": "1",
-                 "description": "Static recipe JSON (json-api.md) and live command resolution."},
+                 "description": "Static recipe JSON and live command resolution. Paths, shapes and "
+                                "parameters: docs/reference/json-api.md in the vllm-recipes repository."},
         "paths": paths,
         "components": {"schemas": {
             "Error": {"type": "object", "required": ["error", "param", "choices"], "properties": {
@@ -273,7 +278,8 @@ def openapi_spec() -> dict[str, Any]:
                 "choices": {"type": "array", "items": {"type": "string"}}}},
             "Resolve": {"type": "object", "required": ["rendering", "explain", "selection", "commands"],
                         "properties": {
-                            "rendering": {"type": "object", "description": "json-api.md §8 rendering object."},
+                            "rendering": {"type": "object",
+                                          "description": "The rendering object of docs/reference/json-api.md §8."},
                             "explain": {"type": "array", "items": {"type": "object"}},
                             "selection": {"type": "object"},
                             "commands": {"type": "array", "items": {"type": "object", "properties": {

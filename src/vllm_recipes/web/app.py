@@ -238,9 +238,12 @@ def not_found(request: Request, recipe_like: bool = False, *, message: str = "")
         return JSONResponse({"error": message or "Not found.", "param": None, "choices": []}, status_code=404)
     segs = [s for s in request.url.path.split("/") if s]
     suggestions = []
+    broken = None
     if recipe_like and len(segs) == 2:
         suggestions = web.catalog.close_matches("/".join(segs), n=3)
-    html = web.render("not_found.html", recipe_like=recipe_like, path="/".join(segs), suggestions=suggestions)
+        broken = web.catalog.load_error_for("/".join(segs))
+    html = web.render("not_found.html", recipe_like=recipe_like, path="/".join(segs), suggestions=suggestions,
+                      broken=str(broken) if broken else None)
     return HTMLResponse(html, status_code=404)
 
 

@@ -15,10 +15,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_map, get, truthy
+from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.select.defaults import pick_default_hardware
-from vllm_recipes.select.gates import nodes_for_strategy
-from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
+from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state, pd_pool_nodes
 from vllm_recipes.synth.context import recipe_frontend
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
@@ -146,8 +145,6 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
         q["prefill_nodes"] = "0"
         q["decode_nodes"] = "0"
     elif isinstance(sel.pd_nodes, Mapping) and isinstance(st.default_pd, Mapping):
-        prof = as_map(catalog.hardware_profiles.get(sel.hw_id))
-        gpn = prof.get("gpu_count") if truthy(prof.get("gpu_count")) else 8
         for role in ("prefill", "decode"):
             cur = as_map(sel.pd_nodes.get(role))
             dflt = as_map(st.default_pd.get(role))
@@ -155,7 +152,7 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
             expected_nodes = dflt.get("nodes")
             if mode != dflt.get("parallelism"):
                 q[f"{role}_mode"] = str(mode)
-                expected_nodes = max(int(expected_nodes or 1), nodes_for_strategy(r, str(mode), gpn, sel.hw_id))
+                expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
             if cur.get("nodes") != expected_nodes:
                 q[f"{role}_nodes"] = str(cur.get("nodes"))
             if cur.get("rank"):

@@ -1,0 +1,76 @@
+"""How every command prints: JSON for scripts, tables for people.
+
+One switch, ``--json``, selects the machine form on every command that has one.
+Tables are rich tables sized to the terminal when stdout is a terminal (columns
+holding flags or ids never break inside a token), and plain aligned columns with
+no wrapping at all when stdout is piped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(fn: F) -> F:
+    """``--json``: the command's machine-readable form on stdout."""
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")(fn)
+
+
+def is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def dump_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, list | tuple):
+        return ", ".join(cell(v) for v in value)
+    return str(value)
+
+
+def print_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[Any]],
+                whole: Collection[int] = (0,)) -> None:
+    """A table: rich and terminal-wide on a terminal, plain aligned columns when piped.
+
+    Columns in ``whole`` (indexes) hold flags or ids: they are never wrapped, so a
+    flag is never broken mid-token; the other columns wrap to fit the terminal.
+    """
+    cells = [[cell(c) for c in row] for row in rows]
+    if is_tty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left", show_lines=False)
+        for i, h in enumerate(headers):
+            if i in whole:
+                table.add_column(h, no_wrap=True, overflow="ignore",
+                                 min_width=max([len(h), *(len(r[i]) for r in cells)]))
+            else:
+                table.add_column(h, overflow="fold")
+        for row in cells:
+            table.add_row(*row)
+        Console().print(table)
+        return
+    if title:
+        click.echo(title)
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    for n, row in enumerate([list(headers), *cells]):
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip())
+        if n == 0:
+            click.echo("  ".join("-" * w for w in widths))
