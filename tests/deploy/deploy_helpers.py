@@ -45,6 +45,7 @@ SEEDS: dict[str, tuple[str, dict[str, Any]]] = {
     "v4-h200-dep-2nodes-pip": (V4, {"hardware": "h200", "strategy": "multi_node_dep", "nodes": 2}),
     "v4-h200-mooncake-dep-instances": (V4, {"hardware": "h200", "strategy": "multi_node_dep", "nodes": 2,
                                             "kv_offload": "kv_store_centralized_mooncake"}),
+    "v41-station-offload": (V41, {"hardware": "dgx_station_gb300"}),  # --cpu-offload-params takes two values
     "v41-b200-dep-3nodes": (V41, {"hardware": "b200", "strategy": "multi_node_dep", "nodes": 3}),
 }
 GOLDEN = ("v41-gb200-tp2", "v41-h200-dep-2nodes", "v41-mi355x-pd", "v4-h200-mooncake")

@@ -1,8 +1,9 @@
 """``vllm serve MODEL --config FILE`` YAML plus an ``env.sh`` for every vLLM process.
 
 Each flag of the argv is a key (without the leading ``--``): a bare flag is
-``true``, a JSON-valued flag a nested mapping (when compact JSON of it gives the
-token back byte for byte), an integer an integer, anything else a string.
+``true``, a JSON-object flag a nested mapping (when compact JSON of it gives the
+token back byte for byte), an integer an integer, a flag with several values
+(``nargs='+'``) a list, anything else a string.
 :func:`config_argv` reads a file back into the argv; the tests hold every seed
 selection to ``config_argv(yaml) == plan argv``.
 """
@@ -25,7 +26,7 @@ _INT = re.compile(r"^(0|[1-9][0-9]*)$")
 def _value(token: str) -> Any:
     if _INT.fullmatch(token):
         return int(token)
-    if token[:1] in "{[":
+    if token[:1] == "{":
         try:
             parsed = json.loads(token)
         except ValueError:
@@ -48,12 +49,13 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
         key = flag[2:]
         if key in out:
             raise ExportError(f"{title}: flag {flag} repeats; a config file holds each key once.")
-        if i + 1 < len(rest) and not rest[i + 1].startswith("-"):
-            out[key] = _value(rest[i + 1])
-            i += 2
-        else:
-            out[key] = True
+        values = []
+        i += 1
+        while i < len(rest) and not rest[i].startswith("-"):
+            values.append(rest[i])
             i += 1
+        # no value: a switch; one: its scalar (or mapping); several (``nargs='+'``): a list, one token each
+        out[key] = True if not values else _value(values[0]) if len(values) == 1 else values
     return argv[2], out
 
 
@@ -64,8 +66,10 @@ def config_argv(model: str, mapping: dict[str, Any]) -> list[str]:
         out.append(f"--{key}")
         if value is True:
             continue
-        if isinstance(value, dict | list):
+        if isinstance(value, dict):
             out.append(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+        elif isinstance(value, list):
+            out += [str(v) for v in value]
         else:
             out.append(str(value))
     return out
