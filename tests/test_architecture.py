@@ -16,6 +16,7 @@ ALLOWED = {
     "select": {"catalog"},
     "synth": {"catalog", "select"},
     "render": {"catalog", "select", "synth"},
+    "fit": {"catalog", "select", "synth", "render"},
 }
 WEB_FRAMEWORKS = ("starlette", "uvicorn", "jinja2", "fastapi")
 

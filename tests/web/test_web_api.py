@@ -63,7 +63,7 @@ def test_resolve_shape(client: TestClient, web: SimpleNamespace) -> None:
     r = client.get("/api/resolve", params={"model": web.V41})
     assert r.status_code == 200
     body = r.json()
-    assert list(body) == ["rendering", "explain", "selection", "commands"]
+    assert list(body) == ["rendering", "explain", "selection", "commands", "fit"]  # fit: our addition
     assert body["rendering"]["hardware"] == "gb200"
     assert body["rendering"]["frontend"] == "rust"
     assert body["selection"]["url"] == "/" + web.V41

@@ -28,6 +28,7 @@ from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag
 
+from .archfacts import ArchitectureFacts
 from .yamlsource import freeze
 
 __all__ = [
@@ -257,6 +258,8 @@ class ModelSection(_Model):
     flashinfer_autotune: bool | None = None
     default_frontend: str | None = None
     smg_grpc: SmgGrpc | None = None
+    #: facts for the memory planner (``vllm-recipes fit``), see :mod:`.archfacts`
+    architecture_facts: ArchitectureFacts | None = None
 
 
 class Companion(_Model):

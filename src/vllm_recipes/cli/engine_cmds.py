@@ -43,7 +43,8 @@ def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options shared by ``command`` and ``explain`` (ui.md URL parameters)."""
     opts = [
-        click.option("--hardware", help="Hardware profile id (default: the recipe's default)."),
+        click.option("--hardware", help="Hardware profile id (default: the recipe's default); "
+                     "'auto' detects the local GPUs."),
         click.option("--variant", help="Variant key (default: default)."),
         click.option("--strategy", help="Serving strategy id (default: the recommendation)."),
         click.option("--nodes", type=click.IntRange(1, 16), help="Node count for multi-node strategies."),
@@ -105,6 +106,22 @@ def resolve_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> Pag
         return build_state(catalog, recipe, req, strict=True)
     except SelectionError as exc:
         _fail(exc.text("cli"))
+
+
+def _state_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
+    """The builder state; ``--hardware auto`` detects the local GPUs (see ``fit_cmds``)."""
+    if kw.get("hardware") == "auto":
+        from .fit_cmds import auto_hardware_state
+
+        return auto_hardware_state(catalog, recipe, kw)
+    return catalog, resolve_request(catalog, recipe, kw)
+
+
+def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
+    """Architecture-aware warnings (TP vs heads, PP vs layers, context) on stderr."""
+    from .fit_cmds import command_checks
+
+    command_checks(catalog, recipe, plan)
 
 
 OMNI_ONLY_OPTIONS = ("hardware", "variant", "task", "install", "frontend")
@@ -169,8 +186,9 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
         _header_comment(_omni_header(recipe, osel, kw), quiet or as_json)
         _omni_output(catalog, recipe, osel, oplan, as_json)
         return
-    state = resolve_request(catalog, recipe, kw)
+    catalog, state = _state_for(catalog, recipe, kw)
     ctx, plan = resolve(catalog, recipe, state.selection)
+    _warn_architecture(catalog, recipe, plan)
     if as_json:
         dump_json(rendering_object(ctx, plan))
         return
@@ -193,8 +211,9 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, **kw: Any) -
         header = _omni_header(recipe, osel, kw)
         sections = explain_omni(catalog, oplan)
     else:
-        state = resolve_request(catalog, recipe, kw)
+        catalog, state = _state_for(catalog, recipe, kw)
         ctx, plan = resolve(catalog, recipe, state.selection)
+        _warn_architecture(catalog, recipe, plan)
         header = selection_header(recipe, state, ctx, plan)
         sections = explain_plan(catalog, plan)
     if as_json:

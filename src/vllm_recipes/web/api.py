@@ -21,6 +21,8 @@ from vllm_recipes.select.page import PageState, SelectionError, build_state
 from vllm_recipes.synth.context import recipe_frontend
 from vllm_recipes.synth.resolve import resolve
 
+from .fit import openapi_paths as fit_openapi_paths
+from .fit import resolve_fit_summary
 from .urlstate import PARAMS, canonical_params, encode, parse_params
 
 CACHE_CONTROL = "public, max-age=300"
@@ -141,7 +143,7 @@ def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str,
         rest.append(("variant", vk))
     if recipe.is_omni:
         return omni_payload(catalog, recipe, rest)
-    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
+    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang", "ctx"})).request
     st = build_state(catalog, recipe, req, strict=True)
     ctx, plan = resolve(catalog, recipe, st.selection)
     query = encode(canonical_params(catalog, recipe, st))
@@ -152,6 +154,7 @@ def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str,
         "selection": selection_dict(catalog, recipe, st, query),
         "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
                       "text": b.text} for b in blocks],
+        "fit": resolve_fit_summary(catalog, recipe, ctx, plan, dict(rest).get("ctx")),
     }
 
 
@@ -257,6 +260,7 @@ def openapi_spec() -> dict[str, Any]:
                     "content": {"application/json": {"schema": error}}},
             "422": {"description": "The target cannot express this selection (the reason is in `error`).",
                     "content": {"application/json": {"schema": error}}}}}}
+    paths.update(fit_openapi_paths(params))
     for p in ("/models.json", "/taxonomy.json", "/platforms.json", "/strategies.json", "/strategies/{name}.json",
               "/kv_store.json", "/kv_store/{name}.json", "/{org}/{repo}.json", "/{org}/{repo}/hw/{hardware}.json",
               "/{org}/{repo}/strategies/{strategy}.json", "/{org}/{repo}/hw/{hardware}/strategies/{strategy}.json"):
@@ -285,7 +289,9 @@ def openapi_spec() -> dict[str, Any]:
                             "commands": {"type": "array", "items": {"type": "object", "properties": {
                                 "key": {"type": "string"}, "title": {"type": "string"},
                                 "kind": {"type": "string"}, "description": {"type": "string"},
-                                "text": {"type": "string"}}}}}},
+                                "text": {"type": "string"}}}},
+                            "fit": {"type": ["object", "null"], "description": "Addition: memory/KV-cache "
+                                    "summary on the selection's hardware (null without architecture facts)."}}},
         }},
     }
 

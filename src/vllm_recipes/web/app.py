@@ -37,6 +37,7 @@ from . import twins
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .builder import build_view
 from .deploy import deploy_tabs, export_reply
+from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
@@ -153,7 +154,7 @@ class Web:
             try:
                 ctx, plan = resolve(self.catalog, recipe, st.selection)
                 view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
-                body = self.render("builder.html", v=view)
+                body = self.render("builder.html", v=view, fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)
@@ -327,25 +328,35 @@ async def api_export(request: Request) -> Response:
     return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=hit.headers)
 
 
-async def api_resolve(request: Request) -> Response:
+def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Response:
+    """A cached live-API answer: ``payload(catalog, items)`` as JSON, 400 on a bad selection, 422 on an
+    engine failure (never a 500)."""
     web = _web(request)
     items = _query_items(request)
-    key = tuple(items)
+    key = tuple(items) if kind == "resolve" else (kind, tuple(items))
     hit = web.resolve_cache.get(key)
     if hit is None:
         try:
-            body = json.dumps(resolve_payload(web.catalog, items), indent=2, ensure_ascii=False).encode()
+            body = json.dumps(payload(web.catalog, items), indent=2, ensure_ascii=False).encode()
             hit = (200, body)
         except SelectionError as exc:
             hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
         except Exception as exc:  # an engine failure: a readable error, never a 500
-            log.exception("resolve failed for %s", items)
-            hit = (422, json.dumps({"error": f"The selection could not be synthesized: {type(exc).__name__}: {exc}",
+            log.exception("%s failed for %s", kind, items)
+            hit = (422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}",
                                     "param": None, "choices": []}).encode())
         web.resolve_cache.put(key, hit)
     status, body = hit
     return Response(body, status_code=status, media_type="application/json",
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
+
+
+async def api_fit(request: Request) -> Response:
+    return _json_answer(request, "fit", fit_payload, "The fit could not be computed")
+
+
+async def api_resolve(request: Request) -> Response:
+    return _json_answer(request, "resolve", resolve_payload, "The selection could not be synthesized")
 
 
 def static_json(request: Request, path: str) -> Response:
@@ -415,7 +426,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         return recipe_twin(request, recipe, lang)
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
-    items = _query_items(request, drop=("lang",))
+    extra.update(page_extra(request.query_params))
+    items = _query_items(request, drop=("lang", CTX_PARAM))
     if recipe.is_omni:
         builder_html, url, status = web.omni_builder(recipe, items, extra)
     else:
@@ -461,7 +473,8 @@ def builder_fragment(request: Request, org: str, repo: str) -> Response:
         return found
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
-    items = _query_items(request, drop=("lang",))
+    extra.update(page_extra(request.query_params))
+    items = _query_items(request, drop=("lang", CTX_PARAM))
     fn = web.omni_builder if found.is_omni else web.builder
     html, url, status = fn(found, items, extra)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
@@ -531,6 +544,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/robots.txt", robots, methods=["GET", "HEAD"]),
         Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
         Route("/api/export", api_export, methods=["GET", "HEAD"]),
+        Route("/api/fit", api_fit, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),

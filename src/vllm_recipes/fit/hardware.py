@@ -1,0 +1,265 @@
+"""Where a fit runs: a catalog profile, a named GPU, a custom size, or the GPUs of this machine.
+
+Pure: detection *parsers* take the text a tool printed (the tools themselves are
+run by :mod:`vllm_recipes.fit.probe`, at the edge).
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: GPUs that no catalog profile describes: per-GPU memory in GiB (vendor capacities)
+KNOWN_GPUS: dict[str, tuple[str, float]] = {
+    "A100 80GB": ("NVIDIA", 80), "A100 40GB": ("NVIDIA", 40), "A100": ("NVIDIA", 80),
+    "H100 NVL": ("NVIDIA", 94), "H20": ("NVIDIA", 96), "GH200": ("NVIDIA", 96), "L40S": ("NVIDIA", 48),
+    "L40": ("NVIDIA", 48), "L4": ("NVIDIA", 24), "A10G": ("NVIDIA", 24), "A10": ("NVIDIA", 24),
+    "A6000": ("NVIDIA", 48), "RTX 6000 Ada": ("NVIDIA", 48), "RTX 4090": ("NVIDIA", 24),
+    "RTX 3090": ("NVIDIA", 24), "RTX 5080": ("NVIDIA", 16), "RTX 4080": ("NVIDIA", 16), "V100": ("NVIDIA", 32),
+    "T4": ("NVIDIA", 16), "MI250X": ("AMD", 128), "MI210": ("AMD", 64), "Ascend 910B": ("Huawei", 64),
+}
+
+
+class HardwareError(ValueError):
+    """A hardware request that cannot be honoured; ``choices`` are close valid names."""
+
+    def __init__(self, message: str, choices: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.choices = tuple(choices)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuTarget:
+    """The GPUs a fit is computed for."""
+
+    label: str
+    gpu_gib: float
+    gpus_per_node: int
+    #: catalog profile used for the command (its own id, or the template of a custom profile)
+    profile_id: str | None
+    custom: bool
+    brand: str = "NVIDIA"
+    source: str = "catalog"
+    nodes: int = 1
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "gpu_memory_gib": round(self.gpu_gib, 2), "gpus_per_node": self.gpus_per_node,
+                "profile": self.profile_id, "custom": self.custom, "source": self.source, "notes": list(self.notes)}
+
+
+def _norm(name: str) -> str:
+    s = name.lower()
+    for word in ("nvidia", "geforce", "amd", "instinct", "huawei", "tesla", "blackwell", "server edition", "pcie",
+                 "sxm5", "sxm4", "sxm", "hbm3e", "hbm3", "oam"):
+        s = s.replace(word, " ")
+    return re.sub(r"[^a-z0-9]+", "", s)
+
+
+def profile_target(profiles: Mapping[str, Any], hw_id: str, source: str = "catalog") -> GpuTarget:
+    p = profiles.get(hw_id)
+    if not isinstance(p, Mapping):
+        raise HardwareError(f"unknown hardware profile {hw_id!r}", close_names(hw_id, list(profiles)))
+    n = p.get("gpu_count") if isinstance(p.get("gpu_count"), int) and p.get("gpu_count") else 1
+    vram = p.get("vram_gb") if isinstance(p.get("vram_gb"), int | float) else 0
+    return GpuTarget(f"{p.get('display_name') or hw_id} ({n}x {vram / n:g} GB)", vram / n, n, hw_id, False,
+                     str(p.get("brand") or "NVIDIA"), source)
+
+
+def close_names(name: str, names: Sequence[str], n: int = 5) -> list[str]:
+    by_norm = {_norm(x): x for x in names}
+    hits = difflib.get_close_matches(_norm(name), list(by_norm), n=n, cutoff=0.5)
+    sub = [x for k, x in by_norm.items() if _norm(name) and (_norm(name) in k or k in _norm(name))]
+    return list(dict.fromkeys([*sub, *(by_norm[h] for h in hits)]))[:n]
+
+
+def _per_gpu(p: Mapping[str, Any]) -> float:
+    n = p.get("gpu_count") if isinstance(p.get("gpu_count"), int) and p.get("gpu_count") else 1
+    vram = p.get("vram_gb") if isinstance(p.get("vram_gb"), int | float) else 0
+    return vram / n
+
+
+def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None, count: int | None) -> str | None:
+    """The catalog profile for GPUs called ``name`` (memory within 10%), preferring the same GPU count."""
+    key = _norm(name)
+    found: list[tuple[int, str]] = []
+    for pid, p in profiles.items():
+        if not isinstance(p, Mapping):
+            continue
+        disp = _norm(str(p.get("display_name") or pid))
+        if not disp or not (disp == key or disp in key or key in disp or _norm(pid) == key):
+            continue
+        per = _per_gpu(p)
+        if gpu_gib is not None and per and abs(per - gpu_gib) / per > 0.1:
+            continue
+        same = 0 if count is None or p.get("gpu_count") == count else 1
+        found.append((same, pid))
+    return min(found)[1] if found else None
+
+
+def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_gib: float | None = None) -> GpuTarget:
+    """``--gpu NAME [--gpus N]``: a catalog profile when one matches, else a known GPU as a custom profile."""
+    pid = match_profile(profiles, name, gpu_gib, gpus)
+    if pid is not None:
+        t = profile_target(profiles, pid, "--gpu")
+        if gpus is None or gpus == t.gpus_per_node:
+            return t
+        return GpuTarget(f"Custom: {gpus}x {name} ({t.gpu_gib:g} GB each)", t.gpu_gib, gpus, pid, True, t.brand,
+                         "--gpu", notes=(f"custom profile based on {pid} with {gpus} GPUs",))
+    known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
+    hit = known.get(_norm(name))
+    if hit is None:
+        names = [str(p.get("display_name")) for p in profiles.values() if isinstance(p, Mapping)] + list(KNOWN_GPUS)
+        close = close_names(name, list(dict.fromkeys(names)))
+        raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB", close)
+    label, (brand, mem) = hit
+    n = gpus or 1
+    return GpuTarget(f"Custom: {n}x {label} ({mem:g} GB each)", gpu_gib or mem, n, None, True, brand, "--gpu")
+
+
+def custom_target(gpu_gib: float, gpus: int, brand: str = "NVIDIA", name: str | None = None) -> GpuTarget:
+    if gpu_gib <= 0 or gpus <= 0:
+        raise HardwareError("--gpu-memory and --gpus must be positive")
+    label = f"Custom: {gpus}x {name or 'GPU'} ({gpu_gib:g} GB each)"
+    return GpuTarget(label, gpu_gib, gpus, None, True, brand, "--gpu-memory")
+
+
+# --------------------------------------------------------------------------------------------
+# detection output parsers
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DetectedGpu:
+    name: str
+    memory_mib: float
+    brand: str
+
+
+class DetectionError(ValueError):
+    """A tool's output that cannot be read."""
+
+
+def parse_nvidia_smi(text: str) -> list[DetectedGpu]:
+    """``nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits`` (MiB)."""
+    out = []
+    for row in csv.reader(io.StringIO(text)):
+        if not row or not "".join(row).strip():
+            continue
+        if len(row) < 2:
+            raise DetectionError(f"nvidia-smi: expected 'name, memory' per line, got {','.join(row)!r}")
+        name, mem = row[0].strip(), row[1].strip().removesuffix("MiB").strip()
+        if name.lower() == "name":
+            continue
+        try:
+            out.append(DetectedGpu(name, float(mem), "NVIDIA"))
+        except ValueError:
+            raise DetectionError(f"nvidia-smi: memory {row[1].strip()!r} is not a number") from None
+    return out
+
+
+def _json(text: str, tool: str) -> Any:
+    try:
+        return json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise DetectionError(f"{tool}: output is not JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def parse_rocm_smi(text: str) -> list[DetectedGpu]:
+    """``rocm-smi --showproductname --showmeminfo vram --json``."""
+    data = _json(text, "rocm-smi")
+    if not isinstance(data, dict):
+        raise DetectionError("rocm-smi: expected a JSON object of cards")
+    out = []
+    for card, info in data.items():
+        if not str(card).startswith("card") or not isinstance(info, dict):
+            continue
+        name = next((str(v) for k, v in info.items() if k.lower() in ("card series", "card model", "device name",
+                                                                       "market name")), card)
+        total = next((v for k, v in info.items() if k.lower().startswith("vram total memory")), None)
+        try:
+            out.append(DetectedGpu(name, float(total) / 2**20, "AMD"))
+        except (TypeError, ValueError):
+            raise DetectionError(f"rocm-smi: {card} has no readable 'VRAM Total Memory (B)'") from None
+    return out
+
+
+def parse_amd_smi(text: str) -> list[DetectedGpu]:
+    """``amd-smi static --asic --vram --json`` (sizes as ``{"value", "unit"}`` or ``"N MB"``)."""
+    data = _json(text, "amd-smi")
+    if isinstance(data, dict):
+        data = data.get("gpu_data", [data])
+    if not isinstance(data, list):
+        raise DetectionError("amd-smi: expected a JSON list of GPUs")
+    out = []
+    for g in data:
+        if not isinstance(g, dict):
+            continue
+        asic = g.get("asic") if isinstance(g.get("asic"), dict) else {}
+        size = (g.get("vram") or {}).get("size") if isinstance(g.get("vram"), dict) else None
+        if isinstance(size, dict):
+            value, unit = size.get("value"), str(size.get("unit") or "MB")
+        elif isinstance(size, str) and size.split():
+            value, unit = size.split()[0], [*size.split(), "MB"][1]
+        else:
+            value, unit = size, "MB"
+        try:
+            mib = float(value) * {"MB": 1, "MIB": 1, "GB": 1024, "GIB": 1024, "B": 2**-20}[unit.upper()]
+        except (TypeError, ValueError, KeyError):
+            raise DetectionError(f"amd-smi: GPU {g.get('gpu')} has no readable vram size") from None
+        out.append(DetectedGpu(str(asic.get("market_name") or f"GPU {g.get('gpu')}"), mib, "AMD"))
+    return out
+
+
+_NPU_ROW = re.compile(r"^\|\s*(\d+)\s+(\S[^|]*?)\s*\|\s*(\w+)\s*\|")
+_NPU_HBM = re.compile(r"(\d+)\s*/\s*(\d+)\s*\|?\s*$")
+
+
+def parse_npu_smi(text: str) -> list[DetectedGpu]:
+    """The ``npu-smi info`` table: a name row per NPU, then a chip row ending in ``HBM used / total`` (MB)."""
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    if text.strip() and not any(ln.startswith(("+", "|")) for ln in lines):
+        raise DetectionError("npu-smi: output is not the 'npu-smi info' table")
+    out = []
+    for i, ln in enumerate(lines):
+        m = _NPU_ROW.match(ln)
+        if not m or m.group(2).strip().isdigit() or i + 1 >= len(lines) or "Name" in ln:
+            continue
+        hbm = _NPU_HBM.search(lines[i + 1])
+        if hbm is None:
+            raise DetectionError(f"npu-smi: no HBM usage after NPU {m.group(1)}")
+        out.append(DetectedGpu(f"Ascend {m.group(2).strip()}", float(hbm.group(2)), "Huawei"))
+    return out
+
+
+PARSERS = {"nvidia-smi": parse_nvidia_smi, "amd-smi": parse_amd_smi, "rocm-smi": parse_rocm_smi,
+           "npu-smi": parse_npu_smi}
+
+
+def detected_target(profiles: Mapping[str, Any], gpus: Sequence[DetectedGpu], tool: str) -> GpuTarget:
+    """A catalog profile when one matches the detected GPUs, else a custom profile (smallest GPU sets the size)."""
+    if not gpus:
+        raise HardwareError(f"{tool} found no GPUs on this machine")
+    names = sorted({g.name for g in gpus})
+    smallest = min(g.memory_mib for g in gpus) / 1024
+    notes: list[str] = []
+    if len(names) > 1:
+        notes.append(f"mixed GPUs ({', '.join(names)}): tensor parallelism runs at the smallest one's "
+                     f"memory, {smallest:.1f} GiB")
+    brand = gpus[0].brand
+    pid = match_profile(profiles, names[0], smallest, len(gpus)) if len(names) == 1 else None
+    if pid is not None:
+        t = profile_target(profiles, pid, f"detected ({tool})")
+        if t.gpus_per_node == len(gpus):
+            return GpuTarget(t.label, smallest, t.gpus_per_node, pid, False, t.brand, t.source, notes=tuple(notes))
+        notes.append(f"custom profile based on {pid} with {len(gpus)} GPUs")
+        return GpuTarget(f"Custom: {len(gpus)}x {names[0]} ({smallest:.1f} GiB each)", smallest, len(gpus), pid,
+                         True, brand, f"detected ({tool})", notes=tuple(notes))
+    label = names[0] if len(names) == 1 else "mixed GPUs"
+    return GpuTarget(f"Custom: {len(gpus)}x {label} ({smallest:.1f} GiB each)", smallest, len(gpus), None, True,
+                     brand, f"detected ({tool})", notes=tuple(notes))

@@ -1,0 +1,289 @@
+"""Will it fit? One selection's memory plan, from the same resolved plan the command is rendered from.
+
+:func:`fit_state` is the pure entry point (CLI, web, API and MCP call it): a
+builder state, a :class:`GpuTarget` and the architecture in, a
+:class:`FitReport` out. Custom hardware is a profile added to a copy of the
+catalog (based on a catalog profile of the same family), so the command is still
+synthesized by the normal pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
+from vllm_recipes.select.defaults import default_features, recommend_strategy
+from vllm_recipes.select.page import PageState, candidate_strategies
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
+from vllm_recipes.synth.resolve import resolve
+
+from .architecture import Architecture, ArchitectureError, architecture_from_block, estimated_checkpoint_gib
+from .hardware import GpuTarget, profile_target
+from .memory import GIB, ProcessFit, ProcessShape, fit_process
+from .shape import plan_shapes
+
+CUSTOM_ID = "custom"
+ARCH_KEY = "architecture_facts"
+
+
+@dataclass(frozen=True)
+class Check:
+    """An architecture-aware finding about the selection (an error in ``fit``, a warning elsewhere)."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class FitReport:
+    hf_id: str
+    variant: str
+    strategy: str
+    node_count: int
+    hardware: GpuTarget
+    architecture: Architecture | None
+    checkpoint_gib: float | None
+    weights_source: str
+    processes: tuple[ProcessFit, ...] = ()
+    checks: tuple[Check, ...] = ()
+    errors: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def starts(self) -> bool:
+        return bool(self.processes) and not self.errors and not self.checks and all(p.starts for p in self.processes)
+
+    @property
+    def kv_tokens(self) -> int:
+        return min((p.kv_tokens for p in self.processes), default=0)
+
+
+# --------------------------------------------------------------------------------------------
+# architecture of a recipe
+# --------------------------------------------------------------------------------------------
+
+def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
+    """The recipe's ``model.architecture_facts`` (memoized on the catalog; ``None`` when absent or invalid)."""
+    key = ("fit-arch", recipe.rel_path)
+    memo = catalog.memo
+    if key in memo:
+        return memo[key]
+    block = recipe.model.get(ARCH_KEY)
+    arch = None
+    if isinstance(block, Mapping):
+        try:
+            arch = architecture_from_block(block, recipe.model)
+        except (ArchitectureError, TypeError, ValueError, KeyError):
+            arch = None
+    memo[key] = arch
+    return arch
+
+
+def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
+                        model_context: int | None) -> tuple[Check, ...]:
+    """TP vs attention heads, PP vs layers, --max-model-len vs the model's context."""
+    if arch is None:
+        return ()
+    out: list[Check] = []
+    limit = arch.max_position_embeddings or model_context
+    for s in dict.fromkeys(shapes):
+        who = "" if s.role == "serve" else f"{s.role} pool: "
+        heads, kv = arch.num_attention_heads, arch.num_kv_heads
+        if heads and heads % s.tp:
+            out.append(Check("tp_heads", f"{who}tensor-parallel size {s.tp} does not divide the model's "
+                                         f"{heads} attention heads"))
+        elif kv and arch.attention in ("gqa", "mqa") and kv % s.tp and s.tp % kv:
+            out.append(Check("tp_kv_heads", f"{who}tensor-parallel size {s.tp} and the model's {kv} KV heads "
+                                            "do not divide one another"))
+        if s.pp > 1 and arch.num_layers % s.pp:
+            out.append(Check("pp_layers", f"{who}pipeline-parallel size {s.pp} does not divide the model's "
+                                          f"{arch.num_layers} layers"))
+        if limit and s.max_model_len and s.max_model_len > limit:
+            out.append(Check("context", f"{who}--max-model-len {s.max_model_len:,} is longer than the model's "
+                                        f"context of {limit:,} tokens"))
+    return tuple(dict.fromkeys(out))
+
+
+def plan_checks(catalog: Catalog, recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
+    """The checks for a rendered plan with the recipe's own facts (page, ``command``, ``explain``)."""
+    arch = recipe_architecture(catalog, recipe)
+    if arch is None:
+        return ()
+    ctx = recipe.model.get("context_length")
+    return architecture_checks(arch, plan_shapes(plan), ctx if isinstance(ctx, int) else None)
+
+
+# --------------------------------------------------------------------------------------------
+# custom hardware
+# --------------------------------------------------------------------------------------------
+
+def _template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
+    profiles = catalog.hardware_profiles
+    if target.profile_id in profiles:
+        return target.profile_id  # type: ignore[return-value]
+    fb = profiles.get(fallback)
+    if isinstance(fb, Mapping) and fb.get("brand") == target.brand:
+        return fallback
+    return next((k for k, p in profiles.items() if isinstance(p, Mapping) and p.get("brand") == target.brand),
+                fallback)
+
+
+def with_custom_profile(catalog: Catalog, target: GpuTarget, template: str) -> Catalog:
+    """A copy of ``catalog`` with a ``custom`` profile: the template's family, the target's GPUs."""
+    base = dict(catalog.hardware_profiles.get(template) or {})
+    base.pop("restricted", None)
+    base.update(display_name=target.label, gpu_count=target.gpus_per_node,
+                vram_gb=target.gpu_gib * target.gpus_per_node, scalable=False, custom=True)
+    profiles = FrozenDict({**catalog.hardware_profiles, CUSTOM_ID: FrozenDict(base)})
+    taxonomy = FrozenDict({**catalog.taxonomy, "hardware_profiles": profiles})
+    return dataclasses.replace(catalog, taxonomy=taxonomy, memo={})
+
+
+def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: bool) -> Selection:
+    """Move a selection to the ``custom`` profile of ``catalog`` (one node; a single-node strategy by default)."""
+    strategy = sel.strategy
+    spec = catalog.strategies.get(strategy)
+    if not strategy_given and (not isinstance(spec, Mapping) or spec.get("deploy_type") != "single_node"):
+        cands = candidate_strategies(catalog, recipe, CUSTOM_ID, 1)
+        rec = recommend_strategy(recipe.data, 1)
+        strategy = rec if rec in cands else (cands[0] if cands else strategy)
+    single = (catalog.strategies.get(strategy) or {}).get("deploy_type") == "single_node"
+    return dataclasses.replace(sel, hw_id=CUSTOM_ID, strategy=strategy,
+                               node_count=1 if single else sel.node_count,
+                               pd_nodes=None if strategy != "pd_cluster" else sel.pd_nodes)
+
+
+# --------------------------------------------------------------------------------------------
+# the fit
+# --------------------------------------------------------------------------------------------
+
+def checkpoint_size(arch: Architecture | None, recipe: Recipe, variant_key: str,
+                    cached_gib: float | None = None) -> tuple[float | None, str]:
+    """Checkpoint GiB of a variant and where the figure comes from."""
+    if arch is not None and arch.checkpoint_for(variant_key) is not None:
+        return arch.checkpoint_for(variant_key), "recipe architecture_facts.checkpoint_gib"
+    if cached_gib is not None:
+        return cached_gib, "safetensors index in the Hugging Face cache"
+    variant = recipe.variants.get(variant_key) or {}
+    est = estimated_checkpoint_gib(recipe.model.get("parameter_count"), variant.get("precision"))
+    if est is not None:
+        return est, (f"estimate: parameter_count {recipe.model.get('parameter_count')} at "
+                     f"{variant.get('precision') or 'bf16'} precision")
+    return None, "unknown"
+
+
+def fit_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Architecture | None,
+             *, context: int | None = None, cached_checkpoint_gib: float | None = None) -> FitReport:
+    """The fit of an already resolved plan on ``target`` (pure)."""
+    sel = ctx.sel
+    ckpt, ck_source = checkpoint_size(arch, recipe, sel.variant_key, cached_checkpoint_gib)
+    head = dict(hf_id=recipe.hf_id, variant=sel.variant_key, strategy=sel.strategy, node_count=sel.node_count,
+                hardware=target, architecture=arch, checkpoint_gib=ckpt, weights_source=ck_source)
+    if arch is None:
+        return FitReport(**head, errors=(f"the architecture of {recipe.hf_id} is unknown: add "
+                                         "model.architecture_facts to the recipe, pass --hf-config PATH, or put "
+                                         "its config.json in the local Hugging Face cache",))
+    if ckpt is None:
+        return FitReport(**head, errors=("the checkpoint size is unknown: set architecture_facts.checkpoint_gib",))
+    shapes = plan_shapes(plan, arch)
+    mc = recipe.model.get("context_length")
+    model_len = mc if isinstance(mc, int) else None
+    procs = tuple(fit_process(arch, ckpt, target.gpu_gib, s, context, model_len=model_len) for s in shapes)
+    notes = list(target.notes)
+    if not ck_source.startswith("recipe"):
+        notes.append(f"weights: {ck_source}")
+    total = target.gpus_per_node * max(1, sel.node_count)
+    for s in shapes:
+        need = s.tp * s.pp * s.dp
+        if s.role == "serve" and need > total:
+            notes.append(f"the command uses {need} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
+                         f"{target.label} x {max(1, sel.node_count)} node(s) has {total}")
+    return FitReport(**head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
+                     notes=tuple(notes))
+
+
+def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTarget | None = None,
+              arch: Architecture | None = None, *, context: int | None = None, strategy_given: bool = False,
+              cached_checkpoint_gib: float | None = None) -> FitReport:
+    """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure."""
+    sel = state.selection
+    arch = arch or recipe_architecture(catalog, recipe)
+    if target is None or (not target.custom and target.profile_id == sel.hw_id):
+        target = target or profile_target(catalog.hardware_profiles, sel.hw_id)
+        ctx, plan = resolve(catalog, recipe, sel)
+        return fit_plan(catalog, recipe, ctx, plan, target, arch, context=context,
+                        cached_checkpoint_gib=cached_checkpoint_gib)
+    custom = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
+    sel2 = retarget(custom, recipe, sel, strategy_given)
+    ctx, plan = resolve(custom, recipe, sel2)
+    report = fit_plan(custom, recipe, ctx, plan, target, arch, context=context,
+                      cached_checkpoint_gib=cached_checkpoint_gib)
+    return dataclasses.replace(report, notes=(*report.notes, "custom profile: hardware-specific recipe overrides of "
+                                              "catalog profiles do not apply"))
+
+
+def selection_for(recipe: Recipe, variant_key: str, strategy: str, hw_id: str = CUSTOM_ID) -> Selection:
+    """The default selection of a variant and strategy (default features) - for the reverse search."""
+    return Selection(variant_key=variant_key, hw_id=hw_id, strategy=strategy, node_count=1,
+                     features=tuple(default_features(recipe.data, hw_id, variant_key)))
+
+
+# --------------------------------------------------------------------------------------------
+# JSON form
+# --------------------------------------------------------------------------------------------
+
+def _gib(b: float) -> float:
+    return round(b / GIB, 2)
+
+
+def process_dict(p: ProcessFit) -> dict[str, Any]:
+    s = p.shape
+    return {
+        "role": p.role,
+        "parallelism": {"tp": s.tp, "pp": s.pp, "dp": s.dp, "dcp": s.dcp, "expert_parallel": s.expert_parallel,
+                        "gpus_per_rank": s.tp * s.pp},
+        "gpu_memory_gib": _gib(p.gpu_memory), "gpu_memory_utilization": p.utilization,
+        "weights_gib": _gib(p.weights), "activation_gib": _gib(p.activation), "non_torch_gib": _gib(p.non_torch),
+        "cuda_graphs_gib": _gib(p.cuda_graphs), "kv_budget_gib": _gib(p.kv_budget),
+        "kv_cache_dtype": s.kv_cache_dtype, "block_size": p.block_size,
+        "kv_bytes_per_token": round(p.kv_bytes_per_token, 1), "kv_tokens": p.kv_tokens,
+        "kv_tokens_bound": p.kv_tokens_bound, "exact": p.exact,
+        "max_model_len": p.max_model_len, "context": p.context, "concurrency": p.concurrency,
+        "concurrency_uncapped": p.concurrency_uncapped, "max_num_seqs": p.max_num_seqs,
+        "concurrency_all_ranks": p.concurrency * s.dp, "starts": p.starts,
+        "levers": [{"kind": lv.kind, "change": lv.change, "kv_tokens": lv.tokens, "starts": lv.starts,
+                    "detail": lv.detail} for lv in p.levers],
+        "notes": list(p.notes),
+    }
+
+
+def report_dict(r: FitReport) -> dict[str, Any]:
+    a = r.architecture
+    return {
+        "model": r.hf_id, "variant": r.variant, "strategy": r.strategy, "nodes": r.node_count,
+        "hardware": r.hardware.to_dict(),
+        "architecture": None if a is None else {"attention": a.attention, "layers": a.num_layers,
+                                                "exact": a.exact, "source": a.source},
+        "checkpoint_gib": None if r.checkpoint_gib is None else round(r.checkpoint_gib, 2),
+        "weights_source": r.weights_source,
+        "verdict": "starts" if r.starts else "does not start",
+        "starts": r.starts,
+        "processes": [process_dict(p) for p in r.processes],
+        "errors": [*r.errors, *(c.message for c in r.checks)],
+        "notes": list(r.notes),
+    }
+
+
+def summary_dict(r: FitReport) -> dict[str, Any]:
+    """The compact form embedded in ``/api/resolve``."""
+    return {"starts": r.starts, "hardware": r.hardware.label,
+            "processes": [{"role": p.role, "weights_gib": _gib(p.weights), "kv_budget_gib": _gib(p.kv_budget),
+                           "kv_tokens": p.kv_tokens, "max_model_len": p.max_model_len, "context": p.context,
+                           "concurrency": p.concurrency, "starts": p.starts, "exact": p.exact}
+                          for p in r.processes],
+            "errors": [*r.errors, *(c.message for c in r.checks)]}

@@ -1,0 +1,129 @@
+"""Reverse search: every recipe variant that starts on given GPUs, with the single-node strategy it would use.
+
+Pure: one derived catalog with the target as a ``custom`` profile, then for each
+(recipe, variant) the normal resolve and fit of its recommended single-node
+strategy, or of the next offered one when that does not start. Best first:
+concurrency at the asked context, then KV capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.jsvalues import as_map
+from vllm_recipes.select.defaults import recommend_strategy
+from vllm_recipes.select.gates import is_precision_compatible, is_strategy_supported_on_hardware
+from vllm_recipes.select.page import candidate_strategies
+from vllm_recipes.synth.resolve import resolve
+
+from .hardware import GpuTarget
+from .report import (
+    CUSTOM_ID,
+    FitReport,
+    _template_id,
+    checkpoint_size,
+    fit_plan,
+    recipe_architecture,
+    report_dict,
+    selection_for,
+    with_custom_profile,
+)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    hf_id: str
+    variant: str
+    strategy: str
+    report: FitReport
+
+    @property
+    def score(self) -> tuple[int, int]:
+        p = self.report.processes
+        return (min((x.concurrency * x.shape.dp for x in p), default=0), self.report.kv_tokens)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hardware: GpuTarget
+    context: int | None
+    hits: tuple[SearchHit, ...]
+    #: recipes skipped because the planner knows nothing about their architecture
+    unknown: tuple[str, ...]
+    #: (recipe, variant) pairs that were tried and do not start
+    rejected: int
+
+
+def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
+    """The catalog with ``target`` as its custom profile, kept on the catalog's memo so repeated searches
+    for the same GPUs (the web API) reuse its layer plans."""
+    key = ("fit-search-catalog", target.gpu_gib, target.gpus_per_node, target.brand, target.profile_id)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        template = _template_id(catalog, target, target.profile_id or "")
+        if not template and catalog.hardware_profiles:
+            template = next(iter(catalog.hardware_profiles))
+        hit = catalog.memo[key] = with_custom_profile(catalog, target, template)
+    return hit
+
+
+def search(catalog: Catalog, target: GpuTarget, context: int | None = None) -> SearchResult:
+    """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target)."""
+    key = ("fit-search", target, context)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        hit = catalog.memo[key] = _search(catalog, target, context)
+    return hit
+
+
+def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchResult:
+    cat = _search_catalog(catalog, target)
+    profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
+    hits: list[SearchHit] = []
+    unknown: list[str] = []
+    rejected = 0
+    for recipe in cat.recipes:
+        if recipe.is_omni:
+            continue
+        arch = recipe_architecture(cat, recipe)
+        if arch is None:
+            unknown.append(recipe.hf_id)
+            continue
+        strategies = [s for s in candidate_strategies(cat, recipe, CUSTOM_ID, 1)
+                      if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
+        rec = recommend_strategy(recipe.data, 1)
+        if rec in strategies:  # the strategy the command would use by default is tried first
+            strategies.remove(rec)
+            strategies.insert(0, rec)
+        for vk, variant in recipe.variants.items():
+            if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
+                continue
+            ckpt = checkpoint_size(arch, recipe, vk)[0]
+            if ckpt is not None and ckpt / target.gpus_per_node > target.gpu_gib:
+                rejected += 1  # even split over every GPU the weights alone do not fit: no need to resolve
+                continue
+            best: SearchHit | None = None
+            for s in strategies:
+                ctx, plan = resolve(cat, recipe, selection_for(recipe, vk, s))
+                rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context)
+                if not rep.starts:
+                    continue
+                best = SearchHit(recipe.hf_id, vk, s, rep)
+                break  # the first that starts, in the order a user would get them
+            if best is None:
+                rejected += 1
+            else:
+                hits.append(best)
+    hits.sort(key=lambda h: (h.score[0], h.score[1]), reverse=True)
+    return SearchResult(target, context, tuple(hits), tuple(unknown), rejected)
+
+
+def search_dict(res: SearchResult) -> dict[str, Any]:
+    """The JSON form of a search (CLI ``--json`` and ``/api/fit`` without a model)."""
+    return {"hardware": res.hardware.to_dict(), "context": res.context,
+            "results": [{"model": h.hf_id, "variant": h.variant, "strategy": h.strategy,
+                         "kv_tokens": h.report.kv_tokens, "concurrency": h.score[0],
+                         "fit": report_dict(h.report)} for h in res.hits],
+            "unknown_architecture": list(res.unknown), "not_starting": res.rejected}

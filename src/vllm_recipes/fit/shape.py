@@ -1,0 +1,132 @@
+"""From a resolved :class:`Plan` to the memory-relevant shape of each ``vllm serve`` process.
+
+Reads the *final* flags (after the same dedupe the rendered command gets), so the
+fit describes exactly the command the user copies - never a second synthesis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vllm_recipes.render.shell import finalize
+from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
+
+from .architecture import Architecture
+from .memory import ProcessShape, table_flags
+
+_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+            "-dcp": "--decode-context-parallel-size"}
+
+
+def invocations(plan: Plan) -> list[tuple[str, Invocation]]:
+    """The serve processes of a plan by role (a multi-node head stands for the whole TP/PP world)."""
+    if isinstance(plan, PdPlan):
+        return [("prefill", plan.prefill.serve), ("decode", plan.decode.serve)]
+    if isinstance(plan, MultiNodePlan):
+        return [("serve", plan.head)]
+    if isinstance(plan, KvStorePlan):
+        return [("serve", plan.vllm)]
+    if isinstance(plan, SinglePlan):
+        return [("serve", plan.serve)]
+    return []
+
+
+def final_flags(inv: Invocation) -> dict[str, str]:
+    """Flag -> value (``""`` for a bare switch) of the command as rendered.
+
+    The render stage's rules in one pass: empty tokens are dropped (§7.1), a flag
+    takes the next token as its value unless that starts with ``-``, the last
+    occurrence wins (§7.2), and the invocation's ``drop_flags`` are removed.
+    ``tests/fit`` checks this equals the flags of ``render.shell.finalize``.
+    """
+    out: dict[str, str] = {}
+    values = [a.value for a in inv.args if a.value != ""]
+    i, n = 0, len(values)
+    while i < n:
+        t = values[i]
+        if t[:1] == "-":
+            if i + 1 < n and values[i + 1][:1] != "-":
+                val = values[i + 1]
+                i += 1
+            else:
+                val = ""
+            if "=" in t:
+                t, _, inline = t.partition("=")
+                val = val or inline
+            out[_ALIASES.get(t, t)] = val  # the last occurrence wins
+        i += 1
+    for f in inv.drop_flags:
+        out.pop(f, None)
+    return out
+
+
+def rendered_flags(inv: Invocation) -> dict[str, str]:
+    """The same map read from the rendered tokens (slower; the reference for :func:`final_flags`)."""
+    out: dict[str, str] = {}
+    values = finalize(inv).values
+    i, n = 0, len(values)
+    while i < n:
+        t = values[i]
+        if t.startswith("-"):
+            if i + 1 < n and not values[i + 1].startswith("-"):
+                val = values[i + 1]
+                i += 1
+            else:
+                val = ""
+            name, eq, inline = t.partition("=")
+            name = _ALIASES.get(name, name)
+            out[name] = inline if eq and not val else val
+        i += 1
+    return out
+
+
+def _int(v: str | None, default: int | None = None) -> int | None:
+    try:
+        return int(v) if v not in (None, "") else default
+    except ValueError:
+        return default
+
+
+def _float(v: str | None) -> float | None:
+    try:
+        return float(v) if v not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | None = None) -> ProcessShape:
+    mml = flags.get("--max-model-len")
+    auto = mml is not None and mml.strip().lower() in ("auto", "-1")
+    return ProcessShape(
+        role=role,
+        tp=max(1, _int(flags.get("--tensor-parallel-size"), 1) or 1),
+        pp=max(1, _int(flags.get("--pipeline-parallel-size"), 1) or 1),
+        dp=max(1, _int(flags.get("--data-parallel-size"), 1) or 1),
+        dcp=max(1, _int(flags.get("--decode-context-parallel-size"), 1) or 1),
+        expert_parallel="--enable-expert-parallel" in flags or "-ep" in flags,
+        gpu_memory_utilization=_float(flags.get("--gpu-memory-utilization")),
+        kv_cache_memory_bytes=_int(flags.get("--kv-cache-memory-bytes")),
+        max_model_len=None if auto else _int(_human(mml)),
+        max_model_len_auto=auto,
+        max_num_seqs=_int(flags.get("--max-num-seqs")),
+        max_num_batched_tokens=_int(flags.get("--max-num-batched-tokens")),
+        kv_cache_dtype=(flags.get("--kv-cache-dtype") or "auto").lower(),
+        block_size=_int(flags.get("--block-size")),
+        cpu_offload_gib=_float(flags.get("--cpu-offload-gb")) or 0.0,
+        enforce_eager="--enforce-eager" in flags,
+        table_flags=table_flags(flags, arch) if arch is not None else (),
+    )
+
+
+def _human(v: str | None) -> str | None:
+    """vLLM accepts ``128k`` / ``1m`` for --max-model-len (k = 1000, K = 1024)."""
+    if not v:
+        return v
+    units = {"k": 1000, "m": 1_000_000, "K": 1024, "M": 1024**2}
+    if v[-1] in units and v[:-1].replace(".", "", 1).isdigit():
+        return str(int(float(v[:-1]) * units[v[-1]]))
+    return v
+
+
+def plan_shapes(plan: Plan, arch: Architecture | None = None) -> list[ProcessShape]:
+    return [shape_from_flags(role, final_flags(inv), arch) for role, inv in invocations(plan)]

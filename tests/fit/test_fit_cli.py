@@ -1,0 +1,183 @@
+"""``vllm-recipes fit`` end to end, the architecture checks in command/explain, --hardware auto, bad input."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog.validate import validate_file
+from vllm_recipes.cli import engine_cmds, fit_cmds  # noqa: F401  (registers the commands)
+from vllm_recipes.cli.main import cli
+
+DATA = Path(__file__).parent / "data"
+V4 = "deepseek-ai/DeepSeek-V4-Flash"
+RECIPES = str(DATA / "recipes")
+DENSE = "acme/Dense-8B"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    res = CliRunner().invoke(cli, list(args), env=env)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_done_when_v4_flash_on_h200_at_128k() -> None:
+    code, out, _ = run("fit", V4, "--hardware", "h200", "--context", "131072")
+    assert code == 0, out
+    for label in ("weights per GPU", "KV budget per GPU", "KV capacity (tokens)", "concurrency at 131,072"):
+        assert label in out
+    assert "strategy single_node_tep" in out and "verdict: starts" in out
+    assert "not modelled exactly" in out  # compressed sparse KV: estimate and bound, never a silent guess
+    obj = json.loads(run("fit", V4, "--hardware", "h200", "--context", "131072", "--json")[1])
+    p = obj["processes"][0]
+    assert obj["starts"] and p["parallelism"]["tp"] == 8 and p["context"] == 131072
+    assert p["kv_tokens_bound"] < p["kv_tokens"] and p["exact"] is False
+    # checkpoint 155.5 GiB, 95% experts split over 8 EP ranks, the rest over TP 8: 155.5 / 8
+    assert p["weights_gib"] == pytest.approx(155.5 / 8, abs=0.01)
+
+
+def test_pd_pools_are_planned_separately() -> None:
+    obj = json.loads(run("fit", V4, "--hardware", "h200", "--strategy", "pd_cluster", "--json")[1])
+    roles = {p["role"]: p for p in obj["processes"]}
+    assert set(roles) == {"prefill", "decode"}
+    assert roles["prefill"]["max_num_seqs"] == 8 and roles["decode"]["max_num_seqs"] == 1536
+    assert roles["decode"]["concurrency_all_ranks"] == roles["decode"]["concurrency"] * 8
+
+
+def test_reverse_search_on_the_bundled_catalog() -> None:
+    code, out, _ = run("fit", "--gpus", "8", "--gpu-memory", "141", "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["hardware"]["custom"] is True
+    got = [(r["model"], r["variant"]) for r in obj["results"]]
+    assert (V4, "default") in got
+    scores = [(r["concurrency"], r["kv_tokens"]) for r in obj["results"]]
+    assert scores == sorted(scores, reverse=True)  # best first
+    code, out, _ = run("fit", "--gpus", "2", "--gpu-memory", "32")
+    assert code == 0 and "0 variant(s) start" in out
+
+
+def test_reverse_search_on_a_recipes_dir() -> None:
+    obj = json.loads(run("fit", "--recipes-dir", RECIPES, "--gpus", "1", "--gpu-memory", "24", "--context", "8192",
+                         "--json")[1])
+    hit = next(r for r in obj["results"] if r["model"] == DENSE)
+    assert hit["strategy"] == "single_node_tp" and hit["kv_tokens"] > 0
+
+
+def test_architecture_checks_warn_in_command_and_fail_fit() -> None:
+    args = (DENSE, "--recipes-dir", RECIPES, "--hardware", "gb200", "--strategy", "multi_node_tp", "--nodes", "3")
+    code, out, err = run("command", *args)
+    assert code == 0 and "--tensor-parallel-size 12" in out
+    assert "warning: tensor-parallel size 12 does not divide the model's 32 attention heads" in err
+    assert "warning: tensor-parallel size 12" in run("explain", *args)[2]
+    code, out, _ = run("fit", *args)
+    assert code == 1 and "error: tensor-parallel size 12" in out and "verdict: does not start" in out
+    code, _, err = run("command", DENSE, "--recipes-dir", RECIPES, "--hardware", "h100", "--arg", "--max-model-len",
+                       "--arg", "32768")
+    assert "longer than the model's context of 8,192 tokens" in err
+    code, out, _ = run("fit", DENSE, "--recipes-dir", RECIPES, "--hardware", "h100", "--strategy", "multi_node_tp_pp",
+                       "--nodes", "3")
+    assert code == 1 and "pipeline-parallel size 3 does not divide the model's 32 layers" in out
+
+
+def test_named_and_custom_gpus() -> None:
+    obj = json.loads(run("fit", DENSE, "--recipes-dir", RECIPES, "--gpu", "RTX 4090", "--gpus", "2", "--json")[1])
+    assert obj["hardware"]["custom"] and obj["hardware"]["gpu_memory_gib"] == 24
+    assert obj["processes"][0]["parallelism"]["tp"] == 1  # vram_minimum_gb 20 fits one card: the recipe's TP rule
+    obj = json.loads(run("fit", DENSE, "--recipes-dir", RECIPES, "--gpu-memory", "16", "--gpus", "2", "--json")[1])
+    assert obj["hardware"]["label"] == "Custom: 2x GPU (16 GB each)"
+    assert obj["processes"][0]["parallelism"]["tp"] == 2  # 20 GB does not fit one: TP spans the custom box
+    code, _, err = run("fit", V4, "--gpu", "RTX 5900")
+    assert code == 2 and "Did you mean: RTX 5090" in err
+
+
+def test_hf_config_overrides_the_architecture(tmp_path: Path) -> None:
+    obj = json.loads(run("fit", DENSE, "--recipes-dir", RECIPES, "--hardware", "h100", "--json",
+                         "--hf-config", str(DATA / "gpt_oss_120b.json"))[1])
+    assert obj["architecture"]["source"] == "--hf-config gpt_oss_120b.json"
+    bad = tmp_path / "config.json"
+    bad.write_text("{nope")
+    code, _, err = run("fit", DENSE, "--recipes-dir", RECIPES, "--hf-config", str(bad))
+    assert code == 2 and "not JSON" in err and "Traceback" not in err
+
+
+def test_hf_cache_is_read_offline(tmp_path: Path, catalog: Catalog) -> None:
+    """A recipe without facts takes them from the local Hugging Face cache (never the network)."""
+    pytest.importorskip("huggingface_hub")
+    snap = tmp_path / "hub" / "models--acme--Cached-8B" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (tmp_path / "hub" / "models--acme--Cached-8B" / "refs").mkdir()
+    (tmp_path / "hub" / "models--acme--Cached-8B" / "refs" / "main").write_text("abc123")
+    (snap / "config.json").write_text((DATA / "llama3_8b.json").read_text())
+    (snap / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 16_060_522_496}}))
+    recipes = tmp_path / "recipes" / "models" / "acme"
+    recipes.mkdir(parents=True)
+    src = (DATA / "recipes" / "models" / "acme" / "Dense-8B.yaml").read_text()
+    head, _, _ = src.partition("  architecture_facts:")
+    rest = src.split("    checkpoint_gib: 14.96\n", 1)[1]
+    (recipes / "Cached-8B.yaml").write_text(head.replace("acme/Dense-8B", "acme/Cached-8B") + rest)
+    from vllm_recipes.fit import sources
+
+    arch = sources.architecture_from_cache("acme/Cached-8B", cache_dir=str(tmp_path / "hub"))
+    assert arch is not None and arch.num_kv_heads == 8
+    assert sources.checkpoint_gib_from_cache("acme/Cached-8B", str(tmp_path / "hub")) == pytest.approx(14.96, 0.01)
+    assert sources.architecture_from_cache("acme/Absent", cache_dir=str(tmp_path / "hub")) is None
+    _, out, _ = run("fit", "acme/Cached-8B", "--recipes-dir", str(tmp_path / "recipes"), "--hardware", "h100",
+                       "--json", env={"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"})
+    obj = json.loads(out)
+    assert obj["architecture"]["source"] == "Hugging Face cache (acme/Cached-8B)"
+    assert obj["weights_source"] == "safetensors index in the Hugging Face cache"
+
+
+def _fake_tool(tmp_path: Path, name: str, output: Path) -> None:
+    """A recorded tool output behind the tool's name (the only GPU tool on PATH)."""
+    tool = tmp_path / name
+    tool.write_text(f"#!/bin/sh\nexec /bin/cat '{output}'\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+
+
+def test_hardware_auto(tmp_path: Path) -> None:
+    _fake_tool(tmp_path, "nvidia-smi", DATA / "smi" / "nvidia_8xh100.csv")
+    code, out, err = run("command", V4, "--hardware", "auto", env={"PATH": str(tmp_path)})
+    assert code == 0, err
+    assert "# hardware: H100 (8x 80 GB), detected (nvidia-smi)" in err and "--tensor-parallel-size 8" in out
+    code, out, _ = run("fit", V4, "--hardware", "auto", "--json", env={"PATH": str(tmp_path)})
+    assert json.loads(out)["hardware"]["profile"] == "h100"
+
+
+def test_hardware_auto_without_a_tool_exits_2(tmp_path: Path) -> None:
+    for cmd in ("fit", "command"):
+        code, _, err = run(cmd, V4, "--hardware", "auto", env={"PATH": str(tmp_path)})
+        assert code == 2 and "no GPU tool found" in err
+
+
+def test_hardware_auto_with_garbage_exits_2(tmp_path: Path) -> None:
+    _fake_tool(tmp_path, "nvidia-smi", DATA / "smi" / "nvidia_garbage.csv")
+    code, _, err = run("fit", V4, "--hardware", "auto", env={"PATH": str(tmp_path)})
+    assert code == 2 and "nvidia-smi" in err and "Traceback" not in err
+
+
+def test_bad_selection_names_choices() -> None:
+    code, _, err = run("fit", V4, "--hardware", "h999")
+    assert code == 2 and "h200" in err
+    code, _, err = run("fit")
+    assert code == 2 and "name a model" in err
+
+
+def test_architecture_block_with_wrong_types_is_a_validation_error(tmp_path: Path) -> None:
+    src = (DATA / "recipes" / "models" / "acme" / "Dense-8B.yaml").read_text()
+    path = tmp_path / "Dense-8B.yaml"
+    path.write_text(src.replace("num_kv_heads: 8", 'num_kv_heads: "8"').replace("checkpoint_gib: 14.96",
+                                                                               "checkpoint_gib: [14.96]"))
+    findings = validate_file(path, load_catalog(), "Dense-8B.yaml", include_registered=False)
+    errors = {f.key_path: f for f in findings if f.severity == "error"}
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "num_kv_heads" in t)
+    kv = errors["model.architecture_facts.num_kv_heads"]
+    assert (kv.file, kv.line) == ("Dense-8B.yaml", line) and "expected an integer" in kv.message
+    assert "model.architecture_facts.checkpoint_gib" in errors
+    path.write_text(src.replace("    head_dim: 128\n", ""))
+    msgs = [f.message for f in validate_file(path, load_catalog(), "Dense-8B.yaml", include_registered=False)]
+    assert any("needs head_dim" in m for m in msgs)
