@@ -210,29 +210,25 @@
     if (next) { ev.preventDefault(); next.focus(); }
   });
 
-  /* ---------- Deploy tabs (Kubernetes, Compose, Slurm, vLLM config) ----------
-     The tabs are CSS-only and each links its artifact (/api/export, the same bytes as
-     `vllm-recipes export -o -`). This section shows the chosen artifact inline (fetched
-     once per builder state), says why when a target cannot express the selection, and
-     remembers the chosen target across builder updates. */
+  /* ---------- Deploy tabs: CSS tabs linking /api/export; show the chosen artifact, remember the tab ---------- */
   function showExport(panel) {
-    var code = panel && panel.querySelector("code[data-export-src]");
+    var code = panel && panel.querySelector("code.deploy-text");
     if (!code || code.getAttribute("data-loaded")) { return; }
     code.setAttribute("data-loaded", "1");
-    fetch(code.getAttribute("data-export-src"), { headers: { "Accept": "text/plain, application/json" } })
+    fetch(panel.querySelector("[data-export-open]").getAttribute("href"))
       .then(function (r) {
-        if (r.ok) { return r.text().then(function (t) { return { text: t }; }); }
-        return r.json().then(function (j) { return { error: j.error || ("HTTP " + r.status) }; });
+        return r.ok ? r.text().then(function (t) { return { text: t }; })
+          : r.json().then(function (j) { return { error: j.error || ("HTTP " + r.status) }; });
       })
       .then(function (res) {
         if (res.error) {
           var p = panel.querySelector("[data-export-error]");
           p.textContent = res.error; p.hidden = false;
-          panel.querySelectorAll("[data-export-open], a[download]").forEach(function (a) { a.hidden = true; });
+          panel.querySelector("p").hidden = true;
           return;
         }
         code.textContent = res.text;
-        panel.querySelector("[data-export-box]").hidden = false;
+        code.closest(".code").hidden = false;
       })
       .catch(function () { code.removeAttribute("data-loaded"); });
   }
@@ -247,9 +243,7 @@
       return on && box.querySelector(".panel[data-target=\"" + on.id.slice(3) + "\"]");
     }
     box.querySelectorAll("input[name=deploy-target]").forEach(function (inp) {
-      inp.addEventListener("change", function () {
-        if (inp.checked) { store.set("deploy-target", inp.id.slice(3)); showExport(current()); }
-      });
+      inp.addEventListener("change", function () { store.set("deploy-target", inp.id.slice(3)); showExport(current()); });
     });
     showExport(current());
   }
