@@ -1,9 +1,8 @@
 """Benchmark ``vllm-recipes build-api`` on a large synthetic catalog (not run in CI).
 
-The catalog is made by cloning the bundled seed recipes under many org names
-(each clone gets its own model ids, so promotions do not collide) and varying
-them a little (dropped variants, other VRAM sizes, a restricted-hardware
-opt-in). Usage::
+The catalog is generated from the bundled seed recipes by ``catalog_gen.py``
+(each clone gets its own model ids and varies hardware overrides, VRAM,
+tuning, features). Usage::
 
     .venv/bin/python benchmarks/bench_build_api.py [--recipes 170] [--out DIR] [--recipes-dir DIR]
 
@@ -23,59 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from catalog_gen import make_catalog
 from vllm_recipes.api.build import build_api
 from vllm_recipes.api.incremental import build_incremental, load_cache
 from vllm_recipes.api.writer import diff_tree
-from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
-
-
-def make_catalog(dest: Path, n_recipes: int = 170) -> Path:
-    """Write ``n_recipes`` recipe files (clones of the seeds) under ``dest/models``."""
-    seeds = sorted((BUNDLED_DIR / "models").rglob("*.yaml"))
-    docs = [(p.stem, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in seeds]
-    models = dest / "models"
-    i = 0
-    while i < n_recipes:
-        org = f"org{i // len(docs):03d}"
-        for stem, doc in docs:
-            if i >= n_recipes:
-                break
-            d = _vary(doc, org, i)
-            out = models / org / f"{stem}.yaml"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(yaml.safe_dump(d, sort_keys=False, allow_unicode=True), encoding="utf-8")
-            i += 1
-    return dest
-
-
-def _vary(doc: dict, org: str, i: int) -> dict:
-    import copy
-
-    d = copy.deepcopy(doc)
-    d["meta"]["title"] = f"{d['meta'].get('title', '')} ({org})"
-    model = d.get("model") or {}
-    if isinstance(model.get("model_id"), str):
-        model["model_id"] = f"{org}/{model['model_id'].split('/', 1)[1]}"
-    for vk, v in list((d.get("variants") or {}).items()):
-        mid = v.get("model_id") if isinstance(v, dict) else None
-        if isinstance(mid, str) and "/" in mid:
-            src_org, name = mid.split("/", 1)
-            v["model_id"] = f"{org}-{src_org}/{name}"
-        if i % 3 == 1 and vk not in ("default",) and len(d["variants"]) > 2:
-            # drop a variant here and there (and every feature-mode reference to it)
-            del d["variants"][vk]
-            for f in (d.get("features") or {}).values():
-                for m in ((f or {}).get("modes") or {}).values():
-                    if isinstance(m, dict) and isinstance(m.get("variants"), list) and vk in m["variants"]:
-                        m["variants"].remove(vk)
-                        if not m["variants"]:
-                            m.pop("variants")
-    default = (d.get("variants") or {}).get("default")
-    if isinstance(default, dict) and isinstance(default.get("vram_minimum_gb"), int) and i % 4 == 2:
-        default["vram_minimum_gb"] = default["vram_minimum_gb"] * 3  # multi-node on smaller GPUs
-    return d
+from vllm_recipes.catalog import load_catalog
 
 
 def _walk(root: Path):
@@ -91,6 +44,10 @@ _CHILD = r"""
 import json, os, resource, sys, time
 t0 = time.perf_counter()
 from vllm_recipes.api.incremental import build_full, build_incremental
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from catalog_gen import make_catalog  # noqa: E402
+
 from vllm_recipes.api.build import build_api
 from vllm_recipes.catalog import load_catalog
 mode, recipes_dir, out, jobs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]

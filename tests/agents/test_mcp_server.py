@@ -31,7 +31,7 @@ from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
-TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain", "export_deployment"}
+TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain", "export_deployment", "fit"}
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +159,9 @@ def test_streamable_http_on_loopback() -> None:
     ("list_recipes", {"hardware": "h9000"}, "hardware", "h200"),
     ("list_recipes", {"fits_gpus": 0}, "fits_gpus", ""),
     ("show_recipe", {"hf_id": "nobody/nothing"}, "hf_id", ""),
+    ("fit", {"gpus": 2}, "gpus", ""),
+    ("fit", {"hf_id": V4, "gpu": "RTX 5099"}, "gpu", "RTX 5090"),
+    ("fit", {"hf_id": V4, "context": "long"}, "context", ""),
     ("no_such_tool", {}, "name", "resolve_command"),
 ])
 def test_bad_calls_are_tool_errors_naming_the_choices(catalog: Catalog, tool: str, args: dict[str, Any],
@@ -218,3 +221,22 @@ def test_resources_are_the_api_file_and_the_guide(catalog: Catalog) -> None:
     assert js.contents[0].text.encode() == files[f"{V41}.json"]
     recipe = catalog.recipe(V41)
     assert recipe is not None and guide.contents[0].text == recipe.data["guide"]
+
+
+def test_fit_is_the_live_api_fit(catalog: Catalog) -> None:
+    """One recipe on its hardware and the reverse search answer exactly what /api/fit answers."""
+    from vllm_recipes.web.fit import fit_payload
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        one = await client.call_tool("fit", {"hf_id": V4, "hardware": "h200", "context": 131072})
+        search = await client.call_tool("fit", {"gpus": 8, "gpu_memory": 141})
+        return one, search
+
+    one, search = in_process(catalog, body)
+    assert not one.is_error and not search.is_error
+    expected = fit_payload(catalog, [("model", V4), ("hardware", "h200"), ("context", "131072")])
+    assert one.structured_content == json.loads(json.dumps(expected))
+    assert one.structured_content["processes"][0]["role"] == "serve"
+    assert search.structured_content == json.loads(json.dumps(
+        fit_payload(catalog, [("gpus", "8"), ("gpu_memory", "141")])))
+    assert {r["model"] for r in search.structured_content["results"]} <= {V4, V41}

@@ -83,6 +83,10 @@ EXPORT_ARGUMENTS: dict[str, str] = {
     "pvc": "Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).",
     "image": "Container image (default: the image the Docker command uses).",
 }
+
+#: fit's own arguments (the names /api/fit reads)
+FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
+FIT_MAX_CONTEXT = 1 << 24
 MAX_STRING = 512
 
 
@@ -211,6 +215,13 @@ class AgentTools:
                  "`vllm-recipes export -o -` prints; a selection the target cannot express is an error "
                  "with the reason.",
                  self.export_schema(sel), self.export_deployment),
+            Tool("fit",
+                 "Will it fit, and how much will it serve: weights per GPU, KV-cache budget, token capacity, "
+                 "concurrency at a context length, the verdict and the levers that would change it, per "
+                 "process of the selection's plan. Give hf_id (and a selection) to fit one recipe on its "
+                 "hardware or on other GPUs (gpu, or gpu_memory + gpus); omit hf_id to list every recipe "
+                 "variant that starts on the given GPUs, best first.",
+                 self.fit_schema(), self.fit),
         ]
 
     def export_schema(self, sel: dict[str, Any]) -> dict[str, Any]:
@@ -220,6 +231,20 @@ class AgentTools:
         for name, desc in EXPORT_ARGUMENTS.items():
             props[name] = _str_schema(desc)
         return {**sel, "properties": props, "required": ["hf_id", "to"]}
+
+    def fit_schema(self) -> dict[str, Any]:
+        """The selection schema with ``hf_id`` optional plus fit's own arguments."""
+        schema = self.selection_schema()
+        props = dict(schema["properties"])
+        props.update({
+            "context": {"type": "integer", "minimum": 1, "maximum": FIT_MAX_CONTEXT,
+                        "description": "Context length for the concurrency figure (default: --max-model-len)."},
+            "gpu": _str_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
+            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
+                           "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
+            "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
+        })
+        return {"type": "object", "properties": props, "additionalProperties": False}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
@@ -339,6 +364,30 @@ class AgentTools:
             raise ToolError(body["error"], body["param"], body["choices"])
         return {"target": args["to"], "media_type": reply.media_type, "text": reply.body,
                 "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in artifacts]}
+
+    def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", *PARAMS, *FIT_ARGS))
+        items: list[tuple[str, str]] = []
+        if args.get("hf_id") is not None:
+            self._recipe(args)
+            items = selection_query({k: v for k, v in args.items() if k not in FIT_ARGS})
+        for key in FIT_ARGS:
+            value = args.get(key)
+            if value is None:
+                continue
+            if key == "gpu":
+                items.append((key, _opt_str(args, key) or ""))
+            elif isinstance(value, bool) or not isinstance(value, int | float) \
+                    or (key != "gpu_memory" and not isinstance(value, int)):
+                raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
+            else:
+                items.append((key, str(value)))
+        from vllm_recipes.web.fit import fit_payload
+
+        try:
+            return fit_payload(self.catalog, items)
+        except SelectionError as exc:
+            raise ToolError.from_selection(exc) from None
 
     # --- helpers --------------------------------------------------------------------------------
 

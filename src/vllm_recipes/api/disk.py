@@ -68,22 +68,36 @@ class DirectoryBuild:
 
 
 def _write_into(dest: str, files: dict[str, bytes | None], made: set[str]) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    for path, data in files.items():
-        assert data is not None
-        i = path.rfind("/")
-        if i > 0:
-            d = path[:i]
-            if d not in made:
-                os.makedirs(f"{dest}/{d}", exist_ok=True)  # exist_ok: the other worker may race us
-                made.add(d)
-        fd = os.open(f"{dest}/{path}", flags, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+    """Write ``files`` under ``dest``, each through an open descriptor of its directory.
+
+    ``openat`` on a directory fd skips resolving the whole path again for each of
+    the tens of thousands of files (most directories hold several); ``made``
+    remembers directories already created (by this process) across calls.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    dir_fds: dict[str, int] = {}
+    try:
+        for path, data in files.items():
+            assert data is not None
+            i = path.rfind("/")
+            d, name = (path[:i], path[i + 1:]) if i > 0 else ("", path)
+            dfd = dir_fds.get(d)
+            if dfd is None:
+                if d and d not in made:
+                    os.makedirs(f"{dest}/{d}", exist_ok=True)  # exist_ok: the other worker may race us
+                    made.add(d)
+                dfd = dir_fds[d] = os.open(f"{dest}/{d}" if d else dest, dir_flags)
+            fd = os.open(name, flags, 0o666, dir_fd=dfd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+    finally:
+        for dfd in dir_fds.values():
+            os.close(dfd)
 
 
 _state: tuple[Catalog, Sequence[RecipeInput], ExtraRecipeKeys | None, bool, str] | None = None

@@ -267,11 +267,16 @@ def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
         except YamlLoadError as exc:
             errors.append(exc)
             continue
-        sources.append(SourceFile(rel, doc))
-        if isinstance(doc.data, dict):
-            name = doc.data.get("name")
-            out[name if isinstance(name, str) else path.stem] = doc.data
+        add_named(out, sources, rel, doc)
     return out
+
+
+def add_named(out: dict[str, Any], sources: list[SourceFile], rel: str, doc: YamlDocument) -> None:
+    """Record a strategy / kv-store file, keyed by its ``name`` (else the file stem; later ones replace)."""
+    sources.append(SourceFile(rel, doc))
+    if isinstance(doc.data, dict):
+        name = doc.data.get("name")
+        out[name if isinstance(name, str) else Path(rel).stem] = doc.data
 
 
 @dataclass(frozen=True)

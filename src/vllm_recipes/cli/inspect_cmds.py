@@ -65,8 +65,11 @@ def _display_path(catalog: Catalog, name: str) -> str:
 @cli.command("validate")
 @recipes_dir_option
 @json_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"], case_sensitive=False),
+              default=None, help="text (file:line:col lines), json (same as --json), github (Actions workflow "
+              "annotations), sarif (SARIF 2.1.0).  [default: text]")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]) -> None:
+def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files: tuple[Path, ...]) -> None:
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
     FILES may live outside the recipes directory; they are checked against its
@@ -105,8 +108,21 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, files: tuple[Path, ...]
     def where(f: Finding) -> str:
         return shown.get(f.file) or _display_path(catalog, f.file)
 
-    if as_json:
+    if as_json and fmt not in (None, "json"):
+        _fail(f"--json conflicts with --format {fmt}.")
+    fmt = "json" if as_json else (fmt or "text")
+    if fmt == "json":
         _dump([{**f.to_dict(), "file": where(f)} for f in findings])
+    elif fmt in ("github", "sarif"):
+        from vllm_recipes import __version__
+        from vllm_recipes.review.annotations import github_annotations, sarif_log
+
+        if fmt == "github":
+            for line in github_annotations(findings, where):
+                click.echo(line)
+            click.echo(format_findings_summary(findings, n_files))
+        else:
+            _dump(sarif_log(findings, where, __version__))
     else:
         for f in findings:
             click.echo(f.format(where(f)))

@@ -42,6 +42,7 @@ COMMAND_MODULES = {
     "export": "export_cmds",
     "fit": "fit_cmds",
     "mcp": "mcp_cmds",
+    "diff": "review_cmds",
 }
 
 

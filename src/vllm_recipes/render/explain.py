@@ -48,23 +48,30 @@ class ExplainRow:
     shadowed: list[dict[str, Any]]
 
 
+def flag_pairs(tokens: list[Arg] | tuple[Arg, ...]) -> list[tuple[Arg, Arg | None]]:
+    """Final tokens as ``(flag or positional, its value or None)``: a flag takes the next non-flag token."""
+    out: list[tuple[Arg, Arg | None]] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        value: Arg | None = None
+        if t.value.startswith("-") and i + 1 < len(tokens) and not tokens[i + 1].value.startswith("-"):
+            value = tokens[i + 1]
+        out.append((t, value))
+        i += 2 if value is not None else 1
+    return out
+
+
 def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:
     fin = finalize(inv)
     rows: list[ExplainRow] = []
-    toks = fin.tokens
-    i = 0
-    while i < len(toks):
-        t = toks[i]
-        value: Arg | None = None
-        if t.value.startswith("-") and i + 1 < len(toks) and not toks[i + 1].value.startswith("-"):
-            value = toks[i + 1]
+    for t, value in flag_pairs(fin.tokens):
         shadowed = []
         for u in fin.shadowed.get(t.value, ()):
             shadowed.append({"value": u.value.value if u.value else None,
                              **source_dict(catalog, u.flag.source, u.flag.key_path)})
         rows.append(ExplainRow("arg", t.value, value.value if value else None,
                                source_dict(catalog, t.source, t.key_path), shadowed))
-        i += 2 if value is not None else 1
     return rows
 
 
@@ -73,23 +80,26 @@ def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]
                        [{"value": js_str(v), **source_dict(catalog, s)} for v, s in e.shadowed]) for e in env]
 
 
+def plan_processes(plan: Plan) -> list[tuple[str, Invocation, tuple[EnvValue, ...]]]:
+    """``(process title, invocation, its env)`` for every serve process of the plan (workers: no env)."""
+    out: list[tuple[str, Invocation, tuple[EnvValue, ...]]] = []
+    if isinstance(plan, SinglePlan):
+        out.append(("vLLM", plan.serve, plan.env))
+    elif isinstance(plan, MultiNodePlan):
+        out.append(("Head", plan.head, plan.env))
+        out.extend((f"Node {i}", w, ()) for i, w in enumerate(plan.workers, start=1))
+    elif isinstance(plan, PdPlan):
+        out.extend((rp.role.capitalize(), rp.serve, rp.env) for rp in (plan.prefill, plan.decode))
+    elif isinstance(plan, KvStorePlan):
+        out.append(("vLLM instance", plan.vllm, plan.env))
+        out.extend((f"vLLM instance node {i}", w, ()) for i, w in enumerate(plan.workers, start=1))
+    return out
+
+
 def explain_plan(catalog: Catalog, plan: Plan) -> list[tuple[str, list[ExplainRow]]]:
     """Sections ``(process title, rows)`` covering every serve process of the plan."""
-    out: list[tuple[str, list[ExplainRow]]] = []
-    if isinstance(plan, SinglePlan):
-        out.append(("vLLM", explain_invocation(catalog, plan.serve) + explain_env(catalog, plan.env)))
-    elif isinstance(plan, MultiNodePlan):
-        out.append(("Head", explain_invocation(catalog, plan.head) + explain_env(catalog, plan.env)))
-        for i, w in enumerate(plan.workers, start=1):
-            out.append((f"Node {i}", explain_invocation(catalog, w)))
-    elif isinstance(plan, PdPlan):
-        for rp in (plan.prefill, plan.decode):
-            out.append((rp.role.capitalize(), explain_invocation(catalog, rp.serve) + explain_env(catalog, rp.env)))
-    elif isinstance(plan, KvStorePlan):
-        out.append(("vLLM instance", explain_invocation(catalog, plan.vllm) + explain_env(catalog, plan.env)))
-        for i, w in enumerate(plan.workers, start=1):
-            out.append((f"vLLM instance node {i}", explain_invocation(catalog, w)))
-    return out
+    return [(title, explain_invocation(catalog, inv) + explain_env(catalog, env))
+            for title, inv, env in plan_processes(plan)]
 
 
 def sections_json(sections: list[tuple[str, list[ExplainRow]]]) -> list[dict[str, Any]]:

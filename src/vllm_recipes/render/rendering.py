@@ -6,8 +6,10 @@ CLI's ``--format json`` and the live API reuse.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
+from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, first_truthy
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -21,7 +23,7 @@ from vllm_recipes.synth.plan import (
 )
 
 from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
-from .shell import render_invocation, router_text
+from .shell import render_values, router_text
 
 
 def env_dict(env: tuple[EnvValue, ...]) -> dict[str, Any]:
@@ -37,23 +39,67 @@ def meta_for(ctx: Ctx) -> DockerMeta:
     key = (ctx.recipe_file, "docker", ctx.variant_data_key, ctx.hw_id)
     meta = ctx.catalog.memo.get(key)
     if meta is None:
-        meta = ctx.catalog.memo[key] = docker_meta(ctx.recipe, ctx.variant, ctx.profile, ctx.hw_id)
-    return meta
+        meta = remember(ctx.catalog.memo, key, docker_meta(ctx.recipe, ctx.variant, ctx.profile, ctx.hw_id))
+    return meta  # type: ignore[no-any-return]
 
 
-def _dock(meta: DockerMeta, cmd: str, argv: list[str], env: tuple[EnvValue, ...], port: int) -> tuple[str, list[str]]:
-    pairs = env_pairs(env)
-    return docker_run_text(cmd, pairs, meta, port), docker_run_argv(argv, pairs, meta, port)
+# Rendering is memoized by *values*: the text and argv of a process depend only on its
+# token values (dedupe, quoting and layout never look at provenance), and its docker
+# forms only on that text, the env it runs with and the image/GPU flags. Across a
+# catalog most processes repeat (the same tokens on many hardware profiles), so each
+# distinct one is laid out once. Env tuples are memoized by the engine, so they are
+# keyed by identity (the entry keeps the tuple alive and is checked on a hit).
+_token_value = itemgetter(0)
 
 
-def _inv(inv: Invocation) -> tuple[str, list[str]]:
-    text, argv, _ = render_invocation(inv)
-    return text, argv
+def _inv_rendered(memo: dict[Any, Any], inv: Invocation) -> tuple[str, tuple[str, ...]]:
+    """Text and argv of one process, shared by every process with the same token values."""
+    values = tuple(map(_token_value, inv.args))
+    key = ("inv", inv.binary, inv.model_id, inv.drop_flags, values)
+    hit = memo.get(key)
+    if hit is None:
+        hit = remember(memo, key, render_values(inv.binary, inv.model_id, values, inv.drop_flags))
+    return hit  # type: ignore[no-any-return]
+
+
+def _env_dict(memo: dict[Any, Any], env: tuple[EnvValue, ...]) -> dict[str, Any]:
+    key = ("env-dict", id(env))
+    hit = memo.get(key)
+    if hit is None or hit[0] is not env:
+        hit = remember(memo, key, (env, env_dict(env)))
+    return dict(hit[1])
+
+
+def _dock(memo: dict[Any, Any], meta: DockerMeta, rendered: tuple[str, tuple[str, ...]], env: tuple[EnvValue, ...],
+          port: int) -> tuple[str, list[str]]:
+    """``docker run`` text and argv, keyed by the rendered process (identity) and env (identity)."""
+    key = ("docker", meta.image, meta.gpu_flags_text, id(rendered), id(env), port)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not env or hit[1] is not rendered:
+        pairs = env_pairs(env)
+        text, argv = rendered
+        hit = remember(memo, key, (env, rendered, docker_run_text(text, pairs, meta, port),
+                                   tuple(docker_run_argv(argv, pairs, meta, port))))
+    return hit[2], list(hit[3])
 
 
 def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
-    """json-api.md §8.2-§8.6 for one resolved selection, key order exact."""
+    """json-api.md §8.2-§8.6 for one resolved selection, key order exact.
+
+    Memoized per plan (a repeated selection resolves to the same plan object): the
+    caller gets a fresh top-level dict, nested values are shared and read-only.
+    """
+    cache = selection_cache(ctx.catalog.memo)
+    key = ("rendering", id(plan), id(ctx), frontend_key)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not plan or hit[1] is not ctx:
+        hit = remember_answer(cache, key, (plan, ctx, _rendering_object(ctx, plan, frontend_key)))
+    return dict(hit[2])
+
+
+def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any]:
     sel = ctx.sel
+    memo = ctx.catalog.memo
     meta = meta_for(ctx)
     head_env: tuple[EnvValue, ...] = plan.env if isinstance(plan, SinglePlan | MultiNodePlan | KvStorePlan) else ()
     out: dict[str, Any] = {
@@ -62,19 +108,20 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
         "variant": sel.variant_key,
         "node_count": sel.node_count,
         "deploy_type": plan.deploy_type,
-        "env": env_dict(head_env),
+        "env": _env_dict(memo, head_env),
     }
     if meta.image is not None:
         out["docker_image"] = meta.image
     if frontend_key:
         out["frontend"] = ctx.frontend
     if isinstance(plan, MultiNodePlan):
-        head_cmd, head_argv = _inv(plan.head)
-        workers = [_inv(w) for w in plan.workers]
+        head = _inv_rendered(memo, plan.head)
+        head_cmd, head_argv = head[0], list(head[1])
+        workers = [_inv_rendered(memo, w) for w in plan.workers]
         wc = [w[0] for w in workers]
-        wa = [w[1] for w in workers]
-        hd = _dock(meta, head_cmd, head_argv, plan.env, 8000)
-        wd = [_dock(meta, c, a, plan.env, 8000) for c, a in workers]
+        wa = [list(w[1]) for w in workers]
+        hd = _dock(memo, meta, head, plan.env, 8000)
+        wd = [_dock(memo, meta, w, plan.env, 8000) for w in workers]
         out.update({
             "head_command": head_cmd, "worker_command": wc[0] if wc else None, "worker_commands": wc,
             "head_argv": head_argv, "worker_argv": wa[0] if wa else None, "worker_argvs": wa,
@@ -85,10 +132,11 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
         })
     elif isinstance(plan, PdPlan):
         for role_plan, port in ((plan.prefill, 8001), (plan.decode, 8002)):
-            cmd, argv = _inv(role_plan.serve)
-            role_obj: dict[str, Any] = {"command": cmd, "argv": argv, "env": env_dict(role_plan.env),
+            rendered = _inv_rendered(memo, role_plan.serve)
+            cmd, argv = rendered[0], list(rendered[1])
+            role_obj: dict[str, Any] = {"command": cmd, "argv": argv, "env": _env_dict(memo, role_plan.env),
                                         **role_plan.meta}
-            d = _dock(meta, cmd, argv, role_plan.env, port)
+            d = _dock(memo, meta, rendered, role_plan.env, port)
             role_obj["docker_command"], role_obj["docker_argv"] = d
             out[role_plan.role] = role_obj
         out["router"] = {"command": router_text(plan.router.lines), "install": plan.router.install}
@@ -97,10 +145,12 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
         kv_id = sel.kv_offload or sel.strategy
         out["strategy"] = kv_id
         out["node_count"] = plan.node_count
-        cmd, argv = _inv(plan.vllm)
-        workers = [_inv(w) for w in plan.workers]
-        vd = _dock(meta, cmd, argv, plan.env, 8000)
-        wd = [_dock(meta, c, a, plan.env, 8000) for c, a in workers]
+        rendered = _inv_rendered(memo, plan.vllm)
+        cmd, argv = rendered[0], list(rendered[1])
+        worker_renders = [_inv_rendered(memo, w) for w in plan.workers]
+        workers = [(w[0], list(w[1])) for w in worker_renders]
+        vd = _dock(memo, meta, rendered, plan.env, 8000)
+        wd = [_dock(memo, meta, w, plan.env, 8000) for w in worker_renders]
         kv_spec = as_map(ctx.catalog.strategies.get(kv_id))
         out.update({
             "serving_strategy": plan.serving_strategy,
@@ -127,8 +177,9 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
             "mooncake_config_note": plan.mooncake_config_note or "",
         })
     else:
-        cmd, argv = _inv(plan.serve)
-        d = _dock(meta, cmd, argv, plan.env, 8000)
+        rendered = _inv_rendered(memo, plan.serve)
+        cmd, argv = rendered[0], list(rendered[1])
+        d = _dock(memo, meta, rendered, plan.env, 8000)
         out.update({"command": cmd, "argv": argv, "docker_command": d[0], "docker_argv": d[1]})
         if plan.companions:
             out["companions"] = [

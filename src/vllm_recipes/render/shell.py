@@ -110,22 +110,70 @@ def pair_lines(values: Sequence[str]) -> list[str]:
 
 def drop(tokens: Sequence[Arg], flags: Sequence[str]) -> list[Arg]:
     """Remove ``flags`` and each one's value (the next token when it is not a flag)."""
-    out: list[Arg] = []
-    i, n = 0, len(tokens)
+    return [tokens[i] for i in _kept_after_drop([a.value for a in tokens], flags)]
+
+
+def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
+    out: list[int] = []
+    i, n = 0, len(values)
     while i < n:
-        t = tokens[i]
-        if t.value in flags:
-            i += 2 if i + 1 < n and not tokens[i + 1].value.startswith("-") else 1
+        if values[i] in flags:
+            i += 2 if i + 1 < n and not values[i + 1].startswith("-") else 1
             continue
-        out.append(t)
+        out.append(i)
         i += 1
     return out
 
 
-def finalize(inv: Invocation) -> Finalized:
+def render_values(binary: str, model_id: str, values: Sequence[str],
+                  drop_flags: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
+    """Text and argv of a process from its raw token *values* alone.
+
+    The same §7 pre-filter, last-wins dedupe, drop and layout as
+    :func:`render_invocation` (a property test holds them equal), without the
+    provenance bookkeeping: what a rendering memoized by token values needs.
+    """
+    vals = [v for v in values if v != ""]
+    n = len(vals)
+    units: list[tuple[int, int, str | None]] = []
+    i = 0
+    while i < n:
+        t = vals[i]
+        if t.startswith("-"):
+            if i + 1 < n and not vals[i + 1].startswith("-"):
+                units.append((i, i + 2, t))
+                i += 2
+                continue
+            units.append((i, i + 1, t))
+        else:
+            units.append((i, i + 1, None))
+        i += 1
+    seen: set[str] = set()
+    keep: list[tuple[int, int]] = []
+    for start, end, flag in reversed(units):
+        if flag is None:
+            keep.append((start, end))
+        elif flag not in seen:
+            seen.add(flag)
+            keep.append((start, end))
+    kept: list[str] = []
+    for start, end in reversed(keep):
+        kept += vals[start:end]
+    if drop_flags:
+        kept = [kept[j] for j in _kept_after_drop(kept, drop_flags)]
+    return command_text(binary, model_id, pair_lines(kept)), (*binary.split(" "), model_id, *kept)
+
+
+def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
+    """The kept tokens of a process (dedupe, then dropped flags) and what each flag shadowed."""
     kept, shadowed = dedupe(inv.args)
     if inv.drop_flags:
         kept = drop(kept, inv.drop_flags)
+    return kept, shadowed
+
+
+def finalize(inv: Invocation) -> Finalized:
+    kept, shadowed = final_tokens(inv)
     return Finalized(tuple(kept), shadowed, tuple(pair_lines([a.value for a in kept])))
 
 

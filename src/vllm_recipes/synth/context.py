@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
+from vllm_recipes.catalog.memo import remember
 from vllm_recipes.jsvalues import as_map, first_present, first_truthy, get, is_map, is_number, truthy
 from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
 from vllm_recipes.select.gates import (
@@ -54,6 +55,9 @@ class Ctx:
     mp_master_addr: str
     frontend: str
     frontend_env: Mapping[str, Any]
+    #: what the recipe can tell about the hardware (see :func:`hardware_class`): memo keys of
+    #: layers use it instead of the id, so indistinguishable profiles share their work
+    hw_class: Any = None
 
     @property
     def hw_id(self) -> str:
@@ -79,12 +83,56 @@ def recipe_frontend(recipe: Mapping[str, Any]) -> str:
 
 
 def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> Ctx:
+    """The context of one selection: the memoized part for its (recipe, variant, hardware,
+    strategy, frontend, KV choice), plus what depends on node and instance counts."""
+    key = (recipe_file, "ctx", sel.variant_key, sel.hw_id, sel.strategy, sel.frontend, sel.kv_offload)
+    memo = catalog.memo
+    fixed = memo.get(key)
+    if fixed is None:
+        fixed = remember(memo, key, _fixed_fields(catalog, recipe, recipe_file, sel))
+    node_count = sel.node_count
+    fields = dict(fixed)
+    kv_store = fixed["kv_store"]
+    kv_composing = fixed["kv_composing"]
+    obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
+    count = obj.get("count")
+    if is_number(count) and count >= 1 and math.isfinite(count):
+        kv_count = math.floor(count)
+    elif kv_store is not None and truthy(kv_store.get("default_instances")):
+        kv_count = kv_store["default_instances"]
+    else:
+        kv_count = 2
+    cur = first_present(obj.get("current"), 0)
+    cur = cur if is_number(cur) and math.isfinite(cur) else 0
+    kv_current = int(max(0, min(kv_count - 1, cur)))
+    deploy = fixed["_raw_deploy_type"]
+    fields.update(
+        sel=sel,
+        total_gpus=fixed["gpu_count"] * max(1, node_count),
+        is_multi=deploy == "multi_node" and node_count > 1,
+        is_pd_multi=deploy == "pd_cluster" and node_count > 1,
+        kv_instance_count=kv_count,
+        kv_current=kv_current,
+        mp_master_addr=f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP",
+    )
+    del fields["_raw_deploy_type"]
+    return _make_ctx(fields)
+
+
+def _make_ctx(fields: dict[str, Any]) -> Ctx:
+    """A :class:`Ctx` without 30 frozen-dataclass ``__setattr__`` calls (a third of a warm resolve)."""
+    ctx = object.__new__(Ctx)
+    ctx.__dict__.update(fields)
+    return ctx
+
+
+def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
+    """Every :class:`Ctx` field that does not depend on node or instance counts."""
     vkey, variant = variant_entry(recipe, sel.variant_key)
     strategies = catalog.strategies
     strategy = as_map(strategies.get(sel.strategy))
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
     gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
-    node_count = sel.node_count
     deploy_type = strategy.get("deploy_type") if truthy(strategy.get("deploy_type")) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
 
@@ -101,28 +149,14 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
                 and kv_offload_brand_supported(opt, profile)):
             kv_opt = opt
 
-    obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
-    count = obj.get("count")
-    if is_number(count) and count >= 1 and math.isfinite(count):
-        kv_count = math.floor(count)
-    elif kv_store is not None and truthy(kv_store.get("default_instances")):
-        kv_count = kv_store["default_instances"]
-    else:
-        kv_count = 2
-    cur = first_present(obj.get("current"), 0)
-    cur = cur if is_number(cur) and math.isfinite(cur) else 0
-    kv_current = int(max(0, min(kv_count - 1, cur)))
-
-    mp_master = f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP"
     frontend = sel.frontend or recipe_frontend(recipe)
     frontend_env = as_map(get(catalog.frontends.get(frontend), "env"))
     model_id = first_truthy(variant.get("model_id"), get(recipe.get("model"), "model_id"), "unknown")
 
-    return Ctx(
+    return dict(
         catalog=catalog,
         recipe=recipe,
         recipe_file=recipe_file,
-        sel=sel,
         variant=variant,
         variant_data_key=vkey,
         strategy=strategy,
@@ -131,22 +165,89 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         profile=profile,
         gen=gen(profile),
         gpu_count=gpu_count,
-        total_gpus=gpu_count * max(1, node_count),
         single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
         model_id=model_id if isinstance(model_id, str) else str(model_id),
         variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
         so=so if is_map(so) else None,
         parallel_flag=strategy.get("parallel_flag") if truthy(strategy.get("parallel_flag")) else "--tensor-parallel-size",
-        is_multi=strategy.get("deploy_type") == "multi_node" and node_count > 1,
         is_pd=strategy.get("deploy_type") == "pd_cluster",
-        is_pd_multi=strategy.get("deploy_type") == "pd_cluster" and node_count > 1,
         kv_store=kv_store,
         kv_store_file=catalog.strategy_files.get(kv_offload or "", f"kv_store/{kv_offload}.yaml"),
         kv_composing=kv_composing,
         kv_opt=kv_opt,
-        kv_instance_count=kv_count,
-        kv_current=kv_current,
-        mp_master_addr=mp_master,
         frontend=frontend,
         frontend_env=frontend_env,
+        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, layer_scope(vkey, sel.strategy)),
+        _raw_deploy_type=strategy.get("deploy_type"),
     )
+
+
+#: Profiles the engine itself singles out by id (PD env keeps NVL4-only variables there).
+ID_READ_PROFILES = frozenset({"gb200", "gb300"})
+#: Map keys whose keys are hardware ids (or generations/brands) read by a layer.
+HARDWARE_KEYED = frozenset({"hardware_overrides", "hardware"})
+
+
+def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, hw_id: str,
+                   profile: Mapping[str, Any], scope: tuple[str, ...] = ()) -> Any:
+    """The hardware as the recipe data in ``scope`` (a key path) can see it.
+
+    Memoized layers read a profile through its generation and brand (the GPU
+    count only in PD pinning env, which adds it to its key), and its id only as a
+    key of a hardware-keyed map (``hardware_overrides``, mode ``hardware``). A
+    profile whose id that part of the recipe never names is therefore
+    indistinguishable from any other of the same generation and brand; it gets
+    that shared class, one named by id gets its own id.
+    """
+    if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file, scope):
+        return hw_id
+    g = gen(profile)
+    return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
+
+
+def layer_scope(variant_key: str, strategy: str) -> tuple[str, ...]:
+    """Where the static argument and env layers look hardware ids up (see :func:`named_hardware`)."""
+    return ("layers", variant_key, strategy)
+
+
+def named_hardware(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
+                   scope: tuple[str, ...] = ()) -> frozenset[str]:
+    """Hardware ids used as keys of the maps a layer reads, in one part of the recipe (memoized).
+
+    ``("layers", variant, strategy)``: the variant's and the strategy override's (and
+    its PD roles') ``hardware_overrides``, read by the static argument and env layers.
+    ``("features",)``: every ``hardware_overrides`` / mode ``hardware`` map of the
+    features. ``()``: every such map outside ``meta`` (the conservative union).
+    """
+    key = (recipe_file, "named-hardware", scope)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        if scope and scope[0] == "layers":
+            so = as_map(get(recipe.get("strategy_overrides"), scope[2]))
+            maps = [get(get(recipe.get("variants"), scope[1]), "hardware_overrides"), so.get("hardware_overrides"),
+                    *(get(get(so, role), "hardware_overrides") for role in ("prefill", "decode"))]
+            found = {k for m in maps if is_map(m) for k in m if isinstance(k, str)}
+        elif scope == ("features",):
+            found = _hardware_keys(recipe.get("features"))
+        else:
+            found = _hardware_keys({k: v for k, v in recipe.items() if k != "meta"})
+        hit = remember(catalog.memo, key, frozenset(found))
+    return hit  # type: ignore[no-any-return]
+
+
+def _hardware_keys(tree: Any) -> set[str]:
+    found: set[str] = set()
+    stack: list[Any] = [tree]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(x, dict):
+                    if k in HARDWARE_KEYED:
+                        found.update(y for y in x if isinstance(y, str))
+                    stack.append(x)
+                elif isinstance(x, list | tuple):
+                    stack.append(x)
+        elif isinstance(v, list | tuple):
+            stack.extend(x for x in v if isinstance(x, dict | list | tuple))
+    return found

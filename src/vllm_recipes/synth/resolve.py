@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import (
     as_map,
     first_present,
@@ -20,8 +21,18 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context
-from .layers import ARG_ORDER, ENV_ORDER, LAYERS, Call, Contribution, pd_role_request
+from .context import Ctx, build_context, hardware_class
+from .layers import (
+    ARG_ORDER,
+    ENV_ORDER,
+    LAYERS,
+    Call,
+    Contribution,
+    layer_advanced,
+    layer_features,
+    layer_parallelism,
+    pd_role_request,
+)
 from .plan import (
     Arg,
     Companion,
@@ -43,47 +54,113 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-#: Layers whose output depends only on (recipe, variant, hardware, strategy, role, frontend):
-#: computed once per key and reused (the per-recipe "layer plan" cache).
-MEMO_LIMIT = 200_000
-
-STATIC_LAYERS = frozenset({"base", "frontend", "variant", "variant-hardware", "strategy", "strategy-override",
-                           "hardware-overrides"})
+#: What each memoized layer reads, as its memo key: a layer's contribution (args, env and
+#: their provenance) is computed once per distinct key and shared by every selection with
+#: that key. ``hw_class`` stands for the hardware (see :func:`~.context.hardware_class`).
+LAYER_KEYS: dict[str, Callable[[Ctx, Call], tuple[Any, ...]]] = {
+    "base": lambda ctx, call: (ctx.recipe_file,),
+    "frontend": lambda ctx, call: (ctx.frontend,),
+    "variant": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key),
+    "variant-hardware": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key,
+                                           ctx.hw_id if is_map(ctx.variant_exact_ho) else None),
+    "strategy": lambda ctx, call: (ctx.strategy_name, call.role),
+    "strategy-override": lambda ctx, call: (ctx.recipe_file, ctx.strategy_name, call.role),
+    "hardware-overrides": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key, ctx.hw_class,
+                                             ctx.strategy_name, call.role),
+    "kv-option": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_opt is not None else None,),
+    "mooncake": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_store is not None else None, ctx.kv_composing,
+                                   ctx.is_pd, call.role),
+}
 
 
 def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
-    if name == "features":
-        sel = ctx.sel
-        key: tuple[Any, ...] = (ctx.recipe_file, name, sel.variant_key, ctx.variant_data_key, ctx.hw_id,
-                                ctx.strategy_name, sel.features, sel.feature_modes, ctx.kv_composing)
-    elif name in STATIC_LAYERS:
-        key = (ctx.recipe_file, name, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role, ctx.frontend)
-    else:
+    """One layer's contribution, memoized by :data:`LAYER_KEYS` (computed layers run every time)."""
+    keyf = LAYER_KEYS.get(name)
+    if keyf is None:
         return LAYERS[name](ctx, call)
+    key = ("layer", name, *keyf(ctx, call))
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
-        if len(memo) > MEMO_LIMIT:  # user-driven keys (feature orders) must not grow without bound
-            memo.clear()
-        hit = memo[key] = LAYERS[name](ctx, call)
-    return hit
+        hit = remember(memo, key, LAYERS[name](ctx, call))
+    return hit  # type: ignore[no-any-return]
+
+
+def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
+    """The features layer, memoized by what it reads (features and modes as selected)."""
+    sel = ctx.sel
+    if not sel.features:
+        return []
+    hw_class = hardware_class(ctx.catalog, ctx.recipe, ctx.recipe_file, ctx.hw_id, ctx.profile, ("features",))
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, ctx.strategy_name,
+           sel.features, sel.feature_modes, ctx.kv_composing)
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
+    if hit is None:
+        hit = remember(memo, key, layer_features(ctx, call).args)
+    return hit  # type: ignore[no-any-return]
+
+
+#: The layers around ``parallelism`` whose arguments never depend on the selection beyond
+#: (recipe, variant data, hardware class, strategy, role): compiled into two cached tuples.
+STATIC_HEAD = ARG_ORDER[:ARG_ORDER.index("parallelism")]
+STATIC_TAIL = ("strategy-override", "hardware-overrides")
+assert ARG_ORDER[len(STATIC_HEAD) + 1:len(STATIC_HEAD) + 3] == STATIC_TAIL
+DYNAMIC_TAIL = ARG_ORDER[len(STATIC_HEAD) + 3:]
+
+
+def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
+    """The static tokens before and after the parallelism layer: one lookup per selection,
+    assembled on a miss from the per-layer memo (which hits across hardware classes)."""
+    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role)
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
+    if hit is None:
+        head = tuple(a for n in STATIC_HEAD for a in _layer(ctx, n, call).args)
+        tail = tuple(a for n in STATIC_TAIL for a in _layer(ctx, n, call).args)
+        hit = remember(memo, key, (head, tail))
+    return hit  # type: ignore[no-any-return]
 
 
 def build_args(ctx: Ctx, call: Call) -> Invocation:
-    args = [a for n in ARG_ORDER for a in _layer(ctx, n, call).args]
+    """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`."""
+    head, tail = _compiled_args(ctx, call)
+    args = [*head, *layer_parallelism(ctx, call).args, *tail]
+    for name in DYNAMIC_TAIL:
+        if name == "features":
+            args += _feature_args(ctx, call)
+        elif name == "advanced":
+            if ctx.sel.advanced:
+                args += layer_advanced(ctx, call).args
+        else:
+            args += _layer(ctx, name, call).args
     return Invocation(ctx.model_id, tuple(args))
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
-    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized)."""
+    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized).
+
+    The merge is memoized by the identities of the (memoized) layer contributions it
+    merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
+    """
     sel = ctx.sel
-    key = (ctx.recipe_file, "env", ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend, role,
-           sel.kv_offload, repr(sel.pd_nodes), ctx.node_count > 1)
+    pd_key = None
+    if ctx.is_pd and role:
+        pd_key = (ctx.recipe_file, ctx.strategy_name, ctx.gpu_count, repr(sel.pd_nodes), ctx.node_count > 1,
+                  ctx.hw_id in NVL4_PROFILES)
     memo = ctx.catalog.memo
+    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend,
+              sel.kv_offload, role, pd_key)
+    hit = memo.get(direct)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    call = Call(role=role)
+    parts = tuple(_layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning")
+    key = ("env", role, pd_key, *(id(p) for p in parts if p.env))
     hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = _build_env(ctx, role)
-    return hit
+    if hit is None or any(a is not b for a, b in zip(hit[0], (p for p in parts if p.env), strict=True)):
+        hit = remember(memo, key, (tuple(p for p in parts if p.env), _build_env(ctx, role)))
+    return remember(memo, direct, hit[1])  # type: ignore[no-any-return]
 
 
 def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
@@ -308,6 +385,21 @@ def resolve_plan(ctx: Ctx) -> Plan:
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
-    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O)."""
+    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O).
+
+    A selection resolved before is answered from the catalog's bounded memo (the
+    website resolves the same few selections over and over); plans are immutable.
+    """
+    cache = selection_cache(catalog.memo)
+    try:
+        key: tuple[Any, ...] | None = ("resolve", recipe.rel_path, sel)
+        hit = cache.get(key)
+    except TypeError:  # a PD pool or KV request given as a dict: not hashable, not cached
+        key = hit = None
+    if hit is not None and hit[0] is recipe.data:
+        return hit[1]  # type: ignore[no-any-return]
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    return ctx, resolve_plan(ctx)
+    out = (ctx, resolve_plan(ctx))
+    if key is not None:
+        remember_answer(cache, key, (recipe.data, out))
+    return out

@@ -444,7 +444,11 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         if isinstance(rid, str):
             other = web.catalog.recipe(rid)
             related.append((rid, "/" + other.hf_id if other else None))
+    from .authoring import page_authoring
+
+    authoring = page_authoring(request.app.state, str(request.base_url), web.catalog, recipe, url)
     html = web.render("recipe.html", recipe=recipe, card=card, builder=Markup(builder_html), url=url,
+                      authoring=authoring,
                       guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
                       page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(
                           header["description"].text if header and "description" in header
@@ -526,8 +530,12 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
-               build_api_now: bool = False) -> Starlette:
-    """The ASGI app. ``build_api_now`` builds the static JSON API before serving (``serve`` does)."""
+               build_api_now: bool = False, authoring: Any = None) -> Starlette:
+    """The ASGI app. ``build_api_now`` builds the static JSON API before serving (``serve`` does).
+
+    ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
+    links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
+    """
     if catalog is None:
         catalog = load_catalog(recipes_dir)
     web = Web(catalog, api_jobs=api_jobs)
@@ -554,10 +562,17 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, 500: _server_error})
     app.state.web = web
+    app.state.authoring = authoring
     app.add_middleware(SecurityMiddleware)
     return app
 
 
 def create_served_app() -> Starlette:
     """Factory for ``uvicorn --factory`` (``serve --reload``/``--workers``): reads ``$VLLM_RECIPES_DIR``."""
-    return create_app(api_jobs=1, build_api_now=True)
+    import os
+
+    from .authoring import AuthoringState, SourceLinks
+
+    source_url = os.environ.get("VLLM_RECIPES_SOURCE_URL")
+    authoring = AuthoringState(SourceLinks.parse(source_url)) if source_url else None
+    return create_app(api_jobs=1, build_api_now=True, authoring=authoring)

@@ -355,3 +355,33 @@
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 }());
+
+/* ---------- recipe authoring (edit / report links): the report link follows the builder ---------- */
+(function () {
+  "use strict";
+  var MAX_COMMAND = 3000;
+  function currentCommand(builder) {
+    var codes = builder ? builder.querySelectorAll(".cmd code.cmd-text:not(.snippet)") : [];
+    var text = Array.prototype.map.call(codes, function (c) { return c.textContent; }).join("\n\n");
+    return text.length > MAX_COMMAND ? text.slice(0, MAX_COMMAND) + "\n# … (cut; see the page)" : text;
+  }
+  function issueHref(a) {
+    var builder = document.getElementById("builder");
+    var path = builder ? builder.getAttribute("data-url") : location.pathname + location.search;
+    var page = location.origin + path;
+    var command = currentCommand(builder);
+    var body = "Recipe: " + a.getAttribute("data-recipe") + " (" + a.getAttribute("data-file") + ")\n" +
+      "Selection: " + page + (command ? "\n\nCommand:\n\n```sh\n" + command + "\n```" : "") + "\n\nWhat went wrong:\n";
+    return a.getAttribute("data-issue-base") + "?" +
+      encodeURIComponent(a.getAttribute("data-title-param")) + "=" + encodeURIComponent(a.getAttribute("data-issue-title")) +
+      "&" + encodeURIComponent(a.getAttribute("data-body-param")) + "=" + encodeURIComponent(body);
+  }
+  function refresh(ev) {
+    var a = ev.target && ev.target.closest ? ev.target.closest("a[data-report-issue]") : null;
+    if (a) { a.href = issueHref(a); }
+  }
+  // capture phase: the href is current before the browser follows it (click, middle click, keyboard)
+  document.addEventListener("click", refresh, true);
+  document.addEventListener("auxclick", refresh, true);
+  document.addEventListener("contextmenu", refresh, true);
+}());

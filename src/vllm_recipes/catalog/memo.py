@@ -1,0 +1,46 @@
+"""The bounded memo every stage keeps on the immutable :class:`~vllm_recipes.catalog.Catalog`.
+
+Resolving and rendering are pure functions of the catalog and a selection, so
+their pieces are memoized on ``catalog.memo`` (compiled layer tuples, contexts,
+env maps, rendered text). Some keys are user-driven (feature orders, advanced
+options, PD pool requests from URLs), so the memo is bounded: when it is full it
+is emptied and refills with what is in use. It lives with the catalog that owns it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+#: Entries before the memo is emptied (a 170-recipe build needs ~100k).
+MEMO_LIMIT = 400_000
+
+T = TypeVar("T")
+
+
+def remember(memo: dict[Any, Any], key: Any, value: T) -> T:
+    """Store ``value`` under ``key`` (emptying a full memo first) and return it."""
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+#: Whole answers per selection (plans, rendering objects) are large and, in a build, never
+#: asked for twice: they live in a small cache of their own (the website's working set).
+SELECTION_LIMIT = 4096
+_SELECTIONS = "selection answers"
+
+
+def selection_cache(memo: dict[Any, Any]) -> dict[Any, Any]:
+    """The bounded per-selection cache inside ``memo`` (emptied when full, see :func:`remember_answer`)."""
+    cache = memo.get(_SELECTIONS)
+    if cache is None:
+        cache = remember(memo, _SELECTIONS, {})
+    return cache  # type: ignore[no-any-return]
+
+
+def remember_answer(cache: dict[Any, Any], key: Any, value: T) -> T:
+    if len(cache) >= SELECTION_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value

@@ -1,0 +1,138 @@
+"""``vllm-recipes diff``: the rendered-command impact of a recipe change (or of two selections)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .main import cli, fail, load_or_exit, recipes_dir_option
+from .output import json_option
+
+if TYPE_CHECKING:
+    from vllm_recipes.review.compare import Impact
+
+#: ``--a``/``--b`` keys -> (command option name, value type)
+SELECTION_KEYS: dict[str, tuple[str, type]] = {
+    "hardware": ("hardware", str), "variant": ("variant", str), "strategy": ("strategy", str),
+    "nodes": ("nodes", int), "feature": ("add_features", tuple), "no-feature": ("remove_features", tuple),
+    "mode": ("modes", tuple), "advanced": ("advanced", tuple), "arg": ("extra_args", tuple),
+    "kv-offload": ("kv_offload", str), "kv-instances": ("kv_instances", int), "kv-instance": ("kv_instance", int),
+    "prefill-nodes": ("prefill_nodes", int), "decode-nodes": ("decode_nodes", int),
+    "prefill-mode": ("prefill_mode", str), "decode-mode": ("decode_mode", str),
+    "prefill-rank": ("prefill_rank", int), "decode-rank": ("decode_rank", int),
+    "frontend": ("frontend", str), "router": ("pd_router", str), "install": ("install", str),
+}
+
+
+def parse_selection_spec(spec: str, option: str) -> dict[str, Any]:
+    """``'hardware=h200 strategy=pd_cluster feature=x'`` (spaces or ``&``) -> command keyword arguments."""
+    kw: dict[str, Any] = {}
+    for item in spec.replace("&", " ").split():
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("_", "-")
+        if not sep or not value or key not in SELECTION_KEYS:
+            fail(f"{option} expects KEY=VALUE items with KEY one of: {', '.join(SELECTION_KEYS)}; got {item!r}.")
+        name, kind = SELECTION_KEYS[key]
+        if kind is int:
+            try:
+                kw[name] = int(value)
+            except ValueError:
+                fail(f"{option}: {key} expects a number, got {value!r}.")
+        elif kind is tuple:
+            kw[name] = (*kw.get(name, ()), value)
+        else:
+            kw[name] = value
+    return kw
+
+
+def read_side(spec: str, git_cwd: str) -> dict[str, bytes]:
+    """The catalog files of a directory, or of ``git:REV[:SUBDIR]`` read from ``git_cwd``'s repository."""
+    from vllm_recipes.catalog.gitrev import GitSourceError, is_git_spec, parse_git_spec, read_git_files
+    from vllm_recipes.catalog.memory import read_catalog_files
+
+    if is_git_spec(spec):
+        try:
+            rev, subdir = parse_git_spec(spec)
+            return read_git_files(rev, subdir, git_cwd)
+        except GitSourceError as exc:
+            fail(f"{spec}: {exc}")
+    if not Path(spec).is_dir():
+        fail(f"recipes directory not found: {spec}")
+    return read_catalog_files(spec)
+
+
+def _selection_impact(hf_id: str, recipes_dir: str | None, spec_a: str, spec_b: str) -> Impact:
+    from vllm_recipes.review.compare import compare_selections
+
+    from .engine_cmds import find_recipe, resolve_request
+
+    catalog = load_or_exit(recipes_dir)
+    kw_a, kw_b = parse_selection_spec(spec_a, "--a"), parse_selection_spec(spec_b, "--b")
+    recipe = find_recipe(catalog, hf_id, kw_a)
+    find_recipe(catalog, hf_id, kw_b)
+    if recipe.is_omni:
+        fail(f"{recipe.hf_id} is an omni recipe; diff --a/--b compares serving selections only.")
+    state_a, state_b = resolve_request(catalog, recipe, kw_a), resolve_request(catalog, recipe, kw_b)
+    return compare_selections(catalog, recipe, (spec_a, state_a.selection), (spec_b, state_b.selection))
+
+
+@cli.command("diff")
+@click.argument("base")
+@click.argument("head", required=False)
+@click.option("--a", "spec_a", metavar="SELECTION", help="With BASE=HF_ID: the first selection, e.g. 'hardware=h200'.")
+@click.option("--b", "spec_b", metavar="SELECTION", help="With BASE=HF_ID: the second selection.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"], case_sensitive=False), default=None,
+              help="Output: text (terminal), json (same as --json), markdown (a pull-request comment).  "
+                   "[default: text]")
+@json_option
+@click.option("--fail-on-change", is_flag=True, help="Exit 1 when anything rendered changed.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Worker processes (default: automatic).")
+@recipes_dir_option
+def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None, fmt: str | None, as_json: bool,
+             fail_on_change: bool, jobs: int | None, recipes_dir: str | None) -> None:
+    """Show what a recipe change does to the rendered commands.
+
+    BASE and HEAD are recipe directories or git revisions (git:REV[:SUBDIR], read
+    without a checkout; SUBDIR defaults to HEAD's place in the repository). HEAD
+    defaults to --recipes-dir, else the current directory. Every offered selection
+    of every changed recipe is resolved on both sides (all recipes when taxonomy,
+    platforms, strategies or kv_store changed); identical changes are grouped.
+
+    With --a/--b, BASE is a recipe id and the two selections of it are compared.
+    Exit 0 unless --fail-on-change and something changed.
+    """
+    from vllm_recipes.review.compare import catalogs_for_comparison, compare_catalogs
+    from vllm_recipes.review.report import markdown_report, terminal_report
+
+    if as_json and fmt not in (None, "json"):
+        fail(f"--json conflicts with --format {fmt}.")
+    fmt = "json" if as_json else (fmt or "text")
+    if spec_a is not None or spec_b is not None:
+        if spec_a is None or spec_b is None:
+            fail("--a and --b go together: pass both selections.")
+        if head is not None:
+            fail("with --a/--b, pass one recipe id (HF_ID), not two sources.")
+        impact = _selection_impact(base, recipes_dir, spec_a, spec_b)
+    else:
+        head_spec = head or recipes_dir or "."
+        from vllm_recipes.catalog.gitrev import is_git_spec
+
+        git_cwd = "." if is_git_spec(head_spec) else head_spec
+        head_files = read_side(head_spec, git_cwd)
+        base_files = read_side(base, git_cwd)
+        for spec, files in ((base, base_files), (head_spec, head_files)):
+            if not any(k.startswith("models/") for k in files):
+                click.echo(f"note: no recipe files under {spec} (models/<org>/<repo>.yaml)", err=True)
+        base_cat, head_cat = catalogs_for_comparison(base_files, head_files, base, head_spec)
+        impact = compare_catalogs(base_cat, head_cat, base, head or head_spec, jobs=jobs)
+    if fmt == "json":
+        click.echo(json.dumps(impact.to_dict(), indent=2, ensure_ascii=False))
+    elif fmt == "markdown":
+        click.echo(markdown_report(impact))
+    else:
+        terminal_report(impact)
+    if fail_on_change and impact.has_changes:
+        raise SystemExit(1)

@@ -1,0 +1,392 @@
+"""Comparing two catalogs recipe by recipe: which selections render differently, and why.
+
+Pure: two loaded catalogs in, :class:`Impact` out. A recipe is compared when
+its file's data changed, or when a shared input (taxonomy, platforms,
+strategies, kv_store) changed - then every recipe is. Identical changes across
+selections are grouped, so a review names one change once with the scope it
+applies to ("on all 7 NVIDIA GPUs").
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
+from vllm_recipes.catalog.memory import ParseCache, load_catalog_from_files
+from vllm_recipes.catalog.validate import document_kind, validate_document, validate_recipe
+from vllm_recipes.render.explain import locate
+
+from .scope import describe_scope
+from .selections import DefaultKey, OfferedSelections, SelectionKey, offered_selections
+from .snapshot import Snapshot, snapshot
+
+#: Below this many recipes to compare a process pool costs more than it saves.
+PARALLEL_MIN_RECIPES = 8
+
+
+@dataclass(frozen=True, order=True)
+class Change:
+    """One rendered difference. ``before``/``after`` ``None``: absent on that side."""
+
+    kind: str  # flag | env | image | output | synthesis | default
+    process: str
+    name: str
+    before: str | None
+    after: str | None
+    #: ``file:line`` that caused it: the new value's source, or the removed value's (base side)
+    cause: str = ""
+
+    @property
+    def verb(self) -> str:
+        if self.before is None:
+            return "added"
+        if self.after is None:
+            return "removed"
+        return "changed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "change": self.verb, "name": self.name,
+                "before": self.before, "after": self.after, "cause": self.cause or None}
+
+
+@dataclass(frozen=True)
+class Group:
+    """One change and every selection (or default slot) it applies to."""
+
+    change: Change
+    keys: tuple[SelectionKey | DefaultKey, ...]
+    scope: str
+    #: the processes (``vLLM``, ``Head``, ``Prefill`` ...) the change shows in
+    processes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.change.to_dict(), "processes": list(self.processes), "scope": self.scope,
+                "count": len(self.keys),
+                "selections": [k.label if isinstance(k, SelectionKey) else default_label(k) for k in self.keys]}
+
+
+def default_label(key: DefaultKey) -> str:
+    return f"variant={key.variant}" + (f" hardware={key.hardware}" if key.hardware else "")
+
+
+@dataclass
+class RecipeImpact:
+    """Everything that changed for one recipe file."""
+
+    hf_id: str
+    file: str
+    status: str  # changed | added | removed | broken (no longer loads)
+    selections_base: int = 0
+    selections_head: int = 0
+    groups: list[Group] = field(default_factory=list)
+    defaults: list[Group] = field(default_factory=list)
+    appeared: list[SelectionKey] = field(default_factory=list)
+    disappeared: list[SelectionKey] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.status != "changed" or self.groups or self.defaults or self.appeared
+                    or self.disappeared or self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hf_id": self.hf_id, "file": self.file, "status": self.status,
+            "selections": {"base": self.selections_base, "head": self.selections_head},
+            "changes": [g.to_dict() for g in self.groups],
+            "defaults": [g.to_dict() for g in self.defaults],
+            "appeared": [k.label for k in self.appeared],
+            "disappeared": [k.label for k in self.disappeared],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class Impact:
+    """The whole review: shared files that changed and every recipe with a difference."""
+
+    base: str
+    head: str
+    shared_changed: list[str]
+    recipes: list[RecipeImpact]
+    recipes_compared: int
+    selections_compared: int
+    shared_findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.recipes or self.shared_changed or self.shared_findings)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "recipes_compared": self.recipes_compared, "recipes_changed": len(self.recipes),
+            "selections_compared": self.selections_compared,
+            "changes": sum(len(r.groups) for r in self.recipes),
+            "defaults_moved": sum(len(r.defaults) for r in self.recipes),
+            "selections_appeared": sum(len(r.appeared) for r in self.recipes),
+            "selections_disappeared": sum(len(r.disappeared) for r in self.recipes),
+            "new_findings": sum(len(r.findings) for r in self.recipes) + len(self.shared_findings),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base": self.base, "head": self.head, "summary": self.counts(),
+                "shared_changed": self.shared_changed,
+                "shared_findings": [f.to_dict() for f in self.shared_findings],
+                "recipes": [r.to_dict() for r in self.recipes]}
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing two snapshots
+# --------------------------------------------------------------------------------------------
+
+def _shown(flag: str, value: str | None) -> str:
+    return flag if value is None else f"{flag} {value}"
+
+
+def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snapshot) -> list[Change]:
+    """Every difference between two rendered selections, each with its cause."""
+    if a.error or b.error:
+        if a.error == b.error:
+            return []
+        return [Change("synthesis", "", "command synthesis", a.error, b.error)]
+    if a.flags == b.flags and a.env == b.env and a.image == b.image and a.other == b.other:
+        return []
+    out: list[Change] = []
+
+    def cause(key: Any, side: str) -> str:
+        snap, cat = (b, head_cat) if side == "head" else (a, base_cat)
+        origin = snap.origins.get(key)
+        if origin is None:
+            return ""
+        src, kp = origin
+        return locate(cat, src, kp) or src.note or src.layer
+
+    for key in dict.fromkeys([*a.flags, *b.flags]):
+        in_a, in_b = key in a.flags, key in b.flags
+        va, vb = a.flags.get(key), b.flags.get(key)
+        if in_a and in_b and va == vb:
+            continue
+        process, flag, _ = key
+        if not in_a:
+            out.append(Change("flag", process, flag, None, _shown(flag, vb), cause(key, "head")))
+        elif not in_b:
+            out.append(Change("flag", process, flag, _shown(flag, va), None, cause(key, "base")))
+        else:
+            out.append(Change("flag", process, flag, _shown(flag, va), _shown(flag, vb), cause(key, "head")))
+    for key in dict.fromkeys([*a.env, *b.env]):
+        in_a, in_b = key in a.env, key in b.env
+        if in_a and in_b and a.env[key] == b.env[key]:
+            continue
+        process, var = key
+        out.append(Change("env", process, var, f"{var}={a.env[key]}" if in_a else None,
+                          f"{var}={b.env[key]}" if in_b else None, cause(key, "head" if in_b else "base")))
+    if a.image != b.image:
+        out.append(Change("image", "", "image", a.image, b.image))
+    for name in dict.fromkeys([*a.other, *b.other]):
+        oa, ob = a.other.get(name), b.other.get(name)
+        if oa != ob:
+            out.append(Change("output", "", name, None if oa is None else oa.decode(),
+                              None if ob is None else ob.decode()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# One recipe
+# --------------------------------------------------------------------------------------------
+
+def _group(changes: Mapping[Change, dict[Any, None]], processes: Mapping[Change, dict[str, None]],
+           universe: Sequence[Any], catalog: Catalog) -> list[Group]:
+    groups = [Group(c, tuple(keys), describe_scope(list(keys), universe, catalog.hardware_profiles),
+                    tuple(p for p in processes.get(c, {}) if p))
+              for c, keys in changes.items()]
+    return sorted(groups, key=lambda g: (-len(g.keys), g.change))
+
+
+def _finding_key(f: Finding) -> tuple[str, str, str, str]:
+    return (f.severity, f.code, f.key_path, f.message)
+
+
+def _recipe_findings(catalog: Catalog, recipe: Recipe | None, rel_path: str) -> list[Finding]:
+    found = [finding_from_load_error(e) for e in catalog.load_errors if e.position.file == rel_path]
+    if recipe is not None:
+        found.extend(validate_recipe(recipe, catalog))
+    return found
+
+
+def new_findings(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
+    """Findings of ``after`` that ``before`` did not have (positions ignored: lines move)."""
+    old = {_finding_key(f) for f in before}
+    return [f for f in after if _finding_key(f) not in old]
+
+
+def _selection_of(state: Any) -> Any:
+    """A builder state's selection; omni selections are their own."""
+    return getattr(state, "selection", state)
+
+
+def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> RecipeImpact:
+    """The impact of one recipe file (present on either side or both)."""
+    a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
+    b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
+    if a is not None and b is not None:
+        status = "changed"
+    elif b is not None:
+        status = "added"
+    else:  # gone, or present but no longer loadable (its findings say why)
+        status = "broken" if any(e.position.file == rel_path for e in head_cat.load_errors) else "removed"
+    some = b or a
+    hf_id = some.hf_id if some is not None else rel_path
+    sa = offered_selections(base_cat, a) if a is not None else OfferedSelections({}, {})
+    sb = offered_selections(head_cat, b) if b is not None else OfferedSelections({}, {})
+    impact = RecipeImpact(hf_id, rel_path, status, len(sa.states), len(sb.states))
+    impact.findings = new_findings(_recipe_findings(base_cat, a, rel_path), _recipe_findings(head_cat, b, rel_path))
+    if a is None or b is None:
+        return impact
+    common = [k for k in sb.states if k in sa.states]
+    impact.appeared = [k for k in sb.states if k not in sa.states]
+    impact.disappeared = [k for k in sa.states if k not in sb.states]
+    by_change: dict[Change, dict[Any, None]] = {}
+    processes: dict[Change, dict[str, None]] = {}
+    for key in common:
+        snap_a = snapshot(base_cat, a, _selection_of(sa.states[key]))
+        snap_b = snapshot(head_cat, b, _selection_of(sb.states[key]))
+        for c in snapshot_changes(base_cat, snap_a, head_cat, snap_b):
+            # one change in several processes of a selection (head and workers, both PD pools) is one change
+            merged = replace(c, process="")
+            by_change.setdefault(merged, {})[key] = None
+            processes.setdefault(merged, {})[c.process] = None
+    impact.groups = _group(by_change, processes, common, head_cat)
+    moved: dict[Change, list[Any]] = {}
+    for dk in dict.fromkeys([*sa.defaults, *sb.defaults]):
+        da, db = sa.defaults.get(dk), sb.defaults.get(dk)
+        if da != db and da is not None and db is not None:
+            moved.setdefault(Change("default", "", dk.what, str(da), str(db)), []).append(dk)
+    for c, keys in moved.items():
+        universe = [k for k in sb.defaults if k.what == c.name and k in sa.defaults]
+        impact.defaults.append(Group(c, tuple(keys), describe_scope(keys, universe, head_cat.hardware_profiles)))
+    impact.defaults.sort(key=lambda g: (g.change.name, -len(g.keys)))
+    return impact
+
+
+# --------------------------------------------------------------------------------------------
+# Whole catalogs
+# --------------------------------------------------------------------------------------------
+
+def catalogs_for_comparison(base_files: Mapping[str, bytes], head_files: Mapping[str, bytes],
+                            base_label: str = "base", head_label: str = "head") -> tuple[Catalog, Catalog]:
+    """Both sides of a comparison, each identical file parsed once.
+
+    When no shared file (taxonomy, platforms, strategies, kv_store) differs, only
+    the recipe files whose bytes differ are loaded: nothing else can change, and
+    a recipe's resolution and validation read no other recipe.
+    """
+    def shared(files: Mapping[str, bytes]) -> dict[str, bytes]:
+        return {k: v for k, v in files.items() if not k.startswith("models/")}
+
+    if shared(base_files) == shared(head_files):
+        models = {k for k in (*base_files, *head_files) if k.startswith("models/")}
+        changed = {k for k in models if base_files.get(k) != head_files.get(k)}
+        base_files = {k: v for k, v in base_files.items() if not k.startswith("models/") or k in changed}
+        head_files = {k: v for k, v in head_files.items() if not k.startswith("models/") or k in changed}
+    cache: ParseCache = {}
+    return (load_catalog_from_files(base_files, base_label, cache),
+            load_catalog_from_files(head_files, head_label, cache))
+
+
+def _shared_data(catalog: Catalog) -> dict[str, Any]:
+    return {s.rel_path.removeprefix("<bundled>/"): s.doc.data for s in catalog.sources}
+
+
+def changed_shared_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
+    """Taxonomy, platforms, strategy and kv_store files whose data differ (added/removed included)."""
+    a, b = _shared_data(base_cat), _shared_data(head_cat)
+    return sorted(name for name in {*a, *b} if a.get(name) != b.get(name))
+
+
+def changed_recipe_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
+    """Recipe files whose data differ, or that exist (or fail to load) on one side only."""
+    a = {r.rel_path: r.data for r in base_cat.recipes}
+    b = {r.rel_path: r.data for r in head_cat.recipes}
+    broken_a = {e.position.file: e.message for e in base_cat.load_errors if e.position.file.startswith("models/")}
+    broken_b = {e.position.file: e.message for e in head_cat.load_errors if e.position.file.startswith("models/")}
+    names = {*a, *b, *broken_a, *broken_b}
+    return sorted(n for n in names if a.get(n) != b.get(n) or broken_a.get(n) != broken_b.get(n))
+
+
+def _shared_findings(base_cat: Catalog, head_cat: Catalog, names: list[str]) -> list[Finding]:
+    def findings(cat: Catalog, name: str) -> list[Finding]:
+        found = [finding_from_load_error(e) for e in cat.load_errors if e.position.file == name]
+        doc = cat.source_for(name)
+        if doc is not None:
+            found.extend(validate_document(doc, document_kind(name), cat))
+        return found
+
+    out: list[Finding] = []
+    for name in names:
+        out.extend(new_findings(findings(base_cat, name), findings(head_cat, name)))
+    return out
+
+
+_pool_state: tuple[Catalog, Catalog, list[str]] | None = None
+
+
+def _pool_compare(index: int) -> RecipeImpact:
+    assert _pool_state is not None
+    base_cat, head_cat, names = _pool_state
+    return compare_recipe(base_cat, head_cat, names[index])
+
+
+def _jobs(n: int, jobs: int | None) -> int:
+    if jobs is not None:
+        return max(1, min(jobs, n))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n < PARALLEL_MIN_RECIPES or cpus < 2 or threading.active_count() > 1:
+        return 1
+    return min(cpus, n)
+
+
+def _compare_all(base_cat: Catalog, head_cat: Catalog, names: list[str], jobs: int | None) -> Iterator[RecipeImpact]:
+    n = len(names)
+    if _jobs(n, jobs) <= 1:
+        for name in names:
+            yield compare_recipe(base_cat, head_cat, name)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _pool_state
+    _pool_state = (base_cat, head_cat, names)
+    try:
+        with ProcessPoolExecutor(max_workers=_jobs(n, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+            yield from pool.map(_pool_compare, range(n), chunksize=max(1, min(8, n // 16)))
+    finally:
+        _pool_state = None
+
+
+def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "base", head_label: str = "head",
+                     *, jobs: int | None = None) -> Impact:
+    """The impact of turning ``base_cat`` into ``head_cat``."""
+    shared = changed_shared_files(base_cat, head_cat)
+    names = changed_recipe_files(base_cat, head_cat)
+    if shared:
+        everything = {r.rel_path for r in base_cat.recipes} | {r.rel_path for r in head_cat.recipes}
+        names = sorted(everything | set(names))
+    impacts = list(_compare_all(base_cat, head_cat, names, jobs))
+    compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
+    return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
+                  _shared_findings(base_cat, head_cat, shared))
+
+
+def compare_selections(catalog: Catalog, recipe: Recipe, a: tuple[str, Any], b: tuple[str, Any]) -> Impact:
+    """Two selections of one recipe side by side (``(label, Selection)`` each)."""
+    label_a, sel_a = a
+    label_b, sel_b = b
+    changes = snapshot_changes(catalog, snapshot(catalog, recipe, sel_a), catalog, snapshot(catalog, recipe, sel_b))
+    impact = RecipeImpact(recipe.hf_id, recipe.rel_path, "changed", 1, 1)
+    impact.groups = [Group(c, (), "", (c.process,) if c.process else ()) for c in changes]
+    return Impact(label_a, label_b, [], [impact] if changes else [], 1, 1)

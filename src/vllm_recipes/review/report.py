@@ -1,0 +1,155 @@
+"""Presenting an :class:`Impact`: one line per grouped change, for a terminal or a pull-request comment.
+
+Both views are built from the same :func:`change_text` lines; the JSON view is
+``Impact.to_dict()``. Markdown is capped (GitHub comments stop at 65,536
+characters) and always starts with the summary line.
+"""
+
+from __future__ import annotations
+
+from vllm_recipes.catalog.diagnostics import Finding
+
+from .compare import Change, Group, Impact, RecipeImpact
+from .selections import SelectionKey
+
+#: stay clear of GitHub's 65,536-character comment limit
+MARKDOWN_CAP = 60_000
+#: long fingerprints (router configs, Mooncake JSON) are cut in the line view
+MAX_VALUE = 160
+#: appeared / disappeared selections listed per recipe before "and N more"
+MAX_LISTED = 12
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+def _code(text: str) -> str:
+    text = _cut(text).replace("\n", " ")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def change_text(c: Change) -> str:
+    """``--max-num-seqs 256`` -> ``128`` and friends (no scope, no cause)."""
+    if c.kind == "synthesis":
+        if c.after is None:
+            return f"command synthesis fixed (was: {_cut(c.before or '')})"
+        return f"command synthesis fails: {_cut(c.after)}"
+    label = {"image": "image ", "output": f"{c.name}: ", "default": f"{c.name}: "}.get(c.kind, "")
+    if c.before is None:
+        return f"{label}added {_code(c.after or '')}"
+    if c.after is None:
+        return f"{label}removed {_code(c.before)}"
+    before, after = c.before, c.after
+    for sep in (" ", "="):
+        head = c.name + sep
+        if c.kind in ("flag", "env") and before.startswith(head) and after.startswith(head):
+            return f"{_code(before)} -> {_code(after[len(head):])}"
+    return f"{label}{_code(before)} -> {_code(after)}"
+
+
+def group_line(g: Group) -> str:
+    where = f" [{', '.join(g.processes)}]" if g.processes and g.processes != ("vLLM",) else ""
+    cause = f" ({g.change.cause})" if g.change.cause else ""
+    scope = f" {g.scope}" if g.scope else ""
+    return f"{change_text(g.change)}{scope}{where}{cause}"
+
+
+def _listed(keys: list[SelectionKey]) -> str:
+    shown = "; ".join(k.label for k in keys[:MAX_LISTED])
+    return shown + (f"; and {len(keys) - MAX_LISTED} more" if len(keys) > MAX_LISTED else "")
+
+
+def recipe_lines(r: RecipeImpact) -> list[str]:
+    """The body of one recipe's section, one line per item."""
+    lines: list[str] = []
+    if r.status == "added":
+        lines.append(f"new recipe: {r.selections_head} selections")
+    elif r.status == "removed":
+        lines.append(f"recipe removed: it had {r.selections_base} selections")
+    elif r.status == "broken":
+        lines.append(f"recipe no longer loads: its {r.selections_base} selections are gone")
+    lines.extend(f"default {group_line(g)}" for g in r.defaults)
+    lines.extend(group_line(g) for g in r.groups)
+    if r.appeared:
+        lines.append(f"{len(r.appeared)} selections appeared: {_listed(r.appeared)}")
+    if r.disappeared:
+        lines.append(f"{len(r.disappeared)} selections disappeared: {_listed(r.disappeared)}")
+    lines.extend(f"new finding: {finding_line(f)}" for f in r.findings)
+    return lines
+
+
+def finding_line(f: Finding) -> str:
+    return f"{f.file}:{f.line}:{f.col}: {f.severity}: {f.key_path}: {f.message}"
+
+
+def recipe_summary(r: RecipeImpact) -> str:
+    parts = []
+    for n, word in ((len(r.groups), "change"), (len(r.defaults), "moved default"),
+                    (len(r.appeared), "new selection"), (len(r.disappeared), "removed selection"),
+                    (len(r.findings), "new finding")):
+        if n:
+            parts.append(f"{n} {word}" + ("" if n == 1 else "s"))
+    return ", ".join(parts) or r.status
+
+
+def summary_line(impact: Impact) -> str:
+    c = impact.counts()
+    if not impact.has_changes:
+        return (f"No rendered change: {c['recipes_compared']} recipes and {c['selections_compared']} "
+                "selections compared.")
+    shared = f"; shared inputs changed: {', '.join(impact.shared_changed)}" if impact.shared_changed else ""
+    return (f"{c['recipes_changed']} of {_plural(c['recipes_compared'], 'recipe')} changed: "
+            f"{_plural(c['changes'], 'grouped change')}, {_plural(c['defaults_moved'], 'moved default')}, "
+            f"{_plural(c['selections_appeared'], 'selection')} appeared, {c['selections_disappeared']} disappeared, "
+            f"{_plural(c['new_findings'], 'new finding')} ({_plural(c['selections_compared'], 'selection')} "
+            f"compared){shared}.")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _md_escape(text: str) -> str:
+    """Keep GitHub from reading a ``<tag>`` in a value as HTML."""
+    return text.replace("<", "&lt;")
+
+
+def markdown_report(impact: Impact, cap: int = MARKDOWN_CAP) -> str:
+    """A pull-request comment: summary first, one collapsible section per recipe, capped in length."""
+    head = [f"### Recipe impact: `{impact.base}` -> `{impact.head}`", "", f"**{summary_line(impact)}**", ""]
+    if impact.shared_findings:
+        head.append("<details><summary>New findings in shared files</summary>\n")
+        head.extend(f"- {_md_escape(finding_line(f))}" for f in impact.shared_findings)
+        head.append("\n</details>\n")
+    out = "\n".join(head)
+    omitted = 0
+    for n, r in enumerate(impact.recipes):
+        body = "\n".join(f"- {_md_escape(line)}" for line in recipe_lines(r))
+        section = (f"<details><summary><b>{r.hf_id}</b> (<code>{r.file}</code>): {recipe_summary(r)}</summary>\n\n"
+                   f"{body}\n\n</details>\n")
+        if len(out) + len(section) > cap - 200:
+            omitted = len(impact.recipes) - n
+            break
+        out += section
+    if omitted:
+        out += (f"\n_{omitted} more recipe{'s' if omitted != 1 else ''} not shown (comment length cap); "
+                "run `vllm-recipes diff --json` for everything._\n")
+    return out
+
+
+def terminal_report(impact: Impact) -> None:
+    """The rich view (plain text when not a terminal)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(soft_wrap=True, highlight=False)
+    console.print(f"[bold]{escape(impact.base)} -> {escape(impact.head)}[/bold]: {escape(summary_line(impact))}")
+    for f in impact.shared_findings:
+        console.print(f"  [red]new finding[/red] {escape(finding_line(f))}")
+    for r in impact.recipes:
+        console.print(f"\n[bold cyan]{escape(r.hf_id)}[/bold cyan] ({escape(r.file)}): {escape(recipe_summary(r))}")
+        for line in recipe_lines(r):
+            console.print(f"  • {escape(line)}")

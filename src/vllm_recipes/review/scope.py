@@ -1,0 +1,81 @@
+"""Naming a set of selections the way a reviewer reads it ("on all 7 NVIDIA GPUs")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+#: at most this many hardware ids or selection labels are spelled out
+MAX_NAMED = 6
+
+
+class Keyed(Protocol):
+    @property
+    def variant(self) -> str: ...
+
+    @property
+    def hardware(self) -> str: ...
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _names(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:MAX_NAMED])
+    return shown + (f" and {len(items) - MAX_NAMED} more" if len(items) > MAX_NAMED else "")
+
+
+def _hardware_phrase(hws: list[str], universe_hws: list[str], profiles: Mapping[str, Any]) -> str:
+    """``all 7 NVIDIA GPUs``, ``all AMD GPUs and h200``, or the ids themselves."""
+    def brand(hw: str) -> str:
+        p = profiles.get(hw)
+        b = p.get("brand") if isinstance(p, dict) else None
+        return b if isinstance(b, str) else "other"
+
+    chosen = set(hws)
+    parts: list[str] = []
+    rest: list[str] = []
+    brands = dict.fromkeys(brand(h) for h in hws)
+    for b in brands:
+        of_brand = [h for h in universe_hws if brand(h) == b]
+        mine = [h for h in hws if brand(h) == b]
+        if b != "other" and len(of_brand) > 1 and set(of_brand) <= chosen:
+            parts.append(f"all {len(of_brand)} {b} GPUs")
+        else:
+            rest.extend(mine)
+    if rest:
+        parts.append(_names(rest))
+    return " and ".join(parts)
+
+
+def _strategy_phrase(strategies: list[str]) -> str:
+    tasks = [s.removeprefix("task:") for s in strategies if s.startswith("task:")]
+    if len(tasks) == len(strategies):
+        return ("task " if len(tasks) == 1 else "tasks ") + _names(tasks)
+    return ("strategy " if len(strategies) == 1 else "strategies ") + _names(strategies)
+
+
+def describe_scope(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Mapping[str, Any]) -> str:
+    """Where a change applies, relative to every compared selection of the recipe."""
+    chosen = set(keys)
+    n = len(chosen)
+    if not universe or chosen >= set(universe):
+        return f"on all {_plural(n, 'selection')}" if n != 1 else "on the only selection"
+    variants_all = list(dict.fromkeys(k.variant for k in universe))
+    variants = list(dict.fromkeys(k.variant for k in keys))
+    scope_universe = [k for k in universe if k.variant in variants]
+    hws = list(dict.fromkeys(k.hardware for k in keys))
+    whole_hw = all(k in chosen for k in scope_universe if k.hardware in hws)
+    variant_part = "" if len(variants) == len(variants_all) else f" (variant {', '.join(variants)})"
+    if whole_hw:
+        universe_hws = list(dict.fromkeys(k.hardware for k in universe))
+        phrase = _hardware_phrase(hws, universe_hws, profiles)
+        if set(hws) == set(universe_hws) and variant_part:
+            return f"on every hardware{variant_part}, {_plural(n, 'selection')}"
+        return f"on {phrase}{variant_part}, {_plural(n, 'selection')}"
+    strategies = list(dict.fromkeys(getattr(k, "strategy", "") for k in keys))
+    if all(strategies) and chosen == {k for k in universe if getattr(k, "strategy", "") in strategies}:
+        return f"with {_strategy_phrase(strategies)}, {_plural(n, 'selection')}"
+    labels = [getattr(k, "label", f"{k.variant}/{k.hardware}") for k in keys]
+    return f"on {_plural(n, 'selection')}: {_names(labels)}"
