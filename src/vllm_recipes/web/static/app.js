@@ -210,42 +210,25 @@
     if (next) { ev.preventDefault(); next.focus(); }
   });
 
-  /* ---------- Deploy tabs: CSS tabs linking /api/export; show the chosen artifact, remember the tab ---------- */
-  function showExport(panel) {
-    var code = panel && panel.querySelector("code.deploy-text");
-    if (!code || code.getAttribute("data-loaded")) { return; }
-    code.setAttribute("data-loaded", "1");
-    fetch(panel.querySelector("[data-export-open]").getAttribute("href"))
-      .then(function (r) {
-        return r.ok ? r.text().then(function (t) { return { text: t }; })
-          : r.json().then(function (j) { return { error: j.error || ("HTTP " + r.status) }; });
-      })
-      .then(function (res) {
-        if (res.error) {
-          var p = panel.querySelector("[data-export-error]");
-          p.textContent = res.error; p.hidden = false;
-          panel.querySelector("p").hidden = true;
-          return;
-        }
-        code.textContent = res.text;
-        code.closest(".code").hidden = false;
-      })
-      .catch(function () { code.removeAttribute("data-loaded"); });
+  /* ---------- Deploy tabs ---------- */
+  function showExport(p) {
+    var c = p && p.querySelector("code");
+    if (!c || c.dataset.l) { return; }
+    c.dataset.l = "1";
+    fetch(p.querySelector("a").href).then(function (r) {
+      return r.text().then(function (t) {
+        if (r.ok) { c.textContent = t; c.closest(".code").hidden = false; } else { p.firstElementChild.textContent = JSON.parse(t).error; }
+      });
+    }).catch(function () { delete c.dataset.l; });
   }
   function initDeployTargets(root) {
     var box = root.querySelector("[data-deploy-targets]");
     if (!box) { return; }
-    var saved = store.get("deploy-target");
-    var pick = saved && box.querySelector("#dt-" + saved.replace(/[^a-z0-9-]/g, ""));
+    var pick = document.getElementById("dt-" + store.get("deploy-target"));
     if (pick) { pick.checked = true; }
-    function current() {
-      var on = box.querySelector("input[name=deploy-target]:checked");
-      return on && box.querySelector(".panel[data-target=\"" + on.id.slice(3) + "\"]");
-    }
-    box.querySelectorAll("input[name=deploy-target]").forEach(function (inp) {
-      inp.addEventListener("change", function () { store.set("deploy-target", inp.id.slice(3)); showExport(current()); });
-    });
-    showExport(current());
+    function cur() { return box.querySelector("[data-target=\"" + box.querySelector(":checked").id.slice(3) + "\"]"); }
+    box.addEventListener("change", function (e) { store.set("deploy-target", e.target.id.slice(3)); showExport(cur()); });
+    showExport(cur());
   }
 
   function initBuilder(root) {
