@@ -143,6 +143,7 @@ def test_profile_values_and_key_order(taxonomy):
         expected_keys = ["display_name", "brand", "generation", "arch", "gpu_count", "vram_gb", "multi_node"]
         expected_keys += [] if scalable else ["scalable"]
         expected_keys += ["restricted"] if restricted else []
+        expected_keys += [] if gen == "cpu" else ["device_resource"]
         expected_keys += ["description"]
         assert list(p) == expected_keys, hw
         assert isinstance(p["description"], str) and p["description"] and "\n" not in p["description"]

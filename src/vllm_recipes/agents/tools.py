@@ -13,6 +13,7 @@ choices before calling and a model sees them in the tool list.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,12 +21,14 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
+from vllm_recipes.render.export import TARGETS
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.page import PageRequest, SelectionError, build_state
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.resolve import resolve
 from vllm_recipes.web.api import find_model, resolve_payload, selection_dict
+from vllm_recipes.web.deploy import export_query
 from vllm_recipes.web.site import SiteIndex, matches_query, norm
 from vllm_recipes.web.urlstate import INT_PARAMS, PARAMS, canonical_params, encode
 
@@ -73,6 +76,14 @@ SELECTION_DESCRIPTIONS: dict[str, str] = {
     "task": "Omni task key (omni recipes only).",
 }
 LIST_PARAMS = frozenset({"features", "advanced"})
+#: ``export_deployment`` options besides the selection and ``to`` (the CLI's ``export`` options)
+EXPORT_ARGUMENTS: dict[str, str] = {
+    "namespace": "Kubernetes namespace (default: default).",
+    "name": "Object / job name, a DNS label (default: from the model id).",
+    "pvc": "Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).",
+    "image": "Container image (default: the image the Docker command uses).",
+}
+
 #: fit's own arguments (the names /api/fit reads)
 FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
 FIT_MAX_CONTEXT = 1 << 24
@@ -197,6 +208,13 @@ class AgentTools:
                  "Why every flag and env var of a selection is there: each final token with its layer, "
                  "recipe file:line and the values it shadowed.",
                  sel, self.explain),
+            Tool("export_deployment",
+                 "The selection's deployment for a scheduler, rendered from the same plan as the command: "
+                 "Kubernetes manifests (LeaderWorkerSet for multi-node), a Docker Compose file (one machine), "
+                 "a Slurm sbatch script or `vllm serve --config` files. Returns every file and the text "
+                 "`vllm-recipes export -o -` prints; a selection the target cannot express is an error "
+                 "with the reason.",
+                 self.export_schema(sel), self.export_deployment),
             Tool("fit",
                  "Will it fit, and how much will it serve: weights per GPU, KV-cache budget, token capacity, "
                  "concurrency at a context length, the verdict and the levers that would change it, per "
@@ -205,6 +223,14 @@ class AgentTools:
                  "variant that starts on the given GPUs, best first.",
                  self.fit_schema(), self.fit),
         ]
+
+    def export_schema(self, sel: dict[str, Any]) -> dict[str, Any]:
+        """The selection schema plus the export target and its options."""
+        props = dict(sel["properties"])
+        props["to"] = _str_schema("Deploy target.", list(TARGETS))
+        for name, desc in EXPORT_ARGUMENTS.items():
+            props[name] = _str_schema(desc)
+        return {**sel, "properties": props, "required": ["hf_id", "to"]}
 
     def fit_schema(self) -> dict[str, Any]:
         """The selection schema with ``hf_id`` optional plus fit's own arguments."""
@@ -323,6 +349,21 @@ class AgentTools:
     def explain(self, args: Mapping[str, Any]) -> dict[str, Any]:
         payload = self._payload(args)
         return {"selection": payload["selection"], "explain": payload["explain"]}
+
+    def export_deployment(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", *PARAMS, "to", *EXPORT_ARGUMENTS))
+        self._recipe(args)
+        items = selection_query({k: v for k, v in args.items() if k not in ("to", *EXPORT_ARGUMENTS)})
+        for key in ("to", *EXPORT_ARGUMENTS):
+            value = _opt_str(args, key)
+            if value is not None:
+                items.append((key, value))
+        reply, artifacts = export_query(self.catalog, items)
+        if reply.status != 200:
+            body = json.loads(reply.body)
+            raise ToolError(body["error"], body["param"], body["choices"])
+        return {"target": args["to"], "media_type": reply.media_type, "text": reply.body,
+                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in artifacts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *PARAMS, *FIT_ARGS))

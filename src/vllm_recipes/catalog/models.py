@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag
 
 from .archfacts import ArchitectureFacts
 from .yamlsource import freeze
@@ -519,6 +519,10 @@ class RecipeModel(_Model):
 GenerationValue = _shape_union("a string or a list of strings", {"str": str, "list": StrList})
 
 
+#: a Kubernetes extended resource name: ``<vendor domain>/<name>``
+DeviceResource = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
+
+
 class HardwareProfile(_Model):
     """``taxonomy.hardware_profiles.<id>``."""
 
@@ -533,6 +537,8 @@ class HardwareProfile(_Model):
     restricted: bool | None = None
     multi_node: bool | None = None
     arch: str | None = None
+    #: Kubernetes extended resource of one accelerator (``nvidia.com/gpu``); ``export --to k8s``
+    device_resource: DeviceResource | None = None
 
 
 class KvOffloadOption(_Model):

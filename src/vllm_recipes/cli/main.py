@@ -40,6 +40,7 @@ COMMAND_MODULES = {
     "i18n": "i18n_cmds",
     "serve": "web_cmds",
     "vllm-flags": "vllm_cmds",
+    "export": "export_cmds",
     "fit": "fit_cmds",
     "mcp": "mcp_cmds",
     "diff": "review_cmds",

@@ -261,6 +261,29 @@ def openapi_spec() -> dict[str, Any]:
                 "414": {"description": "Query string too long.",
                         "content": {"application/json": {"schema": error}}}}}},
     }
+    paths["/api/export"] = {"get": {
+        "summary": "Deploy artifacts for one builder selection",
+        "description": "The selection's deployment for a scheduler, the same bytes as `vllm-recipes export "
+                       "--to TARGET -o -`: Kubernetes manifests (LeaderWorkerSet for multi-node), a Compose "
+                       "file, an sbatch script or `vllm serve --config` files.",
+        "parameters": [*params,
+                       {"name": "to", "in": "query", "required": True,
+                        "schema": {"enum": ["k8s", "compose", "slurm", "vllm-config"]}, "description": "Target."},
+                       *({"name": n, "in": "query", "required": False, "schema": {"type": "string"},
+                          "description": d} for n, d in (
+                           ("namespace", "Kubernetes namespace (default: default)."),
+                           ("name", "Object / job name (default: from the model id)."),
+                           ("pvc", "PersistentVolumeClaim for the Hugging Face cache."),
+                           ("image", "Container image (default: the Docker tab's image)."),
+                           ("download", "Any value: answer with Content-Disposition: attachment.")))],
+        "responses": {
+            "200": {"description": "The artifact text.", "content": {
+                "text/yaml": {"schema": {"type": "string"}}, "text/x-shellscript": {"schema": {"type": "string"}},
+                "text/plain": {"schema": {"type": "string"}}}},
+            "400": {"description": "A parameter cannot be honoured.",
+                    "content": {"application/json": {"schema": error}}},
+            "422": {"description": "The target cannot express this selection (the reason is in `error`).",
+                    "content": {"application/json": {"schema": error}}}}}}
     paths.update(fit_openapi_paths(params))
     for p in ("/models.json", "/taxonomy.json", "/platforms.json", "/strategies.json", "/strategies/{name}.json",
               "/kv_store.json", "/kv_store/{name}.json", "/{org}/{repo}.json", "/{org}/{repo}/hw/{hardware}.json",

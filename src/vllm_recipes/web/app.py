@@ -40,6 +40,7 @@ from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spe
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .compress import CompressionMiddleware, negotiate
+from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
 from .security import SecurityMiddleware
@@ -90,6 +91,7 @@ class Web:
         self.assets = AssetStore(STATIC_DIR)
         self.env.globals.update(asset_v=self.assets.version, asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
+        self.env.globals["deploy_tabs"] = deploy_tabs
         self.state_cache = LRU(4096)
         self.builder_cache = LRU(1024)
         self.guide_cache = LRU(256)
@@ -340,6 +342,16 @@ async def openapi(request: Request) -> Response:
 
 async def health(request: Request) -> Response:
     return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
+
+
+async def api_export(request: Request) -> Response:
+    web = _web(request)
+    key = ("export", *_query_items(request))
+    hit = web.resolve_cache.get(key)
+    if hit is None:
+        hit = export_reply(web.catalog, _query_items(request))
+        web.resolve_cache.put(key, hit)
+    return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=hit.headers)
 
 
 def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Response:
@@ -602,6 +614,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/robots.txt", robots, methods=["GET", "HEAD"]),
         Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
         Route("/api/health", health, methods=["GET", "HEAD"]),
+        Route("/api/export", api_export, methods=["GET", "HEAD"]),
         Route("/api/fit", api_fit, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),

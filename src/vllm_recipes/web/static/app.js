@@ -261,9 +261,31 @@
     if (next) { ev.preventDefault(); next.focus(); }
   });
 
+  /* ---------- Deploy tabs ---------- */
+  function showExport(p) {
+    var c = p && p.querySelector("code");
+    if (!c || c.dataset.l) { return; }
+    c.dataset.l = "1";
+    fetch(p.querySelector("a").href).then(function (r) {
+      return r.text().then(function (t) {
+        if (r.ok) { c.textContent = t; c.closest(".code").hidden = false; } else { p.firstElementChild.textContent = JSON.parse(t).error; }
+      });
+    }).catch(function () { delete c.dataset.l; });
+  }
+  function initDeployTargets(root) {
+    var box = root.querySelector("[data-deploy-targets]");
+    if (!box) { return; }
+    var pick = document.getElementById("dt-" + store.get("deploy-target"));
+    if (pick) { pick.checked = true; }
+    function cur() { return box.querySelector("[data-target=\"" + box.querySelector(":checked").id.slice(3) + "\"]"); }
+    box.addEventListener("change", function (e) { store.set("deploy-target", e.target.id.slice(3)); showExport(cur()); });
+    showExport(cur());
+  }
+
   function initBuilder(root) {
     initCopy(root);
     initEnv(root);
+    initDeployTargets(root);
   }
 
   /* ---------- restore remembered choices on a plain recipe URL (the URL always wins), and say so ---------- */
@@ -393,6 +415,7 @@
     initSearch();
     initCopy(document);
     initEnv(document);
+    initDeployTargets(document);
     if (!restore()) { schedulePrefetch(); }
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }

@@ -1,0 +1,184 @@
+"""A Docker Compose file for single-machine selections: one service per process.
+
+``entrypoint``/``command`` are the plan's argv; the accelerator settings are the
+same ``docker run`` flags the Docker tab prints (synthesis §9), translated to
+their Compose keys. Placeholders the file can fill become service names or
+mounted files; the rest use Compose's required-variable interpolation
+(``${IFACE_NAME:?...}``), so ``docker compose up`` stops with the variable's name
+instead of starting with an empty value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .artifacts import MEDIA_YAML, Artifact, ExportOptions, container_image, header, used_placeholders
+from .k8s import FILES_MOUNT, HF_CACHE, dump
+from .workloads import Deployment, ExportError, Process
+
+HEALTH_INTERVAL_S = 10
+
+
+def compose_literal(text: str) -> str:
+    return text.replace("$", "$$")
+
+
+class Binder:
+    def __init__(self, dep: Deployment) -> None:
+        self.dep = dep
+        self.by_key = {p.key: p for p in dep.processes}
+        self.by_pool = {p.pool: p for p in dep.processes if p.pool}
+        self.files = {f.path_var: f for p in dep.processes for f in p.files}
+
+    def bind(self, name: str) -> str | None:
+        for pool, owner in self.by_pool.items():
+            if name == f"{pool}1":
+                return owner.key
+        if name.startswith("VLLM_INSTANCE_") and f"vllm-{name[14:]}" in self.by_key:
+            return f"vllm-{name[14:]}"
+        if name == "ROUTER_HOST":
+            return "0.0.0.0"
+        if name == "ROUTER_PORT" and "router" in self.by_key:
+            return str(self.by_key["router"].port)
+        if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
+            return "mooncake-master"
+        if name in self.files:
+            return f"{FILES_MOUNT}/{self.files[name].name}"
+        return None
+
+    def text(self, value: str) -> str:
+        """A value for the Compose file: bound placeholders filled, the rest required variables."""
+        out: list[str] = []
+        pos = 0
+        for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", value):
+            out.append(compose_literal(value[pos:m.start()]))
+            b = self.bind(m.group(1))
+            out.append(compose_literal(b) if b is not None else f"${{{m.group(1)}:?set {m.group(1)}, see the header}}")
+            pos = m.end()
+        out.append(compose_literal(value[pos:]))
+        return "".join(out)
+
+
+#: ``docker run`` flag -> (Compose service key, how its value is kept): ``list`` appends, ``value``
+#: sets, ``true`` sets ``True`` (the flag takes no value)
+DOCKER_FLAGS: dict[str, tuple[str, str]] = {
+    "--device": ("devices", "list"),
+    "--security-opt": ("security_opt", "list"),
+    "--group-add": ("group_add", "list"),
+    "-v": ("volumes", "list"),
+    "--network": ("network_mode", "value"),
+    "--shm-size": ("shm_size", "value"),
+    "--privileged": ("privileged", "true"),
+}
+
+
+def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
+    """The Docker tab's accelerator flags as Compose service keys."""
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(flags):
+        flag, eq, inline = flags[i].partition("=")
+        if flag == "--gpus":
+            count: int | str = "all" if pinned or not gpus else gpus
+            out["deploy"] = {"resources": {"reservations": {"devices": [
+                {"driver": "nvidia", "count": count, "capabilities": ["gpu"]}]}}}
+            i += 1 if eq else 2
+            continue
+        if flag not in DOCKER_FLAGS:
+            raise ExportError(f"docker flag {flag!r} has no Compose equivalent here; use `vllm-recipes command`.")
+        key, how = DOCKER_FLAGS[flag]
+        if how == "true":
+            out[key] = True
+            i += 1
+            continue
+        value = inline if eq else (flags[i + 1] if i + 1 < len(flags) else "")
+        i += 1 if eq else 2
+        if how == "list":
+            out.setdefault(key, []).append(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _healthcheck(port: int, timeout_s: int) -> dict[str, Any]:
+    probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{port}/health', timeout=5)"
+    return {"test": ["CMD", "python3", "-c", probe], "interval": f"{HEALTH_INTERVAL_S}s", "timeout": "10s",
+            "retries": 3, "start_period": f"{timeout_s}s"}
+
+
+def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
+    svc: dict[str, Any] = {"image": image}
+    argv = p.argv
+    if p.script is not None:
+        svc["entrypoint"] = ["/bin/sh", "-c", compose_literal(p.script)]
+    else:
+        k = 2 if argv[:2] == ("vllm", "serve") else 1
+        head = [b.text(t) for t in argv[:k]]
+        if p.install:
+            head = ["/bin/sh", "-c", compose_literal(f'{p.install} && exec "$0" "$@"'), *head]
+        svc["entrypoint"] = head
+        svc["command"] = [b.text(t) for t in argv[k:]]
+    env: dict[str, str] = {}
+    if p.kind == "serve":
+        env["HF_TOKEN"] = "${HF_TOKEN:-}"
+    for k_, v in p.env:
+        env[k_] = b.text(v)
+    if env:
+        svc["environment"] = env
+    if p.port is not None:
+        svc["ports"] = [f"{p.port}:{p.port}"]
+    svc["ipc"] = "host"
+    volumes = [f"~/.cache/huggingface:{HF_CACHE}", "vllm-cache:/root/.cache/vllm"]
+    if p.kind == "serve":
+        pinned = any(k_ == "CUDA_VISIBLE_DEVICES" for k_, _ in p.env)
+        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned)
+        volumes += dev.pop("volumes", [])
+        svc.update(dev)
+    svc["volumes"] = volumes
+    files = [f for f in b.files.values() if any(f"${f.path_var}" in t for t in (*argv, *(v for _, v in p.env)))]
+    files += [f for f in p.files if f not in files]
+    if files:
+        svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]
+    if p.port is not None and p.kind in ("serve", "router"):
+        svc["healthcheck"] = _healthcheck(p.port, dep.ready_timeout_s)
+    return svc
+
+
+def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
+    if dep.machines > 1:
+        raise ExportError(f"Compose runs on one machine and this selection spans {dep.machines} nodes; "
+                          "use --to k8s or --to slurm (or the co-located PD layout: --prefill-nodes 0 "
+                          "--decode-nodes 0).")
+    image = container_image(dep, opts)
+    b = Binder(dep)
+    services: dict[str, Any] = {}
+    companions = [p.key for p in dep.processes if p.kind == "companion"]
+    for p in dep.processes:
+        svc = _service(p, b, dep, image)
+        deps: dict[str, Any] = {}
+        if p.kind == "router":
+            deps = {q.key: {"condition": "service_healthy"} for q in dep.processes if q.kind == "serve"}
+        elif p.kind == "serve":
+            deps = {k: {"condition": "service_started"} for k in companions}
+            deps.update({q.key: {"condition": "service_started"} for q in dep.processes if q.kind == "mooncake"})
+        if companions and p.kind in ("serve", "companion"):
+            # companions are reached on localhost (`lmcache server --port ...`): share the host network
+            svc.pop("ports", None)
+            svc["network_mode"] = "host"
+        if deps:
+            svc["depends_on"] = deps
+        services[p.key] = svc
+    doc: dict[str, Any] = {"name": opts.name or None, "services": services, "volumes": {"vllm-cache": {}}}
+    if not opts.name:
+        doc.pop("name")
+    files = {f.name: f for p in dep.processes for f in p.files}
+    if files:
+        doc["configs"] = {name: {"content": b.text(f.content)} for name, f in files.items()}
+    to_set = {n: w for n, w in used_placeholders(dep).items() if b.bind(n) is None}
+    extra = ["Run: docker compose up -d (Compose v2.23+; HF_TOKEN is read from your environment)."]
+    if any(p.install for p in dep.processes):
+        extra.append("Processes with an install step run it in the container first: "
+                     + "; ".join(f"{p.title}: {p.install}" for p in dep.processes if p.install))
+    return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, extra) + dump(doc), MEDIA_YAML)]

@@ -1,0 +1,392 @@
+"""Kubernetes manifests: Deployments, LeaderWorkerSets, Services and ConfigMaps, one object per file.
+
+Targets Kubernetes 1.33 and LeaderWorkerSet ``leaderworkerset.x-k8s.io/v1``
+(docs/decisions-deploy.md). Container ``command``/``args`` are the plan's
+argv; a placeholder the manifest can fill becomes a value (a Service name, a
+mounted file) or a reference to an env var Kubernetes or LWS provides
+(``$(LWS_LEADER_ADDRESS)``, ``$(POD_IP)``); every other placeholder comes from
+the ``<name>-settings`` ConfigMap the header asks you to fill. Worker ranks
+need arithmetic (``--data-parallel-start-rank``), so LWS workers with such a
+token run their argv through ``/bin/sh -c``; everything else is exec form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from .artifacts import (
+    MEDIA_YAML,
+    Artifact,
+    ExportOptions,
+    check_name,
+    container_image,
+    default_name,
+    header,
+    shell_command,
+    used_placeholders,
+)
+from .workloads import PLACEHOLDER, SELF, Deployment, ExportError, Process, RankTerm
+
+KUBERNETES_VERSION = "1.33"
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+FILES_MOUNT = "/etc/vllm-recipes"
+HF_CACHE = "/root/.cache/huggingface"
+HF_TOKEN_SECRET = "hf-token"
+#: the docker run security flags of each brand (synthesis §9), as pod settings
+BRAND_SECURITY: dict[str, dict[str, Any]] = {
+    "amd": {"pod": {"supplementalGroups": [44]},  # the `video` group of ROCm hosts (docker --group-add video)
+            "container": {"seccompProfile": {"type": "Unconfined"}}},
+    "tpu": {"pod": {}, "container": {"privileged": True}},
+}
+PROBE_PERIOD_S = 10
+
+
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # PyYAML built without libyaml: pure Python
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc]
+    """Block style, multi-line strings as literal blocks, no anchors (libyaml's emitter: ~10x faster)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str_presenter(dumper: Any, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def k8s_literal(text: str) -> str:
+    """Escape ``$`` so Kubernetes passes ``text`` through its ``$(VAR)`` expansion unchanged."""
+    return text.replace("$", "$$")
+
+
+class Names:
+    """Object names and the placeholder bindings that depend on them."""
+
+    def __init__(self, dep: Deployment, opts: ExportOptions) -> None:
+        self.dep = dep
+        self.base = check_name(opts.name or default_name(dep.model_id), "--name")
+        check_name(opts.namespace, "--namespace")
+        self.single = len(dep.processes) == 1
+        self.by_pool = {p.pool: p for p in dep.processes if p.pool}
+        self.by_key = {p.key: p for p in dep.processes}
+
+    def workload(self, p: Process) -> str:
+        return self.base if self.single else f"{self.base}-{p.key}"
+
+    def node_address(self, p: Process, index: int) -> str:
+        """DNS name of node ``index`` (1-based) of ``p`` seen from another pod of the namespace."""
+        wl = self.workload(p)
+        if p.nodes <= 1:
+            return wl
+        return f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
+
+    def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
+        """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""
+        if name == SELF:
+            return "POD_IP", True
+        if name == "HEAD_IP" and p.nodes > 1:
+            return "LWS_LEADER_ADDRESS", True
+        for pool, owner in self.by_pool.items():
+            if name.startswith(pool) and name[len(pool):].isdigit():
+                idx = int(name[len(pool):])
+                if owner is p and idx == 1:
+                    return ("LWS_LEADER_ADDRESS", True) if p.nodes > 1 else ("POD_IP", True)
+                return self.node_address(owner, idx), False
+        if name.startswith("VLLM_INSTANCE_") and name[14:].isdigit() and f"vllm-{name[14:]}" in self.by_key:
+            return self.node_address(self.by_key[f"vllm-{name[14:]}"], 1), False
+        if name == "ROUTER_HOST":
+            return "0.0.0.0", False
+        if name == "ROUTER_PORT" and "router" in self.by_key:
+            return str(self.by_key["router"].port), False
+        if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
+            return self.workload(self.by_key["mooncake-master"]), False
+        for q in self.dep.processes:
+            for f in q.files:
+                if f.path_var == name:
+                    return f"{FILES_MOUNT}/{f.name}", False
+        return None
+
+
+def exec_text(text: str, p: Process, names: Names) -> str:
+    """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``."""
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", text):
+        out.append(k8s_literal(text[pos:m.start()]))
+        b = names.bind(p, m.group(1))
+        if b is None:
+            out.append(f"$({m.group(1)})")
+        else:
+            value, is_ref = b
+            out.append(f"$({value})" if is_ref else k8s_literal(value))
+        pos = m.end()
+    out.append(k8s_literal(text[pos:]))
+    return "".join(out)
+
+
+def shell_word(text: str, bind: Callable[[str], str]) -> str:
+    """A token as a shell word: literal parts quoted, each placeholder as a double-quoted ``${VAR}``."""
+    parts: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", text):
+        if m.start() > pos:
+            parts.append(shlex.quote(text[pos:m.start()]))
+        parts.append(bind(m.group(1)))
+        pos = m.end()
+    if pos < len(text) or not parts:
+        parts.append(shlex.quote(text[pos:]))
+    return "".join(parts)
+
+
+def worker_script(p: Process, names: Names) -> str:
+    """``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``."""
+    def bind(name: str) -> str:
+        b = names.bind(p, name)
+        if b is None:
+            return f'"${{{name}}}"'
+        value, is_ref = b
+        return f'"${{{value}}}"' if is_ref else shlex.quote(value)
+
+    return "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, bind), "LWS_WORKER_INDEX")
+
+
+def _command_split(argv: tuple[str, ...]) -> int:
+    return 2 if argv[:2] == ("vllm", "serve") else 1
+
+
+def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: str | None) -> dict[str, Any]:
+    refs_pod_ip = any(isinstance(v, str) and f"${SELF}" in v for _, v in env) or any(
+        names.bind(p, n) == ("POD_IP", True) for n in _names_in(p))
+    items: list[dict[str, Any]] = []
+    if refs_pod_ip:
+        items.append({"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    if p.kind == "serve":
+        items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
+                                                                          "optional": True}}})
+    for k, v in env:
+        items.append({"name": k, "value": exec_text(v, p, names)})
+    out: dict[str, Any] = {}
+    if settings:
+        out["envFrom"] = [{"configMapRef": {"name": settings}}]
+    if items:
+        out["env"] = items
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _names_in(p: Process) -> frozenset[str]:
+    """Placeholder names in ``p``'s argv and env (head and worker template)."""
+    texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
+             *(v for _, v in p.worker_env if isinstance(v, str))]
+    return frozenset(n for t in texts for n in PLACEHOLDER.findall(t))
+
+
+def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
+    if p.port is None or p.kind not in ("serve", "router"):
+        return {}
+    get = {"path": "/health", "port": p.port}
+    return {
+        "startupProbe": {"httpGet": get, "periodSeconds": PROBE_PERIOD_S,
+                         "failureThreshold": max(1, math.ceil(timeout_s / PROBE_PERIOD_S))},
+        "readinessProbe": {"httpGet": get, "periodSeconds": PROBE_PERIOD_S, "failureThreshold": 3},
+        "livenessProbe": {"httpGet": get, "periodSeconds": 30, "failureThreshold": 3},
+    }
+
+
+def _container(p: Process, names: Names, image: str, *, worker: bool, settings: str | None,
+               timeout_s: int) -> dict[str, Any]:
+    dep = names.dep
+    c: dict[str, Any] = {"name": p.key, "image": image}
+    if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
+        c["command"] = ["/bin/sh", "-c"]
+        c["args"] = [k8s_literal(worker_script(p, names))]
+    else:
+        argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
+        if p.script is not None:
+            c["command"] = ["/bin/sh", "-c", k8s_literal(p.script)]
+        else:
+            k = _command_split(argv)
+            head = [exec_text(t, p, names) for t in argv[:k]]
+            if p.install:
+                head = ["/bin/sh", "-c", k8s_literal(f'{p.install} && exec "$0" "$@"'), *head]
+            c["command"] = head
+            c["args"] = [exec_text(t, p, names) for t in argv[k:]]
+    c.update(_env(p, names, p.worker_env if worker else p.env, settings))
+    if p.port is not None:
+        c["ports"] = [{"name": "http", "containerPort": p.port}]
+    if p.gpus:
+        resource = dep.profile.get("device_resource")
+        if not isinstance(resource, str) or not resource:
+            raise ExportError(f"hardware profile {dep.hw_id!r} declares no device_resource, so the manifest "
+                              "cannot request its accelerators; add `device_resource: <vendor>/<name>` to it "
+                              "in taxonomy.yaml.")
+        c["resources"] = {"limits": {resource: p.gpus}}
+    # shared memory and the model cache belong to the processes that load the model
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "hf-cache", "mountPath": HF_CACHE}] \
+        if p.kind in ("serve", "companion") else []
+    if _uses_files(p, dep):
+        mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
+    if mounts:
+        c["volumeMounts"] = mounts
+    if not (worker and p.headless_workers):
+        c.update(_probes(p, timeout_s))
+    sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container")
+    if sec and p.kind == "serve":
+        c["securityContext"] = sec
+    return c
+
+
+def _uses_files(p: Process, dep: Deployment) -> bool:
+    return bool(p.files) or any(n in {f.path_var for q in dep.processes for f in q.files} for n in _names_in(p))
+
+
+def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, labels: dict[str, str],
+         serve: bool) -> dict[str, Any]:
+    dep = names.dep
+    mounted = {m["name"] for c in containers for m in c.get("volumeMounts", ())}
+    volumes: list[dict[str, Any]] = []
+    if "dshm" in mounted:
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
+    if "hf-cache" in mounted:
+        volumes.append({"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
+                       else {"name": "hf-cache", "emptyDir": {}})
+    if "files" in mounted:
+        volumes.append({"name": "files", "configMap": {"name": f"{names.base}-files"}})
+    spec: dict[str, Any] = {"containers": containers}
+    if volumes:
+        spec["volumes"] = volumes
+    sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("pod")
+    if sec and serve:
+        spec["securityContext"] = sec
+    return {"metadata": {"labels": labels}, "spec": spec}
+
+
+def _meta(name: str, opts: ExportOptions, labels: dict[str, str]) -> dict[str, Any]:
+    return {"name": name, "namespace": opts.namespace, "labels": labels}
+
+
+def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
+    names = Names(dep, opts)
+    if dep.co_located:
+        raise ExportError("the co-located PD layout pins prefill and decode to GPU indices of one machine; "
+                          "Kubernetes schedules GPUs per pod. Export it with --to compose (or --to slurm), or "
+                          "choose prefill/decode pools of whole nodes.")
+    image = container_image(dep, opts)
+    where = used_placeholders(dep)
+    to_set = {n: w for n, w in where.items()
+              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p))}
+    in_files = {n: w for n, w in where.items() if n not in to_set
+                and any(names.bind(p, n) is None for p in dep.processes if _in_files(p, n))}
+    settings = f"{names.base}-settings" if to_set else None
+    companions = [p for p in dep.processes if p.kind == "companion"]
+    objects: list[tuple[str, dict[str, Any]]] = []
+    if settings:
+        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": _meta(settings, opts, _labels(names.base, "settings")),
+                                      "data": {n: "" for n in to_set}}))
+    files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
+    if files:
+        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": _meta(f"{names.base}-files", opts, _labels(names.base, "files")),
+                                      "data": files}))
+    for p in dep.processes:
+        if p.kind == "companion":
+            continue
+        objects += _workload(p, names, opts, image, settings, companions if p.kind == "serve" else [])
+    docs = [(kind, obj) for kind, obj in objects]
+    extra = [f"Kubernetes {KUBERNETES_VERSION}+; multi-node pools need LeaderWorkerSet ({LWS_API}).",
+             f"HF_TOKEN comes from the Secret {HF_TOKEN_SECRET!r} (optional): "
+             f"kubectl -n {opts.namespace} create secret generic {HF_TOKEN_SECRET} --from-literal=token=hf_...",
+             "Hugging Face cache: " + (f"PersistentVolumeClaim {opts.pvc!r}" if opts.pvc
+                                       else "emptyDir (pass --pvc NAME to keep downloads across restarts)")]
+    if settings:
+        extra.append(f"Fill the ConfigMap {settings!r} with the values below.")
+    if dep.install != "docker":
+        extra.append(f"The page's install method is {dep.install}; Kubernetes runs the container image.")
+    if in_files:
+        extra.append(f"Edit in the ConfigMap {names.base + '-files'!r} (files are not expanded): "
+                     + "; ".join(f"${n} in {', '.join(w)}" for n, w in in_files.items()))
+    if any(p.install for p in dep.processes):
+        extra.append("Processes with an install step run it in the container before starting: "
+                     + "; ".join(f"{p.title}: {p.install}" for p in dep.processes if p.install))
+    head = header(dep, "k8s", opts, to_set, extra)
+    short = header(dep, "k8s", opts, to_set, short=True)
+    out: list[Artifact] = []
+    for i, (kind, obj) in enumerate(docs):
+        out.append(Artifact(f"{kind}-{obj['metadata']['name']}.yaml", (short if i else head) + dump(obj), MEDIA_YAML))
+    kust = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "namespace": opts.namespace, "resources": [a.path for a in out]}
+    out.append(Artifact("kustomization.yaml", head + dump(kust), MEDIA_YAML))
+    return out
+
+
+def _in_files(p: Process, name: str) -> bool:
+    return any(f"${name}" in f.content for f in p.files)
+
+
+def _file_text(content: str, names: Names, p: Process) -> str:
+    """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
+    def one(m: re.Match[str]) -> str:
+        b = names.bind(p, m.group(1))
+        return m.group(0) if b is None or b[1] else b[0]
+
+    return re.sub(r"\$([A-Z_][A-Z0-9_]*)", one, content)
+
+
+def _labels(base: str, component: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": base, "app.kubernetes.io/component": component,
+            "app.kubernetes.io/managed-by": "vllm-recipes"}
+
+
+def _workload(p: Process, names: Names, opts: ExportOptions, image: str, settings: str | None,
+              sidecars: list[Process]) -> list[tuple[str, dict[str, Any]]]:
+    dep = names.dep
+    name = names.workload(p)
+    labels = _labels(names.base, p.key)
+    serve = p.kind == "serve"
+
+    def containers(worker: bool) -> list[dict[str, Any]]:
+        main = _container(p, names, image, worker=worker, settings=settings, timeout_s=dep.ready_timeout_s)
+        side = [] if worker else [_container(s, names, image, worker=False, settings=settings,
+                                             timeout_s=dep.ready_timeout_s) for s in sidecars]
+        return [*side, main]
+
+    out: list[tuple[str, dict[str, Any]]] = []
+    if p.nodes > 1:
+        lws = {"apiVersion": LWS_API, "kind": "LeaderWorkerSet", "metadata": _meta(name, opts, labels),
+               "spec": {"replicas": 1, "leaderWorkerTemplate": {
+                   "size": p.nodes, "restartPolicy": "RecreateGroupOnPodRestart",
+                   "leaderTemplate": _pod(containers(False), names, opts, labels, serve),
+                   "workerTemplate": _pod(containers(True), names, opts, labels, serve)}}}
+        out.append(("leaderworkerset", lws))
+        selector = {"leaderworkerset.sigs.k8s.io/name": name, "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+    else:
+        deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, opts, labels),
+                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                           "strategy": {"type": "Recreate"},
+                           "template": _pod(containers(False), names, opts, labels, serve)}}
+        out.append(("deployment", deploy))
+        selector = labels
+    if p.port is not None:
+        svc = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(name, opts, labels),
+               "spec": {"selector": selector,
+                        "ports": [{"name": "http" if p.kind != "mooncake" else "rpc", "port": p.port,
+                                   "targetPort": p.port}]}}
+        out.append(("service", svc))
+    return out
