@@ -5,7 +5,9 @@ cache, revalidated by ETag; for old links) and the fingerprinted
 ``/static/app.<hash>.js`` that pages link to. A fingerprinted URL names exact
 bytes, so it is cached for a year as ``immutable``: a new release changes the
 hash and therefore the URL. Brotli (quality 11) and gzip bodies are made once,
-when an asset is first asked for in that encoding.
+when an asset is first asked for in that encoding. CSS and JavaScript are
+served minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page
+stays within its weight budget (100 KB of HTML + CSS + JS, uncompressed).
 """
 
 from __future__ import annotations
@@ -16,6 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .compress import compress
+
+
+def minified(suffix: str, data: bytes) -> bytes:
+    """The bytes to serve for a static source file: CSS and JS without comments and spare blanks."""
+    if suffix == ".css":
+        import rcssmin
+
+        return rcssmin.cssmin(data.decode("utf-8")).encode("utf-8")
+    if suffix == ".js":
+        import rjsmin
+
+        return rjsmin.jsmin(data.decode("utf-8")).encode("utf-8")
+    return data
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=300"
@@ -67,7 +82,7 @@ class AssetStore:
         for path in sorted(directory.iterdir()):
             if not path.is_file() or path.name.startswith("."):
                 continue
-            data = path.read_bytes()
+            data = minified(path.suffix.lower(), path.read_bytes())
             asset = Asset(path.name, data, hashlib.sha256(data).hexdigest()[:12],
                           MEDIA_TYPES.get(path.suffix.lower(), "application/octet-stream"))
             self.by_name[asset.name] = asset
