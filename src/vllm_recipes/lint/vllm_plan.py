@@ -8,25 +8,20 @@ which :func:`render.explain.locate` turns into ``file:line``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
-from vllm_recipes.render.explain import locate
+from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.render.shell import finalize
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
-    EnvValue,
     Invocation,
-    KvStorePlan,
-    MultiNodePlan,
-    PdPlan,
     Plan,
-    SinglePlan,
     Source,
 )
 
@@ -109,23 +104,6 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
     return got
 
 
-def plan_processes(plan: Plan) -> Iterator[tuple[str, Invocation, tuple[EnvValue, ...]]]:
-    """``(title, invocation, env)`` of every ``vllm serve`` process (titles as in ``explain``)."""
-    if isinstance(plan, SinglePlan):
-        yield "vLLM", plan.serve, plan.env
-    elif isinstance(plan, MultiNodePlan):
-        yield "Head", plan.head, plan.env
-        for i, w in enumerate(plan.workers, start=1):
-            yield f"Node {i}", w, plan.env
-    elif isinstance(plan, PdPlan):
-        for rp in (plan.prefill, plan.decode):
-            yield rp.role.capitalize(), rp.serve, rp.env
-    elif isinstance(plan, KvStorePlan):
-        yield "vLLM instance", plan.vllm, plan.env
-        for i, w in enumerate(plan.workers, start=1):
-            yield f"vLLM instance node {i}", w, plan.env
-
-
 def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
     """The tokens the renderers print (``finalize``'s dedupe and drops), with their sources.
 
@@ -162,7 +140,7 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_finding
     target, notes = target_for(ctx, forced)
     out: list[PlanFinding] = [PlanFinding(n, "", "", "", ()) for n in notes]
     seen: set[tuple[str, str, str, tuple[str | int, ...]]] = set()
-    for title, inv, env in plan_processes(plan):
+    for title, inv, env in plan_processes(plan, env_on_workers=True):
         if inv.binary != "vllm serve":
             continue
         kept = _kept_tokens(ctx, inv)

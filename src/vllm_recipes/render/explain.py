@@ -80,19 +80,25 @@ def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]
                        [{"value": js_str(v), **source_dict(catalog, s)} for v, s in e.shadowed]) for e in env]
 
 
-def plan_processes(plan: Plan) -> list[tuple[str, Invocation, tuple[EnvValue, ...]]]:
-    """``(process title, invocation, its env)`` for every serve process of the plan (workers: no env)."""
+def plan_processes(plan: Plan, *, env_on_workers: bool = False) -> list[tuple[str, Invocation, tuple[EnvValue, ...]]]:
+    """``(process title, invocation, its env)`` for every serve process of the plan.
+
+    Workers run with the head's env; ``explain`` shows it once (workers get no env),
+    the release lint checks it on every process (``env_on_workers``).
+    """
     out: list[tuple[str, Invocation, tuple[EnvValue, ...]]] = []
     if isinstance(plan, SinglePlan):
         out.append(("vLLM", plan.serve, plan.env))
     elif isinstance(plan, MultiNodePlan):
+        worker_env = plan.env if env_on_workers else ()
         out.append(("Head", plan.head, plan.env))
-        out.extend((f"Node {i}", w, ()) for i, w in enumerate(plan.workers, start=1))
+        out.extend((f"Node {i}", w, worker_env) for i, w in enumerate(plan.workers, start=1))
     elif isinstance(plan, PdPlan):
         out.extend((rp.role.capitalize(), rp.serve, rp.env) for rp in (plan.prefill, plan.decode))
     elif isinstance(plan, KvStorePlan):
+        worker_env = plan.env if env_on_workers else ()
         out.append(("vLLM instance", plan.vllm, plan.env))
-        out.extend((f"vLLM instance node {i}", w, ()) for i, w in enumerate(plan.workers, start=1))
+        out.extend((f"vLLM instance node {i}", w, worker_env) for i, w in enumerate(plan.workers, start=1))
     return out
 
 
