@@ -33,7 +33,8 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
         got = catalog.memo[_VOCAB_KEY] = (catalog, _vocabulary(catalog))
     vocab = got[1]
     skip = frozenset(ignore)
-    found = [*validate_document(recipe.doc, "recipe", catalog, vocab), *hf_id_findings(recipe.doc, recipe.hf_id)]
+    found = [*validate_document(recipe.doc, "recipe", catalog, vocab, errors_only=True),
+             *hf_id_findings(recipe.doc, recipe.hf_id)]
     return [f for f in found if f.is_error and f.code not in skip]
 
 
@@ -50,7 +51,8 @@ def _static_errors(catalog: Catalog) -> list[Finding]:
     out: list[Finding] = []
     for src in catalog.sources:
         kind = document_kind(src.rel_path)
-        out += [f for f in validate_document(src.doc, kind, catalog) if f.is_error and f.code == "bad-id"]
+        out += [f for f in validate_document(src.doc, kind, catalog, errors_only=True)
+                if f.is_error and f.code == "bad-id"]
     return out
 
 

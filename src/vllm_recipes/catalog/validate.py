@@ -662,17 +662,21 @@ def _guarded(doc_file: str, fn: typing.Callable[[], list[Finding]]) -> list[Find
 
 
 def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
-                      _vocab: _Vocabulary | None = None) -> list[Finding]:
-    """All per-file checks for one parsed document of the given ``kind``."""
+                      _vocab: _Vocabulary | None = None, *, errors_only: bool = False) -> list[Finding]:
+    """All per-file checks for one parsed document of the given ``kind``.
+
+    ``errors_only``: skip the checks that can only warn (unknown keys), for callers that
+    keep only errors (the skip rule of ``build-api`` and ``serve``, on their start-up path).
+    """
     vocab = _vocab or _vocabulary(catalog)
     token = _suggestions_left.set([SUGGESTION_BUDGET])
     try:
-        return _guarded(doc.file, lambda: _validate_document(doc, kind, vocab))
+        return _guarded(doc.file, lambda: _validate_document(doc, kind, vocab, errors_only))
     finally:
         _suggestions_left.reset(token)
 
 
-def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[Finding]:
+def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_only: bool = False) -> list[Finding]:
     out = _duplicate_key_findings(doc)
     if not isinstance(doc.data, dict):
         got = "an empty file" if doc.data is None else _describe(doc.data)
@@ -694,7 +698,8 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list
         out.extend(_type_findings(doc, model, doc.data))
         out.extend(_data_file_checks(doc, kind, vocab))
         out.extend(data_file_identifier_findings(doc, kind, _file_stem(doc.file)))
-    out.extend(_unknown_key_findings(doc, model, doc.data))
+    if not errors_only:  # unknown keys are warnings only
+        out.extend(_unknown_key_findings(doc, model, doc.data))
     out.extend(_arg_findings(doc))
     return out
 
