@@ -16,6 +16,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.jsvalues import as_map, get, is_map, truthy
+from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.render.shell import finalize
 from vllm_recipes.select.defaults import default_features, listed_hardware, recommend_strategy
 from vllm_recipes.select.gates import (
@@ -31,7 +32,7 @@ from vllm_recipes.select.gates import (
 from vllm_recipes.select.page import kv_choices
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
+from vllm_recipes.synth.plan import Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
 KeyPath = tuple[str | int, ...]
@@ -111,25 +112,12 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
 
 
 def _invocations(plan: Plan) -> Iterator[Invocation]:
-    if isinstance(plan, SinglePlan):
-        yield plan.serve
-    elif isinstance(plan, MultiNodePlan):
-        yield plan.head
-        yield from plan.workers
-    elif isinstance(plan, PdPlan):
-        yield plan.prefill.serve
-        yield plan.decode.serve
-    elif isinstance(plan, KvStorePlan):
-        yield plan.vllm
-        yield from plan.workers
+    return (inv for _title, inv, _env in plan_processes(plan))
 
 
 def _envs(plan: Plan) -> Iterator[Any]:
-    if isinstance(plan, PdPlan):
-        yield plan.prefill.env
-        yield plan.decode.env
-    else:
-        yield plan.env
+    """Each distinct env of the plan once (workers share the head's)."""
+    return (env for _title, _inv, env in plan_processes(plan) if env)
 
 
 #: called with every resolved offered selection (lets another per-selection analysis share the resolve)
