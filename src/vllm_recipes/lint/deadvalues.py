@@ -41,7 +41,9 @@ ENV_KEYS = ("base_env", "extra_env", "env")
 
 
 @dataclass
-class _Tally:
+class Tally:
+    """What the offered selections of one recipe rendered: key paths emitted, and shadowed ones with their winners."""
+
     emitted: set[KeyPath] = field(default_factory=set)
     #: key path of a shadowed token -> layers that won over it
     shadowed_by: dict[KeyPath, set[str]] = field(default_factory=dict)
@@ -124,8 +126,32 @@ def _envs(plan: Plan) -> Iterator[Any]:
 PlanHook = Callable[[Selection, Ctx, Plan], None]
 
 
-def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> _Tally:
-    t = _Tally()
+def tally_invocation(t: Tally, rf: str, inv: Invocation) -> None:
+    """Count one process's argument tokens from ``rf``: kept ones as emitted, shadowed ones with their winner."""
+    fin = finalize(inv)
+    winner = {a.value: a.source.layer for a in fin.tokens if a.value.startswith("-")}
+    for a in fin.tokens:
+        if a.source.file == rf:
+            t.emitted.add(a.key_path)
+    for flag, units in fin.shadowed.items():
+        for u in units:
+            for tok in (u.flag, u.value):
+                if tok is not None and tok.source.file == rf:
+                    t.shadowed_by.setdefault(tok.key_path, set()).add(winner.get(flag, "?"))
+
+
+def tally_env(t: Tally, rf: str, env: Any) -> None:
+    """Count one process env's entries from ``rf`` (final values emitted, replaced ones shadowed)."""
+    for ev in env:
+        if ev.source.file == rf:
+            t.emitted.add(ev.source.key_path)
+        for _v, src in ev.shadowed:
+            if src.file == rf:
+                t.shadowed_by.setdefault(src.key_path, set()).add(ev.source.layer)
+
+
+def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
+    t = Tally()
     rf = recipe.rel_path
     for sel in offered_selections(catalog, recipe):
         try:
@@ -135,23 +161,9 @@ def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) ->
         if on_plan is not None:
             on_plan(sel, ctx, plan)
         for inv in _invocations(plan):
-            fin = finalize(inv)
-            winner = {a.value: a.source.layer for a in fin.tokens if a.value.startswith("-")}
-            for a in fin.tokens:
-                if a.source.file == rf:
-                    t.emitted.add(a.key_path)
-            for flag, units in fin.shadowed.items():
-                for u in units:
-                    for tok in (u.flag, u.value):
-                        if tok is not None and tok.source.file == rf:
-                            t.shadowed_by.setdefault(tok.key_path, set()).add(winner.get(flag, "?"))
+            tally_invocation(t, rf, inv)
         for env in _envs(plan):
-            for ev in env:
-                if ev.source.file == rf:
-                    t.emitted.add(ev.source.key_path)
-                for _v, src in ev.shadowed:
-                    if src.file == rf:
-                        t.shadowed_by.setdefault(src.key_path, set()).add(ev.source.layer)
+            tally_env(t, rf, env)
     return t
 
 
@@ -171,7 +183,11 @@ def _value_sites(data: Any, path: KeyPath = ()) -> Iterator[tuple[str, KeyPath, 
 def dead_value_findings(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> list[Finding]:
     if recipe.is_omni:
         return []
-    tally = _tally(catalog, recipe, on_plan)
+    return dead_value_report(recipe, _tally(catalog, recipe, on_plan))
+
+
+def dead_value_report(recipe: Recipe, tally: Tally) -> list[Finding]:
+    """The findings of a recipe whose offered selections were counted into ``tally``."""
     doc = recipe.doc
     out: list[Finding] = []
 

@@ -20,6 +20,7 @@ from vllm_recipes.render.shell import finalize
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
+    EnvValue,
     Invocation,
     Plan,
     Source,
@@ -131,6 +132,29 @@ def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target
     return got
 
 
+def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
+                     ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
+    """The findings of one ``vllm serve`` process, each with the token's or env entry's source and key path.
+
+    A pure function of the process's tokens (values and sources), its env and ``target``.
+    """
+    kept = _kept_tokens(ctx, inv)
+    toks = tuple(a.value for a in kept)
+    env_by_key = {e.key: e for e in env}
+    out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
+    for f in _lint_cached(ctx, toks, tuple(env_by_key), target):
+        src: Source | None = None
+        kp: tuple[str | int, ...] = ()
+        if f.token_index is not None:
+            arg = kept[f.token_index]
+            src, kp = arg.source, arg.key_path
+        elif f.env_key is not None:
+            src = env_by_key[f.env_key].source
+            kp = src.key_path
+        out.append((f, src, kp))
+    return out
+
+
 def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_findings: bool = True) -> PlanLint:
     """The findings of every process of a resolved selection (deduplicated across processes).
 
@@ -143,18 +167,7 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_finding
     for title, inv, env in plan_processes(plan, env_on_workers=True):
         if inv.binary != "vllm serve":
             continue
-        kept = _kept_tokens(ctx, inv)
-        toks = tuple(a.value for a in kept)
-        env_by_key = {e.key: e for e in env}
-        for f in _lint_cached(ctx, toks, tuple(env_by_key), target):
-            src: Source | None = None
-            kp: tuple[str | int, ...] = ()
-            if f.token_index is not None:
-                arg = kept[f.token_index]
-                src, kp = arg.source, arg.key_path
-            elif f.env_key is not None:
-                src = env_by_key[f.env_key].source
-                kp = src.key_path
+        for f, src, kp in process_findings(ctx, inv, env, target):
             loc = locate(catalog, src, kp) if src is not None and locate_findings else ""
             dedupe = (f.code, f.message, src.file if src is not None else "", kp)
             if dedupe in seen:

@@ -17,6 +17,7 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import dead_value_findings, offered_selections
+from .vllm_lint import VllmFinding
 from .vllm_plan import lint_plan
 
 
@@ -40,19 +41,22 @@ class ReleaseFindings:
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         for pf in lint_plan(ctx, plan, forced=self.forced, locate_findings=False).findings:
-            f = pf.finding
-            if not pf.file:
-                continue  # image notes without a recipe location (shown by command / the page)
-            key = (pf.file, pf.key_path, f.code, f.message)
-            if key in self._seen:
-                continue
-            self._seen.add(key)
-            doc = self.catalog.source_for(pf.file)
-            if doc is None:
-                continue
-            pos = position_of(doc, pf.key_path)
-            self.findings.append(Finding(f.severity, pf.file, pos.line, pos.col, format_key_path(pf.key_path),
-                                         f"[{f.code}] {f.message} (e.g. {_selection_hint(sel)})", f.code))
+            self.add_finding(sel, pf.finding, pf.file, pf.key_path)
+
+    def add_finding(self, sel: Selection, f: VllmFinding, file: str, key_path: tuple[str | int, ...]) -> None:
+        """Report ``f`` at its recipe location, unless that location already has it (``sel``: the example)."""
+        if not file:
+            return  # image notes without a recipe location (shown by command / the page)
+        key = (file, key_path, f.code, f.message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        doc = self.catalog.source_for(file)
+        if doc is None:
+            return
+        pos = position_of(doc, key_path)
+        self.findings.append(Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
+                                     f"[{f.code}] {f.message} (e.g. {_selection_hint(sel)})", f.code))
 
 
 def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:

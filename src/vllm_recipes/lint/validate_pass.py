@@ -1,0 +1,173 @@
+"""``validate``'s pass over every offered selection: dead values and the release lint, each piece of work once.
+
+The straightforward path (:func:`.deadvalues.dead_value_findings` with a
+:class:`.vllm_validate.ReleaseFindings` hook) resolves every offered selection
+and, for each of its processes, dedupes the tokens (``finalize``), tallies them
+and lints them. Across a recipe almost all of that repeats (the same processes
+on many hardware profiles, feature sets and KV choices), so this pass gives the
+same findings doing each piece once per distinct input:
+
+- a selection equal to one already done is skipped (the enumeration yields
+  some twice, e.g. when the default features are all the features);
+- a process's tally depends only on its token tuple (values *and* sources),
+  its env's only on that env, and its lint findings only on the tokens, the
+  env and the lint target. Each distinct one is counted once. Both results
+  are idempotent (set unions; a finding already seen at its recipe location
+  keeps the first selection as its example, and a repeat comes later), so a
+  repeat has nothing to add. Envs and targets are memoized by the engine and
+  keyed here by identity (the entry keeps them alive and is checked on a hit);
+- a large catalog's recipes are spread over worker processes (fork); the
+  findings are gathered in catalog order.
+
+``tests/lint/test_validate_pass.py`` holds the findings equal to the
+straightforward path over a reduced benchmark catalog.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import Checker, Finding
+from vllm_recipes.render.explain import plan_processes
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Arg, Plan
+from vllm_recipes.synth.resolve import resolve
+
+from .deadvalues import Tally, dead_value_report, offered_selections, tally_env, tally_invocation
+from .vllm_lint import VllmFinding
+from .vllm_plan import SEVERITY_RANK, process_findings, target_for
+from .vllm_validate import ReleaseFindings
+
+#: below this many recipes the pass stays in one process (forking costs more than it saves)
+PARALLEL_MIN_RECIPES = 16
+#: at most this many worker processes
+MAX_WORKERS = 4
+
+
+class RecipePass:
+    """Counts one recipe's resolved selections into its dead-value tally and (optionally) its release findings."""
+
+    def __init__(self, catalog: Catalog, recipe: Recipe, forced: str | None = None, release: bool = True) -> None:
+        self.rf = recipe.rel_path
+        self.forced = forced
+        self.tally = Tally()
+        self.release = ReleaseFindings(catalog, forced) if release else None
+        #: distinct (tokens, dropped flags) of a process -> a small id
+        self._procs: dict[tuple[tuple[Arg, ...], tuple[str, ...]], int] = {}
+        #: id(env) -> env, for envs already tallied (kept alive so the id stays theirs)
+        self._envs: dict[int, Any] = {}
+        #: (process id, id(env), id(target)) -> (env, target) already linted
+        self._linted: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+
+    def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
+        """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
+        release = self.release
+        target = target_for(ctx, self.forced)[0] if release is not None else None
+        procs = self._procs
+        new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
+        for _title, inv, env in plan_processes(plan, env_on_workers=True):
+            key = (inv.args, inv.drop_flags)
+            pid = procs.get(key)
+            if pid is None:
+                pid = procs[key] = len(procs)
+                tally_invocation(self.tally, self.rf, inv)
+            if self._envs.get(id(env)) is not env:
+                self._envs[id(env)] = env
+                tally_env(self.tally, self.rf, env)
+            if release is None or inv.binary != "vllm serve":
+                continue
+            lk = (pid, id(env), id(target))
+            hit = self._linted.get(lk)
+            if hit is not None and hit[0] is env and hit[1] is target:
+                continue
+            self._linted[lk] = (env, target)
+            new.extend((f, src.file if src is not None else "", kp)
+                       for f, src, kp in process_findings(ctx, inv, env, target))  # type: ignore[arg-type]
+        if new:
+            # the plan's findings by severity, as lint_plan orders them (the first one at a location wins)
+            new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
+            for f, file, kp in new:
+                release.add_finding(sel, f, file, kp)  # type: ignore[union-attr]
+
+    def findings(self, recipe: Recipe) -> list[Finding]:
+        """Dead values, then the release findings (the straightforward checker's order)."""
+        out = dead_value_report(recipe, self.tally)
+        if self.release is not None:
+            out.extend(self.release.findings)
+        return out
+
+
+def _selection_key(sel: Selection) -> Any:
+    try:
+        hash(sel)
+    except TypeError:  # a PD pool request is a dict
+        return repr(sel)
+    return sel
+
+
+def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
+                         release: bool = True) -> list[Finding]:
+    """One recipe's dead values and (``release``) release-lint findings over its offered selections."""
+    if recipe.is_omni:
+        return []
+    acc = RecipePass(catalog, recipe, forced, release)
+    done: set[Any] = set()
+    for sel in offered_selections(catalog, recipe):
+        key = _selection_key(sel)
+        if key in done:
+            continue
+        done.add(key)
+        try:
+            ctx, plan = resolve(catalog, recipe, sel)
+        except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
+            continue
+        acc.add(sel, ctx, plan)
+    return acc.findings(recipe)
+
+
+def default_workers(n_recipes: int) -> int:
+    """Worker processes for a catalog of ``n_recipes``: the usable cores (at most :data:`MAX_WORKERS`)."""
+    if n_recipes < PARALLEL_MIN_RECIPES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(MAX_WORKERS, cores))
+
+
+#: what a forked worker reads (set by the parent just before it forks)
+_FORKED: tuple[Catalog, str | None, bool] | None = None
+
+
+def _recipe_in_worker(index: int) -> list[Finding]:
+    assert _FORKED is not None
+    catalog, forced, release = _FORKED
+    return recipe_pass_findings(catalog, catalog.recipes[index], forced, release)
+
+
+def catalog_pass_findings(catalog: Catalog, forced: str | None = None, *, release: bool = True,
+                          workers: int | None = None) -> list[Finding]:
+    """Every recipe's findings in catalog order; ``workers`` > 1 forks that many processes (default: by size)."""
+    indices = [i for i, r in enumerate(catalog.recipes) if not r.is_omni]
+    n = default_workers(len(indices)) if workers is None else workers
+    if n <= 1 or len(indices) < 2:
+        return [f for i in indices for f in recipe_pass_findings(catalog, catalog.recipes[i], forced, release)]
+    global _FORKED
+    _FORKED = (catalog, forced, release)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(n, len(indices))) as pool:
+            parts = pool.map(_recipe_in_worker, indices, chunksize=1)
+    finally:
+        _FORKED = None
+    return [f for part in parts for f in part]
+
+
+def validate_pass_checker(forced: str | None = None, *, release: bool = True, workers: int | None = None) -> Checker:
+    """The catalog-wide checker ``validate`` runs: dead values and (``release``) the release lint in one pass."""
+
+    def check(catalog: Catalog) -> list[Finding]:
+        return catalog_pass_findings(catalog, forced, release=release, workers=workers)
+
+    return check
