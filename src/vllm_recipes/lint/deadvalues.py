@@ -95,8 +95,10 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
                     continue
                 nodes = max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
                 served.append((s, nodes))
+            feature_sets = list(_feature_sets(recipe, hw, vk)) if served else []
+            defaults = tuple(default_features(r, hw, vk))
             for s, nodes in served:
-                for feats, modes in _feature_sets(recipe, hw, vk):
+                for feats, modes in feature_sets:
                     yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
                                     feature_modes=modes)
                     if s == "pd_cluster":
@@ -105,12 +107,12 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
                                                                         "decode": {"nodes": 2, "parallelism": "dep"}})
                 for kv in kv_choices(catalog, recipe, hw, s):
                     yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes,
-                                    features=tuple(default_features(r, hw, vk)), kv_offload=kv)
+                                    features=defaults, kv_offload=kv)
             for kv_id, spec in strategies.items():
                 if get(spec, "deploy_type") == "kv_store_lb" and kv_store_offered(r, kv_id, profile, hw):
                     nc = 1 if fits_single_node(profile, variant, hw) else 2
                     yield Selection(variant_key=vk, hw_id=hw, strategy=recommend_strategy(r, nc), node_count=nc,
-                                    features=tuple(default_features(r, hw, vk)), kv_offload=kv_id)
+                                    features=defaults, kv_offload=kv_id)
 
 
 def _invocations(plan: Plan) -> Iterator[Invocation]:

@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from dataclasses import replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.render.explain import plan_processes
+from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.context import Ctx, build_context, hardware_class
 from vllm_recipes.synth.plan import Arg, Plan
 from vllm_recipes.synth.resolve import resolve
 
-from .deadvalues import Tally, dead_value_report, offered_selections, tally_env, tally_invocation
+from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
+from .finalized import FinalizedIndices, finalized_indices
 from .vllm_lint import VllmFinding
 from .vllm_plan import SEVERITY_RANK, process_findings, target_for
 from .vllm_validate import ReleaseFindings
@@ -54,6 +57,7 @@ class RecipePass:
     def __init__(self, catalog: Catalog, recipe: Recipe, forced: str | None = None, release: bool = True) -> None:
         self.rf = recipe.rel_path
         self.forced = forced
+        self.memo = catalog.memo
         self.tally = Tally()
         self.release = ReleaseFindings(catalog, forced) if release else None
         #: distinct (tokens, dropped flags) of a process -> a small id
@@ -74,7 +78,7 @@ class RecipePass:
             pid = procs.get(key)
             if pid is None:
                 pid = procs[key] = len(procs)
-                tally_invocation(self.tally, self.rf, inv)
+                self._tally_tokens(inv.args, finalized_indices(self.memo, inv))
             if self._envs.get(id(env)) is not env:
                 self._envs[id(env)] = env
                 tally_env(self.tally, self.rf, env)
@@ -93,6 +97,18 @@ class RecipePass:
             for f, file, kp in new:
                 release.add_finding(sel, f, file, kp)  # type: ignore[union-attr]
 
+    def _tally_tokens(self, args: tuple[Arg, ...], fi: FinalizedIndices) -> None:
+        """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``."""
+        t, rf = self.tally, self.rf
+        for i in fi.kept:
+            a = args[i]
+            if a.source.file == rf:
+                t.emitted.add(a.key_path)
+        for i, w in fi.shadowed:
+            tok = args[i]
+            if tok.source.file == rf:
+                t.shadowed_by.setdefault(tok.key_path, set()).add(args[w].source.layer if w >= 0 else "?")
+
     def findings(self, recipe: Recipe) -> list[Finding]:
         """Dead values, then the release findings (the straightforward checker's order)."""
         out = dead_value_report(recipe, self.tally)
@@ -101,7 +117,7 @@ class RecipePass:
         return out
 
 
-def _selection_key(sel: Selection) -> Any:
+def _hashable(sel: Selection) -> Any:
     try:
         hash(sel)
     except TypeError:  # a PD pool request is a dict
@@ -109,15 +125,64 @@ def _selection_key(sel: Selection) -> Any:
     return sel
 
 
+class _Equivalence:
+    """Keys under which two offered selections of one recipe give the same findings.
+
+    Two selections that differ only in their hardware resolve to the same plan
+    (every token and env entry with the same value and source) and are linted
+    against the same release when the hardware looks the same to everything
+    ``resolve`` and the lint target read of it (``docs/decisions-perf.md``,
+    hardware classes): the id only as a key of a hardware-keyed map of the
+    recipe (so a named id, and the NVL4 trays the engine singles out, keep
+    their own class), the profile through its generation and brand, its GPU
+    count, the single-node TP size (which also reads the VRAM and ``tp``
+    maps), whether the KV option applies, and the image (-> release). The
+    later of two equivalent selections is skipped: its findings are the
+    earlier one's, which already named the earlier one as the example.
+    """
+
+    def __init__(self, catalog: Catalog, recipe: Recipe) -> None:
+        self.catalog = catalog
+        self.recipe = recipe
+        self._hardware: dict[tuple[Any, ...], Any] = {}
+
+    def hardware_key(self, sel: Selection) -> Any:
+        k = (sel.variant_key, sel.hw_id, sel.strategy, sel.frontend, sel.kv_offload)
+        got = self._hardware.get(k)
+        if got is None:
+            got = self._hardware[k] = self._compute(sel)
+        return got
+
+    def _compute(self, sel: Selection) -> Any:
+        r = self.recipe
+        try:
+            ctx = build_context(self.catalog, r.data, r.rel_path, sel)
+            features_class = hardware_class(self.catalog, r.data, r.rel_path, sel.hw_id, ctx.profile, ("features",))
+            return (ctx.hw_class, features_class, ctx.gpu_count, ctx.single_node_tp, ctx.kv_opt is not None,
+                    meta_for(ctx).image)
+        except Exception:  # resolve will tell; never shared
+            return ("id", sel.hw_id)
+
+    def key(self, sel: Selection, *, hardware: bool = True) -> Any:
+        """``sel`` itself, or (``hardware``) ``sel`` with its hardware replaced by :meth:`hardware_key`."""
+        if not hardware:
+            return _hashable(sel)
+        return (self.hardware_key(sel), _hashable(replace(sel, hw_id="")))
+
+
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
-                         release: bool = True) -> list[Finding]:
-    """One recipe's dead values and (``release``) release-lint findings over its offered selections."""
+                         release: bool = True, *, skip_equivalent: bool = True) -> list[Finding]:
+    """One recipe's dead values and (``release``) release-lint findings over its offered selections.
+
+    ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against).
+    """
     if recipe.is_omni:
         return []
     acc = RecipePass(catalog, recipe, forced, release)
+    eq = _Equivalence(catalog, recipe)
     done: set[Any] = set()
     for sel in offered_selections(catalog, recipe):
-        key = _selection_key(sel)
+        key = eq.key(sel, hardware=skip_equivalent)
         if key in done:
             continue
         done.add(key)

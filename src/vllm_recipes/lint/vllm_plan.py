@@ -16,7 +16,6 @@ from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
-from vllm_recipes.render.shell import finalize
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
@@ -26,6 +25,7 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
+from .finalized import finalized_indices
 from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_tokens
 from .vllm_tables import parse_version
 
@@ -111,14 +111,8 @@ def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
     Dedupe depends on the token values only, so the kept positions are memoized by the values
     (``validate`` meets the same argument lists in thousands of selections).
     """
-    values = tuple(a.value for a in inv.args)
-    key = ("vllm-lint-kept", values, inv.drop_flags)
-    memo = ctx.catalog.memo
-    idx = memo.get(key)
-    if idx is None:
-        pos = {id(a): i for i, a in enumerate(inv.args)}
-        idx = memo[key] = tuple(pos[id(a)] for a in finalize(inv).tokens)
-    return [inv.args[i] for i in idx]
+    args = inv.args
+    return [args[i] for i in finalized_indices(ctx.catalog.memo, inv).kept]
 
 
 def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget

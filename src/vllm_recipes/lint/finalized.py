@@ -1,0 +1,98 @@
+"""``finalize`` as positions, memoized by token values: what the tally and the release lint read of a dedupe.
+
+Dedupe, the pre-filter and dropped flags look at token *values* only
+(synthesis.md §7), so which positions of a process's raw token list survive,
+and which kept flag shadows each dropped token, are the same for every process
+with the same values and drop list. ``validate`` meets the same value lists in
+thousands of processes whose sources differ (another hardware override,
+another feature), so the positions are computed once per value list and each
+process maps them back onto its own tokens and their provenance.
+
+:func:`final_positions` is a value-only twin of ``render.shell.final_tokens``
+(as ``render_values`` is of ``render_invocation``); a hypothesis test holds
+them equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from vllm_recipes.catalog.memo import remember
+from vllm_recipes.synth.plan import Invocation
+
+
+class FinalizedIndices(NamedTuple):
+    """Positions into ``Invocation.args``."""
+
+    #: the tokens the renderers print, in order
+    kept: tuple[int, ...]
+    #: (a shadowed token, the kept flag token that won over it, or -1 when that flag was dropped)
+    shadowed: tuple[tuple[int, int], ...]
+
+
+def finalized_indices(memo: dict[Any, Any], inv: Invocation) -> FinalizedIndices:
+    """The positions ``finalize`` keeps and shadows in ``inv`` (memoized in ``memo`` by values and drop list)."""
+    values = tuple(a.value for a in inv.args)
+    key = ("finalized-indices", values, inv.drop_flags)
+    hit = memo.get(key)
+    if hit is None:
+        hit = remember(memo, key, final_positions(values, inv.drop_flags))
+    return hit  # type: ignore[no-any-return]
+
+
+def final_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> FinalizedIndices:
+    """§7.1 pre-filter, §7.2 last-wins dedupe and the dropped flags, on positions of ``values``."""
+    live = [i for i, v in enumerate(values) if v != ""]
+    n = len(live)
+    #: (flag or positional position, its value's position or -1, the flag or None for a positional)
+    units: list[tuple[int, int, str | None]] = []
+    j = 0
+    while j < n:
+        i = live[j]
+        v = values[i]
+        if v.startswith("-"):
+            if j + 1 < n and not values[live[j + 1]].startswith("-"):
+                units.append((i, live[j + 1], v))
+                j += 2
+                continue
+            units.append((i, -1, v))
+        else:
+            units.append((i, -1, None))
+        j += 1
+    seen: set[str] = set()
+    keep = [False] * len(units)
+    shadow: dict[str, list[tuple[int, int, str | None]]] = {}
+    for u in range(len(units) - 1, -1, -1):
+        flag = units[u][2]
+        if flag is None or flag not in seen:
+            keep[u] = True
+            if flag is not None:
+                seen.add(flag)
+        else:
+            shadow.setdefault(flag, []).append(units[u])
+    kept: list[int] = []
+    for (i, vi, _flag), k in zip(units, keep, strict=True):
+        if k:
+            kept.append(i)
+            if vi >= 0:
+                kept.append(vi)
+    if drop_flags:
+        kept = _after_drop(kept, values, drop_flags)
+    winner = {values[i]: i for i in kept if values[i].startswith("-")}
+    shadowed = tuple((p, winner.get(flag, -1)) for flag, us in shadow.items() for i, vi, _f in reversed(us)
+                     for p in ((i, vi) if vi >= 0 else (i,)))
+    return FinalizedIndices(tuple(kept), shadowed)
+
+
+def _after_drop(kept: list[int], values: Sequence[str], flags: Sequence[str]) -> list[int]:
+    """Remove each dropped flag and its value (the next kept token when it is not a flag)."""
+    out: list[int] = []
+    j, n = 0, len(kept)
+    while j < n:
+        if values[kept[j]] in flags:
+            j += 2 if j + 1 < n and not values[kept[j + 1]].startswith("-") else 1
+            continue
+        out.append(kept[j])
+        j += 1
+    return out
