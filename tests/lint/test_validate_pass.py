@@ -74,7 +74,7 @@ def test_skipping_equivalent_hardware_changes_nothing_and_skips_something(bench_
     assert recipe_pass_findings(catalog, recipe) == every
     eq = _Equivalence(catalog, recipe)
     sels = list(offered_selections(catalog, recipe))
-    distinct = {eq.key(s, hardware=False) for s in sels}
+    distinct = {eq.key(s, equivalent=False) for s in sels}
     merged = {eq.key(s) for s in sels}
     assert len(merged) < len(distinct) <= len(sels)
 

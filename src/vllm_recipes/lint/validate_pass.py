@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from dataclasses import replace
+from dataclasses import fields
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
+from vllm_recipes.jsvalues import as_map, is_map, truthy
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context, hardware_class
 from vllm_recipes.synth.plan import Arg, Plan
@@ -125,49 +127,85 @@ def _hashable(sel: Selection) -> Any:
     return sel
 
 
+#: the selection fields compared as they are (hardware and modes are compared by what they select)
+_PLAIN_FIELDS = tuple(f.name for f in fields(Selection) if f.name not in {"hw_id", "feature_modes"})
+
+
 class _Equivalence:
     """Keys under which two offered selections of one recipe give the same findings.
 
-    Two selections that differ only in their hardware resolve to the same plan
-    (every token and env entry with the same value and source) and are linted
-    against the same release when the hardware looks the same to everything
-    ``resolve`` and the lint target read of it (``docs/decisions-perf.md``,
-    hardware classes): the id only as a key of a hardware-keyed map of the
-    recipe (so a named id, and the NVL4 trays the engine singles out, keep
-    their own class), the profile through its generation and brand, its GPU
-    count, the single-node TP size (which also reads the VRAM and ``tp``
-    maps), whether the KV option applies, and the image (-> release). The
-    later of two equivalent selections is skipped: its findings are the
+    Two selections resolve to the same plan (every token and env entry with
+    the same value and source) and are linted against the same release when
+    they differ only in what ``resolve`` and the lint target cannot see:
+
+    - the hardware, when it looks the same to everything they read of it
+      (``docs/decisions-perf.md``, hardware classes): the id only as a key of
+      a hardware-keyed map of the recipe (so a named id, and the NVL4 trays
+      the engine singles out, keep their own class), the profile through its
+      generation and brand, its GPU count, the single-node TP size (which
+      also reads the VRAM and ``tp`` maps), whether the KV option applies,
+      and the image (-> release);
+    - the mode picks, when they select the same mode: the features layer reads
+      a pick only through ``resolve_mode_key`` (a pick that is the default, or
+      not allowed there, selects what no pick selects).
+
+    The later of two equivalent selections is skipped: its findings are the
     earlier one's, which already named the earlier one as the example.
     """
 
     def __init__(self, catalog: Catalog, recipe: Recipe) -> None:
         self.catalog = catalog
         self.recipe = recipe
-        self._hardware: dict[tuple[Any, ...], Any] = {}
+        self.features = as_map(recipe.data.get("features"))
+        self._contexts: dict[tuple[Any, ...], tuple[Any, Ctx | None]] = {}
+        self._modes: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
 
     def hardware_key(self, sel: Selection) -> Any:
+        return self._context(sel)[0]
+
+    def _context(self, sel: Selection) -> tuple[Any, Ctx | None]:
         k = (sel.variant_key, sel.hw_id, sel.strategy, sel.frontend, sel.kv_offload)
-        got = self._hardware.get(k)
+        got = self._contexts.get(k)
         if got is None:
-            got = self._hardware[k] = self._compute(sel)
+            got = self._contexts[k] = self._compute(sel)
         return got
 
-    def _compute(self, sel: Selection) -> Any:
+    def _compute(self, sel: Selection) -> tuple[Any, Ctx | None]:
         r = self.recipe
         try:
             ctx = build_context(self.catalog, r.data, r.rel_path, sel)
             features_class = hardware_class(self.catalog, r.data, r.rel_path, sel.hw_id, ctx.profile, ("features",))
             return (ctx.hw_class, features_class, ctx.gpu_count, ctx.single_node_tp, ctx.kv_opt is not None,
-                    meta_for(ctx).image)
+                    meta_for(ctx).image), ctx
         except Exception:  # resolve will tell; never shared
-            return ("id", sel.hw_id)
+            return ("id", sel.hw_id), None
 
-    def key(self, sel: Selection, *, hardware: bool = True) -> Any:
-        """``sel`` itself, or (``hardware``) ``sel`` with its hardware replaced by :meth:`hardware_key`."""
-        if not hardware:
+    def _effective_modes(self, sel: Selection, ctx: Ctx) -> tuple[tuple[str, Any], ...]:
+        k = (sel.variant_key, sel.hw_id, sel.features, sel.feature_modes)
+        got = self._modes.get(k)
+        if got is None:
+            picks = []
+            for f in sel.features:
+                feat = self.features.get(f)
+                if is_map(feat) and truthy(feat.get("modes")):
+                    picks.append((f, resolve_mode_key(feat, f, ctx.variant, sel.variant_key, ctx.profile,
+                                                      sel.hw_id or None, sel.mode_for(f))))
+            got = self._modes[k] = tuple(picks)
+        return got
+
+    def key(self, sel: Selection, *, equivalent: bool = True) -> Any:
+        """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select."""
+        if not equivalent:
             return _hashable(sel)
-        return (self.hardware_key(sel), _hashable(replace(sel, hw_id="")))
+        hardware, ctx = self._context(sel)
+        if ctx is None:
+            return _hashable(sel)
+        key = (hardware, self._effective_modes(sel, ctx), *(getattr(sel, n) for n in _PLAIN_FIELDS))
+        try:
+            hash(key)
+        except TypeError:  # a PD pool request is a dict
+            return repr(key)
+        return key
 
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
@@ -182,7 +220,7 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     eq = _Equivalence(catalog, recipe)
     done: set[Any] = set()
     for sel in offered_selections(catalog, recipe):
-        key = eq.key(sel, hardware=skip_equivalent)
+        key = eq.key(sel, equivalent=skip_equivalent)
         if key in done:
             continue
         done.add(key)
