@@ -37,9 +37,9 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import Ctx, build_context, hardware_class
+from vllm_recipes.synth.context import ID_READ_PROFILES, Ctx, build_context, layer_scope, named_hardware
 from vllm_recipes.synth.plan import Arg, Plan
-from vllm_recipes.synth.resolve import resolve
+from vllm_recipes.synth.resolve import NVL4_PROFILES, resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
 from .finalized import FinalizedIndices, finalized_indices
@@ -140,9 +140,10 @@ class _Equivalence:
 
     - the hardware, when it looks the same to everything they read of it
       (``docs/decisions-perf.md``, hardware classes): the id only as a key of
-      a hardware-keyed map of the recipe (so a named id, and the NVL4 trays
-      the engine singles out, keep their own class), the profile through its
-      generation and brand, its GPU count, the single-node TP size (which
+      a hardware-keyed map of the part of the recipe the selection reads (so
+      a named id keeps its own class), the profile through its
+      generation and brand (and whether it is one of the NVL4 trays whose env
+      the engine singles out), its GPU count, the single-node TP size (which
       also reads the VRAM and ``tp`` maps), whether the KV option applies,
       and the image (-> release);
     - the mode picks, when they select the same mode: the features layer reads
@@ -174,11 +175,18 @@ class _Equivalence:
         r = self.recipe
         try:
             ctx = build_context(self.catalog, r.data, r.rel_path, sel)
-            features_class = hardware_class(self.catalog, r.data, r.rel_path, sel.hw_id, ctx.profile, ("features",))
-            return (ctx.hw_class, features_class, ctx.gpu_count, ctx.single_node_tp, ctx.kv_opt is not None,
-                    meta_for(ctx).image), ctx
+            classes = tuple(self._class(sel.hw_id, ctx, scope)
+                            for scope in (layer_scope(ctx.variant_data_key, sel.strategy), ("features",)))
+            return (classes, ctx.gpu_count, ctx.single_node_tp, ctx.kv_opt is not None, meta_for(ctx).image), ctx
         except Exception:  # resolve will tell; never shared
             return ("id", sel.hw_id), None
+
+    def _class(self, hw_id: str, ctx: Ctx, scope: tuple[str, ...]) -> Any:
+        """:func:`synth.context.hardware_class`, with the engine's own id reads as a membership (all it is)."""
+        r = self.recipe
+        if hw_id in named_hardware(self.catalog, r.data, r.rel_path, scope):
+            return hw_id
+        return ("~", repr(ctx.gen), repr(ctx.profile.get("brand")), hw_id in ID_READ_PROFILES, hw_id in NVL4_PROFILES)
 
     def _effective_modes(self, sel: Selection, ctx: Ctx) -> tuple[tuple[str, Any], ...]:
         k = (sel.variant_key, sel.hw_id, sel.features, sel.feature_modes)
