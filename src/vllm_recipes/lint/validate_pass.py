@@ -62,8 +62,8 @@ class RecipePass:
         self.memo = catalog.memo
         self.tally = Tally()
         self.release = ReleaseFindings(catalog, forced) if release else None
-        #: distinct (tokens, dropped flags) of a process -> a small id
-        self._procs: dict[tuple[tuple[Arg, ...], tuple[str, ...]], int] = {}
+        #: distinct (tokens, dropped flags) of a process -> a small id and the tokens it keeps
+        self._procs: dict[tuple[tuple[Arg, ...], tuple[str, ...]], tuple[int, list[Arg]]] = {}
         #: id(env) -> env, for envs already tallied (kept alive so the id stays theirs)
         self._envs: dict[int, Any] = {}
         #: (process id, id(env), id(target)) -> (env, target) already linted
@@ -77,10 +77,12 @@ class RecipePass:
         new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
             key = (inv.args, inv.drop_flags)
-            pid = procs.get(key)
-            if pid is None:
-                pid = procs[key] = len(procs)
-                self._tally_tokens(inv.args, finalized_indices(self.memo, inv))
+            known = procs.get(key)
+            if known is None:
+                fi = finalized_indices(self.memo, inv)
+                known = procs[key] = (len(procs), [inv.args[i] for i in fi.kept])
+                self._tally_tokens(inv.args, fi)
+            pid, kept = known
             if self._envs.get(id(env)) is not env:
                 self._envs[id(env)] = env
                 tally_env(self.tally, self.rf, env)
@@ -92,7 +94,7 @@ class RecipePass:
                 continue
             self._linted[lk] = (env, target)
             new.extend((f, src.file if src is not None else "", kp)
-                       for f, src, kp in process_findings(ctx, inv, env, target))  # type: ignore[arg-type]
+                       for f, src, kp in process_findings(ctx, inv, env, target, kept))  # type: ignore[arg-type]
         if new:
             # the plan's findings by severity, as lint_plan orders them (the first one at a location wins)
             new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])

@@ -8,7 +8,7 @@ which :func:`render.explain.locate` turns into ``file:line``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.render.shell import finalize
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
@@ -25,7 +26,6 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
-from .finalized import finalized_indices
 from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_tokens
 from .vllm_tables import parse_version
 
@@ -111,8 +111,14 @@ def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
     Dedupe depends on the token values only, so the kept positions are memoized by the values
     (``validate`` meets the same argument lists in thousands of selections).
     """
-    args = inv.args
-    return [args[i] for i in finalized_indices(ctx.catalog.memo, inv).kept]
+    values = tuple(a.value for a in inv.args)
+    key = ("vllm-lint-kept", values, inv.drop_flags)
+    memo = ctx.catalog.memo
+    idx = memo.get(key)
+    if idx is None:
+        pos = {id(a): i for i, a in enumerate(inv.args)}
+        idx = memo[key] = tuple(pos[id(a)] for a in finalize(inv).tokens)
+    return [inv.args[i] for i in idx]
 
 
 def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
@@ -126,13 +132,15 @@ def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target
     return got
 
 
-def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
-                     ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
+def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget,
+                     kept: Sequence[Arg] | None = None) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """The findings of one ``vllm serve`` process, each with the token's or env entry's source and key path.
 
-    A pure function of the process's tokens (values and sources), its env and ``target``.
+    A pure function of the process's tokens (values and sources), its env and ``target``;
+    ``kept``: its tokens after ``finalize``'s dedupe, when the caller has them.
     """
-    kept = _kept_tokens(ctx, inv)
+    if kept is None:
+        kept = _kept_tokens(ctx, inv)
     toks = tuple(a.value for a in kept)
     env_by_key = {e.key: e for e in env}
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
