@@ -64,6 +64,8 @@ class RecipePass:
         self.release = ReleaseFindings(catalog, forced) if release else None
         #: distinct (tokens, dropped flags) of a process -> a small id and the tokens it keeps
         self._procs: dict[tuple[tuple[Arg, ...], tuple[str, ...]], tuple[int, list[Arg]]] = {}
+        #: id(token) -> token, for kept tokens already counted as emitted (kept alive so the id stays theirs)
+        self._emitted_args: dict[int, Arg] = {}
         #: id(env) -> env, for envs already tallied (kept alive so the id stays theirs)
         self._envs: dict[int, Any] = {}
         #: (process id, id(env), id(target)) -> (env, target) already linted
@@ -103,9 +105,12 @@ class RecipePass:
 
     def _tally_tokens(self, args: tuple[Arg, ...], fi: FinalizedIndices) -> None:
         """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``."""
-        t, rf = self.tally, self.rf
+        t, rf, counted = self.tally, self.rf, self._emitted_args
         for i in fi.kept:
             a = args[i]
+            if counted.get(id(a)) is a:  # the same token object (a memoized layer's) was counted before
+                continue
+            counted[id(a)] = a
             if a.source.file == rf:
                 t.emitted.add(a.key_path)
         for i, w in fi.shadowed:

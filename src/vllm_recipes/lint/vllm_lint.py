@@ -171,7 +171,9 @@ def _close(word: str, candidates: frozenset[str]) -> str:
 
 
 def _is_value(tok: str) -> bool:
-    return not tok.startswith("-") or tok == "-" or bool(_NEG_NUMBER.match(tok))
+    if not tok.startswith("-"):
+        return True
+    return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
 def _has_var(value: str) -> bool:
