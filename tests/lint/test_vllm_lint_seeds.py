@@ -182,3 +182,26 @@ def test_vllm_option_refused_for_omni_recipes(tmp_path: Path) -> None:
     assert run("command", "acme/Omni", "--recipes-dir", str(tmp_path)).exit_code == 0
     r = run("command", "acme/Omni", "--recipes-dir", str(tmp_path), "--vllm", "0.33")
     assert r.exit_code == 2 and "omni recipe" in r.output
+
+
+def test_explain_json_carries_each_process_lint_with_lines() -> None:
+    """``explain --json`` keeps its list of process sections; each gets its process's ``vllm_lint``."""
+    r = run("explain", V41, "--hardware", "mi355x", "--json")
+    assert r.exit_code == 0, r.output
+    sections = json.loads(r.stdout)
+    assert [s["process"] for s in sections] == ["vLLM"] and sections[0]["entries"]
+    lint = sections[0]["vllm_lint"]
+    assert lint["release"] == "0.33.0"
+    hit = next(f for f in lint["findings"] if "indexer_sparse_logits" in f["message"])
+    assert hit["code"] == "vllm-min-version" and hit["process"] == "vLLM"
+    assert hit["location"].startswith(V41_FILE + ":") and hit["file"] == V41_FILE
+    # a multi-node plan: every rank's section has its own findings (the head's are not the only ones)
+    r = run("explain", V41, "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "2", "--vllm", "0.29",
+            "--json")
+    assert r.exit_code == 0, r.output
+    sections = json.loads(r.stdout)
+    assert [s["process"] for s in sections] == ["Head", "Node 1"]
+    for s in sections:
+        assert s["vllm_lint"]["release"] == "0.29.0" and s["vllm_lint"]["counts"]["warning"] > 0
+        assert {f["process"] for f in s["vllm_lint"]["findings"]} == {s["process"]}
+        assert {f["subject"] for f in s["vllm_lint"]["findings"]} >= {"--tool-call-parser", "--reasoning-parser"}

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.lint.vllm_plan import lint_plan, with_vllm_lint
+from vllm_recipes.lint.vllm_plan import lint_plan, process_lints, with_process_lint, with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import explain_plan, sections_json
 from vllm_recipes.render.header import omni_selection_header, selection_header
@@ -228,7 +228,7 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release
         osel, oplan = resolve_omni_request(catalog, recipe, kw)
         header = _omni_header(recipe, osel, kw)
         sections = explain_omni(catalog, oplan)
-        lint = None
+        lint = lints = None
     else:
         forced = check_release(vllm_release)
         catalog, state = _state_for(catalog, recipe, kw)
@@ -236,9 +236,10 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release
         _warn_architecture(catalog, recipe, plan)
         header = selection_header(recipe, state, ctx, plan)
         sections = explain_plan(catalog, plan)
-        lint = lint_plan(ctx, plan, forced=forced)
+        lint = None if as_json else lint_plan(ctx, plan, forced=forced)
+        lints = process_lints(ctx, plan, forced=forced) if as_json else None
     if as_json:
-        dump_json(sections_json(sections))
+        dump_json(sections_json(sections) if lints is None else with_process_lint(sections_json(sections), lints))
         return
     click.echo(header)
     for title, rows in sections:

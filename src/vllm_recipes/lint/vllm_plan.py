@@ -157,33 +157,64 @@ def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], targe
     return out
 
 
+def _located(ctx: Ctx, title: str, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget,
+             locate_findings: bool) -> list[PlanFinding]:
+    catalog = ctx.catalog
+    return [PlanFinding(f, title, locate(catalog, src, kp) if src is not None and locate_findings else "",
+                        src.file if src is not None else "", kp)
+            for f, src, kp in process_findings(ctx, inv, env, target)]
+
+
+def _deduped(findings: Iterable[PlanFinding], out: list[PlanFinding]) -> list[PlanFinding]:
+    """``out`` plus each distinct finding once (by code, message and recipe value), errors first."""
+    seen: set[tuple[str, str, str, tuple[str | int, ...]]] = set()
+    for pf in findings:
+        dedupe = (pf.finding.code, pf.finding.message, pf.file, pf.key_path)
+        if dedupe not in seen:
+            seen.add(dedupe)
+            out.append(pf)
+    out.sort(key=lambda p: SEVERITY_RANK[p.finding.severity])
+    return out
+
+
 def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_findings: bool = True) -> PlanLint:
     """The findings of every process of a resolved selection (deduplicated across processes).
 
     ``locate_findings=False`` leaves ``location`` empty (``validate`` locates each distinct finding once).
     """
-    catalog = ctx.catalog
     target, notes = target_for(ctx, forced)
-    out: list[PlanFinding] = [PlanFinding(n, "", "", "", ()) for n in notes]
-    seen: set[tuple[str, str, str, tuple[str | int, ...]]] = set()
-    for title, inv, env in plan_processes(plan, env_on_workers=True):
-        if inv.binary != "vllm serve":
-            continue
-        for f, src, kp in process_findings(ctx, inv, env, target):
-            loc = locate(catalog, src, kp) if src is not None and locate_findings else ""
-            dedupe = (f.code, f.message, src.file if src is not None else "", kp)
-            if dedupe in seen:
-                continue
-            seen.add(dedupe)
-            out.append(PlanFinding(f, title, loc, src.file if src is not None else "", kp))
-    out.sort(key=lambda p: SEVERITY_RANK[p.finding.severity])
-    return PlanLint(target, tuple(out))
+    found = (pf for title, inv, env in plan_processes(plan, env_on_workers=True) if inv.binary == "vllm serve"
+             for pf in _located(ctx, title, inv, env, target, locate_findings))
+    return PlanLint(target, tuple(_deduped(found, [PlanFinding(n, "", "", "", ()) for n in notes])))
+
+
+def process_lints(ctx: Ctx, plan: Plan, *, forced: str | None = None) -> dict[str, PlanLint]:
+    """Per process title, its located findings and the notes on the image (``explain --json``)."""
+    target, notes = target_for(ctx, forced)
+    return {title: PlanLint(target, tuple(_deduped(_located(ctx, title, inv, env, target, True),
+                                                   [PlanFinding(n, "", "", "", ()) for n in notes])))
+            for title, inv, env in plan_processes(plan, env_on_workers=True) if inv.binary == "vllm serve"}
 
 
 def with_vllm_lint(obj: dict[str, Any], ctx: Ctx, plan: Plan, forced: str | None = None) -> dict[str, Any]:
     """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API)."""
     obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced).to_dict()
     return obj
+
+
+def with_process_lint(sections: list[dict[str, Any]], lints: Mapping[str, PlanLint]) -> list[dict[str, Any]]:
+    """``explain --json``'s sections, each with the ``vllm_lint`` of its process (the list shape is kept).
+
+    The findings carry their ``location`` (``file:line``) as the explain entries do.
+    """
+    for section in sections:
+        lint = lints.get(section["process"])
+        if lint is not None:
+            obj = lint.to_dict()
+            obj["findings"] = [{**d, "location": p.location or None}
+                               for p, d in zip(lint.findings, obj["findings"], strict=True)]
+            section["vllm_lint"] = obj
+    return sections
 
 
 def findings_text(lint: PlanLint) -> Iterable[str]:
