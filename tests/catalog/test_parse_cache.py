@@ -205,3 +205,30 @@ def test_documents_survive_pickling_with_lazy_positions(tmp_path: Path, cache: P
     assert back.position(("variants", "default", "extra_args", 1)).line == 9
     with pytest.raises(AttributeError):
         back.data = {}  # type: ignore[misc]
+
+
+def test_a_cache_directory_others_can_write_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(ENV_CACHE_DIR, str(shared))
+    root = _catalog(tmp_path)
+    assert load_catalog(root).recipes[0].title == "Tiny"
+    assert not list(shared.iterdir())  # nothing written where others could plant data
+
+
+def test_a_pack_others_can_write_is_ignored(tmp_path: Path, cache: Path) -> None:
+    root = _catalog(tmp_path)
+    load_catalog(root)
+    pack = _pack(cache)
+    got = pickle.loads(pack.read_bytes())
+    planted = {k: (v[0], v[1]) for k, v in got["payload"].items()}
+    for k, (data, dups) in planted.items():
+        planted[k] = (type(data)({**data, "meta": type(data)({"title": "Planted"})}), dups)
+    blob = pickle.dumps({"salt": got["salt"], "payload": planted})
+    pack.write_bytes(blob)
+    pack.chmod(0o666)
+    assert load_catalog(root).recipes[0].title == "Tiny"  # ignored (and replaced by a private pack)
+    assert pack.stat().st_mode & 0o077 == 0
+    pack.write_bytes(blob)  # the same bytes in a private pack are trusted: only the mode differed
+    assert load_catalog(root).recipes[0].title == "Planted"

@@ -14,7 +14,8 @@ One pack per recipes directory (``parsed-<digest of the directory>.pickle``
 under ``$VLLM_RECIPES_CACHE_DIR``, else ``$XDG_CACHE_HOME/vllm-recipes``, else
 ``~/.cache/vllm-recipes``) holds the entries of the files its last load read,
 so it never grows beyond the catalog. It is rewritten atomically (temporary
-file + rename) only when something new was parsed. Reading uses a restricted
+file + rename) only when something new was parsed. A cache directory or pack
+that another user could write is not used (see :func:`private_dir`). Reading uses a restricted
 unpickler that accepts no class but :class:`~.yamlsource.FrozenDict`, so even
 a tampered pack cannot run code; a damaged or foreign pack is ignored. Every
 failure to read or write the cache is silent: it only ever costs the parse.
@@ -72,10 +73,31 @@ def _is_entry(got: Any) -> bool:
     return isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], tuple)
 
 
+def _trusted(st: os.stat_result) -> bool:
+    """Owned by us and writable by nobody else (what could plant data there could change commands)."""
+    if not hasattr(os, "getuid"):  # no POSIX ownership to check
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def private_dir(folder: Path) -> bool:
+    """Create ``folder`` (mode 0700) if missing; whether it is ours alone and so fit to hold a cache.
+
+    A cache directory other users can write to (``VLLM_RECIPES_CACHE_DIR=/tmp/x``)
+    is not used at all: a planted pack would change the data commands are made of,
+    and a planted compiled template would run code.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder.is_dir() and _trusted(folder.stat())
+    except OSError:
+        return False
+
+
 def _pack_path(root: Path, kind: str) -> Path | None:
-    """The pack of ``kind`` for the recipes directory ``root`` (``None``: cache off)."""
+    """The pack of ``kind`` for the recipes directory ``root`` (``None``: cache off or not private)."""
     folder = cache_dir()
-    if folder is None:
+    if folder is None or not private_dir(folder):
         return None
     where = hashlib.blake2b(str(root.resolve()).encode(), digest_size=12).hexdigest()
     return folder / f"{kind}-{where}.pickle"
@@ -86,7 +108,10 @@ def _read_pack(pack: Path | None, shape: type) -> Any:
     if pack is None:
         return None
     try:
-        raw = pack.read_bytes()
+        with pack.open("rb") as fh:
+            if not _trusted(os.fstat(fh.fileno())):
+                return None
+            raw = fh.read()
     except OSError:
         return None
     try:
@@ -102,7 +127,6 @@ def _write_pack(pack: Path, payload: Any) -> None:
     """Replace ``pack`` atomically; a cache that cannot be written is simply not written."""
     blob = pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        pack.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=f".{pack.stem}-", dir=pack.parent)
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -29,7 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-from vllm_recipes.catalog.parsecache import cache_dir
+from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.select.page import SelectionError
@@ -87,12 +87,8 @@ def template_bytecode_cache() -> BytecodeCache | None:
     process (~0.1-0.2 s); it lives beside the parse cache and is off with it.
     """
     folder = cache_dir()
-    if folder is None:
-        return None
-    try:
-        (folder / "templates").mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
-        return None
+    if folder is None or not private_dir(folder) or not private_dir(folder / "templates"):
+        return None  # (compiled templates are code: never from a directory others can write)
     return FileSystemBytecodeCache(str(folder / "templates"))
 
 
