@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 from pathlib import Path
@@ -232,3 +233,19 @@ def test_a_pack_others_can_write_is_ignored(tmp_path: Path, cache: Path) -> None
     assert pack.stat().st_mode & 0o077 == 0
     pack.write_bytes(blob)  # the same bytes in a private pack are trusted: only the mode differed
     assert load_catalog(root).recipes[0].title == "Planted"
+
+
+def test_cache_command_lists_and_clears_only_our_files(tmp_path: Path, cache: Path) -> None:
+    from click.testing import CliRunner
+
+    from vllm_recipes.cli.main import cli
+
+    load_catalog(_catalog(tmp_path))
+    (cache / "notes.txt").write_text("the user's own file")
+    runner = CliRunner()
+    shown = json.loads(runner.invoke(cli, ["cache", "--json"]).output)
+    assert shown["enabled"] and shown["directory"] == str(cache) and shown["files"] == 1 and shown["bytes"] > 0
+    cleared = runner.invoke(cli, ["cache", "--clear"])
+    assert cleared.exit_code == 0 and "removed 1 file" in cleared.output
+    assert [p.name for p in cache.iterdir()] == ["notes.txt"]
+    assert load_catalog(_catalog(tmp_path)).recipes[0].title == "Tiny"  # and the next load refills it

@@ -24,6 +24,7 @@ failure to read or write the cache is silent: it only ever costs the parse.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -216,3 +217,31 @@ def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDoc
     """Read ``path`` and parse it through ``cache`` (``None``: always parse)."""
     raw = read_raw(path, display)
     return parse_yaml(raw, display) if cache is None else cache.parse(raw, display)
+
+
+#: the files this package writes into the cache directory (nothing else there is ever removed)
+CACHE_FILE_PATTERNS = ("parsed-*.pickle", "clean-*.pickle", ".parsed-*", ".clean-*", "templates/__jinja2_*.cache")
+
+
+def cache_files() -> list[tuple[Path, int]]:
+    """Every file of ours in the cache directory, with its size (empty when the cache is off)."""
+    folder = cache_dir()
+    if folder is None or not folder.is_dir():
+        return []
+    out: list[tuple[Path, int]] = []
+    for pattern in CACHE_FILE_PATTERNS:
+        for path in sorted(folder.glob(pattern)):
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink():
+                    out.append((path, path.stat().st_size))
+    return out
+
+
+def clear_cache() -> int:
+    """Remove the files of ours (:data:`CACHE_FILE_PATTERNS`); returns how many were removed."""
+    removed = 0
+    for path, _size in cache_files():
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+    return removed
