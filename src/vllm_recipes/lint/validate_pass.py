@@ -44,7 +44,7 @@ from vllm_recipes.synth.resolve import NVL4_PROFILES, resolve
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
 from .finalized import FinalizedIndices, finalized_indices
 from .vllm_lint import VllmFinding
-from .vllm_plan import SEVERITY_RANK, process_findings, target_for
+from .vllm_plan import SEVERITY_RANK, lint_kept, target_for, with_sources
 from .vllm_validate import ReleaseFindings
 
 #: below this many recipes the pass stays in one process (forking costs more than it saves)
@@ -62,41 +62,36 @@ class RecipePass:
         self.memo = catalog.memo
         self.tally = Tally()
         self.release = ReleaseFindings(catalog, forced) if release else None
-        #: distinct (tokens, dropped flags) of a process -> a small id and the tokens it keeps
-        self._procs: dict[tuple[tuple[Arg, ...], tuple[str, ...]], tuple[int, list[Arg]]] = {}
         #: id(token) -> token, for kept tokens already counted as emitted (kept alive so the id stays theirs)
         self._emitted_args: dict[int, Arg] = {}
         #: id(env) -> env, for envs already tallied (kept alive so the id stays theirs)
         self._envs: dict[int, Any] = {}
-        #: (process id, id(env), id(target)) -> (env, target) already linted
-        self._linted: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+        #: (id(positions), id(env), id(target)) -> (positions, env, target, findings): positions are memoized
+        #: by token values, so this is the lint of a kept value list with an env against a release
+        self._linted: dict[tuple[int, int, int], tuple[Any, Any, Any, list[VllmFinding]]] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
         release = self.release
         target = target_for(ctx, self.forced)[0] if release is not None else None
-        procs = self._procs
         new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
-            key = (inv.args, inv.drop_flags)
-            known = procs.get(key)
-            if known is None:
-                fi = finalized_indices(self.memo, inv)
-                known = procs[key] = (len(procs), [inv.args[i] for i in fi.kept])
-                self._tally_tokens(inv.args, fi)
-            pid, kept = known
+            args = inv.args
+            fi = finalized_indices(self.memo, inv)
+            self._tally_tokens(args, fi)
             if self._envs.get(id(env)) is not env:
                 self._envs[id(env)] = env
                 tally_env(self.tally, self.rf, env)
             if release is None or inv.binary != "vllm serve":
                 continue
-            lk = (pid, id(env), id(target))
+            lk = (id(fi), id(env), id(target))
             hit = self._linted.get(lk)
-            if hit is not None and hit[0] is env and hit[1] is target:
-                continue
-            self._linted[lk] = (env, target)
-            new.extend((f, src.file if src is not None else "", kp)
-                       for f, src, kp in process_findings(ctx, inv, env, target, kept))  # type: ignore[arg-type]
+            if hit is None or hit[0] is not fi or hit[1] is not env or hit[2] is not target:
+                found = lint_kept(ctx, tuple(args[i].value for i in fi.kept), tuple(e.key for e in env), target)
+                hit = self._linted[lk] = (fi, env, target, found)
+            if hit[3]:
+                new.extend((f, src.file if src is not None else "", kp)
+                           for f, src, kp in with_sources(hit[3], [args[i] for i in fi.kept], env))
         if new:
             # the plan's findings by severity, as lint_plan orders them (the first one at a location wins)
             new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])

@@ -121,8 +121,9 @@ def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
     return [inv.args[i] for i in idx]
 
 
-def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
+def lint_kept(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
                  ) -> list[VllmFinding]:
+    """:func:`lint_tokens` of a process's kept token values and env names (memoized by them and the target)."""
     key = ("vllm-lint", tokens, env, target.view.idx, target.min_view.idx if target.min_view else None,
            target.image, target.declared_flags, target.declared_env)
     memo = ctx.catalog.memo
@@ -132,25 +133,31 @@ def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target
     return got
 
 
-def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget,
-                     kept: Sequence[Arg] | None = None) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
+def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
+                     ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """The findings of one ``vllm serve`` process, each with the token's or env entry's source and key path.
 
-    A pure function of the process's tokens (values and sources), its env and ``target``;
-    ``kept``: its tokens after ``finalize``'s dedupe, when the caller has them.
+    A pure function of the process's tokens (values and sources), its env and ``target``.
     """
-    if kept is None:
-        kept = _kept_tokens(ctx, inv)
-    toks = tuple(a.value for a in kept)
-    env_by_key = {e.key: e for e in env}
+    kept = _kept_tokens(ctx, inv)
+    return with_sources(lint_kept(ctx, tuple(a.value for a in kept), tuple(e.key for e in env), target),
+                        kept, env)
+
+
+def with_sources(findings: Iterable[VllmFinding], kept: Sequence[Arg], env: Iterable[EnvValue]
+                 ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
+    """Each finding of a process with the source and key path of its token (in ``kept``) or env entry."""
+    env_by_key: dict[str, EnvValue] | None = None
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    for f in _lint_cached(ctx, toks, tuple(env_by_key), target):
+    for f in findings:
         src: Source | None = None
         kp: tuple[str | int, ...] = ()
         if f.token_index is not None:
             arg = kept[f.token_index]
             src, kp = arg.source, arg.key_path
         elif f.env_key is not None:
+            if env_by_key is None:
+                env_by_key = {e.key: e for e in env}
             src = env_by_key[f.env_key].source
             kp = src.key_path
         out.append((f, src, kp))
