@@ -28,19 +28,21 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
-from vllm_recipes.jsvalues import as_map, is_map, truthy
+from vllm_recipes.jsvalues import as_map, is_map, is_number, truthy
+from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
+from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import ID_READ_PROFILES, Ctx, build_context, layer_scope, named_hardware
+from vllm_recipes.synth.context import ID_READ_PROFILES, Ctx, layer_scope, named_hardware
 from vllm_recipes.synth.plan import Arg, Plan
 from vllm_recipes.synth.resolve import NVL4_PROFILES, resolve
 
@@ -149,8 +151,8 @@ class _Equivalence:
       a named id keeps its own class), the profile through its
       generation and brand (and whether it is one of the NVL4 trays whose env
       the engine singles out), its GPU count, the single-node TP size (which
-      also reads the VRAM and ``tp`` maps), whether the KV option applies,
-      and the image (-> release);
+      also reads the VRAM and ``tp`` maps) and the image (-> release); the
+      KV option's brand check reads the brand, which the class holds;
     - the mode picks, when they select the same mode: the features layer reads
       a pick only through ``resolve_mode_key`` (a pick that is the default, or
       not allowed there, selects what no pick selects).
@@ -163,37 +165,47 @@ class _Equivalence:
         self.catalog = catalog
         self.recipe = recipe
         self.features = as_map(recipe.data.get("features"))
-        self._contexts: dict[tuple[Any, ...], tuple[Any, Ctx | None]] = {}
+        self._hardware: dict[tuple[str, str, str], Any] = {}
+        self._images: dict[tuple[str, str], Any] = {}
         self._modes: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
 
     def hardware_key(self, sel: Selection) -> Any:
-        return self._context(sel)[0]
-
-    def _context(self, sel: Selection) -> tuple[Any, Ctx | None]:
-        k = (sel.variant_key, sel.hw_id, sel.strategy, sel.frontend, sel.kv_offload)
-        got = self._contexts.get(k)
-        if got is None:
-            got = self._contexts[k] = self._compute(sel)
+        """What resolving and linting ``sel`` read of its hardware (``None``: cannot tell, never shared)."""
+        k = (sel.variant_key, sel.hw_id, sel.strategy)
+        got = self._hardware.get(k, self)
+        if got is self:
+            try:
+                got = self._compute(sel)
+            except Exception:  # resolve will tell
+                got = None
+            self._hardware[k] = got
         return got
 
-    def _compute(self, sel: Selection) -> tuple[Any, Ctx | None]:
-        r = self.recipe
-        try:
-            ctx = build_context(self.catalog, r.data, r.rel_path, sel)
-            classes = tuple(self._class(sel.hw_id, ctx, scope)
-                            for scope in (layer_scope(ctx.variant_data_key, sel.strategy), ("features",)))
-            return (classes, ctx.gpu_count, ctx.single_node_tp, ctx.kv_opt is not None, meta_for(ctx).image), ctx
-        except Exception:  # resolve will tell; never shared
-            return ("id", sel.hw_id), None
+    def _compute(self, sel: Selection) -> Any:
+        # the same reads as synth.context's fixed fields: the KV option's brand check is covered by the
+        # classes (brand, or the id) and ``kv_offload`` itself is compared as a plain field
+        r, hw = self.recipe, sel.hw_id
+        vkey, variant = variant_entry(r.data, sel.variant_key)
+        profile = as_map(self.catalog.hardware_profiles.get(hw))
+        gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+        classes = tuple(self._class(hw, profile, scope) for scope in (layer_scope(vkey, sel.strategy), ("features",)))
+        image = self._images.get((vkey, hw))
+        if image is None:
+            image = self._images[(vkey, hw)] = docker_meta(r.data, variant, profile, hw).image
+        return (classes, gpu_count, resolve_single_node_tp(r.data, variant, profile, sel.strategy, hw), image,
+                variant, profile)
 
-    def _class(self, hw_id: str, ctx: Ctx, scope: tuple[str, ...]) -> Any:
+    def _class(self, hw_id: str, profile: Mapping[str, Any], scope: tuple[str, ...]) -> Any:
         """:func:`synth.context.hardware_class`, with the engine's own id reads as a membership (all it is)."""
         r = self.recipe
         if hw_id in named_hardware(self.catalog, r.data, r.rel_path, scope):
             return hw_id
-        return ("~", repr(ctx.gen), repr(ctx.profile.get("brand")), hw_id in ID_READ_PROFILES, hw_id in NVL4_PROFILES)
+        g = gen(profile)
+        return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")), hw_id in ID_READ_PROFILES,
+                hw_id in NVL4_PROFILES)
 
-    def _effective_modes(self, sel: Selection, ctx: Ctx) -> tuple[tuple[str, Any], ...]:
+    def _effective_modes(self, sel: Selection, variant: Mapping[str, Any], profile: Mapping[str, Any]
+                         ) -> tuple[tuple[str, Any], ...]:
         k = (sel.variant_key, sel.hw_id, sel.features, sel.feature_modes)
         got = self._modes.get(k)
         if got is None:
@@ -201,22 +213,22 @@ class _Equivalence:
             for f in sel.features:
                 feat = self.features.get(f)
                 if is_map(feat) and truthy(feat.get("modes")):
-                    picks.append((f, resolve_mode_key(feat, f, ctx.variant, sel.variant_key, ctx.profile,
-                                                      sel.hw_id or None, sel.mode_for(f))))
+                    picks.append((f, resolve_mode_key(feat, f, variant, sel.variant_key, profile, sel.hw_id or None,
+                                                      sel.mode_for(f))))
             got = self._modes[k] = tuple(picks)
         return got
 
     def key(self, sel: Selection, *, equivalent: bool = True) -> Any:
         """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select."""
-        if not equivalent:
+        hardware = self.hardware_key(sel) if equivalent else None
+        if hardware is None:
             return _hashable(sel)
-        hardware, ctx = self._context(sel)
-        if ctx is None:
-            return _hashable(sel)
-        key = (hardware, self._effective_modes(sel, ctx), *(getattr(sel, n) for n in _PLAIN_FIELDS))
+        *seen, variant, profile = hardware
+        key = (tuple(seen), self._effective_modes(sel, variant, profile),
+               *(repr(v) if isinstance(v, dict) else v for v in (getattr(sel, n) for n in _PLAIN_FIELDS)))
         try:
             hash(key)
-        except TypeError:  # a PD pool request is a dict
+        except TypeError:  # an unhashable request value
             return repr(key)
         return key
 
