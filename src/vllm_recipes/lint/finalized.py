@@ -44,39 +44,37 @@ def finalized_indices(memo: dict[Any, Any], inv: Invocation) -> FinalizedIndices
 def final_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> FinalizedIndices:
     """§7.1 pre-filter, §7.2 last-wins dedupe and the dropped flags, on positions of ``values``."""
     live = [i for i, v in enumerate(values) if v != ""]
+    is_flag = [values[i].startswith("-") for i in live]
     n = len(live)
-    #: (flag or positional position, its value's position or -1, the flag or None for a positional)
+    #: units as (position, value position or -1, flag or None for a positional), left to right
     units: list[tuple[int, int, str | None]] = []
     j = 0
     while j < n:
-        i = live[j]
-        v = values[i]
-        if v.startswith("-"):
-            if j + 1 < n and not values[live[j + 1]].startswith("-"):
-                units.append((i, live[j + 1], v))
+        if is_flag[j]:
+            if j + 1 < n and not is_flag[j + 1]:
+                units.append((live[j], live[j + 1], values[live[j]]))
                 j += 2
                 continue
-            units.append((i, -1, v))
+            units.append((live[j], -1, values[live[j]]))
         else:
-            units.append((i, -1, None))
+            units.append((live[j], -1, None))
         j += 1
     seen: set[str] = set()
-    keep = [False] * len(units)
+    kept_units: list[tuple[int, int, str | None]] = []
     shadow: dict[str, list[tuple[int, int, str | None]]] = {}
-    for u in range(len(units) - 1, -1, -1):
-        flag = units[u][2]
+    for u in reversed(units):
+        flag = u[2]
         if flag is None or flag not in seen:
-            keep[u] = True
+            kept_units.append(u)
             if flag is not None:
                 seen.add(flag)
         else:
-            shadow.setdefault(flag, []).append(units[u])
+            shadow.setdefault(flag, []).append(u)
     kept: list[int] = []
-    for (i, vi, _flag), k in zip(units, keep, strict=True):
-        if k:
-            kept.append(i)
-            if vi >= 0:
-                kept.append(vi)
+    for i, vi, _flag in reversed(kept_units):
+        kept.append(i)
+        if vi >= 0:
+            kept.append(vi)
     if drop_flags:
         kept = _after_drop(kept, values, drop_flags)
     winner = {values[i]: i for i in kept if values[i].startswith("-")}

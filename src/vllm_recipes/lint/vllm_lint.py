@@ -170,6 +170,7 @@ def _close(word: str, candidates: frozenset[str]) -> str:
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
+@lru_cache(maxsize=65536)
 def _is_value(tok: str) -> bool:
     if not tok.startswith("-"):
         return True
@@ -205,15 +206,16 @@ class _Run:
         """Lint flag by flag; a flag's findings depend only on it and its values, so they are cached
         per target and reused at any position (most flags repeat across a catalog's renderings)."""
         cache = _unit_cache(self.t)
+        is_value = [_is_value(t) for t in toks]
         i, n = 0, len(toks)
         while i < n:
             tok = toks[i]
-            if _is_value(tok):
+            if is_value[i]:
                 self.add("vllm-arity", "error", tok, f"stray value {tok!r}: no flag before it takes a value", i)
                 i += 1
                 continue
             j = i + 1
-            while j < n and _is_value(toks[j]):
+            while j < n and is_value[j]:
                 j += 1
             unit = tuple(toks[i:j])
             found = cache.get(unit)
