@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
-from vllm_recipes.lint.deadvalues import dead_value_findings, offered_selections
+from vllm_recipes.lint.deadvalues import dead_value_checker, dead_value_findings, offered_selections
 from vllm_recipes.lint.finalized import final_positions
 from vllm_recipes.lint.validate_pass import _Equivalence, catalog_pass_findings, recipe_pass_findings
 from vllm_recipes.lint.vllm_validate import ReleaseFindings
@@ -65,6 +65,11 @@ def test_fast_pass_in_one_process_equals_the_straightforward_path(bench_catalog:
 def test_forked_workers_give_the_same_findings_in_the_same_order(bench_catalog: Path,
                                                                   straightforward: list[Finding]) -> None:
     assert catalog_pass_findings(load_catalog(bench_catalog), workers=2) == straightforward
+
+
+def test_dead_values_alone_equal_the_straightforward_tally(bench_catalog: Path,
+                                                          straightforward: list[Finding]) -> None:
+    assert dead_value_checker(load_catalog(bench_catalog)) == [f for f in straightforward if f.code == "dead-value"]
 
 
 def test_skipping_equivalent_hardware_changes_nothing_and_skips_something(bench_catalog: Path) -> None:
