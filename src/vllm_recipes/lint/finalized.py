@@ -16,10 +16,13 @@ them equal.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from vllm_recipes.catalog.memo import remember
 from vllm_recipes.synth.plan import Invocation
+
+_value = itemgetter(0)  # Arg.value
 
 
 class FinalizedIndices(NamedTuple):
@@ -29,11 +32,13 @@ class FinalizedIndices(NamedTuple):
     kept: tuple[int, ...]
     #: (a shadowed token, the kept flag token that won over it, or -1 when that flag was dropped)
     shadowed: tuple[tuple[int, int], ...]
+    #: the values at ``kept`` (what the renderers print and the release lint reads)
+    kept_values: tuple[str, ...] = ()
 
 
 def finalized_indices(memo: dict[Any, Any], inv: Invocation) -> FinalizedIndices:
     """The positions ``finalize`` keeps and shadows in ``inv`` (memoized in ``memo`` by values and drop list)."""
-    values = tuple(a.value for a in inv.args)
+    values = tuple(map(_value, inv.args))
     key = ("finalized-indices", values, inv.drop_flags)
     hit = memo.get(key)
     if hit is None:
@@ -80,7 +85,7 @@ def final_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> Fi
     winner = {values[i]: i for i in kept if values[i].startswith("-")}
     shadowed = tuple((p, winner.get(flag, -1)) for flag, us in shadow.items() for i, vi, _f in reversed(us)
                      for p in ((i, vi) if vi >= 0 else (i,)))
-    return FinalizedIndices(tuple(kept), shadowed)
+    return FinalizedIndices(tuple(kept), shadowed, tuple(values[i] for i in kept))
 
 
 def _after_drop(kept: list[int], values: Sequence[str], flags: Sequence[str]) -> list[int]:

@@ -69,8 +69,8 @@ class RecipePass:
         self.release = ReleaseFindings(catalog, forced) if release else None
         #: id(token) -> token, for kept tokens already counted as emitted (kept alive so the id stays theirs)
         self._emitted_args: dict[int, Arg] = {}
-        #: id(env) -> env, for envs already tallied (kept alive so the id stays theirs)
-        self._envs: dict[int, Any] = {}
+        #: id(env) -> (env, its names), for envs already tallied (kept alive so the id stays theirs)
+        self._envs: dict[int, tuple[Any, tuple[str, ...]]] = {}
         #: (id(positions), id(env), id(target)) -> (positions, env, target, findings): positions are memoized
         #: by token values, so this is the lint of a kept value list with an env against a release
         self._linted: dict[tuple[int, int, int], tuple[Any, Any, Any, list[VllmFinding]]] = {}
@@ -84,15 +84,16 @@ class RecipePass:
             args = inv.args
             fi = finalized_indices(self.memo, inv)
             self._tally_tokens(args, fi)
-            if self._envs.get(id(env)) is not env:
-                self._envs[id(env)] = env
+            known_env = self._envs.get(id(env))
+            if known_env is None or known_env[0] is not env:
+                known_env = self._envs[id(env)] = (env, tuple(e.key for e in env))
                 tally_env(self.tally, self.rf, env)
             if release is None or inv.binary != "vllm serve":
                 continue
             lk = (id(fi), id(env), id(target))
             hit = self._linted.get(lk)
             if hit is None or hit[0] is not fi or hit[1] is not env or hit[2] is not target:
-                found = lint_kept(ctx, tuple(args[i].value for i in fi.kept), tuple(e.key for e in env), target)
+                found = lint_kept(ctx, fi.kept_values, known_env[1], target)
                 hit = self._linted[lk] = (fi, env, target, found)
             if hit[3]:
                 new.extend((f, src.file if src is not None else "", kp)
