@@ -7,17 +7,20 @@ and lints them. Across a recipe almost all of that repeats (the same processes
 on many hardware profiles, feature sets and KV choices), so this pass gives the
 same findings doing each piece once per distinct input:
 
-- a selection equal to one already done is skipped (the enumeration yields
-  some twice, e.g. when the default features are all the features);
-- a process's tally depends only on its token tuple (values *and* sources),
-  its env's only on that env, and its lint findings only on the tokens, the
-  env and the lint target. Each distinct one is counted once. Both results
-  are idempotent (set unions; a finding already seen at its recipe location
-  keeps the first selection as its example, and a repeat comes later), so a
-  repeat has nothing to add. Envs and targets are memoized by the engine and
-  keyed here by identity (the entry keeps them alive and is checked on a hit);
-- a large catalog's recipes are spread over worker processes (fork); the
-  findings are gathered in catalog order.
+- a selection equivalent to one already done is skipped (:class:`_Equivalence`:
+  same plan and release, e.g. on hardware the recipe cannot tell apart);
+- a process's dedupe depends only on its token values: the kept and shadowed
+  positions are computed once per distinct value list (``finalized.py``) and
+  read off each process's own tokens for the tally (their sources differ);
+- its lint findings depend only on the kept values, the env names and the
+  release: linted once per distinct combination (keyed by the identities of
+  the memoized positions, the engine's env tuple and the target; the entry
+  keeps them alive and is checked on a hit) and mapped to each process's
+  sources; a finding already reported at its recipe location keeps the first
+  selection as its example, as on the straightforward path;
+- cyclic garbage collection is paused for the pass, and a large catalog's
+  recipes are spread over worker processes (fork); the findings are gathered
+  in catalog order.
 
 ``tests/lint/test_validate_pass.py`` holds the findings equal to the
 straightforward path over a reduced benchmark catalog.
