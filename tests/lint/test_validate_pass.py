@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.lint.deadvalues import dead_value_checker, dead_value_findings, offered_selections
-from vllm_recipes.lint.finalized import final_positions
+from vllm_recipes.lint.finalized import final_positions, token_shape
 from vllm_recipes.lint.validate_pass import _Equivalence, catalog_pass_findings, recipe_pass_findings
 from vllm_recipes.lint.vllm_validate import ReleaseFindings
 from vllm_recipes.render.shell import final_tokens
@@ -99,11 +99,11 @@ def test_a_named_gpu_keeps_its_own_class(bench_catalog: Path) -> None:
 
 # -- positions of finalize ---------------------------------------------------------------------
 
-_TOKENS = st.sampled_from(["--a", "--b", "--c", "-x", "1", "v", "", "-1", "--a.k"])
+_TOKENS = st.sampled_from(["--a", "--b", "--c", "-x", "1", "v", "w", "", "-1", "--a.k"])
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_TOKENS, max_size=14), st.lists(st.sampled_from(["--a", "--c", "-x"]), max_size=2, unique=True))
+@given(st.lists(_TOKENS, max_size=14), st.lists(st.sampled_from(["--a", "--c", "-x", "v"]), max_size=2, unique=True))
 def test_final_positions_are_final_tokens_on_positions(values: list[str], drop: list[str]) -> None:
     args = tuple(Arg(v, Source("layer", "f.yaml", ("args",)), i) for i, v in enumerate(values))
     inv = Invocation("m", args, drop_flags=tuple(drop))
@@ -111,6 +111,9 @@ def test_final_positions_are_final_tokens_on_positions(values: list[str], drop: 
     pos = {id(a): i for i, a in enumerate(args)}
     got = final_positions(values, tuple(drop))
     assert got.kept == tuple(pos[id(a)] for a in kept)
+    assert got.kept_values == tuple(a.value for a in kept)
+    by_shape = final_positions(token_shape(values, tuple(drop)), tuple(drop))  # what the memo shares
+    assert (by_shape.kept, by_shape.shadowed) == (got.kept, got.shadowed)
     winner = {a.value: pos[id(a)] for a in kept if a.value.startswith("-")}
     assert got.shadowed == tuple((pos[id(t)], winner.get(flag, -1)) for flag, units in shadowed.items()
                                  for u in units for t in (u.flag, u.value) if t is not None)

@@ -36,13 +36,30 @@ class FinalizedIndices(NamedTuple):
     kept_values: tuple[str, ...] = ()
 
 
+#: stands for every value token in a :func:`token_shape` (not empty, not a flag, never a dropped flag)
+OPAQUE = "\x00"
+
+
+def token_shape(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tuple[str, ...]:
+    """What dedupe and drops read of ``values``: flags (and dropped names) as they are, empty tokens as
+    empty, any other value as :data:`OPAQUE`. :func:`final_positions` of the shape is that of the values."""
+    if OPAQUE in drop_flags:
+        return tuple(values)
+    return tuple(v if v == "" or v.startswith("-") or v in drop_flags else OPAQUE for v in values)
+
+
 def finalized_indices(memo: dict[Any, Any], inv: Invocation) -> FinalizedIndices:
-    """The positions ``finalize`` keeps and shadows in ``inv`` (memoized in ``memo`` by values and drop list)."""
+    """The positions ``finalize`` keeps and shadows in ``inv`` (memoized in ``memo`` by values and drop list;
+    on a miss, the positions are shared by every value list of the same :func:`token_shape`)."""
     values = tuple(map(_value, inv.args))
     key = ("finalized-indices", values, inv.drop_flags)
     hit = memo.get(key)
     if hit is None:
-        hit = remember(memo, key, final_positions(values, inv.drop_flags))
+        shape_key = ("finalized-shape", token_shape(values, inv.drop_flags), inv.drop_flags)
+        pos = memo.get(shape_key)
+        if pos is None:
+            pos = remember(memo, shape_key, final_positions(shape_key[1], inv.drop_flags))
+        hit = remember(memo, key, FinalizedIndices(pos.kept, pos.shadowed, tuple(values[i] for i in pos.kept)))
     return hit  # type: ignore[no-any-return]
 
 
