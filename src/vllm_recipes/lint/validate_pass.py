@@ -13,11 +13,10 @@ same findings doing each piece once per distinct input:
   positions are computed once per distinct value list (``finalized.py``) and
   read off each process's own tokens for the tally (their sources differ);
 - its lint findings depend only on the kept values, the env names and the
-  release: linted once per distinct combination (keyed by the identities of
-  the memoized positions, the engine's env tuple and the target; the entry
-  keeps them alive and is checked on a hit) and mapped to each process's
-  sources; a finding already reported at its recipe location keeps the first
-  selection as its example, as on the straightforward path;
+  release: linted once per distinct combination (``vllm_plan.lint_kept``'s
+  memo) and mapped to each process's sources; a finding already reported at
+  its recipe location keeps the first selection as its example, as on the
+  straightforward path;
 - cyclic garbage collection is paused for the pass, and a large catalog's
   recipes are spread over worker processes (fork); the findings are gathered
   in catalog order.
@@ -74,9 +73,6 @@ class RecipePass:
         self._emitted_args: dict[int, Arg] = {}
         #: id(env) -> (env, its names), for envs already tallied (kept alive so the id stays theirs)
         self._envs: dict[int, tuple[Any, tuple[str, ...]]] = {}
-        #: (id(positions), id(env), id(target)) -> (positions, env, target, findings): positions are memoized
-        #: by token values, so this is the lint of a kept value list with an env against a release
-        self._linted: dict[tuple[int, int, int], tuple[Any, Any, Any, list[VllmFinding]]] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
@@ -93,14 +89,10 @@ class RecipePass:
                 tally_env(self.tally, self.rf, env)
             if release is None or inv.binary != "vllm serve":
                 continue
-            lk = (id(fi), id(env), id(target))
-            hit = self._linted.get(lk)
-            if hit is None or hit[0] is not fi or hit[1] is not env or hit[2] is not target:
-                found = lint_kept(ctx, fi.kept_values, known_env[1], target)
-                hit = self._linted[lk] = (fi, env, target, found)
-            if hit[3]:
+            found = lint_kept(ctx, fi.kept_values, known_env[1], target)  # memoized by those values
+            if found:
                 new.extend((f, src.file if src is not None else "", kp)
-                           for f, src, kp in with_sources(hit[3], [args[i] for i in fi.kept], env))
+                           for f, src, kp in with_sources(found, [args[i] for i in fi.kept], env))
         if new:
             # the plan's findings by severity, as lint_plan orders them (the first one at a location wins)
             new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
