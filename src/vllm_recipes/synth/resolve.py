@@ -111,8 +111,12 @@ DYNAMIC_TAIL = ARG_ORDER[len(STATIC_HEAD) + 3:]
 
 def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
     """The static tokens before and after the parallelism layer: one lookup per selection,
-    assembled on a miss from the per-layer memo (which hits across hardware classes)."""
-    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role)
+    assembled on a miss from the per-layer memo.
+
+    Keyed by the hardware *class*: every layer compiled here keys its own memo by
+    ``ctx.hw_class`` or by less (see :data:`LAYER_KEYS`), so profiles of one class share the pair.
+    """
+    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, call.role)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
@@ -142,6 +146,9 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
 
     The merge is memoized by the identities of the (memoized) layer contributions it
     merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
+    In front of that, one lookup per selection shape keyed by the hardware *class*: the
+    env layers key their contributions by ``ctx.hw_class`` or by less, the NVL4 profiles are
+    always their own class, and the PD key carries the GPU count pinning reads.
     """
     sel = ctx.sel
     pd_key = None
@@ -149,7 +156,7 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
         pd_key = (ctx.recipe_file, ctx.strategy_name, ctx.gpu_count, repr(sel.pd_nodes), ctx.node_count > 1,
                   ctx.hw_id in NVL4_PROFILES)
     memo = ctx.catalog.memo
-    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend,
+    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, ctx.frontend,
               sel.kv_offload, role, pd_key)
     hit = memo.get(direct)
     if hit is not None:
