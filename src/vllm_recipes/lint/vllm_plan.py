@@ -93,10 +93,10 @@ def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tup
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    memo_key = (ctx.recipe_file, "vllm-lint-target", ctx.variant_data_key, ctx.hw_id, ctx.sel.kv_offload, forced)
+    image = meta_for(ctx).image  # the only thing of the hardware the choice reads
+    memo_key = (ctx.recipe_file, "vllm-lint-target", ctx.variant_data_key, image, ctx.sel.kv_offload, forced)
     got = ctx.catalog.memo.get(memo_key)
     if got is None:
-        image = meta_for(ctx).image
         flags, env = declared_extensions(ctx.recipe)
         got = choose_target(image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload),
                             forced=forced, declared_flags=flags, declared_env=env)
@@ -166,8 +166,11 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_finding
 
 
 def with_vllm_lint(obj: dict[str, Any], ctx: Ctx, plan: Plan, forced: str | None = None) -> dict[str, Any]:
-    """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API)."""
-    obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced).to_dict()
+    """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API).
+
+    The JSON form names files and key paths, not lines, so findings are not located.
+    """
+    obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced, locate_findings=False).to_dict()
     return obj
 
 
