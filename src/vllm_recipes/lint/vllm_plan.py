@@ -15,8 +15,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate, plan_processes
-from vllm_recipes.render.rendering import meta_for
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.rendering import kept_positions_of, meta_for, token_values
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
@@ -107,17 +106,13 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
 def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
     """The tokens the renderers print (``finalize``'s dedupe and drops), with their sources.
 
+    (:func:`~vllm_recipes.render.shell.kept_positions` is ``finalize`` on values; a property test holds them equal.)
+
     Dedupe depends on the token values only, so the kept positions are memoized by the values
     (``validate`` meets the same argument lists in thousands of selections).
     """
-    values = tuple(a.value for a in inv.args)
-    key = ("vllm-lint-kept", values, inv.drop_flags)
-    memo = ctx.catalog.memo
-    idx = memo.get(key)
-    if idx is None:
-        pos = {id(a): i for i, a in enumerate(inv.args)}
-        idx = memo[key] = tuple(pos[id(a)] for a in finalize(inv).tokens)
-    return [inv.args[i] for i in idx]
+    args = inv.args
+    return [args[i] for i in kept_positions_of(ctx.catalog.memo, token_values(inv), inv.drop_flags)]
 
 
 def _lint_cached(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget

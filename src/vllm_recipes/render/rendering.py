@@ -23,7 +23,7 @@ from vllm_recipes.synth.plan import (
 )
 
 from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
-from .shell import render_values, router_text
+from .shell import kept_positions, render_kept, router_text
 
 
 def env_dict(env: tuple[EnvValue, ...]) -> dict[str, Any]:
@@ -52,13 +52,27 @@ def meta_for(ctx: Ctx) -> DockerMeta:
 _token_value = itemgetter(0)
 
 
+def token_values(inv: Invocation) -> tuple[str, ...]:
+    return tuple(map(_token_value, inv.args))
+
+
+def kept_positions_of(memo: dict[Any, Any], values: tuple[str, ...], drop_flags: tuple[str, ...]) -> tuple[int, ...]:
+    """:func:`~.shell.kept_positions`, memoized by values: one dedupe serves the text and the lint."""
+    key = ("kept", drop_flags, values)
+    hit = memo.get(key)
+    if hit is None:
+        hit = remember(memo, key, kept_positions(values, drop_flags))
+    return hit  # type: ignore[no-any-return]
+
+
 def _inv_rendered(memo: dict[Any, Any], inv: Invocation) -> tuple[str, tuple[str, ...]]:
     """Text and argv of one process, shared by every process with the same token values."""
-    values = tuple(map(_token_value, inv.args))
+    values = token_values(inv)
     key = ("inv", inv.binary, inv.model_id, inv.drop_flags, values)
     hit = memo.get(key)
     if hit is None:
-        hit = remember(memo, key, render_values(inv.binary, inv.model_id, values, inv.drop_flags))
+        kept = [values[i] for i in kept_positions_of(memo, values, inv.drop_flags)]
+        hit = remember(memo, key, render_kept(inv.binary, inv.model_id, kept))
     return hit  # type: ignore[no-any-return]
 
 
