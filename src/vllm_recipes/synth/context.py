@@ -226,6 +226,27 @@ def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
     return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
 
 
+def rendering_hardware_key(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, variant_key: str,
+                           strategy: str, hw_id: str) -> tuple[Any, ...]:
+    """Everything resolving, rendering and linting one selection read of its hardware.
+
+    Two profiles with the same key give the same rendering object but for its
+    ``hardware`` id: the memoized layers see the hardware through their classes
+    (both scopes below), the parallelism and PD layers through the GPU count and the
+    single-node TP size, the docker image, KV options and installs through generation
+    and brand (part of a class that is not an id). A profile the recipe names by id
+    in those places is its own class, so its key is its own.
+    """
+    profile = as_map(catalog.hardware_profiles.get(hw_id))
+    vkey, variant = variant_entry(recipe, variant_key)
+    g = gen(profile)
+    return (hardware_class(catalog, recipe, recipe_file, hw_id, profile, layer_scope(vkey, strategy)),
+            hardware_class(catalog, recipe, recipe_file, hw_id, profile, ("features",)),
+            g if isinstance(g, str) else repr(g), repr(profile.get("brand")),
+            profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1,
+            resolve_single_node_tp(recipe, variant, profile, strategy, hw_id))
+
+
 def layer_scope(variant_key: str, strategy: str) -> tuple[str, ...]:
     """Where the static argument and env layers look hardware ids up (see :func:`named_hardware`)."""
     return ("layers", variant_key, strategy)
