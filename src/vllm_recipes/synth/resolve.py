@@ -162,19 +162,22 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     call = Call(role=role)
-    parts = tuple(_layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning")
-    key = ("env", role, pd_key, *(id(p) for p in parts if p.env))
+    parts = {name: _layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning"}
+    used = tuple(p for p in parts.values() if p.env)
+    key = ("env", role, pd_key, *map(id, used))
     hit = memo.get(key)
-    if hit is None or any(a is not b for a, b in zip(hit[0], (p for p in parts if p.env), strict=True)):
-        hit = remember(memo, key, (tuple(p for p in parts if p.env), _build_env(ctx, role)))
+    if hit is None or any(a is not b for a, b in zip(hit[0], used, strict=True)):
+        hit = remember(memo, key, (used, _build_env(ctx, role, parts)))
     return remember(memo, direct, hit[1])  # type: ignore[no-any-return]
 
 
-def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
+def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
+    """The merge itself; ``parts``: the memoized layers' contributions, already looked up."""
     call = Call(role=role)
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        for m, src in _layer(ctx, name, call).env:
+        part = parts.get(name) if parts is not None else None
+        for m, src in (part if part is not None else _layer(ctx, name, call)).env:
             for k, v in m.items():
                 s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
                 old = merged.get(k)
