@@ -10,6 +10,7 @@ meant to run whole on a fresh clone.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,12 @@ _GOLDEN_MARKERS = ("tests/golden/", "test_api_build_seeds.py", "test_bundled_dat
 
 def _is_golden(nodeid: str) -> bool:
     return any(marker in nodeid for marker in _GOLDEN_MARKERS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the parse cache (and everything a test's subprocess writes to it) out of the user's home."""
+    if "VLLM_RECIPES_CACHE_DIR" not in os.environ:
+        os.environ["VLLM_RECIPES_CACHE_DIR"] = tempfile.mkdtemp(prefix="vllm-recipes-test-cache-")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

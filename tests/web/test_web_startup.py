@@ -108,3 +108,20 @@ def test_serve_announces_only_when_listening_and_refuses_a_busy_port(web: Any) -
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_compiled_templates_are_kept_beside_the_parse_cache(catalog: Catalog, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from starlette.testclient import TestClient
+
+    monkeypatch.setenv("VLLM_RECIPES_CACHE_DIR", str(tmp_path / "c"))
+    with TestClient(create_app(catalog, warm_in_background=False)) as c:
+        first = c.get(V41).text
+    kept = sorted(p.name for p in (tmp_path / "c" / "templates").iterdir())
+    assert kept  # the page's templates, compiled once
+    with TestClient(create_app(catalog, warm_in_background=False)) as c:
+        assert c.get(V41).text == first  # a new app renders the same page from the kept bytecode
+    assert sorted(p.name for p in (tmp_path / "c" / "templates").iterdir()) == kept
+    monkeypatch.setenv("VLLM_RECIPES_CACHE_DIR", "off")
+    with TestClient(create_app(catalog, warm_in_background=False)) as c:
+        assert c.get(V41).text == first

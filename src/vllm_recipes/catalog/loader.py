@@ -15,7 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, load_yaml_file
+from .parsecache import ParseCache, read_document
+from .yamlsource import FrozenDict, YamlDocument, YamlLoadError
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
@@ -300,7 +301,7 @@ def _outside(path: Path, base: Path) -> bool:
 
 
 def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
-                    errors: list[YamlLoadError]) -> dict[str, Any]:
+                    errors: list[YamlLoadError], cache: ParseCache | None = None) -> dict[str, Any]:
     """Load ``sub/*.yaml`` keyed by each file's ``name`` (later same-name files replace)."""
     directory = root / sub
     prefix = sub
@@ -318,7 +319,7 @@ def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
             errors.append(refusal(rel))
             continue
         try:
-            doc = load_yaml_file(path, rel)
+            doc = read_document(cache, path, rel)
         except YamlLoadError as exc:
             errors.append(exc)
             continue
@@ -346,7 +347,7 @@ class StaticData:
     errors: tuple[YamlLoadError, ...]
 
 
-def load_static(root: Path) -> StaticData:
+def load_static(root: Path, cache: ParseCache | None = None) -> StaticData:
     """The non-recipe files of ``root``, each falling back to the bundled copy."""
     sources: list[SourceFile] = []
     errors: list[YamlLoadError] = []
@@ -357,15 +358,15 @@ def load_static(root: Path) -> StaticData:
             errors.append(refusal(picked[1]))
         elif picked:
             try:
-                doc = load_yaml_file(*picked)
+                doc = read_document(cache, *picked)
             except YamlLoadError as exc:
                 errors.append(exc)
                 continue
             sources.append(SourceFile(picked[1], doc))
             if isinstance(doc.data, dict):
                 docs[name] = doc.data
-    serving = _load_named_dir(root, "strategies", sources, errors)
-    kv = _load_named_dir(root, "kv_store", sources, errors)
+    serving = _load_named_dir(root, "strategies", sources, errors, cache)
+    kv = _load_named_dir(root, "kv_store", sources, errors, cache)
     return StaticData(docs.get("taxonomy.yaml", FrozenDict()), docs.get("platforms.yaml"), FrozenDict(serving),
                       FrozenDict(kv), tuple(sources), tuple(errors))
 
@@ -388,7 +389,8 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
-    static = load_static(root)
+    cache = ParseCache(root)
+    static = load_static(root, cache)
     errors: list[YamlLoadError] = list(static.errors)
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
@@ -401,9 +403,10 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
         if hf_id is not None:
             all_ids.add(hf_id)
         try:
-            recipes.append(recipe_from_document(load_yaml_file(path, rel), rel, hf_id))
+            recipes.append(recipe_from_document(read_document(cache, path, rel), rel, hf_id))
         except YamlLoadError as exc:
             errors.append(exc)
+    cache.save()
 
     return Catalog(
         root=root,

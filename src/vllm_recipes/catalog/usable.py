@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from .diagnostics import Finding, finding_from_load_error
 from .identifiers import is_name
 from .loader import Catalog, Recipe
+from .parsecache import CleanVerdicts, catalog_context
 from .yamlsource import FrozenDict
 
 __all__ = ["is_usable", "recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
@@ -92,12 +93,22 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []
+    context = catalog_context([(s.rel_path, s.doc.digest) for s in catalog.sources])
+    verdicts = CleanVerdicts(catalog.root, context) if context is not None else None
     for recipe in fixed.recipes:
+        key = verdicts.key(recipe.rel_path, recipe.doc.digest) if verdicts and recipe.doc.digest else None
+        if key is not None and verdicts is not None and verdicts.known_clean(key):
+            keep.append(recipe)
+            continue
         errors = recipe_errors(fixed, recipe)
         if errors:
             findings += errors
         else:
             keep.append(recipe)
+            if key is not None and verdicts is not None:
+                verdicts.add(key)
+    if verdicts is not None:
+        verdicts.save()
     if len(keep) == len(fixed.recipes) and fixed is catalog:
         result = catalog, findings
     else:

@@ -25,6 +25,7 @@ import dataclasses
 import difflib
 import json
 import os
+import re
 import types
 import typing
 from collections.abc import Iterable, Sequence
@@ -369,6 +370,9 @@ def _arg_findings(doc: YamlDocument) -> list[Finding]:
     return out
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def _check_token(doc: YamlDocument, path: KeyPath, token: str) -> list[Finding]:
     if token[:1] in ("{", "["):
         try:
@@ -378,7 +382,7 @@ def _check_token(doc: YamlDocument, path: KeyPath, token: str) -> list[Finding]:
             return [finding_at(doc, path, "error",
                                f"argument looks like JSON but does not parse: {detail}", "bad-json")]
         return []
-    if any(ch.isspace() for ch in token):
+    if _WHITESPACE.search(token):  # (``\s`` of a str pattern is exactly ``str.isspace``)
         return [finding_at(doc, path, "warning",
                            f"argument {json.dumps(token, ensure_ascii=False)} contains whitespace; it is passed "
                            "as a single shell word (split flag and value into separate list items)",

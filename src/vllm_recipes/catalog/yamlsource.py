@@ -78,26 +78,95 @@ class YamlLoadError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
 class YamlDocument:
-    """One parsed YAML file: frozen data plus the position of every key path."""
+    """One parsed YAML file: frozen data plus the position of every key path.
+
+    Positions (and repeated keys) are only needed when something is reported or
+    explained, so a document parsed from text indexes them on first use, from the
+    text it keeps: loading a catalog then costs one parse, and a document that came
+    from the parse cache (:mod:`.parsecache`) never composes its nodes at all
+    unless asked where a key is.
+    """
+
+    __slots__ = ("_duplicates", "_positions", "_source", "data", "digest", "file")
 
     file: str
     data: Any
-    positions: Mapping[KeyPath, Position]
-    #: ``(key path, position of the repeated key)`` for every key a mapping repeats
-    #: (PyYAML keeps the last value silently; js-yaml refuses the file).
-    duplicate_keys: tuple[tuple[KeyPath, Position], ...] = ()
+    #: content digest of the bytes the document was parsed from, when the parse cache read them
+    #: (lets later runs remember what they found out about exactly these bytes)
+    digest: str | None
+
+    def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
+                 duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
+                 *, source: str | None = None, digest: str | None = None) -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "digest", digest)
+        object.__setattr__(self, "_positions", positions)
+        if duplicate_keys is None and (positions is not None or source is None):
+            duplicate_keys = ()  # given positions (or no text): nothing more to find
+        object.__setattr__(self, "_duplicates", duplicate_keys)
+        object.__setattr__(self, "_source", source)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("YamlDocument is immutable")
+
+    def __repr__(self) -> str:
+        return f"YamlDocument({self.file!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_document, (self.file, self.data, self._positions, self._duplicates, self._source, self.digest))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
+
+    def __hash__(self) -> int:
+        return hash(self.file)
+
+    def _index(self) -> None:
+        source = self._source
+        positions: Mapping[KeyPath, Position] = {(): Position(self.file, 1, 1)}
+        duplicates: list[tuple[KeyPath, Position]] = []
+        if source is not None:
+            root = yaml.compose(source, Loader=_BaseLoader)  # parsed once already: cannot fail
+            if root is not None:
+                positions = _index_positions(root, self.file, duplicates)
+        # (two threads may both index: same result, the last assignment wins)
+        if self._duplicates is None:
+            object.__setattr__(self, "_duplicates", tuple(duplicates))
+        object.__setattr__(self, "_positions", positions)
+
+    @property
+    def positions(self) -> Mapping[KeyPath, Position]:
+        """Position of every key path: of the key (mappings) or the item (sequences)."""
+        if self._positions is None:
+            self._index()
+        return self._positions  # type: ignore[return-value]
+
+    @property
+    def duplicate_keys(self) -> tuple[tuple[KeyPath, Position], ...]:
+        """``(key path, position of the repeated key)`` for every key a mapping repeats."""
+        if self._duplicates is None:
+            self._index()
+        return self._duplicates  # type: ignore[return-value]
 
     def position(self, path: KeyPath) -> Position:
         """Position of ``path``, or of its nearest existing ancestor."""
+        positions = self.positions
         p = tuple(path)
         while p:
-            pos = self.positions.get(p)
+            pos = positions.get(p)
             if pos is not None:
                 return pos
             p = p[:-1]
-        return self.positions.get((), Position(self.file, 1, 1))
+        return positions.get((), Position(self.file, 1, 1))
+
+
+def _document(file: str, data: Any, positions: Mapping[KeyPath, Position] | None,
+              duplicates: tuple[tuple[KeyPath, Position], ...] | None, source: str | None,
+              digest: str | None) -> YamlDocument:
+    """Unpickling a :class:`YamlDocument` (its attributes cannot be set one by one)."""
+    return YamlDocument(file, data, positions, duplicates, source=source, digest=digest)
 
 
 def normalize_date(value: Any) -> Any:
@@ -136,8 +205,13 @@ def thaw(value: Any) -> Any:
     return value
 
 
-def _check_expansion(root: yaml.Node, file: str) -> None:
-    """Refuse alias bombs and cycles by sizing the node graph with memoization."""
+def _check_expansion(root: yaml.Node, file: str) -> bool:
+    """Refuse alias bombs and cycles by sizing the node graph with memoization.
+
+    Returns whether some mapping repeats a key (the one walk over every node
+    notices it cheaply; only then are positions indexed at once, to name them).
+    """
+    repeats = False
     sizes: dict[int, int] = {}
     visiting: set[int] = set()
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
@@ -150,6 +224,9 @@ def _check_expansion(root: yaml.Node, file: str) -> None:
             if isinstance(node, yaml.MappingNode):
                 for k, v in node.value:
                     total += sizes[id(k)] + sizes[id(v)]
+                if not repeats and len(node.value) > 1:
+                    keys = [k.value for k, _v in node.value if isinstance(k, yaml.ScalarNode) and k.value != "<<"]
+                    repeats = len(set(keys)) != len(keys)
             elif isinstance(node, yaml.SequenceNode):
                 for v in node.value:
                     total += sizes[id(v)]
@@ -178,6 +255,7 @@ def _check_expansion(root: yaml.Node, file: str) -> None:
         elif isinstance(node, yaml.SequenceNode):
             for v in node.value:
                 stack.append((v, depth + 1, False))
+    return repeats
 
 
 def _index_positions(root: yaml.Node, file: str,
@@ -214,17 +292,10 @@ def _index_positions(root: yaml.Node, file: str,
     return out
 
 
-def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
+def parse_yaml(text: str | bytes, file: str, digest: str | None = None) -> YamlDocument:
     """Parse one YAML document; every failure is a :class:`YamlLoadError`."""
     if isinstance(text, bytes):
-        if len(text) > MAX_FILE_BYTES:
-            raise YamlLoadError(file, 1, 1, f"file is {len(text):,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        if b"\x00" in text:
-            raise YamlLoadError(file, 1, 1, "file contains NUL bytes; not a YAML text file")
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise YamlLoadError(file, 1, exc.start + 1, "file is not valid UTF-8") from None
+        text = check_raw(text, file)
     loader = _BaseLoader(text)
     try:
         try:
@@ -237,8 +308,8 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
         except yaml.YAMLError as exc:
             raise YamlLoadError(file, 1, 1, f"YAML error: {exc}") from None
         if root is None:
-            return YamlDocument(file, None, {(): Position(file, 1, 1)})
-        _check_expansion(root, file)
+            return YamlDocument(file, None, {(): Position(file, 1, 1)}, digest=digest)
+        repeats = _check_expansion(root, file)
         try:
             data = loader.construct_document(root)
         except yaml.MarkedYAMLError as exc:
@@ -250,22 +321,40 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
             raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
-    duplicates: list[tuple[KeyPath, Position]] = []
-    positions = _index_positions(root, file, duplicates)
-    return YamlDocument(file, freeze(data), positions, tuple(duplicates))
+    if repeats:  # name them now: validation reports every repeated key
+        duplicates: list[tuple[KeyPath, Position]] = []
+        positions = _index_positions(root, file, duplicates)
+        return YamlDocument(file, freeze(data), positions, tuple(duplicates), source=text, digest=digest)
+    return YamlDocument(file, freeze(data), duplicate_keys=(), source=text, digest=digest)
+
+
+def check_raw(raw: bytes, file: str) -> str:
+    """The text of a file's bytes, refusing what is no YAML text file (too big, NUL bytes, not UTF-8)."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise YamlLoadError(file, 1, 1, f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    if b"\x00" in raw:
+        raise YamlLoadError(file, 1, 1, "file contains NUL bytes; not a YAML text file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlLoadError(file, 1, exc.start + 1, "file is not valid UTF-8") from None
+
+
+def read_raw(path: Path, name: str) -> bytes:
+    """The bytes of ``path``; a file over the size limit is refused without being read."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise YamlLoadError(name, 1, 1, f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        return path.read_bytes()
+    except OSError as exc:
+        raise YamlLoadError(name, 1, 1, f"cannot read file: {exc.strerror or exc}") from None
 
 
 def load_yaml_file(path: Path, display: str | None = None) -> YamlDocument:
     """Read and parse ``path``; ``display`` is the name used in positions."""
     name = display or str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise YamlLoadError(name, 1, 1, f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise YamlLoadError(name, 1, 1, f"cannot read file: {exc.strerror or exc}") from None
-    return parse_yaml(raw, name)
+    return parse_yaml(read_raw(path, name), name)
 
 
 def iter_paths(data: Any, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:

@@ -44,6 +44,7 @@ COMMAND_MODULES = {
     "fit": "fit_cmds",
     "mcp": "mcp_cmds",
     "diff": "review_cmds",
+    "cache": "cache_cmds",
 }
 
 

@@ -1,0 +1,247 @@
+"""A content-addressed cache of parsed recipe files, so a catalog loads in milliseconds.
+
+Parsing YAML is the largest cost of starting anything on a big catalog (about
+1 s for 170 recipes with PyYAML's C parser, against ~40 ms to unpickle the same
+frozen data). The cache maps the BLAKE2 digest of a file's bytes (salted with
+this package's and PyYAML's versions and the cache format) to the frozen data
+the parser made of them, so an entry can never be stale: an edited file has
+another digest. Key positions are not cached; a document indexes them from its
+text when first asked (:class:`~.yamlsource.YamlDocument`); only the keys a
+mapping repeats (a validation error, rare) are kept with the data, since
+finding them needs the node graph.
+
+One pack per recipes directory (``parsed-<digest of the directory>.pickle``
+under ``$VLLM_RECIPES_CACHE_DIR``, else ``$XDG_CACHE_HOME/vllm-recipes``, else
+``~/.cache/vllm-recipes``) holds the entries of the files its last load read,
+so it never grows beyond the catalog. It is rewritten atomically (temporary
+file + rename) only when something new was parsed. A cache directory or pack
+that another user could write is not used (see :func:`private_dir`). Reading uses a restricted
+unpickler that accepts no class but :class:`~.yamlsource.FrozenDict`, so even
+a tampered pack cannot run code; a damaged or foreign pack is ignored. Every
+failure to read or write the cache is silent: it only ever costs the parse.
+``VLLM_RECIPES_CACHE_DIR=off`` (or empty) turns it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import __version__
+from .yamlsource import FrozenDict, Position, YamlDocument, check_raw, parse_yaml, read_raw
+
+ENV_CACHE_DIR = "VLLM_RECIPES_CACHE_DIR"
+#: bump when the frozen data a parse produces changes shape
+CACHE_FORMAT = 2
+_SALT = f"{CACHE_FORMAT}|{__version__}|{yaml.__version__}|{getattr(yaml, '__with_libyaml__', False)}".encode()
+_OFF = {"", "off", "0", "none", "false"}
+
+
+def cache_dir() -> Path | None:
+    """Where packs live, or ``None`` when the cache is turned off."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env is not None:
+        return None if env.strip().lower() in _OFF else Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "vllm-recipes"
+
+
+class _FrozenOnlyUnpickler(pickle.Unpickler):
+    """Builtin containers and scalars, plus FrozenDict; anything else is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == (FrozenDict.__module__, "FrozenDict"):
+            return FrozenDict
+        raise pickle.UnpicklingError(f"refused class {module}.{name} in the parse cache")
+
+
+def _digest(raw: bytes) -> str:
+    """The entry key of a file's bytes (the salt guards the pack as a whole)."""
+    return hashlib.blake2b(raw, digest_size=20).hexdigest()
+
+
+def _is_entry(got: Any) -> bool:
+    """An entry is ``(frozen data, ((key path, line, col), ...) of repeated keys)``."""
+    return isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], tuple)
+
+
+def _trusted(st: os.stat_result) -> bool:
+    """Owned by us and writable by nobody else (what could plant data there could change commands)."""
+    if not hasattr(os, "getuid"):  # no POSIX ownership to check
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def private_dir(folder: Path) -> bool:
+    """Create ``folder`` (mode 0700) if missing; whether it is ours alone and so fit to hold a cache.
+
+    A cache directory other users can write to (``VLLM_RECIPES_CACHE_DIR=/tmp/x``)
+    is not used at all: a planted pack would change the data commands are made of,
+    and a planted compiled template would run code.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder.is_dir() and _trusted(folder.stat())
+    except OSError:
+        return False
+
+
+def _pack_path(root: Path, kind: str) -> Path | None:
+    """The pack of ``kind`` for the recipes directory ``root`` (``None``: cache off or not private)."""
+    folder = cache_dir()
+    if folder is None or not private_dir(folder):
+        return None
+    where = hashlib.blake2b(str(root.resolve()).encode(), digest_size=12).hexdigest()
+    return folder / f"{kind}-{where}.pickle"
+
+
+def _read_pack(pack: Path | None, shape: type) -> Any:
+    """The payload of ``pack`` when it is ours, of this version and of ``shape``; else ``None``."""
+    if pack is None:
+        return None
+    try:
+        with pack.open("rb") as fh:
+            if not _trusted(os.fstat(fh.fileno())):
+                return None
+            raw = fh.read()
+    except OSError:
+        return None
+    try:
+        got = _FrozenOnlyUnpickler(io.BytesIO(raw)).load()
+    except Exception:  # damaged, truncated or foreign: the cache is only an optimisation
+        return None
+    if not isinstance(got, dict) or got.get("salt") != _SALT or not isinstance(got.get("payload"), shape):
+        return None
+    return got["payload"]
+
+
+def _write_pack(pack: Path, payload: Any) -> None:
+    """Replace ``pack`` atomically; a cache that cannot be written is simply not written."""
+    blob = pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{pack.stem}-", dir=pack.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, pack)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return
+
+
+class ParseCache:
+    """The parsed files of one load of a recipes directory; :meth:`save` when done."""
+
+    def __init__(self, root: Path | None) -> None:
+        self._pack = _pack_path(root, "parsed") if root is not None else None
+        self._old: dict[str, Any] = _read_pack(self._pack, dict) or {}
+        self._used: dict[str, Any] = {}
+        self._new = False
+
+    def parse(self, raw: bytes, file: str) -> YamlDocument:
+        """The document of ``raw`` (shown as ``file``): from the cache, else parsed and remembered."""
+        text = check_raw(raw, file)
+        key = _digest(raw)
+        entry = self._used.get(key)
+        if entry is None and _is_entry(got := self._old.get(key)):
+            entry = self._used[key] = got
+        if entry is not None:
+            data, repeats = entry
+            duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
+            return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
+        doc = parse_yaml(raw, file, digest=key)
+        self._used[key] = (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
+        self._new = True
+        return doc
+
+    def save(self) -> None:
+        """Write the pack when this load parsed anything new (or dropped entries no file uses)."""
+        if self._pack is not None and (self._new or self._used.keys() != self._old.keys()):
+            _write_pack(self._pack, self._used)
+
+
+class CleanVerdicts:
+    """Recipe files that validation found free of errors, remembered between runs.
+
+    The skip rule (:func:`~.usable.usable_catalog`) validates every recipe before
+    ``serve`` or ``build-api`` use it; a verdict is keyed by the digests of the
+    recipe's bytes and of every other catalog file (its vocabulary: taxonomy,
+    strategies, platforms), its path and this package's version, so it holds
+    exactly as long as everything validation reads is unchanged. Only "no
+    error" is remembered: a recipe with errors is validated (and reported) again
+    on every run.
+    """
+
+    def __init__(self, root: Path, context: str) -> None:
+        self._pack = _pack_path(root, "clean")
+        self._context = context
+        self._old: set[str] = _read_pack(self._pack, set) or set()
+        self._now: set[str] = set()
+
+    def key(self, rel_path: str, digest: str) -> str:
+        return hashlib.blake2b(f"{self._context}|{rel_path}|{digest}".encode(), digest_size=20).hexdigest()
+
+    def known_clean(self, key: str) -> bool:
+        if key in self._old:
+            self._now.add(key)
+            return True
+        return False
+
+    def add(self, key: str) -> None:
+        self._now.add(key)
+
+    def save(self) -> None:
+        if self._pack is not None and self._now != self._old:
+            _write_pack(self._pack, self._now)
+
+
+def catalog_context(digests: list[tuple[str, str | None]]) -> str | None:
+    """One digest for every non-recipe file of a catalog (``None`` when one was read without digest)."""
+    if any(d is None for _rel, d in digests):
+        return None
+    return hashlib.blake2b(repr(sorted(digests)).encode() + _SALT, digest_size=20).hexdigest()
+
+
+def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDocument:
+    """Read ``path`` and parse it through ``cache`` (``None``: always parse)."""
+    raw = read_raw(path, display)
+    return parse_yaml(raw, display) if cache is None else cache.parse(raw, display)
+
+
+#: the files this package writes into the cache directory (nothing else there is ever removed)
+CACHE_FILE_PATTERNS = ("parsed-*.pickle", "clean-*.pickle", ".parsed-*", ".clean-*", "templates/__jinja2_*.cache")
+
+
+def cache_files() -> list[tuple[Path, int]]:
+    """Every file of ours in the cache directory, with its size (empty when the cache is off)."""
+    folder = cache_dir()
+    if folder is None or not folder.is_dir():
+        return []
+    out: list[tuple[Path, int]] = []
+    for pattern in CACHE_FILE_PATTERNS:
+        for path in sorted(folder.glob(pattern)):
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink():
+                    out.append((path, path.stat().st_size))
+    return out
+
+
+def clear_cache() -> int:
+    """Remove the files of ours (:data:`CACHE_FILE_PATTERNS`); returns how many were removed."""
+    removed = 0
+    for path, _size in cache_files():
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+    return removed
