@@ -123,3 +123,51 @@ def test_a_profile_the_recipe_names_gets_its_own_key(bench_catalog: Catalog) -> 
     vk = next(k for k, v in recipe.variants.items() if "h100" in (get(v, "hardware_overrides") or {}))
     key = rendering_hardware_key(bench_catalog, recipe.data, recipe.rel_path, vk, "single_node_tp", "h100")
     assert key[0] == "h100"
+
+
+def test_features_memo_keyed_by_admitted_features_matches_fresh_plans(tmp_path: Path) -> None:
+    """A feature limited to some strategies: strategies that admit the same features share
+    the features entry, and every plan equals one resolved with a memo that stores nothing."""
+    import yaml
+
+    from vllm_recipes.api.build import build_api
+    from vllm_recipes.render.explain import explain_json
+    from vllm_recipes.select.selection import Selection
+    from vllm_recipes.synth.resolve import resolve
+
+    root = make_catalog(tmp_path / "cat", n_recipes=2)
+    limited = 0
+    for path in sorted((root / "models").rglob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        offered = doc.get("compatible_strategies") or []
+        for i, feat in enumerate((doc.get("features") or {}).values()):
+            if isinstance(feat, dict) and offered:
+                feat["strategies"] = offered[i % len(offered):][:2]
+                limited += 1
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    assert limited
+    catalog = load_catalog(root)
+
+    class NoMemo(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: Any, value: Any) -> None:
+            return None
+
+    plain = dataclasses.replace(catalog, memo=NoMemo())
+    checked = 0
+    for recipe in catalog.recipes:
+        feats = tuple(recipe.data.get("features") or ())
+        for hw in ("h200", "b200", "mi355x"):
+            for s in offered_strategies(recipe.data):
+                sel = Selection(hw_id=hw, strategy=s, features=feats, node_count=2 if s.startswith("multi") else 1)
+                try:
+                    _, plan = resolve(catalog, recipe, sel)
+                except Exception as exc:
+                    with pytest.raises(type(exc)):
+                        resolve(plain, recipe, sel)
+                    continue
+                _, fresh = resolve(plain, recipe, sel)
+                assert plan == fresh, (recipe.rel_path, hw, s)
+                assert explain_json(catalog, plan) == explain_json(plain, fresh)
+                checked += 1
+    assert checked > 20
+    assert build_api(catalog, jobs=1).files == build_api(plain, jobs=1).files

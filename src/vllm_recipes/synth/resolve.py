@@ -87,13 +87,20 @@ def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
 
 
 def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
-    """The features layer, memoized by what it reads (features and modes as selected)."""
+    """The features layer, memoized by what it reads (features and modes as selected).
+
+    The strategy is read only through each feature's ``strategies`` allowlist, so the
+    key holds the features the strategy lets through instead: strategies that admit
+    the same features share the entry.
+    """
     sel = ctx.sel
     if not sel.features:
         return []
     hw_class = hardware_class(ctx.catalog, ctx.recipe, ctx.recipe_file, ctx.hw_id, ctx.profile, ("features",))
-    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, ctx.strategy_name,
-           sel.features, sel.feature_modes, ctx.kv_composing)
+    feats, strategy = ctx.features, ctx.strategy_name
+    admitted = tuple(f for f in sel.features if is_feature_allowed_for_strategy(feats.get(f), strategy))
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, admitted,
+           sel.feature_modes, ctx.kv_composing)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
