@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.memo import remember
+from vllm_recipes.catalog.memo import remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_object
@@ -57,16 +57,17 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
     feats = tuple(features)
     key = ("hw-rendering", recipe.rel_path, vk, strategy, nodes, feats, repr(pd_nodes), kv_offload,
            rendering_hardware_key(catalog, recipe.data, recipe.rel_path, vk, strategy, hw))
-    memo = catalog.memo
-    hit = memo.get(key)
+    cache = selection_cache(catalog.memo)  # whole answers live in the small bounded cache
+    hit = cache.get(key)
     if hit is None or hit[0] is not recipe.data:
         sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=feats,
                         pd_nodes=pd_nodes, kv_offload=kv_offload)
         try:
             ctx, plan = resolve(catalog, recipe, sel)
-            hit = remember(memo, key, (recipe.data, with_vllm_lint(rendering_object(ctx, plan), ctx, plan), None))
+            hit = remember_answer(cache, key, (recipe.data, with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
+                                               None))
         except Exception as exc:
-            hit = remember(memo, key, (recipe.data, None, str(exc)))
+            hit = remember_answer(cache, key, (recipe.data, None, str(exc)))
     _, rendering, error = hit
     if rendering is None:
         if warn:
