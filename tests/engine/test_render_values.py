@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_recipes.render.shell import finalize, kept_positions, render_invocation, render_values
+from vllm_recipes.render.shell import (
+    finalize,
+    kept_positions,
+    pair_lines,
+    quote,
+    render_invocation,
+    render_values,
+)
 from vllm_recipes.synth.plan import Arg, Invocation, Source
 
 TOKENS = st.sampled_from(["--a", "--b", "--grpc", "-c", "-1", "x", "1", "", "y z", "$HEAD_IP", "it's", "--a=1"])
@@ -29,3 +36,11 @@ def test_kept_positions_are_the_tokens_finalize_keeps(tokens: list[str], drop: l
     kept = finalize(inv).tokens
     assert tuple(inv.args[i] for i in kept_positions(tokens, tuple(drop))) == kept
     assert all(a is b for a, b in zip((inv.args[i] for i in kept_positions(tokens, tuple(drop))), kept, strict=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12).filter(lambda s: not s.startswith("-")))
+def test_remembered_quoting_is_quoting(value: str) -> None:
+    expected = [f"--flag {quote(value)}"]
+    assert pair_lines(["--flag", value]) == expected
+    assert pair_lines(["--flag", value]) == expected  # the second call is answered from memory

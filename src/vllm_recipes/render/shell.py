@@ -7,6 +7,7 @@ are then pure formatting of the kept tokens.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,13 @@ def quote(s: str) -> str:
     if _BARE_VAR.fullmatch(s) or _SAFE.fullmatch(s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted(s: str) -> str:
+    """:func:`quote`, remembered: a catalog's values repeat across thousands of commands (bounded,
+    since advanced options from URLs are user-driven)."""
+    return quote(s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +108,8 @@ def pair_lines(values: Sequence[str]) -> list[str]:
     while i < n:
         t = values[i]
         if t.startswith("-") and i + 1 < n and not values[i + 1].startswith("-"):
-            lines.append(f"{t} {quote(values[i + 1])}")
+            v = values[i + 1]
+            lines.append(f"{t} {_quoted(v) if isinstance(v, str) else quote(v)}")
             i += 2
         else:
             lines.append(t)
