@@ -171,3 +171,36 @@ def test_features_memo_keyed_by_admitted_features_matches_fresh_plans(tmp_path: 
                 checked += 1
     assert checked > 20
     assert build_api(catalog, jobs=1).files == build_api(plain, jobs=1).files
+
+
+def test_docker_forms_laid_out_from_a_shared_head_equal_the_direct_ones(bench_catalog: Catalog) -> None:
+    """``render.rendering`` lays the env part of ``docker run`` out once per env; the forms must
+    equal ``docker_run_text`` / ``docker_run_argv`` of the same command."""
+    from vllm_recipes.render.docker import docker_run_argv, docker_run_text
+    from vllm_recipes.render.rendering import _dock, env_pairs, meta_for, rendering_object
+    from vllm_recipes.select.selection import Selection
+    from vllm_recipes.synth.plan import EnvValue, SinglePlan, Source
+    from vllm_recipes.synth.resolve import resolve
+
+    catalog = _fresh(bench_catalog)
+    checked = 0
+    for recipe in catalog.recipes:
+        for hw in ("h200", "mi355x", "b200"):
+            ctx, plan = resolve(catalog, recipe, Selection(hw_id=hw, features=tuple(recipe.data.get("features") or ())))
+            assert isinstance(plan, SinglePlan)
+            out = rendering_object(ctx, plan)
+            pairs = env_pairs(plan.env)
+            assert out["docker_command"] == docker_run_text(out["command"], pairs, meta_for(ctx))
+            assert out["docker_argv"] == docker_run_argv(out["argv"], pairs, meta_for(ctx))
+            checked += 1
+    assert checked >= 8
+    # a local model path (mount and comment) and a config-path env var, on another port
+    env = (EnvValue("LMCACHE_CONFIG_PATH", "/etc/lm.yaml", Source("test"), ()),)
+    text = "vllm serve /models/m \\\n  --port 8002"
+    argv = ("vllm", "serve", "/models/m", "--port", "8002")
+    memo: dict[Any, Any] = {}
+    for _ in range(2):  # the second time the head comes from memory
+        got = _dock(memo, meta_for(ctx), (text, argv), env, 8002)
+        assert got == (docker_run_text(text, env_pairs(env), meta_for(ctx), 8002),
+                       docker_run_argv(argv, env_pairs(env), meta_for(ctx), 8002))
+    assert got[0].startswith("# /models/m must already exist")

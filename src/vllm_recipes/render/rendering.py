@@ -22,7 +22,14 @@ from vllm_recipes.synth.plan import (
     SinglePlan,
 )
 
-from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
+from .docker import (
+    DockerMeta,
+    docker_argv_head,
+    docker_meta,
+    docker_run_head,
+    serve_argv_tail,
+    split_serve_text,
+)
 from .shell import kept_positions, render_kept, router_text
 
 
@@ -90,11 +97,26 @@ def _dock(memo: dict[Any, Any], meta: DockerMeta, rendered: tuple[str, tuple[str
     key = ("docker", meta.image, meta.gpu_flags_text, id(rendered), id(env), port)
     hit = memo.get(key)
     if hit is None or hit[0] is not env or hit[1] is not rendered:
-        pairs = env_pairs(env)
+        # = docker_run_text / docker_run_argv, with the env-dependent head laid out once per env
         text, argv = rendered
-        hit = remember(memo, key, (env, rendered, docker_run_text(text, pairs, meta, port),
-                                   tuple(docker_run_argv(argv, pairs, meta, port))))
+        model_id, body = split_serve_text(text)
+        head = _docker_head(memo, meta, env, port, model_id)[0]
+        cmd = serve_argv_tail(argv)
+        argv_head = _docker_head(memo, meta, env, port, cmd[0] if cmd else "")[1]
+        hit = remember(memo, key, (env, rendered, head + (" \\\n  " + body if body else ""), (*argv_head, *cmd)))
     return hit[2], list(hit[3])
+
+
+def _docker_head(memo: dict[Any, Any], meta: DockerMeta, env: tuple[EnvValue, ...], port: int,
+                 model_id: str) -> tuple[str, tuple[str, ...]]:
+    """``docker run`` text and argv up to the image, per (env identity, image, port, model id)."""
+    key = ("docker-head", meta.image, meta.gpu_flags_text, meta.gpu_flags_argv, port, model_id, id(env))
+    hit = memo.get(key)
+    if hit is None or hit[0] is not env:
+        pairs = env_pairs(env)
+        hit = remember(memo, key, (env, docker_run_head(model_id, pairs, meta, port),
+                                   tuple(docker_argv_head(model_id, pairs, meta, port))))
+    return hit[1], hit[2]
 
 
 def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
