@@ -4,7 +4,8 @@
 * profiles a recipe cannot tell apart share one rendering
   (``synth.context.rendering_hardware_key``): every pair of profiles with equal
   keys must render identically but for the ``hardware`` id, and sharing must happen;
-* contexts, compiled argument tuples and env merges keyed by hardware class are
+* contexts, compiled argument tuples, env merges keyed by hardware class and the
+  per-recipe gates of ``api.tree.recipe_gates`` are
   covered by ``test_memo_equivalence.py`` (memoized vs unmemoized builds).
 """
 
