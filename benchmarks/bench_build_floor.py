@@ -22,6 +22,7 @@ overrides, PD, Mooncake, feature modes, promoted variants). Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +134,19 @@ def engine_costs(recipes_dir: Path, repeat: int) -> tuple[int, float, float]:
     return len(sels), statistics.median(fresh), statistics.median(again)
 
 
+@contextlib.contextmanager
+def bench_dirs(prefix: str, recipes_dir: str | None, n_recipes: int) -> Iterator[tuple[Path, Path]]:
+    """``(catalog, output root on /dev/shm)``: the given catalog or a generated one; removed after."""
+    work = Path(tempfile.mkdtemp(prefix=f"{prefix}-"))
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    outs = Path(tempfile.mkdtemp(prefix=f"{prefix}-out-", dir=shm))
+    try:
+        yield (Path(recipes_dir) if recipes_dir else make_catalog(work / "catalog", n_recipes)), outs
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(outs, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--recipes", type=int, default=170)
@@ -140,11 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="build worker processes (default: as the CLI)")
     ap.add_argument("--baseline-src", help="another tree's src/ to build too, interleaved (same-run baseline)")
     args = ap.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="bench-floor-"))
-    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    outs = Path(tempfile.mkdtemp(prefix="bench-floor-out-", dir=shm))
-    try:
-        recipes_dir = Path(args.recipes_dir) if args.recipes_dir else make_catalog(work / "catalog", args.recipes)
+    with bench_dirs("bench-floor", args.recipes_dir, args.recipes) as (recipes_dir, outs):
         builds, floors, bases = [], [], []
         files: dict[str, bytes] = {}
         for k in range(max(1, args.repeat)):
@@ -188,9 +199,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{k.ljust(width)}  {v}")
         print(f"(repeat {args.repeat}; cpus={os.cpu_count()}; load average {os.getloadavg()[0]:.2f})")
         return 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(outs, ignore_errors=True)
 
 
 if __name__ == "__main__":

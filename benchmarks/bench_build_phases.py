@@ -15,9 +15,7 @@ worker count for its wall time. Usage::
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -28,8 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import vllm_recipes.api.build as build_mod
 import vllm_recipes.api.tree as tree_mod
-from bench_build_floor import write_floor
-from catalog_gen import make_catalog
+from bench_build_floor import bench_dirs, write_floor
 from vllm_recipes.catalog import load_catalog
 
 #: (module, function, phase): the functions whose own time (callees subtracted) makes a phase.
@@ -87,11 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recipes", type=int, default=170)
     ap.add_argument("--recipes-dir", help="use this catalog instead of generating one")
     args = ap.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="bench-phases-"))
-    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    outs = Path(tempfile.mkdtemp(prefix="bench-phases-out-", dir=shm))
-    try:
-        recipes_dir = Path(args.recipes_dir) if args.recipes_dir else make_catalog(work / "catalog", args.recipes)
+    with bench_dirs("bench-phases", args.recipes_dir, args.recipes) as (recipes_dir, outs):
         t0 = time.perf_counter()
         catalog = load_catalog(recipes_dir)
         load = time.perf_counter() - t0
@@ -117,9 +110,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label.ljust(width)}  {spent:7.3f}  {spent / total:6.1%}  {spent / floor:7.2f}  {note}")
         print(f"{'TOTAL (one process)'.ljust(width)}  {total:7.3f}  {1:6.1%}  {total / floor:7.2f}")
         return 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(outs, ignore_errors=True)
 
 
 if __name__ == "__main__":
