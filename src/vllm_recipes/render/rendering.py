@@ -9,7 +9,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
-from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
+from vllm_recipes.catalog.memo import SELECTIONS, remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, first_truthy
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -125,12 +125,15 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
     Memoized per plan (a repeated selection resolves to the same plan object): the
     caller gets a fresh top-level dict, nested values are shared and read-only.
     """
-    cache = selection_cache(ctx.catalog.memo)
+    memo = ctx.catalog.memo
+    cache = memo.get(SELECTIONS)  # (inlined selection_cache: this is the website's hot path)
+    if cache is None:
+        cache = selection_cache(memo)
     key = ("rendering", id(plan), id(ctx), frontend_key)
     hit = cache.get(key)
     if hit is None or hit[0] is not plan or hit[1] is not ctx:
         hit = remember_answer(cache, key, (plan, ctx, _rendering_object(ctx, plan, frontend_key)))
-    return dict(hit[2])
+    return hit[2].copy()  # type: ignore[no-any-return]
 
 
 def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
+from vllm_recipes.catalog.memo import SELECTIONS, remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import (
     as_map,
     first_present,
@@ -407,16 +407,20 @@ def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan
     A selection resolved before is answered from the catalog's bounded memo (the
     website resolves the same few selections over and over); plans are immutable.
     """
-    cache = selection_cache(catalog.memo)
+    memo = catalog.memo
+    cache = memo.get(SELECTIONS)  # (inlined selection_cache: this is the website's hot path)
+    if cache is None:
+        cache = selection_cache(memo)
+    data = recipe.doc.data
     try:
         key: tuple[Any, ...] | None = ("resolve", recipe.rel_path, sel)
         hit = cache.get(key)
     except TypeError:  # a PD pool or KV request given as a dict: not hashable, not cached
         key = hit = None
-    if hit is not None and hit[0] is recipe.data:
+    if hit is not None and hit[0] is data:
         return hit[1]  # type: ignore[no-any-return]
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
     out = (ctx, resolve_plan(ctx))
     if key is not None:
-        remember_answer(cache, key, (recipe.data, out))
+        remember_answer(cache, key, (data, out))
     return out
