@@ -205,3 +205,19 @@ def test_docker_forms_laid_out_from_a_shared_head_equal_the_direct_ones(bench_ca
         assert got == (docker_run_text(text, env_pairs(env), meta_for(ctx), 8002),
                        docker_run_argv(argv, env_pairs(env), meta_for(ctx), 8002))
     assert got[0].startswith("# /models/m must already exist")
+
+
+def test_a_gpu_count_written_as_a_float_is_another_key(bench_catalog: Catalog) -> None:
+    """8 and 8.0 are equal keys in Python but print differently (PD pool sizes): never shared."""
+    from vllm_recipes.catalog.yamlsource import FrozenDict
+
+    profiles = bench_catalog.hardware_profiles
+    twin = FrozenDict({**profiles["h200"], "gpu_count": 8.0})
+    taxonomy = FrozenDict({**bench_catalog.taxonomy,
+                           "hardware_profiles": FrozenDict({**profiles, "h200_float": twin})})
+    catalog = dataclasses.replace(bench_catalog, taxonomy=taxonomy, memo={})
+    for recipe in catalog.recipes:
+        keys = [rendering_hardware_key(catalog, recipe.data, recipe.rel_path, "default", "pd_cluster", hw)
+                for hw in ("h200", "h200_float")]
+        assert keys[0][1:4] == keys[1][1:4] or keys[0][0] == "h200"  # same classes, generation, brand
+        assert keys[0] != keys[1]

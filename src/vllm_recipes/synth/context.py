@@ -240,11 +240,12 @@ def rendering_hardware_key(catalog: Catalog, recipe: Mapping[str, Any], recipe_f
     profile = as_map(catalog.hardware_profiles.get(hw_id))
     vkey, variant = variant_entry(recipe, variant_key)
     g = gen(profile)
+    # numbers by repr: 8 and 8.0 are equal keys but print differently
     return (hardware_class(catalog, recipe, recipe_file, hw_id, profile, layer_scope(vkey, strategy)),
             hardware_class(catalog, recipe, recipe_file, hw_id, profile, ("features",)),
             g if isinstance(g, str) else repr(g), repr(profile.get("brand")),
-            profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1,
-            resolve_single_node_tp(recipe, variant, profile, strategy, hw_id))
+            repr(profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1),
+            repr(resolve_single_node_tp(recipe, variant, profile, strategy, hw_id)))
 
 
 def layer_scope(variant_key: str, strategy: str) -> tuple[str, ...]:

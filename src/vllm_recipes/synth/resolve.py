@@ -160,7 +160,7 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     sel = ctx.sel
     pd_key = None
     if ctx.is_pd and role:
-        pd_key = (ctx.recipe_file, ctx.strategy_name, ctx.gpu_count, repr(sel.pd_nodes), ctx.node_count > 1,
+        pd_key = (ctx.recipe_file, ctx.strategy_name, repr(ctx.gpu_count), repr(sel.pd_nodes), ctx.node_count > 1,
                   ctx.hw_id in NVL4_PROFILES)
     memo = ctx.catalog.memo
     direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, ctx.frontend,
