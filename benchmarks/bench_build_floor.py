@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,15 @@ print(json.dumps({"files": res.written, "imports": t1 - t0, "build": t2 - t1, "c
 """
 
 
-def run_build(recipes_dir: Path, out: Path, jobs: int | None) -> dict[str, float]:
+def run_build(recipes_dir: Path, out: Path, jobs: int | None, src: str | None = None) -> dict[str, float]:
+    """One full build in a fresh interpreter; ``src``: another tree's ``src`` (a same-run baseline)."""
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(recipes_dir), str(out),
-                           "auto" if jobs is None else str(jobs)], capture_output=True, text=True, check=True)
+                           "auto" if jobs is None else str(jobs)], capture_output=True, text=True, check=True,
+                          env=env)
     info = json.loads(proc.stdout.strip().splitlines()[-1])
     info["wall"] = time.perf_counter() - t0
     return info
@@ -114,8 +120,10 @@ def engine_costs(recipes_dir: Path, repeat: int) -> tuple[int, float, float]:
     def run(batch: list[tuple[Any, Selection]]) -> float:
         t0 = time.perf_counter()
         for r, s in batch:
-            with contextlib.suppress(Exception):  # a selection the engine refuses costs what it costs
+            try:
                 rendering_object(*resolve(catalog, r, s))
+            except Exception:  # a selection the engine refuses costs what it costs
+                continue
         return (time.perf_counter() - t0) / len(batch) * 1e6
 
     for _ in range(repeat):
@@ -126,19 +134,29 @@ def engine_costs(recipes_dir: Path, repeat: int) -> tuple[int, float, float]:
     return len(sels), statistics.median(fresh), statistics.median(again)
 
 
+@contextlib.contextmanager
+def bench_dirs(prefix: str, recipes_dir: str | None, n_recipes: int) -> Iterator[tuple[Path, Path]]:
+    """``(catalog, output root on /dev/shm)``: the given catalog or a generated one; removed after."""
+    work = Path(tempfile.mkdtemp(prefix=f"{prefix}-"))
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    outs = Path(tempfile.mkdtemp(prefix=f"{prefix}-out-", dir=shm))
+    try:
+        yield (Path(recipes_dir) if recipes_dir else make_catalog(work / "catalog", n_recipes)), outs
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(outs, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--recipes", type=int, default=170)
     ap.add_argument("--recipes-dir", help="use this catalog instead of generating one")
     ap.add_argument("--repeat", type=int, default=5, help="interleaved build/floor pairs (best of each)")
     ap.add_argument("--jobs", type=int, default=None, help="build worker processes (default: as the CLI)")
+    ap.add_argument("--baseline-src", help="another tree's src/ to build too, interleaved (same-run baseline)")
     args = ap.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="bench-floor-"))
-    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    outs = Path(tempfile.mkdtemp(prefix="bench-floor-out-", dir=shm))
-    try:
-        recipes_dir = Path(args.recipes_dir) if args.recipes_dir else make_catalog(work / "catalog", args.recipes)
-        builds, floors = [], []
+    with bench_dirs("bench-floor", args.recipes_dir, args.recipes) as (recipes_dir, outs):
+        builds, floors, bases = [], [], []
         files: dict[str, bytes] = {}
         for k in range(max(1, args.repeat)):
             b = run_build(recipes_dir, outs / f"api{k}", args.jobs)
@@ -146,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             if not files:
                 files = read_tree(outs / f"api{k}")
             shutil.rmtree(outs / f"api{k}")
+            if args.baseline_src:
+                bases.append(run_build(recipes_dir, outs / f"base{k}", args.jobs, args.baseline_src))
+                shutil.rmtree(outs / f"base{k}")
             floors.append(write_floor(files, outs / f"floor{k}"))
             shutil.rmtree(outs / f"floor{k}")
         best = min(builds, key=lambda x: x["wall"])
@@ -157,8 +178,18 @@ def main(argv: list[str] | None = None) -> int:
             ("build, process wall (best)", f"{best['wall']:.3f} s (imports {best['imports']:.3f} s, "
                                            f"build {best['build']:.3f} s, cpu {best['cpu']:.2f} s)"),
             ("write floor, one process (best)", f"{floor:.3f} s"),
-            ("RATIO build wall / floor", f"{best['wall'] / floor:.2f}x  (build alone {best['build'] / floor:.2f}x; "
+            ("RATIO build wall / floor", f"{best['wall'] / floor:.2f}x  (cpu {best['cpu'] / floor:.2f}x; build alone {best['build'] / floor:.2f}x; "
                                          f"median pair {statistics.median(b['wall'] for b in builds) / statistics.median(floors):.2f}x)"),
+        ]
+        if bases:
+            base = min(bases, key=lambda x: x["wall"])
+            rows += [
+                ("baseline build, process wall (best)", f"{base['wall']:.3f} s (cpu {base['cpu']:.2f} s; "
+                                                        f"{base['wall'] / floor:.2f}x the floor)"),
+                ("RATIO build / baseline", f"wall {best['wall'] / base['wall']:.2f}, "
+                                           f"cpu {best['cpu'] / base['cpu']:.2f}"),
+            ]
+        rows += [
             ("selections", f"{n_sel:,}"),
             ("fresh resolve + render", f"{fresh_us:.1f} us / selection"),
             ("repeated selection", f"{again_us:.2f} us / selection"),
@@ -168,9 +199,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{k.ljust(width)}  {v}")
         print(f"(repeat {args.repeat}; cpus={os.cpu_count()}; load average {os.getloadavg()[0]:.2f})")
         return 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(outs, ignore_errors=True)
 
 
 if __name__ == "__main__":

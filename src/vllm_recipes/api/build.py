@@ -122,9 +122,11 @@ _INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
 def orjson_safe(value: Any) -> bool:
     """True when orjson writes exactly what :func:`encode` writes for anything built from ``value``.
 
-    The two differ only for floats (``1e-07`` vs ``1e-7``, NaN), non-string keys
-    and integers beyond 64 bits; renderings only copy values from the recipe and
-    the catalog, and the engine itself computes ints and strings.
+    The two differ only for some floats (``1e-07`` vs ``1e-7``, NaN), non-string
+    keys and integers beyond 64 bits; renderings only copy values from the recipe
+    and the catalog, and the engine itself computes ints and strings. A float is
+    safe when orjson spells it as ``repr`` does (what ``json.dumps`` writes):
+    recipes carry plain figures such as ``155.5``, which both write alike.
     """
     stack = [value]
     while stack:
@@ -137,9 +139,20 @@ def orjson_safe(value: Any) -> bool:
                     stack.append(x)
         elif isinstance(v, list | tuple):
             stack.extend(x for x in v if not isinstance(x, str))
-        elif isinstance(v, float) or (isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX):
+        elif isinstance(v, float):
+            if not _float_safe(v):
+                return False
+        elif isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX:
             return False
     return True
+
+
+def _float_safe(v: float) -> bool:
+    """orjson writes ``v`` exactly as ``json.dumps`` does (``float.__repr__``)."""
+    try:
+        return orjson.dumps(v) == float.__repr__(v).encode()
+    except orjson.JSONEncodeError:  # pragma: no cover - orjson writes every float (NaN as null)
+        return False
 
 
 # --------------------------------------------------------------------------------------------

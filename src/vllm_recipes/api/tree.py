@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_object
@@ -32,6 +33,7 @@ from vllm_recipes.select.gates import (
     pd_fits_single_node,
 )
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import rendering_hardware_key
 from vllm_recipes.synth.resolve import resolve
 
 Warn = Callable[[str], None]
@@ -46,16 +48,34 @@ class HardwareRendering:
 def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
                      features: list[str], pd_nodes: Any = None, kv_offload: str | None = None,
                      warn: Warn | None = None) -> dict[str, Any] | None:
-    """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
-    sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
-                    pd_nodes=pd_nodes, kv_offload=kv_offload)
-    try:
-        ctx, plan = resolve(catalog, recipe, sel)
-        return with_vllm_lint(rendering_object(ctx, plan), ctx, plan)
-    except Exception as exc:
+    """§8 ``render``: a synthesis exception becomes a warning and no rendering.
+
+    Profiles the recipe cannot tell apart (same :func:`rendering_hardware_key`) share
+    one rendering: a later one takes it with its own ``hardware`` id (the failure
+    text names no hardware, so a failure is shared too).
+    """
+    feats = tuple(features)
+    key = ("hw-rendering", recipe.rel_path, vk, strategy, nodes, feats, repr(pd_nodes), kv_offload,
+           rendering_hardware_key(catalog, recipe.data, recipe.rel_path, vk, strategy, hw))
+    cache = selection_cache(catalog.memo)  # whole answers live in the small bounded cache
+    hit = cache.get(key)
+    if hit is None or hit[0] is not recipe.data:
+        sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=feats,
+                        pd_nodes=pd_nodes, kv_offload=kv_offload)
+        try:
+            ctx, plan = resolve(catalog, recipe, sel)
+            hit = remember_answer(cache, key, (recipe.data, with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
+                                               None))
+        except Exception as exc:
+            hit = remember_answer(cache, key, (recipe.data, None, str(exc)))
+    _, rendering, error = hit
+    if rendering is None:
         if warn:
-            warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
+            warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {error}")
         return None
+    out = dict(rendering)  # callers add keys; nested values are shared and read-only
+    out["hardware"] = hw
+    return out
 
 
 def kv_ids(catalog: Catalog) -> list[str]:
@@ -91,9 +111,35 @@ def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[
     return out
 
 
+@dataclass(frozen=True)
+class RecipeGates:
+    """What :func:`render_for_hardware` asks of a recipe whatever the hardware (once per recipe)."""
+
+    offered: tuple[str, ...]
+    #: offered strategies, then the Mooncake deployments, each once
+    ordered: tuple[str, ...]
+    #: deploy type of every strategy in ``ordered``
+    deploy: Mapping[str, Any]
+    #: ``recommend_strategy`` for one node and for several
+    recommended: tuple[str, str]
+
+
+def recipe_gates(catalog: Catalog, recipe: Recipe) -> RecipeGates:
+    key = (recipe.rel_path, "api-recipe-gates")
+    hit = catalog.memo.get(key)
+    if hit is None or hit[0] is not recipe.data:
+        r = recipe.data
+        offered = tuple(offered_strategies(r))
+        ordered = tuple(dict.fromkeys([*offered, *kv_ids(catalog)]))
+        gates = RecipeGates(offered, ordered, {s: deploy_type_of(catalog, s) for s in ordered},
+                            (recommend_strategy(r, 1), recommend_strategy(r, 2)))
+        hit = remember(catalog.memo, key, (recipe.data, gates))
+    return hit[1]  # type: ignore[no-any-return]
+
+
 def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
                         warn: Warn | None = None) -> HardwareRendering | None:
-    """§7 ``renderForHardware``."""
+    """§7 ``renderForHardware`` (the recipe's own gates computed once: :func:`recipe_gates`)."""
     r = recipe.data
     variants = as_map(r.get("variants"))
     variant = variants.get(vk)
@@ -109,33 +155,34 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
         vk, variant = fit, as_map(variants[fit])
     gpn = profile.get("gpu_count")
     strategies = catalog.strategies
+    gates = recipe_gates(catalog, recipe)
+    deploy = gates.deploy
+
+    def deploy_type(s: str) -> Any:
+        return deploy[s] if s in deploy else deploy_type_of(catalog, s)
 
     def nodes_for(s: str) -> int:
-        return max(2 if deploy_type_of(catalog, s) == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
+        return max(2 if deploy_type(s) == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
 
-    kvs = kv_ids(catalog)
-    ordered: list[str] = []
-    for s in [*offered_strategies(r), *kvs]:
-        if s not in ordered:
-            ordered.append(s)
+    ordered = gates.ordered
     compatible: list[str] = []
     for s in ordered:
-        if deploy_type_of(catalog, s) == "kv_store_lb":
+        if deploy_type(s) == "kv_store_lb":
             if scalable and kv_store_brand_supported(profile) and \
                     get(get(r.get("kv_cache_strategy_hardware"), s), hw) != "unsupported":
                 compatible.append(s)
         elif (is_strategy_supported_on_hardware(r, s, profile, hw)
-              and is_strategy_reachable(r, s, deploy_type_of(catalog, s), gpn, hw)
+              and is_strategy_reachable(r, s, deploy_type(s), gpn, hw)
               and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster"))):
             compatible.append(s)
 
     supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
-    rec = recommend_strategy(r, base_nodes)
+    rec = gates.recommended[base_nodes > 1]
     if rec not in compatible:
-        alt = next((s for s in compatible if deploy_type_of(catalog, s) != "kv_store_lb" and s != "pd_cluster"), None)
+        alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb" and s != "pd_cluster"), None)
         if alt is None:
-            alt = next((s for s in compatible if deploy_type_of(catalog, s) != "kv_store_lb"), None)
+            alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb"), None)
         if alt is not None:
             rec = alt
     rec_nodes = max(base_nodes, nodes_for(rec))
@@ -151,16 +198,16 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     recommended["hardware_profile"] = profile
 
     result = HardwareRendering(recommended)
-    offered = offered_strategies(r)
+    offered = gates.offered
 
     def ok(sid: str, n: int) -> bool:
-        dt = deploy_type_of(catalog, sid)
+        dt = deploy_type(sid)
         if sid not in strategies or dt in ("pd_cluster", "kv_store_lb"):
             return False
         return dt == "multi_node" if n > 1 else dt != "multi_node"
 
     def serving_for(n: int) -> str | None:
-        x = recommend_strategy(r, n)
+        x = gates.recommended[n > 1]
         if ok(x, n):
             return x
         return next((sid for sid in offered if ok(sid, n)), None)
@@ -173,14 +220,14 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
             if pd == "skip":
                 continue
             rendering = render_selection(catalog, recipe, vk, s, hw, 1, features, pd, None, warn)
-        elif deploy_type_of(catalog, s) == "kv_store_lb":
+        elif deploy_type(s) == "kv_store_lb":
             nc = 1 if fits_single_node(profile, variant, hw) else 2
             ss = serving_for(nc)
             if ss is None and nc == 2:
                 nc, ss = 1, serving_for(1)
             if ss is None:
                 continue
-            if deploy_type_of(catalog, ss) == "multi_node":
+            if deploy_type(ss) == "multi_node":
                 nc = max(nc, nodes_for_strategy(r, ss, gpn, hw))
             rendering = render_selection(catalog, recipe, vk, ss, hw, nc, features, None, s, warn)
         else:

@@ -28,14 +28,15 @@ def remember(memo: dict[Any, Any], key: Any, value: T) -> T:
 #: Whole answers per selection (plans, rendering objects) are large and, in a build, never
 #: asked for twice: they live in a small cache of their own (the website's working set).
 SELECTION_LIMIT = 4096
-_SELECTIONS = "selection answers"
+#: the key of the per-selection cache inside the memo
+SELECTIONS = "selection answers"
 
 
 def selection_cache(memo: dict[Any, Any]) -> dict[Any, Any]:
     """The bounded per-selection cache inside ``memo`` (emptied when full, see :func:`remember_answer`)."""
-    cache = memo.get(_SELECTIONS)
+    cache = memo.get(SELECTIONS)
     if cache is None:
-        cache = remember(memo, _SELECTIONS, {})
+        cache = remember(memo, SELECTIONS, {})
     return cache  # type: ignore[no-any-return]
 
 

@@ -15,8 +15,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate, plan_processes
-from vllm_recipes.render.rendering import meta_for
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.rendering import kept_positions_of, meta_for, token_values
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
@@ -94,10 +93,10 @@ def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tup
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    memo_key = (ctx.recipe_file, "vllm-lint-target", ctx.variant_data_key, ctx.hw_id, ctx.sel.kv_offload, forced)
+    image = meta_for(ctx).image  # the only thing of the hardware the choice reads
+    memo_key = (ctx.recipe_file, "vllm-lint-target", ctx.variant_data_key, image, ctx.sel.kv_offload, forced)
     got = ctx.catalog.memo.get(memo_key)
     if got is None:
-        image = meta_for(ctx).image
         flags, env = declared_extensions(ctx.recipe)
         got = choose_target(image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload),
                             forced=forced, declared_flags=flags, declared_env=env)
@@ -108,17 +107,13 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
 def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
     """The tokens the renderers print (``finalize``'s dedupe and drops), with their sources.
 
+    (:func:`~vllm_recipes.render.shell.kept_positions` is ``finalize`` on values; a property test holds them equal.)
+
     Dedupe depends on the token values only, so the kept positions are memoized by the values
     (``validate`` meets the same argument lists in thousands of selections).
     """
-    values = tuple(a.value for a in inv.args)
-    key = ("vllm-lint-kept", values, inv.drop_flags)
-    memo = ctx.catalog.memo
-    idx = memo.get(key)
-    if idx is None:
-        pos = {id(a): i for i, a in enumerate(inv.args)}
-        idx = memo[key] = tuple(pos[id(a)] for a in finalize(inv).tokens)
-    return [inv.args[i] for i in idx]
+    args = inv.args
+    return [args[i] for i in kept_positions_of(ctx.catalog.memo, token_values(inv), inv.drop_flags)]
 
 
 def lint_kept(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
@@ -204,8 +199,11 @@ def process_lints(ctx: Ctx, plan: Plan, *, forced: str | None = None) -> dict[st
 
 
 def with_vllm_lint(obj: dict[str, Any], ctx: Ctx, plan: Plan, forced: str | None = None) -> dict[str, Any]:
-    """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API)."""
-    obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced).to_dict()
+    """A rendering object plus its ``vllm_lint`` key (the CLI's JSON, ``/api/resolve``, the static API).
+
+    The JSON form names files and key paths, not lines, so findings are not located.
+    """
+    obj["vllm_lint"] = lint_plan(ctx, plan, forced=forced, locate_findings=False).to_dict()
     return obj
 
 

@@ -112,12 +112,21 @@ _SERVE_PREFIX = re.compile(r"^vllm serve (\S+)")
 
 def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:
     """§9.3 ``buildDockerRun``."""
+    model_id, body = split_serve_text(command)
+    return docker_run_head(model_id, env, meta, port) + (" \\\n  " + body if body else "")
+
+
+def split_serve_text(command: str) -> tuple[str, str]:
+    """The model id of a ``vllm serve`` command text (else ``MODEL``) and the text after it."""
     m = _SERVE_PREFIX.match(command) if command.startswith("vllm serve ") else None
-    model_id = m.group(1) if m else "MODEL"
-    if m:
-        body = re.sub(r"^vllm serve \S+\s*\\?\n?\s*", "", command, count=1)
-    else:
-        body = command
+    if m is None:
+        return "MODEL", command
+    return m.group(1), re.sub(r"^vllm serve \S+\s*\\?\n?\s*", "", command, count=1)
+
+
+def docker_run_head(model_id: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:
+    """The ``docker run`` text up to the image and the model id: the same for every command
+    run with this env (:func:`docker_run_text` appends the command's flags)."""
     mounts = _mounts(model_id, env)
     env_flags = [f"-e {k}={js_str(v)}" for k, v in env]
     join = " \\\n  "
@@ -129,17 +138,23 @@ def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMe
         out += "\n  " + join.join(f"-v {x}" for x in mounts) + " \\"
     if env_flags:
         out += "\n  " + join.join(env_flags) + " \\"
-    out += f"\n  {meta.image if meta.image is not None else 'undefined'} {model_id}"
-    if body:
-        out += " \\\n  " + body
-    return out
+    return out + f"\n  {meta.image if meta.image is not None else 'undefined'} {model_id}"
 
 
 def docker_run_argv(argv: Sequence[str], env: Sequence[tuple[str, Any]], meta: DockerMeta,
                     port: int = 8000) -> list[str]:
     """§9.4 ``buildDockerArgv``."""
-    cmd = list(argv[2:]) if len(argv) >= 2 and argv[0] == "vllm" and argv[1] == "serve" else list(argv)
-    model_id = cmd[0] if cmd else ""
+    cmd = serve_argv_tail(argv)
+    return [*docker_argv_head(cmd[0] if cmd else "", env, meta, port), *cmd]
+
+
+def serve_argv_tail(argv: Sequence[str]) -> list[str]:
+    """What follows ``vllm serve`` in an argv (the whole argv for another binary)."""
+    return list(argv[2:]) if len(argv) >= 2 and argv[0] == "vllm" and argv[1] == "serve" else list(argv)
+
+
+def docker_argv_head(model_id: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> list[str]:
+    """The ``docker run`` argv up to the image (:func:`docker_run_argv` appends the command)."""
     out = ["docker", "run", *meta.gpu_flags_argv, "--privileged", "--ipc=host", "-p", f"{port}:{port}",
            "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
     for mnt in _mounts(model_id, env):
@@ -148,5 +163,4 @@ def docker_run_argv(argv: Sequence[str], env: Sequence[tuple[str, Any]], meta: D
         out += ["-e", f"{k}={js_str(v)}"]
     if meta.image is not None:
         out.append(meta.image)
-    out += cmd
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
-from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
+from vllm_recipes.catalog.memo import SELECTIONS, remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, first_truthy
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -22,8 +22,15 @@ from vllm_recipes.synth.plan import (
     SinglePlan,
 )
 
-from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
-from .shell import render_values, router_text
+from .docker import (
+    DockerMeta,
+    docker_argv_head,
+    docker_meta,
+    docker_run_head,
+    serve_argv_tail,
+    split_serve_text,
+)
+from .shell import kept_positions, render_kept, router_text
 
 
 def env_dict(env: tuple[EnvValue, ...]) -> dict[str, Any]:
@@ -52,13 +59,27 @@ def meta_for(ctx: Ctx) -> DockerMeta:
 _token_value = itemgetter(0)
 
 
+def token_values(inv: Invocation) -> tuple[str, ...]:
+    return tuple(map(_token_value, inv.args))
+
+
+def kept_positions_of(memo: dict[Any, Any], values: tuple[str, ...], drop_flags: tuple[str, ...]) -> tuple[int, ...]:
+    """:func:`~.shell.kept_positions`, memoized by values: one dedupe serves the text and the lint."""
+    key = ("kept", drop_flags, values)
+    hit = memo.get(key)
+    if hit is None:
+        hit = remember(memo, key, kept_positions(values, drop_flags))
+    return hit  # type: ignore[no-any-return]
+
+
 def _inv_rendered(memo: dict[Any, Any], inv: Invocation) -> tuple[str, tuple[str, ...]]:
     """Text and argv of one process, shared by every process with the same token values."""
-    values = tuple(map(_token_value, inv.args))
+    values = token_values(inv)
     key = ("inv", inv.binary, inv.model_id, inv.drop_flags, values)
     hit = memo.get(key)
     if hit is None:
-        hit = remember(memo, key, render_values(inv.binary, inv.model_id, values, inv.drop_flags))
+        kept = [values[i] for i in kept_positions_of(memo, values, inv.drop_flags)]
+        hit = remember(memo, key, render_kept(inv.binary, inv.model_id, kept))
     return hit  # type: ignore[no-any-return]
 
 
@@ -76,11 +97,26 @@ def _dock(memo: dict[Any, Any], meta: DockerMeta, rendered: tuple[str, tuple[str
     key = ("docker", meta.image, meta.gpu_flags_text, id(rendered), id(env), port)
     hit = memo.get(key)
     if hit is None or hit[0] is not env or hit[1] is not rendered:
-        pairs = env_pairs(env)
+        # = docker_run_text / docker_run_argv, with the env-dependent head laid out once per env
         text, argv = rendered
-        hit = remember(memo, key, (env, rendered, docker_run_text(text, pairs, meta, port),
-                                   tuple(docker_run_argv(argv, pairs, meta, port))))
+        model_id, body = split_serve_text(text)
+        head = _docker_head(memo, meta, env, port, model_id)[0]
+        cmd = serve_argv_tail(argv)
+        argv_head = _docker_head(memo, meta, env, port, cmd[0] if cmd else "")[1]
+        hit = remember(memo, key, (env, rendered, head + (" \\\n  " + body if body else ""), (*argv_head, *cmd)))
     return hit[2], list(hit[3])
+
+
+def _docker_head(memo: dict[Any, Any], meta: DockerMeta, env: tuple[EnvValue, ...], port: int,
+                 model_id: str) -> tuple[str, tuple[str, ...]]:
+    """``docker run`` text and argv up to the image, per (env identity, image, port, model id)."""
+    key = ("docker-head", meta.image, meta.gpu_flags_text, meta.gpu_flags_argv, port, model_id, id(env))
+    hit = memo.get(key)
+    if hit is None or hit[0] is not env:
+        pairs = env_pairs(env)
+        hit = remember(memo, key, (env, docker_run_head(model_id, pairs, meta, port),
+                                   tuple(docker_argv_head(model_id, pairs, meta, port))))
+    return hit[1], hit[2]
 
 
 def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
@@ -89,12 +125,15 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
     Memoized per plan (a repeated selection resolves to the same plan object): the
     caller gets a fresh top-level dict, nested values are shared and read-only.
     """
-    cache = selection_cache(ctx.catalog.memo)
+    memo = ctx.catalog.memo
+    cache = memo.get(SELECTIONS)  # (inlined selection_cache: this is the website's hot path)
+    if cache is None:
+        cache = selection_cache(memo)
     key = ("rendering", id(plan), id(ctx), frontend_key)
     hit = cache.get(key)
     if hit is None or hit[0] is not plan or hit[1] is not ctx:
         hit = remember_answer(cache, key, (plan, ctx, _rendering_object(ctx, plan, frontend_key)))
-    return dict(hit[2])
+    return hit[2].copy()  # type: ignore[no-any-return]
 
 
 def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any]:

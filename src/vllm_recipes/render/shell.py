@@ -7,6 +7,7 @@ are then pure formatting of the kept tokens.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,13 @@ def quote(s: str) -> str:
     if _BARE_VAR.fullmatch(s) or _SAFE.fullmatch(s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted(s: str) -> str:
+    """:func:`quote`, remembered: a catalog's values repeat across thousands of commands (bounded,
+    since advanced options from URLs are user-driven)."""
+    return quote(s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +108,8 @@ def pair_lines(values: Sequence[str]) -> list[str]:
     while i < n:
         t = values[i]
         if t.startswith("-") and i + 1 < n and not values[i + 1].startswith("-"):
-            lines.append(f"{t} {quote(values[i + 1])}")
+            v = values[i + 1]
+            lines.append(f"{t} {_quoted(v) if isinstance(v, str) else quote(v)}")
             i += 2
         else:
             lines.append(t)
@@ -125,22 +134,21 @@ def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
     return out
 
 
-def render_values(binary: str, model_id: str, values: Sequence[str],
-                  drop_flags: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
-    """Text and argv of a process from its raw token *values* alone.
+def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tuple[int, ...]:
+    """Indices into ``values`` of the tokens a process keeps, from the token *values* alone.
 
-    The same §7 pre-filter, last-wins dedupe, drop and layout as
-    :func:`render_invocation` (a property test holds them equal), without the
-    provenance bookkeeping: what a rendering memoized by token values needs.
+    The same §7 pre-filter, last-wins dedupe and drop as :func:`final_tokens` (a
+    property test holds them equal), without the provenance bookkeeping: what the
+    rendering and the lint, both memoized by token values, need.
     """
-    vals = [v for v in values if v != ""]
-    n = len(vals)
+    pos = [i for i, v in enumerate(values) if v != ""]
+    n = len(pos)
     units: list[tuple[int, int, str | None]] = []
     i = 0
     while i < n:
-        t = vals[i]
+        t = values[pos[i]]
         if t.startswith("-"):
-            if i + 1 < n and not vals[i + 1].startswith("-"):
+            if i + 1 < n and not values[pos[i + 1]].startswith("-"):
                 units.append((i, i + 2, t))
                 i += 2
                 continue
@@ -156,11 +164,27 @@ def render_values(binary: str, model_id: str, values: Sequence[str],
         elif flag not in seen:
             seen.add(flag)
             keep.append((start, end))
-    kept: list[str] = []
+    kept: list[int] = []
     for start, end in reversed(keep):
-        kept += vals[start:end]
+        kept += pos[start:end]
     if drop_flags:
-        kept = [kept[j] for j in _kept_after_drop(kept, drop_flags)]
+        kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
+    return tuple(kept)
+
+
+def render_values(binary: str, model_id: str, values: Sequence[str],
+                  drop_flags: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
+    """Text and argv of a process from its raw token *values* alone.
+
+    The same §7 pre-filter, last-wins dedupe, drop and layout as
+    :func:`render_invocation` (a property test holds them equal), without the
+    provenance bookkeeping: what a rendering memoized by token values needs.
+    """
+    return render_kept(binary, model_id, [values[i] for i in kept_positions(values, drop_flags)])
+
+
+def render_kept(binary: str, model_id: str, kept: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """Text and argv of a process from the values it keeps (see :func:`kept_positions`)."""
     return command_text(binary, model_id, pair_lines(kept)), (*binary.split(" "), model_id, *kept)
 
 

@@ -127,12 +127,40 @@ def _make_ctx(fields: dict[str, Any]) -> Ctx:
 
 
 def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
-    """Every :class:`Ctx` field that does not depend on node or instance counts."""
+    """Every :class:`Ctx` field that does not depend on node or instance counts.
+
+    The fields that do not read the hardware are memoized apart (a build meets every
+    (variant, strategy) on each of a recipe's profiles); the rest is computed here.
+    """
+    key = (recipe_file, "ctx-static", sel.variant_key, sel.strategy, sel.frontend, sel.kv_offload)
+    static = catalog.memo.get(key)
+    if static is None:
+        static = remember(catalog.memo, key, _static_fields(catalog, recipe, recipe_file, sel))
+    variant, vkey = static["variant"], static["variant_data_key"]
+    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    kv_opt = None
+    opt = static["_kv_opt_candidate"]
+    if opt is not None and kv_offload_brand_supported(opt, profile):
+        kv_opt = opt
+    fields = dict(static)
+    del fields["_kv_opt_candidate"]
+    fields.update(
+        profile=profile,
+        gen=gen(profile),
+        gpu_count=profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1,
+        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
+        variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
+        kv_opt=kv_opt,
+        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, layer_scope(vkey, sel.strategy)),
+    )
+    return fields
+
+
+def _static_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
+    """The :class:`Ctx` fields that read neither the hardware nor node or instance counts."""
     vkey, variant = variant_entry(recipe, sel.variant_key)
     strategies = catalog.strategies
     strategy = as_map(strategies.get(sel.strategy))
-    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
     deploy_type = strategy.get("deploy_type") if truthy(strategy.get("deploy_type")) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
 
@@ -141,13 +169,12 @@ def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     if truthy(kv_offload) and get(strategies.get(kv_offload), "deploy_type") == "kv_store_lb":
         kv_store = strategies[kv_offload]
     kv_composing = kv_store is not None and strategy.get("deploy_type") != "pd_cluster"
-    kv_opt = None
+    kv_opt_candidate = None  # the brand check is the hardware's part (see _fixed_fields)
     if truthy(kv_offload):
         opt = catalog.kv_offload_options.get(kv_offload)
         if (is_map(opt) and kv_offload_allowed_for_strategy(opt, sel.strategy, strategy)
-                and kv_offload_supported_for_recipe(opt, kv_offload, recipe)
-                and kv_offload_brand_supported(opt, profile)):
-            kv_opt = opt
+                and kv_offload_supported_for_recipe(opt, kv_offload, recipe)):
+            kv_opt_candidate = opt
 
     frontend = sel.frontend or recipe_frontend(recipe)
     frontend_env = as_map(get(catalog.frontends.get(frontend), "env"))
@@ -162,22 +189,16 @@ def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         strategy=strategy,
         strategy_file=catalog.strategy_files.get(sel.strategy, f"strategies/{sel.strategy}.yaml"),
         deploy_type=deploy_type,
-        profile=profile,
-        gen=gen(profile),
-        gpu_count=gpu_count,
-        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
         model_id=model_id if isinstance(model_id, str) else str(model_id),
-        variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
         so=so if is_map(so) else None,
         parallel_flag=strategy.get("parallel_flag") if truthy(strategy.get("parallel_flag")) else "--tensor-parallel-size",
         is_pd=strategy.get("deploy_type") == "pd_cluster",
         kv_store=kv_store,
         kv_store_file=catalog.strategy_files.get(kv_offload or "", f"kv_store/{kv_offload}.yaml"),
         kv_composing=kv_composing,
-        kv_opt=kv_opt,
+        _kv_opt_candidate=kv_opt_candidate,
         frontend=frontend,
         frontend_env=frontend_env,
-        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, layer_scope(vkey, sel.strategy)),
         _raw_deploy_type=strategy.get("deploy_type"),
     )
 
@@ -203,6 +224,28 @@ def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
         return hw_id
     g = gen(profile)
     return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
+
+
+def rendering_hardware_key(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, variant_key: str,
+                           strategy: str, hw_id: str) -> tuple[Any, ...]:
+    """Everything resolving, rendering and linting one selection read of its hardware.
+
+    Two profiles with the same key give the same rendering object but for its
+    ``hardware`` id: the memoized layers see the hardware through their classes
+    (both scopes below), the parallelism and PD layers through the GPU count and the
+    single-node TP size, the docker image, KV options and installs through generation
+    and brand (part of a class that is not an id). A profile the recipe names by id
+    in those places is its own class, so its key is its own.
+    """
+    profile = as_map(catalog.hardware_profiles.get(hw_id))
+    vkey, variant = variant_entry(recipe, variant_key)
+    g = gen(profile)
+    # numbers by repr: 8 and 8.0 are equal keys but print differently
+    return (hardware_class(catalog, recipe, recipe_file, hw_id, profile, layer_scope(vkey, strategy)),
+            hardware_class(catalog, recipe, recipe_file, hw_id, profile, ("features",)),
+            g if isinstance(g, str) else repr(g), repr(profile.get("brand")),
+            repr(profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1),
+            repr(resolve_single_node_tp(recipe, variant, profile, strategy, hw_id)))
 
 
 def layer_scope(variant_key: str, strategy: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
+from vllm_recipes.catalog.memo import SELECTIONS, remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import (
     as_map,
     first_present,
@@ -87,13 +87,20 @@ def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
 
 
 def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
-    """The features layer, memoized by what it reads (features and modes as selected)."""
+    """The features layer, memoized by what it reads (features and modes as selected).
+
+    The strategy is read only through each feature's ``strategies`` allowlist, so the
+    key holds the features the strategy lets through instead: strategies that admit
+    the same features share the entry.
+    """
     sel = ctx.sel
     if not sel.features:
         return []
     hw_class = hardware_class(ctx.catalog, ctx.recipe, ctx.recipe_file, ctx.hw_id, ctx.profile, ("features",))
-    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, ctx.strategy_name,
-           sel.features, sel.feature_modes, ctx.kv_composing)
+    feats, strategy = ctx.features, ctx.strategy_name
+    admitted = tuple(f for f in sel.features if is_feature_allowed_for_strategy(feats.get(f), strategy))
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, admitted,
+           sel.feature_modes, ctx.kv_composing)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
@@ -111,8 +118,12 @@ DYNAMIC_TAIL = ARG_ORDER[len(STATIC_HEAD) + 3:]
 
 def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
     """The static tokens before and after the parallelism layer: one lookup per selection,
-    assembled on a miss from the per-layer memo (which hits across hardware classes)."""
-    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, call.role)
+    assembled on a miss from the per-layer memo.
+
+    Keyed by the hardware *class*: every layer compiled here keys its own memo by
+    ``ctx.hw_class`` or by less (see :data:`LAYER_KEYS`), so profiles of one class share the pair.
+    """
+    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, call.role)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
@@ -142,32 +153,38 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
 
     The merge is memoized by the identities of the (memoized) layer contributions it
     merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
+    In front of that, one lookup per selection shape keyed by the hardware *class*: the
+    env layers key their contributions by ``ctx.hw_class`` or by less, the NVL4 profiles are
+    always their own class, and the PD key carries the GPU count pinning reads.
     """
     sel = ctx.sel
     pd_key = None
     if ctx.is_pd and role:
-        pd_key = (ctx.recipe_file, ctx.strategy_name, ctx.gpu_count, repr(sel.pd_nodes), ctx.node_count > 1,
+        pd_key = (ctx.recipe_file, ctx.strategy_name, repr(ctx.gpu_count), repr(sel.pd_nodes), ctx.node_count > 1,
                   ctx.hw_id in NVL4_PROFILES)
     memo = ctx.catalog.memo
-    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_id, ctx.strategy_name, ctx.frontend,
+    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, ctx.frontend,
               sel.kv_offload, role, pd_key)
     hit = memo.get(direct)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     call = Call(role=role)
-    parts = tuple(_layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning")
-    key = ("env", role, pd_key, *(id(p) for p in parts if p.env))
+    parts = {name: _layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning"}
+    used = tuple(p for p in parts.values() if p.env)
+    key = ("env", role, pd_key, *map(id, used))
     hit = memo.get(key)
-    if hit is None or any(a is not b for a, b in zip(hit[0], (p for p in parts if p.env), strict=True)):
-        hit = remember(memo, key, (tuple(p for p in parts if p.env), _build_env(ctx, role)))
+    if hit is None or any(a is not b for a, b in zip(hit[0], used, strict=True)):
+        hit = remember(memo, key, (used, _build_env(ctx, role, parts)))
     return remember(memo, direct, hit[1])  # type: ignore[no-any-return]
 
 
-def _build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
+def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
+    """The merge itself; ``parts``: the memoized layers' contributions, already looked up."""
     call = Call(role=role)
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        for m, src in _layer(ctx, name, call).env:
+        part = parts.get(name) if parts is not None else None
+        for m, src in (part if part is not None else _layer(ctx, name, call)).env:
             for k, v in m.items():
                 s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
                 old = merged.get(k)
@@ -390,16 +407,20 @@ def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan
     A selection resolved before is answered from the catalog's bounded memo (the
     website resolves the same few selections over and over); plans are immutable.
     """
-    cache = selection_cache(catalog.memo)
+    memo = catalog.memo
+    cache = memo.get(SELECTIONS)  # (inlined selection_cache: this is the website's hot path)
+    if cache is None:
+        cache = selection_cache(memo)
+    data = recipe.doc.data
     try:
         key: tuple[Any, ...] | None = ("resolve", recipe.rel_path, sel)
         hit = cache.get(key)
     except TypeError:  # a PD pool or KV request given as a dict: not hashable, not cached
         key = hit = None
-    if hit is not None and hit[0] is recipe.data:
+    if hit is not None and hit[0] is data:
         return hit[1]  # type: ignore[no-any-return]
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
     out = (ctx, resolve_plan(ctx))
     if key is not None:
-        remember_answer(cache, key, (recipe.data, out))
+        remember_answer(cache, key, (data, out))
     return out
