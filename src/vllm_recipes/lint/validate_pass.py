@@ -123,11 +123,8 @@ class RecipePass:
 
 
 def _hashable(sel: Selection) -> Any:
-    try:
-        hash(sel)
-    except TypeError:  # a PD pool request is a dict
-        return repr(sel)
-    return sel
+    """``sel`` compared exactly: by repr, as 8 and 8.0 are equal but render differently."""
+    return repr(sel)
 
 
 #: the selection fields compared as they are (hardware and modes are compared by what they select)
@@ -188,8 +185,9 @@ class _Equivalence:
         image = self._images.get((vkey, hw))
         if image is None:
             image = self._images[(vkey, hw)] = docker_meta(r.data, variant, profile, hw).image
-        return (classes, gpu_count, resolve_single_node_tp(r.data, variant, profile, sel.strategy, hw), image,
-                variant, profile)
+        # numbers by repr: 8 and 8.0 are equal but render differently
+        return (classes, repr(gpu_count), repr(resolve_single_node_tp(r.data, variant, profile, sel.strategy, hw)),
+                image, variant, profile)
 
     def _class(self, hw_id: str, profile: Mapping[str, Any], scope: tuple[str, ...]) -> Any:
         """:func:`synth.context.hardware_class`, with the engine's own id reads as a membership (all it is)."""
@@ -221,7 +219,7 @@ class _Equivalence:
             return _hashable(sel)
         *seen, variant, profile = hardware
         key = (tuple(seen), self._effective_modes(sel, variant, profile),
-               *(repr(v) if isinstance(v, dict) else v for v in (getattr(sel, n) for n in _PLAIN_FIELDS)))
+               *(repr(v) if isinstance(v, dict | int | float) else v for v in (getattr(sel, n) for n in _PLAIN_FIELDS)))
         try:
             hash(key)
         except TypeError:  # an unhashable request value
