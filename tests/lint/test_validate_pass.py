@@ -44,7 +44,7 @@ def straightforward(bench_catalog: Path) -> list[Finding]:
     for recipe in catalog.recipes:
         if recipe.is_omni:
             continue
-        acc = ReleaseFindings(catalog)
+        acc = ReleaseFindings(catalog, recipe=recipe)
         out.extend(dead_value_findings(catalog, recipe, on_plan=acc.add))
         out.extend(acc.findings)
     return out
@@ -65,6 +65,20 @@ def test_fast_pass_in_one_process_equals_the_straightforward_path(bench_catalog:
 def test_forked_workers_give_the_same_findings_in_the_same_order(bench_catalog: Path,
                                                                   straightforward: list[Finding]) -> None:
     assert catalog_pass_findings(load_catalog(bench_catalog), workers=2) == straightforward
+
+
+def test_a_finding_in_a_shared_file_names_the_model_it_came_from(straightforward: list[Finding],
+                                                                 bench_catalog: Path) -> None:
+    """Every recipe declaring an old ``min_vllm_version`` trips the taxonomy's frontend env: one line each, each
+    naming its model (else ``validate`` printed the very same line once per recipe)."""
+    ids = {r.rel_path: r.hf_id for r in load_catalog(bench_catalog).recipes}
+    shared = [f for f in straightforward if f.file not in ids and f.code.startswith("vllm-")]
+    assert len(shared) >= 2
+    assert len({f.format() for f in straightforward}) == len(straightforward)
+    for f in shared:
+        assert any(f"(e.g. {hf} --" in f.message for hf in ids.values()), f.message
+    own = [f for f in straightforward if f.file in ids and f.code.startswith("vllm-")]
+    assert own and all("(e.g. --" in f.message for f in own)  # in its own file the model goes without saying
 
 
 def test_dead_values_alone_equal_the_straightforward_tally(bench_catalog: Path,

@@ -68,7 +68,7 @@ class RecipePass:
         self.forced = forced
         self.memo = catalog.memo
         self.tally = Tally()
-        self.release = ReleaseFindings(catalog, forced) if release else None
+        self.release = ReleaseFindings(catalog, forced, recipe) if release else None
         #: id(token) -> token, for kept tokens already counted as emitted (kept alive so the id stays theirs)
         self._emitted_args: dict[int, Arg] = {}
         #: id(env) -> (env, its names), for envs already tallied (kept alive so the id stays theirs)

@@ -33,9 +33,12 @@ def _selection_hint(sel: Selection) -> str:
 class ReleaseFindings:
     """Collects one recipe's located findings over its selections (``add`` per resolved selection)."""
 
-    def __init__(self, catalog: Catalog, forced: str | None = None) -> None:
+    def __init__(self, catalog: Catalog, forced: str | None = None, recipe: Recipe | None = None) -> None:
         self.catalog = catalog
         self.forced = forced
+        #: whose selections these are: a finding located in a shared file (taxonomy, strategies)
+        #: names the model in its example, else every recipe would print the very same line
+        self.recipe = recipe
         self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
         self.findings: list[Finding] = []
 
@@ -55,13 +58,16 @@ class ReleaseFindings:
         if doc is None:
             return
         pos = position_of(doc, key_path)
+        hint = _selection_hint(sel)
+        if self.recipe is not None and file != self.recipe.rel_path:
+            hint = f"{self.recipe.hf_id} {hint}"
         self.findings.append(Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
-                                     f"[{f.code}] {f.message} (e.g. {_selection_hint(sel)})", f.code))
+                                     f"[{f.code}] {f.message} (e.g. {hint})", f.code))
 
 
 def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:
     """Located findings of one recipe over all of its offered selections."""
-    acc = ReleaseFindings(catalog, forced)
+    acc = ReleaseFindings(catalog, forced, recipe)
     for sel in offered_selections(catalog, recipe):
         try:
             ctx, plan = resolve(catalog, recipe, sel)
@@ -92,7 +98,7 @@ def dead_value_and_release_checker(forced: str | None = None) -> Checker:
         for recipe in catalog.recipes:
             if recipe.is_omni:
                 continue
-            acc = ReleaseFindings(catalog, forced)
+            acc = ReleaseFindings(catalog, forced, recipe)
             out.extend(dead_value_findings(catalog, recipe, on_plan=acc.add))
             out.extend(acc.findings)
         return out
