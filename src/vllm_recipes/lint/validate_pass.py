@@ -37,16 +37,15 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
-from vllm_recipes.jsvalues import as_map, is_map, is_number, truthy
+from vllm_recipes.jsvalues import as_map, is_map, truthy
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
+from vllm_recipes.select.defaults import variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
-from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import ID_READ_PROFILES, Ctx, layer_scope, named_hardware
+from vllm_recipes.synth.context import Ctx, rendering_hardware_key
 from vllm_recipes.synth.plan import Arg, Plan
-from vllm_recipes.synth.resolve import NVL4_PROFILES, resolve
+from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
 from .finalized import FinalizedIndices, finalized_indices
@@ -138,14 +137,12 @@ class _Equivalence:
     the same value and source) and are linted against the same release when
     they differ only in what ``resolve`` and the lint target cannot see:
 
-    - the hardware, when it looks the same to everything they read of it
-      (``docs/decisions-perf.md``, hardware classes): the id only as a key of
-      a hardware-keyed map of the part of the recipe the selection reads (so
-      a named id keeps its own class), the profile through its
-      generation and brand (and whether it is one of the NVL4 trays whose env
-      the engine singles out), its GPU count, the single-node TP size (which
-      also reads the VRAM and ``tp`` maps) and the image (-> release); the
-      KV option's brand check reads the brand, which the class holds;
+    - the hardware, when it looks the same to everything they read of it:
+      :func:`synth.context.rendering_hardware_key` (the key the build shares
+      whole renderings by: hardware classes, GPU count, single-node TP size;
+      a named id, or a tray whose env the engine singles out, is its own
+      class) plus the image (-> release); the KV option's brand check reads
+      the brand, which the class holds;
     - the mode picks, when they select the same mode: the features layer reads
       a pick only through ``resolve_mode_key`` (a pick that is the default, or
       not allowed there, selects what no pick selects).
@@ -175,28 +172,17 @@ class _Equivalence:
         return got
 
     def _compute(self, sel: Selection) -> Any:
-        # the same reads as synth.context's fixed fields: the KV option's brand check is covered by the
-        # classes (brand, or the id) and ``kv_offload`` itself is compared as a plain field
+        # what resolving and rendering read of the hardware (the build shares renderings by the same key),
+        # plus the image the lint target reads; the KV option's brand check is covered by the classes and
+        # ``kv_offload`` itself is compared as a plain field
         r, hw = self.recipe, sel.hw_id
         vkey, variant = variant_entry(r.data, sel.variant_key)
         profile = as_map(self.catalog.hardware_profiles.get(hw))
-        gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
-        classes = tuple(self._class(hw, profile, scope) for scope in (layer_scope(vkey, sel.strategy), ("features",)))
         image = self._images.get((vkey, hw))
         if image is None:
             image = self._images[(vkey, hw)] = docker_meta(r.data, variant, profile, hw).image
-        # numbers by repr: 8 and 8.0 are equal but render differently
-        return (classes, repr(gpu_count), repr(resolve_single_node_tp(r.data, variant, profile, sel.strategy, hw)),
+        return (rendering_hardware_key(self.catalog, r.data, r.rel_path, sel.variant_key, sel.strategy, hw),
                 image, variant, profile)
-
-    def _class(self, hw_id: str, profile: Mapping[str, Any], scope: tuple[str, ...]) -> Any:
-        """:func:`synth.context.hardware_class`, with the engine's own id reads as a membership (all it is)."""
-        r = self.recipe
-        if hw_id in named_hardware(self.catalog, r.data, r.rel_path, scope):
-            return hw_id
-        g = gen(profile)
-        return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")), hw_id in ID_READ_PROFILES,
-                hw_id in NVL4_PROFILES)
 
     def _effective_modes(self, sel: Selection, variant: Mapping[str, Any], profile: Mapping[str, Any]
                          ) -> tuple[tuple[str, Any], ...]:

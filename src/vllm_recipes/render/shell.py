@@ -141,6 +141,13 @@ def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tup
     property test holds them equal), without the provenance bookkeeping: what the
     rendering and the lint, both memoized by token values, need.
     """
+    return dedupe_positions(values, drop_flags)[0]
+
+
+def dedupe_positions(values: Sequence[str], drop_flags: Sequence[str] = ()
+                     ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """:func:`kept_positions`, plus each shadowed token's index with the index of the kept flag that won
+    over it (-1 when that flag was dropped): what the dead-value lint reads of :func:`final_tokens`."""
     pos = [i for i, v in enumerate(values) if v != ""]
     n = len(pos)
     units: list[tuple[int, int, str | None]] = []
@@ -158,18 +165,25 @@ def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tup
         i += 1
     seen: set[str] = set()
     keep: list[tuple[int, int]] = []
+    shadow: dict[str, list[tuple[int, int]]] = {}
     for start, end, flag in reversed(units):
         if flag is None:
             keep.append((start, end))
         elif flag not in seen:
             seen.add(flag)
             keep.append((start, end))
+        else:
+            shadow.setdefault(flag, []).append((start, end))
     kept: list[int] = []
     for start, end in reversed(keep):
         kept += pos[start:end]
     if drop_flags:
         kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
-    return tuple(kept)
+    if not shadow:
+        return tuple(kept), ()
+    winner = {values[k]: k for k in kept if values[k].startswith("-")}
+    return tuple(kept), tuple((p, winner.get(flag, -1)) for flag, spans in shadow.items()
+                              for start, end in reversed(spans) for p in pos[start:end])
 
 
 def render_values(binary: str, model_id: str, values: Sequence[str],
