@@ -160,7 +160,7 @@ class ParseCache:
             data, repeats = entry
             duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
             return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
-        doc = parse_yaml(raw, file, digest=key)
+        doc = parse_yaml(text, file, digest=key)  # (the text: ``check_raw`` already checked and decoded it)
         self._used[key] = (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
         self._new = True
         return doc
@@ -183,23 +183,28 @@ class CleanVerdicts:
     on every run.
     """
 
-    def __init__(self, root: Path, context: str) -> None:
-        self._pack = _pack_path(root, "clean")
+    def __init__(self, root: Path, context: str | None) -> None:
+        """``context``: :func:`catalog_context` (``None``: unknown, so nothing is remembered)."""
+        self._pack = _pack_path(root, "clean") if context is not None else None
         self._context = context
         self._old: set[str] = _read_pack(self._pack, set) or set()
         self._now: set[str] = set()
 
-    def key(self, rel_path: str, digest: str) -> str:
+    def key(self, rel_path: str, digest: str | None) -> str | None:
+        """The verdict key of a recipe file (``None``: its bytes or the catalog's are unknown)."""
+        if self._context is None or digest is None:
+            return None
         return hashlib.blake2b(f"{self._context}|{rel_path}|{digest}".encode(), digest_size=20).hexdigest()
 
-    def known_clean(self, key: str) -> bool:
-        if key in self._old:
+    def known_clean(self, key: str | None) -> bool:
+        if key is not None and key in self._old:
             self._now.add(key)
             return True
         return False
 
-    def add(self, key: str) -> None:
-        self._now.add(key)
+    def add(self, key: str | None) -> None:
+        if key is not None:
+            self._now.add(key)
 
     def save(self) -> None:
         if self._pack is not None and self._now != self._old:

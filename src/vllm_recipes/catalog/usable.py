@@ -93,22 +93,19 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []
-    context = catalog_context([(s.rel_path, s.doc.digest) for s in catalog.sources])
-    verdicts = CleanVerdicts(catalog.root, context) if context is not None else None
+    verdicts = CleanVerdicts(catalog.root, catalog_context([(s.rel_path, s.doc.digest) for s in catalog.sources]))
     for recipe in fixed.recipes:
-        key = verdicts.key(recipe.rel_path, recipe.doc.digest) if verdicts and recipe.doc.digest else None
-        if key is not None and verdicts is not None and verdicts.known_clean(key):
+        key = verdicts.key(recipe.rel_path, recipe.doc.digest)
+        if verdicts.known_clean(key):
             keep.append(recipe)
             continue
         errors = recipe_errors(fixed, recipe)
         if errors:
             findings += errors
-        else:
-            keep.append(recipe)
-            if key is not None and verdicts is not None:
-                verdicts.add(key)
-    if verdicts is not None:
-        verdicts.save()
+            continue
+        keep.append(recipe)
+        verdicts.add(key)
+    verdicts.save()
     if len(keep) == len(fixed.recipes) and fixed is catalog:
         result = catalog, findings
     else:
