@@ -68,15 +68,23 @@ class RecipePass:
         self.memo = catalog.memo
         self.tally = Tally()
         self.release = ReleaseFindings(catalog, forced, recipe) if release else None
-        #: id(token) -> token, for kept tokens already counted as emitted (kept alive so the id stays theirs)
-        self._emitted_args: dict[int, Arg] = {}
+        #: id(token) -> token, every kept token (counted as emitted at the end: each object once; kept alive
+        #: so the id stays theirs; memoized layers share their token objects across selections)
+        self._kept_args: dict[int, Arg] = {}
         #: id(env) -> (env, its names), for envs already tallied (kept alive so the id stays theirs)
         self._envs: dict[int, tuple[Any, tuple[str, ...]]] = {}
+        #: (variant, hardware, KV choice) -> the lint target (what ``target_for`` reads of a selection)
+        self._targets: dict[tuple[str, str, str | None], Any] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
         release = self.release
-        target = target_for(ctx, self.forced)[0] if release is not None else None
+        target = None
+        if release is not None:
+            tkey = (sel.variant_key, sel.hw_id, sel.kv_offload)
+            target = self._targets.get(tkey)
+            if target is None:
+                target = self._targets[tkey] = target_for(ctx, self.forced)[0]
         new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
             args = inv.args
@@ -91,7 +99,7 @@ class RecipePass:
             found = lint_kept(ctx, fi.kept_values, known_env[1], target)  # memoized by those values
             if found:
                 new.extend((f, src.file if src is not None else "", kp)
-                           for f, src, kp in with_sources(found, [args[i] for i in fi.kept], env))
+                           for f, src, kp in with_sources(found, fi.pick(args), env))  # type: ignore[misc]
         if new:
             # the plan's findings by severity, as lint_plan orders them (the first one at a location wins)
             new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
@@ -99,22 +107,22 @@ class RecipePass:
                 release.add_finding(sel, f, file, kp)  # type: ignore[union-attr]
 
     def _tally_tokens(self, args: tuple[Arg, ...], fi: FinalizedIndices) -> None:
-        """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``."""
-        t, rf, counted = self.tally, self.rf, self._emitted_args
-        for i in fi.kept:
-            a = args[i]
-            if counted.get(id(a)) is a:  # the same token object (a memoized layer's) was counted before
-                continue
-            counted[id(a)] = a
-            if a.source.file == rf:
-                t.emitted.add(a.key_path)
-        for i, w in fi.shadowed:
-            tok = args[i]
-            if tok.source.file == rf:
-                t.shadowed_by.setdefault(tok.key_path, set()).add(args[w].source.layer if w >= 0 else "?")
+        """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``: the kept tokens are
+        gathered by identity (one C-level update) and counted as emitted in :meth:`findings`."""
+        kept = fi.pick(args)  # type: ignore[misc]
+        self._kept_args.update(zip(map(id, kept), kept, strict=True))
+        if fi.shadowed:
+            t, rf = self.tally, self.rf
+            for i, w in fi.shadowed:
+                tok = args[i]
+                if tok.source.file == rf:
+                    t.shadowed_by.setdefault(tok.key_path, set()).add(args[w].source.layer if w >= 0 else "?")
 
     def findings(self, recipe: Recipe) -> list[Finding]:
         """Dead values, then the release findings (the straightforward checker's order)."""
+        rf, emitted = self.rf, self.tally.emitted
+        emitted.update(a.key_path for a in self._kept_args.values() if a.source.file == rf)
+        self._kept_args.clear()
         out = dead_value_report(recipe, self.tally)
         if self.release is not None:
             out.extend(self.release.findings)
