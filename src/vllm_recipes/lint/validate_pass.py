@@ -30,7 +30,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
 from typing import Any
@@ -49,6 +49,7 @@ from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
 from .finalized import FinalizedIndices, finalized_indices
+from .kv_processes import Process, kv_option_processes
 from .vllm_lint import VllmFinding
 from .vllm_plan import SEVERITY_RANK, lint_kept, target_for, with_sources
 from .vllm_validate import ReleaseFindings
@@ -78,6 +79,10 @@ class RecipePass:
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
+        self.add_processes(sel, ctx, plan_processes(plan, env_on_workers=True))
+
+    def add_processes(self, sel: Selection, ctx: Ctx, processes: Iterable[Process]) -> None:
+        """Count one selection given its serve processes (workers with the head's env)."""
         release = self.release
         target = None
         if release is not None:
@@ -86,7 +91,7 @@ class RecipePass:
             if target is None:
                 target = self._targets[tkey] = target_for(ctx, self.forced)[0]
         new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
-        for _title, inv, env in plan_processes(plan, env_on_workers=True):
+        for _title, inv, env in processes:
             args = inv.args
             fi = finalized_indices(self.memo, inv)
             self._tally_tokens(args, fi)
@@ -136,6 +141,8 @@ def _hashable(sel: Selection) -> Any:
 
 #: the selection fields compared as they are (hardware and modes are compared by what they select)
 _PLAIN_FIELDS = tuple(f.name for f in fields(Selection) if f.name not in {"hw_id", "feature_modes"})
+#: where ``kv_offload`` sits in a key of :meth:`_Equivalence.key` (after the hardware and the modes)
+_KV_AT = 2 + _PLAIN_FIELDS.index("kv_offload")
 
 
 class _Equivalence:
@@ -222,25 +229,39 @@ class _Equivalence:
 
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
-                         release: bool = True, *, skip_equivalent: bool = True) -> list[Finding]:
+                         release: bool = True, *, skip_equivalent: bool = True, derive_kv: bool = True
+                         ) -> list[Finding]:
     """One recipe's dead values and (``release``) release-lint findings over its offered selections.
 
-    ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against).
+    ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against);
+    ``derive_kv=False`` resolves KV-option selections too instead of deriving them from their base plan
+    (:mod:`.kv_processes`).
     """
     if recipe.is_omni:
         return []
     acc = RecipePass(catalog, recipe, forced, release)
     eq = _Equivalence(catalog, recipe)
     done: set[Any] = set()
+    #: plans of the resolved selections without a KV choice, by key (what a KV selection is derived from)
+    plain: dict[Any, Plan] = {}
+    options: dict[Any, Any] = {}
     for sel in offered_selections(catalog, recipe):
         key = eq.key(sel, equivalent=skip_equivalent)
         if key in done:
             continue
         done.add(key)
+        if derive_kv and sel.kv_offload and type(key) is tuple:
+            base = plain.get((*key[:_KV_AT], None, *key[_KV_AT + 1:]))
+            derived = kv_option_processes(catalog, recipe, sel, base, options) if base is not None else None
+            if derived is not None:
+                acc.add_processes(sel, *derived)
+                continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
             continue
+        if derive_kv and sel.kv_offload is None and type(key) is tuple:
+            plain[key] = plan
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)
 
