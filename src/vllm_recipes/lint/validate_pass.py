@@ -33,6 +33,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -141,8 +142,9 @@ def _hashable(sel: Selection) -> Any:
 
 #: the selection fields compared as they are (hardware and modes are compared by what they select)
 _PLAIN_FIELDS = tuple(f.name for f in fields(Selection) if f.name not in {"hw_id", "feature_modes"})
-#: where ``kv_offload`` sits in a key of :meth:`_Equivalence.key` (after the hardware and the modes)
-_KV_AT = 2 + _PLAIN_FIELDS.index("kv_offload")
+_plain_values = attrgetter(*_PLAIN_FIELDS)
+#: where ``kv_offload`` sits among them
+_KV_AT = _PLAIN_FIELDS.index("kv_offload")
 
 
 class _Equivalence:
@@ -196,8 +198,8 @@ class _Equivalence:
         image = self._images.get((vkey, hw))
         if image is None:
             image = self._images[(vkey, hw)] = docker_meta(r.data, variant, profile, hw).image
-        return (rendering_hardware_key(self.catalog, r.data, r.rel_path, sel.variant_key, sel.strategy, hw),
-                image, variant, profile)
+        return ((rendering_hardware_key(self.catalog, r.data, r.rel_path, sel.variant_key, sel.strategy, hw),
+                 image), variant, profile)
 
     def _effective_modes(self, sel: Selection, variant: Mapping[str, Any], profile: Mapping[str, Any]
                          ) -> tuple[tuple[str, Any], ...]:
@@ -214,18 +216,31 @@ class _Equivalence:
         return got
 
     def key(self, sel: Selection, *, equivalent: bool = True) -> Any:
-        """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select."""
+        """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select.
+
+        The other fields are compared with their types (8 and 8.0 are equal but render differently);
+        a selection with an unhashable request value (a PD pool given as a dict) is compared by repr.
+        """
         hardware = self.hardware_key(sel) if equivalent else None
         if hardware is None:
             return _hashable(sel)
-        *seen, variant, profile = hardware
-        key = (tuple(seen), self._effective_modes(sel, variant, profile),
-               *(repr(v) if isinstance(v, dict | int | float) else v for v in (getattr(sel, n) for n in _PLAIN_FIELDS)))
+        seen, variant, profile = hardware
+        values = _plain_values(sel)
+        key = (seen, self._effective_modes(sel, variant, profile), values, tuple(map(type, values)))
         try:
             hash(key)
         except TypeError:  # an unhashable request value
             return repr(key)
         return key
+
+    @staticmethod
+    def without_kv(key: Any) -> Any:
+        """The key of the same selection without a KV choice (``None`` for a key compared by repr)."""
+        if type(key) is not tuple:
+            return None
+        seen, modes, values, types = key
+        return (seen, modes, (*values[:_KV_AT], None, *values[_KV_AT + 1:]),
+                (*types[:_KV_AT], type(None), *types[_KV_AT + 1:]))
 
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
@@ -250,8 +265,9 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
         if key in done:
             continue
         done.add(key)
-        if derive_kv and sel.kv_offload and type(key) is tuple:
-            base = plain.get((*key[:_KV_AT], None, *key[_KV_AT + 1:]))
+        if derive_kv and sel.kv_offload and sel.kv_offload not in catalog.strategies and type(key) is tuple:
+            # (a Mooncake store is a strategy id: its own deployment shape, always resolved)
+            base = plain.get(eq.without_kv(key))
             derived = kv_option_processes(catalog, recipe, sel, base, options) if base is not None else None
             if derived is not None:
                 acc.add_processes(sel, *derived)
