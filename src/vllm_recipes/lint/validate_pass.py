@@ -313,11 +313,15 @@ def default_workers(n_recipes: int) -> int:
 _FORKED: tuple[Catalog, str | None, bool] | None = None
 
 
+def _worker_started() -> None:
+    """A worker never runs the cyclic collector (see :func:`cyclic_gc_paused`); it exits with the pool."""
+    gc.disable()
+
+
 def _recipe_in_worker(index: int) -> list[Finding]:
     assert _FORKED is not None
     catalog, forced, release = _FORKED
-    with cyclic_gc_paused():
-        return recipe_pass_findings(catalog, catalog.recipes[index], forced, release)
+    return recipe_pass_findings(catalog, catalog.recipes[index], forced, release)
 
 
 def catalog_pass_findings(catalog: Catalog, forced: str | None = None, *, release: bool = True,
@@ -330,10 +334,14 @@ def catalog_pass_findings(catalog: Catalog, forced: str | None = None, *, releas
             return [f for i in indices for f in recipe_pass_findings(catalog, catalog.recipes[i], forced, release)]
     global _FORKED
     _FORKED = (catalog, forced, release)
+    # the parent's objects (catalog, memo, tables) move to the permanent generation before the fork, so
+    # nothing in a worker ever walks them (each walk would copy their pages into the worker)
+    gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(min(n, len(indices))) as pool:
+        with multiprocessing.get_context("fork").Pool(min(n, len(indices)), initializer=_worker_started) as pool:
             parts = pool.map(_recipe_in_worker, indices, chunksize=1)
     finally:
+        gc.unfreeze()
         _FORKED = None
     return [f for part in parts for f in part]
 
