@@ -3,6 +3,9 @@
 Over a reduced benchmark catalog (PD, multi-node, Mooncake, KV options with and
 without env, on many hardware profiles): every derived process list equals, token
 for token and env entry for env entry (values and sources), what ``resolve`` gives.
+And the pass that counts such a selection by its option tokens alone
+(``RecipePass.add_option_suffix``) reports what the straightforward path does,
+both where the option's own tokens have findings and where they shadow recipe tokens.
 """
 
 from __future__ import annotations
@@ -13,10 +16,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from vllm_recipes.catalog import Catalog, load_catalog
-from vllm_recipes.lint.deadvalues import offered_selections
+from vllm_recipes.catalog.diagnostics import Finding
+from vllm_recipes.lint.deadvalues import dead_value_findings, offered_selections
 from vllm_recipes.lint.kv_processes import kv_option_processes
+from vllm_recipes.lint.validate_pass import RecipePass, recipe_pass_findings
+from vllm_recipes.lint.vllm_validate import ReleaseFindings
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.synth.resolve import resolve
 
@@ -43,7 +50,7 @@ def test_derived_processes_are_the_resolved_ones(catalog: Catalog) -> None:
             if derived is None:
                 seen["resolved instead"] += 1
                 continue
-            ctx, processes = derived
+            ctx, processes = derived.ctx, derived.processes
             want_ctx, plan = resolve(catalog, recipe, sel)
             assert processes == plan_processes(plan, env_on_workers=True), sel
             assert ctx == want_ctx
@@ -65,3 +72,60 @@ def test_a_mooncake_store_is_resolved_instead(catalog: Catalog) -> None:
     assert stores
     _ctx, base = resolve(catalog, recipe, dataclasses.replace(stores[0], kv_offload=None))
     assert kv_option_processes(catalog, recipe, stores[0], base) is None
+
+
+def _straightforward(catalog: Catalog, recipe_index: int, forced: str | None = None) -> list[Finding]:
+    recipe = catalog.recipes[recipe_index]
+    acc = ReleaseFindings(catalog, forced, recipe)
+    return [*dead_value_findings(catalog, recipe, on_plan=acc.add), *acc.findings]
+
+
+def _suffix_counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records what every ``add_option_suffix`` call answered (True: counted by the option tokens alone)."""
+    answers: list[bool] = []
+    original = RecipePass.add_option_suffix
+
+    def spy(self: RecipePass, *args: object) -> bool:
+        answers.append(original(self, *args))  # type: ignore[arg-type]
+        return answers[-1]
+
+    monkeypatch.setattr(RecipePass, "add_option_suffix", spy)
+    return answers
+
+
+def test_option_token_findings_come_from_the_suffix_alone(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against an old release the option's connectors are unregistered: reported from the option tokens,
+    named by the first KV selection, as on the straightforward path."""
+    want = _straightforward(catalog, 0, forced="0.10.2")
+    answers = _suffix_counted(monkeypatch)
+    got = recipe_pass_findings(catalog, catalog.recipes[0], "0.10.2")
+    assert got == want
+    assert answers.count(True) >= 50
+    assert any(f.file == catalog.taxonomy_file and f.key_path.startswith("kv_offload.") for f in got)
+
+
+@pytest.fixture(scope="module")
+def shadowing_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """One generated recipe whose base args carry a ``--kv-transfer-config`` that its variants always shadow:
+    a KV option then shadows the variant's (and the base's) token instead."""
+    root = make_catalog(tmp_path_factory.mktemp("kv-shadow"), n_recipes=1)
+    path = next((root / "models").rglob("*.yaml"))
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    flag = "--kv-transfer-config"
+    doc["model"]["base_args"] = [*(doc["model"].get("base_args") or []), flag, '{"kv_connector":"NixlConnector"}']
+    for variant in doc["variants"].values():
+        variant["extra_args"] = [*(variant.get("extra_args") or []), flag,
+                                 '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return load_catalog(root)
+
+
+def test_option_tokens_that_shadow_recipe_tokens_are_counted_in_full(shadowing_catalog: Catalog,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    want = _straightforward(shadowing_catalog, 0)
+    answers = _suffix_counted(monkeypatch)
+    got = recipe_pass_findings(shadowing_catalog, shadowing_catalog.recipes[0])
+    assert got == want
+    assert answers and not any(answers)  # every KV-option selection shadows a recipe token: none by suffix
+    shadowed = [f for f in got if f.code == "dead-value" and f.key_path.startswith("model.base_args")]
+    assert shadowed and all("kv-option" in f.message for f in shadowed), [f.message for f in shadowed]

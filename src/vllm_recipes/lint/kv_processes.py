@@ -23,7 +23,7 @@ the resolved one over the benchmark catalog.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.explain import plan_processes
@@ -39,11 +39,22 @@ KV_OPTION_LAST = ARG_ORDER[-2:] == ("kv-option", "mooncake")
 Process = tuple[str, Invocation, tuple[EnvValue, ...]]
 
 
+class KvDerived(NamedTuple):
+    """A KV-option selection's processes, and how they differ from the base plan's."""
+
+    ctx: Ctx
+    processes: list[Process]
+    #: the option's tokens, appended to every process (empty: the option adds none here)
+    suffix: tuple[Arg, ...]
+    #: each process keeps the base process's env (the very tuple): the option has no env
+    same_env: bool
+
+
 def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_plan: Plan,
                         options: dict[Any, tuple[Any, tuple[Arg, ...], bool]] | None = None
-                        ) -> tuple[Ctx, list[Process]] | None:
-    """``(context, serve processes)`` of ``sel`` (a KV-option selection) from ``base_plan``, the plan of the
-    same selection without ``kv_offload``; ``None`` when that is not provably what resolving would give.
+                        ) -> KvDerived | None:
+    """The context and serve processes of ``sel`` (a KV-option selection) from ``base_plan``, the plan of
+    the same selection without ``kv_offload``; ``None`` when that is not provably what resolving would give.
 
     ``options`` memoizes each option's tokens (shared token objects across a recipe's selections).
     """
@@ -69,4 +80,4 @@ def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_p
     out = [(title, Invocation(inv.model_id, inv.args + tokens, inv.binary, inv.drop_flags) if tokens else inv,
             base_env if env is None else env)
            for title, inv, base_env in plan_processes(base_plan, env_on_workers=True)]
-    return ctx, out
+    return KvDerived(ctx, out, tokens, env is None)

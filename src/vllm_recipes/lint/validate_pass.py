@@ -33,7 +33,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -45,13 +45,13 @@ from vllm_recipes.select.defaults import variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, rendering_hardware_key
-from vllm_recipes.synth.plan import Arg, Plan
+from vllm_recipes.synth.plan import Arg, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
 from .finalized import FinalizedIndices, finalized_indices
-from .kv_processes import Process, kv_option_processes
-from .vllm_lint import VllmFinding
+from .kv_processes import KvDerived, Process, kv_option_processes
+from .vllm_lint import VllmFinding, starts_a_unit
 from .vllm_plan import SEVERITY_RANK, lint_kept, target_for, with_sources
 from .vllm_validate import ReleaseFindings
 
@@ -59,6 +59,8 @@ from .vllm_validate import ReleaseFindings
 PARALLEL_MIN_RECIPES = 16
 #: at most this many worker processes
 MAX_WORKERS = 4
+
+_value = itemgetter(0)  # Arg.value
 
 
 class RecipePass:
@@ -85,12 +87,7 @@ class RecipePass:
     def add_processes(self, sel: Selection, ctx: Ctx, processes: Iterable[Process]) -> None:
         """Count one selection given its serve processes (workers with the head's env)."""
         release = self.release
-        target = None
-        if release is not None:
-            tkey = (sel.variant_key, sel.hw_id, sel.kv_offload)
-            target = self._targets.get(tkey)
-            if target is None:
-                target = self._targets[tkey] = target_for(ctx, self.forced)[0]
+        target = self._target(sel, ctx) if release is not None else None
         new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
         for _title, inv, env in processes:
             args = inv.args
@@ -111,6 +108,56 @@ class RecipePass:
             new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
             for f, file, kp in new:
                 release.add_finding(sel, f, file, kp)  # type: ignore[union-attr]
+
+    def _target(self, sel: Selection, ctx: Ctx) -> Any:
+        tkey = (sel.variant_key, sel.hw_id, sel.kv_offload)
+        target = self._targets.get(tkey)
+        if target is None:
+            target = self._targets[tkey] = target_for(ctx, self.forced)[0]
+        return target
+
+    def add_option_suffix(self, sel: Selection, derived: KvDerived, base: Plan) -> bool:
+        """Count a KV-option selection derived from ``base`` (counted before) by its option tokens alone, when
+        they provably change nothing else; ``False`` (nothing counted) when they might.
+
+        Appending tokens whose flags no base token has, starting with a flag, to a process that drops no
+        flags keeps every base token where it was: dedupe keeps and shadows what it did (units never span
+        the seam, flags are compared exactly) and the lint reads the same units, each on its own. The
+        selection's findings are then the base's (all reported already, at their locations), the option
+        units' own and the env's (the very same env tuple, tallied already), against the same release; its
+        tally adds nothing (the option's tokens are the taxonomy's, and shadow nothing of the base).
+        """
+        suffix = derived.suffix
+        if not derived.same_env or any(a.source.file == self.rf for a in suffix):
+            return False
+        release = self.release
+        target = None
+        if release is not None:
+            target = self._target(sel, derived.ctx)
+            if target != self._targets.get((sel.variant_key, sel.hw_id, None)):
+                return False
+        if not suffix:
+            return True
+        values = tuple(a.value for a in suffix)
+        if "" in values or not (values[0].startswith("-") and starts_a_unit(values[0])):
+            return False
+        flags = {v for v in values if v.startswith("-")}
+        serves = False
+        for _title, inv, _env in plan_processes(base, env_on_workers=True):
+            if inv.drop_flags or not flags.isdisjoint(map(_value, inv.args)):
+                return False
+            serves = serves or inv.binary == "vllm serve"
+        if release is None or not serves:
+            return True
+        fi = finalized_indices(self.memo, Invocation("", suffix))
+        found = lint_kept(derived.ctx, fi.kept_values, (), target)  # type: ignore[arg-type]
+        if found:
+            new = [(f, src.file if src is not None else "", kp)
+                   for f, src, kp in with_sources(found, fi.pick(suffix), ())]  # type: ignore[misc]
+            new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
+            for f, file, kp in new:
+                release.add_finding(sel, f, file, kp)
+        return True
 
     def _tally_tokens(self, args: tuple[Arg, ...], fi: FinalizedIndices) -> None:
         """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``: the kept tokens are
@@ -244,13 +291,14 @@ class _Equivalence:
 
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
-                         release: bool = True, *, skip_equivalent: bool = True, derive_kv: bool = True
-                         ) -> list[Finding]:
+                         release: bool = True, *, skip_equivalent: bool = True, derive_kv: bool = True,
+                         derive_kv_suffix: bool = True) -> list[Finding]:
     """One recipe's dead values and (``release``) release-lint findings over its offered selections.
 
     ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against);
     ``derive_kv=False`` resolves KV-option selections too instead of deriving them from their base plan
-    (:mod:`.kv_processes`).
+    (:mod:`.kv_processes`); ``derive_kv_suffix=False`` counts each derived one in full instead of by its
+    option tokens alone (:meth:`RecipePass.add_option_suffix`).
     """
     if recipe.is_omni:
         return []
@@ -270,7 +318,8 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
             base = plain.get(eq.without_kv(key))
             derived = kv_option_processes(catalog, recipe, sel, base, options) if base is not None else None
             if derived is not None:
-                acc.add_processes(sel, *derived)
+                if not (derive_kv_suffix and acc.add_option_suffix(sel, derived, base)):  # type: ignore[arg-type]
+                    acc.add_processes(sel, derived.ctx, derived.processes)
                 continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)

@@ -190,6 +190,11 @@ _IS_VALUE = _IsValueTable()
 _IS_VALUE_LIMIT = 100_000
 
 
+def starts_a_unit(tok: str) -> bool:
+    """Whether the lint reads ``tok`` as a flag (the start of a unit linted on its own), not as a value."""
+    return not _IS_VALUE[tok]
+
+
 def _has_var(value: str) -> bool:
     return bool(_VAR.search(value))
 
