@@ -32,7 +32,7 @@ import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -41,7 +41,7 @@ from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.jsvalues import as_map, is_map, truthy
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.select.defaults import variant_entry
+from vllm_recipes.select.defaults import default_features, variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, rendering_hardware_key
@@ -49,8 +49,14 @@ from vllm_recipes.synth.plan import Arg, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
+from .derived_processes import (
+    Derived,
+    Process,
+    base_feature_tokens,
+    feature_set_processes,
+    kv_option_processes,
+)
 from .finalized import FinalizedIndices, finalized_indices
-from .kv_processes import KvDerived, Process, kv_option_processes
 from .vllm_lint import VllmFinding, starts_a_unit
 from .vllm_plan import SEVERITY_RANK, lint_kept, target_for, with_sources
 from .vllm_validate import ReleaseFindings
@@ -116,19 +122,19 @@ class RecipePass:
             target = self._targets[tkey] = target_for(ctx, self.forced)[0]
         return target
 
-    def add_option_suffix(self, sel: Selection, derived: KvDerived, base: Plan) -> bool:
-        """Count a KV-option selection derived from ``base`` (counted before) by its option tokens alone, when
-        they provably change nothing else; ``False`` (nothing counted) when they might.
+    def add_suffix(self, sel: Selection, derived: Derived, base: Plan) -> bool:
+        """Count a selection derived from ``base`` (counted before) by its new last tokens alone, when they
+        provably change nothing else; ``False`` (nothing counted) when they might.
 
-        Appending tokens whose flags no base token has, starting with a flag, to a process that drops no
-        flags keeps every base token where it was: dedupe keeps and shadows what it did (units never span
-        the seam, flags are compared exactly) and the lint reads the same units, each on its own. The
-        selection's findings are then the base's (all reported already, at their locations), the option
-        units' own and the env's (the very same env tuple, tallied already), against the same release; its
-        tally adds nothing (the option's tokens are the taxonomy's, and shadow nothing of the base).
+        Each base process is a prefix followed by ``derived.replaced``; the selection's processes are the
+        same prefix followed by ``derived.suffix``. When neither tail has a flag of the prefix, starts with
+        anything but a flag or holds an empty token, and no flag is dropped, every prefix token stays where
+        it was: dedupe keeps and shadows what it did (units never span the seam, flags are compared
+        exactly) and the lint reads the same units, each on its own. The prefix's findings and tally were
+        then counted with the base (against the same release, with the very same env), so the selection adds
+        only its tail's: its dedupe, tally and lint taken alone.
         """
-        suffix = derived.suffix
-        if not derived.same_env or any(a.source.file == self.rf for a in suffix):
+        if not derived.same_env:
             return False
         release = self.release
         target = None
@@ -136,26 +142,30 @@ class RecipePass:
             target = self._target(sel, derived.ctx)
             if target != self._targets.get((sel.variant_key, sel.hw_id, None)):
                 return False
-        if not suffix:
-            return True
-        values = tuple(a.value for a in suffix)
-        if "" in values or not (values[0].startswith("-") and starts_a_unit(values[0])):
-            return False
-        flags = {v for v in values if v.startswith("-")}
+        old, new = derived.replaced, derived.suffix
+        old_values, new_values = tuple(map(_value, old)), tuple(map(_value, new))
+        for values in (old_values, new_values):
+            if values and ("" in values or not (values[0].startswith("-") and starts_a_unit(values[0]))):
+                return False
+        flags = {v for v in (*old_values, *new_values) if v.startswith("-")}
         serves = False
         for _title, inv, _env in plan_processes(base, env_on_workers=True):
-            if inv.drop_flags or not flags.isdisjoint(map(_value, inv.args)):
+            args = inv.args
+            if inv.drop_flags or not flags.isdisjoint(map(_value, args[:len(args) - len(old)])):
                 return False
             serves = serves or inv.binary == "vllm serve"
+        if not new:
+            return True
+        fi = finalized_indices(self.memo, Invocation("", new))
+        self._tally_tokens(new, fi)  # (the same for every process: once)
         if release is None or not serves:
             return True
-        fi = finalized_indices(self.memo, Invocation("", suffix))
         found = lint_kept(derived.ctx, fi.kept_values, (), target)  # type: ignore[arg-type]
         if found:
-            new = [(f, src.file if src is not None else "", kp)
-                   for f, src, kp in with_sources(found, fi.pick(suffix), ())]  # type: ignore[misc]
-            new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
-            for f, file, kp in new:
+            tail = [(f, src.file if src is not None else "", kp)
+                    for f, src, kp in with_sources(found, fi.pick(new), ())]  # type: ignore[misc]
+            tail.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
+            for f, file, kp in tail:
                 release.add_finding(sel, f, file, kp)
         return True
 
@@ -291,41 +301,61 @@ class _Equivalence:
 
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
-                         release: bool = True, *, skip_equivalent: bool = True, derive_kv: bool = True,
-                         derive_kv_suffix: bool = True) -> list[Finding]:
+                         release: bool = True, *, skip_equivalent: bool = True, derive: bool = True,
+                         derive_suffix: bool = True) -> list[Finding]:
     """One recipe's dead values and (``release``) release-lint findings over its offered selections.
 
     ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against);
-    ``derive_kv=False`` resolves KV-option selections too instead of deriving them from their base plan
-    (:mod:`.kv_processes`); ``derive_kv_suffix=False`` counts each derived one in full instead of by its
-    option tokens alone (:meth:`RecipePass.add_option_suffix`).
+    ``derive=False`` resolves KV-option and other feature-set selections too instead of deriving them from
+    their base plan (:mod:`.derived_processes`); ``derive_suffix=False`` counts each derived one in full
+    instead of by its new tokens alone (:meth:`RecipePass.add_suffix`).
     """
     if recipe.is_omni:
         return []
     acc = RecipePass(catalog, recipe, forced, release)
     eq = _Equivalence(catalog, recipe)
     done: set[Any] = set()
-    #: plans of the resolved selections without a KV choice, by key (what a KV selection is derived from)
+    #: plans of the resolved selections without a KV choice, by key (what others are derived from)
     plain: dict[Any, Plan] = {}
     options: dict[Any, Any] = {}
+    defaults: dict[tuple[str, str], tuple[str, ...]] = {}
+    base_features: dict[Any, tuple[Arg, ...]] = {}
     for sel in offered_selections(catalog, recipe):
         key = eq.key(sel, equivalent=skip_equivalent)
         if key in done:
             continue
         done.add(key)
-        if derive_kv and sel.kv_offload and sel.kv_offload not in catalog.strategies and type(key) is tuple:
-            # (a Mooncake store is a strategy id: its own deployment shape, always resolved)
-            base = plain.get(eq.without_kv(key))
-            derived = kv_option_processes(catalog, recipe, sel, base, options) if base is not None else None
-            if derived is not None:
-                if not (derive_kv_suffix and acc.add_option_suffix(sel, derived, base)):  # type: ignore[arg-type]
-                    acc.add_processes(sel, derived.ctx, derived.processes)
-                continue
+        derived: Derived | None = None
+        base: Plan | None = None
+        if derive and type(key) is tuple:
+            if sel.kv_offload:
+                if sel.kv_offload not in catalog.strategies:  # (a Mooncake store is a strategy: resolved)
+                    base = plain.get(eq.without_kv(key))
+                    if base is not None:
+                        derived = kv_option_processes(catalog, recipe, sel, base, options)
+            else:
+                dkey = (sel.hw_id, sel.variant_key)
+                default = defaults.get(dkey)
+                if default is None:
+                    default = defaults[dkey] = tuple(default_features(recipe.data, sel.hw_id, sel.variant_key))
+                if sel.features != default or sel.feature_modes:
+                    base_sel = replace(sel, features=default, feature_modes=())
+                    bkey = eq.key(base_sel)
+                    base = plain.get(bkey)
+                    if base is not None:
+                        known = base_features.get(bkey)
+                        if known is None:
+                            known = base_features[bkey] = base_feature_tokens(catalog, recipe, base_sel)
+                        derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known)
+        if derived is not None:
+            if not (derive_suffix and acc.add_suffix(sel, derived, base)):  # type: ignore[arg-type]
+                acc.add_processes(sel, derived.ctx, derived.processes)
+            continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
             continue
-        if derive_kv and sel.kv_offload is None and type(key) is tuple:
+        if derive and sel.kv_offload is None and type(key) is tuple:
             plain[key] = plan
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)

@@ -1,11 +1,11 @@
-"""A KV-option selection's processes derived from its base plan are exactly the resolved ones.
+"""Processes derived from a base plan (KV options, other feature sets) are exactly the resolved ones.
 
 Over a reduced benchmark catalog (PD, multi-node, Mooncake, KV options with and
 without env, on many hardware profiles): every derived process list equals, token
 for token and env entry for env entry (values and sources), what ``resolve`` gives.
-And the pass that counts such a selection by its option tokens alone
-(``RecipePass.add_option_suffix``) reports what the straightforward path does,
-both where the option's own tokens have findings and where they shadow recipe tokens.
+And the pass that counts such a selection by its new last tokens alone
+(``RecipePass.add_suffix``) reports what the straightforward path does, both
+where those tokens have findings of their own and where they shadow recipe tokens.
 """
 
 from __future__ import annotations
@@ -21,10 +21,16 @@ import yaml
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.lint.deadvalues import dead_value_findings, offered_selections
-from vllm_recipes.lint.kv_processes import kv_option_processes
+from vllm_recipes.lint.derived_processes import (
+    base_feature_tokens,
+    feature_set_processes,
+    kv_option_processes,
+)
 from vllm_recipes.lint.validate_pass import RecipePass, recipe_pass_findings
 from vllm_recipes.lint.vllm_validate import ReleaseFindings
 from vllm_recipes.render.explain import plan_processes
+from vllm_recipes.select.defaults import default_features
+from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -64,6 +70,31 @@ def test_derived_processes_are_the_resolved_ones(catalog: Catalog) -> None:
     assert seen["option tokens"] >= 100, seen
 
 
+def test_feature_set_processes_are_the_resolved_ones(catalog: Catalog) -> None:
+    seen: Counter[str] = Counter()
+    for recipe in catalog.recipes:
+        for sel in offered_selections(catalog, recipe):
+            default = tuple(default_features(recipe.data, sel.hw_id, sel.variant_key))
+            if sel.kv_offload or (sel.features == default and not sel.feature_modes):
+                continue
+            base_sel = dataclasses.replace(sel, features=default, feature_modes=())
+            try:
+                _ctx, base = resolve(catalog, recipe, base_sel)
+            except Exception:
+                continue
+            known = base_feature_tokens(catalog, recipe, base_sel)
+            derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known)
+            assert derived is not None, sel  # the base processes always end with the base's feature tokens
+            want_ctx, plan = resolve(catalog, recipe, sel)
+            assert derived.processes == plan_processes(plan, env_on_workers=True), sel
+            assert derived.ctx == want_ctx
+            seen[type(plan).__name__] += 1
+            seen["modes"] += bool(sel.feature_modes)
+            seen["tokens replaced"] += bool(known) and derived.suffix != known
+    assert {"SinglePlan", "MultiNodePlan", "PdPlan"} <= set(seen), seen
+    assert seen["modes"] >= 20 and seen["tokens replaced"] >= 100, seen
+
+
 def test_a_mooncake_store_is_resolved_instead(catalog: Catalog) -> None:
     """A store changes the deployment shape (its own plan, Mooncake args and env): never derived."""
     recipe = catalog.recipes[0]
@@ -80,16 +111,17 @@ def _straightforward(catalog: Catalog, recipe_index: int, forced: str | None = N
     return [*dead_value_findings(catalog, recipe, on_plan=acc.add), *acc.findings]
 
 
-def _suffix_counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Records what every ``add_option_suffix`` call answered (True: counted by the option tokens alone)."""
-    answers: list[bool] = []
-    original = RecipePass.add_option_suffix
+def _suffix_counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, bool]]:
+    """Records every ``add_suffix`` call: (a KV-option selection?, counted by its new tokens alone?)."""
+    answers: list[tuple[bool, bool]] = []
+    original = RecipePass.add_suffix
 
-    def spy(self: RecipePass, *args: object) -> bool:
-        answers.append(original(self, *args))  # type: ignore[arg-type]
-        return answers[-1]
+    def spy(self: RecipePass, sel: Selection, *args: object) -> bool:
+        answer = original(self, sel, *args)  # type: ignore[arg-type]
+        answers.append((sel.kv_offload is not None, answer))
+        return answer
 
-    monkeypatch.setattr(RecipePass, "add_option_suffix", spy)
+    monkeypatch.setattr(RecipePass, "add_suffix", spy)
     return answers
 
 
@@ -100,7 +132,7 @@ def test_option_token_findings_come_from_the_suffix_alone(catalog: Catalog, monk
     answers = _suffix_counted(monkeypatch)
     got = recipe_pass_findings(catalog, catalog.recipes[0], "0.10.2")
     assert got == want
-    assert answers.count(True) >= 50
+    assert answers.count((True, True)) >= 50 and answers.count((False, True)) >= 50
     assert any(f.file == catalog.taxonomy_file and f.key_path.startswith("kv_offload.") for f in got)
 
 
@@ -116,6 +148,14 @@ def shadowing_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     for variant in doc["variants"].values():
         variant["extra_args"] = [*(variant.get("extra_args") or []), flag,
                                  '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
+    # a default-on feature whose default mode sets a flag the base args carry and whose other mode does not:
+    # picking the other mode lets the base args' token through (a base token no longer shadowed)
+    doc["model"]["base_args"] += ["--max-num-batched-tokens", "4096"]
+    doc["features"]["prefill_tuning"] = {
+        "description": "Prefill batch size.", "default_mode": "large",
+        "modes": {"large": {"label": "Large", "description": "Large prefill batches.",
+                            "args": ["--max-num-batched-tokens", "65536"]},
+                  "plain": {"label": "Plain", "description": "Chunked prefill.", "args": ["--enable-chunked-prefill"]}}}
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return load_catalog(root)
 
@@ -126,6 +166,9 @@ def test_option_tokens_that_shadow_recipe_tokens_are_counted_in_full(shadowing_c
     answers = _suffix_counted(monkeypatch)
     got = recipe_pass_findings(shadowing_catalog, shadowing_catalog.recipes[0])
     assert got == want
-    assert answers and not any(answers)  # every KV-option selection shadows a recipe token: none by suffix
+    kv = [answer for is_kv, answer in answers if is_kv]
+    assert kv and not any(kv)  # every KV option shadows a recipe token: none is counted by its tokens alone
+    assert (False, False) in answers  # the other prefill mode no longer shadows a base token: counted in full
+    assert not [f for f in got if f.code == "dead-value" and "4096" in f.message]  # emitted with the plain mode
     shadowed = [f for f in got if f.code == "dead-value" and f.key_path.startswith("model.base_args")]
     assert shadowed and all("kv-option" in f.message for f in shadowed), [f.message for f in shadowed]
