@@ -25,6 +25,7 @@ from vllm_recipes.lint.derived_processes import (
     base_feature_tokens,
     feature_set_processes,
     kv_option_processes,
+    store_processes,
 )
 from vllm_recipes.lint.validate_pass import RecipePass, recipe_pass_findings
 from vllm_recipes.lint.vllm_validate import ReleaseFindings
@@ -95,8 +96,35 @@ def test_feature_set_processes_are_the_resolved_ones(catalog: Catalog) -> None:
     assert seen["modes"] >= 20 and seen["tokens replaced"] >= 100, seen
 
 
-def test_a_mooncake_store_is_resolved_instead(catalog: Catalog) -> None:
-    """A store changes the deployment shape (its own plan, Mooncake args and env): never derived."""
+def test_store_processes_are_the_resolved_ones(catalog: Catalog) -> None:
+    """A Mooncake store's processes from the other store's plan (same strategy and nodes)."""
+    derived_count = 0
+    for recipe in catalog.recipes:
+        first: dict[tuple[object, ...], tuple[object, object]] = {}
+        for sel in offered_selections(catalog, recipe):
+            if not sel.kv_offload or sel.kv_offload not in catalog.strategies:
+                continue
+            try:
+                ctx, plan = resolve(catalog, recipe, sel)
+            except Exception:
+                continue
+            group = (sel.variant_key, sel.hw_id, sel.strategy, sel.node_count)
+            if group not in first:
+                first[group] = (ctx, plan)
+            if first[group][0].sel.kv_offload == sel.kv_offload:  # type: ignore[attr-defined]
+                continue  # (the enumeration meets some groups twice)
+            derived = store_processes(catalog, recipe, sel, *first[group])  # type: ignore[arg-type]
+            if derived is None:
+                continue
+            assert derived.processes == plan_processes(plan, env_on_workers=True), sel
+            assert derived.ctx == ctx and derived.env == plan.env  # type: ignore[union-attr]
+            assert derived.suffix != derived.replaced
+            derived_count += 1
+    assert derived_count >= 50
+
+
+def test_a_mooncake_store_is_not_derived_from_a_kv_option_base(catalog: Catalog) -> None:
+    """A store changes the deployment shape (its own plan, Mooncake args and env): not from the plain plan."""
     recipe = catalog.recipes[0]
     stores = [s for s in offered_selections(catalog, recipe)
               if s.kv_offload and catalog.strategies.get(s.kv_offload) is not None]

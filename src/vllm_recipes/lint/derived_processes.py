@@ -17,7 +17,11 @@ store):
   role: resolved instead);
 - **another feature set or mode pick** (no KV choice): the features layer's
   tokens, the last ones of every process, are replaced (features contribute no
-  env; checked: the base processes must end with the base's feature tokens).
+  env; checked: the base processes must end with the base's feature tokens);
+- **another Mooncake store** with the same serving strategy and node count: the
+  store's ``vllm_args``, the last tokens, are replaced and the env is the
+  engine's merge for the new store (checked: the same layout and, multi-node, master
+  address; no KV option; base processes ending with the old store's args).
 
 Anything else answers ``None`` and the caller resolves the selection.
 ``tests/lint/test_derived_processes.py`` holds every derived process list equal
@@ -32,8 +36,8 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context
-from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option
-from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, MultiNodePlan, Plan, SinglePlan
+from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option, layer_mooncake
+from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, KvStorePlan, MultiNodePlan, Plan, SinglePlan
 from vllm_recipes.synth.resolve import build_env
 
 #: the derivations hold while the features, the KV option and Mooncake are the last argument layers
@@ -51,8 +55,8 @@ class Derived(NamedTuple):
     replaced: tuple[Arg, ...]
     #: the tokens that end every process instead
     suffix: tuple[Arg, ...]
-    #: each process keeps the base process's env (the very tuple)
-    same_env: bool
+    #: the env of every process, or ``None``: each process keeps its base process's env (the very tuple)
+    env: tuple[EnvValue, ...] | None
 
 
 def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_plan: Plan,
@@ -85,7 +89,7 @@ def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_p
     out = [(title, Invocation(inv.model_id, inv.args + tokens, inv.binary, inv.drop_flags) if tokens else inv,
             base_env if env is None else env)
            for title, inv, base_env in plan_processes(base_plan, env_on_workers=True)]
-    return Derived(ctx, out, (), tokens, env is None)
+    return Derived(ctx, out, (), tokens, env)
 
 
 def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: Selection, base_plan: Plan,
@@ -111,9 +115,40 @@ def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base
         if cut < 0 or args[cut:] != old:
             return None
         out.append((title, Invocation(inv.model_id, args[:cut] + new, inv.binary, inv.drop_flags), env))
-    return Derived(ctx, out, old, new, True)
+    return Derived(ctx, out, old, new, None)
 
 
 def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection) -> tuple[Arg, ...]:
     """The features layer's tokens of ``base_sel`` (what :func:`feature_set_processes` replaces)."""
     return tuple(layer_features(build_context(catalog, recipe.data, recipe.rel_path, base_sel), Call()).args)
+
+
+def store_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_ctx: Ctx, base_plan: Plan
+                    ) -> Derived | None:
+    """The context and serve processes of ``sel`` (a Mooncake-store selection) from ``base_plan``, the plan of
+    the same selection with another store (``base_ctx`` its context); ``None`` when that is not provable.
+
+    Both compose the store with the serving strategy: the same features pass (companion features are
+    skipped either way), the same parallel layout (a multi-node one when the master address, which
+    follows the instance count, agrees), and the store's ``vllm_args`` last (replaced); the env is the
+    engine's merge for ``sel``.
+    """
+    if not LAST_LAYERS or not isinstance(base_plan, KvStorePlan):
+        return None
+    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
+    if not (ctx.kv_composing and base_ctx.kv_composing) or ctx.kv_opt is not None or base_ctx.kv_opt is not None:
+        return None
+    if ctx.is_multi != base_ctx.is_multi or (ctx.is_multi and ctx.mp_master_addr != base_ctx.mp_master_addr):
+        return None  # (only a multi-node layout names the master address; the instance count is the router's)
+    old = tuple(layer_mooncake(base_ctx, Call()).args)  # composing: the layer reads neither role nor node
+    new = tuple(layer_mooncake(ctx, Call()).args)
+    env = build_env(ctx, None)
+    n = len(old)
+    out = []
+    for title, inv, _env in plan_processes(base_plan, env_on_workers=True):
+        args = inv.args
+        cut = len(args) - n
+        if cut < 0 or args[cut:] != old:
+            return None
+        out.append((title, Invocation(inv.model_id, args[:cut] + new, inv.binary, inv.drop_flags), env))
+    return Derived(ctx, out, old, new, env)

@@ -45,7 +45,7 @@ from vllm_recipes.select.defaults import default_features, variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, rendering_hardware_key
-from vllm_recipes.synth.plan import Arg, Invocation, Plan
+from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
@@ -55,6 +55,7 @@ from .derived_processes import (
     base_feature_tokens,
     feature_set_processes,
     kv_option_processes,
+    store_processes,
 )
 from .finalized import FinalizedIndices, finalized_indices
 from .vllm_lint import VllmFinding, starts_a_unit
@@ -99,13 +100,10 @@ class RecipePass:
             args = inv.args
             fi = finalized_indices(self.memo, inv)
             self._tally_tokens(args, fi)
-            known_env = self._envs.get(id(env))
-            if known_env is None or known_env[0] is not env:
-                known_env = self._envs[id(env)] = (env, tuple(e.key for e in env))
-                tally_env(self.tally, self.rf, env)
+            names = self._env_names(env)
             if release is None or inv.binary != "vllm serve":
                 continue
-            found = lint_kept(ctx, fi.kept_values, known_env[1], target)  # memoized by those values
+            found = lint_kept(ctx, fi.kept_values, names, target)  # memoized by those values
             if found:
                 new.extend((f, src.file if src is not None else "", kp)
                            for f, src, kp in with_sources(found, fi.pick(args), env))  # type: ignore[misc]
@@ -132,10 +130,9 @@ class RecipePass:
         it was: dedupe keeps and shadows what it did (units never span the seam, flags are compared
         exactly) and the lint reads the same units, each on its own. The prefix's findings and tally were
         then counted with the base (against the same release, with the very same env), so the selection adds
-        only its tail's: its dedupe, tally and lint taken alone.
+        only its tail's: its dedupe, tally and lint taken alone; and, when the env is not the base's, the new
+        env's tally and lint (a process's env findings do not depend on its tokens).
         """
-        if not derived.same_env:
-            return False
         release = self.release
         target = None
         if release is not None:
@@ -154,20 +151,28 @@ class RecipePass:
             if inv.drop_flags or not flags.isdisjoint(map(_value, args[:len(args) - len(old)])):
                 return False
             serves = serves or inv.binary == "vllm serve"
-        if not new:
-            return True
+        env = derived.env
+        names = self._env_names(env) if env is not None else ()  # (tallied once: every process has it)
         fi = finalized_indices(self.memo, Invocation("", new))
         self._tally_tokens(new, fi)  # (the same for every process: once)
-        if release is None or not serves:
+        if release is None or not serves or not (new or env is not None):
             return True
-        found = lint_kept(derived.ctx, fi.kept_values, (), target)  # type: ignore[arg-type]
+        found = lint_kept(derived.ctx, fi.kept_values, names, target)  # type: ignore[arg-type]
         if found:
             tail = [(f, src.file if src is not None else "", kp)
-                    for f, src, kp in with_sources(found, fi.pick(new), ())]  # type: ignore[misc]
+                    for f, src, kp in with_sources(found, fi.pick(new), env or ())]  # type: ignore[misc]
             tail.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
             for f, file, kp in tail:
                 release.add_finding(sel, f, file, kp)
         return True
+
+    def _env_names(self, env: tuple[EnvValue, ...]) -> tuple[str, ...]:
+        """The names of ``env``, tallying it the first time it is met (by identity)."""
+        known = self._envs.get(id(env))
+        if known is None or known[0] is not env:
+            known = self._envs[id(env)] = (env, tuple(e.key for e in env))
+            tally_env(self.tally, self.rf, env)
+        return known[1]
 
     def _tally_tokens(self, args: tuple[Arg, ...], fi: FinalizedIndices) -> None:
         """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``: the kept tokens are
@@ -318,6 +323,8 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     #: plans of the resolved selections without a KV choice, by key (what others are derived from)
     plain: dict[Any, Plan] = {}
     options: dict[Any, Any] = {}
+    #: (context, plan) of the first resolved Mooncake-store selection, by its key without the store
+    stores: dict[Any, tuple[Ctx, Plan]] = {}
     defaults: dict[tuple[str, str], tuple[str, ...]] = {}
     base_features: dict[Any, tuple[Arg, ...]] = {}
     for sel in offered_selections(catalog, recipe):
@@ -328,11 +335,15 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
         derived: Derived | None = None
         base: Plan | None = None
         if derive and type(key) is tuple:
-            if sel.kv_offload:
-                if sel.kv_offload not in catalog.strategies:  # (a Mooncake store is a strategy: resolved)
-                    base = plain.get(eq.without_kv(key))
-                    if base is not None:
-                        derived = kv_option_processes(catalog, recipe, sel, base, options)
+            if sel.kv_offload and sel.kv_offload in catalog.strategies:  # a Mooncake store: from another one
+                got = stores.get(eq.without_kv(key))
+                if got is not None:
+                    base = got[1]
+                    derived = store_processes(catalog, recipe, sel, *got)
+            elif sel.kv_offload:
+                base = plain.get(eq.without_kv(key))
+                if base is not None:
+                    derived = kv_option_processes(catalog, recipe, sel, base, options)
             else:
                 dkey = (sel.hw_id, sel.variant_key)
                 default = defaults.get(dkey)
@@ -355,8 +366,11 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
             continue
-        if derive and sel.kv_offload is None and type(key) is tuple:
-            plain[key] = plan
+        if derive and type(key) is tuple:
+            if sel.kv_offload is None:
+                plain[key] = plan
+            elif sel.kv_offload in catalog.strategies:
+                stores.setdefault(eq.without_kv(key), (ctx, plan))
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)
 
