@@ -237,6 +237,8 @@ class _Equivalence:
         self._hardware: dict[tuple[str, str, str], Any] = {}
         self._images: dict[tuple[str, str], Any] = {}
         self._modes: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
+        self._classes: dict[tuple[str, str, str], Any] = {}
+        self._class_ids: dict[Any, int] = {}
 
     def hardware_key(self, sel: Selection) -> Any:
         """What resolving and linting ``sel`` read of its hardware (``None``: cannot tell, never shared)."""
@@ -249,6 +251,18 @@ class _Equivalence:
                 got = None
             self._hardware[k] = got
         return got
+
+    def _hardware_class(self, sel: Selection) -> tuple[int, Any, Any] | None:
+        """:meth:`hardware_key` with the key replaced by a number standing for it (hashed once per
+        (variant, hardware, strategy), not once per selection)."""
+        k = (sel.variant_key, sel.hw_id, sel.strategy)
+        got = self._classes.get(k, self)
+        if got is self:
+            hardware = self.hardware_key(sel)
+            got = None if hardware is None else (self._class_ids.setdefault(hardware[0], len(self._class_ids)),
+                                                  hardware[1], hardware[2])
+            self._classes[k] = got
+        return got  # type: ignore[return-value]
 
     def _compute(self, sel: Selection) -> Any:
         # what resolving and rendering read of the hardware (the build shares renderings by the same key),
@@ -283,12 +297,12 @@ class _Equivalence:
         The other fields are compared with their types (8 and 8.0 are equal but render differently);
         a selection with an unhashable request value (a PD pool given as a dict) is compared by repr.
         """
-        hardware = self.hardware_key(sel) if equivalent else None
+        hardware = self._hardware_class(sel) if equivalent else None
         if hardware is None:
             return _hashable(sel)
-        seen, variant, profile = hardware
+        class_id, variant, profile = hardware
         values = _plain_values(sel)
-        key = (seen, self._effective_modes(sel, variant, profile), values, tuple(map(type, values)))
+        key = (class_id, self._effective_modes(sel, variant, profile), values, tuple(map(type, values)))
         try:
             hash(key)
         except TypeError:  # an unhashable request value
