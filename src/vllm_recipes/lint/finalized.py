@@ -1,12 +1,13 @@
-"""``finalize`` as positions, memoized by token values: what the tally and the release lint read of a dedupe.
+"""``finalize`` as positions, memoized by token shape: what the tally and the release lint read of a dedupe.
 
 Dedupe, the pre-filter and dropped flags look at token *values* only
-(synthesis.md §7), so which positions of a process's raw token list survive,
-and which kept flag shadows each dropped token, are the same for every process
-with the same values and drop list. ``validate`` meets the same value lists in
-thousands of processes whose sources differ (another hardware override,
-another feature), so the positions are computed once per value list and each
-process maps them back onto its own tokens and their provenance.
+(synthesis.md §7), and at a value token only as "a value": which positions of
+a process's raw token list survive, and which kept flag shadows each dropped
+token, are the same for every process with the same :func:`token_shape` and
+drop list. ``validate`` meets the same shapes in thousands of processes whose
+values and sources differ (another hardware override, another feature), so the
+positions are computed once per shape and each process maps them back onto its
+own values, tokens and their provenance.
 
 :func:`final_positions` packs ``render.shell.dedupe_positions`` (the value-only
 twin of ``final_tokens`` the renderers use too); a hypothesis test holds them
