@@ -18,10 +18,12 @@ store):
 - **another feature set or mode pick** (no KV choice): the features layer's
   tokens, the last ones of every process, are replaced (features contribute no
   env; checked: the base processes must end with the base's feature tokens);
-- **another Mooncake store** with the same serving strategy and node count: the
-  store's ``vllm_args``, the last tokens, are replaced and the env is the
-  engine's merge for the new store (checked: the same layout and, multi-node, master
-  address; no KV option; base processes ending with the old store's args).
+- **a Mooncake store**, from the plain selection of the same strategy, nodes and
+  default features, or from another store: the feature tokens (a store drops
+  companion features) and the store's ``vllm_args``, the last tokens, are
+  replaced and the env is the engine's merge for the store (checked: the same
+  layout and, multi-node, master address; no KV option; base processes ending
+  with the base's feature and store tokens).
 
 Anything else answers ``None`` and the caller resolves the selection.
 ``tests/lint/test_derived_processes.py`` holds every derived process list equal
@@ -37,7 +39,7 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context
 from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option, layer_mooncake
-from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, KvStorePlan, MultiNodePlan, Plan, SinglePlan
+from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, MultiNodePlan, Plan, SinglePlan
 from vllm_recipes.synth.resolve import build_env
 
 #: the derivations hold while the features, the KV option and Mooncake are the last argument layers
@@ -123,25 +125,31 @@ def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection) -
     return tuple(layer_features(build_context(catalog, recipe.data, recipe.rel_path, base_sel), Call()).args)
 
 
-def store_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_ctx: Ctx, base_plan: Plan
+def store_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: Selection, base_plan: Plan
                     ) -> Derived | None:
     """The context and serve processes of ``sel`` (a Mooncake-store selection) from ``base_plan``, the plan of
-    the same selection with another store (``base_ctx`` its context); ``None`` when that is not provable.
+    ``base_sel``: the same selection with another store, or without one (then a single- or multi-node plan
+    of the same strategy, nodes and features); ``None`` when that is not provable. Process titles stay the
+    base's.
 
-    Both compose the store with the serving strategy: the same features pass (companion features are
-    skipped either way), the same parallel layout (a multi-node one when the master address, which
-    follows the instance count, agrees), and the store's ``vllm_args`` last (replaced); the env is the
-    engine's merge for ``sel``.
+    A store composes with the serving strategy: the features pass drops companion features (the features
+    layer's tokens are recomputed), a multi-node layout names the master address (which follows the
+    instance count: it must agree), and the store's ``vllm_args`` come last; so the base's feature and
+    store tokens, its last ones, are replaced by the selection's. The env is the engine's merge for ``sel``.
     """
-    if not LAST_LAYERS or not isinstance(base_plan, KvStorePlan):
+    if not LAST_LAYERS or not sel.kv_offload:
         return None
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    if not (ctx.kv_composing and base_ctx.kv_composing) or ctx.kv_opt is not None or base_ctx.kv_opt is not None:
+    base_ctx = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
+    if not ctx.kv_composing or ctx.kv_opt is not None or base_ctx.kv_opt is not None or base_ctx.is_pd:
+        return None
+    if base_ctx.kv_store is not None and not base_ctx.kv_composing:
         return None
     if ctx.is_multi != base_ctx.is_multi or (ctx.is_multi and ctx.mp_master_addr != base_ctx.mp_master_addr):
         return None  # (only a multi-node layout names the master address; the instance count is the router's)
-    old = tuple(layer_mooncake(base_ctx, Call()).args)  # composing: the layer reads neither role nor node
-    new = tuple(layer_mooncake(ctx, Call()).args)
+    call = Call()  # (composing: neither layer reads the role or the node)
+    old = (*layer_features(base_ctx, call).args, *layer_mooncake(base_ctx, call).args)
+    new = (*layer_features(ctx, call).args, *layer_mooncake(ctx, call).args)
     env = build_env(ctx, None)
     n = len(old)
     out = []

@@ -337,8 +337,8 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     #: plans of the resolved selections without a KV choice, by key (what others are derived from)
     plain: dict[Any, Plan] = {}
     options: dict[Any, Any] = {}
-    #: (context, plan) of the first resolved Mooncake-store selection, by its key without the store
-    stores: dict[Any, tuple[Ctx, Plan]] = {}
+    #: (selection, plan) of the first resolved Mooncake-store selection, by its key without the store
+    stores: dict[Any, tuple[Selection, Plan]] = {}
     defaults: dict[tuple[str, str], tuple[str, ...]] = {}
     base_features: dict[Any, tuple[Arg, ...]] = {}
     for sel in offered_selections(catalog, recipe):
@@ -349,11 +349,15 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
         derived: Derived | None = None
         base: Plan | None = None
         if derive and type(key) is tuple:
-            if sel.kv_offload and sel.kv_offload in catalog.strategies:  # a Mooncake store: from another one
-                got = stores.get(eq.without_kv(key))
-                if got is not None:
-                    base = got[1]
-                    derived = store_processes(catalog, recipe, sel, *got)
+            if sel.kv_offload and sel.kv_offload in catalog.strategies:  # a Mooncake store
+                plain_key = eq.without_kv(key)
+                bases = [] if plain_key not in plain else [(replace(sel, kv_offload=None), plain[plain_key])]
+                if plain_key in stores:
+                    bases.append(stores[plain_key])
+                for base_sel, base in bases:  # the plain selection first, else the first store resolved
+                    derived = store_processes(catalog, recipe, sel, base_sel, base)
+                    if derived is not None:
+                        break
             elif sel.kv_offload:
                 base = plain.get(eq.without_kv(key))
                 if base is not None:
@@ -384,7 +388,7 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
             if sel.kv_offload is None:
                 plain[key] = plan
             elif sel.kv_offload in catalog.strategies:
-                stores.setdefault(eq.without_kv(key), (ctx, plan))
+                stores.setdefault(eq.without_kv(key), (sel, plan))
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)
 
