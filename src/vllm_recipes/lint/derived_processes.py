@@ -39,7 +39,7 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context
 from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option, layer_mooncake
-from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, MultiNodePlan, Plan, SinglePlan
+from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, KvStorePlan, MultiNodePlan, Plan, SinglePlan
 from vllm_recipes.synth.resolve import build_env
 
 #: the derivations hold while the features, the KV option and Mooncake are the last argument layers
@@ -137,8 +137,8 @@ def store_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: 
     instance count: it must agree), and the store's ``vllm_args`` come last; so the base's feature and
     store tokens, its last ones, are replaced by the selection's. The env is the engine's merge for ``sel``.
     """
-    if not LAST_LAYERS or not sel.kv_offload:
-        return None
+    if not LAST_LAYERS or not sel.kv_offload or not isinstance(base_plan, SinglePlan | MultiNodePlan | KvStorePlan):
+        return None  # (a PD plan: its store args are per pool)
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
     base_ctx = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
     if not ctx.kv_composing or ctx.kv_opt is not None or base_ctx.kv_opt is not None or base_ctx.is_pd:
