@@ -88,10 +88,8 @@ def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_p
         if not isinstance(base_plan, SinglePlan | MultiNodePlan):
             return None
         env = build_env(ctx, None)
-    out = [(title, Invocation(inv.model_id, inv.args + tokens, inv.binary, inv.drop_flags) if tokens else inv,
-            base_env if env is None else env)
-           for title, inv, base_env in plan_processes(base_plan, env_on_workers=True)]
-    return Derived(ctx, out, (), tokens, env)
+    out = _with_tail(base_plan, (), tokens, env)
+    return None if out is None else Derived(ctx, out, (), tokens, env)
 
 
 def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: Selection, base_plan: Plan,
@@ -109,15 +107,8 @@ def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base
         return None
     new = tuple(layer_features(ctx, Call()).args)  # the layer reads neither the role nor the node
     old = base_features if base_features is not None else base_feature_tokens(catalog, recipe, base_sel)
-    n = len(old)
-    out = []
-    for title, inv, env in plan_processes(base_plan, env_on_workers=True):
-        args = inv.args
-        cut = len(args) - n
-        if cut < 0 or args[cut:] != old:
-            return None
-        out.append((title, Invocation(inv.model_id, args[:cut] + new, inv.binary, inv.drop_flags), env))
-    return Derived(ctx, out, old, new, None)
+    out = _with_tail(base_plan, old, new, None)
+    return None if out is None else Derived(ctx, out, old, new, None)
 
 
 def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection) -> tuple[Arg, ...]:
@@ -151,12 +142,22 @@ def store_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: 
     old = (*layer_features(base_ctx, call).args, *layer_mooncake(base_ctx, call).args)
     new = (*layer_features(ctx, call).args, *layer_mooncake(ctx, call).args)
     env = build_env(ctx, None)
+    out = _with_tail(base_plan, old, new, env)
+    return None if out is None else Derived(ctx, out, old, new, env)
+
+
+def _with_tail(base_plan: Plan, old: tuple[Arg, ...], new: tuple[Arg, ...], env: tuple[EnvValue, ...] | None
+               ) -> list[Process] | None:
+    """Every serve process of ``base_plan`` with its last tokens ``old`` replaced by ``new``, and ``env``
+    instead of its own unless ``None``; ``None`` when a process does not end with ``old``."""
     n = len(old)
     out = []
-    for title, inv, _env in plan_processes(base_plan, env_on_workers=True):
+    for title, inv, base_env in plan_processes(base_plan, env_on_workers=True):
         args = inv.args
         cut = len(args) - n
         if cut < 0 or args[cut:] != old:
             return None
-        out.append((title, Invocation(inv.model_id, args[:cut] + new, inv.binary, inv.drop_flags), env))
-    return Derived(ctx, out, old, new, env)
+        if old or new:
+            inv = Invocation(inv.model_id, args[:cut] + new, inv.binary, inv.drop_flags)
+        out.append((title, inv, base_env if env is None else env))
+    return out
