@@ -25,7 +25,6 @@ from vllm_recipes.lint.derived_processes import (
     base_feature_tokens,
     feature_set_processes,
     kv_option_processes,
-    store_processes,
 )
 from vllm_recipes.lint.validate_pass import RecipePass, recipe_pass_findings
 from vllm_recipes.lint.vllm_validate import ReleaseFindings
@@ -94,41 +93,6 @@ def test_feature_set_processes_are_the_resolved_ones(catalog: Catalog) -> None:
             seen["tokens replaced"] += bool(known) and derived.suffix != known
     assert {"SinglePlan", "MultiNodePlan", "PdPlan"} <= set(seen), seen
     assert seen["modes"] >= 20 and seen["tokens replaced"] >= 100, seen
-
-
-def test_store_processes_are_the_resolved_ones(catalog: Catalog) -> None:
-    """A Mooncake store's processes from the plain selection's plan, or from the other store's."""
-    seen: Counter[str] = Counter()
-    for recipe in catalog.recipes:
-        first: dict[tuple[object, ...], tuple[Selection, object]] = {}
-        for sel in offered_selections(catalog, recipe):
-            if not sel.kv_offload or sel.kv_offload not in catalog.strategies:
-                continue
-            try:
-                _ctx, plan = resolve(catalog, recipe, sel)
-            except Exception:
-                continue
-            want = [(inv, env) for _t, inv, env in plan_processes(plan, env_on_workers=True)]
-            bases = [("plain", dataclasses.replace(sel, kv_offload=None))]
-            group = (sel.variant_key, sel.hw_id, sel.strategy, sel.node_count)
-            other = first.setdefault(group, (sel, plan))
-            if other[0].kv_offload != sel.kv_offload:
-                bases.append(("store", other[0]))
-            for kind, base_sel in bases:
-                try:
-                    _bctx, base = resolve(catalog, recipe, base_sel)
-                except Exception:
-                    continue
-                derived = store_processes(catalog, recipe, sel, base_sel, base)
-                if derived is None:
-                    seen[f"{kind} refused"] += 1
-                    continue
-                assert [(inv, env) for _t, inv, env in derived.processes] == want, (kind, sel)
-                assert derived.env == plan.env  # type: ignore[union-attr]
-                seen[kind] += 1
-                seen[f"{kind} {type(base).__name__}"] += 1
-    assert seen["plain"] >= 50 and seen["store"] >= 50, seen
-    assert seen["plain MultiNodePlan"] and seen["store KvStorePlan"], seen
 
 
 def test_a_mooncake_store_is_not_derived_from_a_kv_option_base(catalog: Catalog) -> None:

@@ -18,12 +18,6 @@ store):
 - **another feature set or mode pick** (no KV choice): the features layer's
   tokens, the last ones of every process, are replaced (features contribute no
   env; checked: the base processes must end with the base's feature tokens);
-- **a Mooncake store**, from the plain selection of the same strategy, nodes and
-  default features, or from another store: the feature tokens (a store drops
-  companion features) and the store's ``vllm_args``, the last tokens, are
-  replaced and the env is the engine's merge for the store (checked: the same
-  layout and, multi-node, master address; no KV option; base processes ending
-  with the base's feature and store tokens).
 
 Anything else answers ``None`` and the caller resolves the selection.
 ``tests/lint/test_derived_processes.py`` holds every derived process list equal
@@ -38,8 +32,8 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context
-from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option, layer_mooncake
-from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, KvStorePlan, MultiNodePlan, Plan, SinglePlan
+from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option
+from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, MultiNodePlan, Plan, SinglePlan
 from vllm_recipes.synth.resolve import build_env
 
 #: the derivations hold while the features, the KV option and Mooncake are the last argument layers
@@ -114,36 +108,6 @@ def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base
 def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection) -> tuple[Arg, ...]:
     """The features layer's tokens of ``base_sel`` (what :func:`feature_set_processes` replaces)."""
     return tuple(layer_features(build_context(catalog, recipe.data, recipe.rel_path, base_sel), Call()).args)
-
-
-def store_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: Selection, base_plan: Plan
-                    ) -> Derived | None:
-    """The context and serve processes of ``sel`` (a Mooncake-store selection) from ``base_plan``, the plan of
-    ``base_sel``: the same selection with another store, or without one (then a single- or multi-node plan
-    of the same strategy, nodes and features); ``None`` when that is not provable. Process titles stay the
-    base's.
-
-    A store composes with the serving strategy: the features pass drops companion features (the features
-    layer's tokens are recomputed), a multi-node layout names the master address (which follows the
-    instance count: it must agree), and the store's ``vllm_args`` come last; so the base's feature and
-    store tokens, its last ones, are replaced by the selection's. The env is the engine's merge for ``sel``.
-    """
-    if not LAST_LAYERS or not sel.kv_offload or not isinstance(base_plan, SinglePlan | MultiNodePlan | KvStorePlan):
-        return None  # (a PD plan: its store args are per pool)
-    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    base_ctx = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
-    if not ctx.kv_composing or ctx.kv_opt is not None or base_ctx.kv_opt is not None or base_ctx.is_pd:
-        return None
-    if base_ctx.kv_store is not None and not base_ctx.kv_composing:
-        return None
-    if ctx.is_multi != base_ctx.is_multi or (ctx.is_multi and ctx.mp_master_addr != base_ctx.mp_master_addr):
-        return None  # (only a multi-node layout names the master address; the instance count is the router's)
-    call = Call()  # (composing: neither layer reads the role or the node)
-    old = (*layer_features(base_ctx, call).args, *layer_mooncake(base_ctx, call).args)
-    new = (*layer_features(ctx, call).args, *layer_mooncake(ctx, call).args)
-    env = build_env(ctx, None)
-    out = _with_tail(base_plan, old, new, env)
-    return None if out is None else Derived(ctx, out, old, new, env)
 
 
 def _with_tail(base_plan: Plan, old: tuple[Arg, ...], new: tuple[Arg, ...], env: tuple[EnvValue, ...] | None

@@ -55,7 +55,6 @@ from .derived_processes import (
     base_feature_tokens,
     feature_set_processes,
     kv_option_processes,
-    store_processes,
 )
 from .finalized import FinalizedIndices, finalized_indices
 from .vllm_lint import VllmFinding, starts_a_unit
@@ -337,8 +336,6 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     #: plans of the resolved selections without a KV choice, by key (what others are derived from)
     plain: dict[Any, Plan] = {}
     options: dict[Any, Any] = {}
-    #: (selection, plan) of the first resolved Mooncake-store selection, by its key without the store
-    stores: dict[Any, tuple[Selection, Plan]] = {}
     defaults: dict[tuple[str, str], tuple[str, ...]] = {}
     base_features: dict[Any, tuple[Arg, ...]] = {}
     for sel in offered_selections(catalog, recipe):
@@ -349,20 +346,13 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
         derived: Derived | None = None
         base: Plan | None = None
         if derive and type(key) is tuple:
-            if sel.kv_offload and sel.kv_offload in catalog.strategies:  # a Mooncake store
-                plain_key = eq.without_kv(key)
-                bases = [] if plain_key not in plain else [(replace(sel, kv_offload=None), plain[plain_key])]
-                if plain_key in stores:
-                    bases.append(stores[plain_key])
-                for base_sel, base in bases:  # the plain selection first, else the first store resolved
-                    derived = store_processes(catalog, recipe, sel, base_sel, base)
-                    if derived is not None:
-                        break
-            elif sel.kv_offload:
+            if sel.kv_offload and sel.kv_offload not in catalog.strategies:
+                # (a Mooncake store, a strategy id, is resolved: its own deployment shape; deriving one from
+                # the plain plan or from the other store measured no cheaper than resolving it)
                 base = plain.get(eq.without_kv(key))
                 if base is not None:
                     derived = kv_option_processes(catalog, recipe, sel, base, options)
-            else:
+            elif not sel.kv_offload:
                 dkey = (sel.hw_id, sel.variant_key)
                 default = defaults.get(dkey)
                 if default is None:
@@ -384,11 +374,8 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
             continue
-        if derive and type(key) is tuple:
-            if sel.kv_offload is None:
-                plain[key] = plan
-            elif sel.kv_offload in catalog.strategies:
-                stores.setdefault(eq.without_kv(key), (sel, plan))
+        if derive and sel.kv_offload is None and type(key) is tuple:
+            plain[key] = plan
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)
 
