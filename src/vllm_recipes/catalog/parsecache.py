@@ -30,12 +30,14 @@ import io
 import os
 import pickle
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .. import __version__
+from .forkmap import MISSING, forked_map
 from .yamlsource import FrozenDict, Position, YamlDocument, check_raw, parse_yaml, read_raw
 
 ENV_CACHE_DIR = "VLLM_RECIPES_CACHE_DIR"
@@ -165,6 +167,22 @@ class ParseCache:
         self._new = True
         return doc
 
+    def missing(self, files: list[tuple[bytes, str]]) -> list[tuple[bytes, str, str]]:
+        """``(raw, file, digest)`` of each of ``files`` the cache cannot answer yet."""
+        out = []
+        for raw, file in files:
+            key = _digest(raw)
+            if key not in self._used and not _is_entry(self._old.get(key)):
+                out.append((raw, file, key))
+        return out
+
+    def adopt(self, entries: dict[str, Any]) -> None:
+        """Take entries parsed elsewhere (:func:`parse_in_parallel`); only well-formed ones are kept."""
+        for key, entry in entries.items():
+            if isinstance(key, str) and _is_entry(entry) and key not in self._used:
+                self._used[key] = entry
+                self._new = True
+
     def save(self) -> None:
         """Write the pack when this load parsed anything new (or dropped entries no file uses)."""
         if self._pack is not None and (self._new or self._used.keys() != self._old.keys()):
@@ -216,6 +234,51 @@ def catalog_context(digests: list[tuple[str, str | None]]) -> str | None:
     if any(d is None for _rel, d in digests):
         return None
     return hashlib.blake2b(repr(sorted(digests)).encode() + _SALT, digest_size=20).hexdigest()
+
+
+#: parsing in two processes pays (fork, pickling what the child parsed) from about this much YAML
+PARALLEL_MIN_BYTES = 1_000_000
+
+
+def _entry(raw: bytes, file: str, key: str) -> Any:
+    """The cache entry of one file, ``None`` when it does not parse (its load reports the error)."""
+    try:
+        doc = parse_yaml(check_raw(raw, file), file, digest=key)
+    except Exception:  # reported by the load, which parses this file again
+        return None
+    return (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
+
+
+def _restricted_loads(blob: bytes) -> Any:
+    return _FrozenOnlyUnpickler(io.BytesIO(blob)).load()
+
+
+def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
+                      meanwhile: Callable[[], object] | None = None) -> bool:
+    """Parse the files ``cache`` lacks on two cores (:func:`.forkmap.forked_map`); whether a child was forked.
+
+    Only the first load of a large catalog pays the parse (every later one reads
+    the cache), and it is most of ``serve``'s first start; ``meanwhile`` (``serve``
+    prepares its web layer there) runs once, while the child parses. The
+    child's frames are read with the cache's restricted unpickler. Below
+    :data:`PARALLEL_MIN_BYTES` of unparsed YAML nothing is forked; whatever
+    fails, the ordinary load parses what is still missing.
+    """
+    files: list[tuple[bytes, str]] = []
+    for path, display in paths:
+        with contextlib.suppress(Exception):  # unreadable: the load reports it
+            files.append((read_raw(path, display), display))
+    todo = cache.missing(files)
+    if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
+        if meanwhile is not None:
+            meanwhile()
+        return False
+    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads)
+    if results is None:
+        return False
+    cache.adopt({key: entry for (_raw, _file, key), entry in zip(todo, results, strict=True)
+                 if entry is not None and entry is not MISSING})
+    return True
 
 
 def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDocument:
