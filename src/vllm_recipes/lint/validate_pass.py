@@ -30,14 +30,14 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
+from vllm_recipes.gcpause import cyclic_gc_paused
 from vllm_recipes.jsvalues import as_map, is_map, truthy
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
@@ -380,25 +380,6 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     return acc.findings(recipe)
 
 
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the pass runs (restored after).
-
-    The pass allocates millions of short-lived, acyclic tuples while the
-    catalog memo grows to hundreds of thousands of entries, so the collector
-    keeps rescanning a heap in which it finds nothing: a third of the pass's
-    CPU. (A full collection after a pass over 40 generated recipes found no
-    unreachable object; reference counting frees everything the pass drops.)
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def default_workers(n_recipes: int) -> int:
     """Worker processes for a catalog of ``n_recipes``: the usable cores (at most :data:`MAX_WORKERS`)."""
     if n_recipes < PARALLEL_MIN_RECIPES or "fork" not in multiprocessing.get_all_start_methods():
@@ -412,7 +393,7 @@ _FORKED: tuple[Catalog, str | None, bool] | None = None
 
 
 def _worker_started() -> None:
-    """A worker never runs the cyclic collector (see :func:`cyclic_gc_paused`); it exits with the pool."""
+    """A worker never runs the cyclic collector (see :mod:`vllm_recipes.gcpause`); it exits with the pool."""
     gc.disable()
 
 
