@@ -106,7 +106,7 @@ def test_a_named_gpu_keeps_its_own_class(bench_catalog: Path) -> None:
         for sel in offered_selections(catalog, recipe):
             variant = recipe.data["variants"].get(sel.variant_key) or {}
             if sel.hw_id in (variant.get("hardware_overrides") or {}):
-                assert eq.hardware_key(sel)[0][0] == sel.hw_id
+                assert eq.hardware_key(sel)[0][0][0] == sel.hw_id  # ((rendering key, image), ...)
                 return
     pytest.fail("no selection on hardware named by its variant")
 

@@ -75,6 +75,7 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
     if recipe.is_omni:
         return
     strategies = catalog.strategies
+    kv_offered: dict[tuple[str, str], list[str]] = {}  # KV choices read the hardware and strategy, not the variant
     for vk, variant in as_map(r.get("variants")).items():
         if not is_map(variant):
             continue
@@ -105,7 +106,10 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
                         yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
                                         feature_modes=modes, pd_nodes={"prefill": {"nodes": 2, "parallelism": "dep"},
                                                                         "decode": {"nodes": 2, "parallelism": "dep"}})
-                for kv in kv_choices(catalog, recipe, hw, s):
+                kvs = kv_offered.get((hw, s))
+                if kvs is None:
+                    kvs = kv_offered[(hw, s)] = kv_choices(catalog, recipe, hw, s)
+                for kv in kvs:
                     yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes,
                                     features=defaults, kv_offload=kv)
             for kv_id, spec in strategies.items():

@@ -30,26 +30,34 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import fields
+from collections.abc import Iterable, Mapping
+from dataclasses import fields, replace
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
+from vllm_recipes.gcpause import cyclic_gc_paused
 from vllm_recipes.jsvalues import as_map, is_map, truthy
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.select.defaults import variant_entry
+from vllm_recipes.select.defaults import default_features, variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, rendering_hardware_key
-from vllm_recipes.synth.plan import Arg, Plan
+from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
+from .derived_processes import (
+    Derived,
+    Process,
+    base_feature_tokens,
+    feature_set_processes,
+    kv_option_processes,
+)
 from .finalized import FinalizedIndices, finalized_indices
-from .vllm_lint import VllmFinding
+from .vllm_lint import VllmFinding, starts_a_unit
 from .vllm_plan import SEVERITY_RANK, lint_kept, target_for, with_sources
 from .vllm_validate import ReleaseFindings
 
@@ -57,6 +65,8 @@ from .vllm_validate import ReleaseFindings
 PARALLEL_MIN_RECIPES = 16
 #: at most this many worker processes
 MAX_WORKERS = 4
+
+_value = itemgetter(0)  # Arg.value
 
 
 class RecipePass:
@@ -68,53 +78,118 @@ class RecipePass:
         self.memo = catalog.memo
         self.tally = Tally()
         self.release = ReleaseFindings(catalog, forced, recipe) if release else None
-        #: id(token) -> token, for kept tokens already counted as emitted (kept alive so the id stays theirs)
-        self._emitted_args: dict[int, Arg] = {}
+        #: id(token) -> token, every kept token (counted as emitted at the end: each object once; kept alive
+        #: so the id stays theirs; memoized layers share their token objects across selections)
+        self._kept_args: dict[int, Arg] = {}
         #: id(env) -> (env, its names), for envs already tallied (kept alive so the id stays theirs)
         self._envs: dict[int, tuple[Any, tuple[str, ...]]] = {}
+        #: (variant, hardware, KV choice) -> the lint target (what ``target_for`` reads of a selection)
+        self._targets: dict[tuple[str, str, str | None], Any] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
+        self.add_processes(sel, ctx, plan_processes(plan, env_on_workers=True))
+
+    def add_processes(self, sel: Selection, ctx: Ctx, processes: Iterable[Process]) -> None:
+        """Count one selection given its serve processes (workers with the head's env)."""
         release = self.release
-        target = target_for(ctx, self.forced)[0] if release is not None else None
+        target = self._target(sel, ctx) if release is not None else None
         new: list[tuple[VllmFinding, str, tuple[str | int, ...]]] = []
-        for _title, inv, env in plan_processes(plan, env_on_workers=True):
+        for _title, inv, env in processes:
             args = inv.args
             fi = finalized_indices(self.memo, inv)
             self._tally_tokens(args, fi)
-            known_env = self._envs.get(id(env))
-            if known_env is None or known_env[0] is not env:
-                known_env = self._envs[id(env)] = (env, tuple(e.key for e in env))
-                tally_env(self.tally, self.rf, env)
+            names = self._env_names(env)
             if release is None or inv.binary != "vllm serve":
                 continue
-            found = lint_kept(ctx, fi.kept_values, known_env[1], target)  # memoized by those values
+            found = lint_kept(ctx, fi.kept_values, names, target)  # memoized by those values
             if found:
                 new.extend((f, src.file if src is not None else "", kp)
-                           for f, src, kp in with_sources(found, [args[i] for i in fi.kept], env))
+                           for f, src, kp in with_sources(found, fi.pick(args), env))  # type: ignore[misc]
         if new:
             # the plan's findings by severity, as lint_plan orders them (the first one at a location wins)
             new.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
             for f, file, kp in new:
                 release.add_finding(sel, f, file, kp)  # type: ignore[union-attr]
 
+    def _target(self, sel: Selection, ctx: Ctx) -> Any:
+        tkey = (sel.variant_key, sel.hw_id, sel.kv_offload)
+        target = self._targets.get(tkey)
+        if target is None:
+            target = self._targets[tkey] = target_for(ctx, self.forced)[0]
+        return target
+
+    def add_suffix(self, sel: Selection, derived: Derived, base: Plan) -> bool:
+        """Count a selection derived from ``base`` (counted before) by its new last tokens alone, when they
+        provably change nothing else; ``False`` (nothing counted) when they might.
+
+        Each base process is a prefix followed by ``derived.replaced``; the selection's processes are the
+        same prefix followed by ``derived.suffix``. When neither tail has a flag of the prefix, starts with
+        anything but a flag or holds an empty token, and no flag is dropped, every prefix token stays where
+        it was: dedupe keeps and shadows what it did (units never span the seam, flags are compared
+        exactly) and the lint reads the same units, each on its own. The prefix's findings and tally were
+        then counted with the base (against the same release, with the very same env), so the selection adds
+        only its tail's: its dedupe, tally and lint taken alone; and, when the env is not the base's, the new
+        env's tally and lint (a process's env findings do not depend on its tokens).
+        """
+        release = self.release
+        target = None
+        if release is not None:
+            target = self._target(sel, derived.ctx)
+            if target != self._targets.get((sel.variant_key, sel.hw_id, None)):
+                return False
+        old, new = derived.replaced, derived.suffix
+        old_values, new_values = tuple(map(_value, old)), tuple(map(_value, new))
+        for values in (old_values, new_values):
+            if values and ("" in values or not (values[0].startswith("-") and starts_a_unit(values[0]))):
+                return False
+        flags = {v for v in (*old_values, *new_values) if v.startswith("-")}
+        serves = False
+        for _title, inv, _env in plan_processes(base, env_on_workers=True):
+            args = inv.args
+            if inv.drop_flags or not flags.isdisjoint(map(_value, args[:len(args) - len(old)])):
+                return False
+            serves = serves or inv.binary == "vllm serve"
+        env = derived.env
+        names = self._env_names(env) if env is not None else ()  # (tallied once: every process has it)
+        fi = finalized_indices(self.memo, Invocation("", new))
+        self._tally_tokens(new, fi)  # (the same for every process: once)
+        if release is None or not serves or not (new or env is not None):
+            return True
+        found = lint_kept(derived.ctx, fi.kept_values, names, target)  # type: ignore[arg-type]
+        if found:
+            tail = [(f, src.file if src is not None else "", kp)
+                    for f, src, kp in with_sources(found, fi.pick(new), env or ())]  # type: ignore[misc]
+            tail.sort(key=lambda x: SEVERITY_RANK[x[0].severity])
+            for f, file, kp in tail:
+                release.add_finding(sel, f, file, kp)
+        return True
+
+    def _env_names(self, env: tuple[EnvValue, ...]) -> tuple[str, ...]:
+        """The names of ``env``, tallying it the first time it is met (by identity)."""
+        known = self._envs.get(id(env))
+        if known is None or known[0] is not env:
+            known = self._envs[id(env)] = (env, tuple(e.key for e in env))
+            tally_env(self.tally, self.rf, env)
+        return known[1]
+
     def _tally_tokens(self, args: tuple[Arg, ...], fi: FinalizedIndices) -> None:
-        """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``."""
-        t, rf, counted = self.tally, self.rf, self._emitted_args
-        for i in fi.kept:
-            a = args[i]
-            if counted.get(id(a)) is a:  # the same token object (a memoized layer's) was counted before
-                continue
-            counted[id(a)] = a
-            if a.source.file == rf:
-                t.emitted.add(a.key_path)
-        for i, w in fi.shadowed:
-            tok = args[i]
-            if tok.source.file == rf:
-                t.shadowed_by.setdefault(tok.key_path, set()).add(args[w].source.layer if w >= 0 else "?")
+        """:func:`.deadvalues.tally_invocation` on the memoized positions of ``finalize``: the kept tokens are
+        gathered by identity (one C-level update) and counted as emitted in :meth:`findings`."""
+        kept = fi.pick(args)  # type: ignore[misc]
+        self._kept_args.update(zip(map(id, kept), kept, strict=True))
+        if fi.shadowed:
+            t, rf = self.tally, self.rf
+            for i, w in fi.shadowed:
+                tok = args[i]
+                if tok.source.file == rf:
+                    t.shadowed_by.setdefault(tok.key_path, set()).add(args[w].source.layer if w >= 0 else "?")
 
     def findings(self, recipe: Recipe) -> list[Finding]:
         """Dead values, then the release findings (the straightforward checker's order)."""
+        rf, emitted = self.rf, self.tally.emitted
+        emitted.update(a.key_path for a in self._kept_args.values() if a.source.file == rf)
+        self._kept_args.clear()
         out = dead_value_report(recipe, self.tally)
         if self.release is not None:
             out.extend(self.release.findings)
@@ -128,6 +203,9 @@ def _hashable(sel: Selection) -> Any:
 
 #: the selection fields compared as they are (hardware and modes are compared by what they select)
 _PLAIN_FIELDS = tuple(f.name for f in fields(Selection) if f.name not in {"hw_id", "feature_modes"})
+_plain_values = attrgetter(*_PLAIN_FIELDS)
+#: where ``kv_offload`` sits among them
+_KV_AT = _PLAIN_FIELDS.index("kv_offload")
 
 
 class _Equivalence:
@@ -158,6 +236,8 @@ class _Equivalence:
         self._hardware: dict[tuple[str, str, str], Any] = {}
         self._images: dict[tuple[str, str], Any] = {}
         self._modes: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}
+        self._classes: dict[tuple[str, str, str], Any] = {}
+        self._class_ids: dict[Any, int] = {}
 
     def hardware_key(self, sel: Selection) -> Any:
         """What resolving and linting ``sel`` read of its hardware (``None``: cannot tell, never shared)."""
@@ -171,6 +251,18 @@ class _Equivalence:
             self._hardware[k] = got
         return got
 
+    def _hardware_class(self, sel: Selection) -> tuple[int, Any, Any] | None:
+        """:meth:`hardware_key` with the key replaced by a number standing for it (hashed once per
+        (variant, hardware, strategy), not once per selection)."""
+        k = (sel.variant_key, sel.hw_id, sel.strategy)
+        got = self._classes.get(k, self)
+        if got is self:
+            hardware = self.hardware_key(sel)
+            got = None if hardware is None else (self._class_ids.setdefault(hardware[0], len(self._class_ids)),
+                                                  hardware[1], hardware[2])
+            self._classes[k] = got
+        return got  # type: ignore[return-value]
+
     def _compute(self, sel: Selection) -> Any:
         # what resolving and rendering read of the hardware (the build shares renderings by the same key),
         # plus the image the lint target reads; the KV option's brand check is covered by the classes and
@@ -181,8 +273,8 @@ class _Equivalence:
         image = self._images.get((vkey, hw))
         if image is None:
             image = self._images[(vkey, hw)] = docker_meta(r.data, variant, profile, hw).image
-        return (rendering_hardware_key(self.catalog, r.data, r.rel_path, sel.variant_key, sel.strategy, hw),
-                image, variant, profile)
+        return ((rendering_hardware_key(self.catalog, r.data, r.rel_path, sel.variant_key, sel.strategy, hw),
+                 image), variant, profile)
 
     def _effective_modes(self, sel: Selection, variant: Mapping[str, Any], profile: Mapping[str, Any]
                          ) -> tuple[tuple[str, Any], ...]:
@@ -199,61 +291,93 @@ class _Equivalence:
         return got
 
     def key(self, sel: Selection, *, equivalent: bool = True) -> Any:
-        """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select."""
-        hardware = self.hardware_key(sel) if equivalent else None
+        """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select.
+
+        The other fields are compared with their types (8 and 8.0 are equal but render differently);
+        a selection with an unhashable request value (a PD pool given as a dict) is compared by repr.
+        """
+        hardware = self._hardware_class(sel) if equivalent else None
         if hardware is None:
             return _hashable(sel)
-        *seen, variant, profile = hardware
-        key = (tuple(seen), self._effective_modes(sel, variant, profile),
-               *(repr(v) if isinstance(v, dict | int | float) else v for v in (getattr(sel, n) for n in _PLAIN_FIELDS)))
+        class_id, variant, profile = hardware
+        values = _plain_values(sel)
+        key = (class_id, self._effective_modes(sel, variant, profile), values, tuple(map(type, values)))
         try:
             hash(key)
         except TypeError:  # an unhashable request value
             return repr(key)
         return key
 
+    @staticmethod
+    def without_kv(key: Any) -> Any:
+        """The key of the same selection without a KV choice (``None`` for a key compared by repr)."""
+        if type(key) is not tuple:
+            return None
+        seen, modes, values, types = key
+        return (seen, modes, (*values[:_KV_AT], None, *values[_KV_AT + 1:]),
+                (*types[:_KV_AT], type(None), *types[_KV_AT + 1:]))
+
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
-                         release: bool = True, *, skip_equivalent: bool = True) -> list[Finding]:
+                         release: bool = True, *, skip_equivalent: bool = True, derive: bool = True,
+                         derive_suffix: bool = True) -> list[Finding]:
     """One recipe's dead values and (``release``) release-lint findings over its offered selections.
 
-    ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against).
+    ``skip_equivalent=False`` resolves every distinct selection (what the equivalence test compares against);
+    ``derive=False`` resolves KV-option and other feature-set selections too instead of deriving them from
+    their base plan (:mod:`.derived_processes`); ``derive_suffix=False`` counts each derived one in full
+    instead of by its new tokens alone (:meth:`RecipePass.add_suffix`).
     """
     if recipe.is_omni:
         return []
     acc = RecipePass(catalog, recipe, forced, release)
     eq = _Equivalence(catalog, recipe)
     done: set[Any] = set()
+    #: plans of the resolved selections without a KV choice, by key (what others are derived from)
+    plain: dict[Any, Plan] = {}
+    options: dict[Any, Any] = {}
+    defaults: dict[tuple[str, str], tuple[str, ...]] = {}
+    base_features: dict[Any, tuple[Arg, ...]] = {}
     for sel in offered_selections(catalog, recipe):
         key = eq.key(sel, equivalent=skip_equivalent)
         if key in done:
             continue
         done.add(key)
+        derived: Derived | None = None
+        base: Plan | None = None
+        if derive and type(key) is tuple:
+            if sel.kv_offload and sel.kv_offload not in catalog.strategies:
+                # (a Mooncake store, a strategy id, is resolved: its own deployment shape; deriving one from
+                # the plain plan or from the other store measured no cheaper than resolving it)
+                base = plain.get(eq.without_kv(key))
+                if base is not None:
+                    derived = kv_option_processes(catalog, recipe, sel, base, options)
+            elif not sel.kv_offload:
+                dkey = (sel.hw_id, sel.variant_key)
+                default = defaults.get(dkey)
+                if default is None:
+                    default = defaults[dkey] = tuple(default_features(recipe.data, sel.hw_id, sel.variant_key))
+                if sel.features != default or sel.feature_modes:
+                    base_sel = replace(sel, features=default, feature_modes=())
+                    bkey = eq.key(base_sel)
+                    base = plain.get(bkey)
+                    if base is not None:
+                        known = base_features.get(bkey)
+                        if known is None:
+                            known = base_features[bkey] = base_feature_tokens(catalog, recipe, base_sel)
+                        derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known)
+        if derived is not None:
+            if not (derive_suffix and acc.add_suffix(sel, derived, base)):  # type: ignore[arg-type]
+                acc.add_processes(sel, derived.ctx, derived.processes)
+            continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
             continue
+        if derive and sel.kv_offload is None and type(key) is tuple:
+            plain[key] = plan
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the pass runs (restored after).
-
-    The pass allocates millions of short-lived, acyclic tuples while the
-    catalog memo grows to hundreds of thousands of entries, so the collector
-    keeps rescanning a heap in which it finds nothing: a third of the pass's
-    CPU. (A full collection after a pass over 40 generated recipes found no
-    unreachable object; reference counting frees everything the pass drops.)
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def default_workers(n_recipes: int) -> int:
@@ -268,11 +392,15 @@ def default_workers(n_recipes: int) -> int:
 _FORKED: tuple[Catalog, str | None, bool] | None = None
 
 
+def _worker_started() -> None:
+    """A worker never runs the cyclic collector (see :mod:`vllm_recipes.gcpause`); it exits with the pool."""
+    gc.disable()
+
+
 def _recipe_in_worker(index: int) -> list[Finding]:
     assert _FORKED is not None
     catalog, forced, release = _FORKED
-    with cyclic_gc_paused():
-        return recipe_pass_findings(catalog, catalog.recipes[index], forced, release)
+    return recipe_pass_findings(catalog, catalog.recipes[index], forced, release)
 
 
 def catalog_pass_findings(catalog: Catalog, forced: str | None = None, *, release: bool = True,
@@ -285,10 +413,14 @@ def catalog_pass_findings(catalog: Catalog, forced: str | None = None, *, releas
             return [f for i in indices for f in recipe_pass_findings(catalog, catalog.recipes[i], forced, release)]
     global _FORKED
     _FORKED = (catalog, forced, release)
+    # the parent's objects (catalog, memo, tables) move to the permanent generation before the fork, so
+    # nothing in a worker ever walks them (each walk would copy their pages into the worker)
+    gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(min(n, len(indices))) as pool:
+        with multiprocessing.get_context("fork").Pool(min(n, len(indices)), initializer=_worker_started) as pool:
             parts = pool.map(_recipe_in_worker, indices, chunksize=1)
     finally:
+        gc.unfreeze()
         _FORKED = None
     return [f for part in parts for f in part]
 

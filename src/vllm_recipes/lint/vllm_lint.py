@@ -177,6 +177,24 @@ def _is_value(tok: str) -> bool:
     return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
+class _IsValueTable(dict[str, bool]):
+    """token -> :func:`_is_value`, filled on first sight (a token list is classified by one C-level ``map``)."""
+
+    def __missing__(self, tok: str) -> bool:
+        r = self[tok] = _is_value(tok)
+        return r
+
+
+_IS_VALUE = _IsValueTable()
+#: distinct tokens remembered before the table is emptied (user-driven ``--arg`` values)
+_IS_VALUE_LIMIT = 100_000
+
+
+def starts_a_unit(tok: str) -> bool:
+    """Whether the lint reads ``tok`` as a flag (the start of a unit linted on its own), not as a value."""
+    return not _IS_VALUE[tok]
+
+
 def _has_var(value: str) -> bool:
     return bool(_VAR.search(value))
 
@@ -206,11 +224,14 @@ class _Run:
         """Lint flag by flag; a flag's findings depend only on it and its values, so they are cached
         per target and reused at any position (most flags repeat across a catalog's renderings)."""
         cache = _unit_cache(self.t)
-        is_value = [_is_value(t) for t in toks]
+        if len(_IS_VALUE) > _IS_VALUE_LIMIT:
+            _IS_VALUE.clear()
+        is_value = list(map(_IS_VALUE.__getitem__, toks))
+        out = self.out
         i, n = 0, len(toks)
         while i < n:
-            tok = toks[i]
             if is_value[i]:
+                tok = toks[i]
                 self.add("vllm-arity", "error", tok, f"stray value {tok!r}: no flag before it takes a value", i)
                 i += 1
                 continue
@@ -223,8 +244,10 @@ class _Run:
                 sub = _Run(self.t)
                 sub.flag(unit, 0)
                 found = cache[unit] = tuple(sub.out)
-            for f in found:
-                self.out.append(f._replace(token_index=f.token_index + i) if i else f)
+            if found and i:  # (a unit's findings always point at one of its tokens)
+                out.extend(VllmFinding(f[0], f[1], f[2], f[3], f[4] + i, f[5]) for f in found)
+            elif found:
+                out.extend(found)
             i = j
 
     def flag(self, toks: Sequence[str], i: int) -> int:
@@ -475,13 +498,19 @@ class _Run:
     # ---- env
     def env(self, env: Mapping[str, Any]) -> None:
         cache = _unit_cache(self.t)
-        for key in env:
-            found = cache.get(key)
-            if found is None:
-                sub = _Run(self.t)
-                sub.env_key(key)
-                found = cache[key] = tuple(sub.out)
-            self.out.extend(found)
+        names = (None, *env)  # the findings of the whole list of names (a unit key is never a tuple like it)
+        got = cache.get(names)
+        if got is None:
+            acc: list[VllmFinding] = []
+            for key in env:
+                found = cache.get(key)
+                if found is None:
+                    sub = _Run(self.t)
+                    sub.env_key(key)
+                    found = cache[key] = tuple(sub.out)
+                acc.extend(found)
+            got = cache[names] = tuple(acc)
+        self.out.extend(got)
 
     def env_key(self, key: str) -> None:
         """Checks of one env entry (its name only: values are the recipe's business)."""
