@@ -21,7 +21,7 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context, hardware_class
+from .context import Ctx, build_context
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
@@ -86,66 +86,95 @@ def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
     return hit  # type: ignore[no-any-return]
 
 
-def _feature_args(ctx: Ctx, call: Call) -> list[Arg]:
+def _feature_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
     """The features layer, memoized by what it reads (features and modes as selected).
 
     The strategy is read only through each feature's ``strategies`` allowlist, so the
     key holds the features the strategy lets through instead: strategies that admit
-    the same features share the entry.
+    the same features share the entry. In front of that, the shape's memo answers by
+    the selection's own feature list (the strategy is the shape's).
     """
     sel = ctx.sel
     if not sel.features:
-        return []
-    hw_class = hardware_class(ctx.catalog, ctx.recipe, ctx.recipe_file, ctx.hw_id, ctx.profile, ("features",))
+        return ()
+    compiled = ctx.compiled
+    local = ("features", ctx.features_hw_class, sel.features, sel.feature_modes)
+    hit = compiled.memo.get(local)  # type: ignore[union-attr]
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
     feats, strategy = ctx.features, ctx.strategy_name
     admitted = tuple(f for f in sel.features if is_feature_allowed_for_strategy(feats.get(f), strategy))
-    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, hw_class, admitted,
+    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, ctx.features_hw_class, admitted,
            sel.feature_modes, ctx.kv_composing)
     memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None:
-        hit = remember(memo, key, layer_features(ctx, call).args)
-    return hit  # type: ignore[no-any-return]
+        hit = remember(memo, key, tuple(layer_features(ctx, call).args))
+    return compiled.keep(local, hit)  # type: ignore[union-attr,no-any-return]
 
 
 #: The layers around ``parallelism`` whose arguments never depend on the selection beyond
-#: (recipe, variant data, hardware class, strategy, role): compiled into two cached tuples.
+#: (recipe, variant data, hardware class, strategy, role): compiled into cached tuples.
 STATIC_HEAD = ARG_ORDER[:ARG_ORDER.index("parallelism")]
 STATIC_TAIL = ("strategy-override", "hardware-overrides")
 assert ARG_ORDER[len(STATIC_HEAD) + 1:len(STATIC_HEAD) + 3] == STATIC_TAIL
 DYNAMIC_TAIL = ARG_ORDER[len(STATIC_HEAD) + 3:]
+#: the layers after ``features``, as static as the head and tail (KV option, Mooncake)
+STATIC_END = DYNAMIC_TAIL[DYNAMIC_TAIL.index("features") + 1:]
+assert ("advanced", "features", *STATIC_END) == DYNAMIC_TAIL
 
 
-def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...]]:
-    """The static tokens before and after the parallelism layer: one lookup per selection,
-    assembled on a miss from the per-layer memo.
+def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...], tuple[Arg, ...]]:
+    """The static tokens before and after the parallelism layer and after the features: one
+    lookup per selection in its shape's memo, assembled on a miss from the per-layer memo.
 
-    Keyed by the hardware *class*: every layer compiled here keys its own memo by
-    ``ctx.hw_class`` or by less (see :data:`LAYER_KEYS`), so profiles of one class share the pair.
+    Keyed by role and hardware *class*: every layer compiled here keys its own memo by
+    ``ctx.hw_class`` or by less (see :data:`LAYER_KEYS`; the KV option reads the brand,
+    part of the class), so profiles of one class share the triple.
     """
-    key = ("compiled-args", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, call.role)
-    memo = ctx.catalog.memo
-    hit = memo.get(key)
+    key = ("static-args", ctx.hw_class, call.role)
+    compiled = ctx.compiled
+    hit = compiled.memo.get(key)  # type: ignore[union-attr]
     if hit is None:
-        head = tuple(a for n in STATIC_HEAD for a in _layer(ctx, n, call).args)
-        tail = tuple(a for n in STATIC_TAIL for a in _layer(ctx, n, call).args)
-        hit = remember(memo, key, (head, tail))
+        hit = compiled.keep(key, tuple(  # type: ignore[union-attr]
+            tuple(a for n in names for a in _layer(ctx, n, call).args)
+            for names in (STATIC_HEAD, STATIC_TAIL, STATIC_END)))
+    return hit  # type: ignore[no-any-return]
+
+
+def _parallelism_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
+    """The parallelism layer's tokens, memoized in the shape by everything it reads.
+
+    Besides the shape (strategy, its override, the recipe's PD pool modes) the layer
+    reads the call, the node count, the GPU count and single-node TP size, the
+    master address (from the instance counts), the PD pool request and, for a
+    multi-node DEP override, the hardware class.
+    """
+    sel = ctx.sel
+    key = ("parallelism", call.role, call.node_role, call.rank, sel.node_count, repr(ctx.gpu_count),
+           repr(ctx.single_node_tp), ctx.mp_master_addr, ctx.hw_class if ctx.is_multi else None,
+           repr(sel.pd_nodes) if ctx.is_pd else None)
+    compiled = ctx.compiled
+    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    if hit is None:
+        hit = compiled.keep(key, tuple(layer_parallelism(ctx, call).args))  # type: ignore[union-attr]
     return hit  # type: ignore[no-any-return]
 
 
 def build_args(ctx: Ctx, call: Call) -> Invocation:
-    """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`."""
-    head, tail = _compiled_args(ctx, call)
-    args = [*head, *layer_parallelism(ctx, call).args, *tail]
-    for name in DYNAMIC_TAIL:
-        if name == "features":
-            args += _feature_args(ctx, call)
-        elif name == "advanced":
-            if ctx.sel.advanced:
-                args += layer_advanced(ctx, call).args
-        else:
-            args += _layer(ctx, name, call).args
-    return Invocation(ctx.model_id, tuple(args))
+    """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`.
+
+    ``ctx`` must come from :func:`~.context.build_context` (its shape's memo holds the pieces).
+    """
+    head, tail, end = _compiled_args(ctx, call)
+    middle = _parallelism_args(ctx, call)
+    if ctx.sel.advanced:
+        tail = (*tail, *layer_advanced(ctx, call).args)
+    return Invocation(ctx.model_id, head + middle + tail + _feature_args(ctx, call) + end)
+
+
+#: env layers that read nothing of the hardware (looked up once per shape and role)
+ENV_HARDWARE_FREE = ("base", "frontend", "variant", "strategy", "mooncake", "strategy-override")
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
@@ -153,29 +182,33 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
 
     The merge is memoized by the identities of the (memoized) layer contributions it
     merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
-    In front of that, one lookup per selection shape keyed by the hardware *class*: the
-    env layers key their contributions by ``ctx.hw_class`` or by less, the NVL4 profiles are
-    always their own class, and the PD key carries the GPU count pinning reads.
+    In front of that, one lookup per selection in its shape's memo keyed by the hardware
+    *class*: the env layers key their contributions by ``ctx.hw_class`` or by less, the
+    NVL4 profiles are always their own class, and the PD key carries the GPU count and
+    pool request pinning reads.
     """
     sel = ctx.sel
     pd_key = None
     if ctx.is_pd and role:
-        pd_key = (ctx.recipe_file, ctx.strategy_name, repr(ctx.gpu_count), repr(sel.pd_nodes), ctx.node_count > 1,
-                  ctx.hw_id in NVL4_PROFILES)
-    memo = ctx.catalog.memo
-    direct = ("env-of", ctx.recipe_file, ctx.variant_data_key, ctx.hw_class, ctx.strategy_name, ctx.frontend,
-              sel.kv_offload, role, pd_key)
-    hit = memo.get(direct)
+        pd_key = (repr(ctx.gpu_count), repr(sel.pd_nodes), ctx.node_count > 1, ctx.hw_id in NVL4_PROFILES)
+    compiled = ctx.compiled
+    direct = ("env", ctx.hw_class, role, pd_key)
+    hit = compiled.memo.get(direct)  # type: ignore[union-attr]
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     call = Call(role=role)
-    parts = {name: _layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning"}
+    free_key = ("env-parts", role)
+    free = compiled.memo.get(free_key)  # type: ignore[union-attr]
+    if free is None:
+        free = compiled.keep(free_key, {name: _layer(ctx, name, call) for name in ENV_HARDWARE_FREE})  # type: ignore[union-attr]
+    parts = {name: free[name] if name in free else _layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning"}
     used = tuple(p for p in parts.values() if p.env)
     key = ("env", role, pd_key, *map(id, used))
+    memo = ctx.catalog.memo
     hit = memo.get(key)
     if hit is None or any(a is not b for a, b in zip(hit[0], used, strict=True)):
         hit = remember(memo, key, (used, _build_env(ctx, role, parts)))
-    return remember(memo, direct, hit[1])  # type: ignore[no-any-return]
+    return compiled.keep(direct, hit[1])  # type: ignore[union-attr,no-any-return]
 
 
 def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
@@ -206,6 +239,19 @@ def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | N
                     merged[k] = EnvValue(k, repl, Source("pd-rank-rewrite", "", (), f"rank {rank} of a DEP pool"),
                                          (*ev.shadowed, (ev.value, ev.source)))
     return tuple(merged.values())
+
+
+def _plan_companions(ctx: Ctx) -> tuple[Companion, ...]:
+    """:func:`_companions`, memoized in the shape by the feature list and whether the KV option applies."""
+    sel = ctx.sel
+    if not sel.features and ctx.kv_opt is None:
+        return ()
+    key = ("companions", sel.features, ctx.kv_opt is not None)
+    compiled = ctx.compiled
+    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    if hit is None:
+        hit = compiled.keep(key, _companions(ctx))  # type: ignore[union-attr]
+    return hit  # type: ignore[no-any-return]
 
 
 def _companions(ctx: Ctx) -> tuple[Companion, ...]:
@@ -398,7 +444,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         head = build_args(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
         return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, build_args(ctx, Call()), build_env(ctx, None), _companions(ctx))
+    return SinglePlan(ctx.deploy_type, build_args(ctx, Call()), build_env(ctx, None), _plan_companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
