@@ -148,19 +148,37 @@ def _kv_counts(kv_store: Mapping[str, Any] | None, kv_instances: Any) -> tuple[A
 def _hardware_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection,
                      static: Mapping[str, Any], compiled: Compiled) -> dict[str, Any]:
     """The :class:`Ctx` fields that read the hardware profile (but no node or instance count)."""
-    variant, vkey = static["variant"], static["variant_data_key"]
-    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
+    hw_id = sel.hw_id
+    profile, generation, gpu_count, shared = profile_facts(catalog, hw_id)
+    variant = static["variant"]
+    named = compiled.memo.get("named-hardware")
+    if named is None:
+        vkey = static["variant_data_key"]
+        named = compiled.keep("named-hardware", (named_hardware(catalog, recipe, recipe_file, layer_scope(vkey, sel.strategy)),
+                                                 named_hardware(catalog, recipe, recipe_file, ("features",))))
     opt = compiled.kv_opt_candidate
+    by_id = hw_id in ID_READ_PROFILES
     return dict(
         profile=profile,
-        gen=gen(profile),
-        gpu_count=profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1,
-        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
-        variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
+        gen=generation,
+        gpu_count=gpu_count,
+        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, hw_id),
+        variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
         kv_opt=opt if opt is not None and kv_offload_brand_supported(opt, profile) else None,
-        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, layer_scope(vkey, sel.strategy)),
-        features_hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, ("features",)),
+        hw_class=hw_id if by_id or hw_id in named[0] else shared,      # = hardware_class(..., layer_scope(...))
+        features_hw_class=hw_id if by_id or hw_id in named[1] else shared,  # = hardware_class(..., ("features",))
     )
+
+
+def profile_facts(catalog: Catalog, hw_id: str) -> tuple[Mapping[str, Any], Any, Any, tuple[str, str, str]]:
+    """A hardware profile, its generation, GPU count and shared class (see :func:`hardware_class`), memoized."""
+    key = ("profile-facts", hw_id)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        profile = as_map(catalog.hardware_profiles.get(hw_id))
+        gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+        hit = remember(catalog.memo, key, (profile, gen(profile), gpu_count, shared_class(profile)))
+    return hit  # type: ignore[no-any-return]
 
 
 def _static_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
@@ -229,6 +247,11 @@ def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
     """
     if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file, scope):
         return hw_id
+    return shared_class(profile)
+
+
+def shared_class(profile: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The class of every profile of one generation and brand that the recipe does not name."""
     g = gen(profile)
     return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from itertools import chain
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -124,40 +125,55 @@ STATIC_END = DYNAMIC_TAIL[DYNAMIC_TAIL.index("features") + 1:]
 assert ("advanced", "features", *STATIC_END) == DYNAMIC_TAIL
 
 
-def _compiled_args(ctx: Ctx, call: Call) -> tuple[tuple[Arg, ...], tuple[Arg, ...], tuple[Arg, ...]]:
-    """The static tokens before and after the parallelism layer and after the features: one
-    lookup per selection in its shape's memo, assembled on a miss from the per-layer memo.
+#: the memoized layers that read the hardware (through its class); the others are looked up
+#: once per shape and role (their :data:`LAYER_KEYS` hold no hardware)
+HARDWARE_LAYERS = ("variant-hardware", "hardware-overrides", "kv-option")
 
-    Keyed by role and hardware *class*: every layer compiled here keys its own memo by
+
+def _class_parts(ctx: Ctx, call: Call) -> tuple[tuple[tuple[Arg, ...], tuple[Arg, ...], tuple[Arg, ...]],
+                                                dict[str, Contribution]]:
+    """The static tokens before and after the parallelism layer and after the features, plus
+    every memoized layer's contribution (the env merges them): one lookup per selection in
+    its shape's memo, assembled on a miss from the per-layer memo.
+
+    Keyed by role and hardware *class*: every memoized layer keys its own memo by
     ``ctx.hw_class`` or by less (see :data:`LAYER_KEYS`; the KV option reads the brand,
-    part of the class), so profiles of one class share the triple.
+    part of the class), so profiles of one class share the entry.
     """
-    key = ("static-args", ctx.hw_class, call.role)
+    key = ("class-parts", ctx.hw_class, call.role)
     compiled = ctx.compiled
-    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    memo = compiled.memo  # type: ignore[union-attr]
+    hit = memo.get(key)
     if hit is None:
-        hit = compiled.keep(key, tuple(  # type: ignore[union-attr]
-            tuple(a for n in names for a in _layer(ctx, n, call).args)
-            for names in (STATIC_HEAD, STATIC_TAIL, STATIC_END)))
+        free_key = ("hardware-free-parts", call.role)
+        free = memo.get(free_key)
+        if free is None:
+            free = compiled.keep(free_key, {n: _layer(ctx, n, call)  # type: ignore[union-attr]
+                                            for n in LAYER_KEYS if n not in HARDWARE_LAYERS})
+        parts = {n: free[n] if n in free else _layer(ctx, n, call) for n in LAYER_KEYS}
+        args = tuple(tuple(chain.from_iterable(parts[n].args for n in names))
+                     for names in (STATIC_HEAD, STATIC_TAIL, STATIC_END))
+        hit = compiled.keep(key, (args, parts))  # type: ignore[union-attr]
     return hit  # type: ignore[no-any-return]
 
 
 def _parallelism_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
-    """The parallelism layer's tokens, memoized in the shape by everything it reads.
+    """The parallelism layer's tokens, memoized by everything it reads.
 
-    Besides the shape (strategy, its override, the recipe's PD pool modes) the layer
-    reads the call, the node count, the GPU count and single-node TP size, the
-    master address (from the instance counts), the PD pool request and, for a
-    multi-node DEP override, the hardware class.
+    Of the recipe the layer reads the strategy's override and its PD pool modes; of the
+    catalog the strategy; of the selection the call, the node count, the GPU count and
+    single-node TP size, the master address (from the instance counts), the PD pool
+    request and, for a multi-node DEP override, the hardware class. Variants, frontends
+    and KV options that leave those alike share the entry.
     """
     sel = ctx.sel
-    key = ("parallelism", call.role, call.node_role, call.rank, sel.node_count, repr(ctx.gpu_count),
-           repr(ctx.single_node_tp), ctx.mp_master_addr, ctx.hw_class if ctx.is_multi else None,
+    key = (ctx.recipe_file, "parallelism", sel.strategy, call.role, call.node_role, call.rank, sel.node_count,
+           repr(ctx.gpu_count), repr(ctx.single_node_tp), ctx.mp_master_addr, ctx.hw_class if ctx.is_multi else None,
            repr(sel.pd_nodes) if ctx.is_pd else None)
-    compiled = ctx.compiled
-    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    memo = ctx.catalog.memo
+    hit = memo.get(key)
     if hit is None:
-        hit = compiled.keep(key, tuple(layer_parallelism(ctx, call).args))  # type: ignore[union-attr]
+        hit = remember(memo, key, tuple(layer_parallelism(ctx, call).args))
     return hit  # type: ignore[no-any-return]
 
 
@@ -166,15 +182,11 @@ def build_args(ctx: Ctx, call: Call) -> Invocation:
 
     ``ctx`` must come from :func:`~.context.build_context` (its shape's memo holds the pieces).
     """
-    head, tail, end = _compiled_args(ctx, call)
+    head, tail, end = _class_parts(ctx, call)[0]
     middle = _parallelism_args(ctx, call)
     if ctx.sel.advanced:
         tail = (*tail, *layer_advanced(ctx, call).args)
     return Invocation(ctx.model_id, head + middle + tail + _feature_args(ctx, call) + end)
-
-
-#: env layers that read nothing of the hardware (looked up once per shape and role)
-ENV_HARDWARE_FREE = ("base", "frontend", "variant", "strategy", "mooncake", "strategy-override")
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
@@ -196,13 +208,8 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     hit = compiled.memo.get(direct)  # type: ignore[union-attr]
     if hit is not None:
         return hit  # type: ignore[no-any-return]
-    call = Call(role=role)
-    free_key = ("env-parts", role)
-    free = compiled.memo.get(free_key)  # type: ignore[union-attr]
-    if free is None:
-        free = compiled.keep(free_key, {name: _layer(ctx, name, call) for name in ENV_HARDWARE_FREE})  # type: ignore[union-attr]
-    parts = {name: free[name] if name in free else _layer(ctx, name, call) for name in ENV_ORDER if name != "pd-pinning"}
-    used = tuple(p for p in parts.values() if p.env)
+    parts = _class_parts(ctx, Call(role=role))[1]
+    used = tuple(p for n in ENV_ORDER if n in parts and (p := parts[n]).env)
     key = ("env", role, pd_key, *map(id, used))
     memo = ctx.catalog.memo
     hit = memo.get(key)
@@ -211,18 +218,37 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     return compiled.keep(direct, hit[1])  # type: ignore[union-attr,no-any-return]
 
 
+#: the env layers merged first that read nothing of the hardware nor of the call but its role:
+#: their merge is kept per shape and role, and every env of the shape continues from a copy
+ENV_PREFIX = ENV_ORDER[:3]
+assert not set(ENV_PREFIX) & {*HARDWARE_LAYERS, "pd-pinning"}
+
+
+def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
+    """One layer's env over ``merged`` (``dict.update`` semantics, each replaced value kept as shadowed)."""
+    get_old = merged.get
+    for k, v, s in part.env_entries():
+        old = get_old(k)
+        merged[k] = EnvValue(k, v, s, (*old.shadowed, (old.value, old.source)) if old is not None else ())
+
+
 def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
     """The merge itself; ``parts``: the memoized layers' contributions, already looked up."""
     call = Call(role=role)
-    merged: dict[str, EnvValue] = {}
-    for name in ENV_ORDER:
+    prefix_key = ("env-prefix", role)
+    compiled = ctx.compiled
+    prefix = compiled.memo.get(prefix_key) if compiled is not None else None
+    if prefix is None:
+        prefix = {}
+        for name in ENV_PREFIX:
+            part = parts.get(name) if parts is not None else None
+            _merge_into(prefix, part if part is not None else _layer(ctx, name, call))
+        if compiled is not None:
+            compiled.keep(prefix_key, prefix)
+    merged = dict(prefix)
+    for name in ENV_ORDER[len(ENV_PREFIX):]:
         part = parts.get(name) if parts is not None else None
-        for m, src in (part if part is not None else _layer(ctx, name, call)).env:
-            for k, v in m.items():
-                s = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
-                old = merged.get(k)
-                shadowed = ((*old.shadowed, (old.value, old.source)) if old else ())
-                merged[k] = EnvValue(k, v, s, shadowed)
+        _merge_into(merged, part if part is not None else _layer(ctx, name, call))
     if ctx.is_pd and role:
         if ctx.hw_id not in NVL4_PROFILES:
             for k in NVL4_ONLY_ENV:
