@@ -1,0 +1,122 @@
+"""The per-shape compiled caches (``synth.compiled``) never change a plan.
+
+A shape (recipe, variant, strategy, frontend, KV choice) memoizes its hardware
+context fields, class parts (static argument triples and layer contributions),
+env merges and prefix, features and companions, and the parallelism tokens are
+memoized across variants. Every key names only part of a selection, so here the
+selections that share a shape (other hardware, feature sets, modes, KV options,
+PD pool requests, node and instance counts) are resolved one after another on
+one warm catalog and each plan is compared with the plan of a catalog that
+remembers nothing. The reduced benchmark catalog varies what those keys read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+
+import pytest
+import yaml
+from test_memo_equivalence import forgetful
+
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.lint.deadvalues import offered_selections
+from vllm_recipes.render.explain import explain_json
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import hardware_class, layer_scope
+from vllm_recipes.synth.resolve import resolve
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from catalog_gen import make_catalog
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    return load_catalog(make_catalog(tmp_path_factory.mktemp("compiled-catalog"), n_recipes=2))
+
+
+def siblings(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
+    """Every fifth offered selection, plus the same with other node and instance counts, pool requests and
+    feature lists (the offered ones come grouped by shape: the picked ones still share their shapes)."""
+    for sel in islice(offered_selections(catalog, recipe), 0, None, 5):
+        yield sel
+        yield dataclasses.replace(sel, node_count=sel.node_count + 1)
+        if sel.kv_offload:
+            yield dataclasses.replace(sel, kv_instances=3)
+            yield dataclasses.replace(sel, kv_instances={"count": 3, "current": 2})
+        if sel.strategy == "pd_cluster":
+            yield dataclasses.replace(sel, pd_nodes={"prefill": 2, "decode": {"nodes": 1, "parallelism": "tp"}})
+            yield dataclasses.replace(sel, pd_nodes={"prefill": {"nodes": 2, "rank": 1, "parallelism": "dep"},
+                                                     "decode": 2})
+        if sel.features:
+            yield dataclasses.replace(sel, features=sel.features[::-1])
+            yield dataclasses.replace(sel, features=sel.features[1:])
+
+
+def test_sibling_selections_resolve_as_without_the_memo(catalog: Catalog) -> None:
+    plain = forgetful(catalog)
+    compared = 0
+    for recipe in catalog.recipes:
+        if recipe.is_omni:
+            continue
+        for sel in siblings(catalog, recipe):
+            try:
+                ctx, plan = resolve(catalog, recipe, sel)
+            except Exception as exc:  # the plain path must fail the same way
+                with pytest.raises(type(exc)):
+                    resolve(plain, recipe, sel)
+                continue
+            pctx, pplan = resolve(plain, recipe, sel)
+            assert plan == pplan, (recipe.rel_path, sel)
+            assert ctx == pctx, (recipe.rel_path, sel)
+            if compared % 7 == 0:  # provenance too (plans compare sources already; explain reads them)
+                assert explain_json(catalog, plan) == explain_json(plain, pplan)
+            compared += 1
+    assert compared > 1500
+
+
+def test_context_hardware_classes_follow_the_class_rule(catalog: Catalog) -> None:
+    """``build_context`` computes both classes inline from cached facts: the same as :func:`hardware_class`."""
+    seen = set()
+    for recipe in catalog.recipes:
+        if recipe.is_omni:
+            continue
+        for sel in offered_selections(catalog, recipe):
+            ctx, _plan = resolve(catalog, recipe, sel)
+            args = (catalog, recipe.data, recipe.rel_path, sel.hw_id, ctx.profile)
+            assert ctx.hw_class == hardware_class(*args, layer_scope(ctx.variant_data_key, sel.strategy))
+            assert ctx.features_hw_class == hardware_class(*args, ("features",))
+            seen.add(isinstance(ctx.hw_class, str))
+    assert seen == {True, False}  # both named ids and shared classes occur
+
+
+def test_companions_follow_the_feature_list_and_kv_option(tmp_path: Path) -> None:
+    """Companions are memoized per shape by the feature list and whether the KV option applies."""
+    recipe_data = {
+        "meta": {"title": "Model"},
+        "model": {"model_id": "org/model"},
+        "variants": {"default": {"precision": "bf16"}},
+        "compatible_strategies": ["single_node_tp", "single_node_dep"],
+        "features": {"c": {"args": ["--c"], "companion": {"command": "run-c", "label": "C"}},
+                     "d": {"args": ["--d"], "companion": {"command": "run-d"}, "strategies": ["single_node_dep"]},
+                     "e": {"args": ["--e"]}},
+    }
+    path = tmp_path / "models" / "org" / "model.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(recipe_data, sort_keys=False), encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    plain = forgetful(catalog)
+    recipe = catalog.recipe("org/model")
+    assert recipe is not None
+    seen = set()
+    for kv in (None, "lmcache"):
+        for strategy in ("single_node_tp", "single_node_dep"):
+            for feats in (("c",), ("e",), ("c", "d", "e"), ("d", "c"), ()):
+                sel = Selection(hw_id="h200", strategy=strategy, features=feats, kv_offload=kv)
+                plan = resolve(catalog, recipe, sel)[1]
+                assert plan == resolve(plain, recipe, sel)[1], sel
+                seen.add(tuple(c.feature for c in plan.companions))  # type: ignore[union-attr]
+    assert len(seen) >= 5, seen
