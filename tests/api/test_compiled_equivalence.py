@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -93,30 +94,56 @@ def test_context_hardware_classes_follow_the_class_rule(catalog: Catalog) -> Non
     assert seen == {True, False}  # both named ids and shared classes occur
 
 
+def write_recipe(root: Path, data: dict[str, Any]) -> Catalog:
+    path = root / "models" / "org" / "model.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump({"meta": {"title": "Model"}, "model": {"model_id": "org/model"},
+                                    "variants": {"default": {"precision": "bf16"}}, **data}, sort_keys=False),
+                    encoding="utf-8")
+    return load_catalog(root)
+
+
+def same_plans(catalog: Catalog, sels: list[Selection]) -> list[Any]:
+    """Each selection's plan on the warm catalog, checked against a catalog that remembers nothing."""
+    plain = forgetful(catalog)
+    recipe = catalog.recipe("org/model")
+    assert recipe is not None
+    plans = []
+    for sel in sels:
+        plan = resolve(catalog, recipe, sel)[1]
+        assert plan == resolve(plain, recipe, sel)[1], sel
+        plans.append(plan)
+    return plans
+
+
 def test_companions_follow_the_feature_list_and_kv_option(tmp_path: Path) -> None:
     """Companions are memoized per shape by the feature list and whether the KV option applies."""
-    recipe_data = {
-        "meta": {"title": "Model"},
-        "model": {"model_id": "org/model"},
-        "variants": {"default": {"precision": "bf16"}},
+    catalog = write_recipe(tmp_path, {
         "compatible_strategies": ["single_node_tp", "single_node_dep"],
         "features": {"c": {"args": ["--c"], "companion": {"command": "run-c", "label": "C"}},
                      "d": {"args": ["--d"], "companion": {"command": "run-d"}, "strategies": ["single_node_dep"]},
                      "e": {"args": ["--e"]}},
-    }
-    path = tmp_path / "models" / "org" / "model.yaml"
-    path.parent.mkdir(parents=True)
-    path.write_text(yaml.safe_dump(recipe_data, sort_keys=False), encoding="utf-8")
-    catalog = load_catalog(tmp_path)
-    plain = forgetful(catalog)
-    recipe = catalog.recipe("org/model")
-    assert recipe is not None
-    seen = set()
-    for kv in (None, "lmcache"):
-        for strategy in ("single_node_tp", "single_node_dep"):
-            for feats in (("c",), ("e",), ("c", "d", "e"), ("d", "c"), ()):
-                sel = Selection(hw_id="h200", strategy=strategy, features=feats, kv_offload=kv)
-                plan = resolve(catalog, recipe, sel)[1]
-                assert plan == resolve(plain, recipe, sel)[1], sel
-                seen.add(tuple(c.feature for c in plan.companions))  # type: ignore[union-attr]
-    assert len(seen) >= 5, seen
+    })
+    plans = same_plans(catalog, [Selection(hw_id="h200", strategy=strategy, features=feats, kv_offload=kv)
+                                 for kv in (None, "lmcache") for strategy in ("single_node_tp", "single_node_dep")
+                                 for feats in (("c",), ("e",), ("c", "d", "e"), ("d", "c"), ())])
+    assert len({tuple(c.feature for c in p.companions) for p in plans}) >= 5
+
+
+def test_hardware_overrides_keyed_by_what_they_read(tmp_path: Path) -> None:
+    """The layer's key names the id, the strategy and the role only where the override maps need them."""
+    ho = {"hardware_overrides": {"h200": {"extra_args": ["--h200-only"]}, "hopper": {"extra_args": ["--hopper"]}}}
+    catalog = write_recipe(tmp_path, {
+        "compatible_strategies": ["single_node_tp", "single_node_dep", "pd_cluster"],
+        "hardware_overrides": {"blackwell": {"extra_args": ["--recipe-blackwell"]}},
+        "strategy_overrides": {"single_node_dep": ho,
+                               "pd_cluster": {"prefill": {"hardware_overrides": {"h200": {"extra_args": ["--p"]}}},
+                                              "decode": {"hardware_overrides": {"b200": {"extra_args": ["--d"]}}}}},
+    })
+    plans = same_plans(catalog, [Selection(hw_id=hw, strategy=s) for s in ("single_node_tp", "single_node_dep",
+                                                                            "pd_cluster")
+                                 for hw in ("h200", "h100", "b200", "b300")])
+    tokens = {a.value for p in plans for inv in (getattr(p, "serve", None), *(
+        r.serve for r in (getattr(p, "prefill", None), getattr(p, "decode", None)) if r is not None))
+        if inv is not None for a in inv.args}
+    assert {"--h200-only", "--hopper", "--recipe-blackwell", "--p", "--d"} <= tokens

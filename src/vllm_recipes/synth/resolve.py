@@ -22,7 +22,7 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context
+from .context import Ctx, build_context, shared_class
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
@@ -66,12 +66,31 @@ LAYER_KEYS: dict[str, Callable[[Ctx, Call], tuple[Any, ...]]] = {
                                            ctx.hw_id if is_map(ctx.variant_exact_ho) else None),
     "strategy": lambda ctx, call: (ctx.strategy_name, call.role),
     "strategy-override": lambda ctx, call: (ctx.recipe_file, ctx.strategy_name, call.role),
-    "hardware-overrides": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key, ctx.hw_class,
-                                             ctx.strategy_name, call.role),
+    "hardware-overrides": lambda ctx, call: _hardware_overrides_key(ctx, call),
     "kv-option": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_opt is not None else None,),
     "mooncake": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_store is not None else None, ctx.kv_composing,
                                    ctx.is_pd, call.role),
 }
+
+
+def _hardware_overrides_key(ctx: Ctx, call: Call) -> tuple[Any, ...]:
+    """What ``layer_hardware_overrides`` reads, finer than the hardware class.
+
+    The layer looks the profile up by generation and brand in the strategy
+    override's, the recipe's and the variant's ``hardware_overrides``, and by id only
+    in the strategy override's (and its role's) maps: the id matters only when one of
+    those names it. The strategy (and role) appear in its tokens' sources only when
+    the strategy override has such maps, the variant only when it has its own.
+    """
+    so = ctx.so
+    so_ho = so.get("hardware_overrides") if so is not None else None
+    role_ho = get(so.get(call.role), "hardware_overrides") if so is not None and call.role else None
+    hw_id = ctx.hw_id
+    by_id = (is_map(so_ho) and hw_id in so_ho) or (is_map(role_ho) and hw_id in role_ho)
+    by_strategy = is_map(so_ho) or is_map(role_ho)
+    return (ctx.recipe_file, ctx.variant_data_key if is_map(ctx.variant.get("hardware_overrides")) else None,
+            hw_id if by_id else shared_class(ctx.profile),
+            (ctx.strategy_name, call.role if is_map(role_ho) else None) if by_strategy else None)
 
 
 def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
