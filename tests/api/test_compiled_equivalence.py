@@ -138,7 +138,8 @@ def test_hardware_overrides_keyed_by_what_they_read(tmp_path: Path) -> None:
         "hardware_overrides": {"blackwell": {"extra_args": ["--recipe-blackwell"]}},
         "strategy_overrides": {"single_node_dep": ho,
                                "pd_cluster": {"prefill": {"hardware_overrides": {"h200": {"extra_args": ["--p"]}}},
-                                              "decode": {"hardware_overrides": {"b200": {"extra_args": ["--d"]}}}}},
+                                              "decode": {"hardware_overrides": {"h200": {"extra_args": ["--d"]},
+                                                                                "b200": {"extra_args": ["--d-b200"]}}}}},
     })
     plans = same_plans(catalog, [Selection(hw_id=hw, strategy=s) for s in ("single_node_tp", "single_node_dep",
                                                                             "pd_cluster")
@@ -146,4 +147,4 @@ def test_hardware_overrides_keyed_by_what_they_read(tmp_path: Path) -> None:
     tokens = {a.value for p in plans for inv in (getattr(p, "serve", None), *(
         r.serve for r in (getattr(p, "prefill", None), getattr(p, "decode", None)) if r is not None))
         if inv is not None for a in inv.args}
-    assert {"--h200-only", "--hopper", "--recipe-blackwell", "--p", "--d"} <= tokens
+    assert {"--h200-only", "--hopper", "--recipe-blackwell", "--p", "--d", "--d-b200"} <= tokens
