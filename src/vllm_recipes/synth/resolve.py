@@ -196,6 +196,10 @@ def _parallelism_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
     return hit  # type: ignore[no-any-return]
 
 
+#: the calls of single-process and PD plans (made once: a frozen dataclass costs its ``__setattr__`` calls)
+ROLE_CALLS: dict[str | None, Call] = {None: Call(), "prefill": Call(role="prefill"), "decode": Call(role="decode")}
+
+
 def build_args(ctx: Ctx, call: Call) -> Invocation:
     """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`.
 
@@ -227,7 +231,7 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     hit = compiled.memo.get(direct)  # type: ignore[union-attr]
     if hit is not None:
         return hit  # type: ignore[no-any-return]
-    parts = _class_parts(ctx, Call(role=role))[1]
+    parts = _class_parts(ctx, ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role))[1]
     used = tuple(p for n in ENV_ORDER if n in parts and (p := parts[n]).env)
     key = ("env", role, pd_key, *map(id, used))
     memo = ctx.catalog.memo
@@ -426,7 +430,30 @@ def _gateway_router(ctx: Ctx, rid: str, spec: Mapping[str, Any], pm: dict[str, A
                       install=_str(first_truthy(spec.get("install"), "")), kind=rid)
 
 
+def _pd_pools(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
+    """Both pools' ``roleMeta`` and the vllm-router, memoized in the shape by what they read
+    (the GPU count, the pool requests and the node count; the rest is the shape's)."""
+    key = ("pd-pools", repr(ctx.gpu_count), repr(ctx.sel.pd_nodes), ctx.node_count)
+    compiled = ctx.compiled
+    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    if hit is None:
+        metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
+        hit = compiled.keep(key, (metas, _pd_router(ctx, metas["prefill"], metas["decode"])))  # type: ignore[union-attr]
+    return hit  # type: ignore[no-any-return]
+
+
 def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
+    """:func:`_mooncake_blocks`, memoized in the shape by the brand (the install reads it; the rest is the shape's)."""
+    key = ("mooncake-parts", repr(ctx.profile.get("brand")))
+    compiled = ctx.compiled
+    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    if hit is None:
+        hit = compiled.keep(key, _mooncake_blocks(ctx))  # type: ignore[union-attr]
+    return hit  # type: ignore[no-any-return]
+
+
+def _mooncake_blocks(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
+    """Master, store, vLLM config template, its note and the install line of the Mooncake deployment."""
     kv = as_map(ctx.kv_store)
     mm = as_map(kv.get("mooncake_master"))
     master = {"command": first_truthy(mm.get("command"), "mooncake_master"),
@@ -447,17 +474,14 @@ def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, An
 def resolve_plan(ctx: Ctx) -> Plan:
     """Branch on the deploy shape (§8): PD -> Mooncake -> multi-node -> single."""
     if ctx.is_pd:
-        roles = {}
-        metas = {}
-        for role in ("prefill", "decode"):
-            metas[role] = role_meta(ctx, role)
-            roles[role] = PdRolePlan(role, build_args(ctx, Call(role=role)), build_env(ctx, role), metas[role])
+        metas, router = _pd_pools(ctx)
+        roles = {role: PdRolePlan(role, build_args(ctx, ROLE_CALLS[role]), build_env(ctx, role), metas[role])
+                 for role in ("prefill", "decode")}
         mooncake = None
         if ctx.kv_store is not None and truthy(ctx.kv_store.get("pd")):
             master, store, config, note, install = _mooncake_parts(ctx)
             mooncake = MooncakeBlock(master, store, config, note, install)
         router_cfg = ctx.strategy.get("router") if truthy(ctx.strategy.get("router")) else {"policy": "round_robin"}
-        router = _pd_router(ctx, metas["prefill"], metas["decode"])
         smg = _alt_router(ctx)
         if smg is not None:
             rid, spec = smg
@@ -489,7 +513,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         head = build_args(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
         return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, build_args(ctx, Call()), build_env(ctx, None), _plan_companions(ctx))
+    return SinglePlan(ctx.deploy_type, build_args(ctx, ROLE_CALLS[None]), build_env(ctx, None), _plan_companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
