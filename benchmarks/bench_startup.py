@@ -16,6 +16,7 @@ variants), then, in one run:
   pre-rendered every default page and the whole static API before listening.
 
     .venv/bin/python benchmarks/bench_startup.py [--recipes 170] [--no-baseline] [--json out.json]
+    .venv/bin/python benchmarks/bench_startup.py --base-src /tmp/old/src [--repeat 3]   # this tree vs another
 
 Target (issue 14, C1): first 200 <= 1 s after start on a 170-recipe catalog.
 """
@@ -104,6 +105,43 @@ def run_serve(catalog_dir: Path, page: str, cache: Path) -> dict[str, Any]:
         proc.wait(timeout=20)
 
 
+def first_start(catalog_dir: Path, page: str, cache: Path, src: Path | None) -> tuple[float, float]:
+    """(announced, first 200) of one ``serve`` start, from ``src`` (another source tree) or this one."""
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "VLLM_RECIPES_CACHE_DIR": str(cache)}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", SERVE, "serve", "--recipes-dir", str(catalog_dir), "--port",
+                             str(port), "--log-level", "warning"], stderr=subprocess.PIPE, env=env)
+    try:
+        assert proc.stderr is not None
+        proc.stderr.readline()
+        announced = time.perf_counter() - t0
+        return announced, first_200(f"http://127.0.0.1:{port}{page}", t0, proc)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def side_by_side(catalog_dir: Path, page: str, tmp: Path, base_src: Path, repeat: int) -> dict[str, Any]:
+    """First and later starts of this tree and of ``base_src``, interleaved: medians and their ratio."""
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in ("cold", "warm", "base_cold", "base_warm")}
+    for i in range(repeat):
+        for tag, src in (("", None), ("base_", base_src)):
+            cache = tmp / f"sbs-{tag}{i}"
+            runs[f"{tag}cold"].append(first_start(catalog_dir, page, cache, src))
+            runs[f"{tag}warm"].append(first_start(catalog_dir, page, cache, src))
+    out: dict[str, Any] = {}
+    for k, v in runs.items():
+        out[k] = {"announced_s": round(statistics.median(a for a, _ in v), 3),
+                  "first_200_s": round(statistics.median(f for _, f in v), 3),
+                  "first_200_all_s": [round(f, 3) for _, f in v]}
+    for k in ("cold", "warm"):
+        out[f"{k}_over_base"] = round(out[k]["first_200_s"] / out[f"base_{k}"]["first_200_s"], 2)
+    return out
+
+
 def run_baseline(catalog_dir: Path, page: str) -> dict[str, Any]:
     port = free_port()
     t0 = time.perf_counter()
@@ -134,6 +172,10 @@ def main() -> None:
     ap.add_argument("--recipes", type=int, default=170)
     ap.add_argument("--no-baseline", action="store_true", help="skip the (slow) pre-render-everything baseline")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--base-src", type=Path, metavar="SRC",
+                    help="also start serve from another source tree (e.g. a worktree's src/ at an older commit), "
+                         "interleaved with this one, and report the ratios")
+    ap.add_argument("--repeat", type=int, default=3, help="starts per tree with --base-src")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         catalog_dir = make_catalog(Path(tmp), args.recipes)
@@ -141,6 +183,10 @@ def main() -> None:
         page = f"/{first.parent.name}/{first.stem}"
         cache = Path(tmp) / "cache"
         out: dict[str, Any] = {"recipes": args.recipes, "page": page}
+        if args.base_src is not None:
+            out["side_by_side"] = side_by_side(catalog_dir, page, Path(tmp), args.base_src.resolve(), args.repeat)
+            print(json.dumps(out, indent=2))
+            return
         # first start ever: nothing in the parse cache (what a new catalog directory costs once)
         out["phases_cold"] = phases(catalog_dir, Path(tmp) / "cache-cold")
         out["serve_cold"] = run_serve(catalog_dir, page, cache)

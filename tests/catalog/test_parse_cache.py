@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from vllm_recipes.catalog import load_catalog, usable
+from vllm_recipes.catalog import load_catalog, loader, parsecache, usable
 from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, ParseCache, cache_dir
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.catalog.validate import validate_catalog
@@ -249,3 +252,104 @@ def test_cache_command_lists_and_clears_only_our_files(tmp_path: Path, cache: Pa
     assert cleared.exit_code == 0 and "removed 1 file" in cleared.output
     assert [p.name for p in cache.iterdir()] == ["notes.txt"]
     assert load_catalog(_catalog(tmp_path)).recipes[0].title == "Tiny"  # and the next load refills it
+
+
+def _big_catalog(tmp_path: Path, copies: int = 12) -> Path:
+    """The bundled recipes copied under new names: over a megabyte of YAML, one broken file among them."""
+    from vllm_recipes.catalog.loader import BUNDLED_DIR
+
+    root = tmp_path / "big"
+    shutil.copytree(BUNDLED_DIR, root, ignore=shutil.ignore_patterns("models"))
+    sources = sorted((Path(BUNDLED_DIR) / "models").rglob("*.yaml"))
+    for i in range(copies):
+        for src in sources:
+            dest = root / "models" / f"org{i:02d}" / src.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(src.read_bytes())
+    (root / "models" / "org00" / "Broken.yaml").write_text("a: [1,\n", encoding="utf-8")
+    return root
+
+
+def _single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the suite may run a server thread elsewhere in this process; the child below only parses
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
+def test_a_large_first_load_parses_in_two_processes_with_the_same_result(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    monkeypatch.setenv(ENV_CACHE_DIR, "off")
+    serial = load_catalog(root)
+    monkeypatch.setenv(ENV_CACHE_DIR, str(cache))
+    _single_threaded(monkeypatch)
+    calls: list[bool] = []
+    real = parsecache.parse_in_parallel
+    monkeypatch.setattr(loader, "parse_in_parallel", lambda c, p, m: calls.append(real(c, p, m)) or calls[-1])
+    parallel = load_catalog(root, parallel=True)
+    assert calls == [True]  # it did fork
+    assert [r.data for r in parallel.recipes] == [r.data for r in serial.recipes]
+    assert [str(e) for e in parallel.load_errors] == [str(e) for e in serial.load_errors]
+    assert "Broken.yaml:2:1" in str(parallel.load_errors[0])  # the broken file is reported by the load
+    # everything was remembered: a second parallel load forks nothing
+    cache_now = parsecache.ParseCache(root)
+    assert parsecache.parse_in_parallel(cache_now, [(p, p.name) for p in root.rglob("models/*/*.yaml")]) is False
+
+
+def _model_paths(root: Path) -> list[tuple[Path, str]]:
+    return [(p, f"models/{p.parent.name}/{p.name}") for p in sorted(root.rglob("models/*/*.yaml"))]
+
+
+def test_the_child_takes_a_share_while_meanwhile_runs(tmp_path: Path, cache: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    parent, here = os.getpid(), []
+    real = parsecache._entry
+
+    def counted(raw: bytes, file: str, key: str) -> object:
+        if os.getpid() == parent:
+            here.append(file)
+        return real(raw, file, key)
+
+    monkeypatch.setattr(parsecache, "_entry", counted)
+    ran: list[int] = []
+    cache_obj = parsecache.ParseCache(root)
+    paths = _model_paths(root)
+    assert parsecache.parse_in_parallel(cache_obj, paths, lambda: ran.append(time.sleep(0.3) or 1)) is True
+    assert ran == [1]
+    assert len(here) < len(paths)  # the child's frames were taken: this process did not parse everything
+    left = cache_obj.missing([(p.read_bytes(), d) for p, d in paths])
+    assert [d for _raw, d, _key in left] == ["models/org00/Broken.yaml"]
+
+
+def test_a_failing_child_leaves_its_share_to_this_process(tmp_path: Path, cache: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    monkeypatch.setattr(parsecache, "_child_parses", lambda todo, fd: os._exit(3))
+    cache_obj = parsecache.ParseCache(root)
+    paths = _model_paths(root)
+    assert parsecache.parse_in_parallel(cache_obj, paths) is True
+    left = cache_obj.missing([(p.read_bytes(), d) for p, d in paths])
+    assert [d for _raw, d, _key in left] == ["models/org00/Broken.yaml"]
+    got = load_catalog(root, parallel=True)
+    monkeypatch.setenv(ENV_CACHE_DIR, "off")
+    assert [r.data for r in got.recipes] == [r.data for r in load_catalog(root).recipes]
+
+
+def test_no_fork_from_a_threaded_process_or_for_little_yaml(tmp_path: Path, cache: Path) -> None:
+    root = _big_catalog(tmp_path, copies=1)
+    ran: list[int] = []
+    paths = [(p, p.name) for p in root.rglob("models/*/*.yaml")]
+    assert parsecache.parse_in_parallel(parsecache.ParseCache(root), paths, lambda: ran.append(1)) is False
+    assert ran == [1]  # ~100 KB: no child, and meanwhile still ran
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        big = _big_catalog(tmp_path / "b")
+        paths = [(p, p.name) for p in big.rglob("models/*/*.yaml")]
+        assert parsecache.parse_in_parallel(parsecache.ParseCache(big), paths) is False
+    finally:
+        stop.set()
+        worker.join()

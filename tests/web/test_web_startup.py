@@ -7,6 +7,7 @@ test controls, so "answered while still cold" is a fact, not a race.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -125,3 +126,52 @@ def test_compiled_templates_are_kept_beside_the_parse_cache(catalog: Catalog, tm
     monkeypatch.setenv("VLLM_RECIPES_CACHE_DIR", "off")
     with TestClient(create_app(catalog, warm_in_background=False)) as c:
         assert c.get(V41).text == first
+
+
+def _sleeping_api(flag: Path) -> Any:
+    def build(_web: Any) -> Any:
+        flag.touch()  # (in the forked warm-up process) it has started and reset its signal handlers
+        time.sleep(600)
+
+    return build
+
+
+def test_stopping_the_server_ends_a_busy_warm_up(catalog: Catalog, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's own SIGTERM handler (uvicorn's only asks a loop to stop) must not live on in the child."""
+    flag = tmp_path / "started"
+    monkeypatch.setattr(warmup_mod, "build_static_api", _sleeping_api(flag))
+    previous = signal.signal(signal.SIGTERM, lambda *_a: None)  # as uvicorn's: nothing dies of SIGTERM here
+    try:
+        warmer = warmup_mod.Warmer(create_app(catalog).state.web)
+        warmer.start()
+        for _ in range(3000):
+            if flag.exists():
+                break
+            time.sleep(0.01)
+        assert flag.exists()
+        warmer.stop()
+        assert not warmer._proc.is_alive()
+        assert warmer._proc.exitcode == -signal.SIGTERM  # ended by terminate(), not by the kill() fallback
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_warm_up_whose_server_is_gone_ends(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child must not hold the server's end of the pipe: with the server gone, its next send fails."""
+    import multiprocessing
+
+    monkeypatch.setattr(warmup_mod, "build_static_api", lambda _web: {"x.json": b"x" * 1_000_000})  # > a pipe
+    ctx = multiprocessing.get_context("fork")
+    parent_end, child_end = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=warmup_mod._child, args=(create_app(catalog).state.web, child_end, parent_end),
+                       daemon=True)
+    proc.start()
+    child_end.close()
+    parent_end.close()  # the server went away without reading
+    proc.join(60)
+    try:
+        assert not proc.is_alive() and proc.exitcode == 0
+    finally:
+        if proc.is_alive():
+            proc.kill()

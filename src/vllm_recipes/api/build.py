@@ -15,12 +15,10 @@ operations in walk order, exactly as the reference does on disk.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
+from vllm_recipes.gcpause import cyclic_gc_paused
 from vllm_recipes.jsvalues import as_map, get, js_str, truthy
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
@@ -672,19 +671,6 @@ class ApiLayout:
     after: list[str]
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Rendering allocates millions of short-lived, acyclic objects: the cyclic GC only costs time
-    (it halved a 170-recipe build). Reference counting still frees everything."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def build_api(catalog: Catalog, warn: Warn | None = None, *,
               extra_recipe_keys: ExtraRecipeKeys | None = None,
               jobs: int | None = None, strict: bool = True) -> ApiBuild:
@@ -716,7 +702,7 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
             break
     outputs: list[RecipeOutput] = []
     warnings: list[str] = notes
-    with gc_paused():
+    with cyclic_gc_paused():
         for res in iter_recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
             outputs.append(res)
             warnings.extend(res.warnings)

@@ -25,6 +25,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.yamlsource import YamlLoadError
+from vllm_recipes.gcpause import cyclic_gc_paused
 
 from .build import (
     ApiBuildError,
@@ -40,7 +41,6 @@ from .build import (
     catalog_counts,
     catalog_orjson_safe,
     encode_index,
-    gc_paused,
     merge_outputs,
     models_index,
     quickstart_files,
@@ -190,7 +190,7 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
     _state = (catalog, inputs, hook, safe, os.fspath(dest))
     _made_dirs.clear()
     try:
-        with gc_paused():
+        with cyclic_gc_paused():
             if jobs <= 1:
                 results = [_work(i) for i in range(n)]
             else:

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from vllm_recipes.catalog import Recipe
 from vllm_recipes.catalog.loader import refusal, resolve_recipes_dir
 from vllm_recipes.catalog.yamlsource import YamlLoadError
+from vllm_recipes.gcpause import cyclic_gc_paused
 from vllm_recipes.jsvalues import js_str
 
 from .build import (
@@ -54,7 +55,6 @@ from .build import (
     check_feature_modes,
     decode_ops,
     encode_index,
-    gc_paused,
     merge_outputs,
     summary_text,
 )
@@ -346,7 +346,7 @@ def _incremental(root: Path, out: Path, warn: Warn | None, hook_factory: HookFac
     hook = hook_factory(catalog) if hook_factory is not None else None
     safe = catalog_orjson_safe(catalog)
     pending = dirty | overlapping()
-    with gc_paused():
+    with cyclic_gc_paused():
         while pending:
             recipes: list[Recipe] = []
             for rel in sorted(pending, key=order.__getitem__):

@@ -9,13 +9,15 @@ commands or the web.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .parsecache import ParseCache, read_document
+from vllm_recipes.gcpause import cyclic_gc_paused
+
+from .parsecache import ParseCache, parse_in_parallel, read_document
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -384,11 +386,23 @@ def recipe_from_document(doc: YamlDocument, rel: str, hf_id: str | None) -> Reci
     return Recipe(hf_id, rel, doc)
 
 
-def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
-    """Load a recipes directory (``None``: ``$VLLM_RECIPES_DIR`` or the bundled catalog)."""
+def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel: bool = False,
+                 meanwhile: Callable[[], object] | None = None) -> Catalog:
+    """Load a recipes directory (``None``: ``$VLLM_RECIPES_DIR`` or the bundled catalog).
+
+    ``parallel``: parse the recipes the parse cache lacks in two processes
+    (:func:`.parsecache.parse_in_parallel`); for command-line entry points.
+    ``meanwhile`` runs once during the load, while a child parses if there is one
+    (``serve`` prepares its web layer there).
+    """
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
+    with cyclic_gc_paused():  # YAML nodes and frozen data: millions of acyclic objects
+        return _load_catalog_at(root, parallel, meanwhile)
+
+
+def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None) -> Catalog:
     cache = ParseCache(root)
     static = load_static(root, cache)
     errors: list[YamlLoadError] = list(static.errors)
@@ -396,7 +410,12 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None) -> Catalog:
     all_ids: set[str] = set()
     models_dir = root / "models"
     refused: list[Path] = []
-    for path in walk_models(models_dir, refused, root=root):
+    paths = list(walk_models(models_dir, refused, root=root))
+    if parallel:
+        parse_in_parallel(cache, [(p, f"models/{p.relative_to(models_dir).as_posix()}") for p in paths], meanwhile)
+    elif meanwhile is not None:
+        meanwhile()
+    for path in paths:
         rel_models = path.relative_to(models_dir).as_posix()
         hf_id = hf_id_for(rel_models)
         rel = f"models/{rel_models}"

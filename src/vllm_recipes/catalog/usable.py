@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
+from vllm_recipes.gcpause import cyclic_gc_paused
+
 from .diagnostics import Finding, finding_from_load_error
 from .identifiers import is_name
 from .loader import Catalog, Recipe
@@ -90,6 +92,11 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     done = catalog.memo.get(_USABLE_KEY)
     if done is not None and done[0] is catalog:
         return done[1]
+    with cyclic_gc_paused():  # validation builds many small acyclic objects (pydantic models, findings)
+        return _usable_catalog(catalog)
+
+
+def _usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []

@@ -292,8 +292,106 @@ def _index_positions(root: yaml.Node, file: str,
     return out
 
 
-def parse_yaml(text: str | bytes, file: str, digest: str | None = None) -> YamlDocument:
-    """Parse one YAML document; every failure is a :class:`YamlLoadError`."""
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+#: scalar tags the one-walk construction builds with the loader's own constructors (values)
+_SCALAR_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+                          "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp"})
+#: the subset allowed as mapping keys (a date key is stringified differently: left to the full path)
+_KEY_TAGS = _SCALAR_TAGS - {"tag:yaml.org,2002:timestamp"}
+
+
+class _NotPlain(Exception):
+    """The document needs the full path: merge keys, explicit tags, complex keys, or a limit was hit."""
+
+
+def _construct_frozen(root: yaml.Node, loader: Any) -> tuple[Any, bool]:
+    """Frozen data and "some mapping repeats a key" in one walk over a plain document's nodes.
+
+    What :func:`_check_expansion`, ``construct_document`` and :func:`freeze`
+    give (the same values, the same "last key wins"), a third of their cost:
+    each node is built once, bottom-up, and a node reached again through an
+    alias shares the frozen value built the first time (it cannot change).
+    Anything beyond plain mappings, sequences and the core scalar tags, and any
+    document that reaches a size, depth or recursion limit, raises
+    :class:`_NotPlain` so that the full path runs and reports exactly as before.
+    """
+    constructors = loader.yaml_constructors
+    built: dict[int, tuple[Any, int]] = {}  # id(node) -> (frozen value, expanded size)
+    visiting: set[int] = set()
+    repeats = False
+    mapping_node, sequence_node, scalar_node = yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        nid = id(node)
+        cls = node.__class__
+        if not done:
+            if nid in built:
+                continue
+            if depth > MAX_DEPTH:
+                raise _NotPlain
+            if cls is scalar_node:
+                tag = node.tag
+                if tag == _STR_TAG:
+                    built[nid] = (node.value, 1)
+                elif tag in _SCALAR_TAGS:
+                    built[nid] = (normalize_date(constructors[tag](loader, node)), 1)
+                else:
+                    raise _NotPlain
+                continue
+            if nid in visiting:
+                raise _NotPlain
+            visiting.add(nid)
+            stack.append((node, depth, True))
+            if cls is mapping_node:
+                if node.tag != _MAP_TAG:
+                    raise _NotPlain
+                for k, v in node.value:
+                    if k.__class__ is not scalar_node or k.tag not in _KEY_TAGS:
+                        raise _NotPlain  # merge keys ("<<"), "=" value keys, complex or date keys
+                    stack.append((k, depth + 1, False))
+                    stack.append((v, depth + 1, False))
+            elif cls is sequence_node and node.tag == _SEQ_TAG:
+                for v in node.value:
+                    stack.append((v, depth + 1, False))
+            else:
+                raise _NotPlain
+            continue
+        visiting.discard(nid)
+        size = 1
+        if cls is mapping_node:
+            pairs = node.value
+            out: dict[Any, Any] = {}
+            for k, v in pairs:
+                key, ks = built[id(k)]
+                value, vs = built[id(v)]
+                size += ks + vs
+                out[key] = value
+            if not repeats and len(pairs) > 1:  # as _check_expansion tells them: by their text
+                keys = [k.value for k, _v in pairs if k.value != "<<"]
+                repeats = len(set(keys)) != len(keys)
+            value = FrozenDict(out)
+        else:
+            items = []
+            for v in node.value:
+                item, vs = built[id(v)]
+                size += vs
+                items.append(item)
+            value = tuple(items)
+        if size > MAX_EXPANDED_NODES:
+            raise _NotPlain
+        built[nid] = (value, size)
+    return built[id(root)][0], repeats
+
+
+def parse_yaml(text: str | bytes, file: str, digest: str | None = None, *, one_walk: bool = True) -> YamlDocument:
+    """Parse one YAML document; every failure is a :class:`YamlLoadError`.
+
+    ``one_walk=False`` always takes the full path (check, PyYAML's constructor,
+    freeze) that :func:`_construct_frozen` must match: the reference for tests.
+    """
     if isinstance(text, bytes):
         text = check_raw(text, file)
     loader = _BaseLoader(text)
@@ -309,6 +407,13 @@ def parse_yaml(text: str | bytes, file: str, digest: str | None = None) -> YamlD
             raise YamlLoadError(file, 1, 1, f"YAML error: {exc}") from None
         if root is None:
             return YamlDocument(file, None, {(): Position(file, 1, 1)}, digest=digest)
+        if one_walk:
+            try:
+                frozen, repeats = _construct_frozen(root, loader)
+            except Exception:  # anything unusual: the full path below decides and reports
+                pass
+            else:
+                return _parsed(file, root, frozen, repeats, text, digest)
         repeats = _check_expansion(root, file)
         try:
             data = loader.construct_document(root)
@@ -316,16 +421,20 @@ def parse_yaml(text: str | bytes, file: str, digest: str | None = None) -> YamlD
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             raise YamlLoadError(file, line, col, f"YAML error: {exc.problem or exc}") from None
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        except Exception as exc:  # PyYAML's constructors can fail in other ways (``!!timestamp nope``)
             m = root.start_mark
             raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
+    return _parsed(file, root, freeze(data), repeats, text, digest)
+
+
+def _parsed(file: str, root: yaml.Node, data: Any, repeats: bool, text: str, digest: str | None) -> YamlDocument:
     if repeats:  # name them now: validation reports every repeated key
         duplicates: list[tuple[KeyPath, Position]] = []
         positions = _index_positions(root, file, duplicates)
-        return YamlDocument(file, freeze(data), positions, tuple(duplicates), source=text, digest=digest)
-    return YamlDocument(file, freeze(data), duplicate_keys=(), source=text, digest=digest)
+        return YamlDocument(file, data, positions, tuple(duplicates), source=text, digest=digest)
+    return YamlDocument(file, data, duplicate_keys=(), source=text, digest=digest)
 
 
 def check_raw(raw: bytes, file: str) -> str:

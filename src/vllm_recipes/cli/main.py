@@ -16,6 +16,8 @@ import click
 from vllm_recipes import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vllm_recipes.catalog import Catalog, Recipe
 
 recipes_dir_option = click.option(
@@ -89,12 +91,16 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
 
 
-def load_or_exit(recipes_dir: str | None) -> Catalog:
-    """Load the catalog or exit 2 with a readable reason (never a traceback)."""
+def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None = None) -> Catalog:
+    """Load the catalog or exit 2 with a readable reason (never a traceback).
+
+    The first load of a large catalog parses on two cores; ``meanwhile`` runs
+    once during the load (see :func:`~vllm_recipes.catalog.load_catalog`).
+    """
     from vllm_recipes.catalog import load_catalog
 
     try:
-        return load_catalog(recipes_dir)
+        return load_catalog(recipes_dir, parallel=True, meanwhile=meanwhile)
     except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:

@@ -40,6 +40,13 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {reason}; check --host and --port"
 
 
+def _prepare_web() -> None:
+    """Import the web layer and compile its templates while the catalog parses (first start)."""
+    from vllm_recipes.web.app import prepare_process
+
+    prepare_process()
+
+
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
@@ -64,6 +71,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
     docs/reference/json-api.md.
     """
+    import gc
     import os
     import sys
 
@@ -81,7 +89,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
     if watch and (reload or workers > 1):
         fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
-    catalog = load_or_exit(recipes_dir)
+    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
 
@@ -126,6 +134,9 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     else:
         app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
+    # the catalog, the compiled templates and the memos live as long as the server: out of the
+    # collector's generations, so request-time collections do not rescan them
+    gc.freeze()
     # the socket listens: a client connecting now is answered as soon as the loop runs
     click.echo(f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""),
                err=True)

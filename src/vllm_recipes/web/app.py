@@ -92,6 +92,28 @@ def template_bytecode_cache() -> BytecodeCache | None:
     return FileSystemBytecodeCache(str(folder / "templates"))
 
 
+def template_env(bytecode_cache: BytecodeCache | None) -> Environment:
+    """The page templates' environment (globals are added per app)."""
+    return Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
+                       trim_blocks=True, lstrip_blocks=True, bytecode_cache=bytecode_cache)
+
+
+def prepare_process() -> None:
+    """What the first page needs that no catalog changes, done ahead (``serve``, while a child parses).
+
+    Compiles every template into the bytecode cache (the app's own environment
+    then loads them in a millisecond each; nothing to do when the cache is
+    off) and builds the markdown parsers and code lexers: the first page of a
+    fresh process otherwise spends ~0.2-0.4 s there.
+    """
+    cache = template_bytecode_cache()
+    if cache is not None:
+        env = template_env(cache)
+        for name in env.list_templates(extensions=["html"]):
+            env.get_template(name)
+    md.prepare()
+
+
 class Web:
     """Per-app state: the catalog, its indexes, the template environment and caches."""
 
@@ -99,8 +121,7 @@ class Web:
         self.catalog = catalog
         self.index = SiteIndex(catalog)
         self.api = StaticApi(catalog, jobs=api_jobs)
-        self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
-                               trim_blocks=True, lstrip_blocks=True, bytecode_cache=template_bytecode_cache())
+        self.env = template_env(template_bytecode_cache())
         self.assets = AssetStore(STATIC_DIR)
         self.env.globals.update(asset_v=self.assets.version, asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)

@@ -19,6 +19,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -65,8 +66,19 @@ def build_static_api(web: Web) -> dict[str, bytes]:
     return web.api.build()
 
 
-def _child(web: Web, conn: Connection) -> None:
-    """The warm-up process: the whole static API, then pages in batches, each sent as it is done."""
+def _child(web: Web, conn: Connection, parent_end: Connection | None = None) -> None:
+    """The warm-up process: the whole static API, then pages in batches, each sent as it is done.
+
+    Forked from the server, it inherits two things it must not keep: the
+    server's signal handlers (uvicorn's SIGTERM handler only asks a server loop
+    to stop, and there is none here, so ``terminate()`` did nothing) and the
+    server's end of the pipe (held open here, a send never failed once the
+    server was gone, and the child blocked for ever on a full pipe).
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if parent_end is not None:
+        parent_end.close()
     with contextlib.suppress(OSError):  # not permitted: still correct, just less polite
         os.nice(NICENESS)
     web.api.warming = False  # this process is the one that builds it
@@ -116,7 +128,8 @@ class Warmer:
         if "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             conn, child = ctx.Pipe(duplex=False)
-            self._proc = ctx.Process(target=_child, args=(self.web, child), name="vllm-recipes-warm", daemon=True)
+            self._proc = ctx.Process(target=_child, args=(self.web, child, conn), name="vllm-recipes-warm",
+                                     daemon=True)
             self._proc.start()
             child.close()
         self._thread = threading.Thread(target=self._run, args=(conn,), name="vllm-recipes-warm", daemon=True)
@@ -127,6 +140,9 @@ class Warmer:
         if proc is not None and proc.is_alive():
             proc.terminate()
             proc.join(timeout=5)
+            if proc.is_alive():  # (terminated before it reset the server's SIGTERM handler)
+                proc.kill()
+                proc.join(timeout=5)
 
     def _run(self, conn: Connection | None) -> None:
         try:
