@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_memo_equivalence import forgetful
+from test_memo_equivalence import forgetful, resolve_both
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.lint.deadvalues import offered_selections
@@ -64,13 +64,10 @@ def test_sibling_selections_resolve_as_without_the_memo(catalog: Catalog) -> Non
         if recipe.is_omni:
             continue
         for sel in siblings(catalog, recipe):
-            try:
-                ctx, plan = resolve(catalog, recipe, sel)
-            except Exception as exc:  # the plain path must fail the same way
-                with pytest.raises(type(exc)):
-                    resolve(plain, recipe, sel)
+            both = resolve_both(catalog, plain, recipe, sel)
+            if both is None:
                 continue
-            pctx, pplan = resolve(plain, recipe, sel)
+            (ctx, plan), (pctx, pplan) = both
             assert plan == pplan, (recipe.rel_path, sel)
             assert ctx == pctx, (recipe.rel_path, sel)
             if compared % 7 == 0:  # provenance too (plans compare sources already; explain reads them)
