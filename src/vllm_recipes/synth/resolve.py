@@ -22,7 +22,7 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context, shared_class
+from .context import Ctx, build_context, profile_facts
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
@@ -89,7 +89,7 @@ def _hardware_overrides_key(ctx: Ctx, call: Call) -> tuple[Any, ...]:
     by_id = (is_map(so_ho) and hw_id in so_ho) or (is_map(role_ho) and hw_id in role_ho)
     by_strategy = is_map(so_ho) or is_map(role_ho)
     return (ctx.recipe_file, ctx.variant_data_key if is_map(ctx.variant.get("hardware_overrides")) else None,
-            hw_id if by_id else shared_class(ctx.profile),
+            hw_id if by_id else profile_facts(ctx.catalog, hw_id)[3],
             (ctx.strategy_name, call.role if is_map(role_ho) else None) if by_strategy else None)
 
 
