@@ -83,6 +83,14 @@ class Ctx:
         return as_map(self.recipe.get("features"))
 
 
+def shape_of(ctx: Ctx) -> Compiled:
+    """The compiled shape of a context (every :class:`Ctx` of :func:`build_context` has one)."""
+    compiled = ctx.compiled
+    if compiled is None:
+        raise ValueError("a context made outside build_context has no compiled shape")
+    return compiled
+
+
 def recipe_frontend(recipe: Mapping[str, Any]) -> str:
     """extensions §2.1: ``model.default_frontend``, absent means ``python``."""
     fe = get(recipe.get("model"), "default_frontend")

@@ -22,7 +22,7 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context, profile_facts
+from .context import Ctx, build_context, profile_facts, shape_of
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
@@ -117,9 +117,9 @@ def _feature_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
     sel = ctx.sel
     if not sel.features:
         return ()
-    compiled = ctx.compiled
+    compiled = shape_of(ctx)
     local = ("features", ctx.features_hw_class, sel.features, sel.feature_modes)
-    hit = compiled.memo.get(local)  # type: ignore[union-attr]
+    hit = compiled.memo.get(local)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     feats, strategy = ctx.features, ctx.strategy_name
@@ -130,7 +130,7 @@ def _feature_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
     hit = memo.get(key)
     if hit is None:
         hit = remember(memo, key, tuple(layer_features(ctx, call).args))
-    return compiled.keep(local, hit)  # type: ignore[union-attr,no-any-return]
+    return compiled.keep(local, hit)  # type: ignore[no-any-return]
 
 
 #: The layers around ``parallelism`` whose arguments never depend on the selection beyond
@@ -160,19 +160,19 @@ def _class_parts(ctx: Ctx, call: Call) -> tuple[tuple[tuple[Arg, ...], tuple[Arg
     part of the class), so profiles of one class share the entry.
     """
     key = ("class-parts", ctx.hw_class, call.role)
-    compiled = ctx.compiled
-    memo = compiled.memo  # type: ignore[union-attr]
+    compiled = shape_of(ctx)
+    memo = compiled.memo
     hit = memo.get(key)
     if hit is None:
         free_key = ("hardware-free-parts", call.role)
         free = memo.get(free_key)
         if free is None:
-            free = compiled.keep(free_key, {n: _layer(ctx, n, call)  # type: ignore[union-attr]
+            free = compiled.keep(free_key, {n: _layer(ctx, n, call)
                                             for n in LAYER_KEYS if n not in HARDWARE_LAYERS})
         parts = {n: free[n] if n in free else _layer(ctx, n, call) for n in LAYER_KEYS}
         args = tuple(tuple(chain.from_iterable(parts[n].args for n in names))
                      for names in (STATIC_HEAD, STATIC_TAIL, STATIC_END))
-        hit = compiled.keep(key, (args, parts))  # type: ignore[union-attr]
+        hit = compiled.keep(key, (args, parts))
     return hit  # type: ignore[no-any-return]
 
 
@@ -226,9 +226,9 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     pd_key = None
     if ctx.is_pd and role:
         pd_key = (repr(ctx.gpu_count), repr(sel.pd_nodes), ctx.node_count > 1, ctx.hw_id in NVL4_PROFILES)
-    compiled = ctx.compiled
+    compiled = shape_of(ctx)
     direct = ("env", ctx.hw_class, role, pd_key)
-    hit = compiled.memo.get(direct)  # type: ignore[union-attr]
+    hit = compiled.memo.get(direct)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     parts = _class_parts(ctx, ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role))[1]
@@ -238,7 +238,7 @@ def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
     hit = memo.get(key)
     if hit is None or any(a is not b for a, b in zip(hit[0], used, strict=True)):
         hit = remember(memo, key, (used, _build_env(ctx, role, parts)))
-    return compiled.keep(direct, hit[1])  # type: ignore[union-attr,no-any-return]
+    return compiled.keep(direct, hit[1])  # type: ignore[no-any-return]
 
 
 #: the env layers merged first that read nothing of the hardware nor of the call but its role:
@@ -259,15 +259,14 @@ def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | N
     """The merge itself; ``parts``: the memoized layers' contributions, already looked up."""
     call = Call(role=role)
     prefix_key = ("env-prefix", role)
-    compiled = ctx.compiled
-    prefix = compiled.memo.get(prefix_key) if compiled is not None else None
+    compiled = shape_of(ctx)
+    prefix = compiled.memo.get(prefix_key)
     if prefix is None:
         prefix = {}
         for name in ENV_PREFIX:
             part = parts.get(name) if parts is not None else None
             _merge_into(prefix, part if part is not None else _layer(ctx, name, call))
-        if compiled is not None:
-            compiled.keep(prefix_key, prefix)
+        compiled.keep(prefix_key, prefix)
     merged = dict(prefix)
     for name in ENV_ORDER[len(ENV_PREFIX):]:
         part = parts.get(name) if parts is not None else None
@@ -296,10 +295,10 @@ def _plan_companions(ctx: Ctx) -> tuple[Companion, ...]:
     if not sel.features and ctx.kv_opt is None:
         return ()
     key = ("companions", sel.features, ctx.kv_opt is not None)
-    compiled = ctx.compiled
-    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    compiled = shape_of(ctx)
+    hit = compiled.memo.get(key)
     if hit is None:
-        hit = compiled.keep(key, _companions(ctx))  # type: ignore[union-attr]
+        hit = compiled.keep(key, _companions(ctx))
     return hit  # type: ignore[no-any-return]
 
 
@@ -434,21 +433,21 @@ def _pd_pools(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
     """Both pools' ``roleMeta`` and the vllm-router, memoized in the shape by what they read
     (the GPU count, the pool requests and the node count; the rest is the shape's)."""
     key = ("pd-pools", repr(ctx.gpu_count), repr(ctx.sel.pd_nodes), ctx.node_count)
-    compiled = ctx.compiled
-    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    compiled = shape_of(ctx)
+    hit = compiled.memo.get(key)
     if hit is None:
         metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
-        hit = compiled.keep(key, (metas, _pd_router(ctx, metas["prefill"], metas["decode"])))  # type: ignore[union-attr]
+        hit = compiled.keep(key, (metas, _pd_router(ctx, metas["prefill"], metas["decode"])))
     return hit  # type: ignore[no-any-return]
 
 
 def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
     """:func:`_mooncake_blocks`, memoized in the shape by the brand (the install reads it; the rest is the shape's)."""
     key = ("mooncake-parts", repr(ctx.profile.get("brand")))
-    compiled = ctx.compiled
-    hit = compiled.memo.get(key)  # type: ignore[union-attr]
+    compiled = shape_of(ctx)
+    hit = compiled.memo.get(key)
     if hit is None:
-        hit = compiled.keep(key, _mooncake_blocks(ctx))  # type: ignore[union-attr]
+        hit = compiled.keep(key, _mooncake_blocks(ctx))
     return hit  # type: ignore[no-any-return]
 
 
