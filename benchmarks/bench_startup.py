@@ -24,8 +24,10 @@ Target (issue 14, C1): first 200 <= 1 s after start on a 170-recipe catalog.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -78,17 +80,35 @@ def sample(urls: list[str]) -> list[float]:
     return out
 
 
-def run_serve(catalog_dir: Path, page: str, cache: Path) -> dict[str, Any]:
+def stop_serve(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a ``serve`` and everything it started (an older tree's warm-up child could outlive it)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def spawn_serve(catalog_dir: Path, cache: Path, src: Path | None = None
+                ) -> tuple[subprocess.Popen[bytes], str, float, float]:
+    """``serve`` started (from ``src``, another source tree, if given): process, base URL, start, announced."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "VLLM_RECIPES_CACHE_DIR": str(cache)}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", SERVE, "serve", "--recipes-dir", str(catalog_dir), "--port",
-                             str(port), "--log-level", "warning"], stderr=subprocess.PIPE, env=env)
+                             str(port), "--log-level", "warning"], stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+    assert proc.stderr is not None
+    proc.stderr.readline()
+    return proc, f"http://127.0.0.1:{port}", t0, time.perf_counter() - t0
+
+
+def run_serve(catalog_dir: Path, page: str, cache: Path) -> dict[str, Any]:
+    proc, base, t0, announced = spawn_serve(catalog_dir, cache)
     try:
-        assert proc.stderr is not None
-        proc.stderr.readline()
-        announced = time.perf_counter() - t0
         first = first_200(base + page, t0, proc)
         during = sample(cold_urls(base, catalog_dir, 10, 12))
         with httpx.Client(timeout=10) as c:
@@ -101,27 +121,16 @@ def run_serve(catalog_dir: Path, page: str, cache: Path) -> dict[str, Any]:
                 "cold_page_ms_after_warmup": round(statistics.median(after), 1),
                 "during_over_after": round(statistics.median(during) / statistics.median(after), 2)}
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop_serve(proc)
 
 
 def first_start(catalog_dir: Path, page: str, cache: Path, src: Path | None) -> tuple[float, float]:
     """(announced, first 200) of one ``serve`` start, from ``src`` (another source tree) or this one."""
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "VLLM_RECIPES_CACHE_DIR": str(cache)}
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", SERVE, "serve", "--recipes-dir", str(catalog_dir), "--port",
-                             str(port), "--log-level", "warning"], stderr=subprocess.PIPE, env=env)
+    proc, base, t0, announced = spawn_serve(catalog_dir, cache, src)
     try:
-        assert proc.stderr is not None
-        proc.stderr.readline()
-        announced = time.perf_counter() - t0
-        return announced, first_200(f"http://127.0.0.1:{port}{page}", t0, proc)
+        return announced, first_200(base + page, t0, proc)
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop_serve(proc)
 
 
 def side_by_side(catalog_dir: Path, page: str, tmp: Path, base_src: Path, repeat: int) -> dict[str, Any]:

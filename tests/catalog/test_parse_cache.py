@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_recipes.catalog import load_catalog, loader, parsecache, usable
+from vllm_recipes.catalog import forkmap, load_catalog, loader, parsecache, usable
 from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, ParseCache, cache_dir
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.catalog.validate import validate_catalog
@@ -272,7 +272,7 @@ def _big_catalog(tmp_path: Path, copies: int = 12) -> Path:
 
 def _single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     # the suite may run a server thread elsewhere in this process; the child below only parses
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forkmap, "can_fork", lambda: True)
 
 
 def test_a_large_first_load_parses_in_two_processes_with_the_same_result(
@@ -326,7 +326,7 @@ def test_a_failing_child_leaves_its_share_to_this_process(tmp_path: Path, cache:
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     root = _big_catalog(tmp_path)
     _single_threaded(monkeypatch)
-    monkeypatch.setattr(parsecache, "_child_parses", lambda todo, fd: os._exit(3))
+    monkeypatch.setattr(forkmap, "_child", lambda fn, items, fd: os._exit(3))
     cache_obj = parsecache.ParseCache(root)
     paths = _model_paths(root)
     assert parsecache.parse_in_parallel(cache_obj, paths) is True
@@ -353,3 +353,23 @@ def test_no_fork_from_a_threaded_process_or_for_little_yaml(tmp_path: Path, cach
     finally:
         stop.set()
         worker.join()
+
+
+def test_a_first_start_validates_on_two_cores_with_the_same_verdicts(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    bad = root / "models" / "org03" / "Bad.yaml"
+    bad.write_text(TEXT.replace("[single_node_tp]", "[no_such_strategy]"), encoding="utf-8")
+    _single_threaded(monkeypatch)
+    forks: list[object] = []
+    real = usable.forked_map
+    monkeypatch.setattr(usable, "forked_map", lambda fn, items: forks.append(got := real(fn, items)) or got)
+    fast, fast_findings = usable_catalog(load_catalog(root), parallel=True)
+    assert forks and forks[0] is not None  # it did fork
+    assert all(got is not forkmap.MISSING for got in forks[0])  # and every verdict came from the two processes
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))  # no verdicts remembered
+    slow, slow_findings = usable_catalog(load_catalog(root))
+    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]
+    assert any("Bad.yaml" in f.format() for f in fast_findings)
+    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
+    assert "models/org03/Bad.yaml" not in {r.rel_path for r in fast.recipes}

@@ -29,8 +29,6 @@ import hashlib
 import io
 import os
 import pickle
-import signal
-import struct
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any
 import yaml
 
 from .. import __version__
+from .forkmap import MISSING, forked_map
 from .yamlsource import FrozenDict, Position, YamlDocument, check_raw, parse_yaml, read_raw
 
 ENV_CACHE_DIR = "VLLM_RECIPES_CACHE_DIR"
@@ -239,7 +238,6 @@ def catalog_context(digests: list[tuple[str, str | None]]) -> str | None:
 
 #: parsing in two processes pays (fork, pickling what the child parsed) from about this much YAML
 PARALLEL_MIN_BYTES = 1_000_000
-_FRAME = struct.Struct("<Q")
 
 
 def _entry(raw: bytes, file: str, key: str) -> Any:
@@ -251,112 +249,35 @@ def _entry(raw: bytes, file: str, key: str) -> Any:
     return (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
 
 
-def _child_parses(todo: list[tuple[bytes, str, str]], out_fd: int) -> None:
-    """The forked child: parse from the front, append one length-prefixed frame per file."""
-    for raw, file, key in todo:
-        frame = pickle.dumps((key, _entry(raw, file, key)), protocol=pickle.HIGHEST_PROTOCOL)
-        os.write(out_fd, _FRAME.pack(len(frame)) + frame)
-
-
-class _Frames:
-    """Reads the child's frames from the spool file as they are appended (``pread``: no shared offset)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd, self.offset = fd, 0
-
-    def take(self) -> list[Any]:
-        got = []
-        end = os.fstat(self.fd).st_size
-        while end - self.offset >= _FRAME.size:
-            (n,) = _FRAME.unpack(os.pread(self.fd, _FRAME.size, self.offset))
-            if end - self.offset - _FRAME.size < n:
-                break  # the child is still writing this one
-            blob = os.pread(self.fd, n, self.offset + _FRAME.size)
-            self.offset += _FRAME.size + n
-            got.append(_FrozenOnlyUnpickler(io.BytesIO(blob)).load())
-        return got
-
-
-def _meet(cache: ParseCache, todo: list[tuple[bytes, str, str]], frames: _Frames, pid: int) -> None:
-    """Parse ``todo`` from the back while taking the child's frames, until the two meet; reap the child."""
-    reaped = False
-    lo, hi = 0, len(todo)  # the child has done todo[:lo] (in order), this process todo[hi:]
-    while lo < hi:
-        for key, entry in frames.take():
-            lo += 1
-            if entry is not None:
-                cache.adopt({key: entry})
-        if lo >= hi:
-            break
-        if not reaped and os.waitpid(pid, os.WNOHANG)[0] == pid:
-            reaped = True  # it ended (early or not): its last frames are taken on the next turn
-            continue
-        hi -= 1
-        entry = _entry(*todo[hi])
-        if entry is not None:
-            cache.adopt({todo[hi][2]: entry})
-    if not reaped:  # done before it: it is only parsing what is already here
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+def _restricted_loads(blob: bytes) -> Any:
+    return _FrozenOnlyUnpickler(io.BytesIO(blob)).load()
 
 
 def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
                       meanwhile: Callable[[], object] | None = None) -> bool:
-    """Parse the files ``cache`` lacks on two cores; whether a child process was forked.
+    """Parse the files ``cache`` lacks on two cores (:func:`.forkmap.forked_map`); whether a child was forked.
 
     Only the first load of a large catalog pays the parse (every later one reads
-    the cache), and it is most of ``serve``'s first start. A forked child parses
-    the files from the front and appends each result to an unlinked spool file;
-    this process first runs ``meanwhile`` (``serve`` prepares the web layer:
-    work that needs no catalog), then parses from the back, taking the child's
-    results as they come, until the two meet. The child only parses; its
-    frames are read with the cache's restricted unpickler. ``meanwhile`` always
-    runs, exactly once.
-
-    Forks only from a process with a single thread (forking a threaded process
-    can deadlock the child), where ``fork`` exists, and for at least
-    :data:`PARALLEL_MIN_BYTES` of unparsed YAML. Whatever fails, the ordinary
-    load parses what is still missing.
+    the cache), and it is most of ``serve``'s first start; ``meanwhile`` (``serve``
+    prepares its web layer there) runs once, while the child parses. The
+    child's frames are read with the cache's restricted unpickler. Below
+    :data:`PARALLEL_MIN_BYTES` of unparsed YAML nothing is forked; whatever
+    fails, the ordinary load parses what is still missing.
     """
-    import threading
-
     files: list[tuple[bytes, str]] = []
     for path, display in paths:
         with contextlib.suppress(Exception):  # unreadable: the load reports it
             files.append((read_raw(path, display), display))
     todo = cache.missing(files)
-    if (not hasattr(os, "fork") or threading.active_count() != 1
-            or sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES):
+    if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
         if meanwhile is not None:
             meanwhile()
         return False
-    with tempfile.TemporaryFile() as spool:
-        try:
-            pid = os.fork()
-        except OSError:
-            pid = -1
-        if pid == 0:  # the child: parse, spool, leave without running the parent's exit handlers
-            try:
-                _child_parses(todo, spool.fileno())
-            finally:
-                os._exit(0)
-        reaped = pid < 0
-        try:
-            if meanwhile is not None:
-                meanwhile()
-            if pid < 0:
-                return False
-            with contextlib.suppress(Exception):  # a damaged frame or the like: the load parses what is missing
-                _meet(cache, todo, _Frames(spool.fileno()), pid)
-                reaped = True
-        finally:
-            if not reaped:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, 0)
+    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads)
+    if results is None:
+        return False
+    cache.adopt({key: entry for (_raw, _file, key), entry in zip(todo, results, strict=True)
+                 if entry is not None and entry is not MISSING})
     return True
 
 

@@ -358,15 +358,16 @@ def _arg_findings(doc: YamlDocument) -> list[Finding]:
         node, path = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                child = (*path, key)
-                if key in ARG_LIST_KEYS and isinstance(value, list | tuple):
+                if not isinstance(value, dict | list | tuple):
+                    continue  # (scalars hold no argument list: no path built for them)
+                if key in ARG_LIST_KEYS and not isinstance(value, dict):
                     for i, token in enumerate(value):
-                        if isinstance(token, str):
-                            out.extend(_check_token(doc, (*child, i), token))
+                        if isinstance(token, str) and (token[:1] in ("{", "[") or _WHITESPACE.search(token)):
+                            out.extend(_check_token(doc, (*path, key, i), token))
                 else:
-                    stack.append((value, child))
+                    stack.append((value, (*path, key)))
         elif isinstance(node, list | tuple):
-            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+            stack.extend((v, (*path, i)) for i, v in enumerate(node) if isinstance(v, dict | list | tuple))
     return out
 
 

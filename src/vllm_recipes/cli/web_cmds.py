@@ -93,7 +93,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
 
-        catalog, skipped = usable_catalog(catalog)
+        catalog, skipped = usable_catalog(catalog, parallel=True)
         for finding in skipped:
             click.echo(f"vllm-recipes: skipping {finding.format()}", err=True)
     if recipes_dir:

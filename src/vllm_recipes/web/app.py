@@ -106,6 +106,8 @@ def prepare_process() -> None:
     off) and builds the markdown parsers and code lexers: the first page of a
     fresh process otherwise spends ~0.2-0.4 s there.
     """
+    import vllm_recipes.i18n  # noqa: F401 - (translations load on the first page)
+
     cache = template_bytecode_cache()
     if cache is not None:
         env = template_env(cache)
