@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 
 from vllm_recipes.api.build import build_api
-from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -41,6 +42,19 @@ class NoMemo(dict):  # type: ignore[type-arg]
 
 def forgetful(catalog: Catalog) -> Catalog:
     return dataclasses.replace(catalog, memo=NoMemo())
+
+
+def resolve_both(catalog: Catalog, plain: Catalog, recipe: Recipe,
+                 sel: Selection) -> tuple[tuple[Ctx, Plan], tuple[Ctx, Plan]] | None:
+    """``sel`` resolved on ``catalog`` and on ``plain`` (which remembers nothing); ``None`` when
+    the memoized path fails, after checking that the plain path fails the same way."""
+    try:
+        memoized = resolve(catalog, recipe, sel)
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            resolve(plain, recipe, sel)
+        return None
+    return memoized, resolve(plain, recipe, sel)
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +79,10 @@ def test_explain_and_commands_are_unchanged_by_the_memo(bench_catalog: Catalog) 
     sels = list(selections(bench_catalog))
     assert len(sels) > 500
     for recipe, sel in sels[::3]:
-        try:
-            ctx, plan = resolve(bench_catalog, recipe, sel)
-        except Exception as exc:  # the plain path must fail the same way
-            with pytest.raises(type(exc)):
-                resolve(plain_catalog, recipe, sel)
+        both = resolve_both(bench_catalog, plain_catalog, recipe, sel)
+        if both is None:
             continue
-        pctx, pplan = resolve(plain_catalog, recipe, sel)
+        (ctx, plan), (pctx, pplan) = both
         assert plan == pplan, (recipe.rel_path, sel)
         assert explain_json(bench_catalog, plan) == explain_json(plain_catalog, pplan)
         assert rendering_object(ctx, plan) == rendering_object(pctx, pplan)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
@@ -18,6 +18,8 @@ from vllm_recipes.select.gates import (
 )
 from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.selection import Selection
+
+from .compiled import Compiled
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ class Ctx:
     #: what the recipe can tell about the hardware (see :func:`hardware_class`): memo keys of
     #: layers use it instead of the id, so indistinguishable profiles share their work
     hw_class: Any = None
+    #: the same for the features' hardware lookups (see :func:`hardware_class`, scope ``features``)
+    features_hw_class: Any = field(default=None, compare=False, repr=False)
+    #: what the selection's shape (recipe, variant, strategy, frontend, KV choice) compiles to;
+    #: made by :func:`build_context` (see :mod:`.compiled`)
+    compiled: Compiled | None = field(default=None, compare=False, repr=False)
 
     @property
     def hw_id(self) -> str:
@@ -76,6 +83,14 @@ class Ctx:
         return as_map(self.recipe.get("features"))
 
 
+def shape_of(ctx: Ctx) -> Compiled:
+    """The compiled shape of a context (every :class:`Ctx` of :func:`build_context` has one)."""
+    compiled = ctx.compiled
+    if compiled is None:
+        raise ValueError("a context made outside build_context has no compiled shape")
+    return compiled
+
+
 def recipe_frontend(recipe: Mapping[str, Any]) -> str:
     """extensions §2.1: ``model.default_frontend``, absent means ``python``."""
     fe = get(recipe.get("model"), "default_frontend")
@@ -83,18 +98,49 @@ def recipe_frontend(recipe: Mapping[str, Any]) -> str:
 
 
 def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> Ctx:
-    """The context of one selection: the memoized part for its (recipe, variant, hardware,
-    strategy, frontend, KV choice), plus what depends on node and instance counts."""
-    key = (recipe_file, "ctx", sel.variant_key, sel.hw_id, sel.strategy, sel.frontend, sel.kv_offload)
+    """The context of one selection: the memoized fields of its shape (no hardware), those of
+    its hardware profile (memoized in the shape), plus what depends on node and instance counts."""
+    key = (recipe_file, "ctx-static", sel.variant_key, sel.strategy, sel.frontend, sel.kv_offload)
     memo = catalog.memo
-    fixed = memo.get(key)
-    if fixed is None:
-        fixed = remember(memo, key, _fixed_fields(catalog, recipe, recipe_file, sel))
+    static = memo.get(key)
+    if static is None:
+        static = remember(memo, key, _static_fields(catalog, recipe, recipe_file, sel))
+    compiled: Compiled = static["compiled"]
+    hw_key = ("hardware", sel.hw_id)
+    hw = compiled.memo.get(hw_key)
+    if hw is None:
+        hw = compiled.keep(hw_key, _hardware_fields(catalog, recipe, recipe_file, sel, static, compiled))
     node_count = sel.node_count
-    fields = dict(fixed)
-    kv_store = fixed["kv_store"]
-    kv_composing = fixed["kv_composing"]
-    obj = sel.kv_instances if is_map(sel.kv_instances) else {"count": sel.kv_instances}
+    kv_store = static["kv_store"]
+    kv_composing = static["kv_composing"]
+    kvi = sel.kv_instances
+    if kvi is None:
+        counts = compiled.memo.get("kv-counts")
+        if counts is None:
+            counts = compiled.keep("kv-counts", _kv_counts(kv_store, None))
+        kv_count, kv_current = counts
+    else:
+        kv_count, kv_current = _kv_counts(kv_store, kvi)
+    deploy = compiled.raw_deploy_type
+    ctx = object.__new__(Ctx)  # without 30 frozen-dataclass ``__setattr__`` calls (a third of a warm resolve)
+    fields = ctx.__dict__
+    fields.update(static)
+    fields.update(hw)
+    fields.update(
+        sel=sel,
+        total_gpus=hw["gpu_count"] * max(1, node_count),
+        is_multi=deploy == "multi_node" and node_count > 1,
+        is_pd_multi=deploy == "pd_cluster" and node_count > 1,
+        kv_instance_count=kv_count,
+        kv_current=kv_current,
+        mp_master_addr=f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP",
+    )
+    return ctx
+
+
+def _kv_counts(kv_store: Mapping[str, Any] | None, kv_instances: Any) -> tuple[Any, int]:
+    """Mooncake instance count and current instance for the selection's ``kv_instances``."""
+    obj = kv_instances if is_map(kv_instances) else {"count": kv_instances}
     count = obj.get("count")
     if is_number(count) and count >= 1 and math.isfinite(count):
         kv_count = math.floor(count)
@@ -104,56 +150,43 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         kv_count = 2
     cur = first_present(obj.get("current"), 0)
     cur = cur if is_number(cur) and math.isfinite(cur) else 0
-    kv_current = int(max(0, min(kv_count - 1, cur)))
-    deploy = fixed["_raw_deploy_type"]
-    fields.update(
-        sel=sel,
-        total_gpus=fixed["gpu_count"] * max(1, node_count),
-        is_multi=deploy == "multi_node" and node_count > 1,
-        is_pd_multi=deploy == "pd_cluster" and node_count > 1,
-        kv_instance_count=kv_count,
-        kv_current=kv_current,
-        mp_master_addr=f"$VLLM_INSTANCE_{kv_current + 1}" if kv_composing and kv_count > 1 else "$HEAD_IP",
-    )
-    del fields["_raw_deploy_type"]
-    return _make_ctx(fields)
+    return kv_count, int(max(0, min(kv_count - 1, cur)))
 
 
-def _make_ctx(fields: dict[str, Any]) -> Ctx:
-    """A :class:`Ctx` without 30 frozen-dataclass ``__setattr__`` calls (a third of a warm resolve)."""
-    ctx = object.__new__(Ctx)
-    ctx.__dict__.update(fields)
-    return ctx
-
-
-def _fixed_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
-    """Every :class:`Ctx` field that does not depend on node or instance counts.
-
-    The fields that do not read the hardware are memoized apart (a build meets every
-    (variant, strategy) on each of a recipe's profiles); the rest is computed here.
-    """
-    key = (recipe_file, "ctx-static", sel.variant_key, sel.strategy, sel.frontend, sel.kv_offload)
-    static = catalog.memo.get(key)
-    if static is None:
-        static = remember(catalog.memo, key, _static_fields(catalog, recipe, recipe_file, sel))
-    variant, vkey = static["variant"], static["variant_data_key"]
-    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    kv_opt = None
-    opt = static["_kv_opt_candidate"]
-    if opt is not None and kv_offload_brand_supported(opt, profile):
-        kv_opt = opt
-    fields = dict(static)
-    del fields["_kv_opt_candidate"]
-    fields.update(
+def _hardware_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection,
+                     static: Mapping[str, Any], compiled: Compiled) -> dict[str, Any]:
+    """The :class:`Ctx` fields that read the hardware profile (but no node or instance count)."""
+    hw_id = sel.hw_id
+    profile, generation, gpu_count, shared = profile_facts(catalog, hw_id)
+    variant = static["variant"]
+    named = compiled.memo.get("named-hardware")
+    if named is None:
+        vkey = static["variant_data_key"]
+        named = compiled.keep("named-hardware", (named_hardware(catalog, recipe, recipe_file, layer_scope(vkey, sel.strategy)),
+                                                 named_hardware(catalog, recipe, recipe_file, ("features",))))
+    opt = compiled.kv_opt_candidate
+    by_id = hw_id in ID_READ_PROFILES
+    return dict(
         profile=profile,
-        gen=gen(profile),
-        gpu_count=profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1,
-        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, sel.hw_id),
-        variant_exact_ho=get(variant.get("hardware_overrides"), sel.hw_id) if sel.hw_id else None,
-        kv_opt=kv_opt,
-        hw_class=hardware_class(catalog, recipe, recipe_file, sel.hw_id, profile, layer_scope(vkey, sel.strategy)),
+        gen=generation,
+        gpu_count=gpu_count,
+        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, hw_id),
+        variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
+        kv_opt=opt if opt is not None and kv_offload_brand_supported(opt, profile) else None,
+        hw_class=hw_id if by_id or hw_id in named[0] else shared,      # = hardware_class(..., layer_scope(...))
+        features_hw_class=hw_id if by_id or hw_id in named[1] else shared,  # = hardware_class(..., ("features",))
     )
-    return fields
+
+
+def profile_facts(catalog: Catalog, hw_id: str) -> tuple[Mapping[str, Any], Any, Any, tuple[str, str, str]]:
+    """A hardware profile, its generation, GPU count and shared class (see :func:`hardware_class`), memoized."""
+    key = ("profile-facts", hw_id)
+    hit = catalog.memo.get(key)
+    if hit is None:
+        profile = as_map(catalog.hardware_profiles.get(hw_id))
+        gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+        hit = remember(catalog.memo, key, (profile, gen(profile), gpu_count, shared_class(profile)))
+    return hit  # type: ignore[no-any-return]
 
 
 def _static_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> dict[str, Any]:
@@ -169,7 +202,7 @@ def _static_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
     if truthy(kv_offload) and get(strategies.get(kv_offload), "deploy_type") == "kv_store_lb":
         kv_store = strategies[kv_offload]
     kv_composing = kv_store is not None and strategy.get("deploy_type") != "pd_cluster"
-    kv_opt_candidate = None  # the brand check is the hardware's part (see _fixed_fields)
+    kv_opt_candidate = None  # the brand check is the hardware's part (see _hardware_fields)
     if truthy(kv_offload):
         opt = catalog.kv_offload_options.get(kv_offload)
         if (is_map(opt) and kv_offload_allowed_for_strategy(opt, sel.strategy, strategy)
@@ -180,6 +213,7 @@ def _static_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
     frontend_env = as_map(get(catalog.frontends.get(frontend), "env"))
     model_id = first_truthy(variant.get("model_id"), get(recipe.get("model"), "model_id"), "unknown")
 
+    compiled = Compiled(kv_opt_candidate, strategy.get("deploy_type"))
     return dict(
         catalog=catalog,
         recipe=recipe,
@@ -196,10 +230,9 @@ def _static_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
         kv_store=kv_store,
         kv_store_file=catalog.strategy_files.get(kv_offload or "", f"kv_store/{kv_offload}.yaml"),
         kv_composing=kv_composing,
-        _kv_opt_candidate=kv_opt_candidate,
         frontend=frontend,
         frontend_env=frontend_env,
-        _raw_deploy_type=strategy.get("deploy_type"),
+        compiled=compiled,
     )
 
 
@@ -222,6 +255,11 @@ def hardware_class(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str
     """
     if hw_id in ID_READ_PROFILES or hw_id in named_hardware(catalog, recipe, recipe_file, scope):
         return hw_id
+    return shared_class(profile)
+
+
+def shared_class(profile: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The class of every profile of one generation and brand that the recipe does not name."""
     g = gen(profile)
     return ("~", g if isinstance(g, str) else repr(g), repr(profile.get("brand")))
 
