@@ -4,7 +4,8 @@ Used where a first start pays for work the caches then remember (parsing a
 catalog's YAML, validating its recipes): done once, on a fresh directory,
 while the second core of the machine idles. The child appends each result,
 pickled in a length-prefixed frame, to an unlinked spool file; this process
-first runs ``meanwhile`` (work of its own that needs no result), then takes
+first runs ``meanwhile`` (work of its own that needs no result, and that it
+would otherwise do later: it only runs when there is a child), then takes
 items from the back, picking up the child's frames as they come, until the
 two meet. The child is killed once the two have met (it is only redoing what
 is done).
@@ -100,12 +101,10 @@ def forked_map(fn: Callable[[T], Any], items: Sequence[T], *, meanwhile: Callabl
     """``[fn(item) ...]`` computed by two processes (:data:`MISSING` where neither finished one).
 
     ``None`` when no child could be forked (the caller does the work). ``meanwhile``
-    runs exactly once in this process, in every case. ``loads`` reads a frame
+    runs once in this process while the child works, and not at all without a child. ``loads`` reads a frame
     (e.g. a restricted unpickler). An exception of ``fn`` in this process propagates.
     """
     if not can_fork():
-        if meanwhile is not None:
-            meanwhile()
         return None
     out: list[Any] = [MISSING] * len(items)
     with tempfile.TemporaryFile() as spool:
@@ -118,15 +117,14 @@ def forked_map(fn: Callable[[T], Any], items: Sequence[T], *, meanwhile: Callabl
                 _child(fn, items, spool.fileno())
             finally:
                 os._exit(0)
+        if pid < 0:
+            return None
         try:
             if meanwhile is not None:
                 meanwhile()
         except BaseException:
-            if pid > 0:
-                _end(pid)
+            _end(pid)
             raise
-        if pid < 0:
-            return None
         frames = _Frames(spool.fileno(), loads)
         # an unreadable frame ends the meeting: what is still MISSING is the caller's
         with contextlib.suppress(pickle.UnpicklingError, EOFError, ValueError, struct.error):

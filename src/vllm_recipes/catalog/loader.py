@@ -392,8 +392,8 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel:
 
     ``parallel``: parse the recipes the parse cache lacks in two processes
     (:func:`.parsecache.parse_in_parallel`); for command-line entry points.
-    ``meanwhile`` runs once during the load, while a child parses if there is one
-    (``serve`` prepares its web layer there).
+    ``meanwhile`` runs once while a child parses, if there is one (``serve``
+    prepares its web layer there, work it would otherwise do later).
     """
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
@@ -413,8 +413,6 @@ def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object]
     paths = list(walk_models(models_dir, refused, root=root))
     if parallel:
         parse_in_parallel(cache, [(p, f"models/{p.relative_to(models_dir).as_posix()}") for p in paths], meanwhile)
-    elif meanwhile is not None:
-        meanwhile()
     for path in paths:
         rel_models = path.relative_to(models_dir).as_posix()
         hf_id = hf_id_for(rel_models)

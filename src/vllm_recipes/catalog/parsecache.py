@@ -259,7 +259,8 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
 
     Only the first load of a large catalog pays the parse (every later one reads
     the cache), and it is most of ``serve``'s first start; ``meanwhile`` (``serve``
-    prepares its web layer there) runs once, while the child parses. The
+    prepares its web layer there) runs once while the child parses, and not at
+    all when nothing is forked. The
     child's frames are read with the cache's restricted unpickler. Below
     :data:`PARALLEL_MIN_BYTES` of unparsed YAML nothing is forked; whatever
     fails, the ordinary load parses what is still missing.
@@ -270,8 +271,6 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
             files.append((read_raw(path, display), display))
     todo = cache.missing(files)
     if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
-        if meanwhile is not None:
-            meanwhile()
         return False
     results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads)
     if results is None:

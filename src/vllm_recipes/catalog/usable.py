@@ -30,17 +30,24 @@ _USABLE_KEY = ("usable", "catalog")
 def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
     """The validation errors of one recipe (codes in ``ignore`` left out), path id included."""
     from .identifiers import hf_id_findings
-    from .validate import _vocabulary, validate_document
+    from .validate import validate_document
+
+    vocab = _vocabulary_of(catalog)
+    skip = frozenset(ignore)
+    found = [*validate_document(recipe.doc, "recipe", catalog, vocab, errors_only=True),
+             *hf_id_findings(recipe.doc, recipe.hf_id)]
+    return [f for f in found if f.is_error and f.code not in skip]
+
+
+def _vocabulary_of(catalog: Catalog) -> Any:
+    """The catalog's validation vocabulary, made once per catalog."""
+    from .validate import _vocabulary
 
     # (``dataclasses.replace`` copies share ``memo``: every entry names the catalog it is for)
     got = catalog.memo.get(_VOCAB_KEY)
     if got is None or got[0] is not catalog:
         got = catalog.memo[_VOCAB_KEY] = (catalog, _vocabulary(catalog))
-    vocab = got[1]
-    skip = frozenset(ignore)
-    found = [*validate_document(recipe.doc, "recipe", catalog, vocab, errors_only=True),
-             *hf_id_findings(recipe.doc, recipe.hf_id)]
-    return [f for f in found if f.is_error and f.code not in skip]
+    return got[1]
 
 
 def skip_lines(rel_path: str, errors: Sequence[Finding]) -> list[str]:
@@ -113,6 +120,7 @@ def _usable_catalog(catalog: Catalog, parallel: bool) -> tuple[Catalog, list[Fin
     found: dict[str, Any] = {}
     pending = [r for r, key in zip(fixed.recipes, keys, strict=True) if not verdicts.known_clean(key)]
     if parallel and len(pending) >= PARALLEL_MIN_RECIPES:
+        _vocabulary_of(fixed)  # (imports the validation code and builds the vocabulary once, before the fork)
         results = forked_map(lambda recipe: recipe_errors(fixed, recipe), pending)
         found = {r.rel_path: got for r, got in zip(pending, results or (), strict=False) if got is not MISSING}
     pending_paths = {r.rel_path for r in pending}

@@ -95,7 +95,7 @@ def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None
     """Load the catalog or exit 2 with a readable reason (never a traceback).
 
     The first load of a large catalog parses on two cores; ``meanwhile`` runs
-    once during the load (see :func:`~vllm_recipes.catalog.load_catalog`).
+    while the second core parses (see :func:`~vllm_recipes.catalog.load_catalog`).
     """
     from vllm_recipes.catalog import load_catalog
 

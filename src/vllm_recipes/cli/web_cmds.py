@@ -42,6 +42,7 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
 
 def _prepare_web() -> None:
     """Import the web layer and compile its templates while the catalog parses (first start)."""
+    import vllm_recipes.catalog.validate  # noqa: F401 - (a first start then validates every recipe)
     from vllm_recipes.web.app import prepare_process
 
     prepare_process()
