@@ -17,9 +17,9 @@ MEMO_LIMIT = 400_000
 T = TypeVar("T")
 
 
-def remember(memo: dict[Any, Any], key: Any, value: T) -> T:
-    """Store ``value`` under ``key`` (emptying a full memo first) and return it."""
-    if len(memo) >= MEMO_LIMIT:
+def remember(memo: dict[Any, Any], key: Any, value: T, limit: int = MEMO_LIMIT) -> T:
+    """Store ``value`` under ``key`` (emptying a memo of ``limit`` entries first) and return it."""
+    if len(memo) >= limit:
         memo.clear()
     memo[key] = value
     return value
@@ -41,7 +41,5 @@ def selection_cache(memo: dict[Any, Any]) -> dict[Any, Any]:
 
 
 def remember_answer(cache: dict[Any, Any], key: Any, value: T) -> T:
-    if len(cache) >= SELECTION_LIMIT:
-        cache.clear()
-    cache[key] = value
-    return value
+    """:func:`remember` in the per-selection cache (:data:`SELECTION_LIMIT`)."""
+    return remember(cache, key, value, SELECTION_LIMIT)

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from vllm_recipes.catalog.memo import remember
+
 #: entries of one shape's memo before it is emptied (keys include user-driven feature
 #: orders, mode picks and PD pool requests, so it is bounded like the catalog memo)
 COMPILED_LIMIT = 4096
@@ -42,8 +44,4 @@ class Compiled:
 
     def keep(self, key: Any, value: T) -> T:
         """Store ``value`` in the shape's memo (emptied first when full) and return it."""
-        memo = self.memo
-        if len(memo) >= COMPILED_LIMIT:
-            memo.clear()
-        memo[key] = value
-        return value
+        return remember(self.memo, key, value, COMPILED_LIMIT)
