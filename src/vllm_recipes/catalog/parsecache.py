@@ -38,7 +38,7 @@ import yaml
 
 from .. import __version__
 from .forkmap import MISSING, forked_map
-from .yamlsource import FrozenDict, Position, YamlDocument, check_raw, parse_yaml, read_raw
+from .yamlsource import FrozenDict, Position, YamlDocument, check_raw, load_yaml_file, parse_yaml, read_raw
 
 ENV_CACHE_DIR = "VLLM_RECIPES_CACHE_DIR"
 #: bump when the frozen data a parse produces changes shape
@@ -69,6 +69,11 @@ class _FrozenOnlyUnpickler(pickle.Unpickler):
 def _digest(raw: bytes) -> str:
     """The entry key of a file's bytes (the salt guards the pack as a whole)."""
     return hashlib.blake2b(raw, digest_size=20).hexdigest()
+
+
+def _entry_of(doc: YamlDocument) -> tuple[Any, tuple[Any, ...]]:
+    """What the cache keeps of a parsed document: its data and where it repeats keys."""
+    return (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
 
 
 def _is_entry(got: Any) -> bool:
@@ -163,7 +168,7 @@ class ParseCache:
             duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
             return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
         doc = parse_yaml(text, file, digest=key)  # (the text: ``check_raw`` already checked and decoded it)
-        self._used[key] = (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
+        self._used[key] = _entry_of(doc)
         self._new = True
         return doc
 
@@ -243,10 +248,9 @@ PARALLEL_MIN_BYTES = 1_000_000
 def _entry(raw: bytes, file: str, key: str) -> Any:
     """The cache entry of one file, ``None`` when it does not parse (its load reports the error)."""
     try:
-        doc = parse_yaml(check_raw(raw, file), file, digest=key)
+        return _entry_of(parse_yaml(check_raw(raw, file), file, digest=key))
     except Exception:  # reported by the load, which parses this file again
         return None
-    return (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
 
 
 def _restricted_loads(blob: bytes) -> Any:
@@ -282,8 +286,9 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
 
 def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDocument:
     """Read ``path`` and parse it through ``cache`` (``None``: always parse)."""
-    raw = read_raw(path, display)
-    return parse_yaml(raw, display) if cache is None else cache.parse(raw, display)
+    if cache is None:
+        return load_yaml_file(path, display)
+    return cache.parse(read_raw(path, display), display)
 
 
 #: the files this package writes into the cache directory (nothing else there is ever removed)

@@ -205,6 +205,14 @@ def thaw(value: Any) -> Any:
     return value
 
 
+def _repeats_a_key(pairs: list[tuple[yaml.Node, yaml.Node]]) -> bool:
+    """Whether a mapping node repeats a scalar key, told by the key's text (merge keys aside)."""
+    if len(pairs) < 2:
+        return False
+    keys = [k.value for k, _v in pairs if isinstance(k, yaml.ScalarNode) and k.value != "<<"]
+    return len(set(keys)) != len(keys)
+
+
 def _check_expansion(root: yaml.Node, file: str) -> bool:
     """Refuse alias bombs and cycles by sizing the node graph with memoization.
 
@@ -224,9 +232,8 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
             if isinstance(node, yaml.MappingNode):
                 for k, v in node.value:
                     total += sizes[id(k)] + sizes[id(v)]
-                if not repeats and len(node.value) > 1:
-                    keys = [k.value for k, _v in node.value if isinstance(k, yaml.ScalarNode) and k.value != "<<"]
-                    repeats = len(set(keys)) != len(keys)
+                if not repeats:
+                    repeats = _repeats_a_key(node.value)
             elif isinstance(node, yaml.SequenceNode):
                 for v in node.value:
                     total += sizes[id(v)]
@@ -369,9 +376,8 @@ def _construct_frozen(root: yaml.Node, loader: Any) -> tuple[Any, bool]:
                 value, vs = built[id(v)]
                 size += ks + vs
                 out[key] = value
-            if not repeats and len(pairs) > 1:  # as _check_expansion tells them: by their text
-                keys = [k.value for k, _v in pairs if k.value != "<<"]
-                repeats = len(set(keys)) != len(keys)
+            if not repeats:
+                repeats = _repeats_a_key(pairs)
             value = FrozenDict(out)
         else:
             items = []
