@@ -63,10 +63,10 @@ def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_p
 
     ``options`` memoizes each option's tokens (shared token objects across a recipe's selections).
     """
-    if not LAST_LAYERS or not sel.kv_offload:
+    if not sel.kv_offload:
         return None
-    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    if ctx.kv_store is not None or ctx.kv_composing:
+    ctx = _derivable_context(catalog, recipe, sel)
+    if ctx is None:
         return None
     opt = ctx.kv_opt
     key = (sel.kv_offload, id(opt))
@@ -94,12 +94,12 @@ def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base
 
     ``base_features``: the base selection's feature tokens, when already known.
     """
-    if not LAST_LAYERS or sel.kv_offload or base_sel.kv_offload:
+    if sel.kv_offload or base_sel.kv_offload:
         return None
-    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    if ctx.kv_store is not None or ctx.kv_composing:
+    ctx = _derivable_context(catalog, recipe, sel)
+    if ctx is None:
         return None
-    new = tuple(layer_features(ctx, Call()).args)  # the layer reads neither the role nor the node
+    new = _feature_tokens(ctx)
     old = base_features if base_features is not None else base_feature_tokens(catalog, recipe, base_sel)
     out = _with_tail(base_plan, old, new, None)
     return None if out is None else Derived(ctx, out, old, new, None)
@@ -107,7 +107,20 @@ def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base
 
 def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection) -> tuple[Arg, ...]:
     """The features layer's tokens of ``base_sel`` (what :func:`feature_set_processes` replaces)."""
-    return tuple(layer_features(build_context(catalog, recipe.data, recipe.rel_path, base_sel), Call()).args)
+    return _feature_tokens(build_context(catalog, recipe.data, recipe.rel_path, base_sel))
+
+
+def _feature_tokens(ctx: Ctx) -> tuple[Arg, ...]:
+    return tuple(layer_features(ctx, Call()).args)  # the layer reads neither the role nor the node
+
+
+def _derivable_context(catalog: Catalog, recipe: Recipe, sel: Selection) -> Ctx | None:
+    """The context of ``sel``, or ``None`` when its plan cannot be derived (the layer order changed, or a
+    Mooncake store or composing KV option reaches into other layers)."""
+    if not LAST_LAYERS:
+        return None
+    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
+    return None if ctx.kv_store is not None or ctx.kv_composing else ctx
 
 
 def _with_tail(base_plan: Plan, old: tuple[Arg, ...], new: tuple[Arg, ...], env: tuple[EnvValue, ...] | None
