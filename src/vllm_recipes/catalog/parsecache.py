@@ -38,7 +38,16 @@ import yaml
 
 from .. import __version__
 from .forkmap import MISSING, forked_map
-from .yamlsource import FrozenDict, Position, YamlDocument, check_raw, load_yaml_file, parse_yaml, read_raw
+from .yamlsource import (
+    FrozenDict,
+    Position,
+    YamlDocument,
+    YamlLoadError,
+    check_raw,
+    load_yaml_file,
+    parse_yaml,
+    read_raw,
+)
 
 ENV_CACHE_DIR = "VLLM_RECIPES_CACHE_DIR"
 #: bump when the frozen data a parse produces changes shape
@@ -271,7 +280,7 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
     """
     files: list[tuple[bytes, str]] = []
     for path, display in paths:
-        with contextlib.suppress(Exception):  # unreadable: the load reports it
+        with contextlib.suppress(YamlLoadError):  # unreadable or too big: the load reports it
             files.append((read_raw(path, display), display))
     todo = cache.missing(files)
     if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
