@@ -26,15 +26,15 @@ to the resolved one over the benchmark catalog.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import Ctx, build_context
-from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_features, layer_kv_option
+from vllm_recipes.synth.context import Ctx, build_context, with_selection
+from vllm_recipes.synth.layers import ARG_ORDER, Call, layer_kv_option
 from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, MultiNodePlan, Plan, SinglePlan
-from vllm_recipes.synth.resolve import build_env
+from vllm_recipes.synth.resolve import build_env, feature_tokens
 
 #: the derivations hold while the features, the KV option and Mooncake are the last argument layers
 LAST_LAYERS = ARG_ORDER[-3:] == ("features", "kv-option", "mooncake")
@@ -42,17 +42,34 @@ LAST_LAYERS = ARG_ORDER[-3:] == ("features", "kv-option", "mooncake")
 Process = tuple[str, Invocation, tuple[EnvValue, ...]]
 
 
-class Derived(NamedTuple):
-    """A selection's processes, and how they differ from the base plan's."""
+class Derived:
+    """A selection's processes, and how they differ from the base plan's.
 
-    ctx: Ctx
-    processes: list[Process]
-    #: the last tokens of every base process, replaced by ``suffix`` (empty: appended)
-    replaced: tuple[Arg, ...]
-    #: the tokens that end every process instead
-    suffix: tuple[Arg, ...]
-    #: the env of every process, or ``None``: each process keeps its base process's env (the very tuple)
-    env: tuple[EnvValue, ...] | None
+    The process list itself is made only when asked for (``validate`` mostly counts a derived selection by
+    its new tokens alone and never needs it).
+    """
+
+    __slots__ = ("_processes", "base_plan", "ctx", "env", "replaced", "suffix")
+
+    def __init__(self, ctx: Ctx, base_plan: Plan, replaced: tuple[Arg, ...], suffix: tuple[Arg, ...],
+                 env: tuple[EnvValue, ...] | None) -> None:
+        self.ctx = ctx
+        #: the plan the selection's processes are derived from
+        self.base_plan = base_plan
+        #: the last tokens of every base process, replaced by ``suffix`` (empty: appended)
+        self.replaced = replaced
+        #: the tokens that end every process instead
+        self.suffix = suffix
+        #: the env of every process, or ``None``: each process keeps its base process's env (the very tuple)
+        self.env = env
+        self._processes: list[Process] | None = None
+
+    @property
+    def processes(self) -> list[Process]:
+        """The selection's serve processes (workers with the head's env), as ``plan_processes`` lists them."""
+        if self._processes is None:
+            self._processes = _with_tail(self.base_plan, self.replaced, self.suffix, self.env)
+        return self._processes
 
 
 def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_plan: Plan,
@@ -82,36 +99,50 @@ def kv_option_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_p
         if not isinstance(base_plan, SinglePlan | MultiNodePlan):
             return None
         env = build_env(ctx, None)
-    out = _with_tail(base_plan, (), tokens, env)
-    return None if out is None else Derived(ctx, out, (), tokens, env)
+    return Derived(ctx, base_plan, (), tokens, env)  # (appending: every process ends with no token)
 
 
 def feature_set_processes(catalog: Catalog, recipe: Recipe, sel: Selection, base_sel: Selection, base_plan: Plan,
-                          base_features: tuple[Arg, ...] | None = None) -> Derived | None:
+                          base_features: tuple[Arg, ...] | None = None, base_ctx: Ctx | None = None,
+                          base_processes: list[Process] | None = None) -> Derived | None:
     """The context and serve processes of ``sel`` from ``base_plan``, the plan of ``base_sel``: the same
     selection but for its features and mode picks (and neither with a KV choice); ``None`` when the base
     processes do not end with the base's feature tokens.
 
-    ``base_features``: the base selection's feature tokens, when already known.
+    ``base_features``: the base selection's feature tokens, when already known; ``base_ctx``: a context of
+    ``base_sel`` (the selection's own is that one with the selection swapped); ``base_processes``:
+    ``plan_processes(base_plan, env_on_workers=True)``, when already listed.
     """
     if sel.kv_offload or base_sel.kv_offload:
         return None
-    ctx = _derivable_context(catalog, recipe, sel)
+    ctx = with_selection(base_ctx, sel) if base_ctx is not None and LAST_LAYERS else None
+    if ctx is None:
+        ctx = _derivable_context(catalog, recipe, sel)
+    elif ctx.kv_store is not None or ctx.kv_composing:
+        return None
     if ctx is None:
         return None
-    new = _feature_tokens(ctx)
-    old = base_features if base_features is not None else base_feature_tokens(catalog, recipe, base_sel)
-    out = _with_tail(base_plan, old, new, None)
-    return None if out is None else Derived(ctx, out, old, new, None)
+    new = feature_tokens(ctx)
+    old = base_features if base_features is not None else base_feature_tokens(catalog, recipe, base_sel, base_ctx)
+    if old and not _ends_with(base_processes if base_processes is not None else
+                              plan_processes(base_plan, env_on_workers=True), old):
+        return None
+    return Derived(ctx, base_plan, old, new, None)
 
 
-def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection) -> tuple[Arg, ...]:
-    """The features layer's tokens of ``base_sel`` (what :func:`feature_set_processes` replaces)."""
-    return _feature_tokens(build_context(catalog, recipe.data, recipe.rel_path, base_sel))
+def base_feature_tokens(catalog: Catalog, recipe: Recipe, base_sel: Selection, base_ctx: Ctx | None = None
+                        ) -> tuple[Arg, ...]:
+    """The features layer's tokens of ``base_sel`` (what :func:`feature_set_processes` replaces); ``base_ctx``:
+    its context, when already built."""
+    if base_ctx is None or base_ctx.sel != base_sel:
+        base_ctx = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
+    return feature_tokens(base_ctx)
 
 
-def _feature_tokens(ctx: Ctx) -> tuple[Arg, ...]:
-    return tuple(layer_features(ctx, Call()).args)  # the layer reads neither the role nor the node
+def _ends_with(processes: list[Process], old: tuple[Arg, ...]) -> bool:
+    """Whether every process's tokens end with ``old``."""
+    n = len(old)
+    return all(len(inv.args) >= n and inv.args[len(inv.args) - n:] == old for _title, inv, _env in processes)
 
 
 def _derivable_context(catalog: Catalog, recipe: Recipe, sel: Selection) -> Ctx | None:
@@ -124,16 +155,14 @@ def _derivable_context(catalog: Catalog, recipe: Recipe, sel: Selection) -> Ctx 
 
 
 def _with_tail(base_plan: Plan, old: tuple[Arg, ...], new: tuple[Arg, ...], env: tuple[EnvValue, ...] | None
-               ) -> list[Process] | None:
-    """Every serve process of ``base_plan`` with its last tokens ``old`` replaced by ``new``, and ``env``
-    instead of its own unless ``None``; ``None`` when a process does not end with ``old``."""
+               ) -> list[Process]:
+    """Every serve process of ``base_plan`` with its last tokens ``old`` (checked: they end every process)
+    replaced by ``new``, and ``env`` instead of its own unless ``None``."""
     n = len(old)
     out = []
     for title, inv, base_env in plan_processes(base_plan, env_on_workers=True):
         args = inv.args
         cut = len(args) - n
-        if cut < 0 or args[cut:] != old:
-            return None
         if old or new:
             inv = Invocation(inv.model_id, args[:cut] + new, inv.binary, inv.drop_flags)
         out.append((title, inv, base_env if env is None else env))

@@ -44,7 +44,7 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.defaults import default_features, variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import Ctx, rendering_hardware_key
+from vllm_recipes.synth.context import Ctx, build_context, rendering_hardware_key
 from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
@@ -85,6 +85,11 @@ class RecipePass:
         self._envs: dict[int, tuple[Any, tuple[str, ...]]] = {}
         #: (variant, hardware, KV choice) -> the lint target (what ``target_for`` reads of a selection)
         self._targets: dict[tuple[str, str, str | None], Any] = {}
+        #: memos of :meth:`add_suffix` by identity (each entry keeps its objects alive, so the ids stay theirs)
+        self._tails: dict[tuple[int, int], tuple[Any, Any, frozenset[str] | None]] = {}
+        self._prefixes: dict[tuple[int, int], tuple[Plan, frozenset[str] | None, bool]] = {}
+        self._processes: dict[int, tuple[Plan, list[Process]]] = {}
+        self._tails_done: dict[tuple[int, int, int, bool], tuple[Any, Any, Any]] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """A :data:`.deadvalues.PlanHook`: count one resolved selection."""
@@ -131,6 +136,10 @@ class RecipePass:
         then counted with the base (against the same release, with the very same env), so the selection adds
         only its tail's: its dedupe, tally and lint taken alone; and, when the env is not the base's, the new
         env's tally and lint (a process's env findings do not depend on its tokens).
+
+        The tail's part is itself counted once per (tail, env, release): the tally gathers tokens and envs
+        by identity and a finding already reported at its location is not reported again, so counting the
+        very same tail objects a second time adds nothing (memoized layers share them across selections).
         """
         release = self.release
         target = None
@@ -139,18 +148,18 @@ class RecipePass:
             if target != self._targets.get((sel.variant_key, sel.hw_id, None)):
                 return False
         old, new = derived.replaced, derived.suffix
-        old_values, new_values = tuple(map(_value, old)), tuple(map(_value, new))
-        for values in (old_values, new_values):
-            if values and ("" in values or not (values[0].startswith("-") and starts_a_unit(values[0]))):
-                return False
-        flags = {v for v in (*old_values, *new_values) if v.startswith("-")}
-        serves = False
-        for _title, inv, _env in plan_processes(base, env_on_workers=True):
-            args = inv.args
-            if inv.drop_flags or not flags.isdisjoint(map(_value, args[:len(args) - len(old)])):
-                return False
-            serves = serves or inv.binary == "vllm serve"
+        flags = self._tail_flags(old, new)
+        if flags is None:
+            return False
+        prefix_flags, serves = self._prefix_facts(base, len(old))
+        if prefix_flags is None or not flags.isdisjoint(prefix_flags):
+            return False
         env = derived.env
+        done_key = (id(new), id(env), id(target), serves)
+        done = self._tails_done.get(done_key)
+        if done is not None and done[0] is new and done[1] is env and done[2] is target:
+            return True
+        self._tails_done[done_key] = (new, env, target)
         names = self._env_names(env) if env is not None else ()  # (tallied once: every process has it)
         fi = finalized_indices(self.memo, Invocation("", new))
         self._tally_tokens(new, fi)  # (the same for every process: once)
@@ -164,6 +173,50 @@ class RecipePass:
             for f, file, kp in tail:
                 release.add_finding(sel, f, file, kp)
         return True
+
+    def _tail_flags(self, old: tuple[Arg, ...], new: tuple[Arg, ...]) -> frozenset[str] | None:
+        """The flags of both tails, or ``None`` when one starts with a value or holds an empty token
+        (memoized by the tails' identities: memoized layers share them)."""
+        key = (id(old), id(new))
+        hit = self._tails.get(key)
+        if hit is not None and hit[0] is old and hit[1] is new:
+            return hit[2]
+        old_values, new_values = tuple(map(_value, old)), tuple(map(_value, new))
+        flags: frozenset[str] | None = frozenset(v for v in (*old_values, *new_values) if v.startswith("-"))
+        for values in (old_values, new_values):
+            if values and ("" in values or not (values[0].startswith("-") and starts_a_unit(values[0]))):
+                flags = None
+        self._tails[key] = (old, new, flags)
+        return flags
+
+    def _prefix_facts(self, base: Plan, cut: int) -> tuple[frozenset[str] | None, bool]:
+        """The flags of every base process's tokens but its last ``cut`` (``None`` when a process drops flags)
+        and whether a process is ``vllm serve`` (memoized per base plan)."""
+        key = (id(base), cut)
+        hit = self._prefixes.get(key)
+        if hit is not None and hit[0] is base:
+            return hit[1], hit[2]
+        flags: set[str] | None = set()
+        serves = False
+        for _title, inv, _env in self.processes_of(base):
+            args = inv.args
+            if inv.drop_flags:
+                flags = None
+            elif flags is not None:
+                flags.update(v for v in map(_value, args[:len(args) - cut]) if v.startswith("-"))
+            serves = serves or inv.binary == "vllm serve"
+        facts = None if flags is None else frozenset(flags)
+        self._prefixes[key] = (base, facts, serves)
+        return facts, serves
+
+    def processes_of(self, plan: Plan) -> list[Process]:
+        """``plan_processes(plan, env_on_workers=True)`` (memoized per plan: a base plan is read often)."""
+        hit = self._processes.get(id(plan))
+        if hit is not None and hit[0] is plan:
+            return hit[1]
+        out = plan_processes(plan, env_on_workers=True)
+        self._processes[id(plan)] = (plan, out)
+        return out
 
     def _env_names(self, env: tuple[EnvValue, ...]) -> tuple[str, ...]:
         """The names of ``env``, tallying it the first time it is met (by identity)."""
@@ -338,6 +391,9 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     options: dict[Any, Any] = {}
     defaults: dict[tuple[str, str], tuple[str, ...]] = {}
     base_features: dict[Any, tuple[Arg, ...]] = {}
+    #: (variant, hardware, strategy, node count) -> a context there without a KV choice (a feature set's is
+    #: that one with its selection swapped in)
+    contexts: dict[tuple[str, str, str, str], Ctx] = {}
     for sel in offered_selections(catalog, recipe):
         key = eq.key(sel, equivalent=skip_equivalent)
         if key in done:
@@ -362,10 +418,15 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
                     bkey = eq.key(base_sel)
                     base = plain.get(bkey)
                     if base is not None:
+                        ckey = (sel.variant_key, sel.hw_id, sel.strategy, repr(sel.node_count))
+                        base_ctx = contexts.get(ckey)
+                        if base_ctx is None:
+                            base_ctx = contexts[ckey] = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
                         known = base_features.get(bkey)
                         if known is None:
-                            known = base_features[bkey] = base_feature_tokens(catalog, recipe, base_sel)
-                        derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known)
+                            known = base_features[bkey] = base_feature_tokens(catalog, recipe, base_sel, base_ctx)
+                        derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known, base_ctx,
+                                                        acc.processes_of(base))
         if derived is not None:
             if not (derive_suffix and acc.add_suffix(sel, derived, base)):  # type: ignore[arg-type]
                 acc.add_processes(sel, derived.ctx, derived.processes)
@@ -376,6 +437,7 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
             continue
         if derive and sel.kv_offload is None and type(key) is tuple:
             plain[key] = plan
+            contexts.setdefault((sel.variant_key, sel.hw_id, sel.strategy, repr(sel.node_count)), ctx)
         acc.add(sel, ctx, plan)
     return acc.findings(recipe)
 

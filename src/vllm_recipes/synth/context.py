@@ -138,6 +138,25 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     return ctx
 
 
+def with_selection(ctx: Ctx, sel: Selection) -> Ctx | None:
+    """The context of ``sel`` from ``ctx``, a context of a selection that differs from ``sel`` only in what no
+    context field but ``sel`` reads (features, mode picks, PD pool requests, PD router, advanced options);
+    ``None`` when ``sel`` differs in anything :func:`build_context` reads (build it then).
+
+    A copy with the selection swapped: ``validate`` meets thousands of feature sets per recipe, each of
+    which would otherwise build its context from the memo again.
+    """
+    base = ctx.sel
+    if (sel.variant_key != base.variant_key or sel.hw_id != base.hw_id or sel.strategy != base.strategy
+            or sel.frontend != base.frontend or sel.kv_offload != base.kv_offload
+            or repr(sel.node_count) != repr(base.node_count) or repr(sel.kv_instances) != repr(base.kv_instances)):
+        return None
+    out = object.__new__(Ctx)
+    out.__dict__.update(ctx.__dict__)
+    out.__dict__["sel"] = sel
+    return out
+
+
 def _kv_counts(kv_store: Mapping[str, Any] | None, kv_instances: Any) -> tuple[Any, int]:
     """Mooncake instance count and current instance for the selection's ``kv_instances``."""
     obj = kv_instances if is_map(kv_instances) else {"count": kv_instances}

@@ -133,6 +133,12 @@ def _feature_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
     return compiled.keep(local, hit)  # type: ignore[no-any-return]
 
 
+def feature_tokens(ctx: Ctx) -> tuple[Arg, ...]:
+    """The features layer's tokens of a context's selection, as :func:`build_args` places them (memoized: the
+    same token objects as in the resolved plan)."""
+    return _feature_args(ctx, ROLE_CALLS[None])
+
+
 #: The layers around ``parallelism`` whose arguments never depend on the selection beyond
 #: (recipe, variant data, hardware class, strategy, role): compiled into cached tuples.
 STATIC_HEAD = ARG_ORDER[:ARG_ORDER.index("parallelism")]
