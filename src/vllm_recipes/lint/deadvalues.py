@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Finding
@@ -69,8 +69,34 @@ def _feature_sets(recipe: Recipe, hw: str, vk: str) -> Iterator[tuple[tuple[str,
                 yield tuple(everything if f in everything else (*everything, f)), ((f, m),)
 
 
-def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
-    """Every selection a user of the builder (or the JSON API) can reach, approximately exhaustively."""
+def pd_pool_request() -> dict[str, Any]:
+    """A fresh copy of the PD pool request the enumeration offers (each selection gets its own dict)."""
+    return {"prefill": {"nodes": 2, "parallelism": "dep"}, "decode": {"nodes": 2, "parallelism": "dep"}}
+
+
+class OfferedGroup(NamedTuple):
+    """The offered selections of one variant on one hardware profile, as their parts.
+
+    :func:`offered_selections` yields, for each ``(strategy, nodes)`` of ``served``: every feature set (the
+    defaults first; on ``pd_cluster`` each also with :func:`pd_pool_request`), then each KV choice with the
+    default features; then each Mooncake store. ``validate``'s pass walks the same parts to key selections
+    without building the ones it skips.
+    """
+
+    variant_key: str
+    hw_id: str
+    served: list[tuple[str, int]]
+    #: (features, mode picks), the default features (no pick) first
+    feature_sets: list[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]
+    defaults: tuple[str, ...]
+    #: strategy -> its KV choices (taxonomy options, then Mooncake ids)
+    kv: dict[str, list[str]]
+    #: (Mooncake deployment id, strategy, node count)
+    stores: list[tuple[str, str, int]]
+
+
+def offered_groups(catalog: Catalog, recipe: Recipe) -> Iterator[OfferedGroup]:
+    """Every variant x listed hardware of the recipe with what is offered there (see :class:`OfferedGroup`)."""
     r = recipe.data
     if recipe.is_omni:
         return
@@ -98,25 +124,36 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
                 served.append((s, nodes))
             feature_sets = list(_feature_sets(recipe, hw, vk)) if served else []
             defaults = tuple(default_features(r, hw, vk))
-            for s, nodes in served:
-                for feats, modes in feature_sets:
-                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
-                                    feature_modes=modes)
-                    if s == "pd_cluster":
-                        yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
-                                        feature_modes=modes, pd_nodes={"prefill": {"nodes": 2, "parallelism": "dep"},
-                                                                        "decode": {"nodes": 2, "parallelism": "dep"}})
+            kv: dict[str, list[str]] = {}
+            for s, _nodes in served:
                 kvs = kv_offered.get((hw, s))
                 if kvs is None:
                     kvs = kv_offered[(hw, s)] = kv_choices(catalog, recipe, hw, s)
-                for kv in kvs:
-                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes,
-                                    features=defaults, kv_offload=kv)
+                kv[s] = kvs
+            stores: list[tuple[str, str, int]] = []
             for kv_id, spec in strategies.items():
                 if get(spec, "deploy_type") == "kv_store_lb" and kv_store_offered(r, kv_id, profile, hw):
                     nc = 1 if fits_single_node(profile, variant, hw) else 2
-                    yield Selection(variant_key=vk, hw_id=hw, strategy=recommend_strategy(r, nc), node_count=nc,
-                                    features=defaults, kv_offload=kv_id)
+                    stores.append((kv_id, recommend_strategy(r, nc), nc))
+            yield OfferedGroup(vk, hw, served, feature_sets, defaults, kv, stores)
+
+
+def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
+    """Every selection a user of the builder (or the JSON API) can reach, approximately exhaustively."""
+    for g in offered_groups(catalog, recipe):
+        vk, hw, defaults = g.variant_key, g.hw_id, g.defaults
+        for s, nodes in g.served:
+            for feats, modes in g.feature_sets:
+                yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
+                                feature_modes=modes)
+                if s == "pd_cluster":
+                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
+                                    feature_modes=modes, pd_nodes=pd_pool_request())
+            for kv in g.kv[s]:
+                yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=defaults, kv_offload=kv)
+        for kv_id, strategy, nc in g.stores:
+            yield Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nc, features=defaults,
+                            kv_offload=kv_id)
 
 
 def _invocations(plan: Plan) -> Iterator[Invocation]:

@@ -30,10 +30,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import fields, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import fields
+from functools import partial
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
@@ -41,14 +42,22 @@ from vllm_recipes.gcpause import cyclic_gc_paused
 from vllm_recipes.jsvalues import as_map, is_map, truthy
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.select.defaults import default_features, variant_entry
+from vllm_recipes.select.defaults import variant_entry
 from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context, rendering_hardware_key
 from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
-from .deadvalues import Tally, dead_value_report, offered_selections, tally_env
+from .deadvalues import (
+    OfferedGroup,
+    Tally,
+    dead_value_report,
+    offered_groups,
+    offered_selections,
+    pd_pool_request,
+    tally_env,
+)
 from .derived_processes import (
     Derived,
     Process,
@@ -257,8 +266,9 @@ def _hashable(sel: Selection) -> Any:
 #: the selection fields compared as they are (hardware and modes are compared by what they select)
 _PLAIN_FIELDS = tuple(f.name for f in fields(Selection) if f.name not in {"hw_id", "feature_modes"})
 _plain_values = attrgetter(*_PLAIN_FIELDS)
-#: where ``kv_offload`` sits among them
+#: where ``kv_offload`` and ``features`` sit among them
 _KV_AT = _PLAIN_FIELDS.index("kv_offload")
+_FEATURES_AT = _PLAIN_FIELDS.index("features")
 
 
 class _Equivalence:
@@ -331,15 +341,20 @@ class _Equivalence:
 
     def _effective_modes(self, sel: Selection, variant: Mapping[str, Any], profile: Mapping[str, Any]
                          ) -> tuple[tuple[str, Any], ...]:
-        k = (sel.variant_key, sel.hw_id, sel.features, sel.feature_modes)
+        return self._modes_of(sel.variant_key, sel.hw_id, sel.features, sel.feature_modes, variant, profile)
+
+    def _modes_of(self, variant_key: str, hw_id: str, features: tuple[str, ...], modes: tuple[tuple[str, str], ...],
+                  variant: Mapping[str, Any], profile: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+        """Each moded feature of ``features`` with the mode the features layer selects for it."""
+        k = (variant_key, hw_id, features, modes)
         got = self._modes.get(k)
         if got is None:
             picks = []
-            for f in sel.features:
+            for f in features:
                 feat = self.features.get(f)
                 if is_map(feat) and truthy(feat.get("modes")):
-                    picks.append((f, resolve_mode_key(feat, f, variant, sel.variant_key, profile, sel.hw_id or None,
-                                                      sel.mode_for(f))))
+                    pick = next((m for g, m in modes if g == f), None)  # (Selection.mode_for)
+                    picks.append((f, resolve_mode_key(feat, f, variant, variant_key, profile, hw_id or None, pick)))
             got = self._modes[k] = tuple(picks)
         return got
 
@@ -361,14 +376,87 @@ class _Equivalence:
             return repr(key)
         return key
 
-    @staticmethod
-    def without_kv(key: Any) -> Any:
-        """The key of the same selection without a KV choice (``None`` for a key compared by repr)."""
-        if type(key) is not tuple:
-            return None
-        seen, modes, values, types = key
-        return (seen, modes, (*values[:_KV_AT], None, *values[_KV_AT + 1:]),
-                (*types[:_KV_AT], type(None), *types[_KV_AT + 1:]))
+class Keyed(NamedTuple):
+    """An offered selection as the pass meets it: its key, how to build it, and the key of its base."""
+
+    key: Any
+    #: builds the selection (only for the keys not met before)
+    make: Callable[[], Selection]
+    #: the key of the plan it may be derived from (its features or KV option replaced by the defaults / none),
+    #: or ``None``: it is resolved
+    base_key: Any = None
+    #: builds that base selection (feature sets only)
+    make_base: Callable[[], Selection] | None = None
+
+
+def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterator[Keyed]:
+    """:func:`.deadvalues.offered_selections` in its order, each with ``eq.key`` of it, keyed from the parts
+    they share: the hardware class once per (variant, hardware, strategy), the mode picks once per feature set
+    and hardware, the other fields spliced into the values of one template selection per strategy. A
+    selection is built only when asked for (most keys repeat an earlier one). ``tests/lint/
+    test_validate_pass.py`` holds every key, selection and base key equal to the selection-by-selection way.
+    """
+    strategies = eq.catalog.strategies
+    for g in groups:
+        vk, hw, defaults = g.variant_key, g.hw_id, g.defaults
+        modes: list[Any] | None = None
+        for s, nodes in g.served:
+            template = Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=defaults)
+            cls = eq._hardware_class(template)
+            if cls is None:  # compared by repr, never derived
+                for sel in _strategy_selections(g, s, nodes):
+                    yield Keyed(eq.key(sel), partial(_same, sel))
+                continue
+            class_id, variant, profile = cls
+            if modes is None:
+                modes = [eq._modes_of(vk, hw, f, m, variant, profile) for f, m in g.feature_sets]
+            values = _plain_values(template)
+            types = tuple(map(type, values))
+            pd = s == "pd_cluster"
+            base_key = make_base = None
+            for (feats, picks), eff in zip(g.feature_sets, modes, strict=True):
+                key = (class_id, eff, (*values[:_FEATURES_AT], feats, *values[_FEATURES_AT + 1:]), types)
+                make = partial(Selection, variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
+                               feature_modes=picks)
+                if base_key is None:  # the first feature set is the defaults: the base of the others
+                    base_key, make_base = key, make
+                    yield Keyed(key, make)
+                elif feats != defaults or picks:
+                    yield Keyed(key, make, base_key, make_base)
+                else:
+                    yield Keyed(key, make)
+                if pd:  # (a pool request is a dict: the key is compared by repr, the selection resolved)
+                    sel = Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
+                                    feature_modes=picks, pd_nodes=pd_pool_request())
+                    yield Keyed(eq.key(sel), partial(_same, sel))
+            kv_types = (*types[:_KV_AT], str, *types[_KV_AT + 1:])
+            for kv in g.kv[s]:
+                key = (class_id, modes[0], (*values[:_KV_AT], kv, *values[_KV_AT + 1:]), kv_types)
+                make = partial(Selection, variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=defaults,
+                               kv_offload=kv)
+                # a Mooncake store is resolved: its own deployment shape (deriving one measured no cheaper)
+                yield Keyed(key, make, None if not kv or kv in strategies else base_key)
+        for kv_id, strategy, nc in g.stores:
+            sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nc, features=defaults,
+                            kv_offload=kv_id)
+            yield Keyed(eq.key(sel), partial(_same, sel))
+
+
+def _same(sel: Selection) -> Selection:
+    return sel
+
+
+def _strategy_selections(g: OfferedGroup, s: str, nodes: int) -> Iterator[Selection]:
+    """The selections of one served strategy of ``g``, in :func:`.deadvalues.offered_selections`' order."""
+    for feats, picks in g.feature_sets:
+        yield Selection(variant_key=g.variant_key, hw_id=g.hw_id, strategy=s, node_count=nodes, features=feats,
+                        feature_modes=picks)
+        if s == "pd_cluster":
+            yield Selection(variant_key=g.variant_key, hw_id=g.hw_id, strategy=s, node_count=1, features=feats,
+                            feature_modes=picks, pd_nodes=pd_pool_request())
+    for kv in g.kv[s]:
+        yield Selection(variant_key=g.variant_key, hw_id=g.hw_id, strategy=s, node_count=nodes,
+                        features=g.defaults, kv_offload=kv)
 
 
 def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None,
@@ -389,44 +477,36 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     #: plans of the resolved selections without a KV choice, by key (what others are derived from)
     plain: dict[Any, Plan] = {}
     options: dict[Any, Any] = {}
-    defaults: dict[tuple[str, str], tuple[str, ...]] = {}
     base_features: dict[Any, tuple[Arg, ...]] = {}
     #: (variant, hardware, strategy, node count) -> a context there without a KV choice (a feature set's is
     #: that one with its selection swapped in)
     contexts: dict[tuple[str, str, str, str], Ctx] = {}
-    for sel in offered_selections(catalog, recipe):
-        key = eq.key(sel, equivalent=skip_equivalent)
-        if key in done:
-            continue
+    if skip_equivalent:
+        items: Iterable[Keyed] = keyed_selections(eq, offered_groups(catalog, recipe))
+    else:
+        items = (Keyed(eq.key(sel, equivalent=False), partial(_same, sel)) for sel in offered_selections(catalog, recipe))
+    for key, make, bkey, make_base in items:
+        n = len(done)
         done.add(key)
+        if len(done) == n:  # equivalent to one counted before
+            continue
+        sel = make()
         derived: Derived | None = None
-        base: Plan | None = None
-        if derive and type(key) is tuple:
-            if sel.kv_offload and sel.kv_offload not in catalog.strategies:
-                # (a Mooncake store, a strategy id, is resolved: its own deployment shape; deriving one from
-                # the plain plan or from the other store measured no cheaper than resolving it)
-                base = plain.get(eq.without_kv(key))
-                if base is not None:
-                    derived = kv_option_processes(catalog, recipe, sel, base, options)
-            elif not sel.kv_offload:
-                dkey = (sel.hw_id, sel.variant_key)
-                default = defaults.get(dkey)
-                if default is None:
-                    default = defaults[dkey] = tuple(default_features(recipe.data, sel.hw_id, sel.variant_key))
-                if sel.features != default or sel.feature_modes:
-                    base_sel = replace(sel, features=default, feature_modes=())
-                    bkey = eq.key(base_sel)
-                    base = plain.get(bkey)
-                    if base is not None:
-                        ckey = (sel.variant_key, sel.hw_id, sel.strategy, repr(sel.node_count))
-                        base_ctx = contexts.get(ckey)
-                        if base_ctx is None:
-                            base_ctx = contexts[ckey] = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
-                        known = base_features.get(bkey)
-                        if known is None:
-                            known = base_features[bkey] = base_feature_tokens(catalog, recipe, base_sel, base_ctx)
-                        derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known, base_ctx,
-                                                        acc.processes_of(base))
+        base = plain.get(bkey) if derive and bkey is not None else None
+        if base is not None:
+            if sel.kv_offload:
+                derived = kv_option_processes(catalog, recipe, sel, base, options)
+            else:
+                base_sel = make_base()  # type: ignore[misc]
+                ckey = (sel.variant_key, sel.hw_id, sel.strategy, repr(sel.node_count))
+                base_ctx = contexts.get(ckey)
+                if base_ctx is None:
+                    base_ctx = contexts[ckey] = build_context(catalog, recipe.data, recipe.rel_path, base_sel)
+                known = base_features.get(bkey)
+                if known is None:
+                    known = base_features[bkey] = base_feature_tokens(catalog, recipe, base_sel, base_ctx)
+                derived = feature_set_processes(catalog, recipe, sel, base_sel, base, known, base_ctx,
+                                                acc.processes_of(base))
         if derived is not None:
             if not (derive_suffix and acc.add_suffix(sel, derived, base)):  # type: ignore[arg-type]
                 acc.add_processes(sel, derived.ctx, derived.processes)
