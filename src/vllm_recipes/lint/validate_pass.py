@@ -416,8 +416,7 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
             base_key = make_base = None
             for (feats, picks), eff in zip(g.feature_sets, modes, strict=True):
                 key = (class_id, eff, (*values[:_FEATURES_AT], feats, *values[_FEATURES_AT + 1:]), types)
-                make = partial(Selection, variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
-                               feature_modes=picks)
+                make = partial(_with_fields, template, features=feats, feature_modes=picks)
                 if base_key is None:  # the first feature set is the defaults: the base of the others
                     base_key, make_base = key, make
                     yield Keyed(key, make)
@@ -432,8 +431,7 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
             kv_types = (*types[:_KV_AT], str, *types[_KV_AT + 1:])
             for kv in g.kv[s]:
                 key = (class_id, modes[0], (*values[:_KV_AT], kv, *values[_KV_AT + 1:]), kv_types)
-                make = partial(Selection, variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=defaults,
-                               kv_offload=kv)
+                make = partial(_with_fields, template, kv_offload=kv)
                 # a Mooncake store is resolved: its own deployment shape (deriving one measured no cheaper)
                 yield Keyed(key, make, None if not kv or kv in strategies else base_key)
         for kv_id, strategy, nc in g.stores:
@@ -443,6 +441,19 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
 
 
 def _same(sel: Selection) -> Selection:
+    return sel
+
+
+assert not hasattr(Selection, "__post_init__"), "_with_fields builds selections without __init__"
+
+
+def _with_fields(template: Selection, **changes: Any) -> Selection:
+    """``dataclasses.replace(template, **changes)`` without the frozen ``__init__``'s per-field ``__setattr__``
+    (a Selection has no ``__post_init__``; the fast pass builds ~100 per recipe and variant)."""
+    sel = object.__new__(Selection)
+    fields_of = sel.__dict__
+    fields_of.update(template.__dict__)
+    fields_of.update(changes)
     return sel
 
 
