@@ -147,43 +147,60 @@ def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tup
 def dedupe_positions(values: Sequence[str], drop_flags: Sequence[str] = ()
                      ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
     """:func:`kept_positions`, plus each shadowed token's index with the index of the kept flag that won
-    over it (-1 when that flag was dropped): what the dead-value lint reads of :func:`final_tokens`."""
-    pos = [i for i, v in enumerate(values) if v != ""]
-    n = len(pos)
-    units: list[tuple[int, int, str | None]] = []
-    i = 0
-    while i < n:
-        t = values[pos[i]]
-        if t.startswith("-"):
-            if i + 1 < n and not values[pos[i + 1]].startswith("-"):
-                units.append((i, i + 2, t))
-                i += 2
-                continue
-            units.append((i, i + 1, t))
+    over it (-1 when that flag was dropped): what the dead-value lint reads of :func:`final_tokens`.
+
+    One scan from the end: a unit's extent is known locally (a non-flag is a flag's value exactly when a
+    flag precedes it), so last-wins is decided as the units are met, without listing them first.
+    """
+    filtered = "" in values
+    if filtered:
+        pos: Sequence[int] = [i for i, v in enumerate(values) if v != ""]
+        vals: Sequence[str] = [values[i] for i in pos]
+    else:
+        pos = range(len(values))
+        vals = values
+    won: dict[str, int] = {}  # flag -> where its kept unit starts (in ``vals``)
+    kept_rev: list[int] = []
+    shadow: dict[str, list[int]] = {}  # flag -> starts of its shadowed units, last first
+    j = len(vals) - 1
+    while j >= 0:
+        v = vals[j]
+        if v.startswith("-"):
+            start = j
+        elif j and vals[j - 1].startswith("-"):
+            start = j - 1
+            v = vals[start]
+        else:  # a positional
+            kept_rev.append(j)
+            j -= 1
+            continue
+        if v in won:
+            shadow.setdefault(v, []).append(start)
         else:
-            units.append((i, i + 1, None))
-        i += 1
-    seen: set[str] = set()
-    keep: list[tuple[int, int]] = []
-    shadow: dict[str, list[tuple[int, int]]] = {}
-    for start, end, flag in reversed(units):
-        if flag is None:
-            keep.append((start, end))
-        elif flag not in seen:
-            seen.add(flag)
-            keep.append((start, end))
-        else:
-            shadow.setdefault(flag, []).append((start, end))
-    kept: list[int] = []
-    for start, end in reversed(keep):
-        kept += pos[start:end]
+            won[v] = start
+            kept_rev.append(j)
+            if start != j:
+                kept_rev.append(start)
+        j = start - 1
+    kept_rev.reverse()
+    kept = [pos[k] for k in kept_rev] if filtered else kept_rev
     if drop_flags:
         kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
     if not shadow:
         return tuple(kept), ()
-    winner = {values[k]: k for k in kept if values[k].startswith("-")}
-    return tuple(kept), tuple((p, winner.get(flag, -1)) for flag, spans in shadow.items()
-                              for start, end in reversed(spans) for p in pos[start:end])
+    if drop_flags:
+        winner = {values[k]: k for k in kept if values[k].startswith("-")}
+    else:
+        winner = {flag: pos[start] for flag, start in won.items()}
+    n = len(vals)
+    out: list[tuple[int, int]] = []
+    for flag, starts in shadow.items():
+        w = winner.get(flag, -1)
+        for start in reversed(starts):
+            out.append((pos[start], w))
+            if start + 1 < n and not vals[start + 1].startswith("-"):
+                out.append((pos[start + 1], w))
+    return tuple(kept), tuple(out)
 
 
 def render_values(binary: str, model_id: str, values: Sequence[str],
