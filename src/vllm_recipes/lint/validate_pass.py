@@ -269,6 +269,7 @@ _plain_values = attrgetter(*_PLAIN_FIELDS)
 #: where ``kv_offload`` and ``features`` sit among them
 _KV_AT = _PLAIN_FIELDS.index("kv_offload")
 _FEATURES_AT = _PLAIN_FIELDS.index("features")
+_PD_AT = _PLAIN_FIELDS.index("pd_nodes")
 
 
 class _Equivalence:
@@ -361,15 +362,17 @@ class _Equivalence:
     def key(self, sel: Selection, *, equivalent: bool = True) -> Any:
         """``sel`` itself, or (``equivalent``) its hardware and mode picks replaced by what they select.
 
-        The other fields are compared with their types (8 and 8.0 are equal but render differently);
-        a selection with an unhashable request value (a PD pool given as a dict) is compared by repr.
+        The other fields are compared with their types (8 and 8.0 are equal but render differently),
+        a PD pool request given as a dict by its repr; a selection with another unhashable request value
+        is compared by repr.
         """
         hardware = self._hardware_class(sel) if equivalent else None
         if hardware is None:
             return _hashable(sel)
         class_id, variant, profile = hardware
         values = _plain_values(sel)
-        key = (class_id, self._effective_modes(sel, variant, profile), values, tuple(map(type, values)))
+        key = (class_id, self._effective_modes(sel, variant, profile), _pool_by_repr(values),
+               tuple(map(type, values)))
         try:
             hash(key)
         except TypeError:  # an unhashable request value
@@ -412,22 +415,27 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
                 modes = [eq._modes_of(vk, hw, f, m, variant, profile) for f, m in g.feature_sets]
             values = _plain_values(template)
             types = tuple(map(type, values))
-            pd = s == "pd_cluster"
-            base_key = make_base = None
+            # each feature set, and on PD each also with the pool request (its own template and base)
+            rows = [(template, values, types)]
+            if s == "pd_cluster":
+                pool = _with_fields(template, node_count=1, pd_nodes=pd_pool_request())
+                pool_values = _plain_values(pool)
+                rows.append((pool, _pool_by_repr(pool_values), tuple(map(type, pool_values))))
+            bases: list[tuple[Any, Callable[[], Selection]]] = []
             for (feats, picks), eff in zip(g.feature_sets, modes, strict=True):
-                key = (class_id, eff, (*values[:_FEATURES_AT], feats, *values[_FEATURES_AT + 1:]), types)
-                make = partial(_with_fields, template, features=feats, feature_modes=picks)
-                if base_key is None:  # the first feature set is the defaults: the base of the others
-                    base_key, make_base = key, make
-                    yield Keyed(key, make)
-                elif feats != defaults or picks:
-                    yield Keyed(key, make, base_key, make_base)
-                else:
-                    yield Keyed(key, make)
-                if pd:  # (a pool request is a dict: the key is compared by repr, the selection resolved)
-                    sel = Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
-                                    feature_modes=picks, pd_nodes=pd_pool_request())
-                    yield Keyed(eq.key(sel), partial(_same, sel))
+                for r, (row, row_values, row_types) in enumerate(rows):
+                    key = (class_id, eff, (*row_values[:_FEATURES_AT], feats, *row_values[_FEATURES_AT + 1:]),
+                           row_types)
+                    make = partial(_with_fields, row, features=feats, feature_modes=picks) if r == 0 else \
+                        partial(_pooled, row, feats, picks)
+                    if len(bases) == r:  # the first feature set is the defaults: the base of the others
+                        bases.append((key, make))
+                        yield Keyed(key, make)
+                    elif feats != defaults or picks:
+                        yield Keyed(key, make, *bases[r])
+                    else:
+                        yield Keyed(key, make)
+            base_key = bases[0][0]
             kv_types = (*types[:_KV_AT], str, *types[_KV_AT + 1:])
             for kv in g.kv[s]:
                 key = (class_id, modes[0], (*values[:_KV_AT], kv, *values[_KV_AT + 1:]), kv_types)
@@ -442,6 +450,20 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
 
 def _same(sel: Selection) -> Selection:
     return sel
+
+
+def _pooled(template: Selection, features: tuple[str, ...], picks: tuple[tuple[str, str], ...]) -> Selection:
+    """A PD pool selection of ``template`` with ``features`` (each gets its own copy of the pool request)."""
+    return _with_fields(template, features=features, feature_modes=picks, pd_nodes=pd_pool_request())
+
+
+def _pool_by_repr(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The plain values with a PD pool request given as a dict replaced by its repr (hashable; its type
+    stays in the key's types)."""
+    pool = values[_PD_AT]
+    if type(pool) is not dict:
+        return values
+    return (*values[:_PD_AT], repr(pool), *values[_PD_AT + 1:])
 
 
 assert not hasattr(Selection, "__post_init__"), "_with_fields builds selections without __init__"
