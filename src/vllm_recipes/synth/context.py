@@ -174,27 +174,33 @@ def _kv_counts(kv_store: Mapping[str, Any] | None, kv_instances: Any) -> tuple[A
 
 def _hardware_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection,
                      static: Mapping[str, Any], compiled: Compiled) -> dict[str, Any]:
-    """The :class:`Ctx` fields that read the hardware profile (but no node or instance count)."""
+    """The :class:`Ctx` fields that read the hardware profile (but no node or instance count).
+
+    All but ``kv_opt`` read only the variant and strategy of the shape: they are shared through the catalog
+    memo by the shapes of every frontend and KV choice (``validate`` meets each hardware in a dozen of them).
+    """
     hw_id = sel.hw_id
-    profile, generation, gpu_count, shared = profile_facts(catalog, hw_id)
-    variant = static["variant"]
-    named = compiled.memo.get("named-hardware")
-    if named is None:
-        vkey = static["variant_data_key"]
-        named = compiled.keep("named-hardware", (named_hardware(catalog, recipe, recipe_file, layer_scope(vkey, sel.strategy)),
-                                                 named_hardware(catalog, recipe, recipe_file, ("features",))))
+    vkey = static["variant_data_key"]
+    key = (recipe_file, "ctx-hardware", vkey, sel.strategy, hw_id)
+    common = catalog.memo.get(key)
+    if common is None:
+        profile, generation, gpu_count, shared = profile_facts(catalog, hw_id)
+        variant = static["variant"]
+        by_id = hw_id in ID_READ_PROFILES
+        common = remember(catalog.memo, key, dict(
+            profile=profile,
+            gen=generation,
+            gpu_count=gpu_count,
+            single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, hw_id),
+            variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
+            # = hardware_class(..., layer_scope(...)) and hardware_class(..., ("features",))
+            hw_class=hw_id if by_id or hw_id in named_hardware(catalog, recipe, recipe_file,
+                                                               layer_scope(vkey, sel.strategy)) else shared,
+            features_hw_class=hw_id if by_id or hw_id in named_hardware(catalog, recipe, recipe_file,
+                                                                        ("features",)) else shared,
+        ))
     opt = compiled.kv_opt_candidate
-    by_id = hw_id in ID_READ_PROFILES
-    return dict(
-        profile=profile,
-        gen=generation,
-        gpu_count=gpu_count,
-        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, hw_id),
-        variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
-        kv_opt=opt if opt is not None and kv_offload_brand_supported(opt, profile) else None,
-        hw_class=hw_id if by_id or hw_id in named[0] else shared,      # = hardware_class(..., layer_scope(...))
-        features_hw_class=hw_id if by_id or hw_id in named[1] else shared,  # = hardware_class(..., ("features",))
-    )
+    return {**common, "kv_opt": opt if opt is not None and kv_offload_brand_supported(opt, common["profile"]) else None}
 
 
 def profile_facts(catalog: Catalog, hw_id: str) -> tuple[Mapping[str, Any], Any, Any, tuple[str, str, str]]:

@@ -170,15 +170,22 @@ def _class_parts(ctx: Ctx, call: Call) -> tuple[tuple[tuple[Arg, ...], tuple[Arg
     memo = compiled.memo
     hit = memo.get(key)
     if hit is None:
-        free_key = ("hardware-free-parts", call.role)
-        free = memo.get(free_key)
-        if free is None:
-            free = compiled.keep(free_key, {n: _layer(ctx, n, call)
-                                            for n in LAYER_KEYS if n not in HARDWARE_LAYERS})
-        parts = {n: free[n] if n in free else _layer(ctx, n, call) for n in LAYER_KEYS}
-        args = tuple(tuple(chain.from_iterable(parts[n].args for n in names))
-                     for names in (STATIC_HEAD, STATIC_TAIL, STATIC_END))
-        hit = compiled.keep(key, (args, parts))
+        # the layers before the KV option and Mooncake read no KV choice: shared by the shapes of every KV
+        # choice (and kept in the catalog memo by what their keys read: recipe, variant, strategy,
+        # frontend, hardware class and role)
+        common_key = (ctx.recipe_file, "class-parts-common", ctx.variant_data_key, ctx.strategy_name, ctx.frontend,
+                      ctx.hw_class, call.role)
+        catalog_memo = ctx.catalog.memo
+        common = catalog_memo.get(common_key)
+        if common is None:
+            common_parts = {n: _layer(ctx, n, call) for n in LAYER_KEYS if n not in STATIC_END}
+            common = remember(catalog_memo, common_key, (
+                common_parts, tuple(tuple(chain.from_iterable(common_parts[n].args for n in names))
+                                    for names in (STATIC_HEAD, STATIC_TAIL))))
+        common_parts, (head, tail) = common
+        parts = {**common_parts, **{n: _layer(ctx, n, call) for n in STATIC_END}}
+        end = tuple(chain.from_iterable(parts[n].args for n in STATIC_END))
+        hit = compiled.keep(key, ((head, tail, end), parts))
     return hit  # type: ignore[no-any-return]
 
 
