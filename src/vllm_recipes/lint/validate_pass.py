@@ -30,9 +30,8 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import fields
-from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -380,26 +379,27 @@ class _Equivalence:
         return key
 
 class Keyed(NamedTuple):
-    """An offered selection as the pass meets it: its key, how to build it, and the key of its base."""
+    """An offered selection whose key was not met before: the key, the selection, and its base's."""
 
     key: Any
-    #: builds the selection (only for the keys not met before)
-    make: Callable[[], Selection]
+    sel: Selection
     #: the key of the plan it may be derived from (its features or KV option replaced by the defaults / none),
     #: or ``None``: it is resolved
     base_key: Any = None
-    #: builds that base selection (feature sets only)
-    make_base: Callable[[], Selection] | None = None
+    #: that base selection (feature sets only)
+    base_sel: Selection | None = None
 
 
-def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterator[Keyed]:
-    """:func:`.deadvalues.offered_selections` in its order, each with ``eq.key`` of it, keyed from the parts
-    they share: the hardware class once per (variant, hardware, strategy), the mode picks once per feature set
-    and hardware, the other fields spliced into the values of one template selection per strategy. A
-    selection is built only when asked for (most keys repeat an earlier one). ``tests/lint/
-    test_validate_pass.py`` holds every key, selection and base key equal to the selection-by-selection way.
+def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup], done: set[Any]) -> Iterator[Keyed]:
+    """The first selection of each ``eq.key`` among :func:`.deadvalues.offered_selections` (in its order)
+    that is not in ``done`` (each key met is added), keyed from the parts they share: the hardware class
+    once per (variant, hardware, strategy), the mode picks once per feature set and hardware, the other
+    fields spliced into the values of one template selection per strategy. A selection is built only for a
+    new key (most keys repeat an earlier one). ``tests/lint/test_validate_pass_shortcuts.py`` holds every
+    key, selection and base key equal to the selection-by-selection way.
     """
     strategies = eq.catalog.strategies
+    add = done.add
     for g in groups:
         vk, hw, defaults = g.variant_key, g.hw_id, g.defaults
         modes: list[Any] | None = None
@@ -408,7 +408,11 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
             cls = eq._hardware_class(template)
             if cls is None:  # compared by repr, never derived
                 for sel in _strategy_selections(g, s, nodes):
-                    yield Keyed(eq.key(sel), partial(_same, sel))
+                    key = eq.key(sel)
+                    n = len(done)
+                    add(key)
+                    if len(done) > n:
+                        yield Keyed(key, sel)
                 continue
             class_id, variant, profile = cls
             if modes is None:
@@ -421,40 +425,44 @@ def keyed_selections(eq: _Equivalence, groups: Iterable[OfferedGroup]) -> Iterat
                 pool = _with_fields(template, node_count=1, pd_nodes=pd_pool_request())
                 pool_values = _plain_values(pool)
                 rows.append((pool, _pool_by_repr(pool_values), tuple(map(type, pool_values))))
-            bases: list[tuple[Any, Callable[[], Selection]]] = []
+            bases: list[tuple[Any, Selection]] = []
             for (feats, picks), eff in zip(g.feature_sets, modes, strict=True):
                 for r, (row, row_values, row_types) in enumerate(rows):
                     key = (class_id, eff, (*row_values[:_FEATURES_AT], feats, *row_values[_FEATURES_AT + 1:]),
                            row_types)
-                    make = partial(_with_fields, row, features=feats, feature_modes=picks) if r == 0 else \
-                        partial(_pooled, row, feats, picks)
-                    if len(bases) == r:  # the first feature set is the defaults: the base of the others
-                        bases.append((key, make))
-                        yield Keyed(key, make)
+                    first = len(bases) == r  # the first feature set is the defaults: the base of the others
+                    n = len(done)
+                    add(key)
+                    if len(done) == n and not first:
+                        continue
+                    sel = _with_fields(row, features=feats, feature_modes=picks) if r == 0 else \
+                        _with_fields(row, features=feats, feature_modes=picks, pd_nodes=pd_pool_request())
+                    if first:
+                        bases.append((key, sel))
+                        if len(done) > n:
+                            yield Keyed(key, sel)
                     elif feats != defaults or picks:
-                        yield Keyed(key, make, *bases[r])
+                        yield Keyed(key, sel, *bases[r])
                     else:
-                        yield Keyed(key, make)
+                        yield Keyed(key, sel)
             base_key = bases[0][0]
             kv_types = (*types[:_KV_AT], str, *types[_KV_AT + 1:])
             for kv in g.kv[s]:
                 key = (class_id, modes[0], (*values[:_KV_AT], kv, *values[_KV_AT + 1:]), kv_types)
-                make = partial(_with_fields, template, kv_offload=kv)
-                # a Mooncake store is resolved: its own deployment shape (deriving one measured no cheaper)
-                yield Keyed(key, make, None if not kv or kv in strategies else base_key)
+                n = len(done)
+                add(key)
+                if len(done) > n:
+                    # a Mooncake store is resolved: its own deployment shape (deriving one measured no cheaper)
+                    yield Keyed(key, _with_fields(template, kv_offload=kv),
+                                None if not kv or kv in strategies else base_key)
         for kv_id, strategy, nc in g.stores:
             sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nc, features=defaults,
                             kv_offload=kv_id)
-            yield Keyed(eq.key(sel), partial(_same, sel))
-
-
-def _same(sel: Selection) -> Selection:
-    return sel
-
-
-def _pooled(template: Selection, features: tuple[str, ...], picks: tuple[tuple[str, str], ...]) -> Selection:
-    """A PD pool selection of ``template`` with ``features`` (each gets its own copy of the pool request)."""
-    return _with_fields(template, features=features, feature_modes=picks, pd_nodes=pd_pool_request())
+            key = eq.key(sel)
+            n = len(done)
+            add(key)
+            if len(done) > n:
+                yield Keyed(key, sel)
 
 
 def _pool_by_repr(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -514,23 +522,20 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
     #: (variant, hardware, strategy, node count) -> a context there without a KV choice (a feature set's is
     #: that one with its selection swapped in)
     contexts: dict[tuple[str, str, str, str], Ctx] = {}
+    items: Iterable[Keyed]
     if skip_equivalent:
-        items: Iterable[Keyed] = keyed_selections(eq, offered_groups(catalog, recipe))
+        items = keyed_selections(eq, offered_groups(catalog, recipe), done)
     else:
-        items = (Keyed(eq.key(sel, equivalent=False), partial(_same, sel)) for sel in offered_selections(catalog, recipe))
-    for key, make, bkey, make_base in items:
-        n = len(done)
-        done.add(key)
-        if len(done) == n:  # equivalent to one counted before
-            continue
-        sel = make()
+        items = (Keyed(key, sel) for sel in offered_selections(catalog, recipe)
+                 if (key := eq.key(sel, equivalent=False)) not in done and not done.add(key))  # type: ignore[func-returns-value]
+    for key, sel, bkey, base_sel in items:
         derived: Derived | None = None
         base = plain.get(bkey) if derive and bkey is not None else None
         if base is not None:
             if sel.kv_offload:
                 derived = kv_option_processes(catalog, recipe, sel, base, options)
             else:
-                base_sel = make_base()  # type: ignore[misc]
+                assert base_sel is not None
                 ckey = (sel.variant_key, sel.hw_id, sel.strategy, repr(sel.node_count))
                 base_ctx = contexts.get(ckey)
                 if base_ctx is None:
