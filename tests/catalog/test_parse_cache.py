@@ -373,3 +373,53 @@ def test_a_first_start_validates_on_two_cores_with_the_same_verdicts(
     assert any("Bad.yaml" in f.format() for f in fast_findings)
     assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
     assert "models/org03/Bad.yaml" not in {r.rel_path for r in fast.recipes}
+
+
+def test_in_background_returns_at_once_and_its_work_is_there_once_waited_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _single_threaded(monkeypatch)
+    go, out = tmp_path / "go", tmp_path / "out"
+
+    def work() -> None:  # finishes only once the caller has gone on (or gives up after 20 s)
+        for _ in range(2000):
+            if go.exists():
+                out.write_text(f"went {os.getpid()}")
+                return
+            time.sleep(0.01)
+        out.write_text("the caller waited for me")
+
+    assert forkmap.in_background(work) is True
+    go.touch()
+    forkmap.wait_background()
+    text = out.read_text()
+    assert text.startswith("went ") and int(text.split()[1]) != os.getpid()  # in a child, not waited for
+    monkeypatch.setattr(forkmap, "can_fork", lambda: False)
+    assert forkmap.in_background(lambda: out.write_text("ran")) is False  # nothing runs: the caller does it
+    assert out.read_text() != "ran"
+
+
+def test_a_parallel_load_writes_its_pack_behind_and_the_next_load_reads_it(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    writers = tmp_path / "writers"
+    real = parsecache._write_pack
+
+    def recorded(pack: Path, payload: object) -> None:
+        with writers.open("a") as fh:
+            fh.write(f"{pack.name.split('-')[0]} {os.getpid()}\n")
+        real(pack, payload)
+
+    monkeypatch.setattr(parsecache, "_write_pack", recorded)
+    first = load_catalog(root, parallel=True)
+    cache_now = parsecache.ParseCache(root)  # (waits for the pack being written)
+    lines = writers.read_text().split()
+    assert lines[0] == "parsed" and int(lines[1]) != os.getpid()  # written by a child
+    assert cache_now.missing([(p.read_bytes(), d) for p, d in _model_paths(root)]) == [
+        *cache_now.missing([(p.read_bytes(), d) for p, d in _model_paths(root) if "Broken" in d])]
+    writers.unlink()
+    (root / "models" / "org00" / "Extra.yaml").write_text(TEXT, encoding="utf-8")
+    again = load_catalog(root)  # an ordinary load writes in this process
+    assert writers.read_text().split() == ["parsed", str(os.getpid())]
+    assert [r.data for r in again.recipes if r.rel_path != "models/org00/Extra.yaml"] == [
+        r.data for r in first.recipes]

@@ -17,6 +17,7 @@ sends something unreadable only leaves its items to the caller.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pickle
@@ -37,6 +38,52 @@ _FRAME = struct.Struct("<Q")
 def can_fork() -> bool:
     """Whether forking is possible and safe here (no other thread could hold a lock the child needs)."""
     return hasattr(os, "fork") and threading.active_count() == 1
+
+
+#: children started by :func:`in_background` not yet waited for
+_background: list[int] = []
+
+
+def in_background(fn: Callable[[], object]) -> bool:
+    """Run ``fn`` in a forked child and return at once; ``False`` (nothing run) when it cannot fork.
+
+    For writes nobody waits for (a cache pack after a first load): the data is
+    the child's copy, so this process goes on while the child pickles and
+    writes. Children are reaped as later ones start and waited for when this
+    process exits, so a command's caches are complete once it has returned.
+    """
+    _reap(os.WNOHANG)
+    if not can_fork():
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:
+        try:
+            fn()
+        finally:
+            os._exit(0)
+    if not _background:
+        atexit.register(wait_background)
+    _background.append(pid)
+    return True
+
+
+def wait_background() -> None:
+    """Wait until every :func:`in_background` child has finished (what it wrote is then in place)."""
+    _reap(0)
+
+
+def _reap(options: int) -> None:
+    """Reap the :func:`in_background` children (``os.WNOHANG``: only those already finished)."""
+    for pid in list(_background):
+        try:
+            done, _status = os.waitpid(pid, options)
+        except ChildProcessError:  # not ours (a forked process inherits the list) or already reaped
+            done = pid
+        if done == pid:
+            _background.remove(pid)
 
 
 def _child(fn: Callable[[T], Any], items: Sequence[T], out_fd: int) -> None:

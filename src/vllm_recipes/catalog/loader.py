@@ -403,7 +403,7 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel:
 
 
 def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None) -> Catalog:
-    cache = ParseCache(root)
+    cache = ParseCache(root, write_behind=parallel)
     static = load_static(root, cache)
     errors: list[YamlLoadError] = list(static.errors)
     recipes: list[Recipe] = []

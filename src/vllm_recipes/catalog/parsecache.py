@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from .. import __version__
-from .forkmap import MISSING, forked_map
+from .forkmap import MISSING, forked_map, in_background, wait_background
 from .yamlsource import (
     FrozenDict,
     Position,
@@ -159,8 +159,14 @@ def _write_pack(pack: Path, payload: Any) -> None:
 class ParseCache:
     """The parsed files of one load of a recipes directory; :meth:`save` when done."""
 
-    def __init__(self, root: Path | None) -> None:
+    def __init__(self, root: Path | None, *, write_behind: bool = False) -> None:
+        """``write_behind``: :meth:`save` writes from a forked child while this process goes on.
+
+        A pack an earlier load of this process is still writing is waited for first, so it is read.
+        """
+        wait_background()
         self._pack = _pack_path(root, "parsed") if root is not None else None
+        self._write_behind = write_behind
         self._old: dict[str, Any] = _read_pack(self._pack, dict) or {}
         self._used: dict[str, Any] = {}
         self._new = False
@@ -200,7 +206,9 @@ class ParseCache:
     def save(self) -> None:
         """Write the pack when this load parsed anything new (or dropped entries no file uses)."""
         if self._pack is not None and (self._new or self._used.keys() != self._old.keys()):
-            _write_pack(self._pack, self._used)
+            pack, payload = self._pack, self._used
+            if not (self._write_behind and in_background(lambda: _write_pack(pack, payload))):
+                _write_pack(pack, payload)
 
 
 class CleanVerdicts:
