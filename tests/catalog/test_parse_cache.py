@@ -284,7 +284,7 @@ def test_a_large_first_load_parses_in_two_processes_with_the_same_result(
     _single_threaded(monkeypatch)
     calls: list[bool] = []
     real = parsecache.parse_in_parallel
-    monkeypatch.setattr(loader, "parse_in_parallel", lambda c, p, m: calls.append(real(c, p, m)) or calls[-1])
+    monkeypatch.setattr(loader, "parse_in_parallel", lambda c, p, m, t: calls.append(real(c, p, m, t)) or calls[-1])
     parallel = load_catalog(root, parallel=True)
     assert calls == [True]  # it did fork
     assert [r.data for r in parallel.recipes] == [r.data for r in serial.recipes]
@@ -423,3 +423,34 @@ def test_a_parallel_load_writes_its_pack_behind_and_the_next_load_reads_it(
     assert writers.read_text().split() == ["parsed", str(os.getpid())]
     assert [r.data for r in again.recipes if r.rel_path != "models/org00/Extra.yaml"] == [
         r.data for r in first.recipes]
+
+
+def test_a_first_start_validates_each_recipe_as_its_parse_arrives_with_the_same_verdicts(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from vllm_recipes.catalog.yamlsource import FrozenDict
+
+    root = _big_catalog(tmp_path)
+    (root / "models" / "org03" / "Bad.yaml").write_text(TEXT.replace("[single_node_tp]", "[no_such_strategy]"),
+                                                        encoding="utf-8")
+    _single_threaded(monkeypatch)
+    early_load = load_catalog(root, parallel=True, prevalidate=True)
+    static, early = early_load.memo[loader.EARLY_ERRORS_KEY]
+    assert static.taxonomy is early_load.taxonomy
+    assert {rel for rel, _digest in early} == {r.rel_path for r in early_load.recipes}  # every recipe, once
+    later: list[str] = []
+    real = usable.recipe_errors
+    monkeypatch.setattr(usable, "recipe_errors", lambda c, r, *a: later.append(r.rel_path) or real(c, r, *a))
+    fast, fast_findings = usable_catalog(early_load, parallel=True)
+    assert later == []  # nothing left to validate
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))  # no verdicts remembered
+    slow, slow_findings = usable_catalog(load_catalog(root))
+    assert len(later) == len(slow.recipes) + 1  # (the usual way: each recipe validated once more)
+    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]
+    assert any("Bad.yaml" in f.format() for f in fast_findings)
+    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
+    # a catalog made from it with other hardware profiles shares the memo, not the early verdicts
+    other = dataclasses.replace(early_load, taxonomy=FrozenDict({**early_load.taxonomy, "hardware_profiles": {}}))
+    assert other.memo is early_load.memo and usable._early_errors(other) == {}
+    assert usable._early_errors(early_load) is early

@@ -122,7 +122,8 @@ def _end(pid: int) -> None:
         os.waitpid(pid, 0)
 
 
-def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int, out: list[Any]) -> None:
+def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int, out: list[Any],
+          then: Callable[[int, Any], object] | None) -> None:
     reaped = False
     lo, hi = 0, len(items)  # the child has done items[:lo] (in order), this process items[hi:]
     try:
@@ -130,6 +131,8 @@ def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int,
             for ok, result in frames.take():
                 if ok:
                     out[lo] = result
+                    if then is not None:
+                        then(lo, result)
                 lo += 1
             if lo >= hi:
                 break
@@ -138,18 +141,23 @@ def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int,
                 continue
             hi -= 1
             out[hi] = fn(items[hi])
+            if then is not None:
+                then(hi, out[hi])
     finally:
         if not reaped:
             _end(pid)
 
 
 def forked_map(fn: Callable[[T], Any], items: Sequence[T], *, meanwhile: Callable[[], object] | None = None,
-               loads: Callable[[bytes], Any] = pickle.loads) -> list[Any] | None:
+               loads: Callable[[bytes], Any] = pickle.loads,
+               then: Callable[[int, Any], object] | None = None) -> list[Any] | None:
     """``[fn(item) ...]`` computed by two processes (:data:`MISSING` where neither finished one).
 
     ``None`` when no child could be forked (the caller does the work). ``meanwhile``
     runs once in this process while the child works, and not at all without a child. ``loads`` reads a frame
-    (e.g. a restricted unpickler). An exception of ``fn`` in this process propagates.
+    (e.g. a restricted unpickler). ``then(index, result)`` runs in this process for each result as soon as
+    it is here (work that needs a result: it overlaps with the child's work on the later ones). An
+    exception of ``fn`` or ``then`` in this process propagates.
     """
     if not can_fork():
         return None
@@ -175,5 +183,5 @@ def forked_map(fn: Callable[[T], Any], items: Sequence[T], *, meanwhile: Callabl
         frames = _Frames(spool.fileno(), loads)
         # an unreadable frame ends the meeting: what is still MISSING is the caller's
         with contextlib.suppress(pickle.UnpicklingError, EOFError, ValueError, struct.error):
-            _meet(fn, items, frames, pid, out)
+            _meet(fn, items, frames, pid, out, then)
     return out

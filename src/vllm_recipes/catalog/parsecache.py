@@ -85,6 +85,13 @@ def _entry_of(doc: YamlDocument) -> tuple[Any, tuple[Any, ...]]:
     return (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
 
 
+def _document_of(entry: tuple[Any, tuple[Any, ...]], text: str, file: str, key: str) -> YamlDocument:
+    """The document of a cache entry (positions are found in ``text`` when first asked for)."""
+    data, repeats = entry
+    duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
+    return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
+
+
 def _is_entry(got: Any) -> bool:
     """An entry is ``(frozen data, ((key path, line, col), ...) of repeated keys)``."""
     return isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], tuple)
@@ -179,9 +186,7 @@ class ParseCache:
         if entry is None and _is_entry(got := self._old.get(key)):
             entry = self._used[key] = got
         if entry is not None:
-            data, repeats = entry
-            duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
-            return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
+            return _document_of(entry, text, file, key)
         doc = parse_yaml(text, file, digest=key)  # (the text: ``check_raw`` already checked and decoded it)
         self._used[key] = _entry_of(doc)
         self._new = True
@@ -275,13 +280,15 @@ def _restricted_loads(blob: bytes) -> Any:
 
 
 def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
-                      meanwhile: Callable[[], object] | None = None) -> bool:
+                      meanwhile: Callable[[], object] | None = None,
+                      then: Callable[[str, YamlDocument], object] | None = None) -> bool:
     """Parse the files ``cache`` lacks on two cores (:func:`.forkmap.forked_map`); whether a child was forked.
 
     Only the first load of a large catalog pays the parse (every later one reads
     the cache), and it is most of ``serve``'s first start; ``meanwhile`` (``serve``
     prepares its web layer there) runs once while the child parses, and not at
-    all when nothing is forked. The
+    all when nothing is forked; ``then(file, document)`` runs here for each file as soon as its
+    parse is here (``serve`` validates it meanwhile). The
     child's frames are read with the cache's restricted unpickler. Below
     :data:`PARALLEL_MIN_BYTES` of unparsed YAML nothing is forked; whatever
     fails, the ordinary load parses what is still missing.
@@ -293,7 +300,13 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
     todo = cache.missing(files)
     if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
         return False
-    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads)
+    def parsed(index: int, entry: Any) -> None:
+        if then is not None and _is_entry(entry):
+            raw, file, key = todo[index]
+            then(file, _document_of(entry, check_raw(raw, file), file, key))
+
+    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads,
+                         then=parsed)
     if results is None:
         return False
     cache.adopt({key: entry for (_raw, _file, key), entry in zip(todo, results, strict=True)

@@ -93,7 +93,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     # no cyclic collection until the long-lived heap (catalog, templates, memos) is frozen below: a
     # collection in between would only scan it
     gc.disable()
-    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web)
+    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web, prevalidate=not watch)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
 
