@@ -154,7 +154,7 @@ def test_duplicate_keys_are_found_from_the_text(tmp_path: Path, cache: Path) -> 
 
 def test_parse_cache_without_a_root_never_touches_disk(tmp_path: Path, cache: Path) -> None:
     pc = ParseCache(None)
-    assert pc.parse(TEXT.encode(), REL).data == parse_yaml(TEXT, REL).data
+    assert pc.parse(TEXT.encode(), file=REL).data == parse_yaml(TEXT, REL).data
     pc.save()
     assert not cache.exists()
 
@@ -454,3 +454,20 @@ def test_a_first_start_validates_each_recipe_as_its_parse_arrives_with_the_same_
     other = dataclasses.replace(early_load, taxonomy=FrozenDict({**early_load.taxonomy, "hardware_profiles": {}}))
     assert other.memo is early_load.memo and usable._early_errors(other) == {}
     assert usable._early_errors(early_load) is early
+
+
+def test_a_parallel_first_load_reads_and_hashes_each_file_once(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    reads: list[str] = []
+    hashed: list[bytes] = []
+    real_read, real_digest = parsecache.read_raw, parsecache._digest
+    monkeypatch.setattr(parsecache, "read_raw", lambda path, name: reads.append(name) or real_read(path, name))
+    monkeypatch.setattr(parsecache, "_digest", lambda raw: hashed.append(raw) or real_digest(raw))
+    got = load_catalog(root, parallel=True)
+    models = [r for r in reads if r.startswith("models/")]
+    assert sorted(models) == sorted(set(models)) and len(models) == len(_model_paths(root))
+    assert len(hashed) == len(reads)  # each file read is hashed once
+    monkeypatch.setenv(ENV_CACHE_DIR, "off")
+    assert [r.data for r in got.recipes] == [r.data for r in load_catalog(root).recipes]

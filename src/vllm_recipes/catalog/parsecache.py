@@ -177,11 +177,20 @@ class ParseCache:
         self._old: dict[str, Any] = _read_pack(self._pack, dict) or {}
         self._used: dict[str, Any] = {}
         self._new = False
+        #: file -> (bytes, digest) read by :meth:`missing` and not yet parsed (a first load reads once)
+        self._read: dict[str, tuple[bytes, str]] = {}
 
-    def parse(self, raw: bytes, file: str) -> YamlDocument:
-        """The document of ``raw`` (shown as ``file``): from the cache, else parsed and remembered."""
+    def read(self, path: Path, file: str) -> YamlDocument:
+        """The document of ``path`` (shown as ``file``), with the bytes :meth:`missing` read if it did."""
+        got = self._read.pop(file, None)
+        if got is None:
+            return self.parse(read_raw(path, file), file=file)
+        return self.parse(*got, file=file)
+
+    def parse(self, raw: bytes, key: str | None = None, *, file: str) -> YamlDocument:
+        """The document of ``raw`` (shown as ``file``; ``key``: its digest, if known): cached, else parsed."""
         text = check_raw(raw, file)
-        key = _digest(raw)
+        key = key or _digest(raw)
         entry = self._used.get(key)
         if entry is None and _is_entry(got := self._old.get(key)):
             entry = self._used[key] = got
@@ -197,6 +206,7 @@ class ParseCache:
         out = []
         for raw, file in files:
             key = _digest(raw)
+            self._read[file] = (raw, key)
             if key not in self._used and not _is_entry(self._old.get(key)):
                 out.append((raw, file, key))
         return out
@@ -300,6 +310,7 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
     todo = cache.missing(files)
     if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
         return False
+
     def parsed(index: int, entry: Any) -> None:
         if then is not None and _is_entry(entry):
             raw, file, key = todo[index]
@@ -318,7 +329,7 @@ def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDoc
     """Read ``path`` and parse it through ``cache`` (``None``: always parse)."""
     if cache is None:
         return load_yaml_file(path, display)
-    return cache.parse(read_raw(path, display), display)
+    return cache.read(path, display)
 
 
 #: the files this package writes into the cache directory (nothing else there is ever removed)
