@@ -78,10 +78,10 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     import os
     import sys
 
-    from vllm_recipes.web.authoring import AuthoringState, SourceLinks
-
     source = None
-    if source_url:
+    if source_url:  # (imported only then: the web layer's imports wait until a child parses meanwhile)
+        from vllm_recipes.web.authoring import SourceLinks
+
         try:
             source = SourceLinks.parse(source_url)
         except ValueError as exc:
@@ -131,7 +131,11 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
     from vllm_recipes.web import create_app
 
-    authoring = AuthoringState(source) if source is not None else None
+    authoring = None
+    if source is not None:
+        from vllm_recipes.web.authoring import AuthoringState
+
+        authoring = AuthoringState(source)
     live = None
     if watch:
         from vllm_recipes.web.live import LiveCatalog

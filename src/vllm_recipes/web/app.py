@@ -16,6 +16,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -136,6 +137,12 @@ class Web:
         self._tlock = threading.Lock()
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
+        self.llms = twins.LlmsFiles(catalog)
+        self.warmer: Warmer | None = None
+
+    @cached_property
+    def openapi_json(self) -> bytes:
+        """The OpenAPI document (made when first asked for: nothing on the way to the first page needs it)."""
         spec = openapi_spec()
         spec["paths"].update(twins.openapi_paths())
         spec["paths"]["/api/health"] = {"get": {
@@ -143,9 +150,7 @@ class Web:
             "responses": {"200": {"description": "`ok`, `warm`, `pages`, `recipes`, `api`, `warm_seconds`, "
                                                  "`warm_error`.",
                                   "content": {"application/json": {"schema": {"type": "object"}}}}}}}
-        self.openapi_json = json.dumps(spec, indent=2).encode()
-        self.llms = twins.LlmsFiles(catalog)
-        self.warmer: Warmer | None = None
+        return json.dumps(spec, indent=2).encode()
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
