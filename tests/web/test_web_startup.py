@@ -42,6 +42,10 @@ def gated_server(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     gate = tmp_path / "gate"
     monkeypatch.setattr(warmup_mod, "warm_items", _gated(gate, warmup_mod.warm_items))
     monkeypatch.setattr(warmup_mod, "build_static_api", _gated(gate, warmup_mod.build_static_api))
+    from vllm_recipes.web import app as app_mod
+
+    # (the warm-up would start on its own a moment after the start: here only a static API request starts it)
+    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 600.0)
     app = create_app(catalog, warm_in_background=True)
     srv = web.LiveServer(app)
     srv.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=srv.port, log_level="warning",

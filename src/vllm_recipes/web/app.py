@@ -139,6 +139,8 @@ class Web:
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
         self.llms = twins.LlmsFiles(catalog)
         self.warmer: Warmer | None = None
+        #: a warm-up is due to start (``serve``): a static API file asked for meanwhile starts it and waits
+        self.warm_up_pending = False
 
     @cached_property
     def openapi_json(self) -> bytes:
@@ -159,6 +161,7 @@ class Web:
         """Warm the caches in the background (:mod:`.warmup`); the server answers meanwhile."""
         from .warmup import Warmer
 
+        self.warm_up_pending = False
         if self.warmer is None:
             self.warmer = Warmer(self)
             self.api.warming = True
@@ -446,6 +449,8 @@ async def api_resolve(request: Request) -> Response:
 
 def static_json(request: Request, path: str) -> Response:
     web = _web(request)
+    if web.warm_up_pending:  # (the warm-up builds the whole API: start it now rather than build it twice)
+        web.start_warming()
     got = web.api.get(path)
     if got is None:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
@@ -647,6 +652,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
             # a moment after the server listens: a visitor who is already waiting gets the first page
             # without the fork (its copy-on-write faults made that page ~0.04 s slower); the fork runs
             # on the event loop, between requests, so no request is half done in the copy
+            web.warm_up_pending = True
             later = asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, web.start_warming)
         try:
             yield
