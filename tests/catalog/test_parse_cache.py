@@ -154,7 +154,7 @@ def test_duplicate_keys_are_found_from_the_text(tmp_path: Path, cache: Path) -> 
 
 def test_parse_cache_without_a_root_never_touches_disk(tmp_path: Path, cache: Path) -> None:
     pc = ParseCache(None)
-    assert pc.parse(TEXT.encode(), REL).data == parse_yaml(TEXT, REL).data
+    assert pc.parse(TEXT.encode(), file=REL).data == parse_yaml(TEXT, REL).data
     pc.save()
     assert not cache.exists()
 
@@ -284,7 +284,7 @@ def test_a_large_first_load_parses_in_two_processes_with_the_same_result(
     _single_threaded(monkeypatch)
     calls: list[bool] = []
     real = parsecache.parse_in_parallel
-    monkeypatch.setattr(loader, "parse_in_parallel", lambda c, p, m: calls.append(real(c, p, m)) or calls[-1])
+    monkeypatch.setattr(loader, "parse_in_parallel", lambda c, p, m, t: calls.append(real(c, p, m, t)) or calls[-1])
     parallel = load_catalog(root, parallel=True)
     assert calls == [True]  # it did fork
     assert [r.data for r in parallel.recipes] == [r.data for r in serial.recipes]
@@ -373,3 +373,101 @@ def test_a_first_start_validates_on_two_cores_with_the_same_verdicts(
     assert any("Bad.yaml" in f.format() for f in fast_findings)
     assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
     assert "models/org03/Bad.yaml" not in {r.rel_path for r in fast.recipes}
+
+
+def test_in_background_returns_at_once_and_its_work_is_there_once_waited_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _single_threaded(monkeypatch)
+    go, out = tmp_path / "go", tmp_path / "out"
+
+    def work() -> None:  # finishes only once the caller has gone on (or gives up after 20 s)
+        for _ in range(2000):
+            if go.exists():
+                out.write_text(f"went {os.getpid()}")
+                return
+            time.sleep(0.01)
+        out.write_text("the caller waited for me")
+
+    assert forkmap.in_background(work) is True
+    go.touch()
+    forkmap.wait_background()
+    text = out.read_text()
+    assert text.startswith("went ") and int(text.split()[1]) != os.getpid()  # in a child, not waited for
+    monkeypatch.setattr(forkmap, "can_fork", lambda: False)
+    assert forkmap.in_background(lambda: out.write_text("ran")) is False  # nothing runs: the caller does it
+    assert out.read_text() != "ran"
+
+
+def test_a_parallel_load_writes_its_pack_behind_and_the_next_load_reads_it(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    writers = tmp_path / "writers"
+    real = parsecache._write_pack
+
+    def recorded(pack: Path, payload: object) -> None:
+        with writers.open("a") as fh:
+            fh.write(f"{pack.name.split('-')[0]} {os.getpid()}\n")
+        real(pack, payload)
+
+    monkeypatch.setattr(parsecache, "_write_pack", recorded)
+    first = load_catalog(root, parallel=True)
+    cache_now = parsecache.ParseCache(root)  # (waits for the pack being written)
+    lines = writers.read_text().split()
+    assert lines[0] == "parsed" and int(lines[1]) != os.getpid()  # written by a child
+    assert cache_now.missing([(p.read_bytes(), d) for p, d in _model_paths(root)]) == [
+        *cache_now.missing([(p.read_bytes(), d) for p, d in _model_paths(root) if "Broken" in d])]
+    writers.unlink()
+    (root / "models" / "org00" / "Extra.yaml").write_text(TEXT, encoding="utf-8")
+    again = load_catalog(root)  # an ordinary load writes in this process
+    assert writers.read_text().split() == ["parsed", str(os.getpid())]
+    assert [r.data for r in again.recipes if r.rel_path != "models/org00/Extra.yaml"] == [
+        r.data for r in first.recipes]
+
+
+def test_a_first_start_validates_each_recipe_as_its_parse_arrives_with_the_same_verdicts(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from vllm_recipes.catalog.yamlsource import FrozenDict
+
+    root = _big_catalog(tmp_path)
+    (root / "models" / "org03" / "Bad.yaml").write_text(TEXT.replace("[single_node_tp]", "[no_such_strategy]"),
+                                                        encoding="utf-8")
+    _single_threaded(monkeypatch)
+    early_load = load_catalog(root, parallel=True, prevalidate=True)
+    static, early = early_load.memo[loader.EARLY_ERRORS_KEY]
+    assert static.taxonomy is early_load.taxonomy
+    assert {rel for rel, _digest in early} == {r.rel_path for r in early_load.recipes}  # every recipe, once
+    later: list[str] = []
+    real = usable.recipe_errors
+    monkeypatch.setattr(usable, "recipe_errors", lambda c, r, *a: later.append(r.rel_path) or real(c, r, *a))
+    fast, fast_findings = usable_catalog(early_load, parallel=True)
+    assert later == []  # nothing left to validate
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))  # no verdicts remembered
+    slow, slow_findings = usable_catalog(load_catalog(root))
+    assert len(later) == len(slow.recipes) + 1  # (the usual way: each recipe validated once more)
+    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]
+    assert any("Bad.yaml" in f.format() for f in fast_findings)
+    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
+    # a catalog made from it with other hardware profiles shares the memo, not the early verdicts
+    other = dataclasses.replace(early_load, taxonomy=FrozenDict({**early_load.taxonomy, "hardware_profiles": {}}))
+    assert other.memo is early_load.memo and usable._early_errors(other) == {}
+    assert usable._early_errors(early_load) is early
+
+
+def test_a_parallel_first_load_reads_and_hashes_each_file_once(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    reads: list[str] = []
+    hashed: list[bytes] = []
+    real_read, real_digest = parsecache.read_raw, parsecache._digest
+    monkeypatch.setattr(parsecache, "read_raw", lambda path, name: reads.append(name) or real_read(path, name))
+    monkeypatch.setattr(parsecache, "_digest", lambda raw: hashed.append(raw) or real_digest(raw))
+    got = load_catalog(root, parallel=True)
+    models = [r for r in reads if r.startswith("models/")]
+    assert sorted(models) == sorted(set(models)) and len(models) == len(_model_paths(root))
+    assert len(hashed) == len(reads)  # each file read is hashed once
+    monkeypatch.setenv(ENV_CACHE_DIR, "off")
+    assert [r.data for r in got.recipes] == [r.data for r in load_catalog(root).recipes]

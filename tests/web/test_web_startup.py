@@ -42,6 +42,10 @@ def gated_server(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     gate = tmp_path / "gate"
     monkeypatch.setattr(warmup_mod, "warm_items", _gated(gate, warmup_mod.warm_items))
     monkeypatch.setattr(warmup_mod, "build_static_api", _gated(gate, warmup_mod.build_static_api))
+    from vllm_recipes.web import app as app_mod
+
+    # (the warm-up would start on its own a moment after the start: here only a static API request starts it)
+    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 600.0)
     app = create_app(catalog, warm_in_background=True)
     srv = web.LiveServer(app)
     srv.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=srv.port, log_level="warning",
@@ -192,3 +196,29 @@ def test_a_warm_up_whose_server_is_gone_ends(catalog: Catalog, monkeypatch: pyte
     finally:
         if proc.is_alive():
             proc.kill()
+
+
+def test_the_warm_up_forks_a_moment_after_the_start_and_never_after_the_stop(
+        catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first visitor's page is not slowed by the fork; a server stopped before the moment forks nothing."""
+    from starlette.testclient import TestClient
+
+    from vllm_recipes.web import app as app_mod
+
+    started: list[float] = []
+    monkeypatch.setattr(app_mod.Web, "start_warming", lambda self: started.append(time.monotonic()))
+    page = "/" + catalog.recipes[0].hf_id
+    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 2.0)
+    with TestClient(create_app(catalog, warm_in_background=True)) as client:
+        assert client.get(page).status_code == 200
+        assert started == []  # served before the warm-up began
+        for _ in range(1000):
+            if started:
+                break
+            time.sleep(0.01)
+        assert len(started) == 1
+    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 60.0)
+    with TestClient(create_app(catalog, warm_in_background=True)) as client:
+        assert client.get(page).status_code == 200
+    time.sleep(0.1)
+    assert len(started) == 1  # the second server stopped first: its warm-up never started

@@ -17,6 +17,7 @@ sends something unreadable only leaves its items to the caller.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pickle
@@ -37,6 +38,52 @@ _FRAME = struct.Struct("<Q")
 def can_fork() -> bool:
     """Whether forking is possible and safe here (no other thread could hold a lock the child needs)."""
     return hasattr(os, "fork") and threading.active_count() == 1
+
+
+#: children started by :func:`in_background` not yet waited for
+_background: list[int] = []
+
+
+def in_background(fn: Callable[[], object]) -> bool:
+    """Run ``fn`` in a forked child and return at once; ``False`` (nothing run) when it cannot fork.
+
+    For writes nobody waits for (a cache pack after a first load): the data is
+    the child's copy, so this process goes on while the child pickles and
+    writes. Children are reaped as later ones start and waited for when this
+    process exits, so a command's caches are complete once it has returned.
+    """
+    _reap(os.WNOHANG)
+    if not can_fork():
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:
+        try:
+            fn()
+        finally:
+            os._exit(0)
+    if not _background:
+        atexit.register(wait_background)
+    _background.append(pid)
+    return True
+
+
+def wait_background() -> None:
+    """Wait until every :func:`in_background` child has finished (what it wrote is then in place)."""
+    _reap(0)
+
+
+def _reap(options: int) -> None:
+    """Reap the :func:`in_background` children (``os.WNOHANG``: only those already finished)."""
+    for pid in list(_background):
+        try:
+            done, _status = os.waitpid(pid, options)
+        except ChildProcessError:  # not ours (a forked process inherits the list) or already reaped
+            done = pid
+        if done == pid:
+            _background.remove(pid)
 
 
 def _child(fn: Callable[[T], Any], items: Sequence[T], out_fd: int) -> None:
@@ -75,7 +122,8 @@ def _end(pid: int) -> None:
         os.waitpid(pid, 0)
 
 
-def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int, out: list[Any]) -> None:
+def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int, out: list[Any],
+          then: Callable[[int, Any], object] | None) -> None:
     reaped = False
     lo, hi = 0, len(items)  # the child has done items[:lo] (in order), this process items[hi:]
     try:
@@ -83,6 +131,8 @@ def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int,
             for ok, result in frames.take():
                 if ok:
                     out[lo] = result
+                    if then is not None:
+                        then(lo, result)
                 lo += 1
             if lo >= hi:
                 break
@@ -91,18 +141,23 @@ def _meet(fn: Callable[[T], Any], items: Sequence[T], frames: _Frames, pid: int,
                 continue
             hi -= 1
             out[hi] = fn(items[hi])
+            if then is not None:
+                then(hi, out[hi])
     finally:
         if not reaped:
             _end(pid)
 
 
 def forked_map(fn: Callable[[T], Any], items: Sequence[T], *, meanwhile: Callable[[], object] | None = None,
-               loads: Callable[[bytes], Any] = pickle.loads) -> list[Any] | None:
+               loads: Callable[[bytes], Any] = pickle.loads,
+               then: Callable[[int, Any], object] | None = None) -> list[Any] | None:
     """``[fn(item) ...]`` computed by two processes (:data:`MISSING` where neither finished one).
 
     ``None`` when no child could be forked (the caller does the work). ``meanwhile``
     runs once in this process while the child works, and not at all without a child. ``loads`` reads a frame
-    (e.g. a restricted unpickler). An exception of ``fn`` in this process propagates.
+    (e.g. a restricted unpickler). ``then(index, result)`` runs in this process for each result as soon as
+    it is here (work that needs a result: it overlaps with the child's work on the later ones). An
+    exception of ``fn`` or ``then`` in this process propagates.
     """
     if not can_fork():
         return None
@@ -128,5 +183,5 @@ def forked_map(fn: Callable[[T], Any], items: Sequence[T], *, meanwhile: Callabl
         frames = _Frames(spool.fileno(), loads)
         # an unreadable frame ends the meeting: what is still MISSING is the caller's
         with contextlib.suppress(pickle.UnpicklingError, EOFError, ValueError, struct.error):
-            _meet(fn, items, frames, pid, out)
+            _meet(fn, items, frames, pid, out, then)
     return out

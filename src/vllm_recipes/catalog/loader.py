@@ -387,24 +387,34 @@ def recipe_from_document(doc: YamlDocument, rel: str, hf_id: str | None) -> Reci
 
 
 def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel: bool = False,
-                 meanwhile: Callable[[], object] | None = None) -> Catalog:
+                 meanwhile: Callable[[], object] | None = None, prevalidate: bool = False) -> Catalog:
     """Load a recipes directory (``None``: ``$VLLM_RECIPES_DIR`` or the bundled catalog).
 
     ``parallel``: parse the recipes the parse cache lacks in two processes
     (:func:`.parsecache.parse_in_parallel`); for command-line entry points.
     ``meanwhile`` runs once while a child parses, if there is one (``serve``
     prepares its web layer there, work it would otherwise do later).
+    ``prevalidate`` (with ``parallel``): while the child parses, this process
+    also finds the validation errors of each recipe the child has sent, for
+    :func:`~.usable.usable_catalog` (``serve`` and ``build-api`` call it next).
     """
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
     with cyclic_gc_paused():  # YAML nodes and frozen data: millions of acyclic objects
-        return _load_catalog_at(root, parallel, meanwhile)
+        return _load_catalog_at(root, parallel, meanwhile, prevalidate)
 
 
-def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None) -> Catalog:
-    cache = ParseCache(root)
+#: ``Catalog.memo`` key of the errors :func:`load_catalog` found while parsing (``prevalidate``): the
+#: :class:`StaticData` they were found with and ``{(rel_path, digest): errors}``
+EARLY_ERRORS_KEY = ("usable", "early errors")
+
+
+def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None,
+                     prevalidate: bool = False) -> Catalog:
+    cache = ParseCache(root, write_behind=parallel)
     static = load_static(root, cache)
+    early: dict[tuple[str, str | None], Any] = {}
     errors: list[YamlLoadError] = list(static.errors)
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
@@ -412,7 +422,9 @@ def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object]
     refused: list[Path] = []
     paths = list(walk_models(models_dir, refused, root=root))
     if parallel:
-        parse_in_parallel(cache, [(p, f"models/{p.relative_to(models_dir).as_posix()}") for p in paths], meanwhile)
+        then = _early_validation(root, static, early) if prevalidate else None
+        parse_in_parallel(cache, [(p, f"models/{p.relative_to(models_dir).as_posix()}") for p in paths], meanwhile,
+                          then)
     for path in paths:
         rel_models = path.relative_to(models_dir).as_posix()
         hf_id = hf_id_for(rel_models)
@@ -436,4 +448,28 @@ def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object]
         load_errors=tuple(errors),
         all_ids=frozenset(all_ids),
         refused=tuple(refusal(f"models/{p.relative_to(models_dir).as_posix()}") for p in refused),
+        memo={EARLY_ERRORS_KEY: (static, early)} if early else {},
     )
+
+
+def _early_validation(root: Path, static: StaticData,
+                      early: dict[tuple[str, str | None], Any]) -> Callable[[str, YamlDocument], None]:
+    """What validates each recipe file as its parse arrives: its errors go into ``early``.
+
+    Validation of a recipe reads nothing but the recipe and the catalog's other
+    files, which are loaded by now: a catalog of those alone validates it.
+    """
+    from .usable import recipe_errors
+
+    without_recipes = Catalog(root=root, taxonomy=static.taxonomy, platforms=static.platforms,
+                              serving_strategies=static.serving_strategies, kv_stores=static.kv_stores,
+                              recipes=(), sources=static.sources)
+
+    def validate(rel: str, doc: YamlDocument) -> None:
+        try:
+            recipe = recipe_from_document(doc, rel, hf_id_for(rel.removeprefix("models/")))
+        except YamlLoadError:  # reported by the load
+            return
+        early[(rel, doc.digest)] = recipe_errors(without_recipes, recipe)
+
+    return validate

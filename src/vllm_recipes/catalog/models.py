@@ -125,7 +125,7 @@ def _shape_union(expected: str, members: dict[str, Any],
 class _Model(BaseModel):
     """Base: strict, frozen, unknown keys kept (and reported by the validator)."""
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="allow", protected_namespaces=())
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow", protected_namespaces=(), defer_build=True)
     #: ``True`` for models whose extra keys are legitimately free-form (no unknown-key warnings).
     open_keys: ClassVar[bool] = False
 

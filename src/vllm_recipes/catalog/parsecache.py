@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from .. import __version__
-from .forkmap import MISSING, forked_map
+from .forkmap import MISSING, forked_map, in_background, wait_background
 from .yamlsource import (
     FrozenDict,
     Position,
@@ -83,6 +83,13 @@ def _digest(raw: bytes) -> str:
 def _entry_of(doc: YamlDocument) -> tuple[Any, tuple[Any, ...]]:
     """What the cache keeps of a parsed document: its data and where it repeats keys."""
     return (doc.data, tuple((path, pos.line, pos.col) for path, pos in doc.duplicate_keys))
+
+
+def _document_of(entry: tuple[Any, tuple[Any, ...]], text: str, file: str, key: str) -> YamlDocument:
+    """The document of a cache entry (positions are found in ``text`` when first asked for)."""
+    data, repeats = entry
+    duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
+    return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
 
 
 def _is_entry(got: Any) -> bool:
@@ -159,23 +166,36 @@ def _write_pack(pack: Path, payload: Any) -> None:
 class ParseCache:
     """The parsed files of one load of a recipes directory; :meth:`save` when done."""
 
-    def __init__(self, root: Path | None) -> None:
+    def __init__(self, root: Path | None, *, write_behind: bool = False) -> None:
+        """``write_behind``: :meth:`save` writes from a forked child while this process goes on.
+
+        A pack an earlier load of this process is still writing is waited for first, so it is read.
+        """
+        wait_background()
         self._pack = _pack_path(root, "parsed") if root is not None else None
+        self._write_behind = write_behind
         self._old: dict[str, Any] = _read_pack(self._pack, dict) or {}
         self._used: dict[str, Any] = {}
         self._new = False
+        #: file -> (bytes, digest) read by :meth:`missing` and not yet parsed (a first load reads once)
+        self._read: dict[str, tuple[bytes, str]] = {}
 
-    def parse(self, raw: bytes, file: str) -> YamlDocument:
-        """The document of ``raw`` (shown as ``file``): from the cache, else parsed and remembered."""
+    def read(self, path: Path, file: str) -> YamlDocument:
+        """The document of ``path`` (shown as ``file``), with the bytes :meth:`missing` read if it did."""
+        got = self._read.pop(file, None)
+        if got is None:
+            return self.parse(read_raw(path, file), file=file)
+        return self.parse(*got, file=file)
+
+    def parse(self, raw: bytes, key: str | None = None, *, file: str) -> YamlDocument:
+        """The document of ``raw`` (shown as ``file``; ``key``: its digest, if known): cached, else parsed."""
         text = check_raw(raw, file)
-        key = _digest(raw)
+        key = key or _digest(raw)
         entry = self._used.get(key)
         if entry is None and _is_entry(got := self._old.get(key)):
             entry = self._used[key] = got
         if entry is not None:
-            data, repeats = entry
-            duplicates = tuple((path, Position(file, line, col)) for path, line, col in repeats)
-            return YamlDocument(file, data, duplicate_keys=duplicates, source=text, digest=key)
+            return _document_of(entry, text, file, key)
         doc = parse_yaml(text, file, digest=key)  # (the text: ``check_raw`` already checked and decoded it)
         self._used[key] = _entry_of(doc)
         self._new = True
@@ -186,6 +206,7 @@ class ParseCache:
         out = []
         for raw, file in files:
             key = _digest(raw)
+            self._read[file] = (raw, key)
             if key not in self._used and not _is_entry(self._old.get(key)):
                 out.append((raw, file, key))
         return out
@@ -200,7 +221,9 @@ class ParseCache:
     def save(self) -> None:
         """Write the pack when this load parsed anything new (or dropped entries no file uses)."""
         if self._pack is not None and (self._new or self._used.keys() != self._old.keys()):
-            _write_pack(self._pack, self._used)
+            pack, payload = self._pack, self._used
+            if not (self._write_behind and in_background(lambda: _write_pack(pack, payload))):
+                _write_pack(pack, payload)
 
 
 class CleanVerdicts:
@@ -267,13 +290,15 @@ def _restricted_loads(blob: bytes) -> Any:
 
 
 def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
-                      meanwhile: Callable[[], object] | None = None) -> bool:
+                      meanwhile: Callable[[], object] | None = None,
+                      then: Callable[[str, YamlDocument], object] | None = None) -> bool:
     """Parse the files ``cache`` lacks on two cores (:func:`.forkmap.forked_map`); whether a child was forked.
 
     Only the first load of a large catalog pays the parse (every later one reads
     the cache), and it is most of ``serve``'s first start; ``meanwhile`` (``serve``
     prepares its web layer there) runs once while the child parses, and not at
-    all when nothing is forked. The
+    all when nothing is forked; ``then(file, document)`` runs here for each file as soon as its
+    parse is here (``serve`` validates it meanwhile). The
     child's frames are read with the cache's restricted unpickler. Below
     :data:`PARALLEL_MIN_BYTES` of unparsed YAML nothing is forked; whatever
     fails, the ordinary load parses what is still missing.
@@ -285,7 +310,14 @@ def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
     todo = cache.missing(files)
     if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
         return False
-    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads)
+
+    def parsed(index: int, entry: Any) -> None:
+        if then is not None and _is_entry(entry):
+            raw, file, key = todo[index]
+            then(file, _document_of(entry, check_raw(raw, file), file, key))
+
+    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads,
+                         then=parsed)
     if results is None:
         return False
     cache.adopt({key: entry for (_raw, _file, key), entry in zip(todo, results, strict=True)
@@ -297,7 +329,7 @@ def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDoc
     """Read ``path`` and parse it through ``cache`` (``None``: always parse)."""
     if cache is None:
         return load_yaml_file(path, display)
-    return cache.parse(read_raw(path, display), display)
+    return cache.read(path, display)
 
 
 #: the files this package writes into the cache directory (nothing else there is ever removed)

@@ -17,7 +17,7 @@ from vllm_recipes.gcpause import cyclic_gc_paused
 from .diagnostics import Finding, finding_from_load_error
 from .forkmap import MISSING, forked_map
 from .identifiers import is_name
-from .loader import Catalog, Recipe
+from .loader import EARLY_ERRORS_KEY, Catalog, Recipe
 from .parsecache import CleanVerdicts, catalog_context
 from .yamlsource import FrozenDict
 
@@ -117,12 +117,14 @@ def _usable_catalog(catalog: Catalog, parallel: bool) -> tuple[Catalog, list[Fin
     keep: list[Recipe] = []
     verdicts = CleanVerdicts(catalog.root, catalog_context([(s.rel_path, s.doc.digest) for s in catalog.sources]))
     keys = [verdicts.key(recipe.rel_path, recipe.doc.digest) for recipe in fixed.recipes]
-    found: dict[str, Any] = {}
     pending = [r for r, key in zip(fixed.recipes, keys, strict=True) if not verdicts.known_clean(key)]
-    if parallel and len(pending) >= PARALLEL_MIN_RECIPES:
+    early = _early_errors(fixed)
+    found = {r.rel_path: early[(r.rel_path, r.doc.digest)] for r in pending if (r.rel_path, r.doc.digest) in early}
+    left = [r for r in pending if r.rel_path not in found]
+    if parallel and len(left) >= PARALLEL_MIN_RECIPES:
         _vocabulary_of(fixed)  # (imports the validation code and builds the vocabulary once, before the fork)
-        results = forked_map(lambda recipe: recipe_errors(fixed, recipe), pending)
-        found = {r.rel_path: got for r, got in zip(pending, results or (), strict=False) if got is not MISSING}
+        results = forked_map(lambda recipe: recipe_errors(fixed, recipe), left)
+        found.update((r.rel_path, got) for r, got in zip(left, results or (), strict=False) if got is not MISSING)
     pending_paths = {r.rel_path for r in pending}
     for recipe, key in zip(fixed.recipes, keys, strict=True):
         if recipe.rel_path not in pending_paths:
@@ -142,6 +144,21 @@ def _usable_catalog(catalog: Catalog, parallel: bool) -> tuple[Catalog, list[Fin
     catalog.memo[_USABLE_KEY] = (catalog, result)
     result[0].memo[_USABLE_KEY] = (result[0], (result[0], []))  # already usable: nothing more to skip
     return result
+
+
+def _early_errors(catalog: Catalog) -> dict[tuple[str, str | None], list[Finding]]:
+    """The recipe errors the load found while parsing (``prevalidate``), if made with these same files.
+
+    Catalogs made with ``dataclasses.replace`` share the memo: errors found with
+    other strategies, Mooncake deployments or hardware profiles do not count.
+    """
+    got = catalog.memo.get(EARLY_ERRORS_KEY)
+    if got is None:
+        return {}
+    static, errors = got
+    same = (static.taxonomy is catalog.taxonomy and static.platforms is catalog.platforms
+            and static.serving_strategies is catalog.serving_strategies and static.kv_stores is catalog.kv_stores)
+    return errors if same else {}
 
 
 def is_usable(catalog: Catalog) -> bool:

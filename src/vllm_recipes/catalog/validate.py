@@ -350,25 +350,43 @@ def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) 
 # Arguments
 # --------------------------------------------------------------------------------------------
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def _arg_findings(doc: YamlDocument) -> list[Finding]:
-    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning)."""
+    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning).
+
+    Every container of the document is visited (argument lists sit at any depth),
+    so a key path is only spelled out for a token that is reported: the walk
+    keeps ``(parent link, key)`` links instead (``serve`` validates every recipe
+    on a first start, and this walk was the largest part of it).
+    """
     out: list[Finding] = []
-    stack: list[tuple[Any, KeyPath]] = [(doc.data, ())]
+    stack: list[tuple[Any, Any]] = [(doc.data, None)]
     while stack:
-        node, path = stack.pop()
+        node, link = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if not isinstance(value, dict | list | tuple):
-                    continue  # (scalars hold no argument list: no path built for them)
+                if not isinstance(value, _CONTAINERS):
+                    continue  # (scalars hold no argument list)
                 if key in ARG_LIST_KEYS and not isinstance(value, dict):
                     for i, token in enumerate(value):
                         if isinstance(token, str) and (token[:1] in ("{", "[") or _WHITESPACE.search(token)):
-                            out.extend(_check_token(doc, (*path, key, i), token))
+                            out.extend(_check_token(doc, (*_spelled(link), key, i), token))
                 else:
-                    stack.append((value, (*path, key)))
+                    stack.append((value, (link, key)))
         elif isinstance(node, list | tuple):
-            stack.extend((v, (*path, i)) for i, v in enumerate(node) if isinstance(v, dict | list | tuple))
+            stack.extend((v, (link, i)) for i, v in enumerate(node) if isinstance(v, _CONTAINERS))
     return out
+
+
+def _spelled(link: Any) -> KeyPath:
+    """The key path of an ``(parent link, key)`` chain (``None``: the document's root)."""
+    keys: list[Any] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))
 
 
 _WHITESPACE = re.compile(r"\s")

@@ -91,16 +91,26 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
 
 
-def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None = None) -> Catalog:
+def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None = None, *,
+                 prevalidate: bool = False) -> Catalog:
     """Load the catalog or exit 2 with a readable reason (never a traceback).
 
     The first load of a large catalog parses on two cores; ``meanwhile`` runs
-    while the second core parses (see :func:`~vllm_recipes.catalog.load_catalog`).
+    while the second core parses, and ``prevalidate`` finds each recipe's errors
+    meanwhile too (see :func:`~vllm_recipes.catalog.load_catalog`).
     """
+    import gc
+
     from vllm_recipes.catalog import load_catalog
+    from vllm_recipes.gcpause import cyclic_gc_paused
 
     try:
-        return load_catalog(recipes_dir, parallel=True, meanwhile=meanwhile)
+        with cyclic_gc_paused():
+            catalog = load_catalog(recipes_dir, parallel=True, meanwhile=meanwhile, prevalidate=prevalidate)
+            # the catalog lives as long as the command: moved out of the collector's generations
+            # before it runs again (else its first run scans every object the load made, ~0.1 s)
+            gc.freeze()
+            return catalog
     except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:

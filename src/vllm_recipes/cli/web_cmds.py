@@ -42,6 +42,8 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
 
 def _prepare_web() -> None:
     """Import the web layer and compile its templates while the catalog parses (first start)."""
+    import uvicorn  # noqa: F401 - (~0.1 s; imported here, after the fork, rather than before the load)
+
     import vllm_recipes.catalog.validate  # noqa: F401 - (a first start then validates every recipe)
     from vllm_recipes.web.app import prepare_process
 
@@ -76,12 +78,10 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     import os
     import sys
 
-    import uvicorn
-
-    from vllm_recipes.web.authoring import AuthoringState, SourceLinks
-
     source = None
-    if source_url:
+    if source_url:  # (imported only then: the web layer's imports wait until a child parses meanwhile)
+        from vllm_recipes.web.authoring import SourceLinks
+
         try:
             source = SourceLinks.parse(source_url)
         except ValueError as exc:
@@ -90,7 +90,10 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
     if watch and (reload or workers > 1):
         fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
-    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web)
+    # no cyclic collection until the long-lived heap (catalog, templates, memos) is frozen below: a
+    # collection in between would only scan it
+    gc.disable()
+    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web, prevalidate=not watch)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
 
@@ -115,15 +118,24 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
         # checked that the port is free, so we do not claim to be serving yet (uvicorn logs when it listens)
         sock.close()
+        gc.enable()
+        import uvicorn
+
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
         uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
                     workers=None if reload else workers, log_level=log_level,
                     reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
         return
+    import uvicorn
+
     from vllm_recipes.web import create_app
 
-    authoring = AuthoringState(source) if source is not None else None
+    authoring = None
+    if source is not None:
+        from vllm_recipes.web.authoring import AuthoringState
+
+        authoring = AuthoringState(source)
     live = None
     if watch:
         from vllm_recipes.web.live import LiveCatalog
@@ -138,6 +150,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     # the catalog, the compiled templates and the memos live as long as the server: out of the
     # collector's generations, so request-time collections do not rescan them
     gc.freeze()
+    gc.enable()
     # the socket listens: a client connecting now is answered as soon as the loop runs
     click.echo(f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""),
                err=True)

@@ -316,6 +316,24 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
     return replace(req, **changes) if changes else req
 
 
+def default_hardware(catalog: Catalog, recipe: Recipe, variant_key: str) -> str:
+    """:func:`pick_default_hardware` of a recipe's variant, remembered per catalog.
+
+    A page asks for it once per pill link (a hundred times a page: each link's
+    URL leaves the default hardware out), and it scans every hardware profile.
+    The entry names the profiles and recipe data it was made from: catalogs made
+    with ``dataclasses.replace`` share one memo but may differ in either.
+    """
+    key = ("default_hardware", recipe.rel_path, variant_key)
+    profiles, data = catalog.hardware_profiles, recipe.data
+    got = catalog.memo.get(key)
+    if got is not None and got[0] is profiles and got[1] is data:
+        return got[2]
+    hw = pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
+    catalog.memo[key] = (profiles, data, hw)
+    return hw
+
+
 def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
     """Resolve a request into a complete builder state (see module docstring)."""
     r = recipe.data
@@ -346,7 +364,6 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
         refuse("variant", f"{flag('variant')} {vk!r} is not a variant of {recipe.hf_id}.", list(variants))
         vk = "default"
     variant = as_map(variants.get(vk))
-    profiles = catalog.hardware_profiles
 
     hw = req.hardware
     if hw is not None:
@@ -357,7 +374,7 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                    choices)
             hw = None
     if hw is None:
-        hw = pick_default_hardware(profiles, variant, r)
+        hw = default_hardware(catalog, recipe, vk)
     profile = _profile(catalog, hw)
 
     if not is_scalable(profile) and not fits_single_node(profile, variant, hw):

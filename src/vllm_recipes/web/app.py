@@ -16,6 +16,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -136,6 +137,14 @@ class Web:
         self._tlock = threading.Lock()
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
+        self.llms = twins.LlmsFiles(catalog)
+        self.warmer: Warmer | None = None
+        #: a warm-up is due to start (``serve``): a static API file asked for meanwhile starts it and waits
+        self.warm_up_pending = False
+
+    @cached_property
+    def openapi_json(self) -> bytes:
+        """The OpenAPI document (made when first asked for: nothing on the way to the first page needs it)."""
         spec = openapi_spec()
         spec["paths"].update(twins.openapi_paths())
         spec["paths"]["/api/health"] = {"get": {
@@ -143,9 +152,7 @@ class Web:
             "responses": {"200": {"description": "`ok`, `warm`, `pages`, `recipes`, `api`, `warm_seconds`, "
                                                  "`warm_error`.",
                                   "content": {"application/json": {"schema": {"type": "object"}}}}}}}
-        self.openapi_json = json.dumps(spec, indent=2).encode()
-        self.llms = twins.LlmsFiles(catalog)
-        self.warmer: Warmer | None = None
+        return json.dumps(spec, indent=2).encode()
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
@@ -154,6 +161,7 @@ class Web:
         """Warm the caches in the background (:mod:`.warmup`); the server answers meanwhile."""
         from .warmup import Warmer
 
+        self.warm_up_pending = False
         if self.warmer is None:
             self.warmer = Warmer(self)
             self.api.warming = True
@@ -441,6 +449,8 @@ async def api_resolve(request: Request) -> Response:
 
 def static_json(request: Request, path: str) -> Response:
     web = _web(request)
+    if web.warm_up_pending:  # (the warm-up builds the whole API: start it now rather than build it twice)
+        web.start_warming()
     got = web.api.get(path)
     if got is None:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
@@ -609,12 +619,16 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return PlainTextResponse("Internal error.", status_code=500)
 
 
+#: seconds between the server's start and the fork of its warm-up process (``serve``)
+WARM_UP_DELAY_S = 0.3
+
+
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
                build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
     """The ASGI app.
 
     ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) warms them after the server starts (ASGI lifespan startup), while it answers.
+    (``serve``) warms them from :data:`WARM_UP_DELAY_S` after the server starts, while it answers.
     ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
     links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
@@ -631,11 +645,20 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        later = None
         if warm_in_background:
-            web.start_warming()
+            import asyncio
+
+            # a moment after the server listens: a visitor who is already waiting gets the first page
+            # without the fork (its copy-on-write faults made that page ~0.04 s slower); the fork runs
+            # on the event loop, between requests, so no request is half done in the copy
+            web.warm_up_pending = True
+            later = asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, web.start_warming)
         try:
             yield
         finally:
+            if later is not None:
+                later.cancel()
             if web.warmer is not None:
                 web.warmer.stop()
 

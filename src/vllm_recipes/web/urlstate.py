@@ -16,8 +16,14 @@ from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map, get
-from vllm_recipes.select.defaults import pick_default_hardware
-from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state, pd_pool_nodes
+from vllm_recipes.select.page import (
+    PageRequest,
+    PageState,
+    SelectionError,
+    build_state,
+    default_hardware,
+    pd_pool_nodes,
+)
 from vllm_recipes.synth.context import recipe_frontend
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
@@ -115,11 +121,9 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
     sel = st.selection
     r = recipe.data
     q: dict[str, str] = {}
-    variants = recipe.variants
     if sel.variant_key != "default":
         q["variant"] = sel.variant_key
-    variant = as_map(variants.get(sel.variant_key))
-    if sel.hw_id != pick_default_hardware(catalog.hardware_profiles, variant, r):
+    if sel.hw_id != default_hardware(catalog, recipe, sel.variant_key):
         q["hardware"] = sel.hw_id
     if sel.strategy != st.recommended_strategy:
         q["strategy"] = sel.strategy

@@ -109,6 +109,9 @@ class Warmer:
         self.failed: str | None = None
         self.done = threading.Event()
         self._proc: Any = None
+        # the reader thread (at end of file) and stop() both wait for the child: one at a time, else the
+        # one whose waitpid finds the child already reaped sees no exit code and takes it for alive
+        self._reaping = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def status(self) -> dict[str, Any]:
@@ -137,12 +140,13 @@ class Warmer:
 
     def stop(self) -> None:
         proc = self._proc
-        if proc is not None and proc.is_alive():
-            proc.terminate()
-            proc.join(timeout=5)
-            if proc.is_alive():  # (terminated before it reset the server's SIGTERM handler)
-                proc.kill()
+        with self._reaping:
+            if proc is not None and proc.is_alive():
+                proc.terminate()
                 proc.join(timeout=5)
+                if proc.is_alive():  # (terminated before it reset the server's SIGTERM handler)
+                    proc.kill()
+                    proc.join(timeout=5)
 
     def _run(self, conn: Connection | None) -> None:
         try:
@@ -174,7 +178,8 @@ class Warmer:
                 try:
                     msg = conn.recv()
                 except EOFError:
-                    self._proc.join(timeout=5)
+                    with self._reaping:
+                        self._proc.join(timeout=5)
                     raise RuntimeError(f"warm-up process ended early (exit code {self._proc.exitcode})") from None
                 if msg[0] == "done":
                     return
