@@ -23,8 +23,9 @@ from vllm_recipes.lint.deadvalues import offered_groups, offered_selections
 from vllm_recipes.lint.validate_pass import RecipePass, _Equivalence, keyed_selections, recipe_pass_findings
 from vllm_recipes.select.defaults import default_features
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import build_context, with_selection
-from vllm_recipes.synth.resolve import resolve
+from vllm_recipes.synth.context import Ctx, build_context, with_selection
+from vllm_recipes.synth.plan import Plan
+from vllm_recipes.synth.resolve import resolve_plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from catalog_gen import make_catalog
@@ -138,13 +139,15 @@ def test_the_pass_does_not_resolve_what_it_derives(catalog: Catalog, monkeypatch
     """Derived selections are not resolved (else the shortcuts above would be for nothing)."""
     resolved: list[Selection] = []
 
-    def spy(cat: Catalog, recipe: object, sel: Selection) -> object:
-        resolved.append(sel)
-        return resolve(cat, recipe, sel)  # type: ignore[arg-type]
+    def spy(ctx: Ctx) -> Plan:
+        resolved.append(ctx.sel)
+        return resolve_plan(ctx)
 
-    monkeypatch.setattr(validate_pass, "resolve", spy)
+    monkeypatch.setattr(validate_pass, "resolve_plan", spy)
     recipe = catalog.recipes[0]
     recipe_pass_findings(catalog, recipe)
     offered = list(offered_selections(catalog, recipe))
     options = [s for s in resolved if s.kv_offload and s.kv_offload not in catalog.strategies]
-    assert len(resolved) < len(offered) / 2 and not options
+    pools = [s for s in resolved if s.pd_nodes is not None]
+    assert 0 < len(resolved) < len(offered) / 2 and not options
+    assert pools and len(pools) < len([s for s in offered if s.pd_nodes is not None]) / 2

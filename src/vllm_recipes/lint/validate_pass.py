@@ -46,7 +46,7 @@ from vllm_recipes.select.gates import resolve_mode_key
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx, build_context, rendering_hardware_key
 from vllm_recipes.synth.plan import Arg, EnvValue, Invocation, Plan
-from vllm_recipes.synth.resolve import resolve
+from vllm_recipes.synth.resolve import resolve_plan
 
 from .deadvalues import (
     OfferedGroup,
@@ -550,7 +550,9 @@ def recipe_pass_findings(catalog: Catalog, recipe: Recipe, forced: str | None = 
                 acc.add_processes(sel, derived.ctx, derived.processes)
             continue
         try:
-            ctx, plan = resolve(catalog, recipe, sel)
+            # (``resolve`` without its per-selection answer cache: the pass never asks for a selection twice)
+            ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
+            plan = resolve_plan(ctx)
         except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
             continue
         if derive and sel.kv_offload is None and type(key) is tuple:
