@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.gcpause import cyclic_gc_paused
-from vllm_recipes.jsvalues import as_map, is_map, truthy
+from vllm_recipes.jsvalues import as_map, get, is_map, truthy
 from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.defaults import variant_entry
@@ -93,6 +93,9 @@ class RecipePass:
         self._envs: dict[int, tuple[Any, tuple[str, ...]]] = {}
         #: (variant, hardware, KV choice) -> the lint target (what ``target_for`` reads of a selection)
         self._targets: dict[tuple[str, str, str | None], Any] = {}
+        #: the Mooncake deployments (the KV choices whose own ``min_vllm_version`` the target reads)
+        self._stores = frozenset(k for k, spec in catalog.strategies.items()
+                                 if get(spec, "deploy_type") == "kv_store_lb")
         #: memos of :meth:`add_suffix` by identity (each entry keeps its objects alive, so the ids stay theirs)
         self._tails: dict[tuple[int, int], tuple[Any, Any, frozenset[str] | None]] = {}
         self._prefixes: dict[tuple[int, int], tuple[Plan, frozenset[str] | None, bool]] = {}
@@ -126,7 +129,13 @@ class RecipePass:
                 release.add_finding(sel, f, file, kp)  # type: ignore[union-attr]
 
     def _target(self, sel: Selection, ctx: Ctx) -> Any:
-        tkey = (sel.variant_key, sel.hw_id, sel.kv_offload)
+        """The release ``sel`` is linted against, one object per (variant, hardware, Mooncake deployment):
+        of the KV choice ``target_for`` reads only a Mooncake deployment's ``min_vllm_version``, so a KV
+        option shares the target of no KV choice (and a tail counted once against it stays counted)."""
+        kv = sel.kv_offload
+        if kv is not None and kv not in self._stores:
+            kv = None
+        tkey = (sel.variant_key, sel.hw_id, kv)
         target = self._targets.get(tkey)
         if target is None:
             target = self._targets[tkey] = target_for(ctx, self.forced)[0]
@@ -198,8 +207,9 @@ class RecipePass:
         return flags
 
     def _prefix_facts(self, base: Plan, cut: int) -> tuple[frozenset[str] | None, bool]:
-        """The flags of every base process's tokens but its last ``cut`` (``None`` when a process drops flags)
-        and whether a process is ``vllm serve`` (memoized per base plan)."""
+        """The token values of every base process but its last ``cut`` (``None`` when a process drops flags;
+        a tail's flags, which all start with ``-``, meet only the prefix's flags among them) and whether a
+        process is ``vllm serve`` (memoized per base plan)."""
         key = (id(base), cut)
         hit = self._prefixes.get(key)
         if hit is not None and hit[0] is base:
@@ -211,7 +221,7 @@ class RecipePass:
             if inv.drop_flags:
                 flags = None
             elif flags is not None:
-                flags.update(v for v in map(_value, args[:len(args) - cut]) if v.startswith("-"))
+                flags.update(map(_value, args[:len(args) - cut]))
             serves = serves or inv.binary == "vllm serve"
         facts = None if flags is None else frozenset(flags)
         self._prefixes[key] = (base, facts, serves)
