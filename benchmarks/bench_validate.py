@@ -2,7 +2,7 @@
 
 Not a test; prints figures and ratios measured in the same run (the machine is noisy).
 
-    python benchmarks/bench_validate.py [--recipes 170] [--repeat 1] [--no-baseline]
+    python benchmarks/bench_validate.py [--recipes 170] [--repeat 1] [--no-baseline] [--against OTHER/src]
 
 Each variant runs in a fresh interpreter (imports, catalog load and all), interleaved:
 
@@ -21,6 +21,7 @@ variant must be the same list (compared by digest).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -57,15 +58,18 @@ def _child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, str]:
+def _timed(cmd: list[str], src: str | None = None) -> tuple[float, float, str]:
+    env = None if src is None else {**os.environ, "PYTHONPATH": src}
     c0, t0 = _child_cpu(), time.perf_counter()
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env).stdout
     return time.perf_counter() - t0, _child_cpu() - c0, out
 
 
-def _cli(root: Path) -> tuple[float, float, str]:
-    """The CLI as a user runs it; the digest is of its JSON findings in the same order (file paths as shown)."""
-    wall, cpu, out = _timed([sys.executable, "-m", "vllm_recipes", "validate", "--recipes-dir", str(root), "--json"])
+def _cli(root: Path, src: str | None = None) -> tuple[float, float, str]:
+    """The CLI as a user runs it; the digest is of its JSON findings in the same order (file paths as shown).
+    ``src``: another tree's ``src`` directory to run instead of the installed package."""
+    wall, cpu, out = _timed([sys.executable, "-m", "vllm_recipes", "validate", "--recipes-dir", str(root), "--json"],
+                            src)
     digest = subprocess.run([sys.executable, "-c", _CLI_DIGEST], input=out, capture_output=True, text=True,
                             check=True).stdout.strip()
     return wall, cpu, digest
@@ -95,33 +99,45 @@ def main() -> None:
     ap.add_argument("--recipes", type=int, default=170)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-baseline", action="store_true", help="skip the straightforward path (slow)")
+    ap.add_argument("--against", metavar="SRC", help="also run the CLI of another tree's src directory (e.g. a "
+                    "worktree of main), interleaved, and report the ratios")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = make_catalog(Path(tmp), args.recipes)
         offered, resolved = _counts(root)
         print(f"validate {args.recipes} recipes: {offered} offered selections, {resolved} kept by the fast pass "
               f"({resolved / offered:.0%}; the rest are equivalent to an earlier one)")
-        runs: dict[str, list[tuple[float, float]]] = {"cli": [], "fast1": [], "straight": []}
+        runs: dict[str, list[tuple[float, float]]] = {"cli": [], "against": [], "fast1": [], "straight": []}
         digests: dict[str, set[str]] = {k: set() for k in runs}
-        for _ in range(args.repeat):
-            wall, cpu, digest = _cli(root)
-            runs["cli"].append((wall, cpu))
-            digests["cli"].add(digest)
+        for i in range(args.repeat):
+            for kind in (("cli", "against") if i % 2 == 0 else ("against", "cli")):
+                if kind == "against" and not args.against:
+                    continue
+                wall, cpu, digest = _cli(root, args.against if kind == "against" else None)
+                runs[kind].append((wall, cpu))
+                digests[kind].add(digest)
             for mode in ("fast1", *(() if args.no_baseline else ("straight",))):
                 wall, cpu, out = _timed([sys.executable, "-c", _RUN, str(root), mode])
                 runs[mode].append((wall, cpu))
                 digests[mode].add(out.strip())
         med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items() if v}
-        labels = {"cli": "cli (fast pass, workers)", "fast1": "fast pass, 1 process", "straight": "straightforward"}
+        labels = {"cli": "cli (fast pass, workers)", "against": "cli of --against tree", "fast1": "fast pass, 1 process",
+                  "straight": "straightforward"}
         for k, (w, c) in med.items():
             ratio = f"   wall / straightforward {w / med['straight'][0]:5.3f}" if "straight" in med else ""
             print(f"  {labels[k]:26s} {w:6.2f} s wall {c:6.2f} s CPU{ratio}")
         w, _c = med["cli"]
         print(f"  target: <= 10 s wall on 2 cores -> {'met' if w <= 10 else 'NOT met'} ({w:.2f} s)")
+        if "against" in med:
+            print(f"  cli / --against tree: wall {w / med['against'][0]:.3f}, CPU {med['cli'][1] / med['against'][1]:.3f} "
+                  f"(min of each: wall {min(x for x, _ in runs['cli']) / min(x for x, _ in runs['against']):.3f}, "
+                  f"CPU {min(c for _, c in runs['cli']) / min(c for _, c in runs['against']):.3f})")
         counts = {k: {d.split()[0] for d in v} for k, v in digests.items() if v}
         print(f"  findings per variant: {counts}")
-        same = {d.split()[1] for k, v in digests.items() if k != "cli" for d in v}
+        same = {d.split()[1] for k, v in digests.items() if k not in ("cli", "against") for d in v}
         print(f"  same findings (fast 1 process vs straightforward): {len(same) == 1}")
+        if digests["against"]:
+            print(f"  same JSON output as the --against tree: {digests['cli'] == digests['against']}")
 
 
 if __name__ == "__main__":
