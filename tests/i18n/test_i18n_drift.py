@@ -6,18 +6,22 @@ import re
 import shutil
 from pathlib import Path
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from i18n_support import HF_ID, SHIPPED_ZH, current_zh_text
 
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.i18n import (
     check_all,
     check_translation,
+    drift,
     guide_sections,
     load_translations,
     read_translation,
     translations_for,
 )
 from vllm_recipes.i18n.drift import docker_images, emittable_facts
+from vllm_recipes.i18n.facts import EMITTABLE, extract_facts
 
 ZH_REL = "models/deepseek-ai/DeepSeek-V4.1-Flash.zh.md"
 
@@ -247,3 +251,21 @@ def test_emittable_ignores_prose(catalog, recipe):
     keys = emittable_facts(catalog, recipe)
     assert ("env", "UNIFORM_BATCH") not in keys  # guide-only identifier
     assert all(k[0] in ("flag", "env", "image") for k in keys)
+
+
+_PIECES = ["--max-model-len", "--kv-cache-dtype fp8", "VLLM_USE_DEEP_GEMM=1", "NCCL_IB_HCA", "vllm/vllm-openai:v0.33.0",
+           "lmsysorg/x:1.2", "[doc](https://github.com/a/b/pull/123)", "](", "(", ")", "v0.31.0", "2026-01-02", "#1234",
+           "8 GB", "12K tokens", "https://example.com/--not-a-flag", "`--x`", "\\", " ", "\t", "--a.b", "X_Y", "中文",
+           "ＶＬＬＭ_Ｘ", "--in-link)", "](--x)"]
+
+
+@settings(max_examples=300, deadline=None)
+@example(["see [the doc](\n--in-link) and --real"])  # a link target across a line break hides a flag
+@example(["8\nGB --x"])
+@given(st.lists(st.lists(st.lists(st.sampled_from(_PIECES), max_size=6).map(" ".join), max_size=5)
+                .map("\n".join), max_size=6))
+def test_emittable_keys_from_distinct_lines_equal_those_of_whole_texts(texts: list[str]) -> None:
+    """The line-wise shortcut of ``_keys`` finds exactly the flags, env vars and images of the whole texts."""
+    whole = {(f.kind, f.key) for t in texts for f in extract_facts(t) if f.kind in EMITTABLE}
+    assert drift._keys(texts, kinds=EMITTABLE) == whole
+    assert drift._keys(texts) == {(f.kind, f.key) for t in texts for f in extract_facts(t)}  # all kinds: whole texts

@@ -130,3 +130,27 @@ def test_page_notice_and_header(catalog, recipe, current_dir):
     fresh = load_translations(load_catalog(current_dir))[HF_ID]["zh"]
     assert page_notice(recipe, fresh) is None
     assert translated_header(recipe, None)["title"].text == "DeepSeek-V4.1-Flash"
+
+
+def test_a_page_checks_only_its_own_recipe_s_translations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checking a translation renders every offered selection of its recipe: a page pays only for its own."""
+    from starlette.testclient import TestClient
+
+    import vllm_recipes.i18n as i18n
+    from vllm_recipes.web import create_app
+
+    catalog = load_catalog()
+    checked: list[str] = []
+    real = i18n.check
+    monkeypatch.setattr(i18n, "check", lambda c, r, t: checked.append(t.rel_path) or real(c, r, t))
+    app = create_app(catalog)
+    client = TestClient(app)
+    other = next(r for r in catalog.recipes if r.hf_id != HF_ID)
+    assert client.get("/" + other.hf_id).status_code == 200
+    assert checked == []  # a recipe without translations checks none
+    zh = client.get("/" + HF_ID, headers={"Accept-Language": "zh"})
+    assert zh.status_code == 200 and 'lang="zh' in zh.text
+    assert checked == ["models/deepseek-ai/DeepSeek-V4.1-Flash.zh.md"]  # its own, once
+    assert client.get("/" + HF_ID + "?lang=zh").status_code == 200 and len(checked) == 1
+    web = app.state.web
+    assert web.translations_of(catalog.recipe(HF_ID)).keys() == web.translations()[HF_ID].keys()

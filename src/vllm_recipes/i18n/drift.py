@@ -91,11 +91,29 @@ def _walk_strings(data: Any, *, prose: bool | None, skip_top: frozenset[str] = f
 
 def _keys(texts: Iterable[str], *, kinds: frozenset[str] | None = None) -> set[Key]:
     out: set[Key] = set()
-    for t in texts:
+    pieces = _distinct_lines(texts) if kinds is not None and kinds <= EMITTABLE else texts
+    for t in pieces:
         for f in extract_facts(t):
             if kinds is None or f.kind in kinds:
                 out.add((f.kind, f.key))
     return out
+
+
+def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
+    """The distinct lines of ``texts``, which give the same flags, env vars and images as the texts.
+
+    The renderings of a recipe (hundreds, for its every offered selection)
+    share most of their lines. No pattern that finds or masks ahead of flags,
+    env vars and images spans a line break, except a Markdown link target
+    (``](``...``)``), so a text with one is kept whole; number facts may span
+    one (``8\nGB``), hence only for these kinds.
+    """
+    seen: set[str] = set()
+    for text in texts:
+        for piece in (text,) if "](" in text else text.split("\n"):
+            if piece not in seen:
+                seen.add(piece)
+                yield piece
 
 
 def _brand_key(profile: Mapping[str, Any]) -> str:

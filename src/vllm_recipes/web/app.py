@@ -134,6 +134,7 @@ class Web:
         self.guide_cache = LRU(256)
         self.resolve_cache = LRU(1024)
         self._translations: dict[str, dict[str, Any]] | None = None
+        self._recipe_translations: dict[str, dict[str, Any]] = {}
         self._tlock = threading.Lock()
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
@@ -186,6 +187,27 @@ class Web:
                 log.exception("warming %s failed", recipe.hf_id)
 
     # --- translations ------------------------------------------------------------------------
+
+    def translations_of(self, recipe: Recipe) -> dict[str, Any]:
+        """The checked translations of one recipe, by language (what its page needs).
+
+        Only its own: checking a translation renders every offered selection of its
+        recipe (~1 s for a large one), so the first page of any recipe used to pay
+        for every translated recipe of the catalog.
+        """
+        if self._translations is not None:
+            return self._translations.get(recipe.hf_id, {})
+        got = self._recipe_translations.get(recipe.hf_id)
+        if got is None:
+            try:
+                from vllm_recipes.i18n import translations_for
+
+                got = translations_for(self.catalog, recipe)
+            except Exception:  # translations are optional; the page works without them
+                log.exception("loading the translations of %s failed", recipe.hf_id)
+                got = {}
+            self._recipe_translations[recipe.hf_id] = got
+        return got
 
     def translations(self) -> dict[str, dict[str, Any]]:
         if self._translations is None:
@@ -266,7 +288,7 @@ class Web:
         if lang:
             from vllm_recipes.i18n import compose_guide, page_notice
 
-            t = self.translations()[recipe.hf_id][lang]
+            t = self.translations_of(recipe)[lang]
             parts = []
             for block in compose_guide(recipe, t):
                 parts.append(block.notice_html(lang))
@@ -496,7 +518,7 @@ def _lookup_recipe(request: Request, org: str, repo: str, suffix: str = "") -> R
 
 def _lang(request: Request, recipe: Recipe) -> tuple[str | None, dict[str, Any]]:
     web = _web(request)
-    available = web.translations().get(recipe.hf_id, {})
+    available = web.translations_of(recipe)
     if not available:
         return None, {}
     from vllm_recipes.i18n import negotiate_language
