@@ -471,3 +471,26 @@ def test_a_parallel_first_load_reads_and_hashes_each_file_once(
     assert len(hashed) == len(reads)  # each file read is hashed once
     monkeypatch.setenv(ENV_CACHE_DIR, "off")
     assert [r.data for r in got.recipes] == [r.data for r in load_catalog(root).recipes]
+
+
+def test_an_early_validation_that_fails_leaves_the_recipe_to_usable_catalog(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _big_catalog(tmp_path)
+    _single_threaded(monkeypatch)
+    victim = _model_paths(root)[3][1]
+    real = usable.recipe_errors
+
+    def flaky(catalog: object, recipe: object, *rest: object) -> object:
+        if not catalog.recipes and recipe.rel_path == victim:  # type: ignore[attr-defined]
+            raise RuntimeError("boom")  # only while the load validates early
+        return real(catalog, recipe, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(usable, "recipe_errors", flaky)
+    got = load_catalog(root, parallel=True, prevalidate=True)
+    early = got.memo[loader.EARLY_ERRORS_KEY][1]
+    assert victim not in {rel for rel, _digest in early} and len(early) == len(got.recipes) - 1
+    fast, fast_findings = usable_catalog(got, parallel=True)
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))
+    slow, slow_findings = usable_catalog(load_catalog(root))
+    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
+    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]

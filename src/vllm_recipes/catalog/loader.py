@@ -468,8 +468,8 @@ def _early_validation(root: Path, static: StaticData,
     def validate(rel: str, doc: YamlDocument) -> None:
         try:
             recipe = recipe_from_document(doc, rel, hf_id_for(rel.removeprefix("models/")))
-        except YamlLoadError:  # reported by the load
+            early[(rel, doc.digest)] = recipe_errors(without_recipes, recipe)
+        except Exception:  # (not a recipe: the load reports it; anything else: usable_catalog validates it again)
             return
-        early[(rel, doc.digest)] = recipe_errors(without_recipes, recipe)
 
     return validate
