@@ -184,20 +184,16 @@ def _hardware_fields(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: s
     key = (recipe_file, "ctx-hardware", vkey, sel.strategy, hw_id)
     common = catalog.memo.get(key)
     if common is None:
-        profile, generation, gpu_count, shared = profile_facts(catalog, hw_id)
+        profile, generation, gpu_count, _shared = profile_facts(catalog, hw_id)
         variant = static["variant"]
-        by_id = hw_id in ID_READ_PROFILES
         common = remember(catalog.memo, key, dict(
             profile=profile,
             gen=generation,
             gpu_count=gpu_count,
             single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, hw_id),
             variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
-            # = hardware_class(..., layer_scope(...)) and hardware_class(..., ("features",))
-            hw_class=hw_id if by_id or hw_id in named_hardware(catalog, recipe, recipe_file,
-                                                               layer_scope(vkey, sel.strategy)) else shared,
-            features_hw_class=hw_id if by_id or hw_id in named_hardware(catalog, recipe, recipe_file,
-                                                                        ("features",)) else shared,
+            hw_class=hardware_class(catalog, recipe, recipe_file, hw_id, profile, layer_scope(vkey, sel.strategy)),
+            features_hw_class=hardware_class(catalog, recipe, recipe_file, hw_id, profile, ("features",)),
         ))
     opt = compiled.kv_opt_candidate
     return {**common, "kv_opt": opt if opt is not None and kv_offload_brand_supported(opt, common["profile"]) else None}
