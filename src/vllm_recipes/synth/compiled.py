@@ -17,7 +17,7 @@ one for every resolve: the equivalence test covers these caches too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from vllm_recipes.catalog.memo import remember
@@ -45,3 +45,10 @@ class Compiled:
     def keep(self, key: Any, value: T) -> T:
         """Store ``value`` in the shape's memo (emptied first when full) and return it."""
         return remember(self.memo, key, value, COMPILED_LIMIT)
+
+    def recall(self, key: Any, make: Callable[..., T], *args: Any) -> T:
+        """The shape's memo entry under ``key``, made by ``make(*args)`` (and kept) when missing."""
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.keep(key, make(*args))
+        return hit  # type: ignore[no-any-return]

@@ -307,12 +307,7 @@ def _plan_companions(ctx: Ctx) -> tuple[Companion, ...]:
     sel = ctx.sel
     if not sel.features and ctx.kv_opt is None:
         return ()
-    key = ("companions", sel.features, ctx.kv_opt is not None)
-    compiled = shape_of(ctx)
-    hit = compiled.memo.get(key)
-    if hit is None:
-        hit = compiled.keep(key, _companions(ctx))
-    return hit  # type: ignore[no-any-return]
+    return shape_of(ctx).recall(("companions", sel.features, ctx.kv_opt is not None), _companions, ctx)
 
 
 def _companions(ctx: Ctx) -> tuple[Companion, ...]:
@@ -445,23 +440,19 @@ def _gateway_router(ctx: Ctx, rid: str, spec: Mapping[str, Any], pm: dict[str, A
 def _pd_pools(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
     """Both pools' ``roleMeta`` and the vllm-router, memoized in the shape by what they read
     (the GPU count, the pool requests and the node count; the rest is the shape's)."""
-    key = ("pd-pools", repr(ctx.gpu_count), repr(ctx.sel.pd_nodes), ctx.node_count)
-    compiled = shape_of(ctx)
-    hit = compiled.memo.get(key)
-    if hit is None:
-        metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
-        hit = compiled.keep(key, (metas, _pd_router(ctx, metas["prefill"], metas["decode"])))
-    return hit  # type: ignore[no-any-return]
+    return shape_of(ctx).recall(("pd-pools", repr(ctx.gpu_count), repr(ctx.sel.pd_nodes), ctx.node_count),
+                                _pd_pools_of, ctx)
+
+
+def _pd_pools_of(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
+    """Both pools' ``roleMeta`` and the router that joins them (what :func:`_pd_pools` remembers)."""
+    metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
+    return metas, _pd_router(ctx, metas["prefill"], metas["decode"])
 
 
 def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
     """:func:`_mooncake_blocks`, memoized in the shape by the brand (the install reads it; the rest is the shape's)."""
-    key = ("mooncake-parts", repr(ctx.profile.get("brand")))
-    compiled = shape_of(ctx)
-    hit = compiled.memo.get(key)
-    if hit is None:
-        hit = compiled.keep(key, _mooncake_blocks(ctx))
-    return hit  # type: ignore[no-any-return]
+    return shape_of(ctx).recall(("mooncake-parts", repr(ctx.profile.get("brand"))), _mooncake_blocks, ctx)
 
 
 def _mooncake_blocks(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
