@@ -9,12 +9,15 @@ is emptied and refills with what is in use. It lives with the catalog that owns 
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 #: Entries before the memo is emptied (a 170-recipe build needs ~100k).
 MEMO_LIMIT = 400_000
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 def remember(memo: dict[Any, Any], key: Any, value: T, limit: int = MEMO_LIMIT) -> T:
@@ -43,3 +46,18 @@ def selection_cache(memo: dict[Any, Any]) -> dict[Any, Any]:
 def remember_answer(cache: dict[Any, Any], key: Any, value: T) -> T:
     """:func:`remember` in the per-selection cache (:data:`SELECTION_LIMIT`)."""
     return remember(cache, key, value, SELECTION_LIMIT)
+
+
+class Table(dict[K, V], Generic[K, V]):
+    """``key -> fn(key)``, filled on first sight: a whole list is then looked up by one C-level
+    ``map(table.__getitem__, keys)`` instead of a Python loop calling ``fn`` (token classifications)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[K], V]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key: K) -> V:
+        value = self[key] = self.fn(key)
+        return value

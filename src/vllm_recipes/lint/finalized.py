@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar
 
-from vllm_recipes.catalog.memo import remember
+from vllm_recipes.catalog.memo import Table, remember
 from vllm_recipes.render.shell import dedupe_positions
 from vllm_recipes.synth.plan import Invocation
 
@@ -50,16 +50,12 @@ def token_shape(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tuple[
     empty, any other value as :data:`OPAQUE`. :func:`final_positions` of the shape is that of the values."""
     if OPAQUE in drop_flags:
         return tuple(values)
-    return tuple(v if v == "" or v.startswith("-") or v in drop_flags else OPAQUE for v in values)
+    return tuple(v if v in drop_flags else _shape_token(v) for v in values)
 
 
-class _ShapeOf(dict[str, str]):
-    """value -> its :func:`token_shape` token (no drop list), filled on first sight: a process's shape is
-    then one C-level ``map`` over its values instead of a Python loop."""
-
-    def __missing__(self, v: str) -> str:
-        s = self[v] = v if v == "" or v.startswith("-") else OPAQUE
-        return s
+def _shape_token(v: str) -> str:
+    """One value's :func:`token_shape` token when nothing is dropped."""
+    return v if v == "" or v.startswith("-") else OPAQUE
 
 
 #: the memo key of the value -> shape-token table (emptied with the memo when it is full)
@@ -86,7 +82,7 @@ def finalized_indices(memo: dict[Any, Any], inv: Invocation) -> FinalizedIndices
     else:
         shape_of = memo.get(_SHAPE_OF)
         if shape_of is None:
-            shape_of = remember(memo, _SHAPE_OF, _ShapeOf())
+            shape_of = remember(memo, _SHAPE_OF, Table(_shape_token))
         shape = tuple(map(shape_of.__getitem__, values))
     key = ("finalized-shape", shape, drop)
     pos = memo.get(key)

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
+from vllm_recipes.catalog.memo import Table
+
 from .vllm_tables import FlagSpec, ReleaseView, Tables, load_tables, parse_version
 
 LintSeverity = Literal["error", "warning", "info"]
@@ -177,15 +179,8 @@ def _is_value(tok: str) -> bool:
     return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
-class _IsValueTable(dict[str, bool]):
-    """token -> :func:`_is_value`, filled on first sight (a token list is classified by one C-level ``map``)."""
-
-    def __missing__(self, tok: str) -> bool:
-        r = self[tok] = _is_value(tok)
-        return r
-
-
-_IS_VALUE = _IsValueTable()
+#: token -> :func:`_is_value` (a token list is classified by one C-level ``map``)
+_IS_VALUE: Table[str, bool] = Table(_is_value)
 #: distinct tokens remembered before the table is emptied (user-driven ``--arg`` values)
 _IS_VALUE_LIMIT = 100_000
 
