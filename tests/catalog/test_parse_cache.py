@@ -436,7 +436,8 @@ def test_a_first_start_validates_each_recipe_as_its_parse_arrives_with_the_same_
                                                         encoding="utf-8")
     _single_threaded(monkeypatch)
     early_load = load_catalog(root, parallel=True, prevalidate=True)
-    static, early = early_load.memo[loader.EARLY_ERRORS_KEY]
+    kept = early_load.memo[usable.EarlyErrors.KEY]
+    static, early = kept.static, kept.errors
     assert static.taxonomy is early_load.taxonomy
     assert {rel for rel, _digest in early} == {r.rel_path for r in early_load.recipes}  # every recipe, once
     later: list[str] = []
@@ -452,8 +453,8 @@ def test_a_first_start_validates_each_recipe_as_its_parse_arrives_with_the_same_
     assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
     # a catalog made from it with other hardware profiles shares the memo, not the early verdicts
     other = dataclasses.replace(early_load, taxonomy=FrozenDict({**early_load.taxonomy, "hardware_profiles": {}}))
-    assert other.memo is early_load.memo and usable._early_errors(other) == {}
-    assert usable._early_errors(early_load) is early
+    assert other.memo is early_load.memo and usable.EarlyErrors.found_for(other, other.recipes) == {}
+    assert usable.EarlyErrors.found_for(early_load, early_load.recipes) == {rel: e for (rel, _d), e in early.items()}
 
 
 def test_a_parallel_first_load_reads_and_hashes_each_file_once(
@@ -487,7 +488,7 @@ def test_an_early_validation_that_fails_leaves_the_recipe_to_usable_catalog(
 
     monkeypatch.setattr(usable, "recipe_errors", flaky)
     got = load_catalog(root, parallel=True, prevalidate=True)
-    early = got.memo[loader.EARLY_ERRORS_KEY][1]
+    early = got.memo[usable.EarlyErrors.KEY].errors
     assert victim not in {rel for rel, _digest in early} and len(early) == len(got.recipes) - 1
     fast, fast_findings = usable_catalog(got, parallel=True)
     monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))

@@ -405,26 +405,24 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel:
         return _load_catalog_at(root, parallel, meanwhile, prevalidate)
 
 
-#: ``Catalog.memo`` key of the errors :func:`load_catalog` found while parsing (``prevalidate``): the
-#: :class:`StaticData` they were found with and ``{(rel_path, digest): errors}``
-EARLY_ERRORS_KEY = ("usable", "early errors")
-
-
 def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None,
                      prevalidate: bool = False) -> Catalog:
     cache = ParseCache(root, write_behind=parallel)
     static = load_static(root, cache)
-    early: dict[tuple[str, str | None], Any] = {}
     errors: list[YamlLoadError] = list(static.errors)
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
     models_dir = root / "models"
     refused: list[Path] = []
     paths = list(walk_models(models_dir, refused, root=root))
+    early = None
     if parallel:
-        then = _early_validation(root, static, early) if prevalidate else None
+        if prevalidate:
+            from .usable import EarlyErrors
+
+            early = EarlyErrors(root, static)
         parse_in_parallel(cache, [(p, f"models/{p.relative_to(models_dir).as_posix()}") for p in paths], meanwhile,
-                          then)
+                          early.validate if early is not None else None)
     for path in paths:
         rel_models = path.relative_to(models_dir).as_posix()
         hf_id = hf_id_for(rel_models)
@@ -448,28 +446,5 @@ def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object]
         load_errors=tuple(errors),
         all_ids=frozenset(all_ids),
         refused=tuple(refusal(f"models/{p.relative_to(models_dir).as_posix()}") for p in refused),
-        memo={EARLY_ERRORS_KEY: (static, early)} if early else {},
+        memo=early.memo() if early is not None else {},
     )
-
-
-def _early_validation(root: Path, static: StaticData,
-                      early: dict[tuple[str, str | None], Any]) -> Callable[[str, YamlDocument], None]:
-    """What validates each recipe file as its parse arrives: its errors go into ``early``.
-
-    Validation of a recipe reads nothing but the recipe and the catalog's other
-    files, which are loaded by now: a catalog of those alone validates it.
-    """
-    from .usable import recipe_errors
-
-    without_recipes = Catalog(root=root, taxonomy=static.taxonomy, platforms=static.platforms,
-                              serving_strategies=static.serving_strategies, kv_stores=static.kv_stores,
-                              recipes=(), sources=static.sources)
-
-    def validate(rel: str, doc: YamlDocument) -> None:
-        try:
-            recipe = recipe_from_document(doc, rel, hf_id_for(rel.removeprefix("models/")))
-            early[(rel, doc.digest)] = recipe_errors(without_recipes, recipe)
-        except Exception:  # (not a recipe: the load reports it; anything else: usable_catalog validates it again)
-            return
-
-    return validate

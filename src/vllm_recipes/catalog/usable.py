@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from vllm_recipes.gcpause import cyclic_gc_paused
@@ -17,9 +18,9 @@ from vllm_recipes.gcpause import cyclic_gc_paused
 from .diagnostics import Finding, finding_from_load_error
 from .forkmap import MISSING, forked_map
 from .identifiers import is_name
-from .loader import EARLY_ERRORS_KEY, Catalog, Recipe
+from .loader import Catalog, Recipe, StaticData, hf_id_for, recipe_from_document
 from .parsecache import CleanVerdicts, catalog_context
-from .yamlsource import FrozenDict
+from .yamlsource import FrozenDict, YamlDocument
 
 __all__ = ["is_usable", "recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
 
@@ -117,20 +118,20 @@ def _usable_catalog(catalog: Catalog, parallel: bool) -> tuple[Catalog, list[Fin
     keep: list[Recipe] = []
     verdicts = CleanVerdicts(catalog.root, catalog_context([(s.rel_path, s.doc.digest) for s in catalog.sources]))
     keys = [verdicts.key(recipe.rel_path, recipe.doc.digest) for recipe in fixed.recipes]
-    pending = [r for r, key in zip(fixed.recipes, keys, strict=True) if not verdicts.known_clean(key)]
-    early = _early_errors(fixed)
-    found = {r.rel_path: early[(r.rel_path, r.doc.digest)] for r in pending if (r.rel_path, r.doc.digest) in early}
-    left = [r for r in pending if r.rel_path not in found]
+    pending = {r.rel_path: r for r, key in zip(fixed.recipes, keys, strict=True) if not verdicts.known_clean(key)}
+    found = EarlyErrors.found_for(fixed, pending.values())
+    left = [r for rel, r in pending.items() if rel not in found]
     if parallel and len(left) >= PARALLEL_MIN_RECIPES:
         _vocabulary_of(fixed)  # (imports the validation code and builds the vocabulary once, before the fork)
         results = forked_map(lambda recipe: recipe_errors(fixed, recipe), left)
         found.update((r.rel_path, got) for r, got in zip(left, results or (), strict=False) if got is not MISSING)
-    pending_paths = {r.rel_path for r in pending}
     for recipe, key in zip(fixed.recipes, keys, strict=True):
-        if recipe.rel_path not in pending_paths:
+        if recipe.rel_path not in pending:
             keep.append(recipe)
             continue
-        errors = found[recipe.rel_path] if recipe.rel_path in found else recipe_errors(fixed, recipe)
+        errors = found.get(recipe.rel_path)
+        if errors is None:
+            errors = recipe_errors(fixed, recipe)
         if errors:
             findings += errors
             continue
@@ -146,19 +147,53 @@ def _usable_catalog(catalog: Catalog, parallel: bool) -> tuple[Catalog, list[Fin
     return result
 
 
-def _early_errors(catalog: Catalog) -> dict[tuple[str, str | None], list[Finding]]:
-    """The recipe errors the load found while parsing (``prevalidate``), if made with these same files.
+class EarlyErrors:
+    """The errors of each recipe found while the catalog still loads (``load_catalog(prevalidate=True)``).
 
-    Catalogs made with ``dataclasses.replace`` share the memo: errors found with
-    other strategies, Mooncake deployments or hardware profiles do not count.
+    Validation of a recipe reads nothing but the recipe and the catalog's other
+    files, which are loaded before the recipes: a catalog of those alone
+    validates each recipe as its parse arrives. The load keeps them in the
+    catalog's memo (:meth:`memo`); :func:`usable_catalog` takes them from there.
     """
-    got = catalog.memo.get(EARLY_ERRORS_KEY)
-    if got is None:
-        return {}
-    static, errors = got
-    same = (static.taxonomy is catalog.taxonomy and static.platforms is catalog.platforms
-            and static.serving_strategies is catalog.serving_strategies and static.kv_stores is catalog.kv_stores)
-    return errors if same else {}
+
+    #: ``Catalog.memo`` key: ``(the EarlyErrors, {(rel_path, digest): errors})``
+    KEY = ("usable", "early errors")
+
+    def __init__(self, root: Path, static: StaticData) -> None:
+        self.static = static
+        self.errors: dict[tuple[str, str | None], list[Finding]] = {}
+        self._catalog = Catalog(root=root, taxonomy=static.taxonomy, platforms=static.platforms,
+                                serving_strategies=static.serving_strategies, kv_stores=static.kv_stores,
+                                recipes=(), sources=static.sources)
+
+    def validate(self, rel: str, doc: YamlDocument) -> None:
+        """Find the errors of the recipe file ``rel`` (the hook of :func:`.parsecache.parse_in_parallel`)."""
+        try:
+            recipe = recipe_from_document(doc, rel, hf_id_for(rel.removeprefix("models/")))
+            self.errors[(rel, doc.digest)] = recipe_errors(self._catalog, recipe)
+        except Exception:  # (not a recipe: the load reports it; anything else: usable_catalog validates it again)
+            return
+
+    def memo(self) -> dict[Any, Any]:
+        """The entry the loaded catalog's memo starts with (none when nothing was validated)."""
+        return {self.KEY: self} if self.errors else {}
+
+    @classmethod
+    def found_for(cls, catalog: Catalog, recipes: Iterable[Recipe]) -> dict[str, list[Finding]]:
+        """``rel_path -> errors`` of those of ``recipes`` the load validated, if with these same files.
+
+        Catalogs made with ``dataclasses.replace`` share the memo: errors found with
+        other strategies, Mooncake deployments or hardware profiles do not count.
+        """
+        early = catalog.memo.get(cls.KEY)
+        if early is None:
+            return {}
+        static = early.static
+        if not (static.taxonomy is catalog.taxonomy and static.platforms is catalog.platforms
+                and static.serving_strategies is catalog.serving_strategies and static.kv_stores is catalog.kv_stores):
+            return {}
+        errors = early.errors
+        return {r.rel_path: errors[key] for r in recipes if (key := (r.rel_path, r.doc.digest)) in errors}
 
 
 def is_usable(catalog: Catalog) -> bool:
