@@ -140,7 +140,7 @@ def test_a_recipe_that_fails_to_load_says_so_with_file_and_line(own_dir: Path) -
     for cmd in ("command", "explain", "show"):
         code, _, err = run(cmd, "acme/broken", "--recipes-dir", str(own_dir))
         assert code == 2
-        assert re.search(r"recipe 'acme/broken' failed to load: models/acme/Broken\.yaml:\d+:\d+: ", err), err
+        assert re.search(r"Recipe 'acme/broken' failed to load: models/acme/Broken\.yaml:\d+:\d+: ", err), err
 
 
 def test_the_api_says_failed_to_load_too(own_dir: Path) -> None:
@@ -153,7 +153,7 @@ def test_own_directory_models_are_not_mixed_with_bundled_ones(own_dir: Path) -> 
     code, out, _ = run("list", "--recipes-dir", str(own_dir), "--json")
     assert code == 0 and [r["hf_id"] for r in json.loads(out)] == ["acme/Tiny"]
     code, _, err = run("command", V41, "--recipes-dir", str(own_dir))
-    assert code == 2 and "unknown recipe" in err
+    assert code == 2 and "Unknown recipe" in err
     # strategies and taxonomy the directory lacks come from the bundled catalog
     code, out, _ = run("command", "acme/Tiny", "--recipes-dir", str(own_dir), "--hardware", "h200", "--json")
     assert code == 0 and json.loads(out)["strategy"] == "single_node_tp"

@@ -123,7 +123,7 @@ def test_validate_missing_file_is_usage_error(tmp_path: Path) -> None:
 def test_bad_recipes_dir(tmp_path: Path, command: list[str]) -> None:
     r = CliRunner().invoke(cli, [*command, "--recipes-dir", str(tmp_path / "missing")])
     assert r.exit_code == 2
-    assert "recipes directory not found" in r.stderr
+    assert "Recipes directory not found" in r.stderr
 
 
 def test_recipes_dir_that_is_a_file(tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_show_variant_model_id_resolves_to_parent(tmp_path: Path) -> None:
 def test_show_unknown_id_names_close_matches(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["show", "org/Tset", "--recipes-dir", str(recipes(tmp_path))])
     assert r.exit_code == 2
-    assert "unknown recipe 'org/Tset'" in r.stderr and "org/Test" in r.stderr
+    assert "Unknown recipe 'org/Tset'" in r.stderr and "org/Test" in r.stderr
 
 
 # --- show never crashes on odd recipes ----------------------------------------------------------

@@ -106,7 +106,7 @@ def test_unwritable_output_is_a_clean_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     res = run(V41, "--to", "compose", "-o", str(blocker / "sub"))
-    assert res.exit_code == 2 and "cannot write to" in res.output
+    assert res.exit_code == 2 and "Cannot write to" in res.output
 
 
 def test_help_lists_export() -> None:

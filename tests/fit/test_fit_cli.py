@@ -164,7 +164,7 @@ def test_bad_selection_names_choices() -> None:
     code, _, err = run("fit", V4, "--hardware", "h999")
     assert code == 2 and "h200" in err
     code, _, err = run("fit")
-    assert code == 2 and "name a model" in err
+    assert code == 2 and "Name a model" in err
 
 
 def test_architecture_block_with_wrong_types_is_a_validation_error(tmp_path: Path) -> None:

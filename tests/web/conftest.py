@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.service.url import lenient_state
 from vllm_recipes.web import create_app
-from vllm_recipes.web.urlstate import lenient_state
 
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 V4 = "deepseek-ai/DeepSeek-V4-Flash"

@@ -25,12 +25,12 @@ from vllm_recipes.render.export import TARGETS
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.page import PageRequest, SelectionError, build_state
+from vllm_recipes.service.url import INT_PARAMS, PARAMS, canonical_params, encode
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.resolve import resolve
 from vllm_recipes.web.api import find_model, resolve_payload, selection_dict
 from vllm_recipes.web.deploy import export_query
 from vllm_recipes.web.site import SiteIndex, matches_query, norm
-from vllm_recipes.web.urlstate import INT_PARAMS, PARAMS, canonical_params, encode
 
 
 class ToolError(Exception):

@@ -7,7 +7,6 @@ or paste); ``explain`` uses it as the title of its tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -19,95 +18,16 @@ from vllm_recipes.render.explain import explain_plan, sections_json
 from vllm_recipes.render.header import omni_selection_header, selection_header
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.aliases import canonical
-from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
-from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
-from vllm_recipes.synth.omni import OmniPlan, resolve_omni
-from vllm_recipes.synth.resolve import resolve
+from vllm_recipes.select.omni import OmniSelection
+from vllm_recipes.select.page import PageState
+from vllm_recipes.service import Query, resolve
+from vllm_recipes.synth.omni import OmniPlan
+from vllm_recipes.synth.resolve import resolve as resolve_selection
 
-from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
+from .main import cli, fail, load_or_exit
+from .options import find_recipe, refusals, request_from_options, resolve_request, selection_options
 from .output import dump_json, json_option, print_table
 from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
-
-
-def _parse_mode(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    out = []
-    for v in values:
-        f, sep, m = v.partition("=")
-        if not sep:
-            f, sep, m = v.partition(":")
-        if not sep or not f or not m:
-            raise click.UsageError(f"--mode expects FEATURE=MODE, got {v!r}")
-        out.append((f, m))
-    return tuple(out)
-
-
-def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The options shared by ``command`` and ``explain`` (ui.md URL parameters)."""
-    opts = [
-        click.option("--hardware", help="Hardware profile id (default: the recipe's default); "
-                     "'auto' detects the local GPUs."),
-        click.option("--variant", help="Variant key (default: default)."),
-        click.option("--strategy", help="Serving strategy id (default: the recommendation)."),
-        click.option("--nodes", type=click.IntRange(1, 16), help="Node count for multi-node strategies."),
-        click.option("--feature", "add_features", multiple=True, help="Enable a feature (repeatable)."),
-        click.option("--no-feature", "remove_features", multiple=True, help="Disable a feature (repeatable)."),
-        click.option("--mode", "modes", multiple=True, help="Feature mode as FEATURE=MODE (repeatable)."),
-        click.option("--advanced", multiple=True, help="Advanced tuning option id (repeatable)."),
-        click.option("--arg", "extra_args", multiple=True, help="Extra argument token appended as advanced args."),
-        click.option("--kv-offload", help="KV offload option or Mooncake deployment id."),
-        click.option("--kv-instances", type=click.IntRange(1, 16), help="Mooncake instance count."),
-        click.option("--kv-instance", type=click.IntRange(0, 15), help="Mooncake instance to render (0-based)."),
-        click.option("--prefill-nodes", type=click.IntRange(0, 16), help="PD prefill pool nodes (0 and "
-                     "--decode-nodes 0: co-located half-node layout)."),
-        click.option("--decode-nodes", type=click.IntRange(0, 16), help="PD decode pool nodes."),
-        click.option("--prefill-mode", help="PD prefill pool mode (tp, tep, dep)."),
-        click.option("--decode-mode", help="PD decode pool mode (tp, tep, dep)."),
-        click.option("--prefill-rank", type=click.IntRange(0, 15), help="PD prefill node to render."),
-        click.option("--decode-rank", type=click.IntRange(0, 15), help="PD decode node to render."),
-        click.option("--frontend", help="OpenAI-compatible frontend (python, rust)."),
-        click.option("--router", "pd_router", help="PD router (vllm-router, smg-grpc)."),
-        click.option("--install", type=click.Choice(["pip", "docker"], case_sensitive=False),
-                     help="Install / run method."),
-        click.option("--task", help="Omni task key."),
-        recipes_dir_option,
-        click.argument("hf_id"),
-    ]
-    for o in reversed(opts):
-        fn = o(fn)
-    return fn
-
-
-_fail = fail
-_load = load_or_exit
-
-
-def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:
-    """Recipe by hf_id, or by a variant's own model id (which then selects that variant)."""
-    recipe, vk = find_or_exit(catalog, hf_id)
-    if vk is not None:
-        kw["variant"] = kw.get("variant") or vk
-    return recipe
-
-
-def resolve_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> PageState:
-    pn, dn = kw.get("prefill_nodes"), kw.get("decode_nodes")
-    if (pn == 0) != (dn == 0) and pn is not None and dn is not None:
-        _fail("--prefill-nodes 0 asks for the co-located layout; pass --decode-nodes 0 too.")
-    req = PageRequest(
-        hardware=kw.get("hardware"), variant=kw.get("variant"), strategy=kw.get("strategy"), nodes=kw.get("nodes"),
-        add_features=tuple(kw.get("add_features") or ()), remove_features=tuple(kw.get("remove_features") or ()),
-        fmode=_parse_mode(tuple(kw.get("modes") or ())), advanced=tuple(kw.get("advanced") or ()),
-        extra_args=tuple(kw.get("extra_args") or ()), kv_offload=kw.get("kv_offload"),
-        kv_instances=kw.get("kv_instances"), kv_instance=kw.get("kv_instance"),
-        prefill_nodes=pn, decode_nodes=dn, prefill_mode=kw.get("prefill_mode"),
-        decode_mode=kw.get("decode_mode"), prefill_rank=kw.get("prefill_rank"), decode_rank=kw.get("decode_rank"),
-        frontend=kw.get("frontend"), install=kw.get("install"), pd_router=kw.get("pd_router"), task=kw.get("task"),
-    )
-    try:
-        return build_state(catalog, recipe, req, strict=True)
-    except SelectionError as exc:
-        _fail(exc.text("cli"))
 
 
 def _state_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
@@ -126,23 +46,12 @@ def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
     command_checks(catalog, recipe, plan)
 
 
-OMNI_ONLY_OPTIONS = ("hardware", "variant", "task", "install", "frontend")
-
-
 def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[OmniSelection, OmniPlan]:
-    given = [k for k, v in kw.items() if k not in OMNI_ONLY_OPTIONS and v not in (None, (), False)]
-    if given:
-        _fail(f"{recipe.hf_id} is an omni recipe; it takes --hardware, --variant, --task and --install only "
-              f"(got --{given[0].replace('_', '-')}).")
-    hw, vk, task, install = (kw.get(k) for k in ("hardware", "variant", "task", "install"))
-    hw = hw and canonical(hw, catalog.hardware_profiles)
-    vk = vk and canonical(vk, recipe.variants)
-    task = task and canonical(task, [t.key for t in resolve_omni_tasks(recipe.data)])
-    try:
-        osel = select_omni(catalog, recipe, hw, vk, task, install)
-    except SelectionError as exc:
-        _fail(exc.text("cli"))
-    return osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
+    """The omni selection and plan for the options (exit 2 on a refusal)."""
+    with refusals():
+        resolved = resolve(catalog, Query(recipe.hf_id, request_from_options(kw)))
+    assert resolved.selected.omni is not None and resolved.omni_plan is not None
+    return resolved.selected.omni, resolved.omni_plan
 
 
 def _omni_header(recipe: Recipe, osel: OmniSelection, kw: dict[str, Any]) -> str:
@@ -166,7 +75,7 @@ def _header_comment(text: str, quiet: bool) -> None:
 
 def _no_vllm_for_omni(recipe: Recipe, vllm_release: str | None) -> None:
     if vllm_release is not None:
-        _fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
+        fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
 
 
 @cli.command("command")
@@ -188,8 +97,8 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
     """
     as_json = as_json or fmt == "json"
     if fmt == "text" and as_json:
-        _fail("--format text and --json contradict each other; give one of them.")
-    catalog = _load(recipes_dir)
+        fail("--format text and --json contradict each other; give one of them.")
+    catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
         _no_vllm_for_omni(recipe, vllm_release)
@@ -199,7 +108,7 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
         return
     forced = check_release(vllm_release)
     catalog, state = _state_for(catalog, recipe, kw)
-    ctx, plan = resolve(catalog, recipe, state.selection)
+    ctx, plan = resolve_selection(catalog, recipe, state.selection)
     _warn_architecture(catalog, recipe, plan)
     if as_json:
         dump_json(with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced))
@@ -221,7 +130,7 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release
     Layers and their order: docs/reference/synthesis.md. A last table lists the
     release-lint findings.
     """
-    catalog = _load(recipes_dir)
+    catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
         _no_vllm_for_omni(recipe, vllm_release)
@@ -232,7 +141,7 @@ def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release
     else:
         forced = check_release(vllm_release)
         catalog, state = _state_for(catalog, recipe, kw)
-        ctx, plan = resolve(catalog, recipe, state.selection)
+        ctx, plan = resolve_selection(catalog, recipe, state.selection)
         _warn_architecture(catalog, recipe, plan)
         header = selection_header(recipe, state, ctx, plan)
         sections = explain_plan(catalog, plan)

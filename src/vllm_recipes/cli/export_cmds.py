@@ -12,8 +12,8 @@ import click
 from vllm_recipes.render.artifacts import Artifact
 from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, stdout_text
 
-from .engine_cmds import find_recipe, resolve_request, selection_options
 from .main import cli, fail, load_or_exit
+from .options import find_recipe, resolve_request, selection_options
 
 
 def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:

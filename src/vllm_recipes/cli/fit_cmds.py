@@ -38,8 +38,8 @@ from vllm_recipes.fit.report import (
 )
 from vllm_recipes.select.page import PageState
 
-from .engine_cmds import find_recipe, resolve_request, selection_options
 from .main import cli, fail, load_or_exit
+from .options import find_recipe, resolve_request, selection_options
 
 
 def detect_target(catalog: Catalog) -> GpuTarget:

@@ -8,6 +8,7 @@ validation models or the API builder at start-up.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -45,7 +46,7 @@ COMMAND_MODULES = {
     "export": "export_cmds",
     "fit": "fit_cmds",
     "mcp": "mcp_cmds",
-    "diff": "review_cmds",
+    "diff": "diff_cmds",
     "cache": "cache_cmds",
 }
 
@@ -73,22 +74,23 @@ def cli() -> None:
 
 
 def fail(message: str) -> NoReturn:
-    """A usage problem: message on stderr, exit 2."""
+    """A usage problem on stderr, exit 2. One style for every command, like click's own errors:
+    ``Error: Sentence case.`` (a message opening with a value or an option keeps its spelling)."""
+    if re.match(r"[a-z]+ ", message):
+        message = message[:1].upper() + message[1:]
     click.echo(f"Error: {message}", err=True)
     sys.exit(2)
 
 
 def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    """``catalog.find(hf_id)``, or exit 2 saying why: the file failed to load (file:line),
-    or no such recipe (with close matches)."""
-    found = catalog.find(hf_id)
-    if found is not None:
-        return found
-    broken = catalog.load_error_for(hf_id)
-    if broken is not None:
-        fail(f"recipe {hf_id!r} failed to load: {broken}")
-    close = catalog.close_matches(hf_id)
-    fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    """The recipe ``hf_id`` names (or a variant's model id: ``(parent, variant key)``), or exit 2
+    saying why: the file failed to load (file:line), or no such recipe (with close matches)."""
+    from vllm_recipes.service import QueryError, find_recipe
+
+    try:
+        return find_recipe(catalog, hf_id)
+    except QueryError as exc:
+        fail(exc.text("cli"))
 
 
 def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None = None, *,

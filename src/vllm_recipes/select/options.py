@@ -11,33 +11,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Style = Literal["url", "cli"]
+from .params import cli_option
 
-#: selection parameter (URL spelling) -> command-line option
-CLI_OPTIONS: dict[str, str] = {
-    "hardware": "--hardware",
-    "variant": "--variant",
-    "strategy": "--strategy",
-    "nodes": "--nodes",
-    "features": "--feature",
-    "feature": "--feature",
-    "no-feature": "--no-feature",
-    "fmode": "--mode",
-    "advanced": "--advanced",
-    "kv_offload": "--kv-offload",
-    "kv_instances": "--kv-instances",
-    "kv_instance": "--kv-instance",
-    "prefill_nodes": "--prefill-nodes",
-    "decode_nodes": "--decode-nodes",
-    "prefill_mode": "--prefill-mode",
-    "decode_mode": "--decode-mode",
-    "prefill_rank": "--prefill-rank",
-    "decode_rank": "--decode-rank",
-    "frontend": "--frontend",
-    "router": "--router",
-    "install": "--install",
-    "task": "--task",
-}
+Style = Literal["url", "cli"]
 
 #: the URL has one ``features`` list where the command line has ``--feature`` / ``--no-feature``
 _URL_SPELLING = {"feature": "features", "no-feature": "features"}
@@ -53,7 +29,7 @@ def flag(param: str) -> str:
 
 def option_name(param: str, style: Style) -> str:
     if style == "cli":
-        return CLI_OPTIONS.get(param, "--" + param.replace("_", "-"))
+        return cli_option(param)
     return _URL_SPELLING.get(param, param)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
+from .advanced import ADVANCED_OPTIONS, AdvancedOption, advanced_options_for  # noqa: F401 - re-exported
 from .aliases import advanced_id, alias_table, canonical
 from .defaults import (
     default_features,
@@ -51,10 +52,8 @@ from .gates import (
 )
 from .lookups import gen
 from .options import Style, flag, spell
+from .params import INSTALL_METHODS, MAX_KV_INSTANCES, POOL_MODE_IDS, pd_routers
 from .selection import Selection
-
-MAX_KV_INSTANCES = 16
-MAX_QUERY_VALUE = 512
 
 
 class SelectionError(ValueError):
@@ -74,25 +73,6 @@ class SelectionError(ValueError):
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": str(self), "param": self.param, "choices": self.choices}
-
-
-@dataclass(frozen=True)
-class AdvancedOption:
-    id: str
-    label: str
-    args: tuple[str, ...]
-
-
-#: Tuning presets of the builder's Advanced row (ui.md); ids are ours.
-ADVANCED_OPTIONS: tuple[AdvancedOption, ...] = (
-    AdvancedOption("max_batched_8k", "Max batched tokens 8192", ("--max-num-batched-tokens", "8192")),
-    AdvancedOption("max_seqs_256", "Max sequences 256", ("--max-num-seqs", "256")),
-    AdvancedOption("gpu_mem_095", "GPU memory utilization 0.95", ("--gpu-memory-utilization", "0.95")),
-    AdvancedOption("max_model_len_auto", "Max model length auto", ("--max-model-len", "auto")),
-    AdvancedOption("dcp_8", "Decode context parallel 8", ("--decode-context-parallel-size", "8")),
-    AdvancedOption("no_flashinfer_autotune", "Disable FlashInfer autotune", ("--no-enable-flashinfer-autotune",)),
-    AdvancedOption("ep_weight_filter", "EP weight filter", ("--enable-ep-weight-filter",)),
-)
 
 
 @dataclass(frozen=True)
@@ -260,7 +240,6 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
 
 #: folded public-site / our advanced-option id -> our id (D1: public page URLs open the same selection)
 ADVANCED_ALIASES = alias_table((o.id, o.args) for o in ADVANCED_OPTIONS)
-POOL_MODE_IDS = ("tp", "tep", "dep")
 
 
 _EMPTY_REQUEST = PageRequest()
@@ -309,10 +288,9 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
     one("prefill_mode", POOL_MODE_IDS)
     one("decode_mode", POOL_MODE_IDS)
     one("frontend", catalog.frontends)
-    one("install", ("pip", "docker"))
+    one("install", INSTALL_METHODS)
     if req.pd_router is not None:
-        routers = get(catalog.strategies.get("pd_cluster"), "routers")
-        one("pd_router", tuple(routers) if is_map(routers) else ("vllm-router",))
+        one("pd_router", pd_routers(catalog))
     return replace(req, **changes) if changes else req
 
 
@@ -668,20 +646,6 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     )
 
 
-def advanced_options_for(recipe: Mapping[str, Any], strategy: str) -> list[AdvancedOption]:
-    model = as_map(recipe.get("model"))
-    out = []
-    for o in ADVANCED_OPTIONS:
-        if o.id == "dcp_8" and not truthy(model.get("supports_dcp")):
-            continue
-        if o.id == "no_flashinfer_autotune" and not truthy(model.get("flashinfer_autotune")):
-            continue
-        if o.id == "ep_weight_filter" and not (strategy.endswith("_tep") or strategy.endswith("_dep")):
-            continue
-        out.append(o)
-    return out
-
-
 def kv_choices(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) -> list[str]:
     """KV offload ids usable with this hardware and strategy (taxonomy options, then Mooncake)."""
     return [k for k, reason in kv_option_reasons(catalog, recipe, hw, strategy) if reason is None]
@@ -716,8 +680,7 @@ def kv_option_reasons(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) 
 
 def pd_router_choices(catalog: Catalog, recipe: Recipe) -> list[str]:
     """PD router kinds (extensions §2.6): vllm-router, plus smg-grpc when the recipe opts in."""
-    routers = get(catalog.strategies.get("pd_cluster"), "routers")
-    ids = list(routers) if is_map(routers) else ["vllm-router"]
+    ids = pd_routers(catalog)
     if not is_map(get(recipe.model, "smg_grpc")):
         ids = [i for i in ids if i == "vllm-router"]
     return ids or ["vllm-router"]

@@ -19,12 +19,12 @@ from vllm_recipes.render.explain import explain_json, sections_json
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.page import PageState, SelectionError, build_state
+from vllm_recipes.service.url import PARAMS, canonical_params, encode, parse_params
 from vllm_recipes.synth.context import recipe_frontend
 from vllm_recipes.synth.resolve import resolve
 
 from .fit import openapi_paths as fit_openapi_paths
 from .fit import resolve_fit_summary
-from .urlstate import PARAMS, canonical_params, encode, parse_params
 
 CACHE_CONTROL = "public, max-age=300"
 

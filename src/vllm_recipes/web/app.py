@@ -34,6 +34,7 @@ from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.select.page import SelectionError
+from vllm_recipes.service.url import canonical_params, encode, lenient_state
 from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
@@ -47,7 +48,6 @@ from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
-from .urlstate import canonical_params, encode, lenient_state
 
 if TYPE_CHECKING:
     from .warmup import Warmer

@@ -188,9 +188,8 @@ def selection_command(catalog: Catalog, recipe: Recipe, url: str) -> str:
     from urllib.parse import parse_qsl
 
     from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+    from vllm_recipes.service.url import lenient_state
     from vllm_recipes.synth.resolve import resolve
-
-    from .urlstate import lenient_state
 
     try:
         st, _notices = lenient_state(catalog, recipe, parse_qsl(urlsplit(url).query))

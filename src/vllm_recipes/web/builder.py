@@ -46,10 +46,9 @@ from vllm_recipes.select.page import (
     pd_router_choices,
     single_node_tp_hint,
 )
+from vllm_recipes.service.url import canonical_params, encode, lenient_state
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
-
-from .urlstate import canonical_params, encode, lenient_state
 
 NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
 _ENV_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # $NAME or ${NAME}

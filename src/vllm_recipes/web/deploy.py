@@ -18,9 +18,9 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, Artifact, default_name
 from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, export_artifacts, stdout_text
 from vllm_recipes.select.page import PageState, SelectionError, build_state
+from vllm_recipes.service.url import canonical_params, encode, parse_params
 
 from .api import error_body, find_model
-from .urlstate import canonical_params, encode, parse_params
 
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")

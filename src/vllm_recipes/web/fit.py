@@ -25,10 +25,9 @@ from vllm_recipes.fit.report import (
     summary_dict,
 )
 from vllm_recipes.select.page import PageState, SelectionError, build_state
+from vllm_recipes.service.url import encode, parse_params
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
-
-from .urlstate import encode, parse_params
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ from vllm_recipes.select.defaults import pick_default_hardware, variant_or_defau
 from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
 from vllm_recipes.select.page import hardware_block_reason
+from vllm_recipes.service.url import MAX_VALUE
 from vllm_recipes.synth.omni import resolve_omni
 
 from .builder import (
@@ -34,7 +35,6 @@ from .builder import (
     install_core,
     per_gpu,
 )
-from .urlstate import MAX_VALUE
 
 OMNI_PARAMS = ("hardware", "variant", "task", "install")
 

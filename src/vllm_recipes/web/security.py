@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from .urlstate import MAX_QUERY, MAX_VALUE
+from vllm_recipes.service.url import MAX_QUERY, MAX_VALUE
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -1,10 +1,11 @@
-"""URL query <-> builder state (ui.md "URL state").
+"""URL query <-> builder state (ui.md "URL state"), generated from the parameter table.
 
-Every builder choice lives in the query string under ui.md's parameter names,
-and a parameter equal to its default is omitted, so the default page has a
-clean URL and every selection is reachable by URL alone. Parsing is shared by
-the page (lenient: an unusable value is dropped with a notice, like the public
-site rewriting its URL) and ``/api/resolve`` (strict: a 400 naming the choices).
+Every builder choice lives in the query string under ui.md's parameter names
+(:data:`~vllm_recipes.select.params.PARAMS`), and a parameter equal to its default
+is omitted, so the default page has a clean URL and every selection is reachable
+by URL alone. Parsing is shared by the page (lenient: an unusable value is dropped
+with a notice, like the public site rewriting its URL) and ``/api/resolve``
+(strict: a 400 naming the choices).
 """
 
 from __future__ import annotations
@@ -24,21 +25,16 @@ from vllm_recipes.select.page import (
     default_hardware,
     pd_pool_nodes,
 )
+from vllm_recipes.select.params import BY_NAME, MAX_VALUE, URL_NAMES
 from vllm_recipes.synth.context import recipe_frontend
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
-PARAMS: tuple[str, ...] = (
-    "hardware", "variant", "strategy", "nodes", "features", "fmode", "advanced", "kv_offload",
-    "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode",
-    "prefill_rank", "decode_rank", "frontend", "install", "router", "task",
-)
-INT_PARAMS = frozenset({"nodes", "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes",
-                        "prefill_rank", "decode_rank"})
+PARAMS: tuple[str, ...] = URL_NAMES
+INT_PARAMS = frozenset(p for p in URL_NAMES if BY_NAME[p].kind == "int")
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
 PAGE_PARAMS = frozenset({"lang", "ctx"})  # ctx: the Fit panel (web/fit.py)
-MAX_VALUE = 512
 MAX_QUERY = 4096
 
 
@@ -80,31 +76,28 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
 
     kw: dict[str, Any] = {}
     for key, value in values.items():
-        if key in INT_PARAMS:
+        param = BY_NAME[key]
+        if param.kind == "int":
             v = value.strip()
             if not v.isascii() or not v.isdigit() or len(v) > 3:
                 problem(key, f"Parameter {key!r} must be a small non-negative integer, got {value!r}.")
                 continue
-            kw[key] = int(v)
-        elif key == "features":
-            kw["features"] = _split_list(value)
-        elif key == "advanced":
-            kw["advanced"] = _split_list(value)
-        elif key == "fmode":
+            kw[param.field] = int(v)
+        elif param.kind == "list":
+            kw[param.field] = _split_list(value)
+        elif param.kind == "pairs":
             pairs = []
             for part in _split_list(value):
                 f, sep, m = part.partition(":")
                 if not sep or not f or not m:
-                    problem("fmode", f"fmode expects feature:mode pairs, got {part!r}.")
+                    problem(key, f"Parameter {key!r} expects feature:mode pairs, got {part!r}.")
                     continue
                 pairs.append((f, m))
-            kw["fmode"] = tuple(pairs)
-        elif key == "router":
-            kw["pd_router"] = value.strip() or None
+            kw[param.field] = tuple(pairs)
         else:
             v = value.strip()
             if v:
-                kw[key] = v
+                kw[param.field] = v
     if kw.get("kv_offload") == "off":
         kw.pop("kv_offload")
     return ParsedQuery(PageRequest(**kw), tuple(problems))

@@ -8,43 +8,36 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vllm_recipes.select.params import PARAMS, Param
+
 from .main import cli, fail, load_or_exit, recipes_dir_option
 from .output import json_option
 
 if TYPE_CHECKING:
     from vllm_recipes.review.compare import Impact
 
-#: ``--a``/``--b`` keys -> (command option name, value type)
-SELECTION_KEYS: dict[str, tuple[str, type]] = {
-    "hardware": ("hardware", str), "variant": ("variant", str), "strategy": ("strategy", str),
-    "nodes": ("nodes", int), "feature": ("add_features", tuple), "no-feature": ("remove_features", tuple),
-    "mode": ("modes", tuple), "advanced": ("advanced", tuple), "arg": ("extra_args", tuple),
-    "kv-offload": ("kv_offload", str), "kv-instances": ("kv_instances", int), "kv-instance": ("kv_instance", int),
-    "prefill-nodes": ("prefill_nodes", int), "decode-nodes": ("decode_nodes", int),
-    "prefill-mode": ("prefill_mode", str), "decode-mode": ("decode_mode", str),
-    "prefill-rank": ("prefill_rank", int), "decode-rank": ("decode_rank", int),
-    "frontend": ("frontend", str), "router": ("pd_router", str), "install": ("install", str),
-}
+#: ``--a``/``--b`` keys: the selection options without their dashes (``hardware=h200 feature=x``)
+SELECTION_KEYS: dict[str, Param] = {p.cli.removeprefix("--"): p for p in PARAMS if p.cli and p.name != "task"}
 
 
 def parse_selection_spec(spec: str, option: str) -> dict[str, Any]:
-    """``'hardware=h200 strategy=pd_cluster feature=x'`` (spaces or ``&``) -> command keyword arguments."""
+    """``'hardware=h200 strategy=pd_cluster feature=x'`` (spaces or ``&``) -> selection option values."""
     kw: dict[str, Any] = {}
     for item in spec.replace("&", " ").split():
         key, sep, value = item.partition("=")
         key = key.strip().replace("_", "-")
         if not sep or not value or key not in SELECTION_KEYS:
             fail(f"{option} expects KEY=VALUE items with KEY one of: {', '.join(SELECTION_KEYS)}; got {item!r}.")
-        name, kind = SELECTION_KEYS[key]
-        if kind is int:
+        p = SELECTION_KEYS[key]
+        if p.kind == "int":
             try:
-                kw[name] = int(value)
+                kw[p.field] = int(value)
             except ValueError:
                 fail(f"{option}: {key} expects a number, got {value!r}.")
-        elif kind is tuple:
-            kw[name] = (*kw.get(name, ()), value)
+        elif p.kind in ("list", "pairs"):
+            kw[p.field] = (*kw.get(p.field, ()), value)
         else:
-            kw[name] = value
+            kw[p.field] = value
     return kw
 
 
@@ -67,7 +60,7 @@ def read_side(spec: str, git_cwd: str) -> dict[str, bytes]:
 def _selection_impact(hf_id: str, recipes_dir: str | None, spec_a: str, spec_b: str) -> Impact:
     from vllm_recipes.review.compare import compare_selections
 
-    from .engine_cmds import find_recipe, resolve_request
+    from .options import find_recipe, resolve_request
 
     catalog = load_or_exit(recipes_dir)
     kw_a, kw_b = parse_selection_spec(spec_a, "--a"), parse_selection_spec(spec_b, "--b")

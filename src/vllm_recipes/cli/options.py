@@ -1,0 +1,106 @@
+"""The selection options of ``command``, ``explain``, ``export``, ``fit`` and ``diff``, generated
+from the one parameter table (:mod:`vllm_recipes.select.params`), and the :class:`Query` they make."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.select.page import PageRequest, PageState
+from vllm_recipes.select.params import PARAMS, Param
+from vllm_recipes.service import Query, QueryError, select
+
+from .main import fail, find_or_exit, recipes_dir_option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: what the command line adds to a parameter's help
+CLI_NOTES = {"hardware": " 'auto' detects the local GPUs."}
+
+
+def _option(p: Param) -> Callable[[F], F]:
+    assert p.cli is not None
+    help_text = p.help + CLI_NOTES.get(p.name, "")
+    if p.fixed and p.kind == "str" and not p.closed:
+        help_text += f" One of: {', '.join(p.fixed)}."
+    multiple = p.kind in ("list", "pairs")
+    if multiple:
+        help_text += " Repeatable."
+    kind: Any = None
+    if p.kind == "int":
+        kind = click.IntRange(p.lo, p.hi)
+    elif p.closed:
+        kind = click.Choice(list(p.fixed), case_sensitive=False)
+    return click.option(p.cli, p.field, type=kind, multiple=multiple, help=help_text)
+
+
+def selection_options(fn: F) -> F:
+    """Every command-line selection parameter, ``--recipes-dir`` and the ``HF_ID`` argument."""
+    decorators = [_option(p) for p in PARAMS if p.cli is not None]
+    decorators += [recipes_dir_option, click.argument("hf_id")]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def _pairs(values: tuple[str, ...], option: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for v in values:
+        f, sep, m = v.partition("=")
+        if not sep:
+            f, sep, m = v.partition(":")
+        if not sep or not f or not m:
+            raise click.UsageError(f"{option} expects FEATURE=MODE, got {v!r}.")
+        out.append((f, m))
+    return tuple(out)
+
+
+def request_from_options(kw: dict[str, Any]) -> PageRequest:
+    """The selection options' values -> a request (``None``/empty: not given)."""
+    fields: dict[str, Any] = {}
+    for p in PARAMS:
+        if p.cli is None or p.field not in kw:
+            continue
+        value = kw[p.field]
+        if p.kind == "pairs":
+            value = _pairs(tuple(value or ()), p.cli)
+        elif p.kind == "list":
+            value = tuple(value or ())
+        fields[p.field] = value
+    pn, dn = fields.get("prefill_nodes"), fields.get("decode_nodes")
+    if pn is not None and dn is not None and (pn == 0) != (dn == 0):
+        fail("--prefill-nodes 0 asks for the co-located layout; pass --decode-nodes 0 too.")
+    return PageRequest(**fields)
+
+
+def query_from_options(hf_id: str, kw: dict[str, Any]) -> Query:
+    return Query(hf_id, request_from_options(kw))
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """A :class:`QueryError` inside the block exits 2 with its message, options spelled as typed."""
+    try:
+        yield
+    except QueryError as exc:
+        fail(exc.text("cli"))
+
+
+def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:
+    """Recipe by hf_id, or by a variant's own model id (which then selects that variant)."""
+    recipe, vk = find_or_exit(catalog, hf_id)
+    if vk is not None:
+        kw["variant"] = kw.get("variant") or vk
+    return recipe
+
+
+def resolve_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> PageState:
+    """The builder state of a ``vllm serve`` recipe for the selection options (exit 2 on a refusal)."""
+    with refusals():
+        state = select(catalog, Query(recipe.hf_id, request_from_options(kw))).state
+    assert state is not None, "resolve_request is for vllm serve recipes"
+    return state

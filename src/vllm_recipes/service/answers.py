@@ -1,0 +1,245 @@
+"""Answers to a :class:`Query`: the one place a front end turns "this model, these choices"
+into a selection, a plan, an explanation, deploy files or the ``/api/resolve`` payload.
+
+The command line, the website, ``/api/*`` and the MCP tools all call these functions,
+so they cannot disagree. Whether a recipe is served by ``vllm serve`` or is an omni
+recipe (vllm-omni tasks) is decided here, once, by :func:`select`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.lint.vllm_plan import with_vllm_lint
+from vllm_recipes.render.artifacts import Artifact
+from vllm_recipes.render.deployment import deployment_blocks
+from vllm_recipes.render.explain import explain_json, sections_json
+from vllm_recipes.render.export import ExportError, ExportOptions, export_artifacts
+from vllm_recipes.render.omni import OmniRendering, explain_omni, omni_rendering_object, render_omni
+from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.select.aliases import canonical
+from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
+from vllm_recipes.select.options import flag
+from vllm_recipes.select.page import PageRequest, PageState, build_state
+from vllm_recipes.select.params import OMNI_NAMES, PARAMS
+from vllm_recipes.synth.context import Ctx, recipe_frontend
+from vllm_recipes.synth.omni import OmniPlan, resolve_omni
+from vllm_recipes.synth.plan import Plan
+from vllm_recipes.synth.resolve import resolve as resolve_selection
+
+from .errors import CannotExport, NotApplicable
+from .lookup import find_recipe
+from .url import canonical_params, encode
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question about one recipe: ``model`` (a Hugging Face id or a variant's own model
+    id, any letter case) and the user's choices (``None`` fields take the page's defaults)."""
+
+    model: str
+    request: PageRequest = field(default_factory=PageRequest)
+
+
+@dataclass(frozen=True)
+class Selected:
+    """The recipe a query names and its complete selection: ``state`` for a ``vllm serve``
+    recipe, ``omni`` for an omni recipe (exactly one of them is set)."""
+
+    recipe: Recipe
+    state: PageState | None = None
+    omni: OmniSelection | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A selection and its plan (``ctx``/``plan`` or ``omni_plan``, like :class:`Selected`)."""
+
+    selected: Selected
+    ctx: Ctx | None = None
+    plan: Plan | None = None
+    omni_plan: OmniPlan | None = None
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.selected.recipe
+
+
+def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
+    """The query's recipe and selection. ``strict`` refuses what cannot be honoured with a
+    :class:`~.errors.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
+    recipe, variant_key = find_recipe(catalog, query.model)
+    req = query.request
+    if variant_key is not None and req.variant is None:
+        req = replace(req, variant=variant_key)
+    if recipe.is_omni:
+        return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
+    return Selected(recipe, state=build_state(catalog, recipe, req, strict=strict))
+
+
+def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
+    """An omni recipe takes hardware, variant, task and install only."""
+    for p in PARAMS:
+        if p.name not in OMNI_NAMES and getattr(req, p.field) not in (None, ()):
+            raise NotApplicable(p.name, f"{recipe.hf_id} is an omni recipe; it takes "
+                                f"{', '.join(flag(n) for n in OMNI_NAMES)} only (got {flag(p.name)}).")
+    hw = req.hardware and canonical(req.hardware, catalog.hardware_profiles)
+    vk = req.variant and canonical(req.variant, recipe.variants)
+    task = req.task and canonical(req.task, [t.key for t in resolve_omni_tasks(recipe.data)])
+    return select_omni(catalog, recipe, hw, vk, task, req.install, strict=strict)
+
+
+def resolve(catalog: Catalog, query: Query) -> Resolved:
+    """The query's plan (strict)."""
+    selected = select(catalog, query)
+    return resolve_selected(catalog, selected)
+
+
+def resolve_selected(catalog: Catalog, selected: Selected) -> Resolved:
+    recipe = selected.recipe
+    if selected.omni is not None:
+        o = selected.omni
+        return Resolved(selected, omni_plan=resolve_omni(catalog, recipe, o.variant_key, o.task, o.hw_id))
+    assert selected.state is not None
+    ctx, plan = resolve_selection(catalog, recipe, selected.state.selection)
+    return Resolved(selected, ctx=ctx, plan=plan)
+
+
+def render_omni_of(catalog: Catalog, resolved: Resolved) -> OmniRendering:
+    """The vllm-omni command of an omni answer."""
+    assert resolved.selected.omni is not None and resolved.omni_plan is not None
+    return render_omni(catalog, resolved.recipe, resolved.selected.omni, resolved.omni_plan)
+
+
+# --- URLs and the selection as JSON --------------------------------------------------------------
+
+
+def canonical_query(catalog: Catalog, recipe: Recipe, state: PageState) -> str:
+    """The shortest URL query that rebuilds ``state`` (ui.md's omission rules)."""
+    return encode(canonical_params(catalog, recipe, state))
+
+
+def page_url(catalog: Catalog, recipe: Recipe, state: PageState) -> str:
+    """Site-relative URL of the recipe page showing this selection."""
+    query = canonical_query(catalog, recipe, state)
+    return f"/{recipe.hf_id}" + (f"?{query}" if query else "")
+
+
+def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str | None = None) -> dict[str, Any]:
+    """A selection as ``/api/resolve`` (and the MCP tools) show it, with its canonical URL."""
+    if query is None:
+        query = canonical_query(catalog, recipe, st)
+    sel = st.selection
+    return {
+        "model": recipe.hf_id,
+        "hardware": sel.hw_id,
+        "variant": sel.variant_key,
+        "strategy": sel.strategy,
+        "recommended_strategy": st.recommended_strategy,
+        "nodes": sel.node_count,
+        "features": list(sel.features),
+        "fmode": dict(sel.feature_modes),
+        "advanced": [a for a, _ in sel.advanced],
+        "kv_offload": sel.kv_offload,
+        "kv_instances": sel.kv_instances,
+        "pd_nodes": sel.pd_nodes,
+        "frontend": sel.frontend or recipe_frontend(recipe.data),
+        "install": st.install,
+        "router": sel.pd_router,
+        "query": query,
+        "url": "/" + recipe.hf_id + ("?" + query if query else ""),
+    }
+
+
+# --- /api/resolve ----------------------------------------------------------------------------------
+
+
+def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) -> dict[str, Any]:
+    """Everything ``/api/resolve`` returns (and the MCP ``resolve_command``/``explain`` tools);
+    ``context`` is the Fit summary's context length. Raises :class:`~.errors.QueryError`."""
+    resolved = resolve(catalog, query)
+    recipe = resolved.recipe
+    if resolved.omni_plan is not None:
+        return _omni_payload(catalog, resolved)
+    st, ctx, plan = resolved.selected.state, resolved.ctx, resolved.plan
+    assert st is not None and ctx is not None and plan is not None
+    blocks = deployment_blocks(ctx, plan, st.install)
+    return {
+        "rendering": with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
+        "explain": explain_json(catalog, plan),
+        "selection": selection_dict(catalog, recipe, st),
+        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
+                      "text": b.text} for b in blocks],
+        "fit": fit_summary(catalog, recipe, ctx, plan, context),
+    }
+
+
+def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
+    osel, plan = resolved.selected.omni, resolved.omni_plan
+    assert osel is not None and plan is not None
+    rendered = render_omni_of(catalog, resolved)
+    return {
+        "rendering": omni_rendering_object(osel, plan, rendered),
+        "explain": sections_json(explain_omni(catalog, plan)),
+        "selection": {"model": resolved.recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
+                      "task": osel.task.key if osel.task else None, "install": osel.install},
+        "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": rendered.shown}],
+    }
+
+
+def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context: int | None = None
+                ) -> dict[str, Any] | None:
+    """The ``fit`` key of ``/api/resolve``: the memory summary on the selection's own hardware
+    (concurrency at ``context`` when given); ``None`` without architecture facts."""
+    from vllm_recipes.fit.hardware import profile_target
+    from vllm_recipes.fit.report import fit_plan, recipe_architecture, summary_dict
+
+    arch = recipe_architecture(catalog, recipe)
+    if arch is None:
+        return None
+    try:
+        target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
+        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=context))
+    except Exception:  # the summary is an addition: never fail the resolve because of it
+        log.exception("fit summary failed for %s", recipe.hf_id)
+        return None
+
+
+# --- export ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Export:
+    """The deploy files of one selection."""
+
+    recipe: Recipe
+    state: PageState
+    target: str
+    artifacts: list[Artifact]
+
+
+def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
+                 options: ExportOptions | None = None) -> list[Artifact]:
+    """The artifacts of one builder state (page tabs, ``/api/export``, the CLI and MCP all come here)."""
+    opts = options or ExportOptions()
+    opts = replace(opts, install=state.install, page_url=opts.page_url or page_url(catalog, recipe, state))
+    return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located)
+
+
+def export(catalog: Catalog, query: Query, target: str, options: ExportOptions | None = None) -> Export:
+    """The query's deployment for ``target``: :class:`NotApplicable` for an omni recipe,
+    :class:`CannotExport` when the target cannot express the selection."""
+    selected = select(catalog, query)
+    if selected.state is None:
+        raise NotApplicable("model", f"{selected.recipe.hf_id} is an omni recipe; export supports `vllm serve` "
+                                     "recipes only.")
+    try:
+        artifacts = export_state(catalog, selected.recipe, selected.state, target, options)
+    except ExportError as exc:
+        raise CannotExport("to", f"Cannot export to {target}: {exc}") from None
+    return Export(selected.recipe, selected.state, target, artifacts)

@@ -1,0 +1,25 @@
+"""Find the recipe a query names: its Hugging Face id or a variant's own model id, any letter case."""
+
+from __future__ import annotations
+
+from vllm_recipes.catalog import Catalog, Recipe
+
+from .errors import RecipeLoadError, UnknownRecipe
+
+
+def find_recipe(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None]:
+    """``(recipe, None)`` for a recipe id, ``(parent, variant key)`` for a variant's model id.
+
+    Raises :class:`RecipeLoadError` when the file is there but failed to load (file:line),
+    :class:`UnknownRecipe` with the close matches otherwise.
+    """
+    model = (model or "").strip()
+    if not model:
+        raise UnknownRecipe("model", "A recipe id is required (a model's Hugging Face id).")
+    found = catalog.find(model)
+    if found is not None:
+        return found
+    broken = catalog.load_error_for(model)
+    if broken is not None:
+        raise RecipeLoadError("model", f"Recipe {model!r} failed to load: {broken}")
+    raise UnknownRecipe("model", f"Unknown recipe {model!r}.", catalog.close_matches(model))

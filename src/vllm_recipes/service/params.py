@@ -1,0 +1,111 @@
+"""The selection parameters as the typed front ends see them, generated from the one table
+(:mod:`vllm_recipes.select.params`): OpenAPI query parameters, the JSON Schema of the MCP
+tools, and typed arguments (JSON values, not URL strings) -> :class:`PageRequest`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.select.page import PageRequest
+from vllm_recipes.select.params import MAX_VALUE, URL_PARAMS, Param
+
+from .errors import QueryError
+
+MAX_ITEMS = 64
+
+
+def _string(description: str, enum: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "maxLength": MAX_VALUE, "description": description}
+    if enum:
+        schema["enum"] = enum
+    return schema
+
+
+def _integer(p: Param) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer"}
+    if p.lo is not None:
+        schema["minimum"] = p.lo
+    if p.hi is not None:
+        schema["maximum"] = p.hi
+    return schema
+
+
+def openapi_parameters() -> list[dict[str, Any]]:
+    """``/api/resolve``'s query parameters (OpenAPI 3.1): URL strings, so lists are comma lists."""
+    out = []
+    for p in URL_PARAMS:
+        schema: dict[str, Any]
+        if p.kind == "int":
+            schema = _integer(p)
+        else:
+            schema = {"type": "string", "maxLength": MAX_VALUE}
+        if p.fixed and p.kind == "str":
+            schema["enum"] = list(p.fixed)
+        desc = p.help
+        if p.kind == "list":
+            desc += " Comma-separated."
+        elif p.kind == "pairs":
+            desc += " Comma-separated `feature:mode` pairs."
+        out.append({"name": p.name, "in": "query", "required": False, "schema": schema, "description": desc})
+    return out
+
+
+def selection_properties(catalog: Catalog) -> dict[str, Any]:
+    """JSON Schema properties of a selection (MCP tools), enums from ``catalog``."""
+    props: dict[str, Any] = {}
+    for p in URL_PARAMS:
+        enum = p.choices_in(catalog)
+        if p.kind == "int":
+            props[p.name] = {**_integer(p), "description": p.help}
+        elif p.kind == "list":
+            props[p.name] = {"type": "array", "items": _string(f"{p.name} id.", enum), "maxItems": MAX_ITEMS,
+                             "description": p.help}
+        elif p.kind == "pairs":
+            props[p.name] = {"type": "object", "additionalProperties": {"type": "string", "maxLength": MAX_VALUE},
+                             "description": "Feature modes, as an object {feature: mode}."}
+        else:
+            props[p.name] = _string(p.help, enum)
+    return props
+
+
+def request_from_args(args: Mapping[str, Any]) -> PageRequest:
+    """Typed arguments (``{"nodes": 2, "features": [...], "fmode": {...}}``) -> a request.
+
+    Only the selection parameters are read; the caller checks for unknown keys. Values
+    of the wrong JSON type raise :class:`QueryError` naming the parameter; ranges and
+    ids are checked by the selection code, as for every other front end.
+    """
+    kw: dict[str, Any] = {}
+    for p in URL_PARAMS:
+        value = args.get(p.name)
+        if value is None:
+            continue
+        kw[p.field] = _typed(p, value)
+    if kw.get("kv_offload") == "off":
+        kw.pop("kv_offload")
+    return PageRequest(**kw)
+
+
+def _typed(p: Param, value: Any) -> Any:
+    if p.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise QueryError(p.name, f"{p.name} must be an integer.")
+        return value
+    if p.kind == "list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= MAX_VALUE for v in value) \
+                or len(value) > MAX_ITEMS:
+            raise QueryError(p.name, f"{p.name} must be a list of strings.")
+        return tuple(v.strip() for v in value if v.strip())
+    if p.kind == "pairs":
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in value.items()):
+            raise QueryError(p.name, f"{p.name} must be an object mapping feature ids to mode ids.")
+        return tuple((k, v) for k, v in value.items())
+    if not isinstance(value, str) or len(value) > MAX_VALUE:
+        raise QueryError(p.name, f"{p.name} must be a string of at most {MAX_VALUE} characters.")
+    return value.strip() or None
