@@ -20,7 +20,7 @@ from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.cli import api_cmds  # noqa: F401  (registers build-api)
 from vllm_recipes.cli.main import cli
 from vllm_recipes.render.deployment import Block, deployment_text
-from vllm_recipes.web.api import resolve_payload
+from vllm_recipes.web.live_api import resolve_payload
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"

@@ -206,7 +206,7 @@ def test_list_recipes_filters(catalog: Catalog) -> None:
 
 
 def test_explain_matches_the_live_api_explanation(catalog: Catalog) -> None:
-    from vllm_recipes.web.api import resolve_payload
+    from vllm_recipes.web.live_api import resolve_payload
 
     res = in_process(catalog, lambda c: c.call_tool("explain", {"hf_id": V41, "hardware": "b200"}))
     expected = resolve_payload(catalog, [("model", V41), ("hardware", "b200")])

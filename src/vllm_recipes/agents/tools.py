@@ -1,36 +1,36 @@
 """The agent tools, as plain functions over a catalog (no MCP types here).
 
-Each tool answers from the same code path as the website: ``resolve_command``
-and ``explain`` build the very query that ``/api/resolve`` reads and call its
-payload function, so an agent, the page and the live API can never disagree.
-The MCP server (:mod:`vllm_recipes.agents.server`) only wraps these functions
-in protocol objects; tests call them directly too.
+Each tool turns its typed arguments into a :class:`~vllm_recipes.service.Query` through
+the one parameter table and asks :mod:`vllm_recipes.service`, like the website and
+``/api/*`` do, so an agent, the page and the live API can never disagree. The MCP
+server (:mod:`vllm_recipes.agents.server`) only wraps these functions in protocol
+objects; tests call them directly too.
 
-Input schemas are JSON Schema documents whose enums come from the catalog
-(hardware ids, strategies, features, frontends), so a client can offer valid
-choices before calling and a model sees them in the tool list.
+Input schemas are JSON Schema documents generated from the parameter table, with
+enums from the catalog (hardware ids, strategies, features, frontends, routers), so
+a client can offer valid choices before calling and a model sees them in the tool list.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from vllm_recipes import service
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.render.export import TARGETS
-from vllm_recipes.select.defaults import listed_hardware, variant_or_default
+from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
+from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
-from vllm_recipes.select.page import PageRequest, SelectionError, build_state
-from vllm_recipes.service.url import INT_PARAMS, PARAMS, canonical_params, encode
-from vllm_recipes.synth.context import Ctx, recipe_frontend
-from vllm_recipes.synth.resolve import resolve
-from vllm_recipes.web.api import find_model, resolve_payload, selection_dict
-from vllm_recipes.web.deploy import export_query
-from vllm_recipes.web.site import SiteIndex, matches_query, norm
+from vllm_recipes.select.page import PageRequest
+from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
+from vllm_recipes.service import Query, QueryError
+from vllm_recipes.service.fit import fit_answer
+from vllm_recipes.service.params import request_from_args, selection_properties
+from vllm_recipes.service.search import Card, make_card, search
+from vllm_recipes.synth.context import recipe_frontend
 
 
 class ToolError(Exception):
@@ -48,34 +48,10 @@ class ToolError(Exception):
         return {"error": str(self), "param": self.param, "choices": self.choices}
 
     @classmethod
-    def from_selection(cls, exc: SelectionError) -> ToolError:
+    def from_selection(cls, exc: QueryError) -> ToolError:
         return cls(str(exc), exc.param, exc.choices)
 
 
-#: Descriptions of the selection parameters (the names and meaning of /api/resolve's query).
-SELECTION_DESCRIPTIONS: dict[str, str] = {
-    "hardware": "Hardware profile id (default: the recipe's default hardware).",
-    "variant": "Variant key, e.g. 'default' or a precision variant (default: default).",
-    "strategy": "Serving strategy id (default: the recipe's recommendation).",
-    "nodes": "Node count for multi-node strategies (1-16).",
-    "features": "Every enabled feature; replaces the default set (omit for the defaults).",
-    "fmode": "Feature modes, as an object {feature: mode}.",
-    "advanced": "Advanced tuning option ids.",
-    "kv_offload": "KV offload option or Mooncake deployment id ('off' for none).",
-    "kv_instances": "Mooncake instance count (1-16).",
-    "kv_instance": "Mooncake instance to render (0-based).",
-    "prefill_nodes": "PD prefill pool nodes (0 together with decode_nodes=0: co-located on one node).",
-    "decode_nodes": "PD decode pool nodes.",
-    "prefill_mode": "PD prefill pool mode.",
-    "decode_mode": "PD decode pool mode.",
-    "prefill_rank": "PD prefill node to render (0-based).",
-    "decode_rank": "PD decode node to render (0-based).",
-    "frontend": "OpenAI-compatible frontend.",
-    "install": "Install / run method.",
-    "router": "PD router.",
-    "task": "Omni task key (omni recipes only).",
-}
-LIST_PARAMS = frozenset({"features", "advanced"})
 #: ``export_deployment`` options besides the selection and ``to`` (the CLI's ``export`` options)
 EXPORT_ARGUMENTS: dict[str, str] = {
     "namespace": "Kubernetes namespace (default: default).",
@@ -87,7 +63,7 @@ EXPORT_ARGUMENTS: dict[str, str] = {
 #: fit's own arguments (the names /api/fit reads)
 FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
 FIT_MAX_CONTEXT = 1 << 24
-MAX_STRING = 512
+MAX_STRING = MAX_VALUE
 
 
 def _str_schema(description: str, enum: list[str] | None = None) -> dict[str, Any]:
@@ -113,64 +89,24 @@ class AgentTools:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
 
-    # --- catalog-derived enums ------------------------------------------------------------------
-
     @cached_property
-    def index(self) -> SiteIndex:
-        return SiteIndex(self.catalog)
+    def cards(self) -> list[Card]:
+        return [make_card(self.catalog, r) for r in self.catalog.recipes]
 
     @cached_property
     def hardware_ids(self) -> list[str]:
         return list(self.catalog.hardware_profiles)
 
     @cached_property
-    def strategy_ids(self) -> list[str]:
-        return list(self.catalog.serving_strategies)
-
-    @cached_property
-    def feature_ids(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for recipe in self.catalog.recipes:
-            for f in as_map(recipe.data.get("features")):
-                if isinstance(f, str):
-                    seen.setdefault(f)
-        return list(seen)
-
-    @cached_property
-    def kv_ids(self) -> list[str]:
-        ids = [k for k in as_map(self.catalog.kv_offload_options) if isinstance(k, str)]
-        return ["off", *ids, *self.catalog.kv_stores]
-
-    @cached_property
     def recipe_ids(self) -> list[str]:
         return [r.hf_id for r in self.catalog.recipes]
 
     def selection_schema(self) -> dict[str, Any]:
-        """JSON Schema of a selection (the /api/resolve parameters), enums from the catalog."""
-        enums: dict[str, list[str]] = {
-            "hardware": self.hardware_ids, "strategy": self.strategy_ids, "kv_offload": self.kv_ids,
-            "prefill_mode": ["tp", "tep", "dep"], "decode_mode": ["tp", "tep", "dep"],
-            "frontend": sorted(k for k in self.catalog.frontends if isinstance(k, str)) or ["python", "rust"],
-            "install": ["pip", "docker"], "router": ["vllm-router", "smg-grpc"],
-        }
+        """JSON Schema of a selection (the /api/resolve parameters, from the parameter table)."""
         props: dict[str, Any] = {
             "hf_id": _str_schema("The recipe's Hugging Face id (or a variant's model id).", self.recipe_ids),
+            **selection_properties(self.catalog),
         }
-        for p in PARAMS:
-            desc = SELECTION_DESCRIPTIONS.get(p, "")
-            if p in INT_PARAMS:
-                props[p] = {"type": "integer", "minimum": 0, "maximum": 16, "description": desc}
-            elif p == "features":
-                props[p] = {"type": "array", "items": _str_schema("Feature id.", self.feature_ids),
-                            "maxItems": 64, "description": desc}
-            elif p == "advanced":
-                props[p] = {"type": "array", "items": _str_schema("Advanced option id."), "maxItems": 64,
-                            "description": desc}
-            elif p == "fmode":
-                props[p] = {"type": "object", "additionalProperties": {"type": "string", "maxLength": MAX_STRING},
-                            "description": desc}
-            else:
-                props[p] = _str_schema(desc, enums.get(p))
         return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
 
     def tools(self) -> list[Tool]:
@@ -257,51 +193,12 @@ class AgentTools:
 
     def list_recipes(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("query", "hardware", "fits_gpus"))
-        query = _opt_str(args, "query")
-        hardware = _opt_str(args, "hardware")
-        fits = args.get("fits_gpus")
-        if fits is not None and (not isinstance(fits, int) or isinstance(fits, bool) or fits < 1):
-            raise ToolError("fits_gpus must be a positive integer.", "fits_gpus")
-        if hardware is not None and hardware not in self.catalog.hardware_profiles:
-            raise ToolError(f"Unknown hardware {hardware!r}.", "hardware", self.hardware_ids)
-        cards = self.index.cards
-        if query:
-            cards = [c for c in cards if matches_query(c.haystack, query)]
-            words = [norm(w) for w in query.split() if w]
-            cards = sorted(cards, key=lambda c: -sum(w in norm(c.hf_id) for w in words))
-        out = []
-        for card in cards:
-            recipe = card.recipe
-            entry: dict[str, Any] = {"hf_id": card.hf_id, "title": card.title, "provider": card.provider,
-                                     "description": card.description, "tasks": card.tasks,
-                                     "parameters": card.params, "date_updated": card.date_updated,
-                                     "page": card.url, "json": card.url + ".json"}
-            if hardware is not None or fits is not None:
-                need = self._recommended_gpus(recipe, hardware)
-                if need is None:
-                    continue
-                hw_used, gpus, strategy = need
-                if fits is not None and gpus > fits:
-                    continue
-                entry.update({"hardware": hw_used, "strategy": strategy, "gpus": gpus})
-            out.append(entry)
-        return {"count": len(out), "recipes": out}
-
-    def _recommended_gpus(self, recipe: Recipe, hardware: str | None) -> tuple[str, int, str] | None:
-        """``(hardware, GPUs, strategy)`` of the page's default selection on ``hardware``, or ``None``
-        when the recipe is not offered there or cannot be synthesized."""
-        if recipe.is_omni:
-            return None
-        if hardware is not None:
-            variant = variant_or_default(recipe.data, "default")
-            if hardware not in listed_hardware(self.catalog.hardware_profiles, variant, recipe.data):
-                return None
         try:
-            st = build_state(self.catalog, recipe, PageRequest(hardware=hardware), strict=True)
-            ctx, _plan = resolve(self.catalog, recipe, st.selection)
-        except Exception:  # a recipe that cannot render its default is not offered
-            return None
-        return st.selection.hw_id, gpus_used(ctx), st.selection.strategy
+            out = search(self.catalog, self.cards, _opt_str(args, "query"), _opt_str(args, "hardware"),
+                         args.get("fits_gpus"))
+        except QueryError as exc:
+            raise ToolError.from_selection(exc) from None
+        return {"count": len(out), "recipes": out}
 
     def show_recipe(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id",))
@@ -333,10 +230,10 @@ class AgentTools:
         }
         if not recipe.is_omni:
             try:
-                st = build_state(self.catalog, recipe, PageRequest(variant=vk), strict=True)
-                query = encode(canonical_params(self.catalog, recipe, st))
-                result["default_selection"] = selection_dict(self.catalog, recipe, st, query)
-            except SelectionError as exc:
+                st = service.select(self.catalog, Query(recipe.hf_id, PageRequest(variant=vk))).state
+                assert st is not None
+                result["default_selection"] = service.selection_dict(self.catalog, recipe, st)
+            except QueryError as exc:
                 result["default_selection"] = None
                 result["default_selection_error"] = str(exc)
         return result
@@ -351,79 +248,67 @@ class AgentTools:
         return {"selection": payload["selection"], "explain": payload["explain"]}
 
     def export_deployment(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *PARAMS, "to", *EXPORT_ARGUMENTS))
-        self._recipe(args)
-        items = selection_query({k: v for k, v in args.items() if k not in ("to", *EXPORT_ARGUMENTS)})
-        for key in ("to", *EXPORT_ARGUMENTS):
-            value = _opt_str(args, key)
-            if value is not None:
-                items.append((key, value))
-        reply, artifacts = export_query(self.catalog, items)
-        if reply.status != 200:
-            body = json.loads(reply.body)
-            raise ToolError(body["error"], body["param"], body["choices"])
-        return {"target": args["to"], "media_type": reply.media_type, "text": reply.body,
-                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in artifacts]}
+        _check_keys(args, ("hf_id", *URL_NAMES, "to", *EXPORT_ARGUMENTS))
+        target = _opt_str(args, "to") or ""
+        if target not in TARGETS:
+            raise ToolError(f"to must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
+        opts = {k: _opt_str(args, k) for k in EXPORT_ARGUMENTS}
+        options = ExportOptions(namespace=opts["namespace"] or "default", name=opts["name"], pvc=opts["pvc"],
+                                image=opts["image"])
+        try:
+            done = service.export(self.catalog, self._query(args), target, options)
+        except QueryError as exc:
+            raise ToolError.from_selection(exc) from None
+        arts = done.artifacts
+        kinds = {a.media_type for a in arts if a.path != "kustomization.yaml"}
+        return {"target": target, "media_type": kinds.pop() if len(kinds) == 1 else "text/plain",
+                "text": stdout_text(arts),
+                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in arts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *PARAMS, *FIT_ARGS))
-        items: list[tuple[str, str]] = []
-        if args.get("hf_id") is not None:
-            self._recipe(args)
-            items = selection_query({k: v for k, v in args.items() if k not in FIT_ARGS})
+        _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
         for key in FIT_ARGS:
             value = args.get(key)
-            if value is None:
+            if value is None or key == "gpu":
                 continue
-            if key == "gpu":
-                items.append((key, _opt_str(args, key) or ""))
-            elif isinstance(value, bool) or not isinstance(value, int | float) \
+            if isinstance(value, bool) or not isinstance(value, int | float) \
                     or (key != "gpu_memory" and not isinstance(value, int)):
                 raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
-            else:
-                items.append((key, str(value)))
-        from vllm_recipes.web.fit import fit_payload
-
+        context = args.get("context")
+        if context is not None and not 0 < context <= FIT_MAX_CONTEXT:
+            raise ToolError(f"context must be between 1 and {FIT_MAX_CONTEXT}.", "context")
         try:
-            return fit_payload(self.catalog, items)
-        except SelectionError as exc:
+            query = self._query(args) if args.get("hf_id") is not None else Query("", request_from_args(args))
+            memory = args.get("gpu_memory")
+            return fit_answer(self.catalog, query, gpu=_opt_str(args, "gpu"),
+                              gpu_memory=float(memory) if memory is not None else None, gpus=args.get("gpus"),
+                              context=context)
+        except QueryError as exc:
             raise ToolError.from_selection(exc) from None
 
     # --- helpers --------------------------------------------------------------------------------
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
-        hf_id = _opt_str(args, "hf_id")
         try:
-            return find_model(self.catalog, hf_id)
-        except SelectionError as exc:
-            raise ToolError(str(exc).replace("Parameter 'model'", "Argument 'hf_id'"), "hf_id",
-                            exc.choices) from None
+            return service.find_recipe(self.catalog, _opt_str(args, "hf_id"))
+        except QueryError as exc:
+            raise ToolError(str(exc), "hf_id", exc.choices) from None
 
-    def _payload(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *PARAMS))
-        self._recipe(args)  # a clear hf_id error before anything else
+    def _query(self, args: Mapping[str, Any]) -> Query:
+        """The selection arguments as a query (a clear ``hf_id`` error before anything else)."""
+        self._recipe(args)
         try:
-            return resolve_payload(self.catalog, selection_query(args))
-        except SelectionError as exc:
+            return Query(str(args["hf_id"]), request_from_args(args))
+        except QueryError as exc:
             raise ToolError.from_selection(exc) from None
 
-
-def gpus_used(ctx: Ctx) -> int:
-    """GPUs the selection occupies: every GPU of every node for multi-node and PD pools, the
-    resolved parallel size on one node."""
-    per_node = ctx.gpu_count if isinstance(ctx.gpu_count, int) else 1
-    if ctx.is_multi:
-        return per_node * max(1, ctx.node_count)
-    if ctx.is_pd:
-        pools = ctx.sel.pd_nodes if isinstance(ctx.sel.pd_nodes, Mapping) else {}
-        nodes = 0
-        for role in ("prefill", "decode"):
-            pool = pools.get(role)
-            n = pool.get("nodes") if isinstance(pool, Mapping) else pool
-            nodes += n if isinstance(n, int) else 0
-        return per_node * max(1, nodes)
-    size = ctx.single_node_tp
-    return int(size) if isinstance(size, int | float) and size == size else per_node
+    def _payload(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", *URL_NAMES))
+        query = self._query(args)
+        try:
+            return service.resolve_payload(self.catalog, query)
+        except QueryError as exc:
+            raise ToolError.from_selection(exc) from None
 
 
 def recipe_json_uri(hf_id: str) -> str:
@@ -432,35 +317,6 @@ def recipe_json_uri(hf_id: str) -> str:
 
 def recipe_guide_uri(hf_id: str) -> str:
     return f"recipe://{hf_id}/guide.md"
-
-
-def selection_query(args: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Tool arguments -> the ``/api/resolve`` query items (``hf_id`` becomes ``model``)."""
-    items: list[tuple[str, str]] = [("model", str(args.get("hf_id") or ""))]
-    for p in PARAMS:
-        if p not in args or args[p] is None:
-            continue
-        value = args[p]
-        if p in LIST_PARAMS:
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ToolError(f"{p} must be a list of strings.", p)
-            items.append((p, ",".join(value)))
-        elif p == "fmode":
-            if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
-                                                         for k, v in value.items()):
-                raise ToolError("fmode must be an object mapping feature ids to mode ids.", p)
-            items.append((p, ",".join(f"{f}:{m}" for f, m in value.items())))
-        elif p in INT_PARAMS:
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ToolError(f"{p} must be an integer.", p)
-            items.append((p, str(value)))
-        else:
-            if not isinstance(value, str):
-                raise ToolError(f"{p} must be a string.", p)
-            items.append((p, value))
-    return items
 
 
 def _check_keys(args: Mapping[str, Any], allowed: tuple[str, ...]) -> None:

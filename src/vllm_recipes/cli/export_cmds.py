@@ -10,10 +10,11 @@ from typing import Any
 import click
 
 from vllm_recipes.render.artifacts import Artifact
-from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, stdout_text
+from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
+from vllm_recipes.service import export
 
 from .main import cli, fail, load_or_exit
-from .options import find_recipe, resolve_request, selection_options
+from .options import query_from_options, refusals, selection_options
 
 
 def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
@@ -50,18 +51,9 @@ def export_cmd(hf_id: str, recipes_dir: str | None, target: str, output: str, na
                pvc: str | None, image: str | None, **kw: Any) -> None:
     """Write the deployment of HF_ID at the chosen selection for a scheduler (same plan as `command`)."""
     catalog = load_or_exit(recipes_dir)
-    recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        fail(f"{recipe.hf_id} is an omni recipe; export supports `vllm serve` recipes only. "
-             "Use `vllm-recipes command` for it.")
-    from vllm_recipes.web.deploy import export_state
-
-    state = resolve_request(catalog, recipe, kw)
     options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image)
-    try:
-        artifacts = export_state(catalog, recipe, state, target, options)
-    except ExportError as exc:
-        fail(f"cannot export to {target}: {exc}")
+    with refusals():
+        artifacts = export(catalog, query_from_options(hf_id, kw), target, options).artifacts
     if output == "-":
         click.echo(stdout_text(artifacts), nl=False)
         return

@@ -11,7 +11,6 @@ front ends never import one another.
 
 from .answers import (
     Export,
-    Query,
     Resolved,
     Selected,
     export,
@@ -23,6 +22,7 @@ from .answers import (
 )
 from .errors import CannotExport, NotApplicable, QueryError, RecipeLoadError, UnknownRecipe
 from .lookup import find_recipe
+from .query import Query
 
 __all__ = [
     "CannotExport", "Export", "NotApplicable", "Query", "QueryError", "RecipeLoadError", "Resolved", "Selected",

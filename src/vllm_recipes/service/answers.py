@@ -9,7 +9,7 @@ recipe (vllm-omni tasks) is decided here, once, by :func:`select`.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -31,19 +31,12 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from .errors import CannotExport, NotApplicable
+from .fit import fit_summary
 from .lookup import find_recipe
+from .query import Query
 from .url import canonical_params, encode
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Query:
-    """One question about one recipe: ``model`` (a Hugging Face id or a variant's own model
-    id, any letter case) and the user's choices (``None`` fields take the page's defaults)."""
-
-    model: str
-    request: PageRequest = field(default_factory=PageRequest)
 
 
 @dataclass(frozen=True)
@@ -190,24 +183,6 @@ def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
                       "task": osel.task.key if osel.task else None, "install": osel.install},
         "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": rendered.shown}],
     }
-
-
-def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context: int | None = None
-                ) -> dict[str, Any] | None:
-    """The ``fit`` key of ``/api/resolve``: the memory summary on the selection's own hardware
-    (concurrency at ``context`` when given); ``None`` without architecture facts."""
-    from vllm_recipes.fit.hardware import profile_target
-    from vllm_recipes.fit.report import fit_plan, recipe_architecture, summary_dict
-
-    arch = recipe_architecture(catalog, recipe)
-    if arch is None:
-        return None
-    try:
-        target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=context))
-    except Exception:  # the summary is an addition: never fail the resolve because of it
-        log.exception("fit summary failed for %s", recipe.hf_id)
-        return None
 
 
 # --- export ------------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ from vllm_recipes.select.page import (
 from vllm_recipes.select.params import BY_NAME, MAX_VALUE, URL_NAMES
 from vllm_recipes.synth.context import recipe_frontend
 
+from .query import Query
+
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
 PARAMS: tuple[str, ...] = URL_NAMES
 INT_PARAMS = frozenset(p for p in URL_NAMES if BY_NAME[p].kind == "int")
@@ -222,3 +224,21 @@ def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, s
     parsed = parse_params(items, strict=False)
     st = build_state(catalog, recipe, parsed.request, strict=False)
     return st, [m for _, m in parsed.problems] + list(st.notices)
+
+
+def query_from_items(items: Iterable[tuple[str, str]], *, allowed_extra: frozenset[str] = PAGE_PARAMS
+                     ) -> tuple[Query, dict[str, str]]:
+    """``model=...&<builder parameters>`` (``/api/resolve``, ``/api/export``, ...) -> a strict
+    :class:`Query` and the page-only parameters (``lang``, ``ctx``). Raises ``SelectionError``."""
+    model = ""
+    rest: list[tuple[str, str]] = []
+    extra: dict[str, str] = {}
+    for k, v in items:
+        if k == "model":
+            model = v.strip()
+        elif k in allowed_extra:
+            extra[k] = v.strip()
+        else:
+            rest.append((k, v))
+    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra).request), extra
+

@@ -39,12 +39,12 @@ from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
 from . import twins
-from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .compress import CompressionMiddleware, negotiate
 from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
+from .live_api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int

@@ -1,43 +1,27 @@
 """The "Deploy" tabs of the recipe page and ``/api/export``: scheduler artifacts of a page state.
 
-Framework-free (like ``urlstate`` and ``api``): the CLI and the MCP server import it too.
-
-Both call :func:`export_state`, which the CLI's ``export`` calls too, so the
-page, the API and ``vllm-recipes export -o -`` give the same bytes for the
-same selection (the header's page URL is the canonical, site-relative one).
+The page links each tab to ``/api/export``, which asks :func:`vllm_recipes.service.export`
+like the CLI's ``export`` and the MCP tool, so the page, the API and ``vllm-recipes export -o -``
+give the same bytes for the same selection (the header's page URL is the canonical,
+site-relative one).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode
 
+from vllm_recipes import service
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, Artifact, default_name
-from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, export_artifacts, stdout_text
-from vllm_recipes.select.page import PageState, SelectionError, build_state
-from vllm_recipes.service.url import canonical_params, encode, parse_params
-
-from .api import error_body, find_model
+from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
+from vllm_recipes.service import CannotExport, QueryError
+from vllm_recipes.service.url import query_from_items
 
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
-
-
-def page_url(catalog: Catalog, recipe: Recipe, state: PageState) -> str:
-    """Site-relative URL of the recipe page showing this selection."""
-    query = encode(canonical_params(catalog, recipe, state))
-    return f"/{recipe.hf_id}" + (f"?{query}" if query else "")
-
-
-def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
-                 options: ExportOptions | None = None) -> list[Artifact]:
-    """The artifacts of one page state (the CLI, the page and ``/api/export`` all call this)."""
-    opts = options or ExportOptions()
-    opts = replace(opts, install=state.install, page_url=opts.page_url or page_url(catalog, recipe, state))
-    return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located)
 
 
 def media_type(artifacts: list[Artifact]) -> str:
@@ -91,35 +75,20 @@ def _error(status: int, message: str, param: str | None = None, choices: list[st
 
 
 def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
-    """``/api/export?model=...&<builder parameters>&to=k8s``."""
-    return export_query(catalog, items)[0]
-
-
-def export_query(catalog: Catalog, items: list[tuple[str, str]]) -> tuple[ExportReply, list[Artifact]]:
-    """The answer to an export query and, when it succeeds, the files behind it (the MCP tool's view)."""
+    """``/api/export?model=...&<builder parameters>&to=k8s``: the artifact text, or a JSON error."""
     opts: Mapping[str, str] = {k: v.strip() for k, v in items if k in EXPORT_OPTIONS}
-    rest = [(k, v) for k, v in items if k not in EXPORT_OPTIONS and k != "model"]
     target = opts.get("to", "")
     if target not in TARGETS:
-        return _error(400, f"Parameter 'to' must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS)), []
-    try:
-        recipe, vk = find_model(catalog, next((v.strip() for k, v in items if k == "model"), None))
-        if recipe.is_omni:
-            return _error(400, f"{recipe.hf_id} is an omni recipe; export supports `vllm serve` recipes only.",
-                          "model"), []
-        if vk is not None and not any(k == "variant" for k, _ in rest):
-            rest.append(("variant", vk))
-        state = build_state(catalog, recipe, parse_params(rest, strict=True).request, strict=True)
-    except SelectionError as exc:
-        body = error_body(exc)
-        return _error(400, body["error"], body["param"], body["choices"]), []
+        return _error(400, f"Parameter 'to' must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
     options = ExportOptions(namespace=opts.get("namespace") or "default", name=opts.get("name") or None,
                             pvc=opts.get("pvc") or None, image=opts.get("image") or None)
     try:
-        arts = export_state(catalog, recipe, state, target, options)
-    except ExportError as exc:
-        return _error(422, f"Cannot export to {target}: {exc}", "to"), []
+        query, _extra = query_from_items([(k, v) for k, v in items if k not in EXPORT_OPTIONS])
+        done = service.export(catalog, query, target, options)
+    except QueryError as exc:
+        return _error(422 if isinstance(exc, CannotExport) else 400, str(exc), exc.param, exc.choices)
+    arts = done.artifacts
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
-        headers["Content-Disposition"] = f'attachment; filename="{download_name(recipe, target, arts)}"'
-    return ExportReply(200, stdout_text(arts), media_type(arts), headers), arts
+        headers["Content-Disposition"] = f'attachment; filename="{download_name(done.recipe, target, arts)}"'
+    return ExportReply(200, stdout_text(arts), media_type(arts), headers)

@@ -1,8 +1,8 @@
-"""Fit on the web: the recipe page's Fit panel, ``/api/fit`` and the fit summary of ``/api/resolve``.
+"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry.
 
-Everything is computed from the builder's own resolved plan (``fit_plan``) or,
-for ``/api/fit``, from the same strict builder state ``/api/resolve`` uses - the
-panel and the CLI call the same core function, so their figures agree.
+The panel is computed from the builder's own resolved plan (``fit_plan``); ``/api/fit``
+and the fit summary of ``/api/resolve`` are answered by :mod:`vllm_recipes.service.fit`
+- the panel and the CLI call the same core function, so their figures agree.
 """
 
 from __future__ import annotations
@@ -14,18 +14,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
+from vllm_recipes.fit.hardware import HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB
-from vllm_recipes.fit.report import (
-    FitReport,
-    fit_plan,
-    fit_state,
-    recipe_architecture,
-    report_dict,
-    summary_dict,
-)
-from vllm_recipes.select.page import PageState, SelectionError, build_state
-from vllm_recipes.service.url import encode, parse_params
+from vllm_recipes.fit.report import FitReport, fit_plan, recipe_architecture
+from vllm_recipes.service.fit import fit_payload, parse_ctx  # noqa: F401 - /api/fit is answered there
+from vllm_recipes.service.url import encode
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
@@ -33,24 +26,6 @@ log = logging.getLogger(__name__)
 
 #: the page's context-length parameter (Fit panel); also accepted as ``context`` by /api/fit
 CTX_PARAM = "ctx"
-MAX_CTX = 1 << 24
-FIT_PARAMS = ("ctx", "context", "gpu", "gpu_memory", "gpus")
-
-
-def parse_ctx(value: str | None) -> int | None:
-    """A context length from the URL (``131072``, ``128k``, ``1m``); ``None`` when absent or unusable."""
-    if not value:
-        return None
-    v = value.strip().lower()
-    mult = 1
-    if v.endswith("k"):
-        v, mult = v[:-1], 1024
-    elif v.endswith("m"):
-        v, mult = v[:-1], 1024 * 1024
-    if not v.isascii() or not v.isdigit() or len(v) > 9:
-        return None
-    n = int(v) * mult
-    return n if 0 < n <= MAX_CTX else None
 
 
 def page_extra(query: Mapping[str, str]) -> dict[str, str]:
@@ -154,105 +129,9 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
     return panel_from_report(report, url, context)
 
 
-def resolve_fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan,
-                        raw_ctx: str | None = None) -> dict[str, Any] | None:
-    """The ``fit`` key of ``/api/resolve``: the summary on the selection's own hardware, concurrency at the
-    page's ``ctx`` when given (``None``: no architecture facts)."""
-    arch = recipe_architecture(catalog, recipe)
-    if arch is None:
-        return None
-    try:
-        target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=parse_ctx(raw_ctx)))
-    except Exception:  # the summary is an addition: never fail the resolve because of it
-        log.exception("fit summary failed for %s", recipe.hf_id)
-        return None
-
-
 # --------------------------------------------------------------------------------------------
 # /api/fit
 # --------------------------------------------------------------------------------------------
-
-def _target(catalog: Catalog, vals: Mapping[str, str]) -> GpuTarget | None:
-    gpu, mem, gpus = vals.get("gpu"), vals.get("gpu_memory"), vals.get("gpus")
-    n = None
-    if gpus:
-        if not gpus.isdigit() or not 0 < int(gpus) <= 64:
-            raise SelectionError("gpus", f"Parameter 'gpus' must be an integer from 1 to 64, got {gpus!r}.")
-        n = int(gpus)
-    m = None
-    if mem:
-        try:
-            m = float(mem)
-        except ValueError:
-            m = -1.0
-        if not 0 < m <= 4096:
-            raise SelectionError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-4096), got {mem!r}.")
-    try:
-        if gpu:
-            return named_target(catalog.hardware_profiles, gpu, n, m)
-        if m is not None:
-            return custom_target(m, n or 1)
-    except HardwareError as exc:
-        raise SelectionError("gpu", f"{exc}.", exc.choices) from None
-    if n is not None:
-        raise SelectionError("gpus", "Parameter 'gpus' needs gpu_memory or gpu.")
-    return None
-
-
-def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
-    """Everything ``/api/fit`` returns; :class:`SelectionError` on bad input (400)."""
-    from .api import find_model
-
-    fit_vals: dict[str, str] = {}
-    rest: list[tuple[str, str]] = []
-    model = None
-    for k, v in items:
-        if k == "model":
-            model = v.strip()
-        elif k in FIT_PARAMS:
-            fit_vals[k] = v.strip()
-        else:
-            rest.append((k, v))
-    raw_ctx = fit_vals.get("ctx") or fit_vals.get("context")
-    context = parse_ctx(raw_ctx)
-    if raw_ctx and context is None:
-        raise SelectionError("ctx", f"Parameter 'ctx' must be a context length (e.g. 131072 or 128k), got {raw_ctx!r}.")
-    target = _target(catalog, fit_vals)
-    if not model:
-        hw = dict(rest).get("hardware")
-        if target is None and hw:
-            try:
-                target = profile_target(catalog.hardware_profiles, hw)
-            except HardwareError as exc:
-                raise SelectionError("hardware", str(exc), exc.choices) from None
-        if target is None:
-            raise SelectionError("model", "Give a model, or the hardware to search for (gpus + gpu_memory, gpu, "
-                                          "or hardware).")
-        from vllm_recipes.fit.search import search, search_dict
-
-        return search_dict(search(catalog, target, context))
-    recipe, vk = find_model(catalog, model)
-    if recipe.is_omni:
-        raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
-    if vk is not None and not any(k == "variant" for k, _ in rest):
-        rest.append(("variant", vk))
-    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
-    strategy_given = req.strategy is not None
-    if target is not None and not target.custom and target.profile_id and req.hardware is None:
-        from dataclasses import replace
-
-        from vllm_recipes.select.page import hardware_block_reason
-
-        variant = recipe.variants.get(req.variant or "default") or {}
-        if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
-            req = replace(req, hardware=target.profile_id)
-        else:
-            target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
-    st: PageState = build_state(catalog, recipe, req, strict=True)
-    report = fit_state(catalog, recipe, st, target, context=context, strategy_given=strategy_given)
-    return report_dict(report)
-
 
 def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``/api/fit`` entry of the OpenAPI document (the selection parameters of ``/api/resolve`` plus fit's)."""

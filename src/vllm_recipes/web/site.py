@@ -6,122 +6,25 @@ filters small in-memory lists.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, is_number
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.jsvalues import as_map, is_number
+from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_query, norm
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
-SIZE_BUCKETS: tuple[tuple[str, str, float, float], ...] = (
-    ("lt10b", "<10B", 0, 10),
-    ("10-70b", "10-70B", 10, 70),
-    ("70-200b", "70-200B", 70, 200),
-    ("200b-1t", "200B-1T", 200, 1000),
-    ("1t", "≥1T", 1000, float("inf")),
-)
 SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
                                       ("name", "Name"))
 BROWSE_ROWS = ("task", "arch", "size", "precision", "hw", "provider")
-_SEP = re.compile(r"[-_.]")
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KkMmBbTt])?")
-
-
-def norm(text: str) -> str:
-    """Search normalization: lower case, ``-_.`` separators ignored (ui.md "Search")."""
-    return _SEP.sub("", text.lower())
-
-
-def size_in_billions(value: Any) -> float | None:
-    """``"552B"`` -> 552, ``"1.2T"`` -> 1200, ``"8-16B"`` -> 16 (the largest figure)."""
-    if is_number(value):
-        v = float(value)
-        return v / 1e9 if v > 1e6 else v
-    if not isinstance(value, str):
-        return None
-    nums = _SIZE.findall(value)
-    if not nums:
-        return None
-    unit = next((u for _, u in reversed(nums) if u), "B").upper()
-    scale = {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1000.0}[unit]
-    return max(float(n) for n, _ in nums) * scale
 
 
 def fmt_int(v: Any) -> str:
     return f"{int(v):,}" if is_number(v) else str(v)
-
-
-@dataclass
-class Card:
-    """One recipe as the home page, provider pages, browse and search see it."""
-
-    recipe: Recipe
-    hf_id: str
-    org: str
-    repo: str
-    title: str
-    provider: str
-    description: str
-    date_added: str
-    date_updated: str
-    tasks: list[str]
-    arch: str
-    params: str
-    active: str
-    size_b: float | None
-    precisions: list[str]
-    verified: list[str]
-    url: str = ""
-    haystack: str = ""
-    facets: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def released(self) -> str:
-        return self.date_added or self.date_updated
-
-    @property
-    def size_bucket(self) -> str | None:
-        if self.size_b is None:
-            return None
-        for key, _label, lo, hi in SIZE_BUCKETS:
-            if lo <= self.size_b < hi:
-                return key
-        return None
-
-
-def make_card(catalog: Catalog, recipe: Recipe) -> Card:
-    meta, model = recipe.meta, recipe.model
-    tasks = [str(t) for t in as_list(meta.get("tasks")) if isinstance(t, str)]
-    precisions: list[str] = []
-    for v in recipe.variants.values():
-        p = as_map(v).get("precision")
-        if isinstance(p, str) and p.lower() not in precisions:
-            precisions.append(p.lower())
-    hw_status = as_map(meta.get("hardware"))
-    verified = [hw for hw in catalog.hardware_profiles if hw_status.get(hw) == "verified"]
-    card = Card(
-        recipe=recipe, hf_id=recipe.hf_id, org=recipe.org, repo=recipe.repo, title=recipe.title,
-        provider=recipe.provider, description=str(meta.get("description") or ""),
-        date_added=str(meta.get("date_added") or ""), date_updated=str(meta.get("date_updated") or ""),
-        tasks=tasks, arch=str(model.get("architecture") or ""),
-        params=str(model.get("parameter_count") or ""), active=str(model.get("active_parameters") or ""),
-        size_b=size_in_billions(model.get("parameter_count")), precisions=precisions, verified=verified,
-        url="/" + recipe.hf_id,
-    )
-    hw_names = [str(as_map(catalog.hardware_profiles.get(h)).get("display_name") or h) for h in verified]
-    card.haystack = norm(" ".join([card.repo, card.org, card.title, card.provider, card.description, *tasks,
-                                   card.arch, card.params, *precisions, *verified, *hw_names]))
-    card.facets = {
-        "task": tasks, "arch": [card.arch] if card.arch else [],
-        "size": [card.size_bucket] if card.size_bucket else [], "precision": precisions,
-        "hw": verified, "provider": [card.org],
-    }
-    return card
 
 
 @dataclass
@@ -137,12 +40,6 @@ class Provider:
     @property
     def latest_update(self) -> str:
         return max((c.date_updated for c in self.cards), default="")
-
-
-def matches_query(card_haystack: str, query: str) -> bool:
-    """Every whitespace-separated word of ``query`` must occur (normalized)."""
-    words = [norm(w) for w in query.split()]
-    return all(w in card_haystack for w in words if w)
 
 
 @dataclass

@@ -36,10 +36,10 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.service import selection_dict
 from vllm_recipes.service.url import canonical_params, encode, lenient_state
 from vllm_recipes.synth.resolve import resolve
 
-from .api import selection_dict
 from .site import BrowseResult, Card, Provider, SiteIndex
 
 JSON_TYPE = "application/json"

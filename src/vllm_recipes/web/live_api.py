@@ -12,19 +12,14 @@ import hashlib
 import threading
 from typing import Any
 
-from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.lint.vllm_plan import with_vllm_lint
-from vllm_recipes.render.deployment import deployment_blocks
-from vllm_recipes.render.explain import explain_json, sections_json
-from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
-from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.page import PageState, SelectionError, build_state
-from vllm_recipes.service.url import PARAMS, canonical_params, encode, parse_params
-from vllm_recipes.synth.context import recipe_frontend
-from vllm_recipes.synth.resolve import resolve
+from vllm_recipes import service
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.service import QueryError
+from vllm_recipes.service.params import openapi_parameters
+from vllm_recipes.service.url import query_from_items
 
 from .fit import openapi_paths as fit_openapi_paths
-from .fit import resolve_fit_summary
+from .fit import parse_ctx
 
 CACHE_CONTROL = "public, max-age=300"
 
@@ -117,94 +112,10 @@ def etag_matches(header: str | None, tag: str) -> bool:
 # --- /api/resolve ------------------------------------------------------------------------------
 
 
-def find_model(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None]:
-    """A recipe by hf_id, or the parent of a variant model id (with that variant's key)."""
-    if not model:
-        raise SelectionError("model", "Parameter 'model' is required (a recipe's Hugging Face id).")
-    found = catalog.find(model)
-    if found is not None:
-        return found
-    broken = catalog.load_error_for(model)
-    if broken is not None:
-        raise SelectionError("model", f"Recipe {model!r} failed to load: {broken}")
-    raise SelectionError("model", f"Unknown model {model!r}.", catalog.close_matches(model))
-
-
-def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str) -> dict[str, Any]:
-    sel = st.selection
-    return {
-        "model": recipe.hf_id,
-        "hardware": sel.hw_id,
-        "variant": sel.variant_key,
-        "strategy": sel.strategy,
-        "recommended_strategy": st.recommended_strategy,
-        "nodes": sel.node_count,
-        "features": list(sel.features),
-        "fmode": dict(sel.feature_modes),
-        "advanced": [a for a, _ in sel.advanced],
-        "kv_offload": sel.kv_offload,
-        "kv_instances": sel.kv_instances,
-        "pd_nodes": sel.pd_nodes,
-        "frontend": sel.frontend or recipe_frontend(recipe.data),
-        "install": st.install,
-        "router": sel.pd_router,
-        "query": query,
-        "url": "/" + recipe.hf_id + ("?" + query if query else ""),
-    }
-
-
 def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
-    """Everything ``/api/resolve`` returns; raises :class:`SelectionError` on bad input."""
-    model = None
-    rest = []
-    for k, v in items:
-        if k == "model":
-            model = v.strip()
-        else:
-            rest.append((k, v))
-    recipe, vk = find_model(catalog, model)
-    if vk is not None and not any(k == "variant" for k, _ in rest):
-        rest.append(("variant", vk))
-    if recipe.is_omni:
-        return omni_payload(catalog, recipe, rest)
-    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang", "ctx"})).request
-    st = build_state(catalog, recipe, req, strict=True)
-    ctx, plan = resolve(catalog, recipe, st.selection)
-    query = encode(canonical_params(catalog, recipe, st))
-    blocks = deployment_blocks(ctx, plan, st.install)
-    return {
-        "rendering": with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
-        "explain": explain_json(catalog, plan),
-        "selection": selection_dict(catalog, recipe, st, query),
-        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in blocks],
-        "fit": resolve_fit_summary(catalog, recipe, ctx, plan, dict(rest).get("ctx")),
-    }
-
-
-def omni_payload(catalog: Catalog, recipe: Recipe, items: list[tuple[str, str]]) -> dict[str, Any]:
-    from vllm_recipes.select.omni import select_omni
-    from vllm_recipes.synth.omni import resolve_omni
-
-    allowed = {"hardware", "variant", "task", "install", "lang"}
-    vals: dict[str, str] = {}
-    for k, v in items:
-        if k not in allowed:
-            raise SelectionError(k, f"{recipe.hf_id} is an omni recipe; parameter {k!r} does not apply.",
-                                 sorted(allowed - {"lang"}))
-        vals[k] = v.strip()
-    osel = select_omni(catalog, recipe, vals.get("hardware") or None, vals.get("variant") or None,
-                       vals.get("task") or None, vals.get("install") or None)
-    plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
-    rendered = render_omni(catalog, recipe, osel, plan)
-    shown = rendered.shown
-    return {
-        "rendering": omni_rendering_object(osel, plan, rendered),
-        "explain": sections_json(explain_omni(catalog, plan)),
-        "selection": {"model": recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
-                      "task": osel.task.key if osel.task else None, "install": osel.install},
-        "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": shown}],
-    }
+    """Everything ``/api/resolve`` returns for a URL query; raises :class:`QueryError` on bad input."""
+    query, extra = query_from_items(items)
+    return service.resolve_payload(catalog, query, parse_ctx(extra.get("ctx")))
 
 
 def openapi_spec() -> dict[str, Any]:
@@ -216,36 +127,9 @@ def openapi_spec() -> dict[str, Any]:
     static = {"get": {"summary": "Static JSON API file", "responses": {
         "200": json_file, "304": {"description": "Not modified (If-None-Match matched the ETag)."},
         "404": {"description": "No such file.", "content": {"application/json": {"schema": error}}}}}}
-    descriptions = {
-        "hardware": "Hardware profile id (default: the recipe's default hardware).",
-        "variant": "Variant key (default: `default`).",
-        "strategy": "Serving strategy id (default: the recommendation).",
-        "nodes": "Node count (1-16) for multi-node strategies.",
-        "features": "Comma list of every enabled feature (replaces the default set).",
-        "fmode": "Feature modes as `feature:mode,...`.",
-        "advanced": "Comma list of advanced option ids.",
-        "kv_offload": "KV offload option or Mooncake deployment id (`off` for none).",
-        "kv_instances": "Mooncake instance count (1-16).",
-        "kv_instance": "Mooncake instance to render (0-based).",
-        "prefill_nodes": "PD prefill pool nodes (1-16; 0 with decode_nodes=0: co-located).",
-        "decode_nodes": "PD decode pool nodes.",
-        "prefill_mode": "PD prefill pool mode (tp, tep, dep).",
-        "decode_mode": "PD decode pool mode (tp, tep, dep).",
-        "prefill_rank": "PD prefill node to render (0-based).",
-        "decode_rank": "PD decode node to render (0-based).",
-        "frontend": "OpenAI-compatible frontend (python, rust).",
-        "install": "pip or docker.",
-        "router": "PD router (vllm-router, smg-grpc).",
-        "task": "Omni task key (omni recipes only).",
-    }
     params = [{"name": "model", "in": "query", "required": True, "schema": {"type": "string", "maxLength": 512},
-               "description": "Recipe Hugging Face id (or a variant's model id), e.g. deepseek-ai/DeepSeek-V4.1-Flash."}]
-    for p in PARAMS:
-        schema: dict[str, Any] = {"type": "integer", "minimum": 0} if p.endswith(("nodes", "rank", "instances",
-                                                                                   "instance")) \
-            else {"type": "string", "maxLength": 512}
-        params.append({"name": p, "in": "query", "required": False, "schema": schema,
-                       "description": descriptions.get(p, "")})
+               "description": "Recipe Hugging Face id (or a variant's model id), e.g. deepseek-ai/DeepSeek-V4.1-Flash."},
+              *openapi_parameters()]
     paths: dict[str, Any] = {
         "/api/resolve": {"get": {
             "summary": "Commands for one builder selection",
@@ -320,6 +204,6 @@ def openapi_spec() -> dict[str, Any]:
     }
 
 
-def error_body(exc: SelectionError) -> dict[str, Any]:
+def error_body(exc: QueryError) -> dict[str, Any]:
     d = exc.to_dict()
     return {"error": d["error"], "param": d["param"], "choices": d["choices"]}

@@ -1,0 +1,138 @@
+"""Will it fit: the memory summary of a resolved selection (the ``fit`` key of ``/api/resolve``)
+and the fit of a query on other GPUs or the reverse search (``/api/fit``, the MCP ``fit`` tool)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
+from vllm_recipes.fit.report import fit_plan, fit_state, recipe_architecture, report_dict, summary_dict
+from vllm_recipes.select.page import PageState, build_state, hardware_block_reason
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
+
+from .errors import NotApplicable, QueryError
+from .lookup import find_recipe
+from .query import Query
+from .url import query_from_items
+
+log = logging.getLogger(__name__)
+
+MAX_CTX = 1 << 24
+#: ``/api/fit``'s own parameters besides the selection (``ctx`` and ``context`` are one)
+FIT_PARAMS = ("ctx", "context", "gpu", "gpu_memory", "gpus")
+
+
+def parse_ctx(value: str | None) -> int | None:
+    """A context length from the URL (``131072``, ``128k``, ``1m``); ``None`` when absent or unusable."""
+    if not value:
+        return None
+    v = value.strip().lower()
+    mult = 1
+    if v.endswith("k"):
+        v, mult = v[:-1], 1024
+    elif v.endswith("m"):
+        v, mult = v[:-1], 1024 * 1024
+    if not v.isascii() or not v.isdigit() or len(v) > 9:
+        return None
+    n = int(v) * mult
+    return n if 0 < n <= MAX_CTX else None
+
+
+def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context: int | None = None
+                ) -> dict[str, Any] | None:
+    """The ``fit`` key of ``/api/resolve``: the memory summary on the selection's own hardware
+    (concurrency at ``context`` when given); ``None`` without architecture facts."""
+    arch = recipe_architecture(catalog, recipe)
+    if arch is None:
+        return None
+    try:
+        target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
+        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=context))
+    except Exception:  # the summary is an addition: never fail the resolve because of it
+        log.exception("fit summary failed for %s", recipe.hf_id)
+        return None
+
+
+MAX_GPUS = 64
+MAX_GPU_MEMORY = 4096
+
+
+def _target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None) -> GpuTarget | None:
+    if gpus is not None and not 0 < gpus <= MAX_GPUS:
+        raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+    if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
+        raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
+                                       f"got {gpu_memory!r}.")
+    try:
+        if gpu:
+            return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
+        if gpu_memory is not None:
+            return custom_target(gpu_memory, gpus or 1)
+    except HardwareError as exc:
+        raise QueryError("gpu", f"{exc}.", exc.choices) from None
+    if gpus is not None:
+        raise QueryError("gpus", "Parameter 'gpus' needs gpu_memory or gpu.")
+    return None
+
+
+def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_memory: float | None = None,
+               gpus: int | None = None, context: int | None = None) -> dict[str, Any]:
+    """The fit of the query's selection on its hardware or on the given GPUs; without a model
+    (``query.model`` empty) every recipe variant that starts on those GPUs (or
+    ``query.request.hardware``), best first. Raises :class:`QueryError`."""
+    target = _target(catalog, gpu, gpu_memory, gpus)
+    req = query.request
+    if not query.model:
+        if target is None and req.hardware:
+            try:
+                target = profile_target(catalog.hardware_profiles, req.hardware)
+            except HardwareError as exc:
+                raise QueryError("hardware", str(exc), exc.choices) from None
+        if target is None:
+            raise QueryError("model", "Give a model, or the hardware to search for (gpus + gpu_memory, gpu, "
+                                      "or hardware).")
+        from vllm_recipes.fit.search import search, search_dict
+
+        return search_dict(search(catalog, target, context))
+    recipe, vk = find_recipe(catalog, query.model)
+    if recipe.is_omni:
+        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
+    if vk is not None and req.variant is None:
+        req = replace(req, variant=vk)
+    strategy_given = req.strategy is not None
+    if target is not None and not target.custom and target.profile_id and req.hardware is None:
+        variant = recipe.variants.get(req.variant or "default") or {}
+        if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
+            req = replace(req, hardware=target.profile_id)
+        else:
+            target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
+    st: PageState = build_state(catalog, recipe, req, strict=True)
+    report = fit_state(catalog, recipe, st, target, context=context, strategy_given=strategy_given)
+    return report_dict(report)
+
+
+def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
+    """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
+    vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
+    raw_ctx = vals.get("ctx") or vals.get("context")
+    context = parse_ctx(raw_ctx)
+    if raw_ctx and context is None:
+        raise QueryError("ctx", f"Parameter 'ctx' must be a context length (e.g. 131072 or 128k), got {raw_ctx!r}.")
+    gpus = vals.get("gpus") or None
+    if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
+        raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+    mem = vals.get("gpu_memory") or None
+    try:
+        memory = float(mem) if mem is not None else None
+    except ValueError:
+        memory = -1.0
+    if memory is not None and memory != memory:  # NaN
+        memory = -1.0
+    query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
+                                     allowed_extra=frozenset({"lang"}))
+    return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory,
+                      gpus=int(gpus) if gpus is not None else None, context=context)
