@@ -18,7 +18,7 @@ from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.export import TARGETS, ExportError, ExportOptions, export_artifacts
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
-from vllm_recipes.select.page import PageRequest, SelectionError, build_state
+from vllm_recipes.select.state import PageRequest, SelectionError, build_state
 from vllm_recipes.synth.resolve import resolve
 
 EXTRA = (

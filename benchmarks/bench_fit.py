@@ -32,7 +32,7 @@ from vllm_recipes.fit.report import (
     with_custom_profile,
 )
 from vllm_recipes.fit.search import _search, search
-from vllm_recipes.select.page import candidate_strategies
+from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
 

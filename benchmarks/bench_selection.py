@@ -28,7 +28,7 @@ from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.select import page
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
-from vllm_recipes.select.page import PageRequest, build_state, canonical_request
+from vllm_recipes.select.state import PageRequest, build_state, canonical_request
 
 Requests = list[tuple[Recipe, PageRequest]]
 

@@ -25,7 +25,7 @@ import yaml
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.render.export import ExportOptions, deployment_for, export_artifacts
 from vllm_recipes.render.workloads import Deployment, Process, instantiate
-from vllm_recipes.select.page import PageRequest, PageState, build_state
+from vllm_recipes.select.state import PageRequest, PageState, build_state
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"

@@ -10,7 +10,7 @@ import pytest
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.catalog.validate import validate_catalog
 from vllm_recipes.render.export import ExportError, ExportOptions, export_artifacts
-from vllm_recipes.select.page import PageRequest, build_state
+from vllm_recipes.select.state import PageRequest, build_state
 
 BUNDLED_TAXONOMY = Path(load_catalog().root) / "taxonomy.yaml"
 

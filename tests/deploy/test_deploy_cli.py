@@ -15,7 +15,7 @@ from vllm_recipes.catalog import load_catalog
 from vllm_recipes.cli import export_cmds  # noqa: F401  (registers `export`)
 from vllm_recipes.cli.main import cli
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.page import PageRequest, build_state
+from vllm_recipes.select.state import PageRequest, build_state
 from vllm_recipes.synth.resolve import resolve
 
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"

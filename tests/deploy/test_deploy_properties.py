@@ -22,7 +22,7 @@ from vllm_recipes.render.vllm_config import config_argv
 from vllm_recipes.render.workloads import instantiate
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
-from vllm_recipes.select.page import PageRequest, SelectionError, build_state
+from vllm_recipes.select.state import PageRequest, SelectionError, build_state
 
 
 @cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.fit.shape import final_flags, invocations, rendered_flags, shape_from_flags
-from vllm_recipes.select.page import PageRequest, build_state
+from vllm_recipes.select.state import PageRequest, build_state
 from vllm_recipes.synth.plan import Arg, Invocation, Source
 from vllm_recipes.synth.resolve import resolve
 

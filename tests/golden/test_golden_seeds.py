@@ -29,8 +29,8 @@ from vllm_recipes.render.install import hardware_install_block, install_block
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import fits_single_node
-from vllm_recipes.select.page import PageRequest, build_state, install_tabs
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.select.state import PageRequest, build_state, install_tabs
 from vllm_recipes.synth.resolve import resolve
 
 #: The project's own golden files (reference renderings of the seed recipes; README inside).

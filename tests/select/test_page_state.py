@@ -1,4 +1,4 @@
-"""The builder's selection (``select.page.build_state``) against synthesis.md §4.8 rule by rule.
+"""The builder's selection (``select.state.build_state``) against synthesis.md §4.8 rule by rule.
 
 §4.8 gives the page's initial state (table) and the URL overrides (paragraph after it);
 ui.md "URL state" / "Command builder rows" and extensions.md add the rest. Every test
@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.loader import BUNDLED_DIR
 from vllm_recipes.select.gates import is_strategy_supported_on_hardware, offered_strategies
-from vllm_recipes.select.page import (
+from vllm_recipes.select.selection import Selection
+from vllm_recipes.select.state import (
     ADVANCED_OPTIONS,
     PageRequest,
     PageState,
@@ -36,7 +37,6 @@ from vllm_recipes.select.page import (
     build_state,
     hardware_choices,
 )
-from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.resolve import resolve
 
 HF = "org/model"
@@ -1074,7 +1074,7 @@ def test_remembered_default_hardware_is_the_rule_and_follows_a_changed_catalog()
 
     from vllm_recipes.catalog.yamlsource import FrozenDict
     from vllm_recipes.select.defaults import pick_default_hardware
-    from vllm_recipes.select.page import default_hardware
+    from vllm_recipes.select.state import default_hardware
 
     catalog = load_catalog(BUNDLED_DIR)
     for recipe in catalog.recipes:

@@ -24,8 +24,8 @@ from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
-from vllm_recipes.select.page import PageRequest
 from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
+from vllm_recipes.select.state import PageRequest
 from vllm_recipes.service import Query, QueryError
 from vllm_recipes.service.fit import fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties

@@ -33,7 +33,7 @@ from vllm_recipes.render.omni import render_omni
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.omni import select_omni
-from vllm_recipes.select.page import PageRequest, SelectionError, build_state
+from vllm_recipes.select.state import PageRequest, SelectionError, build_state
 from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.resolve import resolve
 

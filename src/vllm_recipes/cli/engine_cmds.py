@@ -19,7 +19,7 @@ from vllm_recipes.render.header import omni_selection_header, selection_header
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.omni import OmniSelection
-from vllm_recipes.select.page import PageState
+from vllm_recipes.select.state import PageState
 from vllm_recipes.service import Query, resolve
 from vllm_recipes.synth.omni import OmniPlan
 from vllm_recipes.synth.resolve import resolve as resolve_selection

@@ -36,7 +36,7 @@ from vllm_recipes.fit.report import (
     retarget,
     with_custom_profile,
 )
-from vllm_recipes.select.page import PageState
+from vllm_recipes.select.state import PageState
 
 from .main import cli, fail, load_or_exit
 from .options import find_recipe, resolve_request, selection_options
@@ -259,7 +259,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_
         fail(f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
     strategy_given = bool(kw.get("strategy"))
     if target is not None and not target.custom and target.profile_id:
-        from vllm_recipes.select.page import hardware_block_reason
+        from vllm_recipes.select.state import hardware_block_reason
 
         variant = recipe.variants.get(kw.get("variant") or "default") or {}
         if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:

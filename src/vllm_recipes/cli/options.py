@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.select.page import PageRequest, PageState
 from vllm_recipes.select.params import PARAMS, Param
+from vllm_recipes.select.state import PageRequest, PageState
 from vllm_recipes.service import Query, QueryError, select
 
 from .main import fail, find_or_exit, recipes_dir_option

@@ -16,8 +16,8 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
 from vllm_recipes.select.defaults import default_features, recommend_strategy
-from vllm_recipes.select.page import PageState, candidate_strategies
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.select.state import PageState, candidate_strategies
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve

@@ -15,7 +15,7 @@ from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.gates import is_precision_compatible, is_strategy_supported_on_hardware
-from vllm_recipes.select.page import candidate_strategies
+from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
 from .hardware import GpuTarget

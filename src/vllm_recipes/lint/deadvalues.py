@@ -29,8 +29,8 @@ from vllm_recipes.select.gates import (
     nodes_for_strategy,
     offered_strategies,
 )
-from vllm_recipes.select.page import kv_choices
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.select.state import kv_choices
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Invocation, Plan
 from vllm_recipes.synth.resolve import resolve

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from vllm_recipes.catalog import Recipe
 from vllm_recipes.select.omni import OmniSelection
-from vllm_recipes.select.page import PageState
+from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import KvStorePlan, PdPlan, PdRolePlan, Plan
 

@@ -23,7 +23,7 @@ from vllm_recipes.select.gates import (
     offered_strategies,
 )
 from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
-from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state, hardware_choices
+from vllm_recipes.select.state import PageRequest, PageState, SelectionError, build_state, hardware_choices
 
 
 class SelectionKey(NamedTuple):

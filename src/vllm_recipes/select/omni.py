@@ -11,7 +11,7 @@ from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, i
 
 from .defaults import pick_default_hardware
 from .options import flag, spell
-from .page import SelectionError, hardware_block_reason, hardware_choices, install_tabs
+from .state import SelectionError, hardware_block_reason, hardware_choices, install_tabs
 
 OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 

@@ -10,7 +10,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.report import fit_plan, fit_state, recipe_architecture, report_dict, summary_dict
-from vllm_recipes.select.page import PageState, build_state, hardware_block_reason
+from vllm_recipes.select.state import PageState, build_state, hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
-from vllm_recipes.select.page import PageRequest
 from vllm_recipes.select.params import MAX_VALUE, URL_PARAMS, Param
+from vllm_recipes.select.state import PageRequest
 
 from .errors import QueryError
 

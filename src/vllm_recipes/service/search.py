@@ -11,7 +11,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, is_number
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
-from vllm_recipes.select.page import PageRequest, build_state
+from vllm_recipes.select.state import PageRequest, build_state
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.resolve import resolve
 

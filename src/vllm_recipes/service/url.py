@@ -17,7 +17,8 @@ from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map, get
-from vllm_recipes.select.page import (
+from vllm_recipes.select.params import BY_NAME, MAX_VALUE, URL_NAMES
+from vllm_recipes.select.state import (
     PageRequest,
     PageState,
     SelectionError,
@@ -25,7 +26,6 @@ from vllm_recipes.select.page import (
     default_hardware,
     pd_pool_nodes,
 )
-from vllm_recipes.select.params import BY_NAME, MAX_VALUE, URL_NAMES
 from vllm_recipes.synth.context import recipe_frontend
 
 from .query import Query

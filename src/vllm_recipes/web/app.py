@@ -33,7 +33,7 @@ from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
-from vllm_recipes.select.page import SelectionError
+from vllm_recipes.select.state import SelectionError
 from vllm_recipes.service.url import canonical_params, encode, lenient_state
 from vllm_recipes.synth.resolve import resolve
 

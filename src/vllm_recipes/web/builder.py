@@ -36,7 +36,7 @@ from vllm_recipes.select.gates import (
     variant_runs_on,
 )
 from vllm_recipes.select.lookups import gen
-from vllm_recipes.select.page import (
+from vllm_recipes.select.state import (
     MAX_KV_INSTANCES,
     PageState,
     advanced_options_for,

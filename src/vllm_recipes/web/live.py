@@ -35,7 +35,7 @@ def install_catalog(app: Any, catalog: Catalog, authoring: AuthoringState | None
 def render_default_page(catalog: Catalog, recipe: Recipe) -> None:
     """Resolve and render what a recipe's page shows first; raises when that fails."""
     from vllm_recipes.render.deployment import deployment_blocks
-    from vllm_recipes.select.page import PageRequest, build_state
+    from vllm_recipes.select.state import PageRequest, build_state
     from vllm_recipes.synth.resolve import resolve
 
     if recipe.is_omni:

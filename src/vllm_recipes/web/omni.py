@@ -17,7 +17,7 @@ from vllm_recipes.render.omni import explain_omni, render_omni
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
 from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
-from vllm_recipes.select.page import hardware_block_reason
+from vllm_recipes.select.state import hardware_block_reason
 from vllm_recipes.service.url import MAX_VALUE
 from vllm_recipes.synth.omni import resolve_omni
 
