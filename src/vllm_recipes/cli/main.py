@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -61,6 +61,14 @@ class LazyGroup(click.Group):
             importlib.import_module(f"vllm_recipes.cli.{COMMAND_MODULES[cmd_name]}")
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        from vllm_recipes.render.shell import UnsafeValue
+
+        try:
+            return super().invoke(ctx)
+        except UnsafeValue as exc:  # a value the rendering refuses to write into a command (H7)
+            fail(f"refusing to render: {exc} (run `vllm-recipes validate` for the file and line)")
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllm-recipes")
@@ -83,12 +91,24 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     or no such recipe (with close matches)."""
     found = catalog.find(hf_id)
     if found is not None:
+        _refuse_unsafe(found[0])
         return found
     broken = catalog.load_error_for(hf_id)
     if broken is not None:
         fail(f"recipe {hf_id!r} failed to load: {broken}")
     close = catalog.close_matches(hf_id)
     fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+
+
+def _refuse_unsafe(recipe: Recipe) -> None:
+    """Exit 2 with file:line errors when the recipe holds a name that is not one (an env key, image,
+    model id, binary; docs/decisions-hardening.md H7): even without ``validate``, nothing is rendered."""
+    from vllm_recipes.catalog.identifiers import recipe_identifier_findings
+
+    bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
+    if bad:
+        fail(f"refusing to render {recipe.hf_id}: "
+             + "".join(f"\n  {f.format()}" for f in bad[:20]))
 
 
 def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None = None, *,
