@@ -52,6 +52,8 @@ def _public(tmp_path: Path) -> Path:
     return _tree(tmp_path / "public", {
         "taxonomy.yaml": PUBLIC_TAXONOMY,
         "strategies/pd_cluster.yaml": PUBLIC_PD,
+        "strategies/single_node_tp.yaml": "name: single_node_tp\ndisplay_name: TP (public)\n",
+        "strategies/single_node_tep.yaml": "name: single_node_tep\ndisplay_name: TEP (public)\n",
         "models/org/Test.yaml": GOOD,
         "models/org/Other.yaml": GOOD.replace("org/Test", "org/Other").replace("Test Model", "Other Model"),
     })
@@ -62,9 +64,9 @@ def test_a_public_taxonomy_keeps_the_bundled_fields_it_lacks(tmp_path: Path) -> 
     h200 = cat.hardware_profiles["h200"]
     assert h200["display_name"] == "H200 (public)"  # the public value wins field by field
     assert h200["device_resource"] == "nvidia.com/gpu" and h200["arch"] == "sm90"  # ours stay
-    assert "newbox" in cat.hardware_profiles and "b200" in cat.hardware_profiles
-    # entries keep the base order; new ones are appended (default hardware picks follow the order)
-    assert list(cat.hardware_profiles)[:2] == ["h100", "h200"] and list(cat.hardware_profiles)[-1] == "newbox"
+    # the sources decide which entries exist (the bundled catalog only fills in their fields), in their order
+    assert list(cat.hardware_profiles) == ["h200", "newbox"]
+    assert "device_resource" not in cat.hardware_profiles["newbox"]
     # a section whose shape differs (a list of tasks here, a mapping in ours) is replaced whole
     assert cat.taxonomy["tasks"] == ({"id": "text", "display_name": "Text"},)
     assert "rust" in cat.frontends  # a section the public file lacks comes from ours
@@ -76,7 +78,10 @@ def test_a_public_strategy_keeps_our_fields(tmp_path: Path) -> None:
     assert pd["display_name"] == "PD cluster (public)"
     assert "routers" in pd  # our extension block survives
     assert cat.strategy_files["pd_cluster"] == "strategies/pd_cluster.yaml"
-    assert "single_node_tp" in cat.serving_strategies  # files the directory lacks: the bundled ones
+    # the source's strategies/ decides which exist (file order), the bundled files fill in their fields
+    assert list(cat.serving_strategies) == ["pd_cluster", "single_node_tep", "single_node_tp"]
+    assert cat.serving_strategies["single_node_tp"]["deploy_type"] == "single_node"
+    assert "kv_store_centralized_mooncake" in cat.kv_stores  # a directory no source has: the bundled one
 
 
 def test_positions_name_the_layer_each_value_came_from(tmp_path: Path) -> None:
@@ -107,6 +112,7 @@ def test_two_sources_a_later_recipe_wins_and_a_new_one_appears(tmp_path: Path) -
         "taxonomy.yaml": "hardware_profiles:\n  h200:\n    display_name: Our H200\n",
     })
     cat = load_catalog([public, private])
+    assert list(cat.hardware_profiles) == ["h200", "newbox"]  # sources merge entries among themselves
     ids = [r.hf_id for r in cat.recipes]
     assert ids == ["org/Other", "org/Test", "acme/Mine"]  # replaced in place, new ones after
     test = cat.recipe("org/Test")

@@ -1,9 +1,7 @@
 """Layered catalogs: the files of several recipe sources merged per entry and per field.
 
-The bundled catalog is always the base layer; each ``--recipes-dir`` is laid
-over the ones before it. Recipes are replaced whole, per model id. The shared
-files merge instead of replacing each other, so a public ``taxonomy.yaml``
-that lacks our ``device_resource`` keeps it:
+Each ``--recipes-dir`` is laid over the ones before it. Recipes are replaced
+whole, per model id. The shared files merge instead of replacing each other:
 
 * ``taxonomy.yaml``: per section (``hardware_profiles``, ``kv_offload``, ...),
   per entry (``h200``), per field (``device_resource``);
@@ -16,6 +14,13 @@ nested mapping is never spliced). Entries keep the order of the first layer
 that has them; new ones are appended, so a layer that adds a profile does not
 move the default hardware of other recipes. When the two layers disagree on
 the shape of a section (a list here, a mapping there) the later one wins whole.
+
+The bundled catalog is the base layer beneath them all, as a *supplement*: it
+fills in the sections and the fields of entries that the sources lack (a public
+``taxonomy.yaml`` keeps our ``device_resource`` and ``arch`` for ``h200``), but
+the sources decide which entries exist, so a public catalog shows the public
+hardware profiles and strategies only. A file no source has comes from the
+bundled catalog whole.
 
 Provenance is kept: a merged document answers ``position(key path)`` with the
 file and line of the layer its value came from, so ``explain`` names it.
@@ -75,15 +80,40 @@ class LayeredDocument(YamlDocument):
         object.__setattr__(self, "_duplicates", duplicates)
 
 
-def merge_documents(file: str, docs: Sequence[YamlDocument], depth: int) -> YamlDocument:
-    """``docs`` (base first) merged into one document shown as ``file``; one document is returned as is."""
-    if len(docs) == 1:
+def merge_documents(file: str, docs: Sequence[YamlDocument], depth: int,
+                    supplement: YamlDocument | None = None) -> YamlDocument:
+    """``docs`` (base first) merged into one document shown as ``file``, filled in from ``supplement``.
+
+    One document and no supplement: returned as is.
+    """
+    if len(docs) == 1 and supplement is None:
         return docs[0]
     origin: dict[KeyPath, YamlDocument] = {}
     data: Any = None
     for doc in docs:
         data = _merge(data, doc.data, doc, (), depth, origin)
+    if supplement is not None:
+        data = _fill(data, supplement.data, supplement, (), depth, origin)
+        docs = (supplement, *docs)
     return LayeredDocument(file, data, docs, origin)
+
+
+def _fill(data: Any, base: Any, doc: YamlDocument, path: KeyPath, depth: int,
+          origin: dict[KeyPath, YamlDocument]) -> Any:
+    """``data`` with the keys it lacks taken from ``base``: whole sections (at the top) and fields of the
+    entries it has (``depth`` levels down); never entries of its own."""
+    if not (isinstance(data, dict) and isinstance(base, dict)) or depth <= 0:
+        return data
+    top, fields = not path, depth == 1
+    merged = dict(data)
+    for key, value in base.items():
+        child = (*path, key)
+        if key in merged:
+            merged[key] = _fill(merged[key], value, doc, child, depth - 1, origin)
+        elif top or fields:
+            merged[key] = value
+            origin[child] = doc
+    return FrozenDict(merged)
 
 
 def _keyed_by_id(value: Any) -> dict[str, Any] | None:

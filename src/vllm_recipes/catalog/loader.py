@@ -426,18 +426,24 @@ def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:
     return out
 
 
-def _merged(docs: Sequence[YamlDocument], depth: int) -> YamlDocument:
-    return merge_documents(docs[-1].file, docs, depth)
+def _merged(docs: Sequence[YamlDocument], depth: int, supplement: YamlDocument | None) -> YamlDocument:
+    """The sources' documents merged, filled in from the bundled one (the bundled one alone if no source has it)."""
+    if not docs:
+        assert supplement is not None
+        return supplement
+    return merge_documents(docs[-1].file, docs, depth, supplement)
 
 
-def assemble(root: Path, layers: Sequence[Layer]) -> Catalog:
-    """One catalog of ``layers`` (base first): recipes replaced per model id, shared files merged (:mod:`.layers`)."""
+def assemble(root: Path, layers: Sequence[Layer], base: Layer | None = None) -> Catalog:
+    """One catalog of ``layers`` (first to last) over the supplement ``base`` (the bundled catalog,
+    :mod:`.layers`): recipes replaced per model id, shared files merged per entry and per field."""
     sources: list[SourceFile] = []
     static: dict[str, Any] = {}
     for name, pick in (("taxonomy.yaml", lambda la: la.taxonomy), ("platforms.yaml", lambda la: la.platforms)):
         docs = [d for d in map(pick, layers) if d is not None]
-        if docs:
-            doc = _merged(docs, TAXONOMY_DEPTH)
+        fill = pick(base) if base is not None else None
+        if docs or fill is not None:
+            doc = _merged(docs, TAXONOMY_DEPTH, fill)
             sources.append(SourceFile(doc.file, doc))
             static[name] = doc.data if isinstance(doc.data, dict) else None
     named: dict[str, FrozenDict] = {}
@@ -446,9 +452,12 @@ def assemble(root: Path, layers: Sequence[Layer]) -> Catalog:
         for layer in layers:
             for name, doc in _by_name(pick_named(layer)).items():
                 groups.setdefault(name, []).append(doc)
+        fills = _by_name(pick_named(base)) if base is not None else {}
+        if not groups:  # no source has the directory: the bundled files whole
+            groups = {name: [] for name in fills}
         out: dict[str, Any] = {}
         for name, docs in groups.items():
-            doc = _merged(docs, NAMED_DEPTH)
+            doc = _merged(docs, NAMED_DEPTH, fills.get(name))
             sources.append(SourceFile(doc.file, doc))
             out[name] = doc.data
         named[sub] = FrozenDict(out)
@@ -475,7 +484,7 @@ def assemble(root: Path, layers: Sequence[Layer]) -> Catalog:
         load_errors=tuple(e for layer in layers for e in layer.errors),
         all_ids=frozenset(i for layer in layers for i in layer.all_ids),
         refused=tuple(e for layer in layers for e in layer.refused),
-        layers=tuple(layer.label for layer in layers),
+        layers=tuple(layer.label for layer in (*([base] if base is not None else []), *layers)),
     )
 
 
@@ -500,11 +509,11 @@ def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
     dirs = [(label, path) for label, path in dirs if path.resolve() != bundled]
     if not dirs:
         return assemble(BUNDLED_DIR, [bundled_layer("", with_recipes=True)])
-    layers = [bundled_layer()]
+    layers = []
     for i, (label, path) in enumerate(dirs):
         top = i == len(dirs) - 1
         layers.append(read_layer(path, label, "" if top else f"{path.resolve()}/"))
-    return assemble(dirs[-1][1], layers)
+    return assemble(dirs[-1][1], layers, bundled_layer())
 
 
 @dataclass(frozen=True)
@@ -522,10 +531,9 @@ class StaticData:
 def load_static(root: Path) -> StaticData:
     """The non-recipe files of ``root`` laid over the bundled catalog's."""
     if root.resolve() == BUNDLED_DIR.resolve():
-        layers = [bundled_layer("")]
+        cat = assemble(root, [bundled_layer("")])
     else:
-        layers = [bundled_layer(), read_layer(root, str(root), with_recipes=False)]
-    cat = assemble(root, layers)
+        cat = assemble(root, [read_layer(root, str(root), with_recipes=False)], bundled_layer())
     return StaticData(cat.taxonomy, cat.platforms, cat.serving_strategies, cat.kv_stores, cat.sources,
                       tuple(e for e in cat.load_errors if "models/" not in e.position.file))
 

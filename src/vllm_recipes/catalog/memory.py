@@ -133,4 +133,4 @@ def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[
 
     ``cache`` shares parsed documents between catalogs (documents are immutable).
     """
-    return assemble(Path(root), [bundled_layer(), files_layer(files, str(root), cache)])
+    return assemble(Path(root), [files_layer(files, str(root), cache)], bundled_layer())

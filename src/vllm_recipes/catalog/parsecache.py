@@ -40,7 +40,6 @@ from .yamlsource import (
     FrozenDict,
     Position,
     YamlDocument,
-    YamlLoadError,
     check_raw,
     load_yaml_file,
     parse_yaml,

@@ -81,16 +81,30 @@ def fail(message: str) -> NoReturn:
 
 
 def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    """``catalog.find(hf_id)``, or exit 2 saying why: the file failed to load (file:line),
-    or no such recipe (with close matches)."""
+    """``catalog.find(hf_id)``, or exit saying why: the file failed to load (file:line, exit 2), no such
+    recipe (with close matches, exit 2), or it has validation errors (each with file:line, exit 1).
+
+    The publishing rule (docs/decisions-catalog.md): what ``serve`` and ``build-api`` leave out for a
+    validation error is not rendered by a command either.
+    """
+    from vllm_recipes.catalog.usable import recipe_errors
+
     found = catalog.find(hf_id)
-    if found is not None:
-        return found
-    broken = catalog.load_error_for(hf_id)
-    if broken is not None:
-        fail(f"recipe {hf_id!r} failed to load: {broken}")
-    close = catalog.close_matches(hf_id)
-    fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    if found is None:
+        broken = catalog.load_error_for(hf_id)
+        if broken is not None:
+            fail(f"recipe {hf_id!r} failed to load: {broken}")
+        close = catalog.close_matches(hf_id)
+        fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    errors = recipe_errors(catalog, found[0])
+    if errors:
+        n = len(errors)
+        click.echo(f"Error: recipe {found[0].hf_id!r} has {n} validation error{'s' if n != 1 else ''}; it is not "
+                   "published (serve, build-api) nor rendered:", err=True)
+        for finding in errors:
+            click.echo(f"  {finding.format()}", err=True)
+        sys.exit(1)
+    return found
 
 
 def load_or_exit(recipes_dir: RecipesDirs) -> Catalog:
