@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner, Result
+
+from vllm_recipes.catalog import Catalog, load_catalog
 
 _GOLDEN_MARKERS = ("tests/golden/", "test_api_build_seeds.py", "test_bundled_data.py")
 
@@ -42,6 +46,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for nodeid in offending[:20]:
             reporter.write_line(f"  {nodeid}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The bundled catalog, loaded once for the whole run (a catalog is immutable)."""
+    return load_catalog()
+
+
+def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
+    """Run ``vllm-recipes ARGS`` in-process: ``exit_code``, ``stdout`` and ``stderr`` apart."""
+    from vllm_recipes.cli.main import cli
+
+    return CliRunner().invoke(cli, list(args), env=env, input=input)
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Result]:
+    """The suite's one CLI runner (:func:`invoke`)."""
+    return invoke
 
 
 #: A recipe whose default PD decode pool is DEP over two 8-GPU nodes (its GPU floor is 16)

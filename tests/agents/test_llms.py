@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_recipes.api.llms import llms_full_txt, llms_txt, recipe_hardware
-from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog import Catalog
 from vllm_recipes.cli import api_cmds  # noqa: F401  (registers build-api)
 from vllm_recipes.cli.main import cli
 from vllm_recipes.render.deployment import Block, deployment_text
@@ -25,11 +25,6 @@ from vllm_recipes.web.live_api import resolve_payload
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 BLOCK = re.compile(r"^Selection: (?P<url>\S+)\n\n(?P<fence>`{3,})bash\n(?P<body>.*?)\n(?P=fence)$", re.S | re.M)
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog()
 
 
 def engine_text(catalog: Catalog, url: str) -> str:

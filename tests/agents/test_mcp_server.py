@@ -25,7 +25,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from vllm_recipes.agents.server import create_server
 from vllm_recipes.api.build import build_api
 from vllm_recipes.api.translations import translations_hook
-from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog import Catalog
 from vllm_recipes.cli import engine_cmds  # noqa: F401  (registers `command`)
 from vllm_recipes.cli.main import cli
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
@@ -33,11 +33,6 @@ from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain", "export_deployment", "fit"}
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog()
 
 
 def run_async(main: Callable[[], Awaitable[Any]]) -> Any:

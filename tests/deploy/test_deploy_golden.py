@@ -13,15 +13,9 @@ from pathlib import Path
 import pytest
 from deploy_helpers import GOLDEN, export
 
-from vllm_recipes.catalog import load_catalog
 from vllm_recipes.render.export import TARGETS, ExportError, stdout_text
 
 EXPECTED = Path(__file__).resolve().parent / "golden"
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
 
 
 def _render(catalog, seed: str, target: str) -> str:

@@ -29,7 +29,6 @@ from deploy_helpers import (
     yaml_docs,
 )
 
-from vllm_recipes.catalog import load_catalog
 from vllm_recipes.jsvalues import js_str
 from vllm_recipes.render.artifacts import default_name, stdout_text
 from vllm_recipes.render.export import ExportError
@@ -38,11 +37,6 @@ from vllm_recipes.render.vllm_config import config_argv
 from vllm_recipes.synth.resolve import resolve
 
 BIN = Path(sys.executable).parent
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import kubernetes_validate
 import pytest
 from deploy_helpers import SEEDS, export, yaml_docs
 
-from vllm_recipes.catalog import load_catalog
 from vllm_recipes.render.export import ExportError, stdout_text
 from vllm_recipes.render.k8s import KUBERNETES_VERSION
 
@@ -22,11 +21,6 @@ LWS_SCHEMA = json.loads((HERE / "lws_v1_schema.json").read_text())
 BIN = Path(sys.executable).parent
 K8S_VERSION = f"{KUBERNETES_VERSION}.0"
 SINGLE_NODE = ("v41-gb200-tp2", "v41-h200-pd-colocated")
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
 
 
 def _k8s_docs(catalog, seed):

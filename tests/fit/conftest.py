@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.fit.architecture import Architecture
 from vllm_recipes.fit.sources import architecture_from_file
 
@@ -16,11 +15,6 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture(scope="session")
 def arch() -> dict[str, Architecture]:
     return {p.stem: architecture_from_file(p) for p in DATA.glob("*.json")}
-
-
-@pytest.fixture(scope="session")
-def catalog() -> Catalog:
-    return load_catalog()
 
 
 @pytest.fixture(scope="session")

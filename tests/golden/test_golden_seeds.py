@@ -22,7 +22,6 @@ from click.testing import CliRunner
 
 from vllm_recipes.api.build import build_api
 from vllm_recipes.api.tree import render_for_hardware, render_selection
-from vllm_recipes.catalog import load_catalog
 from vllm_recipes.cli import engine_cmds  # noqa: F401  (registers `command` / `explain`)
 from vllm_recipes.cli.main import cli
 from vllm_recipes.render.install import hardware_install_block, install_block
@@ -66,11 +65,6 @@ def _dump(obj: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # Part 1: golden files
 # ---------------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
-
 
 def _all_trees(catalog) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Every variant-tree file the JSON API writes (parent + promoted variants), decoded."""

@@ -16,18 +16,13 @@ try:  # the package is normally installed editable; fall back to the source tree
 except ImportError:  # pragma: no cover - depends on the environment
     sys.path.insert(0, str(ROOT / "src"))
 
-from vllm_recipes.catalog import Catalog, Recipe, load_catalog  # noqa: E402
+from vllm_recipes.catalog import Catalog, Recipe  # noqa: E402
 from vllm_recipes.i18n import guide_sections, parse_translation  # noqa: E402
 
 HF_ID = "deepseek-ai/DeepSeek-V4.1-Flash"
 BUNDLED_MODELS = ROOT / "src" / "vllm_recipes" / "data" / "models"
 SHIPPED_ZH = BUNDLED_MODELS / "deepseek-ai" / "DeepSeek-V4.1-Flash.zh.md"
 CURRENT_SECTIONS = Path(__file__).with_name("zh_current_sections.md")
-
-
-@pytest.fixture(scope="session")
-def catalog() -> Catalog:
-    return load_catalog()
 
 
 @pytest.fixture(scope="session")

@@ -159,11 +159,6 @@ def nav_links(page_html: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def catalog() -> Catalog:
-    return load_catalog()
-
-
-@pytest.fixture(scope="session")
 def app(catalog: Catalog) -> Any:
     return create_app(catalog)
 

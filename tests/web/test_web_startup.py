@@ -106,7 +106,7 @@ def test_serve_announces_only_when_listening_and_refuses_a_busy_port(web: Any) -
         assert r.status_code == 200
         busy = _serve(port)
         _out, err = busy.communicate(timeout=60)
-        assert busy.returncode == 1
+        assert busy.returncode == 2
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "already in use" in lines[0] and "--port" in lines[0], err
         assert "Traceback" not in err

@@ -52,6 +52,36 @@ class ToolError(Exception):
         return cls(str(exc), exc.param, exc.choices)
 
 
+#: Every tool, in the order the server lists them: name -> what it answers. ``mcp --help``, the
+#: README and docs/agents.md name exactly these (tests/agents/test_tool_list.py).
+TOOLS: dict[str, str] = {
+    "list_recipes":
+        "List the recipes in the catalog, best match first. Filter by free-text query (model, provider, task, "
+        "architecture, hardware words), by hardware profile id (recipes that run on it) and by GPU count "
+        "(recipes whose recommended selection on that hardware needs at most that many GPUs).",
+    "show_recipe":
+        "Everything a builder offers for one recipe: variants with their hardware, strategies, features, the "
+        "default selection and where its JSON, page and guide are.",
+    "resolve_command":
+        "The exact deployment commands for one selection of a recipe (omitted choices take the page's "
+        "defaults): the command text, argv, env, docker form and every deployment block (the same answer as "
+        "the website and /api/resolve).",
+    "explain":
+        "Why every flag and env var of a selection is there: each final token with its layer, recipe "
+        "file:line and the values it shadowed.",
+    "export_deployment":
+        "The selection's deployment for a scheduler, rendered from the same plan as the command: Kubernetes "
+        "manifests (LeaderWorkerSet for multi-node), a Docker Compose file (one machine), a Slurm sbatch "
+        "script or `vllm serve --config` files. Returns every file and the text `vllm-recipes export -o -` "
+        "prints; a selection the target cannot express is an error with the reason.",
+    "fit":
+        "Will it fit, and how much will it serve: weights per GPU, KV-cache budget, token capacity, "
+        "concurrency at a context length, the verdict and the levers that would change it, per process of "
+        "the selection's plan. Give hf_id (and a selection) to fit one recipe on its hardware or on other "
+        "GPUs (gpu, or gpu_memory + gpus); omit hf_id to list every recipe variant that starts on the given "
+        "GPUs, best first.",
+}
+
 #: ``export_deployment`` options besides the selection and ``to`` (the CLI's ``export`` options)
 EXPORT_ARGUMENTS: dict[str, str] = {
     "namespace": "Kubernetes namespace (default: default).",
@@ -115,50 +145,22 @@ class AgentTools:
     @cached_property
     def _tools(self) -> list[Tool]:
         sel = self.selection_schema()
-        return [
-            Tool("list_recipes",
-                 "List the recipes in the catalog, best match first. Filter by free-text query (model, "
-                 "provider, task, architecture, hardware words), by hardware profile id (recipes that run "
-                 "on it) and by GPU count (recipes whose recommended selection on that hardware needs at "
-                 "most that many GPUs).",
-                 {"type": "object", "additionalProperties": False, "properties": {
-                     "query": _str_schema("Words that must all occur in the recipe's card."),
-                     "hardware": _str_schema("Only recipes offered on this hardware profile.", self.hardware_ids),
-                     "fits_gpus": {"type": "integer", "minimum": 1, "maximum": 1024,
-                                   "description": "Only recipes whose recommended selection needs at most "
-                                                  "this many GPUs (on `hardware`, else the default hardware)."},
-                 }},
-                 self.list_recipes),
-            Tool("show_recipe",
-                 "Everything a builder offers for one recipe: variants with their hardware, strategies, "
-                 "features, the default selection and where its JSON, page and guide are.",
-                 {"type": "object", "additionalProperties": False, "required": ["hf_id"], "properties": {
-                     "hf_id": sel["properties"]["hf_id"]}},
-                 self.show_recipe),
-            Tool("resolve_command",
-                 "The exact deployment commands for one selection of a recipe (omitted choices take the "
-                 "page's defaults): the command text, argv, env, docker form and every deployment block "
-                 "(the same answer as the website and /api/resolve).",
-                 sel, self.resolve_command),
-            Tool("explain",
-                 "Why every flag and env var of a selection is there: each final token with its layer, "
-                 "recipe file:line and the values it shadowed.",
-                 sel, self.explain),
-            Tool("export_deployment",
-                 "The selection's deployment for a scheduler, rendered from the same plan as the command: "
-                 "Kubernetes manifests (LeaderWorkerSet for multi-node), a Docker Compose file (one machine), "
-                 "a Slurm sbatch script or `vllm serve --config` files. Returns every file and the text "
-                 "`vllm-recipes export -o -` prints; a selection the target cannot express is an error "
-                 "with the reason.",
-                 self.export_schema(sel), self.export_deployment),
-            Tool("fit",
-                 "Will it fit, and how much will it serve: weights per GPU, KV-cache budget, token capacity, "
-                 "concurrency at a context length, the verdict and the levers that would change it, per "
-                 "process of the selection's plan. Give hf_id (and a selection) to fit one recipe on its "
-                 "hardware or on other GPUs (gpu, or gpu_memory + gpus); omit hf_id to list every recipe "
-                 "variant that starts on the given GPUs, best first.",
-                 self.fit_schema(), self.fit),
-        ]
+        schemas: dict[str, dict[str, Any]] = {
+            "list_recipes": {"type": "object", "additionalProperties": False, "properties": {
+                "query": _str_schema("Words that must all occur in the recipe's card."),
+                "hardware": _str_schema("Only recipes offered on this hardware profile.", self.hardware_ids),
+                "fits_gpus": {"type": "integer", "minimum": 1, "maximum": 1024,
+                              "description": "Only recipes whose recommended selection needs at most "
+                                             "this many GPUs (on `hardware`, else the default hardware)."},
+            }},
+            "show_recipe": {"type": "object", "additionalProperties": False, "required": ["hf_id"],
+                            "properties": {"hf_id": sel["properties"]["hf_id"]}},
+            "resolve_command": sel,
+            "explain": sel,
+            "export_deployment": self.export_schema(sel),
+            "fit": self.fit_schema(),
+        }
+        return [Tool(name, description, schemas[name], getattr(self, name)) for name, description in TOOLS.items()]
 
     def export_schema(self, sel: dict[str, Any]) -> dict[str, Any]:
         """The selection schema plus the export target and its options."""

@@ -171,6 +171,9 @@ class BuildCounts:
     kv_stores: int = 0
     platforms: int = 0
     collisions: int = 0
+    #: ids of this build for the example paths (empty: the reference's examples)
+    example_model: str = ""
+    example_variant: str = ""
 
 
 @dataclass
@@ -622,7 +625,13 @@ def summary_text(c: BuildCounts) -> str:
             f"{c.platforms} platforms")
     if c.collisions:
         line += f" ({c.collisions} variant collision{'s' if c.collisions > 1 else ''} skipped)"
-    return line + "\n" + SUMMARY_TAIL
+    # the example paths name models of this catalog (a reader tries them), else the reference's
+    tail = SUMMARY_TAIL
+    if c.example_model:
+        tail = tail.replace("/moonshotai/Kimi-K2.5.json", f"/{c.example_model}.json")
+        variant = f", e.g. /{c.example_variant}.json" if c.example_variant else ""
+        tail = tail.replace(", e.g. /zai-org/GLM-5.1-FP8.json", variant)
+    return line + "\n" + tail
 
 
 def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: int,
@@ -636,6 +645,10 @@ def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: i
         c.per_hardware += res.per_hardware
         c.promoted += res.promoted
         c.collisions += res.collisions
+        if res.entries and not c.example_model:
+            c.example_model = str(res.entries[0].get("hf_id") or "")
+        if len(res.entries) > 1 and not c.example_variant:
+            c.example_variant = str(res.entries[1].get("hf_id") or "")
     return c
 
 

@@ -159,15 +159,21 @@ def check_replaceable(out: Path) -> None:
 
 @contextlib.contextmanager
 def build_lock(out: Path) -> Iterator[None]:
-    """One builder per output directory at a time (``flock`` on a sibling lock file)."""
+    """One builder per output directory at a time (``flock`` on a sibling lock file).
+
+    The lock file is removed again unless OUT exists afterwards, so a refused or failed
+    first build leaves nothing behind next to it."""
     import fcntl
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(os.fspath(out.parent / f".{out.name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    lock = out.parent / f".{out.name}.lock"
+    fd = os.open(os.fspath(lock), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        if not (out / "models.json").exists():
+            lock.unlink(missing_ok=True)
         os.close(fd)
 
 

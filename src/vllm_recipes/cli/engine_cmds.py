@@ -14,7 +14,7 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.lint.vllm_plan import lint_plan, process_lints, with_process_lint, with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
-from vllm_recipes.render.explain import explain_plan, sections_json
+from vllm_recipes.render.explain import ExplainRow, explain_plan, sections_json
 from vllm_recipes.render.header import omni_selection_header, selection_header
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
@@ -24,9 +24,10 @@ from vllm_recipes.service import Query, resolve
 from vllm_recipes.synth.omni import OmniPlan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
+from . import output
 from .main import cli, fail, load_or_exit
 from .options import find_recipe, refusals, request_from_options, resolve_request, selection_options
-from .output import dump_json, json_option, print_table
+from .output import dump_json, format_option, json_option, print_table, wants_json
 from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
 
 
@@ -82,8 +83,7 @@ def _no_vllm_for_omni(recipe: Recipe, vllm_release: str | None) -> None:
 @selection_options
 @json_option
 @vllm_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
-              help="Same as --json when 'json' (kept for scripts).")
+@format_option
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the resolved-selection line on stderr.")
 def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, quiet: bool,
                 vllm_release: str | None = None, **kw: Any) -> None:
@@ -95,9 +95,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     release-lint findings follow on stderr too (--quiet drops them; in the
     JSON they are the ``vllm_lint`` key).
     """
-    as_json = as_json or fmt == "json"
-    if fmt == "text" and as_json:
-        fail("--format text and --json contradict each other; give one of them.")
+    as_json = wants_json(as_json, fmt)
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
@@ -123,13 +121,15 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
 @selection_options
 @json_option
 @vllm_option
-def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, vllm_release: str | None = None,
-                **kw: Any) -> None:
+@format_option
+def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None,
+                vllm_release: str | None = None, **kw: Any) -> None:
     """Show every final flag and env var with its layer, file:line and what it shadowed.
 
     Layers and their order: docs/reference/synthesis.md. A last table lists the
     release-lint findings.
     """
+    as_json = wants_json(as_json, fmt)
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
@@ -152,15 +152,32 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, vllm_re
         return
     click.echo(header)
     for title, rows in sections:
-        table_rows = []
-        for r in rows:
-            shadow = "; ".join(f"{s['value']!s} ({s['layer']}{' @ ' + s['location'] if s['location'] else ''})"
-                               for s in r.shadowed)
-            where = r.source["location"] or (r.source["note"] or "")
-            table_rows.append([r.kind, r.name, r.value or "", r.source["layer"], where, shadow])
         click.echo()
-        print_table(title, ["kind", "flag / env", "value", "layer", "from", "shadowed"], table_rows,
-                    whole=(0, 1, 3))
+        _print_section(title, rows)
     if lint is not None:
         click.echo()
         print_lint_table(lint)
+
+
+def _print_section(title: str, rows: list[ExplainRow]) -> None:
+    """One process's flags and env: a table on a terminal; piped, one line per entry with only
+    the flag column aligned, what it shadowed on the next (a table padded to its longest JSON
+    value was 390 columns wide)."""
+    table_rows = []
+    for r in rows:
+        shadow = "; ".join(f"{s['value']!s} ({s['layer']}{' @ ' + s['location'] if s['location'] else ''})"
+                           for s in r.shadowed)
+        where = r.source["location"] or (r.source["note"] or "")
+        table_rows.append([r.kind, r.name, r.value or "", r.source["layer"], where, shadow])
+    if output.is_tty():
+        print_table(title, ["kind", "flag / env", "value", "layer", "from", "shadowed"], table_rows,
+                    whole=(0, 1, 3))
+        return
+    click.echo(title)
+    width = min(40, max((len(row[1]) for row in table_rows), default=0))
+    for kind, name, value, layer, where, shadow in table_rows:
+        line = f"  {kind:<3}  {name:<{width}}  {value}".rstrip() + f"  [{layer}] {where}".rstrip()
+        click.echo(line)
+        if shadow:
+            click.echo(f"  {'':3}  {'':<{width}}  shadowed: {shadow}")
+

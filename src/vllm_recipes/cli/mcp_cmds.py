@@ -11,16 +11,21 @@ from .main import cli, fail, load_or_exit, recipes_dir_option
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-@cli.command("mcp")
+def _help() -> str:
+    from vllm_recipes.agents.tools import TOOLS
+
+    return ("Serve the recipe tools to MCP clients (agents): " + ", ".join(TOOLS) + ", plus each recipe's "
+            "JSON and guide as resources. Without --http, speaks MCP on stdin/stdout (what desktop clients "
+            "launch).")
+
+
+@cli.command("mcp", help=_help())
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
               help="Serve streamable HTTP on this port (endpoint /mcp) instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface for --http (loopback by default; anything else is reachable by others).")
 @recipes_dir_option
 def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> None:
-    """Serve the recipe tools to MCP clients (agents): list_recipes, show_recipe, resolve_command,
-    explain, plus each recipe's JSON and guide as resources. Without --http, speaks MCP on
-    stdin/stdout (what desktop clients launch)."""
     try:
         import anyio
 

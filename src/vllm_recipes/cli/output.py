@@ -23,6 +23,20 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")(fn)
 
 
+def format_option(fn: F) -> F:
+    """``--format text|json``: the same switch as ``--json``, for scripts that spell it this way."""
+    return click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
+                        help="Same as --json when 'json' (kept for scripts).")(fn)
+
+
+def wants_json(as_json: bool, fmt: str | None) -> bool:
+    """``--json`` or ``--format json`` (exit 2 when ``--format text`` contradicts ``--json``)."""
+    if fmt is not None and fmt.lower() == "text" and as_json:
+        click.echo("Error: --format text and --json contradict each other; give one of them.", err=True)
+        sys.exit(2)
+    return as_json or (fmt or "").lower() == "json"
+
+
 def is_tty() -> bool:
     try:
         return sys.stdout.isatty()

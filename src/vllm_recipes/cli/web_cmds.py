@@ -68,7 +68,6 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     """
     import gc
     import os
-    import sys
 
     source = None
     if source_url:  # (imported only then: the web layer's imports wait until a child parses meanwhile)
@@ -100,9 +99,8 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         os.environ["VLLM_RECIPES_SOURCE_URL"] = source_url
     try:
         sock = listen_socket(host, port)
-    except (OSError, UnicodeError) as exc:
-        click.echo(f"Error: {bind_error(host, port, exc) if isinstance(exc, OSError) else exc}", err=True)
-        sys.exit(1)
+    except (OSError, UnicodeError) as exc:  # a busy port or a bad host is a usage error: exit 2
+        fail(bind_error(host, port, exc) if isinstance(exc, OSError) else str(exc))
     bound = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     n = len(catalog.recipes)
