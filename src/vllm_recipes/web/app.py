@@ -27,7 +27,7 @@ from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
@@ -596,33 +596,59 @@ def builder_fragment(request: Request, org: str, repo: str) -> Response:
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
 
 
-async def dispatch(request: Request) -> Response:
-    """Everything that is not a fixed route: API files, providers, recipes, builder fragments."""
-    path = request.path_params.get("path", "")
-    if path.endswith("/page.json") and path.count("/") == 2:  # a recipe page's JSON twin
-        org, repo, _ = path.split("/")
-        found = _lookup_recipe(request, org, repo, suffix="/page.json")
-        if isinstance(found, Response):
-            return found
-        return recipe_twin(request, found, _lang(request, found)[0])
-    if path.endswith(".json") and "/" not in path and _web(request).index.provider(path[:-5]) is not None:
-        static = static_json(request, path)  # a static API file of that name wins over the twin
-        return static if static.status_code != 404 else provider_page(request, path[:-5], ".json")
-    if path.endswith(".json"):
-        return static_json(request, path)
-    segs = path.split("/")
-    if segs and segs[-1] == "" and len(segs) > 1:  # trailing slash -> the same page without it
-        clean = "/".join(segs[:-1])
-        if clean and "" not in segs[:-1]:
-            return RedirectResponse(_with_query("/" + clean, _query_items(request)), status_code=301)
-    if "" in segs or any(s in (".", "..") for s in segs):
+# --- the catalog's own paths (after the fixed routes, in this order) --------------------------------
+
+
+def _is_dot(*segments: str) -> bool:
+    return any(seg in (".", "..") for seg in segments)
+
+
+async def page_twin(request: Request) -> Response:
+    """``/{org}/{repo}/page.json``: a recipe page's JSON twin."""
+    org, repo = request.path_params["org"], request.path_params["repo"]
+    if _is_dot(org, repo):
         return not_found(request)
-    if len(segs) == 1:
-        return provider_page(request, segs[0])
-    if len(segs) == 2:
-        return recipe_page(request, segs[0], segs[1])
-    if len(segs) == 3 and segs[2] == "builder":
-        return builder_fragment(request, segs[0], segs[1])
+    found = _lookup_recipe(request, org, repo, suffix="/page.json")
+    if isinstance(found, Response):
+        return found
+    return recipe_twin(request, found, _lang(request, found)[0])
+
+
+async def builder_route(request: Request) -> Response:
+    """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
+    org, repo = request.path_params["org"], request.path_params["repo"]
+    return not_found(request) if _is_dot(org, repo) else builder_fragment(request, org, repo)
+
+
+async def top_json(request: Request) -> Response:
+    """``/{name}.json``: a static API file of that name, else a provider page's JSON twin."""
+    name = request.path_params["name"]
+    static = static_json(request, f"{name}.json")
+    if static.status_code != 404 or _web(request).index.provider(name) is None:
+        return static
+    return provider_page(request, name, ".json")
+
+
+async def api_file(request: Request) -> Response:
+    """Any other ``*.json`` path: a file of the static JSON API."""
+    return static_json(request, request.path_params["path"] + ".json")
+
+
+async def provider_route(request: Request) -> Response:
+    org = request.path_params["org"]
+    return not_found(request) if _is_dot(org) else provider_page(request, org)
+
+
+async def recipe_route(request: Request) -> Response:
+    org, repo = request.path_params["org"], request.path_params["repo"]
+    return not_found(request) if _is_dot(org, repo) else recipe_page(request, org, repo)
+
+
+async def elsewhere(request: Request) -> Response:
+    """No route matched: a trailing slash redirects to the page without it (query kept), else 404."""
+    segs = request.path_params["path"].split("/")
+    if len(segs) > 1 and segs[-1] == "" and "" not in segs[:-1] and not _is_dot(*segs):
+        return RedirectResponse(_with_query("/" + "/".join(segs[:-1]), _query_items(request)), status_code=301)
     return not_found(request)
 
 
@@ -686,23 +712,32 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
             if web.warmer is not None:
                 web.warmer.stop()
 
+    get = ["GET", "HEAD"]
     routes = [
-        Route("/", home, methods=["GET", "HEAD"]),
-        Route("/browse", browse, methods=["GET", "HEAD"]),
-        Route("/browse.json", browse, methods=["GET", "HEAD"]),
-        Route("/index.json", home_twin, methods=["GET", "HEAD"]),
-        Route("/llms.txt", llms_file, methods=["GET", "HEAD"]),
-        Route("/llms-full.txt", llms_file, methods=["GET", "HEAD"]),
-        Route("/sitemap.xml", sitemap, methods=["GET", "HEAD"]),
-        Route("/robots.txt", robots, methods=["GET", "HEAD"]),
-        Route("/api/resolve", api_resolve, methods=["GET", "HEAD"]),
-        Route("/api/health", health, methods=["GET", "HEAD"]),
-        Route("/api/export", api_export, methods=["GET", "HEAD"]),
-        Route("/api/fit", api_fit, methods=["GET", "HEAD"]),
-        Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
-        Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
-        Route("/static/{name}", static_asset, methods=["GET", "HEAD"]),
-        Route("/{path:path}", dispatch, methods=["GET", "HEAD"]),
+        Route("/", home, methods=get),
+        Route("/browse", browse, methods=get),
+        Route("/browse.json", browse, methods=get),
+        Route("/index.json", home_twin, methods=get),
+        Route("/llms.txt", llms_file, methods=get),
+        Route("/llms-full.txt", llms_file, methods=get),
+        Route("/sitemap.xml", sitemap, methods=get),
+        Route("/robots.txt", robots, methods=get),
+        Mount("/api", routes=[
+            Route("/resolve", api_resolve, methods=get),
+            Route("/health", health, methods=get),
+            Route("/export", api_export, methods=get),
+            Route("/fit", api_fit, methods=get),
+            Route("/openapi.json", openapi, methods=get),
+            Route("/search.json", search_index, methods=get),
+        ]),
+        Route("/static/{name}", static_asset, methods=get),
+        Route("/{org}/{repo}/page.json", page_twin, methods=get),
+        Route("/{org}/{repo}/builder", builder_route, methods=get),
+        Route("/{name}.json", top_json, methods=get),
+        Route("/{path:path}.json", api_file, methods=get),
+        Route("/{org}", provider_route, methods=get),
+        Route("/{org}/{repo}", recipe_route, methods=get),
+        Route("/{path:path}", elsewhere, methods=get),
     ]
     from starlette.exceptions import HTTPException
 
