@@ -185,92 +185,94 @@ def _resolve(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
 
 def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
     """Everything ``show`` prints, as plain data (also the ``--json`` output)."""
-    from vllm_recipes.select.defaults import default_features, pick_default_hardware, recommend_strategy
-    from vllm_recipes.select.gates import (
-        default_mode_for,
-        feature_conflicts,
-        is_listed,
-        offered_strategies,
-        variant_runs_on,
-    )
+    from vllm_recipes.select.defaults import pick_default_hardware, recommend_strategy
+    from vllm_recipes.select.gates import offered_strategies
 
-    data = recipe.data
-    meta, model = recipe.meta, recipe.model
+    data, meta, model = recipe.data, recipe.meta, recipe.model
     profiles = catalog.hardware_profiles
-    variants = recipe.variants
-    declared = _m(meta.get("hardware"))
-
-    variant_rows = []
-    for vk, v in variants.items():
-        vd = _m(v)
-        variant_rows.append({"key": vk, "label": vd.get("label"), "precision": vd.get("precision"),
-                             "vram_minimum_gb": vd.get("vram_minimum_gb"),
-                             "model_id": vd.get("model_id") or model.get("model_id")})
-
-    default_variant = _m(variants.get("default"))
-    default_hw = pick_default_hardware(profiles, default_variant, data) if profiles else None
-    hardware_rows = []
-    for hw, prof in profiles.items():
-        p = _m(prof)
-        if not is_listed(data, hw, p):
-            continue
-        runs = [vk for vk, v in variants.items() if isinstance(v, dict) and variant_runs_on(p, v, hw)]
-        status = declared.get(hw)
-        hardware_rows.append({"id": hw, "display_name": p.get("display_name"),
-                              "status": status if isinstance(status, str) else None,
-                              "default": hw == default_hw, "known": True, "variants": runs,
-                              "sources": {str(k): catalog.origin_of(catalog.taxonomy_file,
-                                                                    ("hardware_profiles", hw, k)) for k in p}})
-    for hw, status in declared.items():
-        if hw not in profiles:
-            hardware_rows.append({"id": hw, "display_name": None,
-                                  "status": status if isinstance(status, str) else None,
-                                  "default": False, "known": False, "variants": []})
-
+    default_hw = pick_default_hardware(profiles, _m(recipe.variants.get("default")), data) if profiles else None
     offered = offered_strategies(data) if not recipe.is_omni else []
-    listed = _lst(data.get("compatible_strategies"))
     recommended = recommend_strategy(data, 1) if offered else None
-    sh = _m(data.get("strategy_hardware"))
-    strategy_rows = []
+    opt_in = [f for f in _lst(data.get("opt_in_features")) if isinstance(f, str)]
+    out: dict[str, Any] = {
+        "hf_id": recipe.hf_id, "title": recipe.title, "provider": recipe.provider,
+        "description": meta.get("description"), "model_id": model.get("model_id"), "file": recipe.rel_path,
+        "source": recipe.source,
+        "omni": recipe.is_omni, "default_hardware": default_hw,
+        "variants": [{"key": vk, "label": _m(v).get("label"), "precision": _m(v).get("precision"),
+                      "vram_minimum_gb": _m(v).get("vram_minimum_gb"),
+                      "model_id": _m(v).get("model_id") or model.get("model_id")} for vk, v in recipe.variants.items()],
+        "hardware": _hardware_rows(catalog, recipe, default_hw),
+        "strategies": _strategy_rows(catalog, recipe, offered, recommended), "recommended_strategy": recommended,
+        "features": _feature_rows(recipe, default_hw, opt_in), "opt_in_features": opt_in,
+        "hardware_opt_in_features": {hw: [f for f in _lst(lst) if isinstance(f, str)]
+                                     for hw, lst in _m(data.get("hardware_opt_in_features")).items()},
+    }
+    if recipe.is_omni:
+        tasks = _lst(_m(data.get("omni")).get("tasks"))
+        out["omni_tasks"] = [t if isinstance(t, str) else _m(t).get("key") or _m(t).get("id") for t in tasks]
+    return out
+
+
+def _hardware_rows(catalog: Catalog, recipe: Recipe, default_hw: str | None) -> list[dict[str, Any]]:
+    """Each listed profile with the variants that run on it, then declared ids the catalog lacks."""
+    from vllm_recipes.select.gates import is_listed, variant_runs_on
+
+    declared = _m(recipe.meta.get("hardware"))
+    rows = []
+    for hw, prof in catalog.hardware_profiles.items():
+        p = _m(prof)
+        if not is_listed(recipe.data, hw, p):
+            continue
+        runs = [vk for vk, v in recipe.variants.items() if isinstance(v, dict) and variant_runs_on(p, v, hw)]
+        status = declared.get(hw)
+        rows.append({"id": hw, "display_name": p.get("display_name"),
+                     "status": status if isinstance(status, str) else None,
+                     "default": hw == default_hw, "known": True, "variants": runs,
+                     "sources": {str(k): catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", hw, k))
+                                 for k in p}})
+    for hw, status in declared.items():
+        if hw not in catalog.hardware_profiles:
+            rows.append({"id": hw, "display_name": None, "status": status if isinstance(status, str) else None,
+                         "default": False, "known": False, "variants": []})
+    return rows
+
+
+def _strategy_rows(catalog: Catalog, recipe: Recipe, offered: list[Any], recommended: str | None
+                   ) -> list[dict[str, Any]]:
+    listed = _lst(recipe.data.get("compatible_strategies"))
+    sh = _m(recipe.data.get("strategy_hardware"))
+    rows = []
     for s in offered:
         gates = _m(sh.get(s))
         spec = _m(catalog.strategies.get(s)) if isinstance(s, str) else {}
-        strategy_rows.append({
+        rows.append({
             "id": s, "display_name": spec.get("display_name"), "known": s in catalog.serving_strategies,
             "recommended": s == recommended, "opt_in": s not in listed,
             "supported_on": [k for k, v in gates.items() if v == "supported"],
             "unsupported_on": [k for k, v in gates.items() if v == "unsupported"],
         })
+    return rows
 
-    opt_in = [f for f in _lst(data.get("opt_in_features")) if isinstance(f, str)]
-    hw_opt_in = {hw: [f for f in _lst(lst) if isinstance(f, str)]
-                 for hw, lst in _m(data.get("hardware_opt_in_features")).items()}
+
+def _feature_rows(recipe: Recipe, default_hw: str | None, opt_in: list[str]) -> list[dict[str, Any]]:
+    from vllm_recipes.select.defaults import default_features
+    from vllm_recipes.select.gates import default_mode_for, feature_conflicts
+
+    data = recipe.data
     default_on = set(default_features(data, default_hw, "default")) if not recipe.is_omni else set()
-    feature_rows = []
+    rows = []
     for fk, feat in _m(data.get("features")).items():
         f = _m(feat)
         modes = [mk for mk in _m(f.get("modes"))]
-        feature_rows.append({
+        rows.append({
             "key": fk, "label": f.get("label"), "description": f.get("description"),
             "default_on": fk in default_on, "opt_in": fk in opt_in,
             "modes": modes, "default_mode": default_mode_for(f) if modes else None,
             "strategies": [s for s in _lst(f.get("strategies"))],
             "conflicts_with": list(feature_conflicts(data, fk)) if isinstance(fk, str) else [],
         })
-
-    out: dict[str, Any] = {
-        "hf_id": recipe.hf_id, "title": recipe.title, "provider": recipe.provider,
-        "description": meta.get("description"), "model_id": model.get("model_id"), "file": recipe.rel_path,
-        "source": recipe.source,
-        "omni": recipe.is_omni, "default_hardware": default_hw,
-        "variants": variant_rows, "hardware": hardware_rows,
-        "strategies": strategy_rows, "recommended_strategy": recommended,
-        "features": feature_rows, "opt_in_features": opt_in, "hardware_opt_in_features": hw_opt_in,
-    }
-    if recipe.is_omni:
-        tasks = _lst(_m(data.get("omni")).get("tasks"))
-        out["omni_tasks"] = [t if isinstance(t, str) else _m(t).get("key") or _m(t).get("id") for t in tasks]
-    return out
+    return rows
 
 
 def _mark(status: str | None) -> str:
@@ -296,6 +298,16 @@ def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
              f"{v['vram_minimum_gb']} GB" if v["vram_minimum_gb"] is not None else "", v["model_id"]]
             for v in ov["variants"]])
 
+    _print_hardware(ov)
+    if ov["omni"]:
+        _heading("Omni tasks")
+        click.echo(", ".join(str(t) for t in ov.get("omni_tasks", [])) or "(none)")
+    else:
+        _print_strategies(ov)
+    _print_features(ov)
+
+
+def _print_hardware(ov: dict[str, Any]) -> None:
     _heading("Hardware")
     rows = []
     for h in ov["hardware"]:
@@ -310,25 +322,25 @@ def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
     if ov["default_hardware"]:
         click.echo("* default hardware")
 
-    if ov["omni"]:
-        _heading("Omni tasks")
-        click.echo(", ".join(str(t) for t in ov.get("omni_tasks", [])) or "(none)")
-    else:
-        _heading("Strategies")
-        srows = []
-        for s in ov["strategies"]:
-            notes = []
-            if s["recommended"]:
-                notes.append("recommended")
-            if s["opt_in"]:
-                notes.append("opt-in on " + ", ".join(s["supported_on"]))
-            if s["unsupported_on"]:
-                notes.append("unsupported on " + ", ".join(s["unsupported_on"]))
-            if not s["known"]:
-                notes.append("unknown strategy")
-            srows.append([s["id"], s["display_name"], "; ".join(notes)])
-        _table(None, ["ID", "NAME", "NOTES"], srows)
 
+def _print_strategies(ov: dict[str, Any]) -> None:
+    _heading("Strategies")
+    srows = []
+    for s in ov["strategies"]:
+        notes = []
+        if s["recommended"]:
+            notes.append("recommended")
+        if s["opt_in"]:
+            notes.append("opt-in on " + ", ".join(s["supported_on"]))
+        if s["unsupported_on"]:
+            notes.append("unsupported on " + ", ".join(s["unsupported_on"]))
+        if not s["known"]:
+            notes.append("unknown strategy")
+        srows.append([s["id"], s["display_name"], "; ".join(notes)])
+    _table(None, ["ID", "NAME", "NOTES"], srows)
+
+
+def _print_features(ov: dict[str, Any]) -> None:
     _heading("Features")
     frows = []
     for f in ov["features"]:

@@ -167,10 +167,10 @@ def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: 
     gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
     out = []
     for s in offered_strategies(r):
-        spec = catalog.strategies.get(s)
-        if not is_map(spec):
+        raw = catalog.strategies.get(s)
+        if not is_map(raw):
             continue
-        dt = spec.get("deploy_type")
+        dt = as_map(raw).get("deploy_type")
         if dt == "kv_store_lb":
             continue
         if node_count == 1 and dt == "multi_node":
@@ -197,7 +197,7 @@ def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any],
             return int(raw["default"])
     vm = effective_vram_min(variant, hw)
     vg = p.get("vram_gb")
-    if is_number(vm) and vm > 0 and is_number(vg) and vg > 0:
+    if isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0:
         return int(max(1, -(-vm // vg)))
     return 1
 
@@ -828,7 +828,7 @@ def single_node_tp_hint(catalog: Catalog, recipe: Recipe, state: PageState) -> s
     variant = as_map(as_map(recipe.data.get("variants")).get(sel.variant_key))
     tp = resolve_single_node_tp(recipe.data, variant, p, sel.strategy, sel.hw_id)
     g = p.get("gpu_count")
-    if is_number(g) and is_number(tp) and tp < g:
+    if isinstance(g, int | float) and isinstance(tp, int | float) and tp < g:
         return f"TP={tp} uses {tp} of the node's {g} GPUs."
     return None
 

@@ -140,22 +140,7 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
                 q["kv_instances"] = str(count)
             if kvi.get("current"):
                 q["kv_instance"] = str(kvi["current"])
-    if st.pd_co_located:
-        q["prefill_nodes"] = "0"
-        q["decode_nodes"] = "0"
-    elif isinstance(sel.pd_nodes, Mapping) and isinstance(st.default_pd, Mapping):
-        for role in ("prefill", "decode"):
-            cur = as_map(sel.pd_nodes.get(role))
-            dflt = as_map(st.default_pd.get(role))
-            mode = cur.get("parallelism")
-            expected_nodes = dflt.get("nodes")
-            if mode != dflt.get("parallelism"):
-                q[f"{role}_mode"] = str(mode)
-                expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
-            if cur.get("nodes") != expected_nodes:
-                q[f"{role}_nodes"] = str(cur.get("nodes"))
-            if cur.get("rank"):
-                q[f"{role}_rank"] = str(cur.get("rank"))
+    q.update(_pd_params(catalog, recipe, st))
     if sel.frontend and sel.frontend != recipe_frontend(r):
         q["frontend"] = sel.frontend
     first_tab = st.install_tabs[0] if st.install_tabs else "docker"
@@ -163,6 +148,30 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
         q["install"] = st.install
     if sel.pd_router and sel.pd_router != "vllm-router":
         q["router"] = sel.pd_router
+    return q
+
+
+def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
+    """The PD pool choices of ``st`` that differ from their defaults (a pool's default size
+    follows its mode)."""
+    sel = st.selection
+    q: dict[str, str] = {}
+    if st.pd_co_located:
+        return {"prefill_nodes": "0", "decode_nodes": "0"}
+    if not isinstance(sel.pd_nodes, Mapping) or not isinstance(st.default_pd, Mapping):
+        return q
+    for role in ("prefill", "decode"):
+        cur = as_map(sel.pd_nodes.get(role))
+        dflt = as_map(st.default_pd.get(role))
+        mode = cur.get("parallelism")
+        expected_nodes = dflt.get("nodes")
+        if mode != dflt.get("parallelism"):
+            q[f"{role}_mode"] = str(mode)
+            expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
+        if cur.get("nodes") != expected_nodes:
+            q[f"{role}_nodes"] = str(cur.get("nodes"))
+        if cur.get("rank"):
+            q[f"{role}_rank"] = str(cur.get("rank"))
     return q
 
 

@@ -172,7 +172,7 @@ def openapi_spec() -> dict[str, Any]:
     for p in ("/models.json", "/taxonomy.json", "/platforms.json", "/strategies.json", "/strategies/{name}.json",
               "/kv_store.json", "/kv_store/{name}.json", "/{org}/{repo}.json", "/{org}/{repo}/hw/{hardware}.json",
               "/{org}/{repo}/strategies/{strategy}.json", "/{org}/{repo}/hw/{hardware}/strategies/{strategy}.json"):
-        entry = {k: dict(v) for k, v in static.items()}
+        entry: dict[str, Any] = {k: dict(v) for k, v in static.items()}
         names = [seg[1:-1] for seg in p.replace(".json", "").split("/") if seg.startswith("{")]
         if names:
             entry["get"] = {**entry["get"], "parameters": [
