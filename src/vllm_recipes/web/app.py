@@ -700,10 +700,13 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        import asyncio
+
+        from .limits import quiet_accept_errors
+
+        quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
         later = None
         if warm_in_background:
-            import asyncio
-
             # a moment after the server listens: a visitor who is already waiting gets the first page
             # without the fork (its copy-on-write faults made that page ~0.04 s slower); the fork runs
             # on the event loop, between requests, so no request is half done in the copy
