@@ -193,7 +193,8 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
           "# an http:// URL answers 2xx, or a tcp://HOST:PORT server (gRPC) accepts a connection",
           "check_up() {",
           '  case "$1" in',
-          '    tcp://*) local hp=${1#tcp://}; (exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}") 2>/dev/null ;;',
+          '    tcp://*) local hp=${1#tcp://}; python3 -c "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)" '
+          '"${hp%:*}" "${hp##*:}" 2>/dev/null ;;',
           '    *) curl -fsS -o /dev/null "$1" ;;',
           "  esac",
           "}", ""]

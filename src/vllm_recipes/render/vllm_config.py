@@ -20,9 +20,11 @@ import yaml
 from .artifacts import (
     MEDIA_SHELL,
     MEDIA_YAML,
+    RPC_PORTS,
     Artifact,
     ExportOptions,
     header,
+    substitute,
     used_placeholders,
     whole_json_values,
 )
@@ -142,6 +144,8 @@ def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) 
 
 def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: tuple[tuple[str, str], ...],
            opts: ExportOptions) -> list[Artifact]:
+    # a pool's data-parallel RPC port: a fixed number (each node has its own ports), not a setting
+    argv = tuple(substitute(t, lambda n: str(RPC_PORTS[n]) if n in RPC_PORTS else None) for t in argv)
     model, mapping, cli = config_mapping(argv, p.title)
     names = {n for t in (*argv, *(v for _, v in env)) for n in _PLACEHOLDER.findall(t)}
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
