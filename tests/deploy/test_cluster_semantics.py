@@ -98,7 +98,7 @@ def _build(catalogs, key: str):
 
 
 def _export(catalogs, key: str, target: str):
-    _cat_id, hf, _req = SELECTIONS[key]
+    _cat_id, _hf, _req = SELECTIONS[key]
     cat, recipe, st, _dep = _build(catalogs, key)
     return export_artifacts(cat, recipe, st.selection, target, ExportOptions(namespace=NS, install=st.install),
                             co_located=st.pd_co_located)
