@@ -48,7 +48,7 @@ def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
 @click.option("--image", help="Container image (default: the image the Docker tab uses).")
 @click.option("--rdma", default="rdma/ib", show_default=True,
               help="Kubernetes resource of one RDMA NIC for multi-node / PD / Mooncake-RDMA pods, or 'none'.")
-def export_cmd(hf_id: str, recipes_dir: str | None, target: str, output: str, namespace: str, name: str | None,
+def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: str, namespace: str, name: str | None,
                pvc: str | None, image: str | None, rdma: str, **kw: Any) -> None:
     """Write the deployment of HF_ID at the chosen selection for a scheduler (same plan as `command`)."""
     catalog = load_or_exit(recipes_dir)
