@@ -366,7 +366,7 @@ def test_vllm_config_reads_back_to_the_plan_argv(catalog, seed, tmp_path):
             cli = [fill(t, Settings(user)) for t in shlex.split(run.replace('"${', "$").replace('}"', ""))]
             i = cli.index("--config")
             got = config_argv(p.argv[2], mapping, tuple(cli[i + 2:]))
-            assert vllm_view(got) == vllm_view([fill(t, Settings(user)) for t in rank_argv(p, rank)])
+            assert vllm_view(got) == vllm_view([fill(t, Settings({**user, **RPC})) for t in rank_argv(p, rank)])
             env_sh = tmp_path / f"{stem}.env.sh"
             env_sh.write_text(script)
             out = subprocess.run(["sh", "-c", '. "$0" && env -0', str(env_sh)], capture_output=True,
