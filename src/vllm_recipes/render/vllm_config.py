@@ -117,8 +117,7 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
                 raise ExportError(f"{title}: {base} is given both whole and by key; a config file holds it once.")
             _merge(out.setdefault(base, {}), keys, _dotted_value(values[0]))
             continue
-        if key in out:
-            raise ExportError(f"{title}: flag {flag} repeats; a config file holds each key once.")
+        out.pop(key, None)  # a repeated flag: the last one wins, as in vLLM's argparse
         # no value: a switch; one: its scalar (or mapping); several (``nargs='+'``): a list, one token each
         out[key] = True if not values else _value(values[0]) if len(values) == 1 else values
     return argv[2], out, tuple(cli)
