@@ -86,7 +86,7 @@ def test_architecture_checks_warn_in_command_and_fail_fit() -> None:
 
 def test_named_and_custom_gpus() -> None:
     obj = json.loads(run("fit", DENSE, "--recipes-dir", RECIPES, "--gpu", "RTX 4090", "--gpus", "2", "--json")[1])
-    assert obj["hardware"]["custom"] and obj["hardware"]["gpu_memory_gib"] == 24
+    assert obj["hardware"]["custom"] and obj["hardware"]["gpu_memory_gib"] == 23.52
     assert obj["processes"][0]["parallelism"]["tp"] == 1  # vram_minimum_gb 20 fits one card: the recipe's TP rule
     obj = json.loads(run("fit", DENSE, "--recipes-dir", RECIPES, "--gpu-memory", "16", "--gpus", "2", "--json")[1])
     assert obj["hardware"]["label"] == "Custom: 2x GPU (16 GB each)"

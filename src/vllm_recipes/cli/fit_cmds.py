@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import (
     DetectionError,
     GpuTarget,
@@ -27,6 +29,7 @@ from vllm_recipes.fit.hardware import (
 )
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import (
+    EXIT_CODES,
     Check,
     FitReport,
     fit_state,
@@ -109,29 +112,69 @@ def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
     warn_checks(plan_checks(catalog, recipe, plan))
 
 
-def _architecture(catalog: Catalog, recipe: Recipe,
-                  hf_config: str | None) -> tuple[Architecture | None, float | None]:
-    """``--hf-config`` (its layers, the recipe's checkpoint facts), else the recipe's block, else the HF cache."""
+@dataclass
+class Facts:
+    """What the fit knows about the model beyond the recipe: architecture, checkpoint, and why not."""
+
+    arch: Architecture | None = None
+    cached_gib: float | None = None
+    checkpoint: CheckpointInfo | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: str | None,
+                 offline: bool, need_checkpoint: bool = True) -> Facts:
+    """``--hf-config`` (its layers, the recipe's checkpoint facts), else the recipe's block, else the
+    Hugging Face cache, else (online) the Hub; the variant's checkpoint from its safetensors metadata."""
+    from vllm_recipes.fit.report import checkpoint_repo
     from vllm_recipes.fit.sources import (
-        architecture_from_cache,
+        HubError,
         architecture_from_file,
+        architecture_from_hub,
+        cached_info,
         checkpoint_gib_from_cache,
+        fetch_info,
+        hub_offline,
     )
 
     model_id = str(recipe.model.get("model_id") or recipe.hf_id)
+    facts = Facts()
+    own = recipe_architecture(catalog, recipe)
     try:
         if hf_config:
             arch = architecture_from_file(hf_config)
-            own = recipe_architecture(catalog, recipe)
             if own is not None:  # the config describes the layers; the recipe still knows its checkpoints
                 arch = dataclasses.replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
                                            host_tables=own.host_tables)
-            return arch, checkpoint_gib_from_cache(model_id)
-        if not isinstance(recipe.model.get("architecture_facts"), dict):
-            return architecture_from_cache(model_id), checkpoint_gib_from_cache(model_id)
+            facts.arch = arch
+        elif own is not None:
+            facts.arch = own
+        else:
+            facts.arch, why = architecture_from_hub(model_id, offline=offline)
+            if why:
+                facts.notes.append(why)
     except ArchitectureError as exc:
         fail(str(exc))
-    return None, None
+    if (facts.arch is not None and facts.arch.checkpoint_for(variant_key) is not None) or not need_checkpoint:
+        return facts
+    repo = checkpoint_repo(recipe, variant_key)
+    facts.checkpoint = cached_info(repo)
+    if facts.checkpoint is None and not (offline or hub_offline()):
+        try:
+            facts.checkpoint = fetch_info(repo)
+        except HubError as exc:
+            facts.notes.append(f"checkpoint size: {exc}")
+    facts.cached_gib = checkpoint_gib_from_cache(repo)
+    return facts
+
+
+def release_choice(forced: str | None) -> Any:
+    """``--vllm X.Y`` as given, else the release the rendered command runs (its image tag, or the newest)."""
+    from vllm_recipes.lint.vllm_plan import target_for
+
+    if forced:
+        return forced
+    return lambda ctx: target_for(ctx)[0].release
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,6 +224,7 @@ def print_report(r: FitReport) -> None:
         console.print(f"architecture: {a.attention}{'' if a.exact else ' (not modelled exactly)'} - {a.source}")
     if r.checkpoint_gib is not None:
         console.print(f"checkpoint: {r.checkpoint_gib:,.2f} GiB ({r.weights_source})")
+    console.print(f"vLLM {r.release} memory rules")
     if r.processes:
         table = Table(show_lines=False)
         table.add_column("")
@@ -199,8 +243,14 @@ def print_report(r: FitReport) -> None:
     for n in r.notes:
         console.print(f"note: {n}")
     for e in (*r.errors, *(c.message for c in r.checks)):
-        console.print(f"[red]error:[/red] {e}")
-    console.print(f"[bold]verdict: {'starts' if r.starts else 'does not start'}[/bold]")
+        console.print(f"[red]error:[/red] {e}" if not r.missing else f"unknown: {e}")
+    if "architecture" in r.missing:
+        console.print("hint: add model.architecture_facts to the recipe, pass --hf-config PATH (a config.json), "
+                      "or run once online so the Hub's config.json is cached")
+    elif "checkpoint size" in r.missing:
+        console.print("hint: pass --weights-gib GIB, or run once online so the checkpoint's safetensors "
+                      "metadata is cached")
+    console.print(f"[bold]verdict: {r.verdict}[/bold]")
 
 
 def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_json: bool) -> None:
@@ -237,11 +287,24 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
               "(default: --max-model-len).")
 @click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for the "
               "architecture (default: the recipe's architecture_facts, then the local HF cache).")
+@click.option("--weights-gib", type=click.FloatRange(min=0, min_open=True),
+              help="Checkpoint size in GiB (default: the recipe's facts, then the checkpoint's safetensors metadata).")
+@click.option("--vllm", "vllm_release", metavar="VERSION", help="Plan with this vLLM release's memory rules "
+              "(e.g. 0.11; default: the release the command runs).")
+@click.option("--offline", is_flag=True, help="Never use the network: the Hugging Face cache and the "
+              "checkpoint summaries already cached only (HF_HUB_OFFLINE=1 does the same).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_config: str | None,
-            as_json: bool, **kw: Any) -> None:
+            weights_gib: float | None, vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Will HF_ID start on the hardware, with how much KV cache and concurrency? Without HF_ID: every
-    recipe variant that starts on --gpus/--gpu-memory (or --gpu, --hardware)."""
+    recipe variant that starts on --gpus/--gpu-memory (or --gpu, --hardware).
+
+    Exit status: 0 starts, 1 does not start, 3 unknown (the model's architecture or checkpoint size is
+    not known yet), 2 bad input."""
+    from vllm_recipes.fit.vllm_rules import parse_release
+
+    if vllm_release is not None and parse_release(vllm_release) is None:
+        fail(f"--vllm {vllm_release!r}: expected a release like 0.11 or 0.11.2")
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
     if hf_id is None:
@@ -269,15 +332,18 @@ def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_
                                target.brand, target.source, notes=(f"{target.profile_id} is not offered by "
                                                                     f"{recipe.hf_id}",))
     state = resolve_request(catalog, recipe, kw)
-    arch, cached = _architecture(catalog, recipe, hf_config)
-    report = fit_state(catalog, recipe, state, target, arch, context=context, strategy_given=strategy_given,
-                       cached_checkpoint_gib=cached)
+    facts = gather_facts(catalog, recipe, state.selection.variant_key, hf_config, offline,
+                         need_checkpoint=weights_gib is None)
+    report = fit_state(catalog, recipe, state, target, facts.arch, context=context, strategy_given=strategy_given,
+                       cached_checkpoint_gib=facts.cached_gib, release=release_choice(vllm_release),
+                       weights_gib=weights_gib, checkpoint=facts.checkpoint)
+    if facts.notes:
+        report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
     if as_json:
         click.echo(json.dumps(report_dict(report), indent=2))
     else:
         print_report(report)
-    if not report.starts:
-        raise SystemExit(1)
+    raise SystemExit(EXIT_CODES[report.verdict])
 
 
 for _p in fit_cmd.params:  # HF_ID is optional here: without it, fit searches the catalog

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.architecture import ArchitectureError
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.memory import GIB
 from vllm_recipes.fit.report import (
@@ -81,7 +82,10 @@ class FitPanel:
     levers: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: verdict "unknown": what is not known yet, in the page's words, and where the facts live
     unknown: str | None = None
+    unknown_link: str | None = None
+    unknown_link_label: str | None = None
 
 
 #: context lengths the panel offers as links (no form: the page works without JavaScript)
@@ -111,9 +115,14 @@ def _g(b: float) -> str:
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
     head = dict(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
+    if r.missing:
+        what = "architecture" if "architecture" in r.missing else "checkpoint size"
+        return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
+                        unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
+                        unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
     if not r.processes:
         return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
-                        unknown="; ".join(r.errors) or "no serve process")
+                        unknown="This selection has no vLLM server to plan.")
     procs = r.processes
     rows = [
         ("Parallelism", [f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
@@ -137,8 +146,43 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes]))
     return FitPanel(**head, roles=tuple(p.role for p in procs),
                     rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
-                    verdict="starts" if r.starts else "does not start", starts=r.starts, levers=levers,
+                    verdict=r.verdict, starts=r.starts, levers=levers,
                     warnings=(*r.errors, *(c.message for c in r.checks)), notes=notes)
+
+
+def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> dict[str, Any]:
+    """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
+    local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
+    network: a page must not wait on the Hub."""
+    from vllm_recipes.fit.report import checkpoint_repo
+    from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
+
+    arch = recipe_architecture(catalog, recipe)
+    out: dict[str, Any] = {"arch": arch}
+    if arch is None:
+        try:
+            out["arch"] = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
+        except ArchitectureError:
+            out["arch"] = None
+    if out["arch"] is None or out["arch"].checkpoint_for(variant_key) is None:
+        repo = checkpoint_repo(recipe, variant_key)
+        out["checkpoint"] = cached_info(repo)
+        out["cached_checkpoint_gib"] = checkpoint_gib_from_cache(repo)
+    return out
+
+
+def command_release(ctx: Ctx) -> str | None:
+    """The release the rendered command runs (the lint's choice: the image tag, else the newest)."""
+    from vllm_recipes.lint.vllm_plan import target_for
+
+    return target_for(ctx)[0].release
+
+
+def _fit(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget,
+         context: int | None) -> FitReport:
+    facts = known_facts(catalog, recipe, ctx.sel.variant_key)
+    arch = facts.pop("arch")
+    return fit_plan(catalog, recipe, ctx, plan, target, arch, context=context, release=command_release(ctx), **facts)
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
@@ -151,20 +195,16 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
     if target.gpu_gib <= 0:
         return None
     context = parse_ctx(extra.get(CTX_PARAM))
-    report = fit_plan(catalog, recipe, ctx, plan, target, recipe_architecture(catalog, recipe), context=context)
-    return panel_from_report(report, url, context)
+    return panel_from_report(_fit(catalog, recipe, ctx, plan, target, context), url, context)
 
 
 def resolve_fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan,
                         raw_ctx: str | None = None) -> dict[str, Any] | None:
     """The ``fit`` key of ``/api/resolve``: the summary on the selection's own hardware, concurrency at the
-    page's ``ctx`` when given (``None``: no architecture facts)."""
-    arch = recipe_architecture(catalog, recipe)
-    if arch is None:
-        return None
+    page's ``ctx`` when given (verdict ``unknown`` when the facts are not known yet)."""
     try:
         target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=parse_ctx(raw_ctx)))
+        return summary_dict(_fit(catalog, recipe, ctx, plan, target, parse_ctx(raw_ctx)))
     except Exception:  # the summary is an addition: never fail the resolve because of it
         log.exception("fit summary failed for %s", recipe.hf_id)
         return None
@@ -251,7 +291,10 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
         else:
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
     st: PageState = build_state(catalog, recipe, req, strict=True)
-    report = fit_state(catalog, recipe, st, target, context=context, strategy_given=strategy_given)
+    facts = known_facts(catalog, recipe, st.selection.variant_key)
+    arch = facts.pop("arch")
+    report = fit_state(catalog, recipe, st, target, arch, context=context, strategy_given=strategy_given,
+                       release=command_release, **facts)
     return report_dict(report)
 
 
