@@ -64,6 +64,11 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def hub_endpoint() -> str | None:
+    """``HF_ENDPOINT`` read at call time (a mirror, or a local Hub in tests); ``None``: the library's default."""
+    return os.environ.get("HF_ENDPOINT") or None
+
+
 def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
     """Download ``config.json`` of ``repo_id`` into the Hugging Face cache (:class:`ArchitectureError` when
     the Hub cannot give it: the message says why, in plain words)."""
@@ -73,7 +78,8 @@ def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
     except ImportError:
         raise ArchitectureError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
     try:
-        return Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir()))
+        return Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
+                                    endpoint=hub_endpoint()))
     except GatedRepoError:
         raise ArchitectureError(f"{repo_id} is gated: accept its licence on the Hub and log in "
                                 "(hf auth login)") from None
@@ -170,12 +176,12 @@ class HubError(RuntimeError):
 def fetch_info(repo_id: str, token: str | bool | None = None) -> CheckpointInfo:
     """Read the safetensors headers of ``repo_id`` from the Hub (no weights) and cache the summary."""
     try:
-        from huggingface_hub import get_safetensors_metadata
+        from huggingface_hub import HfApi
         from huggingface_hub.errors import GatedRepoError, NotASafetensorsRepoError, RepositoryNotFoundError
     except ImportError:  # pragma: no cover - the optional `hf` extra is not installed
         raise HubError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
     try:
-        meta = get_safetensors_metadata(repo_id, token=token)
+        meta = HfApi(endpoint=hub_endpoint()).get_safetensors_metadata(repo_id, token=token)
     except GatedRepoError:
         raise HubError(f"{repo_id} is gated: accept its licence on the Hub and log in (hf auth login)") from None
     except RepositoryNotFoundError:
