@@ -74,6 +74,9 @@ class ProcessShape:
     #: speculative decoding: method (``eagle``, ``eagle3``, ``mtp``, ``ngram``, ...) and draft layers in the KV pool
     spec_method: str = ""
     draft_layers: int = 0
+    #: the sparse-attention indexer keeps a dense [batched tokens x max-model-len] logits buffer
+    #: (off with ``--attention-config '{"indexer_sparse_logits": true}'``)
+    indexer_dense_logits: bool = True
     #: flag -> value for flags the architecture's host tables look at
     table_flags: tuple[tuple[str, str], ...] = ()
 
@@ -297,7 +300,8 @@ def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: in
     else:
         mlp = 2 * (arch.intermediate_size or 4 * arch.hidden_size)
     forward = batched * arch.dtype_bytes * (FORWARD_HIDDEN_VECTORS * arch.hidden_size + 2 * mlp / shape.tp)
-    forward += batched * max_len * arch.indexer_logits_bytes
+    if shape.indexer_dense_logits:
+        forward += batched * max_len * arch.indexer_logits_bytes
     rows = min(seqs, batched)
     sampler = rows * (arch.vocab_size or 0) * SAMPLER_BYTES_PER_LOGIT
     return float(forward), float(sampler)

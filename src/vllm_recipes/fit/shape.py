@@ -160,6 +160,7 @@ def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | N
         cpu_offload_gib=_float(flags.get("--cpu-offload-gb")) or 0.0,
         enforce_eager="--enforce-eager" in flags,
         hybrid_kv=hybrid_kv_on(flags, release),
+        indexer_dense_logits=_json_obj(flags.get("--attention-config")).get("indexer_sparse_logits") is not True,
         spec_method=method,
         draft_layers=draft,
         table_flags=table_flags(flags, arch) if arch is not None else (),
