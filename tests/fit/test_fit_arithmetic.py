@@ -162,8 +162,9 @@ def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[
     """Llama-3-8B (14.96 GiB) on one 80 GiB GPU at vLLM's default 0.9.
 
     Profiling peak = the larger of the forward of 8,192 tokens (8,192 x 2 B x (6 x 4,096 + 2 x 2 x 14,336))
-    = 1,342,177,280 B and the sampler warm-up (1,024 rows x 128,256 x 22 B = 2,889,351,168 B); non-torch
-    0.15 GiB; CUDA graphs subtracted only from 0.20 (0.2 + 32 x 0.012 GiB).
+    = 1,342,177,280 B and the sampler warm-up (1,024 rows x 128,256 x 22 B = 2,889,351,168 B from 0.12;
+    14 B per logit with 0.11's FlashInfer sampler); non-torch 0.15 GiB; CUDA graphs subtracted only from
+    0.20 (0.2 + 32 x 0.012 GiB).
     """
     a = arch["llama3_8b"]
     act, non_torch, graphs = overheads(a, ProcessShape(), 80, rules=rules_for("0.33"))
@@ -171,7 +172,8 @@ def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[
     assert graphs == pytest.approx((0.2 + 32 * 0.012) * GIB)
     assert overheads(a, ProcessShape(), 80, rules=rules_for("0.11"))[2] == 0.0
     f = fit_process(a, 14.96, 80, ProcessShape(), release="0.11")
-    assert f.kv_budget == pytest.approx(72 * GIB - 14.96 * GIB - act - non_torch)
+    assert f.sampler == 1024 * 128_256 * 14
+    assert f.kv_budget == pytest.approx(72 * GIB - 14.96 * GIB - f.sampler - non_torch)
     assert f.forward == 8192 * 2 * (6 * 4096 + 2 * 2 * 14336)
     assert overheads(a, ProcessShape(tp=2, enforce_eager=True), 80)[1:] == (0.75 * GIB, 0.0)
 

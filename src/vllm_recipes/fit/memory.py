@@ -39,9 +39,6 @@ COMM_GIB = 0.6
 #: the CUDA graph estimate vLLM subtracts from 0.20 on: a pool plus a share per layer on the GPU
 CUDA_GRAPH_BASE_GIB = 0.2
 CUDA_GRAPH_PER_LAYER_GIB = 0.012
-#: sampler warm-up bytes per (row x vocabulary entry): bf16 logits 2 + fp32 copy 4 + sorted values 4
-#: + int64 sort indices 8 + fp32 probabilities 4 (``_dummy_sampler_run`` with top-k and top-p set)
-SAMPLER_BYTES_PER_LOGIT = 22
 #: forward activations per batched token: this many hidden-size vectors (residual, norms, attention
 #: output, ...) in the model dtype, plus the MLP's widest intermediate split by TP
 FORWARD_HIDDEN_VECTORS = 6
@@ -284,7 +281,7 @@ def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessSha
 
 
 def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int,
-                 max_len: int = 0) -> tuple[float, float]:
+                 max_len: int = 0, rules: MemoryRules | None = None) -> tuple[float, float]:
     """(forward, sampler) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes.
 
     The forward of ``batched`` tokens keeps a few hidden-size vectors per token and the MLP's
@@ -303,7 +300,7 @@ def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: in
     if shape.indexer_dense_logits:
         forward += batched * max_len * arch.indexer_logits_bytes
     rows = min(seqs, batched)
-    sampler = rows * (arch.vocab_size or 0) * SAMPLER_BYTES_PER_LOGIT
+    sampler = rows * (arch.vocab_size or 0) * (rules or rules_for(None)).sampler_bytes_per_logit
     return float(forward), float(sampler)
 
 
@@ -321,7 +318,7 @@ def overheads(arch: Architecture, shape: ProcessShape, gpu_gib: float, max_len: 
     r = rules or rules_for(None)
     d = batch_defaults(gpu_gib, gpu_name, r)
     fwd, smp = profile_peak(arch, shape, shape.max_num_batched_tokens or d.max_num_batched_tokens,
-                            shape.max_num_seqs or d.max_num_seqs, max_len)
+                            shape.max_num_seqs or d.max_num_seqs, max_len, r)
     comm = COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0
     return max(fwd, smp), (NON_TORCH_GIB + comm) * GIB, cuda_graph_bytes(arch, shape, r)
 
@@ -382,7 +379,7 @@ def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
     util = shape.gpu_memory_utilization if shape.gpu_memory_utilization is not None \
         else DEFAULT_GPU_MEMORY_UTILIZATION
     weights = weights_per_gpu(arch, checkpoint_gib, shape) + draft_gib * GIB
-    fwd, smp = profile_peak(arch, shape, batched, seqs, asked)
+    fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
     act = max(fwd, smp)  # the two run one after the other; with PP the planned GPU is the most loaded stage
     _, non_torch, graphs = overheads(arch, shape, gpu_gib, asked, rules, gpu_name)
     requested = gpu_gib * GIB * util

@@ -28,6 +28,13 @@ class MemoryRules:
     #: ``kv_cache_utils.get_kv_cache_capacity``: "GPU KV cache size" = concurrency x max_model_len (0.25);
     #: before: ``num_blocks // len(groups) * block_size`` (``get_kv_cache_config_from_groups``)
     capacity_is_concurrency: bool
+    #: sampler warm-up bytes per (row x vocabulary entry) of ``_dummy_sampler_run`` with top-k and top-p set.
+    #: Up to 0.11 ``TopKTopPSampler`` uses FlashInfer by default (``VLLM_USE_FLASHINFER_SAMPLER`` unset = on):
+    #: bf16 logits 2 + fp32 copy 4 + fp32 probabilities 4 + renormalised probabilities 4 = 14. From 0.12
+    #: FlashInfer is opt-in and the PyTorch path sorts the vocabulary (``apply_top_k_top_p_pytorch``):
+    #: 2 + fp32 copy 4 + sorted values 4 + int64 indices 8 + re-scattered logits 4 = 22
+    #: (0.21 adds a second, generator-seeded pass: sequential, same peak).
+    sampler_bytes_per_logit: int
 
 
 def parse_release(text: str | None) -> tuple[int, int] | None:
@@ -50,6 +57,7 @@ def rules_for(release: str | None) -> MemoryRules:
         xl_batch_tier=v >= (0, 28),
         gb10_small_tier=v >= (0, 29),
         capacity_is_concurrency=v >= (0, 25),
+        sampler_bytes_per_logit=22 if v >= (0, 12) else 14,
     )
 
 
