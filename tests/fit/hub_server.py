@@ -105,10 +105,10 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
             if body:
                 self.wfile.write(chunk)
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             self._answer(False)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._answer(True)
 
     return Handler

@@ -6,21 +6,20 @@ Budgets are pinned with ``--kv-cache-memory-bytes`` (the shape's
 
 from __future__ import annotations
 
-import pytest
-
 from dataclasses import replace
 
+import pytest
+
 from vllm_recipes.fit.architecture import Architecture, HostTable, architecture_from_hf_config
-from vllm_recipes.fit.vllm_rules import BatchDefaults, batch_defaults, rules_for
 from vllm_recipes.fit.memory import (
     GIB,
     ProcessShape,
     fit_process,
     kv_bytes_per_token,
     overheads,
-    request_bytes,
     weights_per_gpu,
 )
+from vllm_recipes.fit.vllm_rules import BatchDefaults, batch_defaults, rules_for
 
 TEN_GIB = 10 * GIB
 

@@ -11,11 +11,11 @@ from vllm_recipes.fit.hardware import (
     custom_target,
     detected_target,
     named_target,
-    reported_gib,
     parse_amd_smi,
     parse_npu_smi,
     parse_nvidia_smi,
     parse_rocm_smi,
+    reported_gib,
 )
 from vllm_recipes.fit.probe import NoGpuTool, detect_gpus
 

@@ -143,12 +143,12 @@ def test_expert_share_comes_from_the_tensor_names(hub: tuple[Hub, str], recipes:
     """Under EP the experts split over every rank and the dense part is replicated: the share used is the
     checkpoint's own (tensor names), not a fixed 0.9."""
     _, url = hub
-    code, obj = fit(recipes, env(tmp_path, url), "--arg", "--enable-expert-parallel")
+    _, obj = fit(recipes, env(tmp_path, url), "--arg", "--enable-expert-parallel")
     p = obj["processes"][0]
     tp = p["parallelism"]["tp"]
     assert p["parallelism"]["expert_parallel"]
     assert p["weights_gib"] == pytest.approx((DENSE_BYTES / tp + EXPERT_BYTES / tp) / GIB, abs=0.01)
-    code, obj = fit(recipes, env(tmp_path, url), "--arg", "--enable-expert-parallel", "--arg",
+    _, obj = fit(recipes, env(tmp_path, url), "--arg", "--enable-expert-parallel", "--arg",
                     "--data-parallel-size", "--arg", "2", "--arg", "--tensor-parallel-size", "--arg", "1")
     p = obj["processes"][0]
     assert (p["parallelism"]["tp"], p["parallelism"]["dp"]) == (1, 2)

@@ -191,8 +191,8 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
     checkpoint: dict[str, float] = {}
     if isinstance(ck, Mapping):
         checkpoint = {str(k): float(v) for k, v in ck.items() if _num(v) is not None}
-    elif _num(ck) is not None:
-        checkpoint = {"*": float(ck)}
+    elif (whole := _num(ck)) is not None:
+        checkpoint = {"*": whole}
     tables = tuple(HostTable(float(t["gib"]), str(t["flag"]), str(t.get("marker") or ""))
                    for t in block.get("host_tables") or () if isinstance(t, Mapping) and _num(t.get("gib")) is not None
                    and isinstance(t.get("flag"), str))
@@ -377,8 +377,8 @@ def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Archite
     if b is None or per is None:
         return None
     params = b * 1e9
-    embed = 2 * arch.vocab_size * arch.hidden_size if arch and arch.vocab_size and arch.hidden_size else 0
-    embed = min(embed, params)
+    embed = min(float(2 * arch.vocab_size * arch.hidden_size) if arch and arch.vocab_size and arch.hidden_size
+                else 0.0, params)
     return ((params - embed) * per + embed * max(per, 2.0)) / 2**30
 
 

@@ -86,8 +86,7 @@ def profile_target(profiles: Mapping[str, Any], hw_id: str, source: str = "catal
     p = profiles.get(hw_id)
     if not isinstance(p, Mapping):
         raise HardwareError(f"unknown hardware profile {hw_id!r}", close_names(hw_id, list(profiles)))
-    n = p.get("gpu_count") if isinstance(p.get("gpu_count"), int) and p.get("gpu_count") else 1
-    vram = p.get("vram_gb") if isinstance(p.get("vram_gb"), int | float) else 0
+    n, vram = _count_vram(p)
     name = str(p.get("display_name") or hw_id)
     return GpuTarget(f"{name} ({n}x {vram / n:g} GB)", reported_gib(name, vram / n), n, hw_id, False,
                      str(p.get("brand") or "NVIDIA"), source)
@@ -100,9 +99,15 @@ def close_names(name: str, names: Sequence[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys([*sub, *(by_norm[h] for h in hits)]))[:n]
 
 
+def _count_vram(p: Mapping[str, Any]) -> tuple[int, float]:
+    """A profile's GPU count (at least 1) and total memory in GB (0 when absent)."""
+    count, vram = p.get("gpu_count"), p.get("vram_gb")
+    n = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+    return n, float(vram) if isinstance(vram, int | float) and not isinstance(vram, bool) else 0.0
+
+
 def _per_gpu(p: Mapping[str, Any]) -> float:
-    n = p.get("gpu_count") if isinstance(p.get("gpu_count"), int) and p.get("gpu_count") else 1
-    vram = p.get("vram_gb") if isinstance(p.get("vram_gb"), int | float) else 0
+    n, vram = _count_vram(p)
     return vram / n
 
 
@@ -206,7 +211,7 @@ def parse_rocm_smi(text: str) -> list[DetectedGpu]:
             continue
         name = next((str(v) for k, v in info.items() if k.lower() in ("card series", "card model", "device name",
                                                                        "market name")), card)
-        total = next((v for k, v in info.items() if k.lower().startswith("vram total memory")), None)
+        total: Any = next((v for k, v in info.items() if k.lower().startswith("vram total memory")), None)
         try:
             out.append(DetectedGpu(name, float(total) / 2**20, "AMD"))
         except (TypeError, ValueError):
@@ -225,8 +230,9 @@ def parse_amd_smi(text: str) -> list[DetectedGpu]:
     for g in data:
         if not isinstance(g, dict):
             continue
-        asic = g.get("asic") if isinstance(g.get("asic"), dict) else {}
-        size = (g.get("vram") or {}).get("size") if isinstance(g.get("vram"), dict) else None
+        asic: dict[str, Any] = g["asic"] if isinstance(g.get("asic"), dict) else {}
+        size: Any = g["vram"].get("size") if isinstance(g.get("vram"), dict) else None
+        value: Any
         if isinstance(size, dict):
             value, unit = size.get("value"), str(size.get("unit") or "MB")
         elif isinstance(size, str) and size.split():

@@ -229,15 +229,15 @@ def fit_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: Gpu
     ckpt, ck_source = checkpoint_size(arch, recipe, sel.variant_key, cached_checkpoint_gib,
                                       override_gib=weights_gib, info=checkpoint)
     rules = rules_for(release)
-    head = dict(hf_id=recipe.hf_id, variant=sel.variant_key, strategy=sel.strategy, node_count=sel.node_count,
-                hardware=target, architecture=arch, checkpoint_gib=ckpt, weights_source=ck_source,
-                release=rules.release)
+    head = FitReport(hf_id=recipe.hf_id, variant=sel.variant_key, strategy=sel.strategy, node_count=sel.node_count,
+                     hardware=target, architecture=arch, checkpoint_gib=ckpt, weights_source=ck_source,
+                     release=rules.release)
     if arch is None:
-        return FitReport(**head, missing=("architecture",),
-                         errors=(f"the architecture of {recipe.hf_id} is not known yet",))
+        return dataclasses.replace(head, missing=("architecture",),
+                                   errors=(f"the architecture of {recipe.hf_id} is not known yet",))
     if ckpt is None:
-        return FitReport(**head, missing=("checkpoint size",),
-                         errors=(f"the size of the {sel.variant_key} checkpoint is not known yet",))
+        return dataclasses.replace(head, missing=("checkpoint size",),
+                                   errors=(f"the size of the {sel.variant_key} checkpoint is not known yet",))
     release_v = parse_release(rules.release)
     shapes = plan_shapes(plan, arch, release_v)
     mc = recipe.model.get("context_length")
@@ -256,8 +256,8 @@ def fit_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: Gpu
         if s.role == "serve" and need > total:
             notes.append(f"the command uses {need} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
                          f"{target.label} x {max(1, sel.node_count)} node(s) has {total}")
-    return FitReport(**head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
-                     notes=tuple(notes))
+    return dataclasses.replace(head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
+                               notes=tuple(notes))
 
 
 #: the vLLM release a fit plans for: a version, or a function of the resolved context (a front end's
@@ -272,16 +272,16 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
     """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure."""
     sel = state.selection
     arch = arch or recipe_architecture(catalog, recipe)
-    extra = dict(context=context, cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib,
-                 checkpoint=checkpoint)
     if target is None or (not target.custom and target.profile_id == sel.hw_id):
         target = target or profile_target(catalog.hardware_profiles, sel.hw_id)
         ctx, plan = resolve(catalog, recipe, sel)
-        return fit_plan(catalog, recipe, ctx, plan, target, arch, release=_release(release, ctx), **extra)
+        return fit_plan(catalog, recipe, ctx, plan, target, arch, release=_release(release, ctx), context=context,
+                        cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib, checkpoint=checkpoint)
     custom = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
     sel2 = retarget(custom, recipe, sel, strategy_given)
     ctx, plan = resolve(custom, recipe, sel2)
-    report = fit_plan(custom, recipe, ctx, plan, target, arch, release=_release(release, ctx), **extra)
+    report = fit_plan(custom, recipe, ctx, plan, target, arch, release=_release(release, ctx), context=context,
+                      cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib, checkpoint=checkpoint)
     return dataclasses.replace(report, notes=(*report.notes, "custom profile: hardware-specific recipe overrides of "
                                               "catalog profiles do not apply"))
 

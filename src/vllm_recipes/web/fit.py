@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.fit.architecture import ArchitectureError
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.memory import GIB
 from vllm_recipes.fit.report import (
@@ -114,15 +115,14 @@ def _g(b: float) -> str:
 
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
-    head = dict(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
+    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
+                    rows=(), verdict="unknown", starts=False)
     if r.missing:
         what = "architecture" if "architecture" in r.missing else "checkpoint size"
-        return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
-                        unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
-                        unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
+        return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
+                       unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
     if not r.processes:
-        return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
-                        unknown="This selection has no vLLM server to plan.")
+        return replace(head, unknown="This selection has no vLLM server to plan.")
     procs = r.processes
     rows = [
         ("Parallelism", [f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
@@ -144,13 +144,20 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     levers = tuple(f"{p.role}: {lv.change} → {lv.detail}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
     notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes]))
-    return FitPanel(**head, roles=tuple(p.role for p in procs),
-                    rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
-                    verdict=r.verdict, starts=r.starts, levers=levers,
+    return replace(head, roles=tuple(p.role for p in procs),
+                   rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
+                   verdict=r.verdict, starts=r.starts, levers=levers,
                     warnings=(*r.errors, *(c.message for c in r.checks)), notes=notes)
 
 
-def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class KnownFacts:
+    arch: Architecture | None
+    checkpoint: CheckpointInfo | None = None
+    cached_gib: float | None = None
+
+
+def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFacts:
     """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
     local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
     network: a page must not wait on the Hub."""
@@ -158,17 +165,15 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> dict[str,
     from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
 
     arch = recipe_architecture(catalog, recipe)
-    out: dict[str, Any] = {"arch": arch}
     if arch is None:
         try:
-            out["arch"] = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
+            arch = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
         except ArchitectureError:
-            out["arch"] = None
-    if out["arch"] is None or out["arch"].checkpoint_for(variant_key) is None:
-        repo = checkpoint_repo(recipe, variant_key)
-        out["checkpoint"] = cached_info(repo)
-        out["cached_checkpoint_gib"] = checkpoint_gib_from_cache(repo)
-    return out
+            arch = None
+    if arch is not None and arch.checkpoint_for(variant_key) is not None:
+        return KnownFacts(arch)
+    repo = checkpoint_repo(recipe, variant_key)
+    return KnownFacts(arch, cached_info(repo), checkpoint_gib_from_cache(repo))
 
 
 def command_release(ctx: Ctx) -> str | None:
@@ -181,8 +186,8 @@ def command_release(ctx: Ctx) -> str | None:
 def _fit(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget,
          context: int | None) -> FitReport:
     facts = known_facts(catalog, recipe, ctx.sel.variant_key)
-    arch = facts.pop("arch")
-    return fit_plan(catalog, recipe, ctx, plan, target, arch, context=context, release=command_release(ctx), **facts)
+    return fit_plan(catalog, recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
+                    checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
@@ -292,9 +297,8 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
     st: PageState = build_state(catalog, recipe, req, strict=True)
     facts = known_facts(catalog, recipe, st.selection.variant_key)
-    arch = facts.pop("arch")
-    report = fit_state(catalog, recipe, st, target, arch, context=context, strategy_given=strategy_given,
-                       release=command_release, **facts)
+    report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
+                       release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
     return report_dict(report)
 
 
