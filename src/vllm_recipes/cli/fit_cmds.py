@@ -253,10 +253,27 @@ def print_report(r: FitReport) -> None:
     console.print(f"[bold]verdict: {r.verdict}[/bold]")
 
 
+def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
+    """Architectures of the recipes without facts that the local Hugging Face cache has (never the network)."""
+    from vllm_recipes.fit.sources import architecture_from_cache
+
+    out: dict[str, Architecture] = {}
+    for r in catalog.recipes:
+        if r.is_omni or recipe_architecture(catalog, r) is not None:
+            continue
+        try:
+            arch = architecture_from_cache(str(r.model.get("model_id") or r.hf_id))
+        except ArchitectureError:
+            arch = None
+        if arch is not None:
+            out[r.hf_id] = arch
+    return out
+
+
 def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_json: bool) -> None:
     from vllm_recipes.fit.search import search, search_dict
 
-    res = search(catalog, target, context)
+    res = search(catalog, target, context, cached_architectures(catalog))
     if as_json:
         click.echo(json.dumps(search_dict(res), indent=2))
         return
@@ -318,8 +335,14 @@ def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_
         _search_output(catalog, target, context, as_json)
         return
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        fail(f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
+    if recipe.is_omni:  # a vLLM-Omni pipeline, not one `vllm serve` process: nothing the planner can size
+        reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
+        if as_json:
+            click.echo(json.dumps({"model": recipe.hf_id, "verdict": "unknown", "starts": False,
+                                   "missing": ["vllm serve process"], "errors": [reason], "processes": []}, indent=2))
+        else:
+            click.echo(f"unknown: {reason}\nverdict: unknown")
+        raise SystemExit(EXIT_CODES["unknown"])
     strategy_given = bool(kw.get("strategy"))
     if target is not None and not target.custom and target.profile_id:
         from vllm_recipes.select.page import hardware_block_reason

@@ -8,6 +8,7 @@ concurrency at the asked context, then KV capacity.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from vllm_recipes.select.gates import is_precision_compatible, is_strategy_suppo
 from vllm_recipes.select.page import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
+from .architecture import Architecture
 from .hardware import GpuTarget
 from .report import (
     CUSTOM_ID,
@@ -69,16 +71,20 @@ def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
     return hit
 
 
-def search(catalog: Catalog, target: GpuTarget, context: int | None = None) -> SearchResult:
-    """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target)."""
-    key = ("fit-search", target, context)
+def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
+           archs: Mapping[str, Architecture] | None = None) -> SearchResult:
+    """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target).
+    ``archs``: architectures of recipes without facts, by model id (what a front end found in the local cache)."""
+    known = tuple(sorted(archs.items())) if archs else ()
+    key = ("fit-search", target, context, known)
     hit = catalog.memo.get(key)
     if hit is None:
-        hit = catalog.memo[key] = _search(catalog, target, context)
+        hit = catalog.memo[key] = _search(catalog, target, context, archs or {})
     return hit
 
 
-def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchResult:
+def _search(catalog: Catalog, target: GpuTarget, context: int | None,
+            archs: Mapping[str, Architecture] | None = None) -> SearchResult:
     cat = _search_catalog(catalog, target)
     profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
     hits: list[SearchHit] = []
@@ -87,7 +93,7 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
     for recipe in cat.recipes:
         if recipe.is_omni:
             continue
-        arch = recipe_architecture(cat, recipe)
+        arch = recipe_architecture(cat, recipe) or (archs or {}).get(recipe.hf_id)
         if arch is None:
             unknown.append(recipe.hf_id)
             continue
@@ -101,7 +107,10 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
             if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
                 continue
             ckpt = checkpoint_size(arch, recipe, vk)[0]
-            if ckpt is not None and ckpt / target.gpus_per_node > target.gpu_gib:
+            if ckpt is None:  # no size, not even an estimate: nothing to rank
+                unknown.append(recipe.hf_id)
+                continue
+            if ckpt / target.gpus_per_node > target.gpu_gib:
                 rejected += 1  # even split over every GPU the weights alone do not fit: no need to resolve
                 continue
             best: SearchHit | None = None
@@ -117,7 +126,7 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
             else:
                 hits.append(best)
     hits.sort(key=lambda h: (h.score[0], h.score[1]), reverse=True)
-    return SearchResult(target, context, tuple(hits), tuple(unknown), rejected)
+    return SearchResult(target, context, tuple(hits), tuple(dict.fromkeys(unknown)), rejected)
 
 
 def search_dict(res: SearchResult) -> dict[str, Any]:
