@@ -230,3 +230,16 @@ def test_compressed_sparse_reports_estimate_and_bound() -> None:
     assert not f.exact
     assert (f.kv_tokens, f.kv_tokens_bound) == (3_055_872, 305_408)
     assert any("not modelled exactly" in n for n in f.notes)
+
+
+def test_levers_fit_the_machine(arch: dict[str, Architecture]) -> None:
+    """No twice-the-TP lever on a one-GPU box; a shorter context and fewer sequences are offered instead
+    when the sampler warm-up is the start-up peak."""
+    a = arch["gpt_oss_120b"]
+    one = fit_process(a, 60.77, 79.2, ProcessShape(max_model_len=131_072, gpu_memory_utilization=0.85),
+                      gpus_available=1, release="0.33")
+    kinds = {lv.kind for lv in one.levers}
+    assert "tensor_parallel" not in kinds and not one.starts
+    assert {"max_model_len", "max_num_seqs"} <= kinds
+    eight = fit_process(a, 60.77, 79.2, ProcessShape(), gpus_available=8, release="0.33")
+    assert "tensor_parallel" in {lv.kind for lv in eight.levers}

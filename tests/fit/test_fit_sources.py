@@ -203,3 +203,13 @@ def test_the_page_says_the_architecture_is_not_known_yet(recipes: str, tmp_path:
     text = sec.group(0)
     assert "architecture is not known yet" in text and f'href="https://huggingface.co/{REPO}"' in text
     assert "--" not in re.sub(r"<[^>]+>", "", text).replace("max-model-len", "")
+
+
+def test_reverse_search_uses_the_cached_architecture(hub: tuple[Hub, str], recipes: str, tmp_path: Path) -> None:
+    _, url = hub
+    fit(recipes, env(tmp_path, url))  # caches config.json and the safetensors summary
+    res = CliRunner().invoke(cli, ["fit", "--recipes-dir", recipes, "--gpu", "H100", "--gpus", "8", "--offline",
+                                   "--json"], env=env(tmp_path))
+    obj = json.loads(res.stdout)
+    assert [r["model"] for r in obj["results"]] == [REPO] and obj["unknown_architecture"] == []
+    assert obj["results"][0]["fit"]["weights_source"].startswith("estimate")  # the search reads no summaries
