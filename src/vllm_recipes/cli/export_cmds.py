@@ -46,7 +46,7 @@ def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
 @click.option("--name", help="Object / job name (default: from the model id).")
 @click.option("--pvc", help="Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).")
 @click.option("--image", help="Container image (default: the image the Docker tab uses).")
-def export_cmd(hf_id: str, recipes_dir: str | None, target: str, output: str, namespace: str, name: str | None,
+def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: str, namespace: str, name: str | None,
                pvc: str | None, image: str | None, **kw: Any) -> None:
     """Write the deployment of HF_ID at the chosen selection for a scheduler (same plan as `command`)."""
     catalog = load_or_exit(recipes_dir)

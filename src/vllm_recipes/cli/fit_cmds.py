@@ -311,7 +311,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 @click.option("--offline", is_flag=True, help="Never use the network: the Hugging Face cache and the "
               "checkpoint summaries already cached only (HF_HUB_OFFLINE=1 does the same).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_config: str | None,
+def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None, hf_config: str | None,
             weights_gib: float | None, vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Will HF_ID start on the hardware, with how much KV cache and concurrency? Without HF_ID: every
     recipe variant that starts on --gpus/--gpu-memory (or --gpu, --hardware).
