@@ -187,28 +187,39 @@ def _g(b: float) -> str:
 
 def _rows(p: ProcessFit) -> list[tuple[str, str]]:
     s = p.shape
-    par = f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "")
+    par = f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "") \
+        + (f", DCP {s.dcp}" if s.dcp > 1 else "")
     tokens = f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
     if p.kv_tokens_bound is not None:
         tokens += f", at least {p.kv_tokens_bound:,}"
+    if p.kv_groups > 1:
+        tokens += f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}"
     conc = f"{p.concurrency:,}" + (f" (capped by --max-num-seqs {p.max_num_seqs})"
                                    if p.concurrency_uncapped > p.concurrency else "")
     if s.dp > 1:
         conc += f"; {p.concurrency * s.dp:,} over {s.dp} DP ranks"
+    peak = "sampler warm-up" if p.sampler > p.forward else "forward pass"
     return [
         ("parallelism", par),
         ("GPU memory", f"{_g(p.gpu_memory)} x {p.utilization:g} (--gpu-memory-utilization)"),
         ("weights per GPU", _g(p.weights)),
-        ("activation peak", _g(p.activation)),
-        ("CUDA context + comm", _g(p.non_torch)),
-        ("CUDA graphs", _g(p.cuda_graphs)),
+        ("profiling peak", f"{_g(p.activation)} ({peak}; {p.max_num_batched_tokens:,} batched tokens, "
+                           f"{p.max_num_seqs:,} sequences)"),
+        ("non-torch memory", _g(p.non_torch)),
+        ("CUDA graphs", _g(p.cuda_graphs) + ("" if p.cuda_graphs else " (not subtracted)")),
         ("KV budget per GPU", _g(p.kv_budget)),
         ("KV bytes per token", f"{p.kv_bytes_per_token:,.1f} ({s.kv_cache_dtype}, block {p.block_size})"),
         ("KV capacity (tokens)", tokens),
-        ("--max-model-len", f"{p.max_model_len:,}"),
+        ("--max-model-len", f"{p.max_model_len:,}" + (f" (needs {_g(p.kv_needed)} of KV)" if p.kv_needed else "")),
+        ("max concurrency (vLLM log)", f"{p.concurrency_at_max_len:,.2f}x at {p.max_model_len:,}"),
         (f"concurrency at {p.context:,}", conc),
-        ("verdict", "starts" if p.starts else "does not start"),
+        ("verdict", "starts" if p.starts else f"does not start ({_FAILURES.get(p.failure, p.failure)})"),
     ]
+
+
+_FAILURES = {"weights": "the weights exceed the requested memory",
+             "no_kv_memory": "no memory left for the KV cache",
+             "max_model_len": "one request of --max-model-len does not fit"}
 
 
 def print_report(r: FitReport) -> None:

@@ -113,6 +113,10 @@ def _g(b: float) -> str:
     return f"{b / GIB:,.2f} GiB"
 
 
+_FAILURES = {"weights": "the weights do not fit", "no_kv_memory": "no memory is left for the KV cache",
+             "max_model_len": "one request of the full context does not fit"}
+
+
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
     head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
@@ -129,21 +133,27 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
                          + (", EP" if p.shape.expert_parallel else "") for p in procs]),
         ("GPU memory", [f"{_g(p.gpu_memory)} x {p.utilization:g}" for p in procs]),
         ("Weights per GPU", [_g(p.weights) for p in procs]),
-        ("Overheads", [_g(p.activation + p.non_torch + p.cuda_graphs) for p in procs]),
+        ("Start-up peak", [_g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")
+                           for p in procs]),
+        ("Other overheads", [_g(p.non_torch + p.cuda_graphs) for p in procs]),
         ("KV budget per GPU", [_g(p.kv_budget) for p in procs]),
         ("KV bytes per token", [f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})" for p in procs]),
         ("KV capacity (tokens)", [f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
                                   + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
+                                  + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}"
+                                     if p.kv_groups > 1 else "")
                                   for p in procs]),
         ("--max-model-len", [f"{p.max_model_len:,}" for p in procs]),
         ("Concurrency", [f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * p.shape.dp:,} over "
                                                                     f"{p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")
                          for p in procs]),
-        ("Verdict", ["starts" if p.starts else "does not start" for p in procs]),
+        ("Verdict", ["starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
+                     for p in procs]),
     ]
     levers = tuple(f"{p.role}: {lv.change} → {lv.detail}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
-    notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes]))
+    notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes,
+                                 f"Memory accounting of vLLM {r.release}."]))
     return replace(head, roles=tuple(p.role for p in procs),
                    rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
                    verdict=r.verdict, starts=r.starts, levers=levers,
