@@ -61,6 +61,11 @@ def rules_for(release: str | None) -> MemoryRules:
     )
 
 
+#: the memory tiers of ``EngineArgs._set_default_args`` (GiB of total GPU memory)
+LARGE_GPU_GIB = 70
+XL_GPU_GIB = 160
+
+
 @dataclass(frozen=True, slots=True)
 class BatchDefaults:
     """vLLM's ``--max-num-seqs`` / ``--max-num-batched-tokens`` defaults for ``vllm serve`` on one GPU."""
@@ -78,8 +83,8 @@ def batch_defaults(gpu_gib: float, gpu_name: str = "", rules: MemoryRules | None
     r = rules or rules_for(None)
     name = gpu_name.lower()
     gb10 = r.gb10_small_tier and "gb10" in name.replace(" ", "")
-    if r.xl_batch_tier and gpu_gib >= 160 and not gb10:
+    if r.xl_batch_tier and gpu_gib >= XL_GPU_GIB and not gb10:
         return BatchDefaults(1024, 16384)
-    if gpu_gib >= 70 and "a100" not in name and not gb10:
+    if gpu_gib >= LARGE_GPU_GIB and "a100" not in name and not gb10:
         return BatchDefaults(1024, 8192)
     return BatchDefaults(256, 2048)
