@@ -212,4 +212,4 @@ def test_reverse_search_uses_the_cached_architecture(hub: tuple[Hub, str], recip
                                    "--json"], env=env(tmp_path))
     obj = json.loads(res.stdout)
     assert [r["model"] for r in obj["results"]] == [REPO] and obj["unknown_architecture"] == []
-    assert obj["results"][0]["fit"]["weights_source"].startswith("estimate")  # the search reads no summaries
+    assert obj["results"][0]["fit"]["weights_source"].startswith("safetensors metadata")  # the cached summary

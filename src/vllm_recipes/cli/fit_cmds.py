@@ -281,10 +281,19 @@ def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
     return out
 
 
+def cached_checkpoints(catalog: Catalog) -> dict[str, CheckpointInfo]:
+    """The safetensors summaries already cached for the catalog's variants (never the network)."""
+    from vllm_recipes.fit.report import checkpoint_repo
+    from vllm_recipes.fit.sources import cached_info
+
+    repos = {checkpoint_repo(r, vk) for r in catalog.recipes if not r.is_omni for vk in r.variants}
+    return {repo: info for repo in sorted(repos) if (info := cached_info(repo)) is not None}
+
+
 def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_json: bool) -> None:
     from vllm_recipes.fit.search import search, search_dict
 
-    res = search(catalog, target, context, cached_architectures(catalog))
+    res = search(catalog, target, context, cached_architectures(catalog), cached_checkpoints(catalog))
     if as_json:
         click.echo(json.dumps(search_dict(res), indent=2))
         return

@@ -20,11 +20,13 @@ from vllm_recipes.select.page import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
 from .architecture import Architecture
+from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget
 from .report import (
     CUSTOM_ID,
     FitReport,
     _template_id,
+    checkpoint_repo,
     checkpoint_size,
     fit_plan,
     recipe_architecture,
@@ -72,19 +74,21 @@ def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
 
 
 def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
-           archs: Mapping[str, Architecture] | None = None) -> SearchResult:
+           archs: Mapping[str, Architecture] | None = None,
+           checkpoints: Mapping[str, CheckpointInfo] | None = None) -> SearchResult:
     """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target).
-    ``archs``: architectures of recipes without facts, by model id (what a front end found in the local cache)."""
-    known = tuple(sorted(archs.items())) if archs else ()
-    key = ("fit-search", target, context, known)
+    ``archs``: architectures of recipes without facts, by recipe id; ``checkpoints``: safetensors summaries
+    by repository (what a front end found in the local caches)."""
+    key = ("fit-search", target, context, tuple(sorted((archs or {}).items())), tuple(sorted(checkpoints or {})))
     hit = catalog.memo.get(key)
     if hit is None:
-        hit = catalog.memo[key] = _search(catalog, target, context, archs or {})
+        hit = catalog.memo[key] = _search(catalog, target, context, archs or {}, checkpoints or {})
     return hit
 
 
 def _search(catalog: Catalog, target: GpuTarget, context: int | None,
-            archs: Mapping[str, Architecture] | None = None) -> SearchResult:
+            archs: Mapping[str, Architecture] | None = None,
+            checkpoints: Mapping[str, CheckpointInfo] | None = None) -> SearchResult:
     cat = _search_catalog(catalog, target)
     profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
     hits: list[SearchHit] = []
@@ -106,7 +110,8 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None,
         for vk, variant in recipe.variants.items():
             if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
                 continue
-            ckpt = checkpoint_size(arch, recipe, vk)[0]
+            info = (checkpoints or {}).get(checkpoint_repo(recipe, vk))
+            ckpt = checkpoint_size(arch, recipe, vk, info=info)[0]
             if ckpt is None:  # no size, not even an estimate: nothing to rank
                 unknown.append(recipe.hf_id)
                 continue
@@ -116,7 +121,7 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None,
             best: SearchHit | None = None
             for s in strategies:
                 ctx, plan = resolve(cat, recipe, selection_for(recipe, vk, s))
-                rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context)
+                rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context, checkpoint=info)
                 if not rep.starts:
                     continue
                 best = SearchHit(recipe.hf_id, vk, s, rep)
