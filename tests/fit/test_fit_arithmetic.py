@@ -243,3 +243,17 @@ def test_levers_fit_the_machine(arch: dict[str, Architecture]) -> None:
     assert {"max_model_len", "max_num_seqs"} <= kinds
     eight = fit_process(a, 60.77, 79.2, ProcessShape(), gpus_available=8, release="0.33")
     assert "tensor_parallel" in {lv.kind for lv in eight.levers}
+
+
+def test_expert_share_from_the_config_not_a_fixed_share() -> None:
+    """Qwen3-Coder-480B-A35B shapes (62 layers, 160 experts of width 2,560, hidden 6,144): routed experts
+    are 62 x 160 x 3 x 6,144 x 2,560 = 468B of ~480B parameters (97.5%). Under DP8 + EP the dense 2.5% is
+    replicated on every rank - a fixed 0.9 share would put 10% of the checkpoint on each rank."""
+    cfg = {"hidden_size": 6144, "num_hidden_layers": 62, "num_attention_heads": 96, "num_key_value_heads": 8,
+           "head_dim": 128, "num_experts": 160, "num_experts_per_tok": 8, "moe_intermediate_size": 2560,
+           "intermediate_size": 8192, "vocab_size": 151936, "max_position_embeddings": 262144}
+    a = architecture_from_hf_config(cfg)
+    assert a.expert_fraction == pytest.approx(0.975, abs=0.005)
+    per_rank = weights_per_gpu(a, 450, ProcessShape(dp=8, expert_parallel=True)) / GIB
+    assert per_rank == pytest.approx(450 * (1 - a.expert_fraction) + 450 * a.expert_fraction / 8)
+    assert per_rank < 450 * 0.1 + 450 * 0.9 / 8
