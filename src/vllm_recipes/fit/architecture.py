@@ -99,6 +99,9 @@ class Architecture:
     indexer_bytes: int = 0
     #: multi-token-prediction layers shipped in the checkpoint (``num_nextn_predict_layers``)
     mtp_layers: int = 0
+    #: parameters every TP rank holds in full (MLA's down-projections, MoE routers, a sparse indexer's
+    #: projections: ``ReplicatedLinear`` / ``disable_tp=True`` in vLLM's ``deepseek_v2.py``)
+    replicated_params: int = 0
     source: str = ""
 
     @property
@@ -333,8 +336,27 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
         or _int(cfg.get("moe_topk")) or 0,
         moe_intermediate_size=_int(cfg.get("moe_intermediate_size")) or _int(cfg.get("intermediate_size")),
         sparse_mla=sparse, indexer_bytes=(index_dim + 4 * max(1, index_dim // 128)) if sparse and index_dim else 0,
-        mtp_layers=_int(cfg.get("num_nextn_predict_layers")) or 0, source=source,
+        mtp_layers=_int(cfg.get("num_nextn_predict_layers")) or 0, replicated_params=replicated_params(cfg),
+        source=source,
     ))
+
+
+def replicated_params(cfg: Mapping[str, Any]) -> int:
+    """Parameters vLLM keeps whole on every TP rank: MLA's fused q_a / kv_a down-projections
+    (hidden x (q_lora_rank + kv_lora_rank + rope)), the MoE router (experts x hidden per MoE layer), and a
+    sparse-attention indexer's wq_b, wk and weights_proj."""
+    hidden = _int(cfg.get("hidden_size")) or 0
+    layers = _int(cfg.get("num_hidden_layers")) or 0
+    kv_lora, q_lora = _int(cfg.get("kv_lora_rank")) or 0, _int(cfg.get("q_lora_rank")) or 0
+    out = layers * hidden * (q_lora + kv_lora + (_int(cfg.get("qk_rope_head_dim")) or 0)) if kv_lora else 0
+    experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
+    if experts:
+        first_dense = _int(cfg.get("first_k_dense_replace")) or 0
+        out += max(0, layers - first_dense) * experts * hidden
+    index_dim, index_heads = _int(cfg.get("index_head_dim")), _int(cfg.get("index_n_heads"))
+    if kv_lora and index_dim and index_heads:
+        out += layers * (q_lora * index_heads * index_dim + hidden * index_dim + hidden * index_heads)
+    return out
 
 
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:

@@ -265,7 +265,8 @@ def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: i
 
 
 def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessShape) -> float:
-    """Checkpoint bytes the most loaded GPU holds: dense part split by TP x PP, experts by EP x PP, tables by TP x PP.
+    """Checkpoint bytes the most loaded GPU holds: dense part split by TP x PP (but the replicated layers
+    whole on every rank), experts by EP x PP, tables by TP x PP.
 
     PP stages hold whole layers: the most loaded stage has ``ceil(layers / pp)`` of them.
     """
@@ -275,9 +276,10 @@ def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessSha
     core = max(0.0, checkpoint_gib - tables)
     experts = core * arch.expert_fraction
     dense = core - experts
+    replicated = min(dense, arch.replicated_params * arch.dtype_bytes / GIB)  # whole on every TP rank
     ep = shape.tp * shape.dp if shape.expert_parallel else shape.tp
     stage = stage_layers(arch.num_layers, shape.pp) / arch.num_layers if shape.pp > 1 and arch.num_layers else 1.0
-    per = (dense / shape.tp + experts / ep + resident_tables / shape.tp) * stage
+    per = ((dense - replicated) / shape.tp + replicated + experts / ep + resident_tables / shape.tp) * stage
     return max(0.0, per - shape.cpu_offload_gib) * GIB
 
 
