@@ -242,7 +242,9 @@ def test_levers_fit_the_machine(arch: dict[str, Architecture]) -> None:
     assert "tensor_parallel" not in kinds and not one.starts
     assert {"max_model_len", "max_num_seqs"} <= kinds
     eight = fit_process(a, 60.77, 79.2, ProcessShape(), gpus_available=8, release="0.33")
-    assert "tensor_parallel" in {lv.kind for lv in eight.levers}
+    levers = {lv.kind: lv for lv in eight.levers}
+    assert "tensor_parallel" in levers
+    assert levers["data_parallel"].change == "--data-parallel-size 8"  # 8 replicas of one GPU each
 
 
 def test_expert_share_from_the_config_not_a_fixed_share() -> None:

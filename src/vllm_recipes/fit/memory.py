@@ -315,15 +315,19 @@ def cuda_graph_bytes(arch: Architecture, shape: ProcessShape, rules: MemoryRules
     return (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
 
 
+def non_torch_bytes(shape: ProcessShape) -> float:
+    """Memory outside PyTorch's allocator that appears after vLLM's first snapshot (estimate)."""
+    return (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
+
+
 def overheads(arch: Architecture, shape: ProcessShape, gpu_gib: float, max_len: int = 0,
               rules: MemoryRules | None = None, gpu_name: str = "") -> tuple[float, float, float]:
-    """(activation peak, non-torch memory, CUDA graph estimate) in bytes for one GPU."""
+    """(profiling peak, non-torch memory, CUDA graph estimate) in bytes for one GPU."""
     r = rules or rules_for(None)
     d = batch_defaults(gpu_gib, gpu_name, r)
     fwd, smp = profile_peak(arch, shape, shape.max_num_batched_tokens or d.max_num_batched_tokens,
                             shape.max_num_seqs or d.max_num_seqs, max_len, r)
-    comm = COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0
-    return max(fwd, smp), (NON_TORCH_GIB + comm) * GIB, cuda_graph_bytes(arch, shape, r)
+    return max(fwd, smp), non_torch_bytes(shape), cuda_graph_bytes(arch, shape, r)
 
 
 def tokens_for_budget(budget: float, per_token: float, block: int) -> int:
@@ -384,7 +388,7 @@ def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
     weights = weights_per_gpu(arch, checkpoint_gib, shape) + draft_gib * GIB
     fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
     act = max(fwd, smp)  # the two run one after the other; with PP the planned GPU is the most loaded stage
-    _, non_torch, graphs = overheads(arch, shape, gpu_gib, asked, rules, gpu_name)
+    non_torch, graphs = non_torch_bytes(shape), cuda_graph_bytes(arch, shape, rules)
     requested = gpu_gib * GIB * util
     if shape.kv_cache_memory_bytes is not None:
         budget = float(shape.kv_cache_memory_bytes)
@@ -488,6 +492,11 @@ def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: Proc
         out.append(Lever("tensor_parallel", f"--tensor-parallel-size {tp2}", f.kv_tokens, f.starts,
                          f"{tp2 * shape.pp} GPUs per replica: weights {f.weights / GIB:.1f} GiB/GPU, "
                          f"{f.kv_tokens:,} tokens"))
+    ranks = gpus_available // (shape.tp * shape.pp) if gpus_available else 0
+    if fit.starts and ranks > shape.dp:
+        out.append(Lever("data_parallel", f"--data-parallel-size {ranks}", fit.kv_tokens, True,
+                         f"{ranks} replicas of TP {shape.tp} x PP {shape.pp} use all {gpus_available} GPUs: "
+                         f"{fit.concurrency * ranks:,} requests of {fit.context:,} tokens at once"))
     if not fit.starts and fit.sampler > fit.forward and fit.max_num_seqs > 256:
         f = again(replace(shape, max_num_seqs=256))
         out.append(Lever("max_num_seqs", "--max-num-seqs 256", f.kv_tokens, f.starts,
