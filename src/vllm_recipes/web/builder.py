@@ -120,6 +120,8 @@ class Row:
     link: tuple[str, str] | None = None
     subrows: list[Row] = field(default_factory=list)
     kind: str = "radio"
+    #: a row of small numbered pills (node counts, node ranks): one line at laptop width
+    compact: bool = False
 
 
 @dataclass
@@ -525,7 +527,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
             else:
                 link(p, n)
             counts.append(p)
-        row.subrows.append(Row("node-count", "Node count", counts))
+        row.subrows.append(Row("node-count", "Node count", counts, compact=True))
     return row
 
 
@@ -543,7 +545,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
         counts = [Pill(str(n), href=nav.href(**{f"{role}_nodes": str(n), f"{role}_rank": None}),
                        active=n == nodes and not st.pd_co_located, key=f"{role}-n{n}", title=f"{n} x {gpus(gpn)}")
                   for n in range(1, MAX_NODES + 1)]
-        row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts)
+        row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts, compact=True)
         if len(modes) > 1:
             cur_mode = rp.meta.get("parallelism")
             row.subrows.append(Row(f"pd-{role}-mode", f"{role.capitalize()} mode", [
@@ -828,8 +830,9 @@ def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blo
             cur = int(rp.meta.get("currentNode") or 0)
             if nodes > 1:
                 bv.pickers.append(Row(f"{bv.key}-rank", f"{bv.title} node", [
-                    Pill(f"Node {i}", href=nav.href(**{f"{bv.key}_rank": None if i == 0 else str(i)}), active=i == cur,
-                         key=f"{bv.key}-rank-{i}") for i in range(nodes)]))
+                    Pill(str(i), href=nav.href(**{f"{bv.key}_rank": None if i == 0 else str(i)}), active=i == cur,
+                         key=f"{bv.key}-rank-{i}", title=f"{bv.title} node {i} of {nodes}") for i in range(nodes)],
+                    compact=True))
     if isinstance(plan, KvStorePlan) and plan.instances > 1:
         for bv in out:
             if bv.kind == "serve":

@@ -29,6 +29,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .urlstate import encode, parse_params
+from .wording import fit_unknown, page_lever, page_sentence
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def context_links(url: str, current: int | None) -> tuple[tuple[str, str, bool],
         q = encode({**base, CTX_PARAM: str(n)} if n else base)
         return parts.path + ("?" + q if q else "")
 
-    out = [("max-model-len", href(None), current is None)]
+    out = [("max context", href(None), current is None)]
     out += [(label, href(n), current == n) for n, label in CONTEXT_CHOICES]
     if current is not None and all(current != n for n, _ in CONTEXT_CHOICES):
         out.append((f"{current:,}", href(current), True))
@@ -113,7 +114,7 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     head = dict(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
     if not r.processes:
         return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
-                        unknown="; ".join(r.errors) or "no serve process")
+                        unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
     procs = r.processes
     rows = [
         ("Parallelism", [f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
@@ -126,19 +127,22 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
         ("KV capacity (tokens)", [f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
                                   + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
                                   for p in procs]),
-        ("--max-model-len", [f"{p.max_model_len:,}" for p in procs]),
+        ("Longest request (tokens)", [f"{p.max_model_len:,}" for p in procs]),
         ("Concurrency", [f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * p.shape.dp:,} over "
                                                                     f"{p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")
                          for p in procs]),
         ("Verdict", ["starts" if p.starts else "does not start" for p in procs]),
     ]
-    levers = tuple(f"{p.role}: {lv.change} → {lv.detail}" + ("" if lv.starts else " (still does not start)")
+    # page words (web/wording.py): levers by kind, notes and warnings without their command-line clauses
+    levers = tuple(f"{p.role}: {page_lever(lv.kind, lv.detail)}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
-    notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes]))
+    notes = tuple(n for n in dict.fromkeys(page_sentence(n) for n in [*(n for p in procs for n in p.notes), *r.notes])
+                  if n)
     return FitPanel(**head, roles=tuple(p.role for p in procs),
                     rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
                     verdict="starts" if r.starts else "does not start", starts=r.starts, levers=levers,
-                    warnings=(*r.errors, *(c.message for c in r.checks)), notes=notes)
+                    warnings=tuple(w for w in (page_sentence(m) for m in (*r.errors, *(c.message for c in r.checks)))
+                                   if w), notes=notes)
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
