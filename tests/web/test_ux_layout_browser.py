@@ -13,7 +13,6 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -189,7 +188,7 @@ def test_output_column_panels_are_reachable_and_never_clipped(browser: Any, site
         loc = pg.locator(f"#builder {sel}").first
         loc.scroll_into_view_if_needed()
         b = loc.bounding_box()
-        assert b is not None and 0 <= b["y"] and b["y"] + min(b["height"], 40) <= LAPTOP["height"], sel
+        assert b is not None and b["y"] >= 0 and b["y"] + min(b["height"], 40) <= LAPTOP["height"], sel
         hit = pg.evaluate("([x, y, sel]) => { const e = document.elementFromPoint(x, y); "
                           "return !!e && !!e.closest('#builder ' + sel); }",
                           [b["x"] + 10, b["y"] + min(b["height"], 40) / 2, sel])

@@ -36,6 +36,7 @@ from vllm_recipes.select.gates import (
     variant_runs_on,
 )
 from vllm_recipes.select.lookups import gen
+from vllm_recipes.select.nodes import node_count_issue, strategy_split
 from vllm_recipes.select.page import (
     MAX_KV_INSTANCES,
     PageState,
@@ -487,10 +488,13 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
 
     def link(pill: Pill, n: int) -> None:
         s = pick(n)
+        issue = node_count_issue(r, strategy_split(as_map(catalog.strategies.get(s))), gpn, n) if s else None
         if s is None:
             pill.disabled = True
             pill.title = (f"No single-node strategy of this recipe runs on {hw_name}." if n == 1 else
                           f"No multi-node strategy of this recipe runs on {n} {hw_name} nodes.")
+        elif issue is not None and issue.severity == "error":
+            pill.disabled, pill.title = True, issue.text().capitalize() + "."
         elif s == sel.strategy:
             pill.href = nav.href(nodes=str(n))
         else:
@@ -526,6 +530,11 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
                 p.href = nav.href()
             else:
                 link(p, n)
+            uneven = node_count_issue(r, strategy_split(as_map(catalog.strategies.get(sel.strategy))), gpn, n)
+            if not p.disabled and uneven is not None:
+                p.title += f" (splits unevenly: {uneven.reason})"
+                if n == sel.node_count:
+                    row.notes.append(uneven.text().capitalize() + ".")
             counts.append(p)
         row.subrows.append(Row("node-count", "Node count", counts, compact=True))
     return row
