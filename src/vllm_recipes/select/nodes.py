@@ -52,11 +52,13 @@ class NodeCountIssue:
     def severity(self) -> str:
         return "error" if self.exact and self.split == "tensor-parallel" else "warning"
 
-    def text(self) -> str:
+    def problem(self) -> str:
         who = f"{self.role} pool: " if self.role else ""
+        return f"{who}{self.nodes} nodes give {self.split} size {self.size}, which {self.reason}"
+
+    def text(self) -> str:
         counts = ", ".join(map(str, self.valid)) or "none up to " + str(MAX_NODES)
-        return (f"{who}{self.nodes} nodes give {self.split} size {self.size}, which {self.reason}; "
-                f"node counts that split evenly: {counts}")
+        return f"{self.problem()}; node counts that split evenly: {counts}"
 
 
 def strategy_split(strategy: Mapping[str, Any]) -> Split | None:

@@ -487,7 +487,7 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
     # a node count whose tensor-parallel size the model's heads cannot split (select/nodes.py)
     issue = node_count_issue(r, strategy_split(as_map(strategies.get(strategy))), gpn, node_count)
     if issue is not None and issue.severity == "error" and req_nodes is not None:
-        refuse("nodes", f"{flag('nodes')} {node_count}: {issue.text()}.", [str(n) for n in issue.valid])
+        refuse("nodes", f"{flag('nodes')} {node_count}: {issue.problem()}.", [str(n) for n in issue.valid])
         node_count = min(issue.valid, key=lambda n: (abs(n - node_count), n), default=node_count)
 
     # --- features ---------------------------------------------------------------
