@@ -24,15 +24,19 @@ def has_cli_text(text: str) -> bool:
 def page_sentence(message: str) -> str:
     """``message`` without its command-line clauses (``; use --to k8s …``, ``(… --prefill-nodes 0)``).
 
-    Clauses are cut at ``;``, ``:`` and parentheses; the ones naming a flag, a file or a
-    command are dropped. What is left is the reason itself, in the producer's words.
+    Clauses are cut at sentence ends, ``;``, ``:`` and parentheses; the ones naming a flag, a file
+    or a command are dropped, the others keep their separators. What is left is the reason
+    itself, in the producer's words.
     """
     text = re.sub(r"\s*\([^()]*\)", lambda m: "" if has_cli_text(m.group(0)) else m.group(0), message)
-    clauses = [c.strip() for c in re.split(r";\s+|:\s+(?=[a-z])", text)]
-    kept = [c.rstrip(".") for c in clauses if c and not has_cli_text(c)]
-    if not kept:
+    parts = re.split(r"(;\s+|:\s+(?=[a-z])|(?<=\.)\s+)", text.strip())
+    kept: list[str] = []
+    for clause, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
+        if clause and not has_cli_text(clause):
+            kept += [clause, sep]
+    out = "".join(kept[:-1]).strip().rstrip(".;:")
+    if not out:
         return ""
-    out = "; ".join(kept)
     if not out[1:2].isupper():  # "vLLM picks …" keeps its case
         out = out[0].upper() + out[1:]
     return out + "."
@@ -46,7 +50,8 @@ def page_lever(kind: str, detail: str) -> str:
         "max_model_len": "A shorter context (the context pills below)",
         "cpu_offload": "Offloading weights to CPU memory",
     }.get(kind, kind.replace("_", " ").capitalize())
-    return f"{what}: {page_sentence(detail).rstrip('.') or detail}"
+    said = page_sentence(detail).rstrip(".") or detail
+    return f"{what}: {said[:1].lower() + said[1:] if said[1:2].islower() else said}"
 
 
 def fit_unknown(reason: str) -> str:
