@@ -178,7 +178,7 @@ def _no_vllm_for_omni(recipe: Recipe, vllm_release: str | None) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
               help="Same as --json when 'json' (kept for scripts).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the resolved-selection line on stderr.")
-def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | None, quiet: bool,
+def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, quiet: bool,
                 vllm_release: str | None = None, **kw: Any) -> None:
     """Print the exact commands for HF_ID at the chosen selection (defaults: the page's initial state).
 
@@ -218,7 +218,7 @@ def command_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, fmt: str | N
 @selection_options
 @json_option
 @vllm_option
-def explain_cmd(hf_id: str, recipes_dir: str | None, as_json: bool, vllm_release: str | None = None,
+def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, vllm_release: str | None = None,
                 **kw: Any) -> None:
     """Show every final flag and env var with its layer, file:line and what it shadowed.
 

@@ -238,7 +238,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 @click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for the "
               "architecture (default: the recipe's architecture_facts, then the local HF cache).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def fit_cmd(hf_id: str | None, recipes_dir: str | None, context: int | None, hf_config: str | None,
+def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None, hf_config: str | None,
             as_json: bool, **kw: Any) -> None:
     """Will HF_ID start on the hardware, with how much KV cache and concurrency? Without HF_ID: every
     recipe variant that starts on --gpus/--gpu-memory (or --gpu, --hardware)."""

@@ -7,6 +7,8 @@ import socket
 
 import click
 
+from vllm_recipes.catalog.remote import is_remote
+
 from .main import cli, fail, load_or_exit, recipes_dir_option
 from .safety import follow_symlinks_option
 
@@ -40,16 +42,6 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {reason}; check --host and --port"
 
 
-def _prepare_web() -> None:
-    """Import the web layer and compile its templates while the catalog parses (first start)."""
-    import uvicorn  # noqa: F401 - (~0.1 s; imported here, after the fork, rather than before the load)
-
-    import vllm_recipes.catalog.validate  # noqa: F401 - (a first start then validates every recipe)
-    from vllm_recipes.web.app import prepare_process
-
-    prepare_process()
-
-
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
@@ -66,7 +58,7 @@ def _prepare_web() -> None:
 @recipes_dir_option
 @follow_symlinks_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, watch: bool,
-              source_url: str | None, recipes_dir: str | None) -> None:
+              source_url: str | None, recipes_dir: tuple[str, ...]) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve).
 
     The server answers as soon as it listens; default pages and the static JSON API are
@@ -93,15 +85,17 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     # no cyclic collection until the long-lived heap (catalog, templates, memos) is frozen below: a
     # collection in between would only scan it
     gc.disable()
-    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web, prevalidate=not watch)
+    if watch and (len(recipes_dir) > 1 or is_remote(recipes_dir[0])):
+        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
+    catalog = load_or_exit(recipes_dir)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
 
-        catalog, skipped = usable_catalog(catalog, parallel=True)
+        catalog, skipped = usable_catalog(catalog)
         for finding in skipped:
             click.echo(f"vllm-recipes: skipping {finding.format()}", err=True)
-    if recipes_dir:
-        os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
+    if recipes_dir:  # (what a reloaded or worker process loads: the same sources, from the cache if fetched)
+        os.environ["VLLM_RECIPES_DIR"] = " ".join(d if is_remote(d) else os.path.abspath(d) for d in recipes_dir)
     if source_url:
         os.environ["VLLM_RECIPES_SOURCE_URL"] = source_url
     try:
@@ -141,7 +135,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         from vllm_recipes.web.live import LiveCatalog
 
         app = create_app(catalog, api_jobs=1, authoring=authoring)
-        live = LiveCatalog(app, recipes_dir or ".", source)
+        live = LiveCatalog(app, recipes_dir[0], source)
         live.reload()
         live.start()
     else:

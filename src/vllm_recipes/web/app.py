@@ -45,7 +45,7 @@ from .compress import CompressionMiddleware, negotiate
 from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
-from .security import SecurityMiddleware
+from .security import SecurityMiddleware, error_html
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
 
@@ -633,12 +633,14 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     detail = getattr(exc, "detail", "Error")
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": str(detail), "param": None, "choices": []}, status_code=status)
-    return PlainTextResponse(str(detail), status_code=status)
+    return HTMLResponse(error_html(status, str(detail)), status_code=status)
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s", request.url.path, exc_info=exc)
-    return PlainTextResponse("Internal error.", status_code=500)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": "Internal error.", "param": None, "choices": []}, status_code=500)
+    return HTMLResponse(error_html(500, "Internal error."), status_code=500)
 
 
 #: seconds between the server's start and the fork of its warm-up process (``serve``)

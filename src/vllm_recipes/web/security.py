@@ -7,11 +7,15 @@ oversized requests are refused before any routing or parsing happens.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
+
+from jinja2 import Environment, FileSystemLoader, Template
 
 from .urlstate import MAX_QUERY, MAX_VALUE
 
@@ -37,6 +41,18 @@ MAX_PATH = 1024
 
 def _wants_json(path: str) -> bool:
     return path.startswith("/api/") or path.endswith(".json")
+
+
+@functools.cache
+def _error_template() -> Template:
+    # autoescape on, always: what an error page shows comes from the request (issue #21)
+    env = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")), autoescape=True)
+    return env.get_template("error.html")
+
+
+def error_html(status: int, message: str) -> str:
+    """The page of every error response that is not a recipe or not-found page: ``message`` escaped."""
+    return _error_template().render(status=status, message=message)
 
 
 class SecurityMiddleware:
@@ -83,9 +99,7 @@ class SecurityMiddleware:
                 body = json.dumps({"error": text, "param": param, "choices": []}).encode()
                 ctype = b"application/json"
             else:
-                body = (f"<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{status}</title>"
-                        f"<link rel=\"stylesheet\" href=\"/static/site.css\"><main class=\"wrap\"><h1>{status}</h1>"
-                        f"<p>{text}</p><p><a href=\"/\">Home</a></p></main></html>").encode()
+                body = error_html(status, text).encode()
                 ctype = b"text/html; charset=utf-8"
             await send_with_headers({"type": "http.response.start", "status": status, "headers": [
                 (b"content-type", ctype), (b"content-length", str(len(body)).encode())]})
