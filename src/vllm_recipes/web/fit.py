@@ -31,6 +31,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .urlstate import encode, parse_params
+from .wording import fit_unknown, page_lever, page_sentence
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def context_links(url: str, current: int | None) -> tuple[tuple[str, str, bool],
         q = encode({**base, CTX_PARAM: str(n)} if n else base)
         return parts.path + ("?" + q if q else "")
 
-    out = [("max-model-len", href(None), current is None)]
+    out = [("max context", href(None), current is None)]
     out += [(label, href(n), current == n) for n, label in CONTEXT_CHOICES]
     if current is not None and all(current != n for n, _ in CONTEXT_CHOICES):
         out.append((f"{current:,}", href(current), True))
@@ -126,7 +127,7 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
         return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
                        unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
     if not r.processes:
-        return replace(head, unknown="This selection has no vLLM server to plan.")
+        return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
     procs = r.processes
     rows = [
         ("Parallelism", [f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
@@ -143,21 +144,24 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
                                   + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}"
                                      if p.kv_groups > 1 else "")
                                   for p in procs]),
-        ("--max-model-len", [f"{p.max_model_len:,}" for p in procs]),
+        ("Longest request (tokens)", [f"{p.max_model_len:,}" for p in procs]),
         ("Concurrency", [f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * p.shape.dp:,} over "
                                                                     f"{p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")
                          for p in procs]),
         ("Verdict", ["starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
                      for p in procs]),
     ]
-    levers = tuple(f"{p.role}: {lv.change} → {lv.detail}" + ("" if lv.starts else " (still does not start)")
+    # page words (web/wording.py): levers by kind, notes and warnings without their command-line clauses
+    levers = tuple(f"{p.role}: {page_lever(lv.kind, lv.detail)}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
-    notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes,
-                                 f"Memory accounting of vLLM {r.release}."]))
+    notes = tuple(n for n in dict.fromkeys(page_sentence(n) for n in [*(n for p in procs for n in p.notes), *r.notes,
+                                                                       f"Memory accounting of vLLM {r.release}."])
+                  if n)
     return replace(head, roles=tuple(p.role for p in procs),
                    rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
                    verdict=r.verdict, starts=r.starts, levers=levers,
-                    warnings=(*r.errors, *(c.message for c in r.checks)), notes=notes)
+                   warnings=tuple(w for w in (page_sentence(m) for m in (*r.errors, *(c.message for c in r.checks)))
+                                  if w), notes=notes)
 
 
 @dataclass(frozen=True)
