@@ -14,7 +14,7 @@ from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.service import export
 
 from .main import cli, fail, load_or_exit
-from .options import query_from_options, refusals, selection_options
+from .options import find_recipe, query_from_options, refusals, selection_options
 
 
 def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
@@ -47,11 +47,14 @@ def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
 @click.option("--name", help="Object / job name (default: from the model id).")
 @click.option("--pvc", help="Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).")
 @click.option("--image", help="Container image (default: the image the Docker tab uses).")
+@click.option("--rdma", default="rdma/ib", show_default=True,
+              help="Kubernetes resource of one RDMA NIC for multi-node / PD / Mooncake-RDMA pods, or 'none'.")
 def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: str, namespace: str, name: str | None,
-               pvc: str | None, image: str | None, **kw: Any) -> None:
+               pvc: str | None, image: str | None, rdma: str, **kw: Any) -> None:
     """Write the deployment of HF_ID at the chosen selection for a scheduler (same plan as `command`)."""
     catalog = load_or_exit(recipes_dir)
-    options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image)
+    find_recipe(catalog, hf_id, kw)  # (the publishing rule: a recipe with errors is not rendered)
+    options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image, rdma=rdma)
     with refusals():
         artifacts = export(catalog, query_from_options(hf_id, kw), target, options).artifacts
     if output == "-":

@@ -9,11 +9,13 @@ rewriting an invalid URL.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.validate import MAX_POOL_NODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
 from .advanced import ADVANCED_OPTIONS, AdvancedOption, advanced_options_for  # noqa: F401 - re-exported
@@ -29,6 +31,7 @@ from .defaults import (
 from .gates import (
     MAX_NODES,
     allowed_modes,
+    bounded_nodes,
     effective_vram_min,
     feature_conflicts,
     fits_single_node,
@@ -51,6 +54,7 @@ from .gates import (
     variant_runs_on,
 )
 from .lookups import gen
+from .nodes import node_count_issue, strategy_split
 from .options import Style, flag, spell
 from .params import INSTALL_METHODS, MAX_KV_INSTANCES, POOL_MODE_IDS, pd_routers
 from .selection import Selection
@@ -188,17 +192,14 @@ def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any],
     r = recipe.data
     p = _profile(catalog, hw)
     raw = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "nodes")
-    if is_number(raw):
-        return int(raw)
     if is_map(raw):
-        if is_number(raw.get(hw)):
-            return int(raw[hw])
-        if is_number(raw.get("default")):
-            return int(raw["default"])
+        raw = raw.get(hw) if is_number(raw.get(hw)) else raw.get("default")
+    if is_number(raw):
+        return int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
     vm = effective_vram_min(variant, hw)
     vg = p.get("vram_gb")
     if isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0:
-        return int(max(1, -(-vm // vg)))
+        return bounded_nodes(vm / vg)
     return 1
 
 
@@ -566,6 +567,11 @@ def _reconcile_strategy(d: _Draft) -> None:
             d.refuse("nodes", f"{flag('strategy')} {d.strategy!r} needs at least {needed} {d.hw} nodes; "
                      f"got {flag('nodes')} {d.node_count}.", [str(n) for n in range(needed, MAX_NODES + 1)])
         d.node_count = needed
+    # a node count whose tensor-parallel size the model's heads cannot split (select/nodes.py)
+    issue = node_count_issue(d.r, strategy_split(as_map(d.catalog.strategies.get(d.strategy))), d.gpn, d.node_count)
+    if issue is not None and issue.severity == "error" and req_nodes is not None:
+        d.refuse("nodes", f"{flag('nodes')} {d.node_count}: {issue.problem()}.", [str(n) for n in issue.valid])
+        d.node_count = min(issue.valid, key=lambda n: (abs(n - d.node_count), n), default=d.node_count)
 
 
 def _features(d: _Draft) -> None:
@@ -732,6 +738,10 @@ def _pd_pool(d: _Draft, role: str) -> dict[str, Any]:
                      f"{floor} nodes; got {flag(role + '_nodes')} {nodes}.",
                      [str(n) for n in range(floor, MAX_NODES + 1)])
         obj["nodes"] = floor
+    if obj["nodes"] > MAX_POOL_NODES:  # derived from the recipe (issue #28.1): never walked
+        d.refuse("strategy", f"The {role} pool of {d.hf_id} on {d.hw} would need more than {MAX_POOL_NODES:,} "
+                 "nodes (from the recipe's vram_minimum_gb or strategy_min_gpus); pick another strategy or hardware.")
+        obj["nodes"] = MAX_POOL_NODES
     rank = d.refuse.checked(f"{role}_rank", getattr(req, f"{role}_rank"), 0, obj["nodes"] - 1,
                             f" for a {obj['nodes']}-node {role} pool")
     if rank is not None:

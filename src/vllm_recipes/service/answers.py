@@ -216,5 +216,5 @@ def export(catalog: Catalog, query: Query, target: str, options: ExportOptions |
     try:
         artifacts = export_state(catalog, selected.recipe, selected.state, target, options)
     except ExportError as exc:
-        raise CannotExport("to", f"Cannot export to {target}: {exc}") from None
+        raise CannotExport(target, str(exc)) from None
     return Export(selected.recipe, selected.state, target, artifacts)

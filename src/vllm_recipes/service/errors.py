@@ -31,4 +31,8 @@ class NotApplicable(QueryError):
 
 
 class CannotExport(QueryError):
-    """The export target cannot express this selection (the message says why)."""
+    """The export target cannot express this selection; ``reason`` says why."""
+
+    def __init__(self, target: str, reason: str) -> None:
+        self.target, self.reason = target, reason
+        super().__init__("to", f"Cannot export to {target}: {reason}")

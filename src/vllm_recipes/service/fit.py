@@ -4,12 +4,21 @@ and the fit of a query on other GPUs or the reverse search (``/api/fit``, the MC
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
-from vllm_recipes.fit.report import fit_plan, fit_state, recipe_architecture, report_dict, summary_dict
+from vllm_recipes.fit.report import (
+    FitReport,
+    fit_plan,
+    fit_state,
+    recipe_architecture,
+    report_dict,
+    summary_dict,
+)
 from vllm_recipes.select.state import PageState, build_state, hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
@@ -42,16 +51,54 @@ def parse_ctx(value: str | None) -> int | None:
     return n if 0 < n <= MAX_CTX else None
 
 
-def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context: int | None = None
-                ) -> dict[str, Any] | None:
-    """The ``fit`` key of ``/api/resolve``: the memory summary on the selection's own hardware
-    (concurrency at ``context`` when given); ``None`` without architecture facts."""
+@dataclass(frozen=True)
+class KnownFacts:
+    arch: Architecture | None
+    checkpoint: CheckpointInfo | None = None
+    cached_gib: float | None = None
+
+
+def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFacts:
+    """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
+    local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
+    network: a page must not wait on the Hub."""
+    from vllm_recipes.fit.report import checkpoint_repo
+    from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
+
     arch = recipe_architecture(catalog, recipe)
     if arch is None:
-        return None
+        try:
+            arch = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
+        except ArchitectureError:
+            arch = None
+    if arch is not None and arch.checkpoint_for(variant_key) is not None:
+        return KnownFacts(arch)
+    repo = checkpoint_repo(recipe, variant_key)
+    return KnownFacts(arch, cached_info(repo), checkpoint_gib_from_cache(repo))
+
+
+def command_release(ctx: Ctx) -> str | None:
+    """The release the rendered command runs (the lint's choice: the image tag, else the newest)."""
+    from vllm_recipes.lint.vllm_plan import target_for
+
+    return target_for(ctx)[0].release
+
+
+def fit_of_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget,
+                context: int | None) -> FitReport:
+    """The fit of a resolved plan on ``target`` with every fact known locally (page panel, API summary)."""
+    facts = known_facts(catalog, recipe, ctx.sel.variant_key)
+    return fit_plan(catalog, recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
+                    checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
+
+
+def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context: int | None = None
+                ) -> dict[str, Any] | None:
+    """The ``fit`` key of ``/api/resolve``: the summary on the selection's own hardware, concurrency
+    at ``context`` when given (verdict ``unknown`` when the facts are not known yet)."""
     try:
         target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=context))
+        return summary_dict(fit_of_plan(catalog, recipe, ctx, plan, target, context))
     except Exception:  # the summary is an addition: never fail the resolve because of it
         log.exception("fit summary failed for %s", recipe.hf_id)
         return None
@@ -111,7 +158,9 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         else:
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
     st: PageState = build_state(catalog, recipe, req, strict=True)
-    report = fit_state(catalog, recipe, st, target, context=context, strategy_given=strategy_given)
+    facts = known_facts(catalog, recipe, st.selection.variant_key)
+    report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
+                       release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
     return report_dict(report)
 
 

@@ -20,6 +20,8 @@ from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.url import query_from_items
 
+from .wording import deploy_refusal
+
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
 
@@ -69,8 +71,13 @@ class ExportReply:
     headers: dict[str, str]
 
 
-def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None) -> ExportReply:
-    body = json.dumps({"error": message, "param": param, "choices": choices or []}, ensure_ascii=False)
+def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,
+           page: str | None = None) -> ExportReply:
+    """A JSON error; ``page`` is the same reason in the recipe page's words (its Deploy tab shows it)."""
+    fields: dict[str, object] = {"error": message, "param": param, "choices": choices or []}
+    if page:
+        fields["page"] = page
+    body = json.dumps(fields, ensure_ascii=False)
     return ExportReply(status, body, "application/json", {"Access-Control-Allow-Origin": "*"})
 
 
@@ -85,8 +92,10 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
     try:
         query, _extra = query_from_items([(k, v) for k, v in items if k not in EXPORT_OPTIONS])
         done = service.export(catalog, query, target, options)
+    except CannotExport as exc:
+        return _error(422, str(exc), exc.param, exc.choices, page=deploy_refusal(target, exc.reason))
     except QueryError as exc:
-        return _error(422 if isinstance(exc, CannotExport) else 400, str(exc), exc.param, exc.choices)
+        return _error(400, str(exc), exc.param, exc.choices)
     arts = done.artifacts
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
