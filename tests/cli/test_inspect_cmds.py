@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_recipes.cli.inspect_cmds import _print_overview, recipe_overview
+from vllm_recipes.cli.inspect_cmds import print_overview, recipe_overview
 from vllm_recipes.cli.main import cli
 
 GOOD = """\
@@ -231,7 +231,7 @@ def test_show_overview_survives_odd_values(changes: dict) -> None:
     recipe = Recipe(base.hf_id, base.rel_path, YamlDocument(base.rel_path, freeze(data), base.doc.positions))
     ov = recipe_overview(catalog, recipe)
     json.dumps(ov, default=str)
-    _print_overview(ov, None)
+    print_overview(ov, None)
 
 
 def test_validate_runs_registered_checkers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -283,7 +283,7 @@ def _mark(status: str | None) -> str:
     return status or ""
 
 
-def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
+def print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
     click.echo(f"{ov['hf_id']} — {ov['title']} ({ov['provider']})")
     if via_variant:
         click.echo(f"(served by variant '{via_variant}' of this recipe)")
@@ -372,4 +372,4 @@ def show_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> None:
             ov["via_variant"] = via_variant
         _dump(ov)
     else:
-        _print_overview(ov, via_variant)
+        print_overview(ov, via_variant)

@@ -1,11 +1,9 @@
 """The website and live JSON API (Starlette + Jinja2); see :func:`create_app`.
 
-The core packages never import this package: they stay usable without a web
-stack, and the web layer only calls select -> synth -> render. Its
-framework-free modules (``site`` indexes, ``urlstate``, the ``api`` payloads)
-are shared with the other publisher that answers the same questions, the
-agents' MCP server, so ``create_app`` (and with it Starlette and Jinja2) is
-imported only when asked for.
+No other package imports this one: the core stays usable without a web stack,
+and the questions the pages and ``/api/*`` answer are asked of
+:mod:`vllm_recipes.service`, like the CLI and the MCP server do. ``create_app``
+(and with it Starlette and Jinja2) is imported only when asked for.
 """
 
 from __future__ import annotations
