@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_build_api import make_catalog
 from vllm_recipes.catalog import load_catalog
-from vllm_recipes.catalog.memory import read_catalog_files
+from vllm_recipes.catalog.fileset import read_catalog_files
 from vllm_recipes.review.compare import catalogs_for_comparison, compare_catalogs
 
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
+from vllm_recipes.catalog.fileset import load_catalog_from_files
 from vllm_recipes.catalog.gitrev import GitSourceError, load_git_catalog
-from vllm_recipes.catalog.memory import load_catalog_from_files
 from vllm_recipes.cli.main import cli
 from vllm_recipes.review.compare import Impact, compare_catalogs
 from vllm_recipes.review.report import markdown_report, recipe_lines

@@ -12,8 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from .fileset import is_catalog_file, load_catalog_from_files
 from .loader import Catalog
-from .memory import is_catalog_file, load_catalog_from_files
 
 GIT_PREFIX = "git:"
 

@@ -43,8 +43,8 @@ def parse_selection_spec(spec: str, option: str) -> dict[str, Any]:
 
 def read_side(spec: str, git_cwd: str) -> dict[str, bytes]:
     """The catalog files of a directory, or of ``git:REV[:SUBDIR]`` read from ``git_cwd``'s repository."""
+    from vllm_recipes.catalog.fileset import read_catalog_files
     from vllm_recipes.catalog.gitrev import GitSourceError, is_git_spec, parse_git_spec, read_git_files
-    from vllm_recipes.catalog.memory import read_catalog_files
 
     if is_git_spec(spec):
         try:

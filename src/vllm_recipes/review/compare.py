@@ -17,7 +17,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
-from vllm_recipes.catalog.memory import ParseCache, load_catalog_from_files
+from vllm_recipes.catalog.fileset import ParseCache, load_catalog_from_files
 from vllm_recipes.catalog.validate import document_kind, validate_document, validate_recipe
 from vllm_recipes.render.explain import locate
 

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
-from vllm_recipes.catalog.memory import path_key
+from vllm_recipes.catalog.fileset import path_key
 
 log = logging.getLogger("vllm_recipes.web")
 
