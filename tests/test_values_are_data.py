@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 from vllm_recipes.render.shell import is_placeholder, quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import injection  # noqa: E402
+import injection
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash is not installed")
 
 #: shell and YAML syntax, quotes, whitespace, placeholders (declared and not), non-ASCII
-ALPHABET = st.sampled_from(list("$`'\"\\;&|<>(){}[]*?!#~=:,.-_ \t\nEOFabcXYZ019") + ["\u00e9", "\u2028", "\u0085"])
+ALPHABET = st.sampled_from([*"$`'\"\\;&|<>(){}[]*?!#~=:,.-_ \t\nEOFabcXYZ019", "\u00e9", "\u2028", "\u0085"])
 PIECES = st.sampled_from(["$HEAD_IP", "${IFACE_NAME}", "$HF_TOKEN", "$(touch PWNED)", "`id`", "\nEOF\n", "'", "$'\\n'",
                           "$PREFILL_NODE_2", "${HOME}", "--x", "{\"a\": 1}", "$((1+1))", "!!"])
 VALUES = st.lists(st.one_of(ALPHABET, PIECES), min_size=1, max_size=12).map("".join)

@@ -19,6 +19,7 @@ is visible as equality; undeclared variables (``HF_TOKEN``) hold a secret that m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -94,7 +95,7 @@ def declared(name: str) -> bool:
 def placeholder_env(text: str) -> dict[str, str]:
     """Every declared placeholder ``text`` mentions (and :data:`PLACEHOLDERS`), set to its own text."""
     names = set(PLACEHOLDERS) | {n for n in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text) if declared(n)}
-    return {n: f"${n}" for n in names}
+    return {n: f"${n}" for n in names - {"PATH"}}  # (the sandbox's PATH holds the stubs)
 
 
 STUBS = ["vllm", "docker", "uv", "pip", "srun", "curl", "scontrol", "python3", "vllm-router", "smg", "sleep"]
@@ -286,11 +287,9 @@ class Sandbox:
                "SLURM_JOB_NODELIST": "node[1-2]", "SLURM_JOB_ID": "1", "SLURM_SUBMIT_DIR": str(work),
                **placeholder_env(script)}
         prelude = f"command_not_found_handle() {{\n{RECORD}\nreturn 127\n}}\n"
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             subprocess.run([self.bash, "-c", prelude + script], cwd=work, env=env, timeout=timeout,
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            pass
         calls = [c for p in sorted(log.iterdir(), key=lambda p: int(p.name.split("-")[0]))
                  for c in _parse_calls(p.read_bytes())]
         canary = any(CANARY in p.name for p in work.rglob("*")) or (self.dir / CANARY).exists()
@@ -440,7 +439,7 @@ def run_case(sb: Sandbox, root: Path, site: str, payload: str, outputs: tuple[st
                         continue
                     if baseline is not None and baseline.get(o) is not None and shape != baseline[o]:
                         out.structure.append(f"{site}/{o}: YAML structure differs from the benign value's")
-        except Exception as exc:  # noqa: BLE001 - a crash is a finding, not the end of the run
+        except Exception as exc:
             out.crashes.append(f"{site}/{o}: {type(exc).__name__}: {exc}"[:300])
     return out
 

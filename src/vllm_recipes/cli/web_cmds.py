@@ -120,7 +120,12 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
-        from vllm_recipes.web.limits import KEEP_ALIVE_S, MAX_HEAD_BYTES, HeaderTimeoutProtocol, connection_cap
+        from vllm_recipes.web.limits import (
+            KEEP_ALIVE_S,
+            MAX_HEAD_BYTES,
+            HeaderTimeoutProtocol,
+            connection_cap,
+        )
 
         uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
                     workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
