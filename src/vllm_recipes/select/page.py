@@ -53,6 +53,7 @@ from .gates import (
     variant_runs_on,
 )
 from .lookups import gen
+from .nodes import node_count_issue, strategy_split
 from .options import Style, flag, spell
 from .selection import Selection
 
@@ -483,6 +484,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                    f"got {flag('nodes')} {node_count}.",
                    [str(n) for n in range(needed, MAX_NODES + 1)])
         node_count = needed
+    # a node count whose tensor-parallel size the model's heads cannot split (select/nodes.py)
+    issue = node_count_issue(r, strategy_split(as_map(strategies.get(strategy))), gpn, node_count)
+    if issue is not None and issue.severity == "error" and req_nodes is not None:
+        refuse("nodes", f"{flag('nodes')} {node_count}: {issue.problem()}.", [str(n) for n in issue.valid])
+        node_count = min(issue.valid, key=lambda n: (abs(n - node_count), n), default=node_count)
 
     # --- features ---------------------------------------------------------------
     feats = as_map(r.get("features"))
