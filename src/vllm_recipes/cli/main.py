@@ -49,6 +49,7 @@ COMMAND_MODULES = {
     "mcp": "mcp_cmds",
     "diff": "review_cmds",
     "cache": "cache_cmds",
+    "catalog": "catalog_cmds",
 }
 
 
