@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
@@ -108,19 +109,31 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     return found
 
 
-def load_or_exit(recipes_dir: RecipesDirs) -> Catalog:
-    """Load the catalog or exit 2 with a readable reason (never a traceback)."""
+def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> Catalog:
+    """Load the catalog or exit 2 with a readable reason (never a traceback), also when it holds no
+    recipe at all (a directory one level off, say: a command would answer about nothing)."""
     from vllm_recipes.catalog import load_catalog
     from vllm_recipes.catalog.remote import SourceError
 
     try:
-        return load_catalog(recipes_dir)
+        catalog = load_catalog(recipes_dir)
     except SourceError as exc:
         fail(str(exc))
     except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
+    if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
+        fail(no_recipes_found(catalog.root))
+    return catalog
+
+
+def no_recipes_found(root: Path) -> str:
+    """What a command pointed at a directory without recipes says (where it looked, and a likely fix)."""
+    hint = ""
+    if root.name == "models" or (root.parent / "models").is_dir():
+        hint = f"; did you mean --recipes-dir {root.parent}?"
+    return f"no recipes found: no models/<org>/<repo>.yaml under {root.resolve() / 'models'}{hint}"
 
 
 def main() -> None:
