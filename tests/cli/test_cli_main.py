@@ -19,7 +19,7 @@ def test_every_lazy_command_is_registered_by_its_module() -> None:
 
 
 def test_command_start_up_does_not_import_unrelated_modules() -> None:
-    # (pydantic is related: a command validates the recipe it renders, the publishing rule of serve)
+    """`command` validates its recipe (the publishing rule), so pydantic loads; the web stack does not."""
     code = (
         "import sys\n"
         "from vllm_recipes.cli.main import cli\n"

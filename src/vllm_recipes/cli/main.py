@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -65,6 +65,14 @@ class LazyGroup(click.Group):
             importlib.import_module(f"vllm_recipes.cli.{COMMAND_MODULES[cmd_name]}")
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        from vllm_recipes.render.shell import UnsafeValue
+
+        try:
+            return super().invoke(ctx)
+        except UnsafeValue as exc:  # a value the rendering refuses to write into a command (H7)
+            fail(f"refusing to render: {exc} (run `vllm-recipes validate` for the file and line)")
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllm-recipes")
@@ -98,6 +106,7 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
             fail(f"recipe {hf_id!r} failed to load: {broken}")
         close = catalog.close_matches(hf_id)
         fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    _refuse_unsafe(found[0])
     errors = recipe_errors(catalog, found[0])
     if errors:
         n = len(errors)
@@ -107,6 +116,17 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
             click.echo(f"  {finding.format()}", err=True)
         sys.exit(1)
     return found
+
+
+def _refuse_unsafe(recipe: Recipe) -> None:
+    """Exit 2 with file:line errors when the recipe holds a name that is not one (an env key, image,
+    model id, binary; docs/decisions-hardening.md H7): even without ``validate``, nothing is rendered."""
+    from vllm_recipes.catalog.identifiers import recipe_identifier_findings
+
+    bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
+    if bad:
+        fail(f"refusing to render {recipe.hf_id}: "
+             + "".join(f"\n  {f.format()}" for f in bad[:20]))
 
 
 def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> Catalog:
