@@ -9,13 +9,15 @@ and any traceback. Usage::
 
     python benchmarks/acceptance_catalog.py --recipes-dir ../shared/corpus [--only export-k8s] [--json]
 
-Exit 1 when a command crashed (a traceback) for some recipe. Not run in CI.
+Exit 1 when a command crashed (a traceback) for some recipe. ``fit`` runs with
+``HF_HUB_OFFLINE=1`` (the local Hugging Face cache only). Not run in CI.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -86,6 +88,8 @@ def run(sources: list[str], only: list[str] | None) -> dict[str, Any]:
                 why = reason_of(got.stderr or got.output)
                 refused[why] += 1
                 examples[why].append(tag)
+        print(f"{name}: {ok} ok, {sum(refused.values())} refused, {sum(crashed.values())} crashed "
+              f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         results[name] = {
             "ok": ok, "refused": sum(refused.values()), "crashed": sum(crashed.values()),
             "seconds": round(time.perf_counter() - started, 1),
@@ -97,6 +101,7 @@ def run(sources: list[str], only: list[str] | None) -> dict[str, Any]:
 
 
 def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # (fit: what is in the local Hugging Face cache, no network)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--recipes-dir", required=True, action="append",
                     help="a recipe source (repeatable, as for the CLI)")

@@ -145,7 +145,9 @@ def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> C
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
     if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
         fail(no_recipes_found(catalog.root))
-    return catalog
+    from vllm_recipes.catalog.usable import usable_static
+
+    return usable_static(catalog)[0]  # (entries every stage would trip over are left out, as serve does)
 
 
 def no_recipes_found(root: Path) -> str:
