@@ -50,6 +50,7 @@ from vllm_recipes.select.page import (
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
 
+from .security import safe_link
 from .urlstate import canonical_params, encode, lenient_state
 
 NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
@@ -802,7 +803,7 @@ def hardware_note(recipe: Recipe, hw_id: str) -> dict[str, Any] | None:
         return None
     link = note.get("link")
     href, label = (link, link) if isinstance(link, str) else (get(link, "href"), get(link, "label"))
-    ok = isinstance(href, str) and href.startswith(("https://", "http://", "/", "#")) and not href.startswith("//")
+    ok = safe_link(href)
     return {"title": str(note.get("title") or ""), "body": str(note.get("body") or ""),
             "href": href if ok else None, "label": str(label or href) if ok else None}
 

@@ -6,6 +6,8 @@ filters small in-memory lists.
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,7 +55,8 @@ def size_in_billions(value: Any) -> float | None:
 
 
 def fmt_int(v: Any) -> str:
-    return f"{int(v):,}" if is_number(v) else str(v)
+    """``131072`` -> ``131,072``; anything that is not a finite number as written (``inf``, ``nan``)."""
+    return f"{int(v):,}" if is_number(v) and math.isfinite(v) else str(v)
 
 
 @dataclass
