@@ -326,8 +326,8 @@ def moe_workspace(arch: Architecture, shape: ProcessShape, batched: int) -> floa
 
 def startup_peak(forward: float, sampler: float, workspace: float, rules: MemoryRules) -> float:
     """The profiling run's peak over what was allocated before it: the forward and the sampler warm-up
-    run one after the other; the MoE workspace stays allocated from 0.13 on (``v1/worker/workspace.py``),
-    so it adds to whichever is larger, and before 0.13 it is part of the forward only."""
+    run one after the other; the MoE workspace stays allocated from 0.14 on (``v1/worker/workspace.py``),
+    so it adds to whichever is larger, and before 0.14 it is part of the forward only."""
     if rules.moe_workspace_persistent:
         return workspace + max(forward, sampler)
     return max(forward + workspace, sampler)
