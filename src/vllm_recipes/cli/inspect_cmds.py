@@ -92,8 +92,7 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files:
         validate_file,
         validated_files,
     )
-    from vllm_recipes.lint.validate_pass import validate_pass_checker
-    from vllm_recipes.lint.vllm_validate import vllm_release_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker, vllm_release_checker
 
     forced = check_release(vllm_release)
     catalog = _load(recipes_dir)
@@ -109,8 +108,8 @@ def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files:
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        # dead values and the release lint share one resolve of every offered selection (lint/validate_pass.py)
-        findings = validate_catalog(catalog, extra_checks=[validate_pass_checker(forced)])
+        # dead values and the release lint share one resolve of every offered selection
+        findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
         n_files = len(validated_files(catalog))
         if not catalog.recipes and not catalog.load_errors:
             click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)

@@ -266,10 +266,5 @@ def dead_value_report(recipe: Recipe, tally: Tally) -> list[Finding]:
 
 
 def dead_value_checker(catalog: Catalog) -> list[Finding]:
-    """Catalog-wide checker (``serve``'s reload panel): the fast pass of ``validate`` without the release lint.
-
-    One process: it may run inside a threaded server, where forking is not safe.
-    """
-    from .validate_pass import catalog_pass_findings  # it builds on this module
-
-    return catalog_pass_findings(catalog, release=False, workers=1)
+    """Catalog-wide checker (``serve``'s reload panel): dead values without the release lint."""
+    return [f for recipe in catalog.recipes for f in dead_value_findings(catalog, recipe)]
