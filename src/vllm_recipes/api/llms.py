@@ -19,12 +19,8 @@ of links):
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -203,40 +199,3 @@ def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
     """Both files, encoded, by their path in the published tree."""
     return {LLMS_TXT: llms_txt(catalog, base).encode("utf-8"),
             LLMS_FULL_TXT: llms_full_txt(catalog, base).encode("utf-8")}
-
-
-def llms_current(out: Path) -> bool:
-    """Both files exist and are at least as new as the API's ``models.json``.
-
-    They are written after the API tree is swapped in, so a build killed in between
-    leaves them older than ``models.json``: the next build, even one with nothing else
-    to do, then rewrites them instead of keeping stale commands.
-    """
-    try:
-        index = (out / "models.json").stat().st_mtime_ns
-        return all((out / name).stat().st_mtime_ns >= index for name in (LLMS_TXT, LLMS_FULL_TXT))
-    except OSError:
-        return False
-
-
-def write_llms_files(out: Path, catalog: Catalog) -> list[str]:
-    """Write both files into the published tree ``out``, each atomically (temp file + rename).
-
-    Callers skip this when nothing changed and :func:`llms_current` holds (an incremental
-    build with nothing to do must stay cheap). Returns the names written.
-    """
-    written = []
-    for name, data in llms_files(catalog).items():
-        target = out / name
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        written.append(name)
-    return written
