@@ -280,7 +280,7 @@ def run_one(text: bytes, work: Path, rng: random.Random, *, rel: str = "acme/Fuz
     res = step("build-api", lambda: cli_run(["build-api", str(pub / "api"), "--recipes-dir", str(recipes),
                                              "-j", "1"]))
     out.built = res is not None and res.exit_code == 0
-    allowed = {"pub/api", "pub/.api.cache.json", "pub/.api.lock"}
+    allowed = {"pub/api", "pub/.api.lock"}
     for f in sorted(_files(work) - before):
         if not any(f == a or f.startswith(a + "/") for a in allowed) and not f.startswith("recipes/"):
             out.outside_writes.append(f)

@@ -1,4 +1,4 @@
-"""Writing the API: atomic swaps, stale files, incremental == full, ``--check`` and the CLI."""
+"""Writing the API: atomic swaps, stale files, ``--check`` and the CLI."""
 
 from __future__ import annotations
 

@@ -15,8 +15,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from vllm_recipes.gcpause import cyclic_gc_paused
-
 from .parsecache import ParseCache, parse_in_parallel, read_document
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError
 
@@ -401,8 +399,7 @@ def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel:
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
-    with cyclic_gc_paused():  # YAML nodes and frozen data: millions of acyclic objects
-        return _load_catalog_at(root, parallel, meanwhile, prevalidate)
+    return _load_catalog_at(root, parallel, meanwhile, prevalidate)
 
 
 def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None,

@@ -13,8 +13,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vllm_recipes.gcpause import cyclic_gc_paused
-
 from .diagnostics import Finding, finding_from_load_error
 from .forkmap import MISSING, forked_map
 from .identifiers import is_name
@@ -104,8 +102,7 @@ def usable_catalog(catalog: Catalog, *, parallel: bool = False) -> tuple[Catalog
     done = catalog.memo.get(_USABLE_KEY)
     if done is not None and done[0] is catalog:
         return done[1]
-    with cyclic_gc_paused():  # validation builds many small acyclic objects (pydantic models, findings)
-        return _usable_catalog(catalog, parallel)
+    return _usable_catalog(catalog, parallel)
 
 
 #: validating in two processes pays from about this many recipes without a remembered verdict

@@ -26,13 +26,14 @@ def _warn(line: str) -> None:
 @follow_symlinks_option
 @click.option("--check", "check", is_flag=True,
               help="Do not write: rebuild in memory and list every file that differs from OUT (exit 1 if any).")
+@click.option("--full", is_flag=True, hidden=True, help="Accepted for old scripts: every build is a full build.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
               help="Worker processes (default: all cores).")
 @click.option("--no-translations", is_flag=True, help="Omit the translations key from recipe files.")
 @click.option("--llms/--no-llms", default=True, show_default=True,
               help="Also write llms.txt and llms-full.txt (the catalog for language models, from the engine).")
-def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, jobs: int | None, no_translations: bool,
-                  llms: bool) -> None:
+def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, full: bool, jobs: int | None,
+                  no_translations: bool, llms: bool) -> None:
     """Write the static JSON API to OUT (docs/reference/json-api.md), atomically.
 
     Every file (with llms.txt and llms-full.txt) is written into a sibling

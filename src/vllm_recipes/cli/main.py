@@ -99,18 +99,10 @@ def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None
     while the second core parses, and ``prevalidate`` finds each recipe's errors
     meanwhile too (see :func:`~vllm_recipes.catalog.load_catalog`).
     """
-    import gc
-
     from vllm_recipes.catalog import load_catalog
-    from vllm_recipes.gcpause import cyclic_gc_paused
 
     try:
-        with cyclic_gc_paused():
-            catalog = load_catalog(recipes_dir, parallel=True, meanwhile=meanwhile, prevalidate=prevalidate)
-            # the catalog lives as long as the command: moved out of the collector's generations
-            # before it runs again (else its first run scans every object the load made, ~0.1 s)
-            gc.freeze()
-            return catalog
+        return load_catalog(recipes_dir, parallel=True, meanwhile=meanwhile, prevalidate=prevalidate)
     except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:
