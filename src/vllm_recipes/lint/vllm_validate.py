@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Checker, Finding, position_of
+from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
@@ -99,10 +100,12 @@ def _dead_values_and_release(job: tuple[Catalog, Recipe, str | None]) -> list[Fi
 
 def dead_value_and_release_checker(forced: str | None = None) -> Checker:
     """Dead values and the release lint in one pass over the offered selections (what ``validate`` runs),
-    recipes spread over the cores."""
+    recipes spread over the cores. Like every other use of the engine, only recipes without validation
+    errors are resolved (the others are reported by their errors alone)."""
 
     def check(catalog: Catalog) -> list[Finding]:
-        jobs = [(catalog, recipe, forced) for recipe in catalog.recipes if not recipe.is_omni]
+        usable = usable_catalog(catalog)[0]
+        jobs = [(usable, recipe, forced) for recipe in usable.recipes if not recipe.is_omni]
         return [f for found in parallel_map(_dead_values_and_release, jobs) for f in found]
 
     return check
