@@ -299,7 +299,7 @@ class _RecipeBuilder:
             rec = dict(b.recommended)
             if links:
                 rec["alternatives"] = links
-            rendered_variant = as_map(variants.get(rec.get("variant")))
+            rendered_variant = as_map(get(variants, rec.get("variant")))
             if has_hardware_install(rendered_variant, hw):
                 # extensions §2.5: the per-hardware install follows the variant's override
                 rec["install"] = hardware_install_block(r, rendered_variant, hw, rec.get("docker_image"))
@@ -347,7 +347,7 @@ class _RecipeBuilder:
             if rv is not None:
                 promoted.append((vk, mid, rv))
 
-        variants = r.get("variants")
+        variants: Any = r.get("variants")
         for vk, mid, _ in promoted:                                                  # §5.6
             variants[vk] = {**variants[vk], "json": f"/{mid}.json"}
         for k in ("strategy_overrides", "compatible_strategies", "default_strategy"):  # §5.7
@@ -451,9 +451,9 @@ def merge_outputs(outputs: Iterable[RecipeOutput],
     for path, data in before:
         tree.write(path, data)
     for res in outputs:
-        for kind, path, data in res.ops:
-            if kind == "w" and data is not None:
-                tree.write(path, data)
+        for kind, path, written in res.ops:
+            if kind == "w" and written is not None:
+                tree.write(path, written)
             else:
                 tree.rmtree(path)
     return tree.files

@@ -66,9 +66,9 @@ def default_selection(catalog: Catalog, recipe: Recipe, hardware: str | None) ->
     try:
         if recipe.is_omni:
             osel = select_omni(catalog, recipe, hardware, None, None, None)
-            plan = render_omni(catalog, recipe, osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task,
-                                                                   osel.hw_id))
-            return RenderedSelection(osel.hw_id, "omni", 1, plan.shown)
+            shown = render_omni(catalog, recipe, osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task,
+                                                                    osel.hw_id)).shown
+            return RenderedSelection(osel.hw_id, "omni", 1, shown)
         st = build_state(catalog, recipe, PageRequest(hardware=hardware), strict=True)
         ctx, plan = resolve(catalog, recipe, st.selection)
         text = deployment_text(deployment_blocks(ctx, plan, st.install))

@@ -71,7 +71,7 @@ def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[
     """§7.8: ``None`` (co-located), ``{"prefill": n, "decode": n}`` or ``"skip"``."""
     if pd_fits_single_node(profile, variant, hw):
         return None
-    node_vram = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    node_vram: float = profile["vram_gb"] if is_number(profile.get("vram_gb")) else 0
     mv = effective_vram_min(variant, hw)
     model_vram = mv if is_number(mv) and truthy(mv) else 0
     if node_vram <= 0 or model_vram <= 0:

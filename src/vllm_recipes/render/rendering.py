@@ -109,7 +109,7 @@ def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any
         rendered = _inv_rendered(plan.vllm)
         cmd, argv = rendered[0], list(rendered[1])
         worker_renders = [_inv_rendered(w) for w in plan.workers]
-        workers = [(w[0], list(w[1])) for w in worker_renders]
+        kv_workers = [(w[0], list(w[1])) for w in worker_renders]
         vd = _dock(meta, rendered, plan.env, 8000)
         wd = [_dock(meta, w, plan.env, 8000) for w in worker_renders]
         kv_spec = as_map(ctx.catalog.strategies.get(kv_id))
@@ -119,10 +119,10 @@ def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any
             "instances": plan.instances,
             "vllm_command": cmd,
             "vllm_argv": argv,
-            "vllm_worker_command": workers[0][0] if workers else None,
-            "vllm_worker_commands": [w[0] for w in workers] if plan.multi_node_instance else None,
-            "vllm_worker_argv": workers[0][1] if workers else None,
-            "vllm_worker_argvs": [w[1] for w in workers] if plan.multi_node_instance else None,
+            "vllm_worker_command": kv_workers[0][0] if kv_workers else None,
+            "vllm_worker_commands": [w[0] for w in kv_workers] if plan.multi_node_instance else None,
+            "vllm_worker_argv": kv_workers[0][1] if kv_workers else None,
+            "vllm_worker_argvs": [w[1] for w in kv_workers] if plan.multi_node_instance else None,
             "vllm_worker_docker_command": wd[0][0] if wd else None,
             "vllm_worker_docker_argv": wd[0][1] if wd else None,
             "vllm_worker_docker_commands": [d[0] for d in wd] if plan.multi_node_instance else None,
