@@ -532,14 +532,15 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
     may add top-level keys (appended, e.g. ``translations``) to every recipe file
     and its promoted copies. ``jobs``: worker processes (``None``: every core,
     see :func:`~vllm_recipes.parallel.parallel_map`; 1: serial).
-    ``strict``: refuse a catalog with files that do not load (else skip them).
+    ``strict``: refuse a catalog with files that do not load (else skip them, each with a warning).
 
     Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
     """
     if strict:
         check_loadable(catalog)
     catalog, static_errors = usable_static(catalog)
-    notes = [*refused_lines(catalog), *(f"  ✗ skipping {f.format()}" for f in static_errors)]
+    notes = [*(f"  ✗ skipping {e}" for e in catalog.load_errors), *refused_lines(catalog),
+             *(f"  ✗ skipping {f.format()}" for f in static_errors)]
     if warn is not None:
         for line in notes:
             warn(line)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vllm_recipes.catalog import Catalog, load_catalog
-from vllm_recipes.catalog.loader import resolve_recipes_dir
+from vllm_recipes.catalog.loader import RecipesDirs, resolve_recipes_dir
 from vllm_recipes.catalog.usable import usable_catalog
 
 from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
@@ -197,15 +197,17 @@ def write_tree(files: Mapping[str, bytes], out: Path) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
-def publish(recipes_dir: str | os.PathLike[str] | None, out: str | os.PathLike[str], warn: Warn | None = None, *,
+def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | None = None, *,
             hook_factory: HookFactory | None = None, llms: bool = True, jobs: int | None = None) -> ApiBuild:
     """``build-api``: build the API of the catalog at ``recipes_dir`` (with the llms files) and swap it in at
-    ``out`` (one builder per ``out`` at a time). Raises :class:`ApiBuildError` and ``OSError``."""
+    ``out`` (one builder per ``out`` at a time). A file that does not load is skipped with its error, like
+    a recipe with validation errors. Raises :class:`ApiBuildError` and ``OSError``."""
     root = resolve_recipes_dir(recipes_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"recipes directory not found: {root}")
-    catalog = load_catalog(root)
-    api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs)
+    catalog = load_catalog(recipes_dir)
+    api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
+                    strict=False)
     files = {path: data for path, data in api.files.items() if data is not None}
     if llms:  # the same recipes as the API: what validation rejects never reaches the engine
         files.update(llms_files(usable_catalog(catalog)[0]))

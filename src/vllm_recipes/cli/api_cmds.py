@@ -32,7 +32,7 @@ def _warn(line: str) -> None:
 @click.option("--no-translations", is_flag=True, help="Omit the translations key from recipe files.")
 @click.option("--llms/--no-llms", default=True, show_default=True,
               help="Also write llms.txt and llms-full.txt (the catalog for language models, from the engine).")
-def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, full: bool, jobs: int | None,
+def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bool, jobs: int | None,
                   no_translations: bool, llms: bool) -> None:
     """Write the static JSON API to OUT (docs/reference/json-api.md), atomically.
 
