@@ -9,9 +9,12 @@ Each figure is the wall time a user waits, measured in a fresh process:
   (the server side of a click in the builder), median of 9;
 * ``command_s``: ``vllm-recipes command MODEL``;
 * ``validate_s``: ``vllm-recipes validate`` of the whole catalog, empty cache;
-* ``build_api_s``: ``vllm-recipes build-api OUT`` of the whole catalog, empty cache.
+* ``build_api_s``: ``vllm-recipes build-api OUT`` of the whole catalog, empty cache;
+* ``*_cpu_s``: the CPU seconds of those commands and their workers (what a busy
+  shared machine distorts least).
 
-    .venv/bin/python benchmarks/bench_user.py [--recipes-dir DIR] [--base-src /tmp/base/src] [--repeat 1]
+    .venv/bin/python benchmarks/bench_user.py [--recipes-dir DIR] [--base-src /tmp/base/src]
+        [--also main=/path/to/main/src] [--repeat 1]
 
 Runs alternate between the trees so that a busy neighbour on a shared machine
 slows both alike; the median of ``--repeat`` runs is reported.
@@ -23,6 +26,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -48,19 +52,17 @@ def env_for(src: Path, cache: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(src), "VLLM_RECIPES_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
 
 
-def timed(src: Path, cache: Path, *args: str) -> float:
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", CLI, *args], env=env_for(src, cache), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
-def timed_any(src: Path, cache: Path, *args: str) -> float:
-    """As ``timed`` for commands whose exit status reports findings (``validate``)."""
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", CLI, *args], env=env_for(src, cache),
+def timed(src: Path, cache: Path, *args: str, check: bool = True) -> tuple[float, float]:
+    """(wall s, CPU s of the command and its workers): CPU time barely moves on a busy machine."""
+    c0, t0 = _children_cpu(), time.perf_counter()
+    subprocess.run([sys.executable, "-c", CLI, *args], env=env_for(src, cache), check=check,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, _children_cpu() - c0
 
 
 def serve(src: Path, cache: Path, rdir: list[str], page: str, others: list[str]) -> tuple[float, float]:
@@ -104,10 +106,12 @@ def one_run(src: Path, rdir: list[str], model: str, tmp: Path) -> dict[str, floa
     out: dict[str, float] = {}
     out["serve_cold_s"], _ = serve(src, cache, rdir, page, others[:1])
     out["serve_warm_s"], out["new_selection_ms"] = serve(src, cache, rdir, page, others)
-    out["command_s"] = timed(src, cache, "command", model, *rdir)
-    out["validate_s"] = timed_any(src, Path(tempfile.mkdtemp(dir=tmp)), "validate", *rdir)
+    out["command_s"], out["command_cpu_s"] = timed(src, cache, "command", model, *rdir)
+    out["validate_s"], out["validate_cpu_s"] = timed(src, Path(tempfile.mkdtemp(dir=tmp)), "validate", *rdir,
+                                                     check=False)  # (its exit status reports findings)
     build_out = Path(tempfile.mkdtemp(dir=tmp)) / "public"
-    out["build_api_s"] = timed(src, Path(tempfile.mkdtemp(dir=tmp)), "build-api", str(build_out), *rdir)
+    out["build_api_s"], out["build_api_cpu_s"] = timed(src, Path(tempfile.mkdtemp(dir=tmp)), "build-api",
+                                                       str(build_out), *rdir)
     return out
 
 
@@ -116,12 +120,15 @@ def main() -> None:
     ap.add_argument("--recipes-dir", help="catalog to measure (default: the bundled one)")
     ap.add_argument("--model", help="recipe for command and the pages (default: the first in models/)")
     ap.add_argument("--base-src", type=Path, help="another tree's src/ to measure in the same run")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=SRC",
+                    help="more trees to measure in the same run (repeatable)")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     rdir = ["--recipes-dir", args.recipes_dir] if args.recipes_dir else []
     root = Path(args.recipes_dir) if args.recipes_dir else HERE / "vllm_recipes" / "data"
     model = args.model or "/".join(sorted((root / "models").rglob("*.yaml"))[0].with_suffix("").parts[-2:])
-    trees = {"this": HERE, **({"base": args.base_src.resolve()} if args.base_src else {})}
+    trees = {"this": HERE, **({"base": args.base_src.resolve()} if args.base_src else {}),
+             **{n: Path(p).resolve() for n, _, p in (a.partition("=") for a in args.also)}}
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in trees}
     with tempfile.TemporaryDirectory() as t:
         for _ in range(args.repeat):

@@ -196,7 +196,12 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
 def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
     t = Tally()
     rf = recipe.rel_path
+    seen: set[str] = set()
     for sel in offered_selections(catalog, recipe):
+        key = repr(sel)  # (the enumeration repeats some selections: one resolve each; PD requests are dicts)
+        if key in seen:
+            continue
+        seen.add(key)
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:

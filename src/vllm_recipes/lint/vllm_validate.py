@@ -106,6 +106,6 @@ def dead_value_and_release_checker(forced: str | None = None) -> Checker:
     def check(catalog: Catalog) -> list[Finding]:
         usable = usable_catalog(catalog)[0]
         jobs = [(usable, recipe, forced) for recipe in usable.recipes if not recipe.is_omni]
-        return [f for found in parallel_map(_dead_values_and_release, jobs) for f in found]
+        return [f for found in parallel_map(_dead_values_and_release, jobs, min_items=2) for f in found]
 
     return check
