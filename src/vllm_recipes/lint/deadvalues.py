@@ -17,7 +17,7 @@ from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.jsvalues import as_map, get, is_map, truthy
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.select.defaults import default_features, listed_hardware, recommend_strategy
 from vllm_recipes.select.gates import (
     feature_conflicts,
@@ -171,12 +171,12 @@ PlanHook = Callable[[Selection, Ctx, Plan], None]
 
 def tally_invocation(t: Tally, rf: str, inv: Invocation) -> None:
     """Count one process's argument tokens from ``rf``: kept ones as emitted, shadowed ones with their winner."""
-    fin = finalize(inv)
-    winner = {a.value: a.source.layer for a in fin.tokens if a.value.startswith("-")}
-    for a in fin.tokens:
+    kept, shadowed = final_tokens(inv)
+    winner = {a.value: a.source.layer for a in kept if a.value.startswith("-")}
+    for a in kept:
         if a.source.file == rf:
             t.emitted.add(a.key_path)
-    for flag, units in fin.shadowed.items():
+    for flag, units in shadowed.items():
         for u in units:
             for tok in (u.flag, u.value):
                 if tok is not None and tok.source.file == rf:

@@ -703,7 +703,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
                     lifespan=lifespan)
     app.state.web = web
     app.state.authoring = authoring
-    app.add_middleware(GZipMiddleware, minimum_size=1024)  # inside the security layer: Server-Timing includes it
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)  # (inside the security layer)
     app.add_middleware(SecurityMiddleware)
     return app
 
