@@ -98,8 +98,7 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         validate_file,
         validated_files,
     )
-    from vllm_recipes.lint.validate_pass import validate_pass_checker
-    from vllm_recipes.lint.vllm_validate import vllm_release_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker, vllm_release_checker
 
     forced = check_release(vllm_release)
     catalog = load_or_exit(recipes_dir, require_recipes=not files)
@@ -115,10 +114,8 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        # dead values and the release lint share one resolve of every offered selection (lint/validate_pass.py)
-        # (one process when comparing: the parallel pass picks its example selections by worker)
-        workers = 1 if new_since else None
-        findings = validate_catalog(catalog, extra_checks=[validate_pass_checker(forced, workers=workers)])
+        # dead values and the release lint share one resolve of every offered selection
+        findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
         n_files = len(validated_files(catalog))
     if new_since is not None:
         findings = _new_since(new_since, recipes_dir, findings, forced)
