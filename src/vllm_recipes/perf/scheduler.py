@@ -40,6 +40,8 @@ class Workload:
     #: lengths uniform in [ratio x L, L] (``vllm bench serve --random-range-ratio`` style); 1.0 = fixed
     range_ratio: float = 1.0
     seed: int = 0
+    #: the prompt's KV arrives computed (the decode pool of a disaggregated deployment)
+    prefilled: bool = False
 
     def prompts(self) -> int:
         if self.num_prompts:
@@ -148,6 +150,9 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             r = waiting.popleft()
             prefilling.append(r)
             kv_used += r.kv
+            if w.prefilled:
+                chunks.append((r, 0))
+                continue
             n = min(r.isl, budget)
             chunks.append((r, n))
             budget -= n
@@ -160,8 +165,15 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
                 break
             t = max(t, min(next_arrival, waiting[0].arrival if waiting else math.inf))
             continue
-        if chunks:
-            st = step((decodes), ctx_sum, tuple((n, r.done_prefill) for r, n in chunks))
+        if w.prefilled and chunks:  # admitted with its KV: decodes from the next step
+            for r, _ in chunks:
+                r.done_prefill = r.isl
+            chunks_now = [(r, 0) for r, _ in chunks]
+            st = step(decodes, ctx_sum, ()) if decodes else step(1, 0.0, ())
+            span, bound = 1, res.decode_bound
+            chunks = chunks_now
+        elif chunks:
+            st = step(decodes, ctx_sum, tuple((n, r.done_prefill) for r, n in chunks))
             span = 1
             bound = res.prefill_bound
             res.prefill_time += st.total
@@ -184,7 +196,7 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             ctx_sum += decodes * span
         for r, n in chunks:
             r.done_prefill += n
-            if r.done_prefill >= r.isl:
+            if r.done_prefill >= r.isl and r in prefilling:
                 prefilling.remove(r)
                 r.first = t
                 res.ttft.append(t - r.arrival)
