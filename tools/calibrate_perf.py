@@ -31,19 +31,19 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from vllm_recipes.fit.architecture import architecture_from_hf_config  # noqa: E402
-from vllm_recipes.fit.memory import ProcessShape, fit_process  # noqa: E402
-from vllm_recipes.perf.architecture import checkpoint_gib, facts_from_hf_config  # noqa: E402
-from vllm_recipes.perf.estimate import estimate_process  # noqa: E402
-from vllm_recipes.perf.gpus import spec_for_name  # noqa: E402
-from vllm_recipes.perf.model import Params  # noqa: E402
-from vllm_recipes.perf.scheduler import Workload  # noqa: E402
+from vllm_recipes.fit.architecture import architecture_from_hf_config
+from vllm_recipes.fit.memory import ProcessShape, fit_process
+from vllm_recipes.perf.architecture import checkpoint_gib, facts_from_hf_config
+from vllm_recipes.perf.estimate import estimate_process
+from vllm_recipes.perf.gpus import spec_for_name
+from vllm_recipes.perf.model import Params
+from vllm_recipes.perf.scheduler import Workload
 
 #: GPU memory of the measured GPUs (GB as sold; the planner reads them as GiB, like catalog profiles)
 KV_DTYPE = "auto"
@@ -176,6 +176,42 @@ def summary(errs: list[tuple[float, float, float]]) -> dict[str, dict[str, float
     return out
 
 
+#: SLA grid for the recommendation check (ms): every record against every pair
+SLA_TTFT = (100, 200, 500, 1000, 2000, 5000, 10000)
+SLA_TPOT = (5, 10, 15, 20, 30, 50, 100)
+
+
+def sla_agreement(held: list[tuple[Case, tuple[float, float, float]]]) -> dict[str, float]:
+    """How often held-out predictions agree with the measurements on meeting an SLA.
+
+    ``per_config``: (record, SLA) pairs where "meets" is the same; ``fewest_gpus``: per group of records
+    that differ only in GPU count / TP (same model, GPU, lengths, concurrency) and SLA, whether the
+    fewest-GPU configuration the predictions pick is the one the measurements pick (or both say none).
+    """
+    same = total = 0
+    groups: dict[tuple[Any, ...], list[tuple[Case, float, float]]] = {}
+    for c, (e_ttft, e_tpot, _) in held:
+        r = c.rec
+        mt, mp = r["ttft_ms"]["reported"], r["tpot_ms"]
+        groups.setdefault((r["model"], r["precision"], r["gpu"], r["isl"], r["osl"], r["concurrency"]), []).append(
+            (c, mt * (1 + e_ttft), mp * (1 + e_tpot)))
+        for t in SLA_TTFT:
+            for p in SLA_TPOT:
+                total += 1
+                same += ((mt <= t and mp <= p) == (mt * (1 + e_ttft) <= t and mp * (1 + e_tpot) <= p))
+    pick_same = picks = 0
+    for members in groups.values():
+        for t in SLA_TTFT:
+            for p in SLA_TPOT:
+                meas = [c.rec["gpus"] for c, _, _ in members if c.rec["ttft_ms"]["reported"] <= t
+                        and c.rec["tpot_ms"] <= p]
+                pred = [c.rec["gpus"] for c, pt, pp in members if pt <= t and pp <= p]
+                picks += 1
+                pick_same += (min(meas, default=0) == min(pred, default=0))
+    return {"per_config": round(same / max(1, total), 3), "fewest_gpus": round(pick_same / max(1, picks), 3),
+            "cases": total, "groups": picks}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path)
@@ -206,6 +242,8 @@ def main() -> None:
         print(m, json.dumps(per_model[m]), file=sys.stderr, flush=True)
     loo = summary([e for _, e in held])
     print("leave-one-model-out", json.dumps(loo), file=sys.stderr)
+    sla = sla_agreement(held)
+    print("sla agreement", json.dumps(sla), file=sys.stderr)
     fams = full
     insample = summary([errors(c, fams[c.family]) for c in evals])
     print("in-sample", json.dumps(insample), file=sys.stderr)
@@ -220,6 +258,7 @@ def main() -> None:
         "default": {k: round(v, 4) for k, v in asdict(median_params(fams)).items()},
         "expected_error": loo,
         "leave_one_model_out": per_model,
+        "sla_agreement": sla,
         "in_sample": insample,
     }
     if args.write:

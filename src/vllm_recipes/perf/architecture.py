@@ -110,7 +110,8 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
     if experts:
         dense_first = _i(cfg, "first_k_dense_replace")
         step = _i(cfg, "decoder_sparse_step") or 1
-        only = cfg.get("mlp_only_layers") if isinstance(cfg.get("mlp_only_layers"), list) else []
+        raw_only = cfg.get("mlp_only_layers")
+        only: list[Any] = raw_only if isinstance(raw_only, list) else []
         moe_layers = sum(1 for i in range(layers) if i >= dense_first and (i + 1) % step == 0 and i not in only)
         shared = _i(cfg, "n_shared_experts") * 3 * h * moe_inter + (3 * h * _i(cfg, "shared_expert_intermediate_size"))
         per_moe_layer_dense = shared + h * experts  # shared experts + router
@@ -120,7 +121,8 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
         moe_layers, expert_params, k = 0, 0.0, 0
         mlp_dense = layers * 3 * h * inter
     tied = cfg.get("tie_word_embeddings") is True
-    quant = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), Mapping) else {}
+    raw_quant = cfg.get("quantization_config")
+    quant: Mapping[str, Any] = raw_quant if isinstance(raw_quant, Mapping) else {}
     return ComputeFacts(
         num_layers=layers, hidden_size=h, dense_params=float(layers * attn + mlp_dense),
         expert_params=expert_params, embedding_params=0.0 if tied else float(vocab * h),

@@ -62,7 +62,7 @@ def _index() -> tuple[dict[str, str], dict[str, str]]:
 
 def spec_for_profile(profile_id: str | None, display_name: str | None = None) -> GpuSpec | None:
     """The chip of a hardware profile (``None``: no GPU facts for it, the estimate says "unknown")."""
-    by_id, by_name = _index()
+    by_id, _ = _index()
     if profile_id:
         key = by_id.get(re.sub(r"_\d+x$", "", profile_id))
         if key:

@@ -14,7 +14,13 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
-from vllm_recipes.select.page import PageRequest, SelectionError, build_state, candidate_strategies, hardware_choices
+from vllm_recipes.select.page import (
+    PageRequest,
+    SelectionError,
+    build_state,
+    candidate_strategies,
+    hardware_choices,
+)
 
 from .architecture import ComputeFacts
 from .report import PerfReport, perf_state, report_dict
@@ -58,7 +64,8 @@ def requests(catalog: Catalog, recipe: Recipe, hardware: Sequence[str] = ()) -> 
         for hw in hardware_choices(catalog, recipe, variant):
             if hardware and hw not in hardware:
                 continue
-            for strategy in candidate_strategies(catalog, recipe, hw, 1) or [None]:
+            strategies: list[str | None] = list(candidate_strategies(catalog, recipe, hw, 1)) or [None]
+            for strategy in strategies:
                 spec = catalog.strategies.get(strategy or "") or {}
                 kind = spec.get("deploy_type") if isinstance(spec, Mapping) else None
                 if kind == "multi_node":
