@@ -24,7 +24,7 @@ from .urlstate import encode, parse_params
 #: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
 PERF_PARAMS = ("isl", "osl", "conc")
 DEFAULTS = {"isl": 1024, "osl": 1024, "conc": 32}
-CHOICES = {"isl": (128, 1024, 8192, 32768), "osl": (128, 1024, 8192), "conc": (1, 8, 32, 128, 512)}
+CHOICES = {"isl": (128, 1024, 8192), "osl": (128, 1024, 8192), "conc": (1, 8, 32, 128)}
 LIMITS = {"isl": 1 << 20, "osl": 1 << 17, "conc": 4096}
 API_PARAMS = ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms", "hardware")
 
@@ -73,6 +73,8 @@ class PerfPanel:
 
 
 def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]:
+    """Pill links per parameter: the page's own selection with one value changed (query-relative hrefs keep
+    the page light)."""
     parts = urlsplit(url)
     base = dict(parse_qsl(parts.query))
     out = []
@@ -86,7 +88,7 @@ def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[
             q.pop(k, None)
             if n != DEFAULTS[k]:
                 q[k] = str(n)
-            row.append((_label(n), parts.path + ("?" + encode(q) if q else ""), n == values[k]))
+            row.append((_label(n), "?" + encode(q) if q else parts.path, n == values[k]))
         out.append((k, tuple(row)))
     return tuple(out)
 
@@ -95,9 +97,8 @@ def error_text() -> str:
     e = expected_error()
     if not e:
         return "not calibrated"
-    names = {"tpot": "TPOT", "ttft": "TTFT", "output_tok_s_per_gpu": "tokens/s per GPU"}
-    return "; ".join(f"{names.get(k, k)} ±{v['median'] * 100:.0f}% (1 in 10 beyond ±{v['p90'] * 100:.0f}%)"
-                     for k, v in e.items())
+    names = {"tpot": "TPOT", "ttft": "TTFT", "output_tok_s_per_gpu": "tokens/s"}
+    return ", ".join(f"{names.get(k, k)} ±{v['median'] * 100:.0f}%" for k, v in e.items()) + " (median)"
 
 
 def panel_from_report(r: PerfReport, url: str, values: Mapping[str, int]) -> PerfPanel:
