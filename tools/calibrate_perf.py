@@ -46,7 +46,10 @@ from vllm_recipes.perf.model import Params
 from vllm_recipes.perf.scheduler import Workload
 
 #: GPU memory of the measured GPUs (GB as sold; the planner reads them as GiB, like catalog profiles)
-KV_DTYPE = "auto"
+#: ``--kv-cache-dtype`` of the runs (not recorded by the source): the InferenceMAX Llama-3.3-70B runs served
+#: ModelOpt checkpoints whose quantization block carries FP8 KV scales, with an FP8 KV cache; the others the
+#: default (the model dtype)
+KV_DTYPE = {"Llama-3.1-70B": "fp8"}
 GPU_MEMORY = {"H100-SXM": 80, "H200-SXM": 141, "B200": 180}
 CONFIGS = {("Llama-3.1-70B", "fp8"): "llama-3.3-70b-instruct-fp8", ("Llama-3.1-70B", "nvfp4"): "llama-3.3-70b-instruct-fp4",
            ("gpt-oss-120b", "mxfp4"): "gpt-oss-120b", ("Qwen3-32B", "bf16"): "qwen3-32b"}
@@ -81,10 +84,12 @@ def make_case(rec: dict[str, Any], configs: Path, prompts_factor: float) -> Case
     gpu = spec_for_name(rec["gpu"].replace("-SXM", ""))
     assert gpu is not None, rec["gpu"]
     shape = ProcessShape(tp=rec["tp"], pp=rec["pp"], dp=rec["dp"], expert_parallel=rec["ep"] > 1,
-                         kv_cache_dtype=KV_DTYPE)
+                         kv_cache_dtype=KV_DTYPE.get(rec["model"], "auto"))
     fit = fit_process(arch, checkpoint_gib(facts, rec["precision"]), GPU_MEMORY[rec["gpu"]], shape,
                       rec["isl"] + rec["osl"], levers=False)
-    ratio = 0.8 if "OSL_eff=0.9" in rec.get("notes", "") else 1.0
+    # InferenceMAX: lengths uniform in [0.8 L, L]; the Qwen3 series does not state its distribution - taken
+    # as the same spread (fixed lengths would keep every closed-loop wave in lockstep, which its TTFTs rule out)
+    ratio = 0.8
     wl = Workload(rec["isl"], rec["osl"], concurrency=rec["concurrency"],
                   num_prompts=max(rec["concurrency"], round(prompts_factor * rec["concurrency"])), range_ratio=ratio)
 

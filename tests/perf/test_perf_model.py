@@ -101,7 +101,7 @@ def test_native_and_emulated_dtypes() -> None:
     b200 = spec_for_profile("b200")
     assert h100 is not None and b200 is not None
     assert h100.peak_flops("fp8") == (1979e12, "fp8")
-    assert h100.peak_flops("fp4") == (1979e12, "fp8")  # no FP4 unit on Hopper: runs on the FP8 one
+    assert h100.peak_flops("fp4") == (989e12, "bf16")  # no FP4 unit on Hopper: W4A16 kernels, 16-bit math
     assert b200.peak_flops("fp4") == (9000e12, "fp4")
     assert spec_for_profile("rtx_pro_6000_2x") == spec_for_profile("rtx_pro_6000")
     assert spec_for_name("NVIDIA H200") == spec_for_profile("h200")

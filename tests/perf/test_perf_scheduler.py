@@ -24,8 +24,8 @@ def const(decodes: int, ctx: float, prefills: tuple[tuple[int, int], ...]) -> St
     return TEN_MS
 
 
-def lim(seqs: int = 256, mbt: int = 8192, budget: float = 1e12, per_token: float = 1.0) -> Limits:
-    return Limits(seqs, mbt, budget, lambda n: n * per_token)
+def lim(seqs: int = 256, mbt: int = 8192, kv_tokens: float = 1e12) -> Limits:
+    return Limits(seqs, mbt, kv_tokens)
 
 
 def test_one_request_at_a_time() -> None:
@@ -47,15 +47,25 @@ def test_one_partial_prefill_per_step() -> None:
 
 
 def test_the_running_batch_is_capped_by_kv_and_max_num_seqs() -> None:
-    # each request holds 100 + 50 tokens on average; the budget holds two of them
-    res = simulate(const, Workload(100, 100, concurrency=8, num_prompts=16), lim(budget=300))
-    assert res.peak_running == 2
     res = simulate(const, Workload(100, 100, concurrency=8, num_prompts=16), lim(seqs=3))
-    assert res.peak_running == 3
+    assert res.peak_running == 3 and res.preemptions == 0
+    # 450 tokens of KV: four prompts of 100 fit, then the growing contexts push the newest out
+    res = simulate(const, Workload(100, 100, concurrency=8, num_prompts=16), lim(kv_tokens=450))
+    assert res.peak_running == 4 and res.preemptions > 0
+    assert res.peak_kv_tokens <= 450
+    assert len(res.ttft) == 16 and res.output_tokens == 1600  # every request still finishes
+
+
+def test_preemption_recomputes_but_keeps_the_first_token() -> None:
+    # two requests of 100 + 100 in 300 tokens: the second is preempted once the two outgrow the cache
+    res = simulate(const, Workload(100, 100, concurrency=2, num_prompts=2), lim(kv_tokens=300))
+    assert res.preemptions >= 1 and len(res.ttft) == 2
+    assert min(res.tpot) == pytest.approx(0.010)  # the survivor decodes undisturbed
+    assert max(res.tpot) > 0.010  # the victim waited and recomputed
 
 
 def test_a_request_that_never_fits_is_reported() -> None:
-    res = simulate(const, Workload(1000, 100, concurrency=1, num_prompts=1), lim(budget=10))
+    res = simulate(const, Workload(1000, 100, concurrency=1, num_prompts=1), lim(kv_tokens=10))
     assert res.blocked
 
 
@@ -119,6 +129,7 @@ def test_the_running_batch_never_exceeds_what_fits() -> None:
     fit = _fit(1, seqs=4)
     e = estimate_process(FACTS, DENSE, fit, H100, "bf16", PARAMS, Workload(256, 32, concurrency=32))
     assert e.running_peak <= 4 and e.running_cap == 4
-    fit = replace(_fit(1), kv_budget=3 * 2 * 32 * 8 * 128 * 2 * 400.0)  # room for 3 requests of ~400 tokens
+    per_token = 2 * 32 * 8 * 128 * 2  # bytes of one token: 32 layers of K and V, 8 heads of 128, bf16
+    fit = replace(_fit(1), kv_budget=3 * per_token * 260.0)  # room for three prompts of 256
     e = estimate_process(FACTS, DENSE, fit, H100, "bf16", PARAMS, Workload(256, 288, concurrency=32))
-    assert e.running_peak <= 3
+    assert e.running_peak <= 3 and e.running_cap == 3

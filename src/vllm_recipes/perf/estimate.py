@@ -138,22 +138,23 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                    math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
     block = fit.block_size or DEFAULT_BLOCK_SIZE
     mbt = fit.shape.max_num_batched_tokens or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
-    lim = Limits(fit.max_num_seqs, mbt, fit.kv_budget, lambda n: request_bytes(arch, fit.shape, n, block))
+    length = workload.isl + workload.osl
+    per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
+    lim = Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
 
     def step(decodes: int, ctx: float, prefills: tuple[tuple[int, int], ...]) -> Any:
         return step_time(r, params, decodes, ctx, prefills)
 
     sim = simulate(step, per, lim)
-    return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl + workload.osl, params)
+    return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl, params)
 
 
-def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, length: int, params: Params) -> Estimate:
+def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, isl: int, params: Params) -> Estimate:
     ttft = statistics.fmean(sim.ttft) * 1e3 + params.request_ms if sim.ttft else math.inf
     tpot = statistics.fmean(sim.tpot) * 1e3 if sim.tpot else 0.0
     total = sim.output_tokens / sim.duration * dp if sim.duration > 0 else 0.0
     prefill_step = sim.prefill_time / max(1, len(sim.ttft)) * 1e3
-    need = lim.request_bytes(length)
-    cap = min(lim.max_num_seqs, int(lim.kv_budget // need)) if lim.kv_budget > 0 and need > 0 else 0
+    cap = min(lim.max_num_seqs, int(lim.kv_tokens // (isl + 1)))  # each running request holds its prompt
 
     def top(d: dict[str, float]) -> str:
         return max(d, key=lambda k: d[k]) if d else "none"

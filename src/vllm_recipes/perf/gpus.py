@@ -15,8 +15,6 @@ from typing import Any
 
 import yaml
 
-#: the order dtypes fall back in when a GPU has no native unit for one
-DTYPE_ORDER = ("fp4", "fp8", "bf16")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +29,11 @@ class GpuSpec:
     source: str
 
     def peak_flops(self, dtype: str) -> tuple[float, str]:
-        """FLOP/s of ``dtype`` and the dtype that actually runs (a wider one when it is not native)."""
+        """FLOP/s of ``dtype`` and the dtype that actually runs: without a native unit, vLLM's fallback
+        kernels (Marlin and friends) dequantize the weights and multiply in 16 bits."""
         rates = dict(self.tflops)
-        start = DTYPE_ORDER.index(dtype) if dtype in DTYPE_ORDER else len(DTYPE_ORDER) - 1
-        for d in DTYPE_ORDER[start:]:
-            if d in rates:
-                return rates[d] * 1e12, d
+        if dtype in rates:
+            return rates[dtype] * 1e12, dtype
         return rates.get("bf16", 0.0) * 1e12, "bf16"
 
 

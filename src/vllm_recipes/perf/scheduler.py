@@ -1,19 +1,21 @@
 """A small simulation of vLLM's V1 scheduler on one replica.
 
-Each step: every running decode gets one token; the token budget
+Each step every running decode gets one token; the token budget
 (``max_num_batched_tokens``) left after them goes to prefill - first the request
 whose prompt is part-way through, then waiting requests in arrival order, at most
-one of them left partial (chunked prefill). A request is admitted only while
-fewer than ``max_num_seqs`` run and its KV fits what is left of the planner's KV
-budget. vLLM allocates blocks as tokens arrive and preempts when the pool is
-full; a request holds on average its prompt and half its output over its life,
-which is what admission reserves - the running batch is what fits on average.
+one of them left partial (chunked prefill). A waiting request is admitted while
+fewer than ``max_num_seqs`` run and its prompt fits the free KV cache; the KV
+then grows by one token per decode step, and when the cache is full the most
+recently admitted request is preempted (its KV freed, recomputed later from its
+prompt and the tokens it already generated) - vLLM's recompute preemption. The
+tokens held never exceed the memory planner's KV capacity.
 
 Clients are closed-loop (``concurrency`` users, each sending its next request
 when the last finishes, as ``vllm bench serve --max-concurrency``) or open-loop
 Poisson arrivals at ``rate``. Steps that only decode are taken in spans up to the
-next event (a finish or an arrival), the step time evaluated at the span's
-middle context - the simulation costs a few steps per request, not one per token.
+next event (a finish, an arrival, a full cache), the step time evaluated at the
+span's middle context - the simulation costs a few steps per request, not one per
+token.
 """
 
 from __future__ import annotations
@@ -53,20 +55,22 @@ class Workload:
 class Limits:
     max_num_seqs: int
     max_num_batched_tokens: int
-    #: KV budget in bytes and what one request of L tokens holds
-    kv_budget: float
-    request_bytes: Callable[[int], float]
+    #: KV capacity in tokens (the planner's budget over the bytes a token of this workload costs)
+    kv_tokens: float
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Req:
     arrival: float
     isl: int
     osl: int
-    kv: float
+    #: tokens to (re)compute before decoding: the prompt, after a preemption also the generated tokens
+    prompt: int = 0
     done_prefill: int = 0
-    first: float = 0.0
+    generated: int = 0
+    first: float = -1.0
     start_step: int = 0
+    epoch: int = 0
 
 
 @dataclass
@@ -78,10 +82,12 @@ class SimResult:
     #: time-weighted mean of running sequences and its peak
     mean_running: float = 0.0
     peak_running: int = 0
+    peak_kv_tokens: float = 0.0
+    preemptions: int = 0
     decode_bound: dict[str, float] = field(default_factory=dict)
     prefill_bound: dict[str, float] = field(default_factory=dict)
     prefill_time: float = 0.0
-    #: a request that can never be admitted (its KV exceeds the budget)
+    #: a request that can never be admitted (its prompt exceeds the KV capacity)
     blocked: bool = False
 
 
@@ -94,7 +100,7 @@ def _lengths(w: Workload, i: int) -> tuple[int, int]:
     return max(1, round(w.isl * (lo + (1 - lo) * a))), max(1, round(w.osl * (lo + (1 - lo) * b)))
 
 
-def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
+def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:  # noqa: C901 - one loop, kept whole
     """Run ``w`` through the scheduler; times in seconds."""
     n_total = w.prompts()
     rng = random.Random(w.seed)
@@ -102,17 +108,11 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
     waiting: deque[_Req] = deque()
     issued = 0
 
-    sizes: dict[int, float] = {}
-
     def make(t: float) -> _Req:
         nonlocal issued
         isl, osl = _lengths(w, issued)
         issued += 1
-        held = isl + (osl + 1) // 2
-        kv = sizes.get(held)
-        if kv is None:
-            kv = sizes[held] = lim.request_bytes(held)
-        return _Req(t, isl, osl, kv)
+        return _Req(t, isl, osl, prompt=isl)
 
     next_arrival = math.inf
     if w.rate:
@@ -122,42 +122,66 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             waiting.append(make(0.0))
 
     prefilling: list[_Req] = []
-    finish_heap: list[tuple[int, int, _Req]] = []  # (finish step, tiebreak, request)
+    decoding: list[_Req] = []  # admission order (the newest is preempted first)
+    finish_heap: list[tuple[int, int, int, _Req]] = []  # (finish step, order, epoch, request); stale epochs skipped
+    pushes = 0
     g = 0  # decode steps so far
-    ctx_sum = 0.0  # cached tokens of running decodes
-    kv_used = 0.0
+    ctx_sum = 0.0  # cached tokens of decoding requests
+    held_prefill = 0.0  # tokens reserved by requests being prefilled
     t = 0.0
     done = 0
     busy_area = 0.0
+    cap = lim.kv_tokens
+
+    def ctx_of(r: _Req) -> int:
+        return r.prompt + 1 + (g - r.start_step)
+
+    def drop_decoding(r: _Req) -> None:
+        nonlocal ctx_sum
+        decoding.remove(r)
+        ctx_sum -= ctx_of(r)
+        r.epoch += 1  # its heap entry is stale now
+
     while done < n_total:
         while w.rate and next_arrival <= t and issued < n_total:
             waiting.append(make(next_arrival))
             next_arrival += rng.expovariate(w.rate)
         if issued >= n_total:
             next_arrival = math.inf
-        decodes = len(finish_heap)
+        # preempt (newest first) while the next decode step would overflow the cache
+        while decoding and ctx_sum + held_prefill + len(decoding) > cap and len(decoding) + len(prefilling) > 1:
+            victim = decoding[-1]
+            victim.generated += g - victim.start_step
+            drop_decoding(victim)
+            victim.prompt, victim.done_prefill = victim.isl + victim.generated, 0
+            waiting.appendleft(victim)
+            res.preemptions += 1
+        decodes = len(decoding)
         budget = lim.max_num_batched_tokens - decodes
         chunks: list[tuple[_Req, int]] = []
         for r in prefilling:
             if budget <= 0:
                 break
-            n = min(r.isl - r.done_prefill, budget)
+            n = min(r.prompt - r.done_prefill, budget)
             chunks.append((r, n))
             budget -= n
-        partial = any(n < r.isl - r.done_prefill for r, n in chunks)
+        partial = any(n < r.prompt - r.done_prefill for r, n in chunks)
         while (waiting and budget > 0 and not partial and waiting[0].arrival <= t
-               and decodes + len(prefilling) < lim.max_num_seqs and kv_used + waiting[0].kv <= lim.kv_budget):
+               and decodes + len(prefilling) < lim.max_num_seqs
+               and ctx_sum + held_prefill + waiting[0].prompt + decodes <= cap):
             r = waiting.popleft()
             prefilling.append(r)
-            kv_used += r.kv
-            if w.prefilled:
+            held_prefill += r.prompt
+            if w.prefilled and r.first < 0:  # its KV arrives with it: no prefill work
+                r.done_prefill = r.prompt
                 chunks.append((r, 0))
                 continue
-            n = min(r.isl, budget)
+            n = min(r.prompt, budget)
             chunks.append((r, n))
             budget -= n
-            partial = n < r.isl
-        if waiting and not finish_heap and not prefilling and waiting[0].kv > lim.kv_budget:
+            partial = n < r.prompt
+        if waiting and not decoding and not prefilling and waiting[0].arrival <= t \
+                and waiting[0].prompt + 1 > cap:
             res.blocked = True
             break
         if not chunks and not decodes:
@@ -165,25 +189,23 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
                 break
             t = max(t, min(next_arrival, waiting[0].arrival if waiting else math.inf))
             continue
-        if w.prefilled and chunks:  # admitted with its KV: decodes from the next step
-            for r, _ in chunks:
-                r.done_prefill = r.isl
-            chunks_now = [(r, 0) for r, _ in chunks]
-            st = step(decodes, ctx_sum, ()) if decodes else step(1, 0.0, ())
-            span, bound = 1, res.decode_bound
-            chunks = chunks_now
-        elif chunks:
-            st = step(decodes, ctx_sum, tuple((n, r.done_prefill) for r, n in chunks))
-            span = 1
-            bound = res.prefill_bound
+        work = tuple((n, r.done_prefill) for r, n in chunks if n)
+        if work:
+            st = step(decodes, ctx_sum, work)
+            span, bound = 1, res.prefill_bound
             res.prefill_time += st.total
         else:
-            span = finish_heap[0][0] - g
-            if next_arrival < math.inf or (waiting and waiting[0].arrival > t):
-                arr = min(next_arrival, waiting[0].arrival if waiting else math.inf)
+            while finish_heap and finish_heap[0][2] != finish_heap[0][3].epoch:
+                heapq.heappop(finish_heap)
+            span = finish_heap[0][0] - g if finish_heap else 1
+            if decodes:
+                room = int((cap - ctx_sum - held_prefill) // decodes)
+                span = max(1, min(span, room))
+            arr = min(next_arrival, waiting[0].arrival if waiting else math.inf)
+            if decodes and arr < math.inf:
                 one = step(decodes, ctx_sum, ())
                 span = max(1, min(span, math.ceil((arr - t) / one.total)))
-            st = step(decodes, ctx_sum + decodes * (span - 1) / 2, ())
+            st = step(max(1, decodes), ctx_sum + decodes * (span - 1) / 2, ())
             bound = res.decode_bound
         dt = st.total * span
         bound[st.bound] = bound.get(st.bound, 0.0) + dt
@@ -194,19 +216,26 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
         if decodes:
             g += span
             ctx_sum += decodes * span
+        res.peak_kv_tokens = max(res.peak_kv_tokens, ctx_sum + held_prefill)
         for r, n in chunks:
             r.done_prefill += n
-            if r.done_prefill >= r.isl and r in prefilling:
+            if r.done_prefill >= r.prompt and r in prefilling:
                 prefilling.remove(r)
-                r.first = t
-                res.ttft.append(t - r.arrival)
+                held_prefill -= r.prompt
+                r.generated += 1  # the prefill step samples a token
+                if r.first < 0:
+                    r.first = t
+                    res.ttft.append(t - r.arrival)
                 r.start_step = g
-                heapq.heappush(finish_heap, (g + r.osl - 1, id(r), r))
-                ctx_sum += r.isl + 1
-        while finish_heap and finish_heap[0][0] <= g:
-            _, _, r = heapq.heappop(finish_heap)
-            ctx_sum -= r.isl + 1 + (g - r.start_step)
-            kv_used -= r.kv
+                decoding.append(r)
+                ctx_sum += r.prompt + 1
+                pushes += 1
+                heapq.heappush(finish_heap, (g + r.osl - r.generated, pushes, r.epoch, r))
+        while finish_heap and (finish_heap[0][0] <= g or finish_heap[0][2] != finish_heap[0][3].epoch):
+            _, _, epoch, r = heapq.heappop(finish_heap)
+            if epoch != r.epoch:
+                continue
+            drop_decoding(r)
             done += 1
             res.output_tokens += r.osl
             if r.osl > 1:
