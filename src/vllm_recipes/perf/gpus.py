@@ -16,7 +16,6 @@ from typing import Any
 import yaml
 
 
-
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     key: str

@@ -100,7 +100,7 @@ def _lengths(w: Workload, i: int) -> tuple[int, int]:
     return max(1, round(w.isl * (lo + (1 - lo) * a))), max(1, round(w.osl * (lo + (1 - lo) * b)))
 
 
-def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:  # noqa: C901 - one loop, kept whole
+def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
     """Run ``w`` through the scheduler; times in seconds."""
     n_total = w.prompts()
     rng = random.Random(w.seed)

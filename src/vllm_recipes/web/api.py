@@ -23,8 +23,8 @@ from vllm_recipes.synth.context import recipe_frontend
 from vllm_recipes.synth.resolve import resolve
 
 from .fit import openapi_paths as fit_openapi_paths
-from .perf import openapi_paths as perf_openapi_paths
 from .fit import resolve_fit_summary
+from .perf import openapi_paths as perf_openapi_paths
 from .urlstate import PARAMS, canonical_params, encode, parse_params
 
 CACHE_CONTROL = "public, max-age=300"

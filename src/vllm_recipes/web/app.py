@@ -44,9 +44,9 @@ from .builder import build_view
 from .compress import CompressionMiddleware, negotiate
 from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
+from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel, perf_payload, recommend_payload
 from .perf import page_extra as perf_extra
-from .omni import build_omni_view
 from .security import SecurityMiddleware
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
