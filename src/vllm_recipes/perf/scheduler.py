@@ -201,7 +201,7 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             if decodes:
                 room = int((cap - ctx_sum - held_prefill) // decodes)
                 span = max(1, min(span, room))
-            arr = min(next_arrival, waiting[0].arrival if waiting else math.inf)
+            arr = min(next_arrival, waiting[0].arrival if waiting and waiting[0].arrival > t else math.inf)
             if decodes and arr < math.inf:
                 one = step(decodes, ctx_sum, ())
                 span = max(1, min(span, math.ceil((arr - t) / one.total)))
