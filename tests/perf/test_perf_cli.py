@@ -63,6 +63,15 @@ def test_more_gpus_lower_tpot_on_the_cli() -> None:
     assert tp[1] < tp[0]
 
 
+def test_disaggregated_pools() -> None:
+    d = perf_json(V41, "--hardware", "h200", "--strategy", "pd_cluster", "--isl", "2048", "--osl", "128",
+                  "--concurrency", "16")
+    pre, dec = d["pools"]["prefill"], d["pools"]["decode"]
+    assert d["ttft_ms"] == pre["ttft_ms"] and d["tpot_ms"] == dec["tpot_ms"]
+    assert d["gpus"] == pre["gpus"] + dec["gpus"]
+    assert any("disaggregated" in n for n in d["notes"])
+
+
 def test_unknown_architecture_is_a_clear_unknown() -> None:
     code, out, _ = run("perf", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "128", "--osl", "128")
     assert code == 1 and "unknown: the architecture of acme/Opaque-8B is unknown" in out

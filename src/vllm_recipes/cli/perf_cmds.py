@@ -92,7 +92,8 @@ def print_report(r: PerfReport) -> None:
                               "(KV capacity, --max-num-seqs)"),
         ]
         for role, pe in r.pools:
-            rows.append((f"{role} pool", f"TTFT {pe.ttft_ms:,.1f} ms, TPOT {pe.tpot_ms:,.2f} ms, {pe.gpus} GPUs"))
+            figure = f"TTFT {pe.ttft_ms:,.1f} ms" if role == "prefill" else f"TPOT {pe.tpot_ms:,.2f} ms"
+            rows.append((f"{role} pool", f"{figure}, {pe.gpus} GPUs"))
         for k, v in rows:
             click.echo(f"  {k:<14} {v}")
     for n in r.notes:

@@ -134,10 +134,17 @@ def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
     by_role = {p.role: p for p in fit.processes}
     gpn = tgt.gpus_per_node
     if "prefill" in by_role and "decode" in by_role:
+        dec = estimate_process(facts, arch, by_role["decode"], gpu, precision, params,
+                               dataclasses.replace(workload, prefilled=True), gpn)
+        rate = workload.rate
+        if rate is None:  # closed loop: the prefill pool sees the users' request rate, not a wall of them
+            alone = estimate_process(facts, arch, by_role["prefill"], gpu, precision, params,
+                                     Workload(workload.isl, 1, concurrency=1, num_prompts=3), gpn)
+            cycle = (alone.ttft_ms + max(0, workload.osl - 1) * dec.tpot_ms) / 1e3
+            rate = (workload.concurrency or 1) / cycle if cycle > 0 else None
         pre = estimate_process(facts, arch, by_role["prefill"], gpu, precision, params,
-                               dataclasses.replace(workload, osl=1), gpn)
-        dec_w = dataclasses.replace(workload, prefilled=True)
-        dec = estimate_process(facts, arch, by_role["decode"], gpu, precision, params, dec_w, gpn)
+                               Workload(workload.isl, 1, rate=rate, num_prompts=workload.prompts(),
+                                        seed=workload.seed), gpn)
         est = _combine(pre, dec, workload)
         notes.append("disaggregated: TTFT from the prefill pool, TPOT from the decode pool; KV transfer between "
                      "pools is not modelled")
