@@ -11,7 +11,15 @@ import pytest
 
 from vllm_recipes.perf.architecture import checkpoint_gib, facts_from_hf_config
 from vllm_recipes.perf.gpus import spec_for_name, spec_for_profile
-from vllm_recipes.perf.model import Params, Replica, causal_pairs, step_time, touched, window_pairs
+from vllm_recipes.perf.model import (
+    Params,
+    Replica,
+    causal_pairs,
+    row_efficiency,
+    step_time,
+    touched,
+    window_pairs,
+)
 
 DATA = Path(__file__).parent / "data"
 P = Params(bw_eff=0.5, flops_eff=0.5, layer_us=10.0, comm_us=5.0, step_ms=1.0)
@@ -20,7 +28,8 @@ NO_FIXED = replace(P, layer_us=0.0, comm_us=0.0, step_ms=0.0)
 # one GPU, 10 layers, 1 GB of dense weights, 1 TB/s, 100 TFLOP/s
 BASE = Replica(tp=1, pp=1, ep=1, ep_ranks=1, layers=10, hidden=1000, dense_bytes=1e9, expert_bytes=0.0,
                routed_share=0.0, moe_layers=0, experts_per_token=1, kv_layer_bytes=100.0, full_layers=10,
-               sliding_layers=0, window=0, state_bytes=0.0, gemm_flops_per_token=1e9, head_flops_per_sample=0.0,
+               sliding_layers=0, window=0, state_bytes=0.0, gemm_flops_per_token=1e9, expert_flops_per_token=0.0,
+               head_flops_per_sample=0.0,
                attn_flops_per_pair=0.0, gemm_rate=100e12, attn_rate=100e12, hbm=1e12, link=100e9)
 
 
@@ -67,6 +76,18 @@ def test_moe_weights_read_grow_with_the_tokens() -> None:
     assert one == pytest.approx((1e8 + 1e9 * 4 / 128 + 1000 * 100) / 0.5e12)
     many = step_time(r, NO_FIXED, 256, 25600.0).memory
     assert many == pytest.approx((1e8 + 1e9 * touched(4 / 128, 256) + 256 * 100 * 1000) / 0.5e12)
+
+
+def test_small_matrix_multiplies_and_routed_experts_run_below_peak() -> None:
+    half = replace(NO_FIXED, gemm_half_rows=64.0)
+    assert row_efficiency(64, 64) == 0.5 and row_efficiency(10, 0) == 1.0
+    # 1024 tokens: dense rows at 1024 / 1088 of the rate
+    st = step_time(BASE, half, 0, 0.0, ((1024, 0),))
+    assert st.compute == pytest.approx(1024 * 1e9 / (50e12 * 1024 / 1088))
+    # MoE: all FLOPs in experts with k/E = 1/32: each expert sees 32 of the 1024 rows
+    moe = replace(BASE, expert_flops_per_token=1e9, routed_share=1 / 32, expert_bytes=1.0)
+    st = step_time(moe, half, 0, 0.0, ((1024, 0),))
+    assert st.compute == pytest.approx(1024 * 1e9 / (50e12 * 32 / 96))
 
 
 def test_tensor_parallel_all_reduce() -> None:

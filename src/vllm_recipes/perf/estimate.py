@@ -87,7 +87,9 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
         moe_layers=facts.moe_layers, experts_per_token=facts.experts_per_token or 1, kv_layer_bytes=kv_layer,
         full_layers=full, sliding_layers=sliding, window=arch.sliding_window or 0,
         state_bytes=arch.linear_state_bytes * math.ceil(arch.linear_layers / pp) / tp,
-        gemm_flops_per_token=2 * facts.active_params / (tp * pp), head_flops_per_sample=2 * facts.lm_head_params / tp,
+        gemm_flops_per_token=2 * facts.active_params / (tp * pp),
+        expert_flops_per_token=2 * facts.expert_params * facts.routed_share / (tp * pp),
+        head_flops_per_sample=2 * facts.lm_head_params / tp,
         attn_flops_per_pair=2 * heads * (facts.qk_dim + facts.v_dim) / max(1, min(tp, heads or 1)),
         gemm_rate=gemm_rate, attn_rate=attn_rate, hbm=gpu.hbm_gb_s * 1e9, link=max(link, 1e9))
 

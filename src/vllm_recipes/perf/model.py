@@ -43,6 +43,9 @@ class Params:
     step_ms: float
     #: fixed latency of a request outside the engine's steps (HTTP, tokenization, first output), milliseconds
     request_ms: float = 0.0
+    #: rows (tokens) at which a matrix multiply reaches half its large-batch efficiency; routed experts see
+    #: only ``T x k/E`` of a step's tokens each, so MoE layers run far below the dense rate
+    gemm_half_rows: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ class Replica:
     window: int
     state_bytes: float
     gemm_flops_per_token: float
+    #: the routed experts' share of ``gemm_flops_per_token``
+    expert_flops_per_token: float
     head_flops_per_sample: float
     attn_flops_per_pair: float
     gemm_rate: float
@@ -96,6 +101,11 @@ class StepTime:
                  "memory bandwidth": self.memory if self.memory > self.compute else 0.0,
                  "communication": self.comm, "fixed per-step costs": self.fixed}
         return max(parts, key=lambda k: parts[k])
+
+
+def row_efficiency(rows: float, half: float) -> float:
+    """Share of a matrix multiply's large-batch rate reached with ``rows`` rows: rows / (rows + half)."""
+    return rows / (rows + half) if half > 0 and rows > 0 else 1.0
 
 
 def touched(share: float, tokens: float) -> float:
@@ -137,9 +147,13 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     weights = r.dense_bytes + r.expert_bytes * touched(r.routed_share, tokens * r.ep_ranks)
     kv = (r.kv_layer_bytes * (full_l * full_kv + slide_l * slide_kv) + r.state_bytes * decodes) / m
     memory = (weights + kv) / (r.hbm * p.bw_eff)
-    gemm = r.gemm_flops_per_token * tokens + r.head_flops_per_sample * samples
+    dense = (r.gemm_flops_per_token - r.expert_flops_per_token) * tokens + r.head_flops_per_sample * samples
+    expert = r.expert_flops_per_token * tokens
+    per_expert_rows = tokens * r.ep_ranks * r.routed_share
     attn = r.attn_flops_per_pair * (full_l * full_pairs + slide_l * slide_pairs) / m
-    compute = (gemm / r.gemm_rate + attn / r.attn_rate) / p.flops_eff
+    compute = (dense / row_efficiency(tokens, p.gemm_half_rows)
+               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows)) / r.gemm_rate / p.flops_eff \
+        + attn / r.attn_rate / p.flops_eff
 
     lat = p.comm_us * 1e-6
     comm = 0.0
