@@ -6,13 +6,11 @@ import json
 import os
 import pickle
 import shutil
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from vllm_recipes.catalog import forkmap, load_catalog, loader, parsecache, usable
+from vllm_recipes.catalog import BUNDLED_DIR, load_catalog, parsecache
 from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, ParseCache, cache_dir
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.catalog.validate import validate_catalog
@@ -49,7 +47,9 @@ def _catalog(tmp_path: Path, text: str = TEXT) -> Path:
 
 
 def _pack(folder: Path, kind: str = "parsed") -> Path:
-    (pack,) = folder.glob(f"{kind}-*.pickle")
+    """The pack of the recipes directory (the bundled base layer has its own)."""
+    bundled = parsecache._pack_path(BUNDLED_DIR, kind)
+    (pack,) = (p for p in folder.glob(f"{kind}-*.pickle") if bundled is None or p.name != bundled.name)
     return pack
 
 
@@ -159,47 +159,11 @@ def test_parse_cache_without_a_root_never_touches_disk(tmp_path: Path, cache: Pa
     assert not cache.exists()
 
 
-def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    real = usable.recipe_errors
-
-    def counting(catalog, recipe, ignore=()):  # type: ignore[no-untyped-def]
-        seen.append(recipe.rel_path)
-        return real(catalog, recipe, ignore)
-
-    monkeypatch.setattr(usable, "recipe_errors", counting)
-    return seen
-
-
-def test_a_clean_verdict_spares_the_next_start_its_validation(tmp_path: Path, cache: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _catalog(tmp_path)
-    seen = _count_validations(monkeypatch)
-    assert len(usable_catalog(load_catalog(root))[0].recipes) == 1
-    assert len(usable_catalog(load_catalog(root))[0].recipes) == 1
-    assert seen == [REL]  # validated once; the second start trusted the remembered verdict
-
-
-def test_a_changed_taxonomy_or_recipe_is_validated_again(tmp_path: Path, cache: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _catalog(tmp_path)
-    seen = _count_validations(monkeypatch)
-    usable_catalog(load_catalog(root))
-    (root / "taxonomy.yaml").write_text("hardware_profiles: {}\n", encoding="utf-8")
-    usable_catalog(load_catalog(root))
-    (root / REL).write_text(TEXT.replace("4096", "8192"), encoding="utf-8")
-    usable_catalog(load_catalog(root))
-    assert seen == [REL, REL, REL]
-
-
-def test_a_recipe_with_errors_is_skipped_and_reported_on_every_start(tmp_path: Path, cache: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_recipe_with_errors_is_skipped_and_reported_on_every_start(tmp_path: Path, cache: Path) -> None:
     root = _catalog(tmp_path, TEXT + "compatible_strategies: [single_node_tp]\n")  # duplicate key: an error
-    seen = _count_validations(monkeypatch)
     for _ in range(2):
         kept, findings = usable_catalog(load_catalog(root))
         assert not kept.recipes and [f.code for f in findings] == ["duplicate-key"]
-    assert seen == [REL, REL]
 
 
 def test_documents_survive_pickling_with_lazy_positions(tmp_path: Path, cache: Path) -> None:
@@ -247,9 +211,9 @@ def test_cache_command_lists_and_clears_only_our_files(tmp_path: Path, cache: Pa
     (cache / "notes.txt").write_text("the user's own file")
     runner = CliRunner()
     shown = json.loads(runner.invoke(cli, ["cache", "--json"]).output)
-    assert shown["enabled"] and shown["directory"] == str(cache) and shown["files"] == 1 and shown["bytes"] > 0
+    assert shown["enabled"] and shown["directory"] == str(cache) and shown["files"] == 2 and shown["bytes"] > 0
     cleared = runner.invoke(cli, ["cache", "--clear"])
-    assert cleared.exit_code == 0 and "removed 1 file" in cleared.output
+    assert cleared.exit_code == 0 and "removed 2 file" in cleared.output
     assert [p.name for p in cache.iterdir()] == ["notes.txt"]
     assert load_catalog(_catalog(tmp_path)).recipes[0].title == "Tiny"  # and the next load refills it
 
@@ -268,230 +232,3 @@ def _big_catalog(tmp_path: Path, copies: int = 12) -> Path:
             dest.write_bytes(src.read_bytes())
     (root / "models" / "org00" / "Broken.yaml").write_text("a: [1,\n", encoding="utf-8")
     return root
-
-
-def _single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the suite may run a server thread elsewhere in this process; the child below only parses
-    monkeypatch.setattr(forkmap, "can_fork", lambda: True)
-
-
-def test_a_large_first_load_parses_in_two_processes_with_the_same_result(
-        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    monkeypatch.setenv(ENV_CACHE_DIR, "off")
-    serial = load_catalog(root)
-    monkeypatch.setenv(ENV_CACHE_DIR, str(cache))
-    _single_threaded(monkeypatch)
-    calls: list[bool] = []
-    real = parsecache.parse_in_parallel
-    monkeypatch.setattr(loader, "parse_in_parallel", lambda c, p, m, t: calls.append(real(c, p, m, t)) or calls[-1])
-    parallel = load_catalog(root, parallel=True)
-    assert calls == [True]  # it did fork
-    assert [r.data for r in parallel.recipes] == [r.data for r in serial.recipes]
-    assert [str(e) for e in parallel.load_errors] == [str(e) for e in serial.load_errors]
-    assert "Broken.yaml:2:1" in str(parallel.load_errors[0])  # the broken file is reported by the load
-    # everything was remembered: a second parallel load forks nothing
-    cache_now = parsecache.ParseCache(root)
-    assert parsecache.parse_in_parallel(cache_now, [(p, p.name) for p in root.rglob("models/*/*.yaml")]) is False
-
-
-def _model_paths(root: Path) -> list[tuple[Path, str]]:
-    return [(p, f"models/{p.parent.name}/{p.name}") for p in sorted(root.rglob("models/*/*.yaml"))]
-
-
-def test_the_child_takes_a_share_while_meanwhile_runs(tmp_path: Path, cache: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    _single_threaded(monkeypatch)
-    parent, here = os.getpid(), []
-    real = parsecache._entry
-
-    def counted(raw: bytes, file: str, key: str) -> object:
-        if os.getpid() == parent:
-            here.append(file)
-        return real(raw, file, key)
-
-    monkeypatch.setattr(parsecache, "_entry", counted)
-    ran: list[int] = []
-    cache_obj = parsecache.ParseCache(root)
-    paths = _model_paths(root)
-    assert parsecache.parse_in_parallel(cache_obj, paths, lambda: ran.append(time.sleep(0.3) or 1)) is True
-    assert ran == [1]
-    assert len(here) < len(paths)  # the child's frames were taken: this process did not parse everything
-    left = cache_obj.missing([(p.read_bytes(), d) for p, d in paths])
-    assert [d for _raw, d, _key in left] == ["models/org00/Broken.yaml"]
-
-
-def test_a_failing_child_leaves_its_share_to_this_process(tmp_path: Path, cache: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    _single_threaded(monkeypatch)
-    monkeypatch.setattr(forkmap, "_child", lambda fn, items, fd: os._exit(3))
-    cache_obj = parsecache.ParseCache(root)
-    paths = _model_paths(root)
-    assert parsecache.parse_in_parallel(cache_obj, paths) is True
-    left = cache_obj.missing([(p.read_bytes(), d) for p, d in paths])
-    assert [d for _raw, d, _key in left] == ["models/org00/Broken.yaml"]
-    got = load_catalog(root, parallel=True)
-    monkeypatch.setenv(ENV_CACHE_DIR, "off")
-    assert [r.data for r in got.recipes] == [r.data for r in load_catalog(root).recipes]
-
-
-def test_no_fork_from_a_threaded_process_or_for_little_yaml(tmp_path: Path, cache: Path) -> None:
-    root = _big_catalog(tmp_path, copies=1)
-    ran: list[int] = []
-    paths = [(p, p.name) for p in root.rglob("models/*/*.yaml")]
-    assert parsecache.parse_in_parallel(parsecache.ParseCache(root), paths, lambda: ran.append(1)) is False
-    assert ran == []  # ~100 KB: no child, so nothing to do meanwhile (the caller does it when it needs it)
-    stop = threading.Event()
-    worker = threading.Thread(target=stop.wait)
-    worker.start()
-    try:
-        big = _big_catalog(tmp_path / "b")
-        paths = [(p, p.name) for p in big.rglob("models/*/*.yaml")]
-        assert parsecache.parse_in_parallel(parsecache.ParseCache(big), paths) is False
-    finally:
-        stop.set()
-        worker.join()
-
-
-def test_a_first_start_validates_on_two_cores_with_the_same_verdicts(
-        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    bad = root / "models" / "org03" / "Bad.yaml"
-    bad.write_text(TEXT.replace("[single_node_tp]", "[no_such_strategy]"), encoding="utf-8")
-    _single_threaded(monkeypatch)
-    forks: list[object] = []
-    real = usable.forked_map
-    monkeypatch.setattr(usable, "forked_map", lambda fn, items: forks.append(got := real(fn, items)) or got)
-    fast, fast_findings = usable_catalog(load_catalog(root), parallel=True)
-    assert forks and forks[0] is not None  # it did fork
-    assert all(got is not forkmap.MISSING for got in forks[0])  # and every verdict came from the two processes
-    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))  # no verdicts remembered
-    slow, slow_findings = usable_catalog(load_catalog(root))
-    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]
-    assert any("Bad.yaml" in f.format() for f in fast_findings)
-    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
-    assert "models/org03/Bad.yaml" not in {r.rel_path for r in fast.recipes}
-
-
-def test_in_background_returns_at_once_and_its_work_is_there_once_waited_for(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _single_threaded(monkeypatch)
-    go, out = tmp_path / "go", tmp_path / "out"
-
-    def work() -> None:  # finishes only once the caller has gone on (or gives up after 20 s)
-        for _ in range(2000):
-            if go.exists():
-                out.write_text(f"went {os.getpid()}")
-                return
-            time.sleep(0.01)
-        out.write_text("the caller waited for me")
-
-    assert forkmap.in_background(work) is True
-    go.touch()
-    forkmap.wait_background()
-    text = out.read_text()
-    assert text.startswith("went ") and int(text.split()[1]) != os.getpid()  # in a child, not waited for
-    monkeypatch.setattr(forkmap, "can_fork", lambda: False)
-    assert forkmap.in_background(lambda: out.write_text("ran")) is False  # nothing runs: the caller does it
-    assert out.read_text() != "ran"
-
-
-def test_a_parallel_load_writes_its_pack_behind_and_the_next_load_reads_it(
-        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    _single_threaded(monkeypatch)
-    writers = tmp_path / "writers"
-    real = parsecache._write_pack
-
-    def recorded(pack: Path, payload: object) -> None:
-        with writers.open("a") as fh:
-            fh.write(f"{pack.name.split('-')[0]} {os.getpid()}\n")
-        real(pack, payload)
-
-    monkeypatch.setattr(parsecache, "_write_pack", recorded)
-    first = load_catalog(root, parallel=True)
-    cache_now = parsecache.ParseCache(root)  # (waits for the pack being written)
-    lines = writers.read_text().split()
-    assert lines[0] == "parsed" and int(lines[1]) != os.getpid()  # written by a child
-    assert cache_now.missing([(p.read_bytes(), d) for p, d in _model_paths(root)]) == [
-        *cache_now.missing([(p.read_bytes(), d) for p, d in _model_paths(root) if "Broken" in d])]
-    writers.unlink()
-    (root / "models" / "org00" / "Extra.yaml").write_text(TEXT, encoding="utf-8")
-    again = load_catalog(root)  # an ordinary load writes in this process
-    assert writers.read_text().split() == ["parsed", str(os.getpid())]
-    assert [r.data for r in again.recipes if r.rel_path != "models/org00/Extra.yaml"] == [
-        r.data for r in first.recipes]
-
-
-def test_a_first_start_validates_each_recipe_as_its_parse_arrives_with_the_same_verdicts(
-        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dataclasses
-
-    from vllm_recipes.catalog.yamlsource import FrozenDict
-
-    root = _big_catalog(tmp_path)
-    (root / "models" / "org03" / "Bad.yaml").write_text(TEXT.replace("[single_node_tp]", "[no_such_strategy]"),
-                                                        encoding="utf-8")
-    _single_threaded(monkeypatch)
-    early_load = load_catalog(root, parallel=True, prevalidate=True)
-    kept = early_load.memo[usable.EarlyErrors.KEY]
-    static, early = kept.static, kept.errors
-    assert static.taxonomy is early_load.taxonomy
-    assert {rel for rel, _digest in early} == {r.rel_path for r in early_load.recipes}  # every recipe, once
-    later: list[str] = []
-    real = usable.recipe_errors
-    monkeypatch.setattr(usable, "recipe_errors", lambda c, r, *a: later.append(r.rel_path) or real(c, r, *a))
-    fast, fast_findings = usable_catalog(early_load, parallel=True)
-    assert later == []  # nothing left to validate
-    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))  # no verdicts remembered
-    slow, slow_findings = usable_catalog(load_catalog(root))
-    assert len(later) == len(slow.recipes) + 1  # (the usual way: each recipe validated once more)
-    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]
-    assert any("Bad.yaml" in f.format() for f in fast_findings)
-    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
-    # a catalog made from it with other hardware profiles shares the memo, not the early verdicts
-    other = dataclasses.replace(early_load, taxonomy=FrozenDict({**early_load.taxonomy, "hardware_profiles": {}}))
-    assert other.memo is early_load.memo and usable.EarlyErrors.found_for(other, other.recipes) == {}
-    assert usable.EarlyErrors.found_for(early_load, early_load.recipes) == {rel: e for (rel, _d), e in early.items()}
-
-
-def test_a_parallel_first_load_reads_and_hashes_each_file_once(
-        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    _single_threaded(monkeypatch)
-    reads: list[str] = []
-    hashed: list[bytes] = []
-    real_read, real_digest = parsecache.read_raw, parsecache._digest
-    monkeypatch.setattr(parsecache, "read_raw", lambda path, name: reads.append(name) or real_read(path, name))
-    monkeypatch.setattr(parsecache, "_digest", lambda raw: hashed.append(raw) or real_digest(raw))
-    got = load_catalog(root, parallel=True)
-    models = [r for r in reads if r.startswith("models/")]
-    assert sorted(models) == sorted(set(models)) and len(models) == len(_model_paths(root))
-    assert len(hashed) == len(reads)  # each file read is hashed once
-    monkeypatch.setenv(ENV_CACHE_DIR, "off")
-    assert [r.data for r in got.recipes] == [r.data for r in load_catalog(root).recipes]
-
-
-def test_an_early_validation_that_fails_leaves_the_recipe_to_usable_catalog(
-        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _big_catalog(tmp_path)
-    _single_threaded(monkeypatch)
-    victim = _model_paths(root)[3][1]
-    real = usable.recipe_errors
-
-    def flaky(catalog: object, recipe: object, *rest: object) -> object:
-        if not catalog.recipes and recipe.rel_path == victim:  # type: ignore[attr-defined]
-            raise RuntimeError("boom")  # only while the load validates early
-        return real(catalog, recipe, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(usable, "recipe_errors", flaky)
-    got = load_catalog(root, parallel=True, prevalidate=True)
-    early = got.memo[usable.EarlyErrors.KEY].errors
-    assert victim not in {rel for rel, _digest in early} and len(early) == len(got.recipes) - 1
-    fast, fast_findings = usable_catalog(got, parallel=True)
-    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "other-cache"))
-    slow, slow_findings = usable_catalog(load_catalog(root))
-    assert [r.rel_path for r in fast.recipes] == [r.rel_path for r in slow.recipes]
-    assert [f.format() for f in fast_findings] == [f.format() for f in slow_findings]

@@ -91,10 +91,58 @@ def rank_env(p: Process, rank: int) -> tuple[tuple[str, str], ...]:
     return p.env if rank == 0 else p.worker_envs[rank - 1]
 
 
+#: the fixed data-parallel RPC port of each PD pool (a pod / node has its own ports)
+RPC = {"PREFILL_DP_RPC_PORT": "13345", "DECODE_DP_RPC_PORT": "13346"}
+
+
+def vllm_view(argv: Sequence[str]) -> dict[str, Any]:
+    """What vLLM's parser makes of a ``vllm serve`` argv, written out here from its documented rules:
+    ``--flag=value`` splits at ``=``, ``_`` is ``-`` in a flag name up to its first ``.``, ``--a.b v``
+    sets key ``b`` of JSON flag ``a``, JSON values compare as data. Flag -> value(s)."""
+    out: dict[str, Any] = {}
+    i, rest = 0, list(argv[3:])
+    while i < len(rest):
+        flag = rest[i]
+        assert flag.startswith("--"), flag
+        if "=" in flag:
+            flag, _, v = flag.partition("=")
+            values = [v]
+            i += 1
+        else:
+            values = []
+            i += 1
+            while i < len(rest) and not rest[i].startswith("-"):
+                values.append(rest[i])
+                i += 1
+        name = flag[2:]
+        head, dot, tail = name.partition(".")
+        name = head.replace("_", "-") + dot + tail
+        if dot:
+            try:
+                val: Any = json.loads(values[0])
+            except ValueError:
+                val = values[0]
+            node = out.setdefault(head.replace("_", "-"), {})
+            keys = tail.split(".")
+            for k in keys[:-1]:
+                node = node.setdefault(k, {})
+            node[keys[-1]] = val
+            continue
+        parsed: list[Any] = []
+        for v in values:
+            try:
+                parsed.append(json.loads(v) if v[:1] in "{[" else v)
+            except ValueError:
+                parsed.append(v)
+        out[name] = True if not parsed else parsed[0] if len(parsed) == 1 else parsed
+    return {"model": argv[2], **{k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v)
+                                 for k, v in out.items()}}
+
+
 def k8s_meaning(dep: Deployment, base: str, p: Process, rank: int) -> dict[str, str]:
     """What each placeholder is in the simulated cluster, seen from node ``rank`` of ``p``."""
     single = len(dep.processes) == 1
-    out: dict[str, str] = {"HEAD_IP": "LEADER", "ROUTER_HOST": "0.0.0.0"}
+    out: dict[str, str] = {"HEAD_IP": "LEADER", "ROUTER_HOST": "0.0.0.0", **RPC}
     for q in dep.processes:
         wl = base if single else f"{base}-{q.key}"
         if q.pool:
@@ -110,8 +158,9 @@ def k8s_meaning(dep: Deployment, base: str, p: Process, rank: int) -> dict[str, 
             out["ROUTER_PORT"] = str(q.port)
         if q.key == "mooncake-master":
             out["MOONCAKE_MASTER_IP"] = wl
-        for f in q.files:
-            out[f.path_var] = f"/etc/vllm-recipes/{f.name}"
+        for f in q.files:  # a file with user settings in it is expanded into /tmp/vllm-recipes at start
+            user = [n for n in re.findall(r"\$([A-Z_][A-Z0-9_]*)", f.content) if n != "MOONCAKE_MASTER_IP"]
+            out[f.path_var] = f"/tmp/vllm-recipes/{f.name}" if user else f"/etc/vllm-recipes/{f.name}"
     return out
 
 

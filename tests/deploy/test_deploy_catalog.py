@@ -43,11 +43,19 @@ def test_a_malformed_device_resource_is_a_validation_error(tmp_path):
 
 
 def test_a_profile_without_device_resource_cannot_become_a_manifest(tmp_path):
-    d = _with_taxonomy(tmp_path, "    device_resource: nvidia.com/gpu\n", "")  # the first profile: h100
-    catalog = load_catalog(d)
+    # a directory's taxonomy now inherits the field from the bundled one (per-field merge), so drop it
+    # from the resolved profile itself
+    from dataclasses import replace as _replace
+
+    from vllm_recipes.render import k8s
+    from vllm_recipes.render.export import deployment_for
+
+    catalog = load_catalog()
     recipe = catalog.recipe("deepseek-ai/DeepSeek-V4-Flash")
     st = build_state(catalog, recipe, PageRequest(hardware="h100"))
+    dep = deployment_for(catalog, recipe, st.selection, st.install)[2]
+    dep = _replace(dep, profile={k: v for k, v in dep.profile.items() if k != "device_resource"})
     with pytest.raises(ExportError, match="'h100' declares no device_resource"):
-        export_artifacts(catalog, recipe, st.selection, "k8s", ExportOptions(install=st.install))
+        k8s.render(dep, ExportOptions(install=st.install))
     # the other targets do not need it
     assert export_artifacts(catalog, recipe, st.selection, "slurm", ExportOptions(install=st.install))

@@ -33,12 +33,12 @@ def test_done_when_k8s_directory(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
     assert names == ["configmap-deepseek-v4-1-flash-settings.yaml", "kustomization.yaml",
-                     "leaderworkerset-deepseek-v4-1-flash.yaml", "service-deepseek-v4-1-flash.yaml"]
+                     "leaderworkerset-deepseek-v4-1-flash.yaml", "service-deepseek-v4-1-flash-api.yaml"]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
     kust = yaml.safe_load((out / "kustomization.yaml").read_text())
     assert kust["resources"] == ["configmap-deepseek-v4-1-flash-settings.yaml",
-                                 "leaderworkerset-deepseek-v4-1-flash.yaml", "service-deepseek-v4-1-flash.yaml"]
-    for name in ("service-deepseek-v4-1-flash.yaml", "configmap-deepseek-v4-1-flash-settings.yaml"):
+                                 "leaderworkerset-deepseek-v4-1-flash.yaml", "service-deepseek-v4-1-flash-api.yaml"]
+    for name in ("service-deepseek-v4-1-flash-api.yaml", "configmap-deepseek-v4-1-flash-settings.yaml"):
         kubernetes_validate.validate(yaml.safe_load((out / name).read_text()), "1.33.0", strict=True)
 
     catalog = load_catalog()

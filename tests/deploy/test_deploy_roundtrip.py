@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from deploy_helpers import (
+    RPC,
     SEEDS,
     Settings,
     container_argv,
@@ -26,6 +27,7 @@ from deploy_helpers import (
     run_shell_full,
     state_for,
     stub_dir,
+    vllm_view,
     yaml_docs,
 )
 
@@ -133,16 +135,22 @@ def test_k8s_containers_run_the_plan_argv_and_env(catalog, seed, stubs):
             meaning = Settings(k8s_meaning(dep, base, p, rank))
             assert container_argv(c, env, stubs) == [fill(t, meaning) for t in rank_argv(p, rank)], (p.key, rank)
             for k, v in rank_env(p, rank):
-                assert env[k] == fill(v, meaning), (p.key, rank, k)
+                if "$LD_PRELOAD" not in v:  # set by the container's shell (covered by the semantics check)
+                    assert env[k] == fill(v, meaning), (p.key, rank, k)
             if p.gpus:
-                assert c["resources"]["limits"] == {dep.profile["device_resource"]: p.gpus}
+                assert c["resources"]["limits"][dep.profile["device_resource"]] == p.gpus
 
 
-def test_lws_service_selects_the_leader_only(catalog):
+def test_lws_client_service_selects_every_api_server_and_leaves_the_headless_name(catalog):
+    """Hybrid-LB DEP: every node serves the API, so the Service selects every pod of the group; its
+    name is not the LWS's (the controller's headless Service `<lws>` gives the pods their DNS)."""
     docs = yaml_docs(stdout_text(export(catalog, "v41-h200-dep-2nodes", "k8s")))
     svc = next(d for d in docs if d["kind"] == "Service")
-    assert svc["spec"]["selector"] == {"leaderworkerset.sigs.k8s.io/name": "deepseek-v4-1-flash",
-                                       "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+    assert svc["metadata"]["name"] == "deepseek-v4-1-flash-api"
+    assert svc["spec"]["selector"] == {"leaderworkerset.sigs.k8s.io/name": "deepseek-v4-1-flash"}
+    docs_tp = yaml_docs(stdout_text(export(catalog, "v41-h200-tp-2nodes", "k8s")))
+    svc_tp = next(d for d in docs_tp if d["kind"] == "Service")
+    assert svc_tp["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"  # --headless workers
     lws = next(d for d in docs if d["kind"] == "LeaderWorkerSet")
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
     assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
@@ -152,11 +160,11 @@ def test_k8s_pod_settings_follow_the_plan_and_options(catalog):
     docs = yaml_docs(stdout_text(export(catalog, "v41-mi355x-pd", "k8s")))
     prefill = _workload(docs, "deepseek-v4-1-flash-prefill")["spec"]["template"]["spec"]
     [c] = prefill["containers"]
-    assert c["resources"]["limits"] == {"amd.com/gpu": 8}
-    assert c["securityContext"] == {"seccompProfile": {"type": "Unconfined"}}
+    assert c["resources"]["limits"]["amd.com/gpu"] == 8
+    assert c["securityContext"] == {"seccompProfile": {"type": "Unconfined"}, "capabilities": {"add": ["IPC_LOCK"]}}
     assert prefill["securityContext"] == {"supplementalGroups": [44]}
     vols = {v["name"]: v for v in prefill["volumes"]}
-    assert vols["dshm"] == {"name": "dshm", "emptyDir": {"medium": "Memory"}}
+    assert vols["dshm"] == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
     assert vols["hf-cache"] == {"name": "hf-cache", "persistentVolumeClaim": {"claimName": "hf-cache"}}
     # the startup budget covers the recipe's VLLM_ENGINE_READY_TIMEOUT_S (3600 s)
     probe = c["startupProbe"]
@@ -175,7 +183,9 @@ def test_mooncake_config_is_a_configmap_mounted_where_the_plan_expects_it(catalo
     inst = _workload(docs, "deepseek-v4-flash-0731-vllm-1")["spec"]["template"]["spec"]
     [c] = inst["containers"]
     env = {e["name"]: e.get("value") for e in c["env"]}
-    assert env["MOONCAKE_CONFIG_PATH"] == "/etc/vllm-recipes/mooncake.json"
+    # the file holds $MOONCAKE_DEVICE_NAME: expanded from the settings at container start
+    assert env["MOONCAKE_CONFIG_PATH"] == "/tmp/vllm-recipes/mooncake.json"
+    assert "/etc/vllm-recipes/mooncake.json /tmp/vllm-recipes/mooncake.json" in c["command"][2]
     assert {"name": "files", "mountPath": "/etc/vllm-recipes", "readOnly": True} in c["volumeMounts"]
     assert {"name": "files", "configMap": {"name": "deepseek-v4-flash-0731-files"}} in inst["volumes"]
 
@@ -196,7 +206,7 @@ def test_compose_services_run_the_plan_argv_and_env(catalog, seed, tmp_path):
     out = _compose(tmp_path, text, user)
     assert out.returncode == 0, out.stderr
     services = json.loads(out.stdout)["services"]
-    meaning = Settings({"ROUTER_HOST": "0.0.0.0"})
+    meaning = Settings({"ROUTER_HOST": "0.0.0.0", **RPC})
     for p in dep.processes:
         if p.pool:
             meaning[f"{p.pool}1"] = p.key
@@ -284,7 +294,7 @@ def _nodelist(argv: list[str]) -> list[str]:
 def test_slurm_steps_run_the_plan_argv_and_env(catalog, seed, tmp_path, stubs):
     dep = deployment(catalog, seed)
     [art] = export(catalog, seed, "slurm")
-    total = sum(p.nodes for p in dep.processes if p.kind == "serve")
+    total = dep.machines
     user = {n: f"<{n}>" for n in ("IFACE_NAME", "PREFILL_DP_RPC_PORT", "DECODE_DP_RPC_PORT", "MOONCAKE_DEVICE_NAME",
                                   "MOONCAKE_STORE_DEVICE_NAME")}
     steps = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + \
@@ -292,13 +302,13 @@ def test_slurm_steps_run_the_plan_argv_and_env(catalog, seed, tmp_path, stubs):
     calls = _run_sbatch(tmp_path, art.content, total, stubs, user, len(steps))
     # steps start concurrently; put the recorded calls back in script order (identical step texts, such as
     # two Mooncake instances, start on increasing nodes)
-    calls.sort(key=lambda c: (art.content.index(c["argv"][-1]), _nodelist(c["argv"])))
+    calls.sort(key=lambda c: (art.content.index(shlex.quote(c["argv"][-1])), _nodelist(c["argv"])))
     assert len(calls) == len(steps)
     serve_nodes: dict[str, list[str]] = {}
     for p, call in zip(steps, calls, strict=True):
         serve_nodes[p.key] = _nodelist(call["argv"])
     meaning = Settings(user)
-    meaning.update({"HEAD_IP": "node0", "ROUTER_HOST": "0.0.0.0", "MOONCAKE_MASTER_IP": "node0"})
+    meaning.update({"HEAD_IP": "node0", "ROUTER_HOST": "0.0.0.0", "MOONCAKE_MASTER_IP": "node0", **RPC})
     for p in dep.processes:
         if p.pool:
             for k, host in enumerate(serve_nodes[p.key], start=1):
@@ -348,10 +358,15 @@ def test_vllm_config_reads_back_to_the_plan_argv(catalog, seed, tmp_path):
         for rank in range(p.nodes):
             stem = p.key if p.nodes == 1 else f"{p.key}-node-{rank}"
             mapping = yaml.safe_load(arts[f"{stem}.yaml"].content)
-            assert config_argv(p.argv[2], mapping) == list(rank_argv(p, rank))
             script = arts[f"{stem}.env.sh"].content
             # the script refuses to run until each placeholder it lists is set
-            user = {n: f"<{n}>" for n in re.findall(r': "\$\{([A-Z_][A-Z0-9_]*):\?', script)}
+            user = {n: f"<{n}>" for n in re.findall(r': "\$\{([A-Z_][A-Z0-9_]*):?\?', script)}
+            # the Run line: flags holding a placeholder stay on the command line, after --config
+            run = re.search(r"^# Run: \. \./\S+ && (.*)$", script, re.M).group(1)
+            cli = [fill(t, Settings(user)) for t in shlex.split(run.replace('"${', "$").replace('}"', ""))]
+            i = cli.index("--config")
+            got = config_argv(p.argv[2], mapping, tuple(cli[i + 2:]))
+            assert vllm_view(got) == vllm_view([fill(t, Settings({**user, **RPC})) for t in rank_argv(p, rank)])
             env_sh = tmp_path / f"{stem}.env.sh"
             env_sh.write_text(script)
             out = subprocess.run(["sh", "-c", '. "$0" && env -0', str(env_sh)], capture_output=True,

@@ -128,7 +128,7 @@ class TestRunText:
             "  --security-opt seccomp=unconfined --group-add video \\\n"
             "  --privileged --ipc=host -p 8000:8000 \\\n"
             "  -v ~/.cache/huggingface:/root/.cache/huggingface \\\n"
-            "  -e A=1 \\\n  -e B=$X Y \\\n  -e N=0 \\\n  -e T=true \\\n"
+            "  -e A=1 \\\n  -e B='$X Y' \\\n  -e N=0 \\\n  -e T=true \\\n"
             "  vllm/vllm-openai-rocm:latest org/model \\\n"
             "  --a 1 \\\n  --b '{\"x\": 1}'")
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from engine_helpers import recipe, render, shell_words, tail
 
-from vllm_recipes.render.shell import command_text, dedupe, pair_lines, quote, render_invocation, router_text
+from vllm_recipes.render.shell import (
+    UnsafeValue,
+    command_text,
+    dedupe,
+    pair_lines,
+    quote,
+    render_invocation,
+    router_text,
+)
 from vllm_recipes.select.omni import resolve_omni_tasks
 from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.plan import Arg, Invocation, Source
@@ -93,9 +101,11 @@ class TestPairing:
         assert pair_lines(["--a", "1", "--b", "--c", "x y", "pos", "-1"]) == [
             "--a 1", "--b", "--c 'x y'", "pos", "-1"]
 
-    def test_flags_and_positionals_never_quoted(self) -> None:
-        assert pair_lines(["--x=a b", "it's"]) == ["--x=a b 'it'\\''s'"]
-        assert pair_lines(["it's", "--x=a b"]) == ["it's", "--x=a b"]
+    def test_flags_and_positionals_quoted_like_values(self) -> None:
+        """One rule for every token (issue #21): a flag or positional with shell syntax is quoted too."""
+        assert pair_lines(["--x=a b", "it's"]) == ["'--x=a b' 'it'\\''s'"]
+        assert pair_lines(["it's", "--x=a b"]) == ["'it'\\''s'", "'--x=a b'"]
+        assert pair_lines(["--a", "1", "pos"]) == ["--a 1", "pos"]
 
 
 class TestQuote:
@@ -107,8 +117,14 @@ class TestQuote:
         ("it's", "'it'\\''s'"),
         ("${FOO}", "'${FOO}'"),
         ("$foo", "'$foo'"),
-        ("$FOO_1", "$FOO_1"),
-        ("$_X", "$_X"),
+        ("$FOO_1", "'$FOO_1'"),  # only declared placeholders expand (issue #28 item 10)
+        ("$_X", "'$_X'"),
+        ("$HF_TOKEN", "'$HF_TOKEN'"),
+        ("$HEAD_IP", "$HEAD_IP"),
+        ("${IFACE_NAME}", "${IFACE_NAME}"),
+        ("$PREFILL_NODE_2:8001", "$PREFILL_NODE_2:8001"),
+        ("x $HEAD_IP y", "'x '$HEAD_IP' y'"),
+        ("$HEAD_IPX", "'$HEAD_IPX'"),
         ("$1X", "'$1X'"),
         ("$FOO:8000", "'$FOO:8000'"),
         ("0.95", "0.95"),
@@ -154,10 +170,12 @@ class TestLayout:
         assert fin.values == ["--a", "z w", "pos", "--flag"]
         assert text == "vllm serve org/m \\\n  --a 'z w' \\\n  pos \\\n  --flag"
 
-    def test_model_id_never_quoted(self) -> None:
-        text, argv, _ = render_invocation(Invocation("/models/my model", tuple(args("--a"))))
-        assert text == "vllm serve /models/my model \\\n  --a"
-        assert argv[2] == "/models/my model"
+    def test_model_id_is_a_name_or_refused(self) -> None:
+        text, argv, _ = render_invocation(Invocation("/models/my-model", tuple(args("--a"))))
+        assert text == "vllm serve /models/my-model \\\n  --a"
+        assert argv[2] == "/models/my-model"
+        with pytest.raises(UnsafeValue):
+            render_invocation(Invocation("/models/my model", tuple(args("--a"))))
 
     def test_router_layout(self) -> None:
         assert router_text(["vllm-router --policy x", "--a", "--b 1"]) == \

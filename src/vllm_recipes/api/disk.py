@@ -204,13 +204,12 @@ def build_to_directory(scan: InputScan, dest: Path, warn: Warn | None = None, *,
     finally:
         _state = None
 
-    load_errors = [msg for kind, msg in results if kind == "load"]
-    if load_errors:
-        raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
-                            + "\n".join(f"  {e}" for e in load_errors))
+    # one file that does not load is skipped with its error, never the whole build (issue #28)
     outputs: list[RecipeOutput] = []
-    warnings: list[str] = list(notes)
+    warnings: list[str] = [*notes, *(f"  ✗ skipping {msg}" for kind, msg in results if kind == "load")]
     for kind, value in results:
+        if kind == "load":
+            continue
         if kind == "invalid":
             for w in warnings:
                 if warn is not None:

@@ -64,8 +64,8 @@ Checker = Callable[["Catalog"], list[Finding]]
 def finding_at(doc: YamlDocument, path: KeyPath, severity: Severity, message: str,
                code: str = "") -> Finding:
     """A finding located at ``path`` of ``doc`` (or its nearest ancestor that exists)."""
-    pos = position_of(doc, path)
-    return Finding(severity, doc.file, pos.line, pos.col, format_key_path(path), message, code)
+    pos = position_of(doc, path)  # (in a merged shared file: the file of the layer the value came from)
+    return Finding(severity, pos.file, pos.line, pos.col, format_key_path(path), message, code)
 
 
 def position_of(doc: YamlDocument, path: KeyPath) -> Position:

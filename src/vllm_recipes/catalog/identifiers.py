@@ -34,6 +34,23 @@ _MODEL_ID = re.compile(rf"{NAME_PATTERN}/{NAME_PATTERN}")
 RULE_NAME = f"1-{MAX_NAME} characters of A-Z a-z 0-9 . _ - starting with a letter, digit or _"
 RULE_MODEL_ID = f"org/name, each part {RULE_NAME}"
 
+#: What ``vllm serve`` may serve: a Hub id (``org/name``), a bare name, or an absolute local path
+#: (``/models/x``; docker bind-mounts it), every part a name.
+_MODEL_REF = re.compile(rf"{NAME_PATTERN}(?:/{NAME_PATTERN})?|(?:/{NAME_PATTERN}){{1,16}}")
+RULE_MODEL_REF = "org/name, name or /absolute/path, each part " + RULE_NAME
+#: An environment variable name (POSIX, and what ``docker run -e`` and every shell accept).
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
+RULE_ENV_KEY = "a name of A-Z a-z 0-9 _ not starting with a digit"
+#: A container image reference (OCI distribution grammar): [host[:port]/]path[:tag][@digest].
+_IMAGE = re.compile(
+    r"(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,256})?")
+RULE_IMAGE = "an image reference [registry[:port]/]name[:tag][@digest] (OCI grammar, lower-case name)"
+#: A serve binary: a command name or path, then subcommand/option words, no shell syntax.
+_BINARY = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./:=@,+%-]*(?: [A-Za-z0-9_./:=@,+%-]+){0,7}")
+RULE_BINARY = "a command and up to 7 words of A-Z a-z 0-9 _ . / = : @ , + % - separated by single spaces"
+
 
 def is_name(value: object) -> bool:
     """Whether ``value`` is a safe path/URL segment name."""
@@ -43,6 +60,24 @@ def is_name(value: object) -> bool:
 def is_model_id(value: object) -> bool:
     """Whether ``value`` is a safe ``org/name`` model id."""
     return isinstance(value, str) and _MODEL_ID.fullmatch(value) is not None
+
+
+def is_model_ref(value: object) -> bool:
+    """Whether ``value`` may be written as the model of ``vllm serve`` (:data:`RULE_MODEL_REF`)."""
+    return isinstance(value, str) and _MODEL_REF.fullmatch(value) is not None
+
+
+def is_env_key(value: object) -> bool:
+    return isinstance(value, str) and _ENV_KEY.fullmatch(value) is not None
+
+
+def is_image(value: object) -> bool:
+    """Whether ``value`` is a container image reference (at most 512 characters)."""
+    return isinstance(value, str) and len(value) <= 512 and _IMAGE.fullmatch(value) is not None
+
+
+def is_binary(value: object) -> bool:
+    return isinstance(value, str) and _BINARY.fullmatch(value) is not None
 
 
 def _shown(value: str) -> str:
@@ -86,6 +121,47 @@ def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, str, str]]:
         yield ("variants", vk), vk, "variant key"
 
 
+#: Mappings whose keys are environment variable names, wherever they appear (recipe, strategy,
+#: KV-store and taxonomy files: base_env, extra_env, strategy/role/override env, frontend env).
+ENV_MAPS = frozenset({"base_env", "extra_env", "env"})
+
+
+def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _walk(v, (*path, k))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _walk(v, (*path, i))
+
+
+def _value_findings(doc: YamlDocument) -> Iterator[tuple[KeyPath, str]]:
+    """``(key path, problem)`` for every value that becomes a name in a command: env keys at every
+    level, model ids, images, the omni serve binary, SMG parser names (docs/decisions-hardening.md H7)."""
+    for path, value in _walk(doc.data, ()):
+        last = path[-1] if path else None
+        if last in ENV_MAPS and isinstance(value, dict):
+            for k in value:
+                if not is_env_key(k):
+                    shown = _shown(k) if isinstance(k, str) else repr(k)
+                    yield (*path, k), f"environment variable name '{shown}' is not valid ({RULE_ENV_KEY})"
+        elif last == "model_id" and isinstance(value, str) and value and not is_model_ref(value):
+            yield path, model_id_problem(value, "model_id").replace(RULE_MODEL_ID, RULE_MODEL_REF)
+        elif last == "serve_binary" and isinstance(value, str) and not is_binary(value):
+            yield path, f"serve_binary '{_shown(value)}' is not a command ({RULE_BINARY})"
+        elif (last in ("reasoning_parser", "tool_call_parser") and "parser_flags" not in path
+              and isinstance(value, str) and not is_name(value)):
+            yield path, name_problem(value, "parser name")
+        elif "docker_image" in path and isinstance(value, str) and value and not is_image(value):
+            yield path, f"docker image '{_shown(value)}' is not valid ({RULE_IMAGE})"
+
+
+def value_identifier_findings(doc: YamlDocument) -> list[Finding]:
+    """Errors for the names of :func:`_value_findings` in any catalog file."""
+    return [finding_at(doc, path, "error", problem, "bad-id") for path, problem in _value_findings(doc)]
+
+
 def hf_id_findings(doc: YamlDocument, hf_id: str) -> list[Finding]:
     """An error when the model id a recipe's path gives (``models/<org>/<repo>.yaml``) is not safe."""
     if is_model_id(hf_id):
@@ -106,7 +182,8 @@ def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
         if isinstance(mid, str) and "/" in mid and not is_model_id(mid):
             out.append(finding_at(doc, ("variants", vk, "model_id"), "error",
                                   model_id_problem(mid, "model_id"), "bad-id"))
-    return out
+    seen = {f.key_path for f in out}
+    return out + [f for f in value_identifier_findings(doc) if f.key_path not in seen]
 
 
 def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: str | None = None) -> list[Finding]:
@@ -134,4 +211,4 @@ def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: s
     elif kind == "platforms":
         for i, p in enumerate(_l(data.get("platforms"))):
             check(("platforms", i, "id"), _d(p).get("id"), "platform id")
-    return out
+    return out + value_identifier_findings(doc)

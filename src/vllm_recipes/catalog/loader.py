@@ -1,23 +1,26 @@
-"""Loading a recipe directory (public recipe layout) into an immutable :class:`Catalog`.
+"""Loading recipe sources (public recipe layout) into one immutable :class:`Catalog`.
 
 Layout: ``models/<org>/<repo>.yaml``, ``strategies/*.yaml``, ``kv_store/*.yaml``,
-``taxonomy.yaml``, ``platforms.yaml``. Whatever a user directory lacks comes
-from the bundled catalog shipped inside this package. Nothing here knows about
-commands or the web.
+``taxonomy.yaml``, ``platforms.yaml``. The bundled catalog shipped inside this
+package is the base layer; each recipes directory given is laid over the ones
+before it (:mod:`.layers`: recipes replace per model id, the shared files merge
+per entry and per field). A source may also be a git repository or an archive
+(:mod:`.remote` fetches it into a local directory first). Nothing here knows
+about commands or the web.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from vllm_recipes.gcpause import cyclic_gc_paused
-
-from .parsecache import ParseCache, parse_in_parallel, read_document
+from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
+from .parsecache import ParseCache, read_document
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -33,6 +36,8 @@ class Recipe:
     hf_id: str
     rel_path: str
     doc: YamlDocument
+    #: the recipe source it came from (a directory, ``github:org/repo@commit``, ``bundled``)
+    source: str = field(default="", compare=False)
 
     @property
     def data(self) -> Mapping[str, Any]:
@@ -106,6 +111,10 @@ class Catalog:
     refused: tuple[YamlLoadError, ...] = ()
     #: validation errors of recipes and catalog entries left out by :func:`usable_catalog`
     skipped: tuple[Any, ...] = ()
+    #: whether this catalog came out of :func:`~.usable.usable_catalog` (its findings were reported)
+    usable: bool = False
+    #: the recipe sources it was made of, base layer first (``bundled`` is always the first)
+    layers: tuple[str, ...] = ()
     #: memo for pure functions of this (immutable) catalog, e.g. per-recipe layer plans
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -123,12 +132,19 @@ class Catalog:
         """Strategy / kv-store name -> the file it was read from (for provenance)."""
         out: dict[str, str] = {}
         for src in self.sources:
-            top = src.rel_path.removeprefix("<bundled>/").split("/", 1)[0]
+            top = Path(src.rel_path).parent.name
             if top in ("strategies", "kv_store") and isinstance(src.doc.data, dict):
                 name = src.doc.data.get("name")
                 if isinstance(name, str):
                     out[name] = src.rel_path
         return FrozenDict(out)
+
+    @cached_property
+    def vocabulary(self) -> Any:
+        """What validation checks names against (hardware ids, strategies, features), made once."""
+        from .validate import _vocabulary
+
+        return _vocabulary(self)
 
     @cached_property
     def taxonomy_file(self) -> str:
@@ -212,13 +228,24 @@ class Catalog:
         return [lowered[g] for g in got]
 
     def source_for(self, rel_path: str) -> YamlDocument | None:
+        """The document shown as ``rel_path`` (a merged shared file, a layer's own file, or a recipe)."""
         for s in self.sources:
             if s.rel_path == rel_path:
                 return s.doc
         for r in self.recipes:
             if r.rel_path == rel_path:
                 return r.doc
+        for s in self.sources:
+            for layer in getattr(s.doc, "layers", ()):
+                if layer.file == rel_path:
+                    return layer  # type: ignore[no-any-return]
         return None
+
+    def origin_of(self, rel_path: str, key_path: tuple[str | int, ...]) -> str:
+        """The file a value of the shared file ``rel_path`` came from (layered catalogs merge them)."""
+        doc = self.source_for(rel_path)
+        owner = getattr(doc, "owner", None)
+        return owner(key_path).file if owner is not None else rel_path
 
 
 def hf_id_for(rel_to_models: str) -> str | None:
@@ -281,60 +308,212 @@ def walk_models(models_dir: Path, refused: list[Path] | None = None, *,
             yield Path(entry.path)
 
 
-def resolve_recipes_dir(recipes_dir: str | os.PathLike[str] | None) -> Path:
-    """The directory to load: explicit argument, else ``$VLLM_RECIPES_DIR``, else bundled."""
-    if recipes_dir:
-        return Path(recipes_dir)
-    env = os.environ.get(ENV_RECIPES_DIR)
-    return Path(env) if env else BUNDLED_DIR
+RecipesDirs = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 
 
-def _pick(root: Path, rel: str) -> tuple[Path, str] | None:
-    """The user's copy of ``rel`` if present, else the bundled one."""
-    for base in (root, BUNDLED_DIR):
-        p = base / rel
-        if p.exists() or p.is_symlink():
-            return p, rel if base == root else f"<bundled>/{rel}"
-    return None
+def recipe_source_specs(recipes_dir: RecipesDirs) -> list[str]:
+    """The sources asked for: the argument(s), else ``$VLLM_RECIPES_DIR`` (space-separated), else none."""
+    if recipes_dir is None or recipes_dir == () or recipes_dir == "":
+        env = os.environ.get(ENV_RECIPES_DIR, "")
+        return env.split()
+    if isinstance(recipes_dir, str | os.PathLike):
+        return [os.fspath(recipes_dir)]
+    return [os.fspath(d) for d in recipes_dir]
+
+
+def resolve_recipes_dirs(recipes_dir: RecipesDirs) -> list[tuple[str, Path]]:
+    """``(label, local directory)`` of every source asked for, fetched if remote (:mod:`.remote`)."""
+    from .remote import is_remote, local_copy
+
+    out: list[tuple[str, Path]] = []
+    for spec in recipe_source_specs(recipes_dir):
+        if is_remote(spec):
+            got = local_copy(spec)
+            out.append((got.label, got.path))
+        else:
+            out.append((spec, Path(spec)))
+    return out
+
+
+def resolve_recipes_dir(recipes_dir: RecipesDirs) -> Path:
+    """The directory of the top layer (the last source), else the bundled catalog."""
+    dirs = resolve_recipes_dirs(recipes_dir)
+    return dirs[-1][1] if dirs else BUNDLED_DIR
 
 
 def _outside(path: Path, base: Path) -> bool:
     return path.is_symlink() and not follow_symlinks_default() and escapes(path, base)
 
 
-def _load_named_dir(root: Path, sub: str, sources: list[SourceFile],
-                    errors: list[YamlLoadError], cache: ParseCache | None = None) -> dict[str, Any]:
-    """Load ``sub/*.yaml`` keyed by each file's ``name`` (later same-name files replace)."""
-    directory = root / sub
-    prefix = sub
-    if not directory.is_dir():
-        directory, prefix = BUNDLED_DIR / sub, f"<bundled>/{sub}"
-    out: dict[str, Any] = {}
+@dataclass(frozen=True)
+class Layer:
+    """The files of one recipe source, parsed; each document is named as it is shown (``prefix`` + path)."""
+
+    label: str
+    taxonomy: YamlDocument | None = None
+    platforms: YamlDocument | None = None
+    strategies: tuple[YamlDocument, ...] = ()
+    kv_stores: tuple[YamlDocument, ...] = ()
+    recipes: tuple[Recipe, ...] = ()
+    errors: tuple[YamlLoadError, ...] = ()
+    refused: tuple[YamlLoadError, ...] = ()
+    all_ids: frozenset[str] = frozenset()
+
+
+def _read(root: Path, rel: str, shown: str, cache: ParseCache | None,
+          errors: list[YamlLoadError]) -> YamlDocument | None:
+    path = root / rel
+    if _outside(path, root):
+        errors.append(refusal(shown))
+        return None
     try:
-        files = sorted((p for p in directory.iterdir() if p.name.endswith(".yaml") and p.is_file()),
-                       key=lambda p: os.fsencode(p.name))
+        return read_document(cache, path, shown)
+    except YamlLoadError as exc:
+        errors.append(exc)
+        return None
+
+
+def _named_files(directory: Path) -> list[Path]:
+    try:
+        return sorted((p for p in directory.iterdir() if p.name.endswith(".yaml") and p.is_file()),
+                      key=lambda p: os.fsencode(p.name))
     except OSError:
-        return out
-    for path in files:
-        rel = f"{prefix}/{path.name}"
-        if _outside(path, root if prefix == sub else BUNDLED_DIR):
-            errors.append(refusal(rel))
-            continue
+        return []
+
+
+def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool = True) -> Layer:
+    """Parse the catalog files of the directory ``root`` (files are shown as ``prefix`` + relative path)."""
+    cache = ParseCache(root)
+    errors: list[YamlLoadError] = []
+    static: dict[str, YamlDocument | None] = {}
+    for name in ("taxonomy.yaml", "platforms.yaml"):
+        p = root / name
+        static[name] = _read(root, name, prefix + name, cache, errors) if p.exists() or p.is_symlink() else None
+    named: dict[str, list[YamlDocument]] = {}
+    for sub in ("strategies", "kv_store"):
+        docs = (_read(root, f"{sub}/{p.name}", f"{prefix}{sub}/{p.name}", cache, errors)
+                for p in _named_files(root / sub))
+        named[sub] = [d for d in docs if d is not None]
+    recipes: list[Recipe] = []
+    all_ids: set[str] = set()
+    models_dir = root / "models"
+    refused: list[Path] = []
+    for path in walk_models(models_dir, refused, root=root) if with_recipes else ():
+        rel_models = path.relative_to(models_dir).as_posix()
+        hf_id = hf_id_for(rel_models)
+        shown = f"{prefix}models/{rel_models}"
+        if hf_id is not None:
+            all_ids.add(hf_id)
         try:
-            doc = read_document(cache, path, rel)
+            recipe = recipe_from_document(read_document(cache, path, shown), shown, hf_id)
         except YamlLoadError as exc:
             errors.append(exc)
             continue
-        add_named(out, sources, rel, doc)
+        recipes.append(dataclasses.replace(recipe, source=label))
+    cache.save()
+    return Layer(label, static["taxonomy.yaml"], static["platforms.yaml"], tuple(named["strategies"]),
+                 tuple(named["kv_store"]), tuple(recipes), tuple(errors),
+                 tuple(refusal(f"{prefix}models/{p.relative_to(models_dir).as_posix()}") for p in refused),
+                 frozenset(all_ids))
+
+
+def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:
+    """A layer's strategy / kv-store files by ``name`` (else the file stem; later same-name files replace)."""
+    out: dict[str, YamlDocument] = {}
+    for doc in docs:
+        name = doc.data.get("name") if isinstance(doc.data, dict) else None
+        out[name if isinstance(name, str) else Path(doc.file).stem] = doc
     return out
 
 
-def add_named(out: dict[str, Any], sources: list[SourceFile], rel: str, doc: YamlDocument) -> None:
-    """Record a strategy / kv-store file, keyed by its ``name`` (else the file stem; later ones replace)."""
-    sources.append(SourceFile(rel, doc))
-    if isinstance(doc.data, dict):
-        name = doc.data.get("name")
-        out[name if isinstance(name, str) else Path(rel).stem] = doc.data
+def _merged(docs: Sequence[YamlDocument], depth: int, supplement: YamlDocument | None) -> YamlDocument:
+    """The sources' documents merged, filled in from the bundled one (the bundled one alone if no source has it)."""
+    if not docs:
+        assert supplement is not None
+        return supplement
+    return merge_documents(docs[-1].file, docs, depth, supplement)
+
+
+def assemble(root: Path, layers: Sequence[Layer], base: Layer | None = None) -> Catalog:
+    """One catalog of ``layers`` (first to last) over the supplement ``base`` (the bundled catalog,
+    :mod:`.layers`): recipes replaced per model id, shared files merged per entry and per field."""
+    sources: list[SourceFile] = []
+    static: dict[str, Any] = {}
+    for name, pick in (("taxonomy.yaml", lambda la: la.taxonomy), ("platforms.yaml", lambda la: la.platforms)):
+        docs = [d for d in map(pick, layers) if d is not None]
+        fill = pick(base) if base is not None else None
+        if docs or fill is not None:
+            doc = _merged(docs, TAXONOMY_DEPTH, fill)
+            sources.append(SourceFile(doc.file, doc))
+            static[name] = doc.data if isinstance(doc.data, dict) else None
+    named: dict[str, FrozenDict] = {}
+    for sub, pick_named in (("strategies", lambda la: la.strategies), ("kv_store", lambda la: la.kv_stores)):
+        groups: dict[str, list[YamlDocument]] = {}
+        for layer in layers:
+            for name, doc in _by_name(pick_named(layer)).items():
+                groups.setdefault(name, []).append(doc)
+        fills = _by_name(pick_named(base)) if base is not None else {}
+        if not groups:  # no source has the directory: the bundled files whole
+            groups = {name: [] for name in fills}
+        out: dict[str, Any] = {}
+        for name, docs in groups.items():
+            doc = _merged(docs, NAMED_DEPTH, fills.get(name))
+            sources.append(SourceFile(doc.file, doc))
+            out[name] = doc.data
+        named[sub] = FrozenDict(out)
+    recipes: dict[tuple[str, int], Recipe] = {}
+    for layer in layers:
+        own: dict[str, list[Recipe]] = {}
+        for recipe in layer.recipes:
+            own.setdefault(recipe.hf_id.lower(), []).append(recipe)
+        for key, found in own.items():
+            for gone in [k for k in recipes if k[0] == key and k[1]]:
+                del recipes[gone]
+            # replaced in place (the listing keeps its order); a source with two files for one id keeps
+            # both (validation warns)
+            for i, recipe in enumerate(found):
+                recipes[(key, i)] = recipe
+    return Catalog(
+        root=root,
+        taxonomy=static.get("taxonomy.yaml") or FrozenDict(),
+        platforms=static.get("platforms.yaml"),
+        serving_strategies=named["strategies"],
+        kv_stores=named["kv_store"],
+        recipes=tuple(recipes.values()),
+        sources=tuple(sources),
+        load_errors=tuple(e for layer in layers for e in layer.errors),
+        all_ids=frozenset(i for layer in layers for i in layer.all_ids),
+        refused=tuple(e for layer in layers for e in layer.refused),
+        layers=tuple(layer.label for layer in (*([base] if base is not None else []), *layers)),
+    )
+
+
+def bundled_layer(prefix: str = "<bundled>/", *, with_recipes: bool = False) -> Layer:
+    """The catalog shipped with this package: as the base layer of other sources, its shared files only."""
+    return read_layer(BUNDLED_DIR, "bundled", prefix, with_recipes=with_recipes)
+
+
+def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
+    """Load recipe sources (``None``: ``$VLLM_RECIPES_DIR``, else the bundled catalog alone).
+
+    Each source is a directory or a remote spec (:mod:`.remote`); several are
+    layered over the bundled catalog in order. Raises ``FileNotFoundError`` for a
+    missing directory and :class:`~.remote.SourceError` for a remote source that
+    can neither be fetched nor found in the cache.
+    """
+    dirs = resolve_recipes_dirs(recipes_dir)
+    for _label, path in dirs:
+        if not path.is_dir():
+            raise FileNotFoundError(f"recipes directory not found: {path}")
+    bundled = BUNDLED_DIR.resolve()
+    dirs = [(label, path) for label, path in dirs if path.resolve() != bundled]
+    if not dirs:
+        return assemble(BUNDLED_DIR, [bundled_layer("", with_recipes=True)])
+    layers = []
+    for i, (label, path) in enumerate(dirs):
+        top = i == len(dirs) - 1
+        layers.append(read_layer(path, label, "" if top else f"{path.resolve()}/"))
+    return assemble(dirs[-1][1], layers, bundled_layer())
 
 
 @dataclass(frozen=True)
@@ -349,28 +528,14 @@ class StaticData:
     errors: tuple[YamlLoadError, ...]
 
 
-def load_static(root: Path, cache: ParseCache | None = None) -> StaticData:
-    """The non-recipe files of ``root``, each falling back to the bundled copy."""
-    sources: list[SourceFile] = []
-    errors: list[YamlLoadError] = []
-    docs: dict[str, Any] = {}
-    for name in ("taxonomy.yaml", "platforms.yaml"):
-        picked = _pick(root, name)
-        if picked and _outside(picked[0], BUNDLED_DIR if picked[1].startswith("<bundled>/") else root):
-            errors.append(refusal(picked[1]))
-        elif picked:
-            try:
-                doc = read_document(cache, *picked)
-            except YamlLoadError as exc:
-                errors.append(exc)
-                continue
-            sources.append(SourceFile(picked[1], doc))
-            if isinstance(doc.data, dict):
-                docs[name] = doc.data
-    serving = _load_named_dir(root, "strategies", sources, errors, cache)
-    kv = _load_named_dir(root, "kv_store", sources, errors, cache)
-    return StaticData(docs.get("taxonomy.yaml", FrozenDict()), docs.get("platforms.yaml"), FrozenDict(serving),
-                      FrozenDict(kv), tuple(sources), tuple(errors))
+def load_static(root: Path) -> StaticData:
+    """The non-recipe files of ``root`` laid over the bundled catalog's."""
+    if root.resolve() == BUNDLED_DIR.resolve():
+        cat = assemble(root, [bundled_layer("")])
+    else:
+        cat = assemble(root, [read_layer(root, str(root), with_recipes=False)], bundled_layer())
+    return StaticData(cat.taxonomy, cat.platforms, cat.serving_strategies, cat.kv_stores, cat.sources,
+                      tuple(e for e in cat.load_errors if "models/" not in e.position.file))
 
 
 _KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}
@@ -384,67 +549,3 @@ def recipe_from_document(doc: YamlDocument, rel: str, hf_id: str | None) -> Reci
         kind = "an empty file" if doc.data is None else _KINDS.get(type(doc.data).__name__, type(doc.data).__name__)
         raise YamlLoadError(rel, 1, 1, f"a recipe must be a mapping at the top level, got {kind}")
     return Recipe(hf_id, rel, doc)
-
-
-def load_catalog(recipes_dir: str | os.PathLike[str] | None = None, *, parallel: bool = False,
-                 meanwhile: Callable[[], object] | None = None, prevalidate: bool = False) -> Catalog:
-    """Load a recipes directory (``None``: ``$VLLM_RECIPES_DIR`` or the bundled catalog).
-
-    ``parallel``: parse the recipes the parse cache lacks in two processes
-    (:func:`.parsecache.parse_in_parallel`); for command-line entry points.
-    ``meanwhile`` runs once while a child parses, if there is one (``serve``
-    prepares its web layer there, work it would otherwise do later).
-    ``prevalidate`` (with ``parallel``): while the child parses, this process
-    also finds the validation errors of each recipe the child has sent, for
-    :func:`~.usable.usable_catalog` (``serve`` and ``build-api`` call it next).
-    """
-    root = resolve_recipes_dir(recipes_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"recipes directory not found: {root}")
-    with cyclic_gc_paused():  # YAML nodes and frozen data: millions of acyclic objects
-        return _load_catalog_at(root, parallel, meanwhile, prevalidate)
-
-
-def _load_catalog_at(root: Path, parallel: bool, meanwhile: Callable[[], object] | None,
-                     prevalidate: bool = False) -> Catalog:
-    cache = ParseCache(root, write_behind=parallel)
-    static = load_static(root, cache)
-    errors: list[YamlLoadError] = list(static.errors)
-    recipes: list[Recipe] = []
-    all_ids: set[str] = set()
-    models_dir = root / "models"
-    refused: list[Path] = []
-    paths = list(walk_models(models_dir, refused, root=root))
-    early = None
-    if parallel:
-        if prevalidate:
-            from .usable import EarlyErrors
-
-            early = EarlyErrors(root, static)
-        parse_in_parallel(cache, [(p, f"models/{p.relative_to(models_dir).as_posix()}") for p in paths], meanwhile,
-                          early.validate if early is not None else None)
-    for path in paths:
-        rel_models = path.relative_to(models_dir).as_posix()
-        hf_id = hf_id_for(rel_models)
-        rel = f"models/{rel_models}"
-        if hf_id is not None:
-            all_ids.add(hf_id)
-        try:
-            recipes.append(recipe_from_document(read_document(cache, path, rel), rel, hf_id))
-        except YamlLoadError as exc:
-            errors.append(exc)
-    cache.save()
-
-    return Catalog(
-        root=root,
-        taxonomy=static.taxonomy,
-        platforms=static.platforms,
-        serving_strategies=static.serving_strategies,
-        kv_stores=static.kv_stores,
-        recipes=tuple(recipes),
-        sources=static.sources,
-        load_errors=tuple(errors),
-        all_ids=frozenset(all_ids),
-        refused=tuple(refusal(f"models/{p.relative_to(models_dir).as_posix()}") for p in refused),
-        memo=early.memo() if early is not None else {},
-    )

@@ -4,28 +4,27 @@ The same public layout as :func:`~vllm_recipes.catalog.loader.load_catalog`
 (``models/``, ``strategies/``, ``kv_store/``, ``taxonomy.yaml``,
 ``platforms.yaml``), read from a ``{relative posix path: bytes}`` mapping so a
 revision can be compared without checking it out over the user's tree.
-Whatever the mapping lacks comes from the bundled catalog, as on disk.
+The bundled catalog is the base layer, as on disk.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from .loader import (
-    BUNDLED_DIR,
     Catalog,
+    Layer,
     Recipe,
-    SourceFile,
-    add_named,
+    assemble,
+    bundled_layer,
     hf_id_for,
-    load_static,
     recipe_from_document,
     walk_models,
 )
-from .yamlsource import MAX_FILE_BYTES, FrozenDict, YamlDocument, YamlLoadError, parse_yaml
+from .yamlsource import MAX_FILE_BYTES, YamlDocument, YamlLoadError, parse_yaml
 
 STATIC_NAMES = ("taxonomy.yaml", "platforms.yaml")
 NAMED_DIRS = ("strategies", "kv_store")
@@ -98,67 +97,40 @@ def _named_files(files: Mapping[str, bytes], sub: str) -> list[str]:
                    and rel.endswith(".yaml")), key=path_key)
 
 
-def _has_dir(files: Mapping[str, bytes], sub: str) -> bool:
-    prefix = sub + "/"
-    return any(rel.startswith(prefix) for rel in files)
-
-
-def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[str] = "<memory>",
-                            cache: ParseCache | None = None) -> Catalog:
-    """A :class:`Catalog` from in-memory files; ``root`` only labels it (nothing is read there).
-
-    ``cache`` shares parsed documents between catalogs (documents are immutable).
-    """
-    bundled = load_static(BUNDLED_DIR)
+def files_layer(files: Mapping[str, bytes], label: str, cache: ParseCache | None = None) -> Layer:
+    """The catalog files of ``files`` parsed as one layer (documents named by their relative path)."""
     errors: list[YamlLoadError] = []
-    sources: list[SourceFile] = []
-    docs: dict[str, Any] = {}
-    for name in STATIC_NAMES:
+
+    def parse(rel: str) -> YamlDocument | None:
         try:
-            doc = _parse(files, name, cache) if name in files else \
-                next((s.doc for s in bundled.sources if s.rel_path == name), None)
+            return _parse(files, rel, cache)
         except YamlLoadError as exc:
             errors.append(exc)
-            continue
-        if doc is None:
-            continue
-        sources.append(SourceFile(name if name in files else f"<bundled>/{name}", doc))
-        if isinstance(doc.data, dict):
-            docs[name] = doc.data
-    named: dict[str, dict[str, Any]] = {}
-    for sub in NAMED_DIRS:
-        out: dict[str, Any] = {}
-        if _has_dir(files, sub):
-            for rel in _named_files(files, sub):
-                try:
-                    doc = _parse(files, rel, cache)
-                except YamlLoadError as exc:
-                    errors.append(exc)
-                    continue
-                add_named(out, sources, rel, doc)
-        else:
-            for src in bundled.sources:
-                if src.rel_path.startswith(sub + "/"):
-                    add_named(out, sources, f"<bundled>/{src.rel_path}", src.doc)
-        named[sub] = out
+            return None
+
+    static = {name: parse(name) if name in files else None for name in STATIC_NAMES}
+    named = {sub: tuple(d for d in map(parse, _named_files(files, sub)) if d is not None) for sub in NAMED_DIRS}
     recipes: list[Recipe] = []
     all_ids: set[str] = set()
     for rel in sorted((r for r in files if r.startswith("models/") and r.endswith((".yaml", ".yml"))), key=path_key):
         hf_id = hf_id_for(rel.removeprefix("models/"))
         if hf_id is not None:
             all_ids.add(hf_id)
+        doc = parse(rel)
+        if doc is None:
+            continue
         try:
-            recipes.append(recipe_from_document(_parse(files, rel, cache), rel, hf_id))
+            recipes.append(dataclasses.replace(recipe_from_document(doc, rel, hf_id), source=label))
         except YamlLoadError as exc:
             errors.append(exc)
-    return Catalog(
-        root=Path(root),
-        taxonomy=docs.get("taxonomy.yaml", FrozenDict()),
-        platforms=docs.get("platforms.yaml"),
-        serving_strategies=FrozenDict(named["strategies"]),
-        kv_stores=FrozenDict(named["kv_store"]),
-        recipes=tuple(recipes),
-        sources=tuple(sources),
-        load_errors=tuple(errors),
-        all_ids=frozenset(all_ids),
-    )
+    return Layer(label, static["taxonomy.yaml"], static["platforms.yaml"], named["strategies"], named["kv_store"],
+                 tuple(recipes), tuple(errors), (), frozenset(all_ids))
+
+
+def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[str] = "<memory>",
+                            cache: ParseCache | None = None) -> Catalog:
+    """A :class:`Catalog` from in-memory files over the bundled one; ``root`` only labels it.
+
+    ``cache`` shares parsed documents between catalogs (documents are immutable).
+    """
+    return assemble(Path(root), [files_layer(files, str(root), cache)], bundled_layer())

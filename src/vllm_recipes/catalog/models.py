@@ -149,6 +149,27 @@ NumOrHwMap = _shape_union(
 )
 #: Status strings keyed by hardware (``verified`` / ``unsupported`` / ...).
 HwStatusMap = dict[str, str | None]
+#: Where the image comes from, shown on the page: a URL string, or a mapping (public recipes use
+#: ``{mount_path: ..., ...}``); nothing but the page reads it.
+DockerSource = _shape_union("a string or a mapping", {"str": str, "map": dict[str, Any]})
+
+#: Key paths only the website and the API show (``*``: any key). The engine never reads them, so
+#: a wrong type there is a warning and never costs a recipe its place (docs/reference/recipe-format.md).
+DISPLAY_ONLY: tuple[tuple[str, ...], ...] = (
+    ("meta", "title"), ("meta", "slug"), ("meta", "provider"), ("meta", "description"),
+    ("meta", "performance_headline"), ("meta", "related_recipes"), ("meta", "date_added"),
+    ("meta", "date_updated"), ("meta", "difficulty"),
+    ("model", "architecture"), ("model", "docker_source"),
+    ("features", "*", "label"), ("features", "*", "description"),
+    ("features", "*", "modes", "*", "label"), ("features", "*", "modes", "*", "description"),
+    ("variants", "*", "label"), ("variants", "*", "description"),
+)
+
+
+def is_display_only(path: tuple[str | int, ...]) -> bool:
+    """Whether ``path`` lies under a key only the page shows (:data:`DISPLAY_ONLY`)."""
+    return any(len(path) >= len(pattern) and all(p in ("*", got) for p, got in zip(pattern, path, strict=False))
+               for pattern in DISPLAY_ONLY)
 
 
 # --- install and docker --------------------------------------------------------------------
@@ -235,6 +256,8 @@ class Meta(_Model):
     tasks: StrList | None = None
     performance_headline: str | None = None
     related_recipes: StrList | None = None
+    #: *display*: ``beginner`` / ``intermediate`` / ``advanced`` in the public catalog
+    difficulty: str | None = None
     hardware: HwStatusMap | None = None
     default_hardware: str | None = None
 
@@ -260,7 +283,7 @@ class ModelSection(_Model):
     base_args: Args | None = None
     base_env: Env | None = None
     docker_image: DockerImage | None = None
-    docker_source: str | None = None
+    docker_source: DockerSource | None = None
     nightly_required: bool | None = None
     install: Install | None = None
     supports_dcp: bool | None = None

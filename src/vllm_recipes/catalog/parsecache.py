@@ -14,7 +14,7 @@ One pack per recipes directory (``parsed-<digest of the directory>.pickle``
 under ``$VLLM_RECIPES_CACHE_DIR``, else ``$XDG_CACHE_HOME/vllm-recipes``, else
 ``~/.cache/vllm-recipes``) holds the entries of the files its last load read,
 so it never grows beyond the catalog. It is rewritten atomically (temporary
-file + rename) only when something new was parsed. A cache directory or pack
+file + rename) only when something new was parsed, by the process that parsed. A cache directory or pack
 that another user could write is not used (see :func:`private_dir`). Reading uses a restricted
 unpickler that accepts no class but :class:`~.yamlsource.FrozenDict`, so even
 a tampered pack cannot run code; a damaged or foreign pack is ignored. Every
@@ -30,19 +30,16 @@ import io
 import os
 import pickle
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .. import __version__
-from .forkmap import MISSING, forked_map, in_background, wait_background
 from .yamlsource import (
     FrozenDict,
     Position,
     YamlDocument,
-    YamlLoadError,
     check_raw,
     load_yaml_file,
     parse_yaml,
@@ -166,163 +163,34 @@ def _write_pack(pack: Path, payload: Any) -> None:
 class ParseCache:
     """The parsed files of one load of a recipes directory; :meth:`save` when done."""
 
-    def __init__(self, root: Path | None, *, write_behind: bool = False) -> None:
-        """``write_behind``: :meth:`save` writes from a forked child while this process goes on.
-
-        A pack an earlier load of this process is still writing is waited for first, so it is read.
-        """
-        wait_background()
+    def __init__(self, root: Path | None) -> None:
         self._pack = _pack_path(root, "parsed") if root is not None else None
-        self._write_behind = write_behind
         self._old: dict[str, Any] = _read_pack(self._pack, dict) or {}
         self._used: dict[str, Any] = {}
         self._new = False
-        #: file -> (bytes, digest) read by :meth:`missing` and not yet parsed (a first load reads once)
-        self._read: dict[str, tuple[bytes, str]] = {}
 
     def read(self, path: Path, file: str) -> YamlDocument:
-        """The document of ``path`` (shown as ``file``), with the bytes :meth:`missing` read if it did."""
-        got = self._read.pop(file, None)
-        if got is None:
-            return self.parse(read_raw(path, file), file=file)
-        return self.parse(*got, file=file)
+        """The document of ``path`` (shown as ``file``)."""
+        return self.parse(read_raw(path, file), file=file)
 
-    def parse(self, raw: bytes, key: str | None = None, *, file: str) -> YamlDocument:
-        """The document of ``raw`` (shown as ``file``; ``key``: its digest, if known): cached, else parsed."""
+    def parse(self, raw: bytes, *, file: str) -> YamlDocument:
+        """The document of ``raw`` (shown as ``file``): cached, else parsed."""
         text = check_raw(raw, file)
-        key = key or _digest(raw)
+        key = _digest(raw)
         entry = self._used.get(key)
         if entry is None and _is_entry(got := self._old.get(key)):
             entry = self._used[key] = got
         if entry is not None:
             return _document_of(entry, text, file, key)
-        doc = parse_yaml(text, file, digest=key)  # (the text: ``check_raw`` already checked and decoded it)
+        doc = parse_yaml(text, file, digest=key)
         self._used[key] = _entry_of(doc)
         self._new = True
         return doc
 
-    def missing(self, files: list[tuple[bytes, str]]) -> list[tuple[bytes, str, str]]:
-        """``(raw, file, digest)`` of each of ``files`` the cache cannot answer yet."""
-        out = []
-        for raw, file in files:
-            key = _digest(raw)
-            self._read[file] = (raw, key)
-            if key not in self._used and not _is_entry(self._old.get(key)):
-                out.append((raw, file, key))
-        return out
-
-    def adopt(self, entries: dict[str, Any]) -> None:
-        """Take entries parsed elsewhere (:func:`parse_in_parallel`); only well-formed ones are kept."""
-        for key, entry in entries.items():
-            if isinstance(key, str) and _is_entry(entry) and key not in self._used:
-                self._used[key] = entry
-                self._new = True
-
     def save(self) -> None:
         """Write the pack when this load parsed anything new (or dropped entries no file uses)."""
         if self._pack is not None and (self._new or self._used.keys() != self._old.keys()):
-            pack, payload = self._pack, self._used
-            if not (self._write_behind and in_background(lambda: _write_pack(pack, payload))):
-                _write_pack(pack, payload)
-
-
-class CleanVerdicts:
-    """Recipe files that validation found free of errors, remembered between runs.
-
-    The skip rule (:func:`~.usable.usable_catalog`) validates every recipe before
-    ``serve`` or ``build-api`` use it; a verdict is keyed by the digests of the
-    recipe's bytes and of every other catalog file (its vocabulary: taxonomy,
-    strategies, platforms), its path and this package's version, so it holds
-    exactly as long as everything validation reads is unchanged. Only "no
-    error" is remembered: a recipe with errors is validated (and reported) again
-    on every run.
-    """
-
-    def __init__(self, root: Path, context: str | None) -> None:
-        """``context``: :func:`catalog_context` (``None``: unknown, so nothing is remembered)."""
-        self._pack = _pack_path(root, "clean") if context is not None else None
-        self._context = context
-        self._old: set[str] = _read_pack(self._pack, set) or set()
-        self._now: set[str] = set()
-
-    def key(self, rel_path: str, digest: str | None) -> str | None:
-        """The verdict key of a recipe file (``None``: its bytes or the catalog's are unknown)."""
-        if self._context is None or digest is None:
-            return None
-        return hashlib.blake2b(f"{self._context}|{rel_path}|{digest}".encode(), digest_size=20).hexdigest()
-
-    def known_clean(self, key: str | None) -> bool:
-        if key is not None and key in self._old:
-            self._now.add(key)
-            return True
-        return False
-
-    def add(self, key: str | None) -> None:
-        if key is not None:
-            self._now.add(key)
-
-    def save(self) -> None:
-        if self._pack is not None and self._now != self._old:
-            _write_pack(self._pack, self._now)
-
-
-def catalog_context(digests: list[tuple[str, str | None]]) -> str | None:
-    """One digest for every non-recipe file of a catalog (``None`` when one was read without digest)."""
-    if any(d is None for _rel, d in digests):
-        return None
-    return hashlib.blake2b(repr(sorted(digests)).encode() + _SALT, digest_size=20).hexdigest()
-
-
-#: parsing in two processes pays (fork, pickling what the child parsed) from about this much YAML
-PARALLEL_MIN_BYTES = 1_000_000
-
-
-def _entry(raw: bytes, file: str, key: str) -> Any:
-    """The cache entry of one file, ``None`` when it does not parse (its load reports the error)."""
-    try:
-        return _entry_of(parse_yaml(check_raw(raw, file), file, digest=key))
-    except Exception:  # reported by the load, which parses this file again
-        return None
-
-
-def _restricted_loads(blob: bytes) -> Any:
-    return _FrozenOnlyUnpickler(io.BytesIO(blob)).load()
-
-
-def parse_in_parallel(cache: ParseCache, paths: list[tuple[Path, str]],
-                      meanwhile: Callable[[], object] | None = None,
-                      then: Callable[[str, YamlDocument], object] | None = None) -> bool:
-    """Parse the files ``cache`` lacks on two cores (:func:`.forkmap.forked_map`); whether a child was forked.
-
-    Only the first load of a large catalog pays the parse (every later one reads
-    the cache), and it is most of ``serve``'s first start; ``meanwhile`` (``serve``
-    prepares its web layer there) runs once while the child parses, and not at
-    all when nothing is forked; ``then(file, document)`` runs here for each file as soon as its
-    parse is here (``serve`` validates it meanwhile). The
-    child's frames are read with the cache's restricted unpickler. Below
-    :data:`PARALLEL_MIN_BYTES` of unparsed YAML nothing is forked; whatever
-    fails, the ordinary load parses what is still missing.
-    """
-    files: list[tuple[bytes, str]] = []
-    for path, display in paths:
-        with contextlib.suppress(YamlLoadError):  # unreadable or too big: the load reports it
-            files.append((read_raw(path, display), display))
-    todo = cache.missing(files)
-    if sum(len(f[0]) for f in todo) < PARALLEL_MIN_BYTES:
-        return False
-
-    def parsed(index: int, entry: Any) -> None:
-        if then is not None and _is_entry(entry):
-            raw, file, key = todo[index]
-            then(file, _document_of(entry, check_raw(raw, file), file, key))
-
-    results = forked_map(lambda item: _entry(*item), todo, meanwhile=meanwhile, loads=_restricted_loads,
-                         then=parsed)
-    if results is None:
-        return False
-    cache.adopt({key: entry for (_raw, _file, key), entry in zip(todo, results, strict=True)
-                 if entry is not None and entry is not MISSING})
-    return True
+            _write_pack(self._pack, self._used)
 
 
 def read_document(cache: ParseCache | None, path: Path, display: str) -> YamlDocument:

@@ -252,6 +252,13 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
         path, is_key = _loc_to_path(tuple(err.get("loc", ())), data)
         etype = err.get("type", "")
         value = err.get("input")
+        if model is m.RecipeModel and m.is_display_only(path):
+            # (compatibility policy: the engine never reads it, so it never costs the recipe its place)
+            why = f"{err.get('msg', 'wrong type')}, got {_describe(value)}" if etype == "wrong_type" else \
+                f"{_EXPECTED.get(etype, str(err.get('msg', 'invalid value')))}, got {_describe(value)}"
+            out.append(finding_at(doc, path, "warning", f"{why}; only the page shows this key, the recipe is "
+                                                        "still published", "display-type"))
+            continue
         if is_key:
             msg = f"mapping key {_describe(path[-1]) if path else ''} must be a string".replace("  ", " ")
             out.append(finding_at(doc, path, "error", msg, "type"))

@@ -3,13 +3,18 @@
 We compose the node graph with PyYAML's C loader (when available), refuse
 documents whose alias expansion would explode (YAML bombs) *before* building
 Python objects, then construct the data and walk the node graph once to index
-the position of every key path. Loaded data is deep-frozen (``FrozenDict`` and
+the position of every key path. Only the safe YAML types are data: strings,
+integers, finite floats, booleans, null, lists, mappings with string keys (and
+dates, read as ``YYYY-MM-DD`` strings); anything else (``!!binary``, ``!!set``,
+``!!omap``, ``.inf``, ``.nan``, a non-string key such as ``1:`` or ``true:``)
+is a load error at its ``file:line:col``, so nothing downstream meets it. Loaded data is deep-frozen (``FrozenDict`` and
 tuples) so the catalog can be shared freely between requests and threads.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -305,8 +310,53 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 #: scalar tags the one-walk construction builds with the loader's own constructors (values)
 _SCALAR_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
                           "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp"})
-#: the subset allowed as mapping keys (a date key is stringified differently: left to the full path)
-_KEY_TAGS = _SCALAR_TAGS - {"tag:yaml.org,2002:timestamp"}
+
+
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+#: tags a mapping key may carry: strings (dates are stringified), and ``<<`` merge keys
+_SAFE_KEY_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:timestamp", _MERGE_TAG})
+_KIND_OF_TAG = {"tag:yaml.org,2002:int": "an integer", _FLOAT_TAG: "a number", "tag:yaml.org,2002:bool": "a boolean",
+                "tag:yaml.org,2002:null": "null"}
+
+
+def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
+    """Refuse what is not plain data (see the module docstring), at the node's position."""
+
+    def refuse(node: yaml.Node, message: str) -> YamlLoadError:
+        m = node.start_mark
+        return YamlLoadError(file, m.line + 1, m.column + 1, message)
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        tag = node.tag
+        if isinstance(node, yaml.ScalarNode):
+            if tag not in _SCALAR_TAGS:
+                raise refuse(node, f"YAML tag {tag.replace('tag:yaml.org,2002:', '!!')} is not plain data "
+                                   "(strings, numbers, booleans, null, lists and mappings only)")
+            if tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
+                raise refuse(node, f"{node.value!r} is not a finite number")
+        elif isinstance(node, yaml.MappingNode):
+            if tag != _MAP_TAG:
+                raise refuse(node, f"YAML tag {tag.replace('tag:yaml.org,2002:', '!!')} is not plain data "
+                                   "(a mapping or a list is)")
+            for k, v in node.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    raise refuse(k, "mapping keys must be strings, not a list or mapping")
+                if k.tag not in _SAFE_KEY_TAGS:
+                    kind = _KIND_OF_TAG.get(k.tag, "not a string")
+                    raise refuse(k, f"mapping keys must be strings; {k.value or '~'} is {kind} (quote it)")
+                stack.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            if tag != _SEQ_TAG:
+                raise refuse(node, f"YAML tag {tag.replace('tag:yaml.org,2002:', '!!')} is not plain data "
+                                   "(a mapping or a list is)")
+            stack.extend(node.value)
 
 
 class _NotPlain(Exception):
@@ -344,7 +394,10 @@ def _construct_frozen(root: yaml.Node, loader: Any) -> tuple[Any, bool]:
                 if tag == _STR_TAG:
                     built[nid] = (node.value, 1)
                 elif tag in _SCALAR_TAGS:
-                    built[nid] = (normalize_date(constructors[tag](loader, node)), 1)
+                    value = constructors[tag](loader, node)
+                    if tag == _FLOAT_TAG and not math.isfinite(value):
+                        raise _NotPlain  # (refused with its position by the full path)
+                    built[nid] = (normalize_date(value), 1)
                 else:
                     raise _NotPlain
                 continue
@@ -356,8 +409,8 @@ def _construct_frozen(root: yaml.Node, loader: Any) -> tuple[Any, bool]:
                 if node.tag != _MAP_TAG:
                     raise _NotPlain
                 for k, v in node.value:
-                    if k.__class__ is not scalar_node or k.tag not in _KEY_TAGS:
-                        raise _NotPlain  # merge keys ("<<"), "=" value keys, complex or date keys
+                    if k.__class__ is not scalar_node or k.tag != _STR_TAG:
+                        raise _NotPlain  # merge keys ("<<"), non-string, complex or date keys
                     stack.append((k, depth + 1, False))
                     stack.append((v, depth + 1, False))
             elif cls is sequence_node and node.tag == _SEQ_TAG:
@@ -421,6 +474,7 @@ def parse_yaml(text: str | bytes, file: str, digest: str | None = None, *, one_w
             else:
                 return _parsed(file, root, frozen, repeats, text, digest)
         repeats = _check_expansion(root, file)
+        _check_safe(root, file, loader)
         try:
             data = loader.construct_document(root)
         except yaml.MarkedYAMLError as exc:

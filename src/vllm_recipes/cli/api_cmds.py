@@ -35,7 +35,7 @@ def _warn(line: str) -> None:
 @click.option("--verbose", "-v", is_flag=True, help="Say on stderr what was rebuilt and why.")
 @click.option("--llms/--no-llms", default=True, show_default=True,
               help="Also write llms.txt and llms-full.txt (the catalog for language models, from the engine).")
-def build_api_cmd(out: Path, recipes_dir: str | None, check: bool, changed: tuple[Path, ...], full: bool,
+def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, changed: tuple[Path, ...], full: bool,
                   jobs: int | None, no_translations: bool, verbose: bool, llms: bool) -> None:
     """Write the static JSON API to OUT (docs/reference/json-api.md), atomically and incrementally.
 

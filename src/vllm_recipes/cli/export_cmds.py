@@ -46,8 +46,10 @@ def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
 @click.option("--name", help="Object / job name (default: from the model id).")
 @click.option("--pvc", help="Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).")
 @click.option("--image", help="Container image (default: the image the Docker tab uses).")
-def export_cmd(hf_id: str, recipes_dir: str | None, target: str, output: str, namespace: str, name: str | None,
-               pvc: str | None, image: str | None, **kw: Any) -> None:
+@click.option("--rdma", default="rdma/ib", show_default=True,
+              help="Kubernetes resource of one RDMA NIC for multi-node / PD / Mooncake-RDMA pods, or 'none'.")
+def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: str, namespace: str, name: str | None,
+               pvc: str | None, image: str | None, rdma: str, **kw: Any) -> None:
     """Write the deployment of HF_ID at the chosen selection for a scheduler (same plan as `command`)."""
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
@@ -57,7 +59,7 @@ def export_cmd(hf_id: str, recipes_dir: str | None, target: str, output: str, na
     from vllm_recipes.web.deploy import export_state
 
     state = resolve_request(catalog, recipe, kw)
-    options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image)
+    options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image, rdma=rdma)
     try:
         artifacts = export_state(catalog, recipe, state, target, options)
     except ExportError as exc:

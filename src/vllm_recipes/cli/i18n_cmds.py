@@ -18,7 +18,7 @@ from vllm_recipes.cli.main import cli, recipes_dir_option
 EXIT_CLEAN, EXIT_STALE = 0, 1
 
 
-def _load(recipes_dir: str | None) -> Catalog:
+def _load(recipes_dir: tuple[str, ...]) -> Catalog:
     try:
         return load_catalog(recipes_dir)
     except FileNotFoundError as exc:
@@ -35,7 +35,7 @@ def i18n_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
 @click.option("--lang", "langs", multiple=True, metavar="LANG", help="Only these languages (repeatable).")
 @click.argument("hf_ids", nargs=-1, metavar="[HF_ID]...")
-def check_cmd(recipes_dir: str | None, as_json: bool, langs: tuple[str, ...], hf_ids: tuple[str, ...]) -> None:
+def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...], hf_ids: tuple[str, ...]) -> None:
     """Report translations that drifted from their recipe; exit 1 if any is stale.
 
     Per translation: source sections changed since it was made (hash mismatch or
@@ -92,7 +92,7 @@ def check_cmd(recipes_dir: str | None, as_json: bool, langs: tuple[str, ...], hf
 @recipes_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.argument("hf_id")
-def sections_cmd(recipes_dir: str | None, as_json: bool, hf_id: str) -> None:
+def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> None:
     """Print a recipe's guide sections with the slug and hash a translation records.
 
     The YAML output is ready to paste as ``source_hashes:`` front matter.

@@ -73,7 +73,7 @@ def _display_path(catalog: Catalog, name: str) -> str:
               "annotations), sarif (SARIF 2.1.0).  [default: text]")
 @vllm_option
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def validate_cmd(recipes_dir: str | None, as_json: bool, fmt: str | None, files: tuple[Path, ...],
+def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, files: tuple[Path, ...],
                  vllm_release: str | None = None) -> None:
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
@@ -151,7 +151,7 @@ def _variant_keys(recipe: Recipe) -> list[str]:
 @cli.command("list")
 @recipes_dir_option
 @json_option
-def list_cmd(recipes_dir: str | None, as_json: bool) -> None:
+def list_cmd(recipes_dir: tuple[str, ...], as_json: bool) -> None:
     """List the recipes of the catalog: id, title, provider and variants."""
     catalog = _load(recipes_dir)
     rows = [{"hf_id": r.hf_id, "title": r.title, "provider": r.provider,
@@ -218,7 +218,9 @@ def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
         status = declared.get(hw)
         hardware_rows.append({"id": hw, "display_name": p.get("display_name"),
                               "status": status if isinstance(status, str) else None,
-                              "default": hw == default_hw, "known": True, "variants": runs})
+                              "default": hw == default_hw, "known": True, "variants": runs,
+                              "sources": {str(k): catalog.origin_of(catalog.taxonomy_file,
+                                                                    ("hardware_profiles", hw, k)) for k in p}})
     for hw, status in declared.items():
         if hw not in profiles:
             hardware_rows.append({"id": hw, "display_name": None,
@@ -259,6 +261,7 @@ def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
     out: dict[str, Any] = {
         "hf_id": recipe.hf_id, "title": recipe.title, "provider": recipe.provider,
         "description": meta.get("description"), "model_id": model.get("model_id"), "file": recipe.rel_path,
+        "source": recipe.source,
         "omni": recipe.is_omni, "default_hardware": default_hw,
         "variants": variant_rows, "hardware": hardware_rows,
         "strategies": strategy_rows, "recommended_strategy": recommended,
@@ -284,7 +287,8 @@ def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
         click.echo(f"(served by variant '{via_variant}' of this recipe)")
     if ov.get("description"):
         click.echo(ov["description"])
-    click.echo(f"model: {ov['model_id']}    file: {ov['file']}")
+    source = f"    source: {ov['source']}" if ov.get("source") else ""
+    click.echo(f"model: {ov['model_id']}    file: {ov['file']}{source}")
 
     _heading("Variants")
     _table(None, ["KEY", "LABEL", "PRECISION", "SIZE", "MODEL"],
@@ -300,8 +304,9 @@ def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
         mark = _mark(h["status"])
         if h["known"] and not runs and h["status"] != "unsupported":
             mark = (mark + " " if mark else "") + "(no variant runs)"
-        rows.append([h["id"] + (" *" if h["default"] else ""), name, mark, runs])
-    _table(None, ["ID", "NAME", "STATUS", "VARIANTS"], rows)
+        facts_from = ", ".join(dict.fromkeys(h.get("sources", {}).values()))
+        rows.append([h["id"] + (" *" if h["default"] else ""), name, mark, runs, facts_from])
+    _table(None, ["ID", "NAME", "STATUS", "VARIANTS", "FACTS FROM"], rows)
     if ov["default_hardware"]:
         click.echo("* default hardware")
 
@@ -345,7 +350,7 @@ def _print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
 @recipes_dir_option
 @json_option
 @click.argument("hf_id")
-def show_cmd(recipes_dir: str | None, as_json: bool, hf_id: str) -> None:
+def show_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> None:
     """Show one recipe: variants, hardware, offered strategies and features."""
     catalog = _load(recipes_dir)
     recipe, via_variant = _resolve(catalog, hf_id)

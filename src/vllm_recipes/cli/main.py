@@ -9,25 +9,27 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from vllm_recipes import __version__
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from vllm_recipes.catalog import Catalog, Recipe
+    from vllm_recipes.catalog.loader import RecipesDirs
 
 recipes_dir_option = click.option(
     "--recipes-dir",
-    type=click.Path(file_okay=False, path_type=str),
+    "recipes_dir",
+    multiple=True,
     envvar="VLLM_RECIPES_DIR",
-    default=None,
-    help="Recipe directory in the public layout (docs/reference/recipe-format.md); its models/ is the whole "
-         "list of recipes, while taxonomy, platforms, strategies and kv stores it lacks come from the bundled "
-         "catalog (default: the bundled catalog). Env: VLLM_RECIPES_DIR.",
+    metavar="SOURCE",
+    help="Recipes in the public layout (docs/reference/recipe-format.md): a directory, github:ORG/REPO[@REF], "
+         "git+https://...[@REF], git+file:///...[@REF] or an http(s)://.../*.tar.gz archive (fetched once, then "
+         "read from the cache). Repeat it to layer sources: later ones replace recipes per model id, and "
+         "taxonomy, platforms, strategies and kv stores merge per entry and per field over the bundled "
+         "catalog's (default: the bundled catalog). Env: VLLM_RECIPES_DIR (space-separated).",
 )
 
 
@@ -63,6 +65,14 @@ class LazyGroup(click.Group):
             importlib.import_module(f"vllm_recipes.cli.{COMMAND_MODULES[cmd_name]}")
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        from vllm_recipes.render.shell import UnsafeValue
+
+        try:
+            return super().invoke(ctx)
+        except UnsafeValue as exc:  # a value the rendering refuses to write into a command (H7)
+            fail(f"refusing to render: {exc} (run `vllm-recipes validate` for the file and line)")
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vllm-recipes")
@@ -81,38 +91,53 @@ def fail(message: str) -> NoReturn:
 
 
 def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    """``catalog.find(hf_id)``, or exit 2 saying why: the file failed to load (file:line),
-    or no such recipe (with close matches)."""
-    found = catalog.find(hf_id)
-    if found is not None:
-        return found
-    broken = catalog.load_error_for(hf_id)
-    if broken is not None:
-        fail(f"recipe {hf_id!r} failed to load: {broken}")
-    close = catalog.close_matches(hf_id)
-    fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    """``catalog.find(hf_id)``, or exit saying why: the file failed to load (file:line, exit 2), no such
+    recipe (with close matches, exit 2), or it has validation errors (each with file:line, exit 1).
 
-
-def load_or_exit(recipes_dir: str | None, meanwhile: Callable[[], object] | None = None, *,
-                 prevalidate: bool = False) -> Catalog:
-    """Load the catalog or exit 2 with a readable reason (never a traceback).
-
-    The first load of a large catalog parses on two cores; ``meanwhile`` runs
-    while the second core parses, and ``prevalidate`` finds each recipe's errors
-    meanwhile too (see :func:`~vllm_recipes.catalog.load_catalog`).
+    The publishing rule (docs/decisions-catalog.md): what ``serve`` and ``build-api`` leave out for a
+    validation error is not rendered by a command either.
     """
-    import gc
+    from vllm_recipes.catalog.usable import recipe_errors
 
+    found = catalog.find(hf_id)
+    if found is None:
+        broken = catalog.load_error_for(hf_id)
+        if broken is not None:
+            fail(f"recipe {hf_id!r} failed to load: {broken}")
+        close = catalog.close_matches(hf_id)
+        fail(f"unknown recipe {hf_id!r}." + (f" Did you mean: {', '.join(close)}?" if close else ""))
+    _refuse_unsafe(found[0])
+    errors = recipe_errors(catalog, found[0])
+    if errors:
+        n = len(errors)
+        click.echo(f"Error: recipe {found[0].hf_id!r} has {n} validation error{'s' if n != 1 else ''}; it is not "
+                   "published (serve, build-api) nor rendered:", err=True)
+        for finding in errors:
+            click.echo(f"  {finding.format()}", err=True)
+        sys.exit(1)
+    return found
+
+
+def _refuse_unsafe(recipe: Recipe) -> None:
+    """Exit 2 with file:line errors when the recipe holds a name that is not one (an env key, image,
+    model id, binary; docs/decisions-hardening.md H7): even without ``validate``, nothing is rendered."""
+    from vllm_recipes.catalog.identifiers import recipe_identifier_findings
+
+    bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
+    if bad:
+        fail(f"refusing to render {recipe.hf_id}: "
+             + "".join(f"\n  {f.format()}" for f in bad[:20]))
+
+
+def load_or_exit(recipes_dir: RecipesDirs) -> Catalog:
+    """Load the catalog or exit 2 with a readable reason (never a traceback)."""
     from vllm_recipes.catalog import load_catalog
-    from vllm_recipes.gcpause import cyclic_gc_paused
+    from vllm_recipes.catalog.remote import SourceError
 
     try:
-        with cyclic_gc_paused():
-            catalog = load_catalog(recipes_dir, parallel=True, meanwhile=meanwhile, prevalidate=prevalidate)
-            # the catalog lives as long as the command: moved out of the collector's generations
-            # before it runs again (else its first run scans every object the load made, ~0.1 s)
-            gc.freeze()
-            return catalog
+        return load_catalog(recipes_dir)
+    except SourceError as exc:
+        fail(str(exc))
     except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:

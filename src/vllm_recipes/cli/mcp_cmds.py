@@ -17,7 +17,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface for --http (loopback by default; anything else is reachable by others).")
 @recipes_dir_option
-def mcp_cmd(http_port: int | None, host: str, recipes_dir: str | None) -> None:
+def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> None:
     """Serve the recipe tools to MCP clients (agents): list_recipes, show_recipe, resolve_command,
     explain, plus each recipe's JSON and guide as resources. Without --http, speaks MCP on
     stdin/stdout (what desktop clients launch)."""

@@ -64,7 +64,7 @@ def read_side(spec: str, git_cwd: str) -> dict[str, bytes]:
     return read_catalog_files(spec)
 
 
-def _selection_impact(hf_id: str, recipes_dir: str | None, spec_a: str, spec_b: str) -> Impact:
+def _selection_impact(hf_id: str, recipes_dir: tuple[str, ...], spec_a: str, spec_b: str) -> Impact:
     from vllm_recipes.review.compare import compare_selections
 
     from .engine_cmds import find_recipe, resolve_request
@@ -92,7 +92,7 @@ def _selection_impact(hf_id: str, recipes_dir: str | None, spec_a: str, spec_b: 
 @click.option("--jobs", type=click.IntRange(1, 64), default=None, help="Worker processes (default: automatic).")
 @recipes_dir_option
 def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None, fmt: str | None, as_json: bool,
-             fail_on_change: bool, jobs: int | None, recipes_dir: str | None) -> None:
+             fail_on_change: bool, jobs: int | None, recipes_dir: tuple[str, ...]) -> None:
     """Show what a recipe change does to the rendered commands.
 
     BASE and HEAD are recipe directories or git revisions (git:REV[:SUBDIR], read
@@ -117,7 +117,7 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
             fail("with --a/--b, pass one recipe id (HF_ID), not two sources.")
         impact = _selection_impact(base, recipes_dir, spec_a, spec_b)
     else:
-        head_spec = head or recipes_dir or "."
+        head_spec = head or (recipes_dir[-1] if recipes_dir else ".")
         from vllm_recipes.catalog.gitrev import is_git_spec
 
         git_cwd = "." if is_git_spec(head_spec) else head_spec

@@ -7,6 +7,8 @@ import socket
 
 import click
 
+from vllm_recipes.catalog.remote import is_remote
+
 from .main import cli, fail, load_or_exit, recipes_dir_option
 from .safety import follow_symlinks_option
 
@@ -40,16 +42,6 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {reason}; check --host and --port"
 
 
-def _prepare_web() -> None:
-    """Import the web layer and compile its templates while the catalog parses (first start)."""
-    import uvicorn  # noqa: F401 - (~0.1 s; imported here, after the fork, rather than before the load)
-
-    import vllm_recipes.catalog.validate  # noqa: F401 - (a first start then validates every recipe)
-    from vllm_recipes.web.app import prepare_process
-
-    prepare_process()
-
-
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
@@ -63,10 +55,13 @@ def _prepare_web() -> None:
 @click.option("--source-url", envvar="VLLM_RECIPES_SOURCE_URL", default=None, metavar="URL",
               help="Recipe directory in the source repository (e.g. https://github.com/ORG/REPO/tree/main); "
                    "adds 'Edit this recipe' and 'Report an issue' links. Env: VLLM_RECIPES_SOURCE_URL.")
+@click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
+              metavar="SECONDS", help="Close a connection that has not sent a whole request head within "
+              "this time (slow clients cannot hold connections).")
 @recipes_dir_option
 @follow_symlinks_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, watch: bool,
-              source_url: str | None, recipes_dir: str | None) -> None:
+              source_url: str | None, header_timeout: float, recipes_dir: tuple[str, ...]) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve).
 
     The server answers as soon as it listens; default pages and the static JSON API are
@@ -93,15 +88,17 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     # no cyclic collection until the long-lived heap (catalog, templates, memos) is frozen below: a
     # collection in between would only scan it
     gc.disable()
-    catalog = load_or_exit(recipes_dir, meanwhile=_prepare_web, prevalidate=not watch)
+    if watch and (len(recipes_dir) > 1 or is_remote(recipes_dir[0])):
+        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
+    catalog = load_or_exit(recipes_dir)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
 
-        catalog, skipped = usable_catalog(catalog, parallel=True)
+        catalog, skipped = usable_catalog(catalog)
         for finding in skipped:
             click.echo(f"vllm-recipes: skipping {finding.format()}", err=True)
-    if recipes_dir:
-        os.environ["VLLM_RECIPES_DIR"] = os.path.abspath(recipes_dir)
+    if recipes_dir:  # (what a reloaded or worker process loads: the same sources, from the cache if fetched)
+        os.environ["VLLM_RECIPES_DIR"] = " ".join(d if is_remote(d) else os.path.abspath(d) for d in recipes_dir)
     if source_url:
         os.environ["VLLM_RECIPES_SOURCE_URL"] = source_url
     try:
@@ -123,8 +120,12 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
+        from vllm_recipes.web.limits import KEEP_ALIVE_S, MAX_HEAD_BYTES, HeaderTimeoutProtocol, connection_cap
+
         uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
-                    workers=None if reload else workers, log_level=log_level,
+                    workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
+                    timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
+                    h11_max_incomplete_event_size=MAX_HEAD_BYTES,
                     reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
         return
     import uvicorn
@@ -141,12 +142,15 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         from vllm_recipes.web.live import LiveCatalog
 
         app = create_app(catalog, api_jobs=1, authoring=authoring)
-        live = LiveCatalog(app, recipes_dir or ".", source)
+        live = LiveCatalog(app, recipes_dir[0], source)
         live.reload()
         live.start()
     else:
         app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
+    from vllm_recipes.web.limits import server_config
+
+    server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
+                                          proxy_headers=False))
     # the catalog, the compiled templates and the memos live as long as the server: out of the
     # collector's generations, so request-time collections do not rescan them
     gc.freeze()

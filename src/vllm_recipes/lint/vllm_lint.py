@@ -15,8 +15,8 @@ vllm-unknown-key        error     JSON key the config class forbids (warning: ig
 vllm-invalid-choice     error     value not among the flag's / key's choices
 vllm-invalid-type       error     not an int / float / JSON as the flag requires
 vllm-arity              error     missing value, value after a switch, wrong count
-vllm-joined-value       error     flag and value in one argv item (``--x=1``, ``--x 1``)
-vllm-unknown-env        error     ``VLLM_*`` variable the release does not read
+vllm-joined-value       error     flag and value in one argv item (``--x 1``; ``--x=1`` runs: warning)
+vllm-unknown-env        warning   ``VLLM_*`` variable the release does not read (vLLM ignores it)
 vllm-deprecated-flag    warning   the release marks the flag deprecated
 vllm-unregistered-name  warning   parser / backend / connector name not built in
 vllm-min-version        warning   newer than the recipe's ``min_vllm_version``
@@ -253,9 +253,9 @@ class _Run:
         elif " " in tok.strip():
             name, _, joined = tok.strip().partition(" ")
         if joined is not None:
-            # ``--json-arg.key=value`` is syntax vLLM documents in its own help; still one item to the dedupe
-            dotted_eq = "." in name and "=" in tok
-            self.add("vllm-joined-value", "warning" if dotted_eq else "error", name,
+            # ``--x=1`` (and ``--json-arg.key=value``) is argparse syntax vLLM accepts: it runs, so a warning
+            # (still one item to the dedupe); ``'--x 1'`` as one item is an option vLLM does not know: an error
+            self.add("vllm-joined-value", "warning" if "=" in tok and tok.startswith("--") else "error", name,
                      f"{tok!r} puts the flag and its value in one argv item; write {name!r} and the value "
                      "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
                      i)
@@ -515,7 +515,7 @@ class _Run:
         if key not in self.view.env:
             ranges = self.tables.env_ranges(key)
             why = self.tables.window(ranges, self.view.idx) if ranges else "no release reads it"
-            self.add("vllm-unknown-env", "error", key, f"{key} is not read by {self.where()} ({why}); vLLM "
+            self.add("vllm-unknown-env", "warning", key, f"{key} is not read by {self.where()} ({why}); vLLM "
                      "logs it as unknown and the setting has no effect" + _did_you_mean(key, self.view.env),
                      env_key=key, plugin_may_add=True)
             return

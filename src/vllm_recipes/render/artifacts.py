@@ -20,6 +20,12 @@ from .workloads import SELF, Deployment, ExportError, Process, RankTerm, placeho
 MEDIA_YAML = "text/yaml"
 MEDIA_SHELL = "text/x-shellscript"
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: variables a value extends from the process's own environment (``LD_PRELOAD=/lib.so:$LD_PRELOAD``):
+#: not placeholders for the user, expanded by a shell in the container / on the node
+INHERITED = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH"})
+#: the data-parallel RPC port of each PD pool: a fixed number is safe (a pod, a Compose service and a
+#: Slurm node each have their own ports; co-located pools on one machine get different ones)
+RPC_PORTS = {"PREFILL_DP_RPC_PORT": 13345, "DECODE_DP_RPC_PORT": 13346}
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class ExportOptions:
     name: str | None = None
     pvc: str | None = None
     image: str | None = None
+    #: extended resource of one RDMA NIC for processes that use RDMA (multi-node NCCL/NIXL, Mooncake over
+    #: RDMA); ``none`` (or empty) requests none
+    rdma: str = "rdma/ib"
     #: ``pip`` or ``docker`` (the page's install tab)
     install: str = "docker"
     #: site-relative URL of the recipe page for this selection
@@ -52,7 +61,7 @@ def default_name(model_id: str) -> str:
     base = re.sub(r"[^a-z0-9]+", "-", model_id.rsplit("/", 1)[-1].lower()).strip("-")
     if not base or not base[0].isalpha():
         base = "m-" + base
-    return base[:40].rstrip("-")
+    return base[:36].rstrip("-")  # room for "-mooncake-master" and the revision-hash suffix (63)
 
 
 def check_name(name: str, what: str) -> str:
@@ -96,7 +105,19 @@ def used_placeholders(dep: Deployment) -> dict[str, list[str]]:
         if p.script:
             note(p.script, p.title)
     where.pop(SELF, None)
+    for name in INHERITED:
+        where.pop(name, None)
     return where
+
+
+def whole_json_values(dep: Deployment) -> frozenset[str]:
+    """Placeholders that are a whole string value of a config file (``"device_name": "$X"``): their
+    documented empty value (``""``: Mooncake picks the NICs) is valid, so they must be set but may be empty."""
+    out: set[str] = set()
+    for p in dep.processes:
+        for f in p.files:
+            out.update(re.findall(r'"\$([A-Z_][A-Z0-9_]*)"', f.content))
+    return frozenset(out)
 
 
 def header(dep: Deployment, target: str, opts: ExportOptions, to_set: Mapping[str, list[str]],

@@ -14,9 +14,19 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .artifacts import MEDIA_YAML, Artifact, ExportOptions, container_image, header, used_placeholders
-from .k8s import FILES_MOUNT, HF_CACHE, dump
-from .workloads import Deployment, ExportError, Process
+from .artifacts import (
+    INHERITED,
+    MEDIA_YAML,
+    RPC_PORTS,
+    Artifact,
+    ExportOptions,
+    container_image,
+    header,
+    used_placeholders,
+    whole_json_values,
+)
+from .k8s import FILES_MOUNT, HF_CACHE, dump, shell_word
+from .workloads import PLACEHOLDER, Deployment, ExportError, Process, container_install
 
 HEALTH_INTERVAL_S = 10
 
@@ -31,6 +41,8 @@ class Binder:
         self.by_key = {p.key: p for p in dep.processes}
         self.by_pool = {p.pool: p for p in dep.processes if p.pool}
         self.files = {f.path_var: f for p in dep.processes for f in p.files}
+        #: set, but may be empty (Compose's ``${X?}``): the documented automatic value of a config field
+        self.empty_ok = whole_json_values(dep)
 
     def bind(self, name: str) -> str | None:
         for pool, owner in self.by_pool.items():
@@ -46,6 +58,8 @@ class Binder:
             return "mooncake-master"
         if name in self.files:
             return f"{FILES_MOUNT}/{self.files[name].name}"
+        if name in RPC_PORTS:
+            return str(RPC_PORTS[name])
         return None
 
     def text(self, value: str) -> str:
@@ -54,8 +68,11 @@ class Binder:
         pos = 0
         for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", value):
             out.append(compose_literal(value[pos:m.start()]))
-            b = self.bind(m.group(1))
-            out.append(compose_literal(b) if b is not None else f"${{{m.group(1)}:?set {m.group(1)}, see the header}}")
+            name = m.group(1)
+            b = self.bind(name)
+            need = "?" if name in self.empty_ok else ":?"
+            out.append(compose_literal(b) if b is not None else compose_literal(m.group(0)) if name in INHERITED
+                       else f"${{{name}{need}set {name}, see the header}}")
             pos = m.end()
         out.append(compose_literal(value[pos:]))
         return "".join(out)
@@ -102,29 +119,43 @@ def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
     return out
 
 
-def _healthcheck(port: int, timeout_s: int) -> dict[str, Any]:
-    probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{port}/health', timeout=5)"
+def _healthcheck(port: int, timeout_s: int, protocol: str = "http") -> dict[str, Any]:
+    """``/health`` over HTTP; a TCP connect for a gRPC server (the image has no gRPC health client)."""
+    probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{port}/health', timeout=5)" \
+        if protocol == "http" else f"import socket; socket.create_connection(('localhost', {port}), timeout=5)"
     return {"test": ["CMD", "python3", "-c", probe], "interval": f"{HEALTH_INTERVAL_S}s", "timeout": "10s",
             "retries": 3, "start_period": f"{timeout_s}s"}
+
+
+def _inherits(value: str) -> bool:
+    return any(n in INHERITED for n in PLACEHOLDER.findall(value))
 
 
 def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
     svc: dict[str, Any] = {"image": image}
     argv = p.argv
+    install = container_install(p.install, image, p.title)
+    # run by a shell in the container first: the install step the image needs, env values that extend
+    # the image's own environment (Compose would fill ``$LD_PRELOAD`` from the host's)
+    prelude = [install] if install else []
+    prelude += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}"
+                for k, v in p.env if _inherits(v)]
     if p.script is not None:
-        svc["entrypoint"] = ["/bin/sh", "-c", compose_literal(p.script)]
+        svc["entrypoint"] = ["/bin/sh", "-c", compose_literal("\n".join(["set -e", *prelude, p.script])
+                                                                if prelude else p.script)]
     else:
         k = 2 if argv[:2] == ("vllm", "serve") else 1
         head = [b.text(t) for t in argv[:k]]
-        if p.install:
-            head = ["/bin/sh", "-c", compose_literal(f'{p.install} && exec "$0" "$@"'), *head]
+        if prelude:
+            head = ["/bin/sh", "-c", compose_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
         svc["entrypoint"] = head
         svc["command"] = [b.text(t) for t in argv[k:]]
     env: dict[str, str] = {}
     if p.kind == "serve":
         env["HF_TOKEN"] = "${HF_TOKEN:-}"
     for k_, v in p.env:
-        env[k_] = b.text(v)
+        if not _inherits(v):
+            env[k_] = b.text(v)
     if env:
         svc["environment"] = env
     if p.port is not None:
@@ -142,7 +173,17 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     if files:
         svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]
     if p.port is not None and p.kind in ("serve", "router"):
-        svc["healthcheck"] = _healthcheck(p.port, dep.ready_timeout_s)
+        svc["healthcheck"] = _healthcheck(p.port, dep.ready_timeout_s, p.protocol)
+    if p.rdma:  # RDMA NICs, and IPC_LOCK with no memlock limit to register (pin) memory for them
+        svc.setdefault("devices", []).append("/dev/infiniband:/dev/infiniband")
+        svc["cap_add"] = ["IPC_LOCK"]
+        svc["ulimits"] = {"memlock": -1}
+    if p.cpu or p.memory_gib:
+        reservations = svc.setdefault("deploy", {}).setdefault("resources", {}).setdefault("reservations", {})
+        if p.cpu:
+            reservations["cpus"] = str(p.cpu)
+        if p.memory_gib:
+            reservations["memory"] = f"{p.memory_gib}g"
     return svc
 
 
@@ -178,7 +219,11 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         doc["configs"] = {name: {"content": b.text(f.content)} for name, f in files.items()}
     to_set = {n: w for n, w in used_placeholders(dep).items() if b.bind(n) is None}
     extra = ["Run: docker compose up -d (Compose v2.23+; HF_TOKEN is read from your environment)."]
-    if any(p.install for p in dep.processes):
-        extra.append("Processes with an install step run it in the container first: "
-                     + "; ".join(f"{p.title}: {p.install}" for p in dep.processes if p.install))
+    empty_ok = sorted(n for n in b.empty_ok if n in to_set)
+    if empty_ok:
+        extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
+    installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
+    if installs:
+        extra.append("Install steps in the container: " + "; ".join(
+            f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs))
     return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, extra) + dump(doc), MEDIA_YAML)]

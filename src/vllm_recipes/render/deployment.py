@@ -18,7 +18,7 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import docker_run_text
 from .rendering import env_pairs, meta_for
-from .shell import quote, render_invocation, router_text
+from .shell import assignment, render_invocation, router_text
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Block:
 
 
 def export_lines(env: tuple[EnvValue, ...]) -> list[str]:
-    return [f"export {e.key}={quote(js_str(e.value))}" for e in env]
+    return [f"export {assignment(e.key, js_str(e.value))}" for e in env]
 
 
 def serve_text(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], install: str, port: int = 8000) -> str:

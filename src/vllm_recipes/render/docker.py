@@ -7,8 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vllm_recipes.catalog.identifiers import RULE_IMAGE, is_image
 from vllm_recipes.jsvalues import get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen
+
+from .shell import UnsafeValue, assignment, env_key, quote
 
 DEFAULT_IMAGES = {
     "nvidia": "vllm/vllm-openai:latest",
@@ -99,6 +102,13 @@ def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: 
     return DockerMeta(image, text, argv, brand_key, pinned, cuda_map, nightly)
 
 
+def image_word(image: str) -> str:
+    """A container image as a shell word; refuses what is not an image reference (OCI grammar)."""
+    if not is_image(image):
+        raise UnsafeValue(f"docker image {image!r} is not {RULE_IMAGE}")
+    return image
+
+
 def _mounts(model_id: str, env: Sequence[tuple[str, Any]]) -> list[str]:
     out = [f"{model_id}:{model_id}:ro"] if model_id.startswith("/") else []
     for k, v in env:
@@ -128,17 +138,17 @@ def docker_run_head(model_id: str, env: Sequence[tuple[str, Any]], meta: DockerM
     """The ``docker run`` text up to the image and the model id: the same for every command
     run with this env (:func:`docker_run_text` appends the command's flags)."""
     mounts = _mounts(model_id, env)
-    env_flags = [f"-e {k}={js_str(v)}" for k, v in env]
+    env_flags = [f"-e {assignment(k, js_str(v))}" for k, v in env]
     join = " \\\n  "
     prefix = f"# {model_id} must already exist on the host — bind-mounted read-only below.\n" \
         if model_id.startswith("/") else ""
     out = (f"{prefix}docker run {meta.gpu_flags_text} \\\n  --privileged --ipc=host -p {port}:{port} \\\n"
            f"  -v ~/.cache/huggingface:/root/.cache/huggingface \\")
     if mounts:
-        out += "\n  " + join.join(f"-v {x}" for x in mounts) + " \\"
+        out += "\n  " + join.join(f"-v {quote(x)}" for x in mounts) + " \\"
     if env_flags:
         out += "\n  " + join.join(env_flags) + " \\"
-    return out + f"\n  {meta.image if meta.image is not None else 'undefined'} {model_id}"
+    return out + f"\n  {image_word(meta.image) if meta.image is not None else 'undefined'} {model_id}"
 
 
 def docker_run_argv(argv: Sequence[str], env: Sequence[tuple[str, Any]], meta: DockerMeta,
@@ -160,7 +170,7 @@ def docker_argv_head(model_id: str, env: Sequence[tuple[str, Any]], meta: Docker
     for mnt in _mounts(model_id, env):
         out += ["-v", mnt]
     for k, v in env:
-        out += ["-e", f"{k}={js_str(v)}"]
+        out += ["-e", f"{env_key(k)}={js_str(v)}"]
     if meta.image is not None:
-        out.append(meta.image)
+        out.append(image_word(meta.image))
     return out

@@ -7,7 +7,7 @@ from typing import Any
 
 from vllm_recipes.jsvalues import as_list, get, is_map, js_str, truthy
 
-from .docker import BRAND_KEYS, is_cuda_map
+from .docker import BRAND_KEYS, image_word, is_cuda_map
 
 PIP_DEFAULT = "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --torch-backend auto"
 PIP_NIGHTLY = ("uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre \\\n"
@@ -84,7 +84,7 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_inst
         out["pip"] = {"command": command, "note": note} if truthy(note) else {"command": command}
     if docker_cfg is not False:
         command = get(docker_cfg, "command") if truthy(get(docker_cfg, "command")) else \
-            "docker pull " + (pull_image or install_pull_image(recipe))
+            "docker pull " + image_word(pull_image or install_pull_image(recipe))
         note = get(docker_cfg, "note")
         out["docker"] = {"command": command, "note": note} if truthy(note) else {"command": command}
     deps = recipe.get("dependencies")

@@ -22,7 +22,9 @@ from typing import Any
 import yaml
 
 from .artifacts import (
+    INHERITED,
     MEDIA_YAML,
+    RPC_PORTS,
     Artifact,
     ExportOptions,
     check_name,
@@ -31,8 +33,9 @@ from .artifacts import (
     header,
     shell_command,
     used_placeholders,
+    whole_json_values,
 )
-from .workloads import PLACEHOLDER, SELF, Deployment, ExportError, Process, RankTerm
+from .workloads import PLACEHOLDER, SELF, Deployment, ExportError, Process, RankTerm, container_install
 
 KUBERNETES_VERSION = "1.33"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
@@ -46,6 +49,24 @@ BRAND_SECURITY: dict[str, dict[str, Any]] = {
     "tpu": {"pod": {}, "container": {"privileged": True}},
 }
 PROBE_PERIOD_S = 10
+#: a probe answer slower than this fails it; liveness restarts the whole LWS group, so it is generous
+PROBE_TIMEOUT_S = 5
+#: memory-backed /dev/shm (NCCL, vLLM's shared-memory broadcast), counted in the pod's memory request
+SHM_GIB = 16
+#: where config files with user settings are written, expanded, at container start
+RUNTIME_FILES = "/tmp/vllm-recipes"
+#: characters the controllers add to a name: StatefulSet pods' ``controller-revision-hash`` label is
+#: ``<statefulset>-<10 chars>``, LWS pod hostnames ``<lws>-<group>-<worker>``, our client Service ``-api``
+REVISION_SUFFIX = 11
+LWS_SUFFIX = len("-0-15")
+API_SUFFIX = "-api"
+#: expands the placeholders inside a JSON config file from the container's environment, string by string
+#: (values never change the file's structure)
+EXPAND_JSON = ("import json,os,sys\n"
+               "def f(v): return os.path.expandvars(v) if isinstance(v, str) else "
+               "{k: f(x) for k, x in v.items()} if isinstance(v, dict) else "
+               "[f(x) for x in v] if isinstance(v, list) else v\n"
+               'json.dump(f(json.load(open(sys.argv[1]))), open(sys.argv[2], "w"), indent=2)')
 
 
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # PyYAML built without libyaml: pure Python
@@ -85,6 +106,25 @@ class Names:
         self.single = len(dep.processes) == 1
         self.by_pool = {p.pool: p for p in dep.processes if p.pool}
         self.by_key = {p.key: p for p in dep.processes}
+        #: config files with user settings left in them: expanded at container start into RUNTIME_FILES
+        self.expanded = {f.path_var for q in dep.processes for f in q.files
+                         if any(self.bind(q, n) is None for n in PLACEHOLDER.findall(f.content))}
+        for q in dep.processes:
+            if q.kind == "companion":
+                continue
+            wl = self.workload(q)
+            longest = max(len(wl) + REVISION_SUFFIX + (LWS_SUFFIX if q.nodes > 1 else 0),
+                          len(wl) + len(API_SUFFIX) if q.nodes > 1 else 0)
+            if longest > 63:
+                raise ExportError(f"--name {self.base!r} is too long: {wl!r} plus the suffixes Kubernetes and "
+                                  f"LeaderWorkerSet add makes {longest} characters (at most 63); use a --name of "
+                                  f"at most {len(self.base) - (longest - 63)} characters.")
+
+    def service(self, p: Process) -> str:
+        """The client Service of ``p``: the LWS controller owns the headless Service named like the LWS
+        (pod DNS ``<lws>-<group>[-<worker>].<lws>``), so an LWS's own Service has another name."""
+        wl = self.workload(p)
+        return wl + API_SUFFIX if p.nodes > 1 else wl
 
     def workload(self, p: Process) -> str:
         return self.base if self.single else f"{self.base}-{p.key}"
@@ -115,11 +155,14 @@ class Names:
         if name == "ROUTER_PORT" and "router" in self.by_key:
             return str(self.by_key["router"].port), False
         if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
-            return self.workload(self.by_key["mooncake-master"]), False
+            return self.service(self.by_key["mooncake-master"]), False
+        if name in RPC_PORTS:
+            return str(RPC_PORTS[name]), False
         for q in self.dep.processes:
             for f in q.files:
                 if f.path_var == name:
-                    return f"{FILES_MOUNT}/{f.name}", False
+                    where = RUNTIME_FILES if name in getattr(self, "expanded", ()) else FILES_MOUNT
+                    return f"{where}/{f.name}", False
         return None
 
 
@@ -154,8 +197,8 @@ def shell_word(text: str, bind: Callable[[str], str]) -> str:
     return "".join(parts)
 
 
-def worker_script(p: Process, names: Names) -> str:
-    """``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``."""
+def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
+    """A placeholder as a shell word inside ``p``'s container (env references double-quoted)."""
     def bind(name: str) -> str:
         b = names.bind(p, name)
         if b is None:
@@ -163,11 +206,44 @@ def worker_script(p: Process, names: Names) -> str:
         value, is_ref = b
         return f'"${{{value}}}"' if is_ref else shlex.quote(value)
 
-    return "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, bind), "LWS_WORKER_INDEX")
+    return bind
+
+
+def worker_script(p: Process, names: Names) -> str:
+    """``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``."""
+    return "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
+                                   "LWS_WORKER_INDEX")
 
 
 def _command_split(argv: tuple[str, ...]) -> int:
     return 2 if argv[:2] == ("vllm", "serve") else 1
+
+
+def _inherits(value: Any) -> bool:
+    return isinstance(value, str) and any(n in INHERITED for n in PLACEHOLDER.findall(value))
+
+
+def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...]) -> list[str]:
+    """Shell commands the container runs before exec'ing its process: the install step (when the image
+    lacks the packages), config files expanded with the user's settings, env values that extend the
+    image's own environment (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
+    out: list[str] = []
+    install = container_install(p.install, image, p.title)
+    if install:
+        out.append(install)
+    files = [f for q in names.dep.processes for f in q.files if f.path_var in names.expanded
+             and (f in p.files or f.path_var in _names_in(p))]
+    seen: set[str] = set()
+    for f in files:
+        if f.name in seen:
+            continue
+        seen.add(f.name)
+        out.append(f"mkdir -p {RUNTIME_FILES} && python3 -c {shlex.quote(EXPAND_JSON)} "
+                   f"{FILES_MOUNT}/{f.name} {RUNTIME_FILES}/{f.name}")
+    for k, v in env:
+        if _inherits(v):
+            out.append(f"export {k}={shell_word(v, _shell_bind(p, names))}")
+    return out
 
 
 def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: str | None) -> dict[str, Any]:
@@ -180,7 +256,8 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
         items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
                                                                           "optional": True}}})
     for k, v in env:
-        items.append({"name": k, "value": exec_text(v, p, names)})
+        if not _inherits(v):  # set by the prelude's shell instead
+            items.append({"name": k, "value": exec_text(v, p, names)})
     out: dict[str, Any] = {}
     if settings:
         out["envFrom"] = [{"configMapRef": {"name": settings}}]
@@ -198,45 +275,102 @@ def _names_in(p: Process) -> frozenset[str]:
 
 
 def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
-    if p.port is None or p.kind not in ("serve", "router"):
+    """Startup (the engine's ready budget), readiness and liveness checks in the protocol ``p`` serves:
+    HTTP ``/health``, or gRPC health (``vllm serve --grpc`` registers ``grpc.health.v1``); the Mooncake
+    master and other TCP servers by a TCP connect."""
+    if p.port is None:
         return {}
-    get = {"path": "/health", "port": p.port}
+    if p.kind in ("serve", "router"):
+        check: dict[str, Any] = {"grpc": {"port": p.port}} if p.protocol == "grpc" else \
+            {"httpGet": {"path": "/health", "port": p.port}}
+    else:
+        check = {"tcpSocket": {"port": p.port}}
     return {
-        "startupProbe": {"httpGet": get, "periodSeconds": PROBE_PERIOD_S,
+        "startupProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": PROBE_TIMEOUT_S,
                          "failureThreshold": max(1, math.ceil(timeout_s / PROBE_PERIOD_S))},
-        "readinessProbe": {"httpGet": get, "periodSeconds": PROBE_PERIOD_S, "failureThreshold": 3},
-        "livenessProbe": {"httpGet": get, "periodSeconds": 30, "failureThreshold": 3},
+        "readinessProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": PROBE_TIMEOUT_S,
+                           "failureThreshold": 3},
+        "livenessProbe": {**check, "periodSeconds": 30, "timeoutSeconds": PROBE_TIMEOUT_S, "failureThreshold": 3},
     }
 
 
-def _container(p: Process, names: Names, image: str, *, worker: bool, settings: str | None,
-               timeout_s: int) -> dict[str, Any]:
-    dep = names.dep
-    c: dict[str, Any] = {"name": p.key, "image": image}
-    if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
-        c["command"] = ["/bin/sh", "-c"]
-        c["args"] = [k8s_literal(worker_script(p, names))]
-    else:
-        argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
-        if p.script is not None:
-            c["command"] = ["/bin/sh", "-c", k8s_literal(p.script)]
-        else:
-            k = _command_split(argv)
-            head = [exec_text(t, p, names) for t in argv[:k]]
-            if p.install:
-                head = ["/bin/sh", "-c", k8s_literal(f'{p.install} && exec "$0" "$@"'), *head]
-            c["command"] = head
-            c["args"] = [exec_text(t, p, names) for t in argv[k:]]
-    c.update(_env(p, names, p.worker_env if worker else p.env, settings))
-    if p.port is not None:
-        c["ports"] = [{"name": "http", "containerPort": p.port}]
+def _rdma(opts: ExportOptions) -> str | None:
+    return None if opts.rdma in ("", "none") else opts.rdma
+
+
+def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, Any]:
+    """Requests that match the process (CPU, host memory incl. /dev/shm and offload pools, cache disk)
+    and limits for the devices it uses (accelerators, one RDMA NIC)."""
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    if p.cpu:
+        requests["cpu"] = str(p.cpu)
+    mounts_cache = p.kind in ("serve", "companion")
+    if p.memory_gib:
+        requests["memory"] = f"{p.memory_gib + (SHM_GIB if mounts_cache else 0)}Gi"
+    if mounts_cache and not opts.pvc and dep.model_gib and p.kind == "serve":
+        requests["ephemeral-storage"] = f"{cache_gib(dep)}Gi"
     if p.gpus:
         resource = dep.profile.get("device_resource")
         if not isinstance(resource, str) or not resource:
             raise ExportError(f"hardware profile {dep.hw_id!r} declares no device_resource, so the manifest "
                               "cannot request its accelerators; add `device_resource: <vendor>/<name>` to it "
                               "in taxonomy.yaml.")
-        c["resources"] = {"limits": {resource: p.gpus}}
+        limits[resource] = p.gpus
+    rdma = _rdma(opts)
+    if p.rdma and rdma:
+        limits[rdma] = 1
+    out: dict[str, Any] = {}
+    if requests:
+        out["requests"] = requests
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+def cache_gib(dep: Deployment) -> int:
+    """Disk for the model cache: the checkpoint plus 10% (tokenizer, config, partial downloads)."""
+    return math.ceil(dep.model_gib * 1.1)
+
+
+def pull_policy(image: str) -> str:
+    """``IfNotPresent`` for an image pinned by digest or release tag; ``Always`` for a floating tag
+    (``nightly``, ``latest``), so every pod of a group runs the same build."""
+    if "@sha256:" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
+    return "IfNotPresent" if re.fullmatch(r"v?\d+\.\d+(\.\d+)?([.+-][0-9A-Za-z.+-]*)?", tag) else "Always"
+
+
+def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, worker: bool,
+               settings: str | None, timeout_s: int) -> dict[str, Any]:
+    dep = names.dep
+    c: dict[str, Any] = {"name": p.key, "image": image, "imagePullPolicy": pull_policy(image)}
+    env = p.worker_env if worker else p.env
+    prelude = _prelude(p, names, image, env)
+    if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
+        c["command"] = ["/bin/sh", "-c"]
+        c["args"] = [k8s_literal("\n".join([*(["set -e", *prelude] if prelude else []), worker_script(p, names)]))]
+    else:
+        argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
+        if p.script is not None:
+            c["command"] = ["/bin/sh", "-c", k8s_literal("\n".join(["set -e", *prelude, p.script])
+                                                         if prelude else p.script)]
+        else:
+            k = _command_split(argv)
+            head = [exec_text(t, p, names) for t in argv[:k]]
+            if prelude:
+                head = ["/bin/sh", "-c", k8s_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
+            c["command"] = head
+            c["args"] = [exec_text(t, p, names) for t in argv[k:]]
+    c.update(_env(p, names, env, settings))
+    if p.port is not None:
+        c["ports"] = [{"name": "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake" else "http",
+                       "containerPort": p.port}]
+    resources = _resources(p, dep, opts)
+    if resources:
+        c["resources"] = resources
     # shared memory and the model cache belong to the processes that load the model
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "hf-cache", "mountPath": HF_CACHE}] \
         if p.kind in ("serve", "companion") else []
@@ -246,8 +380,10 @@ def _container(p: Process, names: Names, image: str, *, worker: bool, settings: 
         c["volumeMounts"] = mounts
     if not (worker and p.headless_workers):
         c.update(_probes(p, timeout_s))
-    sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container")
-    if sec and p.kind == "serve":
+    sec = dict(BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container") or {}) if p.kind == "serve" else {}
+    if p.rdma:  # RDMA registers (pins) memory: the NIC's memory regions need IPC_LOCK
+        sec["capabilities"] = {"add": ["IPC_LOCK"]}
+    if sec:
         c["securityContext"] = sec
     return c
 
@@ -262,10 +398,11 @@ def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, la
     mounted = {m["name"] for c in containers for m in c.get("volumeMounts", ())}
     volumes: list[dict[str, Any]] = []
     if "dshm" in mounted:
-        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}})
     if "hf-cache" in mounted:
+        cache: dict[str, Any] = {"sizeLimit": f"{cache_gib(dep)}Gi"} if dep.model_gib else {}
         volumes.append({"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
-                       else {"name": "hf-cache", "emptyDir": {}})
+                       else {"name": "hf-cache", "emptyDir": cache})
     if "files" in mounted:
         volumes.append({"name": "files", "configMap": {"name": f"{names.base}-files"}})
     spec: dict[str, Any] = {"containers": containers}
@@ -289,10 +426,10 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
                           "choose prefill/decode pools of whole nodes.")
     image = container_image(dep, opts)
     where = used_placeholders(dep)
+    # user settings reach containers as env (envFrom the settings ConfigMap); the files that hold some
+    # are expanded from that env when the container starts
     to_set = {n: w for n, w in where.items()
-              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p))}
-    in_files = {n: w for n, w in where.items() if n not in to_set
-                and any(names.bind(p, n) is None for p in dep.processes if _in_files(p, n))}
+              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p) or _in_files(p, n))}
     settings = f"{names.base}-settings" if to_set else None
     companions = [p for p in dep.processes if p.kind == "companion"]
     objects: list[tuple[str, dict[str, Any]]] = []
@@ -313,18 +450,28 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     extra = [f"Kubernetes {KUBERNETES_VERSION}+; multi-node pools need LeaderWorkerSet ({LWS_API}).",
              f"HF_TOKEN comes from the Secret {HF_TOKEN_SECRET!r} (optional): "
              f"kubectl -n {opts.namespace} create secret generic {HF_TOKEN_SECRET} --from-literal=token=hf_...",
-             "Hugging Face cache: " + (f"PersistentVolumeClaim {opts.pvc!r}" if opts.pvc
-                                       else "emptyDir (pass --pvc NAME to keep downloads across restarts)")]
+             "Hugging Face cache: " + (
+                 f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
+                 "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it" if opts.pvc else
+                 f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
+                 "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)" if dep.model_gib else
+                 "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)")]
+    if any(p.rdma for p in dep.processes):
+        extra.append(f"RDMA (NCCL/NIXL across nodes, Mooncake): each such pod requests one {opts.rdma!r} "
+                     "and IPC_LOCK; name your RDMA device plugin's resource with --rdma (or --rdma none)."
+                     if _rdma(opts) else "RDMA is off (--rdma none): NCCL/NIXL fall back to TCP, Mooncake "
+                     "over RDMA will not start; pods keep IPC_LOCK.")
     if settings:
         extra.append(f"Fill the ConfigMap {settings!r} with the values below.")
     if dep.install != "docker":
         extra.append(f"The page's install method is {dep.install}; Kubernetes runs the container image.")
-    if in_files:
-        extra.append(f"Edit in the ConfigMap {names.base + '-files'!r} (files are not expanded): "
-                     + "; ".join(f"${n} in {', '.join(w)}" for n, w in in_files.items()))
-    if any(p.install for p in dep.processes):
-        extra.append("Processes with an install step run it in the container before starting: "
-                     + "; ".join(f"{p.title}: {p.install}" for p in dep.processes if p.install))
+    empty_ok = sorted(n for n in whole_json_values(dep) if n in to_set)
+    if empty_ok:
+        extra.append("May stay empty (the documented automatic choice): " + ", ".join(empty_ok))
+    installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
+    if installs:
+        extra.append("Install steps in the container: " + "; ".join(
+            f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs))
     head = header(dep, "k8s", opts, to_set, extra)
     short = header(dep, "k8s", opts, to_set, short=True)
     out: list[Artifact] = []
@@ -362,8 +509,8 @@ def _workload(p: Process, names: Names, opts: ExportOptions, image: str, setting
     serve = p.kind == "serve"
 
     def containers(worker: bool) -> list[dict[str, Any]]:
-        main = _container(p, names, image, worker=worker, settings=settings, timeout_s=dep.ready_timeout_s)
-        side = [] if worker else [_container(s, names, image, worker=False, settings=settings,
+        main = _container(p, names, image, opts, worker=worker, settings=settings, timeout_s=dep.ready_timeout_s)
+        side = [] if worker else [_container(s, names, image, opts, worker=False, settings=settings,
                                              timeout_s=dep.ready_timeout_s) for s in sidecars]
         return [*side, main]
 
@@ -375,7 +522,11 @@ def _workload(p: Process, names: Names, opts: ExportOptions, image: str, setting
                    "leaderTemplate": _pod(containers(False), names, opts, labels, serve),
                    "workerTemplate": _pod(containers(True), names, opts, labels, serve)}}}
         out.append(("leaderworkerset", lws))
-        selector = {"leaderworkerset.sigs.k8s.io/name": name, "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+        # every pod that serves the API: all of them when workers run their own API server
+        # (``--data-parallel-hybrid-lb``), else the leader (``--headless`` workers serve nothing)
+        selector = {"leaderworkerset.sigs.k8s.io/name": name}
+        if p.headless_workers:
+            selector["leaderworkerset.sigs.k8s.io/worker-index"] = "0"
     else:
         deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, opts, labels),
                   "spec": {"replicas": 1, "selector": {"matchLabels": labels},
@@ -384,9 +535,9 @@ def _workload(p: Process, names: Names, opts: ExportOptions, image: str, setting
         out.append(("deployment", deploy))
         selector = labels
     if p.port is not None:
-        svc = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(name, opts, labels),
+        svc = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(names.service(p), opts, labels),
                "spec": {"selector": selector,
-                        "ports": [{"name": "http" if p.kind != "mooncake" else "rpc", "port": p.port,
-                                   "targetPort": p.port}]}}
+                        "ports": [{"name": "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake"
+                                   else "http", "port": p.port, "targetPort": p.port}]}}
         out.append(("service", svc))
     return out

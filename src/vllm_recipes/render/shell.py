@@ -12,20 +12,53 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vllm_recipes.catalog.identifiers import RULE_MODEL_REF, is_model_ref
 from vllm_recipes.synth.plan import Arg, Invocation
 
-_BARE_VAR = re.compile(r"^\$[A-Z_][A-Z0-9_]*$")
-_SAFE = re.compile(r"^[A-Za-z0-9_./=:@,+%-]+$")
+_SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
+_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+#: The placeholders the user fills in (synthesis.md §5.2, plus ``IB_IF``, which the DGX Spark
+#: recipes' guides ask for with ``HEAD_IP`` and ``IFACE_NAME``): the only shell expansion a
+#: rendered command may contain. Any other ``$NAME`` in a value is data and is quoted.
+PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT|(?:PREFILL|DECODE)_DP_RPC_PORT"
+                              r"|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*|VLLM_INSTANCE_[1-9][0-9]*|MOONCAKE_[A-Z0-9_]+")
+ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
 
 
-def quote(s: str) -> str:
-    """§7.4 shell quoting of a value."""
-    if not isinstance(s, str) or s == "":
-        return s
-    if _BARE_VAR.fullmatch(s) or _SAFE.fullmatch(s):
+class UnsafeValue(ValueError):
+    """A value that cannot be written into a command as what it is (an env key that is no name, a binary
+    with shell syntax, an image that is no image reference): the rendering refuses it rather than guess."""
+
+
+def is_placeholder(name: str) -> bool:
+    """Whether ``$name`` is a declared placeholder (:data:`PLACEHOLDER_NAME`)."""
+    return PLACEHOLDER_NAME.fullmatch(name) is not None
+
+
+def _literal(s: str) -> str:
+    if s == "" or _SAFE.fullmatch(s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
+
+
+def quote(s: str) -> str:
+    """The shell word that passes ``s`` through as one argv element (§7.4, docs/decisions-hardening.md H7).
+
+    Safe characters stay bare; declared placeholders (``$HEAD_IP``, ``${IFACE_NAME}``) stay expandable
+    wherever they are; everything else is single-quoted (an inner ``'`` written as ``'\\''``). So
+    ``{"a":1}`` -> ``'{"a":1}'``, ``$HF_TOKEN`` -> ``'$HF_TOKEN'``, ``$HEAD_IP:8001`` unchanged.
+    """
+    if not isinstance(s, str) or s == "" or _SAFE.fullmatch(s):
+        return s
+    parts: list[str] = []
+    pos = 0
+    for m in _REF.finditer(s):
+        if is_placeholder(m.group(1) or m.group(2)):
+            parts += (_literal(s[pos:m.start()]), m.group(0))
+            pos = m.end()
+    parts.append(_literal(s[pos:]))
+    return "".join(parts)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -33,6 +66,34 @@ def _quoted(s: str) -> str:
     """:func:`quote`, remembered: a catalog's values repeat across thousands of commands (bounded,
     since advanced options from URLs are user-driven)."""
     return quote(s)
+
+
+def env_key(key: object) -> str:
+    """``key`` when it is an environment variable name, else :class:`UnsafeValue`."""
+    if isinstance(key, str) and ENV_KEY.fullmatch(key):
+        return key
+    raise UnsafeValue(f"environment variable name {key!r} is not a name ([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def assignment(key: object, value: str) -> str:
+    """``KEY=value`` as one shell word (``export``, ``docker run -e``): the key a checked name, the value quoted."""
+    return f"{env_key(key)}={quote(value)}"
+
+
+def binary_words(binary: str) -> list[str]:
+    """The argv words of a serve binary (``vllm serve``, an omni ``serve_binary``); refuses shell syntax."""
+    words = binary.split(" ")
+    if not all(_SAFE.fullmatch(w) for w in words) or words[0].startswith("-"):
+        raise UnsafeValue(f"serve binary {binary!r} is not a command name and subcommands "
+                          "(words of A-Z a-z 0-9 _ . / = : @ , + % -)")
+    return words
+
+
+def model_word(model_id: str) -> str:
+    """The served model id as a shell word; refuses one that is not a model id, name or absolute path."""
+    if not is_model_ref(model_id):
+        raise UnsafeValue(f"model id {model_id!r} is not a model id ({RULE_MODEL_REF})")
+    return model_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,17 +163,16 @@ def dedupe(tokens: Sequence[Arg]) -> tuple[list[Arg], dict[str, tuple[Unit, ...]
 
 
 def pair_lines(values: Sequence[str]) -> list[str]:
-    """§7.3: ``flag value`` pairs (value quoted); anything else on its own line."""
+    """§7.3: ``flag value`` pairs; anything else on its own line; every token a quoted word (§7.4)."""
     lines: list[str] = []
     i, n = 0, len(values)
     while i < n:
         t = values[i]
         if t.startswith("-") and i + 1 < n and not values[i + 1].startswith("-"):
-            v = values[i + 1]
-            lines.append(f"{t} {_quoted(v) if isinstance(v, str) else quote(v)}")
+            lines.append(f"{_quoted(t)} {_quoted(values[i + 1])}")
             i += 2
         else:
-            lines.append(t)
+            lines.append(_quoted(t))
             i += 1
     return lines
 
@@ -216,7 +276,7 @@ def render_values(binary: str, model_id: str, values: Sequence[str],
 
 def render_kept(binary: str, model_id: str, kept: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """Text and argv of a process from the values it keeps (see :func:`kept_positions`)."""
-    return command_text(binary, model_id, pair_lines(kept)), (*binary.split(" "), model_id, *kept)
+    return command_text(binary, model_id, pair_lines(kept)), (*binary_words(binary), model_id, *kept)
 
 
 def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
@@ -234,7 +294,7 @@ def finalize(inv: Invocation) -> Finalized:
 
 def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
     """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines."""
-    head = f"{binary} {model_id}"
+    head = " ".join([*binary_words(binary), quote(model_word(model_id))])
     if not lines:
         return head
     return head + CONT + CONT.join(lines)
@@ -244,10 +304,18 @@ def render_invocation(inv: Invocation) -> tuple[str, list[str], Finalized]:
     """Text, argv and the finalized token list of one ``vllm serve`` process."""
     fin = finalize(inv)
     text = command_text(inv.binary, inv.model_id, fin.lines)
-    argv = [*inv.binary.split(" "), inv.model_id, *fin.values]
+    argv = [*binary_words(inv.binary), inv.model_id, *fin.values]
     return text, argv, fin
 
 
 def router_text(lines: Sequence[str]) -> str:
-    """PD / Mooncake router layout: four-space continuation (§8.3, §8.4)."""
+    """PD / Mooncake router layout: four-space continuation (§8.3, §8.4).
+
+    The lines are made of catalog words (policy, gateway flags, parser names) and placeholders: each
+    word must already be its own shell word, else the router is refused rather than run as shell.
+    """
+    for line in lines:
+        for word in line.split(" "):
+            if quote(word) != word or word == "":
+                raise UnsafeValue(f"router argument {word!r} is not a plain word (in {line!r})")
     return " \\\n    ".join(lines)

@@ -15,6 +15,7 @@ import shlex
 
 from .artifacts import (
     MEDIA_SHELL,
+    RPC_PORTS,
     Artifact,
     ExportOptions,
     check_name,
@@ -22,10 +23,10 @@ from .artifacts import (
     header,
     shell_command,
     used_placeholders,
+    whole_json_values,
 )
-from .deployment import write_file_text
 from .k8s import HF_CACHE, shell_word
-from .workloads import SELF, Deployment, Process, RankTerm
+from .workloads import SELF, Deployment, Process, RankTerm, container_install
 
 HEALTH_POLL_S = 10
 
@@ -42,9 +43,13 @@ def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
     return [f"export {k}={shell_word(v, _ref) if isinstance(v, str) else v.step}" for k, v in env]
 
 
-def step_script(p: Process, rank_var: str) -> str:
-    """What runs on each node of ``p``'s step: env, optional install, then exec of its argv."""
-    pre = ["set -e", p.install] if p.install else []
+def step_script(p: Process, rank_var: str, install: str | None) -> str:
+    """What runs on each node of ``p``'s step: env, optional install, then exec of its argv.
+
+    Returned as text for one ``bash -c`` argument: every value in it is a quoted shell word, and the
+    text itself is passed single-quoted (no heredoc a value could end), lines never re-indented (a
+    multi-line value stays byte for byte)."""
+    pre = ["set -e", install] if install else []
     if p.script is not None:
         return "\n".join([*pre, p.script])
     head = [*pre, *_exports(p.env), "exec " + _words(p.argv, rank_var)]
@@ -53,23 +58,38 @@ def step_script(p: Process, rank_var: str) -> str:
     worker = [*pre, *_exports(p.worker_env), "exec " + _words(p.worker_argv, rank_var)]
     if any(f"${SELF}" in t for t in (*p.worker_argv, *(v for _, v in p.worker_env)) if isinstance(t, str)):
         worker.insert(len(pre), f"{SELF}=$(hostname)")
-    ind = "  "
-    return "\n".join([f'if [ "${rank_var}" -eq 0 ]; then', *(ind + ln for ln in "\n".join(head).split("\n")),
-                      "else", *(ind + ln for ln in "\n".join(worker).split("\n")), "fi"])
+    return "\n".join([f'if [ "${rank_var}" -eq 0 ]; then', *head, "else", *worker, "fi"])
 
 
 def _var(key: str) -> str:
     return key.upper().replace("-", "_") + "_STEP"
 
 
+def _install(p: Process, docker: bool, image: str | None) -> str | None:
+    """The install step on the node: in the image as :func:`container_install` says, else (pip: the
+    environment ``sbatch`` runs in) the same ``pip install`` re-quoted word by word."""
+    if not p.install:
+        return None
+    if docker and image:
+        return container_install(p.install, image, p.title)
+    return shlex.join(shlex.split(p.install, comments=True))
+
+
+def _health(p: Process, host: str) -> str:
+    """A readiness check the batch script polls: ``/health`` over HTTP, a TCP connect for gRPC."""
+    if p.protocol == "grpc":
+        return f'wait_healthy "tcp://{host}:{p.port}" "${_var(p.key)}_PID"'
+    return f'wait_healthy "http://{host}:{p.port}/health" "${_var(p.key)}_PID"'
+
+
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     name = check_name(opts.name or default_name(dep.model_id), "--name")
     serve = [p for p in dep.processes if p.kind == "serve"]
-    total = sum(p.nodes for p in serve)
+    total = dep.machines
     first: dict[str, int] = {}
     n = 0
     for p in serve:
-        first[p.key] = n
+        first[p.key] = 0 if dep.co_located else n
         n += p.nodes
     bound: dict[str, str] = {}
     by_pool = {p.pool: p for p in serve if p.pool}
@@ -87,14 +107,18 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             bound[name_] = str(next((p.port for p in dep.processes if p.kind == "router"), 8000))
         if name_ == "MOONCAKE_MASTER_IP":
             bound[name_] = '"${NODES[0]}"'
+        if name_ in RPC_PORTS:
+            bound[name_] = str(RPC_PORTS[name_])
     files = {f.path_var: f for p in dep.processes for f in p.files}
     for var, f in files.items():
         bound[var] = f'"$WORKDIR/{f.name}"'
     to_set = {k: v for k, v in used_placeholders(dep).items() if k not in bound}
+    empty_ok = whole_json_values(dep)
     docker = dep.install == "docker"
     image = opts.image or dep.meta.image
-    gpus = max((p.gpus for p in serve), default=0)
-    lines = ["#!/bin/bash", header(dep, "slurm", opts, to_set, [
+    gpus = max((p.gpus for p in serve), default=0) if not dep.co_located else sum(p.gpus for p in serve)
+    lines = ["#!/bin/bash", "# shellcheck disable=SC2016  # step scripts are single-quoted: bash -c expands them on the node",
+             header(dep, "slurm", opts, to_set, [
         "Submit: sbatch " + f"{name}.sbatch" + ("" if docker else "  (from the environment that has vLLM installed)"),
         "Every node of the allocation must reach the others; $WORKDIR must be on a shared filesystem.",
     ]).rstrip("\n")]
@@ -103,7 +127,8 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         lines.append(f"#SBATCH --gpus-per-node={gpus}")
     lines += ["#SBATCH --exclusive", "", "set -euo pipefail", ""]
     for var in to_set:
-        lines.append(f': "${{{var}:?set {var} before sbatch (see the header)}}"')
+        need = "?" if var in empty_ok else ":?"
+        lines.append(f': "${{{var}{need}set {var} before sbatch (see the header)}}"')
     for var in to_set:
         lines.append(f"export {var}")
     lines += ['mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
@@ -115,7 +140,8 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         if var in files:
             lines.append(f"export {var}={value}")
     for var, f in files.items():
-        lines.append(write_file_text(var, f.content))
+        # the user's settings ($MOONCAKE_DEVICE_NAME ...) are filled in as the file is written
+        lines.append(f"printf '%s\\n' {shell_word(f.content, _ref)} > \"${var}\"")
     lines += ["", "PIDS=()",
               "# stop every step when the job ends, fails or is cancelled (scancel sends TERM)",
               """trap 'if [ "${#PIDS[@]}" -gt 0 ]; then kill "${PIDS[@]}" 2>/dev/null || true; fi; wait' EXIT""",
@@ -132,36 +158,45 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         spans_job = p.kind == "serve" and p.nodes == total
         rank_var = "SLURM_NODEID" if spans_job else "SLURM_PROCID"
         lines.append(f"# {p.title}" + (f" ({p.nodes} nodes)" if p.nodes > 1 else ""))
-        lines.append(f"{var}=$(cat <<'EOF'\n{step_script(p, rank_var)}\nEOF\n)")
+        lines.append(f"{var}={shlex.quote(step_script(p, rank_var, _install(p, docker, image)))}")
         if p.kind == "serve":
             start = first[p.key]
             nodelist = ",".join(f"${{NODES[{start + i}]}}" for i in range(p.nodes))
             where = [f"--nodes={p.nodes}", f"--ntasks={p.nodes}", "--ntasks-per-node=1", f'--nodelist="{nodelist}"']
+            if dep.co_located:
+                where.append("--overlap")
         else:
             where = ["--nodes=1", "--ntasks=1", "--overlap", '--nodelist="${NODES[0]}"']
         if p.kind == "router" and health:
-            lines += ["# start the router once every vLLM process answers /health", *health, ""]
+            lines += ["# start the router once every vLLM process answers its health check", *health, ""]
             health = []
         srun = [" ".join(["srun", *where]), *container, f'bash -c "${var}" &']
         lines += [" \\\n  ".join(srun), 'PIDS+=("$!")']
         if p.kind == "serve" and p.port is not None:
-            host = f"${{NODES[{first[p.key]}]}}"
             lines.append(f"{var}_PID=$!")
-            health.append(f'wait_healthy "http://{host}:{p.port}/health" "${var}_PID"')
+            health.append(_health(p, f"${{NODES[{first[p.key]}]}}"))
         lines.append("")
     if health:
-        lines += ["# wait until every vLLM process answers /health", *health,
+        lines += ["# wait until every vLLM process answers its health check", *health,
                   'echo "every vLLM process is healthy" >&2', ""]
     lines += ['wait -n "${PIDS[@]}"', 'echo "a job step exited; stopping the others" >&2', "exit 1", ""]
     body = "\n".join(lines)
     fn = ["wait_healthy() {",
           f"  local url=$1 pid=$2 deadline=$((SECONDS + {dep.ready_timeout_s}))",
-          '  until curl -fsS -o /dev/null "$url"; do',
+          '  until check_up "$url"; do',
           '    if ! kill -0 "$pid" 2>/dev/null; then echo "step for $url exited" >&2; exit 1; fi',
           f'    if [ "$SECONDS" -ge "$deadline" ]; then echo "$url not healthy after {dep.ready_timeout_s}s" >&2; '
           "exit 1; fi",
           f"    sleep {HEALTH_POLL_S}",
           "  done",
+          "}",
+          "# an http:// URL answers 2xx, or a tcp://HOST:PORT server (gRPC) accepts a connection",
+          "check_up() {",
+          '  case "$1" in',
+          '    tcp://*) local hp=${1#tcp://}; python3 -c "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)" '
+          '"${hp%:*}" "${hp##*:}" 2>/dev/null ;;',
+          '    *) curl -fsS -o /dev/null "$1" ;;',
+          "  esac",
           "}", ""]
     body = body.replace("\nPIDS=()\n", "\n" + "\n".join(fn) + "PIDS=()\n", 1)
     return [Artifact(f"{name}.sbatch", body, MEDIA_SHELL)]

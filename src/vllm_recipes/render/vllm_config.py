@@ -12,15 +12,28 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 
 import yaml
 
-from .artifacts import MEDIA_SHELL, MEDIA_YAML, Artifact, ExportOptions, header, used_placeholders
+from .artifacts import (
+    MEDIA_SHELL,
+    MEDIA_YAML,
+    RPC_PORTS,
+    Artifact,
+    ExportOptions,
+    header,
+    substitute,
+    used_placeholders,
+    whole_json_values,
+)
 from .k8s import dump, shell_word
 from .workloads import Deployment, ExportError, Process, instantiate
 
 _INT = re.compile(r"^(0|[1-9][0-9]*)$")
+_PLACEHOLDER = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 
 
 def _value(token: str) -> Any:
@@ -31,64 +44,122 @@ def _value(token: str) -> Any:
             parsed = json.loads(token)
         except ValueError:
             return token
-        if json.dumps(parsed, separators=(",", ":"), ensure_ascii=False) == token:
+        if isinstance(parsed, dict):
             return parsed
     return token
 
 
-def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, Any]]:
-    """``(model, {flag: value})`` of a ``vllm serve`` argv."""
+def _dotted_value(text: str) -> Any:
+    """A dotted flag's value as vLLM reads it: JSON, else a human-readable int (``1k``, ``2G``), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    m = _HUMAN.fullmatch(text.strip())
+    if m:
+        number, suffix = m.groups()
+        if suffix.islower():
+            return int(float(number) * 1000 ** "kmgt".index(suffix) * 1000)
+        if "." not in number:
+            return int(number) * 1024 ** ("KMGT".index(suffix) + 1)
+    return text
+
+
+def _key(flag: str) -> str:
+    """``--attention_config.x`` -> ``attention-config.x``: vLLM turns ``_`` into ``-`` up to the first ``.``."""
+    name = flag[2:]
+    head, dot, rest = name.partition(".")
+    return head.replace("_", "-") + dot + rest
+
+
+def _merge(into: dict[str, Any], keys: list[str], value: Any) -> None:
+    for k in keys[:-1]:
+        nxt = into.get(k)
+        if not isinstance(nxt, dict):
+            nxt = into[k] = {}
+        into = nxt
+    into[keys[-1]] = value
+
+
+def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+    """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it:
+    ``--flag=value`` is the flag and its value, ``--name.key value`` / ``--name.key=value`` a nested key
+    of ``name`` (JSON-decoded value), ``_`` in a flag name is ``-``. Flags whose value holds a
+    placeholder stay on the command line (``cli``): the YAML is a real file vLLM reads as is."""
     if argv[:2] != ("vllm", "serve") or len(argv) < 3:
         raise ExportError(f"{title} is not a `vllm serve` process.")
     out: dict[str, Any] = {}
+    cli: list[str] = []
     i, rest = 0, argv[3:]
     while i < len(rest):
         flag = rest[i]
         if not flag.startswith("--"):
             raise ExportError(f"{title}: positional argument {flag!r} cannot be written to a config file.")
-        key = flag[2:]
-        if key in out:
-            raise ExportError(f"{title}: flag {flag} repeats; a config file holds each key once.")
-        values = []
-        i += 1
-        while i < len(rest) and not rest[i].startswith("-"):
-            values.append(rest[i])
+        values: list[str] = []
+        if "=" in flag:
+            flag, _, inline = flag.partition("=")
+            values.append(inline)
             i += 1
+        else:
+            i += 1
+            while i < len(rest) and not rest[i].startswith("-"):
+                values.append(rest[i])
+                i += 1
+        if any(_PLACEHOLDER.search(v) for v in values):
+            cli += [flag, *values]
+            continue
+        key = _key(flag)
+        if "." in key:
+            base, *keys = key.split(".")
+            if len(values) != 1:
+                raise ExportError(f"{title}: {flag} needs one value, got {len(values)}.")
+            if base in out and not isinstance(out[base], dict):
+                raise ExportError(f"{title}: {base} is given both whole and by key; a config file holds it once.")
+            _merge(out.setdefault(base, {}), keys, _dotted_value(values[0]))
+            continue
+        out.pop(key, None)  # a repeated flag: the last one wins, as in vLLM's argparse
         # no value: a switch; one: its scalar (or mapping); several (``nargs='+'``): a list, one token each
         out[key] = True if not values else _value(values[0]) if len(values) == 1 else values
-    return argv[2], out
+    return argv[2], out, tuple(cli)
 
 
-def config_argv(model: str, mapping: dict[str, Any]) -> list[str]:
-    """The argv a config mapping stands for (the inverse of :func:`config_mapping`)."""
+def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) -> list[str]:
+    """The argv vLLM builds from ``vllm serve MODEL --config FILE [cli]`` (``load_config_file``:
+    ``true`` -> the switch, a list -> its items, a mapping -> ``json.dumps`` of it, else ``str``)."""
     out = ["vllm", "serve", model]
     for key, value in mapping.items():
-        out.append(f"--{key}")
-        if value is True:
+        if isinstance(value, bool):
+            if value:
+                out.append(f"--{key}")
             continue
-        if isinstance(value, dict):
-            out.append(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
-        elif isinstance(value, list):
-            out += [str(v) for v in value]
-        else:
-            out.append(str(value))
-    return out
+        if isinstance(value, list):
+            if value:
+                out += [f"--{key}", *(str(v) for v in value)]
+            continue
+        out.append(f"--{key}")
+        out.append(json.dumps(value) if isinstance(value, dict) else str(value))
+    return [*out, *cli]
 
 
 def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: tuple[tuple[str, str], ...],
            opts: ExportOptions) -> list[Artifact]:
-    model, mapping = config_mapping(argv, p.title)
-    names = {n for t in (*argv, *(v for _, v in env)) for n in re.findall(r"\$([A-Z_][A-Z0-9_]*)", t)}
+    # a pool's data-parallel RPC port: a fixed number (each node has its own ports), not a setting
+    argv = tuple(substitute(t, lambda n: str(RPC_PORTS[n]) if n in RPC_PORTS else None) for t in argv)
+    model, mapping, cli = config_mapping(argv, p.title)
+    names = {n for t in (*argv, *(v for _, v in env)) for n in _PLACEHOLDER.findall(t)}
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
-    launch = f"vllm serve {model} --config {stem}.yaml"
-    if any(n in where for n in re.findall(r"\$([A-Z_][A-Z0-9_]*)", "\n".join(map(str, argv)))):
-        launch = f"vllm serve {model} --config <(envsubst < {stem}.yaml)"
+    launch = shlex.join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
+    if cli:
+        launch += " " + " ".join(shell_word(t, lambda n: f'"${{{n}}}"') for t in cli)
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
         extra.append(f"Install first: {p.install}")
     yaml_text = header(dep, "vllm-config", opts, where, extra) + dump(mapping)
+    empty_ok = whole_json_values(dep)
     env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
-    env_lines += [f': "${{{n}:?set {n} (see the header)}}"' for n in where]
+    # the settings the Run line and the env use: checked, then exported for the process
+    env_lines += [f': "${{{n}{"?" if n in empty_ok else ":?"}set {n} (see the header)}}"' for n in where]
+    env_lines += [f"export {n}" for n in where]
     env_lines += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}" for k, v in env]
     return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
             Artifact(f"{stem}.env.sh", "\n".join(env_lines) + "\n", MEDIA_SHELL)]

@@ -17,6 +17,7 @@ the same text ``vllm-recipes command`` shows.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -38,6 +39,19 @@ PLACEHOLDER = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
 RANK_FLAGS = ("--data-parallel-start-rank", "--node-rank")
 DEFAULT_PORT = 8000
 DEFAULT_READY_TIMEOUT_S = 1800
+#: CPU cores and GiB of host memory requested per accelerator of a vLLM process (tokenizer and API
+#: threads, the engine core, pinned staging buffers), plus what its flags put in host memory
+CPU_PER_GPU = 4
+MEMORY_GIB_PER_GPU = 16
+#: requests of the small processes (router, Mooncake master)
+SMALL_CPU, SMALL_MEMORY_GIB = 2, 4
+#: packages the stock CUDA ``vllm/vllm-openai`` image already ships (vLLM's kv_connectors
+#: requirements: the image is built with them), so a container needs no runtime install of them
+IMAGE_SHIPS: dict[str, frozenset[str]] = {
+    "vllm/vllm-openai": frozenset({"mooncake-transfer-engine", "nixl", "lmcache"}),
+}
+_GIB = 1 << 30
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
 
 
 class ExportError(ValueError):
@@ -92,6 +106,13 @@ class Process:
     note: str = ""
     #: a shell command that must run before the process (``uv pip install vllm-router``), if any
     install: str | None = None
+    #: ``http`` or ``grpc`` (``vllm serve --grpc`` serves gRPC on ``--port``): what a health check speaks
+    protocol: str = "http"
+    #: CPU cores and GiB of host memory the process needs on each node (requests; 0: none)
+    cpu: int = 0
+    memory_gib: int = 0
+    #: whether it moves data over RDMA NICs (NCCL/NIXL across nodes, Mooncake ``protocol: rdma``)
+    rdma: bool = False
     #: argv of every worker rank 1..nodes-1, as the plan gives them (for checks and round trips)
     worker_argvs: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
     worker_envs: tuple[tuple[tuple[str, str], ...], ...] = field(default=(), compare=False)
@@ -117,6 +138,8 @@ class Deployment:
     install: str
     co_located: bool
     ready_timeout_s: int
+    #: GiB of the model checkpoint (the download a cache volume must hold); 0 when unknown
+    model_gib: int = 0
 
     @property
     def machines(self) -> int:
@@ -154,6 +177,109 @@ def gpus_per_node(argv: Sequence[str], nodes: int, node_gpus: int) -> int:
     dp = _flag_int(argv, "--data-parallel-size") or 1
     world = tp * pp * dp_local if dp_local else -(-(tp * pp * dp) // max(nodes, 1))
     return min(world, node_gpus) if node_gpus > 0 else world
+
+
+def split_joined(argv: Sequence[str], title: str) -> tuple[str, ...]:
+    """Exec-form argv: a ``"--flag value"`` item (one recipe token, which the printed command's shell
+    splits in two) becomes the two argv items vLLM expects; any other item with whitespace in a flag is
+    refused, since no exec-form target can pass it the way the shell text does."""
+    out: list[str] = []
+    for t in argv:
+        if t.startswith("--") and any(c.isspace() for c in t):
+            parts = t.split()
+            if len(parts) == 2 and "=" not in parts[0]:
+                out += parts
+                continue
+            raise ExportError(f"{title}: argument {t!r} is a flag with spaces in one token; vLLM cannot parse it "
+                              "as one argv item. Write the flag and its value as separate tokens in the recipe.")
+        out.append(t)
+    return tuple(out)
+
+
+def size_gib(value: Any) -> float:
+    """``500GB`` / ``4GB`` / ``1073741824`` (Mooncake sizes, bytes when bare) -> GiB; 0 when unreadable."""
+    if isinstance(value, bool):
+        return 0.0
+    if isinstance(value, int | float):
+        return float(value) / _GIB
+    m = _SIZE.match(str(value))
+    if not m:
+        return 0.0
+    unit = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": _GIB, "T": 1 << 40}[m.group(2).upper()]
+    return float(m.group(1)) * unit / _GIB
+
+
+def _json_flag(argv: Sequence[str], flag: str) -> dict[str, Any]:
+    for i, t in enumerate(argv[:-1]):
+        if t == flag and argv[i + 1].startswith("{"):
+            try:
+                got = json.loads(argv[i + 1])
+            except ValueError:
+                return {}
+            return got if isinstance(got, dict) else {}
+    return {}
+
+
+def _num_flag(argv: Sequence[str], flag: str) -> float:
+    for i, t in enumerate(argv[:-1]):
+        if t == flag:
+            try:
+                return float(argv[i + 1])
+            except ValueError:
+                return 0.0
+    return 0.0
+
+
+def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
+    """GiB of host memory a vLLM process pins or fills on one node because of its flags: weight and KV
+    offload (``--cpu-offload-gb`` and ``--swap-space`` per GPU, ``--kv-offloading-size``, a KV connector's
+    ``cpu_bytes_to_use``) and the recipe's host-memory tables when their flag is on (engram CPU offload)."""
+    ranks = max(gpus, 1)
+    gib = (_num_flag(argv, "--cpu-offload-gb") + _num_flag(argv, "--swap-space")) * ranks
+    gib += _num_flag(argv, "--kv-offloading-size")
+    extra = _json_flag(argv, "--kv-transfer-config").get("kv_connector_extra_config")
+    if isinstance(extra, dict):
+        gib += size_gib(extra.get("cpu_bytes_to_use") or 0)
+    facts = (recipe or {}).get("model", {}).get("architecture_facts") if isinstance(recipe, dict) else None
+    tables = facts.get("host_tables") if isinstance(facts, dict) else None
+    for t in tables if isinstance(tables, list) else ():
+        if isinstance(t, dict) and isinstance(t.get("gib"), int | float):
+            flag, marker = str(t.get("flag") or ""), str(t.get("marker") or "")
+            if any(argv[i] == flag and marker in argv[i + 1] for i in range(len(argv) - 1)):
+                gib += float(t["gib"])
+    return math.ceil(gib)
+
+
+def _uses_rdma(config: Any) -> bool:
+    return isinstance(config, dict) and str(config.get("protocol") or "").lower() == "rdma"
+
+
+def container_install(install: str | None, image: str, title: str) -> str | None:
+    """The install step as it must run inside ``image``: ``None`` when the image already ships every
+    package (no runtime install), else the same ``pip install`` aimed at the image's interpreter
+    (``uv pip install --system``: the vLLM images have no virtual environment). Refuses anything but a
+    plain ``[uv] pip install`` (a recipe value never runs as shell)."""
+    if not install:
+        return None
+    try:
+        words = shlex.split(install, comments=True)
+    except ValueError as exc:
+        raise ExportError(f"{title}: install step {install!r} is not one command ({exc}).") from None
+    if words[:3] == ["uv", "pip", "install"]:
+        head, rest = ["uv", "pip", "install", "--system"], words[3:]
+    elif words[:2] == ["pip", "install"] or words[:4] == ["python3", "-m", "pip", "install"]:
+        head, rest = ["python3", "-m", "pip", "install"], words[2:] if words[0] == "pip" else words[4:]
+    else:
+        raise ExportError(f"{title}: install step {install!r} is not a `pip install`; a container target "
+                          "cannot run it. Use `vllm-recipes command` and install it yourself.")
+    rest = [w for w in rest if w != "--system"]
+    reqs = [w for w in rest if not w.startswith("-")]
+    repo = image.rsplit(":", 1)[0].removeprefix("docker.io/") if ":" in image.rsplit("/", 1)[-1] else image
+    ships = IMAGE_SHIPS.get(repo, frozenset())
+    names = [re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() for r in reqs]
+    if reqs and len(reqs) == len(rest) and all(n in ships for n in names) and not any("==" in r for r in reqs):
+        return None
+    return shlex.join([*head, *rest])
 
 
 def split_command(text: str) -> tuple[str, ...]:
@@ -207,13 +333,21 @@ def _generalize_env(value: str, rank: int, pool: str | None) -> Token:
 Resolver = Callable[[dict[str, Any]], tuple[Ctx, Plan]]
 
 
+def serve_argv(inv: Invocation, title: str = "vLLM") -> tuple[str, ...]:
+    """The exec-form argv of one ``vllm serve`` invocation (``render_invocation``'s, joined flags split)."""
+    return split_joined(render_invocation(inv)[1], title)
+
+
 def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvValue], nodes: int = 1,
            pool: str | None = None) -> Process:
-    _text, argv, _fin = render_invocation(inv)
+    argv = serve_argv(inv, title)
     node_gpus = int(ctx.profile.get("gpu_count") or 0) if ctx.profile.get("generation") != "cpu" else 0
     gpus = gpus_per_node(argv, nodes, node_gpus) if node_gpus else 0
-    return Process(key, "serve", title, tuple(argv), env_items(env), nodes=nodes, port=port_of(argv),
-                   gpus=gpus, pool=pool)
+    return Process(key, "serve", title, argv, env_items(env), nodes=nodes, port=port_of(argv),
+                   gpus=gpus, pool=pool, protocol="grpc" if "--grpc" in argv else "http",
+                   cpu=CPU_PER_GPU * max(gpus, 1),
+                   memory_gib=MEMORY_GIB_PER_GPU * max(gpus, 1) + host_memory_gib(argv, gpus, ctx.recipe),
+                   rdma=nodes > 1 or pool is not None)
 
 
 def _ready_timeout(env: Sequence[tuple[str, str]]) -> int:
@@ -225,26 +359,33 @@ def _ready_timeout(env: Sequence[tuple[str, str]]) -> int:
 
 def _companions(plan: SinglePlan) -> list[Process]:
     return [Process(f"companion-{i}" if len(plan.companions) > 1 else "companion", "companion", c.label,
-                    ("sh", "-c", c.command), script=c.command, note=c.description)
+                    ("sh", "-c", c.command), script=c.command, note=c.description, cpu=SMALL_CPU,
+                    memory_gib=SMALL_MEMORY_GIB + math.ceil(_num_flag(split_command(c.command), "--l1-size-gb")))
             for i, c in enumerate(plan.companions, start=1)]
 
 
 def _router(lines: Sequence[str], port: int | None, install: str) -> Process:
     argv = split_command(router_text(lines))
-    return Process("router", "router", "Router", argv, port=port or DEFAULT_PORT, install=install or None)
+    return Process("router", "router", "Router", argv, port=port or DEFAULT_PORT, install=install or None,
+                   cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)
 
 
 def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str | None) -> list[Process]:
     """Mooncake master and store processes; the shared client config travels with the vLLM processes."""
     out = [Process("mooncake-master", "mooncake", "Mooncake master", split_command(str(master.get("command") or "")),
-                   port=_mooncake_port(master), note=str(master.get("description") or ""), install=install)]
+                   port=_mooncake_port(master), note=str(master.get("description") or ""), install=install,
+                   cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)]
     if store is not None:
         files: tuple[ConfigFile, ...] = ()
         if store.get("config") is not None:
             files = (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
                                 json.dumps(store["config"], indent=2, ensure_ascii=False)),)
+        cfg = store.get("config")
+        pool = size_gib(cfg.get("global_segment_size")) + size_gib(cfg.get("local_buffer_size")) \
+            if isinstance(cfg, dict) else 0.0
         out.append(Process("mooncake-store", "mooncake", "Mooncake store", split_command(str(store.get("command") or "")),
-                           files=files, note=str(store.get("description") or ""), install=install))
+                           files=files, note=str(store.get("description") or ""), install=install, cpu=SMALL_CPU,
+                           memory_gib=SMALL_MEMORY_GIB + math.ceil(pool), rdma=_uses_rdma(cfg)))
     return out
 
 
@@ -262,6 +403,26 @@ def _client_config(config: Any) -> tuple[ConfigFile, ...]:
     return (ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", json.dumps(config, indent=2, ensure_ascii=False)),)
 
 
+def _mooncake_client(proc: Process, config: Any) -> Process:
+    """A vLLM process that is a Mooncake client: its config file, the host memory each GPU lends the pool
+    (``global_segment_size``) plus the local buffer, and RDMA when the config says so."""
+    if not isinstance(config, dict):
+        return proc
+    pool = size_gib(config.get("global_segment_size")) * max(proc.gpus, 1) + size_gib(config.get("local_buffer_size"))
+    return replace(proc, files=_client_config(config), memory_gib=proc.memory_gib + math.ceil(pool),
+                   rdma=proc.rdma or _uses_rdma(config))
+
+
+def model_gib(ctx: Ctx) -> int:
+    """The checkpoint's size in GiB: the recipe's ``architecture_facts.checkpoint_gib``, else the variant's
+    ``vram_minimum_gb`` (an upper bound: weights plus room); 0 when neither is known."""
+    facts = ctx.recipe.get("model", {}).get("architecture_facts") if isinstance(ctx.recipe.get("model"), dict) else None
+    for v in (facts.get("checkpoint_gib") if isinstance(facts, dict) else None, ctx.variant.get("vram_minimum_gb")):
+        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6:
+            return math.ceil(v)
+    return 0
+
+
 def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, co_located: bool = False,
                      hf_id: str = "") -> Deployment:
     """All processes of ``plan``; ``resolve_at(changes)`` re-resolves the selection at another rank or instance."""
@@ -272,17 +433,19 @@ def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, c
     elif isinstance(plan, MultiNodePlan):
         head = _serve(ctx, "vllm", "vLLM", plan.head, plan.env, nodes=plan.node_count)
         env = env_items(plan.env)
-        workers = [(tuple(render_invocation(w)[1]), env) for w in plan.workers]
+        workers = [(serve_argv(w), env) for w in plan.workers]
         procs.append(_with_workers(head, workers))
     elif isinstance(plan, PdPlan):
-        files = _client_config(plan.mooncake.config) if plan.mooncake is not None else ()
         if plan.mooncake is not None:
             procs += _mooncake(plan.mooncake.master, plan.mooncake.store, plan.mooncake.install)
         for rp in (plan.prefill, plan.decode):
             nodes = int(rp.meta.get("nodes") or 1)
             pool = f"{rp.role.upper()}_NODE_"
-            proc = replace(_serve(ctx, rp.role, rp.role.capitalize(), rp.serve, rp.env, nodes=max(nodes, 1),
-                                  pool=pool), files=files)
+            proc = _serve(ctx, rp.role, rp.role.capitalize(), rp.serve, rp.env, nodes=max(nodes, 1), pool=pool)
+            if co_located:  # both pools on one machine: KV moves over NVLink / PCIe, not the network
+                proc = replace(proc, rdma=False)
+            if plan.mooncake is not None:
+                proc = _mooncake_client(proc, plan.mooncake.config)
             if int(rp.meta.get("currentNode") or 0) != 0 or nodes > 1:
                 proc = _pool_ranks(proc, rp.role, nodes, resolve_at)
             procs.append(proc)
@@ -294,7 +457,7 @@ def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, c
             procs.append(_router(plan.router.lines, plan.router.port, plan.router.install))
     all_env = [kv for p in procs for kv in p.env]
     return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
-                      dict(ctx.profile), ctx.hw_id, install, co_located, _ready_timeout(all_env))
+                      dict(ctx.profile), ctx.hw_id, install, co_located, _ready_timeout(all_env), model_gib(ctx))
 
 
 def _pool_ranks(proc: Process, role: str, nodes: int, resolve_at: Resolver) -> Process:
@@ -303,7 +466,7 @@ def _pool_ranks(proc: Process, role: str, nodes: int, resolve_at: Resolver) -> P
         _c, p = resolve_at({"pd_rank": (role, rank)})
         assert isinstance(p, PdPlan)
         rp = p.prefill if role == "prefill" else p.decode
-        return tuple(render_invocation(rp.serve)[1]), env_items(rp.env)
+        return serve_argv(rp.serve, proc.title), env_items(rp.env)
 
     argv0, env0 = role_at(0)
     base = replace(proc, argv=argv0, env=env0, port=port_of(argv0))
@@ -311,17 +474,16 @@ def _pool_ranks(proc: Process, role: str, nodes: int, resolve_at: Resolver) -> P
 
 
 def _kv_instances(ctx: Ctx, plan: KvStorePlan, resolve_at: Resolver) -> list[Process]:
-    files = _client_config(plan.mooncake_config)
     out: list[Process] = []
     for i in range(plan.instances):
         c, p = (ctx, plan) if i == plan.current_instance else resolve_at({"kv_instance": i})
         assert isinstance(p, KvStorePlan)
         key = f"vllm-{i + 1}"
         nodes = 1 + len(p.workers) if p.multi_node_instance else 1
-        proc = replace(_serve(c, key, f"vLLM instance {i + 1}", p.vllm, p.env, nodes=nodes), files=files,
-                       install=p.install or None)
+        proc = replace(_mooncake_client(_serve(c, key, f"vLLM instance {i + 1}", p.vllm, p.env, nodes=nodes),
+                                        plan.mooncake_config), install=p.install or None)
         if p.multi_node_instance:
             env = env_items(p.env)
-            proc = _with_workers(proc, [(tuple(render_invocation(w)[1]), env) for w in p.workers])
+            proc = _with_workers(proc, [(serve_argv(w), env) for w in p.workers])
         out.append(proc)
     return out

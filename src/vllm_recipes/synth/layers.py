@@ -239,7 +239,8 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
         else:
             tp_present, tp_explicit = False, None
         role_tp = tp_explicit if tp_explicit is not None else 1
-        dp_local = max(1, js_floor_div(g, role_tp))
+        # ranks = GPUs the pool owns: a co-located pool (rpn 0) has half the node (the pinning layer's half)
+        dp_local = max(1, js_floor_div(pool_gpus if rpn == 0 else g, role_tp))
         dp_size = nodes_in_pool * dp_local
         node_idx = max(0, min(nodes_in_pool - 1, rank))
         if tp_present:

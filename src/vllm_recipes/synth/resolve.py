@@ -346,7 +346,8 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
     pool_gpus = js_floor_div(g, 2) if nodes == 0 else nodes * g
     if par == "dep":
         tp = first_truthy(so_role.get("tp"), role_cfg.get("tp"), 1)
-        dp_local = max(1, js_floor_div(g, tp))
+        # ranks = the GPUs the pool owns (half the node when co-located): docs/decisions.md deviations
+        dp_local = max(1, js_floor_div(pool_gpus if nodes == 0 else g, tp))
         dp_size = max(1, nodes) * dp_local
     else:
         tp, dp_local, dp_size = pool_gpus, 0, 1

@@ -7,11 +7,16 @@ oversized requests are refused before any routing or parsing happens.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
+
+from jinja2 import Environment, FileSystemLoader, Template
 
 from .urlstate import MAX_QUERY, MAX_VALUE
 
@@ -35,8 +40,40 @@ HEADERS: tuple[tuple[bytes, bytes], ...] = (
 MAX_PATH = 1024
 
 
+_URL_CHARS = re.compile(r"[!-~]+")  # printable ASCII, no space: browsers drop tabs/newlines and read \\ as /
+
+
+def safe_link(href: object) -> bool:
+    """Whether a recipe-given link is ``http(s)://host...``, a path on this site or an in-page anchor.
+
+    Browsers read ``/\\evil.example``, ``//evil.example`` and ``/<tab>/evil.example`` as links to another
+    site, so a site path must start with exactly one ``/`` followed by something else than ``/``, and no
+    backslash, whitespace or control character may appear anywhere (issue #28 item 10).
+    """
+    if not isinstance(href, str) or not _URL_CHARS.fullmatch(href) or "\\" in href:
+        return False
+    if href.startswith("#"):
+        return True
+    if href.startswith("/"):
+        return not href.startswith("//")
+    scheme, sep, rest = href.partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https") and rest[:1] not in ("", "/")
+
+
 def _wants_json(path: str) -> bool:
     return path.startswith("/api/") or path.endswith(".json")
+
+
+@functools.cache
+def _error_template() -> Template:
+    # autoescape on, always: what an error page shows comes from the request (issue #21)
+    env = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")), autoescape=True)
+    return env.get_template("error.html")
+
+
+def error_html(status: int, message: str) -> str:
+    """The page of every error response that is not a recipe or not-found page: ``message`` escaped."""
+    return _error_template().render(status=status, message=message)
 
 
 class SecurityMiddleware:
@@ -83,9 +120,7 @@ class SecurityMiddleware:
                 body = json.dumps({"error": text, "param": param, "choices": []}).encode()
                 ctype = b"application/json"
             else:
-                body = (f"<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{status}</title>"
-                        f"<link rel=\"stylesheet\" href=\"/static/site.css\"><main class=\"wrap\"><h1>{status}</h1>"
-                        f"<p>{text}</p><p><a href=\"/\">Home</a></p></main></html>").encode()
+                body = error_html(status, text).encode()
                 ctype = b"text/html; charset=utf-8"
             await send_with_headers({"type": "http.response.start", "status": status, "headers": [
                 (b"content-type", ctype), (b"content-length", str(len(body)).encode())]})
