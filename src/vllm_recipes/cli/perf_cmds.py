@@ -18,7 +18,7 @@ from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, rep
 from vllm_recipes.perf.scheduler import Workload
 
 from .engine_cmds import find_recipe, resolve_request, selection_options
-from .fit_cmds import _architecture, target_from_options
+from .fit_cmds import gather_facts, target_from_options
 from .main import cli, fail, load_or_exit, recipes_dir_option
 
 
@@ -44,12 +44,14 @@ def make_workload(isl: int, osl: int, concurrency: int | None, rate: float | Non
                     num_prompts=num_prompts or 0)
 
 
-def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None
+def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None, offline: bool, variant_key: str = "default"
               ) -> tuple[Architecture | None, ComputeFacts | None, float | None]:
-    """Architecture (as ``fit``), exact compute facts when a config.json is given or cached."""
+    """Architecture and checkpoint (as ``fit`` finds them), exact compute facts when a config.json is given
+    or cached."""
     from vllm_recipes.perf.sources import config_facts
 
-    arch, cached = _architecture(catalog, recipe, hf_config)
+    found = gather_facts(catalog, recipe, variant_key, hf_config, offline)
+    arch, cached = found.arch, found.cached_gib
     facts = None
     if hf_config or not isinstance(recipe.model.get("architecture_facts"), dict):
         try:
@@ -113,10 +115,11 @@ def print_report(r: PerfReport) -> None:
               "parameter counts; default: the recipe's facts, then the local HF cache).")
 @click.option("--vllm", "vllm_release", metavar="X.Y", help="The vLLM release you will run (said against the "
               "calibrated releases).")
+@click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def perf_cmd(hf_id: str, recipes_dir: str | None, isl: int, osl: int, concurrency: int | None, rate: float | None,
-             num_prompts: int | None, hf_config: str | None, vllm_release: str | None, as_json: bool,
-             **kw: Any) -> None:
+def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concurrency: int | None,
+             rate: float | None, num_prompts: int | None, hf_config: str | None, vllm_release: str | None,
+             offline: bool, as_json: bool, **kw: Any) -> None:
     """Estimated TTFT, TPOT and throughput of HF_ID's command at --isl/--osl and --concurrency (or --rate)."""
     workload = make_workload(isl, osl, concurrency, rate, num_prompts)
     catalog = load_or_exit(recipes_dir)
@@ -125,7 +128,7 @@ def perf_cmd(hf_id: str, recipes_dir: str | None, isl: int, osl: int, concurrenc
     if recipe.is_omni:
         fail(f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
     state = resolve_request(catalog, recipe, kw)
-    arch, facts, cached = facts_for(catalog, recipe, hf_config)
+    arch, facts, cached = facts_for(catalog, recipe, hf_config, offline, state.selection.variant_key)
     report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,
                         strategy_given=bool(kw.get("strategy")), cached_checkpoint_gib=cached, vllm=vllm_release)
     if as_json:
@@ -144,10 +147,11 @@ def perf_cmd(hf_id: str, recipes_dir: str | None, isl: int, osl: int, concurrenc
 @click.option("--tpot-ms", type=click.FloatRange(min=0, min_open=True), required=True, help="TPOT target (ms).")
 @click.option("--hardware", "hardware", multiple=True, help="Only these hardware profiles (repeatable).")
 @click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json.")
+@click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def recommend_cmd(hf_id: str, recipes_dir: str | None, isl: int, osl: int, concurrency: int | None,
+def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concurrency: int | None,
                   rate: float | None, num_prompts: int | None, ttft_ms: float, tpot_ms: float,
-                  hardware: tuple[str, ...], hf_config: str | None, as_json: bool) -> None:
+                  hardware: tuple[str, ...], hf_config: str | None, offline: bool, as_json: bool) -> None:
     """The recipe's offered configurations that meet --ttft-ms and --tpot-ms, fewest GPUs first."""
     from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict
 
@@ -157,7 +161,7 @@ def recommend_cmd(hf_id: str, recipes_dir: str | None, isl: int, osl: int, concu
     unknown_hw = [h for h in hardware if h not in catalog.hardware_profiles]
     if unknown_hw:
         fail(f"unknown hardware {', '.join(unknown_hw)}; valid: {', '.join(catalog.hardware_profiles)}")
-    arch, facts, _ = facts_for(catalog, recipe, hf_config)
+    arch, facts, _ = facts_for(catalog, recipe, hf_config, offline)
     rec = recommend(catalog, recipe, Sla(ttft_ms, tpot_ms), workload, hardware=hardware, arch=arch, facts=facts)
     if as_json:
         click.echo(json.dumps(recommendation_dict(rec), indent=2))

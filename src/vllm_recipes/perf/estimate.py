@@ -139,7 +139,8 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                    workload.rate / dp if workload.rate else None,
                    math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
     block = fit.block_size or DEFAULT_BLOCK_SIZE
-    mbt = fit.shape.max_num_batched_tokens or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
+    mbt = fit.max_num_batched_tokens or fit.shape.max_num_batched_tokens \
+        or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
     length = workload.isl + workload.osl
     per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
     lim = Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
