@@ -135,6 +135,15 @@ def test_panel_follows_the_url_and_agrees_with_the_api(client: TestClient) -> No
     assert "--random-input-len 8192" in html
 
 
+def test_panel_folds_to_a_link_until_asked(client: TestClient) -> None:
+    html = client.get(f"/{V41}?hardware=h200").text
+    assert 'id="perf"' in html and "Time per output token" not in html
+    assert f'href="/{V41}?hardware=h200&amp;isl=1024#perf"' in html
+    opened = client.get(f"/{V41}?hardware=h200&isl=1024").text
+    assert "Time per output token" in opened
+    assert "?hardware=h200&amp;conc=128&amp;isl=1024&amp;osl=1024" in opened  # every parameter kept in pills
+
+
 def test_api_errors_are_400_with_the_parameter(client: TestClient) -> None:
     r = client.get(f"/api/perf?model={V41}&isl=x&osl=1")
     assert r.status_code == 400 and r.json()["param"] == "isl"

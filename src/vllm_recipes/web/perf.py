@@ -83,12 +83,9 @@ def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[
         choices = list(CHOICES[k])
         if values[k] not in choices:
             choices.append(values[k])
-        for n in choices:
-            q = {**base, **{p: str(v) for p, v in values.items() if v != DEFAULTS[p]}}
-            q.pop(k, None)
-            if n != DEFAULTS[k]:
-                q[k] = str(n)
-            row.append((_label(n), "?" + encode(q) if q else parts.path, n == values[k]))
+        for n in choices:  # every parameter stays in the link: without any, the panel folds to its link
+            q = {**base, **{p: str(v) for p, v in values.items()}, k: str(n)}
+            row.append((_label(n), "?" + encode(q), n == values[k]))
         out.append((k, tuple(row)))
     return tuple(out)
 
@@ -120,8 +117,14 @@ def panel_from_report(r: PerfReport, url: str, values: Mapping[str, int]) -> Per
 
 
 def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
-               extra: Mapping[str, str]) -> PerfPanel | None:
-    """The builder's Performance panel for its own selection."""
+               extra: Mapping[str, str]) -> PerfPanel | str | None:
+    """The builder's Performance panel for its own selection; until the URL asks for it (``isl``, ``osl``
+    or ``conc``), only the link that does - the estimate costs a simulation and the page has a byte budget."""
+    if not any(k in extra for k in PERF_PARAMS):
+        parts = urlsplit(url)
+        q = dict(parse_qsl(parts.query))
+        q["isl"] = str(DEFAULTS["isl"])
+        return parts.path + "?" + encode(q) + "#perf"
     values = {k: int(extra[k]) if k in extra else DEFAULTS[k] for k in PERF_PARAMS}
     w = Workload(values["isl"], values["osl"], concurrency=values["conc"])
     try:
