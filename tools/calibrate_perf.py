@@ -54,11 +54,12 @@ GPU_MEMORY = {"H100-SXM": 80, "H200-SXM": 141, "B200": 180}
 CONFIGS = {("Llama-3.1-70B", "fp8"): "llama-3.3-70b-instruct-fp8", ("Llama-3.1-70B", "nvfp4"): "llama-3.3-70b-instruct-fp4",
            ("gpt-oss-120b", "mxfp4"): "gpt-oss-120b", ("Qwen3-32B", "bf16"): "qwen3-32b"}
 START = Params(bw_eff=0.65, flops_eff=0.5, layer_us=20.0, comm_us=10.0, step_ms=1.5, request_ms=30.0,
-               gemm_half_rows=64.0)
-NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows")
+               gemm_half_rows=32.0, moe_eff=1.0)
+NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows", "moe_eff")
 BOUNDS = {"bw_eff": (0.2, 1.0), "flops_eff": (0.05, 1.0), "layer_us": (0.5, 200.0), "comm_us": (1.0, 200.0),
           "step_ms": (0.05, 20.0), "request_ms": (1.0, 200.0),
-          "gemm_half_rows": (1.0, 4096.0)}
+          "gemm_half_rows": (1.0, 4096.0),
+          "moe_eff": (0.05, 1.0)}
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Case:
     rec: dict[str, Any]
     family: str
     run: Any  # Params -> (ttft_ms, tpot_ms, tok_s_per_gpu)
+    moe: bool = False
 
 
 def osl_eff(rec: dict[str, Any]) -> float:
@@ -99,7 +101,7 @@ def make_case(rec: dict[str, Any], configs: Path, prompts_factor: float) -> Case
         e = estimate_process(facts, arch, fit, gpu, rec["precision"], p, wl)
         return e.ttft_ms, e.tpot_ms, derived_tput(rec, e.ttft_ms, e.tpot_ms)
 
-    return Case(rec, gpu.family, run)
+    return Case(rec, gpu.family, run, facts.expert_params > 0)
 
 
 def errors(case: Case, p: Params) -> tuple[float, float, float]:
@@ -117,9 +119,10 @@ def loss(cases: list[Case], p: Params) -> float:
     return total / max(1, len(cases))
 
 
-def to_params(x: list[float]) -> Params:
-    vals = {}
-    for n, v in zip(NAMES, x, strict=True):
+def to_params(x: list[float], names: tuple[str, ...] = NAMES) -> Params:
+    """Constants from log values of ``names``; the others keep their start value."""
+    vals = asdict(START)
+    for n, v in zip(names, x, strict=True):
         lo, hi = BOUNDS[n]
         vals[n] = min(hi, max(lo, math.exp(v)))
     return Params(**vals)
@@ -159,10 +162,12 @@ def nelder_mead(f: Any, x0: list[float], step: float = 0.4, iters: int = 160) ->
 
 def fit_family(cases: list[Case], iters: int, sample: int, start: Params = START) -> Params:
     """Fit on at most ``sample`` records, spread evenly over the family's (ordered) records."""
+    # the MoE kernels' rate is fitted only where MoE records are (elsewhere the loss does not depend on it)
+    names = NAMES if any(c.moe for c in cases) else tuple(n for n in NAMES if n != "moe_eff")
     if len(cases) > sample:
         cases = [cases[round(i * (len(cases) - 1) / (sample - 1))] for i in range(sample)]
-    x0 = [math.log(getattr(start, n)) for n in NAMES]
-    return to_params(nelder_mead(lambda x: loss(cases, to_params(x)), x0, iters=iters))
+    x0 = [math.log(getattr(start, n)) for n in names]
+    return to_params(nelder_mead(lambda x: loss(cases, to_params(x, names)), x0, iters=iters), names)
 
 
 def fit_all(cases: list[Case], iters: int, sample: int, start: dict[str, Params] | None = None) -> dict[str, Params]:
