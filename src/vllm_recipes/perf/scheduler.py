@@ -46,9 +46,14 @@ class Workload:
     prefilled: bool = False
 
     def prompts(self) -> int:
+        """Requests to run: ``num_prompts``, else 10 x concurrency (the calibration benchmarks' count), at
+        least 50 and, beyond 100 users, 1000 + 2 x concurrency (a few waves of a large closed loop say as
+        much as ten and keep an estimate fast); 200 Poisson arrivals."""
         if self.num_prompts:
             return self.num_prompts
-        return max(10 * (self.concurrency or 1), 50) if self.concurrency else 200
+        if not self.concurrency:
+            return 200
+        return max(50, min(10 * self.concurrency, 1000 + 2 * self.concurrency))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +127,7 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             waiting.append(make(0.0))
 
     prefilling: list[_Req] = []
-    decoding: list[_Req] = []  # admission order (the newest is preempted first)
+    decoding: dict[_Req, None] = {}  # admission order (the newest is preempted first); O(1) removal
     finish_heap: list[tuple[int, int, int, _Req]] = []  # (finish step, order, epoch, request); stale epochs skipped
     pushes = 0
     g = 0  # decode steps so far
@@ -138,7 +143,7 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
 
     def drop_decoding(r: _Req) -> None:
         nonlocal ctx_sum
-        decoding.remove(r)
+        del decoding[r]
         ctx_sum -= ctx_of(r)
         r.epoch += 1  # its heap entry is stale now
 
@@ -150,7 +155,7 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             next_arrival = math.inf
         # preempt (newest first) while the next decode step would overflow the cache
         while decoding and ctx_sum + held_prefill + len(decoding) > cap and len(decoding) + len(prefilling) > 1:
-            victim = decoding[-1]
+            victim = next(reversed(decoding))
             victim.generated += g - victim.start_step
             drop_decoding(victim)
             victim.prompt, victim.done_prefill = victim.isl + victim.generated, 0
@@ -227,7 +232,7 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
                     r.first = t
                     res.ttft.append(t - r.arrival)
                 r.start_step = g
-                decoding.append(r)
+                decoding[r] = None
                 ctx_sum += r.prompt + 1
                 pushes += 1
                 heapq.heappush(finish_heap, (g + r.osl - r.generated, pushes, r.epoch, r))
