@@ -31,7 +31,7 @@ def workload_options(fn: Any) -> Any:
         click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Poisson arrivals, requests/s "
                      "(instead of --concurrency)."),
         click.option("--num-prompts", type=click.IntRange(1, 100_000), help="Requests to simulate "
-                     "(default: 10 x concurrency, at least 50; 200 with --rate)."),
+                     "(default: 10 x concurrency, at least 50, at most 1000 + 2 x concurrency; 200 with --rate)."),
     ]):
         fn = opt(fn)
     return fn
