@@ -155,7 +155,7 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
     from vllm_recipes.catalog.memory import load_catalog_from_files
     from vllm_recipes.catalog.remote import is_remote
     from vllm_recipes.catalog.validate import validate_catalog
-    from vllm_recipes.lint.validate_pass import validate_pass_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker
 
     from .review_cmds import read_side
 
@@ -163,7 +163,7 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
     top = specs[-1] if specs else "."
     git_cwd = top if not is_remote(top) and os.path.isdir(top) else "."
     base_catalog = load_catalog_from_files(read_side(base, git_cwd), base)
-    return findings_not_in(validate_catalog(base_catalog, extra_checks=[validate_pass_checker(forced, workers=1)]), findings)
+    return findings_not_in(validate_catalog(base_catalog, extra_checks=[dead_value_and_release_checker(forced)]), findings)
 
 
 # ------------------------------------------------------------------------------------------
