@@ -42,7 +42,7 @@ from vllm_recipes.render.artifacts import ExportOptions, stdout_text
 from vllm_recipes.render.export import ExportError, deployment_for, export_artifacts
 from vllm_recipes.render.vllm_config import config_argv
 from vllm_recipes.render.workloads import Deployment, Process
-from vllm_recipes.select.page import PageRequest, SelectionError, build_state
+from vllm_recipes.select.state import PageRequest, SelectionError, build_state
 
 SHAPES = Path(__file__).resolve().parent / "fixtures" / "shapes"
 NS = "serving"

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from i18n_support import current_dir, recipe, recipes_dir
+from i18n_support import catalog, current_dir, recipe, recipes_dir
 
-__all__ = ["current_dir", "recipe", "recipes_dir"]
+__all__ = ["catalog", "current_dir", "recipe", "recipes_dir"]

@@ -21,6 +21,8 @@ from typing import Any
 from vllm_recipes import service
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
+from vllm_recipes.perf.recommend import Sla
+from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
@@ -29,6 +31,7 @@ from vllm_recipes.select.state import PageRequest
 from vllm_recipes.service import Query, QueryError
 from vllm_recipes.service.fit import fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties
+from vllm_recipes.service.perf import LIMITS, perf_answer, recommend_answer
 from vllm_recipes.service.search import Card, make_card, search
 from vllm_recipes.synth.context import recipe_frontend
 
@@ -80,6 +83,15 @@ TOOLS: dict[str, str] = {
         "the selection's plan. Give hf_id (and a selection) to fit one recipe on its hardware or on other "
         "GPUs (gpu, or gpu_memory + gpus); omit hf_id to list every recipe variant that starts on the given "
         "GPUs, best first.",
+    "estimate_performance":
+        "How fast will a selection serve (an ESTIMATE of a calibrated analytic model, with its expected error): "
+        "time to first token, time per output token, output tokens/s per GPU and total, the running batch, what "
+        "bounds each phase, and the `vllm bench serve` command that measures the same point. Give hf_id, a "
+        "selection, isl, osl and concurrency (or rate).",
+    "recommend":
+        "Which of a recipe's offered configurations (hardware, variant, strategy, nodes) meet a TTFT and TPOT "
+        "target at isl/osl and concurrency (or rate), fewest GPUs first, each with its estimate; when none does, "
+        "the closest one and what limits it.",
 }
 
 #: ``export_deployment`` options besides the selection and ``to`` (the CLI's ``export`` options)
@@ -159,6 +171,8 @@ class AgentTools:
             "explain": sel,
             "export_deployment": self.export_schema(sel),
             "fit": self.fit_schema(),
+            "estimate_performance": self.perf_schema(),
+            "recommend": self.recommend_schema(),
         }
         return [Tool(name, description, schemas[name], getattr(self, name)) for name, description in TOOLS.items()]
 
@@ -183,6 +197,21 @@ class AgentTools:
             "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
         })
         return {"type": "object", "properties": props, "additionalProperties": False}
+
+    def perf_schema(self) -> dict[str, Any]:
+        """The selection schema plus the workload."""
+        schema = self.selection_schema()
+        return {**schema, "properties": {**schema["properties"], **_load_schema()}, "required": ["hf_id", "isl", "osl"]}
+
+    def recommend_schema(self) -> dict[str, Any]:
+        sel = self.selection_schema()
+        return {"type": "object", "additionalProperties": False, "required": ["hf_id", "isl", "osl", "ttft_ms", "tpot_ms"],
+                "properties": {
+                    "hf_id": sel["properties"]["hf_id"], **_load_schema(),
+                    "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
+                    "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
+                    "hardware": {"type": "array", "items": _str_schema("Hardware profile id.", self.hardware_ids),
+                                 "description": "Only these hardware profiles."}}}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
@@ -288,6 +317,31 @@ class AgentTools:
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
 
+    def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", *URL_NAMES, *PERF_ARGS))
+        workload = _workload(args)
+        try:
+            return perf_answer(self.catalog, self._query(args), workload)
+        except QueryError as exc:
+            raise ToolError.from_selection(exc) from None
+
+    def recommend(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *PERF_ARGS))
+        self._recipe(args)
+        targets = []
+        for key in ("ttft_ms", "tpot_ms"):
+            v = args.get(key)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 1e7:
+                raise ToolError(f"{key} must be a number of milliseconds.", key)
+            targets.append(float(v))
+        hw = args.get("hardware") or []
+        if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
+            raise ToolError("hardware must be a list of hardware profile ids.", "hardware", self.hardware_ids)
+        try:
+            return recommend_answer(self.catalog, str(args["hf_id"]), Sla(*targets), _workload(args), tuple(hw))
+        except QueryError as exc:
+            raise ToolError.from_selection(exc) from None
+
     # --- helpers --------------------------------------------------------------------------------
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
@@ -311,6 +365,38 @@ class AgentTools:
             return service.resolve_payload(self.catalog, query)
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
+
+
+PERF_ARGS = ("isl", "osl", "concurrency", "rate")
+
+
+def _load_schema() -> dict[str, Any]:
+    return {"isl": {"type": "integer", "minimum": 1, "maximum": 1 << 20, "description": "Input (prompt) tokens."},
+            "osl": {"type": "integer", "minimum": 1, "maximum": 1 << 17, "description": "Output tokens."},
+            "concurrency": {"type": "integer", "minimum": 1, "maximum": 4096,
+                            "description": "Concurrent users, closed loop (default 1)."},
+            "rate": {"type": "number", "exclusiveMinimum": 0, "description": "Poisson arrivals, requests/s."}}
+
+
+def _workload(args: Mapping[str, Any]) -> Workload:
+    """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload (the /api/perf rules, typed)."""
+    for key in PERF_ARGS:
+        v = args.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)
+                              or (key != "rate" and not isinstance(v, int))):
+            raise ToolError(f"{key} must be a {'number' if key == 'rate' else 'whole number'}.", key)
+    isl, osl, conc, rate = (args.get(k) for k in PERF_ARGS)
+    for key, value, limit in (("isl", isl, LIMITS["isl"]), ("osl", osl, LIMITS["osl"]),
+                              ("concurrency", conc, LIMITS["conc"])):
+        if value is None and key != "concurrency":
+            raise ToolError(f"{key} is required (tokens).", key)
+        if value is not None and not 0 < value <= limit:
+            raise ToolError(f"{key} must be a positive integer up to {limit}.", key)
+    if rate is not None and not 0 < rate <= 1e5:
+        raise ToolError("rate must be requests per second (0-100000).", "rate")
+    if rate is not None and conc:
+        raise ToolError("Give concurrency or rate, not both.", "rate")
+    return Workload(int(isl), int(osl), concurrency=None if rate else (conc or 1), rate=rate)
 
 
 def recipe_json_uri(hf_id: str) -> str:

@@ -36,7 +36,7 @@ INT_PARAMS = frozenset(p for p in URL_NAMES if BY_NAME[p].kind == "int")
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
-PAGE_PARAMS = frozenset({"lang", "ctx"})  # ctx: the Fit panel (web/fit.py)
+PAGE_PARAMS = frozenset({"lang", "ctx", "isl", "osl", "conc"})  # ctx: Fit panel; isl, osl, conc: Performance panel
 MAX_QUERY = 4096
 
 

@@ -1,0 +1,155 @@
+"""Performance on the web: the recipe page's Performance panel, ``/api/perf`` and ``/api/recommend``.
+
+The panel estimates the builder's own selection at the page's ``isl`` / ``osl`` /
+``conc`` URL parameters (links, no form: the page works without JavaScript); the
+API endpoints take the selection parameters of ``/api/resolve``. All call
+:func:`vllm_recipes.perf.report.perf_state`, like the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.perf.report import PerfReport, expected_error, perf_state
+from vllm_recipes.perf.scheduler import Workload
+from vllm_recipes.select.state import PageState
+from vllm_recipes.service.perf import LIMITS, int_param, perf_payload, recommend_payload  # noqa: F401 - /api/*
+from vllm_recipes.service.url import encode
+
+#: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
+PERF_PARAMS = ("isl", "osl", "conc")
+DEFAULTS = {"isl": 1024, "osl": 1024, "conc": 32}
+CHOICES = {"isl": (128, 1024, 8192), "osl": (128, 1024, 8192), "conc": (1, 8, 32, 128)}
+
+
+def page_extra(query: Mapping[str, str]) -> dict[str, str]:
+    """The panel's own URL parameters, kept on every builder link like ``lang``."""
+    out = {}
+    for k in PERF_PARAMS:
+        n = int_param(query.get(k), LIMITS[k])
+        if n is not None:
+            out[k] = str(n)
+    return out
+
+
+def _label(n: int) -> str:
+    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
+
+
+@dataclass(frozen=True)
+class PerfPanel:
+    """What ``perf_panel.html`` renders."""
+
+    hardware: str
+    isl: int
+    osl: int
+    conc: int
+    rows: tuple[tuple[str, str], ...]
+    error: str
+    calibrated: bool
+    bench: str
+    #: per parameter: (label, href, current) links
+    links: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]
+    notes: tuple[str, ...] = ()
+    unknown: str | None = None
+
+
+def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]:
+    """Pill links per parameter: the page's own selection with one value changed (query-relative hrefs keep
+    the page light)."""
+    parts = urlsplit(url)
+    base = dict(parse_qsl(parts.query))
+    out = []
+    for k in PERF_PARAMS:
+        row = []
+        choices = list(CHOICES[k])
+        if values[k] not in choices:
+            choices.append(values[k])
+        for n in choices:  # every parameter stays in the link: without any, the panel folds to its link
+            q = {**base, **{p: str(v) for p, v in values.items()}, k: str(n)}
+            row.append((_label(n), "?" + encode(q), n == values[k]))
+        out.append((k, tuple(row)))
+    return tuple(out)
+
+
+def error_text() -> str:
+    e = expected_error()
+    if not e:
+        return "not calibrated"
+    names = {"tpot": "TPOT", "ttft": "TTFT", "output_tok_s_per_gpu": "tokens/s"}
+    return ", ".join(f"{names.get(k, k)} ±{v['median'] * 100:.0f}%" for k, v in e.items()) + " (median)"
+
+
+def panel_from_report(r: PerfReport, url: str, values: Mapping[str, int]) -> PerfPanel:
+    head = dict(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"],
+                error=error_text(), calibrated=r.calibrated, bench=r.bench_command, links=_links(url, values),
+                notes=r.notes)
+    e = r.estimate
+    if e is None or not r.known:
+        return PerfPanel(**head, rows=(), unknown="; ".join(r.errors) or "no estimate")  # type: ignore[arg-type]
+    rows = (
+        ("Time to first token", f"{e.ttft_ms:,.0f} ms ({'queueing' if e.queueing else e.prefill_bound})"),
+        ("Time per output token", f"{e.tpot_ms:,.1f} ms ({e.tok_s_per_user:,.0f} tokens/s per user; "
+                                  f"{e.decode_bound})"),
+        ("Output tokens/s", f"{e.output_tok_s_total:,.0f} total, {e.output_tok_s_per_gpu:,.0f} per GPU "
+                            f"({e.gpus} GPUs)"),
+        ("Running batch", f"{e.running_mean:,.0f} on average, at most {e.running_cap:,}"),
+    )
+    return PerfPanel(**head, rows=rows)  # type: ignore[arg-type]
+
+
+def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
+               extra: Mapping[str, str]) -> PerfPanel | str | None:
+    """The builder's Performance panel for its own selection; until the URL asks for it (``isl``, ``osl``
+    or ``conc``), only the link that does - the estimate costs a simulation and the page has a byte budget."""
+    if not any(k in extra for k in PERF_PARAMS):
+        parts = urlsplit(url)
+        q = dict(parse_qsl(parts.query))
+        q["isl"] = str(DEFAULTS["isl"])
+        return parts.path + "?" + encode(q) + "#perf"
+    values = {k: int(extra[k]) if k in extra else DEFAULTS[k] for k in PERF_PARAMS}
+    w = Workload(values["isl"], values["osl"], concurrency=values["conc"])
+    try:
+        r = perf_state(catalog, recipe, state, w)
+    except Exception:  # an addition to the page: the builder never fails because of it
+        return None
+    return panel_from_report(r, url, values)
+
+
+# --------------------------------------------------------------------------------------------
+# /api/perf and /api/recommend
+# --------------------------------------------------------------------------------------------
+
+def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
+    """``/api/perf`` and ``/api/recommend`` in the OpenAPI document."""
+    def q(name: str, schema: dict[str, Any], desc: str, required: bool = False) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": required, "schema": schema, "description": desc}
+
+    load = [q("isl", {"type": "integer", "minimum": 1}, "Input (prompt) tokens.", True),
+            q("osl", {"type": "integer", "minimum": 1}, "Output tokens.", True),
+            q("concurrency", {"type": "integer", "minimum": 1}, "Concurrent users, closed loop (default 1)."),
+            q("rate", {"type": "number"}, "Poisson arrivals in requests/s (instead of concurrency).")]
+    error = {"$ref": "#/components/schemas/Error"}
+    responses = {"200": {"description": "An estimate (see docs/decisions-perf-model.md).",
+                         "content": {"application/json": {"schema": {"type": "object"}}}},
+                 "400": {"description": "A parameter cannot be honoured.",
+                         "content": {"application/json": {"schema": error}}}}
+    model = [p for p in params if p["name"] == "model"]
+    return {
+        "/api/perf": {"get": {
+            "summary": "How fast will it serve? Estimated TTFT, TPOT and throughput of a selection",
+            "description": "The calibrated estimate for the selection `/api/resolve` would render, with its "
+                           "expected error and the `vllm bench serve` command measuring the same point.",
+            "parameters": params + load, "responses": responses}},
+        "/api/recommend": {"get": {
+            "summary": "The recipe's configurations that meet a TTFT / TPOT target, fewest GPUs first",
+            "parameters": model + load + [
+                q("ttft_ms", {"type": "number"}, "TTFT target in ms.", True),
+                q("tpot_ms", {"type": "number"}, "TPOT target in ms.", True),
+                q("hardware", {"type": "string"}, "Only this hardware profile (repeatable).")],
+            "responses": responses}},
+    }
