@@ -16,9 +16,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents")
+CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents", "vllm_recipes.service")
 CLEAN_MODULES = ("vllm_recipes.parallel", "vllm_recipes.jsvalues", "vllm_recipes.render.rendering",
-                 "vllm_recipes.web.live")
+                 "vllm_recipes.web.live", "vllm_recipes.web.app", "vllm_recipes.web.live_api",
+                 "vllm_recipes.web.deploy", "vllm_recipes.select.state", "vllm_recipes.select.params",
+                 "vllm_recipes.select.advanced", "vllm_recipes.select.options", "vllm_recipes.cli.main",
+                 "vllm_recipes.cli.options", "vllm_recipes.cli.engine_cmds", "vllm_recipes.cli.output",
+                 "vllm_recipes.cli.inspect_cmds", "vllm_recipes.cli.diff_cmds", "vllm_recipes.cli.export_cmds",
+                 "vllm_recipes.cli.mcp_cmds")
 
 
 def test_mypy_is_clean_on_the_typed_packages() -> None:

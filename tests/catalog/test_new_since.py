@@ -73,7 +73,7 @@ def test_no_recipes_found_says_where_it_looked(tmp_path: Path, argv: list[str]) 
     root = _repo(tmp_path / "repo")
     got = CliRunner().invoke(cli, [*argv, "--recipes-dir", str(root / "models")])
     assert got.exit_code == 2
-    assert f"no recipes found: no models/<org>/<repo>.yaml under {root / 'models' / 'models'}" in got.stderr
+    assert f"No recipes found: no models/<org>/<repo>.yaml under {root / 'models' / 'models'}" in got.stderr
     assert f"did you mean --recipes-dir {root}?" in got.stderr
 
 
@@ -83,4 +83,4 @@ def test_diff_where_there_are_no_recipes(tmp_path: Path, monkeypatch: pytest.Mon
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, env=ENV)
     monkeypatch.chdir(tmp_path)
     got = CliRunner().invoke(cli, ["diff", "git:HEAD~1"])
-    assert got.exit_code == 2 and "no recipes found" in got.stderr
+    assert got.exit_code == 2 and "No recipes found" in got.stderr

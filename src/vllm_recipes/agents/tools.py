@@ -396,7 +396,8 @@ def _workload(args: Mapping[str, Any]) -> Workload:
         raise ToolError("rate must be requests per second (0-100000).", "rate")
     if rate is not None and conc:
         raise ToolError("Give concurrency or rate, not both.", "rate")
-    return Workload(int(isl), int(osl), concurrency=None if rate else (conc or 1), rate=rate)
+    assert isinstance(isl, int) and isinstance(osl, int)
+    return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate)
 
 
 def recipe_json_uri(hf_id: str) -> str:
