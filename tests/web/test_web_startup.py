@@ -19,7 +19,7 @@ import pytest
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.web import create_app
-from vllm_recipes.web.api import StaticApi
+from vllm_recipes.web.live_api import StaticApi
 
 V41 = "/deepseek-ai/DeepSeek-V4.1-Flash"
 
