@@ -46,9 +46,6 @@ class Params:
     #: rows (tokens) at which a matrix multiply reaches half its large-batch efficiency; routed experts see
     #: only ``T x k/E`` of a step's tokens each, so MoE layers run far below the dense rate
     gemm_half_rows: float = 0.0
-    #: achieved rate of the routed-expert kernels relative to dense matrix multiplies (grouped GEMMs, routing,
-    #: in-kernel dequantization); 1.0 where no MoE measurements exist to fit it
-    moe_eff: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +152,7 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     per_expert_rows = tokens * r.ep_ranks * r.routed_share
     attn = r.attn_flops_per_pair * (full_l * full_pairs + slide_l * slide_pairs) / m
     compute = (dense / row_efficiency(tokens, p.gemm_half_rows)
-               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows) / p.moe_eff) / r.gemm_rate / p.flops_eff \
+               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows)) / r.gemm_rate / p.flops_eff \
         + attn / r.attn_rate / p.flops_eff
 
     lat = p.comm_us * 1e-6
