@@ -133,14 +133,19 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     chunks ``(tokens, prefix)``; the whole replica (every PP stage), seconds."""
     seqs = decodes + len(prefills)
     m = max(1, min(r.pp, seqs))  # micro-batches in flight
-    chunk_tokens = sum(n for n, _ in prefills)
-    tokens = (decodes + chunk_tokens) / m
-    samples = (decodes + len(prefills)) / m
     avg = context_sum / decodes if decodes else 0.0
-    full_kv = context_sum + sum(n + pre for n, pre in prefills)
-    slide_kv = decodes * min(avg, r.window) + sum(min(n + pre, r.window) for n, pre in prefills)
-    full_pairs = context_sum + sum(causal_pairs(n, pre) for n, pre in prefills)
-    slide_pairs = decodes * min(avg, r.window) + sum(window_pairs(n, pre, r.window) for n, pre in prefills)
+    window = r.window
+    chunk_tokens = 0
+    full_kv = full_pairs = context_sum
+    slide_kv = slide_pairs = decodes * min(avg, window)
+    for n, pre in prefills:  # one pass: this runs for every simulated prefill step
+        chunk_tokens += n
+        full_kv += n + pre
+        slide_kv += min(n + pre, window)
+        full_pairs += causal_pairs(n, pre)
+        slide_pairs += window_pairs(n, pre, window)
+    tokens = (decodes + chunk_tokens) / m
+    samples = seqs / m
     full_l = math.ceil(r.full_layers / r.pp)
     slide_l = math.ceil(r.sliding_layers / r.pp)
 
