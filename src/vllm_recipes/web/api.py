@@ -40,33 +40,14 @@ class StaticApi:
         self._etags: dict[str, str] = {}
         self._lock = threading.Lock()
         self.error: str | None = None
-        #: a background warm-up will :meth:`install` the files: wait for it instead of building twice
-        self.warming = False
-        self._arrived = threading.Event()
 
     @property
     def ready(self) -> bool:
         return self._files is not None
 
-    def install(self, files: dict[str, bytes], error: str | None) -> None:
-        """Take the files the warm-up process built (the same ``build_api`` bytes)."""
-        with self._lock:
-            if self._files is None:
-                self._files, self.error = files, error
-        self._arrived.set()
-
-    def warmer_gone(self) -> None:
-        """The warm-up ended (with or without files): waiting requests build in-process if needed."""
-        self.warming = False
-        self._arrived.set()
-
     def build(self) -> dict[str, bytes]:
         if self._files is not None:
             return self._files
-        if self.warming:
-            self._arrived.wait()
-            if self._files is not None:
-                return self._files
         with self._lock:
             if self._files is None:
                 self._files = self._build()

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
@@ -27,6 +27,7 @@ import anyio.to_thread
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -43,7 +44,6 @@ from . import twins
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .compress import CompressionMiddleware, negotiate
 from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
@@ -52,9 +52,6 @@ from .perf import page_extra as perf_extra
 from .security import SecurityMiddleware, error_html
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
-
-if TYPE_CHECKING:
-    from .warmup import Warmer
 
 log = logging.getLogger("vllm_recipes.web")
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -143,9 +140,6 @@ class Web:
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
         self.llms = twins.LlmsFiles(catalog)
-        self.warmer: Warmer | None = None
-        #: a warm-up is due to start (``serve``): a static API file asked for meanwhile starts it and waits
-        self.warm_up_pending = False
 
     @cached_property
     def openapi_json(self) -> bytes:
@@ -153,31 +147,18 @@ class Web:
         spec = openapi_spec()
         spec["paths"].update(twins.openapi_paths())
         spec["paths"]["/api/health"] = {"get": {
-            "summary": "Liveness and background warm-up progress",
-            "responses": {"200": {"description": "`ok`, `warm`, `pages`, `recipes`, `api`, `warm_seconds`, "
-                                                 "`warm_error`.",
+            "summary": "Liveness and whether the static JSON API is built",
+            "responses": {"200": {"description": "`ok`, `warm`, `recipes`, `api`, `warm_error`.",
                                   "content": {"application/json": {"schema": {"type": "object"}}}}}}}
         return json.dumps(spec, indent=2).encode()
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
 
-    def start_warming(self) -> None:
-        """Warm the caches in the background (:mod:`.warmup`); the server answers meanwhile."""
-        from .warmup import Warmer
-
-        self.warm_up_pending = False
-        if self.warmer is None:
-            self.warmer = Warmer(self)
-            self.api.warming = True
-            self.warmer.start()
-
     def health(self) -> dict[str, Any]:
-        """Liveness plus warm-up progress (``/api/health``)."""
-        if self.warmer is not None:
-            return {"ok": True, **self.warmer.status()}
-        return {"ok": True, "warm": False, "pages": 0, "recipes": len(self.catalog.recipes), "api": self.api.ready,
-                "warm_seconds": None, "warm_error": None}
+        """Liveness, and whether the static API is built (``/api/health``)."""
+        return {"ok": True, "warm": self.api.ready, "recipes": len(self.catalog.recipes), "api": self.api.ready,
+                "warm_error": self.api.error}
 
     def warm(self) -> None:
         """Build the static API and render every recipe's default page once, before serving (blocking)."""
@@ -475,21 +456,15 @@ def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Res
 
 
 async def static_asset(request: Request) -> Response:
-    """Our CSS/JS: fingerprinted names are immutable, plain names revalidate; pre-compressed bodies."""
+    """Our CSS/JS: fingerprinted names are immutable, plain names revalidate."""
     found = _web(request).assets.find(request.path_params["name"])
     if found is None:
         return not_found(request)
     asset, immutable = found
     headers = {"ETag": asset.etag, "Cache-Control": IMMUTABLE if immutable else REVALIDATE}
-    if asset.compressible:
-        headers["Vary"] = "Accept-Encoding"
     if etag_matches(request.headers.get("if-none-match"), asset.etag):
         return Response(status_code=304, headers=headers)
-    encoding = negotiate(request.headers.get("accept-encoding")) if asset.compressible else None
-    if encoding is None or request.method == "HEAD":
-        return Response(asset.data, media_type=asset.media_type, headers=headers)
-    headers["Content-Encoding"] = encoding
-    return Response(asset.encoded(encoding), media_type=asset.media_type, headers=headers)
+    return Response(asset.data, media_type=asset.media_type, headers=headers)
 
 
 @off_loop
@@ -514,8 +489,6 @@ def api_resolve(request: Request) -> Response:
 
 def static_json(request: Request, path: str) -> Response:
     web = _web(request)
-    if web.warm_up_pending:  # (the warm-up builds the whole API: start it now rather than build it twice)
-        web.start_warming()
     got = web.api.get(path)
     if got is None:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
@@ -689,16 +662,13 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return HTMLResponse(error_html(500, "Internal error."), status_code=500)
 
 
-#: seconds between the server's start and the fork of its warm-up process (``serve``)
-WARM_UP_DELAY_S = 0.3
-
-
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
                build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
     """The ASGI app.
 
     ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) warms them from :data:`WARM_UP_DELAY_S` after the server starts, while it answers.
+    (``serve``) builds the static JSON API in a thread once the server listens (a request for one of
+    its files meanwhile waits for it).
     ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
     links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
@@ -720,20 +690,9 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         from .limits import quiet_accept_errors
 
         quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
-        later = None
         if warm_in_background:
-            # a moment after the server listens: a visitor who is already waiting gets the first page
-            # without the fork (its copy-on-write faults made that page ~0.04 s slower); the fork runs
-            # on the event loop, between requests, so no request is half done in the copy
-            web.warm_up_pending = True
-            later = asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, web.start_warming)
-        try:
-            yield
-        finally:
-            if later is not None:
-                later.cancel()
-            if web.warmer is not None:
-                web.warmer.stop()
+            threading.Thread(target=web.api.build, name="static-api", daemon=True).start()
+        yield
 
     routes = [
         Route("/", home, methods=["GET", "HEAD"]),
@@ -761,7 +720,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
                     lifespan=lifespan)
     app.state.web = web
     app.state.authoring = authoring
-    app.add_middleware(CompressionMiddleware)  # inside the security layer: Server-Timing includes it
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)  # (inside the security layer)
     app.add_middleware(SecurityMiddleware)
     return app
 
