@@ -73,6 +73,7 @@ for _name, _req in {"default": {}, "pd": {"strategy": "pd_cluster"},
     SELECTIONS[f"shape-joined-{_name}"] = ("shapes", "acme/Joined-MoE", _req)
 SELECTIONS["shape-small-dense"] = ("shapes", "acme/Small-Dense", {})
 SELECTIONS["shape-small-dense-amd"] = ("shapes", "acme/Small-Dense", {"hardware": "mi300x"})
+SELECTIONS["shape-dollar-words"] = ("shapes", "acme/Dollar-Words", {})
 
 
 @pytest.fixture(scope="module")
