@@ -94,15 +94,16 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
     """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it:
     ``--flag=value`` is the flag and its value, ``--name.key value`` / ``--name.key=value`` a nested key
     of ``name`` (JSON-decoded value), ``_`` in a flag name is ``-``. Flags whose value holds a
-    placeholder stay on the command line (``cli``): the YAML is a real file vLLM reads as is."""
+    placeholder, and short aliases (``-cc...``), stay on the command line (``cli``) as written: the YAML
+    is a real file vLLM reads as is."""
     if argv[:2] != ("vllm", "serve") or len(argv) < 3:
         raise ExportError(f"{title} is not a `vllm serve` process.")
     out: dict[str, Any] = {}
     cli: list[str] = []
     i, rest = 0, argv[3:]
     while i < len(rest):
-        flag = rest[i]
-        if not flag.startswith("--"):
+        token = flag = rest[i]
+        if not flag.startswith("-"):
             raise ExportError(f"{title}: positional argument {flag!r} cannot be written to a config file.")
         values: list[str] = []
         if "=" in flag:
@@ -114,8 +115,10 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
             while i < len(rest) and not rest[i].startswith("-"):
                 values.append(rest[i])
                 i += 1
-        if any(placeholders(v) for v in values):
-            cli += [flag, *values]
+        # a short alias (``-cc.pass_config.x=True``, ``-O3``) has no config-file key of its own: it stays
+        # on the command line as written, like a flag whose value holds a placeholder
+        if not flag.startswith("--") or any(placeholders(v) for v in values):
+            cli += [token, *values[1:]] if token != flag else [flag, *values]
             continue
         key = _key(flag)
         if "." in key:
