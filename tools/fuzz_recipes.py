@@ -3,8 +3,11 @@
 Usage::
 
     .venv/bin/python tools/fuzz_recipes.py [--minutes 20] [--files N] [--seed 0] [--no-server] [--work DIR]
+                                           [--seeds-dir RECIPES_DIR]
 
-Each file is one to five mutations of a bundled recipe (see ``tools/fuzzlib.py``).
+Each file is one to five mutations of a real recipe (see ``tools/fuzzlib.py``: hostile shell/YAML values,
+huge and non-finite derived counts, ...), run through validate, build-api, command (pip, docker, PD),
+show, fit, export (k8s, compose, slurm, vllm-config) and the web app.
 Prints, at the end, the figures the hardening issue asks for: files tried,
 tracebacks, hangs (> --limit seconds in one step), server answers >= 500 and
 files written outside the output directory - all of which must be 0 - plus how
@@ -34,9 +37,11 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=30.0, help="seconds one step may take before it is a hang")
     ap.add_argument("--no-server", action="store_true", help="skip the web app step (3x faster)")
     ap.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temp dir)")
+    ap.add_argument("--seeds-dir", type=Path, default=None,
+                    help="mutate the recipes of this recipes directory (default: the bundled ones)")
     args = ap.parse_args()
     logging.getLogger("vllm_recipes").setLevel(logging.ERROR)
-    seeds = fuzzlib.seeds()
+    seeds = fuzzlib.seeds(args.seeds_dir)
     work = args.work or Path(tempfile.mkdtemp(prefix="fuzz-recipes-"))
     end = time.monotonic() + args.minutes * 60
     tried = tracebacks = hangs = server_errors = outside = rejected = built = 0

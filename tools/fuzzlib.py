@@ -30,9 +30,15 @@ TRAVERSALS = ["../../../../pwned/x", "../pwned", "..", ".", "/abs/pwned", "a/../
               "%2e%2e/%2e%2e/pwned", "..%2f..%2fpwned", "a\x00b", "C:\\pwned", "~/pwned", "a//b", " ", ""]
 NUMBERS: list[Any] = [0, -1, 1, 2, 7, 3.5, -0.0, 1e308, float("inf"), float("nan"), 10 ** 6, 10 ** 9, 2 ** 63,
                       2 ** 64, 2 ** 70, -(2 ** 70), 10 ** 40, 1e-7]
+#: values that are shell or YAML syntax, markup, undeclared variables, off-site links (issues #21, #28.10)
+HOSTILE = ["a; touch pwned", "a\nEOF\ntouch pwned\nEOF", "a' ; touch pwned ; '", "$HF_TOKEN", "${HOME}",
+           "a\n---\nkind: Pod", "a\nhostPath: {path: /}", "<meta http-equiv=refresh content=0;url=//e.org>",
+           "/\\evil.example", "//evil.example", "vllm/x:latest; id", "BAD KEY"]
 STRINGS = ["", "x", "true", "null", "8", "h200", "single_node_tp", "pd_cluster", "dep", "Ωmega-ユニコード",
            "\u202e\u200b", "a" * 5000, "{not json", "[1, 2", "--flag value", "$(touch pwned)", "`id`", "<script>",
-           *TRAVERSALS]
+           *TRAVERSALS, *HOSTILE]
+#: values whose derived counts used to be unbounded (issue #28.1): pool sizes from the weights' VRAM
+HUGE = [1.0e300, float("inf"), float("nan"), 1e18, 2 ** 70]
 
 
 def _random_scalar(rng: random.Random) -> Any:
@@ -79,7 +85,25 @@ def _get(data: Any, path: tuple) -> Any:
     return data
 
 
+def _hostile_count(data: Any, rng: random.Random) -> Any:
+    """A huge or non-finite VRAM floor / context length with ``pd_cluster`` offered (issue #28.1, #28.4)."""
+    if not isinstance(data, dict):
+        return data
+    for v in (data.get("variants") or {}).values() if isinstance(data.get("variants"), dict) else ():
+        if isinstance(v, dict):
+            v["vram_minimum_gb"] = rng.choice(HUGE)
+    model = data.get("model")
+    if isinstance(model, dict) and rng.random() < 0.5:
+        model["context_length"] = rng.choice(HUGE)
+    cs = data.get("compatible_strategies")
+    if isinstance(cs, list) and "pd_cluster" not in cs:
+        cs.append("pd_cluster")
+    return data
+
+
 def _mutate_data(data: Any, rng: random.Random) -> Any:
+    if rng.random() < 0.08:
+        return _hostile_count(data, rng)
     paths = list(_paths(data))
     path = rng.choice(paths)
     op = rng.randrange(14)
@@ -242,6 +266,7 @@ def run_one(text: bytes, work: Path, rng: random.Random, *, rel: str = "acme/Fuz
     from click.testing import CliRunner
 
     from vllm_recipes.cli import api_cmds, inspect_cmds  # noqa: F401  (register the commands)
+    from vllm_recipes.cli import engine_cmds, export_cmds, fit_cmds  # noqa: F401
     from vllm_recipes.cli.main import cli
 
     shutil.rmtree(work, ignore_errors=True)
@@ -280,6 +305,15 @@ def run_one(text: bytes, work: Path, rng: random.Random, *, rel: str = "acme/Fuz
     res = step("build-api", lambda: cli_run(["build-api", str(pub / "api"), "--recipes-dir", str(recipes),
                                              "-j", "1"]))
     out.built = res is not None and res.exit_code == 0
+    hf_id = rel[:-5] if rel.endswith(".yaml") else rel
+    rd = ["--recipes-dir", str(recipes)]
+    for name, args in (("command", ["command", hf_id, *rd, "-q"]),
+                       ("command-docker-json", ["command", hf_id, *rd, "-q", "--install", "docker", "--json"]),
+                       ("command-pd", ["command", hf_id, *rd, "-q", "--strategy", "pd_cluster"]),
+                       ("show", ["show", hf_id, *rd]), ("fit", ["fit", hf_id, *rd, "--hardware", "h200"]),
+                       *((f"export-{t}", ["export", hf_id, *rd, "--to", t, "-o", "-"])
+                         for t in ("k8s", "compose", "slurm", "vllm-config"))):
+        step(name, lambda args=args: cli_run(args))
     allowed = {"pub/api", "pub/.api.cache.json", "pub/.api.lock"}
     for f in sorted(_files(work) - before):
         if not any(f == a or f.startswith(a + "/") for a in allowed) and not f.startswith("recipes/"):
@@ -308,11 +342,11 @@ def _serve(recipes: Path, rel: str, text: bytes, rng: random.Random, out: Outcom
                 out.server_errors.append(f"{r.status_code} {url}")
 
 
-def seeds() -> list[tuple[str, bytes]]:
-    """The real recipes shipped with the package: ``(models/-relative path, bytes)``."""
+def seeds(directory: Path | None = None) -> list[tuple[str, bytes]]:
+    """Real recipes (the package's, or those of a recipes ``directory``): ``(models/-relative path, bytes)``."""
     from vllm_recipes.catalog import BUNDLED_DIR
 
-    base = BUNDLED_DIR / "models"
+    base = (directory or BUNDLED_DIR) / "models"
     return [(p.relative_to(base).as_posix(), p.read_bytes()) for p in sorted(base.rglob("*.yaml"))]
 
 

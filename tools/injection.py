@@ -80,6 +80,23 @@ PLACEHOLDERS = ["HEAD_IP", "IFACE_NAME", "IB_IF", "ROUTER_HOST", "ROUTER_PORT", 
                 "DECODE_DP_RPC_PORT", "MOONCAKE_MASTER_IP", "MOONCAKE_CONFIG_PATH", "MOONCAKE_DEVICE_NAME",
                 "MOONCAKE_STORE_CONFIG_PATH", "MOONCAKE_STORE_DEVICE_NAME",
                 *(f"{p}_{i}" for p in ("PREFILL_NODE", "DECODE_NODE", "VLLM_INSTANCE") for i in range(1, 9))]
+
+
+def declared(name: str) -> bool:
+    """Whether ``$name`` is a declared placeholder (the engine's rule; the fixed list on older engines)."""
+    try:
+        from vllm_recipes.render.shell import is_placeholder
+    except ImportError:
+        return name in PLACEHOLDERS
+    return is_placeholder(name)
+
+
+def placeholder_env(text: str) -> dict[str, str]:
+    """Every declared placeholder ``text`` mentions (and :data:`PLACEHOLDERS`), set to its own text."""
+    names = set(PLACEHOLDERS) | {n for n in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text) if declared(n)}
+    return {n: f"${n}" for n in names}
+
+
 STUBS = ["vllm", "docker", "uv", "pip", "srun", "curl", "scontrol", "python3", "vllm-router", "smg", "sleep"]
 OUTPUTS = ("pip", "docker", "slurm", "k8s", "compose", "vllm-config")
 
@@ -267,7 +284,7 @@ class Sandbox:
         log.mkdir()
         env = {"PATH": str(self.bin), "HOME": "~", "STUB_LOG": str(log), "HF_TOKEN": SECRET,
                "SLURM_JOB_NODELIST": "node[1-2]", "SLURM_JOB_ID": "1", "SLURM_SUBMIT_DIR": str(work),
-               **{p: f"${p}" for p in PLACEHOLDERS}}
+               **placeholder_env(script)}
         prelude = f"command_not_found_handle() {{\n{RECORD}\nreturn 127\n}}\n"
         try:
             subprocess.run([self.bash, "-c", prelude + script], cwd=work, env=env, timeout=timeout,
@@ -309,7 +326,7 @@ _BRACED = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
 
 def _expected(argv: list[str]) -> list[str]:
     """The argv the sandbox should record: declared ``${NAME}`` expands to ``$NAME`` (its own text)."""
-    return [_BRACED.sub(lambda m: f"${m.group(1)}" if m.group(1) in PLACEHOLDERS else m.group(0), a) for a in argv]
+    return [_BRACED.sub(lambda m: f"${m.group(1)}" if declared(m.group(1)) else m.group(0), a) for a in argv]
 
 
 def _json_processes(obj: dict[str, Any], docker: bool) -> list[tuple[list[str], dict[str, Any]]]:

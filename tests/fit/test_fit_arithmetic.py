@@ -6,18 +6,20 @@ Budgets are pinned with ``--kv-cache-memory-bytes`` (the shape's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from vllm_recipes.fit.architecture import Architecture, HostTable
+from vllm_recipes.fit.architecture import Architecture, HostTable, architecture_from_hf_config
 from vllm_recipes.fit.memory import (
     GIB,
     ProcessShape,
     fit_process,
     kv_bytes_per_token,
     overheads,
-    request_bytes,
     weights_per_gpu,
 )
+from vllm_recipes.fit.vllm_rules import BatchDefaults, batch_defaults, rules_for
 
 TEN_GIB = 10 * GIB
 
@@ -42,63 +44,97 @@ def test_deepseek_v3_mla_not_split_by_tp(arch: dict[str, Architecture]) -> None:
     """DeepSeek-V3: MLA, 61 layers, latent 512 + rope 64.
 
     bf16: 61 x 576 x 2 B = 70,272 bytes/token on every TP rank (one latent per token, not split).
-    fp8 (vLLM's layout: 512 fp8 + 4 fp32 scales + 64 bf16 rope = 656 B/layer): 61 x 656 = 40,016.
-    50 GiB at fp8, block 64: 53,687,091,200 / (40,016 x 64) = 20,963 blocks = 1,341,632 tokens;
-    one 131,072-token request = 131,072 x 40,016 B = 4.88 GiB, so 10 fit.
+    fp8 on a dense MLA backend: 576 B per layer (``MLAAttentionSpec.page_size_bytes``; the 656-byte
+    ``fp8_ds_mla`` layout is only for sparse MLA): 61 x 576 = 35,136.
+    50 GiB at fp8, block 64: 53,687,091,200 // (576 x 64 x 61) = 23,874 blocks = 1,527,936 tokens;
+    one 131,072-token request takes 2,048 blocks, so 11 fit.
     """
     a = arch["deepseek_v3"]
-    assert a.attention == "mla"
+    assert a.attention == "mla" and not a.sparse_mla
     assert kv_bytes_per_token(a, ProcessShape()) == kv_bytes_per_token(a, ProcessShape(tp=8)) == 70_272
     shape = ProcessShape(tp=8, kv_cache_dtype="fp8", block_size=64, kv_cache_memory_bytes=50 * GIB)
-    assert kv_bytes_per_token(a, shape) == 40_016
-    f = fit_process(a, 640, 141, shape, 131_072)
-    assert f.kv_tokens == 1_341_632
-    assert f.concurrency == 10
+    assert kv_bytes_per_token(a, shape) == 35_136
+    f = fit_process(a, 640, 141, shape, 131_072, release="0.11")
+    assert f.kv_tokens == 1_527_936
+    assert f.concurrency == 11
+
+
+def test_sparse_mla_pages_and_indexer(arch: dict[str, Architecture]) -> None:
+    """DeepSeek-V3.2-style sparse MLA: at fp8 the 656-byte fp8_ds_mla page (512 fp8 + 4 fp32 scales +
+    64 bf16 rope) plus the indexer's 128 fp8 values + one fp32 scale = 132 B per token per layer."""
+    cfg = {**_config("deepseek_v3"), "index_head_dim": 128, "index_topk": 2048}
+    a = architecture_from_hf_config(cfg)
+    assert a.sparse_mla and a.indexer_bytes == 132
+    assert kv_bytes_per_token(a, ProcessShape(kv_cache_dtype="fp8")) == 61 * (656 + 132)
+
+
+def _config(name: str) -> dict[str, object]:
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parent / "data" / f"{name}.json").read_text())
 
 
 def test_gpt_oss_sliding_window_hybrid(arch: dict[str, Architecture]) -> None:
     """gpt-oss-120b: 36 layers alternating sliding (window 128) / full, 8 KV heads of 64, bf16.
 
-    Capacity counts every layer: 2 x 36 x 8 x 64 x 2 B = 73,728 bytes/token.
-    A request of L tokens holds L in the 18 full layers but only ceil(127/16)+1 = 9 blocks
-    (144 tokens) in the 18 sliding ones: 8,192 tokens -> 36,864 x (8,192 + 144) = 307,298,304 B.
-    10 GiB / 307,298,304 B = 34 concurrent requests (all-full accounting would give 17).
+    Two KV-cache groups of 18 layers share one pool: 10 GiB // (2,048 B x 16 x 18) = 18,204 blocks;
+    0.11 logs 18,204 // 2 x 16 = 145,632 tokens (= budget / 73,728 B per token, every layer counted).
+    A request of 8,192 tokens takes 512 blocks in the full group and, in the sliding group, the window
+    - 1 plus the 8,192 batched tokens capped at the request, plus one block: 513
+    (``SlidingWindowSpec.max_memory_usage_bytes``): 18,204 // 1,025 = 17 requests.
     """
     a = arch["gpt_oss_120b"]
     assert (a.sliding_window, a.sliding_window_layers, a.full_layers) == (128, 18, 18)
     shape = ProcessShape(kv_cache_memory_bytes=TEN_GIB)
     assert kv_bytes_per_token(a, shape) == 73_728
-    assert request_bytes(a, shape, 8192, 16) == 307_298_304
-    assert fit_process(a, 61, 80, shape, 8192).concurrency == 34
+    f = fit_process(a, 61, 80, shape, 8192, release="0.11")
+    assert (f.num_blocks, f.kv_groups, f.kv_tokens, f.concurrency) == (18_204, 2, 145_632, 17)
+    # the hybrid manager off (e.g. --disable-hybrid-kv-cache-manager): one group of 36 full layers
+    off = fit_process(a, 61, 80, replace(shape, hybrid_kv=False), 8192, release="0.11")
+    assert (off.kv_groups, off.concurrency) == (1, 10 * GIB // (36 * 2048 * 8192))
 
 
 def test_gpt_oss_120b_published_startup_figure(arch: dict[str, Architecture]) -> None:
     """vLLM logs 78,384 KV tokens for gpt-oss-120b on one 80 GB GPU with a 5.38 GiB KV budget.
 
-    5.38 GiB = 5,776,731,013 B / (73,728 B x 16) = 4,896 blocks = 78,336 tokens: within 0.1%.
+    5.38 GiB = 5,776,731,013 B // (2,048 B x 16 x 18) = 9,793 blocks // 2 groups x 16 = 78,336 tokens: within 0.1%
+    (the log rounds the budget to two decimals).
     """
     a = arch["gpt_oss_120b"]
-    f = fit_process(a, 61, 80, ProcessShape(kv_cache_memory_bytes=int(5.38 * GIB)))
+    f = fit_process(a, 61, 80, ProcessShape(kv_cache_memory_bytes=int(5.38 * GIB)), release="0.11")
     assert f.kv_bytes_per_token == 73_728
-    assert f.kv_tokens == pytest.approx(78_384, rel=0.02)
+    assert f.kv_tokens == pytest.approx(78_384, rel=0.001)
+
+
+def test_capacity_meaning_changed_in_0_25(arch: dict[str, Architecture]) -> None:
+    """From 0.25 "GPU KV cache size" is Maximum concurrency x max_model_len (``get_kv_cache_capacity``):
+    for gpt-oss at 131,072, blocks per request = 8,192 (full) + ceil((127 + 8,192) / 16) + 1 = 521."""
+    a = arch["gpt_oss_120b"]
+    shape = ProcessShape(kv_cache_memory_bytes=TEN_GIB)
+    new = fit_process(a, 61, 80, shape, release="0.33")
+    assert new.concurrency_at_max_len == pytest.approx(18_204 / (8_192 + 521))
+    assert new.kv_tokens == int(18_204 / (8_192 + 521) * 131_072)
+    assert new.kv_tokens_per_group == fit_process(a, 61, 80, shape, release="0.11").kv_tokens
 
 
 def test_nemotron_h_mamba_hybrid_state_per_sequence(arch: dict[str, Architecture]) -> None:
     """Nemotron-H-8B-class: 4 attention layers (8 KV heads of 128) and 23 Mamba-2 layers.
 
-    KV per token: 2 x 4 x 8 x 128 x 2 B = 16,384 -> 10 GiB holds 655,360 tokens.
     Mamba-2 state per layer per sequence (d_inner = 128 heads x 64 = 8,192, 8 groups of state 128, conv 4):
-    conv (4-1) x (8,192 + 2 x 8 x 128) = 30,720 + SSM 128 x 64 x 128 = 1,048,576 -> x 2 B = 2,158,592 B;
-    23 layers = 49,647,616 B per sequence, whatever its length.
-    8,192 tokens: 8,192 x 16,384 + 49,647,616 = 183,865,344 B -> 58 requests in 10 GiB.
+    conv (4-1) x (8,192 + 2 x 8 x 128) = 30,720 + SSM 128 x 64 x 128 = 1,048,576 -> x 2 B = 2,158,592 B.
+    vLLM raises the attention block until a page holds it: 16 x ceil(2,158,592 / (16 x 4,096)) = 528 tokens,
+    page 2,162,688 B. Groups of 4 layers: 1 attention + ceil(23/4) = 6 mamba = 7 groups;
+    10 GiB // (2,162,688 x 4) = 1,241 blocks; 0.11 logs 1,241 // 7 x 528 = 93,456 tokens.
+    An 8,192-token request: ceil(8,192 / 528) = 16 attention blocks + 6 state blocks: 1,241 // 22 = 56.
     """
     a = arch["nemotron_h_8b"]
     assert (a.attention_layers, a.linear_layers, a.linear_state_bytes) == (4, 23, 2_158_592)
     shape = ProcessShape(kv_cache_memory_bytes=TEN_GIB)
     assert kv_bytes_per_token(a, shape) == 16_384
-    assert request_bytes(a, shape, 8192, 16) == 183_865_344
-    f = fit_process(a, 15, 80, shape, 8192)
-    assert (f.kv_tokens, f.concurrency) == (655_360, 58)
+    f = fit_process(a, 15, 80, shape, 8192, release="0.11")
+    assert (f.block_size, f.num_blocks, f.kv_groups) == (528, 1_241, 7)
+    assert (f.kv_tokens, f.concurrency) == (93_456, 56)
 
 
 def test_weights_split_by_tp_pp_and_ep() -> None:
@@ -122,14 +158,46 @@ def test_host_tables_leave_the_gpu_only_when_offloaded() -> None:
 
 
 def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[str, Architecture]) -> None:
-    """Llama-3-8B (14.96 GiB) on one 80 GB GPU at vLLM's default 0.9: 72 GiB - weights - activation
-    (8,192 x 4,096 x 2 B x 12 + 1,024 x 128,256 x 4 B = 1,330,642,944 B) - 0.5 GiB context - 0.5 GiB graphs."""
+    """Llama-3-8B (14.96 GiB) on one 80 GiB GPU at vLLM's default 0.9.
+
+    Profiling peak = the larger of the forward of 8,192 tokens (8,192 x 2 B x (6 x 4,096 + 2 x 2 x 14,336))
+    = 1,342,177,280 B and the sampler warm-up (1,024 rows x 128,256 x 22 B = 2,889,351,168 B from 0.12;
+    14 B per logit with 0.11's FlashInfer sampler); non-torch 0.15 GiB; CUDA graphs subtracted only from
+    0.20 (0.2 + 32 x 0.012 GiB).
+    """
     a = arch["llama3_8b"]
-    act, non_torch, graphs = overheads(a, ProcessShape(), 80)
-    assert (act, non_torch, graphs) == (1_330_642_944, 0.5 * GIB, 0.5 * GIB)
-    f = fit_process(a, 14.96, 80, ProcessShape())
-    assert f.kv_budget == pytest.approx(72 * GIB - 14.96 * GIB - act - GIB)
-    assert overheads(a, ProcessShape(tp=2, enforce_eager=True), 80)[1:] == (GIB, 0.0)
+    act, non_torch, graphs = overheads(a, ProcessShape(), 80, rules=rules_for("0.33"))
+    assert act == 1024 * 128_256 * 22 and non_torch == 0.15 * GIB
+    assert graphs == pytest.approx((0.2 + 32 * 0.012) * GIB)
+    assert overheads(a, ProcessShape(), 80, rules=rules_for("0.11"))[2] == 0.0
+    f = fit_process(a, 14.96, 80, ProcessShape(), release="0.11")
+    assert f.sampler == 1024 * 128_256 * 14
+    assert f.kv_budget == pytest.approx(72 * GIB - 14.96 * GIB - f.sampler - non_torch)
+    assert f.forward == 8192 * 2 * (6 * 4096 + 2 * 2 * 14336)
+    assert overheads(a, ProcessShape(tp=2, enforce_eager=True), 80)[1:] == (0.75 * GIB, 0.0)
+
+
+def test_batch_defaults_per_release() -> None:
+    """``EngineArgs._set_default_args``: A100 and small GPUs 2,048 / 256; >= 70 GiB 8,192 / 1,024;
+    >= 160 GiB 16,384 from 0.28; GB10 stays small from 0.29."""
+    assert batch_defaults(79.2, "A100 80GB") == BatchDefaults(256, 2048)
+    assert batch_defaults(79.2, "H100") == BatchDefaults(1024, 8192)
+    assert batch_defaults(178, "B200", rules_for("0.25")) == BatchDefaults(1024, 8192)
+    assert batch_defaults(178, "B200", rules_for("0.28")) == BatchDefaults(1024, 16384)
+    assert batch_defaults(119.7, "NVIDIA GB10", rules_for("0.33")) == BatchDefaults(256, 2048)
+    assert batch_defaults(119.7, "NVIDIA GB10", rules_for("0.28")) == BatchDefaults(1024, 8192)
+
+
+def test_pipeline_parallel_need_not_divide_the_layers(arch: dict[str, Architecture]) -> None:
+    """vLLM splits 27 layers over PP 2 as 14 + 13; the most loaded stage holds 14 layers' KV."""
+    a = replace(arch["llama3_8b"], num_layers=27)
+    assert kv_bytes_per_token(a, ProcessShape(pp=2)) == 14 * 2 * 8 * 128 * 2
+
+
+def test_eagle_draft_layer_joins_the_kv_pool(arch: dict[str, Architecture]) -> None:
+    """An EAGLE draft layer is one more attention layer in the pool: 33 per token for an 8B target."""
+    a = arch["llama3_8b"]
+    assert kv_bytes_per_token(a, ProcessShape(spec_method="eagle3")) == 33 * 2 * 8 * 128 * 2
 
 
 def test_verdict_and_quantified_levers(arch: dict[str, Architecture]) -> None:
@@ -162,3 +230,32 @@ def test_compressed_sparse_reports_estimate_and_bound() -> None:
     assert not f.exact
     assert (f.kv_tokens, f.kv_tokens_bound) == (3_055_872, 305_408)
     assert any("not modelled exactly" in n for n in f.notes)
+
+
+def test_levers_fit_the_machine(arch: dict[str, Architecture]) -> None:
+    """No twice-the-TP lever on a one-GPU box; a shorter context and fewer sequences are offered instead
+    when the sampler warm-up is the start-up peak."""
+    a = arch["gpt_oss_120b"]
+    one = fit_process(a, 60.77, 79.2, ProcessShape(max_model_len=131_072, gpu_memory_utilization=0.85),
+                      gpus_available=1, release="0.33")
+    kinds = {lv.kind for lv in one.levers}
+    assert "tensor_parallel" not in kinds and not one.starts
+    assert {"max_model_len", "max_num_seqs"} <= kinds
+    eight = fit_process(a, 60.77, 79.2, ProcessShape(), gpus_available=8, release="0.33")
+    levers = {lv.kind: lv for lv in eight.levers}
+    assert "tensor_parallel" in levers
+    assert levers["data_parallel"].change == "--data-parallel-size 8"  # 8 replicas of one GPU each
+
+
+def test_expert_share_from_the_config_not_a_fixed_share() -> None:
+    """Qwen3-Coder-480B-A35B shapes (62 layers, 160 experts of width 2,560, hidden 6,144): routed experts
+    are 62 x 160 x 3 x 6,144 x 2,560 = 468B of ~480B parameters (97.5%). Under DP8 + EP the dense 2.5% is
+    replicated on every rank - a fixed 0.9 share would put 10% of the checkpoint on each rank."""
+    cfg = {"hidden_size": 6144, "num_hidden_layers": 62, "num_attention_heads": 96, "num_key_value_heads": 8,
+           "head_dim": 128, "num_experts": 160, "num_experts_per_tok": 8, "moe_intermediate_size": 2560,
+           "intermediate_size": 8192, "vocab_size": 151936, "max_position_embeddings": 262144}
+    a = architecture_from_hf_config(cfg)
+    assert a.expert_fraction == pytest.approx(0.975, abs=0.005)
+    per_rank = weights_per_gpu(a, 450, ProcessShape(dp=8, expert_parallel=True)) / GIB
+    assert per_rank == pytest.approx(450 * (1 - a.expert_fraction) + 450 * a.expert_fraction / 8)
+    assert per_rank < 450 * 0.1 + 450 * 0.9 / 8

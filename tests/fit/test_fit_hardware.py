@@ -15,6 +15,7 @@ from vllm_recipes.fit.hardware import (
     parse_npu_smi,
     parse_nvidia_smi,
     parse_rocm_smi,
+    reported_gib,
 )
 from vllm_recipes.fit.probe import NoGpuTool, detect_gpus
 
@@ -88,9 +89,26 @@ def test_named_gpus(catalog: Catalog) -> None:
     assert named_target(profiles, "RTX 5090", None).profile_id == "rtx_5090"
     assert named_target(profiles, "rtx 5090", 2).profile_id == "rtx_5090_2x"
     t = named_target(profiles, "RTX 5090", 4)
-    assert t.custom and t.gpus_per_node == 4 and t.gpu_gib == 32
+    assert t.custom and t.gpus_per_node == 4 and t.gpu_gib == 31.36  # what CUDA reports for a 32 GB card
     a100 = named_target(profiles, "A100 80GB", 8)
-    assert a100.custom and a100.gpu_gib == 80 and a100.label.startswith("Custom:")
+    assert a100.custom and a100.gpu_gib == 79.2 and a100.label.startswith("Custom:")  # "80 GB" is 79.2 GiB in CUDA
+
+
+def test_a_named_gpu_without_a_count_is_one_gpu_said_so(catalog: Catalog) -> None:
+    """The catalog's only RTX 4090 profile has 2 GPUs: ``--gpu "RTX 4090"`` alone is one card, never a silent 2."""
+    t = named_target(catalog.hardware_profiles, "RTX 4090", None)
+    assert t.gpus_per_node == 1 and t.custom and "--gpus N" in t.notes[0]
+    assert named_target(catalog.hardware_profiles, "RTX 4090", 2).gpus_per_node == 2
+
+
+def test_reported_memory_is_what_cuda_reports() -> None:
+    """vLLM requests total x utilization of what CUDA reports: an 80 GB H100 is ~79.2 GiB, an L40S 44.4,
+    an A10 or L4 ~22."""
+    assert reported_gib("H100", 80) == 79.2
+    assert reported_gib("L40S", 48) == 44.4
+    assert reported_gib("NVIDIA A10", 24) == pytest.approx(22, abs=0.1)
+    assert reported_gib("L4", 24) == pytest.approx(22, abs=0.1)
+    assert reported_gib("A100 80GB", 80) == 79.2
 
 
 def test_unknown_gpu_names_suggest_close_matches(catalog: Catalog) -> None:

@@ -52,3 +52,28 @@ def test_the_core_does_no_io() -> None:
         names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert not names & io_modules, (path.name, names & io_modules)
+
+
+def test_hybrid_kv_manager_per_release_and_connector() -> None:
+    """``VllmConfig.__post_init__``: before 0.22 any KV connector or KV events turn the hybrid manager off;
+    from 0.22 only connectors without ``SupportsHMA``; the explicit flags always win."""
+    from vllm_recipes.fit.shape import hybrid_kv_on
+
+    nixl = {"--kv-transfer-config": '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'}
+    lmcache = {"--kv-transfer-config": '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'}
+    assert hybrid_kv_on({}) and hybrid_kv_on({}, (0, 11))
+    assert not hybrid_kv_on(nixl, (0, 11)) and hybrid_kv_on(nixl, (0, 33))
+    assert not hybrid_kv_on(lmcache, (0, 33))
+    assert not hybrid_kv_on({"--kv-events-config": "{}"}, (0, 11)) and hybrid_kv_on({"--kv-events-config": "{}"},
+                                                                                      (0, 33))
+    assert not hybrid_kv_on({"--disable-hybrid-kv-cache-manager": ""}, (0, 33))
+
+
+def test_speculative_config_adds_draft_layers() -> None:
+    from vllm_recipes.fit.shape import speculative
+
+    assert speculative({"--speculative-config": '{"method":"eagle3","model":"x/eagle3","num_speculative_tokens":3}'}) \
+        == ("eagle3", 0)
+    assert speculative({"--speculative-config": '{"method":"ngram","num_speculative_tokens":3}'}) == ("ngram", 0)
+    assert speculative({"--speculative-config": '{"model":"yuhuili/EAGLE-LLaMA3-Instruct-8B"}'})[0] == "eagle"
+    assert speculative({}) == ("", 0)

@@ -82,7 +82,7 @@ def test_resolve_commands_equal_page_blocks(client: TestClient, web: SimpleNames
 def test_pd_rank_and_mooncake_instance_pickers(client: TestClient, web: SimpleNamespace, catalog: Catalog) -> None:
     url = f"/{web.V41}?strategy=pd_cluster&prefill_nodes=2&prefill_rank=1"
     body = client.get(url).text
-    assert "prefill_rank=1" in body and "Node 1" in body
+    assert "prefill_rank=1" in body and "Prefill node 1 of 2" in body
     assert web.run_cli(web.cli_args(catalog, url)) == web.page_text(body) + "\n"
     url = f"/{web.V41}?kv_offload=kv_store_centralized_mooncake&kv_instances=3&kv_instance=2"
     body = client.get(url).text

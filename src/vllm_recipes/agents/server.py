@@ -134,12 +134,37 @@ def _error(body: dict[str, Any]) -> types.CallToolResult:
                                 structured_content=body, is_error=True)
 
 
+def frame_error(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC answer to a frame that is not a message: -32700 when it is not JSON, else -32600
+    (issue #28 item 10; the SDK's stdio transport drops such frames without a word)."""
+    import pydantic
+
+    not_json = isinstance(exc, pydantic.ValidationError) and any(
+        e.get("type") == "json_invalid" for e in exc.errors())
+    code, what = (types.PARSE_ERROR, "Parse error") if not_json else (types.INVALID_REQUEST, "Invalid Request")
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=what))
+
+
 async def run_stdio(server: Server[Any]) -> None:
-    """Serve one client over stdin/stdout until it closes."""
+    """Serve one client over stdin/stdout until it closes; an unparsable frame gets a JSON-RPC error."""
+    import anyio
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await write_stream.send(SessionMessage(frame_error(item)))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            await server.run(receive, write_stream, server.create_initialization_options())
 
 
 def http_app(server: Server[Any], host: str) -> Any:

@@ -96,6 +96,8 @@ def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[
     model_vram = mv if is_number(mv) and truthy(mv) else 0
     if node_vram <= 0 or model_vram <= 0:
         return None
+    if not math.isfinite(model_vram / node_vram) or model_vram / node_vram > 4:  # (.inf: issue #28.1/2)
+        return "skip"
     per_role = math.ceil(model_vram / node_vram)
     if per_role > 4:
         return "skip"

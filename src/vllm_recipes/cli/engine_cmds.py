@@ -18,9 +18,11 @@ from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import explain_plan, sections_json
 from vllm_recipes.render.header import omni_selection_header, selection_header
 from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
+from vllm_recipes.render.others import other_nodes
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
 from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
+from vllm_recipes.select.options import spell
 from vllm_recipes.select.page import PageRequest, PageState, SelectionError, build_state
 from vllm_recipes.synth.omni import OmniPlan, resolve_omni
 from vllm_recipes.synth.resolve import resolve
@@ -205,6 +207,8 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
         dump_json(with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced))
         return
     _header_comment(selection_header(recipe, state, ctx, plan), quiet)
+    for other in other_nodes(plan):  # pools and instances printed one node at a time
+        _header_comment(spell(other.text(), "cli"), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
     if not quiet:
         echo_lint(lint_plan(ctx, plan, forced=forced))

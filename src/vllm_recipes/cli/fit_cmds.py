@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import (
     DetectionError,
     GpuTarget,
@@ -27,6 +29,7 @@ from vllm_recipes.fit.hardware import (
 )
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import (
+    EXIT_CODES,
     Check,
     FitReport,
     fit_state,
@@ -109,29 +112,69 @@ def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
     warn_checks(plan_checks(catalog, recipe, plan))
 
 
-def _architecture(catalog: Catalog, recipe: Recipe,
-                  hf_config: str | None) -> tuple[Architecture | None, float | None]:
-    """``--hf-config`` (its layers, the recipe's checkpoint facts), else the recipe's block, else the HF cache."""
+@dataclass
+class Facts:
+    """What the fit knows about the model beyond the recipe: architecture, checkpoint, and why not."""
+
+    arch: Architecture | None = None
+    cached_gib: float | None = None
+    checkpoint: CheckpointInfo | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: str | None,
+                 offline: bool, need_checkpoint: bool = True) -> Facts:
+    """``--hf-config`` (its layers, the recipe's checkpoint facts), else the recipe's block, else the
+    Hugging Face cache, else (online) the Hub; the variant's checkpoint from its safetensors metadata."""
+    from vllm_recipes.fit.report import checkpoint_repo
     from vllm_recipes.fit.sources import (
-        architecture_from_cache,
+        HubError,
         architecture_from_file,
+        architecture_from_hub,
+        cached_info,
         checkpoint_gib_from_cache,
+        fetch_info,
+        hub_offline,
     )
 
     model_id = str(recipe.model.get("model_id") or recipe.hf_id)
+    facts = Facts()
+    own = recipe_architecture(catalog, recipe)
     try:
         if hf_config:
             arch = architecture_from_file(hf_config)
-            own = recipe_architecture(catalog, recipe)
             if own is not None:  # the config describes the layers; the recipe still knows its checkpoints
                 arch = dataclasses.replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
                                            host_tables=own.host_tables)
-            return arch, checkpoint_gib_from_cache(model_id)
-        if not isinstance(recipe.model.get("architecture_facts"), dict):
-            return architecture_from_cache(model_id), checkpoint_gib_from_cache(model_id)
+            facts.arch = arch
+        elif own is not None:
+            facts.arch = own
+        else:
+            facts.arch, why = architecture_from_hub(model_id, offline=offline)
+            if why:
+                facts.notes.append(why)
     except ArchitectureError as exc:
         fail(str(exc))
-    return None, None
+    if (facts.arch is not None and facts.arch.checkpoint_for(variant_key) is not None) or not need_checkpoint:
+        return facts
+    repo = checkpoint_repo(recipe, variant_key)
+    facts.checkpoint = cached_info(repo)
+    if facts.checkpoint is None and not (offline or hub_offline()):
+        try:
+            facts.checkpoint = fetch_info(repo)
+        except HubError as exc:
+            facts.notes.append(f"checkpoint size: {exc}")
+    facts.cached_gib = checkpoint_gib_from_cache(repo)
+    return facts
+
+
+def release_choice(forced: str | None) -> Any:
+    """``--vllm X.Y`` as given, else the release the rendered command runs (its image tag, or the newest)."""
+    from vllm_recipes.lint.vllm_plan import target_for
+
+    if forced:
+        return forced
+    return lambda ctx: target_for(ctx)[0].release
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,28 +187,39 @@ def _g(b: float) -> str:
 
 def _rows(p: ProcessFit) -> list[tuple[str, str]]:
     s = p.shape
-    par = f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "")
+    par = f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "") \
+        + (f", DCP {s.dcp}" if s.dcp > 1 else "")
     tokens = f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
     if p.kv_tokens_bound is not None:
         tokens += f", at least {p.kv_tokens_bound:,}"
+    if p.kv_groups > 1:
+        tokens += f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}"
     conc = f"{p.concurrency:,}" + (f" (capped by --max-num-seqs {p.max_num_seqs})"
                                    if p.concurrency_uncapped > p.concurrency else "")
     if s.dp > 1:
         conc += f"; {p.concurrency * s.dp:,} over {s.dp} DP ranks"
+    peak = "sampler warm-up" if p.sampler > p.forward else "forward pass"
     return [
         ("parallelism", par),
         ("GPU memory", f"{_g(p.gpu_memory)} x {p.utilization:g} (--gpu-memory-utilization)"),
         ("weights per GPU", _g(p.weights)),
-        ("activation peak", _g(p.activation)),
-        ("CUDA context + comm", _g(p.non_torch)),
-        ("CUDA graphs", _g(p.cuda_graphs)),
+        ("profiling peak", f"{_g(p.activation)} ({peak}; {p.max_num_batched_tokens:,} batched tokens, "
+                           f"{p.max_num_seqs:,} sequences)"),
+        ("non-torch memory", _g(p.non_torch)),
+        ("CUDA graphs", _g(p.cuda_graphs) + ("" if p.cuda_graphs else " (not subtracted)")),
         ("KV budget per GPU", _g(p.kv_budget)),
         ("KV bytes per token", f"{p.kv_bytes_per_token:,.1f} ({s.kv_cache_dtype}, block {p.block_size})"),
         ("KV capacity (tokens)", tokens),
-        ("--max-model-len", f"{p.max_model_len:,}"),
+        ("--max-model-len", f"{p.max_model_len:,}" + (f" (needs {_g(p.kv_needed)} of KV)" if p.kv_needed else "")),
+        ("max concurrency (vLLM log)", f"{p.concurrency_at_max_len:,.2f}x at {p.max_model_len:,}"),
         (f"concurrency at {p.context:,}", conc),
-        ("verdict", "starts" if p.starts else "does not start"),
+        ("verdict", "starts" if p.starts else f"does not start ({_FAILURES.get(p.failure, p.failure)})"),
     ]
+
+
+_FAILURES = {"weights": "the weights exceed the requested memory",
+             "no_kv_memory": "no memory left for the KV cache",
+             "max_model_len": "one request of --max-model-len does not fit"}
 
 
 def print_report(r: FitReport) -> None:
@@ -181,6 +235,7 @@ def print_report(r: FitReport) -> None:
         console.print(f"architecture: {a.attention}{'' if a.exact else ' (not modelled exactly)'} - {a.source}")
     if r.checkpoint_gib is not None:
         console.print(f"checkpoint: {r.checkpoint_gib:,.2f} GiB ({r.weights_source})")
+    console.print(f"vLLM {r.release} memory rules")
     if r.processes:
         table = Table(show_lines=False)
         table.add_column("")
@@ -199,14 +254,46 @@ def print_report(r: FitReport) -> None:
     for n in r.notes:
         console.print(f"note: {n}")
     for e in (*r.errors, *(c.message for c in r.checks)):
-        console.print(f"[red]error:[/red] {e}")
-    console.print(f"[bold]verdict: {'starts' if r.starts else 'does not start'}[/bold]")
+        console.print(f"[red]error:[/red] {e}" if not r.missing else f"unknown: {e}")
+    if "architecture" in r.missing:
+        console.print("hint: add model.architecture_facts to the recipe, pass --hf-config PATH (a config.json), "
+                      "or run once online so the Hub's config.json is cached")
+    elif "checkpoint size" in r.missing:
+        console.print("hint: pass --weights-gib GIB, or run once online so the checkpoint's safetensors "
+                      "metadata is cached")
+    console.print(f"[bold]verdict: {r.verdict}[/bold]")
+
+
+def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
+    """Architectures of the recipes without facts that the local Hugging Face cache has (never the network)."""
+    from vllm_recipes.fit.sources import architecture_from_cache
+
+    out: dict[str, Architecture] = {}
+    for r in catalog.recipes:
+        if r.is_omni or recipe_architecture(catalog, r) is not None:
+            continue
+        try:
+            arch = architecture_from_cache(str(r.model.get("model_id") or r.hf_id))
+        except ArchitectureError:
+            arch = None
+        if arch is not None:
+            out[r.hf_id] = arch
+    return out
+
+
+def cached_checkpoints(catalog: Catalog) -> dict[str, CheckpointInfo]:
+    """The safetensors summaries already cached for the catalog's variants (never the network)."""
+    from vllm_recipes.fit.report import checkpoint_repo
+    from vllm_recipes.fit.sources import cached_info
+
+    repos = {checkpoint_repo(r, vk) for r in catalog.recipes if not r.is_omni for vk in r.variants}
+    return {repo: info for repo in sorted(repos) if (info := cached_info(repo)) is not None}
 
 
 def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_json: bool) -> None:
     from vllm_recipes.fit.search import search, search_dict
 
-    res = search(catalog, target, context)
+    res = search(catalog, target, context, cached_architectures(catalog), cached_checkpoints(catalog))
     if as_json:
         click.echo(json.dumps(search_dict(res), indent=2))
         return
@@ -237,11 +324,24 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
               "(default: --max-model-len).")
 @click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for the "
               "architecture (default: the recipe's architecture_facts, then the local HF cache).")
+@click.option("--weights-gib", type=click.FloatRange(min=0, min_open=True),
+              help="Checkpoint size in GiB (default: the recipe's facts, then the checkpoint's safetensors metadata).")
+@click.option("--vllm", "vllm_release", metavar="VERSION", help="Plan with this vLLM release's memory rules "
+              "(e.g. 0.11; default: the release the command runs).")
+@click.option("--offline", is_flag=True, help="Never use the network: the Hugging Face cache and the "
+              "checkpoint summaries already cached only (HF_HUB_OFFLINE=1 does the same).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None, hf_config: str | None,
-            as_json: bool, **kw: Any) -> None:
+            weights_gib: float | None, vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Will HF_ID start on the hardware, with how much KV cache and concurrency? Without HF_ID: every
-    recipe variant that starts on --gpus/--gpu-memory (or --gpu, --hardware)."""
+    recipe variant that starts on --gpus/--gpu-memory (or --gpu, --hardware).
+
+    Exit status: 0 starts, 1 does not start, 3 unknown (the model's architecture or checkpoint size is
+    not known yet), 2 bad input."""
+    from vllm_recipes.fit.vllm_rules import parse_release
+
+    if vllm_release is not None and parse_release(vllm_release) is None:
+        fail(f"--vllm {vllm_release!r}: expected a release like 0.11 or 0.11.2")
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
     if hf_id is None:
@@ -255,8 +355,14 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
         _search_output(catalog, target, context, as_json)
         return
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        fail(f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
+    if recipe.is_omni:  # a vLLM-Omni pipeline, not one `vllm serve` process: nothing the planner can size
+        reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
+        if as_json:
+            click.echo(json.dumps({"model": recipe.hf_id, "verdict": "unknown", "starts": False,
+                                   "missing": ["vllm serve process"], "errors": [reason], "processes": []}, indent=2))
+        else:
+            click.echo(f"unknown: {reason}\nverdict: unknown")
+        raise SystemExit(EXIT_CODES["unknown"])
     strategy_given = bool(kw.get("strategy"))
     if target is not None and not target.custom and target.profile_id:
         from vllm_recipes.select.page import hardware_block_reason
@@ -269,15 +375,18 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
                                target.brand, target.source, notes=(f"{target.profile_id} is not offered by "
                                                                     f"{recipe.hf_id}",))
     state = resolve_request(catalog, recipe, kw)
-    arch, cached = _architecture(catalog, recipe, hf_config)
-    report = fit_state(catalog, recipe, state, target, arch, context=context, strategy_given=strategy_given,
-                       cached_checkpoint_gib=cached)
+    facts = gather_facts(catalog, recipe, state.selection.variant_key, hf_config, offline,
+                         need_checkpoint=weights_gib is None)
+    report = fit_state(catalog, recipe, state, target, facts.arch, context=context, strategy_given=strategy_given,
+                       cached_checkpoint_gib=facts.cached_gib, release=release_choice(vllm_release),
+                       weights_gib=weights_gib, checkpoint=facts.checkpoint)
+    if facts.notes:
+        report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
     if as_json:
         click.echo(json.dumps(report_dict(report), indent=2))
     else:
         print_report(report)
-    if not report.starts:
-        raise SystemExit(1)
+    raise SystemExit(EXIT_CODES[report.verdict])
 
 
 for _p in fit_cmd.params:  # HF_ID is optional here: without it, fit searches the catalog

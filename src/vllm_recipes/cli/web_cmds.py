@@ -55,10 +55,13 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
 @click.option("--source-url", envvar="VLLM_RECIPES_SOURCE_URL", default=None, metavar="URL",
               help="Recipe directory in the source repository (e.g. https://github.com/ORG/REPO/tree/main); "
                    "adds 'Edit this recipe' and 'Report an issue' links. Env: VLLM_RECIPES_SOURCE_URL.")
+@click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
+              metavar="SECONDS", help="Close a connection that has not sent a whole request head within "
+              "this time (slow clients cannot hold connections).")
 @recipes_dir_option
 @follow_symlinks_option
 def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, watch: bool,
-              source_url: str | None, recipes_dir: tuple[str, ...]) -> None:
+              source_url: str | None, header_timeout: float, recipes_dir: tuple[str, ...]) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve).
 
     The server answers as soon as it listens; default pages and the static JSON API are
@@ -117,8 +120,12 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
+        from vllm_recipes.web.limits import KEEP_ALIVE_S, MAX_HEAD_BYTES, HeaderTimeoutProtocol, connection_cap
+
         uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
-                    workers=None if reload else workers, log_level=log_level,
+                    workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
+                    timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
+                    h11_max_incomplete_event_size=MAX_HEAD_BYTES,
                     reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
         return
     import uvicorn
@@ -140,7 +147,10 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         live.start()
     else:
         app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, proxy_headers=False))
+    from vllm_recipes.web.limits import server_config
+
+    server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
+                                          proxy_headers=False))
     # the catalog, the compiled templates and the memos live as long as the server: out of the
     # collector's generations, so request-time collections do not rescan them
     gc.freeze()

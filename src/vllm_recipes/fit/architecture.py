@@ -87,6 +87,21 @@ class Architecture:
     host_tables: tuple[HostTable, ...] = ()
     #: bytes per (batched token x context token) of a start-up logits buffer (DeepSeek sparse-attention indexer)
     indexer_logits_bytes: int = 0
+    #: dense MLP width (activation estimate)
+    intermediate_size: int | None = None
+    #: routed experts: count, experts per token, width of one expert, MoE layers
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int | None = None
+    #: sparse MLA (DeepSeek-V3.2 style): fp8 pages use vLLM's 656-byte ``fp8_ds_mla`` layout, plus an
+    #: indexer cache of ``indexer_bytes`` per token per layer (128 fp8 values + a fp32 scale = 132)
+    sparse_mla: bool = False
+    indexer_bytes: int = 0
+    #: multi-token-prediction layers shipped in the checkpoint (``num_nextn_predict_layers``)
+    mtp_layers: int = 0
+    #: parameters every TP rank holds in full (MLA's down-projections, MoE routers, a sparse indexer's
+    #: projections: ``ReplicatedLinear`` / ``disable_tp=True`` in vLLM's ``deepseek_v2.py``)
+    replicated_params: int = 0
     source: str = ""
 
     @property
@@ -179,8 +194,8 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
     checkpoint: dict[str, float] = {}
     if isinstance(ck, Mapping):
         checkpoint = {str(k): float(v) for k, v in ck.items() if _num(v) is not None}
-    elif _num(ck) is not None:
-        checkpoint = {"*": float(ck)}
+    elif (whole := _num(ck)) is not None:
+        checkpoint = {"*": whole}
     tables = tuple(HostTable(float(t["gib"]), str(t["flag"]), str(t.get("marker") or ""))
                    for t in block.get("host_tables") or () if isinstance(t, Mapping) and _num(t.get("gib")) is not None
                    and isinstance(t.get("flag"), str))
@@ -239,6 +254,15 @@ def _gated_delta_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
     return (conv + vh * kd * vd) * dtype_bytes
 
 
+def _kda_state_bytes(lc: Mapping[str, Any], dtype_bytes: int) -> int:
+    """Kimi Delta Attention: short-conv states of q, k, v plus a head_dim x head_dim state per head."""
+    heads, dim = _int(lc.get("num_heads")), _int(lc.get("head_dim"))
+    if not (heads and dim):
+        return 0
+    kernel = _int(lc.get("short_conv_kernel_size")) or 4
+    return (3 * (kernel - 1) * heads * dim + heads * dim * dim) * dtype_bytes
+
+
 def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> Architecture:
     """An :class:`Architecture` from a parsed Hugging Face ``config.json`` (multimodal: its ``text_config``)."""
     if not isinstance(config, Mapping):
@@ -267,7 +291,15 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
     state_bytes = 0
     types = cfg.get("layer_types")
     pattern = cfg.get("hybrid_override_pattern")
-    if isinstance(types, list | tuple) and types:
+    linear_cfg = cfg.get("linear_attn_config")
+    if isinstance(linear_cfg, Mapping) and isinstance(linear_cfg.get("full_attn_layers"), list | tuple):
+        # Kimi-Linear: the listed layers are full (MLA) attention, the others KDA linear attention
+        linear = layers - len(linear_cfg["full_attn_layers"])
+        state_bytes = _kda_state_bytes(linear_cfg, dtype_bytes)
+    elif _int(cfg.get("full_attention_interval")) and not (isinstance(types, list | tuple) and types):
+        every = _int(cfg.get("full_attention_interval")) or 1  # Qwen3-Next / Qwen3.5: every Nth layer is full
+        linear = layers - layers // every
+    elif isinstance(types, list | tuple) and types:
         sliding = sum(1 for t in types if isinstance(t, str) and "sliding" in t)
         linear = sum(1 for t in types if isinstance(t, str) and ("linear" in t or "mamba" in t))
     elif isinstance(pattern, str) and pattern:
@@ -285,32 +317,91 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
         sliding = max(0, layers - (_int(cfg.get("max_window_layers")) or 0))
     elif window:
         sliding = layers  # every layer windowed (Mistral-7B-v0.1 style)
-    if linear:
+    if linear and not state_bytes:
         state_bytes = _gated_delta_state_bytes(cfg, dtype_bytes) or _mamba_state_bytes(cfg, dtype_bytes)
     if sliding and not window:
         sliding = 0
     experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
+    index_dim = _int(cfg.get("index_head_dim"))
+    sparse = bool(kv_lora and index_dim and _int(cfg.get("index_topk")))
     return check_architecture(Architecture(
         num_layers=layers, attention=attention, num_attention_heads=heads, num_kv_heads=kv_heads,
         head_dim=head_dim, kv_lora_rank=kv_lora, qk_rope_head_dim=_int(cfg.get("qk_rope_head_dim")) or (0 if kv_lora else None),
         sliding_window=window if sliding else None, sliding_window_layers=sliding, linear_layers=linear,
         linear_state_bytes=state_bytes, hidden_size=hidden, vocab_size=_int(cfg.get("vocab_size")),
         max_position_embeddings=_int(cfg.get("max_position_embeddings")), dtype_bytes=dtype_bytes,
-        expert_fraction=0.9 if experts and experts > 1 else 0.0, source=source,
+        expert_fraction=expert_fraction_from_config(cfg) if experts and experts > 1 else 0.0,
+        intermediate_size=_int(cfg.get("intermediate_size")), num_experts=experts or 0,
+        experts_per_token=_int(cfg.get("num_experts_per_tok")) or _int(cfg.get("experts_per_token"))
+        or _int(cfg.get("moe_topk")) or 0,
+        moe_intermediate_size=_int(cfg.get("moe_intermediate_size")) or _int(cfg.get("intermediate_size")),
+        sparse_mla=sparse, indexer_bytes=(index_dim + 4 * max(1, index_dim // 128)) if sparse and index_dim else 0,
+        mtp_layers=_int(cfg.get("num_nextn_predict_layers")) or 0, replicated_params=replicated_params(cfg),
+        source=source,
     ))
+
+
+def replicated_params(cfg: Mapping[str, Any]) -> int:
+    """Parameters vLLM keeps whole on every TP rank: MLA's fused q_a / kv_a down-projections
+    (hidden x (q_lora_rank + kv_lora_rank + rope)), the MoE router (experts x hidden per MoE layer), and a
+    sparse-attention indexer's wq_b, wk and weights_proj."""
+    hidden = _int(cfg.get("hidden_size")) or 0
+    layers = _int(cfg.get("num_hidden_layers")) or 0
+    kv_lora, q_lora = _int(cfg.get("kv_lora_rank")) or 0, _int(cfg.get("q_lora_rank")) or 0
+    out = layers * hidden * (q_lora + kv_lora + (_int(cfg.get("qk_rope_head_dim")) or 0)) if kv_lora else 0
+    experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
+    if experts:
+        first_dense = _int(cfg.get("first_k_dense_replace")) or 0
+        out += max(0, layers - first_dense) * experts * hidden
+    index_dim, index_heads = _int(cfg.get("index_head_dim")), _int(cfg.get("index_n_heads"))
+    if kv_lora and index_dim and index_heads:
+        out += layers * (q_lora * index_heads * index_dim + hidden * index_dim + hidden * index_heads)
+    return out
+
+
+def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
+    """Share of the parameters that are routed experts, from the config's shapes (weights of every
+    expert: gate, up and down projections; every layer at or after ``first_k_dense_replace`` that
+    ``moe_layer_freq`` selects). An estimate of the parameter share, used only when the checkpoint's
+    own tensor names are unknown (see :mod:`vllm_recipes.fit.checkpoints`)."""
+    experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
+    hidden = _int(cfg.get("hidden_size")) or 0
+    width = _int(cfg.get("moe_intermediate_size")) or _int(cfg.get("intermediate_size")) or 0
+    layers = _int(cfg.get("num_hidden_layers")) or 0
+    if not (experts and hidden and width and layers):
+        return 0.0
+    first_dense = _int(cfg.get("first_k_dense_replace")) or 0
+    freq = _int(cfg.get("moe_layer_freq")) or _int(cfg.get("decoder_sparse_step")) or 1
+    moe_layers = sum(1 for i in range(first_dense, layers) if i % freq == 0) if freq > 0 else layers
+    expert_params = moe_layers * experts * 3 * hidden * width
+    heads = _int(cfg.get("num_attention_heads")) or 1
+    head_dim = _int(cfg.get("head_dim")) or hidden // heads
+    kv = _int(cfg.get("num_key_value_heads")) or heads
+    attn = layers * hidden * head_dim * (2 * heads + 2 * kv)
+    dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
+    shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)
+    embed = 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
+    total = expert_params + attn + dense_mlp + shared + embed
+    return expert_params / total if total else 0.0
 
 
 def parameters_billions(value: Any) -> float | None:
     return _param_billions(value)
 
 
-def estimated_checkpoint_gib(parameter_count: Any, precision: Any) -> float | None:
-    """Weights estimate from the parameter count and the variant's precision (flagged as an estimate)."""
+def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Architecture | None = None) -> float | None:
+    """Weights estimate from the parameter count and the variant's precision (the last resort, labelled as
+    an estimate): quantized checkpoints keep the embeddings and the LM head in bf16 (two vocab x hidden
+    matrices when the architecture is known); block-scaled formats carry their scales (``PRECISION_BYTES``:
+    MXFP4 = 4 bits + one 8-bit scale per 32 values = 0.53125 B)."""
     b = _param_billions(parameter_count)
     per = PRECISION_BYTES.get(str(precision or "bf16").lower())
     if b is None or per is None:
         return None
-    return b * 1e9 * per / 2**30
+    params = b * 1e9
+    embed = min(float(2 * arch.vocab_size * arch.hidden_size) if arch and arch.vocab_size and arch.hidden_size
+                else 0.0, params)
+    return ((params - embed) * per + embed * max(per, 2.0)) / 2**30
 
 
 def ceil_div(a: int, b: int) -> int:

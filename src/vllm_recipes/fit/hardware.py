@@ -26,6 +26,26 @@ KNOWN_GPUS: dict[str, tuple[str, float]] = {
 }
 
 
+#: what CUDA reports as total memory (``torch.cuda.mem_get_info``, the base of vLLM's requested memory)
+#: per vendor "GB": HBM parts lose ~1% to reserved memory (an "80 GB" H100 is 79.19 GiB), data-centre
+#: GDDR parts run with ECC on (an L40S's 48 GB is 44.4 GiB; A10 / L4 ~22), consumer cards ~1.5%
+#: (an RTX 5090 is 31.4 GiB). Matched on the normalised name; other GPUs: the HBM factor.
+REPORTED_FACTOR: tuple[tuple[str, float], ...] = (
+    ("l40s", 0.925), ("l40", 0.925), ("a10g", 0.92), ("a10", 0.92), ("l4", 0.92), ("a40", 0.925),
+    ("a6000", 0.99), ("rtxpro", 0.99), ("rtx", 0.98), ("mi3", 0.998),
+)
+HBM_FACTOR = 0.99
+
+
+def reported_gib(name: str, nominal: float) -> float:
+    """The total CUDA reports for a GPU sold as ``nominal`` GB (see :data:`REPORTED_FACTOR`)."""
+    key = _norm(name)
+    factor = next((f for k, f in REPORTED_FACTOR
+                   if key.startswith(k) and not (k[-1].isdigit() and key[len(k):len(k) + 1].isdigit())),
+                  HBM_FACTOR)
+    return round(nominal * factor, 2)
+
+
 class HardwareError(ValueError):
     """A hardware request that cannot be honoured; ``choices`` are close valid names."""
 
@@ -66,9 +86,9 @@ def profile_target(profiles: Mapping[str, Any], hw_id: str, source: str = "catal
     p = profiles.get(hw_id)
     if not isinstance(p, Mapping):
         raise HardwareError(f"unknown hardware profile {hw_id!r}", close_names(hw_id, list(profiles)))
-    n = p.get("gpu_count") if isinstance(p.get("gpu_count"), int) and p.get("gpu_count") else 1
-    vram = p.get("vram_gb") if isinstance(p.get("vram_gb"), int | float) else 0
-    return GpuTarget(f"{p.get('display_name') or hw_id} ({n}x {vram / n:g} GB)", vram / n, n, hw_id, False,
+    n, vram = _count_vram(p)
+    name = str(p.get("display_name") or hw_id)
+    return GpuTarget(f"{name} ({n}x {vram / n:g} GB)", reported_gib(name, vram / n), n, hw_id, False,
                      str(p.get("brand") or "NVIDIA"), source)
 
 
@@ -79,9 +99,15 @@ def close_names(name: str, names: Sequence[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys([*sub, *(by_norm[h] for h in hits)]))[:n]
 
 
+def _count_vram(p: Mapping[str, Any]) -> tuple[int, float]:
+    """A profile's GPU count (at least 1) and total memory in GB (0 when absent)."""
+    count, vram = p.get("gpu_count"), p.get("vram_gb")
+    n = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+    return n, float(vram) if isinstance(vram, int | float) and not isinstance(vram, bool) else 0.0
+
+
 def _per_gpu(p: Mapping[str, Any]) -> float:
-    n = p.get("gpu_count") if isinstance(p.get("gpu_count"), int) and p.get("gpu_count") else 1
-    vram = p.get("vram_gb") if isinstance(p.get("vram_gb"), int | float) else 0
+    n, vram = _count_vram(p)
     return vram / n
 
 
@@ -105,13 +131,16 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
 
 def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_gib: float | None = None) -> GpuTarget:
     """``--gpu NAME [--gpus N]``: a catalog profile when one matches, else a known GPU as a custom profile."""
-    pid = match_profile(profiles, name, gpu_gib, gpus)
+    pid = match_profile(profiles, name, gpu_gib, gpus or 1)
     if pid is not None:
         t = profile_target(profiles, pid, "--gpu")
-        if gpus is None or gpus == t.gpus_per_node:
+        if gpus == t.gpus_per_node or (gpus is None and t.gpus_per_node == 1):
             return t
-        return GpuTarget(f"Custom: {gpus}x {name} ({t.gpu_gib:g} GB each)", t.gpu_gib, gpus, pid, True, t.brand,
-                         "--gpu", notes=(f"custom profile based on {pid} with {gpus} GPUs",))
+        n = gpus or 1  # the count the user gave; none given: one GPU, never the profile's silently
+        nominal = _per_gpu(profiles[pid])
+        return GpuTarget(f"Custom: {n}x {name} ({nominal:g} GB each)", t.gpu_gib, n, pid, True, t.brand,
+                         "--gpu", notes=(f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}"
+                                         + ("" if gpus else "; give --gpus N for more") ,))
     known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
     hit = known.get(_norm(name))
     if hit is None:
@@ -120,7 +149,8 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
         raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB", close)
     label, (brand, mem) = hit
     n = gpus or 1
-    return GpuTarget(f"Custom: {n}x {label} ({mem:g} GB each)", gpu_gib or mem, n, None, True, brand, "--gpu")
+    return GpuTarget(f"Custom: {n}x {label} ({mem:g} GB each)", reported_gib(label, gpu_gib or mem), n, None, True,
+                     brand, "--gpu")
 
 
 def custom_target(gpu_gib: float, gpus: int, brand: str = "NVIDIA", name: str | None = None) -> GpuTarget:
@@ -181,7 +211,7 @@ def parse_rocm_smi(text: str) -> list[DetectedGpu]:
             continue
         name = next((str(v) for k, v in info.items() if k.lower() in ("card series", "card model", "device name",
                                                                        "market name")), card)
-        total = next((v for k, v in info.items() if k.lower().startswith("vram total memory")), None)
+        total: Any = next((v for k, v in info.items() if k.lower().startswith("vram total memory")), None)
         try:
             out.append(DetectedGpu(name, float(total) / 2**20, "AMD"))
         except (TypeError, ValueError):
@@ -200,8 +230,9 @@ def parse_amd_smi(text: str) -> list[DetectedGpu]:
     for g in data:
         if not isinstance(g, dict):
             continue
-        asic = g.get("asic") if isinstance(g.get("asic"), dict) else {}
-        size = (g.get("vram") or {}).get("size") if isinstance(g.get("vram"), dict) else None
+        asic: dict[str, Any] = g["asic"] if isinstance(g.get("asic"), dict) else {}
+        size: Any = g["vram"].get("size") if isinstance(g.get("vram"), dict) else None
+        value: Any
         if isinstance(size, dict):
             value, unit = size.get("value"), str(size.get("unit") or "MB")
         elif isinstance(size, str) and size.split():

@@ -1,14 +1,19 @@
-"""The memory arithmetic of one vLLM process: weights, KV budget, tokens, concurrency, verdict.
+"""The memory arithmetic of one vLLM process: weights, KV budget, KV pool, concurrency, verdict.
 
-Pure functions over small frozen values; no catalog, no I/O. The overhead model
-(what vLLM's start-up profiling subtracts besides the weights) is documented,
-with its sources, in ``docs/decisions-fit.md``:
+Pure functions over small frozen values; no catalog, no I/O. It follows what
+vLLM does at start-up, release by release (:mod:`vllm_recipes.fit.vllm_rules`;
+sources in ``docs/decisions-fit.md`` §3)::
 
-    KV budget = GPU memory x --gpu-memory-utilization
-                - weights per GPU - activation peak - non-torch memory - CUDA graphs
+    KV budget = total GPU memory x --gpu-memory-utilization
+                - weights - peak of the profiling run (forward of max-num-batched-tokens,
+                  or the sampler warm-up over max-num-seqs rows x the vocabulary)
+                - non-torch memory - CUDA graph estimate (from 0.20)
 
-vLLM then rounds the budget down to whole blocks of ``--block-size`` tokens and
-logs the capacity as ``GPU KV cache size: N tokens``.
+then divides the budget into blocks shared by the KV-cache groups (layers grouped
+by attention type, padded to equal group sizes), logs "GPU KV cache size" and
+"Maximum concurrency", and refuses to start when one request of --max-model-len
+does not fit. The model of the profiling peak is an estimate (constants below);
+the rest is vLLM's own arithmetic.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .architecture import KV_DTYPE_BYTES, Architecture, ceil_div
+from .vllm_rules import LARGE_GPU_GIB as LARGE_GPU_GIB  # re-exported: planners that read the batch tiers
+from .vllm_rules import MemoryRules, batch_defaults, rules_for
 
 GIB = 2**30
 
@@ -26,18 +33,18 @@ GIB = 2**30
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 #: vLLM's default block size on GPUs
 DEFAULT_BLOCK_SIZE = 16
-#: CUDA context, allocator and other memory PyTorch does not track (per GPU)
-NON_TORCH_GIB = 0.5
+#: memory PyTorch does not track that appears after vLLM's first snapshot (cuBLAS workspaces, ...), one GPU
+NON_TORCH_GIB = 0.15
 #: NCCL / custom all-reduce buffers when a process talks to other GPUs
-COMM_GIB = 0.5
-#: CUDA graph pool at vLLM's default capture sizes (0 with --enforce-eager)
-CUDA_GRAPH_GIB = 0.5
-#: activation peak of the profiling run per batched token and hidden unit (bytes / dtype byte)
-ACTIVATION_FACTOR = 12
+COMM_GIB = 0.6
+#: the CUDA graph estimate vLLM subtracts from 0.20 on: a pool plus a share per layer on the GPU
+CUDA_GRAPH_BASE_GIB = 0.2
+CUDA_GRAPH_PER_LAYER_GIB = 0.012
+#: forward activations per batched token: this many hidden-size vectors (residual, norms, attention
+#: output, ...) in the model dtype, plus the MLP's widest intermediate split by TP
+FORWARD_HIDDEN_VECTORS = 6
 #: activation peak when the hidden size is unknown
 ACTIVATION_FALLBACK_GIB = 1.0
-#: vLLM picks larger batch defaults on GPUs with at least this much memory
-LARGE_GPU_GIB = 70
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +67,14 @@ class ProcessShape:
     block_size: int | None = None
     cpu_offload_gib: float = 0.0
     enforce_eager: bool = False
+    #: vLLM's hybrid KV-cache manager (off with --disable-hybrid-kv-cache-manager, KV events, some connectors)
+    hybrid_kv: bool = True
+    #: speculative decoding: method (``eagle``, ``eagle3``, ``mtp``, ``ngram``, ...) and draft layers in the KV pool
+    spec_method: str = ""
+    draft_layers: int = 0
+    #: the sparse-attention indexer keeps a dense [batched tokens x max-model-len] logits buffer
+    #: (off with ``--attention-config '{"indexer_sparse_logits": true}'``)
+    indexer_dense_logits: bool = True
     #: flag -> value for flags the architecture's host tables look at
     table_flags: tuple[tuple[str, str], ...] = ()
 
@@ -80,8 +95,35 @@ class Lever:
 
 
 @dataclass(frozen=True, slots=True)
+class KvPool:
+    """How vLLM lays out the KV cache of one GPU: groups of layers sharing one pool of blocks."""
+
+    #: bytes of one block of one layer (every group's page is this size: vLLM requires it)
+    page_bytes: int
+    block_size: int
+    #: layers per group (the smallest attention type's layer count) and (kind, groups) per type
+    group_size: int
+    groups: tuple[tuple[str, int], ...]
+    #: layers of each kind on this GPU (kind: full / sliding / linear)
+    layers: tuple[tuple[str, int], ...]
+    window: int = 0
+
+    @property
+    def num_groups(self) -> int:
+        return sum(n for _, n in self.groups)
+
+    @property
+    def hybrid(self) -> bool:
+        return len(self.groups) > 1
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessFit:
-    """The plan for one process (one DP rank of one pool); all sizes in bytes."""
+    """The plan for one process (one DP rank of one pool, its most loaded GPU); sizes in bytes.
+
+    Public for other planners (``perf``): ``kv_bytes_per_token``, ``kv_tokens``, ``kv_budget``,
+    ``weights``, ``max_num_seqs``, ``max_num_batched_tokens``, ``max_model_len``, ``starts``.
+    """
 
     role: str
     shape: ProcessShape
@@ -94,6 +136,7 @@ class ProcessFit:
     kv_budget: float
     kv_bytes_per_token: float
     block_size: int
+    #: "GPU KV cache size" as the release logs it
     kv_tokens: int
     max_model_len: int
     context: int
@@ -106,6 +149,21 @@ class ProcessFit:
     kv_tokens_bound: int | None = None
     levers: tuple[Lever, ...] = ()
     notes: tuple[str, ...] = ()
+    max_num_batched_tokens: int = 0
+    release: str = ""
+    #: parts of ``activation``: the forward pass of the profiling run and the sampler warm-up
+    forward: float = 0.0
+    sampler: float = 0.0
+    num_blocks: int = 0
+    kv_groups: int = 1
+    #: tokens of one group when blocks are split evenly (what releases before 0.25 log for hybrid models)
+    kv_tokens_per_group: int = 0
+    #: "Maximum concurrency for max_model_len tokens per request" as vLLM logs it
+    concurrency_at_max_len: float = 0.0
+    #: KV memory one request of --max-model-len needs (vLLM's start-up check)
+    kv_needed: float = 0.0
+    #: why it does not start: "weights", "no_kv_memory", "max_model_len" ("" when it starts)
+    failure: str = ""
 
 
 def kv_dtype_bytes(arch: Architecture, kv_cache_dtype: str) -> int:
@@ -113,102 +171,187 @@ def kv_dtype_bytes(arch: Architecture, kv_cache_dtype: str) -> int:
         else arch.dtype_bytes
 
 
-def _layer_bytes(arch: Architecture, shape: ProcessShape) -> float:
-    """KV bytes of one token in one attention layer on one GPU."""
+def _layer_bytes(arch: Architecture, shape: ProcessShape) -> int:
+    """KV bytes of one token in one attention layer on one GPU (``page_size_bytes`` of one token)."""
     b = kv_dtype_bytes(arch, shape.kv_cache_dtype)
     if arch.attention == "mla":
         latent, rope = arch.kv_lora_rank or 0, arch.qk_rope_head_dim or 0
-        if b == 1:  # vLLM's fp8 MLA layout: fp8 latent, one fp32 scale per 128 values, bf16 rope part
-            return latent + latent // 128 * 4 + rope * 2
-        return (latent + rope) * b
+        if b == 1 and arch.sparse_mla:  # fp8_ds_mla (sparse MLA backends): fp8 latent, fp32 scales, bf16 rope
+            return latent + latent // 128 * 4 + rope * 2 + arch.indexer_bytes
+        return (latent + rope) * b + arch.indexer_bytes  # dense MLA: 576 B at fp8
     heads = max(1, ceil_div(arch.num_kv_heads or 1, shape.tp))
     return 2 * heads * (arch.head_dim or 0) * b
 
 
-def _layers_on_gpu(n: int, pp: int) -> int:
+def stage_layers(n: int, pp: int) -> int:
+    """Layers on the most loaded pipeline stage: vLLM splits unevenly when ``pp`` does not divide ``n``."""
     return ceil_div(n, pp) if n else 0
 
 
+def _draft_layers(arch: Architecture, shape: ProcessShape) -> int:
+    if shape.draft_layers:
+        return shape.draft_layers
+    m = shape.spec_method.lower()
+    if m in ("mtp", "deepseek_mtp", "qwen3_next_mtp", "glm4_moe_mtp") or m.endswith("_mtp"):
+        return arch.mtp_layers or 1
+    if m.startswith("eagle"):
+        return 1
+    return 0
+
+
+def kv_pool(arch: Architecture, shape: ProcessShape) -> KvPool:
+    """The KV-cache groups of the most loaded GPU (``kv_cache_utils._get_kv_cache_groups_uniform_page_size``)."""
+    block = shape.block_size or DEFAULT_BLOCK_SIZE
+    if arch.attention == "compressed_sparse":
+        return KvPool(page_bytes=0, block_size=block, group_size=1, groups=(("full", 1),), layers=(("full", 1),))
+    per_layer = _layer_bytes(arch, shape)
+    full = stage_layers(arch.full_layers, shape.pp) + _draft_layers(arch, shape)
+    sliding = stage_layers(arch.sliding_window_layers, shape.pp)
+    linear = stage_layers(arch.linear_layers, shape.pp)
+    if not shape.hybrid_kv and not linear:  # sliding layers are stored in full
+        full, sliding = full + sliding, 0
+    kinds = tuple((k, n) for k, n in (("full", full), ("sliding", sliding), ("linear", linear)) if n > 0)
+    if linear and full + sliding and shape.block_size is None:
+        # HybridAttentionMambaModelConfig: the attention block grows until its page holds the mamba state
+        state = ceil_div(arch.linear_state_bytes, shape.tp)
+        block = max(block, 16 * ceil_div(state, 16 * per_layer)) if per_layer else block
+    page = per_layer * block if full + sliding else ceil_div(arch.linear_state_bytes, shape.tp)
+    if not kinds:
+        return KvPool(page_bytes=0, block_size=block, group_size=1, groups=(), layers=())
+    size = min(n for _, n in kinds)
+    groups = tuple((k, ceil_div(n, size)) for k, n in kinds)
+    return KvPool(page_bytes=page, block_size=block, group_size=size, groups=groups, layers=kinds,
+                  window=arch.sliding_window or 0)
+
+
+def _blocks_for(pool: KvPool, kind: str, length: int, batched: int, dcp: int) -> int:
+    """Blocks one request of ``length`` tokens takes in one layer of ``kind`` (``max_memory_usage_bytes``)."""
+    b = pool.block_size
+    if kind == "linear":
+        return 1
+    if kind == "sliding":
+        return ceil_div(min(pool.window - 1 + batched, length), b) + 1
+    return ceil_div(ceil_div(length, dcp), b)
+
+
+def blocks_per_request(pool: KvPool, length: int, batched: int, dcp: int = 1) -> int:
+    """Blocks of the shared pool one request holds (``get_max_concurrency_for_kv_cache_config``)."""
+    return sum(n * _blocks_for(pool, k, length, batched, dcp) for k, n in pool.groups)
+
+
+def kv_needed(pool: KvPool, length: int, batched: int, dcp: int = 1) -> int:
+    """Bytes vLLM's start-up check wants for one request of ``length`` (every layer, ``check_enough_kv_cache_memory``)."""
+    return sum(n * _blocks_for(pool, k, length, batched, dcp) for k, n in pool.layers) * pool.page_bytes
+
+
 def kv_bytes_per_token(arch: Architecture, shape: ProcessShape, elements: float | None = None) -> float:
-    """Bytes one token costs on one GPU, every attention layer counted (what vLLM logs capacity by)."""
+    """Bytes one token costs on one GPU, every attention layer counted (the pool's bytes per logged token)."""
     if arch.attention == "compressed_sparse":  # the estimate covers all layers; PP splits them
         return (elements if elements is not None else arch.kv_elements_per_token or 0) \
             * kv_dtype_bytes(arch, shape.kv_cache_dtype) / shape.pp / max(1, shape.dcp)
-    return _layer_bytes(arch, shape) * _layers_on_gpu(arch.attention_layers, shape.pp) / max(1, shape.dcp)
+    layers = stage_layers(arch.attention_layers, shape.pp) + _draft_layers(arch, shape)
+    return _layer_bytes(arch, shape) * layers / max(1, shape.dcp)
 
 
-def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: int,
-                  elements: float | None = None) -> float:
-    """KV memory one request of ``length`` tokens holds on one GPU (sliding layers capped at their window)."""
-    tokens = math.ceil(length / block) * block
+def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: int | None = None,
+                  elements: float | None = None, batched: int = 0) -> float:
+    """KV memory one request of ``length`` tokens holds on one GPU (pool blocks x page x group size)."""
     if arch.attention == "compressed_sparse":
-        return kv_bytes_per_token(arch, shape, elements) * tokens
-    per_layer = _layer_bytes(arch, shape) / max(1, shape.dcp)
-    full = _layers_on_gpu(arch.full_layers, shape.pp)
-    sliding = _layers_on_gpu(arch.sliding_window_layers, shape.pp)
-    window = arch.sliding_window or 0
-    window_tokens = min(tokens, (ceil_div(max(0, window - 1), block) + 1) * block) if sliding else 0
-    state = _layers_on_gpu(arch.linear_layers, shape.pp) * arch.linear_state_bytes / shape.tp
-    return per_layer * (full * tokens + sliding * window_tokens) + state
+        b = block or shape.block_size or DEFAULT_BLOCK_SIZE
+        return kv_bytes_per_token(arch, shape, elements) * math.ceil(length / b) * b
+    pool = kv_pool(arch, shape)
+    return blocks_per_request(pool, length, batched or (shape.max_num_batched_tokens or 2048),
+                              max(1, shape.dcp)) * pool.page_bytes * pool.group_size
 
 
 def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessShape) -> float:
-    """Checkpoint bytes one GPU holds: dense part split by TP x PP, experts by EP x PP, tables by TP x PP."""
+    """Checkpoint bytes the most loaded GPU holds: dense part split by TP x PP (but the replicated layers
+    whole on every rank), experts by EP x PP, tables by TP x PP.
+
+    PP stages hold whole layers: the most loaded stage has ``ceil(layers / pp)`` of them.
+    """
     values = dict(shape.table_flags)
     tables = sum(t.gib for t in arch.host_tables)
     resident_tables = sum(t.gib for t in arch.host_tables if t.marker not in values.get(t.flag, "\0"))
     core = max(0.0, checkpoint_gib - tables)
     experts = core * arch.expert_fraction
     dense = core - experts
+    replicated = min(dense, arch.replicated_params * arch.dtype_bytes / GIB)  # whole on every TP rank
     ep = shape.tp * shape.dp if shape.expert_parallel else shape.tp
-    per = dense / (shape.tp * shape.pp) + experts / (ep * shape.pp) + resident_tables / (shape.tp * shape.pp)
+    stage = stage_layers(arch.num_layers, shape.pp) / arch.num_layers if shape.pp > 1 and arch.num_layers else 1.0
+    per = ((dense - replicated) / shape.tp + replicated + experts / ep + resident_tables / shape.tp) * stage
     return max(0.0, per - shape.cpu_offload_gib) * GIB
 
 
-def overheads(arch: Architecture, shape: ProcessShape, gpu_gib: float,
-              max_len: int = 0) -> tuple[float, float, float]:
-    """(activation peak, non-torch memory, CUDA graphs) in bytes for one GPU."""
-    batched = shape.max_num_batched_tokens or (8192 if gpu_gib >= LARGE_GPU_GIB else 2048)
-    seqs = shape.max_num_seqs or (1024 if gpu_gib >= LARGE_GPU_GIB else 256)
-    if arch.hidden_size:
-        act = batched * arch.hidden_size * arch.dtype_bytes * ACTIVATION_FACTOR / shape.tp
-        act += min(seqs, batched) * (arch.vocab_size or 0) * 4
+def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int,
+                 max_len: int = 0, rules: MemoryRules | None = None) -> tuple[float, float]:
+    """(forward, sampler) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes.
+
+    The forward of ``batched`` tokens keeps a few hidden-size vectors per token and the MLP's
+    intermediate (dense: gate+up; MoE: the chosen experts' gate+up per token), split by TP.
+    The sampler warm-up (``_dummy_sampler_run``, last pipeline stage only) samples
+    ``min(max-num-seqs, batched)`` rows over the whole vocabulary with top-k and top-p set:
+    logits, an fp32 copy, a sort (values + int64 indices) and the probabilities.
+    """
+    if not arch.hidden_size:
+        return ACTIVATION_FALLBACK_GIB * GIB, 0.0
+    if arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size:
+        mlp = arch.experts_per_token * 2 * arch.moe_intermediate_size
     else:
-        act = ACTIVATION_FALLBACK_GIB * GIB
-    act += batched * max_len * arch.indexer_logits_bytes
-    comm = COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0
-    graphs = 0.0 if shape.enforce_eager else CUDA_GRAPH_GIB
-    return act, (NON_TORCH_GIB + comm) * GIB, graphs * GIB
+        mlp = 2 * (arch.intermediate_size or 4 * arch.hidden_size)
+    forward = batched * arch.dtype_bytes * (FORWARD_HIDDEN_VECTORS * arch.hidden_size + 2 * mlp / shape.tp)
+    if shape.indexer_dense_logits:
+        forward += batched * max_len * arch.indexer_logits_bytes
+    rows = min(seqs, batched)
+    sampler = rows * (arch.vocab_size or 0) * (rules or rules_for(None)).sampler_bytes_per_logit
+    return float(forward), float(sampler)
 
 
-def _budget(arch: Architecture, shape: ProcessShape, gpu_gib: float, checkpoint_gib: float,
-            max_len: int) -> tuple[float, float, float, float, float, float]:
-    util = shape.gpu_memory_utilization if shape.gpu_memory_utilization is not None \
-        else DEFAULT_GPU_MEMORY_UTILIZATION
-    weights = weights_per_gpu(arch, checkpoint_gib, shape)
-    act, non_torch, graphs = overheads(arch, shape, gpu_gib, max_len)
-    if shape.kv_cache_memory_bytes is not None:
-        budget = float(shape.kv_cache_memory_bytes)
-    else:
-        budget = gpu_gib * GIB * util - weights - act - non_torch - graphs
-    return util, weights, act, non_torch, graphs, budget
+def cuda_graph_bytes(arch: Architecture, shape: ProcessShape, rules: MemoryRules) -> float:
+    """The CUDA graph memory vLLM subtracts from the budget (``profile_cudagraph_memory``, 0.20+); 0 before."""
+    if shape.enforce_eager or not rules.cudagraph_estimate_subtracted:
+        return 0.0
+    layers = stage_layers(arch.num_layers, shape.pp)
+    return (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
+
+
+def non_torch_bytes(shape: ProcessShape) -> float:
+    """Memory outside PyTorch's allocator that appears after vLLM's first snapshot (estimate)."""
+    return (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
+
+
+def overheads(arch: Architecture, shape: ProcessShape, gpu_gib: float, max_len: int = 0,
+              rules: MemoryRules | None = None, gpu_name: str = "") -> tuple[float, float, float]:
+    """(profiling peak, non-torch memory, CUDA graph estimate) in bytes for one GPU."""
+    r = rules or rules_for(None)
+    d = batch_defaults(gpu_gib, gpu_name, r)
+    fwd, smp = profile_peak(arch, shape, shape.max_num_batched_tokens or d.max_num_batched_tokens,
+                            shape.max_num_seqs or d.max_num_seqs, max_len, r)
+    return max(fwd, smp), non_torch_bytes(shape), cuda_graph_bytes(arch, shape, r)
 
 
 def tokens_for_budget(budget: float, per_token: float, block: int) -> int:
-    """Capacity as vLLM logs it: whole blocks that fit the budget, in tokens (never negative)."""
+    """Whole blocks that fit the budget, in tokens (never negative)."""
     if budget <= 0 or per_token <= 0:
         return 0
     return int(budget // (per_token * block)) * block
 
 
-def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, block: int, limit: int) -> int:
-    """The longest request (a multiple of ``block``, at most ``limit``) whose KV fits ``budget``."""
-    if budget <= 0 or request_bytes(arch, shape, block, block) > budget:
+def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, block: int, limit: int,
+                    batched: int = 0) -> int:
+    """The longest request (a multiple of ``block``, at most ``limit``) whose KV fits ``budget``
+    (``estimate_max_model_len``)."""
+    def fits(n: int) -> bool:
+        if arch.attention == "compressed_sparse":
+            return request_bytes(arch, shape, n, block) <= budget
+        return kv_needed(kv_pool(arch, shape), n, batched or 2048, max(1, shape.dcp)) <= budget
+
+    if budget <= 0 or not fits(block):
         return 0
     lo, hi = 1, max(1, limit // block)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if request_bytes(arch, shape, mid * block, block) <= budget:
+        if fits(mid * block):
             lo = mid
         else:
             hi = mid - 1
@@ -216,35 +359,93 @@ def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, bloc
 
 
 def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
-                context: int | None = None, *, model_len: int | None = None, levers: bool = True) -> ProcessFit:
-    """Plan one process on a GPU of ``gpu_gib`` GiB; ``context``: the length concurrency is asked for.
+                context: int | None = None, *, model_len: int | None = None, levers: bool = True,
+                release: str | None = None, gpu_name: str = "", gpus_available: int | None = None,
+                draft_gib: float = 0.0) -> ProcessFit:
+    """Plan one process on a GPU of ``gpu_gib`` GiB (as CUDA reports it); ``context``: the length
+    concurrency is asked for; ``release``: the vLLM release whose rules apply (default: the newest read);
+    ``gpus_available``: GPUs the machine has (levers never ask for more).
 
     Pure and memoized (every argument is an immutable value): the search and the
     web panel ask for the same shapes again and again.
     """
-    return _fit_cached(arch, checkpoint_gib, gpu_gib, shape, context, model_len, levers)
+    return _fit_cached(arch, checkpoint_gib, gpu_gib, shape, context, model_len, levers, release, gpu_name,
+                       gpus_available, draft_gib)
 
 
 @lru_cache(maxsize=8192)
 def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
-                context: int | None, model_len: int | None, levers: bool) -> ProcessFit:
+                context: int | None, model_len: int | None, levers: bool, release: str | None, gpu_name: str,
+                gpus_available: int | None, draft_gib: float) -> ProcessFit:
+    rules = rules_for(release)
+    defaults = batch_defaults(gpu_gib, gpu_name, rules)
+    batched = shape.max_num_batched_tokens or defaults.max_num_batched_tokens
+    seqs = shape.max_num_seqs or defaults.max_num_seqs
     model_max = arch.max_position_embeddings or model_len or 0
     asked = model_max if shape.max_model_len_auto else (shape.max_model_len or model_max)
-    util, weights, act, non_torch, graphs, budget = _budget(arch, shape, gpu_gib, checkpoint_gib, asked)
-    block = shape.block_size or DEFAULT_BLOCK_SIZE
-    per_token = kv_bytes_per_token(arch, shape)
-    tokens = tokens_for_budget(budget, per_token, block)
+    util = shape.gpu_memory_utilization if shape.gpu_memory_utilization is not None \
+        else DEFAULT_GPU_MEMORY_UTILIZATION
+    weights = weights_per_gpu(arch, checkpoint_gib, shape) + draft_gib * GIB
+    fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
+    act = max(fwd, smp)  # the two run one after the other; with PP the planned GPU is the most loaded stage
+    non_torch, graphs = non_torch_bytes(shape), cuda_graph_bytes(arch, shape, rules)
+    requested = gpu_gib * GIB * util
+    if shape.kv_cache_memory_bytes is not None:
+        budget = float(shape.kv_cache_memory_bytes)
+    else:
+        budget = requested - weights - act - non_torch - graphs
     notes: list[str] = []
+    dcp = max(1, shape.dcp)
+    if arch.attention == "compressed_sparse":
+        block = shape.block_size or DEFAULT_BLOCK_SIZE
+        per_token = kv_bytes_per_token(arch, shape)
+        num_blocks = int(budget // (per_token * block)) if budget > 0 and per_token > 0 else 0
+        pool = None
+        kv_tokens = per_group = num_blocks * block
+        groups = 1
+    else:
+        pool = kv_pool(arch, shape)
+        block = pool.block_size
+        per_token = kv_bytes_per_token(arch, shape)
+        unit = pool.page_bytes * pool.group_size
+        num_blocks = int(budget // unit) if budget > 0 and unit > 0 else 0
+        groups = max(1, pool.num_groups)
+        per_group = num_blocks // groups * block
+        kv_tokens = per_group * dcp
+        if pool.hybrid:
+            notes.append(f"Hybrid KV cache: {groups} groups of {pool.group_size} layers "
+                         f"({', '.join(f'{n} {k}' for k, n in pool.layers)}) share {num_blocks:,} blocks "
+                         f"of {block} tokens.")
+        if block != (shape.block_size or DEFAULT_BLOCK_SIZE):
+            notes.append(f"vLLM raises the attention block size to {block} tokens so a page holds the "
+                         "linear-attention state.")
     if shape.max_model_len_auto:
-        max_len = longest_fitting(arch, shape, budget, block, model_max or tokens)
+        max_len = longest_fitting(arch, shape, budget, block, model_max or kv_tokens, batched)
         notes.append(f"--max-model-len auto: vLLM picks the longest context that fits ({max_len:,} tokens).")
     else:
-        max_len = shape.max_model_len or model_max or tokens
+        max_len = shape.max_model_len or model_max or kv_tokens
     ctx_len = context or max_len
-    seqs = shape.max_num_seqs or (1024 if gpu_gib >= LARGE_GPU_GIB else 256)
-    need = request_bytes(arch, shape, ctx_len, block) if ctx_len else 0.0
-    uncapped = int(budget // need) if need > 0 and budget > 0 else 0
-    starts = budget > 0 and max_len > 0 and request_bytes(arch, shape, max_len, block) <= budget
+
+    def per_request(n: int) -> int:
+        if pool is None:
+            return ceil_div(n, block)
+        return blocks_per_request(pool, n, batched, dcp)
+
+    need_blocks = per_request(max_len) if max_len else 0
+    at_max = num_blocks / need_blocks if need_blocks else 0.0
+    if pool is not None and rules.capacity_is_concurrency and max_len:
+        kv_tokens = int(at_max * max_len)
+    ctx_blocks = per_request(ctx_len) if ctx_len else 0
+    uncapped = num_blocks // ctx_blocks if ctx_blocks else 0
+    needed = (kv_needed(pool, max_len, batched, dcp) if pool is not None
+              else request_bytes(arch, shape, max_len, block)) if max_len else 0.0
+    failure = ""
+    if weights > requested and shape.kv_cache_memory_bytes is None:
+        failure = "weights"
+    elif budget <= 0:
+        failure = "no_kv_memory"
+    elif not max_len or needed > budget:
+        failure = "max_model_len"
     bound = None
     if not arch.exact:
         notes.append("Compressed sparse KV is not modelled exactly: tokens use the recipe's estimate of KV "
@@ -258,38 +459,57 @@ def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
     fit = ProcessFit(
         role=shape.role, shape=shape, gpu_memory=gpu_gib * GIB, utilization=util, weights=weights, activation=act,
         non_torch=non_torch, cuda_graphs=graphs, kv_budget=budget, kv_bytes_per_token=per_token, block_size=block,
-        kv_tokens=tokens, max_model_len=max_len, context=ctx_len, concurrency=min(seqs, uncapped),
-        concurrency_uncapped=uncapped, max_num_seqs=seqs, starts=starts, exact=arch.exact, kv_tokens_bound=bound,
-        notes=tuple(notes))
+        kv_tokens=kv_tokens, max_model_len=max_len, context=ctx_len, concurrency=min(seqs, uncapped),
+        concurrency_uncapped=uncapped, max_num_seqs=seqs, starts=not failure, exact=arch.exact,
+        kv_tokens_bound=bound, notes=tuple(notes), max_num_batched_tokens=batched, release=rules.release,
+        forward=fwd, sampler=smp, num_blocks=num_blocks, kv_groups=groups, kv_tokens_per_group=per_group,
+        concurrency_at_max_len=at_max, kv_needed=float(needed), failure=failure)
     if levers:
-        fit = replace(fit, levers=_levers(arch, checkpoint_gib, gpu_gib, fit, model_len))
+        fit = replace(fit, levers=_levers(arch, checkpoint_gib, gpu_gib, fit, model_len, release, gpu_name,
+                                          gpus_available, draft_gib))
     return fit
 
 
-def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: ProcessFit,
-            model_len: int | None) -> tuple[Lever, ...]:
-    """fp8 KV, twice the TP, a shorter --max-model-len, CPU offload - each with its result."""
+def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: ProcessFit, model_len: int | None,
+            release: str | None, gpu_name: str, gpus_available: int | None, draft_gib: float) -> tuple[Lever, ...]:
+    """fp8 KV, twice the TP (when the machine has the GPUs), fewer sequences (when the sampler warm-up is the
+    peak), a shorter --max-model-len, CPU offload - each with its result."""
     shape = fit.shape
     out: list[Lever] = []
 
     def again(s: ProcessShape) -> ProcessFit:
-        return fit_process(arch, checkpoint_gib, gpu_gib, s, fit.context, model_len=model_len, levers=False)
+        return fit_process(arch, checkpoint_gib, gpu_gib, s, fit.context, model_len=model_len, levers=False,
+                           release=release, gpu_name=gpu_name, gpus_available=gpus_available, draft_gib=draft_gib)
 
     if kv_dtype_bytes(arch, shape.kv_cache_dtype) > 1:
         f = again(replace(shape, kv_cache_dtype="fp8"))
         out.append(Lever("fp8_kv", "--kv-cache-dtype fp8", f.kv_tokens, f.starts,
                          f"{f.kv_tokens:,} tokens ({_ratio(f.kv_tokens, fit.kv_tokens)} today)"))
-    f = again(replace(shape, tp=shape.tp * 2))
-    out.append(Lever("tensor_parallel", f"--tensor-parallel-size {shape.tp * 2}", f.kv_tokens, f.starts,
-                     f"{shape.tp * 2 * shape.pp} GPUs per replica: weights {f.weights / GIB:.1f} GiB/GPU, "
-                     f"{f.kv_tokens:,} tokens"))
+    tp2 = shape.tp * 2
+    heads_ok = not arch.num_attention_heads or arch.num_attention_heads % tp2 == 0
+    if heads_ok and (gpus_available is None or tp2 * shape.pp * shape.dp <= gpus_available):
+        f = again(replace(shape, tp=tp2))
+        out.append(Lever("tensor_parallel", f"--tensor-parallel-size {tp2}", f.kv_tokens, f.starts,
+                         f"{tp2 * shape.pp} GPUs per replica: weights {f.weights / GIB:.1f} GiB/GPU, "
+                         f"{f.kv_tokens:,} tokens"))
+    ranks = gpus_available // (shape.tp * shape.pp) if gpus_available else 0
+    if fit.starts and ranks > shape.dp:
+        out.append(Lever("data_parallel", f"--data-parallel-size {ranks}", fit.kv_tokens, True,
+                         f"{ranks} replicas of TP {shape.tp} x PP {shape.pp} use all {gpus_available} GPUs: "
+                         f"{fit.concurrency * ranks:,} requests of {fit.context:,} tokens at once"))
+    if not fit.starts and fit.sampler > fit.forward and fit.max_num_seqs > 256:
+        f = again(replace(shape, max_num_seqs=256))
+        out.append(Lever("max_num_seqs", "--max-num-seqs 256", f.kv_tokens, f.starts,
+                         f"the sampler warm-up over {fit.max_num_seqs:,} sequences takes "
+                         f"{fit.sampler / GIB:.1f} GiB at start-up; 256 leave {f.kv_budget / GIB:.2f} GiB of KV"))
     if not fit.starts:
-        longest = longest_fitting(arch, shape, fit.kv_budget, fit.block_size, fit.max_model_len)
+        longest = longest_fitting(arch, shape, fit.kv_budget, fit.block_size, fit.max_model_len,
+                                  fit.max_num_batched_tokens)
         out.append(Lever("max_model_len", f"--max-model-len {longest}" if longest else "--max-model-len (none fits)",
                          fit.kv_tokens, longest > 0,
                          f"the longest request that fits is {longest:,} tokens" if longest
                          else "not even one block fits: free memory first"))
-        deficit = request_bytes(arch, shape, fit.max_model_len, fit.block_size) - fit.kv_budget
+        deficit = max(fit.kv_needed, 1.0) - fit.kv_budget
         gib = math.ceil(deficit / GIB) if deficit > 0 else 0
         can = shape.cpu_offload_gib + gib <= weights_per_gpu(arch, checkpoint_gib, replace(shape, cpu_offload_gib=0)) / GIB
         f = again(replace(shape, cpu_offload_gib=shape.cpu_offload_gib + gib))

@@ -10,7 +10,7 @@ synthesized by the normal pipeline.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +23,11 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .architecture import Architecture, ArchitectureError, architecture_from_block, estimated_checkpoint_gib
+from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget, profile_target
 from .memory import GIB, ProcessFit, ProcessShape, fit_process
 from .shape import plan_shapes
+from .vllm_rules import parse_release, rules_for
 
 CUSTOM_ID = "custom"
 ARCH_KEY = "architecture_facts"
@@ -37,6 +39,10 @@ class Check:
 
     code: str
     message: str
+
+
+#: exit codes of ``vllm-recipes fit`` per verdict (2 is bad input, as for every command)
+EXIT_CODES = {"starts": 0, "does not start": 1, "unknown": 3}
 
 
 @dataclass(frozen=True)
@@ -53,10 +59,21 @@ class FitReport:
     checks: tuple[Check, ...] = ()
     errors: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: what the planner would need to answer ("architecture", "checkpoint size"): the verdict is "unknown"
+    missing: tuple[str, ...] = ()
+    #: the vLLM release whose memory rules were applied
+    release: str = ""
 
     @property
     def starts(self) -> bool:
         return bool(self.processes) and not self.errors and not self.checks and all(p.starts for p in self.processes)
+
+    @property
+    def verdict(self) -> str:
+        """``starts`` / ``does not start`` / ``unknown`` (the planner lacks a fact; see :attr:`missing`)."""
+        if self.missing:
+            return "unknown"
+        return "starts" if self.starts else "does not start"
 
     @property
     def kv_tokens(self) -> int:
@@ -86,7 +103,8 @@ def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None
 
 def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
                         model_context: int | None) -> tuple[Check, ...]:
-    """TP vs attention heads, PP vs layers, --max-model-len vs the model's context."""
+    """TP vs attention heads, --max-model-len vs the model's context. (PP need not divide the layers:
+    vLLM's ``get_pp_indices`` splits them unevenly.)"""
     if arch is None:
         return ()
     out: list[Check] = []
@@ -100,9 +118,6 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
         elif kv and arch.attention in ("gqa", "mqa") and kv % s.tp and s.tp % kv:
             out.append(Check("tp_kv_heads", f"{who}tensor-parallel size {s.tp} and the model's {kv} KV heads "
                                             "do not divide one another"))
-        if s.pp > 1 and arch.num_layers % s.pp:
-            out.append(Check("pp_layers", f"{who}pipeline-parallel size {s.pp} does not divide the model's "
-                                          f"{arch.num_layers} layers"))
         if limit and s.max_model_len and s.max_model_len > limit:
             out.append(Check("context", f"{who}--max-model-len {s.max_model_len:,} is longer than the model's "
                                         f"context of {limit:,} tokens"))
@@ -163,68 +178,116 @@ def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: b
 # --------------------------------------------------------------------------------------------
 
 def checkpoint_size(arch: Architecture | None, recipe: Recipe, variant_key: str,
-                    cached_gib: float | None = None) -> tuple[float | None, str]:
-    """Checkpoint GiB of a variant and where the figure comes from."""
+                    cached_gib: float | None = None, *, override_gib: float | None = None,
+                    info: CheckpointInfo | None = None) -> tuple[float | None, str]:
+    """Checkpoint GiB of a variant and where the figure comes from, best source first: ``--weights-gib``,
+    the recipe's facts, the checkpoint's safetensors metadata, the cached safetensors index, and only
+    then an estimate from the parameter count (labelled as such)."""
+    if override_gib is not None:
+        return override_gib, "--weights-gib"
     if arch is not None and arch.checkpoint_for(variant_key) is not None:
         return arch.checkpoint_for(variant_key), "recipe architecture_facts.checkpoint_gib"
+    if info is not None:
+        return info.gib, info.describe()
     if cached_gib is not None:
         return cached_gib, "safetensors index in the Hugging Face cache"
     variant = recipe.variants.get(variant_key) or {}
-    est = estimated_checkpoint_gib(recipe.model.get("parameter_count"), variant.get("precision"))
+    est = estimated_checkpoint_gib(recipe.model.get("parameter_count"), variant.get("precision"), arch)
     if est is not None:
         return est, (f"estimate: parameter_count {recipe.model.get('parameter_count')} at "
                      f"{variant.get('precision') or 'bf16'} precision")
     return None, "unknown"
 
 
+def checkpoint_repo(recipe: Recipe, variant_key: str) -> str:
+    """The Hub repository a variant's weights come from (its own ``model_id``, else the recipe's)."""
+    variant = recipe.variants.get(variant_key) or {}
+    return str(variant.get("model_id") or recipe.model.get("model_id") or recipe.hf_id)
+
+
+def draft_weights_gib(arch: Architecture, shape: ProcessShape) -> float:
+    """Weights of a separate EAGLE-style draft head: one decoder layer (about 12 x hidden^2 parameters) at
+    the model dtype, plus EAGLE-3's fusion of three hidden states. An estimate; MTP layers ship in the checkpoint."""
+    m = shape.spec_method.lower()
+    if not m.startswith("eagle") or not arch.hidden_size:
+        return 0.0
+    h = arch.hidden_size
+    params = 12 * h * h * max(1, shape.draft_layers) + (3 * h * h if m == "eagle3" else 0)
+    return params * arch.dtype_bytes / GIB
+
+
 def fit_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Architecture | None,
-             *, context: int | None = None, cached_checkpoint_gib: float | None = None) -> FitReport:
-    """The fit of an already resolved plan on ``target`` (pure)."""
+             *, context: int | None = None, cached_checkpoint_gib: float | None = None,
+             release: str | None = None, weights_gib: float | None = None,
+             checkpoint: CheckpointInfo | None = None) -> FitReport:
+    """The fit of an already resolved plan on ``target`` (pure); ``release``: the vLLM release whose memory
+    rules apply (default: the newest read); ``checkpoint``: the variant's safetensors summary when known."""
     sel = ctx.sel
-    ckpt, ck_source = checkpoint_size(arch, recipe, sel.variant_key, cached_checkpoint_gib)
-    head = dict(hf_id=recipe.hf_id, variant=sel.variant_key, strategy=sel.strategy, node_count=sel.node_count,
-                hardware=target, architecture=arch, checkpoint_gib=ckpt, weights_source=ck_source)
+    if arch is not None and checkpoint is not None and checkpoint.expert_bytes and arch.expert_fraction \
+            and arch.checkpoint_for(sel.variant_key) is None:
+        arch = dataclasses.replace(arch, expert_fraction=checkpoint.expert_fraction)
+    ckpt, ck_source = checkpoint_size(arch, recipe, sel.variant_key, cached_checkpoint_gib,
+                                      override_gib=weights_gib, info=checkpoint)
+    rules = rules_for(release)
+    head = FitReport(hf_id=recipe.hf_id, variant=sel.variant_key, strategy=sel.strategy, node_count=sel.node_count,
+                     hardware=target, architecture=arch, checkpoint_gib=ckpt, weights_source=ck_source,
+                     release=rules.release)
     if arch is None:
-        return FitReport(**head, errors=(f"the architecture of {recipe.hf_id} is unknown: add "
-                                         "model.architecture_facts to the recipe, pass --hf-config PATH, or put "
-                                         "its config.json in the local Hugging Face cache",))
+        return dataclasses.replace(head, missing=("architecture",),
+                                   errors=(f"the architecture of {recipe.hf_id} is not known yet",))
     if ckpt is None:
-        return FitReport(**head, errors=("the checkpoint size is unknown: set architecture_facts.checkpoint_gib",))
-    shapes = plan_shapes(plan, arch)
+        return dataclasses.replace(head, missing=("checkpoint size",),
+                                   errors=(f"the size of the {sel.variant_key} checkpoint is not known yet",))
+    release_v = parse_release(rules.release)
+    shapes = plan_shapes(plan, arch, release_v)
     mc = recipe.model.get("context_length")
     model_len = mc if isinstance(mc, int) else None
-    procs = tuple(fit_process(arch, ckpt, target.gpu_gib, s, context, model_len=model_len) for s in shapes)
-    notes = list(target.notes)
-    if not ck_source.startswith("recipe"):
-        notes.append(f"weights: {ck_source}")
     total = target.gpus_per_node * max(1, sel.node_count)
+    procs = tuple(fit_process(arch, ckpt, target.gpu_gib, s, context, model_len=model_len, release=rules.release,
+                              gpu_name=target.label, gpus_available=total, draft_gib=draft_weights_gib(arch, s))
+                  for s in shapes)
+    notes = list(target.notes)
+    if not ck_source.startswith(("recipe", "--weights-gib", "safetensors")):
+        notes.append(f"weights: {ck_source}")
+    if any(draft_weights_gib(arch, s) for s in shapes):
+        notes.append("speculative decoding: the draft head's weights are estimated from the hidden size")
     for s in shapes:
         need = s.tp * s.pp * s.dp
         if s.role == "serve" and need > total:
             notes.append(f"the command uses {need} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
                          f"{target.label} x {max(1, sel.node_count)} node(s) has {total}")
-    return FitReport(**head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
-                     notes=tuple(notes))
+    return dataclasses.replace(head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
+                               notes=tuple(notes))
+
+
+#: the vLLM release a fit plans for: a version, or a function of the resolved context (a front end's
+#: ``lint.vllm_plan.target_for``: fit itself does not import the lint)
+ReleaseChoice = str | Callable[[Ctx], str | None] | None
 
 
 def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTarget | None = None,
               arch: Architecture | None = None, *, context: int | None = None, strategy_given: bool = False,
-              cached_checkpoint_gib: float | None = None) -> FitReport:
+              cached_checkpoint_gib: float | None = None, release: ReleaseChoice = None,
+              weights_gib: float | None = None, checkpoint: CheckpointInfo | None = None) -> FitReport:
     """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure."""
     sel = state.selection
     arch = arch or recipe_architecture(catalog, recipe)
     if target is None or (not target.custom and target.profile_id == sel.hw_id):
         target = target or profile_target(catalog.hardware_profiles, sel.hw_id)
         ctx, plan = resolve(catalog, recipe, sel)
-        return fit_plan(catalog, recipe, ctx, plan, target, arch, context=context,
-                        cached_checkpoint_gib=cached_checkpoint_gib)
+        return fit_plan(catalog, recipe, ctx, plan, target, arch, release=_release(release, ctx), context=context,
+                        cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib, checkpoint=checkpoint)
     custom = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
     sel2 = retarget(custom, recipe, sel, strategy_given)
     ctx, plan = resolve(custom, recipe, sel2)
-    report = fit_plan(custom, recipe, ctx, plan, target, arch, context=context,
-                      cached_checkpoint_gib=cached_checkpoint_gib)
+    report = fit_plan(custom, recipe, ctx, plan, target, arch, release=_release(release, ctx), context=context,
+                      cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib, checkpoint=checkpoint)
     return dataclasses.replace(report, notes=(*report.notes, "custom profile: hardware-specific recipe overrides of "
                                               "catalog profiles do not apply"))
+
+
+def _release(choice: ReleaseChoice, ctx: Ctx) -> str | None:
+    return choice(ctx) if callable(choice) else choice
 
 
 def selection_for(recipe: Recipe, variant_key: str, strategy: str, hw_id: str = CUSTOM_ID) -> Selection:
@@ -252,6 +315,10 @@ def process_dict(p: ProcessFit) -> dict[str, Any]:
         "cuda_graphs_gib": _gib(p.cuda_graphs), "kv_budget_gib": _gib(p.kv_budget),
         "kv_cache_dtype": s.kv_cache_dtype, "block_size": p.block_size,
         "kv_bytes_per_token": round(p.kv_bytes_per_token, 1), "kv_tokens": p.kv_tokens,
+        "kv_tokens_per_group": p.kv_tokens_per_group, "kv_groups": p.kv_groups, "num_blocks": p.num_blocks,
+        "concurrency_at_max_len": round(p.concurrency_at_max_len, 2), "kv_needed_gib": _gib(p.kv_needed),
+        "forward_gib": _gib(p.forward), "sampler_gib": _gib(p.sampler),
+        "max_num_batched_tokens": p.max_num_batched_tokens, "failure": p.failure or None,
         "kv_tokens_bound": p.kv_tokens_bound, "exact": p.exact,
         "max_model_len": p.max_model_len, "context": p.context, "concurrency": p.concurrency,
         "concurrency_uncapped": p.concurrency_uncapped, "max_num_seqs": p.max_num_seqs,
@@ -271,8 +338,10 @@ def report_dict(r: FitReport) -> dict[str, Any]:
                                                 "exact": a.exact, "source": a.source},
         "checkpoint_gib": None if r.checkpoint_gib is None else round(r.checkpoint_gib, 2),
         "weights_source": r.weights_source,
-        "verdict": "starts" if r.starts else "does not start",
+        "verdict": r.verdict,
         "starts": r.starts,
+        "missing": list(r.missing),
+        "vllm_release": r.release,
         "processes": [process_dict(p) for p in r.processes],
         "errors": [*r.errors, *(c.message for c in r.checks)],
         "notes": list(r.notes),
@@ -281,7 +350,7 @@ def report_dict(r: FitReport) -> dict[str, Any]:
 
 def summary_dict(r: FitReport) -> dict[str, Any]:
     """The compact form embedded in ``/api/resolve``."""
-    return {"starts": r.starts, "hardware": r.hardware.label,
+    return {"starts": r.starts, "verdict": r.verdict, "missing": list(r.missing), "hardware": r.hardware.label,
             "processes": [{"role": p.role, "weights_gib": _gib(p.weights), "kv_budget_gib": _gib(p.kv_budget),
                            "kv_tokens": p.kv_tokens, "max_model_len": p.max_model_len, "context": p.context,
                            "concurrency": p.concurrency, "starts": p.starts, "exact": p.exact}

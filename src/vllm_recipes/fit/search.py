@@ -8,6 +8,7 @@ concurrency at the asked context, then KV capacity.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,11 +19,14 @@ from vllm_recipes.select.gates import is_precision_compatible, is_strategy_suppo
 from vllm_recipes.select.page import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
+from .architecture import Architecture
+from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget
 from .report import (
     CUSTOM_ID,
     FitReport,
     _template_id,
+    checkpoint_repo,
     checkpoint_size,
     fit_plan,
     recipe_architecture,
@@ -69,16 +73,22 @@ def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
     return hit
 
 
-def search(catalog: Catalog, target: GpuTarget, context: int | None = None) -> SearchResult:
-    """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target)."""
-    key = ("fit-search", target, context)
+def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
+           archs: Mapping[str, Architecture] | None = None,
+           checkpoints: Mapping[str, CheckpointInfo] | None = None) -> SearchResult:
+    """Every variant that starts on ``target`` (one node), best first (memoized per catalog and target).
+    ``archs``: architectures of recipes without facts, by recipe id; ``checkpoints``: safetensors summaries
+    by repository (what a front end found in the local caches)."""
+    key = ("fit-search", target, context, tuple(sorted((archs or {}).items())), tuple(sorted(checkpoints or {})))
     hit = catalog.memo.get(key)
     if hit is None:
-        hit = catalog.memo[key] = _search(catalog, target, context)
+        hit = catalog.memo[key] = _search(catalog, target, context, archs or {}, checkpoints or {})
     return hit
 
 
-def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchResult:
+def _search(catalog: Catalog, target: GpuTarget, context: int | None,
+            archs: Mapping[str, Architecture] | None = None,
+            checkpoints: Mapping[str, CheckpointInfo] | None = None) -> SearchResult:
     cat = _search_catalog(catalog, target)
     profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
     hits: list[SearchHit] = []
@@ -87,7 +97,7 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
     for recipe in cat.recipes:
         if recipe.is_omni:
             continue
-        arch = recipe_architecture(cat, recipe)
+        arch = recipe_architecture(cat, recipe) or (archs or {}).get(recipe.hf_id)
         if arch is None:
             unknown.append(recipe.hf_id)
             continue
@@ -100,14 +110,18 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
         for vk, variant in recipe.variants.items():
             if not isinstance(variant, dict) or not is_precision_compatible(profile, variant):
                 continue
-            ckpt = checkpoint_size(arch, recipe, vk)[0]
-            if ckpt is not None and ckpt / target.gpus_per_node > target.gpu_gib:
+            info = (checkpoints or {}).get(checkpoint_repo(recipe, vk))
+            ckpt = checkpoint_size(arch, recipe, vk, info=info)[0]
+            if ckpt is None:  # no size, not even an estimate: nothing to rank
+                unknown.append(recipe.hf_id)
+                continue
+            if ckpt / target.gpus_per_node > target.gpu_gib:
                 rejected += 1  # even split over every GPU the weights alone do not fit: no need to resolve
                 continue
             best: SearchHit | None = None
             for s in strategies:
                 ctx, plan = resolve(cat, recipe, selection_for(recipe, vk, s))
-                rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context)
+                rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context, checkpoint=info)
                 if not rep.starts:
                     continue
                 best = SearchHit(recipe.hf_id, vk, s, rep)
@@ -117,7 +131,7 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None) -> SearchR
             else:
                 hits.append(best)
     hits.sort(key=lambda h: (h.score[0], h.score[1]), reverse=True)
-    return SearchResult(target, context, tuple(hits), tuple(unknown), rejected)
+    return SearchResult(target, context, tuple(hits), tuple(dict.fromkeys(unknown)), rejected)
 
 
 def search_dict(res: SearchResult) -> dict[str, Any]:

@@ -6,6 +6,7 @@ fit describes exactly the command the user copies - never a second synthesis.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from vllm_recipes.render.shell import finalize
@@ -94,8 +95,52 @@ def _float(v: str | None) -> float | None:
         return None
 
 
-def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | None = None) -> ProcessShape:
+#: KV connectors that keep vLLM's hybrid KV-cache manager on (``SupportsHMA``, vLLM 0.22+); any other
+#: connector - and, before 0.22, every connector and KV events - turns it off
+HMA_CONNECTORS = frozenset({"MultiConnector", "MooncakeConnector", "MooncakeStoreConnector", "MoRIIOConnector",
+                            "SimpleCPUOffloadConnector", "OffloadingConnector", "NixlConnector",
+                            "DecodeBenchConnector", "ExampleHiddenStatesConnector"})
+
+
+def _json_obj(v: str | None) -> dict[str, object]:
+    try:
+        got = json.loads(v) if v else {}
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def hybrid_kv_on(flags: Mapping[str, str], release: tuple[int, int] | None = None) -> bool:
+    """Whether vLLM keeps the hybrid KV-cache manager (``VllmConfig.__post_init__``, per release)."""
+    if "--disable-hybrid-kv-cache-manager" in flags:
+        return False
+    if "--enable-hybrid-kv-cache-manager" in flags:
+        return True
+    old = release is not None and release < (0, 22)
+    if "--kv-events-config" in flags and old:
+        return False
+    if "--kv-transfer-config" in flags:
+        connector = str(_json_obj(flags["--kv-transfer-config"]).get("kv_connector") or "")
+        return not old and connector in HMA_CONNECTORS
+    return True
+
+
+def speculative(flags: Mapping[str, str]) -> tuple[str, int]:
+    """(method, draft layers in the KV pool; 0: the architecture decides) of ``--speculative-config``."""
+    cfg = _json_obj(flags.get("--speculative-config"))
+    method = str(cfg.get("method") or "")
+    if not method and cfg.get("model"):
+        method = "eagle" if "eagle" in str(cfg["model"]).lower() else "draft_model"
+    if method == "ngram" or method == "suffix":
+        return method, 0
+    layers = cfg.get("num_speculative_layers") if method.endswith("mtp") else None
+    return method, layers if isinstance(layers, int) and layers > 0 else 0
+
+
+def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | None = None,
+                     release: tuple[int, int] | None = None) -> ProcessShape:
     mml = flags.get("--max-model-len")
+    method, draft = speculative(flags)
     auto = mml is not None and mml.strip().lower() in ("auto", "-1")
     return ProcessShape(
         role=role,
@@ -114,6 +159,10 @@ def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | N
         block_size=_int(flags.get("--block-size")),
         cpu_offload_gib=_float(flags.get("--cpu-offload-gb")) or 0.0,
         enforce_eager="--enforce-eager" in flags,
+        hybrid_kv=hybrid_kv_on(flags, release),
+        indexer_dense_logits=_json_obj(flags.get("--attention-config")).get("indexer_sparse_logits") is not True,
+        spec_method=method,
+        draft_layers=draft,
         table_flags=table_flags(flags, arch) if arch is not None else (),
     )
 
@@ -128,5 +177,6 @@ def _human(v: str | None) -> str | None:
     return v
 
 
-def plan_shapes(plan: Plan, arch: Architecture | None = None) -> list[ProcessShape]:
-    return [shape_from_flags(role, final_flags(inv), arch) for role, inv in invocations(plan)]
+def plan_shapes(plan: Plan, arch: Architecture | None = None,
+                release: tuple[int, int] | None = None) -> list[ProcessShape]:
+    return [shape_from_flags(role, final_flags(inv), arch, release) for role, inv in invocations(plan)]

@@ -1,18 +1,23 @@
-"""Edge: architecture facts from files - a ``config.json`` path or the local Hugging Face cache.
+"""Edge: architecture facts from files and the Hub - ``--hf-config``, the local Hugging Face cache, the Hub.
 
 The cache is read through ``huggingface_hub``'s offline lookup
-(``try_to_load_from_cache``), which never touches the network. Without the
-library (the ``hf`` extra) the cache is simply not consulted.
+(``try_to_load_from_cache``), which never touches the network; when it has no
+``config.json`` and the network is allowed (not ``--offline``, not
+``HF_HUB_OFFLINE``), ``hf_hub_download`` fetches it into that same cache (token
+from ``HF_TOKEN`` or ``hf auth login``, as ``huggingface_hub`` reads them), so the
+next fit works offline. Without the library (the ``hf`` extra) neither is consulted.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
+from .checkpoints import CheckpointInfo, info_from_dict, summarize
 
 GIB = 2**30
 
@@ -54,6 +59,53 @@ def _cached(repo_id: str, filename: str, cache_dir: str | None) -> Path | None:
     return Path(got) if isinstance(got, str) else None
 
 
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` set to a true value (read at call time, like the library's own switch)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def hub_endpoint() -> str | None:
+    """``HF_ENDPOINT`` read at call time (a mirror, or a local Hub in tests); ``None``: the library's default."""
+    return os.environ.get("HF_ENDPOINT") or None
+
+
+def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
+    """Download ``config.json`` of ``repo_id`` into the Hugging Face cache (:class:`ArchitectureError` when
+    the Hub cannot give it: the message says why, in plain words)."""
+    try:
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError, GatedRepoError, RepositoryNotFoundError
+    except ImportError:
+        raise ArchitectureError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
+    try:
+        return Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
+                                    endpoint=hub_endpoint()))
+    except GatedRepoError:
+        raise ArchitectureError(f"{repo_id} is gated: accept its licence on the Hub and log in "
+                                "(hf auth login)") from None
+    except RepositoryNotFoundError:
+        raise ArchitectureError(f"{repo_id} is not on the Hub (or is private)") from None
+    except EntryNotFoundError:
+        raise ArchitectureError(f"{repo_id} has no config.json") from None
+    except Exception as exc:  # network failures come in many classes; all mean "not now"
+        raise ArchitectureError(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
+
+
+def architecture_from_hub(repo_id: str, *, offline: bool = False,
+                          cache_dir: str | None = None) -> tuple[Architecture | None, str]:
+    """The cached ``config.json`` of ``repo_id``, else (online) the Hub's; ``(None, why)`` when neither."""
+    cached = architecture_from_cache(repo_id, cache_dir)
+    if cached is not None:
+        return cached, ""
+    if offline or hub_offline():
+        return None, f"{repo_id}: no config.json in the local Hugging Face cache (offline)"
+    try:
+        p = fetch_config(repo_id, cache_dir)
+    except ArchitectureError as exc:
+        return None, str(exc)
+    return architecture_from_hf_config(_read_json(p, "config.json"), source=f"Hugging Face Hub ({repo_id})"), ""
+
+
 def architecture_from_cache(repo_id: str, cache_dir: str | None = None) -> Architecture | None:
     """The cached ``config.json`` of ``repo_id``, or ``None`` when the cache has none (never downloads)."""
     p = _cached(repo_id, "config.json", cache_dir)
@@ -72,3 +124,74 @@ def checkpoint_gib_from_cache(repo_id: str, cache_dir: str | None = None) -> flo
     except (ArchitectureError, AttributeError):
         return None
     return size / GIB if isinstance(size, int | float) and size > 0 else None
+
+
+# --------------------------------------------------------------------------------------------
+# checkpoint sizes: the safetensors summary, cached
+# --------------------------------------------------------------------------------------------
+
+def checkpoint_cache_dir() -> Path | None:
+    """``$VLLM_RECIPES_CACHE_DIR/fit/checkpoints`` (``off``: no cache), else the XDG cache."""
+    env = os.environ.get("VLLM_RECIPES_CACHE_DIR")
+    if env is not None and env.strip().lower() in ("", "off"):
+        return None
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vllm-recipes"
+    return base / "fit" / "checkpoints"
+
+
+def _info_path(repo_id: str) -> Path | None:
+    d = checkpoint_cache_dir()
+    return None if d is None else d / (repo_id.replace("/", "--") + ".json")
+
+
+def cached_info(repo_id: str) -> CheckpointInfo | None:
+    """The cached summary of ``repo_id`` (never the network)."""
+    p = _info_path(repo_id)
+    if p is None or not p.is_file():
+        return None
+    try:
+        return info_from_dict(json.loads(p.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def store_info(info: CheckpointInfo) -> None:
+    """Write the summary atomically (a failed write only costs a later fetch)."""
+    p = _info_path(info.repo_id)
+    if p is None:
+        return
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(asdict(info), indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError:
+        pass
+
+
+class HubError(RuntimeError):
+    """The Hub could not answer (offline, gated, missing); the message says which, in plain words."""
+
+
+def fetch_info(repo_id: str, token: str | bool | None = None) -> CheckpointInfo:
+    """Read the safetensors headers of ``repo_id`` from the Hub (no weights) and cache the summary."""
+    try:
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import GatedRepoError, NotASafetensorsRepoError, RepositoryNotFoundError
+    except ImportError:  # pragma: no cover - the optional `hf` extra is not installed
+        raise HubError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
+    try:
+        meta = HfApi(endpoint=hub_endpoint()).get_safetensors_metadata(repo_id, token=token)
+    except GatedRepoError:
+        raise HubError(f"{repo_id} is gated: accept its licence on the Hub and log in (hf auth login)") from None
+    except RepositoryNotFoundError:
+        raise HubError(f"{repo_id} is not on the Hub (or is private)") from None
+    except NotASafetensorsRepoError:
+        raise HubError(f"{repo_id} has no safetensors weights") from None
+    except Exception as exc:  # network errors come in many classes; all mean "not now"
+        raise HubError(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
+    tensors = ((name, t.dtype, t.parameter_count, t.data_offsets[1] - t.data_offsets[0])
+               for fm in meta.files_metadata.values() for name, t in fm.tensors.items())
+    info = summarize(repo_id, tensors)
+    store_info(info)
+    return info

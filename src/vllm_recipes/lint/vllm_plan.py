@@ -16,11 +16,13 @@ from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import kept_positions_of, meta_for, token_values
+from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
     Arg,
     EnvValue,
     Invocation,
+    PdPlan,
     Plan,
     Source,
 )
@@ -179,6 +181,24 @@ def _deduped(findings: Iterable[PlanFinding], out: list[PlanFinding]) -> list[Pl
     return out
 
 
+def node_findings(ctx: Ctx, plan: Plan) -> list[PlanFinding]:
+    """Node counts that do not split the model evenly (``select/nodes.py``, the rule the selection refuses by)."""
+    pools: list[tuple[str, Any, Any]] = []
+    if isinstance(plan, PdPlan):
+        pools = [(rp.role, pool_split(rp.meta.get("parallelism")), rp.meta.get("nodes")) for rp in (plan.prefill, plan.decode)]
+    elif ctx.deploy_type == "multi_node":
+        pools = [("", strategy_split(ctx.strategy), ctx.sel.node_count)]
+    out = []
+    for role, split, nodes in pools:
+        issue = node_count_issue(ctx.recipe, split, ctx.gpu_count, int(nodes or 1), role)
+        if issue is not None:
+            key = ("model", "architecture_facts", "num_attention_heads" if issue.split == "tensor-parallel"
+                   else "num_experts") if issue.exact else ()
+            found = VllmFinding("node-count", issue.severity, f"{issue.nodes} nodes", issue.text())  # type: ignore[arg-type]
+            out.append(PlanFinding(found, role.capitalize(), "", ctx.recipe_file if issue.exact else "", key))
+    return out
+
+
 def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_findings: bool = True) -> PlanLint:
     """The findings of every process of a resolved selection (deduplicated across processes).
 
@@ -187,7 +207,8 @@ def lint_plan(ctx: Ctx, plan: Plan, *, forced: str | None = None, locate_finding
     target, notes = target_for(ctx, forced)
     found = (pf for title, inv, env in plan_processes(plan, env_on_workers=True) if inv.binary == "vllm serve"
              for pf in _located(ctx, title, inv, env, target, locate_findings))
-    return PlanLint(target, tuple(_deduped(found, [PlanFinding(n, "", "", "", ()) for n in notes])))
+    return PlanLint(target, tuple(_deduped(found, [*(PlanFinding(n, "", "", "", ()) for n in notes),
+                                                   *node_findings(ctx, plan)])))
 
 
 def process_lints(ctx: Ctx, plan: Plan, *, forced: str | None = None) -> dict[str, PlanLint]:

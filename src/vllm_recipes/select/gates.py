@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vllm_recipes.catalog.validate import MAX_POOL_NODES
 from vllm_recipes.jsvalues import (
     EMPTY,
     as_list,
@@ -202,12 +203,20 @@ def min_gpus_for_strategy(recipe: Mapping[str, Any], key: str, hw_id: str | None
         return a if is_number(a) else (b if is_number(b) else 0)
 
 
+def bounded_nodes(n: float) -> int:
+    """A derived node count, at most one over :data:`MAX_POOL_NODES` (issue #28.1): ``vram_minimum_gb:
+    1e300`` must give "over the limit", never a 300-digit count that every loop then walks."""
+    if not math.isfinite(n) or n > MAX_POOL_NODES:
+        return MAX_POOL_NODES + 1
+    return max(1, math.ceil(n))
+
+
 def nodes_for_strategy(recipe: Mapping[str, Any], key: str, gpus_per_node: Any, hw_id: str | None) -> int:
     mg = min_gpus_for_strategy(recipe, key, hw_id)
     per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
-    if not is_number(mg) or not math.isfinite(mg / per):
+    if not is_number(mg) or math.isnan(mg / per):
         return 1
-    return math.ceil(mg / per) or 1
+    return bounded_nodes(mg / per)
 
 
 def is_strategy_reachable(recipe: Mapping[str, Any], key: str, deploy_type: Any, gpus_per_node: Any,

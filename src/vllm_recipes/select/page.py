@@ -9,11 +9,14 @@ rewriting an invalid URL.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.validate import MAX_POOL_NODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
 from .aliases import advanced_id, alias_table, canonical
@@ -43,6 +46,7 @@ from .gates import (
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
     kv_store_offered,
+    bounded_nodes,
     nodes_for_strategy,
     offered_strategies,
     pd_pool_modes,
@@ -50,6 +54,7 @@ from .gates import (
     variant_runs_on,
 )
 from .lookups import gen
+from .nodes import node_count_issue, strategy_split
 from .options import Style, flag, spell
 from .selection import Selection
 
@@ -208,17 +213,14 @@ def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any],
     r = recipe.data
     p = _profile(catalog, hw)
     raw = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "nodes")
-    if is_number(raw):
-        return int(raw)
     if is_map(raw):
-        if is_number(raw.get(hw)):
-            return int(raw[hw])
-        if is_number(raw.get("default")):
-            return int(raw["default"])
+        raw = raw.get(hw) if is_number(raw.get(hw)) else raw.get("default")
+    if is_number(raw):
+        return int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
     vm = effective_vram_min(variant, hw)
     vg = p.get("vram_gb")
     if is_number(vm) and vm > 0 and is_number(vg) and vg > 0:
-        return int(max(1, -(-vm // vg)))
+        return bounded_nodes(vm / vg)
     return 1
 
 
@@ -483,6 +485,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                    f"got {flag('nodes')} {node_count}.",
                    [str(n) for n in range(needed, MAX_NODES + 1)])
         node_count = needed
+    # a node count whose tensor-parallel size the model's heads cannot split (select/nodes.py)
+    issue = node_count_issue(r, strategy_split(as_map(strategies.get(strategy))), gpn, node_count)
+    if issue is not None and issue.severity == "error" and req_nodes is not None:
+        refuse("nodes", f"{flag('nodes')} {node_count}: {issue.problem()}.", [str(n) for n in issue.valid])
+        node_count = min(issue.valid, key=lambda n: (abs(n - node_count), n), default=node_count)
 
     # --- features ---------------------------------------------------------------
     feats = as_map(r.get("features"))
@@ -619,6 +626,11 @@ def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: b
                                f"needs at least {floor} nodes; got {flag(role + '_nodes')} {nodes}.",
                                [str(n) for n in range(floor, MAX_NODES + 1)])
                     obj["nodes"] = floor
+                if obj["nodes"] > MAX_POOL_NODES:  # derived from the recipe (issue #28.1): never walked
+                    refuse("strategy", f"The {role} pool of {recipe.hf_id} on {hw} would need more than "
+                           f"{MAX_POOL_NODES:,} nodes (from the recipe's vram_minimum_gb or strategy_min_gpus); "
+                           "pick another strategy or hardware.")
+                    obj["nodes"] = MAX_POOL_NODES
                 rank = checked(f"{role}_rank", rank, 0, obj["nodes"] - 1,
                                f" for a {obj['nodes']}-node {role} pool")
                 if rank is not None:

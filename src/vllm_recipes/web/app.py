@@ -15,13 +15,15 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Hashable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
+import anyio
+import anyio.to_thread
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
@@ -339,6 +341,31 @@ def not_found(request: Request, recipe_like: bool = False, *, message: str = "")
 # --- pages -------------------------------------------------------------------------------------
 
 
+#: the longest a page or API answer may compute (issue #28.1); the event loop stays free meanwhile
+REQUEST_TIME_LIMIT_S = 30.0
+
+
+def off_loop(handler: Callable[[Request], Response]) -> Callable[[Request], Any]:
+    """Run a CPU-bound handler in a worker thread with a time limit, so that one slow recipe never
+    stalls ``/robots.txt`` or another recipe's page. Past the limit the visitor gets a 503 (the thread
+    finishes its bounded work in the background; derived counts are bounded, see select/gates.py)."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            with anyio.fail_after(REQUEST_TIME_LIMIT_S):  # (anyio's worker threads: 40 per event loop)
+                return await anyio.to_thread.run_sync(handler, request, abandon_on_cancel=True)
+        except TimeoutError:
+            log.warning("%s took over %.0f s; answered 503", request.url.path, REQUEST_TIME_LIMIT_S)
+            message = f"This answer took longer than {REQUEST_TIME_LIMIT_S:.0f} s to compute; try again later."
+            if request.url.path.startswith("/api/") or request.url.path.endswith(".json"):
+                return JSONResponse({"error": message, "param": None, "choices": []}, status_code=503)
+            return HTMLResponse(error_html(503, message), status_code=503)
+
+    endpoint.__name__ = handler.__name__
+    endpoint.__doc__ = handler.__doc__
+    return endpoint
+
+
 def _negotiated(response: Response) -> Response:
     """An HTML page that has a JSON twin: caches must key on ``Accept`` too."""
     response.headers.append("Vary", "Accept")
@@ -410,7 +437,8 @@ async def health(request: Request) -> Response:
     return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
 
 
-async def api_export(request: Request) -> Response:
+@off_loop
+def api_export(request: Request) -> Response:
     web = _web(request)
     key = ("export", *_query_items(request))
     hit = web.resolve_cache.get(key)
@@ -461,11 +489,13 @@ async def static_asset(request: Request) -> Response:
     return Response(asset.encoded(encoding), media_type=asset.media_type, headers=headers)
 
 
-async def api_fit(request: Request) -> Response:
+@off_loop
+def api_fit(request: Request) -> Response:
     return _json_answer(request, "fit", fit_payload, "The fit could not be computed")
 
 
-async def api_resolve(request: Request) -> Response:
+@off_loop
+def api_resolve(request: Request) -> Response:
     return _json_answer(request, "resolve", resolve_payload, "The selection could not be synthesized")
 
 
@@ -596,7 +626,8 @@ def builder_fragment(request: Request, org: str, repo: str) -> Response:
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
 
 
-async def dispatch(request: Request) -> Response:
+@off_loop
+def dispatch(request: Request) -> Response:
     """Everything that is not a fixed route: API files, providers, recipes, builder fragments."""
     path = request.path_params.get("path", "")
     if path.endswith("/page.json") and path.count("/") == 2:  # a recipe page's JSON twin
@@ -669,10 +700,13 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        import asyncio
+
+        from .limits import quiet_accept_errors
+
+        quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
         later = None
         if warm_in_background:
-            import asyncio
-
             # a moment after the server listens: a visitor who is already waiting gets the first page
             # without the fork (its copy-on-write faults made that page ~0.04 s slower); the fork runs
             # on the event loop, between requests, so no request is half done in the copy

@@ -36,6 +36,7 @@ from vllm_recipes.select.gates import (
     variant_runs_on,
 )
 from vllm_recipes.select.lookups import gen
+from vllm_recipes.select.nodes import node_count_issue, strategy_split
 from vllm_recipes.select.page import (
     MAX_KV_INSTANCES,
     PageState,
@@ -49,6 +50,7 @@ from vllm_recipes.select.page import (
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
 
+from .security import safe_link
 from .urlstate import canonical_params, encode, lenient_state
 
 NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
@@ -120,6 +122,8 @@ class Row:
     link: tuple[str, str] | None = None
     subrows: list[Row] = field(default_factory=list)
     kind: str = "radio"
+    #: a row of small numbered pills (node counts, node ranks): one line at laptop width
+    compact: bool = False
 
 
 @dataclass
@@ -485,10 +489,13 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
 
     def link(pill: Pill, n: int) -> None:
         s = pick(n)
+        issue = node_count_issue(r, strategy_split(as_map(catalog.strategies.get(s))), gpn, n) if s else None
         if s is None:
             pill.disabled = True
             pill.title = (f"No single-node strategy of this recipe runs on {hw_name}." if n == 1 else
                           f"No multi-node strategy of this recipe runs on {n} {hw_name} nodes.")
+        elif issue is not None and issue.severity == "error":
+            pill.disabled, pill.title = True, issue.text().capitalize() + "."
         elif s == sel.strategy:
             pill.href = nav.href(nodes=str(n))
         else:
@@ -524,8 +531,13 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
                 p.href = nav.href()
             else:
                 link(p, n)
+            uneven = node_count_issue(r, strategy_split(as_map(catalog.strategies.get(sel.strategy))), gpn, n)
+            if not p.disabled and uneven is not None:
+                p.title += f" (splits unevenly: {uneven.reason})"
+                if n == sel.node_count:
+                    row.notes.append(uneven.text().capitalize() + ".")
             counts.append(p)
-        row.subrows.append(Row("node-count", "Node count", counts))
+        row.subrows.append(Row("node-count", "Node count", counts, compact=True))
     return row
 
 
@@ -543,7 +555,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
         counts = [Pill(str(n), href=nav.href(**{f"{role}_nodes": str(n), f"{role}_rank": None}),
                        active=n == nodes and not st.pd_co_located, key=f"{role}-n{n}", title=f"{n} x {gpus(gpn)}")
                   for n in range(1, MAX_NODES + 1)]
-        row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts)
+        row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts, compact=True)
         if len(modes) > 1:
             cur_mode = rp.meta.get("parallelism")
             row.subrows.append(Row(f"pd-{role}-mode", f"{role.capitalize()} mode", [
@@ -791,7 +803,7 @@ def hardware_note(recipe: Recipe, hw_id: str) -> dict[str, Any] | None:
         return None
     link = note.get("link")
     href, label = (link, link) if isinstance(link, str) else (get(link, "href"), get(link, "label"))
-    ok = isinstance(href, str) and href.startswith(("https://", "http://", "/", "#")) and not href.startswith("//")
+    ok = safe_link(href)
     return {"title": str(note.get("title") or ""), "body": str(note.get("body") or ""),
             "href": href if ok else None, "label": str(label or href) if ok else None}
 
@@ -828,8 +840,9 @@ def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blo
             cur = int(rp.meta.get("currentNode") or 0)
             if nodes > 1:
                 bv.pickers.append(Row(f"{bv.key}-rank", f"{bv.title} node", [
-                    Pill(f"Node {i}", href=nav.href(**{f"{bv.key}_rank": None if i == 0 else str(i)}), active=i == cur,
-                         key=f"{bv.key}-rank-{i}") for i in range(nodes)]))
+                    Pill(str(i), href=nav.href(**{f"{bv.key}_rank": None if i == 0 else str(i)}), active=i == cur,
+                         key=f"{bv.key}-rank-{i}", title=f"{bv.title} node {i} of {nodes}") for i in range(nodes)],
+                    compact=True))
     if isinstance(plan, KvStorePlan) and plan.instances > 1:
         for bv in out:
             if bv.kind == "serve":

@@ -21,6 +21,7 @@ from vllm_recipes.select.page import PageState, SelectionError, build_state
 
 from .api import error_body, find_model
 from .urlstate import canonical_params, encode, parse_params
+from .wording import deploy_refusal
 
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
@@ -85,8 +86,13 @@ class ExportReply:
     headers: dict[str, str]
 
 
-def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None) -> ExportReply:
-    body = json.dumps({"error": message, "param": param, "choices": choices or []}, ensure_ascii=False)
+def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,
+           page: str | None = None) -> ExportReply:
+    """A JSON error; ``page`` is the same reason in the recipe page's words (its Deploy tab shows it)."""
+    fields: dict[str, object] = {"error": message, "param": param, "choices": choices or []}
+    if page:
+        fields["page"] = page
+    body = json.dumps(fields, ensure_ascii=False)
     return ExportReply(status, body, "application/json", {"Access-Control-Allow-Origin": "*"})
 
 
@@ -118,7 +124,7 @@ def export_query(catalog: Catalog, items: list[tuple[str, str]]) -> tuple[Export
     try:
         arts = export_state(catalog, recipe, state, target, options)
     except ExportError as exc:
-        return _error(422, f"Cannot export to {target}: {exc}", "to"), []
+        return _error(422, f"Cannot export to {target}: {exc}", "to", page=deploy_refusal(target, str(exc))), []
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(recipe, target, arts)}"'

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.memory import GIB
 from vllm_recipes.fit.report import (
@@ -29,6 +31,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .urlstate import encode, parse_params
+from .wording import fit_unknown, page_lever, page_sentence
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +84,10 @@ class FitPanel:
     levers: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: verdict "unknown": what is not known yet, in the page's words, and where the facts live
     unknown: str | None = None
+    unknown_link: str | None = None
+    unknown_link_label: str | None = None
 
 
 #: context lengths the panel offers as links (no form: the page works without JavaScript)
@@ -97,7 +103,7 @@ def context_links(url: str, current: int | None) -> tuple[tuple[str, str, bool],
         q = encode({**base, CTX_PARAM: str(n)} if n else base)
         return parts.path + ("?" + q if q else "")
 
-    out = [("max-model-len", href(None), current is None)]
+    out = [("max context", href(None), current is None)]
     out += [(label, href(n), current == n) for n, label in CONTEXT_CHOICES]
     if current is not None and all(current != n for n, _ in CONTEXT_CHOICES):
         out.append((f"{current:,}", href(current), True))
@@ -108,37 +114,94 @@ def _g(b: float) -> str:
     return f"{b / GIB:,.2f} GiB"
 
 
+_FAILURES = {"weights": "the weights do not fit", "no_kv_memory": "no memory is left for the KV cache",
+             "max_model_len": "one request of the full context does not fit"}
+
+
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
-    head = dict(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
+    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
+                    rows=(), verdict="unknown", starts=False)
+    if r.missing:
+        what = "architecture" if "architecture" in r.missing else "checkpoint size"
+        return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
+                       unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
     if not r.processes:
-        return FitPanel(**head, roles=(), rows=(), verdict="unknown", starts=False,
-                        unknown="; ".join(r.errors) or "no serve process")
+        return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
     procs = r.processes
     rows = [
         ("Parallelism", [f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
                          + (", EP" if p.shape.expert_parallel else "") for p in procs]),
         ("GPU memory", [f"{_g(p.gpu_memory)} x {p.utilization:g}" for p in procs]),
         ("Weights per GPU", [_g(p.weights) for p in procs]),
-        ("Overheads", [_g(p.activation + p.non_torch + p.cuda_graphs) for p in procs]),
+        ("Start-up peak", [_g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")
+                           for p in procs]),
+        ("Other overheads", [_g(p.non_torch + p.cuda_graphs) for p in procs]),
         ("KV budget per GPU", [_g(p.kv_budget) for p in procs]),
         ("KV bytes per token", [f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})" for p in procs]),
         ("KV capacity (tokens)", [f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
                                   + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
+                                  + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}"
+                                     if p.kv_groups > 1 else "")
                                   for p in procs]),
-        ("--max-model-len", [f"{p.max_model_len:,}" for p in procs]),
+        ("Longest request (tokens)", [f"{p.max_model_len:,}" for p in procs]),
         ("Concurrency", [f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * p.shape.dp:,} over "
                                                                     f"{p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")
                          for p in procs]),
-        ("Verdict", ["starts" if p.starts else "does not start" for p in procs]),
+        ("Verdict", ["starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
+                     for p in procs]),
     ]
-    levers = tuple(f"{p.role}: {lv.change} → {lv.detail}" + ("" if lv.starts else " (still does not start)")
+    # page words (web/wording.py): levers by kind, notes and warnings without their command-line clauses
+    levers = tuple(f"{p.role}: {page_lever(lv.kind, lv.detail)}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
-    notes = tuple(dict.fromkeys([*(n for p in procs for n in p.notes), *r.notes]))
-    return FitPanel(**head, roles=tuple(p.role for p in procs),
-                    rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
-                    verdict="starts" if r.starts else "does not start", starts=r.starts, levers=levers,
-                    warnings=(*r.errors, *(c.message for c in r.checks)), notes=notes)
+    notes = tuple(n for n in dict.fromkeys(page_sentence(n) for n in [*(n for p in procs for n in p.notes), *r.notes,
+                                                                       f"Memory accounting of vLLM {r.release}."])
+                  if n)
+    return replace(head, roles=tuple(p.role for p in procs),
+                   rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
+                   verdict=r.verdict, starts=r.starts, levers=levers,
+                   warnings=tuple(w for w in (page_sentence(m) for m in (*r.errors, *(c.message for c in r.checks)))
+                                  if w), notes=notes)
+
+
+@dataclass(frozen=True)
+class KnownFacts:
+    arch: Architecture | None
+    checkpoint: CheckpointInfo | None = None
+    cached_gib: float | None = None
+
+
+def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFacts:
+    """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
+    local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
+    network: a page must not wait on the Hub."""
+    from vllm_recipes.fit.report import checkpoint_repo
+    from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
+
+    arch = recipe_architecture(catalog, recipe)
+    if arch is None:
+        try:
+            arch = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
+        except ArchitectureError:
+            arch = None
+    if arch is not None and arch.checkpoint_for(variant_key) is not None:
+        return KnownFacts(arch)
+    repo = checkpoint_repo(recipe, variant_key)
+    return KnownFacts(arch, cached_info(repo), checkpoint_gib_from_cache(repo))
+
+
+def command_release(ctx: Ctx) -> str | None:
+    """The release the rendered command runs (the lint's choice: the image tag, else the newest)."""
+    from vllm_recipes.lint.vllm_plan import target_for
+
+    return target_for(ctx)[0].release
+
+
+def _fit(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget,
+         context: int | None) -> FitReport:
+    facts = known_facts(catalog, recipe, ctx.sel.variant_key)
+    return fit_plan(catalog, recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
+                    checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
@@ -151,20 +214,16 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
     if target.gpu_gib <= 0:
         return None
     context = parse_ctx(extra.get(CTX_PARAM))
-    report = fit_plan(catalog, recipe, ctx, plan, target, recipe_architecture(catalog, recipe), context=context)
-    return panel_from_report(report, url, context)
+    return panel_from_report(_fit(catalog, recipe, ctx, plan, target, context), url, context)
 
 
 def resolve_fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan,
                         raw_ctx: str | None = None) -> dict[str, Any] | None:
     """The ``fit`` key of ``/api/resolve``: the summary on the selection's own hardware, concurrency at the
-    page's ``ctx`` when given (``None``: no architecture facts)."""
-    arch = recipe_architecture(catalog, recipe)
-    if arch is None:
-        return None
+    page's ``ctx`` when given (verdict ``unknown`` when the facts are not known yet)."""
     try:
         target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_plan(catalog, recipe, ctx, plan, target, arch, context=parse_ctx(raw_ctx)))
+        return summary_dict(_fit(catalog, recipe, ctx, plan, target, parse_ctx(raw_ctx)))
     except Exception:  # the summary is an addition: never fail the resolve because of it
         log.exception("fit summary failed for %s", recipe.hf_id)
         return None
@@ -251,7 +310,9 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
         else:
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
     st: PageState = build_state(catalog, recipe, req, strict=True)
-    report = fit_state(catalog, recipe, st, target, context=context, strategy_given=strategy_given)
+    facts = known_facts(catalog, recipe, st.selection.variant_key)
+    report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
+                       release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
     return report_dict(report)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -37,6 +38,26 @@ HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"cross-origin-opener-policy", b"same-origin"),
 )
 MAX_PATH = 1024
+
+
+_URL_CHARS = re.compile(r"[!-~]+")  # printable ASCII, no space: browsers drop tabs/newlines and read \\ as /
+
+
+def safe_link(href: object) -> bool:
+    """Whether a recipe-given link is ``http(s)://host...``, a path on this site or an in-page anchor.
+
+    Browsers read ``/\\evil.example``, ``//evil.example`` and ``/<tab>/evil.example`` as links to another
+    site, so a site path must start with exactly one ``/`` followed by something else than ``/``, and no
+    backslash, whitespace or control character may appear anywhere (issue #28 item 10).
+    """
+    if not isinstance(href, str) or not _URL_CHARS.fullmatch(href) or "\\" in href:
+        return False
+    if href.startswith("#"):
+        return True
+    if href.startswith("/"):
+        return not href.startswith("//")
+    scheme, sep, rest = href.partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https") and rest[:1] not in ("", "/")
 
 
 def _wants_json(path: str) -> bool:

@@ -6,6 +6,8 @@ filters small in-memory lists.
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,7 +55,8 @@ def size_in_billions(value: Any) -> float | None:
 
 
 def fmt_int(v: Any) -> str:
-    return f"{int(v):,}" if is_number(v) else str(v)
+    """``131072`` -> ``131,072``; anything that is not a finite number as written (``inf``, ``nan``)."""
+    return f"{int(v):,}" if is_number(v) and math.isfinite(v) else str(v)
 
 
 @dataclass
@@ -223,7 +226,20 @@ class SiteIndex:
         return str(spec.get("display_name") or task.replace("_", " ").title())
 
     def hw_label(self, hw: str) -> str:
-        return str(as_map(self.catalog.hardware_profiles.get(hw)).get("display_name") or hw)
+        """The profile's display name, with its GPU count when another profile shares the name
+        (``rtx_5090`` and ``rtx_5090_2x`` are both "RTX 5090": two chips must not read the same)."""
+        return self._hw_labels.get(hw, hw)
+
+    @cached_property
+    def _hw_labels(self) -> dict[str, str]:
+        names = {h: str(as_map(p).get("display_name") or h) for h, p in self.catalog.hardware_profiles.items()}
+        shared = Counter(names.values())
+        out = {}
+        for h, name in names.items():
+            n = as_map(self.catalog.hardware_profiles.get(h)).get("gpu_count")
+            out[h] = f"{name} ×{n}" if shared[name] > 1 and isinstance(n, int) and not isinstance(n, bool) else name
+        dupes = Counter(out.values())
+        return {h: (f"{lab} ({h})" if dupes[lab] > 1 else lab) for h, lab in out.items()}
 
     def facet_label(self, row: str, value: str) -> str:
         if row == "task":

@@ -237,8 +237,28 @@
     ev.preventDefault();
     var key = a.getAttribute("data-key") || "";
     if (key.indexOf("hardware:") === 0) { store.set("hw", key.slice(9)); }  /* any brand; only NVIDIA is restored */
-    load(a.getAttribute("href"), "push", key);
+    load(a.getAttribute("href"), "push", key, a.closest(".cmd") ? null : revealCommand);
   });
+  /* after a pill of the rows changed it, the command is brought into view when it is off screen
+     (on a phone it sits above the rows, on a laptop the reader may have scrolled past it) */
+  function revealCommand(root) {
+    var head = root.querySelector(".cmd .cmd-head");
+    var code = root.querySelector(".cmd .panel .code");
+    if (!head || !code) { return; }
+    var top = head.getBoundingClientRect().top;
+    var floor = parseFloat(window.getComputedStyle(head).scrollMarginTop) || 0;
+    if (top >= floor && code.getBoundingClientRect().top < window.innerHeight * 0.6) { return; }
+    head.scrollIntoView({ block: "start" });
+  }
+  /* the address bar shows the canonical URL of what the page shows (bad or oddly cased parameters
+     were dropped or normalised by the server, which says so in a notice) */
+  function canonicalUrl() {
+    var b = builderEl();
+    var want = b && b.getAttribute("data-url");
+    if (want && want !== window.location.pathname + window.location.search) {
+      history.replaceState(history.state, "", want + window.location.hash);
+    }
+  }
   window.addEventListener("popstate", function () {
     if (builderEl()) { load(window.location.href, null, null); }
   });
@@ -268,7 +288,10 @@
     c.dataset.l = "1";
     fetch(p.querySelector("a").href).then(function (r) {
       return r.text().then(function (t) {
-        if (r.ok) { c.textContent = t; c.closest(".code").hidden = false; } else { p.firstElementChild.textContent = JSON.parse(t).error; }
+        if (r.ok) { c.textContent = t; c.closest(".code").hidden = false; return; }
+        var j = JSON.parse(t);
+        p.firstElementChild.textContent = j.page || j.error;  /* the page's words (web/wording.py) */
+        p.firstElementChild.className = "note refusal";
       });
     }).catch(function () { delete c.dataset.l; });
   }
@@ -416,7 +439,7 @@
     initCopy(document);
     initEnv(document);
     initDeployTargets(document);
-    if (!restore()) { schedulePrefetch(); }
+    if (!restore()) { canonicalUrl(); schedulePrefetch(); }
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 }());

@@ -1,0 +1,121 @@
+"""What one slow or hostile client may hold of the server (issue #28 item 5).
+
+uvicorn bounds idle keep-alive connections (``timeout_keep_alive``) but not a client that connects and
+never finishes a request head: 1,100 such connections exhausted the file descriptors, every normal
+request timed out, and asyncio logged a full traceback for each failed ``accept()``. Here:
+
+* :class:`HeaderTimeoutProtocol`: uvicorn's h11 protocol that closes a connection whose request head is
+  not complete :data:`HEADER_TIMEOUT_S` seconds after it connected or after its previous response;
+* :func:`server_config`: uvicorn's limits - keep-alive timeout, a connection cap below the process's
+  file-descriptor limit (past it uvicorn answers 503 at once instead of running out of descriptors), the
+  largest request head h11 buffers;
+* :func:`quiet_accept_errors`: a failed ``accept()`` (``EMFILE``, ``ENFILE``, ...) logs one line, at most
+  every :data:`ACCEPT_LOG_EVERY_S` seconds with the count since the last one, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import resource
+import time
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("vllm_recipes.web")
+
+#: seconds a client has to send a whole request head (after connecting, or after its last response)
+HEADER_TIMEOUT_S = 10.0
+#: seconds an idle keep-alive connection stays open (uvicorn's default)
+KEEP_ALIVE_S = 5
+#: the largest request head h11 buffers (our URLs are at most a few KiB; security.py refuses longer)
+MAX_HEAD_BYTES = 64 * 1024
+#: descriptors kept free for files, the event loop and the API build when connections are capped
+RESERVED_FDS = 64
+ACCEPT_LOG_EVERY_S = 10.0
+
+
+class HeaderTimeoutProtocol(H11Protocol):
+    """uvicorn's h11 protocol plus a request-head timeout (slow clients cannot hold a connection)."""
+
+    header_timeout: float = HEADER_TIMEOUT_S
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        waiting = self.cycle is None or self.cycle.response_complete
+        if waiting and self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:  # the head arrived: the request runs without a clock
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+def connection_cap() -> int:
+    """Connections served at once: the soft file-descriptor limit minus :data:`RESERVED_FDS` (at least 32)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 65536
+    return max(32, min(soft, 65536) - RESERVED_FDS)
+
+
+def server_config(app: Any, *, header_timeout: float = HEADER_TIMEOUT_S, **kw: Any) -> Any:
+    """A ``uvicorn.Config`` for ``app`` with every limit of this module."""
+    import uvicorn
+
+    protocol = type("Protocol", (HeaderTimeoutProtocol,), {"header_timeout": header_timeout})
+    return uvicorn.Config(app, http=protocol, timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
+                          h11_max_incomplete_event_size=MAX_HEAD_BYTES, **kw)
+
+
+_ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """Replace the loop's traceback per failed ``accept()`` by one line every :data:`ACCEPT_LOG_EVERY_S`."""
+    state = {"last": 0.0, "count": 0}
+    previous = loop.get_exception_handler()
+
+    def handler(lp: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in _ACCEPT_ERRNOS:
+            state["count"] += 1
+            now = time.monotonic()
+            if now - state["last"] >= ACCEPT_LOG_EVERY_S:
+                log.error("cannot accept connections: %s (%d failed accepts); too many open connections or files",
+                          exc.strerror or exc, state["count"])
+                state["last"], state["count"] = now, 0
+            return
+        if previous is not None:
+            previous(lp, context)
+        else:
+            lp.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)

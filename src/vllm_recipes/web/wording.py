@@ -1,0 +1,70 @@
+"""The page's own words for reasons that other layers give in CLI or recipe-author terms.
+
+Fit levers, fit notes and deploy refusals are written for the terminal ("pass --hf-config
+PATH", "use --to k8s", "edit taxonomy.yaml"). A reader of the recipe page has pills and tabs,
+not flags: this module turns the structured reasons (a lever's kind, an export target) into
+page terms, and drops the clauses that only make sense on a command line. One rule, used by
+the Fit panel and the Deploy tabs, and checked by the browser tests with :data:`CLI_TEXT`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from vllm_recipes.render.export import TARGETS
+
+#: text that belongs to a terminal or a recipe file, never to the page's prose: a ``--flag``,
+#: a back-quoted command, a YAML file name, the CLI's own name
+CLI_TEXT = re.compile(r"(?<![\w-])--[a-z][\w-]*|`[^`]*`|\b[\w.-]+\.ya?ml\b|\bvllm-recipes\b|\bPATH\b")
+
+def has_cli_text(text: str) -> bool:
+    return CLI_TEXT.search(text) is not None
+
+
+def page_sentence(message: str) -> str:
+    """``message`` without its command-line clauses (``; use --to k8s …``, ``(… --prefill-nodes 0)``).
+
+    Clauses are cut at sentence ends, ``;``, ``:`` and parentheses; the ones naming a flag, a file
+    or a command are dropped, the others keep their separators. What is left is the reason
+    itself, in the producer's words.
+    """
+    text = re.sub(r"\s*\([^()]*\)", lambda m: "" if has_cli_text(m.group(0)) else m.group(0), message)
+    parts = re.split(r"(;\s+|:\s+(?=[a-z])|(?<=\.)\s+)", text.strip())
+    kept: list[str] = []
+    for clause, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
+        if clause and not has_cli_text(clause):
+            kept += [clause, sep]
+    out = "".join(kept[:-1]).strip().rstrip(".;:")
+    if not out:
+        return ""
+    if not out[1:2].isupper():  # "vLLM picks …" keeps its case
+        out = out[0].upper() + out[1:]
+    return out + "."
+
+
+def page_lever(kind: str, detail: str) -> str:
+    """A Fit lever (``fit.memory.Lever``) as something the reader can do on this page."""
+    what = {
+        "fp8_kv": "An FP8 KV cache",
+        "tensor_parallel": "Twice the GPUs per replica (more nodes in the Nodes row, or bigger hardware)",
+        "max_model_len": "A shorter context (the context pills below)",
+        "cpu_offload": "Offloading weights to CPU memory",
+    }.get(kind, kind.replace("_", " ").capitalize())
+    said = page_sentence(detail).rstrip(".") or detail
+    return f"{what}: {said[:1].lower() + said[1:] if said[1:2].islower() else said}"
+
+
+def fit_unknown(reason: str) -> str:
+    """The Fit panel's line when the figures cannot be computed (the architecture is unknown)."""
+    if "architecture" in reason:
+        return ("Memory fit needs this model's architecture (layers, attention heads, hidden size), "
+                "which the recipe does not give yet.")
+    return page_sentence(reason) or "Memory fit cannot be computed for this selection."
+
+
+def deploy_refusal(target: str, message: str) -> str:
+    """Why a Deploy tab shows no file, pointing at the other tabs rather than at ``--to``."""
+    tab = TARGETS[target][1] if target in TARGETS else target
+    others = [label for key, (_render, label) in TARGETS.items() if key != target]
+    head = page_sentence(message) or f"{tab} cannot express this selection."
+    return f"{head} Try the {', '.join(others[:-1])} or {others[-1]} tab, or another Strategy or Nodes pill."

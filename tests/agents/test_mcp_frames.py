@@ -1,0 +1,30 @@
+"""The MCP stdio server answers a frame it cannot read with a JSON-RPC error (issue #28 item 10),
+and keeps serving: raw lines written to a real ``vllm-recipes mcp`` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def test_unparsable_frames_get_json_rpc_errors() -> None:
+    lines = [json.dumps(INIT), "{not json", '{"jsonrpc": "2.0", "id": 7, "method": 5}', "[]",
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.run([sys.executable, "-m", "vllm_recipes", "mcp"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=120, env=env)
+    answers = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
+    errors = [a["error"]["code"] for a in answers if "error" in a]
+    assert -32700 in errors, proc.stdout
+    assert len(errors) == 3, answers  # one per unreadable frame: not JSON, a bad method, not a message
+    assert all(a.get("id") is None for a in answers if "error" in a)
+    assert any(a.get("id") == 2 and "tools" in a.get("result", {}) for a in answers), answers  # still serving
+    assert "Traceback" not in proc.stderr
