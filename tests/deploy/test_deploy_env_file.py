@@ -84,7 +84,7 @@ def test_the_exported_env_file_reads_the_same_in_sh_and_docker(tmp_path):
     assert sh_env_file(tmp_path / "vllm.env") == literal
     # what the file cannot hold is named with the reason, and the env.sh exports it
     for key, why in (("NCCL_SOCKET_IFNAME", "expands $IFACE_NAME"), ("VLLM_X_DIR", "needs shell quoting"),
-                     ("VLLM_X_LINES", "needs shell quoting"), ("LD_PRELOAD", "needs shell quoting")):
+                     ("VLLM_X_LINES", "needs shell quoting"), ("LD_PRELOAD", "expands $LD_PRELOAD")):
         assert f"#   {key}: {why}\n" in text
         assert f"\nexport {key}=" in arts["vllm.env.sh"]
     assert "-e NCCL_SOCKET_IFNAME -e GLOO_SOCKET_IFNAME -e VLLM_X_DIR" in text

@@ -1,10 +1,11 @@
 """One quoting rule in every deploy target (issue #21 items 1 and 3): the rule of ``render/shell.py``.
 
 A declared placeholder (``$IFACE_NAME`` or ``${IFACE_NAME}``) is a setting in every output, bound or
-listed once; any other ``$WORD`` in a recipe value (``$HOME``, ``$USER``, ``$LD_PRELOAD``) is data and
-arrives byte for byte, as it does in ``vllm-recipes command``. Each target is read the way its runtime
-reads it: Kubernetes' ``$(VAR)`` expansion, ``docker-compose config``, bash running the Slurm step, ``sh``
-sourcing the vllm-config ``env.sh``.
+listed once; an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``) extends the process's own
+environment; any other ``$WORD`` in a recipe value (``$HOME``, ``$USER``) is data and arrives byte for
+byte, as it does in ``vllm-recipes command``. Each target is read the way its runtime reads it:
+Kubernetes' ``$(VAR)`` expansion and the container's shell, ``docker-compose config`` and the service's
+shell, bash running the Slurm step, ``sh`` sourcing the vllm-config ``env.sh``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from deploy_helpers import container_argv, container_env, run_shell_full, stub_dir, yaml_docs
+from deploy_helpers import container_argv, container_env, k8s_expand, run_shell_full, stub_dir, yaml_docs
 
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.render.artifacts import ExportOptions, stdout_text
@@ -34,7 +35,7 @@ USER_ENV = {"IFACE_NAME": "eth7", "HOME": "/home/u", "USER": "u", "LD_PRELOAD": 
 #: what the vLLM process must see
 WANT_ENV = {"NCCL_SOCKET_IFNAME": "eth7", "GLOO_SOCKET_IFNAME": "eth7", "VLLM_X_DIR": "$HOME/x y",
             "VLLM_X_QUOTE": 'it\'s "quoted"', "VLLM_X_LINES": "a\nb", "VLLM_X_PLAIN": "/opt/x:1,2@v=3",
-            "VLLM_X_EMPTY": "", "LD_PRELOAD": "/usr/lib/libjemalloc.so.2:$LD_PRELOAD"}
+            "VLLM_X_EMPTY": "", "LD_PRELOAD": "/usr/lib/libjemalloc.so.2:/pre.so"}
 WANT_ARGV = ["vllm", "serve", HF, "--served-model-name", "acme-$USER", "--tensor-parallel-size", "1"]
 
 
@@ -50,6 +51,15 @@ def exported():
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory):
     return stub_dir(tmp_path_factory.mktemp("stubs"))
+
+
+def _run(argv: list[str], env: dict[str, str], stubs: Path) -> tuple[list[str], dict[str, str]]:
+    """Run a container's argv (its ``/bin/sh -c`` prelude included) with the stub ``vllm``."""
+    out = subprocess.run(argv, env={**env, "PATH": f"{stubs}:/usr/bin:/bin"}, capture_output=True, text=True,
+                         timeout=20)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["argv"], got["env"]
 
 
 def _settings(text: str) -> list[str]:
@@ -71,11 +81,13 @@ def test_k8s_passes_dollar_words_as_data(exported, stubs):
     [c] = deploy["spec"]["template"]["spec"]["containers"]
     cluster = {"HOME": "/root", "USER": "root", "LD_PRELOAD": "/pre.so", "POD_IP": "10.0.0.1"}
     env = container_env(c, {"IFACE_NAME": "eth7"}, cluster)
-    assert {k: env[k] for k in WANT_ENV} == WANT_ENV
     assert container_argv(c, env, stubs) == WANT_ARGV
+    argv, got = _run([k8s_expand(t, env) for t in [*c["command"], *c["args"]]], env, stubs)
+    assert argv == WANT_ARGV
+    assert {k: got[k] for k in WANT_ENV} == WANT_ENV
 
 
-def test_compose_passes_dollar_words_as_data(exported, tmp_path):
+def test_compose_passes_dollar_words_as_data(exported, tmp_path, stubs):
     (tmp_path / "compose.yaml").write_text(stdout_text(exported["compose"]))
     out = subprocess.run([str(BIN / "docker-compose"), "-f", "compose.yaml", "config", "--format", "json"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=60,
@@ -83,8 +95,10 @@ def test_compose_passes_dollar_words_as_data(exported, tmp_path):
     assert out.returncode == 0, out.stderr
     svc = json.loads(out.stdout)["services"]["vllm"]
     env = {k: (v or "").replace("$$", "$") for k, v in svc["environment"].items()}  # config keeps $$ escaped
-    assert {k: env[k] for k in WANT_ENV} == WANT_ENV
-    assert [t.replace("$$", "$") for t in [*svc["entrypoint"], *svc["command"]]] == WANT_ARGV
+    argv, got = _run([t.replace("$$", "$") for t in [*svc["entrypoint"], *svc["command"]]],
+                     {**env, "LD_PRELOAD": "/pre.so"}, stubs)  # the image's own LD_PRELOAD
+    assert argv == WANT_ARGV
+    assert {k: got[k] for k in WANT_ENV} == WANT_ENV
 
 
 def _step_word(script: str, var: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from vllm_recipes import __version__
 
-from .shell import is_placeholder
+from .shell import INHERITED, is_placeholder
 from .workloads import SELF, Deployment, ExportError, Process, RankTerm, placeholders
 
 MEDIA_YAML = "text/yaml"
@@ -105,6 +105,8 @@ def used_placeholders(dep: Deployment) -> dict[str, list[str]]:
         if p.script:
             note(p.script, p.title)
     where.pop(SELF, None)
+    for name in INHERITED:  # the process's own search paths, extended by a shell where it starts
+        where.pop(name, None)
     return where
 
 

@@ -24,7 +24,8 @@ from .artifacts import (
     whole_json_values,
 )
 from .k8s import FILES_MOUNT, HF_CACHE, dump
-from .workloads import Deployment, ExportError, Process, container_install, placeholders, refs
+from .shell import INHERITED
+from .workloads import Deployment, ExportError, Process, container_install, placeholders, refs, shell_word
 
 HEALTH_INTERVAL_S = 10
 
@@ -68,7 +69,8 @@ class Binder:
             out.append(compose_literal(value[pos:start]))
             b = self.bind(name)
             need = "?" if name in self.empty_ok else ":?"
-            out.append(compose_literal(b) if b is not None else f"${{{name}{need}set {name}, see the header}}")
+            out.append(compose_literal(b) if b is not None else compose_literal(value[start:end]) if name in INHERITED
+                       else f"${{{name}{need}set {name}, see the header}}")
             pos = end
         out.append(compose_literal(value[pos:]))
         return "".join(out)
@@ -123,12 +125,19 @@ def _healthcheck(port: int, timeout_s: int, protocol: str = "http") -> dict[str,
             "retries": 3, "start_period": f"{timeout_s}s"}
 
 
+def _inherits(value: str) -> bool:
+    return any(n in INHERITED for n in placeholders(value))
+
+
 def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
     svc: dict[str, Any] = {"image": image}
     argv = p.argv
     install = container_install(p.install, image, p.title)
-    # run by a shell in the container first: the install step the image needs
+    # run by a shell in the container first: the install step the image needs, env values that extend
+    # the image's own search paths (Compose would fill ``$LD_PRELOAD`` from the host's)
     prelude = [install] if install else []
+    prelude += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}"
+                for k, v in p.env if _inherits(v)]
     if p.script is not None:
         svc["entrypoint"] = ["/bin/sh", "-c", compose_literal("\n".join(["set -e", *prelude, p.script])
                                                                 if prelude else p.script)]
@@ -143,7 +152,8 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     if p.kind == "serve":
         env["HF_TOKEN"] = "${HF_TOKEN:-}"
     for k_, v in p.env:
-        env[k_] = b.text(v)
+        if not _inherits(v):
+            env[k_] = b.text(v)
     if env:
         svc["environment"] = env
     if p.port is not None:

@@ -33,7 +33,7 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .shell import literal, quote
+from .shell import INHERITED, literal, quote
 from .workloads import (
     SELF,
     Deployment,
@@ -219,9 +219,14 @@ def _command_split(argv: tuple[str, ...]) -> int:
     return 2 if argv[:2] == ("vllm", "serve") else 1
 
 
+def _inherits(value: Any) -> bool:
+    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
+
+
 def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...]) -> list[str]:
     """Shell commands the container runs before exec'ing its process: the install step (when the image
-    lacks the packages) and the config files expanded with the user's settings."""
+    lacks the packages), config files expanded with the user's settings, env values that extend the
+    image's own search paths (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
     out: list[str] = []
     install = container_install(p.install, image, p.title)
     if install:
@@ -236,6 +241,9 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
         settings = dict.fromkeys(n for n in placeholders(f.content) if names.bind(p, n) is None)
         out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
                              f"{RUNTIME_FILES}/{f.name}", *settings]))
+    for k, v in env:
+        if _inherits(v):
+            out.append(f"export {k}={shell_word(v, _shell_bind(p, names))}")
     return out
 
 
@@ -249,7 +257,8 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
         items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
                                                                           "optional": True}}})
     for k, v in env:
-        items.append({"name": k, "value": exec_text(v, p, names)})
+        if not _inherits(v):  # set by the prelude's shell instead
+            items.append({"name": k, "value": exec_text(v, p, names)})
     out: dict[str, Any] = {}
     if settings:
         out["envFrom"] = [{"configMapRef": {"name": settings}}]

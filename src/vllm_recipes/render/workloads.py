@@ -34,7 +34,6 @@ from .shell import placeholder_refs, quote, render_invocation, router_text
 
 #: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
-_SELF_REF = re.compile(rf"\$(?:\{{{SELF}\}}|{SELF}(?![A-Za-z0-9_]))")
 #: flags whose value is ``step x node rank`` on a worker (vLLM semantics, not recipe data)
 RANK_FLAGS = ("--data-parallel-start-rank", "--node-rank")
 DEFAULT_PORT = 8000
@@ -153,9 +152,9 @@ def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
 
 def refs(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, name)`` of each placeholder in ``text``: the declared ones of the one quoting rule
-    (:func:`render.shell.placeholder_refs`) plus a worker template's own address. Every other ``$WORD``
-    is data in every target, as in ``vllm-recipes command``."""
-    return sorted([*placeholder_refs(text), *((m.start(), m.end(), SELF) for m in _SELF_REF.finditer(text))])
+    (:func:`render.shell.placeholder_refs`: user settings, a worker template's own address, inherited
+    search paths). Every other ``$WORD`` is data in every target, as in ``vllm-recipes command``."""
+    return placeholder_refs(text)
 
 
 def placeholders(text: str) -> list[str]:
@@ -490,7 +489,7 @@ def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, c
     for p in procs:
         texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
                  *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
-        if any(_SELF_REF.search(t) for t in texts):
+        if any(SELF in placeholders(t) for t in texts):
             raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
                               "node's own address; rename it in the recipe.")
     all_env = [kv for p in procs for kv in p.env]
