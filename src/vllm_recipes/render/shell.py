@@ -17,11 +17,19 @@ from vllm_recipes.synth.plan import Arg, Invocation
 
 _SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
 _REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-#: The placeholders the user fills in (synthesis.md §5.2, plus ``IB_IF``, which the DGX Spark
-#: recipes' guides ask for with ``HEAD_IP`` and ``IFACE_NAME``): the only shell expansion a
-#: rendered command may contain. Any other ``$NAME`` in a value is data and is quoted.
+#: Search paths a value may extend (``LD_PRELOAD=/usr/lib/x.so:$LD_PRELOAD``): read from the environment
+#: the command runs in, like the placeholders below (render/artifacts.py binds them per deploy target).
+INHERITED = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH"})
+#: The placeholders the user fills in (synthesis.md §5.2, plus ``IB_IF``, which the DGX Spark recipes'
+#: guides ask for with ``HEAD_IP`` and ``IFACE_NAME``), a deploy worker's own address (``NODE_SELF_ADDRESS``,
+#: render/workloads.py SELF) and :data:`INHERITED`: the only shell expansion a
+#: rendered command may contain. Any other ``$NAME`` in a value (``$HF_TOKEN``) is data and is quoted.
 PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT|(?:PREFILL|DECODE)_DP_RPC_PORT"
-                              r"|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*|VLLM_INSTANCE_[1-9][0-9]*|MOONCAKE_[A-Z0-9_]+")
+                              r"|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*|VLLM_INSTANCE_[1-9][0-9]*|MOONCAKE_[A-Z0-9_]+"
+                              r"|NODE_SELF_ADDRESS|"
+                              + "|".join(sorted(INHERITED)))
+#: a ``$NAME`` reference to a declared placeholder (group 1: the name), for the deploy targets
+PLACEHOLDER_REF = re.compile(rf"\$({PLACEHOLDER_NAME.pattern})(?![A-Za-z0-9_])")
 ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
 

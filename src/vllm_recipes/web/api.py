@@ -24,6 +24,7 @@ from vllm_recipes.synth.resolve import resolve
 
 from .fit import openapi_paths as fit_openapi_paths
 from .fit import resolve_fit_summary
+from .perf import openapi_paths as perf_openapi_paths
 from .urlstate import PARAMS, canonical_params, encode, parse_params
 
 CACHE_CONTROL = "public, max-age=300"
@@ -266,6 +267,7 @@ def openapi_spec() -> dict[str, Any]:
             "422": {"description": "The target cannot express this selection (the reason is in `error`).",
                     "content": {"application/json": {"schema": error}}}}}}
     paths.update(fit_openapi_paths(params))
+    paths.update(perf_openapi_paths(params))
     for p in ("/models.json", "/taxonomy.json", "/platforms.json", "/strategies.json", "/strategies/{name}.json",
               "/kv_store.json", "/kv_store/{name}.json", "/{org}/{repo}.json", "/{org}/{repo}/hw/{hardware}.json",
               "/{org}/{repo}/strategies/{strategy}.json", "/{org}/{repo}/hw/{hardware}/strategies/{strategy}.json"):

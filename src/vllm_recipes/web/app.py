@@ -47,6 +47,8 @@ from .builder import build_view
 from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
+from .perf import PERF_PARAMS, perf_panel, perf_payload, recommend_payload
+from .perf import page_extra as perf_extra
 from .security import SecurityMiddleware, error_html
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
@@ -225,7 +227,8 @@ class Web:
                 ctx, plan = resolve(self.catalog, recipe, st.selection)
                 view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
                 body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
-                                   fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra))
+                                   fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra),
+                                   perf=perf_panel(self.catalog, recipe, st, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)
@@ -470,6 +473,16 @@ def api_fit(request: Request) -> Response:
 
 
 @off_loop
+def api_perf(request: Request) -> Response:
+    return _json_answer(request, "perf", perf_payload, "The estimate could not be computed")
+
+
+@off_loop
+def api_recommend(request: Request) -> Response:
+    return _json_answer(request, "recommend", recommend_payload, "The recommendation could not be computed")
+
+
+@off_loop
 def api_resolve(request: Request) -> Response:
     return _json_answer(request, "resolve", resolve_payload, "The selection could not be synthesized")
 
@@ -542,7 +555,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
     extra.update(page_extra(request.query_params))
-    items = _query_items(request, drop=("lang", CTX_PARAM))
+    extra.update(perf_extra(request.query_params))
+    items = _query_items(request, drop=("lang", CTX_PARAM, *PERF_PARAMS))
     if recipe.is_omni:
         builder_html, url, status = web.omni_builder(recipe, items, extra)
     else:
@@ -593,7 +607,8 @@ def builder_fragment(request: Request, org: str, repo: str) -> Response:
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
     extra.update(page_extra(request.query_params))
-    items = _query_items(request, drop=("lang", CTX_PARAM))
+    extra.update(perf_extra(request.query_params))
+    items = _query_items(request, drop=("lang", CTX_PARAM, *PERF_PARAMS))
     fn = web.omni_builder if found.is_omni else web.builder
     html, url, status = fn(found, items, extra)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
@@ -692,6 +707,8 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/api/health", health, methods=["GET", "HEAD"]),
         Route("/api/export", api_export, methods=["GET", "HEAD"]),
         Route("/api/fit", api_fit, methods=["GET", "HEAD"]),
+        Route("/api/perf", api_perf, methods=["GET", "HEAD"]),
+        Route("/api/recommend", api_recommend, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
         Route("/static/{name}", static_asset, methods=["GET", "HEAD"]),
