@@ -109,10 +109,13 @@ def errors(case: Case, p: Params) -> tuple[float, float, float]:
     return ttft / r["ttft_ms"]["reported"] - 1, tpot / r["tpot_ms"] - 1, tput / r["output_tok_s_per_gpu"] - 1
 
 
+TTFT_WEIGHT = 0.5
+
+
 def loss(cases: list[Case], p: Params) -> float:
     total = 0.0
     for c in cases:
-        for e, w in zip(errors(c, p), (0.5, 1.0, 1.0), strict=True):
+        for e, w in zip(errors(c, p), (TTFT_WEIGHT, 1.0, 1.0), strict=True):
             total += w * math.log(max(1e-3, 1 + e)) ** 2
     return total / max(1, len(cases))
 
@@ -228,7 +231,9 @@ def main() -> None:
     ap.add_argument("--prompts-factor", type=float, default=4.0, help="prompts x concurrency while fitting")
     ap.add_argument("--iters", type=int, default=120)
     ap.add_argument("--sample", type=int, default=40, help="records per family the optimiser sees")
+    ap.add_argument("--ttft-weight", type=float, default=TTFT_WEIGHT, help="weight of TTFT in the loss")
     args = ap.parse_args()
+    globals()["TTFT_WEIGHT"] = args.ttft_weight
     records = json.loads((args.data / "calibration.json").read_text())
     cases = [make_case(r, args.data / "configs", args.prompts_factor) for r in records]
     evals = [make_case(r, args.data / "configs", 10.0) for r in records]  # as benchmarked: 10 x concurrency
