@@ -188,8 +188,9 @@ def test_screenshot_artifact(page: Any) -> None:
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
-def test_zh_translation_page(page: Any) -> None:
+def test_zh_translation_page(browser: Any, live_stale_zh: Any) -> None:
     pytest.importorskip("vllm_recipes.i18n")
+    page = browser.new_context(base_url=live_stale_zh.url).new_page()
     page.goto(V41 + "?lang=zh")
     assert page.evaluate("document.documentElement.lang") == "zh"
     notice = page.locator(".i18n-notice--stale").first
