@@ -313,7 +313,7 @@ def run_one(text: bytes, work: Path, rng: random.Random, *, rel: str = "acme/Fuz
                        *((f"export-{t}", ["export", hf_id, *rd, "--to", t, "-o", "-"])
                          for t in ("k8s", "compose", "slurm", "vllm-config"))):
         step(name, lambda args=args: cli_run(args))
-    allowed = {"pub/api", "pub/.api.cache.json", "pub/.api.lock"}
+    allowed = {"pub/api", "pub/.api.lock"}
     for f in sorted(_files(work) - before):
         if not any(f == a or f.startswith(a + "/") for a in allowed) and not f.startswith("recipes/"):
             out.outside_writes.append(f)
