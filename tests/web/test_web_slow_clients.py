@@ -60,7 +60,7 @@ def test_half_open_connections_leave_normal_requests_answered(tmp_path: Path) ->
                             preexec_fn=_limit_fds)
     clients: list[socket.socket] = []
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 240
         while True:
             try:
                 _get(port, timeout=5)
@@ -91,7 +91,7 @@ def test_half_open_connections_leave_normal_requests_answered(tmp_path: Path) ->
             assert status == 200
         answered.sort()
         # the half-open ones are dropped after the 1 s head timeout: normal requests wait about that long
-        assert answered[len(answered) // 2] < max(3.0, 2 * idle), (idle, answered)
+        assert answered[len(answered) // 2] < max(5.0, 2 * idle), (idle, answered)
     finally:
         for s in clients:
             s.close()
