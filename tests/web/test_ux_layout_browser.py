@@ -199,6 +199,15 @@ def test_output_column_panels_are_reachable_and_never_clipped(browser: Any, site
     lines = pg.evaluate("e => e.textContent.split('\\n').length", code.locator("code").element_handle())
     height = code.bounding_box()["height"]
     assert lines > 20 and height > 15 * lines, (lines, height)
+    # a long file shows its first 40 lines and a button for the rest; Copy copies the whole file
+    more = pg.locator("[data-deploy-targets] .panel:visible .btn.more")
+    total = int(re.search(r"\d+", more.inner_text())[0])
+    assert lines == 40 < total
+    pg.locator("[data-deploy-targets] .panel:visible button.copy").click()
+    wait_js(pg, "navigator.clipboard.readText().then(t => t.length > 0)")
+    assert pg.evaluate("navigator.clipboard.readText()").count("\n") + 1 >= total - 1
+    more.click()
+    assert pg.evaluate("e => e.textContent.split('\\n').length", code.locator("code").element_handle()) == total
     pg.context.close()
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vllm_recipes.web.wording import CLI_TEXT, deploy_refusal, fit_unknown, page_lever, page_sentence
+from vllm_recipes.web.wording import (
+    CLI_TEXT,
+    deploy_refusal,
+    fit_unknown,
+    page_lever,
+    page_sentence,
+    page_warning,
+)
 
 PLAIN = st.sampled_from(["Compose runs on one machine", "the manifest cannot request its GPUs",
                          "vLLM picks the longest context that fits", "Kubernetes schedules GPUs per pod"])
@@ -44,3 +51,10 @@ def test_fit_levers_and_unknown_architecture() -> None:
     unknown = fit_unknown("the architecture of x/y is unknown: add model.architecture_facts to the recipe, "
                           "pass --hf-config PATH, or put its config.json in the local Hugging Face cache")
     assert "architecture" in unknown and not CLI_TEXT.search(unknown)
+
+
+def test_fit_warnings_keep_their_meaning_in_page_words() -> None:
+    said = page_warning("prefill pool: --max-model-len 1,048,576 is longer than the model's context of 262,144 tokens")
+    assert said == "Prefill pool: the longest request (1,048,576 tokens) is longer than the model's context of 262,144 tokens."
+    assert page_warning("tensor-parallel size 12 does not divide the model's 32 attention heads") == \
+        "Tensor-parallel size 12 does not divide the model's 32 attention heads."

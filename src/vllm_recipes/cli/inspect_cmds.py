@@ -98,8 +98,7 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         validate_file,
         validated_files,
     )
-    from vllm_recipes.lint.validate_pass import validate_pass_checker
-    from vllm_recipes.lint.vllm_validate import vllm_release_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker, vllm_release_checker
 
     forced = check_release(vllm_release)
     catalog = load_or_exit(recipes_dir, require_recipes=not files)
@@ -115,10 +114,8 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        # dead values and the release lint share one resolve of every offered selection (lint/validate_pass.py)
-        # (one process when comparing: the parallel pass picks its example selections by worker)
-        workers = 1 if new_since else None
-        findings = validate_catalog(catalog, extra_checks=[validate_pass_checker(forced, workers=workers)])
+        # dead values and the release lint share one resolve of every offered selection
+        findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
         n_files = len(validated_files(catalog))
     if new_since is not None:
         findings = _new_since(new_since, recipes_dir, findings, forced)
@@ -158,7 +155,7 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
     from vllm_recipes.catalog.memory import load_catalog_from_files
     from vllm_recipes.catalog.remote import is_remote
     from vllm_recipes.catalog.validate import validate_catalog
-    from vllm_recipes.lint.validate_pass import validate_pass_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker
 
     from .review_cmds import read_side
 
@@ -166,7 +163,7 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
     top = specs[-1] if specs else "."
     git_cwd = top if not is_remote(top) and os.path.isdir(top) else "."
     base_catalog = load_catalog_from_files(read_side(base, git_cwd), base)
-    return findings_not_in(validate_catalog(base_catalog, extra_checks=[validate_pass_checker(forced, workers=1)]), findings)
+    return findings_not_in(validate_catalog(base_catalog, extra_checks=[dead_value_and_release_checker(forced)]), findings)
 
 
 # ------------------------------------------------------------------------------------------

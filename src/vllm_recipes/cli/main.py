@@ -47,6 +47,8 @@ COMMAND_MODULES = {
     "vllm-flags": "vllm_cmds",
     "export": "export_cmds",
     "fit": "fit_cmds",
+    "perf": "perf_cmds",
+    "recommend": "perf_cmds",
     "mcp": "mcp_cmds",
     "diff": "review_cmds",
     "cache": "cache_cmds",

@@ -31,7 +31,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .urlstate import encode, parse_params
-from .wording import fit_unknown, page_lever, page_sentence
+from .wording import fit_unknown, page_lever, page_sentence, page_warning
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +160,8 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     return replace(head, roles=tuple(p.role for p in procs),
                    rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
                    verdict=r.verdict, starts=r.starts, levers=levers,
-                   warnings=tuple(w for w in (page_sentence(m) for m in (*r.errors, *(c.message for c in r.checks)))
-                                  if w), notes=notes)
+                   warnings=tuple(page_warning(m) for m in (*r.errors, *(c.message for c in r.checks))),
+                   notes=notes)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,21 @@ def page_sentence(message: str) -> str:
     return out + "."
 
 
+#: flags a fit warning may name, in the page's words (a warning is never dropped for naming one)
+FLAG_WORDS = ((re.compile(r"--max-model-len ([\d,]+)"), r"the longest request (\1 tokens)"),
+              (re.compile(r"--max-model-len"), "the longest request"),
+              (re.compile(r"--tensor-parallel-size ?"), "tensor-parallel size "),
+              (re.compile(r"--kv-cache-dtype ?"), "KV cache type "),
+              (re.compile(r"--gpu-memory-utilization ?"), "GPU memory share "))
+
+
+def page_warning(message: str) -> str:
+    """A fit warning with the flags it names in page words, then without command-line clauses."""
+    for pattern, words in FLAG_WORDS:
+        message = pattern.sub(words, message)
+    return page_sentence(message) or message
+
+
 def page_lever(kind: str, detail: str) -> str:
     """A Fit lever (``fit.memory.Lever``) as something the reader can do on this page."""
     what = {

@@ -128,7 +128,7 @@
     ev.preventDefault();
     if (b.hasAttribute("data-copy")) {
       var code = b.parentNode.querySelector("code");
-      copyText(code ? code.textContent : "", b);
+      copyText(code ? code.dataset.full || code.textContent : "", b);
     } else if (b.hasAttribute("data-copy-all")) {
       copyText(allBlocksText(b.closest("[data-deploy]")), b);
     } else {
@@ -237,7 +237,7 @@
     ev.preventDefault();
     var key = a.getAttribute("data-key") || "";
     if (key.indexOf("hardware:") === 0) { store.set("hw", key.slice(9)); }  /* any brand; only NVIDIA is restored */
-    load(a.getAttribute("href"), "push", key, a.closest(".cmd") ? null : revealCommand);
+    load(a.getAttribute("href"), "push", key, a.closest(".cmd, #fit") ? null : revealCommand);
   });
   /* after a pill of the rows changed it, the command is brought into view when it is off screen
      (on a phone it sits above the rows, on a laptop the reader may have scrolled past it) */
@@ -288,12 +288,26 @@
     c.dataset.l = "1";
     fetch(p.querySelector("a").href).then(function (r) {
       return r.text().then(function (t) {
-        if (r.ok) { c.textContent = t; c.closest(".code").hidden = false; return; }
+        if (r.ok) { showFile(c, t); return; }
         var j = JSON.parse(t);
         p.firstElementChild.textContent = j.page || j.error;  /* the page's words (web/wording.py) */
         p.firstElementChild.className = "note refusal";
       });
     }).catch(function () { delete c.dataset.l; });
+  }
+  /* a long file shows its first lines and a button for the rest (the page never scrolls inside a box);
+     Copy always copies the whole file */
+  var FOLD = 40;
+  function showFile(c, t) {
+    var lines = t.split("\n");
+    c.textContent = lines.length > FOLD + 10 ? lines.slice(0, FOLD).join("\n") : t;
+    c.closest(".code").hidden = false;
+    if (lines.length <= FOLD + 10) { return; }
+    c.dataset.full = t;
+    var more = el("button", "btn more", "Show all " + lines.length + " lines");
+    more.type = "button";
+    more.addEventListener("click", function () { c.textContent = t; more.remove(); });
+    c.closest(".code").after(more);
   }
   function initDeployTargets(root) {
     var box = root.querySelector("[data-deploy-targets]");
