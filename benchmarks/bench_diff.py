@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build_api import make_catalog
+from catalog_gen import make_catalog
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.catalog.memory import read_catalog_files
 from vllm_recipes.review.compare import catalogs_for_comparison, compare_catalogs

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_build_api import make_catalog
 from bench_resolve import selections
+from catalog_gen import make_catalog
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.fit.hardware import custom_target, profile_target
 from vllm_recipes.fit.report import (

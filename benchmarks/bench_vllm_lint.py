@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build_api import make_catalog
+from catalog_gen import make_catalog
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.catalog.validate import validate_catalog

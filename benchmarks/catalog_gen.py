@@ -7,8 +7,9 @@ is a seed (both seeds have all of these shapes) with deterministic, per-index
 variations of exactly those axes, so a build or resolve benchmark on it sees
 the same kind of sharing (and non-sharing) across hardware as on real recipes.
 
-Used by ``bench_build_floor.py``, ``bench_build_api.py`` and, at a reduced
-size, by the test that compares memoized and unmemoized rendering.
+Used by ``bench_diff.py``, ``bench_fit.py`` and ``bench_vllm_lint.py`` (a
+170-recipe catalog: a stress test, not a real catalog; ``bench_user.py``
+measures the user-visible figures on real ones).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@
   element (hypothesis), declared placeholders being the only expansion;
 * hostile values (hypothesis-generated, and a bounded slice of the ``tools/injection.py`` matrix) at
   every recipe site: the ``command`` text (pip and docker) run by ``bash`` with stub binaries records
-  exactly the ``--json`` argv and env, and nothing else runs. The whole matrix (also Slurm, k8s,
-  compose, vllm-config) is ``tools/inject_recipes.py``.
+  exactly the ``--json`` argv and env, and nothing else runs; the Slurm script (run the same way) and the
+  k8s / compose / vllm-config files (PyYAML structure) for three payloads. The whole matrix is
+  ``tools/inject_recipes.py``.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from hypothesis import strategies as st
 from vllm_recipes.render.shell import is_placeholder, quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import injection  # noqa: E402
+import injection
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash is not installed")
 
 #: shell and YAML syntax, quotes, whitespace, placeholders (declared and not), non-ASCII
-ALPHABET = st.sampled_from(list("$`'\"\\;&|<>(){}[]*?!#~=:,.-_ \t\nEOFabcXYZ019") + ["\u00e9", "\u2028", "\u0085"])
+ALPHABET = st.sampled_from([*"$`'\"\\;&|<>(){}[]*?!#~=:,.-_ \t\nEOFabcXYZ019", "\u00e9", "\u2028", "\u0085"])
 PIECES = st.sampled_from(["$HEAD_IP", "${IFACE_NAME}", "$HF_TOKEN", "$(touch PWNED)", "`id`", "\nEOF\n", "'", "$'\\n'",
                           "$PREFILL_NODE_2", "${HOME}", "--x", "{\"a\": 1}", "$((1+1))", "!!"])
 VALUES = st.lists(st.one_of(ALPHABET, PIECES), min_size=1, max_size=12).map("".join)
@@ -79,3 +80,17 @@ def test_injection_matrix_bounded(sandbox: injection.Sandbox, site: str) -> None
     for payload in BOUNDED.values():
         out = injection.run_case(sandbox, sandbox.dir / "matrix", site, payload, ("pip", "docker"))
         assert out.ok, (site, payload, out.executions, out.mismatches, out.crashes)
+
+
+DEPLOY = {k: injection.PAYLOADS[k] for k in ("heredoc", "yaml-doc", "undeclared-var")}
+
+
+@pytest.mark.parametrize("site", sorted(s for s, (omni, _m) in injection.SITES.items() if not omni))
+def test_injection_matrix_deploy_files(sandbox: injection.Sandbox, site: str) -> None:
+    """The Slurm script run with stubs, and k8s / compose / vllm-config parsed by PyYAML: no execution, the
+    --json argv, and the YAML structure of the same export with a benign value."""
+    outputs = ("slurm", "k8s", "compose", "vllm-config")
+    base = injection.baseline_shapes(sandbox, sandbox.dir / "deploy", site, outputs)
+    for payload in DEPLOY.values():
+        out = injection.run_case(sandbox, sandbox.dir / "deploy", site, payload, outputs, base)
+        assert out.ok, (site, payload, out.executions, out.mismatches, out.structure, out.crashes)

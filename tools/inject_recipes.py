@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import injection  # noqa: E402
+import injection
 
 
 def main() -> int:

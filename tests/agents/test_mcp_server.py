@@ -32,7 +32,7 @@ from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
-TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain", "export_deployment", "fit"}
+TOOLS = {"list_recipes", "show_recipe", "resolve_command", "explain", "export_deployment", "fit", "estimate_performance", "recommend"}
 
 
 @pytest.fixture(scope="module")

@@ -356,9 +356,6 @@ def test_failed_default_hardware_means_no_tree(tmp_path: Path, monkeypatch: pyte
         return real(catalog, rec, sel)
 
     monkeypatch.setattr(tree_mod, "resolve", broken_on_h200)
-    # a fault by hardware id, which the engine itself never has (it reads a profile only through
-    # its rendering key): h200 must not share its failure with a profile of the same key
-    monkeypatch.setattr(tree_mod, "rendering_hardware_key", lambda catalog, r, f, vk, s, hw: (hw,))
     api, warnings = build(write_dir(tmp_path / "c", {"acme/X.yaml": recipe("acme/X")}))
     assert warnings == ["  ⚠ command synthesis failed for acme/X / default / single_node_tp: no h200"]
     assert "recommended_command" not in obj(api, "acme/X.json")

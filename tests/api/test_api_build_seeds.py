@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from api_helpers import dump
 
-from vllm_recipes.api import build as build_mod
 from vllm_recipes.api.build import ApiBuild, build_api, summary_text
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.render.install import PIP_DEFAULT
@@ -193,11 +192,6 @@ def test_file_format(api: ApiBuild) -> None:
         assert not data.endswith(b"\n"), path
         assert b"\\u" not in data or b"\\u00" in data, path  # only control characters are escaped
         assert dump(json.loads(data)) == data, path
-
-
-def test_orjson_bytes_equal_json_dumps(bundled: Catalog, api: ApiBuild, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build_mod, "_encode_fast", build_mod.encode)
-    assert build_api(bundled, jobs=1).files == api.files
 
 
 def test_parallel_build_is_identical(bundled: Catalog, api: ApiBuild) -> None:

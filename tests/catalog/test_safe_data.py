@@ -93,3 +93,22 @@ def test_a_recipe_that_does_not_load_is_a_file_line_error(tmp_path: Path, argv: 
     root = _write(tmp_path, "models/org/Test.yaml", GOOD + "zz:\n  1: x\n")
     got = CliRunner().invoke(cli, [*argv, "org/Test", "--recipes-dir", str(root)])
     assert got.exit_code == 2 and "models/org/Test.yaml:" in got.stderr and "must be strings" in got.stderr
+
+
+@pytest.mark.parametrize("taxonomy", ["hardware_profiles: {h200: 5}\n", "hardware_profiles: [1, 2]\n", "[]\n"])
+@pytest.mark.parametrize("argv", [["command"], ["show"], ["fit", "--offline"], ["export", "--to", "k8s"]])
+def test_an_unusable_taxonomy_gives_errors_never_a_traceback(tmp_path: Path, taxonomy: str, argv: list[str]) -> None:
+    root = _write(tmp_path, "models/org/Test.yaml", GOOD)
+    _write(root, "taxonomy.yaml", taxonomy)
+    got = CliRunner().invoke(cli, [*argv, "org/Test", "--recipes-dir", str(root)])
+    assert got.exception is None or isinstance(got.exception, SystemExit), got.output
+    assert "Traceback" not in got.output
+
+
+def test_a_profile_that_is_not_a_mapping_is_left_out_with_its_line(tmp_path: Path) -> None:
+    root = _write(tmp_path, "models/org/Test.yaml", GOOD)
+    _write(root, "taxonomy.yaml", "hardware_profiles:\n  h100: {gpu_count: 8, vram_gb: 640}\n  h200: 5\n")
+    cat, findings = usable_catalog(load_catalog(root))
+    assert list(cat.hardware_profiles) == ["h100"]
+    assert [(f.file, f.line, f.key_path) for f in findings if f.code == "type"][:1] == \
+        [("taxonomy.yaml", 3, "hardware_profiles.h200")]

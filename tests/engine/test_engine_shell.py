@@ -125,6 +125,7 @@ class TestQuote:
         ("$PREFILL_NODE_2:8001", "$PREFILL_NODE_2:8001"),
         ("x $HEAD_IP y", "'x '$HEAD_IP' y'"),
         ("$HEAD_IPX", "'$HEAD_IPX'"),
+        ("/usr/lib/x.so:$LD_PRELOAD", "/usr/lib/x.so:$LD_PRELOAD"),  # an inherited search path
         ("$1X", "'$1X'"),
         ("$FOO:8000", "'$FOO:8000'"),
         ("0.95", "0.95"),

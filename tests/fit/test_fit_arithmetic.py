@@ -7,6 +7,7 @@ Budgets are pinned with ``--kv-cache-memory-bytes`` (the shape's
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -16,10 +17,14 @@ from vllm_recipes.fit.memory import (
     ProcessShape,
     fit_process,
     kv_bytes_per_token,
+    moe_workspace,
     overheads,
     weights_per_gpu,
 )
+from vllm_recipes.fit.sources import architecture_from_file
 from vllm_recipes.fit.vllm_rules import BatchDefaults, batch_defaults, rules_for
+
+DATA = Path(__file__).parent / "data"
 
 TEN_GIB = 10 * GIB
 
@@ -161,13 +166,14 @@ def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[
     """Llama-3-8B (14.96 GiB) on one 80 GiB GPU at vLLM's default 0.9.
 
     Profiling peak = the larger of the forward of 8,192 tokens (8,192 x 2 B x (6 x 4,096 + 2 x 2 x 14,336))
-    = 1,342,177,280 B and the sampler warm-up (1,024 rows x 128,256 x 22 B = 2,889,351,168 B from 0.12;
-    14 B per logit with 0.11's FlashInfer sampler); non-torch 0.15 GiB; CUDA graphs subtracted only from
+    = 1,342,177,280 B and the sampler warm-up (1,024 rows x 128,256 x 14 B = 1,838,678,016 B; 28 B per
+    logit while 0.12 to 0.16 sort the vocabulary); non-torch 0.15 GiB; CUDA graphs subtracted only from
     0.20 (0.2 + 32 x 0.012 GiB).
     """
     a = arch["llama3_8b"]
     act, non_torch, graphs = overheads(a, ProcessShape(), 80, rules=rules_for("0.33"))
-    assert act == 1024 * 128_256 * 22 and non_torch == 0.15 * GIB
+    assert act == 1024 * 128_256 * 14 and non_torch == 0.15 * GIB
+    assert overheads(a, ProcessShape(), 80, rules=rules_for("0.15"))[0] == 1024 * 128_256 * 28
     assert graphs == pytest.approx((0.2 + 32 * 0.012) * GIB)
     assert overheads(a, ProcessShape(), 80, rules=rules_for("0.11"))[2] == 0.0
     f = fit_process(a, 14.96, 80, ProcessShape(), release="0.11")
@@ -259,3 +265,25 @@ def test_expert_share_from_the_config_not_a_fixed_share() -> None:
     per_rank = weights_per_gpu(a, 450, ProcessShape(dp=8, expert_parallel=True)) / GIB
     assert per_rank == pytest.approx(450 * (1 - a.expert_fraction) + 450 * a.expert_fraction / 8)
     assert per_rank < 450 * 0.1 + 450 * 0.9 / 8
+
+
+def test_sampler_bytes_per_logit_follow_the_sampling_path_of_each_release() -> None:
+    """FlashInfer by default up to 0.11 (14), the PyTorch sort 0.12-0.16 (28), the in-place Triton
+    top-k/top-p from 0.17 (14), FlashInfer by default again from 0.25 (14)."""
+    got = {r: rules_for(r).sampler_bytes_per_logit for r in ("0.10", "0.11", "0.12", "0.16", "0.17", "0.24", "0.33")}
+    assert got == {"0.10": 14, "0.11": 14, "0.12": 28, "0.16": 28, "0.17": 14, "0.24": 14, "0.33": 14}
+
+
+def test_the_moe_workspace_is_the_fused_experts_caches_and_stays_allocated_from_0_14() -> None:
+    """gpt-oss-120b (hidden 2,880, 4 of 128 experts of width 2,880) at 8,192 batched tokens on one GPU:
+    8,192 x 4 x (max(2,880, 2,880) + max(5,760, 2,880)) x 2 B; from 0.14 it adds to the sampler peak,
+    before it is part of the forward only."""
+    a = architecture_from_file(DATA / "gpt_oss_120b.json")
+    ws = moe_workspace(a, ProcessShape(), 8192)
+    assert ws == 8192 * 4 * (2880 + 5760) * 2
+    assert moe_workspace(a, ProcessShape(tp=2), 8192) == 8192 * 4 * (2880 + 2880) * 2  # width 1,440 < hidden
+    assert moe_workspace(a, ProcessShape(tp=2, expert_parallel=True), 8192) == ws
+    new = fit_process(a, 60.77, 79.2, ProcessShape(), release="0.14", gpu_name="H100", levers=False)
+    old = fit_process(a, 60.77, 79.2, ProcessShape(), release="0.11", gpu_name="H100", levers=False)
+    assert new.activation == new.sampler + ws and new.moe_workspace == ws
+    assert old.activation == max(old.forward + ws, old.sampler) == old.sampler

@@ -1,6 +1,10 @@
-"""Shared helpers for the translation tests: the bundled catalog, a tmp recipes dir, and a
-zh translation rebuilt from the *current* recipe revision (the clean counterpart
-of the shipped, stale one)."""
+"""Shared helpers for the translation tests: the bundled catalog with the seed (stale) zh
+translation, a tmp recipes dir, and a zh translation rebuilt from the *current* recipe
+revision (the clean counterpart of the seed one).
+
+The package ships an up-to-date translation (``i18n check`` is clean on a fresh
+install); the seed translation as the user gave it, stale against today's recipe,
+is kept here as the fixture the drift tests need (``fixtures/zh_seed_translation.md``)."""
 
 from __future__ import annotations
 
@@ -21,13 +25,20 @@ from vllm_recipes.i18n import guide_sections, parse_translation  # noqa: E402
 
 HF_ID = "deepseek-ai/DeepSeek-V4.1-Flash"
 BUNDLED_MODELS = ROOT / "src" / "vllm_recipes" / "data" / "models"
-SHIPPED_ZH = BUNDLED_MODELS / "deepseek-ai" / "DeepSeek-V4.1-Flash.zh.md"
+#: the seed translation (2026-09-20), stale against today's recipe
+SHIPPED_ZH = Path(__file__).with_name("fixtures") / "zh_seed_translation.md"
+#: what the package ships: up to date
+PACKAGED_ZH = BUNDLED_MODELS / "deepseek-ai" / "DeepSeek-V4.1-Flash.zh.md"
 CURRENT_SECTIONS = Path(__file__).with_name("zh_current_sections.md")
 
 
 @pytest.fixture(scope="session")
-def catalog() -> Catalog:
-    return load_catalog()
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """The bundled catalog with the seed translation in place of the shipped one."""
+    root = tmp_path_factory.mktemp("seeded") / "recipes"
+    shutil.copytree(BUNDLED_MODELS.parent, root)
+    shutil.copy(SHIPPED_ZH, root / "models" / "deepseek-ai" / "DeepSeek-V4.1-Flash.zh.md")
+    return load_catalog(root)
 
 
 @pytest.fixture(scope="session")

@@ -18,27 +18,33 @@ def run(*args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(cli, list(args), env={"VLLM_RECIPES_DIR": "", **(env or {})})
 
 
-def test_check_bundled_is_stale_exit_1():
+def test_check_bundled_is_clean_exit_0():
     res = run("i18n", "check")
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == "1 translation(s) checked: 0 stale (0 finding(s)), 1 clean"
+
+
+def test_check_seed_translation_is_stale_exit_1(catalog):
+    res = run("i18n", "check", "--recipes-dir", str(catalog.root))
     assert res.exit_code == 1, res.output
     lines = res.output.splitlines()
     assert (f"{ZH}: mi355x-tensor-parallel: removed-flag: --no-swa-bounded-replay (the recipe no longer "
             "emits this flag; the current guide mentions it only as no longer applying "
             "(mi355x-tensor-parallel))") in lines
     assert any(ln.startswith(f"{ZH}: prerequisites: removed-image: vllm/vllm-openai-rocm:nightly (") for ln in lines)
-    assert lines[-1] == "1 translation(s) checked: 1 stale (16 finding(s)), 0 clean"
+    assert lines[-1] == "1 translation(s) checked: 1 stale (18 finding(s)), 0 clean"
 
 
-def test_check_json():
-    res = run("i18n", "check", "--json")
+def test_check_json(catalog):
+    res = run("i18n", "check", "--json", "--recipes-dir", str(catalog.root))
     assert res.exit_code == 1
     report = json.loads(res.output)
     (t,) = report["translations"]
     assert (t["path"], t["recipe"], t["lang"], t["stale"]) == (ZH, HF_ID, "zh", True)
     assert (t["source_date_updated"], t["recipe_date_updated"]) == ("2026-09-20", "2026-10-13")
     assert {"section": "prerequisites", "kind": "removed", "token_kind": "image",
-            "token": "vllm/vllm-openai-rocm:nightly"}.items() <= t["findings"][1].items()
-    assert report["summary"] == {"checked": 1, "stale": 1, "clean": 0, "findings": 16}
+            "token": "vllm/vllm-openai-rocm:nightly"}.items() <= t["findings"][2].items()
+    assert report["summary"] == {"checked": 1, "stale": 1, "clean": 0, "findings": 18}
 
 
 def test_check_clean_exit_0(current_dir):

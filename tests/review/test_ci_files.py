@@ -34,6 +34,7 @@ def test_pre_commit_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     for path in ("README.md", "models/org/X.zh.md", "docs/taxonomy.yaml"):
         assert not files.search(path), path
     shutil.copytree(BUNDLED_DIR, tmp_path / "r")
+    _commit(tmp_path / "r")
     monkeypatch.chdir(tmp_path / "r")
     code, out = _run(shlex.split(hook["entry"]))
     assert code == 0 and "0 errors" in out
@@ -41,6 +42,14 @@ def test_pre_commit_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     (tmp_path / "r" / "models" / "org" / "Bad.yaml").write_text("meta: [oops\n")
     code, out = _run(shlex.split(hook["entry"]))
     assert code == 1 and "models/org/Bad.yaml:" in out
+    assert all("models/org/Bad.yaml:" in line for line in out.splitlines()[:-1])  # only what is new
+
+
+def _commit(repo: Path) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
 
 
 def _workflow() -> dict:
@@ -64,10 +73,11 @@ def test_readme_workflow_commands_run(tmp_path: Path, monkeypatch: pytest.Monkey
     text = (repo / rel).read_text()
     (repo / rel).write_text(text.replace("default_strategy: single_node_tep", "default_strategy: single_node_tp"))
     monkeypatch.chdir(repo)
-    validate = shlex.split(runs[0])
+    validate = shlex.split(runs[0].replace("${{ github.event.pull_request.base.sha }}", "HEAD"))
     assert "--format" in validate and validate[validate.index("--format") + 1] == "github"
+    assert validate[validate.index("--new-since") + 1] == "git:HEAD"
     code, out = _run(validate)
-    assert code == 0 and out.startswith("::warning file=")
+    assert code == 0 and "new since git:HEAD" in out
     diff = shlex.split(runs[1].split(">")[0].replace("${{ github.event.pull_request.base.sha }}", "HEAD"))
     code, out = _run(diff)
     assert code == 0 and out.startswith("### Recipe impact: `git:HEAD` -> `.`")

@@ -63,9 +63,11 @@ def test_non_finite_numbers_never_500(client: Any, name: str) -> None:
         assert r.status_code < 500, (path, r.status_code, r.text[:300])
 
 
-def test_context_length_inf_is_shown_as_written(client: Any) -> None:
-    r = client.get("/acme/Inf")
-    assert r.status_code == 200 and "inf context" in r.text
+def test_non_finite_numbers_are_written_as_they_are() -> None:
+    """(validation refuses non-finite numbers now; the page's formatter must not crash on one anyway)"""
+    from vllm_recipes.web.site import fmt_int
+
+    assert [fmt_int(v) for v in (131072, float("inf"), float("nan"), "8k")] == ["131,072", "inf", "nan", "8k"]
 
 
 @pytest.mark.parametrize("cmd", [["command"], ["export", "--to", "k8s", "-o", "-"]])

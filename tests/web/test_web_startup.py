@@ -1,17 +1,15 @@
-"""Start-up: the server answers before its background warm-up ends, and ``serve`` binds before it announces.
+"""Start-up: the server answers before its static JSON API is built, and ``serve`` binds before it announces.
 
-Readiness is asserted by behaviour: the warm-up process is held at a gate the
-test controls, so "answered while still cold" is a fact, not a race.
+Readiness is asserted by behaviour: the API build is held at a gate the test
+controls, so "answered while still cold" is a fact, not a race.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,69 +19,56 @@ import pytest
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.web import create_app
-from vllm_recipes.web import warmup as warmup_mod
+from vllm_recipes.web.api import StaticApi
 
 V41 = "/deepseek-ai/DeepSeek-V4.1-Flash"
 
 
-def _gated(gate: Path, real: Any) -> Any:
-    def gated(*args: Any) -> Any:
-        while not gate.exists():  # runs in the forked warm-up process: the test opens the gate
-            time.sleep(0.01)
-        return real(*args)
-
-    return gated
-
-
 @pytest.fixture()
-def gated_server(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web: Any) -> Iterator[Any]:
+def gated_server(catalog: Catalog, monkeypatch: pytest.MonkeyPatch, web: Any) -> Iterator[Any]:
     import uvicorn
 
-    gate = tmp_path / "gate"
-    monkeypatch.setattr(warmup_mod, "warm_items", _gated(gate, warmup_mod.warm_items))
-    monkeypatch.setattr(warmup_mod, "build_static_api", _gated(gate, warmup_mod.build_static_api))
-    from vllm_recipes.web import app as app_mod
+    gate = threading.Event()
+    real = StaticApi._build
 
-    # (the warm-up would start on its own a moment after the start: here only a static API request starts it)
-    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 600.0)
+    def gated(self: StaticApi) -> dict[str, bytes]:
+        gate.wait(60)
+        return real(self)
+
+    monkeypatch.setattr(StaticApi, "_build", gated)
     app = create_app(catalog, warm_in_background=True)
     srv = web.LiveServer(app)
     srv.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=srv.port, log_level="warning",
                                                lifespan="on"))
     srv.thread = threading.Thread(target=srv.server.run, daemon=True)
     with srv:
-        yield srv, gate, app.state.web
+        yield srv, gate
 
 
-def test_answers_before_warm_up_and_waits_for_the_api(gated_server: Any, client: Any) -> None:
-    srv, gate, state = gated_server
+def test_answers_before_the_static_api_is_built(gated_server: Any, client: Any) -> None:
+    srv, gate = gated_server
     with httpx.Client(base_url=srv.url, timeout=30) as c:
         health = c.get("/api/health").json()
-        assert health["ok"] and not health["warm"] and health["pages"] == 0 and not health["api"]
+        assert health["ok"] and not health["warm"] and not health["api"]
         page = c.get(V41)
         assert page.status_code == 200
         assert page.text == client.get(V41).text  # on demand == what a warm server renders
         assert c.get(V41 + "/builder?hardware=h100").status_code == 200
         assert c.get("/api/resolve", params={"model": V41[1:]}).status_code == 200
-        assert not c.get("/api/health").json()["warm"]  # still gated: all of the above came before warm-up
+        assert not c.get("/api/health").json()["warm"]  # still gated: all of the above came before the build
 
-        # a static API file requested now waits for the warm-up's build instead of building a second copy
+        # a static API file requested now waits for the one build
         got: dict[str, httpx.Response] = {}
         waiter = threading.Thread(target=lambda: got.setdefault("r", c.get("/models.json")))
         waiter.start()
         waiter.join(0.5)
         assert "r" not in got
-        gate.touch()
+        gate.set()
         waiter.join(60)
         assert got["r"].status_code == 200
         assert got["r"].content == client.get("/models.json").content
-        assert state.warmer.done.wait(60)
         health = c.get("/api/health").json()
-        assert health["warm"] and health["api"] and health["pages"] == health["recipes"], health
-        assert health["warm_error"] is None
-    # the warm-up filled the default pages' caches in the parent
-    recipe = state.catalog.recipe(V41[1:])
-    assert state.guide_cache.get((recipe.hf_id, None)) is not None
+        assert health["warm"] and health["api"] and health["warm_error"] is None, health
 
 
 def _serve(port: int, *extra: str) -> subprocess.Popen[str]:
@@ -147,78 +132,3 @@ def test_serve_prepares_every_template_before_the_first_page(catalog: Catalog, t
         assert c.get(V41).status_code == 200
         assert c.get("/").status_code == 200
     assert sorted(p.name for p in (tmp_path / "c" / "templates").iterdir()) == compiled  # nothing new
-
-
-def _sleeping_api(flag: Path) -> Any:
-    def build(_web: Any) -> Any:
-        flag.touch()  # (in the forked warm-up process) it has started and reset its signal handlers
-        time.sleep(600)
-
-    return build
-
-
-def test_stopping_the_server_ends_a_busy_warm_up(catalog: Catalog, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server's own SIGTERM handler (uvicorn's only asks a loop to stop) must not live on in the child."""
-    flag = tmp_path / "started"
-    monkeypatch.setattr(warmup_mod, "build_static_api", _sleeping_api(flag))
-    previous = signal.signal(signal.SIGTERM, lambda *_a: None)  # as uvicorn's: nothing dies of SIGTERM here
-    try:
-        warmer = warmup_mod.Warmer(create_app(catalog).state.web)
-        warmer.start()
-        for _ in range(3000):
-            if flag.exists():
-                break
-            time.sleep(0.01)
-        assert flag.exists()
-        warmer.stop()
-        assert not warmer._proc.is_alive()
-        assert warmer._proc.exitcode == -signal.SIGTERM  # ended by terminate(), not by the kill() fallback
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def test_a_warm_up_whose_server_is_gone_ends(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The child must not hold the server's end of the pipe: with the server gone, its next send fails."""
-    import multiprocessing
-
-    monkeypatch.setattr(warmup_mod, "build_static_api", lambda _web: {"x.json": b"x" * 1_000_000})  # > a pipe
-    ctx = multiprocessing.get_context("fork")
-    parent_end, child_end = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=warmup_mod._child, args=(create_app(catalog).state.web, child_end, parent_end),
-                       daemon=True)
-    proc.start()
-    child_end.close()
-    parent_end.close()  # the server went away without reading
-    proc.join(60)
-    try:
-        assert not proc.is_alive() and proc.exitcode == 0
-    finally:
-        if proc.is_alive():
-            proc.kill()
-
-
-def test_the_warm_up_forks_a_moment_after_the_start_and_never_after_the_stop(
-        catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first visitor's page is not slowed by the fork; a server stopped before the moment forks nothing."""
-    from starlette.testclient import TestClient
-
-    from vllm_recipes.web import app as app_mod
-
-    started: list[float] = []
-    monkeypatch.setattr(app_mod.Web, "start_warming", lambda self: started.append(time.monotonic()))
-    page = "/" + catalog.recipes[0].hf_id
-    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 2.0)
-    with TestClient(create_app(catalog, warm_in_background=True)) as client:
-        assert client.get(page).status_code == 200
-        assert started == []  # served before the warm-up began
-        for _ in range(1000):
-            if started:
-                break
-            time.sleep(0.01)
-        assert len(started) == 1
-    monkeypatch.setattr(app_mod, "WARM_UP_DELAY_S", 60.0)
-    with TestClient(create_app(catalog, warm_in_background=True)) as client:
-        assert client.get(page).status_code == 200
-    time.sleep(0.1)
-    assert len(started) == 1  # the second server stopped first: its warm-up never started

@@ -222,6 +222,17 @@ class AgentTools:
                  "hardware or on other GPUs (gpu, or gpu_memory + gpus); omit hf_id to list every recipe "
                  "variant that starts on the given GPUs, best first.",
                  self.fit_schema(), self.fit),
+            Tool("estimate_performance",
+                 "How fast will a selection serve (an ESTIMATE of a calibrated analytic model, with its "
+                 "expected error): time to first token, time per output token, output tokens/s per GPU and "
+                 "total, the running batch, what bounds each phase, and the `vllm bench serve` command that "
+                 "measures the same point. Give hf_id, a selection, isl, osl and concurrency (or rate).",
+                 self.perf_schema(), self.estimate_performance),
+            Tool("recommend",
+                 "Which of a recipe's offered configurations (hardware, variant, strategy, nodes) meet a TTFT "
+                 "and TPOT target at isl/osl and concurrency (or rate), fewest GPUs first, each with its "
+                 "estimate; when none does, the closest one and what limits it.",
+                 self.recommend_schema(), self.recommend),
         ]
 
     def export_schema(self, sel: dict[str, Any]) -> dict[str, Any]:
@@ -245,6 +256,21 @@ class AgentTools:
             "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
         })
         return {"type": "object", "properties": props, "additionalProperties": False}
+
+    def perf_schema(self) -> dict[str, Any]:
+        """The selection schema plus the workload."""
+        schema = self.selection_schema()
+        return {**schema, "properties": {**schema["properties"], **_load_schema()}, "required": ["hf_id", "isl", "osl"]}
+
+    def recommend_schema(self) -> dict[str, Any]:
+        sel = self.selection_schema()
+        return {"type": "object", "additionalProperties": False, "required": ["hf_id", "isl", "osl", "ttft_ms", "tpot_ms"],
+                "properties": {
+                    "hf_id": sel["properties"]["hf_id"], **_load_schema(),
+                    "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
+                    "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
+                    "hardware": {"type": "array", "items": _str_schema("Hardware profile id.", self.hardware_ids),
+                                 "description": "Only these hardware profiles."}}}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
@@ -389,6 +415,38 @@ class AgentTools:
         except SelectionError as exc:
             raise ToolError.from_selection(exc) from None
 
+    def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", *PARAMS, *PERF_ARGS))
+        self._recipe(args)
+        items = selection_query({k: v for k, v in args.items() if k not in PERF_ARGS})
+        items += _load_items(args)
+        from vllm_recipes.web.perf import perf_payload
+
+        try:
+            return perf_payload(self.catalog, [("model", str(args["hf_id"])), *items])
+        except SelectionError as exc:
+            raise ToolError.from_selection(exc) from None
+
+    def recommend(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *PERF_ARGS))
+        self._recipe(args)
+        items = [("model", str(args["hf_id"])), *_load_items(args)]
+        for key in ("ttft_ms", "tpot_ms"):
+            v = args.get(key)
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise ToolError(f"{key} must be a number of milliseconds.", key)
+            items.append((key, str(v)))
+        hw = args.get("hardware") or []
+        if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
+            raise ToolError("hardware must be a list of hardware profile ids.", "hardware", self.hardware_ids)
+        items += [("hardware", h) for h in hw]
+        from vllm_recipes.web.perf import recommend_payload
+
+        try:
+            return recommend_payload(self.catalog, items)
+        except SelectionError as exc:
+            raise ToolError.from_selection(exc) from None
+
     # --- helpers --------------------------------------------------------------------------------
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
@@ -424,6 +482,29 @@ def gpus_used(ctx: Ctx) -> int:
         return per_node * max(1, nodes)
     size = ctx.single_node_tp
     return int(size) if isinstance(size, int | float) and size == size else per_node
+
+
+PERF_ARGS = ("isl", "osl", "concurrency", "rate")
+
+
+def _load_schema() -> dict[str, Any]:
+    return {"isl": {"type": "integer", "minimum": 1, "maximum": 1 << 20, "description": "Input (prompt) tokens."},
+            "osl": {"type": "integer", "minimum": 1, "maximum": 1 << 17, "description": "Output tokens."},
+            "concurrency": {"type": "integer", "minimum": 1, "maximum": 4096,
+                            "description": "Concurrent users, closed loop (default 1)."},
+            "rate": {"type": "number", "exclusiveMinimum": 0, "description": "Poisson arrivals, requests/s."}}
+
+
+def _load_items(args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for key in PERF_ARGS:
+        v = args.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or (key != "rate" and not isinstance(v, int)):
+            raise ToolError(f"{key} must be a {'number' if key == 'rate' else 'whole number'}.", key)
+        out.append((key, str(v)))
+    return out
 
 
 def recipe_json_uri(hf_id: str) -> str:

@@ -1,13 +1,13 @@
 """The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory.
 
 Pure: :func:`build_api` turns a :class:`Catalog` into ``{relative path: bytes}``
-plus the console summary. Writing to disk (atomic swap, incremental commits) is
+plus the console summary. Writing to disk (an atomic swap) is
 :mod:`vllm_recipes.api.writer`'s job, so the website can serve the very same
 bytes from memory.
 
 Each recipe is processed independently (its output depends only on the recipe,
 the static catalog data and the pre-scanned id set ALL_IDS), which is what lets
-us render recipes in parallel and rebuild incrementally. Recipes interact only
+us render recipes in parallel. Recipes interact only
 through the order in which they write and clean output paths (two variants
 promoted to the same model id, §5.9); :func:`merge_outputs` replays those
 operations in walk order, exactly as the reference does on disk.
@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
-from vllm_recipes.gcpause import cyclic_gc_paused
 from vllm_recipes.jsvalues import as_map, get, js_str, truthy
+from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
 
@@ -41,7 +38,6 @@ Warn = Callable[[str], None]
 ExtraRecipeKeys = Callable[[Recipe], Mapping[str, Any] | None]
 
 #: A write (``"w"``, path, bytes) or the stale cleanup of a variant tree (``"rm"``, base, None).
-#: In cached results (incremental builds) a write may carry ``None``: "keep the bytes on disk".
 Op = tuple[str, str, bytes | None]
 
 #: The 11 fixed lines after the first console line (json-api.md §10.1, verbatim).
@@ -59,8 +55,6 @@ SUMMARY_TAIL = (
     "  /platforms.json"
 )
 
-#: Below this many recipes a process pool costs more than it saves.
-PARALLEL_MIN_RECIPES = 12
 
 
 def add_parent_dirs(path: str, dirs: set[str]) -> None:
@@ -100,58 +94,6 @@ class FeatureModeError(ApiBuildError):
 def encode(obj: Any) -> bytes:
     """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline."""
     return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
-
-
-def _encode_fast(obj: Any) -> bytes:
-    """orjson, ~5x faster; byte-identical for data without floats/odd keys (see :func:`orjson_safe`)."""
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
-    except (TypeError, orjson.JSONEncodeError):
-        return encode(obj)
-
-
-def encode_index(obj: Any) -> bytes:
-    """:func:`encode` bytes, via orjson when that is provably identical (models.json is large)."""
-    return _encode_fast(obj) if orjson_safe(obj) else encode(obj)
-
-
-_INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
-
-
-def orjson_safe(value: Any) -> bool:
-    """True when orjson writes exactly what :func:`encode` writes for anything built from ``value``.
-
-    The two differ only for some floats (``1e-07`` vs ``1e-7``, NaN), non-string
-    keys and integers beyond 64 bits; renderings only copy values from the recipe
-    and the catalog, and the engine itself computes ints and strings. A float is
-    safe when orjson spells it as ``repr`` does (what ``json.dumps`` writes):
-    recipes carry plain figures such as ``155.5``, which both write alike.
-    """
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if not isinstance(k, str):
-                    return False
-                if not isinstance(x, str):
-                    stack.append(x)
-        elif isinstance(v, list | tuple):
-            stack.extend(x for x in v if not isinstance(x, str))
-        elif isinstance(v, float):
-            if not _float_safe(v):
-                return False
-        elif isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX:
-            return False
-    return True
-
-
-def _float_safe(v: float) -> bool:
-    """orjson writes ``v`` exactly as ``json.dumps`` does (``float.__repr__``)."""
-    try:
-        return orjson.dumps(v) == float.__repr__(v).encode()
-    except orjson.JSONEncodeError:  # pragma: no cover - orjson writes every float (NaN as null)
-        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,56 +138,6 @@ class RecipeOutput:
     #: left out for its validation errors (``warnings`` says which): no files, not counted
     skipped: bool = False
 
-    def to_cache(self) -> dict[str, Any]:
-        """JSON-able form without file bytes (the incremental cache)."""
-        return {
-            "rel_path": self.rel_path, "hf_id": self.hf_id,
-            "ops": encode_ops(self.ops), "entries": self.entries,
-            "counts": [int(self.has_recommended), self.alternatives, self.per_hardware,
-                       self.promoted, self.collisions],
-            "warnings": self.warnings, "bases": self.bases, "mids": self.mids, "skipped": self.skipped,
-        }
-
-    @classmethod
-    def from_cache(cls, d: Mapping[str, Any]) -> RecipeOutput:
-        c = d["counts"]
-        return cls(rel_path=d["rel_path"], hf_id=d["hf_id"], ops=decode_ops(d["ops"]),
-                   entries=list(d["entries"]), has_recommended=bool(c[0]), alternatives=c[1],
-                   per_hardware=c[2], promoted=c[3], collisions=c[4], warnings=list(d["warnings"]),
-                   bases=list(d["bases"]), mids=list(d["mids"]), skipped=bool(d.get("skipped")))
-
-
-def encode_ops(ops: Iterable[Op]) -> list[str]:
-    """Compact cache form: ``r<base>`` (cleanup), ``s<suffix>`` (write under the last base), ``w<path>``."""
-    out: list[str] = []
-    base: str | None = None
-    for kind, path, _ in ops:
-        if kind == "rm":
-            out.append("r" + path)
-            base = path + "/"
-        elif base is not None and path.startswith(base):
-            out.append("s" + path[len(base):])
-        else:
-            out.append("w" + path)
-    return out
-
-
-def decode_ops(encoded: Iterable[str]) -> list[Op]:
-    """Inverse of :func:`encode_ops` (writes carry no bytes: "keep what is on disk")."""
-    ops: list[Op] = []
-    base = ""
-    for s in encoded:
-        kind, rest = s[0], s[1:]
-        if kind == "r":
-            ops.append(("rm", rest, None))
-            base = rest + "/"
-        elif kind == "s":
-            ops.append(("w", base + rest, None))
-        else:
-            ops.append(("w", rest, None))
-    return ops
-
-
 @dataclass
 class ApiBuild:
     """A whole API in memory: ``files`` maps a path relative to the API root to its bytes."""
@@ -256,7 +148,7 @@ class ApiBuild:
     counts: BuildCounts
     #: every stderr warning, in order (already passed to ``warn`` as they happened)
     warnings: list[str]
-    #: per-recipe provenance in walk order (used by the incremental cache)
+    #: per-recipe output in walk order
     recipes: list[RecipeOutput]
     #: the non-recipe files (static catalog files before the recipes; models.json, quickstart after)
     layout: ApiLayout
@@ -351,12 +243,11 @@ def _entry(hf_id: str, meta: Any, url: str, json_path: str) -> dict[str, Any]:
 class _RecipeBuilder:
     """Builds one recipe's :class:`RecipeOutput`; renders each (variant, hardware) once."""
 
-    def __init__(self, catalog: Catalog, recipe: Recipe, extra_keys: ExtraRecipeKeys | None,
-                 static_safe: bool) -> None:
+    def __init__(self, catalog: Catalog, recipe: Recipe, extra_keys: ExtraRecipeKeys | None) -> None:
         self.catalog = catalog
         self.recipe = recipe
         self.extra_keys = extra_keys
-        self.enc = _encode_fast if static_safe and orjson_safe(recipe.data) else encode
+        self.enc = encode
         self.res = RecipeOutput(recipe.rel_path, recipe.hf_id)
         #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
         self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
@@ -408,7 +299,7 @@ class _RecipeBuilder:
             rec = dict(b.recommended)
             if links:
                 rec["alternatives"] = links
-            rendered_variant = as_map(variants.get(rec.get("variant")))
+            rendered_variant = as_map(get(variants, rec.get("variant")))
             if has_hardware_install(rendered_variant, hw):
                 # extensions §2.5: the per-hardware install follows the variant's override
                 rec["install"] = hardware_install_block(r, rendered_variant, hw, rec.get("docker_image"))
@@ -456,7 +347,7 @@ class _RecipeBuilder:
             if rv is not None:
                 promoted.append((vk, mid, rv))
 
-        variants = r.get("variants")
+        variants: Any = r.get("variants")
         for vk, mid, _ in promoted:                                                  # §5.6
             variants[vk] = {**variants[vk], "json": f"/{mid}.json"}
         for k in ("strategy_overrides", "compatible_strategies", "default_strategy"):  # §5.7
@@ -493,8 +384,8 @@ class _RecipeBuilder:
         return res
 
 
-def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecipeKeys | None = None,
-                 *, static_safe: bool | None = None) -> RecipeOutput:
+def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecipeKeys | None = None
+                 ) -> RecipeOutput:
     """Everything one recipe contributes to the API (json-api.md §5-§9).
 
     A recipe with validation errors contributes nothing but the lines saying why
@@ -504,13 +395,7 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     if errors:
         return RecipeOutput(recipe.rel_path, recipe.hf_id, warnings=skip_lines(recipe.rel_path, errors),
                             skipped=True)
-    if static_safe is None:
-        static_safe = catalog_orjson_safe(catalog)
-    return _RecipeBuilder(catalog, recipe, extra_recipe_keys, static_safe).build()
-
-
-def catalog_orjson_safe(catalog: Catalog) -> bool:
-    return orjson_safe(catalog.taxonomy) and orjson_safe(catalog.strategies)
+    return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
 
 
 def check_feature_modes(recipe: Recipe) -> None:
@@ -524,47 +409,14 @@ def check_feature_modes(recipe: Recipe) -> None:
 # Parallel rendering
 # --------------------------------------------------------------------------------------------
 
-_worker_state: tuple[Catalog, Sequence[Recipe], ExtraRecipeKeys | None, bool] | None = None
+def _build_one(job: tuple[Catalog, Recipe, ExtraRecipeKeys | None]) -> RecipeOutput:
+    return build_recipe(*job)
 
 
-def _worker_build(index: int) -> RecipeOutput:
-    assert _worker_state is not None
-    catalog, recipes, extra, safe = _worker_state
-    return build_recipe(catalog, recipes[index], extra, static_safe=safe)
-
-
-def _auto_jobs(n_recipes: int) -> int:
-    """Use every core when the catalog is big enough and forking is safe (no other threads)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if n_recipes < PARALLEL_MIN_RECIPES or cpus < 2 or threading.active_count() > 1:
-        return 1
-    return min(cpus, n_recipes)
-
-
-def iter_recipe_outputs(catalog: Catalog, recipes: Sequence[Recipe],
-                        extra_recipe_keys: ExtraRecipeKeys | None = None,
-                        jobs: int | None = None) -> Iterable[RecipeOutput]:
-    """:func:`build_recipe` for each recipe, in order; forks a process pool when it pays off."""
-    safe = catalog_orjson_safe(catalog)
-    n = len(recipes)
-    jobs = _auto_jobs(n) if jobs is None else max(1, min(jobs, n))
-    if jobs <= 1 or n < 2:
-        for recipe in recipes:
-            yield build_recipe(catalog, recipe, extra_recipe_keys, static_safe=safe)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    global _worker_state
-    _worker_state = (catalog, recipes, extra_recipe_keys, safe)
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            # small chunks keep both workers busy to the end (recipes differ a lot in size)
-            chunk = max(1, min(8, n // (jobs * 8)))
-            yield from pool.map(_worker_build, range(n), chunksize=chunk)
-    finally:
-        _worker_state = None
+def recipe_outputs(catalog: Catalog, recipes: Sequence[Recipe], extra_recipe_keys: ExtraRecipeKeys | None = None,
+                   jobs: int | None = None) -> list[RecipeOutput]:
+    """:func:`build_recipe` for each recipe, in order, spread over the cores."""
+    return parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs, min_items=12)
 
 
 # --------------------------------------------------------------------------------------------
@@ -575,10 +427,10 @@ class _Tree:
     """The output directory as the reference mutates it: writes and recursive deletions."""
 
     def __init__(self) -> None:
-        self.files: dict[str, bytes | None] = {}
+        self.files: dict[str, bytes] = {}
         self._dirs: set[str] = set()
 
-    def write(self, path: str, data: bytes | None) -> None:
+    def write(self, path: str, data: bytes) -> None:
         self.files[path] = data
         add_parent_dirs(path, self._dirs)
 
@@ -590,7 +442,7 @@ class _Tree:
 
 
 def merge_outputs(outputs: Iterable[RecipeOutput],
-                  before: Iterable[tuple[str, bytes | None]] = ()) -> dict[str, bytes | None]:
+                  before: Iterable[tuple[str, bytes]] = ()) -> dict[str, bytes]:
     """Replay every recipe's operations in walk order; the last writer of a path wins.
 
     ``before``: files written ahead of the recipes (the static catalog files, §4.1-§4.4).
@@ -599,9 +451,9 @@ def merge_outputs(outputs: Iterable[RecipeOutput],
     for path, data in before:
         tree.write(path, data)
     for res in outputs:
-        for kind, path, data in res.ops:
-            if kind == "w":
-                tree.write(path, data)
+        for kind, path, written in res.ops:
+            if kind == "w" and written is not None:
+                tree.write(path, written)
             else:
                 tree.rmtree(path)
     return tree.files
@@ -651,11 +503,11 @@ def refused_lines(catalog: Catalog) -> list[str]:
     return [f"  ✗ skipping {e}" for e in catalog.refused]
 
 
-def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[str, bytes | None], ApiLayout]:
+def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[str, bytes], ApiLayout]:
     """The whole tree in the reference's write order: static files, recipes, models.json, quickstart."""
     before = static_files(catalog)
     tree = merge_outputs(outputs, before)
-    tree["models.json"] = encode_index(models_index(outputs))
+    tree["models.json"] = encode(models_index(outputs))
     after = ["models.json"]
     for path, data in quickstart_files(catalog):
         tree[path] = data
@@ -678,16 +530,17 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
 
     ``warn`` receives each stderr line (§10.1) as it happens. ``extra_recipe_keys``
     may add top-level keys (appended, e.g. ``translations``) to every recipe file
-    and its promoted copies. ``jobs``: worker processes (``None``: all cores when
-    the catalog is large enough and the caller has no other threads; 1: serial).
-    ``strict``: refuse a catalog with files that do not load (else skip them).
+    and its promoted copies. ``jobs``: worker processes (``None``: every core,
+    see :func:`~vllm_recipes.parallel.parallel_map`; 1: serial).
+    ``strict``: refuse a catalog with files that do not load (else skip them, each with a warning).
 
     Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
     """
     if strict:
         check_loadable(catalog)
     catalog, static_errors = usable_static(catalog)
-    notes = [*refused_lines(catalog), *(f"  ✗ skipping {f.format()}" for f in static_errors)]
+    notes = [*(f"  ✗ skipping {e}" for e in catalog.load_errors), *refused_lines(catalog),
+             *(f"  ✗ skipping {f.format()}" for f in static_errors)]
     if warn is not None:
         for line in notes:
             warn(line)
@@ -702,18 +555,17 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
             break
     outputs: list[RecipeOutput] = []
     warnings: list[str] = notes
-    with cyclic_gc_paused():
-        for res in iter_recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
-            outputs.append(res)
-            warnings.extend(res.warnings)
-            if warn is not None:
-                for w in res.warnings:
-                    warn(w)
-        if bad is not None:
-            raise bad
-        tree, layout = assemble(catalog, outputs)
+    for res in recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
+        outputs.append(res)
+        warnings.extend(res.warnings)
+        if warn is not None:
+            for w in res.warnings:
+                warn(w)
+    if bad is not None:
+        raise bad
+    tree, layout = assemble(catalog, outputs)
     counts = catalog_counts(catalog, outputs)
-    return ApiBuild(files=tree, summary=summary_text(counts), counts=counts,  # type: ignore[arg-type]
+    return ApiBuild(files=tree, summary=summary_text(counts), counts=counts,
                     warnings=warnings, recipes=outputs, layout=layout)
 
 

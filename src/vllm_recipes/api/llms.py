@@ -19,12 +19,8 @@ of links):
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -70,9 +66,9 @@ def default_selection(catalog: Catalog, recipe: Recipe, hardware: str | None) ->
     try:
         if recipe.is_omni:
             osel = select_omni(catalog, recipe, hardware, None, None, None)
-            plan = render_omni(catalog, recipe, osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task,
-                                                                   osel.hw_id))
-            return RenderedSelection(osel.hw_id, "omni", 1, plan.shown)
+            shown = render_omni(catalog, recipe, osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task,
+                                                                    osel.hw_id)).shown
+            return RenderedSelection(osel.hw_id, "omni", 1, shown)
         st = build_state(catalog, recipe, PageRequest(hardware=hardware), strict=True)
         ctx, plan = resolve(catalog, recipe, st.selection)
         text = deployment_text(deployment_blocks(ctx, plan, st.install))
@@ -203,40 +199,3 @@ def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
     """Both files, encoded, by their path in the published tree."""
     return {LLMS_TXT: llms_txt(catalog, base).encode("utf-8"),
             LLMS_FULL_TXT: llms_full_txt(catalog, base).encode("utf-8")}
-
-
-def llms_current(out: Path) -> bool:
-    """Both files exist and are at least as new as the API's ``models.json``.
-
-    They are written after the API tree is swapped in, so a build killed in between
-    leaves them older than ``models.json``: the next build, even one with nothing else
-    to do, then rewrites them instead of keeping stale commands.
-    """
-    try:
-        index = (out / "models.json").stat().st_mtime_ns
-        return all((out / name).stat().st_mtime_ns >= index for name in (LLMS_TXT, LLMS_FULL_TXT))
-    except OSError:
-        return False
-
-
-def write_llms_files(out: Path, catalog: Catalog) -> list[str]:
-    """Write both files into the published tree ``out``, each atomically (temp file + rename).
-
-    Callers skip this when nothing changed and :func:`llms_current` holds (an incremental
-    build with nothing to do must stay cheap). Returns the names written.
-    """
-    written = []
-    for name, data in llms_files(catalog).items():
-        target = out / name
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        written.append(name)
-    return written

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.memo import remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_object
@@ -33,7 +32,6 @@ from vllm_recipes.select.gates import (
     pd_fits_single_node,
 )
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import rendering_hardware_key
 from vllm_recipes.synth.resolve import resolve
 
 Warn = Callable[[str], None]
@@ -48,34 +46,16 @@ class HardwareRendering:
 def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
                      features: list[str], pd_nodes: Any = None, kv_offload: str | None = None,
                      warn: Warn | None = None) -> dict[str, Any] | None:
-    """§8 ``render``: a synthesis exception becomes a warning and no rendering.
-
-    Profiles the recipe cannot tell apart (same :func:`rendering_hardware_key`) share
-    one rendering: a later one takes it with its own ``hardware`` id (the failure
-    text names no hardware, so a failure is shared too).
-    """
-    feats = tuple(features)
-    key = ("hw-rendering", recipe.rel_path, vk, strategy, nodes, feats, repr(pd_nodes), kv_offload,
-           rendering_hardware_key(catalog, recipe.data, recipe.rel_path, vk, strategy, hw))
-    cache = selection_cache(catalog.memo)  # whole answers live in the small bounded cache
-    hit = cache.get(key)
-    if hit is None or hit[0] is not recipe.data:
-        sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=feats,
-                        pd_nodes=pd_nodes, kv_offload=kv_offload)
-        try:
-            ctx, plan = resolve(catalog, recipe, sel)
-            hit = remember_answer(cache, key, (recipe.data, with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
-                                               None))
-        except Exception as exc:
-            hit = remember_answer(cache, key, (recipe.data, None, str(exc)))
-    _, rendering, error = hit
-    if rendering is None:
+    """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
+    sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
+                    pd_nodes=pd_nodes, kv_offload=kv_offload)
+    try:
+        ctx, plan = resolve(catalog, recipe, sel)
+        return with_vllm_lint(rendering_object(ctx, plan), ctx, plan)
+    except Exception as exc:
         if warn:
-            warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {error}")
+            warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
         return None
-    out = dict(rendering)  # callers add keys; nested values are shared and read-only
-    out["hardware"] = hw
-    return out
 
 
 def kv_ids(catalog: Catalog) -> list[str]:
@@ -91,7 +71,7 @@ def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[
     """§7.8: ``None`` (co-located), ``{"prefill": n, "decode": n}`` or ``"skip"``."""
     if pd_fits_single_node(profile, variant, hw):
         return None
-    node_vram = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    node_vram: float = profile["vram_gb"] if is_number(profile.get("vram_gb")) else 0
     mv = effective_vram_min(variant, hw)
     model_vram = mv if is_number(mv) and truthy(mv) else 0
     if node_vram <= 0 or model_vram <= 0:
@@ -127,16 +107,11 @@ class RecipeGates:
 
 
 def recipe_gates(catalog: Catalog, recipe: Recipe) -> RecipeGates:
-    key = (recipe.rel_path, "api-recipe-gates")
-    hit = catalog.memo.get(key)
-    if hit is None or hit[0] is not recipe.data:
-        r = recipe.data
-        offered = tuple(offered_strategies(r))
-        ordered = tuple(dict.fromkeys([*offered, *kv_ids(catalog)]))
-        gates = RecipeGates(offered, ordered, {s: deploy_type_of(catalog, s) for s in ordered},
-                            (recommend_strategy(r, 1), recommend_strategy(r, 2)))
-        hit = remember(catalog.memo, key, (recipe.data, gates))
-    return hit[1]  # type: ignore[no-any-return]
+    r = recipe.data
+    offered = tuple(offered_strategies(r))
+    ordered = tuple(dict.fromkeys([*offered, *kv_ids(catalog)]))
+    return RecipeGates(offered, ordered, {s: deploy_type_of(catalog, s) for s in ordered},
+                       (recommend_strategy(r, 1), recommend_strategy(r, 2)))
 
 
 def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,

@@ -1,11 +1,10 @@
 """Putting a built API on disk without ever exposing a half-written one.
 
-Full builds are written into a temporary sibling directory and swapped in with
+:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``)
+in memory, writes it into a temporary sibling directory and swaps that in with
 one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that call is
-missing), so readers see either the old or the new tree and a failed build
-leaves the previous API untouched. Incremental builds (see
-:mod:`vllm_recipes.api.incremental`) replace single files in place, each one
-atomically, in an order that never leaves a dangling link (see :func:`commit_in_place`).
+missing), so readers, and a build killed at any moment, see either the old or
+the new tree, whole. The replaced tree is deleted afterwards.
 """
 
 from __future__ import annotations
@@ -15,23 +14,19 @@ import ctypes
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .build import ApiBuildError, add_parent_dirs
+from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog.loader import RecipesDirs, resolve_recipes_dir
+from vllm_recipes.catalog.usable import usable_catalog
 
-#: The build cache of earlier versions, inside the API root (removed by the next full build).
-CACHE_NAME = ".build-cache.json"
+from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
+from .llms import llms_files
 
-
-def cache_path(out: Path) -> Path:
-    """The build cache of the API at ``out``: a sibling file, so ``out`` holds only the API.
-
-    It is deleted before the tree changes and written after, so a crash in between
-    leaves no cache (the next build is a full one) rather than one describing another tree.
-    """
-    return out.parent / f".{out.name}.cache.json"
+#: Makes the ``extra_recipe_keys`` hook of :func:`build_api` for a catalog (e.g. i18n translations).
+HookFactory = Callable[[Catalog], ExtraRecipeKeys | None]
 
 
 class UnsafePathError(ApiBuildError):
@@ -84,27 +79,16 @@ def _parent_dirs(paths: Iterable[str]) -> list[str]:
     return sorted(dirs, key=lambda d: d.count("/"))
 
 
-def write_files(root: Path, files: Mapping[str, bytes | None], link_from: Path | None = None) -> None:
-    """Write ``files`` under an existing empty ``root``; ``None`` means "hard-link it from ``link_from``"."""
+def write_files(root: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under an existing empty ``root``."""
     check_paths(files)
     base = os.fspath(root) + "/"
     for d in _parent_dirs(files):
         os.mkdir(base + d)
     for path, data in files.items():
-        if data is None:
-            if link_from is None:
-                raise ValueError(f"no bytes for {path}")
-            src = os.path.join(link_from, path)
-            try:
-                os.link(src, base + path)
-            except OSError:
-                shutil.copyfile(src, base + path)
-            continue
         fd = os.open(base + path, _O_WRITE, 0o666)
         try:
-            n = os.write(fd, data)
-            if n != len(data):
-                _write_all(fd, data[n:])
+            _write_all(fd, data)
         finally:
             os.close(fd)
 
@@ -147,12 +131,15 @@ def swap_into_place(new: Path, out: Path) -> Path | None:
     return old
 
 
+#: files only a JSON API holds (one of them is enough to call a directory an API)
+API_MARKERS = ("models.json", "taxonomy.json", "strategies.json")
+
+
 def check_replaceable(out: Path) -> None:
     """Refuse to swap away a directory that is not a JSON API (``build-api ~/Documents`` must not wipe it)."""
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out} exists and is not a directory")
-    if out.is_dir() and not (out / CACHE_NAME).exists() and not (out / "models.json").exists() \
-            and not cache_path(out).exists() and any(os.scandir(out)):
+    if out.is_dir() and not any((out / name).exists() for name in API_MARKERS) and any(os.scandir(out)):
         raise FileExistsError(f"{out} is a non-empty directory without a JSON API (no models.json); "
                               "refusing to replace it")
 
@@ -185,32 +172,6 @@ def stale_siblings(out: Path) -> list[Path]:
     return [out.parent / n for n in names if n.startswith((f".{out.name}.build-", f".{out.name}.old-"))]
 
 
-def discard_trees(paths: Iterable[Path], *, background: bool = False) -> None:
-    """Delete old trees; with ``background`` a detached process does it and we return at once.
-
-    The swap already happened, so nothing waits for the old files: a command-line build
-    need not spend its last second unlinking tens of thousands of them. A deletion that is
-    interrupted leaves a dot-sibling behind, which the next full build discards again.
-    """
-    paths = list(paths)
-    if not paths:
-        return
-    if background and hasattr(os, "fork"):
-        pid = os.fork()
-        if pid == 0:  # child: fork the deleter and exit, so nobody has to reap it
-            try:
-                if os.fork() == 0:
-                    os.setsid()
-                    for p in paths:
-                        shutil.rmtree(p, ignore_errors=True)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-        return
-    for p in paths:
-        shutil.rmtree(p, ignore_errors=True)
-
-
 def new_build_dir(out: Path) -> Path:
     """An empty sibling of ``out`` (same filesystem, so the swap is a rename)."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -219,117 +180,41 @@ def new_build_dir(out: Path) -> Path:
     return tmp
 
 
-def write_api_atomic(files: Mapping[str, bytes | None], out: Path, *, link_from: Path | None = None,
-                     extra: Mapping[str, bytes] | None = None) -> None:
-    """Write a whole API into a fresh sibling directory and swap it in; stale files cannot survive.
-
-    ``extra`` files are written after the API files. On any error the sibling is
-    removed and ``out`` is left exactly as it was.
-    """
-    out = resolve_out(out)
+def write_tree(files: Mapping[str, bytes], out: Path) -> None:
+    """Write ``files`` into a fresh sibling of ``out`` and swap it in; delete the old tree (and any left
+    by a build that was killed). On an error the sibling is removed and ``out`` is left as it was."""
     check_replaceable(out)
-    check_paths([*files, *(extra or {})])
-    tmp = new_build_dir(out)
-    try:
-        write_files(tmp, files, link_from)
-        for name, data in (extra or {}).items():
-            (tmp / name).write_bytes(data)
-        old = swap_into_place(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-# --------------------------------------------------------------------------------------------
-# In-place commits (incremental builds)
-# --------------------------------------------------------------------------------------------
-
-def _atomic_replace(root: str, path: str, data: bytes) -> None:
-    target = os.path.join(root, path)
-    d = os.path.dirname(target)
-    os.makedirs(d, exist_ok=True)
-    real_root, real_dir = os.path.realpath(root), os.path.realpath(d)
-    if real_dir != real_root and not real_dir.startswith(real_root + os.sep):
-        raise UnsafePathError(f"refusing to write {path}: {d} resolves outside {root}")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
-    try:
-        try:
-            _write_all(fd, data)
-            os.fchmod(fd, 0o666 & ~_umask())
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def commit_in_place(out: Path, writes: Mapping[str, bytes], deletes: Iterable[str], *,
-                    index: str = "models.json", cache: bytes | None = None) -> None:
-    """Apply an incremental change set so a reader always sees whole files and live links.
-
-    Order: drop the build cache (a crash from here on forces a full rebuild), add and
-    replace files (each via write-to-temp + rename), replace the index last, then delete
-    files nothing links to any more, prune empty directories, write the new cache.
-    Every path is checked first: an unsafe one stops the commit before anything changes.
-    """
-    deletes = list(deletes)
-    check_paths([*writes, *deletes])
-    root = os.fspath(out)
-    drop_cache(out)
-    for path, data in writes.items():
-        if path != index:
-            _atomic_replace(root, path, data)
-    if index in writes:
-        _atomic_replace(root, index, writes[index])
-    dirs: set[str] = set()
-    for path in deletes:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(root, path))
-        d = os.path.dirname(path)
-        while d:
-            dirs.add(d)
-            d = os.path.dirname(d)
-    for d in sorted(dirs, key=lambda x: -x.count("/")):
-        with contextlib.suppress(OSError):
-            os.rmdir(os.path.join(root, d))  # only succeeds when empty
-    if cache is not None:
-        write_cache(out, cache)
-
-
-def commit_swapped(out: Path, files: Mapping[str, bytes | None], cache: bytes, *, background: bool = False) -> None:
-    """Replace the API at ``out`` by ``files`` (``None``: the file of that name in ``out``, hard-linked).
-
-    An incremental build writes only what changed, yet readers and crashes see the
-    old or the new tree as a whole: the new tree is assembled beside ``out`` and
-    swapped in like a full build; the cache is dropped before and written after.
-    """
     check_paths(files)
+    stale = stale_siblings(out)
     tmp = new_build_dir(out)
     try:
-        write_files(tmp, files, link_from=out)
-        drop_cache(out)
+        write_files(tmp, files)
         old = swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    write_cache(out, cache)
-    discard_trees([old] if old is not None else [], background=background)
+    for p in [*stale, *([old] if old is not None else [])]:
+        shutil.rmtree(p, ignore_errors=True)
 
 
-def drop_cache(out: Path) -> None:
-    """Remove the build cache of ``out`` (before its tree changes)."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(cache_path(out))
-
-
-def write_cache(out: Path, data: bytes) -> None:
-    """Write the build cache of ``out`` atomically (after its tree changed)."""
-    p = cache_path(out)
-    _atomic_replace(os.fspath(p.parent), p.name, data)
+def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | None = None, *,
+            hook_factory: HookFactory | None = None, llms: bool = True, jobs: int | None = None) -> ApiBuild:
+    """``build-api``: build the API of the catalog at ``recipes_dir`` (with the llms files) and swap it in at
+    ``out`` (one builder per ``out`` at a time). A file that does not load is skipped with its error, like
+    a recipe with validation errors. Raises :class:`ApiBuildError` and ``OSError``."""
+    root = resolve_recipes_dir(recipes_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"recipes directory not found: {root}")
+    catalog = load_catalog(recipes_dir)
+    api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
+                    strict=False)
+    files = {path: data for path, data in api.files.items() if data is not None}
+    if llms:  # the same recipes as the API: what validation rejects never reaches the engine
+        files.update(llms_files(usable_catalog(catalog)[0]))
+    target = resolve_out(out)
+    with build_lock(target):
+        write_tree(files, target)
+    return api
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,7 +240,7 @@ class TreeDiff:
 
 
 def list_tree(out: Path) -> list[str]:
-    """Every regular file under ``out`` (relative, ``/``-separated), the build cache excluded."""
+    """Every regular file under ``out`` (relative, ``/``-separated)."""
     root = os.fspath(out)
     found: list[str] = []
     stack = [""]
@@ -369,7 +254,7 @@ def list_tree(out: Path) -> list[str]:
             p = f"{rel}/{e.name}" if rel else e.name
             if e.is_dir(follow_symlinks=False):
                 stack.append(p)
-            elif p != CACHE_NAME:
+            else:
                 found.append(p)
     return found
 

@@ -7,6 +7,7 @@ without importing the validator.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -133,3 +134,21 @@ def format_findings_summary(findings: Iterable[Finding], files: int) -> str:
     warnings = len(items) - errors - infos
     notes = f", {_plural(infos, 'note')}" if infos else ""
     return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{notes} in {_plural(files, 'file')}"
+
+
+_EXAMPLE = re.compile(r" \(e\.g\. [^()]*\)$")
+
+
+def findings_not_in(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
+    """Findings of ``after`` that ``before`` did not have, by file, severity, code, key path and message.
+
+    Positions are ignored (an edit above a finding moves its line, not the finding). A finding of a
+    shared file (taxonomy, strategies) is reported for some of the recipes that meet it, its message
+    naming one of them: there the file, code and key path are the finding, not the message.
+    """
+    def key(f: Finding) -> tuple[str, str, str, str, str]:
+        shared = not f.file.removeprefix("<bundled>/").startswith("models/") and "/models/" not in f.file
+        return f.file, f.severity, f.code, f.key_path, "" if shared and f.code else _EXAMPLE.sub("", f.message)
+
+    old = set(map(key, before))
+    return [f for f in after if key(f) not in old]

@@ -101,7 +101,7 @@ def _l(value: Any) -> tuple | list:
     return value if isinstance(value, list | tuple) else ()
 
 
-def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, str, str]]:
+def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, Any, str]]:
     """``(key path, value, what)`` of every name a recipe defines or refers to."""
     for i, s in enumerate(_l(data.get("compatible_strategies"))):
         yield ("compatible_strategies", i), s, "strategy"

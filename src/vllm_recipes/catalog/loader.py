@@ -21,13 +21,16 @@ from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache, read_document
-from .yamlsource import FrozenDict, YamlDocument, YamlLoadError
+from .yamlsource import (  # noqa: F401  (ENV_FOLLOW_SYMLINKS: re-exported for the CLI)
+    ENV_FOLLOW_SYMLINKS,
+    FrozenDict,
+    YamlDocument,
+    YamlLoadError,
+    follow_symlinks_default,
+)
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
-#: ``1``: read files reached through symbolic links that resolve outside the recipes directory.
-ENV_FOLLOW_SYMLINKS = "VLLM_RECIPES_FOLLOW_SYMLINKS"
-
 
 @dataclass(frozen=True)
 class Recipe:
@@ -259,11 +262,6 @@ def hf_id_for(rel_to_models: str) -> str | None:
             last = last[: -len(ext)]
             break
     return f"{parts[0]}/{last}"
-
-
-def follow_symlinks_default() -> bool:
-    """Whether links out of the recipes directory are read (``--follow-symlinks`` sets this)."""
-    return os.environ.get(ENV_FOLLOW_SYMLINKS, "") == "1"
 
 
 def escapes(path: Path, root: Path) -> bool:

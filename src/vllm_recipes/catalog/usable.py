@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from .diagnostics import Finding, finding_from_load_error
+from .diagnostics import Finding, finding_at, finding_from_load_error
 from .identifiers import is_name
 from .loader import Catalog, Recipe
 from .yamlsource import FrozenDict
@@ -51,24 +52,38 @@ def _static_errors(catalog: Catalog) -> list[Finding]:
 
 
 def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
-    """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe.
+    """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe
+    or that are not a mapping.
 
-    Their ids become output paths (``strategies/<name>.json``, ``hw/<id>.json``),
-    so an unsafe one is dropped with its error; everything else is kept as is.
+    Their ids become output paths (``strategies/<name>.json``, ``hw/<id>.json``), and
+    every stage reads their fields, so such an entry is dropped with its error (a
+    finding at its ``file:line``); everything else is kept as is.
     """
-    bad = [k for k in (*catalog.serving_strategies, *catalog.kv_stores, *catalog.hardware_profiles)
-           if not is_name(k)]
-    if not bad:
+    def keep(key: Any, value: Any) -> bool:
+        return is_name(key) and isinstance(value, dict)
+
+    sections = (catalog.serving_strategies, catalog.kv_stores, catalog.hardware_profiles)
+    if all(keep(k, v) for section in sections for k, v in section.items()):
         return catalog, []
     errors = _static_errors(catalog)
     taxonomy = catalog.taxonomy
-    if any(not is_name(k) for k in catalog.hardware_profiles):
-        profiles = FrozenDict((k, v) for k, v in catalog.hardware_profiles.items() if is_name(k))
+    where = catalog.source_for(catalog.taxonomy_file)
+    for k, v in catalog.hardware_profiles.items():
+        if is_name(k) and not isinstance(v, dict) and where is not None:
+            errors.append(finding_at(where, ("hardware_profiles", k), "error",
+                                     f"hardware profile {k!r} must be a mapping of its fields; left out", "type"))
+    for section in (catalog.serving_strategies, catalog.kv_stores):
+        for k, v in section.items():
+            if is_name(k) and not isinstance(v, dict):
+                file = catalog.strategy_files.get(k, f"strategies/{k}.yaml")
+                errors.append(Finding("error", file, 1, 1, "<root>", f"{k!r} is not a mapping; left out", "type"))
+    if not all(keep(k, v) for k, v in catalog.hardware_profiles.items()):
+        profiles = FrozenDict((k, v) for k, v in catalog.hardware_profiles.items() if keep(k, v))
         taxonomy = FrozenDict({**taxonomy, "hardware_profiles": profiles})
     fixed = dataclasses.replace(
         catalog, taxonomy=taxonomy,
-        serving_strategies=FrozenDict((k, v) for k, v in catalog.serving_strategies.items() if is_name(k)),
-        kv_stores=FrozenDict((k, v) for k, v in catalog.kv_stores.items() if is_name(k)),
+        serving_strategies=FrozenDict((k, v) for k, v in catalog.serving_strategies.items() if keep(k, v)),
+        kv_stores=FrozenDict((k, v) for k, v in catalog.kv_stores.items() if keep(k, v)),
         skipped=(*catalog.skipped, *errors))
     return fixed, errors
 

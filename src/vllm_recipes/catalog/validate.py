@@ -53,6 +53,7 @@ from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, l
 __all__ = [
     "ARG_LIST_KEYS",
     "FEATURE_MODE_ERROR_HEADER",
+    "MAX_ARG_TOKENS",
     "POOL_MODES",
     "catalog_with_file",
     "document_kind",
@@ -71,6 +72,9 @@ __all__ = [
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
 ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
+#: Tokens one argument list may hold (public recipes hold at most a few dozen): a longer list is an
+#: error, so a hostile recipe cannot make every selection resolve, dedupe and lint a huge list.
+MAX_ARG_TOKENS = 1000
 #: PD pool modes (synthesis.md §3.8).
 POOL_MODES = ("tp", "tep", "dep")
 #: Most nodes a PD pool may ask for (each node gets its own rendered command).
@@ -377,6 +381,11 @@ def _arg_findings(doc: YamlDocument) -> list[Finding]:
                 if not isinstance(value, _CONTAINERS):
                     continue  # (scalars hold no argument list)
                 if key in ARG_LIST_KEYS and not isinstance(value, dict):
+                    if len(value) > MAX_ARG_TOKENS:
+                        out.append(finding_at(doc, (*_spelled(link), key), "error",
+                                              f"argument list has {len(value):,} tokens; at most "
+                                              f"{MAX_ARG_TOKENS:,} are allowed", "too-many-args"))
+                        continue
                     for i, token in enumerate(value):
                         if isinstance(token, str) and (token[:1] in ("{", "[") or _WHITESPACE.search(token)):
                             out.extend(_check_token(doc, (*_spelled(link), key, i), token))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -509,15 +511,65 @@ def check_raw(raw: bytes, file: str) -> str:
         raise YamlLoadError(file, 1, exc.start + 1, "file is not valid UTF-8") from None
 
 
-def read_raw(path: Path, name: str) -> bytes:
-    """The bytes of ``path``; a file over the size limit is refused without being read."""
+#: ``1``: read recipe files that are symbolic links out of the recipes directory (``--follow-symlinks``)
+ENV_FOLLOW_SYMLINKS = "VLLM_RECIPES_FOLLOW_SYMLINKS"
+
+
+def follow_symlinks_default() -> bool:
+    """Whether links out of the recipes directory are read (``--follow-symlinks`` sets this)."""
+    return os.environ.get(ENV_FOLLOW_SYMLINKS, "") == "1"
+
+
+def is_within(real: str, root: Path) -> bool:
+    """Whether the real path ``real`` is ``root`` or lies under it (``root`` resolved)."""
+    top = os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _root_of(path: Path, name: str) -> Path | None:
+    """The recipes directory ``path`` was found in, when ``name`` is its path relative to it."""
+    parts = Path(name).parts
+    if (not parts or name.startswith("<") or Path(name).is_absolute() or ".." in parts
+            or len(path.parts) <= len(parts) or path.parts[-len(parts):] != parts):
+        return None
+    return Path(*path.parts[:-len(parts)])
+
+
+def read_raw(path: Path, name: str, root: Path | None = None) -> bytes:
+    """The bytes of the regular file ``path``; a file over the size limit is refused without being read.
+
+    Unless links out are allowed (:func:`follow_symlinks_default`), the *opened* file must lie inside
+    ``root`` (default: the directory ``name`` is relative to): the check is made on the descriptor, so a
+    file swapped for a link between a directory walk and this read is refused, not read.
+    """
+    root = root if root is not None else _root_of(path, name)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise YamlLoadError(name, 1, 1, f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise YamlLoadError(name, 1, 1, f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise YamlLoadError(name, 1, 1, "not a regular file; refused")
+        if root is not None and not follow_symlinks_default() and not is_within(_fd_path(fd, path), root):
+            raise YamlLoadError(name, 1, 1, "symbolic link to a file outside the recipes directory; refused "
+                                            "(--follow-symlinks reads it)")
+        if st.st_size > MAX_FILE_BYTES:
+            raise YamlLoadError(name, 1, 1, f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise YamlLoadError(name, 1, 1, f"cannot read file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _fd_path(fd: int, path: Path) -> str:
+    """The real path of the file open as ``fd`` (Linux: ``/proc/self/fd``; elsewhere the path's, re-resolved)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def load_yaml_file(path: Path, display: str | None = None) -> YamlDocument:

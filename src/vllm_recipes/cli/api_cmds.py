@@ -26,30 +26,25 @@ def _warn(line: str) -> None:
 @follow_symlinks_option
 @click.option("--check", "check", is_flag=True,
               help="Do not write: rebuild in memory and list every file that differs from OUT (exit 1 if any).")
-@click.option("--changed", "changed", multiple=True, type=click.Path(path_type=Path),
-              help="An input file known to have changed (repeatable); other files are trusted from the cache.")
-@click.option("--full", "full", is_flag=True, help="Ignore the build cache and rebuild everything.")
+@click.option("--full", is_flag=True, hidden=True, help="Accepted for old scripts: every build is a full build.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
-              help="Worker processes (default: all cores when the catalog is large).")
+              help="Worker processes (default: all cores).")
 @click.option("--no-translations", is_flag=True, help="Omit the translations key from recipe files.")
-@click.option("--verbose", "-v", is_flag=True, help="Say on stderr what was rebuilt and why.")
 @click.option("--llms/--no-llms", default=True, show_default=True,
               help="Also write llms.txt and llms-full.txt (the catalog for language models, from the engine).")
-def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, changed: tuple[Path, ...], full: bool,
-                  jobs: int | None, no_translations: bool, verbose: bool, llms: bool) -> None:
-    """Write the static JSON API to OUT (docs/reference/json-api.md), atomically and incrementally.
+def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bool, jobs: int | None,
+                  no_translations: bool, llms: bool) -> None:
+    """Write the static JSON API to OUT (docs/reference/json-api.md), atomically.
 
-    The first build writes every file into a sibling directory and swaps it in;
-    later builds re-render only recipes whose inputs changed (content hashes in
-    .OUT.cache.json beside OUT, so OUT holds only the API) and produce the same
-    bytes as a full build. A recipe with validation errors is skipped and its
-    errors are printed; no output path can leave OUT.
+    Every file (with llms.txt and llms-full.txt) is written into a sibling
+    directory that is then swapped in, so OUT is always a whole old or new API.
+    A recipe with validation errors is skipped and its errors are printed; no
+    output path can leave OUT.
     """
     from vllm_recipes.api.build import ApiBuildError, build_api
-    from vllm_recipes.api.incremental import build_full, build_incremental
-    from vllm_recipes.api.llms import llms_current, llms_files, write_llms_files
+    from vllm_recipes.api.llms import llms_files
     from vllm_recipes.api.translations import translations_hook
-    from vllm_recipes.api.writer import diff_tree
+    from vllm_recipes.api.writer import diff_tree, publish
     from vllm_recipes.catalog import load_catalog
     from vllm_recipes.catalog.usable import usable_catalog
 
@@ -69,12 +64,7 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, changed:
                 sys.exit(1)
             click.echo(f"{out}: up to date ({len(expected)} files)", err=True)
             return
-        if full:
-            result = build_full(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs,
-                                background_cleanup=True)
-        else:
-            result = build_incremental(recipes_dir, out, _warn, hook_factory=factory, jobs=jobs,
-                                       changed=changed or None, background_cleanup=True)
+        result = publish(recipes_dir, out, _warn, hook_factory=factory, llms=llms, jobs=jobs)
     except ApiBuildError as exc:
         click.echo(exc.message, err=True)
         sys.exit(1)
@@ -84,12 +74,4 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, changed:
         where = f" ({exc.filename})" if exc.filename else ""
         raise click.ClickException(f"cannot write the JSON API to {out}: {exc.strerror or exc}{where}; "
                                    "the previous API is unchanged") from None
-    if result.notice:
-        click.echo(f"build-api: {result.notice}; rebuilding everything", err=True)
-    if llms and not (result.mode == "unchanged" and llms_current(out)):
-        # the same recipes as the API: what validation rejects never reaches the engine
-        write_llms_files(out, usable_catalog(load_catalog(recipes_dir))[0])
-    if verbose:
-        click.echo(f"build-api: {result.mode} ({result.reason}); rendered {len(result.rendered)} recipe(s), "
-                   f"wrote {result.written} file(s), deleted {result.deleted}", err=True)
     click.echo(result.summary)

@@ -377,9 +377,12 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     state = resolve_request(catalog, recipe, kw)
     facts = gather_facts(catalog, recipe, state.selection.variant_key, hf_config, offline,
                          need_checkpoint=weights_gib is None)
-    report = fit_state(catalog, recipe, state, target, facts.arch, context=context, strategy_given=strategy_given,
-                       cached_checkpoint_gib=facts.cached_gib, release=release_choice(vllm_release),
-                       weights_gib=weights_gib, checkpoint=facts.checkpoint)
+    try:
+        report = fit_state(catalog, recipe, state, target, facts.arch, context=context,
+                           strategy_given=strategy_given, cached_checkpoint_gib=facts.cached_gib,
+                           release=release_choice(vllm_release), weights_gib=weights_gib, checkpoint=facts.checkpoint)
+    except HardwareError as exc:  # (the taxonomy has no usable profile for the selection's hardware)
+        fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
     if facts.notes:
         report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
     if as_json:

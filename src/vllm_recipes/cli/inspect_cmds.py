@@ -72,16 +72,22 @@ def _display_path(catalog: Catalog, name: str) -> str:
               default=None, help="text (file:line:col lines), json (same as --json), github (Actions workflow "
               "annotations), sarif (SARIF 2.1.0).  [default: text]")
 @vllm_option
+@click.option("--new-since", "new_since", metavar="BASE", default=None,
+              help="Report only the findings BASE did not have (BASE as in `diff`: a directory or "
+                   "git:REV[:SUBDIR]); CI then blocks only what a change introduces.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["error", "warning", "never"]), default="error",
+              show_default=True, help="Exit 1 when a reported finding is at least this severe (never: always 0).")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, files: tuple[Path, ...],
-                 vllm_release: str | None = None) -> None:
+                 vllm_release: str | None = None, new_since: str | None = None, fail_on: str = "error") -> None:
     """Check recipes (all of the catalog, or just FILES) and report problems with file:line:col.
 
     FILES may live outside the recipes directory; they are checked against its
     taxonomy and strategies. Every offered selection's commands are also linted
     against the vLLM release they run (pinned image tag, else the newest table
     plus the recipe's min_vllm_version; --vllm forces one). Exit code 1 when
-    there is any error. Every key: docs/reference/recipe-format.md.
+    there is an error (--fail-on), 2 when there is no recipe to check. Every
+    key: docs/reference/recipe-format.md.
     """
     # Validation pulls in the pydantic models and the whole engine (dead-value lint):
     # imported here so other commands start fast.
@@ -92,11 +98,10 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         validate_file,
         validated_files,
     )
-    from vllm_recipes.lint.validate_pass import validate_pass_checker
-    from vllm_recipes.lint.vllm_validate import vllm_release_checker
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker, vllm_release_checker
 
     forced = check_release(vllm_release)
-    catalog = _load(recipes_dir)
+    catalog = load_or_exit(recipes_dir, require_recipes=not files)
     findings: list[Finding] = []
     shown: dict[str, str] = {}
     if files:
@@ -109,11 +114,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         n_files = len(dict.fromkeys(checked))
         findings = sort_findings(findings)
     else:
-        # dead values and the release lint share one resolve of every offered selection (lint/validate_pass.py)
-        findings = validate_catalog(catalog, extra_checks=[validate_pass_checker(forced)])
+        # dead values and the release lint share one resolve of every offered selection
+        findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
         n_files = len(validated_files(catalog))
-        if not catalog.recipes and not catalog.load_errors:
-            click.echo(f"note: no recipe files under {catalog.root / 'models'}", err=True)
+    if new_since is not None:
+        findings = _new_since(new_since, recipes_dir, findings, forced)
 
     def where(f: Finding) -> str:
         return shown.get(f.file) or _display_path(catalog, f.file)
@@ -121,6 +126,7 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
     if as_json and fmt not in (None, "json"):
         _fail(f"--json conflicts with --format {fmt}.")
     fmt = "json" if as_json else (fmt or "text")
+    summary = format_findings_summary(findings, n_files) + (f" new since {new_since}" if new_since else "")
     if fmt == "json":
         _dump([{**f.to_dict(), "file": where(f)} for f in findings])
     elif fmt in ("github", "sarif"):
@@ -130,14 +136,34 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         if fmt == "github":
             for line in github_annotations(findings, where):
                 click.echo(line)
-            click.echo(format_findings_summary(findings, n_files))
+            click.echo(summary)
         else:
             _dump(sarif_log(findings, where, __version__))
     else:
         for f in findings:
             click.echo(f.format(where(f)))
-        click.echo(format_findings_summary(findings, n_files))
-    sys.exit(1 if any(f.is_error for f in findings) else 0)
+        click.echo(summary)
+    blocking = {"error": ("error",), "warning": ("error", "warning"), "never": ()}[fail_on]
+    sys.exit(1 if any(f.severity in blocking for f in findings) else 0)
+
+
+def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
+               forced: Any) -> list[Finding]:
+    """``findings`` that BASE (a directory or git:REV[:SUBDIR]) did not have; positions ignored (lines move)."""
+    from vllm_recipes.catalog.diagnostics import findings_not_in
+    from vllm_recipes.catalog.loader import recipe_source_specs
+    from vllm_recipes.catalog.memory import load_catalog_from_files
+    from vllm_recipes.catalog.remote import is_remote
+    from vllm_recipes.catalog.validate import validate_catalog
+    from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker
+
+    from .review_cmds import read_side
+
+    specs = recipe_source_specs(recipes_dir)
+    top = specs[-1] if specs else "."
+    git_cwd = top if not is_remote(top) and os.path.isdir(top) else "."
+    base_catalog = load_catalog_from_files(read_side(base, git_cwd), base)
+    return findings_not_in(validate_catalog(base_catalog, extra_checks=[dead_value_and_release_checker(forced)]), findings)
 
 
 # ------------------------------------------------------------------------------------------

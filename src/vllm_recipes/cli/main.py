@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -46,9 +47,12 @@ COMMAND_MODULES = {
     "vllm-flags": "vllm_cmds",
     "export": "export_cmds",
     "fit": "fit_cmds",
+    "perf": "perf_cmds",
+    "recommend": "perf_cmds",
     "mcp": "mcp_cmds",
     "diff": "review_cmds",
     "cache": "cache_cmds",
+    "catalog": "catalog_cmds",
 }
 
 
@@ -127,19 +131,33 @@ def _refuse_unsafe(recipe: Recipe) -> None:
              + "".join(f"\n  {f.format()}" for f in bad[:20]))
 
 
-def load_or_exit(recipes_dir: RecipesDirs) -> Catalog:
-    """Load the catalog or exit 2 with a readable reason (never a traceback)."""
+def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> Catalog:
+    """Load the catalog or exit 2 with a readable reason (never a traceback), also when it holds no
+    recipe at all (a directory one level off, say: a command would answer about nothing)."""
     from vllm_recipes.catalog import load_catalog
     from vllm_recipes.catalog.remote import SourceError
 
     try:
-        return load_catalog(recipes_dir)
+        catalog = load_catalog(recipes_dir)
     except SourceError as exc:
         fail(str(exc))
     except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
+    if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
+        fail(no_recipes_found(catalog.root))
+    from vllm_recipes.catalog.usable import usable_static
+
+    return usable_static(catalog)[0]  # (entries every stage would trip over are left out, as serve does)
+
+
+def no_recipes_found(root: Path) -> str:
+    """What a command pointed at a directory without recipes says (where it looked, and a likely fix)."""
+    hint = ""
+    if root.name == "models" or (root.parent / "models").is_dir():
+        hint = f"; did you mean --recipes-dir {root.parent}?"
+    return f"no recipes found: no models/<org>/<repo>.yaml under {root.resolve() / 'models'}{hint}"
 
 
 def main() -> None:

@@ -123,9 +123,13 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
         git_cwd = "." if is_git_spec(head_spec) else head_spec
         head_files = read_side(head_spec, git_cwd)
         base_files = read_side(base, git_cwd)
-        for spec, files in ((base, base_files), (head_spec, head_files)):
-            if not any(k.startswith("models/") for k in files):
-                click.echo(f"note: no recipe files under {spec} (models/<org>/<repo>.yaml)", err=True)
+        empty = [spec for spec, files in ((base, base_files), (head_spec, head_files))
+                 if not any(k.startswith("models/") for k in files)]
+        if len(empty) == 2:  # (one empty side is a catalog added or removed whole; both: the wrong place)
+            fail(f"no recipes found: no models/<org>/<repo>.yaml in {base} nor in {head_spec}"
+                 + (f" (looked in {Path(git_cwd).resolve()})" if git_cwd else ""))
+        for spec in empty:
+            click.echo(f"note: no recipe files under {spec} (models/<org>/<repo>.yaml)", err=True)
         base_cat, head_cat = catalogs_for_comparison(base_files, head_files, base, head_spec)
         impact = compare_catalogs(base_cat, head_cat, base, head or head_spec, jobs=jobs)
     if fmt == "json":

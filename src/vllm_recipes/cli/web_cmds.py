@@ -64,12 +64,11 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
               source_url: str | None, header_timeout: float, recipes_dir: tuple[str, ...]) -> None:
     """Serve the recipe website and the JSON API (static files plus /api/resolve).
 
-    The server answers as soon as it listens; default pages and the static JSON API are
-    prepared in a low-priority background process meanwhile (progress: /api/health).
+    The server answers as soon as it listens; the static JSON API is built in the
+    background meanwhile (progress: /api/health).
     Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
     docs/reference/json-api.md.
     """
-    import gc
     import os
     import sys
 
@@ -85,9 +84,6 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
     if watch and (reload or workers > 1):
         fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
-    # no cyclic collection until the long-lived heap (catalog, templates, memos) is frozen below: a
-    # collection in between would only scan it
-    gc.disable()
     if watch and (len(recipes_dir) > 1 or is_remote(recipes_dir[0])):
         fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
     catalog = load_or_exit(recipes_dir)
@@ -115,12 +111,16 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
         # checked that the port is free, so we do not claim to be serving yet (uvicorn logs when it listens)
         sock.close()
-        gc.enable()
         import uvicorn
 
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
-        from vllm_recipes.web.limits import KEEP_ALIVE_S, MAX_HEAD_BYTES, HeaderTimeoutProtocol, connection_cap
+        from vllm_recipes.web.limits import (
+            KEEP_ALIVE_S,
+            MAX_HEAD_BYTES,
+            HeaderTimeoutProtocol,
+            connection_cap,
+        )
 
         uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
                     workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
@@ -151,10 +151,6 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
     server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
                                           proxy_headers=False))
-    # the catalog, the compiled templates and the memos live as long as the server: out of the
-    # collector's generations, so request-time collections do not rescan them
-    gc.freeze()
-    gc.enable()
     # the socket listens: a client connecting now is answered as soon as the loop runs
     click.echo(f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""),
                err=True)

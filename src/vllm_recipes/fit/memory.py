@@ -154,6 +154,8 @@ class ProcessFit:
     #: parts of ``activation``: the forward pass of the profiling run and the sampler warm-up
     forward: float = 0.0
     sampler: float = 0.0
+    #: the fused-MoE workspace of the profiling forward (part of ``activation``; see ``startup_peak``)
+    moe_workspace: float = 0.0
     num_blocks: int = 0
     kv_groups: int = 1
     #: tokens of one group when blocks are split evenly (what releases before 0.25 log for hybrid models)
@@ -285,26 +287,50 @@ def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessSha
 
 def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int,
                  max_len: int = 0, rules: MemoryRules | None = None) -> tuple[float, float]:
-    """(forward, sampler) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes.
+    """(forward, sampler) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes,
+    without the fused-MoE workspace (:func:`moe_workspace`).
 
-    The forward of ``batched`` tokens keeps a few hidden-size vectors per token and the MLP's
-    intermediate (dense: gate+up; MoE: the chosen experts' gate+up per token), split by TP.
+    The forward of ``batched`` tokens keeps a few hidden-size vectors per token and, for a dense
+    model, the MLP's gate+up intermediate split by TP (a MoE layer's intermediates are the workspace).
     The sampler warm-up (``_dummy_sampler_run``, last pipeline stage only) samples
-    ``min(max-num-seqs, batched)`` rows over the whole vocabulary with top-k and top-p set:
-    logits, an fp32 copy, a sort (values + int64 indices) and the probabilities.
+    ``min(max-num-seqs, batched)`` rows over the whole vocabulary with top-k and top-p set
+    (bytes per logit by release: ``MemoryRules.sampler_bytes_per_logit``).
     """
     if not arch.hidden_size:
         return ACTIVATION_FALLBACK_GIB * GIB, 0.0
-    if arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size:
-        mlp = arch.experts_per_token * 2 * arch.moe_intermediate_size
-    else:
-        mlp = 2 * (arch.intermediate_size or 4 * arch.hidden_size)
+    moe = bool(arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size)
+    mlp = 0 if moe else 2 * (arch.intermediate_size or 4 * arch.hidden_size)
     forward = batched * arch.dtype_bytes * (FORWARD_HIDDEN_VECTORS * arch.hidden_size + 2 * mlp / shape.tp)
     if shape.indexer_dense_logits:
         forward += batched * max_len * arch.indexer_logits_bytes
     rows = min(seqs, batched)
     sampler = rows * (arch.vocab_size or 0) * (rules or rules_for(None)).sampler_bytes_per_logit
     return float(forward), float(sampler)
+
+
+def moe_workspace(arch: Architecture, shape: ProcessShape, batched: int) -> float:
+    """The fused-MoE intermediate caches of a forward of ``batched`` tokens, bytes.
+
+    ``TritonExperts.workspace_shapes`` (``model_executor/layers/fused_moe/fused_moe.py``, 0.33):
+    workspace1 ``(M, topk, max(N // 2, K))`` and workspace2 ``(M, topk, max(N, K))`` in the activation
+    dtype, M = batched tokens, K = hidden size, N = 2 x the expert width on this GPU (split by TP, whole
+    under expert parallelism). 0.11's ``fused_experts_impl`` allocates the same two caches per call
+    (``max(N, K)`` and ``N // 2``). 0 for dense models.
+    """
+    if not (arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size and arch.hidden_size):
+        return 0.0
+    width = arch.moe_intermediate_size if shape.expert_parallel else ceil_div(arch.moe_intermediate_size, shape.tp)
+    h = arch.hidden_size
+    return float(batched * arch.experts_per_token * (max(width, h) + max(2 * width, h)) * arch.dtype_bytes)
+
+
+def startup_peak(forward: float, sampler: float, workspace: float, rules: MemoryRules) -> float:
+    """The profiling run's peak over what was allocated before it: the forward and the sampler warm-up
+    run one after the other; the MoE workspace stays allocated from 0.14 on (``v1/worker/workspace.py``),
+    so it adds to whichever is larger, and before 0.14 it is part of the forward only."""
+    if rules.moe_workspace_persistent:
+        return workspace + max(forward, sampler)
+    return max(forward + workspace, sampler)
 
 
 def cuda_graph_bytes(arch: Architecture, shape: ProcessShape, rules: MemoryRules) -> float:
@@ -325,9 +351,10 @@ def overheads(arch: Architecture, shape: ProcessShape, gpu_gib: float, max_len: 
     """(profiling peak, non-torch memory, CUDA graph estimate) in bytes for one GPU."""
     r = rules or rules_for(None)
     d = batch_defaults(gpu_gib, gpu_name, r)
-    fwd, smp = profile_peak(arch, shape, shape.max_num_batched_tokens or d.max_num_batched_tokens,
-                            shape.max_num_seqs or d.max_num_seqs, max_len, r)
-    return max(fwd, smp), non_torch_bytes(shape), cuda_graph_bytes(arch, shape, r)
+    batched = shape.max_num_batched_tokens or d.max_num_batched_tokens
+    fwd, smp = profile_peak(arch, shape, batched, shape.max_num_seqs or d.max_num_seqs, max_len, r)
+    peak = startup_peak(fwd, smp, moe_workspace(arch, shape, batched), r)
+    return peak, non_torch_bytes(shape), cuda_graph_bytes(arch, shape, r)
 
 
 def tokens_for_budget(budget: float, per_token: float, block: int) -> int:
@@ -387,7 +414,8 @@ def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
         else DEFAULT_GPU_MEMORY_UTILIZATION
     weights = weights_per_gpu(arch, checkpoint_gib, shape) + draft_gib * GIB
     fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
-    act = max(fwd, smp)  # the two run one after the other; with PP the planned GPU is the most loaded stage
+    workspace = moe_workspace(arch, shape, batched)
+    act = startup_peak(fwd, smp, workspace, rules)  # with PP the planned GPU is the most loaded stage
     non_torch, graphs = non_torch_bytes(shape), cuda_graph_bytes(arch, shape, rules)
     requested = gpu_gib * GIB * util
     if shape.kv_cache_memory_bytes is not None:
@@ -462,7 +490,7 @@ def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
         kv_tokens=kv_tokens, max_model_len=max_len, context=ctx_len, concurrency=min(seqs, uncapped),
         concurrency_uncapped=uncapped, max_num_seqs=seqs, starts=not failure, exact=arch.exact,
         kv_tokens_bound=bound, notes=tuple(notes), max_num_batched_tokens=batched, release=rules.release,
-        forward=fwd, sampler=smp, num_blocks=num_blocks, kv_groups=groups, kv_tokens_per_group=per_group,
+        forward=fwd, sampler=smp, moe_workspace=workspace, num_blocks=num_blocks, kv_groups=groups, kv_tokens_per_group=per_group,
         concurrency_at_max_len=at_max, kv_needed=float(needed), failure=failure)
     if levers:
         fit = replace(fit, levers=_levers(arch, checkpoint_gib, gpu_gib, fit, model_len, release, gpu_name,

@@ -317,7 +317,7 @@ def process_dict(p: ProcessFit) -> dict[str, Any]:
         "kv_bytes_per_token": round(p.kv_bytes_per_token, 1), "kv_tokens": p.kv_tokens,
         "kv_tokens_per_group": p.kv_tokens_per_group, "kv_groups": p.kv_groups, "num_blocks": p.num_blocks,
         "concurrency_at_max_len": round(p.concurrency_at_max_len, 2), "kv_needed_gib": _gib(p.kv_needed),
-        "forward_gib": _gib(p.forward), "sampler_gib": _gib(p.sampler),
+        "forward_gib": _gib(p.forward), "sampler_gib": _gib(p.sampler), "moe_workspace_gib": _gib(p.moe_workspace),
         "max_num_batched_tokens": p.max_num_batched_tokens, "failure": p.failure or None,
         "kv_tokens_bound": p.kv_tokens_bound, "exact": p.exact,
         "max_model_len": p.max_model_len, "context": p.context, "concurrency": p.concurrency,

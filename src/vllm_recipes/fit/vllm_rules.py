@@ -28,13 +28,26 @@ class MemoryRules:
     #: ``kv_cache_utils.get_kv_cache_capacity``: "GPU KV cache size" = concurrency x max_model_len (0.25);
     #: before: ``num_blocks // len(groups) * block_size`` (``get_kv_cache_config_from_groups``)
     capacity_is_concurrency: bool
-    #: sampler warm-up bytes per (row x vocabulary entry) of ``_dummy_sampler_run`` with top-k and top-p set.
-    #: Up to 0.11 ``TopKTopPSampler`` uses FlashInfer by default (``VLLM_USE_FLASHINFER_SAMPLER`` unset = on):
-    #: bf16 logits 2 + fp32 copy 4 + fp32 probabilities 4 + renormalised probabilities 4 = 14. From 0.12
-    #: FlashInfer is opt-in and the PyTorch path sorts the vocabulary (``apply_top_k_top_p_pytorch``):
-    #: 2 + fp32 copy 4 + sorted values 4 + int64 indices 8 + re-scattered logits 4 = 22
-    #: (0.21 adds a second, generator-seeded pass: sequential, same peak).
+    #: sampler warm-up bytes per (row x vocabulary entry) of ``_dummy_sampler_run`` with top-k and top-p set
+    #: (``v1/sample/sampler.py``: the bf16 logits stay alive, ``logits.to(torch.float32)`` makes a copy; then
+    #: ``v1/sample/ops/topk_topp_sampler.py``):
+    #: - up to 0.11 FlashInfer sampling is on by default (``VLLM_USE_FLASHINFER_SAMPLER`` unset = on):
+    #:   ``top_k_top_p_sampling_from_logits`` masks into a new fp32 tensor and takes fp32 probabilities:
+    #:   2 + 4 + 4 + 4 = 14;
+    #: - 0.12 to 0.16 FlashInfer is opt-in and ``apply_top_k_top_p`` sorts the vocabulary in PyTorch; at
+    #:   its ``logits_sort.scatter`` every local is still alive: bf16 logits 2 + fp32 copy 4 + sorted values 4
+    #:   + int64 indices 8 + top-k mask 1 + sorted probabilities 4 + top-p mask 1 + the scattered result 4
+    #:   = 28 (0.10/0.11 take the same path when FlashInfer is not installed: the ``flashinfer`` extra);
+    #: - 0.17 to 0.24 the native path masks in place with ``apply_top_k_top_p_triton`` (rows >= 8), then
+    #:   fp32 probabilities and fp32 exponential noise (``random_sample``): 2 + 4 + 4 + 4 = 14;
+    #: - from 0.25 FlashInfer is on by default again (14); the generator-seeded second pass that 0.21 adds
+    #:   (``manual_seed(0)``) runs the native Triton path after the first pass is freed: same 14.
     sampler_bytes_per_logit: int
+    #: ``v1/worker/workspace.py`` (0.13) keeps one process-wide workspace at its high-water mark, and from
+    #: 0.14 the default MoE path (``unquantized_fused_moe_method.py``: ``mk.FusedMoEModularKernel``) takes
+    #: the fused-MoE intermediate caches from it, so they are still allocated while the sampler warm-up
+    #: runs (before, ``fused_experts`` allocates them per call: part of the forward peak only)
+    moe_workspace_persistent: bool
 
 
 def parse_release(text: str | None) -> tuple[int, int] | None:
@@ -57,7 +70,8 @@ def rules_for(release: str | None) -> MemoryRules:
         xl_batch_tier=v >= (0, 28),
         gb10_small_tier=v >= (0, 29),
         capacity_is_concurrency=v >= (0, 25),
-        sampler_bytes_per_logit=22 if v >= (0, 12) else 14,
+        sampler_bytes_per_logit=28 if (0, 12) <= v < (0, 17) else 14,
+        moe_workspace_persistent=v >= (0, 14),
     )
 
 

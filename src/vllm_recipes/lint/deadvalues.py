@@ -17,7 +17,7 @@ from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.jsvalues import as_map, get, is_map, truthy
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.select.defaults import default_features, listed_hardware, recommend_strategy
 from vllm_recipes.select.gates import (
     feature_conflicts,
@@ -171,12 +171,12 @@ PlanHook = Callable[[Selection, Ctx, Plan], None]
 
 def tally_invocation(t: Tally, rf: str, inv: Invocation) -> None:
     """Count one process's argument tokens from ``rf``: kept ones as emitted, shadowed ones with their winner."""
-    fin = finalize(inv)
-    winner = {a.value: a.source.layer for a in fin.tokens if a.value.startswith("-")}
-    for a in fin.tokens:
+    kept, shadowed = final_tokens(inv)
+    winner = {a.value: a.source.layer for a in kept if a.value.startswith("-")}
+    for a in kept:
         if a.source.file == rf:
             t.emitted.add(a.key_path)
-    for flag, units in fin.shadowed.items():
+    for flag, units in shadowed.items():
         for u in units:
             for tok in (u.flag, u.value):
                 if tok is not None and tok.source.file == rf:
@@ -196,7 +196,12 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
 def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
     t = Tally()
     rf = recipe.rel_path
+    seen: set[str] = set()
     for sel in offered_selections(catalog, recipe):
+        key = repr(sel)  # (the enumeration repeats some selections: one resolve each; PD requests are dicts)
+        if key in seen:
+            continue
+        seen.add(key)
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:
@@ -266,10 +271,5 @@ def dead_value_report(recipe: Recipe, tally: Tally) -> list[Finding]:
 
 
 def dead_value_checker(catalog: Catalog) -> list[Finding]:
-    """Catalog-wide checker (``serve``'s reload panel): the fast pass of ``validate`` without the release lint.
-
-    One process: it may run inside a threaded server, where forking is not safe.
-    """
-    from .validate_pass import catalog_pass_findings  # it builds on this module
-
-    return catalog_pass_findings(catalog, release=False, workers=1)
+    """Catalog-wide checker (``serve``'s reload panel): dead values without the release lint."""
+    return [f for recipe in catalog.recipes for f in dead_value_findings(catalog, recipe)]

@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from vllm_recipes.catalog.memo import Table
-
 from .vllm_tables import FlagSpec, ReleaseView, Tables, load_tables, parse_version
 
 LintSeverity = Literal["error", "warning", "info"]
@@ -179,15 +177,9 @@ def _is_value(tok: str) -> bool:
     return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
-#: token -> :func:`_is_value` (a token list is classified by one C-level ``map``)
-_IS_VALUE: Table[str, bool] = Table(_is_value)
-#: distinct tokens remembered before the table is emptied (user-driven ``--arg`` values)
-_IS_VALUE_LIMIT = 100_000
-
-
 def starts_a_unit(tok: str) -> bool:
     """Whether the lint reads ``tok`` as a flag (the start of a unit linted on its own), not as a value."""
-    return not _IS_VALUE[tok]
+    return not _is_value(tok)
 
 
 def _has_var(value: str) -> bool:
@@ -216,34 +208,15 @@ class _Run:
 
     # ---- argv
     def tokens(self, toks: Sequence[str]) -> None:
-        """Lint flag by flag; a flag's findings depend only on it and its values, so they are cached
-        per target and reused at any position (most flags repeat across a catalog's renderings)."""
-        cache = _unit_cache(self.t)
-        if len(_IS_VALUE) > _IS_VALUE_LIMIT:
-            _IS_VALUE.clear()
-        is_value = list(map(_IS_VALUE.__getitem__, toks))
-        out = self.out
+        """Lint flag by flag (each flag with the values that follow it)."""
         i, n = 0, len(toks)
         while i < n:
-            if is_value[i]:
-                tok = toks[i]
+            tok = toks[i]
+            if _is_value(tok):
                 self.add("vllm-arity", "error", tok, f"stray value {tok!r}: no flag before it takes a value", i)
                 i += 1
-                continue
-            j = i + 1
-            while j < n and is_value[j]:
-                j += 1
-            unit = tuple(toks[i:j])
-            found = cache.get(unit)
-            if found is None:
-                sub = _Run(self.t)
-                sub.flag(unit, 0)
-                found = cache[unit] = tuple(sub.out)
-            if found and i:  # (a unit's findings always point at one of its tokens)
-                out.extend(VllmFinding(f[0], f[1], f[2], f[3], f[4] + i, f[5]) for f in found)
-            elif found:
-                out.extend(found)
-            i = j
+            else:
+                i = self.flag(toks, i)
 
     def flag(self, toks: Sequence[str], i: int) -> int:
         tok = toks[i]
@@ -492,20 +465,8 @@ class _Run:
 
     # ---- env
     def env(self, env: Mapping[str, Any]) -> None:
-        cache = _unit_cache(self.t)
-        names = (None, *env)  # the findings of the whole list of names (a unit key is never a tuple like it)
-        got = cache.get(names)
-        if got is None:
-            acc: list[VllmFinding] = []
-            for key in env:
-                found = cache.get(key)
-                if found is None:
-                    sub = _Run(self.t)
-                    sub.env_key(key)
-                    found = cache[key] = tuple(sub.out)
-                acc.extend(found)
-            got = cache[names] = tuple(acc)
-        self.out.extend(got)
+        for key in env:
+            self.env_key(key)
 
     def env_key(self, key: str) -> None:
         """Checks of one env entry (its name only: values are the recipe's business)."""
@@ -527,25 +488,16 @@ class _Run:
                      f"min_vllm_version {self.t.min_declared}", env_key=key)
 
 
-_UNIT_CACHES: dict[LintTarget, dict[Any, tuple[VllmFinding, ...]]] = {}
-_UNIT_CACHE_LIMIT = 100_000
-
-
-def _unit_cache(target: LintTarget) -> dict[Any, tuple[VllmFinding, ...]]:
-    """Findings of one flag unit / env name against ``target`` (bounded: user-driven ``--arg`` tokens)."""
-    cache = _UNIT_CACHES.get(target)
-    if cache is None:
-        if sum(len(c) for c in _UNIT_CACHES.values()) > _UNIT_CACHE_LIMIT:
-            _UNIT_CACHES.clear()
-        cache = _UNIT_CACHES[target] = {}
-    elif len(cache) > _UNIT_CACHE_LIMIT:
-        cache.clear()
-    return cache
-
-
 def lint_tokens(tokens: Sequence[str], env: Mapping[str, Any], target: LintTarget) -> list[VllmFinding]:
     """Findings for one ``vllm serve`` process: ``tokens`` are its arguments after the model id."""
     run = _Run(target)
     run.tokens(tokens)
     run.env(env)
     return run.out
+
+
+@lru_cache(maxsize=4096)
+def lint_process(tokens: tuple[str, ...], env_names: tuple[str, ...], target: LintTarget) -> tuple[VllmFinding, ...]:
+    """:func:`lint_tokens` of a process's kept token values and env names, remembered (bounded):
+    ``validate`` lints the same lists in thousands of selections (a pure function of its arguments)."""
+    return tuple(lint_tokens(tokens, dict.fromkeys(env_names, ""), target))

@@ -15,7 +15,8 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get, is_map
 from vllm_recipes.render.explain import locate, plan_processes
-from vllm_recipes.render.rendering import kept_positions_of, meta_for, token_values
+from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -27,7 +28,7 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
-from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_tokens
+from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_process
 from .vllm_tables import parse_version
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -95,39 +96,10 @@ def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tup
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    image = meta_for(ctx).image  # the only thing of the hardware the choice reads
-    memo_key = (ctx.recipe_file, "vllm-lint-target", ctx.variant_data_key, image, ctx.sel.kv_offload, forced)
-    got = ctx.catalog.memo.get(memo_key)
-    if got is None:
-        flags, env = declared_extensions(ctx.recipe)
-        got = choose_target(image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload),
-                            forced=forced, declared_flags=flags, declared_env=env)
-        ctx.catalog.memo[memo_key] = got
-    return got
-
-
-def _kept_tokens(ctx: Ctx, inv: Invocation) -> list[Arg]:
-    """The tokens the renderers print (``finalize``'s dedupe and drops), with their sources.
-
-    (:func:`~vllm_recipes.render.shell.kept_positions` is ``finalize`` on values; a property test holds them equal.)
-
-    Dedupe depends on the token values only, so the kept positions are memoized by the values
-    (``validate`` meets the same argument lists in thousands of selections).
-    """
-    args = inv.args
-    return [args[i] for i in kept_positions_of(ctx.catalog.memo, token_values(inv), inv.drop_flags)]
-
-
-def lint_kept(ctx: Ctx, tokens: tuple[str, ...], env: tuple[str, ...], target: LintTarget
-                 ) -> list[VllmFinding]:
-    """:func:`lint_tokens` of a process's kept token values and env names (memoized by them and the target)."""
-    key = ("vllm-lint", tokens, env, target.view.idx, target.min_view.idx if target.min_view else None,
-           target.image, target.declared_flags, target.declared_env)
-    memo = ctx.catalog.memo
-    got = memo.get(key)
-    if got is None:
-        got = memo[key] = lint_tokens(tokens, dict.fromkeys(env, ""), target)
-    return got
+    flags, env = declared_extensions(ctx.recipe)
+    return choose_target(meta_for(ctx).image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant,
+                                                                   ctx.sel.kv_offload),
+                         forced=forced, declared_flags=flags, declared_env=env)
 
 
 def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
@@ -136,9 +108,8 @@ def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], targe
 
     A pure function of the process's tokens (values and sources), its env and ``target``.
     """
-    kept = _kept_tokens(ctx, inv)
-    return with_sources(lint_kept(ctx, tuple(a.value for a in kept), tuple(e.key for e in env), target),
-                        kept, env)
+    kept = final_tokens(inv)[0]
+    return with_sources(lint_process(tuple(a.value for a in kept), tuple(e.key for e in env), target), kept, env)
 
 
 def with_sources(findings: Iterable[VllmFinding], kept: Sequence[Arg], env: Iterable[EnvValue]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Checker, Finding, position_of
+from vllm_recipes.catalog.usable import usable_catalog
+from vllm_recipes.parallel import parallel_map
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
@@ -90,17 +92,20 @@ def vllm_release_checker(forced: str | None = None) -> Checker:
     return check
 
 
+def _dead_values_and_release(job: tuple[Catalog, Recipe, str | None]) -> list[Finding]:
+    catalog, recipe, forced = job
+    acc = ReleaseFindings(catalog, forced, recipe)
+    return [*dead_value_findings(catalog, recipe, on_plan=acc.add), *acc.findings]
+
+
 def dead_value_and_release_checker(forced: str | None = None) -> Checker:
-    """Dead values and the release lint in one pass over the offered selections (what ``validate`` runs)."""
+    """Dead values and the release lint in one pass over the offered selections (what ``validate`` runs),
+    recipes spread over the cores. Like every other use of the engine, only recipes without validation
+    errors are resolved (the others are reported by their errors alone)."""
 
     def check(catalog: Catalog) -> list[Finding]:
-        out: list[Finding] = []
-        for recipe in catalog.recipes:
-            if recipe.is_omni:
-                continue
-            acc = ReleaseFindings(catalog, forced, recipe)
-            out.extend(dead_value_findings(catalog, recipe, on_plan=acc.add))
-            out.extend(acc.findings)
-        return out
+        usable = usable_catalog(catalog)[0]
+        jobs = [(usable, recipe, forced) for recipe in usable.recipes if not recipe.is_omni]
+        return [f for found in parallel_map(_dead_values_and_release, jobs, min_items=2) for f in found]
 
     return check

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from vllm_recipes import __version__
 
+from .shell import INHERITED, PLACEHOLDER_REF
 from .workloads import SELF, Deployment, ExportError, Process, RankTerm, placeholders
 
 MEDIA_YAML = "text/yaml"
@@ -22,7 +23,6 @@ MEDIA_SHELL = "text/x-shellscript"
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: variables a value extends from the process's own environment (``LD_PRELOAD=/lib.so:$LD_PRELOAD``):
 #: not placeholders for the user, expanded by a shell in the container / on the node
-INHERITED = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH"})
 #: the data-parallel RPC port of each PD pool: a fixed number is safe (a pod, a Compose service and a
 #: Slurm node each have their own ports; co-located pools on one machine get different ones)
 RPC_PORTS = {"PREFILL_DP_RPC_PORT": 13345, "DECODE_DP_RPC_PORT": 13346}
@@ -116,7 +116,7 @@ def whole_json_values(dep: Deployment) -> frozenset[str]:
     out: set[str] = set()
     for p in dep.processes:
         for f in p.files:
-            out.update(re.findall(r'"\$([A-Z_][A-Z0-9_]*)"', f.content))
+            out.update(re.findall(f'"{PLACEHOLDER_REF.pattern}"', f.content))
     return frozenset(out)
 
 
@@ -145,7 +145,7 @@ def substitute(text: str, bind: Callable[[str], str | None]) -> str:
         v = bind(m.group(1))
         return m.group(0) if v is None else v
 
-    return re.sub(r"\$([A-Z_][A-Z0-9_]*)", one, text)
+    return PLACEHOLDER_REF.sub(one, text)
 
 
 def shell_command(tokens: Iterable[str | RankTerm], word: Callable[[str], str], rank_var: str,

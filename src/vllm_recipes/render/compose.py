@@ -10,7 +10,6 @@ instead of starting with an empty value.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from .artifacts import (
     whole_json_values,
 )
 from .k8s import FILES_MOUNT, HF_CACHE, dump, shell_word
+from .shell import PLACEHOLDER_REF
 from .workloads import PLACEHOLDER, Deployment, ExportError, Process, container_install
 
 HEALTH_INTERVAL_S = 10
@@ -66,7 +66,7 @@ class Binder:
         """A value for the Compose file: bound placeholders filled, the rest required variables."""
         out: list[str] = []
         pos = 0
-        for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", value):
+        for m in PLACEHOLDER_REF.finditer(value):
             out.append(compose_literal(value[pos:m.start()]))
             name = m.group(1)
             b = self.bind(name)

@@ -79,7 +79,7 @@ def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: 
         if isinstance(override, str):
             if brand_key == "nvidia":
                 pinned = override
-        elif is_map(override) and any(k in override for k in BRAND_KEYS):
+        elif isinstance(override, dict) and any(k in override for k in BRAND_KEYS):
             v = override.get(brand_key)
             if isinstance(v, str):
                 pinned = v

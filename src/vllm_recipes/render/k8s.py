@@ -35,6 +35,7 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
+from .shell import PLACEHOLDER_REF
 from .workloads import PLACEHOLDER, SELF, Deployment, ExportError, Process, RankTerm, container_install
 
 KUBERNETES_VERSION = "1.33"
@@ -170,7 +171,7 @@ def exec_text(text: str, p: Process, names: Names) -> str:
     """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``."""
     out: list[str] = []
     pos = 0
-    for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", text):
+    for m in PLACEHOLDER_REF.finditer(text):
         out.append(k8s_literal(text[pos:m.start()]))
         b = names.bind(p, m.group(1))
         if b is None:
@@ -187,7 +188,7 @@ def shell_word(text: str, bind: Callable[[str], str]) -> str:
     """A token as a shell word: literal parts quoted, each placeholder as a double-quoted ``${VAR}``."""
     parts: list[str] = []
     pos = 0
-    for m in re.finditer(r"\$([A-Z_][A-Z0-9_]*)", text):
+    for m in PLACEHOLDER_REF.finditer(text):
         if m.start() > pos:
             parts.append(shlex.quote(text[pos:m.start()]))
         parts.append(bind(m.group(1)))
@@ -493,7 +494,7 @@ def _file_text(content: str, names: Names, p: Process) -> str:
         b = names.bind(p, m.group(1))
         return m.group(0) if b is None or b[1] else b[0]
 
-    return re.sub(r"\$([A-Z_][A-Z0-9_]*)", one, content)
+    return PLACEHOLDER_REF.sub(one, content)
 
 
 def _labels(base: str, component: str) -> dict[str, str]:

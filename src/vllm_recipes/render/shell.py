@@ -17,11 +17,19 @@ from vllm_recipes.synth.plan import Arg, Invocation
 
 _SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
 _REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-#: The placeholders the user fills in (synthesis.md §5.2, plus ``IB_IF``, which the DGX Spark
-#: recipes' guides ask for with ``HEAD_IP`` and ``IFACE_NAME``): the only shell expansion a
-#: rendered command may contain. Any other ``$NAME`` in a value is data and is quoted.
+#: Search paths a value may extend (``LD_PRELOAD=/usr/lib/x.so:$LD_PRELOAD``): read from the environment
+#: the command runs in, like the placeholders below (render/artifacts.py binds them per deploy target).
+INHERITED = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH"})
+#: The placeholders the user fills in (synthesis.md §5.2, plus ``IB_IF``, which the DGX Spark recipes'
+#: guides ask for with ``HEAD_IP`` and ``IFACE_NAME``), a deploy worker's own address (``NODE_SELF_ADDRESS``,
+#: render/workloads.py SELF) and :data:`INHERITED`: the only shell expansion a
+#: rendered command may contain. Any other ``$NAME`` in a value (``$HF_TOKEN``) is data and is quoted.
 PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT|(?:PREFILL|DECODE)_DP_RPC_PORT"
-                              r"|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*|VLLM_INSTANCE_[1-9][0-9]*|MOONCAKE_[A-Z0-9_]+")
+                              r"|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*|VLLM_INSTANCE_[1-9][0-9]*|MOONCAKE_[A-Z0-9_]+"
+                              r"|NODE_SELF_ADDRESS|"
+                              + "|".join(sorted(INHERITED)))
+#: a ``$NAME`` reference to a declared placeholder (group 1: the name), for the deploy targets
+PLACEHOLDER_REF = re.compile(rf"\$({PLACEHOLDER_NAME.pattern})(?![A-Za-z0-9_])")
 ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
 
@@ -120,46 +128,21 @@ class Finalized:
         return [a.value for a in self.tokens]
 
 
-def parse_units(tokens: Sequence[Arg]) -> list[Unit]:
-    units: list[Unit] = []
-    i, n = 0, len(tokens)
-    while i < n:
-        t = tokens[i]
-        if t.value.startswith("-"):
-            if i + 1 < n and not tokens[i + 1].value.startswith("-"):
-                units.append(Unit(t, tokens[i + 1]))
-                i += 2
-                continue
-            units.append(Unit(t))
-        else:
-            units.append(Unit(t, positional=True))
-        i += 1
-    return units
-
-
-def dedupe(tokens: Sequence[Arg]) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
-    """§7.1 pre-filter + §7.2 last-wins dedupe; returns kept tokens and shadowed units."""
-    filtered = [a for a in tokens if a.value != ""]
-    units = parse_units(filtered)
-    seen: set[str] = set()
-    keep = [False] * len(units)
+def dedupe(tokens: Sequence[Arg], drop_flags: Sequence[str] = ()) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
+    """§7.1 pre-filter + §7.2 last-wins dedupe (then ``drop_flags`` removed), keeping provenance:
+    the kept tokens and, per flag, the units it shadowed (oldest first). The rule is :func:`dedupe_positions`."""
+    values = tuple(a.value for a in tokens)
+    kept, shadowed = dedupe_positions(values, tuple(drop_flags))
     shadow: dict[str, list[Unit]] = {}
-    for idx in range(len(units) - 1, -1, -1):
-        u = units[idx]
-        if u.positional:
-            keep[idx] = True
-        elif u.flag.value not in seen:
-            seen.add(u.flag.value)
-            keep[idx] = True
-        else:
-            shadow.setdefault(u.flag.value, []).append(u)
-    out: list[Arg] = []
-    for u, k in zip(units, keep, strict=True):
-        if k:
-            out.append(u.flag)
-            if u.value is not None:
-                out.append(u.value)
-    return out, {f: tuple(reversed(us)) for f, us in shadow.items()}
+    units: list[Unit] = []
+    for i, _winner in shadowed:
+        v = values[i]
+        if v.startswith("-"):
+            units = shadow.setdefault(v, [])
+            units.append(Unit(tokens[i]))
+        else:  # the value of the flag just before it
+            units[-1] = Unit(units[-1].flag, tokens[i])
+    return [tokens[i] for i in kept], {f: tuple(us) for f, us in shadow.items()}
 
 
 def pair_lines(values: Sequence[str]) -> list[str]:
@@ -177,11 +160,6 @@ def pair_lines(values: Sequence[str]) -> list[str]:
     return lines
 
 
-def drop(tokens: Sequence[Arg], flags: Sequence[str]) -> list[Arg]:
-    """Remove ``flags`` and each one's value (the next token when it is not a flag)."""
-    return [tokens[i] for i in _kept_after_drop([a.value for a in tokens], flags)]
-
-
 def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
     out: list[int] = []
     i, n = 0, len(values)
@@ -195,22 +173,19 @@ def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
 
 
 def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tuple[int, ...]:
-    """Indices into ``values`` of the tokens a process keeps, from the token *values* alone.
-
-    The same §7 pre-filter, last-wins dedupe and drop as :func:`final_tokens` (a
-    property test holds them equal), without the provenance bookkeeping: what the
-    rendering and the lint, both memoized by token values, need.
-    """
-    return dedupe_positions(values, drop_flags)[0]
+    """Indices into ``values`` of the tokens a process keeps (see :func:`dedupe_positions`)."""
+    return dedupe_positions(tuple(values), tuple(drop_flags))[0]
 
 
-def dedupe_positions(values: Sequence[str], drop_flags: Sequence[str] = ()
+@functools.lru_cache(maxsize=4096)
+def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
                      ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-    """:func:`kept_positions`, plus each shadowed token's index with the index of the kept flag that won
-    over it (-1 when that flag was dropped): what the dead-value lint reads of :func:`final_tokens`.
+    """The §7 dedupe rule, on token values: indices of the kept tokens (§7.1 empty tokens out, §7.2 the last
+    occurrence of a flag wins, then ``drop_flags`` and their values out), plus each shadowed token's index
+    with the index of the kept flag that won over it (-1 when that flag was dropped).
 
-    One scan from the end: a unit's extent is known locally (a non-flag is a flag's value exactly when a
-    flag precedes it), so last-wins is decided as the units are met, without listing them first.
+    One scan from the end, linear in the tokens: a non-flag is a flag's value exactly when a flag precedes
+    it. Remembered by values (bounded): ``validate`` meets the same lists in thousands of selections.
     """
     filtered = "" in values
     if filtered:
@@ -267,9 +242,7 @@ def render_values(binary: str, model_id: str, values: Sequence[str],
                   drop_flags: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
     """Text and argv of a process from its raw token *values* alone.
 
-    The same §7 pre-filter, last-wins dedupe, drop and layout as
-    :func:`render_invocation` (a property test holds them equal), without the
-    provenance bookkeeping: what a rendering memoized by token values needs.
+    The same §7 dedupe and layout as :func:`render_invocation`, without provenance.
     """
     return render_kept(binary, model_id, [values[i] for i in kept_positions(values, drop_flags)])
 
@@ -281,10 +254,7 @@ def render_kept(binary: str, model_id: str, kept: Sequence[str]) -> tuple[str, t
 
 def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
     """The kept tokens of a process (dedupe, then dropped flags) and what each flag shadowed."""
-    kept, shadowed = dedupe(inv.args)
-    if inv.drop_flags:
-        kept = drop(kept, inv.drop_flags)
-    return kept, shadowed
+    return dedupe(inv.args, inv.drop_flags)
 
 
 def finalize(inv: Invocation) -> Finalized:

@@ -29,10 +29,11 @@ from .artifacts import (
     whole_json_values,
 )
 from .k8s import dump, shell_word
+from .shell import PLACEHOLDER_REF
 from .workloads import Deployment, ExportError, Process, instantiate
 
 _INT = re.compile(r"^(0|[1-9][0-9]*)$")
-_PLACEHOLDER = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
+_PLACEHOLDER = PLACEHOLDER_REF
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 
 

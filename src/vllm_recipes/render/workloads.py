@@ -30,11 +30,11 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import render_invocation, router_text
+from .shell import PLACEHOLDER_REF, render_invocation, router_text
 
 #: placeholder of a worker's own network address in a worker template
 SELF = "NODE_SELF_ADDRESS"
-PLACEHOLDER = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
+PLACEHOLDER = PLACEHOLDER_REF  # (only declared placeholders: render/shell.py)
 #: flags whose value is ``step x node rank`` on a worker (vLLM semantics, not recipe data)
 RANK_FLAGS = ("--data-parallel-start-rank", "--node-rank")
 DEFAULT_PORT = 8000

@@ -10,7 +10,6 @@ rewriting an invalid URL.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,6 +30,7 @@ from .defaults import (
 from .gates import (
     MAX_NODES,
     allowed_modes,
+    bounded_nodes,
     effective_vram_min,
     feature_conflicts,
     fits_single_node,
@@ -46,7 +46,6 @@ from .gates import (
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
     kv_store_offered,
-    bounded_nodes,
     nodes_for_strategy,
     offered_strategies,
     pd_pool_modes,

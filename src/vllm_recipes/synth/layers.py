@@ -58,21 +58,11 @@ class Call:
 class Contribution:
     args: list[Arg] = field(default_factory=list)
     env: list[EnvFragment] = field(default_factory=list)
-    #: ``env`` as ``(name, value, source)`` per entry, made once by :meth:`env_entries`
-    _entries: tuple[tuple[str, Any, Source], ...] | None = field(default=None, repr=False, compare=False)
 
-    def env_entries(self) -> tuple[tuple[str, Any, Source], ...]:
-        """Every env entry with its own source (the map's key path plus the name), in merge order.
-
-        Made once per contribution: the memoized layers' contributions are merged into
-        many envs, and the sources are the same each time.
-        """
-        entries = self._entries
-        if entries is None:
-            entries = self._entries = tuple(
-                (k, v, Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note))
-                for m, src in self.env for k, v in m.items())
-        return entries
+    def env_entries(self) -> list[tuple[str, Any, Source]]:
+        """Every env entry with its own source (the map's key path plus the name), in merge order."""
+        return [(k, v, Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note))
+                for m, src in self.env for k, v in m.items()]
 
     def add_args(self, tokens: Any, source: Source) -> None:
         """Append ``tokens`` if it is a list (JS: only if truthy)."""

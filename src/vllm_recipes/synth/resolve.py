@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from itertools import chain
+from collections.abc import Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.memo import SELECTIONS, remember, remember_answer, selection_cache
 from vllm_recipes.jsvalues import (
     as_map,
     first_present,
@@ -22,16 +20,13 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context, profile_facts, shape_of
+from .context import Ctx, build_context
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
     LAYERS,
     Call,
     Contribution,
-    layer_advanced,
-    layer_features,
-    layer_parallelism,
     pd_role_request,
 )
 from .plan import (
@@ -55,209 +50,24 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-#: What each memoized layer reads, as its memo key: a layer's contribution (args, env and
-#: their provenance) is computed once per distinct key and shared by every selection with
-#: that key. ``hw_class`` stands for the hardware (see :func:`~.context.hardware_class`).
-LAYER_KEYS: dict[str, Callable[[Ctx, Call], tuple[Any, ...]]] = {
-    "base": lambda ctx, call: (ctx.recipe_file,),
-    "frontend": lambda ctx, call: (ctx.frontend,),
-    "variant": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key),
-    "variant-hardware": lambda ctx, call: (ctx.recipe_file, ctx.variant_data_key,
-                                           ctx.hw_id if is_map(ctx.variant_exact_ho) else None),
-    "strategy": lambda ctx, call: (ctx.strategy_name, call.role),
-    "strategy-override": lambda ctx, call: (ctx.recipe_file, ctx.strategy_name, call.role),
-    "hardware-overrides": lambda ctx, call: _hardware_overrides_key(ctx, call),
-    "kv-option": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_opt is not None else None,),
-    "mooncake": lambda ctx, call: (ctx.sel.kv_offload if ctx.kv_store is not None else None, ctx.kv_composing,
-                                   ctx.is_pd, call.role),
-}
-
-
-def _hardware_overrides_key(ctx: Ctx, call: Call) -> tuple[Any, ...]:
-    """What ``layer_hardware_overrides`` reads, finer than the hardware class.
-
-    The layer looks the profile up by generation and brand in the strategy
-    override's, the recipe's and the variant's ``hardware_overrides``, and by id only
-    in the strategy override's (and its role's) maps: the id matters only when one of
-    those names it. The strategy (and role) appear in its tokens' sources only when
-    the strategy override has such maps, the variant only when it has its own.
-    """
-    so = ctx.so
-    so_ho = so.get("hardware_overrides") if so is not None else None
-    role_ho = get(so.get(call.role), "hardware_overrides") if so is not None and call.role else None
-    hw_id = ctx.hw_id
-    by_id = (is_map(so_ho) and hw_id in so_ho) or (is_map(role_ho) and hw_id in role_ho)
-    by_strategy = is_map(so_ho) or is_map(role_ho)
-    return (ctx.recipe_file, ctx.variant_data_key if is_map(ctx.variant.get("hardware_overrides")) else None,
-            hw_id if by_id else profile_facts(ctx.catalog, hw_id)[3],
-            (ctx.strategy_name, call.role if is_map(role_ho) else None) if by_strategy else None)
-
-
-def _layer(ctx: Ctx, name: str, call: Call) -> Contribution:
-    """One layer's contribution, memoized by :data:`LAYER_KEYS` (computed layers run every time)."""
-    keyf = LAYER_KEYS.get(name)
-    if keyf is None:
-        return LAYERS[name](ctx, call)
-    key = ("layer", name, *keyf(ctx, call))
-    memo = ctx.catalog.memo
-    hit = memo.get(key)
-    if hit is None:
-        hit = remember(memo, key, LAYERS[name](ctx, call))
-    return hit  # type: ignore[no-any-return]
-
-
-def _feature_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
-    """The features layer, memoized by what it reads (features and modes as selected).
-
-    The strategy is read only through each feature's ``strategies`` allowlist, so the
-    key holds the features the strategy lets through instead: strategies that admit
-    the same features share the entry. In front of that, the shape's memo answers by
-    the selection's own feature list (the strategy is the shape's).
-    """
-    sel = ctx.sel
-    if not sel.features:
-        return ()
-    compiled = shape_of(ctx)
-    local = ("features", ctx.features_hw_class, sel.features, sel.feature_modes)
-    hit = compiled.memo.get(local)
-    if hit is not None:
-        return hit  # type: ignore[no-any-return]
-    feats, strategy = ctx.features, ctx.strategy_name
-    admitted = tuple(f for f in sel.features if is_feature_allowed_for_strategy(feats.get(f), strategy))
-    key = (ctx.recipe_file, "features", sel.variant_key, ctx.variant_data_key, ctx.features_hw_class, admitted,
-           sel.feature_modes, ctx.kv_composing)
-    memo = ctx.catalog.memo
-    hit = memo.get(key)
-    if hit is None:
-        hit = remember(memo, key, tuple(layer_features(ctx, call).args))
-    return compiled.keep(local, hit)  # type: ignore[no-any-return]
-
-
-def feature_tokens(ctx: Ctx) -> tuple[Arg, ...]:
-    """The features layer's tokens of a context's selection, as :func:`build_args` places them (memoized: the
-    same token objects as in the resolved plan)."""
-    return _feature_args(ctx, ROLE_CALLS[None])
-
-
-#: The layers around ``parallelism`` whose arguments never depend on the selection beyond
-#: (recipe, variant data, hardware class, strategy, role): compiled into cached tuples.
-STATIC_HEAD = ARG_ORDER[:ARG_ORDER.index("parallelism")]
-STATIC_TAIL = ("strategy-override", "hardware-overrides")
-assert ARG_ORDER[len(STATIC_HEAD) + 1:len(STATIC_HEAD) + 3] == STATIC_TAIL
-DYNAMIC_TAIL = ARG_ORDER[len(STATIC_HEAD) + 3:]
-#: the layers after ``features``, as static as the head and tail (KV option, Mooncake)
-STATIC_END = DYNAMIC_TAIL[DYNAMIC_TAIL.index("features") + 1:]
-assert ("advanced", "features", *STATIC_END) == DYNAMIC_TAIL
-
-
-#: the memoized layers that read the hardware (through its class); the others are looked up
-#: once per shape and role (their :data:`LAYER_KEYS` hold no hardware)
-HARDWARE_LAYERS = ("variant-hardware", "hardware-overrides", "kv-option")
-
-
-def _class_parts(ctx: Ctx, call: Call) -> tuple[tuple[tuple[Arg, ...], tuple[Arg, ...], tuple[Arg, ...]],
-                                                dict[str, Contribution]]:
-    """The static tokens before and after the parallelism layer and after the features, plus
-    every memoized layer's contribution (the env merges them): one lookup per selection in
-    its shape's memo, assembled on a miss from the per-layer memo.
-
-    Keyed by role and hardware *class*: every memoized layer keys its own memo by
-    ``ctx.hw_class`` or by less (see :data:`LAYER_KEYS`; the KV option reads the brand,
-    part of the class), so profiles of one class share the entry.
-    """
-    key = ("class-parts", ctx.hw_class, call.role)
-    compiled = shape_of(ctx)
-    memo = compiled.memo
-    hit = memo.get(key)
-    if hit is None:
-        # the layers before the KV option and Mooncake read no KV choice: shared by the shapes of every KV
-        # choice (and kept in the catalog memo by what their keys read: recipe, variant, strategy,
-        # frontend, hardware class and role)
-        common_key = (ctx.recipe_file, "class-parts-common", ctx.variant_data_key, ctx.strategy_name, ctx.frontend,
-                      ctx.hw_class, call.role)
-        catalog_memo = ctx.catalog.memo
-        common = catalog_memo.get(common_key)
-        if common is None:
-            common_parts = {n: _layer(ctx, n, call) for n in LAYER_KEYS if n not in STATIC_END}
-            common = remember(catalog_memo, common_key, (
-                common_parts, tuple(tuple(chain.from_iterable(common_parts[n].args for n in names))
-                                    for names in (STATIC_HEAD, STATIC_TAIL))))
-        common_parts, (head, tail) = common
-        parts = {**common_parts, **{n: _layer(ctx, n, call) for n in STATIC_END}}
-        end = tuple(chain.from_iterable(parts[n].args for n in STATIC_END))
-        hit = compiled.keep(key, ((head, tail, end), parts))
-    return hit  # type: ignore[no-any-return]
-
-
-def _parallelism_args(ctx: Ctx, call: Call) -> tuple[Arg, ...]:
-    """The parallelism layer's tokens, memoized by everything it reads.
-
-    Of the recipe the layer reads the strategy's override and its PD pool modes; of the
-    catalog the strategy; of the selection the call, the node count, the GPU count and
-    single-node TP size, the master address (from the instance counts), the PD pool
-    request and, for a multi-node DEP override, the hardware class. Variants, frontends
-    and KV options that leave those alike share the entry.
-    """
-    sel = ctx.sel
-    key = (ctx.recipe_file, "parallelism", sel.strategy, call.role, call.node_role, call.rank, sel.node_count,
-           repr(ctx.gpu_count), repr(ctx.single_node_tp), ctx.mp_master_addr, ctx.hw_class if ctx.is_multi else None,
-           repr(sel.pd_nodes) if ctx.is_pd else None)
-    memo = ctx.catalog.memo
-    hit = memo.get(key)
-    if hit is None:
-        hit = remember(memo, key, tuple(layer_parallelism(ctx, call).args))
-    return hit  # type: ignore[no-any-return]
-
-
-#: the calls of single-process and PD plans (made once: a frozen dataclass costs its ``__setattr__`` calls)
+#: the calls of single-process and PD plans
 ROLE_CALLS: dict[str | None, Call] = {None: Call(), "prefill": Call(role="prefill"), "decode": Call(role="decode")}
 
 
 def build_args(ctx: Ctx, call: Call) -> Invocation:
-    """§5.1: the raw argument tokens of one process, in :data:`ARG_ORDER`.
-
-    ``ctx`` must come from :func:`~.context.build_context` (its shape's memo holds the pieces).
-    """
-    head, tail, end = _class_parts(ctx, call)[0]
-    middle = _parallelism_args(ctx, call)
-    if ctx.sel.advanced:
-        tail = (*tail, *layer_advanced(ctx, call).args)
-    return Invocation(ctx.model_id, head + middle + tail + _feature_args(ctx, call) + end)
+    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER`."""
+    return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in LAYERS[name](ctx, call).args))
 
 
 def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
-    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking (memoized).
-
-    The merge is memoized by the identities of the (memoized) layer contributions it
-    merges, plus what the PD steps read; the entry keeps the contributions, checked on a hit.
-    In front of that, one lookup per selection in its shape's memo keyed by the hardware
-    *class*: the env layers key their contributions by ``ctx.hw_class`` or by less, the
-    NVL4 profiles are always their own class, and the PD key carries the GPU count and
-    pool request pinning reads.
-    """
-    sel = ctx.sel
-    pd_key = None
+    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
+    call = ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
+    merged: dict[str, EnvValue] = {}
+    for name in ENV_ORDER:
+        _merge_into(merged, LAYERS[name](ctx, call))
     if ctx.is_pd and role:
-        pd_key = (repr(ctx.gpu_count), repr(sel.pd_nodes), ctx.node_count > 1, ctx.hw_id in NVL4_PROFILES)
-    compiled = shape_of(ctx)
-    direct = ("env", ctx.hw_class, role, pd_key)
-    hit = compiled.memo.get(direct)
-    if hit is not None:
-        return hit  # type: ignore[no-any-return]
-    parts = _class_parts(ctx, ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role))[1]
-    used = tuple(p for n in ENV_ORDER if n in parts and (p := parts[n]).env)
-    key = ("env", role, pd_key, *map(id, used))
-    memo = ctx.catalog.memo
-    hit = memo.get(key)
-    if hit is None or any(a is not b for a, b in zip(hit[0], used, strict=True)):
-        hit = remember(memo, key, (used, _build_env(ctx, role, parts)))
-    return compiled.keep(direct, hit[1])  # type: ignore[no-any-return]
-
-
-#: the env layers merged first that read nothing of the hardware nor of the call but its role:
-#: their merge is kept per shape and role, and every env of the shape continues from a copy
-ENV_PREFIX = ENV_ORDER[:3]
-assert not set(ENV_PREFIX) & {*HARDWARE_LAYERS, "pd-pinning"}
+        _pd_env(ctx, role, merged)
+    return tuple(merged.values())
 
 
 def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
@@ -268,46 +78,22 @@ def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
         merged[k] = EnvValue(k, v, s, (*old.shadowed, (old.value, old.source)) if old is not None else ())
 
 
-def _build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
-    """The merge itself; ``parts``: the memoized layers' contributions, already looked up."""
-    call = Call(role=role)
-    prefix_key = ("env-prefix", role)
-    compiled = shape_of(ctx)
-    prefix = compiled.memo.get(prefix_key)
-    if prefix is None:
-        prefix = {}
-        for name in ENV_PREFIX:
-            part = parts.get(name) if parts is not None else None
-            _merge_into(prefix, part if part is not None else _layer(ctx, name, call))
-        compiled.keep(prefix_key, prefix)
-    merged = dict(prefix)
-    for name in ENV_ORDER[len(ENV_PREFIX):]:
-        part = parts.get(name) if parts is not None else None
-        _merge_into(merged, part if part is not None else _layer(ctx, name, call))
-    if ctx.is_pd and role:
-        if ctx.hw_id not in NVL4_PROFILES:
-            for k in NVL4_ONLY_ENV:
-                merged.pop(k, None)
-        pd_role = pd_role_request(ctx, role)
-        rank = pd_role.get("rank") if truthy(pd_role.get("rank")) else 0
-        par = first_truthy(pd_role.get("parallelism"), get(get(ctx.so, role), "parallelism"),
-                           get(ctx.strategy.get(role), "parallelism"), "tp")
-        if is_number(rank) and rank > 0 and par == "dep":
-            needle = f"${role.upper()}_NODE_1"
-            repl = f"${role.upper()}_NODE_{int(rank) + 1 if float(rank).is_integer() else rank + 1}"
-            for k, ev in list(merged.items()):
-                if ev.value == needle:
-                    merged[k] = EnvValue(k, repl, Source("pd-rank-rewrite", "", (), f"rank {rank} of a DEP pool"),
-                                         (*ev.shadowed, (ev.value, ev.source)))
-    return tuple(merged.values())
-
-
-def _plan_companions(ctx: Ctx) -> tuple[Companion, ...]:
-    """:func:`_companions`, memoized in the shape by the feature list and whether the KV option applies."""
-    sel = ctx.sel
-    if not sel.features and ctx.kv_opt is None:
-        return ()
-    return shape_of(ctx).recall(("companions", sel.features, ctx.kv_opt is not None), _companions, ctx)
+def _pd_env(ctx: Ctx, role: str, merged: dict[str, EnvValue]) -> None:
+    """§6 PD steps: NVL4-only variables off other hardware, the DEP rank rewrite of node addresses."""
+    if ctx.hw_id not in NVL4_PROFILES:
+        for k in NVL4_ONLY_ENV:
+            merged.pop(k, None)
+    pd_role = pd_role_request(ctx, role)
+    rank = pd_role.get("rank") if truthy(pd_role.get("rank")) else 0
+    par = first_truthy(pd_role.get("parallelism"), get(get(ctx.so, role), "parallelism"),
+                       get(ctx.strategy.get(role), "parallelism"), "tp")
+    if is_number(rank) and rank > 0 and par == "dep":
+        needle = f"${role.upper()}_NODE_1"
+        repl = f"${role.upper()}_NODE_{int(rank) + 1 if float(rank).is_integer() else rank + 1}"
+        for k, ev in list(merged.items()):
+            if ev.value == needle:
+                merged[k] = EnvValue(k, repl, Source("pd-rank-rewrite", "", (), f"rank {rank} of a DEP pool"),
+                                     (*ev.shadowed, (ev.value, ev.source)))
 
 
 def _companions(ctx: Ctx) -> tuple[Companion, ...]:
@@ -439,24 +225,12 @@ def _gateway_router(ctx: Ctx, rid: str, spec: Mapping[str, Any], pm: dict[str, A
 
 
 def _pd_pools(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
-    """Both pools' ``roleMeta`` and the vllm-router, memoized in the shape by what they read
-    (the GPU count, the pool requests and the node count; the rest is the shape's)."""
-    return shape_of(ctx).recall(("pd-pools", repr(ctx.gpu_count), repr(ctx.sel.pd_nodes), ctx.node_count),
-                                _pd_pools_of, ctx)
-
-
-def _pd_pools_of(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
-    """Both pools' ``roleMeta`` and the router that joins them (what :func:`_pd_pools` remembers)."""
+    """Both pools' ``roleMeta`` and the vllm-router that joins them."""
     metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
     return metas, _pd_router(ctx, metas["prefill"], metas["decode"])
 
 
 def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
-    """:func:`_mooncake_blocks`, memoized in the shape by the brand (the install reads it; the rest is the shape's)."""
-    return shape_of(ctx).recall(("mooncake-parts", repr(ctx.profile.get("brand"))), _mooncake_blocks, ctx)
-
-
-def _mooncake_blocks(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
     """Master, store, vLLM config template, its note and the install line of the Mooncake deployment."""
     kv = as_map(ctx.kv_store)
     mm = as_map(kv.get("mooncake_master"))
@@ -517,29 +291,10 @@ def resolve_plan(ctx: Ctx) -> Plan:
         head = build_args(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
         return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, build_args(ctx, ROLE_CALLS[None]), build_env(ctx, None), _plan_companions(ctx))
+    return SinglePlan(ctx.deploy_type, build_args(ctx, ROLE_CALLS[None]), build_env(ctx, None), _companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
-    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O).
-
-    A selection resolved before is answered from the catalog's bounded memo (the
-    website resolves the same few selections over and over); plans are immutable.
-    """
-    memo = catalog.memo
-    cache = memo.get(SELECTIONS)  # (inlined selection_cache: this is the website's hot path)
-    if cache is None:
-        cache = selection_cache(memo)
-    data = recipe.doc.data
-    try:
-        key: tuple[Any, ...] | None = ("resolve", recipe.rel_path, sel)
-        hit = cache.get(key)
-    except TypeError:  # a PD pool or KV request given as a dict: not hashable, not cached
-        key = hit = None
-    if hit is not None and hit[0] is data:
-        return hit[1]  # type: ignore[no-any-return]
+    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O)."""
     ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
-    out = (ctx, resolve_plan(ctx))
-    if key is not None:
-        remember_answer(cache, key, (data, out))
-    return out
+    return ctx, resolve_plan(ctx)

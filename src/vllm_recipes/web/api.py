@@ -24,6 +24,7 @@ from vllm_recipes.synth.resolve import resolve
 
 from .fit import openapi_paths as fit_openapi_paths
 from .fit import resolve_fit_summary
+from .perf import openapi_paths as perf_openapi_paths
 from .urlstate import PARAMS, canonical_params, encode, parse_params
 
 CACHE_CONTROL = "public, max-age=300"
@@ -39,33 +40,14 @@ class StaticApi:
         self._etags: dict[str, str] = {}
         self._lock = threading.Lock()
         self.error: str | None = None
-        #: a background warm-up will :meth:`install` the files: wait for it instead of building twice
-        self.warming = False
-        self._arrived = threading.Event()
 
     @property
     def ready(self) -> bool:
         return self._files is not None
 
-    def install(self, files: dict[str, bytes], error: str | None) -> None:
-        """Take the files the warm-up process built (the same ``build_api`` bytes)."""
-        with self._lock:
-            if self._files is None:
-                self._files, self.error = files, error
-        self._arrived.set()
-
-    def warmer_gone(self) -> None:
-        """The warm-up ended (with or without files): waiting requests build in-process if needed."""
-        self.warming = False
-        self._arrived.set()
-
     def build(self) -> dict[str, bytes]:
         if self._files is not None:
             return self._files
-        if self.warming:
-            self._arrived.wait()
-            if self._files is not None:
-                return self._files
         with self._lock:
             if self._files is None:
                 self._files = self._build()
@@ -285,6 +267,7 @@ def openapi_spec() -> dict[str, Any]:
             "422": {"description": "The target cannot express this selection (the reason is in `error`).",
                     "content": {"application/json": {"schema": error}}}}}}
     paths.update(fit_openapi_paths(params))
+    paths.update(perf_openapi_paths(params))
     for p in ("/models.json", "/taxonomy.json", "/platforms.json", "/strategies.json", "/strategies/{name}.json",
               "/kv_store.json", "/kv_store/{name}.json", "/{org}/{repo}.json", "/{org}/{repo}/hw/{hardware}.json",
               "/{org}/{repo}/strategies/{strategy}.json", "/{org}/{repo}/hw/{hardware}/strategies/{strategy}.json"):

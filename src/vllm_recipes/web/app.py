@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
@@ -27,6 +27,7 @@ import anyio.to_thread
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -43,16 +44,14 @@ from . import twins
 from .api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .compress import CompressionMiddleware, negotiate
 from .deploy import deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .omni import build_omni_view
+from .perf import PERF_PARAMS, perf_panel, perf_payload, recommend_payload
+from .perf import page_extra as perf_extra
 from .security import SecurityMiddleware, error_html
 from .site import SiteIndex, fmt_int
 from .urlstate import canonical_params, encode, lenient_state
-
-if TYPE_CHECKING:
-    from .warmup import Warmer
 
 log = logging.getLogger("vllm_recipes.web")
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -141,9 +140,6 @@ class Web:
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
         self.llms = twins.LlmsFiles(catalog)
-        self.warmer: Warmer | None = None
-        #: a warm-up is due to start (``serve``): a static API file asked for meanwhile starts it and waits
-        self.warm_up_pending = False
 
     @cached_property
     def openapi_json(self) -> bytes:
@@ -151,31 +147,18 @@ class Web:
         spec = openapi_spec()
         spec["paths"].update(twins.openapi_paths())
         spec["paths"]["/api/health"] = {"get": {
-            "summary": "Liveness and background warm-up progress",
-            "responses": {"200": {"description": "`ok`, `warm`, `pages`, `recipes`, `api`, `warm_seconds`, "
-                                                 "`warm_error`.",
+            "summary": "Liveness and whether the static JSON API is built",
+            "responses": {"200": {"description": "`ok`, `warm`, `recipes`, `api`, `warm_error`.",
                                   "content": {"application/json": {"schema": {"type": "object"}}}}}}}
         return json.dumps(spec, indent=2).encode()
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
 
-    def start_warming(self) -> None:
-        """Warm the caches in the background (:mod:`.warmup`); the server answers meanwhile."""
-        from .warmup import Warmer
-
-        self.warm_up_pending = False
-        if self.warmer is None:
-            self.warmer = Warmer(self)
-            self.api.warming = True
-            self.warmer.start()
-
     def health(self) -> dict[str, Any]:
-        """Liveness plus warm-up progress (``/api/health``)."""
-        if self.warmer is not None:
-            return {"ok": True, **self.warmer.status()}
-        return {"ok": True, "warm": False, "pages": 0, "recipes": len(self.catalog.recipes), "api": self.api.ready,
-                "warm_seconds": None, "warm_error": None}
+        """Liveness, and whether the static API is built (``/api/health``)."""
+        return {"ok": True, "warm": self.api.ready, "recipes": len(self.catalog.recipes), "api": self.api.ready,
+                "warm_error": self.api.error}
 
     def warm(self) -> None:
         """Build the static API and render every recipe's default page once, before serving (blocking)."""
@@ -244,7 +227,8 @@ class Web:
                 ctx, plan = resolve(self.catalog, recipe, st.selection)
                 view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
                 body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
-                                   fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra))
+                                   fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra),
+                                   perf=perf_panel(self.catalog, recipe, st, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)
@@ -472,26 +456,30 @@ def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Res
 
 
 async def static_asset(request: Request) -> Response:
-    """Our CSS/JS: fingerprinted names are immutable, plain names revalidate; pre-compressed bodies."""
+    """Our CSS/JS: fingerprinted names are immutable, plain names revalidate."""
     found = _web(request).assets.find(request.path_params["name"])
     if found is None:
         return not_found(request)
     asset, immutable = found
     headers = {"ETag": asset.etag, "Cache-Control": IMMUTABLE if immutable else REVALIDATE}
-    if asset.compressible:
-        headers["Vary"] = "Accept-Encoding"
     if etag_matches(request.headers.get("if-none-match"), asset.etag):
         return Response(status_code=304, headers=headers)
-    encoding = negotiate(request.headers.get("accept-encoding")) if asset.compressible else None
-    if encoding is None or request.method == "HEAD":
-        return Response(asset.data, media_type=asset.media_type, headers=headers)
-    headers["Content-Encoding"] = encoding
-    return Response(asset.encoded(encoding), media_type=asset.media_type, headers=headers)
+    return Response(asset.data, media_type=asset.media_type, headers=headers)
 
 
 @off_loop
 def api_fit(request: Request) -> Response:
     return _json_answer(request, "fit", fit_payload, "The fit could not be computed")
+
+
+@off_loop
+def api_perf(request: Request) -> Response:
+    return _json_answer(request, "perf", perf_payload, "The estimate could not be computed")
+
+
+@off_loop
+def api_recommend(request: Request) -> Response:
+    return _json_answer(request, "recommend", recommend_payload, "The recommendation could not be computed")
 
 
 @off_loop
@@ -501,8 +489,6 @@ def api_resolve(request: Request) -> Response:
 
 def static_json(request: Request, path: str) -> Response:
     web = _web(request)
-    if web.warm_up_pending:  # (the warm-up builds the whole API: start it now rather than build it twice)
-        web.start_warming()
     got = web.api.get(path)
     if got is None:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
@@ -569,7 +555,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
     extra.update(page_extra(request.query_params))
-    items = _query_items(request, drop=("lang", CTX_PARAM))
+    extra.update(perf_extra(request.query_params))
+    items = _query_items(request, drop=("lang", CTX_PARAM, *PERF_PARAMS))
     if recipe.is_omni:
         builder_html, url, status = web.omni_builder(recipe, items, extra)
     else:
@@ -620,7 +607,8 @@ def builder_fragment(request: Request, org: str, repo: str) -> Response:
     explicit_lang = request.query_params.get("lang")
     extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
     extra.update(page_extra(request.query_params))
-    items = _query_items(request, drop=("lang", CTX_PARAM))
+    extra.update(perf_extra(request.query_params))
+    items = _query_items(request, drop=("lang", CTX_PARAM, *PERF_PARAMS))
     fn = web.omni_builder if found.is_omni else web.builder
     html, url, status = fn(found, items, extra)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
@@ -674,16 +662,13 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return HTMLResponse(error_html(500, "Internal error."), status_code=500)
 
 
-#: seconds between the server's start and the fork of its warm-up process (``serve``)
-WARM_UP_DELAY_S = 0.3
-
-
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
                build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
     """The ASGI app.
 
     ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) warms them from :data:`WARM_UP_DELAY_S` after the server starts, while it answers.
+    (``serve``) builds the static JSON API in a thread once the server listens (a request for one of
+    its files meanwhile waits for it).
     ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
     links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
@@ -705,20 +690,9 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         from .limits import quiet_accept_errors
 
         quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
-        later = None
         if warm_in_background:
-            # a moment after the server listens: a visitor who is already waiting gets the first page
-            # without the fork (its copy-on-write faults made that page ~0.04 s slower); the fork runs
-            # on the event loop, between requests, so no request is half done in the copy
-            web.warm_up_pending = True
-            later = asyncio.get_running_loop().call_later(WARM_UP_DELAY_S, web.start_warming)
-        try:
-            yield
-        finally:
-            if later is not None:
-                later.cancel()
-            if web.warmer is not None:
-                web.warmer.stop()
+            threading.Thread(target=web.api.build, name="static-api", daemon=True).start()
+        yield
 
     routes = [
         Route("/", home, methods=["GET", "HEAD"]),
@@ -733,6 +707,8 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/api/health", health, methods=["GET", "HEAD"]),
         Route("/api/export", api_export, methods=["GET", "HEAD"]),
         Route("/api/fit", api_fit, methods=["GET", "HEAD"]),
+        Route("/api/perf", api_perf, methods=["GET", "HEAD"]),
+        Route("/api/recommend", api_recommend, methods=["GET", "HEAD"]),
         Route("/api/openapi.json", openapi, methods=["GET", "HEAD"]),
         Route("/api/search.json", search_index, methods=["GET", "HEAD"]),
         Route("/static/{name}", static_asset, methods=["GET", "HEAD"]),
@@ -744,7 +720,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
                     lifespan=lifespan)
     app.state.web = web
     app.state.authoring = authoring
-    app.add_middleware(CompressionMiddleware)  # inside the security layer: Server-Timing includes it
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)  # (inside the security layer)
     app.add_middleware(SecurityMiddleware)
     return app
 

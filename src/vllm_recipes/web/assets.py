@@ -4,8 +4,7 @@ Each file under ``static/`` is served at two URLs: ``/static/app.js`` (short
 cache, revalidated by ETag; for old links) and the fingerprinted
 ``/static/app.<hash>.js`` that pages link to. A fingerprinted URL names exact
 bytes, so it is cached for a year as ``immutable``: a new release changes the
-hash and therefore the URL. Brotli (quality 11) and gzip bodies are made once,
-when an asset is first asked for in that encoding. CSS and JavaScript are
+hash and therefore the URL (compression is the app's gzip middleware). CSS and JavaScript are
 served minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page
 stays within its weight budget (100 KB of HTML + CSS + JS, uncompressed).
 """
@@ -13,11 +12,8 @@ stays within its weight budget (100 KB of HTML + CSS + JS, uncompressed).
 from __future__ import annotations
 
 import hashlib
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-from .compress import compress
 
 
 def minified(suffix: str, data: bytes) -> bytes:
@@ -37,7 +33,6 @@ REVALIDATE = "public, max-age=300"
 MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
                ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2", ".webp": "image/webp"}
-TEXT_SUFFIXES = (".css", ".js", ".svg", ".json", ".txt")
 
 
 @dataclass
@@ -46,8 +41,6 @@ class Asset:
     data: bytes
     digest: str
     media_type: str
-    _packed: dict[str, bytes] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def fingerprinted(self) -> str:
@@ -57,20 +50,6 @@ class Asset:
     @property
     def etag(self) -> str:
         return f'"{self.digest}"'
-
-    @property
-    def compressible(self) -> bool:
-        return self.name.endswith(TEXT_SUFFIXES)
-
-    def encoded(self, encoding: str) -> bytes:
-        """The body in ``encoding`` at the highest quality (made once)."""
-        packed = self._packed.get(encoding)
-        if packed is None:
-            with self._lock:
-                packed = self._packed.get(encoding)
-                if packed is None:
-                    packed = self._packed[encoding] = compress(self.data, encoding, quality=11)
-        return packed
 
 
 class AssetStore:

@@ -89,7 +89,7 @@ class SecurityMiddleware:
         started = time.perf_counter()
         path: str = scope.get("path", "")
         qs: bytes = scope.get("query_string", b"")
-        problem = None
+        problem: tuple[int, str, str | None] | None = None
         if len(path) > MAX_PATH or len(qs) > MAX_QUERY:
             what = "path" if len(path) > MAX_PATH else "query string"
             limit = MAX_PATH if len(path) > MAX_PATH else MAX_QUERY

@@ -7,7 +7,6 @@ filters small in-memory lists.
 from __future__ import annotations
 
 import math
-
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence

@@ -37,7 +37,7 @@ INT_PARAMS = frozenset({"nodes", "kv_instances", "kv_instance", "prefill_nodes",
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
-PAGE_PARAMS = frozenset({"lang", "ctx"})  # ctx: the Fit panel (web/fit.py)
+PAGE_PARAMS = frozenset({"lang", "ctx", "isl", "osl", "conc"})  # ctx: Fit panel; isl, osl, conc: Performance panel
 MAX_VALUE = 512
 MAX_QUERY = 4096
 

@@ -1,4 +1,4 @@
-"""Writing the API: atomic swaps, stale files, incremental == full, ``--check`` and the CLI."""
+"""Writing the API: atomic swaps, stale files, ``--check`` and the CLI."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 import yaml
-from api_helpers import build, recipe, trimmed_taxonomy, write_dir
+from api_helpers import build, recipe, write_dir
 from click.testing import CliRunner
 
-from vllm_recipes.api import disk as disk_mod
+from vllm_recipes.api import writer
 from vllm_recipes.api.build import FeatureModeError
-from vllm_recipes.api.incremental import build_full, build_incremental, load_cache
-from vllm_recipes.api.writer import cache_path, diff_tree, list_tree, write_api_atomic
+from vllm_recipes.api.writer import diff_tree, list_tree, publish
 from vllm_recipes.cli import api_cmds  # noqa: F401  (registers build-api)
 from vllm_recipes.cli.main import cli
 
@@ -42,6 +41,11 @@ def _assert_same_as_full(root: Path, out: Path) -> None:
     assert not diff_tree(api.files, out), diff_tree(api.files, out).lines()
 
 
+def build_full(root: Path, out: Path, warn: Any = None, *, jobs: int | None = None) -> Any:
+    """``build-api`` without the llms files (what these tests compare with the in-memory build)."""
+    return publish(root, out, warn, llms=False, jobs=jobs)
+
+
 def _edit(path: Path, fn: Any) -> None:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     fn(data)
@@ -59,8 +63,7 @@ def test_full_build_on_disk_equals_the_in_memory_build(tmp_path: Path, jobs: int
     api, warnings = build(root)
     assert res.summary == api.summary and lines == warnings
     assert _snapshot(out) == api.files
-    assert cache_path(out).is_file() and not (out / ".build-cache.json").exists()
-    assert _leftovers(out.parent) == []  # no temp siblings left
+    assert os.listdir(out.parent) == ["api", ".api.lock"] or sorted(os.listdir(out.parent)) == [".api.lock", "api"]
 
 
 def test_recipes_sharing_a_promoted_model_id_on_disk(tmp_path: Path) -> None:
@@ -78,7 +81,7 @@ def test_recipes_sharing_a_promoted_model_id_on_disk(tmp_path: Path) -> None:
         assert not (out / "zed/Shared/hw/h100.json").exists()
 
 
-def test_stale_files_never_survive_a_full_build(tmp_path: Path) -> None:
+def test_stale_files_never_survive_a_build(tmp_path: Path) -> None:
     root = _catalog(tmp_path / "cat")
     out = tmp_path / "api"
     build_full(root, out)
@@ -91,44 +94,41 @@ def test_stale_files_never_survive_a_full_build(tmp_path: Path) -> None:
     _assert_same_as_full(root, out)
 
 
-def test_failed_build_leaves_the_previous_api_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_the_previous_api_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _catalog(tmp_path / "cat")
     out = tmp_path / "api"
     build_full(root, out)
     before = _snapshot(out)
     (root / "models/acme/Base.yaml").write_text(
         (root / "models/acme/Base.yaml").read_text().replace("Serve it.", "Serve it now."))
-    real = disk_mod._write_into
+    real = writer._write_all
     calls = {"n": 0}
 
-    def failing(dest: str, files: Any, made: set[str]) -> None:
+    def failing(fd: int, data: bytes) -> None:
         calls["n"] += 1
-        if calls["n"] == 2:  # after the first recipe's files are on disk
+        if calls["n"] == 5:  # some files of the new tree are on disk
             raise OSError(28, "No space left on device")
-        real(dest, files, made)
+        real(fd, data)
 
-    monkeypatch.setattr(disk_mod, "_write_into", failing)
+    monkeypatch.setattr(writer, "_write_all", failing)
     with pytest.raises(OSError, match="No space left"):
         build_full(root, out, jobs=1)
     assert _snapshot(out) == before
     assert _leftovers(tmp_path) == []  # the half-written sibling is gone
 
 
-def test_in_memory_api_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_swap_leaves_the_previous_api_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _catalog(tmp_path / "cat")
-    api, _ = build(root)
     out = tmp_path / "api"
-    write_api_atomic(api.files, out)
-    assert _snapshot(out) == api.files
+    build_full(root, out)
     before = _snapshot(out)
-    from vllm_recipes.api import writer
 
     def boom(*_a: Any, **_k: Any) -> None:
         raise RuntimeError("swap failed")
 
     monkeypatch.setattr(writer, "swap_into_place", boom)
     with pytest.raises(RuntimeError):
-        write_api_atomic({"x.json": b"{}"}, out)
+        writer.write_tree({"x.json": b"{}"}, out)
     assert _snapshot(out) == before
     assert _leftovers(tmp_path) == []
 
@@ -140,90 +140,18 @@ def test_validation_error_keeps_the_previous_api(tmp_path: Path) -> None:
     before = _snapshot(out)
     _edit(root / "models/acme/Other.yaml", lambda d: d["features"].update(x={"modes": {}}))
     with pytest.raises(FeatureModeError) as err:
-        build_incremental(root, out)
+        build_full(root, out)
     assert err.value.message == ("Invalid feature modes in models/acme/Other.yaml:\n"
                                  "  - features.x.modes must be a non-empty map")
     assert _snapshot(out) == before
 
 
-# --- incremental ---------------------------------------------------------------------------------
-
-def test_incremental_equals_full(tmp_path: Path) -> None:
+def test_llms_files_are_part_of_the_swapped_tree(tmp_path: Path) -> None:
     root = _catalog(tmp_path / "cat")
     out = tmp_path / "api"
-    assert build_incremental(root, out).mode == "full"  # no cache yet
-    assert build_incremental(root, out).mode == "unchanged"
-    _assert_same_as_full(root, out)
-
-    # 1. one recipe's guide: only it is rendered, only its two json files change
-    _edit(root / "models/acme/Base.yaml", lambda d: d.update(guide="New guide."))
-    res = build_incremental(root, out)
-    assert (res.mode, res.rendered, res.written) == ("incremental", ["models/acme/Base.yaml"], 2)
-    _assert_same_as_full(root, out)
-
-    # 2. a new recipe takes the promoted id: acme/Base must stop promoting it (ALL_IDS changed)
-    lines: list[str] = []
-    (root / "models/acme/Base-FP8.yaml").write_text(yaml.safe_dump(recipe("acme/Base-FP8")))
-    res = build_incremental(root, out, lines.append)
-    assert res.mode == "incremental"
-    assert res.rendered == ["models/acme/Base-FP8.yaml", "models/acme/Base.yaml"]
-    assert lines == ["  ⚠ skipping variant promotion: acme/Base-FP8 (variant of acme/Base) collides with "
-                     "standalone recipe"]
-    assert res.summary.splitlines()[0].endswith("(1 variant collision skipped)")
-    _assert_same_as_full(root, out)
-
-    # 3. and gives it back
-    (root / "models/acme/Base-FP8.yaml").unlink()
-    assert build_incremental(root, out).mode == "incremental"
-    _assert_same_as_full(root, out)
-
-    # 4. another recipe promotes the same id (shared base): both re-render, the later file wins
-    other = recipe("acme/Other", variants={
-        "default": {"precision": "bf16", "vram_minimum_gb": 40},
-        "fp8": {"precision": "fp8", "vram_minimum_gb": 20, "model_id": "acme/Base-FP8",
-                "supported_hardware": ["h100"]}})
-    (root / "models/acme/Other.yaml").write_text(yaml.safe_dump(other))
-    res = build_incremental(root, out)
-    assert res.rendered == ["models/acme/Base.yaml", "models/acme/Other.yaml"]
-    _assert_same_as_full(root, out)
-
-    # 5. a recipe removed: its files go, empty directories are pruned
-    (root / "models/acme/Other.yaml").unlink()
-    res = build_incremental(root, out)
-    assert res.deleted > 0 and not (out / "acme/Other").exists()
-    _assert_same_as_full(root, out)
-
-    # 6. catalog data changed: full rebuild
-    tax = trimmed_taxonomy(("h100", "h200"))
-    (root / "taxonomy.yaml").write_text(yaml.safe_dump(tax, sort_keys=False))
-    res = build_incremental(root, out)
-    assert (res.mode, res.reason) == ("full", "catalog data changed")
-    _assert_same_as_full(root, out)
-    cache = load_cache(out)
-    assert cache is not None and cache["static_data"] is not None  # no YAML parsing for the static files
-
-
-def test_translation_files_are_recipe_inputs(tmp_path: Path) -> None:
-    root = _catalog(tmp_path / "cat")
-    out = tmp_path / "api"
-    build_incremental(root, out)
-    (root / "models/acme/Other.zh.md").write_text("# 译文\n")
-    res = build_incremental(root, out)
-    assert res.rendered == ["models/acme/Other.yaml"]
-
-
-def test_changed_files_option(tmp_path: Path) -> None:
-    root = _catalog(tmp_path / "cat")
-    out = tmp_path / "api"
-    build_incremental(root, out)
-    _edit(root / "models/acme/Base.yaml", lambda d: d.update(guide="Changed."))
-    _edit(root / "models/acme/Other.yaml", lambda d: d.update(guide="Also changed."))
-    # only the listed file is read; the other edit is trusted away (the caller said so)
-    res = build_incremental(root, out, changed=[root / "models/acme/Base.yaml"])
-    assert res.rendered == ["models/acme/Base.yaml"]
-    res = build_incremental(root, out)
-    assert res.rendered == ["models/acme/Other.yaml"]
-    _assert_same_as_full(root, out)
+    publish(root, out)
+    assert (out / "llms.txt").read_text(encoding="utf-8").startswith("#")
+    assert "acme/Base" in (out / "llms-full.txt").read_text(encoding="utf-8")
 
 
 # --- CLI ----------------------------------------------------------------------------------------
@@ -251,7 +179,7 @@ def test_cli_build_check_and_one_byte_change(tmp_path: Path) -> None:
     assert r.stdout.splitlines() == ["missing: models.json", "extra:   extra.json",
                                      "changed: acme/Base/hw/h100.json"]
 
-    r = runner.invoke(cli, ["build-api", str(out), "--recipes-dir", str(root), "--full"])
+    r = runner.invoke(cli, ["build-api", str(out), "--recipes-dir", str(root)])
     assert r.exit_code == 0
     assert runner.invoke(cli, ["build-api", "--check", str(out), "--recipes-dir", str(root)]).exit_code == 0
 
@@ -270,8 +198,7 @@ def test_cli_feature_mode_error(tmp_path: Path) -> None:
 
 def test_recipe_overwriting_a_static_file(tmp_path: Path) -> None:
     # an org named "strategies": its recipe file lands on strategies/single_node_tp.json, written
-    # after the static files (json-api §4 then §5), so the recipe wins; the disk build falls back
-    # to the in-memory route for this and must still agree byte for byte
+    # after the static files (json-api §4 then §5), so the recipe wins
     root = write_dir(tmp_path / "cat", {"strategies/single_node_tp.yaml": recipe("strategies/single_node_tp"),
                                         "acme/T.yaml": recipe("acme/T")})
     api, _ = build(root)
@@ -287,7 +214,7 @@ def test_refuses_to_replace_a_directory_that_is_not_an_api(tmp_path: Path) -> No
     docs.mkdir()
     (docs / "thesis.tex").write_text("precious")
     with pytest.raises(FileExistsError, match="refusing to replace it"):
-        build_incremental(root, docs)
+        build_full(root, docs)
     assert (docs / "thesis.tex").read_text() == "precious"
     r = CliRunner().invoke(cli, ["build-api", str(docs), "--recipes-dir", str(root)])
     assert r.exit_code == 1 and "refusing to replace it" in r.stderr
@@ -305,20 +232,15 @@ def test_symlinked_output_stays_a_symlink(tmp_path: Path) -> None:
     _assert_same_as_full(root, link)
 
 
-def test_background_cleanup_of_old_and_stale_trees(tmp_path: Path) -> None:
-    import time
-
+def test_old_and_stale_trees_are_deleted(tmp_path: Path) -> None:
     root = _catalog(tmp_path / "cat")
     out = tmp_path / "api"
     build_full(root, out)
     crashed = tmp_path / ".api.build-crashed"  # left behind by a killed build
     (crashed / "acme").mkdir(parents=True)
     (crashed / "acme" / "x.json").write_text("{}")
-    build_full(root, out, background_cleanup=True)
+    build_full(root, out)
     _assert_same_as_full(root, out)
-    deadline = time.monotonic() + 10
-    while _leftovers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.02)
     assert _leftovers(tmp_path) == []
 
 

@@ -1,0 +1,59 @@
+"""Performance-estimate benchmark (not a test; prints figures).
+
+* one estimate (``perf_state``: resolve + fit + scheduler simulation) at several
+  workload points, wall time per call;
+* ``recommend`` over the bundled catalog's largest recipe with architecture facts
+  (every variant x hardware x strategy x node count it offers).
+
+Targets: an estimate <= 50 ms, recommend over a large recipe <= 2 s.
+
+    .venv/bin/python benchmarks/bench_perf.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from vllm_recipes.catalog import load_catalog
+from vllm_recipes.perf.recommend import Sla, recommend
+from vllm_recipes.perf.report import perf_state
+from vllm_recipes.perf.scheduler import Workload
+from vllm_recipes.select.page import PageRequest, build_state
+
+MODEL = "deepseek-ai/DeepSeek-V4.1-Flash"
+POINTS = ((1024, 1024, 1), (1024, 1024, 64), (8192, 1024, 64), (1024, 8192, 128), (1024, 1024, 512))
+
+
+def timed(fn, repeat: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), max(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    catalog = load_catalog()
+    recipe = catalog.recipe(MODEL)
+    assert recipe is not None
+    for hw in ("h200", "b200"):
+        state = build_state(catalog, recipe, PageRequest(hardware=hw), strict=True)
+        for isl, osl, c in POINTS:
+            w = Workload(isl, osl, concurrency=c)
+            med, worst = timed(lambda w=w, state=state: perf_state(catalog, recipe, state, w), args.repeat)
+            print(f"estimate {MODEL} {hw} isl={isl} osl={osl} c={c}: median {med * 1e3:.1f} ms, max {worst * 1e3:.1f} ms")
+    for c in (1, 64, 512):
+        w = Workload(1024, 1024, concurrency=c)
+        med, worst = timed(lambda w=w: recommend(catalog, recipe, Sla(2000, 30), w), max(1, args.repeat // 2))
+        n = recommend(catalog, recipe, Sla(2000, 30), w).considered
+        print(f"recommend {MODEL} c={c}: {n} configurations, median {med:.2f} s, max {worst:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

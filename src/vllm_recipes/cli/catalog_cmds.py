@@ -1,0 +1,54 @@
+"""``vllm-recipes catalog pull|list``: fetch remote recipe sources into the cache, and see what is there.
+
+Any command given ``--recipes-dir github:ORG/REPO`` (or another remote source)
+fetches it on first use and then reads the cached copy, offline; ``pull``
+fetches it again (a new commit of the branch, a new archive).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .main import cli, fail
+
+
+@cli.group("catalog")
+def catalog_group() -> None:
+    """Remote recipe sources: github:ORG/REPO[@REF], git+https://...[@REF], git+file:///...[@REF],
+    http(s)://.../*.tar.gz. Fetched once into the cache directory, then used offline."""
+
+
+@catalog_group.command("pull")
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+def pull_cmd(sources: tuple[str, ...]) -> None:
+    """Fetch SOURCE again (the newest commit of its ref, or the archive) into the cache."""
+    from vllm_recipes.catalog.remote import SourceError, parse_source, pull
+
+    for spec in sources:
+        try:
+            got = pull(parse_source(spec))
+        except SourceError as exc:
+            fail(str(exc))
+        click.echo(f"{got.label}\t{got.path}")
+
+
+@catalog_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")
+def list_cmd(as_json: bool) -> None:
+    """Show the cached sources: spec, ref, resolved commit or archive digest, when fetched, where."""
+    from vllm_recipes.catalog.remote import cached_sources
+
+    from .output import print_table
+
+    got = cached_sources()
+    if as_json:
+        click.echo(json.dumps([{"source": c.spec, "ref": c.ref or None, "resolved": c.resolved,
+                                "fetched": c.fetched, "path": str(c.path)} for c in got], indent=1))
+        return
+    if not got:
+        click.echo("no recipe sources cached (vllm-recipes catalog pull SOURCE fetches one)")
+        return
+    print_table(None, ["SOURCE", "REF", "RESOLVED", "FETCHED", "PATH"],
+                [[c.spec, c.ref or "(default)", c.resolved[:12], c.fetched, str(c.path)] for c in got])

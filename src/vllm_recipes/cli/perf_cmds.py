@@ -1,0 +1,194 @@
+"""``vllm-recipes perf`` (how fast will this selection serve?) and ``recommend`` (which selections meet an SLA).
+
+Both print an *estimate* of the calibrated analytic model (docs/decisions-perf-model.md)
+with its expected error; the numbers come from :mod:`vllm_recipes.perf`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.perf.architecture import ComputeFacts
+from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
+from vllm_recipes.perf.scheduler import Workload
+
+from .engine_cmds import find_recipe, resolve_request, selection_options
+from .fit_cmds import gather_facts, target_from_options
+from .main import cli, fail, load_or_exit, recipes_dir_option
+
+
+def workload_options(fn: Any) -> Any:
+    for opt in reversed([
+        click.option("--isl", type=click.IntRange(1, 10_000_000), required=True, help="Input (prompt) tokens."),
+        click.option("--osl", type=click.IntRange(1, 10_000_000), required=True, help="Output tokens."),
+        click.option("--concurrency", type=click.IntRange(1, 100_000), help="Concurrent users (closed loop, "
+                     "as `vllm bench serve --max-concurrency`; default 1)."),
+        click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Poisson arrivals, requests/s "
+                     "(instead of --concurrency)."),
+        click.option("--num-prompts", type=click.IntRange(1, 100_000), help="Requests to simulate "
+                     "(default: 10 x concurrency, at least 50, at most 1000 + 2 x concurrency; 200 with --rate)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def make_workload(isl: int, osl: int, concurrency: int | None, rate: float | None, num_prompts: int | None) -> Workload:
+    if concurrency and rate:
+        fail("give --concurrency or --rate, not both.")
+    return Workload(isl, osl, concurrency=None if rate else (concurrency or 1), rate=rate,
+                    num_prompts=num_prompts or 0)
+
+
+def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None, offline: bool, variant_key: str = "default"
+              ) -> tuple[Architecture | None, ComputeFacts | None, float | None]:
+    """Architecture and checkpoint (as ``fit`` finds them), exact compute facts when a config.json is given
+    or cached."""
+    from vllm_recipes.perf.sources import config_facts
+
+    found = gather_facts(catalog, recipe, variant_key, hf_config, offline)
+    arch, cached = found.arch, found.cached_gib
+    facts = None
+    if hf_config or not isinstance(recipe.model.get("architecture_facts"), dict):
+        try:
+            got = config_facts(hf_config, str(recipe.model.get("model_id") or recipe.hf_id))
+        except ArchitectureError as exc:
+            fail(str(exc))
+        if got is not None:
+            facts = got[1]
+    return arch, facts, cached
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def error_line() -> str:
+    e = expected_error()
+    if not e:
+        return "expected error: not calibrated"
+    parts = [f"{k.upper() if k != 'output_tok_s_per_gpu' else 'tok/s/GPU'} {_pct(v['median'])} (p90 {_pct(v['p90'])})"
+             for k, v in e.items()]
+    return "expected error (median |error|, leave-one-model-out): " + ", ".join(parts)
+
+
+def print_report(r: PerfReport) -> None:
+    w = r.workload
+    click.echo(f"{r.hf_id}  variant {r.variant}, strategy {r.strategy}, {r.nodes} node(s), {r.hardware}")
+    load = f"rate {w.rate:g} req/s" if w.rate else f"concurrency {w.concurrency}"
+    click.echo(f"workload: ISL {w.isl:,}, OSL {w.osl:,}, {load}, {w.prompts():,} requests")
+    e = r.estimate
+    if e is not None and r.known:
+        click.echo("ESTIMATE" + ("" if r.calibrated else " (GPU family not calibrated)") + f" - {error_line()}")
+        ttft_bound = "queueing" if e.queueing else e.prefill_bound
+        rows = [
+            ("TTFT", f"{e.ttft_ms:,.1f} ms  (bound: {ttft_bound})"),
+            ("TPOT", f"{e.tpot_ms:,.2f} ms  ({e.tok_s_per_user:,.1f} tok/s per user; bound: {e.decode_bound})"),
+            ("output tok/s", f"{e.output_tok_s_total:,.0f} total, {e.output_tok_s_per_gpu:,.1f} per GPU "
+                             f"({e.gpus} GPUs, {e.replicas} replica(s))"),
+            ("running batch", f"mean {e.running_mean:,.1f}, peak {e.running_peak}, at most {e.running_cap} "
+                              "(KV capacity, --max-num-seqs)"),
+        ]
+        for role, pe in r.pools:
+            figure = f"TTFT {pe.ttft_ms:,.1f} ms" if role == "prefill" else f"TPOT {pe.tpot_ms:,.2f} ms"
+            rows.append((f"{role} pool", f"{figure}, {pe.gpus} GPUs"))
+        for k, v in rows:
+            click.echo(f"  {k:<14} {v}")
+    for n in r.notes:
+        click.echo(f"note: {n}")
+    for err in r.errors:
+        click.echo(f"unknown: {err}")
+    click.echo(f"measure it: {r.bench_command}")
+
+
+@cli.command("perf")
+@selection_options
+@workload_options
+@click.option("--gpu", help='GPU name, e.g. "H100" (a catalog profile when one matches).')
+@click.option("--gpu-memory", type=click.FloatRange(min=0, min_open=True), help="Memory per GPU in GB (custom).")
+@click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory).")
+@click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json (exact "
+              "parameter counts; default: the recipe's facts, then the local HF cache).")
+@click.option("--vllm", "vllm_release", metavar="X.Y", help="The vLLM release you will run (said against the "
+              "calibrated releases).")
+@click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concurrency: int | None,
+             rate: float | None, num_prompts: int | None, hf_config: str | None, vllm_release: str | None,
+             offline: bool, as_json: bool, **kw: Any) -> None:
+    """Estimated TTFT, TPOT and throughput of HF_ID's command at --isl/--osl and --concurrency (or --rate)."""
+    workload = make_workload(isl, osl, concurrency, rate, num_prompts)
+    catalog = load_or_exit(recipes_dir)
+    target = target_from_options(catalog, kw)
+    recipe = find_recipe(catalog, hf_id, kw)
+    if recipe.is_omni:
+        fail(f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    state = resolve_request(catalog, recipe, kw)
+    arch, facts, cached = facts_for(catalog, recipe, hf_config, offline, state.selection.variant_key)
+    report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,
+                        strategy_given=bool(kw.get("strategy")), cached_checkpoint_gib=cached, vllm=vllm_release)
+    if as_json:
+        click.echo(json.dumps(report_dict(report), indent=2))
+    else:
+        print_report(report)
+    if not report.known:
+        raise SystemExit(1)
+
+
+@cli.command("recommend")
+@click.argument("hf_id")
+@recipes_dir_option
+@workload_options
+@click.option("--ttft-ms", type=click.FloatRange(min=0, min_open=True), required=True, help="TTFT target (ms).")
+@click.option("--tpot-ms", type=click.FloatRange(min=0, min_open=True), required=True, help="TPOT target (ms).")
+@click.option("--hardware", "hardware", multiple=True, help="Only these hardware profiles (repeatable).")
+@click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json.")
+@click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concurrency: int | None,
+                  rate: float | None, num_prompts: int | None, ttft_ms: float, tpot_ms: float,
+                  hardware: tuple[str, ...], hf_config: str | None, offline: bool, as_json: bool) -> None:
+    """The recipe's offered configurations that meet --ttft-ms and --tpot-ms, fewest GPUs first."""
+    from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict
+
+    workload = make_workload(isl, osl, concurrency, rate, num_prompts)
+    catalog = load_or_exit(recipes_dir)
+    recipe = find_recipe(catalog, hf_id, {})
+    unknown_hw = [h for h in hardware if h not in catalog.hardware_profiles]
+    if unknown_hw:
+        fail(f"unknown hardware {', '.join(unknown_hw)}; valid: {', '.join(catalog.hardware_profiles)}")
+    arch, facts, _ = facts_for(catalog, recipe, hf_config, offline)
+    rec = recommend(catalog, recipe, Sla(ttft_ms, tpot_ms), workload, hardware=hardware, arch=arch, facts=facts)
+    if as_json:
+        click.echo(json.dumps(recommendation_dict(rec), indent=2))
+        raise SystemExit(0 if rec.meeting else 1)
+    click.echo(f"{rec.hf_id}: TTFT <= {ttft_ms:g} ms, TPOT <= {tpot_ms:g} ms at ISL {isl:,} / OSL {osl:,}, "
+               + (f"rate {rate:g} req/s" if rate else f"concurrency {workload.concurrency}")
+               + f" - {rec.considered} configuration(s) considered (ESTIMATE; {error_line()})")
+    for c in rec.meeting:
+        e = c.report.estimate
+        assert e is not None
+        click.echo(f"  meets  {c.gpus:>3} GPUs  {c.report.hardware}, {c.report.variant}, {c.report.strategy}, "
+                   f"{c.report.nodes} node(s): TTFT {e.ttft_ms:,.0f} ms, TPOT {e.tpot_ms:,.1f} ms, "
+                   f"{e.output_tok_s_per_gpu:,.0f} tok/s/GPU")
+        click.echo(f"         vllm-recipes command {rec.hf_id} --hardware {c.report.fit.hardware.profile_id if c.report.fit else ''} "
+                   f"--variant {c.report.variant} --strategy {c.report.strategy}"
+                   + (f" --nodes {c.report.nodes}" if c.report.nodes > 1 else ""))
+    if not rec.meeting:
+        click.echo("none meets it.")
+        if rec.closest is not None:
+            c = rec.closest
+            e = c.report.estimate
+            assert e is not None
+            limits = ", ".join(f"{k.upper()} x{v:.2f} of the target (bound: "
+                               f"{(('queueing' if e.queueing else e.prefill_bound) if k == 'ttft' else e.decode_bound)})"
+                               for k, v in c.misses)
+            click.echo(f"closest: {c.gpus} GPUs {c.report.hardware}, {c.report.variant}, {c.report.strategy}: "
+                       f"TTFT {e.ttft_ms:,.0f} ms, TPOT {e.tpot_ms:,.1f} ms - misses {limits}")
+    if rec.unknown:
+        click.echo(f"{len(rec.unknown)} configuration(s) without an estimate: {rec.unknown[0].errors[0]}")
+    raise SystemExit(0 if rec.meeting else 1)

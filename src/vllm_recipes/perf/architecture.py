@@ -1,0 +1,164 @@
+"""What a forward pass computes and reads: parameter counts, experts, attention widths.
+
+The memory planner's :class:`~vllm_recipes.fit.architecture.Architecture` says what
+the KV cache holds; these facts say how much work a token is. Two sources:
+
+* a Hugging Face ``config.json`` (exact counts of every projection, experts,
+  shared experts and dense layers of MoE models);
+* a recipe's ``model.parameter_count`` / ``active_parameters`` with the planner's
+  architecture (hidden size, heads) and ``expert_fraction`` - coarser, flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vllm_recipes.fit.architecture import Architecture, parameters_billions
+
+#: bytes per parameter of a weight format (block scales included)
+WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "w8a8": 1.0, "mxfp8": 1.03125,
+                "nvfp4": 0.5625, "mxfp4": 0.53125, "fp4": 0.5625, "int4": 0.5625, "awq": 0.5625, "gptq": 0.5625}
+#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it
+GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4",
+              "mxfp4": "fp4"}
+#: routed share k/E assumed when a recipe gives neither a config nor experts (said in the notes)
+DEFAULT_ROUTED_SHARE = 1 / 32
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeFacts:
+    """Parameter counts of one model (all of them, not per GPU)."""
+
+    num_layers: int
+    hidden_size: int
+    #: weights multiplied by every token besides the routed experts (attention, dense MLPs, shared experts)
+    dense_params: float
+    #: all routed experts of all MoE layers
+    expert_params: float
+    #: embedding table (looked up, not multiplied; 0 when tied to the output head)
+    embedding_params: float
+    #: output head (multiplied once per sampled token)
+    lm_head_params: float = 0.0
+    experts: int = 0
+    experts_per_token: int = 0
+    moe_layers: int = 0
+    attention_heads: int = 0
+    #: per head, per (query, key) pair: widths of the QK product and the PV product
+    qk_dim: int = 0
+    v_dim: int = 0
+    #: the dense part stays 16-bit while experts are quantized (gpt-oss MXFP4)
+    experts_only_quantized: bool = False
+    #: k/E when the expert counts are unknown (derived from total and active parameters)
+    share: float = 0.0
+    exact: bool = True
+    source: str = ""
+
+    @property
+    def routed_share(self) -> float:
+        """k/E: the share of a layer's experts one token uses."""
+        if self.experts and self.experts_per_token:
+            return self.experts_per_token / self.experts
+        if not self.expert_params:
+            return 0.0
+        return self.share or DEFAULT_ROUTED_SHARE
+
+    @property
+    def total_params(self) -> float:
+        return self.dense_params + self.expert_params + self.embedding_params + self.lm_head_params
+
+    @property
+    def active_params(self) -> float:
+        """Weights one token multiplies in the layers (the output head is counted per sampled token)."""
+        return self.dense_params + self.expert_params * self.routed_share
+
+
+def _i(cfg: Mapping[str, Any], *keys: str) -> int:
+    for k in keys:
+        v = cfg.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return 0
+
+
+def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> ComputeFacts:
+    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA)."""
+    cfg: Mapping[str, Any] = config
+    text = config.get("text_config")
+    if isinstance(text, Mapping) and _i(text, "num_hidden_layers"):
+        cfg = {**config, **text}
+    layers = _i(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    h = _i(cfg, "hidden_size", "n_embd")
+    heads = _i(cfg, "num_attention_heads", "n_head")
+    kvh = _i(cfg, "num_key_value_heads") or heads
+    hd = _i(cfg, "head_dim") or (h // heads if heads else 0)
+    vocab = _i(cfg, "vocab_size")
+    inter = _i(cfg, "intermediate_size")
+    if _i(cfg, "kv_lora_rank"):  # MLA (DeepSeek-V2/V3 style)
+        q_lora, kv_lora = _i(cfg, "q_lora_rank"), _i(cfg, "kv_lora_rank")
+        nope, rope, vdim = _i(cfg, "qk_nope_head_dim"), _i(cfg, "qk_rope_head_dim"), _i(cfg, "v_head_dim")
+        q = h * q_lora + q_lora * heads * (nope + rope) if q_lora else h * heads * (nope + rope)
+        attn = q + h * (kv_lora + rope) + kv_lora * heads * (nope + vdim) + heads * vdim * h
+        qk_dim, v_dim = kv_lora + rope, kv_lora  # decode runs the absorbed form over the latent
+    else:
+        attn = h * heads * hd + 2 * h * kvh * hd + heads * hd * h
+        qk_dim = v_dim = hd
+    experts = _i(cfg, "num_local_experts", "n_routed_experts", "num_experts")
+    k = _i(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
+    moe_inter = _i(cfg, "moe_intermediate_size") or inter
+    if experts:
+        dense_first = _i(cfg, "first_k_dense_replace")
+        step = _i(cfg, "decoder_sparse_step") or 1
+        raw_only = cfg.get("mlp_only_layers")
+        only: list[Any] = raw_only if isinstance(raw_only, list) else []
+        moe_layers = sum(1 for i in range(layers) if i >= dense_first and (i + 1) % step == 0 and i not in only)
+        shared = _i(cfg, "n_shared_experts") * 3 * h * moe_inter + (3 * h * _i(cfg, "shared_expert_intermediate_size"))
+        per_moe_layer_dense = shared + h * experts  # shared experts + router
+        expert_params = float(moe_layers * experts * 3 * h * moe_inter)
+        mlp_dense = moe_layers * per_moe_layer_dense + (layers - moe_layers) * 3 * h * inter
+    else:
+        moe_layers, expert_params, k = 0, 0.0, 0
+        mlp_dense = layers * 3 * h * inter
+    tied = cfg.get("tie_word_embeddings") is True
+    raw_quant = cfg.get("quantization_config")
+    quant: Mapping[str, Any] = raw_quant if isinstance(raw_quant, Mapping) else {}
+    return ComputeFacts(
+        num_layers=layers, hidden_size=h, dense_params=float(layers * attn + mlp_dense),
+        expert_params=expert_params, embedding_params=0.0 if tied else float(vocab * h),
+        lm_head_params=float(vocab * h), experts=experts,
+        experts_per_token=k, moe_layers=moe_layers, attention_heads=heads, qk_dim=qk_dim, v_dim=v_dim,
+        experts_only_quantized=str(quant.get("quant_method") or "") == "mxfp4", source=source)
+
+
+def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFacts | None:
+    """Coarse facts from the recipe's parameter counts and the planner's architecture (``None``: too little known)."""
+    total = parameters_billions(model.get("parameter_count"))
+    active = parameters_billions(model.get("active_parameters")) or total
+    if not total or not arch.hidden_size or not arch.num_layers:
+        return None
+    total, active = total * 1e9, min(total, active or total) * 1e9
+    embed = float((arch.vocab_size or 0) * arch.hidden_size)
+    if active >= total * 0.999:
+        dense, experts = total - 2 * embed, 0.0
+    else:
+        x = total * arch.expert_fraction if arch.expert_fraction else (total - active) / (1 - DEFAULT_ROUTED_SHARE)
+        experts = min(x, total - 2 * embed)
+        dense = max(0.0, total - 2 * embed - experts)
+    heads = arch.num_attention_heads or 0
+    qk = (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0) if arch.attention == "mla" else arch.head_dim or 0
+    return ComputeFacts(
+        num_layers=arch.num_layers, hidden_size=arch.hidden_size, dense_params=dense, expert_params=experts,
+        embedding_params=embed, lm_head_params=embed, attention_heads=heads, qk_dim=qk,
+        v_dim=(arch.kv_lora_rank or 0) if arch.attention == "mla" else arch.head_dim or 0,
+        moe_layers=arch.num_layers if experts else 0, exact=False,
+        share=min(1.0, max(1 / 512, (active - dense - embed) / experts)) if experts else 0.0,
+        source=f"recipe parameter_count {model.get('parameter_count')}, active {model.get('active_parameters')}")
+
+
+def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:
+    """Weights on disk at a precision (embeddings and, for MXFP4 checkpoints, the dense part stay 16-bit)."""
+    q = WEIGHT_BYTES.get(precision.lower(), 2.0)
+    dense_b = 2.0 if facts.experts_only_quantized else q
+    return ((facts.embedding_params + facts.lm_head_params) * 2 + facts.dense_params * dense_b
+            + facts.expert_params * q) / 2**30

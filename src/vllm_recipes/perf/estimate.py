@@ -1,0 +1,167 @@
+"""One estimate: a planned process (the memory planner's output) + GPU facts + calibrated constants -> metrics.
+
+Pure. :func:`replica` turns the planner's per-GPU figures (weights per GPU, KV
+bytes per token, KV budget, ``max_num_seqs`` / ``max_num_batched_tokens``) and the
+model's compute facts into a :class:`~vllm_recipes.perf.model.Replica`;
+:func:`estimate_process` runs the scheduler simulation on one replica and scales
+by the data-parallel ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from vllm_recipes.fit.architecture import Architecture
+from vllm_recipes.fit.memory import DEFAULT_BLOCK_SIZE, LARGE_GPU_GIB, ProcessFit, request_bytes
+
+from .architecture import GEMM_DTYPE, WEIGHT_BYTES, ComputeFacts
+from .gpus import GpuSpec
+from .model import Params, Replica, step_time
+from .scheduler import Limits, SimResult, Workload, simulate
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Fitted constants per GPU family, and the leave-one-model-out errors that say how far to trust them."""
+
+    families: tuple[tuple[str, Params], ...]
+    default: Params
+    #: metric -> (median |error|, p90 |error|), leave-one-model-out
+    expected_error: tuple[tuple[str, tuple[float, float]], ...]
+    procedure: str
+
+    def params_for(self, family: str) -> tuple[Params, bool]:
+        """The family's constants and whether they were calibrated on it (else: the median family)."""
+        got = dict(self.families).get(family)
+        return (got, True) if got is not None else (self.default, False)
+
+
+def calibration_from_dict(d: Mapping[str, Any]) -> Calibration:
+    fams = tuple((k, Params(**v)) for k, v in d["families"].items())
+    return Calibration(fams, Params(**d["default"]),
+                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()),
+                       str(d.get("procedure", "")))
+
+
+@cache
+def calibration() -> Calibration:
+    """The package's ``params.json`` (written by ``tools/calibrate_perf.py``)."""
+    return calibration_from_dict(json.loads(files("vllm_recipes.perf").joinpath("params.json").read_text("utf-8")))
+
+
+def gemm_dtype(precision: str) -> str:
+    return GEMM_DTYPE.get(precision.lower(), "bf16")
+
+
+def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
+            gpus_per_node: int) -> Replica:
+    """The per-GPU view of one replica; weights scaled to the planner's weights per GPU."""
+    s = fit.shape
+    tp, pp = s.tp, s.pp
+    ep = tp * s.dp if s.expert_parallel and facts.expert_params else tp
+    q = WEIGHT_BYTES.get(precision.lower(), 2.0)
+    dense_b = 2.0 if facts.experts_only_quantized else q
+    dense = (facts.dense_params * dense_b + facts.lm_head_params * 2) / (tp * pp)
+    experts = facts.expert_params * q / (ep * pp)
+    embed = facts.embedding_params * 2 / (tp * pp)
+    scale = fit.weights / (dense + experts + embed) if fit.weights > 0 and dense + experts + embed > 0 else 1.0
+    att = max(1, arch.attention_layers if arch.exact else 1)
+    kv_layer = fit.kv_bytes_per_token / math.ceil(att / pp)
+    full = arch.full_layers if arch.exact else pp  # compressed: the per-token figure covers every layer
+    sliding = arch.sliding_window_layers if arch.exact else 0
+    gemm_rate, _ = gpu.peak_flops(gemm_dtype(precision))
+    attn_rate, _ = gpu.peak_flops("bf16")
+    span_nodes = tp * pp > gpus_per_node or ep > gpus_per_node
+    link = (gpu.scale_out_gb_s if span_nodes or gpu.link_gb_s <= 0 else gpu.link_gb_s) * 1e9
+    heads = facts.attention_heads
+    return Replica(
+        tp=tp, pp=pp, ep=ep, ep_ranks=s.dp if ep > tp else 1, layers=facts.num_layers, hidden=facts.hidden_size,
+        dense_bytes=dense * scale, expert_bytes=experts * scale, routed_share=facts.routed_share,
+        moe_layers=facts.moe_layers, experts_per_token=facts.experts_per_token or 1, kv_layer_bytes=kv_layer,
+        full_layers=full, sliding_layers=sliding, window=arch.sliding_window or 0,
+        state_bytes=arch.linear_state_bytes * math.ceil(arch.linear_layers / pp) / tp,
+        gemm_flops_per_token=2 * facts.active_params / (tp * pp),
+        expert_flops_per_token=2 * facts.expert_params * facts.routed_share / (tp * pp),
+        head_flops_per_sample=2 * facts.lm_head_params / tp,
+        attn_flops_per_pair=2 * heads * (facts.qk_dim + facts.v_dim) / max(1, min(tp, heads or 1)),
+        gemm_rate=gemm_rate, attn_rate=attn_rate, hbm=gpu.hbm_gb_s * 1e9, link=max(link, 1e9))
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """The metrics of one deployment at one workload point (times in ms)."""
+
+    ttft_ms: float
+    tpot_ms: float
+    output_tok_s_total: float
+    output_tok_s_per_gpu: float
+    gpus: int
+    replicas: int
+    running_mean: float
+    running_peak: int
+    running_cap: int
+    decode_bound: str
+    prefill_bound: str
+    queueing: bool
+    blocked: bool
+
+    @property
+    def tok_s_per_user(self) -> float:
+        return 1000.0 / self.tpot_ms if self.tpot_ms > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ttft_ms": round(self.ttft_ms, 1), "tpot_ms": round(self.tpot_ms, 2),
+                "tok_s_per_user": round(self.tok_s_per_user, 1),
+                "output_tok_s_per_gpu": round(self.output_tok_s_per_gpu, 1),
+                "output_tok_s_total": round(self.output_tok_s_total, 1), "gpus": self.gpus,
+                "replicas": self.replicas,
+                "running_batch": {"mean": round(self.running_mean, 1), "peak": self.running_peak,
+                                  "cap": self.running_cap},
+                "bounds": {"prefill": self.prefill_bound, "decode": self.decode_bound,
+                           "ttft": "queueing" if self.queueing else self.prefill_bound},
+                "blocked": self.blocked}
+
+
+def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
+                     params: Params, workload: Workload, gpus_per_node: int = 8) -> Estimate:
+    """Simulate one replica at the workload's share and scale to every data-parallel rank."""
+    r = replica(facts, arch, fit, gpu, precision, gpus_per_node)
+    dp = fit.shape.dp
+    per = Workload(workload.isl, workload.osl,
+                   math.ceil(workload.concurrency / dp) if workload.concurrency else None,
+                   workload.rate / dp if workload.rate else None,
+                   math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
+    block = fit.block_size or DEFAULT_BLOCK_SIZE
+    mbt = fit.max_num_batched_tokens or fit.shape.max_num_batched_tokens \
+        or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
+    length = workload.isl + workload.osl
+    per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
+    lim = Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
+
+    def step(decodes: int, ctx: float, prefills: tuple[tuple[int, int], ...]) -> Any:
+        return step_time(r, params, decodes, ctx, prefills)
+
+    sim = simulate(step, per, lim)
+    return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl, params)
+
+
+def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, isl: int, params: Params) -> Estimate:
+    ttft = statistics.fmean(sim.ttft) * 1e3 + params.request_ms if sim.ttft else math.inf
+    tpot = statistics.fmean(sim.tpot) * 1e3 if sim.tpot else 0.0
+    total = sim.output_tokens / sim.duration * dp if sim.duration > 0 else 0.0
+    prefill_step = sim.prefill_time / max(1, len(sim.ttft)) * 1e3
+    cap = min(lim.max_num_seqs, int(lim.kv_tokens // (isl + 1)))  # each running request holds its prompt
+
+    def top(d: dict[str, float]) -> str:
+        return max(d, key=lambda k: d[k]) if d else "none"
+
+    return Estimate(ttft, tpot, total, total / gpus if gpus else 0.0, gpus, dp, sim.mean_running,
+                    sim.peak_running, cap, top(sim.decode_bound), top(sim.prefill_bound),
+                    ttft > 2 * prefill_step, sim.blocked)

@@ -1,0 +1,174 @@
+"""The time of one engine step of one replica: the roofline terms plus fixed and communication costs.
+
+Per GPU and per step of ``T`` tokens (``B`` decodes and prefill chunks):
+
+* weights read = dense part + routed experts x ``1-(1-k/E)^T`` (the share of a
+  layer's experts at least one of the step's tokens is routed to);
+* KV read = every decode's context (sliding-window layers: at most the window)
+  plus each prefill chunk's prefix and itself, in the planner's bytes per token;
+* FLOPs = 2 x active parameters x T (tensor-core dtype of the weights, native or
+  emulated on a wider unit) + the attention products, quadratic in a prefill
+  chunk (16-bit units);
+* time = max(FLOPs / (peak x flops_eff), bytes / (HBM x bw_eff))
+  + layers x layer_us + collectives + step_ms;
+* collectives: two TP all-reduces per layer (one when the experts are split by
+  EP), EP dispatch + combine per MoE layer, each ``comm_us`` plus its payload over
+  NVLink / xGMI (or the scale-out network when the group spans nodes);
+* pipeline parallelism: a round is ``pp`` stage times of ``1/m`` of the batch
+  (``m = min(pp, sequences)`` micro-batches; fewer sequences than stages leaves
+  stages idle - the bubble) plus ``pp - 1`` activation hops.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+ACT_BYTES = 2  # activations travel in 16 bits
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The calibrated constants of one GPU family (``params.json``)."""
+
+    #: achieved fraction of peak HBM bandwidth when streaming weights and KV
+    bw_eff: float
+    #: achieved fraction of the dtype's peak tensor FLOP/s
+    flops_eff: float
+    #: fixed cost of one layer in one step (kernel launches, norms, small ops), microseconds
+    layer_us: float
+    #: latency of one collective (all-reduce, all-to-all, pipeline hop), microseconds
+    comm_us: float
+    #: fixed cost of one engine step (scheduling, sampling, output processing), milliseconds
+    step_ms: float
+    #: fixed latency of a request outside the engine's steps (HTTP, tokenization, first output), milliseconds
+    request_ms: float = 0.0
+    #: rows (tokens) at which a matrix multiply reaches half its large-batch efficiency; routed experts see
+    #: only ``T x k/E`` of a step's tokens each, so MoE layers run far below the dense rate
+    gemm_half_rows: float = 0.0
+    #: achieved rate of the routed-expert kernels relative to dense matrix multiplies (grouped GEMMs, routing,
+    #: in-kernel dequantization); 1.0 where no MoE measurements exist to fit it
+    moe_eff: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """What one GPU of one replica (TP x PP group) holds and computes; sizes in bytes, rates in 1/s."""
+
+    tp: int
+    pp: int
+    #: GPUs the experts are split over (``tp`` without EP; ``tp x dp`` with it)
+    ep: int
+    #: data-parallel ranks whose tokens meet in the MoE layers (1 without EP)
+    ep_ranks: int
+    layers: int
+    hidden: int
+    dense_bytes: float
+    expert_bytes: float
+    routed_share: float
+    moe_layers: int
+    experts_per_token: int
+    kv_layer_bytes: float
+    full_layers: int
+    sliding_layers: int
+    window: int
+    state_bytes: float
+    gemm_flops_per_token: float
+    #: the routed experts' share of ``gemm_flops_per_token``
+    expert_flops_per_token: float
+    head_flops_per_sample: float
+    attn_flops_per_pair: float
+    gemm_rate: float
+    attn_rate: float
+    hbm: float
+    link: float
+
+    @property
+    def layers_per_gpu(self) -> int:
+        return math.ceil(self.layers / self.pp)
+
+
+@dataclass(frozen=True, slots=True)
+class StepTime:
+    """One step's time and its parts (seconds)."""
+
+    total: float
+    compute: float
+    memory: float
+    comm: float
+    fixed: float
+
+    @property
+    def bound(self) -> str:
+        parts = {"compute": self.compute if self.compute >= self.memory else 0.0,
+                 "memory bandwidth": self.memory if self.memory > self.compute else 0.0,
+                 "communication": self.comm, "fixed per-step costs": self.fixed}
+        return max(parts, key=lambda k: parts[k])
+
+
+def row_efficiency(rows: float, half: float) -> float:
+    """Share of a matrix multiply's large-batch rate reached with ``rows`` rows: rows / (rows + half)."""
+    return rows / (rows + half) if half > 0 and rows > 0 else 1.0
+
+
+def touched(share: float, tokens: float) -> float:
+    """Expected share of a layer's experts at least one of ``tokens`` tokens is routed to: 1-(1-k/E)^T."""
+    if share <= 0:
+        return 0.0
+    if share >= 1:
+        return 1.0
+    return 1.0 - (1.0 - share) ** max(0.0, tokens)
+
+
+def causal_pairs(n: float, prefix: float) -> float:
+    """(query, key) pairs of a chunk of ``n`` tokens after ``prefix`` cached ones (causal mask)."""
+    return n * prefix + n * (n + 1) / 2
+
+
+def window_pairs(n: float, prefix: float, window: int) -> float:
+    """The same under a sliding window of ``window`` tokens (each query sees at most the window)."""
+    return n * min(prefix + (n + 1) / 2, window) if window else causal_pairs(n, prefix)
+
+
+def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
+              prefills: tuple[tuple[int, int], ...] = ()) -> StepTime:
+    """One engine step: ``decodes`` sequences with ``context_sum`` cached tokens in all, and prefill
+    chunks ``(tokens, prefix)``; the whole replica (every PP stage), seconds."""
+    seqs = decodes + len(prefills)
+    m = max(1, min(r.pp, seqs))  # micro-batches in flight
+    chunk_tokens = sum(n for n, _ in prefills)
+    tokens = (decodes + chunk_tokens) / m
+    samples = (decodes + len(prefills)) / m
+    avg = context_sum / decodes if decodes else 0.0
+    full_kv = context_sum + sum(n + pre for n, pre in prefills)
+    slide_kv = decodes * min(avg, r.window) + sum(min(n + pre, r.window) for n, pre in prefills)
+    full_pairs = context_sum + sum(causal_pairs(n, pre) for n, pre in prefills)
+    slide_pairs = decodes * min(avg, r.window) + sum(window_pairs(n, pre, r.window) for n, pre in prefills)
+    full_l = math.ceil(r.full_layers / r.pp)
+    slide_l = math.ceil(r.sliding_layers / r.pp)
+
+    weights = r.dense_bytes + r.expert_bytes * touched(r.routed_share, tokens * r.ep_ranks)
+    kv = (r.kv_layer_bytes * (full_l * full_kv + slide_l * slide_kv) + r.state_bytes * decodes) / m
+    memory = (weights + kv) / (r.hbm * p.bw_eff)
+    dense = (r.gemm_flops_per_token - r.expert_flops_per_token) * tokens + r.head_flops_per_sample * samples
+    expert = r.expert_flops_per_token * tokens
+    per_expert_rows = tokens * r.ep_ranks * r.routed_share
+    attn = r.attn_flops_per_pair * (full_l * full_pairs + slide_l * slide_pairs) / m
+    compute = (dense / row_efficiency(tokens, p.gemm_half_rows)
+               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows) / p.moe_eff) / r.gemm_rate / p.flops_eff \
+        + attn / r.attn_rate / p.flops_eff
+
+    lat = p.comm_us * 1e-6
+    comm = 0.0
+    payload = tokens * r.hidden * ACT_BYTES
+    if r.tp > 1:
+        per_layer = 1 if r.ep > r.tp else 2
+        comm += r.layers_per_gpu * per_layer * (lat + 2 * (r.tp - 1) / r.tp * payload / r.link)
+    if r.ep > r.tp and r.moe_layers:
+        moe_l = math.ceil(r.moe_layers / r.pp)
+        comm += moe_l * 2 * (lat + payload * r.experts_per_token * (r.ep - 1) / r.ep / r.link)
+    hops = (r.pp - 1) * (lat + payload / r.link) if r.pp > 1 else 0.0
+    fixed = r.layers_per_gpu * p.layer_us * 1e-6
+    stage = max(compute, memory) + fixed + comm
+    return StepTime(r.pp * stage + hops + p.step_ms * 1e-3, compute * r.pp, memory * r.pp, comm * r.pp + hops,
+                    fixed * r.pp + p.step_ms * 1e-3)
