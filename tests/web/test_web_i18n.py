@@ -4,15 +4,37 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from starlette.testclient import TestClient
 
+from vllm_recipes.catalog import load_catalog
+from vllm_recipes.web import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "src" / "vllm_recipes" / "data"
+SEED_ZH = ROOT / "tests" / "i18n" / "fixtures" / "zh_seed_translation.md"
+
 pytest.importorskip("vllm_recipes.i18n")
 
 
-def test_zh_page_renders_with_stale_notices(client: TestClient, web: SimpleNamespace) -> None:
+@pytest.fixture(scope="module")
+def stale_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The bundled catalog with the seed zh translation (stale against today's recipe; the package
+    ships an up-to-date one)."""
+    root = tmp_path_factory.mktemp("stale-zh") / "recipes"
+    shutil.copytree(BUNDLED, root)
+    shutil.copy(SEED_ZH, root / "models" / "deepseek-ai" / "DeepSeek-V4.1-Flash.zh.md")
+    with TestClient(create_app(load_catalog(root))) as c:
+        yield c
+
+
+def test_zh_page_renders_with_stale_notices(stale_client: TestClient, web: SimpleNamespace) -> None:
+    client = stale_client
     r = client.get(f"/{web.V41}?lang=zh")
     assert r.status_code == 200
     assert '<html lang="zh"' in r.text
