@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from starlette.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "src" / "vllm_recipes" / "data"
+SEED_ZH = ROOT / "tests" / "i18n" / "fixtures" / "zh_seed_translation.md"
 
 pytest.importorskip("vllm_recipes.i18n")
 
