@@ -31,7 +31,7 @@ SHAPES = Path(__file__).resolve().parent / "fixtures" / "shapes"
 BIN = Path(sys.executable).parent
 HF = "acme/Dollar-Words"
 #: what the user and the machine have: the setting, and variables a stray expansion would pick up
-USER_ENV = {"IFACE_NAME": "eth7", "HOME": "/home/u", "USER": "u", "LD_PRELOAD": "/pre.so"}
+USER_ENV = {"IFACE_NAME": "eth7", "HOME": "/srv/u", "USER": "u", "LD_PRELOAD": "/pre.so"}
 #: what the vLLM process must see
 WANT_ENV = {"NCCL_SOCKET_IFNAME": "eth7", "GLOO_SOCKET_IFNAME": "eth7", "VLLM_X_DIR": "$HOME/x y",
             "VLLM_X_QUOTE": 'it\'s "quoted"', "VLLM_X_LINES": "a\nb", "VLLM_X_PLAIN": "/opt/x:1,2@v=3",
