@@ -7,7 +7,7 @@ and reports, per command, how many succeeded, how many were refused and why
 (the first error line, with ids and numbers folded so that equal reasons group),
 and any traceback. Usage::
 
-    python benchmarks/acceptance_catalog.py --recipes-dir ../shared/corpus [--only export-k8s] [--json]
+    python benchmarks/acceptance_catalog.py --recipes-dir PATH/TO/RECIPES [--only export-k8s] [--json]
 
 Exit 1 when a command crashed (a traceback) for some recipe. ``fit`` runs with
 ``HF_HUB_OFFLINE=1`` (the local Hugging Face cache only). Not run in CI.
