@@ -27,11 +27,14 @@ ZH_REL = "models/deepseek-ai/DeepSeek-V4.1-Flash.zh.md"
 
 #: Reviewed by reading the seed translation (2026-09-20) against today's guide (2026-10-13):
 #: the AMD image changed, --no-swa-bounded-replay is no longer passed (MI355X, MI325X), the
-#: MI355X section gained the monokernel and bounded-replay paragraphs, three sections are new.
+#: MI355X section gained the monokernel and bounded-replay paragraphs, three sections are new;
+#: and (2026-12-01) the first release with the Blackwell indexer_sparse_logits key became 0.31.0.
 #: Everything else the translation says is still true and must not be reported.
 EXPECTED_SHIPPED = [
     ("prerequisites", "source-unverified", "Prerequisites"),
+    ("prerequisites", "removed-version", "0.30.0"),
     ("prerequisites", "removed-image", "vllm/vllm-openai-rocm:nightly"),
+    ("prerequisites", "added-version", "0.31.0"),
     ("prerequisites", "added-image", "vllm/vllm-openai-rocm:nightly-rocm100"),
     ("mi355x-tensor-parallel", "source-unverified", "MI355X Tensor Parallel"),
     ("mi355x-tensor-parallel", "removed-flag", "--no-swa-bounded-replay"),
