@@ -151,8 +151,8 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
                forced: Any) -> list[Finding]:
     """``findings`` that BASE (a directory or git:REV[:SUBDIR]) did not have; positions ignored (lines move)."""
     from vllm_recipes.catalog.diagnostics import findings_not_in
-    from vllm_recipes.catalog.loader import recipe_source_specs
     from vllm_recipes.catalog.fileset import load_catalog_from_files
+    from vllm_recipes.catalog.loader import recipe_source_specs
     from vllm_recipes.catalog.remote import is_remote
     from vllm_recipes.catalog.validate import validate_catalog
     from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker
