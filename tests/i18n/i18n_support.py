@@ -20,7 +20,7 @@ try:  # the package is normally installed editable; fall back to the source tree
 except ImportError:  # pragma: no cover - depends on the environment
     sys.path.insert(0, str(ROOT / "src"))
 
-from vllm_recipes.catalog import Catalog, Recipe  # noqa: E402
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog  # noqa: E402
 from vllm_recipes.i18n import guide_sections, parse_translation  # noqa: E402
 
 HF_ID = "deepseek-ai/DeepSeek-V4.1-Flash"

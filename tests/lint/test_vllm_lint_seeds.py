@@ -7,6 +7,7 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
@@ -18,6 +19,11 @@ from vllm_recipes.lint.vllm_validate import recipe_release_findings
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 V41_FILE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
 
 
 def run(*args: str):
