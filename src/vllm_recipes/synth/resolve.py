@@ -54,20 +54,35 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
 ROLE_CALLS: dict[str | None, Call] = {None: Call(), "prefill": Call(role="prefill"), "decode": Call(role="decode")}
 
 
-def build_args(ctx: Ctx, call: Call) -> Invocation:
-    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER`."""
-    return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in LAYERS[name](ctx, call).args))
+def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = None) -> Invocation:
+    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER` (``parts``: computed)."""
+    if parts is None:
+        parts = {name: LAYERS[name](ctx, call) for name in ARG_ORDER}
+    return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in parts[name].args))
 
 
-def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
+def build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
     """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
-    call = ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
+    if parts is None:
+        call = _role_call(role)
+        parts = {name: LAYERS[name](ctx, call) for name in ENV_ORDER}
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        _merge_into(merged, LAYERS[name](ctx, call))
+        _merge_into(merged, parts[name])
     if ctx.is_pd and role:
         _pd_env(ctx, role, merged)
     return tuple(merged.values())
+
+
+def _role_call(role: str | None) -> Call:
+    return ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
+
+
+def build_process(ctx: Ctx, role: str | None) -> tuple[Invocation, tuple[EnvValue, ...]]:
+    """The args and env of a process whose env is its own (one node, each PD role): each layer computed once."""
+    call = _role_call(role)
+    parts = {name: LAYERS[name](ctx, call) for name in dict.fromkeys((*ARG_ORDER, *ENV_ORDER))}
+    return build_args(ctx, call, parts), build_env(ctx, role, parts)
 
 
 def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
@@ -253,7 +268,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
     """Branch on the deploy shape (§8): PD -> Mooncake -> multi-node -> single."""
     if ctx.is_pd:
         metas, router = _pd_pools(ctx)
-        roles = {role: PdRolePlan(role, build_args(ctx, ROLE_CALLS[role]), build_env(ctx, role), metas[role])
+        roles = {role: PdRolePlan(role, *build_process(ctx, role), metas[role])
                  for role in ("prefill", "decode")}
         mooncake = None
         if ctx.kv_store is not None and truthy(ctx.kv_store.get("pd")):
@@ -291,7 +306,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         head = build_args(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
         return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, build_args(ctx, ROLE_CALLS[None]), build_env(ctx, None), _companions(ctx))
+    return SinglePlan(ctx.deploy_type, *build_process(ctx, None), _companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
