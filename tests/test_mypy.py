@@ -3,9 +3,9 @@
 Packages join the list as they become clean (no blanket ignores: a module is
 listed only when mypy finds nothing in it). Imported modules that are not yet
 clean are followed for their types but not reported (``--follow-imports=silent``).
-Not yet clean (errors at the time of writing): ``catalog`` (65), ``select`` (39),
-``synth`` (56), ``render`` but ``rendering`` (7), ``fit`` (33), ``web`` but ``live`` (27),
-``cli`` (1), ``review`` (8), ``i18n`` (2).
+Not yet clean (errors at the time of writing): ``catalog`` (63, 45 of them the runtime-built
+pydantic unions of ``catalog/models.py``), ``select`` (18), ``web`` but ``live`` (16),
+``render`` but ``rendering`` (4), ``review`` (6), ``i18n`` (2), ``cli`` (1).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents")
+CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents", "vllm_recipes.synth")
 CLEAN_MODULES = ("vllm_recipes.parallel", "vllm_recipes.jsvalues", "vllm_recipes.render.rendering",
                  "vllm_recipes.web.live")
 

@@ -15,6 +15,7 @@ from vllm_recipes.jsvalues import (
     is_number,
     js_floor_div,
     js_str,
+    number_or,
     truthy,
 )
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
@@ -121,14 +122,14 @@ def _companions(ctx: Ctx) -> tuple[Companion, ...]:
             out.append(Companion(f, _str(first_truthy(comp.get("label"), f)), _str(first_truthy(comp.get("description"), "")),
                                  _str(comp["command"]).rstrip()))
     opt = ctx.kv_opt
-    comp = get(opt, "companion") if opt is not None else None
-    if opt is not None and truthy(get(comp, "command")):
+    kv_comp = get(opt, "companion")
+    if opt is not None and truthy(get(kv_comp, "command")):
         k = ctx.sel.kv_offload or ""
-        desc_parts = [_str(first_truthy(comp.get("description"), ""))]
+        desc_parts = [_str(first_truthy(kv_comp.get("description"), ""))]
         if truthy(opt.get("install")):
             desc_parts.append("Requires: " + _str(opt["install"]))
-        out.append(Companion("kv_offload:" + k, _str(first_truthy(comp.get("label"), k)),
-                             " ".join(p for p in desc_parts if p), _str(comp["command"]).rstrip()))
+        out.append(Companion("kv_offload:" + k, _str(first_truthy(kv_comp.get("label"), k)),
+                             " ".join(p for p in desc_parts if p), _str(kv_comp["command"]).rstrip()))
     return tuple(out)
 
 
@@ -142,7 +143,7 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
     so_role = as_map(get(ctx.so, role))
     role_cfg = as_map(ctx.strategy.get(role))
     pd_role = pd_role_request(ctx, role)
-    nodes = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
+    nodes = number_or(pd_role.get("nodes"), 1 if ctx.node_count > 1 else 0)
     par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
     pool_gpus = js_floor_div(g, 2) if nodes == 0 else nodes * g
     if par == "dep":
@@ -152,7 +153,8 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
         dp_size = max(1, nodes) * dp_local
     else:
         tp, dp_local, dp_size = pool_gpus, 0, 1
-    rank = pd_role.get("rank") if truthy(pd_role.get("rank")) and is_number(pd_role.get("rank")) else 0
+    raw_rank = pd_role.get("rank")
+    rank = raw_rank if truthy(raw_rank) and is_number(raw_rank) else 0
     current = max(0, min(max(1, nodes) - 1, rank))
     return {"nodes": nodes, "parallelism": par, "tp": tp, "dpLocal": dp_local, "dpSize": dp_size,
             "poolGpus": pool_gpus, "currentNode": current, "startRank": current * dp_local}
@@ -288,7 +290,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count)) \
             if multi else ()
         master, store, config, note, install = _mooncake_parts(ctx)
-        router = None
+        kv_router: RouterPlan | None = None
         if ctx.kv_instance_count > 1:
             rc = as_map(kv.get("router"))
             policy = first_truthy(rc.get("policy"), "cache_aware")
@@ -297,11 +299,11 @@ def resolve_plan(ctx: Ctx) -> Plan:
                      for i in range(1, ctx.kv_instance_count + 1)]
             lines += ["--host $ROUTER_HOST", "--port $ROUTER_PORT", "--cache-threshold 0.5",
                       "--balance-abs-threshold 4", "--balance-rel-threshold 1.1"]
-            router = RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines),
-                                install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
-                                port=first_truthy(rc.get("port"), 30080))
+            kv_router = RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines),
+                                   install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
+                                   port=first_truthy(rc.get("port"), 30080))
         return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
-                           head, workers, multi, build_env(ctx, None), install, router, config, note)
+                           head, workers, multi, build_env(ctx, None), install, kv_router, config, note)
     if ctx.is_multi:
         head = build_args(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
