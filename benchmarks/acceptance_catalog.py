@@ -7,7 +7,7 @@ and reports, per command, how many succeeded, how many were refused and why
 (the first error line, with ids and numbers folded so that equal reasons group),
 and any traceback. Usage::
 
-    python benchmarks/acceptance_catalog.py --recipes-dir ../shared/corpus [--only export-k8s] [--json]
+    python benchmarks/acceptance_catalog.py --recipes-dir PATH/TO/RECIPES [--only export-k8s] [--json]
 
 Exit 1 when a command crashed (a traceback) for some recipe. ``fit`` runs with
 ``HF_HUB_OFFLINE=1`` (the local Hugging Face cache only). Not run in CI.
@@ -29,6 +29,9 @@ from click.testing import CliRunner
 
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.cli.main import cli
+
+#: fit's exit codes that are answers, not refusals (0: starts)
+FIT_VERDICTS = {0: "starts", 1: "does not start", 3: "unknown"}
 
 COMMANDS: dict[str, list[str]] = {
     "command": ["command"],
@@ -63,7 +66,7 @@ def run(sources: list[str], only: list[str] | None) -> dict[str, Any]:
     for name, argv in COMMANDS.items():
         if only and name not in only:
             continue
-        ok, refused, crashed = 0, Counter(), Counter()
+        ok, refused, crashed, verdicts = 0, Counter(), Counter(), Counter()
         examples: dict[str, list[str]] = defaultdict(list)
         started = time.perf_counter()
         for recipe in catalog.recipes:
@@ -82,8 +85,11 @@ def run(sources: list[str], only: list[str] | None) -> dict[str, Any]:
                 examples[kind].append(tag)
                 if len(examples[kind]) == 1:
                     traceback.print_exception(got.exception, file=sys.stderr)
-            elif got.exit_code == 0 or (name == "validate" and got.exit_code == 1):
+            elif got.exit_code == 0 or (name == "validate" and got.exit_code == 1) or \
+                    (name == "fit" and got.exit_code in FIT_VERDICTS):
                 ok += 1  # (validate: exit 1 is its answer, findings reported; 2 would be a refusal)
+                if name == "fit":
+                    verdicts[FIT_VERDICTS.get(got.exit_code, "starts")] += 1
             else:
                 why = reason_of(got.stderr or got.output)
                 refused[why] += 1
@@ -92,7 +98,7 @@ def run(sources: list[str], only: list[str] | None) -> dict[str, Any]:
               f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         results[name] = {
             "ok": ok, "refused": sum(refused.values()), "crashed": sum(crashed.values()),
-            "seconds": round(time.perf_counter() - started, 1),
+            "seconds": round(time.perf_counter() - started, 1), "verdicts": dict(verdicts),
             "reasons": [{"reason": r, "count": n, "examples": examples[r][:4]} for r, n in refused.most_common()],
             "crashes": [{"reason": r, "count": n, "examples": examples[r][:4]} for r, n in crashed.most_common()],
         }
@@ -116,7 +122,8 @@ def main() -> None:
         print(f"{report['recipes']} recipes ({report['omni']} omni) from {source}")
         for name, r in report["commands"].items():
             total = r["ok"] + r["refused"] + r["crashed"]
-            print(f"\n{name}: {r['ok']}/{total} ok, {r['refused']} refused, {r['crashed']} crashed "
+            verdicts = f" [{', '.join(f'{v}: {n}' for v, n in r['verdicts'].items())}]" if r["verdicts"] else ""
+            print(f"\n{name}: {r['ok']}/{total} ok{verdicts}, {r['refused']} refused, {r['crashed']} crashed "
                   f"({r['seconds']} s)")
             for item in (*r["crashes"], *r["reasons"]):
                 print(f"  {item['count']:4d}  {item['reason']}")

@@ -16,9 +16,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents", "vllm_recipes.synth")
+CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents", "vllm_recipes.perf",
+                  "vllm_recipes.synth")
 CLEAN_MODULES = ("vllm_recipes.parallel", "vllm_recipes.jsvalues", "vllm_recipes.render.rendering",
-                 "vllm_recipes.web.live")
+                 "vllm_recipes.web.live", "vllm_recipes.render.shell", "vllm_recipes.render.docker",
+                 "vllm_recipes.render.install", "vllm_recipes.render.omni", "vllm_recipes.catalog.identifiers",
+                 "vllm_recipes.web.limits", "vllm_recipes.web.security", "vllm_recipes.web.perf",
+                 "vllm_recipes.cli.perf_cmds")
 
 
 def test_mypy_is_clean_on_the_typed_packages() -> None:

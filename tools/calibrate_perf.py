@@ -54,12 +54,11 @@ GPU_MEMORY = {"H100-SXM": 80, "H200-SXM": 141, "B200": 180}
 CONFIGS = {("Llama-3.1-70B", "fp8"): "llama-3.3-70b-instruct-fp8", ("Llama-3.1-70B", "nvfp4"): "llama-3.3-70b-instruct-fp4",
            ("gpt-oss-120b", "mxfp4"): "gpt-oss-120b", ("Qwen3-32B", "bf16"): "qwen3-32b"}
 START = Params(bw_eff=0.65, flops_eff=0.5, layer_us=20.0, comm_us=10.0, step_ms=1.5, request_ms=30.0,
-               gemm_half_rows=32.0, moe_eff=1.0)
-NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows", "moe_eff")
+               gemm_half_rows=32.0)
+NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows")
 BOUNDS = {"bw_eff": (0.2, 1.0), "flops_eff": (0.05, 1.0), "layer_us": (0.5, 200.0), "comm_us": (1.0, 200.0),
           "step_ms": (0.05, 20.0), "request_ms": (1.0, 200.0),
-          "gemm_half_rows": (1.0, 4096.0),
-          "moe_eff": (0.05, 1.0)}
+          "gemm_half_rows": (1.0, 4096.0)}
 
 
 @dataclass
@@ -67,7 +66,6 @@ class Case:
     rec: dict[str, Any]
     family: str
     run: Any  # Params -> (ttft_ms, tpot_ms, tok_s_per_gpu)
-    moe: bool = False
 
 
 def osl_eff(rec: dict[str, Any]) -> float:
@@ -101,7 +99,7 @@ def make_case(rec: dict[str, Any], configs: Path, prompts_factor: float) -> Case
         e = estimate_process(facts, arch, fit, gpu, rec["precision"], p, wl)
         return e.ttft_ms, e.tpot_ms, derived_tput(rec, e.ttft_ms, e.tpot_ms)
 
-    return Case(rec, gpu.family, run, facts.expert_params > 0)
+    return Case(rec, gpu.family, run)
 
 
 def errors(case: Case, p: Params) -> tuple[float, float, float]:
@@ -111,10 +109,13 @@ def errors(case: Case, p: Params) -> tuple[float, float, float]:
     return ttft / r["ttft_ms"]["reported"] - 1, tpot / r["tpot_ms"] - 1, tput / r["output_tok_s_per_gpu"] - 1
 
 
+TTFT_WEIGHT = 0.5
+
+
 def loss(cases: list[Case], p: Params) -> float:
     total = 0.0
     for c in cases:
-        for e, w in zip(errors(c, p), (0.5, 1.0, 1.0), strict=True):
+        for e, w in zip(errors(c, p), (TTFT_WEIGHT, 1.0, 1.0), strict=True):
             total += w * math.log(max(1e-3, 1 + e)) ** 2
     return total / max(1, len(cases))
 
@@ -162,8 +163,7 @@ def nelder_mead(f: Any, x0: list[float], step: float = 0.4, iters: int = 160) ->
 
 def fit_family(cases: list[Case], iters: int, sample: int, start: Params = START) -> Params:
     """Fit on at most ``sample`` records, spread evenly over the family's (ordered) records."""
-    # the MoE kernels' rate is fitted only where MoE records are (elsewhere the loss does not depend on it)
-    names = NAMES if any(c.moe for c in cases) else tuple(n for n in NAMES if n != "moe_eff")
+    names = NAMES
     if len(cases) > sample:
         cases = [cases[round(i * (len(cases) - 1) / (sample - 1))] for i in range(sample)]
     x0 = [math.log(getattr(start, n)) for n in names]
@@ -231,7 +231,9 @@ def main() -> None:
     ap.add_argument("--prompts-factor", type=float, default=4.0, help="prompts x concurrency while fitting")
     ap.add_argument("--iters", type=int, default=120)
     ap.add_argument("--sample", type=int, default=40, help="records per family the optimiser sees")
+    ap.add_argument("--ttft-weight", type=float, default=TTFT_WEIGHT, help="weight of TTFT in the loss")
     args = ap.parse_args()
+    globals()["TTFT_WEIGHT"] = args.ttft_weight
     records = json.loads((args.data / "calibration.json").read_text())
     cases = [make_case(r, args.data / "configs", args.prompts_factor) for r in records]
     evals = [make_case(r, args.data / "configs", 10.0) for r in records]  # as benchmarked: 10 x concurrency

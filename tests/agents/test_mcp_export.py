@@ -27,7 +27,7 @@ def test_export_tool_gives_the_cli_bytes_and_files(tools: AgentTools) -> None:
     assert got["media_type"] == "text/yaml"
     assert [f["path"] for f in got["files"]] == ["configmap-deepseek-v4-1-flash-settings.yaml",
                                                   "leaderworkerset-deepseek-v4-1-flash.yaml",
-                                                  "service-deepseek-v4-1-flash.yaml", "kustomization.yaml"]
+                                                  "service-deepseek-v4-1-flash-api.yaml", "kustomization.yaml"]
 
 
 def test_export_tool_schema_and_refusals(tools: AgentTools) -> None:

@@ -143,3 +143,18 @@ def test_the_bundled_catalog_alone_is_unchanged() -> None:
     assert cat.layers == ("bundled",) and cat.taxonomy_file == "taxonomy.yaml"
     assert {r.hf_id for r in cat.recipes} >= {"deepseek-ai/DeepSeek-V4-Flash"}
     assert all(r.source == "bundled" for r in cat.recipes)
+
+
+def test_explain_names_the_recipe_source_and_where_each_hardware_fact_came_from(tmp_path: Path) -> None:
+    root = _public(tmp_path)
+    got = CliRunner().invoke(cli, ["explain", "org/Test", "--hardware", "h200", "--recipes-dir", str(root)])
+    assert got.exit_code == 0, got.output
+    lines = got.output.splitlines()
+    assert f"recipe from {root}: models/org/Test.yaml" in lines
+    assert "hardware h200: brand, generation, display_name, gpu_count, vram_gb, multi_node from taxonomy.yaml" in lines
+    assert any(ln.startswith("hardware h200: ") and "device_resource" in ln and ln.endswith(
+        "from <bundled>/taxonomy.yaml") for ln in lines)
+    shown = CliRunner().invoke(cli, ["show", "org/Test", "--json", "--recipes-dir", str(root)])
+    h200 = next(h for h in __import__("json").loads(shown.stdout)["hardware"] if h["id"] == "h200")
+    assert h200["sources"]["device_resource"] == "<bundled>/taxonomy.yaml"
+    assert h200["sources"]["display_name"] == "taxonomy.yaml"

@@ -24,6 +24,7 @@ import yaml
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.render.export import ExportOptions, deployment_for, export_artifacts
+from vllm_recipes.render.shell import is_placeholder
 from vllm_recipes.render.workloads import Deployment, Process, instantiate
 from vllm_recipes.select.page import PageRequest, PageState, build_state
 
@@ -78,8 +79,13 @@ def yaml_docs(text: str) -> list[dict[str, Any]]:
 # --- placeholder meanings -------------------------------------------------------------------
 
 def fill(text: str, meaning: Mapping[str, str]) -> str:
-    """``$NAME`` -> ``meaning[NAME]`` (every placeholder must have one)."""
-    return re.sub(r"\$([A-Z_][A-Z0-9_]*)", lambda m: meaning[m.group(1)], text)
+    """``$NAME`` / ``${NAME}`` -> ``meaning[NAME]`` for each declared placeholder (every one must have a
+    meaning); any other ``$WORD`` is data and stays as it is."""
+    def one(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        return meaning[name] if is_placeholder(name) else m.group(0)
+
+    return re.sub(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))", one, text)
 
 
 def rank_argv(p: Process, rank: int) -> tuple[str, ...]:
@@ -159,7 +165,8 @@ def k8s_meaning(dep: Deployment, base: str, p: Process, rank: int) -> dict[str, 
         if q.key == "mooncake-master":
             out["MOONCAKE_MASTER_IP"] = wl
         for f in q.files:  # a file with user settings in it is expanded into /tmp/vllm-recipes at start
-            user = [n for n in re.findall(r"\$([A-Z_][A-Z0-9_]*)", f.content) if n != "MOONCAKE_MASTER_IP"]
+            user = [n for n in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", f.content)
+                    if is_placeholder(n) and n != "MOONCAKE_MASTER_IP"]
             out[f.path_var] = f"/tmp/vllm-recipes/{f.name}" if user else f"/etc/vllm-recipes/{f.name}"
     return out
 

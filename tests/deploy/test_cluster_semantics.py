@@ -73,6 +73,15 @@ for _name, _req in {"default": {}, "pd": {"strategy": "pd_cluster"},
     SELECTIONS[f"shape-joined-{_name}"] = ("shapes", "acme/Joined-MoE", _req)
 SELECTIONS["shape-small-dense"] = ("shapes", "acme/Small-Dense", {})
 SELECTIONS["shape-small-dense-amd"] = ("shapes", "acme/Small-Dense", {"hardware": "mi300x"})
+SELECTIONS["shape-dollar-words"] = ("shapes", "acme/Dollar-Words", {})
+for _hw in ("h200", "mi355x", "mi300x"):
+    for _name, _req in {"default": {}, "pd": {"strategy": "pd_cluster"},
+                        "pd-coloc": {"strategy": "pd_cluster", "prefill_nodes": 0, "decode_nodes": 0},
+                        "dep2": {"strategy": "multi_node_dep", "nodes": 2},
+                        "mooncake": {"kv_offload": "kv_store_centralized_mooncake"},
+                        "mooncake-dist": {"kv_offload": "kv_store_distributed_mooncake"},
+                        "mooncake-pd": {"strategy": "pd_cluster", "kv_offload": "kv_store_centralized_mooncake"}}.items():
+        SELECTIONS[f"shape-brand-{_hw}-{_name}"] = ("shapes", "acme/Brand-MoE", {"hardware": _hw, **_req})
 
 
 @pytest.fixture(scope="module")

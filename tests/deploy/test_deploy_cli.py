@@ -123,4 +123,4 @@ def test_cli_runs_as_a_program(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "vllm_recipes", "export", V41, "--to", "vllm-config", "-o",
                           str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["vllm.env.sh", "vllm.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vllm.env", "vllm.env.sh", "vllm.yaml"]

@@ -36,6 +36,7 @@ from vllm_recipes.jsvalues import js_str
 from vllm_recipes.render.artifacts import default_name, stdout_text
 from vllm_recipes.render.export import ExportError
 from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.render.shell import literal
 from vllm_recipes.render.vllm_config import config_argv
 from vllm_recipes.synth.resolve import resolve
 
@@ -135,7 +136,7 @@ def test_k8s_containers_run_the_plan_argv_and_env(catalog, seed, stubs):
             meaning = Settings(k8s_meaning(dep, base, p, rank))
             assert container_argv(c, env, stubs) == [fill(t, meaning) for t in rank_argv(p, rank)], (p.key, rank)
             for k, v in rank_env(p, rank):
-                if "$LD_PRELOAD" not in v:  # set by the container's shell (covered by the semantics check)
+                if "$LD_PRELOAD" not in v:  # set by the container's shell (tests/deploy/test_deploy_one_rule.py)
                     assert env[k] == fill(v, meaning), (p.key, rank, k)
             if p.gpus:
                 assert c["resources"]["limits"][dep.profile["device_resource"]] == p.gpus
@@ -302,7 +303,7 @@ def test_slurm_steps_run_the_plan_argv_and_env(catalog, seed, tmp_path, stubs):
     calls = _run_sbatch(tmp_path, art.content, total, stubs, user, len(steps))
     # steps start concurrently; put the recorded calls back in script order (identical step texts, such as
     # two Mooncake instances, start on increasing nodes)
-    calls.sort(key=lambda c: (art.content.index(shlex.quote(c["argv"][-1])), _nodelist(c["argv"])))
+    calls.sort(key=lambda c: (art.content.index(literal(c["argv"][-1])), _nodelist(c["argv"])))
     assert len(calls) == len(steps)
     serve_nodes: dict[str, list[str]] = {}
     for p, call in zip(steps, calls, strict=True):

@@ -103,8 +103,8 @@ class TestGpuFlags:
         ("mi325x", "--device=/dev/kfd --device=/dev/dri \\\n  --security-opt seccomp=unconfined --group-add video",
          ["--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined", "--group-add", "video"]),
         ("arc_pro_b70", "--device /dev/dri \\\n  -v /dev/dri/by-path:/dev/dri/by-path --shm-size=16g",
-         ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"]),
-        ("xeon5", "--shm-size=16g", ["--shm-size", "16g"]),
+         ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size=16g"]),
+        ("xeon5", "--shm-size=16g", ["--shm-size=16g"]),  # (text and argv: the same tokens, issue #21)
         ("gb300", "--gpus all", ["--gpus", "all"]),
         ("ascend_950pr", "--gpus all", ["--gpus", "all"]),
         ("nope", "--gpus all", ["--gpus", "all"]),

@@ -254,12 +254,13 @@ class TestPd:
             "    --host $ROUTER_HOST \\\n    --port $ROUTER_PORT \\\n    --intra-node-data-parallel-size 8")
         assert obj["decode"]["env"]["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "$DECODE_NODE_3"
 
-    def test_dep_co_located_uses_the_full_node(self, make_catalog) -> None:
+    def test_dep_co_located_uses_half_the_node(self, make_catalog) -> None:
         obj = render(make_catalog(shaped()), strategy="pd_cluster", hw_id="gb200",
                      pd_nodes={"prefill": {"parallelism": "dep"}, "decode": {"parallelism": "dep"}})
         argv = obj["prefill"]["argv"]
-        assert argv[argv.index("--data-parallel-size-local") + 1] == "4"
-        assert [obj["prefill"][k] for k in META_KEYS] == [0, "dep", 1, 4, 4, 2, 0, 0]
+        # ranks = the GPUs the pool owns: half of gb200's 4 (docs/decisions.md, co-located PD DEP; #23 item 8)
+        assert argv[argv.index("--data-parallel-size-local") + 1] == "2"
+        assert [obj["prefill"][k] for k in META_KEYS] == [0, "dep", 1, 2, 2, 2, 0, 0]
 
     def test_router_intra_dp_pin(self, make_catalog) -> None:
         cat = make_catalog(shaped(strategy_overrides={"pd_cluster": {"router": {"intra_node_data_parallel_size": 0}}}))

@@ -165,8 +165,8 @@ def test_host_tables_leave_the_gpu_only_when_offloaded() -> None:
 def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[str, Architecture]) -> None:
     """Llama-3-8B (14.96 GiB) on one 80 GiB GPU at vLLM's default 0.9.
 
-    Profiling peak = the larger of the forward of 8,192 tokens (8,192 x 2 B x (6 x 4,096 + 2 x 2 x 14,336))
-    = 1,342,177,280 B and the sampler warm-up (1,024 rows x 128,256 x 14 B = 1,838,678,016 B; 28 B per
+    Profiling peak = the larger of the forward of 8,192 tokens (8,192 x 2 B x (2 x 4,096 + max(attention
+    (2 x 32 + 2 x 8) x 128 + 4,096, MLP 3 x 14,336)) = 838,860,800 B) and the sampler warm-up (1,024 rows x 128,256 x 14 B = 1,838,678,016 B; 28 B per
     logit while 0.12 to 0.16 sort the vocabulary); non-torch 0.15 GiB; CUDA graphs subtracted only from
     0.20 (0.2 + 32 x 0.012 GiB).
     """
@@ -179,7 +179,10 @@ def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[
     f = fit_process(a, 14.96, 80, ProcessShape(), release="0.11")
     assert f.sampler == 1024 * 128_256 * 14
     assert f.kv_budget == pytest.approx(72 * GIB - 14.96 * GIB - f.sampler - non_torch)
-    assert f.forward == 8192 * 2 * (6 * 4096 + 2 * 2 * 14336)
+    assert f.forward == 8192 * 2 * (2 * 4096 + 3 * 14336)
+    # at TP 4 the MLP's share is split, the layer's hidden vectors are not
+    assert fit_process(a, 14.96, 80, ProcessShape(tp=4), release="0.11").forward == \
+        8192 * 2 * (2 * 4096 + max((2 * 8 + 2 * 2) * 128 + 4096, 3 * 14336 / 4))
     assert overheads(a, ProcessShape(tp=2, enforce_eager=True), 80)[1:] == (0.75 * GIB, 0.0)
 
 

@@ -14,13 +14,13 @@ conflicts, unknown hardware ids): the reference knows none of it.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from seed_goldens import colocated_dep_fix
 from vllm_recipes.api.build import build_api
 from vllm_recipes.api.tree import render_for_hardware, render_selection
 from vllm_recipes.catalog import load_catalog
@@ -96,39 +96,11 @@ def _expected_files() -> list[str]:
 EXPECTED_FILES = _expected_files()
 
 
-def _colocated_dep_fix(obj: dict[str, Any]) -> dict[str, Any]:
-    """The reference's rendering with our documented deviation (docs/decisions.md, "Co-located PD DEP"):
-    a co-located DEP pool runs one rank per GPU it owns (half the node), not one per GPU of the node."""
-    new_intra: list[int] = []
-    old_intra: list[int] = []
-    for role in ("prefill", "decode"):
-        r = obj.get(role)
-        if not isinstance(r, dict) or r.get("nodes") != 0 or r.get("parallelism") != "dep":
-            continue
-        old, new = r["dpLocal"], max(1, r["poolGpus"] // r["tp"])
-        old_intra.append(old)
-        new_intra.append(new)
-        r.update(dpLocal=new, dpSize=new)
-        for key in ("argv", "docker_argv"):
-            toks = r.get(key) or []
-            for i in range(1, len(toks)):
-                if toks[i - 1] in ("--data-parallel-size", "--data-parallel-size-local") and toks[i] == str(old):
-                    toks[i] = str(new)
-        for key in ("command", "docker_command"):
-            if isinstance(r.get(key), str):
-                r[key] = re.sub(rf"(--data-parallel-size(?:-local)? ){old}\b", rf"\g<1>{new}", r[key])
-    router = obj.get("router")
-    if new_intra and isinstance(router, dict) and isinstance(router.get("command"), str):
-        router["command"] = router["command"].replace(f"--intra-node-data-parallel-size {max(old_intra)}",
-                                                      f"--intra-node-data-parallel-size {max(new_intra)}")
-    return obj
-
-
 @pytest.mark.parametrize("rel", EXPECTED_FILES or ["<none>"], ids=lambda r: r.removesuffix(".json"))
 def test_golden_file(rendered, rel: str) -> None:
     files, _ = rendered
     assert rel in files, f"we render no {rel}"
-    want = _dump(_strip(_colocated_dep_fix(json.loads((EXPECTED / rel).read_text(encoding="utf-8")))))
+    want = _dump(_strip(colocated_dep_fix(json.loads((EXPECTED / rel).read_text(encoding="utf-8")))))
     got = _dump(_strip(files[rel]))
     assert got == want
 

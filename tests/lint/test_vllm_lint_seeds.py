@@ -30,6 +30,23 @@ def run(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
+@pytest.fixture(scope="module")
+def seed_dir(tmp_path_factory) -> str:
+    """The bundled catalog with V4.1 as the seed document wrote it (``min_vllm_version: "0.30.0"``): the shipped
+    recipe now says 0.31.0, the first release with the ``indexer_sparse_logits`` key it passes, so the window the
+    lint reports is exercised on this copy."""
+    import shutil
+
+    root = Path(load_catalog().root)
+    out = tmp_path_factory.mktemp("seed") / "recipes"
+    shutil.copytree(root, out)
+    f = out / V41_FILE
+    text = f.read_text(encoding="utf-8")
+    assert 'min_vllm_version: "0.31.0"' in text
+    f.write_text(text.replace('min_vllm_version: "0.31.0"', 'min_vllm_version: "0.30.0"'), encoding="utf-8")
+    return str(out)
+
+
 def test_seeds_against_033_only_real_findings(catalog) -> None:
     """Forced to 0.33.0 no error remains; the warnings and notes are the recipes' real quirks."""
     found: Counter[tuple[str, str, str]] = Counter()
@@ -48,7 +65,8 @@ def test_seeds_against_033_only_real_findings(catalog) -> None:
     }
 
 
-def test_v41_indexer_sparse_logits_window_at_file_line(catalog) -> None:
+def test_v41_indexer_sparse_logits_window_at_file_line(seed_dir) -> None:
+    catalog = load_catalog(seed_dir)
     recipe = catalog.recipe(V41)
     found = [f for f in recipe_release_findings(catalog, recipe) if "indexer_sparse_logits" in f.message]
     assert found and {f.code for f in found} == {"vllm-min-version"}
@@ -60,12 +78,16 @@ def test_v41_indexer_sparse_logits_window_at_file_line(catalog) -> None:
     assert "indexer_sparse_logits" in line
 
 
-def test_validate_cli_reports_the_window_with_file_line() -> None:
-    r = run("validate")
+def test_shipped_v41_has_no_release_window(catalog) -> None:
+    assert not [f for f in recipe_release_findings(catalog, catalog.recipe(V41)) if "indexer_sparse_logits" in f.message]
+
+
+def test_validate_cli_reports_the_window_with_file_line(seed_dir) -> None:
+    r = run("validate", "--recipes-dir", seed_dir)
     assert r.exit_code == 0, r.output
     hits = [ln for ln in r.stdout.splitlines() if "indexer_sparse_logits" in ln]
     assert hits and all(":" in h.split(": warning:")[0] for h in hits)
-    lines = (Path(load_catalog().root) / V41_FILE).read_text(encoding="utf-8").splitlines()
+    lines = (Path(seed_dir) / V41_FILE).read_text(encoding="utf-8").splitlines()
     for h in hits:  # each reported line:col holds the JSON that sets the key
         line_no = int(h.split("DeepSeek-V4.1-Flash.yaml:", 1)[1].split(":", 1)[0])
         assert "indexer_sparse_logits" in lines[line_no - 1] and "added in 0.31.0" in h
@@ -87,8 +109,8 @@ def test_command_shows_info_findings_for_a_custom_image() -> None:
     assert "info [vllm-plugin] models/deepseek-ai/DeepSeek-V4-Flash.yaml:" in r.stderr
 
 
-def test_command_json_and_explain_carry_the_findings() -> None:
-    obj = json.loads(run("command", V41, "--hardware", "mi355x", "--format", "json").stdout)
+def test_command_json_and_explain_carry_the_findings(seed_dir) -> None:
+    obj = json.loads(run("command", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x", "--format", "json").stdout)
     lint = obj["vllm_lint"]
     assert lint["release"] == "0.33.0" and lint["counts"]["warning"] == 3
     assert {f["code"] for f in lint["findings"]} == {"vllm-min-version"}
@@ -96,7 +118,7 @@ def test_command_json_and_explain_carry_the_findings() -> None:
     assert lint["findings"][0]["key_path"].startswith("strategy_overrides.single_node_tp.hardware_overrides.")
     pinned = json.loads(run("command", V41, "--hardware", "mi355x", "--vllm", "0.29", "--format", "json").stdout)
     assert pinned["vllm_lint"]["release"] == "0.29.0" and pinned["vllm_lint"]["counts"]["error"] > 0
-    r = run("explain", V41, "--hardware", "mi355x")
+    r = run("explain", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x")
     assert r.exit_code == 0 and "checked against vLLM 0.33.0" in r.stdout and "indexer_sparse_logits" in r.stdout
 
 
@@ -184,9 +206,9 @@ def test_vllm_option_refused_for_omni_recipes(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "omni recipe" in r.output
 
 
-def test_explain_json_carries_each_process_lint_with_lines() -> None:
+def test_explain_json_carries_each_process_lint_with_lines(seed_dir) -> None:
     """``explain --json`` keeps its list of process sections; each gets its process's ``vllm_lint``."""
-    r = run("explain", V41, "--hardware", "mi355x", "--json")
+    r = run("explain", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x", "--json")
     assert r.exit_code == 0, r.output
     sections = json.loads(r.stdout)
     assert [s["process"] for s in sections] == ["vLLM"] and sections[0]["entries"]

@@ -106,6 +106,10 @@ def test_recommend_fewest_gpus_first_and_none_meets_it() -> None:
     gpus = [m["gpus"] for m in d["meeting"]]
     assert gpus and gpus == sorted(gpus) and all(m["meets"] for m in d["meeting"])
     assert all(m["ttft_ms"] <= 3000 and m["tpot_ms"] <= 50 for m in d["meeting"])
+    first = d["meeting"][0]
+    assert first["command"].startswith(f"vllm-recipes command {V41} --hardware ")
+    code, out, _ = run(*first["command"].split()[1:])  # the line renders that configuration
+    assert code == 0 and out.startswith(("vllm serve", "docker run"))
     code, out, _ = run("recommend", V41, "--isl", "1024", "--osl", "256", "--concurrency", "16", "--ttft-ms", "1",
                        "--tpot-ms", "0.1", "--hardware", "h200")
     assert code == 1 and "none meets it." in out and "closest:" in out and "TPOT x" in out

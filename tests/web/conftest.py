@@ -227,6 +227,31 @@ def live_xss(xss_dir: Path) -> Iterator[LiveServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def stale_zh_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled catalog with V4.1's zh translation as the seed shipped it (translated from an older
+    revision): the shipped translation is up to date, so stale notices are exercised on this copy."""
+    import shutil
+
+    out = tmp_path_factory.mktemp("stale_zh") / "recipes"
+    shutil.copytree(load_catalog().root, out)
+    seed = Path(__file__).resolve().parents[1] / "i18n" / "fixtures" / "zh_seed_translation.md"
+    shutil.copyfile(seed, out / "models" / "deepseek-ai" / "DeepSeek-V4.1-Flash.zh.md")
+    return out
+
+
+@pytest.fixture(scope="session")
+def stale_zh_client(stale_zh_dir: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(load_catalog(stale_zh_dir))) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def live_stale_zh(stale_zh_dir: Path) -> Iterator[LiveServer]:
+    with LiveServer(create_app(load_catalog(stale_zh_dir))) as server:
+        yield server
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -192,6 +192,16 @@ def test_zh_translation_page(page: Any) -> None:
     pytest.importorskip("vllm_recipes.i18n")
     page.goto(V41 + "?lang=zh")
     assert page.evaluate("document.documentElement.lang") == "zh"
+    assert page.locator(".i18n-notice--stale").count() == 0  # the package ships an up-to-date translation
+    page.locator('.langs a[hreflang="en"]').click()
+    wait_url(page, r"lang=en")
+    assert page.evaluate("document.documentElement.lang") == "en"
+
+
+def test_stale_zh_notice_links_to_the_original(browser: Any, live_stale_zh: Any) -> None:
+    pytest.importorskip("vllm_recipes.i18n")
+    page = browser.new_context(base_url=live_stale_zh.url).new_page()
+    page.goto(V41 + "?lang=zh")
     notice = page.locator(".i18n-notice--stale").first
     assert notice.is_visible()
     notice.locator("a").click()

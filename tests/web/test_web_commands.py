@@ -93,7 +93,7 @@ def test_pd_rank_and_mooncake_instance_pickers(client: TestClient, web: SimpleNa
 def test_install_block_and_snippets(client: TestClient, web: SimpleNamespace) -> None:
     body = client.get("/" + web.V41).text
     assert "docker pull vllm/vllm-openai:nightly" in body
-    assert "vLLM 0.30.0+" in body and ">nightly<" in body
+    assert "vLLM 0.31.0+" in body and ">nightly<" in body
     assert "curl http://localhost:8000/v1/chat/completions" in body
     assert "vllm bench serve" in body and "from openai import OpenAI" in body
     pd = client.get(f"/{web.V41}?strategy=pd_cluster").text

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from starlette.testclient import TestClient
 
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "src" / "vllm_recipes" / "data"
+SEED_ZH = ROOT / "tests" / "i18n" / "fixtures" / "zh_seed_translation.md"
+
 pytest.importorskip("vllm_recipes.i18n")
 
 
-def test_zh_page_renders_with_stale_notices(client: TestClient, web: SimpleNamespace) -> None:
+def test_shipped_zh_translation_is_current(client: TestClient, web: SimpleNamespace) -> None:
+    r = client.get(f"/{web.V41}?lang=zh")
+    assert r.status_code == 200 and '<html lang="zh"' in r.text
+    assert "i18n-notice--stale" not in r.text
+
+
+def test_zh_page_renders_with_stale_notices(stale_zh_client: TestClient, web: SimpleNamespace) -> None:
+    client = stale_zh_client
     r = client.get(f"/{web.V41}?lang=zh")
     assert r.status_code == 200
     assert '<html lang="zh"' in r.text

@@ -76,7 +76,7 @@ def test_recipe_header(client: TestClient, web: SimpleNamespace) -> None:
     assert "<h1>DeepSeek-V4.1-Flash</h1>" in body
     assert "1,048,576 context" in body
     assert "552B / 8-16B active" in body
-    assert "vLLM 0.30.0+" in body
+    assert "vLLM 0.31.0+" in body
     assert "https://huggingface.co/deepseek-ai/DeepSeek-V4.1-Flash" in body
     assert "Updated <time" in body and "2026-10-13" in body
     assert 'href="/deepseek-ai/DeepSeek-V4-Flash"' in body  # related recipe that exists

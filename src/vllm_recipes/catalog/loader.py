@@ -244,6 +244,14 @@ class Catalog:
                     return layer  # type: ignore[no-any-return]
         return None
 
+    def hardware_origins(self, hw_id: str) -> dict[str, list[str]]:
+        """File -> the fields of hardware profile ``hw_id`` it supplied (layered taxonomies merge per field)."""
+        profile = self.hardware_profiles.get(hw_id)
+        out: dict[str, list[str]] = {}
+        for key in profile if isinstance(profile, dict) else ():
+            out.setdefault(self.origin_of(self.taxonomy_file, ("hardware_profiles", hw_id, key)), []).append(str(key))
+        return out
+
     def origin_of(self, rel_path: str, key_path: tuple[str | int, ...]) -> str:
         """The file a value of the shared file ``rel_path`` came from (layered catalogs merge them)."""
         doc = self.source_for(rel_path)

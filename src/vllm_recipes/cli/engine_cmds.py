@@ -246,6 +246,11 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, vllm_re
         dump_json(sections_json(sections) if lints is None else with_process_lint(sections_json(sections), lints))
         return
     click.echo(header)
+    if len(catalog.layers) > 1:  # recipe sources beside the bundled catalog: say where things came from
+        click.echo(f"recipe from {recipe.source}: {recipe.rel_path}")
+        hw = getattr(getattr(state, "selection", None), "hw_id", None) if not recipe.is_omni else None
+        for file, keys in catalog.hardware_origins(hw).items() if hw else ():
+            click.echo(f"hardware {hw}: {', '.join(keys)} from {file}")
     for title, rows in sections:
         table_rows = []
         for r in rows:

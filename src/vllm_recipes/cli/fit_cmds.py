@@ -199,6 +199,8 @@ def _rows(p: ProcessFit) -> list[tuple[str, str]]:
     if s.dp > 1:
         conc += f"; {p.concurrency * s.dp:,} over {s.dp} DP ranks"
     peak = "sampler warm-up" if p.sampler > p.forward else "forward pass"
+    if p.moe_workspace:
+        peak += f" + MoE workspace {_g(p.moe_workspace)}"
     return [
         ("parallelism", par),
         ("GPU memory", f"{_g(p.gpu_memory)} x {p.utilization:g} (--gpu-memory-utilization)"),

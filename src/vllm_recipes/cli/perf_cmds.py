@@ -153,7 +153,7 @@ def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, 
                   rate: float | None, num_prompts: int | None, ttft_ms: float, tpot_ms: float,
                   hardware: tuple[str, ...], hf_config: str | None, offline: bool, as_json: bool) -> None:
     """The recipe's offered configurations that meet --ttft-ms and --tpot-ms, fewest GPUs first."""
-    from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict
+    from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict, selection_command
 
     workload = make_workload(isl, osl, concurrency, rate, num_prompts)
     catalog = load_or_exit(recipes_dir)
@@ -175,9 +175,7 @@ def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, 
         click.echo(f"  meets  {c.gpus:>3} GPUs  {c.report.hardware}, {c.report.variant}, {c.report.strategy}, "
                    f"{c.report.nodes} node(s): TTFT {e.ttft_ms:,.0f} ms, TPOT {e.tpot_ms:,.1f} ms, "
                    f"{e.output_tok_s_per_gpu:,.0f} tok/s/GPU")
-        click.echo(f"         vllm-recipes command {rec.hf_id} --hardware {c.report.fit.hardware.profile_id if c.report.fit else ''} "
-                   f"--variant {c.report.variant} --strategy {c.report.strategy}"
-                   + (f" --nodes {c.report.nodes}" if c.report.nodes > 1 else ""))
+        click.echo(f"         {selection_command(c.report)}")
     if not rec.meeting:
         click.echo("none meets it.")
         if rec.closest is not None:

@@ -40,9 +40,9 @@ COMM_GIB = 0.6
 #: the CUDA graph estimate vLLM subtracts from 0.20 on: a pool plus a share per layer on the GPU
 CUDA_GRAPH_BASE_GIB = 0.2
 CUDA_GRAPH_PER_LAYER_GIB = 0.012
-#: forward activations per batched token: this many hidden-size vectors (residual, norms, attention
-#: output, ...) in the model dtype, plus the MLP's widest intermediate split by TP
-FORWARD_HIDDEN_VECTORS = 6
+#: forward activations per batched token that live through a whole decoder layer (the residual and the
+#: layer's normed input: ``LlamaDecoderLayer.forward``, ``model_executor/models/llama.py``)
+FORWARD_LIVE_HIDDEN = 2
 #: activation peak when the hidden size is unknown
 ACTIVATION_FALLBACK_GIB = 1.0
 
@@ -290,22 +290,44 @@ def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: in
     """(forward, sampler) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes,
     without the fused-MoE workspace (:func:`moe_workspace`).
 
-    The forward of ``batched`` tokens keeps a few hidden-size vectors per token and, for a dense
-    model, the MLP's gate+up intermediate split by TP (a MoE layer's intermediates are the workspace).
+    The forward of ``batched`` tokens: :func:`forward_elements_per_token` in the model dtype, plus a
+    sparse indexer's dense ``[batched, max-model-len]`` logits buffer.
     The sampler warm-up (``_dummy_sampler_run``, last pipeline stage only) samples
     ``min(max-num-seqs, batched)`` rows over the whole vocabulary with top-k and top-p set
     (bytes per logit by release: ``MemoryRules.sampler_bytes_per_logit``).
     """
     if not arch.hidden_size:
         return ACTIVATION_FALLBACK_GIB * GIB, 0.0
-    moe = bool(arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size)
-    mlp = 0 if moe else 2 * (arch.intermediate_size or 4 * arch.hidden_size)
-    forward = batched * arch.dtype_bytes * (FORWARD_HIDDEN_VECTORS * arch.hidden_size + 2 * mlp / shape.tp)
+    forward = batched * arch.dtype_bytes * forward_elements_per_token(arch, shape)
     if shape.indexer_dense_logits:
         forward += batched * max_len * arch.indexer_logits_bytes
     rows = min(seqs, batched)
     sampler = rows * (arch.vocab_size or 0) * (rules or rules_for(None)).sampler_bytes_per_logit
     return float(forward), float(sampler)
+
+
+def forward_elements_per_token(arch: Architecture, shape: ProcessShape) -> float:
+    """Activation elements one token holds at the forward's peak, read off the eager model code
+    (``model_executor/models/llama.py``, 0.33; the other decoders have the same shape):
+
+    - through the layer: the residual and the layer's input (``FORWARD_LIVE_HIDDEN`` x hidden);
+    - attention: ``qkv_proj``'s output ((q + 2 kv heads) x head dim / TP), the attention output
+      (q heads x head dim / TP) and ``o_proj``'s output (hidden), alive together at ``o_proj``;
+    - dense MLP: ``gate_up_proj``'s output (2 x intermediate / TP) and the activation's
+      (intermediate / TP), alive together at ``act_fn``; a MoE layer's intermediates are the
+      workspace (:func:`moe_workspace`), its output one hidden vector.
+
+    The larger of attention and MLP. ``torch.compile``'d graphs free buffers at their last use, so
+    this is an upper bound of the eager layer."""
+    h = arch.hidden_size or 0
+    heads = ceil_div(arch.num_attention_heads or 0, shape.tp)
+    kv = ceil_div(arch.num_kv_heads or arch.num_attention_heads or 0, shape.tp)
+    attention = (2 * heads + 2 * kv) * (arch.head_dim or 0) + h
+    if arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size:
+        mlp = float(h)
+    else:
+        mlp = 3 * (arch.intermediate_size or 4 * h) / shape.tp
+    return FORWARD_LIVE_HIDDEN * h + max(attention, mlp)
 
 
 def moe_workspace(arch: Architecture, shape: ProcessShape, batched: int) -> float:

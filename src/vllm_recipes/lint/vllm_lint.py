@@ -221,14 +221,14 @@ class _Run:
     def flag(self, toks: Sequence[str], i: int) -> int:
         tok = toks[i]
         name, joined = tok, None
-        if tok.startswith("--") and "=" in tok:
+        if tok.startswith("-") and "=" in tok:  # ``--x=1``, and ``-cc.key=1`` (vLLM splits any dotted ``-`` flag)
             name, _, joined = tok.partition("=")
         elif " " in tok.strip():
             name, _, joined = tok.strip().partition(" ")
         if joined is not None:
             # ``--x=1`` (and ``--json-arg.key=value``) is argparse syntax vLLM accepts: it runs, so a warning
             # (still one item to the dedupe); ``'--x 1'`` as one item is an option vLLM does not know: an error
-            self.add("vllm-joined-value", "warning" if "=" in tok and tok.startswith("--") else "error", name,
+            self.add("vllm-joined-value", "warning" if "=" in tok and tok.startswith("-") else "error", name,
                      f"{tok!r} puts the flag and its value in one argv item; write {name!r} and the value "
                      "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
                      i)

@@ -153,7 +153,8 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
         v_dim=(arch.kv_lora_rank or 0) if arch.attention == "mla" else arch.head_dim or 0,
         moe_layers=arch.num_layers if experts else 0, exact=False,
         share=min(1.0, max(1 / 512, (active - dense - embed) / experts)) if experts else 0.0,
-        source=f"recipe parameter_count {model.get('parameter_count')}, active {model.get('active_parameters')}")
+        source=f"recipe parameter_count {model.get('parameter_count')}"
+               + (f", active_parameters {model.get('active_parameters')}" if model.get("active_parameters") else ""))
 
 
 def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:

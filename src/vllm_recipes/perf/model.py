@@ -46,9 +46,6 @@ class Params:
     #: rows (tokens) at which a matrix multiply reaches half its large-batch efficiency; routed experts see
     #: only ``T x k/E`` of a step's tokens each, so MoE layers run far below the dense rate
     gemm_half_rows: float = 0.0
-    #: achieved rate of the routed-expert kernels relative to dense matrix multiplies (grouped GEMMs, routing,
-    #: in-kernel dequantization); 1.0 where no MoE measurements exist to fit it
-    moe_eff: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +133,19 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     chunks ``(tokens, prefix)``; the whole replica (every PP stage), seconds."""
     seqs = decodes + len(prefills)
     m = max(1, min(r.pp, seqs))  # micro-batches in flight
-    chunk_tokens = sum(n for n, _ in prefills)
-    tokens = (decodes + chunk_tokens) / m
-    samples = (decodes + len(prefills)) / m
     avg = context_sum / decodes if decodes else 0.0
-    full_kv = context_sum + sum(n + pre for n, pre in prefills)
-    slide_kv = decodes * min(avg, r.window) + sum(min(n + pre, r.window) for n, pre in prefills)
-    full_pairs = context_sum + sum(causal_pairs(n, pre) for n, pre in prefills)
-    slide_pairs = decodes * min(avg, r.window) + sum(window_pairs(n, pre, r.window) for n, pre in prefills)
+    window = r.window
+    chunk_tokens = 0
+    full_kv = full_pairs = context_sum
+    slide_kv = slide_pairs = decodes * min(avg, window)
+    for n, pre in prefills:  # one pass: this runs for every simulated prefill step
+        chunk_tokens += n
+        full_kv += n + pre
+        slide_kv += min(n + pre, window)
+        full_pairs += causal_pairs(n, pre)
+        slide_pairs += window_pairs(n, pre, window)
+    tokens = (decodes + chunk_tokens) / m
+    samples = seqs / m
     full_l = math.ceil(r.full_layers / r.pp)
     slide_l = math.ceil(r.sliding_layers / r.pp)
 
@@ -155,7 +157,7 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     per_expert_rows = tokens * r.ep_ranks * r.routed_share
     attn = r.attn_flops_per_pair * (full_l * full_pairs + slide_l * slide_pairs) / m
     compute = (dense / row_efficiency(tokens, p.gemm_half_rows)
-               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows) / p.moe_eff) / r.gemm_rate / p.flops_eff \
+               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows)) / r.gemm_rate / p.flops_eff \
         + attn / r.attn_rate / p.flops_eff
 
     lat = p.comm_us * 1e-6

@@ -1,8 +1,8 @@
 """Which of a recipe's offered configurations meet an SLA, fewest GPUs first.
 
 Enumerates the selections the builder offers (variant x hardware x strategy x
-node count; PD deployments at their default pool sizes and at one more decode
-node), estimates each with :func:`~vllm_recipes.perf.report.perf_state`, and keeps
+node count: multi-node strategies at 2 and 4 nodes, PD deployments at their
+default pool sizes), estimates each with :func:`~vllm_recipes.perf.report.perf_state`, and keeps
 those whose TTFT and TPOT are within the SLA. Pure.
 """
 
@@ -120,9 +120,16 @@ def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *,
     return Recommendation(recipe.hf_id, sla, workload, tuple(meeting), closest, tuple(unknown), considered)
 
 
+def selection_command(r: PerfReport) -> str:
+    """The ``vllm-recipes command`` line that renders this configuration."""
+    hw = r.fit.hardware.profile_id if r.fit is not None else None
+    return (f"vllm-recipes command {r.hf_id}" + (f" --hardware {hw}" if hw else "")
+            + f" --variant {r.variant} --strategy {r.strategy}" + (f" --nodes {r.nodes}" if r.nodes > 1 else ""))
+
+
 def candidate_dict(c: Candidate) -> dict[str, Any]:
     return {**report_dict(c.report), "gpus": c.gpus, "meets": c.meets,
-            "misses": {k: round(v, 2) for k, v in c.misses}}
+            "misses": {k: round(v, 2) for k, v in c.misses}, "command": selection_command(c.report)}
 
 
 def recommendation_dict(r: Recommendation) -> dict[str, Any]:

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 from vllm_recipes import __version__
 
-from .shell import INHERITED, PLACEHOLDER_REF
+from .shell import INHERITED, is_placeholder
 from .workloads import SELF, Deployment, ExportError, Process, RankTerm, placeholders
 
 MEDIA_YAML = "text/yaml"
 MEDIA_SHELL = "text/x-shellscript"
+#: a ``KEY=value`` environment file (Docker ``--env-file``, ``sh`` with ``set -a``)
+MEDIA_ENV = "text/plain"
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
-#: variables a value extends from the process's own environment (``LD_PRELOAD=/lib.so:$LD_PRELOAD``):
-#: not placeholders for the user, expanded by a shell in the container / on the node
 #: the data-parallel RPC port of each PD pool: a fixed number is safe (a pod, a Compose service and a
 #: Slurm node each have their own ports; co-located pools on one machine get different ones)
 RPC_PORTS = {"PREFILL_DP_RPC_PORT": 13345, "DECODE_DP_RPC_PORT": 13346}
@@ -94,18 +94,18 @@ def used_placeholders(dep: Deployment) -> dict[str, list[str]]:
             note(t, f"{p.title} {p.argv[i - 1] if i and p.argv[i - 1].startswith('-') else 'argument'}")
         for k, v in p.env:
             note(v, f"{p.title} env {k}")
-        for t in p.worker_argv:
-            if isinstance(t, str):
-                note(t, f"{p.title} workers")
-        for _k, v in p.worker_env:
-            if isinstance(v, str):
-                note(v, f"{p.title} workers")
+        for w in p.worker_argv:
+            if isinstance(w, str):
+                note(w, f"{p.title} workers")
+        for _k, wv in p.worker_env:
+            if isinstance(wv, str):
+                note(wv, f"{p.title} workers")
         for f in p.files:
             note(f.content, f.name)
         if p.script:
             note(p.script, p.title)
     where.pop(SELF, None)
-    for name in INHERITED:
+    for name in INHERITED:  # the process's own search paths, extended by a shell where it starts
         where.pop(name, None)
     return where
 
@@ -116,7 +116,7 @@ def whole_json_values(dep: Deployment) -> frozenset[str]:
     out: set[str] = set()
     for p in dep.processes:
         for f in p.files:
-            out.update(re.findall(f'"{PLACEHOLDER_REF.pattern}"', f.content))
+            out.update(n for n in re.findall(r'"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"', f.content) if is_placeholder(n))
     return frozenset(out)
 
 
@@ -130,22 +130,19 @@ def header(dep: Deployment, target: str, opts: ExportOptions, to_set: Mapping[st
     if opts.page_url:
         lines.append(f"Page: {opts.page_url}")
     if short:
-        return "\n".join((prefix + ln).rstrip() for ln in lines) + "\n"
+        return _commented(lines, prefix)
     lines += list(extra)
     if to_set:
         lines.append("Set before deploying (placeholders the plan leaves to you):")
         for name, places in to_set.items():
             lines.append(f"  {name}: used by {', '.join(places)}")
-    return "\n".join((prefix + ln).rstrip() for ln in lines) + "\n"
+    return _commented(lines, prefix)
 
 
-def substitute(text: str, bind: Callable[[str], str | None]) -> str:
-    """Replace each ``$NAME`` that ``bind`` knows; leave the others."""
-    def one(m: re.Match[str]) -> str:
-        v = bind(m.group(1))
-        return m.group(0) if v is None else v
-
-    return PLACEHOLDER_REF.sub(one, text)
+def _commented(lines: Iterable[str], prefix: str) -> str:
+    """Every line a comment, also each line of a value that holds a line break (a recipe's flag name):
+    ``splitlines`` knows every break YAML, a shell or Docker's env-file reader may see."""
+    return "".join((prefix + part).rstrip() + "\n" for ln in lines for part in ln.splitlines() or [""])
 
 
 def shell_command(tokens: Iterable[str | RankTerm], word: Callable[[str], str], rank_var: str,

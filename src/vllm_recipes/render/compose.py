@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .artifacts import (
-    INHERITED,
     MEDIA_YAML,
     RPC_PORTS,
     Artifact,
@@ -24,9 +23,9 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .k8s import FILES_MOUNT, HF_CACHE, dump, shell_word
-from .shell import PLACEHOLDER_REF
-from .workloads import PLACEHOLDER, Deployment, ExportError, Process, container_install
+from .k8s import FILES_MOUNT, HF_CACHE, dump
+from .shell import INHERITED
+from .workloads import Deployment, ExportError, Process, container_install, placeholders, refs, shell_word
 
 HEALTH_INTERVAL_S = 10
 
@@ -66,14 +65,13 @@ class Binder:
         """A value for the Compose file: bound placeholders filled, the rest required variables."""
         out: list[str] = []
         pos = 0
-        for m in PLACEHOLDER_REF.finditer(value):
-            out.append(compose_literal(value[pos:m.start()]))
-            name = m.group(1)
+        for start, end, name in refs(value):
+            out.append(compose_literal(value[pos:start]))
             b = self.bind(name)
             need = "?" if name in self.empty_ok else ":?"
-            out.append(compose_literal(b) if b is not None else compose_literal(m.group(0)) if name in INHERITED
+            out.append(compose_literal(b) if b is not None else compose_literal(value[start:end]) if name in INHERITED
                        else f"${{{name}{need}set {name}, see the header}}")
-            pos = m.end()
+            pos = end
         out.append(compose_literal(value[pos:]))
         return "".join(out)
 
@@ -128,7 +126,7 @@ def _healthcheck(port: int, timeout_s: int, protocol: str = "http") -> dict[str,
 
 
 def _inherits(value: str) -> bool:
-    return any(n in INHERITED for n in PLACEHOLDER.findall(value))
+    return any(n in INHERITED for n in placeholders(value))
 
 
 def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
@@ -136,7 +134,7 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     argv = p.argv
     install = container_install(p.install, image, p.title)
     # run by a shell in the container first: the install step the image needs, env values that extend
-    # the image's own environment (Compose would fill ``$LD_PRELOAD`` from the host's)
+    # the image's own search paths (Compose would fill ``$LD_PRELOAD`` from the host's)
     prelude = [install] if install else []
     prelude += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}"
                 for k, v in p.env if _inherits(v)]
@@ -168,7 +166,7 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
         volumes += dev.pop("volumes", [])
         svc.update(dev)
     svc["volumes"] = volumes
-    files = [f for f in b.files.values() if any(f"${f.path_var}" in t for t in (*argv, *(v for _, v in p.env)))]
+    files = [f for f in b.files.values() if any(f.path_var in placeholders(t) for t in (*argv, *(v for _, v in p.env)))]
     files += [f for f in p.files if f not in files]
     if files:
         svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]

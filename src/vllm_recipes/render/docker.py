@@ -27,16 +27,16 @@ NIGHTLY_IMAGES = {
 XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 
-_GPU_FLAGS = {
-    "tpu": ("--privileged --network host \\\n  -v /dev/shm:/dev/shm",
-            ("--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm")),
-    "amd": ("--device=/dev/kfd --device=/dev/dri \\\n  --security-opt seccomp=unconfined --group-add video",
-            ("--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined", "--group-add", "video")),
-    "xpu": ("--device /dev/dri \\\n  -v /dev/dri/by-path:/dev/dri/by-path --shm-size=16g",
-            ("--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g")),
-    "cpu": ("--shm-size=16g", ("--shm-size", "16g")),
-    "gpu": ("--gpus all", ("--gpus", "all")),
+#: GPU flags per hardware kind, as the lines of the text form; the argv form is the same tokens (§9.2)
+_GPU_FLAG_LINES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "tpu": (("--privileged", "--network", "host"), ("-v", "/dev/shm:/dev/shm")),
+    "amd": (("--device=/dev/kfd", "--device=/dev/dri"), ("--security-opt", "seccomp=unconfined", "--group-add", "video")),
+    "xpu": (("--device", "/dev/dri"), ("-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size=16g")),
+    "cpu": (("--shm-size=16g",),),
+    "gpu": (("--gpus", "all"),),
 }
+_GPU_FLAGS = {k: (" \\\n  ".join(" ".join(line) for line in lines), tuple(t for line in lines for t in line))
+              for k, lines in _GPU_FLAG_LINES.items()}
 
 
 def is_cuda_map(v: Any) -> bool:

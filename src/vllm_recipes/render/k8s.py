@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -22,7 +21,6 @@ from typing import Any
 import yaml
 
 from .artifacts import (
-    INHERITED,
     MEDIA_YAML,
     RPC_PORTS,
     Artifact,
@@ -35,8 +33,19 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .shell import PLACEHOLDER_REF
-from .workloads import PLACEHOLDER, SELF, Deployment, ExportError, Process, RankTerm, container_install
+from .shell import INHERITED, literal, quote
+from .workloads import (
+    SELF,
+    Deployment,
+    ExportError,
+    Process,
+    RankTerm,
+    container_install,
+    placeholders,
+    refs,
+    shell_word,
+    substitute,
+)
 
 KUBERNETES_VERSION = "1.33"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
@@ -61,11 +70,14 @@ RUNTIME_FILES = "/tmp/vllm-recipes"
 REVISION_SUFFIX = 11
 LWS_SUFFIX = len("-0-15")
 API_SUFFIX = "-api"
-#: expands the placeholders inside a JSON config file from the container's environment, string by string
-#: (values never change the file's structure)
-EXPAND_JSON = ("import json,os,sys\n"
-               "def f(v): return os.path.expandvars(v) if isinstance(v, str) else "
-               "{k: f(x) for k, x in v.items()} if isinstance(v, dict) else "
+#: expands the user's settings inside a JSON config file from the container's environment, string by
+#: string (values never change the file's structure): only the placeholders named after the two paths
+#: (``$NAME`` or ``${NAME}``); any other ``$WORD`` in the file is data
+EXPAND_JSON = ("import json,os,re,sys\n"
+               "names = set(sys.argv[3:])\n"
+               "def s(m): n = m.group(1) or m.group(2); return os.environ.get(n, m.group(0)) if n in names else m.group(0)\n"
+               "def f(v): return re.sub(r'\\$(?:\\{([A-Za-z_][A-Za-z0-9_]*)\\}|([A-Za-z_][A-Za-z0-9_]*))', s, v) "
+               "if isinstance(v, str) else {k: f(x) for k, x in v.items()} if isinstance(v, dict) else "
                "[f(x) for x in v] if isinstance(v, list) else v\n"
                'json.dump(f(json.load(open(sys.argv[1]))), open(sys.argv[2], "w"), indent=2)')
 
@@ -109,7 +121,7 @@ class Names:
         self.by_key = {p.key: p for p in dep.processes}
         #: config files with user settings left in them: expanded at container start into RUNTIME_FILES
         self.expanded = {f.path_var for q in dep.processes for f in q.files
-                         if any(self.bind(q, n) is None for n in PLACEHOLDER.findall(f.content))}
+                         if any(self.bind(q, n) is None for n in placeholders(f.content))}
         for q in dep.processes:
             if q.kind == "companion":
                 continue
@@ -168,34 +180,21 @@ class Names:
 
 
 def exec_text(text: str, p: Process, names: Names) -> str:
-    """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``."""
+    """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``,
+    everything else data (``$`` escaped)."""
     out: list[str] = []
     pos = 0
-    for m in PLACEHOLDER_REF.finditer(text):
-        out.append(k8s_literal(text[pos:m.start()]))
-        b = names.bind(p, m.group(1))
+    for start, end, name in refs(text):
+        out.append(k8s_literal(text[pos:start]))
+        b = names.bind(p, name)
         if b is None:
-            out.append(f"$({m.group(1)})")
+            out.append(f"$({name})")
         else:
             value, is_ref = b
             out.append(f"$({value})" if is_ref else k8s_literal(value))
-        pos = m.end()
+        pos = end
     out.append(k8s_literal(text[pos:]))
     return "".join(out)
-
-
-def shell_word(text: str, bind: Callable[[str], str]) -> str:
-    """A token as a shell word: literal parts quoted, each placeholder as a double-quoted ``${VAR}``."""
-    parts: list[str] = []
-    pos = 0
-    for m in PLACEHOLDER_REF.finditer(text):
-        if m.start() > pos:
-            parts.append(shlex.quote(text[pos:m.start()]))
-        parts.append(bind(m.group(1)))
-        pos = m.end()
-    if pos < len(text) or not parts:
-        parts.append(shlex.quote(text[pos:]))
-    return "".join(parts)
 
 
 def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
@@ -205,7 +204,7 @@ def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
         if b is None:
             return f'"${{{name}}}"'
         value, is_ref = b
-        return f'"${{{value}}}"' if is_ref else shlex.quote(value)
+        return f'"${{{value}}}"' if is_ref else quote(value)
 
     return bind
 
@@ -221,13 +220,13 @@ def _command_split(argv: tuple[str, ...]) -> int:
 
 
 def _inherits(value: Any) -> bool:
-    return isinstance(value, str) and any(n in INHERITED for n in PLACEHOLDER.findall(value))
+    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
 
 
 def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...]) -> list[str]:
     """Shell commands the container runs before exec'ing its process: the install step (when the image
     lacks the packages), config files expanded with the user's settings, env values that extend the
-    image's own environment (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
+    image's own search paths (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
     out: list[str] = []
     install = container_install(p.install, image, p.title)
     if install:
@@ -239,8 +238,9 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
         if f.name in seen:
             continue
         seen.add(f.name)
-        out.append(f"mkdir -p {RUNTIME_FILES} && python3 -c {shlex.quote(EXPAND_JSON)} "
-                   f"{FILES_MOUNT}/{f.name} {RUNTIME_FILES}/{f.name}")
+        settings = dict.fromkeys(n for n in placeholders(f.content) if names.bind(p, n) is None)
+        out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
+                             f"{RUNTIME_FILES}/{f.name}", *settings]))
     for k, v in env:
         if _inherits(v):
             out.append(f"export {k}={shell_word(v, _shell_bind(p, names))}")
@@ -272,7 +272,7 @@ def _names_in(p: Process) -> frozenset[str]:
     """Placeholder names in ``p``'s argv and env (head and worker template)."""
     texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
              *(v for _, v in p.worker_env if isinstance(v, str))]
-    return frozenset(n for t in texts for n in PLACEHOLDER.findall(t))
+    return frozenset(n for t in texts for n in placeholders(t))
 
 
 def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
@@ -373,8 +373,8 @@ def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, wor
     if resources:
         c["resources"] = resources
     # shared memory and the model cache belong to the processes that load the model
-    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "hf-cache", "mountPath": HF_CACHE}] \
-        if p.kind in ("serve", "companion") else []
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
+                                     {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
     if _uses_files(p, dep):
         mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
     if mounts:
@@ -485,16 +485,16 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
 
 
 def _in_files(p: Process, name: str) -> bool:
-    return any(f"${name}" in f.content for f in p.files)
+    return any(name in placeholders(f.content) for f in p.files)
 
 
 def _file_text(content: str, names: Names, p: Process) -> str:
     """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
-    def one(m: re.Match[str]) -> str:
-        b = names.bind(p, m.group(1))
-        return m.group(0) if b is None or b[1] else b[0]
+    def one(name: str) -> str | None:
+        b = names.bind(p, name)
+        return None if b is None or b[1] else b[0]
 
-    return PLACEHOLDER_REF.sub(one, content)
+    return substitute(content, one)
 
 
 def _labels(base: str, component: str) -> dict[str, str]:

@@ -28,8 +28,6 @@ PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT
                               r"|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*|VLLM_INSTANCE_[1-9][0-9]*|MOONCAKE_[A-Z0-9_]+"
                               r"|NODE_SELF_ADDRESS|"
                               + "|".join(sorted(INHERITED)))
-#: a ``$NAME`` reference to a declared placeholder (group 1: the name), for the deploy targets
-PLACEHOLDER_REF = re.compile(rf"\$({PLACEHOLDER_NAME.pattern})(?![A-Za-z0-9_])")
 ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
 
@@ -61,12 +59,22 @@ def quote(s: str) -> str:
         return s
     parts: list[str] = []
     pos = 0
-    for m in _REF.finditer(s):
-        if is_placeholder(m.group(1) or m.group(2)):
-            parts += (_literal(s[pos:m.start()]), m.group(0))
-            pos = m.end()
+    for start, end, _name in placeholder_refs(s):
+        parts += (_literal(s[pos:start]), s[start:end])
+        pos = end
     parts.append(_literal(s[pos:]))
     return "".join(parts)
+
+
+def literal(s: str) -> str:
+    """``s`` as one shell word in which nothing expands (generated code handed to ``bash -c``)."""
+    return _literal(s) if s else "''"
+
+
+def placeholder_refs(s: str) -> list[tuple[int, int, str]]:
+    """``(start, end, name)`` of each declared placeholder in ``s`` (``$NAME`` or ``${NAME}``): the parts
+    of a value that may expand, in every output (a command, a manifest, a script); the rest is data."""
+    return [(m.start(), m.end(), name) for m in _REF.finditer(s) if is_placeholder(name := m.group(1) or m.group(2))]
 
 
 @functools.lru_cache(maxsize=8192)

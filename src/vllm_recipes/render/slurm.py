@@ -11,8 +11,6 @@ environment ``sbatch`` was called from.
 
 from __future__ import annotations
 
-import shlex
-
 from .artifacts import (
     MEDIA_SHELL,
     RPC_PORTS,
@@ -25,10 +23,25 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .k8s import HF_CACHE, shell_word
-from .workloads import SELF, Deployment, Process, RankTerm, container_install
+from .k8s import HF_CACHE
+from .shell import literal, quote
+from .workloads import (
+    SELF,
+    Deployment,
+    Process,
+    RankTerm,
+    container_install,
+    placeholders,
+    shell_join,
+    shell_word,
+    split_command,
+)
 
 HEALTH_POLL_S = 10
+#: RDMA registers (pins) memory: in a step that is the locked-memory limit (no IPC_LOCK for a user's
+#: container); Slurm starts steps with the submitting shell's soft limits, so the step lifts its own
+MEMLOCK = ('ulimit -S -l unlimited 2>/dev/null || echo "warning: locked memory is limited to $(ulimit -l) KiB '
+           'on $(hostname); RDMA needs it unlimited (limits.conf, slurm.conf PropagateResourceLimitsExcept=MEMLOCK)" >&2')
 
 
 def _ref(name: str) -> str:
@@ -49,14 +62,14 @@ def step_script(p: Process, rank_var: str, install: str | None) -> str:
     Returned as text for one ``bash -c`` argument: every value in it is a quoted shell word, and the
     text itself is passed single-quoted (no heredoc a value could end), lines never re-indented (a
     multi-line value stays byte for byte)."""
-    pre = ["set -e", install] if install else []
+    pre = (["set -e", install] if install else []) + ([MEMLOCK] if p.rdma else [])
     if p.script is not None:
         return "\n".join([*pre, p.script])
     head = [*pre, *_exports(p.env), "exec " + _words(p.argv, rank_var)]
     if p.nodes <= 1:
         return "\n".join(head)
     worker = [*pre, *_exports(p.worker_env), "exec " + _words(p.worker_argv, rank_var)]
-    if any(f"${SELF}" in t for t in (*p.worker_argv, *(v for _, v in p.worker_env)) if isinstance(t, str)):
+    if any(SELF in placeholders(t) for t in (*p.worker_argv, *(v for _, v in p.worker_env)) if isinstance(t, str)):
         worker.insert(len(pre), f"{SELF}=$(hostname)")
     return "\n".join([f'if [ "${rank_var}" -eq 0 ]; then', *head, "else", *worker, "fi"])
 
@@ -72,7 +85,7 @@ def _install(p: Process, docker: bool, image: str | None) -> str | None:
         return None
     if docker and image:
         return container_install(p.install, image, p.title)
-    return shlex.join(shlex.split(p.install, comments=True))
+    return shell_join(split_command(p.install))
 
 
 def _health(p: Process, host: str) -> str:
@@ -121,6 +134,9 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
              header(dep, "slurm", opts, to_set, [
         "Submit: sbatch " + f"{name}.sbatch" + ("" if docker else "  (from the environment that has vLLM installed)"),
         "Every node of the allocation must reach the others; $WORKDIR must be on a shared filesystem.",
+        *(["RDMA (NCCL/NIXL across nodes, Mooncake): those steps lift their locked-memory limit"
+           + (" and mount /dev/infiniband into the container (--rdma none: no mount)."
+              if docker and image and opts.rdma not in ("", "none") else ".")] if any(p.rdma for p in dep.processes) else []),
     ]).rstrip("\n")]
     lines += [f"#SBATCH --job-name={name}", f"#SBATCH --nodes={max(total, 1)}", "#SBATCH --ntasks-per-node=1"]
     if gpus:
@@ -148,8 +164,9 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
               "trap 'exit 143' TERM INT", ""]
     container = []
     if docker and image:
-        container = [f"--container-image={shlex.quote(image)}",
+        container = [f"--container-image={quote(image)}",
                      f'--container-mounts="$HOME/.cache/huggingface:{HF_CACHE},$WORKDIR:$WORKDIR"']
+    rdma = opts.rdma not in ("", "none")
     ordered = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + serve + \
         [p for p in dep.processes if p.kind == "router"]
     health: list[str] = []
@@ -158,7 +175,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         spans_job = p.kind == "serve" and p.nodes == total
         rank_var = "SLURM_NODEID" if spans_job else "SLURM_PROCID"
         lines.append(f"# {p.title}" + (f" ({p.nodes} nodes)" if p.nodes > 1 else ""))
-        lines.append(f"{var}={shlex.quote(step_script(p, rank_var, _install(p, docker, image)))}")
+        lines.append(f"{var}={literal(step_script(p, rank_var, _install(p, docker, image)))}")
         if p.kind == "serve":
             start = first[p.key]
             nodelist = ",".join(f"${{NODES[{start + i}]}}" for i in range(p.nodes))
@@ -170,7 +187,10 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
         if p.kind == "router" and health:
             lines += ["# start the router once every vLLM process answers its health check", *health, ""]
             health = []
-        srun = [" ".join(["srun", *where]), *container, f'bash -c "${var}" &']
+        mounts = container
+        if container and p.rdma and rdma:  # the RDMA NICs, as the k8s/Compose exports request them
+            mounts = [container[0], container[1][:-1] + ',/dev/infiniband:/dev/infiniband"']
+        srun = [" ".join(["srun", *where]), *mounts, f'bash -c "${var}" &']
         lines += [" \\\n  ".join(srun), 'PIDS+=("$!")']
         if p.kind == "serve" and p.port is not None:
             lines.append(f"{var}_PID=$!")

@@ -12,28 +12,36 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
 from .artifacts import (
+    MEDIA_ENV,
     MEDIA_SHELL,
     MEDIA_YAML,
     RPC_PORTS,
     Artifact,
     ExportOptions,
     header,
-    substitute,
     used_placeholders,
     whole_json_values,
 )
-from .k8s import dump, shell_word
-from .shell import PLACEHOLDER_REF
-from .workloads import Deployment, ExportError, Process, instantiate
+from .k8s import dump
+from .shell import quote
+from .workloads import (
+    Deployment,
+    ExportError,
+    Process,
+    instantiate,
+    placeholders,
+    shell_join,
+    shell_word,
+    substitute,
+)
 
 _INT = re.compile(r"^(0|[1-9][0-9]*)$")
-_PLACEHOLDER = PLACEHOLDER_REF
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 
 
@@ -86,15 +94,16 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
     """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it:
     ``--flag=value`` is the flag and its value, ``--name.key value`` / ``--name.key=value`` a nested key
     of ``name`` (JSON-decoded value), ``_`` in a flag name is ``-``. Flags whose value holds a
-    placeholder stay on the command line (``cli``): the YAML is a real file vLLM reads as is."""
+    placeholder, and short aliases (``-cc...``), stay on the command line (``cli``) as written: the YAML
+    is a real file vLLM reads as is."""
     if argv[:2] != ("vllm", "serve") or len(argv) < 3:
         raise ExportError(f"{title} is not a `vllm serve` process.")
     out: dict[str, Any] = {}
     cli: list[str] = []
     i, rest = 0, argv[3:]
     while i < len(rest):
-        flag = rest[i]
-        if not flag.startswith("--"):
+        token = flag = rest[i]
+        if not flag.startswith("-"):
             raise ExportError(f"{title}: positional argument {flag!r} cannot be written to a config file.")
         values: list[str] = []
         if "=" in flag:
@@ -106,8 +115,10 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
             while i < len(rest) and not rest[i].startswith("-"):
                 values.append(rest[i])
                 i += 1
-        if any(_PLACEHOLDER.search(v) for v in values):
-            cli += [flag, *values]
+        # a short alias (``-cc.pass_config.x=True``, ``-O3``) has no config-file key of its own: it stays
+        # on the command line as written, like a flag whose value holds a placeholder
+        if not flag.startswith("--") or any(placeholders(v) for v in values):
+            cli += [token, *values[1:]] if token != flag else [flag, *values]
             continue
         key = _key(flag)
         if "." in key:
@@ -142,20 +153,51 @@ def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) 
     return [*out, *cli]
 
 
+def env_file(env: Sequence[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``KEY=value`` lines that ``sh`` (``set -a; . ./FILE``) and Docker's ``--env-file`` both read back
+    exactly, and ``(key, reason)`` for each value that cannot be written so.
+
+    Docker takes everything after the first ``=`` literally, to the end of the line (no quotes, no
+    expansion, no continuation lines); ``sh`` reads an unquoted assignment literally only when the one
+    quoting rule leaves the value bare (``A-Za-z0-9_./=:@,+%-``). So a value is in the file when
+    :func:`render.shell.quote` leaves it unchanged and it holds no placeholder; the others (spaces, quotes,
+    ``$``, newlines, placeholders to expand) go to ``env.sh`` only, quoted for ``sh``."""
+    lines: list[str] = []
+    omitted: list[tuple[str, str]] = []
+    for k, v in env:
+        names = placeholders(v)
+        if names:
+            omitted.append((k, "expands " + ", ".join(f"${n}" for n in dict.fromkeys(names))))
+        elif quote(v) != v:
+            omitted.append((k, "needs shell quoting"))
+        else:
+            lines.append(f"{k}={v}")
+    return lines, omitted
+
+
 def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: tuple[tuple[str, str], ...],
            opts: ExportOptions) -> list[Artifact]:
     # a pool's data-parallel RPC port: a fixed number (each node has its own ports), not a setting
     argv = tuple(substitute(t, lambda n: str(RPC_PORTS[n]) if n in RPC_PORTS else None) for t in argv)
     model, mapping, cli = config_mapping(argv, p.title)
-    names = {n for t in (*argv, *(v for _, v in env)) for n in _PLACEHOLDER.findall(t)}
+    names = {n for t in (*argv, *(v for _, v in env)) for n in placeholders(t)}
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
-    launch = shlex.join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
+    launch = shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
     if cli:
         launch += " " + " ".join(shell_word(t, lambda n: f'"${{{n}}}"') for t in cli)
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
         extra.append(f"Install first: {p.install}")
     yaml_text = header(dep, "vllm-config", opts, where, extra) + dump(mapping)
+    literal, omitted = env_file(env)
+    docker = [f"Environment of the process for `docker run --env-file {stem}.env` (also read the same by "
+              f"`set -a; . ./{stem}.env; set +a`); {stem}.env.sh exports all of it for a shell."]
+    if omitted:
+        docker.append("Not in this file (Docker reads env-file values literally, with no quotes, expansion or "
+                      f"line breaks): with docker run, `. ./{stem}.env.sh` first and pass "
+                      + " ".join(f"-e {k}" for k, _ in omitted) + ".")
+        docker += [f"  {k}: {why}" for k, why in omitted]
+    env_text = header(dep, "vllm-config", opts, {}, docker) + "".join(f"{ln}\n" for ln in literal)
     empty_ok = whole_json_values(dep)
     env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
     # the settings the Run line and the env use: checked, then exported for the process
@@ -163,6 +205,7 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
     env_lines += [f"export {n}" for n in where]
     env_lines += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}" for k, v in env]
     return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
+            Artifact(f"{stem}.env", env_text, MEDIA_ENV),
             Artifact(f"{stem}.env.sh", "\n".join(env_lines) + "\n", MEDIA_SHELL)]
 
 

@@ -30,11 +30,10 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import PLACEHOLDER_REF, render_invocation, router_text
+from .shell import placeholder_refs, quote, render_invocation, router_text
 
-#: placeholder of a worker's own network address in a worker template
+#: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
-PLACEHOLDER = PLACEHOLDER_REF  # (only declared placeholders: render/shell.py)
 #: flags whose value is ``step x node rank`` on a worker (vLLM semantics, not recipe data)
 RANK_FLAGS = ("--data-parallel-start-rank", "--node-rank")
 DEFAULT_PORT = 8000
@@ -151,8 +150,47 @@ def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
     return tuple((e.key, js_str(e.value)) for e in env)
 
 
+def refs(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, name)`` of each placeholder in ``text``: the declared ones of the one quoting rule
+    (:func:`render.shell.placeholder_refs`: user settings, a worker template's own address, inherited
+    search paths). Every other ``$WORD`` is data in every target, as in ``vllm-recipes command``."""
+    return placeholder_refs(text)
+
+
 def placeholders(text: str) -> list[str]:
-    return PLACEHOLDER.findall(text)
+    return [name for _start, _end, name in refs(text)]
+
+
+def shell_join(words: Sequence[str]) -> str:
+    """Shell words of plain data (an install command, a container image) by the one quoting rule."""
+    return " ".join(quote(w) if w else "''" for w in words)
+
+
+def substitute(text: str, bind: Callable[[str], str | None]) -> str:
+    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+    out: list[str] = []
+    pos = 0
+    for start, end, name in refs(text):
+        value = bind(name)
+        if value is not None:
+            out += (text[pos:start], value)
+            pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def shell_word(text: str, bind: Callable[[str], str]) -> str:
+    """A token as one shell word by the one quoting rule (:func:`render.shell.quote`): the data quoted,
+    each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
+    if text == "":
+        return "''"
+    parts: list[str] = []
+    pos = 0
+    for start, end, name in refs(text):
+        parts += (quote(text[pos:start]), bind(name))
+        pos = end
+    parts.append(quote(text[pos:]))
+    return "".join(parts)
 
 
 def port_of(argv: Sequence[Token], default: int = DEFAULT_PORT) -> int:
@@ -179,21 +217,14 @@ def gpus_per_node(argv: Sequence[str], nodes: int, node_gpus: int) -> int:
     return min(world, node_gpus) if node_gpus > 0 else world
 
 
-def split_joined(argv: Sequence[str], title: str) -> tuple[str, ...]:
-    """Exec-form argv: a ``"--flag value"`` item (one recipe token, which the printed command's shell
-    splits in two) becomes the two argv items vLLM expects; any other item with whitespace in a flag is
-    refused, since no exec-form target can pass it the way the shell text does."""
-    out: list[str] = []
+def exec_form(argv: Sequence[str], title: str) -> tuple[str, ...]:
+    """``argv`` for exec-form targets; a flag item with whitespace is refused (the plan already splits a
+    ``"--flag value"`` recipe item in two: what is left cannot be passed as one argv item vLLM parses)."""
     for t in argv:
         if t.startswith("--") and any(c.isspace() for c in t):
-            parts = t.split()
-            if len(parts) == 2 and "=" not in parts[0]:
-                out += parts
-                continue
             raise ExportError(f"{title}: argument {t!r} is a flag with spaces in one token; vLLM cannot parse it "
                               "as one argv item. Write the flag and its value as separate tokens in the recipe.")
-        out.append(t)
-    return tuple(out)
+    return tuple(argv)
 
 
 def size_gib(value: Any) -> float:
@@ -279,7 +310,7 @@ def container_install(install: str | None, image: str, title: str) -> str | None
     names = [re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() for r in reqs]
     if reqs and len(reqs) == len(rest) and all(n in ships for n in names) and not any("==" in r for r in reqs):
         return None
-    return shlex.join([*head, *rest])
+    return shell_join([*head, *rest])
 
 
 def split_command(text: str) -> tuple[str, ...]:
@@ -334,8 +365,8 @@ Resolver = Callable[[dict[str, Any]], tuple[Ctx, Plan]]
 
 
 def serve_argv(inv: Invocation, title: str = "vLLM") -> tuple[str, ...]:
-    """The exec-form argv of one ``vllm serve`` invocation (``render_invocation``'s, joined flags split)."""
-    return split_joined(render_invocation(inv)[1], title)
+    """The exec-form argv of one ``vllm serve`` invocation (``render_invocation``'s)."""
+    return exec_form(render_invocation(inv)[1], title)
 
 
 def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvValue], nodes: int = 1,
@@ -455,6 +486,12 @@ def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, c
         procs += _kv_instances(ctx, plan, resolve_at)
         if plan.router is not None:
             procs.append(_router(plan.router.lines, plan.router.port, plan.router.install))
+    for p in procs:
+        texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
+                 *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
+        if any(SELF in placeholders(t) for t in texts):
+            raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
+                              "node's own address; rename it in the recipe.")
     all_env = [kv for p in procs for kv in p.env]
     return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
                       dict(ctx.profile), ctx.hw_id, install, co_located, _ready_timeout(all_env), model_gib(ctx))

@@ -9,9 +9,7 @@ applies to ("on all 7 NVIDIA GPUs").
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,6 +17,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.memory import ParseCache, load_catalog_from_files
 from vllm_recipes.catalog.validate import document_kind, validate_document, validate_recipe
+from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import locate
 
 from .scope import describe_scope
@@ -332,40 +331,14 @@ def _shared_findings(base_cat: Catalog, head_cat: Catalog, names: list[str]) -> 
     return out
 
 
-_pool_state: tuple[Catalog, Catalog, list[str]] | None = None
+def _compare_one(job: tuple[Catalog, Catalog, str]) -> RecipeImpact:
+    return compare_recipe(*job)
 
 
-def _pool_compare(index: int) -> RecipeImpact:
-    assert _pool_state is not None
-    base_cat, head_cat, names = _pool_state
-    return compare_recipe(base_cat, head_cat, names[index])
-
-
-def _jobs(n: int, jobs: int | None) -> int:
-    if jobs is not None:
-        return max(1, min(jobs, n))
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if n < PARALLEL_MIN_RECIPES or cpus < 2 or threading.active_count() > 1:
-        return 1
-    return min(cpus, n)
-
-
-def _compare_all(base_cat: Catalog, head_cat: Catalog, names: list[str], jobs: int | None) -> Iterator[RecipeImpact]:
-    n = len(names)
-    if _jobs(n, jobs) <= 1:
-        for name in names:
-            yield compare_recipe(base_cat, head_cat, name)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    global _pool_state
-    _pool_state = (base_cat, head_cat, names)
-    try:
-        with ProcessPoolExecutor(max_workers=_jobs(n, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
-            yield from pool.map(_pool_compare, range(n), chunksize=max(1, min(8, n // 16)))
-    finally:
-        _pool_state = None
+def _compare_all(base_cat: Catalog, head_cat: Catalog, names: list[str], jobs: int | None) -> list[RecipeImpact]:
+    """:func:`compare_recipe` of each name, in order, recipes spread over the cores."""
+    return parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
+                        min_items=PARALLEL_MIN_RECIPES)
 
 
 def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "base", head_label: str = "head",
@@ -376,7 +349,7 @@ def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "ba
     if shared:
         everything = {r.rel_path for r in base_cat.recipes} | {r.rel_path for r in head_cat.recipes}
         names = sorted(everything | set(names))
-    impacts = list(_compare_all(base_cat, head_cat, names, jobs))
+    impacts = _compare_all(base_cat, head_cat, names, jobs)
     compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
     return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
                   _shared_findings(base_cat, head_cat, shared))

@@ -62,8 +62,8 @@ class NodeCountIssue:
 
 
 def strategy_split(strategy: Mapping[str, Any]) -> Split | None:
-    """The split a multi-node strategy scales with its nodes (``None``: TP+PP, TP+DP, nothing to divide)."""
-    if strategy.get("parallelism") in ("tp_pp", "tp_dp"):
+    """The split a multi-node strategy scales with its nodes (``None``: TP+PP, TP+DP, PD pools, single node)."""
+    if strategy.get("deploy_type") != "multi_node" or strategy.get("parallelism") in ("tp_pp", "tp_dp"):
         return None
     experts = "--enable-expert-parallel" in as_list(strategy.get("vllm_args"))
     flag = strategy.get("parallel_flag")

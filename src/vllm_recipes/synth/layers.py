@@ -70,7 +70,8 @@ class Contribution:
         if isinstance(tokens, list | tuple):
             append = self.args.append
             for i, t in enumerate(tokens):
-                append(Arg(t if isinstance(t, str) else js_str(t) if truthy(t) else "", source, i))
+                for part in split_joined_flag(t if isinstance(t, str) else js_str(t) if truthy(t) else ""):
+                    append(Arg(part, source, i))
 
     def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
         src = Source(layer, "", (), note)
@@ -80,6 +81,14 @@ class Contribution:
     def add_env(self, m: Any, source: Source) -> None:
         if is_map(m):
             self.env.append((m, source))
+
+
+def split_joined_flag(token: str) -> tuple[str, ...]:
+    """``"--max-model-len auto"`` (a flag and its value in one recipe item, as some recipes write it) -> the
+    two argv items vLLM parses, so the command text, its argv and every deploy target run the same thing
+    and the dedupe sees the flag; any other token (``--x=1``, ``--x a b``, a value) is kept whole."""
+    parts = token.split() if token.startswith("--") else ()
+    return tuple(parts) if len(parts) == 2 and "=" not in parts[0] else (token,)
 
 
 def _recipe_src(ctx: Ctx, layer: str, *path: str | int) -> Source:

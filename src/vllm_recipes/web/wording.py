@@ -17,6 +17,7 @@ from vllm_recipes.render.export import TARGETS
 #: a back-quoted command, a YAML file name, the CLI's own name
 CLI_TEXT = re.compile(r"(?<![\w-])--[a-z][\w-]*|`[^`]*`|\b[\w.-]+\.ya?ml\b|\bvllm-recipes\b|\bPATH\b")
 
+
 def has_cli_text(text: str) -> bool:
     return CLI_TEXT.search(text) is not None
 
