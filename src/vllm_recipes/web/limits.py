@@ -113,6 +113,8 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
                           exc.strerror or exc, state["count"])
                 state["last"], state["count"] = now, 0
             return
+        if isinstance(exc, ValueError | OSError) and "_start_serving" in repr(context.get("handle")):
+            return  # asyncio's accept retry after EMFILE fired once the server had closed its socket (shutdown)
         if previous is not None:
             previous(lp, context)
         else:
