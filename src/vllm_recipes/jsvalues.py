@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 EMPTY: Mapping[str, Any] = {}
 # All loaded YAML data is ``dict``/``tuple`` (FrozenDict subclasses dict); plain
@@ -46,15 +46,20 @@ def first_present(*vals: Any) -> Any:
     return None
 
 
-def is_map(v: Any) -> bool:
+def number_or(v: Any, default: int) -> int | float:
+    """JS ``typeof v === "number" ? v : default``."""
+    return v if is_number(v) else default
+
+
+def is_map(v: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(v, dict)
 
 
-def is_list(v: Any) -> bool:
+def is_list(v: Any) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     return isinstance(v, list | tuple)
 
 
-def is_number(v: Any) -> bool:
+def is_number(v: Any) -> TypeGuard[int | float]:
     """JS ``typeof v === "number"`` (booleans excluded)."""
     return isinstance(v, int | float) and not isinstance(v, bool)
 

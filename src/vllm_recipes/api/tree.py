@@ -114,6 +114,26 @@ def recipe_gates(catalog: Catalog, recipe: Recipe) -> RecipeGates:
                        (recommend_strategy(r, 1), recommend_strategy(r, 2)))
 
 
+def _is_compatible(r: Mapping[str, Any], s: str, dt: Any, profile: Mapping[str, Any], hw: str, scalable: bool) -> bool:
+    """Strategy ``s`` (deploy type ``dt``) can run on the hardware profile."""
+    if dt == "kv_store_lb":
+        return scalable and kv_store_brand_supported(profile) and \
+            get(get(r.get("kv_cache_strategy_hardware"), s), hw) != "unsupported"
+    return (is_strategy_supported_on_hardware(r, s, profile, hw)
+            and is_strategy_reachable(r, s, dt, profile.get("gpu_count"), hw)
+            and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster")))
+
+
+def _recommended(rec: str, compatible: list[str], deploy_type: Callable[[str], Any]) -> str:
+    """The recipe's recommendation when compatible, else the first compatible plain strategy (then PD)."""
+    if rec in compatible:
+        return rec
+    alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb" and s != "pd_cluster"), None)
+    if alt is None:
+        alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb"), None)
+    return rec if alt is None else alt
+
+
 def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
                         warn: Warn | None = None) -> HardwareRendering | None:
     """§7 ``renderForHardware`` (the recipe's own gates computed once: :func:`recipe_gates`)."""
@@ -141,27 +161,10 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     def nodes_for(s: str) -> int:
         return max(2 if deploy_type(s) == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
 
-    ordered = gates.ordered
-    compatible: list[str] = []
-    for s in ordered:
-        if deploy_type(s) == "kv_store_lb":
-            if scalable and kv_store_brand_supported(profile) and \
-                    get(get(r.get("kv_cache_strategy_hardware"), s), hw) != "unsupported":
-                compatible.append(s)
-        elif (is_strategy_supported_on_hardware(r, s, profile, hw)
-              and is_strategy_reachable(r, s, deploy_type(s), gpn, hw)
-              and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster"))):
-            compatible.append(s)
-
+    compatible = [s for s in gates.ordered if _is_compatible(r, s, deploy_type(s), profile, hw, scalable)]
     supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
-    rec = gates.recommended[base_nodes > 1]
-    if rec not in compatible:
-        alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb" and s != "pd_cluster"), None)
-        if alt is None:
-            alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb"), None)
-        if alt is not None:
-            rec = alt
+    rec = _recommended(gates.recommended[base_nodes > 1], compatible, deploy_type)
     rec_nodes = max(base_nodes, nodes_for(rec))
     features = default_features(r, hw, vk)
     rec_pd = pick_pd_nodes(catalog, r, profile, variant, hw) if rec == "pd_cluster" else None
@@ -175,19 +178,15 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     recommended["hardware_profile"] = profile
 
     result = HardwareRendering(recommended)
-    offered = gates.offered
-
-    def ok(sid: str, n: int) -> bool:
-        dt = deploy_type(sid)
-        if sid not in strategies or dt in ("pd_cluster", "kv_store_lb"):
-            return False
-        return dt == "multi_node" if n > 1 else dt != "multi_node"
 
     def serving_for(n: int) -> str | None:
-        x = gates.recommended[n > 1]
-        if ok(x, n):
-            return x
-        return next((sid for sid in offered if ok(sid, n)), None)
+        """The serving strategy under a Mooncake store on ``n`` nodes: the recommended one, else the first offered."""
+        def ok(sid: str) -> bool:
+            dt = deploy_type(sid)
+            if sid not in strategies or dt in ("pd_cluster", "kv_store_lb"):
+                return False
+            return dt == "multi_node" if n > 1 else dt != "multi_node"
+        return next((sid for sid in (gates.recommended[n > 1], *gates.offered) if ok(sid)), None)
 
     for s in compatible:
         if s == rec:

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.cli.main import cli, recipes_dir_option
 
 EXIT_CLEAN, EXIT_STALE = 0, 1
+
+
+def _date_updated(recipe: Recipe | None) -> Any:
+    """The recipe's ``meta.date_updated`` (``None`` when the translated recipe is gone)."""
+    return recipe.meta.get("date_updated") if recipe is not None else None
 
 
 def _load(recipes_dir: tuple[str, ...]) -> Catalog:
@@ -62,8 +68,7 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
                 "recipe": t.hf_id,
                 "lang": t.lang,
                 "source_date_updated": t.source_date_updated,
-                "recipe_date_updated": (catalog.recipe(t.hf_id).meta.get("date_updated")
-                                        if catalog.recipe(t.hf_id) else None),
+                "recipe_date_updated": _date_updated(catalog.recipe(t.hf_id)),
                 "stale": t.stale,
                 "stale_sections": sorted(t.stale_sections),
                 "findings": [f.to_dict() for f in t.all_findings],

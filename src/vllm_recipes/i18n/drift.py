@@ -377,8 +377,8 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
 
     # units in source order: guide sections, then header fields
     units: list[tuple[str, str, str, int | None]] = []  # slug, title, current hash, line
-    for s in view.sections:
-        units.append((s.slug, s.title or "(preamble)", s.hash, None))
+    for sec in view.sections:
+        units.append((sec.slug, sec.title or "(preamble)", sec.hash, None))
     for key, text in header_src.items():
         units.append((key, key, content_hash(text), None))
 

@@ -197,6 +197,8 @@ def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) ->
     t = Tally()
     rf = recipe.rel_path
     seen: set[str] = set()
+    #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
+    counted: set[Invocation | tuple[Any, ...]] = set()
     for sel in offered_selections(catalog, recipe):
         key = repr(sel)  # (the enumeration repeats some selections: one resolve each; PD requests are dicts)
         if key in seen:
@@ -209,9 +211,13 @@ def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) ->
         if on_plan is not None:
             on_plan(sel, ctx, plan)
         for inv in _invocations(plan):
-            tally_invocation(t, rf, inv)
+            if inv not in counted:
+                counted.add(inv)
+                tally_invocation(t, rf, inv)
         for env in _envs(plan):
-            tally_env(t, rf, env)
+            if env not in counted:
+                counted.add(env)
+                tally_env(t, rf, env)
     return t
 
 

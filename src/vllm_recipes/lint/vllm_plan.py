@@ -102,7 +102,7 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
                          forced=forced, declared_flags=flags, declared_env=env)
 
 
-def process_findings(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
+def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """The findings of one ``vllm serve`` process, each with the token's or env entry's source and key path.
 
@@ -137,7 +137,7 @@ def _located(ctx: Ctx, title: str, inv: Invocation, env: tuple[EnvValue, ...], t
     catalog = ctx.catalog
     return [PlanFinding(f, title, locate(catalog, src, kp) if src is not None and locate_findings else "",
                         src.file if src is not None else "", kp)
-            for f, src, kp in process_findings(ctx, inv, env, target)]
+            for f, src, kp in process_findings(inv, env, target)]
 
 
 def _deduped(findings: Iterable[PlanFinding], out: list[PlanFinding]) -> list[PlanFinding]:

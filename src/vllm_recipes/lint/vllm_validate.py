@@ -13,14 +13,15 @@ from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Checker, Finding, position_of
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.parallel import parallel_map
+from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.plan import Plan
+from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .deadvalues import dead_value_findings, offered_selections
-from .vllm_lint import VllmFinding
-from .vllm_plan import lint_plan
+from .vllm_lint import LintTarget, VllmFinding
+from .vllm_plan import node_findings, process_findings, target_for
 
 
 def _selection_hint(sel: Selection) -> str:
@@ -42,11 +43,25 @@ class ReleaseFindings:
         #: names the model in its example, else every recipe would print the very same line
         self.recipe = recipe
         self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
+        self._linted: set[tuple[Invocation, tuple[EnvValue, ...], LintTarget]] = set()
         self.findings: list[Finding] = []
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
-        for pf in lint_plan(ctx, plan, forced=self.forced, locate_findings=False).findings:
+        """:func:`~.vllm_plan.lint_plan` of one resolved selection, each distinct process linted once.
+
+        Many selections render the very same process; its findings (a pure function of its tokens, env and
+        target release) are then already here. Image notes have no recipe location and are not reported.
+        """
+        target, _notes = target_for(ctx, self.forced)
+        for pf in node_findings(ctx, plan):
             self.add_finding(sel, pf.finding, pf.file, pf.key_path)
+        for _title, inv, env in plan_processes(plan, env_on_workers=True):
+            if inv.binary != "vllm serve" or (inv, env, target) in self._linted:
+                continue
+            self._linted.add((inv, env, target))
+            for f, src, kp in process_findings(inv, env, target):
+                if src is not None:
+                    self.add_finding(sel, f, src.file, kp)
 
     def add_finding(self, sel: Selection, f: VllmFinding, file: str, key_path: tuple[str | int, ...]) -> None:
         """Report ``f`` at its recipe location, unless that location already has it (``sel``: the example)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from vllm_recipes.catalog.identifiers import RULE_IMAGE, is_image
 from vllm_recipes.jsvalues import get, is_map, js_str, truthy
@@ -39,7 +39,7 @@ _GPU_FLAGS = {k: (" \\\n  ".join(" ".join(line) for line in lines), tuple(t for 
               for k, lines in _GPU_FLAG_LINES.items()}
 
 
-def is_cuda_map(v: Any) -> bool:
+def is_cuda_map(v: Any) -> TypeGuard[dict[str, Any]]:
     return is_map(v) and ("cu129" in v or "cu130" in v)
 
 

@@ -177,13 +177,13 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
             out.append(Change("flag", process, flag, _shown(flag, va), None, cause(key, "base")))
         else:
             out.append(Change("flag", process, flag, _shown(flag, va), _shown(flag, vb), cause(key, "head")))
-    for key in dict.fromkeys([*a.env, *b.env]):
-        in_a, in_b = key in a.env, key in b.env
-        if in_a and in_b and a.env[key] == b.env[key]:
+    for env_key in dict.fromkeys([*a.env, *b.env]):
+        in_a, in_b = env_key in a.env, env_key in b.env
+        if in_a and in_b and a.env[env_key] == b.env[env_key]:
             continue
-        process, var = key
-        out.append(Change("env", process, var, f"{var}={a.env[key]}" if in_a else None,
-                          f"{var}={b.env[key]}" if in_b else None, cause(key, "head" if in_b else "base")))
+        process, var = env_key
+        out.append(Change("env", process, var, f"{var}={a.env[env_key]}" if in_a else None,
+                          f"{var}={b.env[env_key]}" if in_b else None, cause(env_key, "head" if in_b else "base")))
     if a.image != b.image:
         out.append(Change("image", "", "image", a.image, b.image))
     for name in dict.fromkeys([*a.other, *b.other]):

@@ -61,7 +61,7 @@ def _omni_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
     """Omni recipes: every (variant, hardware, task) the strict omni selector accepts; strategy ``task:KEY``."""
     states: dict[SelectionKey, PageState | OmniSelection] = {}
     defaults: dict[DefaultKey, Any] = {}
-    tasks = [t.key for t in resolve_omni_tasks(recipe.data)] or [None]
+    tasks: list[str | None] = [t.key for t in resolve_omni_tasks(recipe.data)] or [None]
     for vk, variant in as_map(recipe.data.get("variants")).items():
         if not isinstance(vk, str):
             continue

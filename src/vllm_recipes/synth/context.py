@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
-from vllm_recipes.jsvalues import as_map, first_present, first_truthy, get, is_map, is_number, truthy
+from vllm_recipes.jsvalues import (
+    as_map,
+    first_present,
+    first_truthy,
+    get,
+    is_map,
+    is_number,
+    number_or,
+    truthy,
+)
 from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
 from vllm_recipes.select.gates import (
     kv_offload_allowed_for_strategy,
@@ -84,19 +93,19 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     strategies = catalog.strategies
     strategy = as_map(strategies.get(sel.strategy))
     raw_deploy_type = strategy.get("deploy_type")
-    deploy_type = raw_deploy_type if truthy(raw_deploy_type) else "single_node"
+    deploy_type = str(raw_deploy_type) if truthy(raw_deploy_type) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
     hw_id = sel.hw_id
     profile = as_map(catalog.hardware_profiles.get(hw_id))
-    gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+    gpu_count = number_or(profile.get("gpu_count"), 1)
 
     kv_store = None
     kv_offload = sel.kv_offload
-    if truthy(kv_offload) and get(strategies.get(kv_offload), "deploy_type") == "kv_store_lb":
+    if kv_offload and get(strategies.get(kv_offload), "deploy_type") == "kv_store_lb":
         kv_store = strategies[kv_offload]
     kv_composing = kv_store is not None and raw_deploy_type != "pd_cluster"
     kv_opt = None
-    if truthy(kv_offload):
+    if kv_offload:
         opt = catalog.kv_offload_options.get(kv_offload)
         if (is_map(opt) and kv_offload_allowed_for_strategy(opt, sel.strategy, strategy)
                 and kv_offload_supported_for_recipe(opt, kv_offload, recipe)
@@ -125,7 +134,7 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         model_id=model_id if isinstance(model_id, str) else str(model_id),
         variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
         so=so if is_map(so) else None,
-        parallel_flag=strategy.get("parallel_flag") if truthy(strategy.get("parallel_flag")) else "--tensor-parallel-size",
+        parallel_flag=str(first_truthy(strategy.get("parallel_flag"), "--tensor-parallel-size")),
         is_multi=raw_deploy_type == "multi_node" and node_count > 1,
         is_pd=raw_deploy_type == "pd_cluster",
         is_pd_multi=raw_deploy_type == "pd_cluster" and node_count > 1,

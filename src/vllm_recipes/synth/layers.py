@@ -25,6 +25,7 @@ from vllm_recipes.jsvalues import (
     js_floor_div,
     js_number,
     js_str,
+    number_or,
     truthy,
 )
 from vllm_recipes.select.gates import (
@@ -221,7 +222,7 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
     role_cfg = as_map(ctx.strategy.get(role))
     so_role = as_map(get(ctx.so, role))
     pd_role = pd_role_request(ctx, role)
-    rpn = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.is_pd_multi else 0)
+    rpn = number_or(pd_role.get("nodes"), 1 if ctx.is_pd_multi else 0)
     pool_gpus = js_floor_div(g, 2) if rpn == 0 else rpn * g
     par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
     modes = pd_pool_modes(ctx.recipe)
@@ -257,7 +258,8 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
         if par == "tep":
             c.add_computed("parallelism", note, "--enable-expert-parallel")
         if rpn > 1:
-            idx = max(0, min(rpn - 1, pd_role.get("rank") if truthy(pd_role.get("rank")) and is_number(pd_role.get("rank")) else 0))
+            raw_rank = pd_role.get("rank")
+            idx = max(0, min(rpn - 1, raw_rank if truthy(raw_rank) and is_number(raw_rank) else 0))
             c.add_computed("parallelism", note, "--nnodes", rpn, "--node-rank", idx, "--master-addr", f"${up}_NODE_1")
             if idx > 0:
                 c.add_computed("parallelism", note, "--headless")
@@ -294,7 +296,7 @@ def layer_hardware_overrides(ctx: Ctx, call: Call) -> Contribution:
     hit = gen_or_nvidia_with_key(so_ho, ctx.profile)
     if hit and truthy(hit[1]):
         key, blk = hit
-        src = ("strategy_overrides", s, "hardware_overrides", key)
+        src: tuple[str, ...] = ("strategy_overrides", s, "hardware_overrides", key)
         c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-override-generation", *src, "extra_args"))
         c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-override-generation", *src, "extra_env"))
     else:
@@ -398,7 +400,7 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
         return c
     g = ctx.gpu_count
     pd_role = pd_role_request(ctx, call.role)
-    rpn = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
+    rpn = number_or(pd_role.get("nodes"), 1 if ctx.node_count > 1 else 0)
     env: dict[str, Any] = {}
     if rpn >= 1:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(int(g)))
@@ -409,7 +411,7 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
     else:
         half = js_floor_div(g, 2)
         if half > 0:
-            rng = range(0, half) if call.role == "prefill" else range(half, int(g))
+            rng = range(0, int(half)) if call.role == "prefill" else range(int(half), int(g))
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in rng)
         note = f"PD co-located demo: {call.role} gets half of the node's GPUs"
     if env:

@@ -27,15 +27,15 @@ class Source(NamedTuple):
 
 
 class Arg(NamedTuple):
-    """One argument token and where it came from (``index``: position in the source list)."""
+    """One argument token and where it came from (``position``: its index in the source list)."""
 
     value: str
     source: Source
-    index: int | None = None
+    position: int | None = None
 
     @property
     def key_path(self) -> KeyPath:
-        return self.source.key_path if self.index is None else (*self.source.key_path, self.index)
+        return self.source.key_path if self.position is None else (*self.source.key_path, self.position)
 
 
 class EnvValue(NamedTuple):

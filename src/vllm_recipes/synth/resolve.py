@@ -15,6 +15,7 @@ from vllm_recipes.jsvalues import (
     is_number,
     js_floor_div,
     js_str,
+    number_or,
     truthy,
 )
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
@@ -54,20 +55,35 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
 ROLE_CALLS: dict[str | None, Call] = {None: Call(), "prefill": Call(role="prefill"), "decode": Call(role="decode")}
 
 
-def build_args(ctx: Ctx, call: Call) -> Invocation:
-    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER`."""
-    return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in LAYERS[name](ctx, call).args))
+def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = None) -> Invocation:
+    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER` (``parts``: computed)."""
+    if parts is None:
+        parts = {name: LAYERS[name](ctx, call) for name in ARG_ORDER}
+    return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in parts[name].args))
 
 
-def build_env(ctx: Ctx, role: str | None) -> tuple[EnvValue, ...]:
+def build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
     """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
-    call = ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
+    if parts is None:
+        call = _role_call(role)
+        parts = {name: LAYERS[name](ctx, call) for name in ENV_ORDER}
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        _merge_into(merged, LAYERS[name](ctx, call))
+        _merge_into(merged, parts[name])
     if ctx.is_pd and role:
         _pd_env(ctx, role, merged)
     return tuple(merged.values())
+
+
+def _role_call(role: str | None) -> Call:
+    return ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
+
+
+def build_process(ctx: Ctx, role: str | None) -> tuple[Invocation, tuple[EnvValue, ...]]:
+    """The args and env of a process whose env is its own (one node, each PD role): each layer computed once."""
+    call = _role_call(role)
+    parts = {name: LAYERS[name](ctx, call) for name in dict.fromkeys((*ARG_ORDER, *ENV_ORDER))}
+    return build_args(ctx, call, parts), build_env(ctx, role, parts)
 
 
 def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
@@ -106,14 +122,14 @@ def _companions(ctx: Ctx) -> tuple[Companion, ...]:
             out.append(Companion(f, _str(first_truthy(comp.get("label"), f)), _str(first_truthy(comp.get("description"), "")),
                                  _str(comp["command"]).rstrip()))
     opt = ctx.kv_opt
-    comp = get(opt, "companion") if opt is not None else None
-    if opt is not None and truthy(get(comp, "command")):
+    kv_comp = get(opt, "companion")
+    if opt is not None and truthy(get(kv_comp, "command")):
         k = ctx.sel.kv_offload or ""
-        desc_parts = [_str(first_truthy(comp.get("description"), ""))]
+        desc_parts = [_str(first_truthy(kv_comp.get("description"), ""))]
         if truthy(opt.get("install")):
             desc_parts.append("Requires: " + _str(opt["install"]))
-        out.append(Companion("kv_offload:" + k, _str(first_truthy(comp.get("label"), k)),
-                             " ".join(p for p in desc_parts if p), _str(comp["command"]).rstrip()))
+        out.append(Companion("kv_offload:" + k, _str(first_truthy(kv_comp.get("label"), k)),
+                             " ".join(p for p in desc_parts if p), _str(kv_comp["command"]).rstrip()))
     return tuple(out)
 
 
@@ -127,7 +143,7 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
     so_role = as_map(get(ctx.so, role))
     role_cfg = as_map(ctx.strategy.get(role))
     pd_role = pd_role_request(ctx, role)
-    nodes = pd_role.get("nodes") if is_number(pd_role.get("nodes")) else (1 if ctx.node_count > 1 else 0)
+    nodes = number_or(pd_role.get("nodes"), 1 if ctx.node_count > 1 else 0)
     par = first_truthy(pd_role.get("parallelism"), so_role.get("parallelism"), role_cfg.get("parallelism"), "tp")
     pool_gpus = js_floor_div(g, 2) if nodes == 0 else nodes * g
     if par == "dep":
@@ -137,7 +153,8 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
         dp_size = max(1, nodes) * dp_local
     else:
         tp, dp_local, dp_size = pool_gpus, 0, 1
-    rank = pd_role.get("rank") if truthy(pd_role.get("rank")) and is_number(pd_role.get("rank")) else 0
+    raw_rank = pd_role.get("rank")
+    rank = raw_rank if truthy(raw_rank) and is_number(raw_rank) else 0
     current = max(0, min(max(1, nodes) - 1, rank))
     return {"nodes": nodes, "parallelism": par, "tp": tp, "dpLocal": dp_local, "dpSize": dp_size,
             "poolGpus": pool_gpus, "currentNode": current, "startRank": current * dp_local}
@@ -253,7 +270,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
     """Branch on the deploy shape (§8): PD -> Mooncake -> multi-node -> single."""
     if ctx.is_pd:
         metas, router = _pd_pools(ctx)
-        roles = {role: PdRolePlan(role, build_args(ctx, ROLE_CALLS[role]), build_env(ctx, role), metas[role])
+        roles = {role: PdRolePlan(role, *build_process(ctx, role), metas[role])
                  for role in ("prefill", "decode")}
         mooncake = None
         if ctx.kv_store is not None and truthy(ctx.kv_store.get("pd")):
@@ -273,7 +290,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count)) \
             if multi else ()
         master, store, config, note, install = _mooncake_parts(ctx)
-        router = None
+        kv_router: RouterPlan | None = None
         if ctx.kv_instance_count > 1:
             rc = as_map(kv.get("router"))
             policy = first_truthy(rc.get("policy"), "cache_aware")
@@ -282,16 +299,16 @@ def resolve_plan(ctx: Ctx) -> Plan:
                      for i in range(1, ctx.kv_instance_count + 1)]
             lines += ["--host $ROUTER_HOST", "--port $ROUTER_PORT", "--cache-threshold 0.5",
                       "--balance-abs-threshold 4", "--balance-rel-threshold 1.1"]
-            router = RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines),
-                                install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
-                                port=first_truthy(rc.get("port"), 30080))
+            kv_router = RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines),
+                                   install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
+                                   port=first_truthy(rc.get("port"), 30080))
         return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
-                           head, workers, multi, build_env(ctx, None), install, router, config, note)
+                           head, workers, multi, build_env(ctx, None), install, kv_router, config, note)
     if ctx.is_multi:
         head = build_args(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
         return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, build_args(ctx, ROLE_CALLS[None]), build_env(ctx, None), _companions(ctx))
+    return SinglePlan(ctx.deploy_type, *build_process(ctx, None), _companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
