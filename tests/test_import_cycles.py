@@ -90,10 +90,8 @@ KNOWN = [
     # diagnostics -> loader (function-level), loader -> validate, validate -> diagnostics/identifiers/loader
     ["vllm_recipes.catalog.diagnostics", "vllm_recipes.catalog.identifiers", "vllm_recipes.catalog.loader",
      "vllm_recipes.catalog.validate"],
-    # engine_cmds <-> fit_cmds
-    ["vllm_recipes.cli.engine_cmds", "vllm_recipes.cli.fit_cmds"],
-    # api -> fit/perf, fit/perf -> api
-    ["vllm_recipes.web.api", "vllm_recipes.web.fit", "vllm_recipes.web.perf"],
+    # (cut by the service layer: engine_cmds <-> fit_cmds through cli/options.py; web api <-> fit/perf
+    # through service/fit.py and service/perf.py)
 ]
 
 
