@@ -54,7 +54,7 @@ def test_a_later_value_shadows_a_joined_one():
     c = Contribution()
     c.add_args(["--max-model-len auto", "--trust-remote-code", "--max-model-len", "4096", "--x a b"],
                Source("base", "m.yaml", ("model", "base_args")))
-    assert [(a.value, a.index) for a in c.args] == [("--max-model-len", 0), ("auto", 0), ("--trust-remote-code", 1),
+    assert [(a.value, a.position) for a in c.args] == [("--max-model-len", 0), ("auto", 0), ("--trust-remote-code", 1),
                                                    ("--max-model-len", 2), ("4096", 3), ("--x a b", 4)]
     _text, argv = render_values("vllm serve", "m/x", [a.value for a in c.args])
     assert argv[3:] == ("--trust-remote-code", "--max-model-len", "4096", "--x a b")
