@@ -222,6 +222,22 @@ def live_xss(xss_dir: Path) -> Iterator[LiveServer]:
         yield server
 
 
+def timed_get(port: int, path: str = "/robots.txt", timeout: float = 30) -> tuple[int, float]:
+    """GET over a real connection: the status and the seconds it took."""
+    import http.client
+    import time
+
+    started = time.monotonic()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        res = conn.getresponse()
+        res.read()
+        return res.status, time.monotonic() - started
+    finally:
+        conn.close()
+
+
 @pytest.fixture(scope="session")
 def stale_zh_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled catalog with V4.1's zh translation as the seed shipped it (translated from an older
@@ -267,4 +283,4 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def web() -> SimpleNamespace:
     return SimpleNamespace(V41=V41, V4=V4, panels=panels, page_text=page_text, cli_args=cli_args, run_cli=run_cli,
-                           nav_links=nav_links, LiveServer=LiveServer)
+                           nav_links=nav_links, LiveServer=LiveServer, timed_get=timed_get)

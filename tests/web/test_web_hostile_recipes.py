@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import http.client
 import threading
 import time
 from pathlib import Path
@@ -83,28 +82,16 @@ def test_huge_derived_pool_in_the_api(client: Any) -> None:
     assert r.status_code == 400 and "more than 1,024 nodes" in r.json()["error"]
 
 
-def _timed_get(port: int, path: str, timeout: float = 120) -> tuple[int, float]:
-    started = time.monotonic()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        res = conn.getresponse()
-        res.read()
-        return res.status, time.monotonic() - started
-    finally:
-        conn.close()
-
-
 def test_hostile_page_never_blocks_robots(hostile_dir: Path, web: Any) -> None:
     """The recipe page of the 1e300-GB PD recipe computes (bounded) while /robots.txt answers at once."""
     with web.LiveServer(create_app(load_catalog(hostile_dir))) as live:
-        _timed_get(live.port, "/robots.txt")
+        web.timed_get(live.port, "/robots.txt", 120)
         done: list[tuple[int, float]] = []
         slow = threading.Thread(target=lambda: done.append(
-            _timed_get(live.port, "/acme/Big?strategy=pd_cluster&hardware=h200")))
+            web.timed_get(live.port, "/acme/Big?strategy=pd_cluster&hardware=h200", 120)))
         slow.start()
         time.sleep(0.3)
-        status, took = _timed_get(live.port, "/robots.txt")
+        status, took = web.timed_get(live.port, "/robots.txt", 120)
         busy = slow.is_alive()
         slow.join(timeout=120)
         assert status == 200 and took < 2.0, took
@@ -121,6 +108,6 @@ def test_time_limit_answers_503(hostile_dir: Path, web: Any, monkeypatch: pytest
     monkeypatch.setattr(web_app, "recipe_page", slow_page)
     monkeypatch.setattr(web_app, "REQUEST_TIME_LIMIT_S", 0.5)
     with web.LiveServer(create_app(load_catalog(hostile_dir))) as live:
-        status, took = _timed_get(live.port, "/acme/Inf")
+        status, took = web.timed_get(live.port, "/acme/Inf", 120)
         assert status == 503 and took < 1.9
-        assert _timed_get(live.port, "/robots.txt")[0] == 200
+        assert web.timed_get(live.port, "/robots.txt", 120)[0] == 200

@@ -8,7 +8,6 @@ connections past the cap get a 503 at once, normal requests are answered, and th
 
 from __future__ import annotations
 
-import http.client
 import os
 import resource
 import socket
@@ -16,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from vllm_recipes.web.limits import HEADER_TIMEOUT_S, connection_cap
 
@@ -34,24 +34,12 @@ def _limit_fds() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
 
-def _get(port: int, path: str = "/robots.txt", timeout: float = 30) -> tuple[int, float]:
-    started = time.monotonic()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        res = conn.getresponse()
-        res.read()
-        return res.status, time.monotonic() - started
-    finally:
-        conn.close()
-
-
 def test_limits_follow_the_descriptor_limit() -> None:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert connection_cap() <= max(32, soft - 64) and HEADER_TIMEOUT_S > 0
 
 
-def test_half_open_connections_leave_normal_requests_answered(tmp_path: Path) -> None:
+def test_half_open_connections_leave_normal_requests_answered(tmp_path: Path, web: Any) -> None:
     port = _free_port()
     log = (tmp_path / "serve.log").open("w+")
     env = {**os.environ, "PYTHONPATH": SRC, "VLLM_RECIPES_CACHE_DIR": str(tmp_path / "cache")}
@@ -63,12 +51,12 @@ def test_half_open_connections_leave_normal_requests_answered(tmp_path: Path) ->
         deadline = time.monotonic() + 240
         while True:
             try:
-                _get(port, timeout=5)
+                web.timed_get(port, timeout=5)
                 break
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
                 time.sleep(0.2)
-        idle = min(_get(port)[1] for _ in range(3))
+        idle = min(web.timed_get(port)[1] for _ in range(3))
         for _ in range(320):  # more than the server's descriptors
             s = socket.socket()
             s.settimeout(5)
@@ -83,7 +71,7 @@ def test_half_open_connections_leave_normal_requests_answered(tmp_path: Path) ->
         for _ in range(10):
             started = time.monotonic()
             while True:  # past the connection cap the answer is an immediate 503 (retry), never a hang
-                status, _took = _get(port)
+                status, _took = web.timed_get(port)
                 if status != 503 or time.monotonic() - started > 20:
                     break
                 time.sleep(0.1)

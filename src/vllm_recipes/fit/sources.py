@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -74,21 +76,34 @@ def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
     the Hub cannot give it: the message says why, in plain words)."""
     try:
         from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import EntryNotFoundError, GatedRepoError, RepositoryNotFoundError
     except ImportError:
         raise ArchitectureError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
-    try:
+    with _hub_call(repo_id, ArchitectureError, "config.json"):
         return Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
                                     endpoint=hub_endpoint()))
-    except GatedRepoError:
-        raise ArchitectureError(f"{repo_id} is gated: accept its licence on the Hub and log in "
-                                "(hf auth login)") from None
+    raise AssertionError("unreachable")  # pragma: no cover - _hub_call re-raises
+
+
+@contextmanager
+def _hub_call(repo_id: str, error: type[Exception], missing: str) -> Iterator[None]:
+    """The Hub's exceptions as ``error`` in plain words; ``missing`` names what the repository may lack."""
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        NotASafetensorsRepoError,
+        RepositoryNotFoundError,
+    )
+
+    try:
+        yield
+    except GatedRepoError:  # before RepositoryNotFoundError, its base class
+        raise error(f"{repo_id} is gated: accept its licence on the Hub and log in (hf auth login)") from None
     except RepositoryNotFoundError:
-        raise ArchitectureError(f"{repo_id} is not on the Hub (or is private)") from None
-    except EntryNotFoundError:
-        raise ArchitectureError(f"{repo_id} has no config.json") from None
+        raise error(f"{repo_id} is not on the Hub (or is private)") from None
+    except (EntryNotFoundError, NotASafetensorsRepoError):
+        raise error(f"{repo_id} has no {missing}") from None
     except Exception as exc:  # network failures come in many classes; all mean "not now"
-        raise ArchitectureError(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
+        raise error(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
 
 
 def architecture_from_hub(repo_id: str, *, offline: bool = False,
@@ -177,19 +192,10 @@ def fetch_info(repo_id: str, token: str | bool | None = None) -> CheckpointInfo:
     """Read the safetensors headers of ``repo_id`` from the Hub (no weights) and cache the summary."""
     try:
         from huggingface_hub import HfApi
-        from huggingface_hub.errors import GatedRepoError, NotASafetensorsRepoError, RepositoryNotFoundError
     except ImportError:  # pragma: no cover - the optional `hf` extra is not installed
         raise HubError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
-    try:
+    with _hub_call(repo_id, HubError, "safetensors weights"):
         meta = HfApi(endpoint=hub_endpoint()).get_safetensors_metadata(repo_id, token=token)
-    except GatedRepoError:
-        raise HubError(f"{repo_id} is gated: accept its licence on the Hub and log in (hf auth login)") from None
-    except RepositoryNotFoundError:
-        raise HubError(f"{repo_id} is not on the Hub (or is private)") from None
-    except NotASafetensorsRepoError:
-        raise HubError(f"{repo_id} has no safetensors weights") from None
-    except Exception as exc:  # network errors come in many classes; all mean "not now"
-        raise HubError(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
     tensors = ((name, t.dtype, t.parameter_count, t.data_offsets[1] - t.data_offsets[0])
                for fm in meta.files_metadata.values() for name, t in fm.tensors.items())
     info = summarize(repo_id, tensors)
