@@ -25,7 +25,16 @@ from .artifacts import (
 )
 from .k8s import FILES_MOUNT, HF_CACHE, dump
 from .shell import INHERITED
-from .workloads import Deployment, ExportError, Process, container_install, placeholders, refs, shell_word
+from .workloads import (
+    Deployment,
+    ExportError,
+    Process,
+    container_install,
+    install_note,
+    placeholders,
+    refs,
+    shell_word,
+)
 
 HEALTH_INTERVAL_S = 10
 
@@ -220,8 +229,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     empty_ok = sorted(n for n in b.empty_ok if n in to_set)
     if empty_ok:
         extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
-    installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
-    if installs:
-        extra.append("Install steps in the container: " + "; ".join(
-            f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs))
+    note = install_note(dep, image)
+    if note:
+        extra.append(note)
     return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, extra) + dump(doc), MEDIA_YAML)]

@@ -41,6 +41,7 @@ from .workloads import (
     Process,
     RankTerm,
     container_install,
+    install_note,
     placeholders,
     refs,
     shell_word,
@@ -469,10 +470,9 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     empty_ok = sorted(n for n in whole_json_values(dep) if n in to_set)
     if empty_ok:
         extra.append("May stay empty (the documented automatic choice): " + ", ".join(empty_ok))
-    installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
-    if installs:
-        extra.append("Install steps in the container: " + "; ".join(
-            f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs))
+    note = install_note(dep, image)
+    if note:
+        extra.append(note)
     head = header(dep, "k8s", opts, to_set, extra)
     short = header(dep, "k8s", opts, to_set, short=True)
     out: list[Artifact] = []

@@ -313,6 +313,15 @@ def container_install(install: str | None, image: str, title: str) -> str | None
     return shell_join([*head, *rest])
 
 
+def install_note(dep: Deployment, image: str) -> str | None:
+    """The header line naming each process's install step inside ``image`` (or that the image ships it)."""
+    installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
+    if not installs:
+        return None
+    return "Install steps in the container: " + "; ".join(
+        f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs)
+
+
 def split_command(text: str) -> tuple[str, ...]:
     """A router / Mooncake command as printed (``\\``-continued lines) -> argv."""
     return tuple(shlex.split(text.replace("\\\n", " "), comments=True))
