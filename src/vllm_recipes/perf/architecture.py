@@ -15,11 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.fit.architecture import Architecture, parameters_billions
+from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions
 
-#: bytes per parameter of a weight format (block scales included)
-WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "w8a8": 1.0, "mxfp8": 1.03125,
-                "nvfp4": 0.5625, "mxfp4": 0.53125, "fp4": 0.5625, "int4": 0.5625, "awq": 0.5625, "gptq": 0.5625}
+#: bytes per parameter of a weight format (block scales included): the memory planner's one table
+WEIGHT_BYTES = PRECISION_BYTES
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it
 GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4",
               "mxfp4": "fp4"}
