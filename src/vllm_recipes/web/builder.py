@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
@@ -448,7 +448,7 @@ def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan
             subrows.append(Row(f"kv-{key}", sub_label, sub))
             if key == "mooncake" and isinstance(plan, KvStorePlan):
                 per = plan.node_count * (ctx.gpu_count or 1)
-                default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
+                default_count = get(catalog.strategies.get(sel.kv_offload or ""), "default_instances") or 2
                 inst = []
                 for n in range(1, MAX_KV_INSTANCES + 1):
                     inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
@@ -457,7 +457,8 @@ def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan
                                      title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
                 subrows.append(Row("kv-instances", "Instances", inst,
                                    hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total"))
-    cur = options.get(sel.kv_offload) if sel.kv_offload in options else catalog.strategies.get(sel.kv_offload or "")
+    kv = sel.kv_offload or ""
+    cur = options[kv] if kv in options else catalog.strategies.get(kv)
     notes = [str(get(cur, "description"))] if sel.kv_offload and isinstance(get(cur, "description"), str) else []
     return Row("kv", "KV offload", pills, subrows=subrows, notes=notes)
 
@@ -472,7 +473,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
     if not has_multi:
         return None
     hw_name = str(profile.get("display_name") or sel.hw_id)
-    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) and profile.get("gpu_count") else 8
+    gpn = number_or(profile.get("gpu_count"), 8) or 8
     cur_dt = get(catalog.strategies.get(sel.strategy), "deploy_type")
 
     def pick(n: int) -> str | None:
@@ -546,7 +547,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
     if sel.strategy != "pd_cluster" or not isinstance(plan, PdPlan):
         return []
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 8
+    gpn = number_or(profile.get("gpu_count"), 8)
     modes = pd_pool_modes(recipe.data)
     rows = []
     totals = []
