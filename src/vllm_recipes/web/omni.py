@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number
 from vllm_recipes.render.explain import sections_json
 from vllm_recipes.render.omni import explain_omni, render_omni
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
@@ -22,7 +22,6 @@ from vllm_recipes.service.url import MAX_VALUE
 from vllm_recipes.synth.omni import resolve_omni
 
 from .builder import (
-    NVIDIA_ORDER,
     BlockView,
     CommandAreaView,
     Pill,
@@ -31,6 +30,7 @@ from .builder import (
     _num,
     env_names,
     fill,
+    hardware_by_brand,
     hardware_note,
     install_core,
     per_gpu,
@@ -244,25 +244,23 @@ def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list
 
 def _hardware_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
                   status: Mapping[str, Any], href: Callable[..., str]) -> Row:
-    """Hardware pills grouped by brand (NVIDIA first, in its generation order); unfit ones disabled."""
-    groups: dict[str, list[Pill]] = {}
-    for hw, prof in catalog.hardware_profiles.items():
-        p = as_map(prof)
-        if truthy(p.get("restricted")) and hw not in status:
-            continue
-        reason = hardware_block_reason(catalog, recipe, variant, hw)
-        pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
-                    active=hw == osel.hw_id, title=str(p.get("description") or ""))
-        if reason or not variant_runs_on(p, variant, hw):
-            pill.disabled, pill.title = True, (reason or "this variant does not fit").capitalize() + "."
-        else:
-            pill.href = href(hardware=hw)
-        groups.setdefault(str(p.get("brand") or "Other"), []).append(pill)
-    if "NVIDIA" in groups:
-        groups["NVIDIA"].sort(key=lambda pl: NVIDIA_ORDER.index(pl.key) if pl.key in NVIDIA_ORDER else 99)
-    brands = sorted(groups, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
-    return Row("hardware", "Hardware", [p for b in brands for p in groups[b]],
-               groups=[(b, groups[b]) for b in brands])
+    """Hardware pills grouped by brand; the ones the variant cannot run on are disabled."""
+    groups = [(brand, [_hardware_pill(catalog, recipe, osel, variant, status, href, hw) for hw in ids])
+              for brand, ids in hardware_by_brand(catalog, status)]
+    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups)
+
+
+def _hardware_pill(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
+                   status: Mapping[str, Any], href: Callable[..., str], hw: str) -> Pill:
+    p = as_map(catalog.hardware_profiles[hw])
+    reason = hardware_block_reason(catalog, recipe, variant, hw)
+    pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
+                active=hw == osel.hw_id, title=str(p.get("description") or ""))
+    if reason or not variant_runs_on(p, variant, hw):
+        pill.disabled, pill.title = True, (reason or "this variant does not fit").capitalize() + "."
+    else:
+        pill.href = href(hardware=hw)
+    return pill
 
 
 def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,
