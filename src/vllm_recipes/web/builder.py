@@ -10,7 +10,7 @@ reachable by URL alone. The command text comes from
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -328,25 +328,31 @@ def _variant_for_hardware(catalog: Catalog, recipe: Recipe, variant_key: str, hw
 
 def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
     sel = st.selection
-    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    pills = []
-    for vk, v in recipe.variants.items():
-        v = as_map(v)
-        name = str(v.get("label") or v.get("precision") or vk).upper()
-        vram = effective_vram_min(v, sel.hw_id)
-        sub = f"{_num(vram)} GB" if is_number(vram) else ""
-        changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
-        title = str(v.get("description") or "")
-        if not (hardware_block_reason(catalog, recipe, v, sel.hw_id) is None and variant_runs_on(profile, v, sel.hw_id)):
-            changes["hardware"] = None
-            title += f" Not runnable on {profile.get('display_name') or sel.hw_id}: switches to its default hardware."
-        pills.append(Pill(name, href=nav.href(**changes), active=vk == sel.variant_key, sub=sub, title=title.strip(),
-                          key=vk))
+    pills = variant_pills(catalog, recipe, sel.variant_key, sel.hw_id, nav.href)
     cur = as_map(recipe.variants.get(sel.variant_key))
     model_id = cur.get("model_id") or recipe.model.get("model_id") or recipe.hf_id
     notes = [str(cur["description"])] if isinstance(cur.get("description"), str) else []
     return Row("variant", "Variant", pills, notes=notes,
                link=(f"https://huggingface.co/{model_id}", f"{model_id} on Hugging Face"))
+
+
+def variant_pills(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str,
+                  href: Callable[..., str]) -> list[Pill]:
+    """A pill per variant; one that cannot run on ``hw_id`` switches to its default hardware (ui.md)."""
+    profile = as_map(catalog.hardware_profiles.get(hw_id))
+    pills = []
+    for vk, raw_variant in recipe.variants.items():
+        v = as_map(raw_variant)
+        vram = effective_vram_min(v, hw_id)
+        changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
+        title = str(v.get("description") or "")
+        if hardware_block_reason(catalog, recipe, v, hw_id) is not None or not variant_runs_on(profile, v, hw_id):
+            changes["hardware"] = None
+            title += f" Not runnable on {profile.get('display_name') or hw_id}: switches to its default hardware."
+        pills.append(Pill(str(v.get("label") or v.get("precision") or vk).upper(), href=href(**changes),
+                          active=vk == variant_key, sub=f"{_num(vram)} GB" if is_number(vram) else "",
+                          title=title.strip(), key=vk))
+    return pills
 
 
 def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:

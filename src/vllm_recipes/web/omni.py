@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map
 from vllm_recipes.render.explain import sections_json
 from vllm_recipes.render.omni import explain_omni, render_omni
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
-from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
+from vllm_recipes.select.gates import variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
 from vllm_recipes.select.state import hardware_block_reason
 from vllm_recipes.service.url import MAX_VALUE
@@ -27,13 +27,13 @@ from .builder import (
     Pill,
     Row,
     Snippet,
-    _num,
     env_names,
     fill,
     hardware_by_brand,
     hardware_note,
     install_core,
     per_gpu,
+    variant_pills,
 )
 
 OMNI_PARAMS = ("hardware", "variant", "task", "install")
@@ -207,7 +207,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
             _hardware_row(catalog, recipe, osel, variant, status, href)]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
-        rows.append(_variant_row(catalog, recipe, osel, omni, profile, href))
+        rows.append(_variant_row(catalog, recipe, osel, omni, href))
 
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
     rendered = render_omni(catalog, recipe, osel, plan)
@@ -279,22 +279,9 @@ def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
 
 
 def _variant_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, omni: Mapping[str, Any],
-                 profile: Mapping[str, Any], href: Callable[..., str]) -> Row:
-    """Variant pills; one that cannot run here links to itself on its default hardware (ui.md)."""
-    hw_name = str(profile.get("display_name") or osel.hw_id)
-    vpills = []
-    for vk, raw_variant in recipe.variants.items():
-        v = as_map(raw_variant)
-        vram = effective_vram_min(v, osel.hw_id)
-        changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
-        title = str(v.get("description") or "")
-        if hardware_block_reason(catalog, recipe, v, osel.hw_id) or not variant_runs_on(profile, v, osel.hw_id):
-            changes["hardware"] = None
-            title = (title + f" Not runnable on {hw_name}: switches to its default hardware.").strip()
-        vpills.append(Pill(str(v.get("label") or v.get("precision") or vk).upper(), href=href(**changes),
-                           active=vk == osel.variant_key, key=vk, sub=f"{_num(vram)} GB" if is_number(vram) else "",
-                           title=title))
-    return Row("variant", str(omni.get("variant_label") or "Variant"), vpills,
+                 href: Callable[..., str]) -> Row:
+    return Row("variant", str(omni.get("variant_label") or "Variant"),
+               variant_pills(catalog, recipe, osel.variant_key, osel.hw_id, href),
                notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else [])
 
 
