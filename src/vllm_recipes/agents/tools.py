@@ -290,11 +290,8 @@ class AgentTools:
             done = service.export(self.catalog, self._query(args), target, options)
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
-        arts = done.artifacts
-        kinds = {a.media_type for a in arts if a.path != "kustomization.yaml"}
-        return {"target": target, "media_type": kinds.pop() if len(kinds) == 1 else "text/plain",
-                "text": stdout_text(arts),
-                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in arts]}
+        return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
+                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
