@@ -163,7 +163,8 @@ def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: 
         try:
             facts.checkpoint = fetch_info(repo)
         except HubError as exc:
-            facts.notes.append(f"checkpoint size: {exc}")
+            if str(exc) not in facts.notes:  # an unreachable Hub is said once
+                facts.notes.append(f"checkpoint size: {exc}")
     facts.cached_gib = checkpoint_gib_from_cache(repo)
     return facts
 
