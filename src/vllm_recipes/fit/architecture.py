@@ -333,7 +333,7 @@ def _mix_full_interval(cfg: Mapping[str, Any], layers: int, window: int | None, 
 
 def _mix_layer_types(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
     types = cfg.get("layer_types")
-    if not _nonempty_list(types):
+    if not (isinstance(types, list | tuple) and types):
         return None
     named = [t for t in types if isinstance(t, str)]
     return (layers, sum(1 for t in named if "sliding" in t),
