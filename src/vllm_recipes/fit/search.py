@@ -9,7 +9,6 @@ concurrency at the asked context, then KV capacity.
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -62,26 +61,13 @@ class SearchResult:
     rejected: int
 
 
-#: custom catalogs kept per source catalog: the last few targets searched (the web API's GPUs), so a repeated
-#: search reuses their layer plans (875 -> 603 ms under load, docs/decisions-fit.md section 8); bounded
-SEARCH_CATALOGS_KEPT = 4
-
-
 def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
-    """The catalog with ``target`` as its custom profile: the fit's one cache, on the catalog's memo, holding
-    the :data:`SEARCH_CATALOGS_KEPT` most recent targets."""
-    kept: OrderedDict[tuple[Any, ...], Catalog] = catalog.memo.setdefault("fit-search-catalogs", OrderedDict())
-    key = (target.gpu_gib, target.gpus_per_node, target.brand, target.profile_id)
-    hit = kept.get(key)
-    if hit is None:
-        template = _template_id(catalog, target, target.profile_id or "")
-        if not template and catalog.hardware_profiles:
-            template = next(iter(catalog.hardware_profiles))
-        hit = kept[key] = with_custom_profile(catalog, target, template)
-        while len(kept) > SEARCH_CATALOGS_KEPT:
-            kept.popitem(last=False)
-    kept.move_to_end(key)
-    return hit
+    """The catalog with ``target`` as its custom profile (made anew per search: keeping it saved 6%,
+    453 vs 482 ms, docs/decisions-fit.md section 8)."""
+    template = _template_id(catalog, target, target.profile_id or "")
+    if not template and catalog.hardware_profiles:
+        template = next(iter(catalog.hardware_profiles))
+    return with_custom_profile(catalog, target, template)
 
 
 def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
