@@ -79,3 +79,22 @@ def test_a_failed_connection_is_remembered_for_the_process(recipes: str, tmp_pat
     with serve(hub, port):  # a new process (the memory cleared) reaches it
         code, obj = run(recipes, env(tmp_path, url))
     assert obj["architecture"]["source"] == f"Hugging Face Hub ({REPO})" and hub.requests
+
+
+def test_behind_a_proxy_the_proxy_is_what_is_tried(recipes: str, tmp_path: Path,  # noqa: F811
+                                                   closed_port: tuple[socket.socket, str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """With HTTPS_PROXY set the Hub is reached through the proxy: a dead proxy is the reason given."""
+    _, proxy = closed_port
+    for var in ("HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(var, proxy)
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    environ = env(tmp_path, "https://hub.invalid")
+    try:
+        code, obj = run(recipes, environ)
+    finally:
+        sources.UNREACHABLE.pop("https://hub.invalid", None)
+    assert (code, obj["verdict"]) == (3, "unknown")
+    port = proxy.rsplit(":", 1)[1]
+    assert any(f"cannot reach the Hub at hub.invalid (proxy 127.0.0.1:{port}" in n for n in obj["notes"]), obj["notes"]
