@@ -31,7 +31,7 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +54,12 @@ GPU_MEMORY = {"H100-SXM": 80, "H200-SXM": 141, "B200": 180}
 CONFIGS = {("Llama-3.1-70B", "fp8"): "llama-3.3-70b-instruct-fp8", ("Llama-3.1-70B", "nvfp4"): "llama-3.3-70b-instruct-fp4",
            ("gpt-oss-120b", "mxfp4"): "gpt-oss-120b", ("Qwen3-32B", "bf16"): "qwen3-32b"}
 START = Params(bw_eff=0.65, flops_eff=0.5, layer_us=20.0, comm_us=10.0, step_ms=1.5, request_ms=30.0,
-               gemm_half_rows=32.0)
-NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows")
+               gemm_half_rows=32.0, seq_us=20.0, prompt_us=5.0)
+NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows", "seq_us",
+         "prompt_us")
 BOUNDS = {"bw_eff": (0.2, 1.0), "flops_eff": (0.05, 1.0), "layer_us": (0.5, 200.0), "comm_us": (1.0, 200.0),
           "step_ms": (0.05, 20.0), "request_ms": (1.0, 200.0),
-          "gemm_half_rows": (1.0, 4096.0)}
+          "gemm_half_rows": (1.0, 4096.0), "seq_us": (0.1, 500.0), "prompt_us": (0.01, 100.0)}
 
 
 @dataclass
@@ -177,7 +178,7 @@ def fit_all(cases: list[Case], iters: int, sample: int, start: dict[str, Params]
 
 
 def median_params(fams: dict[str, Params]) -> Params:
-    return Params(**{n: statistics.median(getattr(p, n) for p in fams.values()) for n in NAMES})
+    return Params(**{f.name: statistics.median(getattr(p, f.name) for p in fams.values()) for f in fields(Params)})
 
 
 def summary(errs: list[tuple[float, float, float]]) -> dict[str, dict[str, float]]:

@@ -30,7 +30,7 @@ BASE = Replica(tp=1, pp=1, ep=1, ep_ranks=1, layers=10, hidden=1000, dense_bytes
                routed_share=0.0, moe_layers=0, experts_per_token=1, kv_layer_bytes=100.0, full_layers=10,
                sliding_layers=0, window=0, state_bytes=0.0, gemm_flops_per_token=1e9, expert_flops_per_token=0.0,
                head_flops_per_sample=0.0,
-               attn_flops_per_pair=0.0, gemm_rate=100e12, attn_rate=100e12, hbm=1e12, link=100e9)
+               attn_flops_per_pair=0.0, gemm_rate=100e12, expert_rate=100e12, attn_rate=100e12, hbm=1e12, link=100e9)
 
 
 def test_touched_experts() -> None:

@@ -19,9 +19,11 @@ from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, paramet
 
 #: bytes per parameter of a weight format (block scales included): the memory planner's one table
 WEIGHT_BYTES = PRECISION_BYTES
-#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it
-GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4",
-              "mxfp4": "fp4"}
+#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it. MXFP4 is absent
+#: on purpose: vLLM 0.10-0.18 multiply MXFP4 MoE weights with 16-bit activations by default (FlashInfer
+#: MXFP4 x BF16 on SM100, Triton / Marlin on SM90; MXFP8 activations only with
+#: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1``) - 4-bit reads, 16-bit math
+GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4"}
 #: routed share k/E assumed when a recipe gives neither a config nor experts (said in the notes)
 DEFAULT_ROUTED_SHARE = 1 / 32
 

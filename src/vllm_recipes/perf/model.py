@@ -10,7 +10,7 @@ Per GPU and per step of ``T`` tokens (``B`` decodes and prefill chunks):
   emulated on a wider unit) + the attention products, quadratic in a prefill
   chunk (16-bit units);
 * time = max(FLOPs / (peak x flops_eff), bytes / (HBM x bw_eff))
-  + layers x layer_us + collectives + step_ms;
+  + layers x layer_us + collectives + step_ms + sequences x seq_us;
 * collectives: two TP all-reduces per layer (one when the experts are split by
   EP), EP dispatch + combine per MoE layer, each ``comm_us`` plus its payload over
   NVLink / xGMI (or the scale-out network when the group spans nodes);
@@ -46,6 +46,11 @@ class Params:
     #: rows (tokens) at which a matrix multiply reaches half its large-batch efficiency; routed experts see
     #: only ``T x k/E`` of a step's tokens each, so MoE layers run far below the dense rate
     gemm_half_rows: float = 0.0
+    #: cost of one running sequence in one step outside the kernels (scheduling, input preparation, sampling,
+    #: output processing), microseconds
+    seq_us: float = 0.0
+    #: front-end time per prompt token before the engine sees a request (tokenization, transfer), microseconds
+    prompt_us: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +80,9 @@ class Replica:
     expert_flops_per_token: float
     head_flops_per_sample: float
     attn_flops_per_pair: float
+    #: peak FLOP/s of the dense matrix multiplies, of the routed experts' and of attention (16-bit)
     gemm_rate: float
+    expert_rate: float
     attn_rate: float
     hbm: float
     link: float
@@ -156,9 +163,9 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     expert = r.expert_flops_per_token * tokens
     per_expert_rows = tokens * r.ep_ranks * r.routed_share
     attn = r.attn_flops_per_pair * (full_l * full_pairs + slide_l * slide_pairs) / m
-    compute = (dense / row_efficiency(tokens, p.gemm_half_rows)
-               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows)) / r.gemm_rate / p.flops_eff \
-        + attn / r.attn_rate / p.flops_eff
+    compute = (dense / row_efficiency(tokens, p.gemm_half_rows) / r.gemm_rate
+               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows) / r.expert_rate
+               + attn / r.attn_rate) / p.flops_eff
 
     lat = p.comm_us * 1e-6
     comm = 0.0
@@ -172,5 +179,6 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     hops = (r.pp - 1) * (lat + payload / r.link) if r.pp > 1 else 0.0
     fixed = r.layers_per_gpu * p.layer_us * 1e-6
     stage = max(compute, memory) + fixed + comm
-    return StepTime(r.pp * stage + hops + p.step_ms * 1e-3, compute * r.pp, memory * r.pp, comm * r.pp + hops,
-                    fixed * r.pp + p.step_ms * 1e-3)
+    host = p.step_ms * 1e-3 + p.seq_us * 1e-6 * seqs
+    return StepTime(r.pp * stage + hops + host, compute * r.pp, memory * r.pp, comm * r.pp + hops,
+                    fixed * r.pp + host)
