@@ -129,6 +129,10 @@ class Estimate:
                 "blocked": self.blocked}
 
 
+#: the share of the steady-state queueing time :func:`lower_bounds` claims
+QUEUE_BOUND_SHARE = 0.5
+
+
 def _limits(arch: Architecture, fit: ProcessFit, workload: Workload) -> Limits:
     """The scheduler's limits of a planned process: batch limits as rendered, KV tokens of this workload."""
     block = fit.block_size or DEFAULT_BLOCK_SIZE
@@ -163,15 +167,25 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
 
 def lower_bounds(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
                  params: Params, workload: Workload, gpus_per_node: int = 8) -> tuple[float, float]:
-    """(TTFT, TPOT) in ms that no load can beat: the prompt prefilled alone (in its chunks) after the
-    front end, and one sequence decoding alone - every busier step takes longer (``recommend`` prunes with it)."""
+    """(TTFT, TPOT) in ms the simulation cannot beat (``recommend`` prunes with it): the prompt prefilled alone
+    (in its chunks) after the front end, one sequence decoding alone - every busier step takes longer - and,
+    when a replica's users outnumber the sequences that can run, the queue: with ``m`` seats each busy for
+    ``S``, ``C`` closed-loop users wait ``(C/m - 1) S`` less their front-end delay in the steady state
+    (Little's law; half of it is claimed, the first and last waves of a finite run wait less)."""
     r = replica(facts, arch, fit, gpu, precision, gpus_per_node)
-    mbt = max(1, _limits(arch, fit, workload).max_num_batched_tokens)
+    lim = _limits(arch, fit, workload)
+    mbt = max(1, lim.max_num_batched_tokens)
     isl = max(1, round(workload.isl * workload.range_ratio))
+    osl = max(1, round(workload.osl * workload.range_ratio))
     prefill = sum(step_time(r, params, 0, 0.0, ((min(mbt, isl - pre), pre),)).total for pre in range(0, isl, mbt))
-    ttft = frontend(params).delay(isl) + prefill
+    delay = frontend(params).delay(isl)
     tpot = step_time(r, params, 1, float(isl), ()).total
-    return ttft * 1e3, tpot * 1e3
+    users = math.ceil(workload.concurrency / fit.shape.dp) if workload.concurrency else 0
+    seats = min(lim.max_num_seqs, int(lim.kv_tokens // isl)) if lim.max_num_seqs > 0 else int(lim.kv_tokens // isl)
+    queue = 0.0
+    if users > seats >= 1:  # users in the front end are not queued: their delay comes off
+        queue = max(0.0, QUEUE_BOUND_SHARE * ((users / seats - 1) * (prefill + (osl - 1) * tpot) - delay))
+    return (delay + prefill + queue) * 1e3, tpot * 1e3
 
 
 def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, isl: int) -> Estimate:

@@ -111,7 +111,10 @@ def _bases(catalog: Catalog, recipe: Recipe, hardware: Sequence[str]) -> Iterato
         for hw in hardware_choices(catalog, recipe, variant):
             if hardware and hw not in hardware:
                 continue
-            strategies: list[str | None] = list(candidate_strategies(catalog, recipe, hw, 1)) or [None]
+            # one node's candidates, then those that need several (multi-node, PD pools)
+            found = dict.fromkeys([*candidate_strategies(catalog, recipe, hw, 1),
+                                   *candidate_strategies(catalog, recipe, hw, 2)])
+            strategies: list[str | None] = list(found) or [None]
             for strategy in strategies:
                 spec = catalog.strategies.get(strategy or "") or {}
                 kind = spec.get("deploy_type") if isinstance(spec, Mapping) else None
