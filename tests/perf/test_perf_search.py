@@ -20,7 +20,6 @@ from vllm_recipes.perf.model import Params, StepTime
 from vllm_recipes.perf.recommend import Sla, recommend
 from vllm_recipes.perf.scheduler import Frontend, Limits, Workload, simulate, simulated_prompts
 
-
 DATA = Path(__file__).parent / "data"
 TEN_MS = StepTime(0.010, 0.0, 0.010, 0.0, 0.0)
 # an 8B-class dense model

@@ -133,6 +133,16 @@ def judge(r: PerfReport, sla: Sla) -> Candidate:
     return Candidate(r, e.gpus, not misses, misses)
 
 
+def hopeless(smaller: tuple[int, tuple[float, float]], larger: tuple[int, tuple[float, float]]) -> bool:
+    """Whether no larger size of the same kind can meet the SLA, from two sizes' (GPUs, estimate / target):
+    a time that falls as ``a + b / GPUs`` (the per-GPU terms shrink, collectives and fixed costs do not) tends
+    to ``a``; when ``a`` of TTFT or TPOT is still over its target, more GPUs cannot help."""
+    (n1, r1), (n2, r2) = smaller, larger
+    if n2 <= n1:
+        return False
+    return any(b > 1 and b - (a - b) * n1 / (n2 - n1) > 1 for a, b in zip(r1, r2, strict=True))
+
+
 class _Search:
     """The walk over a recipe's sizes: estimates, what was pruned by the lower bound, what is unknown."""
 
@@ -168,26 +178,37 @@ class _Search:
         self.cands.append(c)
         return c
 
-    def consider(self, req: PageRequest) -> bool:
-        """Estimate ``req`` unless its bound already misses; whether it meets the SLA."""
+    def consider(self, req: PageRequest) -> Candidate | None:
+        """Estimate ``req`` unless its bound already misses (``None``: refused, seen, pruned or unknown)."""
         state = self.state(req)
         if state is None:
-            return False
+            return None
         bounds = perf_bounds(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
         if bounds is not None:
             worst = max(bounds[0] / self.sla.ttft_ms, bounds[1] / self.sla.tpot_ms)
             if worst > 1:
                 self.pruned.append((worst, state))
-                return False
-        c = self.estimate(state)
-        return c is not None and c.meets
+                return None
+        return self.estimate(state)
+
+    def ratios(self, c: Candidate) -> tuple[float, float]:
+        e = c.report.estimate
+        assert e is not None
+        return e.ttft_ms / self.sla.ttft_ms, e.tpot_ms / self.sla.tpot_ms
 
     def walk(self, groups: Iterator[list[PageRequest]]) -> None:
-        """Groups of equal size, fewest GPUs first; stop after the first group with a size that meets."""
+        """Groups of equal size, fewest GPUs first; stop after the first group with a size that meets, or when
+        two sizes in a row say no size will (:func:`hopeless`)."""
+        last: tuple[int, tuple[float, float]] | None = None
         for group in groups:
-            met = [self.consider(req) for req in group]
-            if any(met):
+            got = [c for c in (self.consider(req) for req in group) if c is not None]
+            if any(c.meets for c in got):
                 return
+            if len(got) == 1:
+                now = (got[0].gpus, self.ratios(got[0]))
+                if last is not None and hopeless(last, now):
+                    return
+                last = now
 
     def closest(self) -> Candidate | None:
         """The candidate nearest the SLA; pruned sizes are estimated while their bound could still beat it."""
