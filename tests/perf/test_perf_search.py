@@ -17,7 +17,7 @@ from vllm_recipes.perf.architecture import ComputeFacts, checkpoint_gib, facts_f
 from vllm_recipes.perf.estimate import estimate_process, lower_bounds, replica
 from vllm_recipes.perf.gpus import spec_for_profile
 from vllm_recipes.perf.model import Params, StepTime
-from vllm_recipes.perf.recommend import Sla, recommend
+from vllm_recipes.perf.recommend import Sla, hopeless, recommend
 from vllm_recipes.perf.scheduler import Frontend, Limits, Workload, simulate, simulated_prompts
 
 DATA = Path(__file__).parent / "data"
@@ -104,3 +104,14 @@ def test_recommend_walks_every_even_node_count_and_stops_at_the_first_that_meets
     loose = recommend(catalog, recipe, Sla(60_000, 1_000), w, hardware=("h100",))
     assert loose.considered == 1 + 1 and len(loose.unknown) == 1
     assert [c.gpus for c in loose.meeting] == [16]
+
+
+def test_a_walk_stops_when_the_asymptote_of_more_gpus_still_misses() -> None:
+    # TPOT 2.0 x the target on 8 GPUs, 1.4 x on 16: a + b/n gives b/16 = 0.6, a = 0.8 - 32 GPUs may meet it
+    assert not hopeless((8, (0.5, 2.0)), (16, (0.5, 1.4)))
+    # 2.0 -> 1.6: a = 1.2, never under the target
+    assert hopeless((8, (0.5, 2.0)), (16, (0.5, 1.6)))
+    # a TTFT that does not move with the GPUs (queueing in front of every replica) stays over it
+    assert hopeless((8, (1.2, 0.5)), (16, (1.2, 0.4)))
+    # worse with more GPUs (collectives over the scale-out network)
+    assert hopeless((16, (0.5, 1.1)), (32, (0.5, 1.3)))
