@@ -115,3 +115,29 @@ def test_a_walk_stops_when_the_asymptote_of_more_gpus_still_misses() -> None:
     assert hopeless((8, (1.2, 0.5)), (16, (1.2, 0.4)))
     # worse with more GPUs (collectives over the scale-out network)
     assert hopeless((16, (0.5, 1.1)), (32, (0.5, 1.3)))
+
+
+def test_a_catalog_layer_overrides_a_gpu_fact_and_is_named_as_its_source() -> None:
+    from vllm_recipes.perf.report import perf_state
+    from vllm_recipes.select.state import PageRequest, build_state
+
+    w = Workload(1024, 128, concurrency=4)
+    tpots, gpus = [], []
+    for dirs in ([DATA / "recipes"], [DATA / "recipes", DATA / "gpu_facts_layer"]):
+        catalog = load_catalog(dirs)
+        recipe = catalog.recipe("acme/Dense-70B")
+        assert recipe is not None
+        state = build_state(catalog, recipe, PageRequest(hardware="h200", strategy="multi_node_tp", nodes=2),
+                            strict=True)
+        rep = perf_state(catalog, recipe, state, w)
+        assert rep.known and rep.estimate is not None and rep.gpu is not None
+        tpots.append(rep.estimate.tpot_ms)
+        gpus.append(rep.gpu)
+    base, layered = gpus
+    assert base.hbm_gb_s == 4800 and layered.hbm_gb_s == 9600
+    assert layered.tflops == base.tflops and layered.family == "hopper"  # the other facts stay the package's
+    assert "gpu_facts_layer" not in base.source
+    # the file that said it (the top layer's taxonomy.yaml), which field, its words, and where the rest came from
+    assert layered.source == ("taxonomy.yaml gpu_facts (hbm_gb_s): test layer: twice the H200 datasheet "
+                              f"bandwidth; other figures: {base.source}")
+    assert tpots[1] < tpots[0]  # a memory-bound decode streams its weights faster

@@ -24,7 +24,7 @@ from vllm_recipes.select.state import PageState
 
 from .architecture import ComputeFacts, facts_from_recipe
 from .estimate import Estimate, calibration, estimate_process, lower_bounds
-from .gpus import GpuSpec, spec_for_name, spec_for_profile
+from .gpus import GpuSpec, spec_for_name, spec_for_profile, with_profile_facts
 from .model import Params
 from .scheduler import Workload
 
@@ -71,12 +71,19 @@ def bench_command(model: str, w: Workload) -> str:
 
 
 def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
-    prof = catalog.hardware_profiles.get(target.profile_id or "")
+    """The chip of the target: a custom ``--gpu`` by its name, else the profile's (its own ``gpu_facts``
+    over the package's figures)."""
+    pid = target.profile_id or ""
+    prof = catalog.hardware_profiles.get(pid)
     name = prof.get("display_name") if isinstance(prof, Mapping) else None
-    if not target.custom:
-        return spec_for_profile(target.profile_id, str(name) if name else None)
-    return spec_for_name(target.label.split("(")[0].replace("Custom:", "")) or \
-        spec_for_profile(target.profile_id, str(name) if name else None)
+    if target.custom:
+        found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
+        if found is not None:
+            return found
+    spec = spec_for_profile(target.profile_id, str(name) if name else None)
+    facts = prof.get("gpu_facts") if isinstance(prof, Mapping) else None
+    where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
+    return with_profile_facts(spec, pid, facts, where)
 
 
 def _precision(recipe: Recipe, variant_key: str) -> str:
