@@ -54,12 +54,13 @@ GPU_MEMORY = {"H100-SXM": 80, "H200-SXM": 141, "B200": 180}
 CONFIGS = {("Llama-3.1-70B", "fp8"): "llama-3.3-70b-instruct-fp8", ("Llama-3.1-70B", "nvfp4"): "llama-3.3-70b-instruct-fp4",
            ("gpt-oss-120b", "mxfp4"): "gpt-oss-120b", ("Qwen3-32B", "bf16"): "qwen3-32b"}
 START = Params(bw_eff=0.65, flops_eff=0.5, layer_us=20.0, comm_us=10.0, step_ms=1.5, request_ms=30.0,
-               gemm_half_rows=32.0, seq_us=20.0, prompt_us=5.0)
+               gemm_half_rows=32.0, seq_us=20.0, prompt_us=5.0, eager_layer_us=100.0)
 NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows", "seq_us",
-         "prompt_us")
+         "prompt_us", "eager_layer_us")
 BOUNDS = {"bw_eff": (0.2, 1.0), "flops_eff": (0.05, 1.0), "layer_us": (0.5, 200.0), "comm_us": (1.0, 200.0),
           "step_ms": (0.05, 20.0), "request_ms": (1.0, 200.0),
-          "gemm_half_rows": (1.0, 4096.0), "seq_us": (0.1, 500.0), "prompt_us": (0.01, 100.0)}
+          "gemm_half_rows": (1.0, 4096.0), "seq_us": (0.1, 500.0), "prompt_us": (0.01, 100.0),
+          "eager_layer_us": (1.0, 2000.0)}
 
 
 @dataclass

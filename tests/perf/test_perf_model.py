@@ -141,3 +141,12 @@ def test_parameter_counts_of_an_moe_config() -> None:
     expect = (2 * 201088 * h * 2 + f.dense_params * 2 + f.expert_params * 0.53125) / 2**30
     assert checkpoint_gib(f, "mxfp4") == pytest.approx(expect)
     assert math.isclose(f.total_params / 1e9, 116.8, rel_tol=0.01)  # published: 117B
+
+
+def test_per_sequence_host_cost_and_steps_too_large_for_a_cuda_graph() -> None:
+    p = replace(NO_FIXED, seq_us=10.0, eager_layer_us=100.0)
+    graphed = step_time(BASE, p, 8, 8000.0)  # 8 tokens: replayed as a CUDA graph
+    assert graphed.fixed == pytest.approx(8 * 10e-6)
+    eager = step_time(BASE, p, 3, 300.0, ((1024, 0),))  # 1027 tokens > 512: every kernel launched
+    assert eager.fixed == pytest.approx(4 * 10e-6 + 10 * 100e-6)
+    assert eager.total == pytest.approx(max(eager.compute, eager.memory) + eager.fixed)

@@ -10,7 +10,8 @@ Per GPU and per step of ``T`` tokens (``B`` decodes and prefill chunks):
   emulated on a wider unit) + the attention products, quadratic in a prefill
   chunk (16-bit units);
 * time = max(FLOPs / (peak x flops_eff), bytes / (HBM x bw_eff))
-  + layers x layer_us + collectives + step_ms + sequences x seq_us;
+  + layers x (layer_us [+ eager_layer_us beyond a CUDA graph's 512 tokens]) + collectives + step_ms
+  + sequences x seq_us;
 * collectives: two TP all-reduces per layer (one when the experts are split by
   EP), EP dispatch + combine per MoE layer, each ``comm_us`` plus its payload over
   NVLink / xGMI (or the scale-out network when the group spans nodes);
@@ -25,6 +26,9 @@ import math
 from dataclasses import dataclass
 
 ACT_BYTES = 2  # activations travel in 16 bits
+#: tokens of the largest step vLLM replays as a CUDA graph (0.10-0.18: min(2 x max_num_seqs, 512)); a larger
+#: step - a prefill chunk of more than 512 tokens - launches every kernel from Python
+CUDA_GRAPH_TOKENS = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,8 @@ class Params:
     seq_us: float = 0.0
     #: front-end time per prompt token before the engine sees a request (tokenization, transfer), microseconds
     prompt_us: float = 0.0
+    #: extra cost of one layer in a step too large for a CUDA graph (kernels launched one by one), microseconds
+    eager_layer_us: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +183,8 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
         moe_l = math.ceil(r.moe_layers / r.pp)
         comm += moe_l * 2 * (lat + payload * r.experts_per_token * (r.ep - 1) / r.ep / r.link)
     hops = (r.pp - 1) * (lat + payload / r.link) if r.pp > 1 else 0.0
-    fixed = r.layers_per_gpu * p.layer_us * 1e-6
+    eager = p.eager_layer_us if decodes + chunk_tokens > CUDA_GRAPH_TOKENS else 0.0
+    fixed = r.layers_per_gpu * (p.layer_us + eager) * 1e-6
     stage = max(compute, memory) + fixed + comm
     host = p.step_ms * 1e-3 + p.seq_us * 1e-6 * seqs
     return StepTime(r.pp * stage + hops + host, compute * r.pp, memory * r.pp, comm * r.pp + hops,
