@@ -33,7 +33,6 @@ from .query import Query
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
 PARAMS: tuple[str, ...] = URL_NAMES
-INT_PARAMS = frozenset(p for p in URL_NAMES if BY_NAME[p].kind == "int")
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
@@ -131,16 +130,7 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
     adv = [a for a, _ in sel.advanced if a != "arg"]
     if adv:
         q["advanced"] = ",".join(adv)
-    if sel.kv_offload:
-        q["kv_offload"] = sel.kv_offload
-        kvi = sel.kv_instances
-        if isinstance(kvi, Mapping):
-            default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
-            count = kvi.get("count")
-            if count is not None and count != default_count:
-                q["kv_instances"] = str(count)
-            if kvi.get("current"):
-                q["kv_instance"] = str(kvi["current"])
+    q.update(_kv_params(catalog, st))
     q.update(_pd_params(catalog, recipe, st))
     if sel.frontend and sel.frontend != recipe_frontend(r):
         q["frontend"] = sel.frontend
@@ -149,6 +139,23 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
         q["install"] = st.install
     if sel.pd_router and sel.pd_router != "vllm-router":
         q["router"] = sel.pd_router
+    return q
+
+
+def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
+    """The KV offload choice; for a KV store, its instance count unless the default, and the instance shown."""
+    sel = st.selection
+    if not sel.kv_offload:
+        return {}
+    q = {"kv_offload": sel.kv_offload}
+    kvi = sel.kv_instances
+    if isinstance(kvi, Mapping):
+        default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
+        count = kvi.get("count")
+        if count is not None and count != default_count:
+            q["kv_instances"] = str(count)
+        if kvi.get("current"):
+            q["kv_instance"] = str(kvi["current"])
     return q
 
 

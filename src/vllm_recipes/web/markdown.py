@@ -118,8 +118,3 @@ def render_inline(text: str) -> str:
     if not isinstance(text, str) or not text:
         return ""
     return sanitize(_parser(False).renderInline(text[:20_000]))
-
-
-def pygments_css() -> str:
-    """CSS for the highlight classes (used once to write static/pygments.css)."""
-    return HtmlFormatter(style="default").get_style_defs(".hl")
