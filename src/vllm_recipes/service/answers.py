@@ -32,6 +32,7 @@ from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from .errors import CannotExport, NotApplicable
 from .fit import fit_summary
+from .frontends import agree_on_frontend
 from .lookup import find_recipe
 from .query import Query
 from .url import canonical_params, encode
@@ -72,7 +73,8 @@ def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
         req = replace(req, variant=variant_key)
     if recipe.is_omni:
         return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
-    return Selected(recipe, state=build_state(catalog, recipe, req, strict=strict))
+    state = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
+    return Selected(recipe, state=state)
 
 
 def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
