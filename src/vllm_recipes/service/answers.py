@@ -206,6 +206,15 @@ class Export:
         return kinds.pop() if len(kinds) == 1 else "text/plain"
 
 
+#: The export options besides the selection and the target, with their help (CLI, /api/export, MCP).
+EXPORT_ARGUMENTS: dict[str, str] = {
+    "namespace": "Kubernetes namespace (default: default).",
+    "name": "Object / job name, a DNS label (default: from the model id).",
+    "pvc": "Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).",
+    "image": "Container image (default: the image the Docker command uses).",
+}
+
+
 def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
                  options: ExportOptions | None = None) -> list[Artifact]:
     """The artifacts of one builder state (page tabs, ``/api/export``, the CLI and MCP all come here)."""
