@@ -31,6 +31,11 @@ from .yamlsource import (  # noqa: F401  (ENV_FOLLOW_SYMLINKS: re-exported for t
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
+#: PD pool modes (synthesis.md §3.8): what a recipe may name and the builder offers.
+POOL_MODES = ("tp", "tep", "dep")
+#: Most nodes a PD pool may ask for (each node gets its own rendered command): more is a validation
+#: error, and the engine never derives more.
+MAX_POOL_NODES = 1024
 
 @dataclass(frozen=True)
 class Recipe:
@@ -141,13 +146,6 @@ class Catalog:
                 if isinstance(name, str):
                     out[name] = src.rel_path
         return FrozenDict(out)
-
-    @cached_property
-    def vocabulary(self) -> Any:
-        """What validation checks names against (hardware ids, strategies, features), made once."""
-        from .validate import _vocabulary
-
-        return _vocabulary(self)
 
     @cached_property
     def taxonomy_file(self) -> str:

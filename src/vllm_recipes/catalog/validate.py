@@ -47,7 +47,7 @@ from .featuremodes import (
     feature_mode_messages,
 )
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
-from .loader import Catalog, Recipe, hf_id_for
+from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
 __all__ = [
@@ -75,10 +75,6 @@ ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
 #: Tokens one argument list may hold (public recipes hold at most a few dozen): a longer list is an
 #: error, so a hostile recipe cannot make every selection resolve, dedupe and lint a huge list.
 MAX_ARG_TOKENS = 1000
-#: PD pool modes (synthesis.md §3.8).
-POOL_MODES = ("tp", "tep", "dep")
-#: Most nodes a PD pool may ask for (each node gets its own rendered command).
-MAX_POOL_NODES = 1024
 DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
 DEFAULT_FRONTENDS = ("python", "rust")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.validate import MAX_POOL_NODES
+from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
 from .advanced import ADVANCED_OPTIONS, AdvancedOption, advanced_options_for  # noqa: F401 - re-exported
@@ -56,7 +56,7 @@ from .gates import (
 from .lookups import gen
 from .nodes import node_count_issue, strategy_split
 from .options import Style, flag, spell
-from .params import INSTALL_METHODS, MAX_KV_INSTANCES, POOL_MODE_IDS, pd_routers
+from .params import INSTALL_METHODS, MAX_KV_INSTANCES, pd_routers
 from .selection import Selection
 
 
@@ -286,8 +286,8 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
             changes["advanced"] = advanced
     if req.kv_offload is not None:
         one("kv_offload", (*catalog.kv_offload_options, *catalog.strategies))
-    one("prefill_mode", POOL_MODE_IDS)
-    one("decode_mode", POOL_MODE_IDS)
+    one("prefill_mode", POOL_MODES)
+    one("decode_mode", POOL_MODES)
     one("frontend", catalog.frontends)
     one("install", INSTALL_METHODS)
     if req.pd_router is not None:
