@@ -19,6 +19,7 @@ CLEAN_PACKAGES = ("vllm_recipes.lint", "vllm_recipes.api", "vllm_recipes.agents"
                   "vllm_recipes.synth", "vllm_recipes.render", "vllm_recipes.cli", "vllm_recipes.review",
                   "vllm_recipes.i18n", "vllm_recipes.fit", "vllm_recipes.service")
 CLEAN_MODULES = ("vllm_recipes.parallel", "vllm_recipes.jsvalues", "vllm_recipes.catalog.identifiers",
+                 "vllm_recipes.catalog.validate",
                  "vllm_recipes.web.live", "vllm_recipes.web.limits", "vllm_recipes.web.security",
                  "vllm_recipes.web.perf", "vllm_recipes.web.app", "vllm_recipes.web.live_api",
                  "vllm_recipes.web.deploy", "vllm_recipes.select.state", "vllm_recipes.select.params",

@@ -289,50 +289,53 @@ def _hints(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _unknown_keys(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    """Keys of ``data`` that type ``tp`` does not declare (appended to ``out`` with a message)."""
     if data is None:
         return
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
-        base, *extras = typing.get_args(tp)
-        disc = next((x for x in extras if isinstance(x, Discriminator)), None)
-        if disc is not None and callable(disc.discriminator):
-            tag = disc.discriminator(data)
-            for member in typing.get_args(base):
-                if typing.get_origin(member) is typing.Annotated and any(
-                        isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
-                    _unknown_keys(member, data, path, out)
-                    return
-            return
-        _unknown_keys(base, data, path, out)
-        return
-    if origin is Union or origin is types.UnionType:
-        members = [a for a in typing.get_args(tp) if a is not type(None)]
-        for member in members:
-            if _accepts_container(member, data):
-                _unknown_keys(member, data, path, out)
-                return
-        return
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        if not isinstance(data, dict):
-            return
-        hints = _hints(tp)
-        fields = tp.model_fields
-        for key, value in data.items():
-            if isinstance(key, str) and key in fields:
-                _unknown_keys(hints[key], value, (*path, key), out)
-            elif not tp.open_keys:
-                out.append(((*path, key),
-                            f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
-        return
-    if origin is dict and isinstance(data, dict):
+        _unknown_keys_annotated(tp, data, path, out)
+    elif origin is Union or origin is types.UnionType:
+        member = next((a for a in typing.get_args(tp) if a is not type(None) and _accepts_container(a, data)), None)
+        if member is not None:
+            _unknown_keys(member, data, path, out)
+    elif isinstance(tp, type) and issubclass(tp, BaseModel):
+        if isinstance(data, dict):
+            _unknown_model_keys(tp, data, path, out)
+    elif origin is dict and isinstance(data, dict):
         value_tp = typing.get_args(tp)[1]
         for key, value in data.items():
             _unknown_keys(value_tp, value, (*path, key), out)
-        return
-    if origin is tuple and isinstance(data, list | tuple):
+    elif origin is tuple and isinstance(data, list | tuple):
         item_tp = typing.get_args(tp)[0]
         for i, value in enumerate(data):
             _unknown_keys(item_tp, value, (*path, i), out)
+
+
+def _unknown_keys_annotated(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    """An ``Annotated`` type: a discriminated union checks the member its tag picks (none: nothing)."""
+    base, *extras = typing.get_args(tp)
+    disc = next((x for x in extras if isinstance(x, Discriminator)), None)
+    if disc is None or not callable(disc.discriminator):
+        _unknown_keys(base, data, path, out)
+        return
+    tag = disc.discriminator(data)
+    for member in typing.get_args(base):
+        if typing.get_origin(member) is typing.Annotated and any(
+                isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
+            _unknown_keys(member, data, path, out)
+            return
+
+
+def _unknown_model_keys(tp: type[BaseModel], data: dict, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    hints = _hints(tp)
+    fields = tp.model_fields
+    open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
+    for key, value in data.items():
+        if isinstance(key, str) and key in fields:
+            _unknown_keys(hints[key], value, (*path, key), out)
+        elif not open_keys:
+            out.append(((*path, key), f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
 
 
 def _accepts_container(tp: Any, data: Any) -> bool:
@@ -506,14 +509,25 @@ class _RecipeChecker:
     def run(self) -> list[Finding]:
         d = self.data
         features = _d(d.get("features"))
-        meta = _d(d.get("meta"))
-        model = _d(d.get("model"))
         variants = d.get("variants")
-
         if isinstance(variants, dict) and "default" not in variants:
             self.err(("variants", "default"), "required key 'default' is missing", "missing-key")
+        self._meta(_d(d.get("meta")))
+        frontend = _d(d.get("model")).get("default_frontend")
+        if isinstance(frontend, str) and frontend not in self.v.frontends:
+            self.err(("model", "default_frontend"),
+                     f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
+        self._strategies(d)
+        self._features(d, features)
+        for vk, var in _d(variants).items():
+            self._variant(("variants", vk), _d(var))
+        # recipe-level hardware blocks
+        self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
+        self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
+        self._kv(d)
+        return self.out
 
-        # meta
+    def _meta(self, meta: dict) -> None:
         for i, task in enumerate(_l(meta.get("tasks"))):
             if self.v.tasks and isinstance(task, str) and task not in self.v.tasks:
                 self.warn(("meta", "tasks", i), f"unknown task '{task}'{_did_you_mean(task, self.v.tasks)} "
@@ -521,13 +535,7 @@ class _RecipeChecker:
         self.hw_exact_map(("meta", "hardware"), meta.get("hardware"))
         self.hw_exact(("meta", "default_hardware"), meta.get("default_hardware"))
 
-        # model
-        frontend = model.get("default_frontend")
-        if isinstance(frontend, str) and frontend not in self.v.frontends:
-            self.err(("model", "default_frontend"),
-                     f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
-
-        # strategies
+    def _strategies(self, d: dict) -> None:
         for i, s in enumerate(_l(d.get("compatible_strategies"))):
             self.strategy(("compatible_strategies", i), s)
         self.strategy(("default_strategy",), d.get("default_strategy"))
@@ -539,7 +547,7 @@ class _RecipeChecker:
             self._strategy_override(("strategy_overrides", s), _d(so))
         self._min_gpus(d.get("strategy_min_gpus"))
 
-        # features
+    def _features(self, d: dict, features: dict) -> None:
         for fk, feat in features.items():
             f = _d(feat)
             fp: KeyPath = ("features", fk)
@@ -560,20 +568,14 @@ class _RecipeChecker:
             for i, fk in enumerate(_l(lst)):
                 self.feature(("hardware_opt_in_features", hw, i), fk, features)
 
-        # variants
-        for vk, var in _d(variants).items():
-            v = _d(var)
-            vp: KeyPath = ("variants", vk)
-            for i, sel in enumerate(_l(v.get("supported_hardware"))):
-                self.hw_selector((*vp, "supported_hardware", i), sel)
-            self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
-            self.hw_keyed_map((*vp, "tp"), v.get("tp"))
+    def _variant(self, vp: KeyPath, v: dict) -> None:
+        for i, sel in enumerate(_l(v.get("supported_hardware"))):
+            self.hw_selector((*vp, "supported_hardware", i), sel)
+        self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
+        self.hw_keyed_map((*vp, "tp"), v.get("tp"))
 
-        # recipe-level hardware blocks
-        self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
-        self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
-
-        # KV offload and Mooncake
+    def _kv(self, d: dict) -> None:
+        """KV offload and Mooncake."""
         for opt, status in _d(d.get("kv_offload_support")).items():
             path = ("kv_offload_support", opt)
             if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
@@ -588,7 +590,6 @@ class _RecipeChecker:
                 self.err(path, f"unknown KV-store deployment '{kv}'{_did_you_mean(kv, self.v.kv_stores)}",
                          "unknown-kv-store")
             self.hw_exact_map(path, block)
-        return self.out
 
     def _strategy_override(self, path: KeyPath, so: dict) -> None:
         self.hw_keyed_map((*path, "hardware_overrides"), so.get("hardware_overrides"))
@@ -870,8 +871,8 @@ def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) 
         return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
     if not isinstance(doc.data, dict):
         got = "empty" if doc.data is None else type(doc.data).__name__
-        exc = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
-        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
+        err = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
+        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, err)), name, kind
     recipe = Recipe(_hf_id_from_path(path), name, doc)
     return dataclasses.replace(catalog, recipes=(*catalog.recipes, recipe)), name, kind
 

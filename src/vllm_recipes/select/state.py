@@ -296,21 +296,9 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
 
 
 def default_hardware(catalog: Catalog, recipe: Recipe, variant_key: str) -> str:
-    """:func:`pick_default_hardware` of a recipe's variant, remembered per catalog.
-
-    A page asks for it once per pill link (a hundred times a page: each link's
-    URL leaves the default hardware out), and it scans every hardware profile.
-    The entry names the profiles and recipe data it was made from: catalogs made
-    with ``dataclasses.replace`` share one memo but may differ in either.
-    """
-    key = ("default_hardware", recipe.rel_path, variant_key)
-    profiles, data = catalog.hardware_profiles, recipe.data
-    got = catalog.memo.get(key)
-    if got is not None and got[0] is profiles and got[1] is data:
-        return got[2]
-    hw = pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
-    catalog.memo[key] = (profiles, data, hw)
-    return hw
+    """:func:`pick_default_hardware` of a recipe's variant."""
+    data = recipe.data
+    return pick_default_hardware(catalog.hardware_profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
 
 
 class Refusals:

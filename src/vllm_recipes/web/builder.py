@@ -236,7 +236,6 @@ class Nav:
         self.params = dict(params)
         self.extra = dict(extra)
         self.base = "/" + quote(recipe.hf_id, safe="/-._~")
-        self._memo: dict[tuple[tuple[str, str | None], ...], tuple[str, PageState | None, tuple[str, ...]]] = {}
 
     def url_for(self, params: Mapping[str, str]) -> str:
         q = encode({**params, **self.extra})
@@ -244,10 +243,6 @@ class Nav:
 
     def target(self, **changes: str | None) -> tuple[str, PageState | None, tuple[str, ...]]:
         """``(canonical URL, state, notices)`` of the page a change leads to (state ``None`` on failure)."""
-        key = tuple(sorted(changes.items()))
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
         new = dict(self.params)
         for k, v in changes.items():
             if v is None:
@@ -256,11 +251,9 @@ class Nav:
                 new[k] = v
         try:
             st, notices = lenient_state(self.catalog, self.recipe, new.items())
-            hit = (self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices))
         except Exception:  # a link must never break the page; fall back to the raw parameters
-            hit = (self.url_for(new), None, ())
-        self._memo[key] = hit
-        return hit
+            return self.url_for(new), None, ()
+        return self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices)
 
     def href(self, **changes: str | None) -> str:
         return self.target(**changes)[0]
