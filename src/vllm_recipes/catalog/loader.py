@@ -532,16 +532,6 @@ class StaticData:
     errors: tuple[YamlLoadError, ...]
 
 
-def load_static(root: Path) -> StaticData:
-    """The non-recipe files of ``root`` laid over the bundled catalog's."""
-    if root.resolve() == BUNDLED_DIR.resolve():
-        cat = assemble(root, [bundled_layer("")])
-    else:
-        cat = assemble(root, [read_layer(root, str(root), with_recipes=False)], bundled_layer())
-    return StaticData(cat.taxonomy, cat.platforms, cat.serving_strategies, cat.kv_stores, cat.sources,
-                      tuple(e for e in cat.load_errors if "models/" not in e.position.file))
-
-
 _KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}
 
 

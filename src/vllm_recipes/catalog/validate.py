@@ -60,8 +60,6 @@ __all__ = [
     "feature_mode_error",
     "feature_mode_issues",
     "feature_mode_messages",
-    "register_checker",
-    "registered_checkers",
     "validate_catalog",
     "validate_document",
     "validate_file",
@@ -77,19 +75,6 @@ ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
 MAX_ARG_TOKENS = 1000
 DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
 DEFAULT_FRONTENDS = ("python", "rust")
-
-_registered: list[Checker] = []
-
-
-def register_checker(checker: Checker) -> Checker:
-    """Add a catalog-wide check run by every :func:`validate_catalog` call (usable as a decorator)."""
-    if checker not in _registered:
-        _registered.append(checker)
-    return checker
-
-
-def registered_checkers() -> tuple[Checker, ...]:
-    return tuple(_registered)
 
 
 # --------------------------------------------------------------------------------------------
@@ -781,19 +766,17 @@ def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> lis
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
-                     extra_checks: Sequence[Checker] | None = None, *,
-                     include_registered: bool = True) -> list[Finding]:
+                     extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
     """Validate every file of ``catalog`` (or only ``files``, by catalog-relative path).
 
-    ``extra_checks`` and (unless ``include_registered`` is false) the checkers added
-    with :func:`register_checker` run after the built-in checks; their findings are
-    filtered to ``files`` too.
+    ``extra_checks`` (catalog-wide checkers, e.g. the release lint) run after the built-in
+    checks; their findings are filtered to ``files`` too.
     """
-    return _validate(catalog, files, extra_checks, external=frozenset(), include_registered=include_registered)
+    return _validate(catalog, files, extra_checks, external=frozenset())
 
 
 def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Sequence[Checker] | None,
-              external: frozenset[str], include_registered: bool = True) -> list[Finding]:
+              external: frozenset[str]) -> list[Finding]:
     wanted = None if files is None else set(files)
 
     def keep(name: str) -> bool:
@@ -820,7 +803,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
         if keep(recipe.rel_path):
             out.extend(validate_document(recipe.doc, "recipe", catalog, vocab))
             out.extend(hf_id_findings(recipe.doc, recipe.hf_id))
-    for check in (*(_registered if include_registered else ()), *(extra_checks or ())):
+    for check in extra_checks or ():
         try:
             found = list(check(catalog))
         except Exception as exc:
@@ -878,8 +861,7 @@ def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) 
 
 
 def validate_file(path: Path, catalog: Catalog, display: str | None = None,
-                  extra_checks: Sequence[Checker] | None = None, *,
-                  include_registered: bool = True) -> list[Finding]:
+                  extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
     """Validate one file (inside the catalog's root or anywhere else) against ``catalog``."""
     cat, key, kind = catalog_with_file(catalog, path, display)
     if cat is catalog and key not in validated_files(catalog):
@@ -890,5 +872,5 @@ def validate_file(path: Path, catalog: Catalog, display: str | None = None,
             return [finding_from_load_error(exc)]
         return sort_findings(validate_document(doc, kind, catalog))
     external = frozenset() if cat is catalog else frozenset({key})
-    return _validate(cat, [key], extra_checks, external, include_registered)
+    return _validate(cat, [key], extra_checks, external)
 

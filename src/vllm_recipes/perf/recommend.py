@@ -78,10 +78,6 @@ def requests(catalog: Catalog, recipe: Recipe, hardware: Sequence[str] = ()) -> 
     return out
 
 
-def _gpus(r: PerfReport) -> int:
-    return r.estimate.gpus if r.estimate is not None else 0
-
-
 def judge(r: PerfReport, sla: Sla) -> Candidate:
     e = r.estimate
     assert e is not None

@@ -17,7 +17,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
-from vllm_recipes.fit.hardware import GpuTarget, profile_target
+from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
 from vllm_recipes.select.state import PageState
 
@@ -186,10 +186,6 @@ def report_dict(r: PerfReport) -> dict[str, Any]:
         "expected_error": expected_error(), "vllm": r.vllm,
         "bench_command": r.bench_command, "errors": list(r.errors), "notes": list(r.notes),
     }
-
-
-def default_target(catalog: Catalog, state: PageState) -> GpuTarget:
-    return profile_target(catalog.hardware_profiles, state.selection.hw_id)
 
 
 def finite(x: float) -> float | None:

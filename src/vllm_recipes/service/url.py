@@ -32,7 +32,6 @@ from .query import Query
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
 PARAMS: tuple[str, ...] = URL_NAMES
-INT_PARAMS = frozenset(p for p in URL_NAMES if BY_NAME[p].kind == "int")
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state

@@ -456,5 +456,3 @@ ARG_ORDER = ("base", "variant", "variant-hardware", "strategy", "parallelism", "
 ENV_ORDER = ("base", "frontend", "variant", "variant-hardware", "strategy", "kv-option", "mooncake",
              "pd-pinning", "strategy-override", "hardware-overrides")
 
-ENV_ONLY = frozenset(ENV_ORDER) - frozenset(ARG_ORDER)
-ARG_ONLY = frozenset(ARG_ORDER) - frozenset(ENV_ORDER)

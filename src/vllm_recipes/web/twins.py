@@ -31,7 +31,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from vllm_recipes.api.llms import LLMS_FULL_TXT, LLMS_TXT, llms_files
+from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json
@@ -187,9 +187,6 @@ class LlmsFiles:
                     self._by_base.clear()
                 files = self._by_base[base] = llms_files(self.catalog, base)
         return files[name]
-
-
-LLMS_NAMES = (LLMS_TXT, LLMS_FULL_TXT)
 
 
 def openapi_paths() -> dict[str, Any]:
