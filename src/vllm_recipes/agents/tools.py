@@ -290,11 +290,8 @@ class AgentTools:
             done = service.export(self.catalog, self._query(args), target, options)
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
-        arts = done.artifacts
-        kinds = {a.media_type for a in arts if a.path != "kustomization.yaml"}
-        return {"target": target, "media_type": kinds.pop() if len(kinds) == 1 else "text/plain",
-                "text": stdout_text(arts),
-                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in arts]}
+        return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
+                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
@@ -380,12 +377,10 @@ def _load_schema() -> dict[str, Any]:
 
 def _workload(args: Mapping[str, Any]) -> Workload:
     """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload (the /api/perf rules, typed)."""
-    for key in PERF_ARGS:
-        v = args.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)
-                              or (key != "rate" and not isinstance(v, int))):
-            raise ToolError(f"{key} must be a {'number' if key == 'rate' else 'whole number'}.", key)
-    isl, osl, conc, rate = (args.get(k) for k in PERF_ARGS)
+    isl, osl, conc = (_whole_number(args, k) for k in ("isl", "osl", "concurrency"))
+    rate = args.get("rate")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float)):
+        raise ToolError("rate must be a number.", "rate")
     for key, value, limit in (("isl", isl, LIMITS["isl"]), ("osl", osl, LIMITS["osl"]),
                               ("concurrency", conc, LIMITS["conc"])):
         if value is None and key != "concurrency":
@@ -398,6 +393,13 @@ def _workload(args: Mapping[str, Any]) -> Workload:
         raise ToolError("Give concurrency or rate, not both.", "rate")
     assert isinstance(isl, int) and isinstance(osl, int)
     return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate)
+
+
+def _whole_number(args: Mapping[str, Any], key: str) -> int | None:
+    v = args.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ToolError(f"{key} must be a whole number.", key)
+    return v
 
 
 def recipe_json_uri(hf_id: str) -> str:

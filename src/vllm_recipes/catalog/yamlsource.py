@@ -102,6 +102,9 @@ class YamlDocument:
     #: content digest of the bytes the document was parsed from, when the parse cache read them
     #: (lets later runs remember what they found out about exactly these bytes)
     digest: str | None
+    _positions: Mapping[KeyPath, Position] | None
+    _duplicates: tuple[tuple[KeyPath, Position], ...] | None
+    _source: str | None
 
     def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
                  duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
@@ -148,14 +151,16 @@ class YamlDocument:
         """Position of every key path: of the key (mappings) or the item (sequences)."""
         if self._positions is None:
             self._index()
-        return self._positions  # type: ignore[return-value]
+        assert self._positions is not None
+        return self._positions
 
     @property
     def duplicate_keys(self) -> tuple[tuple[KeyPath, Position], ...]:
         """``(key path, position of the repeated key)`` for every key a mapping repeats."""
         if self._duplicates is None:
             self._index()
-        return self._duplicates  # type: ignore[return-value]
+        assert self._duplicates is not None
+        return self._duplicates
 
     def position(self, path: KeyPath) -> Position:
         """Position of ``path``, or of its nearest existing ancestor."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, number_or, truthy
 
 from .gates import (
     constraint,
@@ -21,7 +21,7 @@ from .gates import (
 )
 from .lookups import keyed
 
-_BRAND_RANK = {"NVIDIA": 0, "AMD": 1}
+_BRAND_RANK: Mapping[Any, int] = {"NVIDIA": 0, "AMD": 1}
 #: ASCII punctuation and symbols in ICU root collation order (they sort before digits, then letters).
 _ICU_PUNCT = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
@@ -132,7 +132,7 @@ def _tp_value(raw: Any, profile: Mapping[str, Any], hw_id: str | None) -> Any:
 def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
                            strategy_name: str, hw_id: str | None) -> int | float:
     """§4.5 single-node TP size; extensions §2.4 for the VRAM budget."""
-    gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+    gpu_count = number_or(profile.get("gpu_count"), 1)
     is_cpu = profile.get("generation") == "cpu"
     if strategy_name != "single_node_tp":
         return gpu_count
@@ -142,8 +142,8 @@ def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any]
             return tp if is_cpu else min(tp, gpu_count)
     vram = profile.get("vram_gb")
     per_gpu = vram / gpu_count if truthy(vram) and is_number(vram) and truthy(gpu_count) else 0
-    vmin = effective_vram_min(variant, hw_id)
-    vmin = vmin if is_number(vmin) and truthy(vmin) else 0
+    raw_min = effective_vram_min(variant, hw_id)
+    vmin = raw_min if is_number(raw_min) and truthy(raw_min) else 0
     if vmin == 0 or per_gpu <= 0:
         return gpu_count
     return 1 if vmin <= per_gpu else gpu_count

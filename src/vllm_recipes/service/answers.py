@@ -200,6 +200,12 @@ class Export:
     target: str
     artifacts: list[Artifact]
 
+    @property
+    def media_type(self) -> str:
+        """The files' one media type (a kustomization aside), else ``text/plain``."""
+        kinds = {a.media_type for a in self.artifacts if a.path != "kustomization.yaml"}
+        return kinds.pop() if len(kinds) == 1 else "text/plain"
+
 
 def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
                  options: ExportOptions | None = None) -> list[Artifact]:

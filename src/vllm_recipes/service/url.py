@@ -129,16 +129,7 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
     adv = [a for a, _ in sel.advanced if a != "arg"]
     if adv:
         q["advanced"] = ",".join(adv)
-    if sel.kv_offload:
-        q["kv_offload"] = sel.kv_offload
-        kvi = sel.kv_instances
-        if isinstance(kvi, Mapping):
-            default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
-            count = kvi.get("count")
-            if count is not None and count != default_count:
-                q["kv_instances"] = str(count)
-            if kvi.get("current"):
-                q["kv_instance"] = str(kvi["current"])
+    q.update(_kv_params(catalog, st))
     q.update(_pd_params(catalog, recipe, st))
     if sel.frontend and sel.frontend != recipe_frontend(r):
         q["frontend"] = sel.frontend
@@ -147,6 +138,23 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
         q["install"] = st.install
     if sel.pd_router and sel.pd_router != "vllm-router":
         q["router"] = sel.pd_router
+    return q
+
+
+def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
+    """The KV offload choice; for a KV store, its instance count unless the default, and the instance shown."""
+    sel = st.selection
+    if not sel.kv_offload:
+        return {}
+    q = {"kv_offload": sel.kv_offload}
+    kvi = sel.kv_instances
+    if isinstance(kvi, Mapping):
+        default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
+        count = kvi.get("count")
+        if count is not None and count != default_count:
+            q["kv_instances"] = str(count)
+        if kvi.get("current"):
+            q["kv_instance"] = str(kvi["current"])
     return q
 
 

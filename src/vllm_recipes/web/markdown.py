@@ -102,4 +102,3 @@ def render_inline(text: str) -> str:
     if not isinstance(text, str) or not text:
         return ""
     return sanitize(_parser(False).renderInline(text[:20_000]))
-

@@ -141,8 +141,8 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     if recipe.is_omni:
         from .omni import build_omni_view
 
-        view, notices = build_omni_view(catalog, recipe, items, {})
-        out.update({"url": view.url, "notices": list(notices), "builder": _view_json(view)})
+        omni_view, omni_notices = build_omni_view(catalog, recipe, items, {})
+        out.update({"url": omni_view.url, "notices": list(omni_notices), "builder": _view_json(omni_view)})
         return out
     from .builder import build_view
 
