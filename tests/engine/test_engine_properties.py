@@ -21,10 +21,10 @@ from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.jsvalues import get, is_map
 from vllm_recipes.render.explain import explain_plan
 from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.select.advanced import ADVANCED_OPTIONS
 from vllm_recipes.select.defaults import list_compatible_hardware
 from vllm_recipes.select.gates import is_listed, offered_strategies
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.select.state import ADVANCED_OPTIONS
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, SinglePlan
 from vllm_recipes.synth.resolve import resolve
 

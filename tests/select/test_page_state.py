@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.loader import BUNDLED_DIR
+from vllm_recipes.select.advanced import ADVANCED_OPTIONS
 from vllm_recipes.select.gates import is_strategy_supported_on_hardware, offered_strategies
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import (
-    ADVANCED_OPTIONS,
     PageRequest,
     PageState,
     SelectionError,

@@ -21,8 +21,7 @@ from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache, read_document
-from .yamlsource import (  # noqa: F401  (ENV_FOLLOW_SYMLINKS: re-exported for the CLI)
-    ENV_FOLLOW_SYMLINKS,
+from .yamlsource import (
     FrozenDict,
     YamlDocument,
     YamlLoadError,

@@ -18,7 +18,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
-from .advanced import ADVANCED_OPTIONS, AdvancedOption, advanced_options_for  # noqa: F401 - re-exported
+from .advanced import ADVANCED_OPTIONS, advanced_options_for
 from .aliases import advanced_id, alias_table, canonical
 from .defaults import (
     default_features,

@@ -22,6 +22,7 @@ from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.install import effective_install_config, hardware_install_block
 from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.select.advanced import advanced_options_for
 from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.gates import (
     MAX_NODES,
@@ -40,7 +41,6 @@ from vllm_recipes.select.nodes import node_count_issue, strategy_split
 from vllm_recipes.select.state import (
     MAX_KV_INSTANCES,
     PageState,
-    advanced_options_for,
     candidate_strategies,
     hardware_block_reason,
     kv_option_reasons,
