@@ -2,7 +2,7 @@
 
 (a) the shell text and the argv of every process agree under bash-style word splitting
     (also ``docker run`` text vs docker argv);
-(b) resolving is deterministic, also with the per-catalog memo cold again;
+(b) resolving is deterministic;
 (c) a shell expands nothing in a serve command except bare ``$NAME`` placeholders;
 (d) ``explain`` accounts for every final argv token exactly once and every env key.
 """
@@ -206,11 +206,9 @@ def test_text_and_argv_agree(case: tuple[Recipe, Selection]) -> None:
 def test_resolution_is_deterministic(case: tuple[Recipe, Selection]) -> None:
     recipe, sel = case
     first = render(recipe, sel)
-    assert render(recipe, sel) == first
-    catalog().memo.clear()
-    cold = render(recipe, sel)
-    assert cold == first
-    assert list(cold) == list(first)
+    again = render(recipe, sel)
+    assert again == first
+    assert list(again) == list(first)
 
 
 @SETTINGS

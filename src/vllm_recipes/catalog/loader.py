@@ -122,8 +122,6 @@ class Catalog:
     usable: bool = False
     #: the recipe sources it was made of, base layer first (``bundled`` is always the first)
     layers: tuple[str, ...] = ()
-    #: memo for pure functions of this (immutable) catalog, e.g. per-recipe layer plans
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def strategies(self) -> Mapping[str, Any]:

@@ -540,6 +540,20 @@ GenerationValue: TypeAlias = Annotated[_Str | Annotated[StrList, Tag("list")], _
 DeviceResource = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
 
 
+class GpuFacts(_Model):
+    """``taxonomy.hardware_profiles.<id>.gpu_facts``: one accelerator's published figures for the performance
+    estimate, field by field over the package's own (``vllm_recipes/perf/gpus.yaml``), with their source."""
+
+    family: str | None = None
+    #: dense peak TFLOP/s per tensor-core dtype (``bf16``, ``fp8``, ``fp4``; a missing dtype is not native)
+    tflops: dict[str, Num] | None = None
+    hbm_gb_s: Num | None = None
+    link: str | None = None
+    link_gb_s: Num | None = None
+    scale_out_gb_s: Num | None = None
+    source: str | None = None
+
+
 class HardwareProfile(_Model):
     """``taxonomy.hardware_profiles.<id>``."""
 
@@ -556,6 +570,8 @@ class HardwareProfile(_Model):
     arch: str | None = None
     #: Kubernetes extended resource of one accelerator (``nvidia.com/gpu``); ``export --to k8s``
     device_resource: DeviceResource | None = None
+    #: the accelerator's figures for the performance estimate (over the package's ``perf/gpus.yaml``)
+    gpu_facts: GpuFacts | None = None
 
 
 class KvOffloadOption(_Model):
