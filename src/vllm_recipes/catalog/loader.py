@@ -529,18 +529,6 @@ def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
     return assemble(dirs[-1][1], layers, bundled_layer())
 
 
-@dataclass(frozen=True)
-class StaticData:
-    """Everything but the recipes: taxonomy, platforms, strategies, Mooncake deployments."""
-
-    taxonomy: Mapping[str, Any]
-    platforms: Mapping[str, Any] | None
-    serving_strategies: Mapping[str, Any]
-    kv_stores: Mapping[str, Any]
-    sources: tuple[SourceFile, ...]
-    errors: tuple[YamlLoadError, ...]
-
-
 _KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}
 
 

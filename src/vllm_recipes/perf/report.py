@@ -9,7 +9,6 @@ limits; this adds the compute facts, the GPU's facts and the calibrated constant
 from __future__ import annotations
 
 import dataclasses
-import math
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -260,6 +259,3 @@ def report_dict(r: PerfReport) -> dict[str, Any]:
         "bench_command": r.bench_command, "errors": list(r.errors), "notes": list(r.notes),
     }
 
-
-def finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
