@@ -4,9 +4,11 @@ line, /api/perf, /api/recommend and the MCP tools refuse the same values in the 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
@@ -82,3 +84,26 @@ def test_schemas_say_the_checked_limits(client: TestClient, tools: AgentTools) -
     mcp = tools.perf_schema()["properties"]
     for name, hi in (("isl", 1 << 20), ("osl", 1 << 17), ("concurrency", 4096), ("rate", 100_000)):
         assert api[name]["maximum"] == mcp[name]["maximum"] == hi
+
+
+OMNI = {
+    "meta": {"title": "Tiny omni", "provider": "Acme", "tasks": ["omni"], "hardware": {"h200": "verified"}},
+    "model": {"model_id": "acme/Omni"},
+    "variants": {"default": {"precision": "bf16", "vram_minimum_gb": 40}},
+    "omni": {"port": 8091, "tasks": [{"id": "t2i", "label": "Text to image"}]},
+}
+
+
+def test_omni_recipe_has_no_estimate_anywhere(tmp_path: Path) -> None:
+    """The command line, /api/perf and the MCP tool refuse an omni recipe in the same words."""
+    path = tmp_path / "models" / "acme" / "Omni.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(OMNI, sort_keys=False), encoding="utf-8")
+    words = "acme/Omni is an omni recipe; perf estimates vLLM serve commands only."
+    catalog = load_catalog(str(tmp_path))
+    r = TestClient(create_app(catalog)).get("/api/perf?model=acme/Omni&isl=10&osl=10")
+    assert r.status_code == 400 and r.json()["error"] == words
+    with pytest.raises(ToolError, match=re.escape(words)):
+        AgentTools(catalog).call("estimate_performance", {"hf_id": "acme/Omni", "isl": 10, "osl": 10})
+    res = CliRunner().invoke(cli, ["perf", "acme/Omni", "--recipes-dir", str(tmp_path), "--isl", "10", "--osl", "10"])
+    assert res.exit_code == 2 and res.output == f"Error: {words}\n"

@@ -16,7 +16,7 @@ from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
-from vllm_recipes.service.perf import WORKLOAD, sla, workload
+from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
 
 from .engine_cmds import find_recipe, resolve_request, selection_options
 from .fit_cmds import gather_facts, target_from_options
@@ -125,8 +125,8 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        fail(f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    with refusals():
+        require_serve(recipe)
     state = resolve_request(catalog, recipe, kw)
     arch, facts, cached = facts_for(catalog, recipe, hf_config, offline, state.selection.variant_key)
     report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from vllm_recipes.catalog import Catalog
+from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict
 from vllm_recipes.perf.report import perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
@@ -63,11 +63,16 @@ def int_param(value: str | None, limit: int) -> int | None:
     return n if 0 < n <= limit else None
 
 
+def require_serve(recipe: Recipe) -> None:
+    """Perf estimates ``vllm serve`` commands: :class:`NotApplicable` for an omni recipe."""
+    if recipe.is_omni:
+        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+
+
 def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str, Any]:
     """The estimate of the query's selection at ``workload`` (a ``vllm serve`` recipe)."""
     recipe, vk = find_recipe(catalog, query.model)
-    if recipe.is_omni:
-        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    require_serve(recipe)
     req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
     st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
     return report_dict(perf_state(catalog, recipe, st, workload, strategy_given=req.strategy is not None))
@@ -152,8 +157,7 @@ def perf_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, An
     model, vals, rest, _ = _split(items, ("isl", "osl", "concurrency", "rate"))
     w = workload(vals)
     recipe, vk = find_recipe(catalog, model)
-    if recipe.is_omni:
-        raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    require_serve(recipe)
     if vk is not None and not any(k == "variant" for k, _ in rest):
         rest.append(("variant", vk))
     req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
