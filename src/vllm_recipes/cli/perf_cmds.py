@@ -16,6 +16,7 @@ from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
+from vllm_recipes.service.lookup import check_hardware
 from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
 
 from .engine_cmds import find_recipe, resolve_request, selection_options
@@ -161,9 +162,8 @@ def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl
         target = sla({"ttft_ms": ttft_ms, "tpot_ms": tpot_ms})
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, {})
-    unknown_hw = [h for h in hardware if h not in catalog.hardware_profiles]
-    if unknown_hw:
-        fail(f"unknown hardware {', '.join(unknown_hw)}; valid: {', '.join(catalog.hardware_profiles)}")
+    with refusals():
+        check_hardware(catalog, hardware)
     arch, facts, _ = facts_for(catalog, recipe, hf_config, offline)
     rec = recommend(catalog, recipe, target, load, hardware=hardware, arch=arch, facts=facts)
     if as_json:

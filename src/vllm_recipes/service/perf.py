@@ -16,7 +16,7 @@ from vllm_recipes.select.state import build_state
 
 from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
-from .lookup import find_recipe
+from .lookup import check_hardware, find_recipe
 from .query import Query
 from .url import parse_params
 
@@ -82,9 +82,7 @@ def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
                      hardware: tuple[str, ...] = ()) -> dict[str, Any]:
     """The recipe's offered configurations that meet ``sla`` at ``workload``, fewest GPUs first."""
     recipe, _ = find_recipe(catalog, model)
-    bad = [h for h in hardware if h not in catalog.hardware_profiles]
-    if bad:
-        raise QueryError("hardware", f"Unknown hardware {bad[0]!r}.", list(catalog.hardware_profiles))
+    check_hardware(catalog, hardware)
     return recommendation_dict(recommend(catalog, recipe, sla, workload, hardware=hardware))
 
 
