@@ -28,7 +28,7 @@ from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.state import PageRequest
-from vllm_recipes.service import Query, QueryError
+from vllm_recipes.service import EXPORT_ARGUMENTS, Query, QueryError
 from vllm_recipes.service.fit import fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties
 from vllm_recipes.service.perf import LIMITS, perf_answer, recommend_answer
@@ -92,14 +92,6 @@ TOOLS: dict[str, str] = {
         "Which of a recipe's offered configurations (hardware, variant, strategy, nodes) meet a TTFT and TPOT "
         "target at isl/osl and concurrency (or rate), fewest GPUs first, each with its estimate; when none does, "
         "the closest one and what limits it.",
-}
-
-#: ``export_deployment`` options besides the selection and ``to`` (the CLI's ``export`` options)
-EXPORT_ARGUMENTS: dict[str, str] = {
-    "namespace": "Kubernetes namespace (default: default).",
-    "name": "Object / job name, a DNS label (default: from the model id).",
-    "pvc": "Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).",
-    "image": "Container image (default: the image the Docker command uses).",
 }
 
 #: fit's own arguments (the names /api/fit reads)

@@ -330,7 +330,6 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
     if translation.lang.lower() == SOURCE_LANG:
         findings.append(DriftFinding("-", "invalid", translation.lang,
                                      f"{SOURCE_LANG!r} is the language of the recipe itself"))
-    hashes = translation.source_hashes
     translated: dict[str, Any] = {}
     t_facts: dict[str, list[Fact]] = {}
     for s in translation.sections:
@@ -338,44 +337,34 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
         t_facts.setdefault(s.slug, []).extend(extract_facts(s.markdown))
     for key, text in translation.header.items():
         t_facts[f"meta.{key}"] = extract_facts(text)
-    header_src = header_sources(recipe)
     # "added" looks for a source fact anywhere in the translated guide (translators move
     # things between sentences); a header field is compared with its own translation only
     t_guide = {(f.kind, f.key) for slug, fs in t_facts.items() if not slug.startswith("meta.") for f in fs}
-
     # units in source order: guide sections, then header fields
-    units: list[tuple[str, str, str, int | None]] = []  # slug, title, current hash, line
-    for sec in view.sections:
-        units.append((sec.slug, sec.title or "(preamble)", sec.hash, None))
-    for key, text in header_src.items():
-        units.append((key, key, content_hash(text), None))
-
-    for slug, title, current, _ in units:
+    units = [(sec.slug, sec.title or "(preamble)", sec.hash) for sec in view.sections]
+    units += [(key, key, content_hash(text)) for key, text in header_sources(recipe).items()]
+    for slug, title, current in units:
         is_header = slug.startswith("meta.")
         present = (slug[5:] in translation.header) if is_header else slug in translated
-        line = None if is_header else (translated[slug].line if slug in translated else None)
         if not present:
-            if is_header:
-                continue  # header translations are optional; the page falls back to English
-            if slug in hashes and hashes[slug] == current:
-                continue  # deliberately left untranslated at this revision
-            findings.append(DriftFinding(slug, "untranslated", title,
-                                         "this section of the recipe has no translation; the page shows the original"))
+            # header translations are optional (the page falls back to English); a section whose
+            # recorded hash is current was deliberately left untranslated at this revision
+            if not is_header and translation.source_hashes.get(slug) != current:
+                findings.append(DriftFinding(slug, "untranslated", title, "this section of the recipe has no "
+                                             "translation; the page shows the original"))
             continue
-        recorded = hashes.get(slug)
-        if slug not in hashes or recorded is None:
-            findings.append(DriftFinding(
-                slug, "source-unverified", title,
-                "no hash of the source this section was translated from is recorded, so it cannot "
-                f"be shown current; the source section is now {current}", None, line))
-        elif recorded != current:
-            findings.append(DriftFinding(
-                slug, "source-changed", title,
-                f"translated from {recorded}, the source section is now {current}", None, line))
+        line = None if is_header else translated[slug].line
+        findings += _hash_findings(translation.source_hashes, slug, title, current, line)
         scope = {(f.kind, f.key) for f in t_facts.get(slug, [])} if is_header else t_guide
         findings.extend(_fact_findings(view, slug, t_facts.get(slug, []), scope, line))
+    return findings + _orphan_findings(view, translation, translated, t_facts, t_guide)
 
+
+def _orphan_findings(view: SourceView, translation: Translation, translated: Mapping[str, Any],
+                     t_facts: Mapping[str, list[Fact]], t_guide: set[Key]) -> list[DriftFinding]:
+    """Translated sections whose source anchor is gone (each once), with the facts they state."""
     source_slugs = {s.slug for s in view.sections}
+    findings: list[DriftFinding] = []
     for s in translation.sections:
         if s.slug not in source_slugs and translated[s.slug] is s:
             findings.append(DriftFinding(
@@ -383,6 +372,20 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
                 "the recipe's guide no longer has a section with this anchor", None, s.line))
             findings.extend(_fact_findings(view, s.slug, t_facts[s.slug], t_guide, s.line, source=False))
     return findings
+
+
+def _hash_findings(hashes: Mapping[str, str | None], slug: str, title: str, current: str,
+                   line: int | None) -> list[DriftFinding]:
+    """Whether the translated unit was made from the current source (by the hash its front matter records)."""
+    recorded = hashes.get(slug)
+    if recorded is None:
+        return [DriftFinding(slug, "source-unverified", title,
+                             "no hash of the source this section was translated from is recorded, so it cannot "
+                             f"be shown current; the source section is now {current}", None, line)]
+    if recorded != current:
+        return [DriftFinding(slug, "source-changed", title,
+                             f"translated from {recorded}, the source section is now {current}", None, line)]
+    return []
 
 
 def _fact_findings(view: SourceView, slug: str, t_facts: list[Fact], t_all: set[Key], line: int | None,

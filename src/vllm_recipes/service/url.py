@@ -28,6 +28,7 @@ from vllm_recipes.select.state import (
 )
 from vllm_recipes.synth.context import recipe_frontend
 
+from .frontends import agree_on_frontend
 from .query import Query
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
@@ -238,7 +239,7 @@ def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, s
     :class:`SelectionError` (they have no builder state).
     """
     parsed = parse_params(items, strict=False)
-    st = build_state(catalog, recipe, parsed.request, strict=False)
+    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, parsed.request, strict=False), strict=False)
     return st, [m for _, m in parsed.problems] + list(st.notices)
 
 

@@ -20,6 +20,7 @@ from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, numbe
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
+from vllm_recipes.render.frontend import FrontendInEffect, frontend_in_effect
 from vllm_recipes.render.install import effective_install_config, hardware_install_block
 from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.defaults import recommend_strategy
@@ -619,16 +620,24 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
     return rows
 
 
-def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, runs: FrontendInEffect) -> Row | None:
+    """The frontend pills; when the recipe's env decides the frontend (``runs.note``), the one it
+    runs is shown active and the others are disabled with that reason."""
     fronts = catalog.frontends
     if not fronts:
         return None
     default = recipe_frontend(recipe.data)
-    cur = st.selection.frontend or default
-    pills = [Pill(_label(f, spec), href=nav.href(frontend=None if f == default else f), active=f == cur, key=f,
-                  title=str(get(spec, "description") or ""), mark="Recipe default" if f == default else "")
-             for f, spec in fronts.items()]
-    return Row("frontend", "Frontend", pills)
+    shown = _label(runs.name, fronts.get(runs.name))
+    pinned = f"{runs.note[:1].upper()}{runs.note[1:]}, so the command runs the {shown} frontend." if runs.note else ""
+
+    def pill(f: str, spec: Any) -> Pill:
+        blocked = bool(pinned) and f != runs.name
+        return Pill(_label(f, spec), href=None if blocked else nav.href(frontend=None if f == default else f),
+                    active=f == runs.name, disabled=blocked, key=f,
+                    title=pinned if blocked else str(get(spec, "description") or ""),
+                    mark="Recipe default" if f == default else "")
+
+    return Row("frontend", "Frontend", [pill(f, spec) for f, spec in fronts.items()])
 
 
 def features_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
@@ -922,7 +931,8 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
     if nr:
         rows.append(nr)
     rows += pd_rows(catalog, recipe, st, plan, nav)
-    for extra_row in (frontend_row(catalog, recipe, st, nav), features_row(catalog, recipe, st, nav),
+    for extra_row in (frontend_row(catalog, recipe, st, nav, frontend_in_effect(ctx, plan)),
+                      features_row(catalog, recipe, st, nav),
                       advanced_row(catalog, recipe, st, nav)):
         if extra_row:
             rows.append(extra_row)
