@@ -499,7 +499,7 @@ def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: 
                                                kv_instance=None),
                          active=n == plan.instances, key=f"inst-{n}",
                          title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
-    return Row("kv-instances", "Instances", inst,
+    return Row("kv-instances", "Instances", inst, compact=True,
                hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total")
 
 
@@ -915,8 +915,9 @@ def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blo
         for bv in out:
             if bv.kind == "serve":
                 bv.pickers.append(Row("kv-instance", "Instance", [
-                    Pill(f"Instance {i + 1}", href=nav.href(kv_instance=None if i == 0 else str(i)),
-                         active=i == plan.current_instance, key=f"inst-{i}") for i in range(plan.instances)]))
+                    Pill(str(i + 1), href=nav.href(kv_instance=None if i == 0 else str(i)), title=f"Instance {i + 1}",
+                         active=i == plan.current_instance, key=f"inst-{i}") for i in range(plan.instances)],
+                    compact=True))
     return out
 
 
