@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_build_api import make_catalog  # noqa: E402
+
 from vllm_recipes.api.build import build_api  # noqa: E402
 from vllm_recipes.api.writer import list_tree  # noqa: E402
 from vllm_recipes.catalog import load_catalog  # noqa: E402

@@ -184,8 +184,7 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
     if not stale:
         return fresh, stale
     recipes.sort(key=lambda r: path_key(r.rel_path))
-    merged = dataclasses.replace(fresh, recipes=tuple(recipes), all_ids=fresh.all_ids | {r.hf_id for r in recipes},
-                                 memo={})
+    merged = dataclasses.replace(fresh, recipes=tuple(recipes), all_ids=fresh.all_ids | {r.hf_id for r in recipes})
     return merged, stale
 
 
