@@ -160,8 +160,9 @@ def free_port() -> int:
 
 
 def serve_batch(box: Path, recipes: Path, mutants: list[dict[str, Any]], siblings: list[str], rec: Recorder,
-                rng: random.Random) -> dict[str, Any]:
-    """One ``serve`` of the batch; every mutant's views, a sibling's page after each."""
+                rng: random.Random, watch: bool) -> dict[str, Any]:
+    """One ``serve`` of the batch (``--watch``: the authors' preview, which renders invalid recipes too);
+    every mutant's views, a sibling's page after each."""
     import httpx
     import yaml
 
@@ -169,17 +170,17 @@ def serve_batch(box: Path, recipes: Path, mutants: list[dict[str, Any]], sibling
     log_path = box / "out" / "server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "vllm_recipes", "serve", "--port", str(port),
-                                 "--recipes-dir", str(recipes), "--log-level", "warning"],
+                                 "--recipes-dir", str(recipes), "--log-level", "warning", *(["--watch"] if watch else [])],
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    info: dict[str, Any] = {"sibling_not_200": [], "server_tracebacks": 0, "leaks": []}
+    info: dict[str, Any] = {"sibling_not_200": [], "server_tracebacks": 0, "leaks": [], "watch": watch}
     try:
         t0 = time.monotonic()
         rec.progress.write_text("batch serve-start\n")
         while True:
             try:
                 h = httpx.get(base + "/api/health", timeout=5).json()
-                if h.get("api") or h.get("warm_error"):
+                if h.get("api") or h.get("warm_error") or watch:  # (--watch builds the API on first use)
                     break
             except (httpx.HTTPError, ValueError):
                 pass
@@ -308,11 +309,14 @@ def worker(args: argparse.Namespace) -> int:
             argv = [cmd, *([] if cmd == "validate" else [m["hf_id"]]), "--recipes-dir", str(solo[m["who"]]), *extra]
             if cmd == "export":
                 argv += ["-o", str(out / "export" / m["who"] / name)]
-            rec.step(m["who"], name, lambda argv=argv: cli_call(argv))
+            res = rec.step(m["who"], name, lambda argv=argv: cli_call(argv))
+            if name == "validate":
+                rec.rec(m["who"])["valid"] = res is not None and res.exit_code == 0
     phase["cli"] = time.perf_counter() - t_phase
     t_phase = time.perf_counter()
     if not args.no_server:
-        batch["server"] = serve_batch(box, recipes, mutants, siblings, rec, batch_rng)
+        batch["server"] = serve_batch(box, recipes, mutants, siblings, rec, batch_rng,
+                                      watch=(args.first // args.batch) % 2 == 1)
     phase["web"] = time.perf_counter() - t_phase
     batch["phase_s"] = {k: round(v, 1) for k, v in phase.items()}
     after = files_under(box)
@@ -421,6 +425,8 @@ def summarize(results: list[dict[str, Any]], limit: float) -> tuple[str, bool]:
             slowest = max(slowest, tuple(b["slowest"]))
         for m in data["mutants"]:
             n["mutants"] += 1
+            n["valid"] += bool(m.get("valid"))
+            n["watch"] += bool(b.get("server", {}).get("watch"))
             for c in m["classes"]:
                 classes[c] += 1
             n["tracebacks"] += len(m["tracebacks"])
@@ -430,7 +436,8 @@ def summarize(results: list[dict[str, Any]], limit: float) -> tuple[str, bool]:
             n["steps"] += m["steps"]
     bad = any(n[k] for k in ("worker_killed", "tracebacks", "hangs", "slow", "5xx", "outside", "leaks",
                              "siblings_missing", "sibling_not_200"))
-    lines = [f"mutants run:            {n['mutants']} in {n['batches']} batches ({n['steps']} steps)",
+    lines = [f"mutants run:            {n['mutants']} in {n['batches']} batches ({n['steps']} steps); "
+             f"validate-clean {n['valid']}; served by serve --watch (invalid ones rendered too) {n['watch']}",
              "per class:              " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())),
              f"tracebacks:             {n['tracebacks']}",
              f"steps over {limit:g} s:       {n['slow'] + n['hangs']} (hangs {n['hangs']}, workers killed "
