@@ -165,9 +165,22 @@ def _non_string_keys(data: dict, rng: random.Random) -> None:
     m[key] = rng.choice([{"args": ["--x"]}, {"description": "d"}, "v", None, {"tp": 8}])
 
 
+def _bad_feature_modes(data: dict, rng: random.Random) -> None:
+    """Inconsistent feature modes (json-api.md §10.2), which used to abort ``build-api`` for the catalog."""
+    feats = data.get("features")
+    if not isinstance(feats, dict):
+        feats = data["features"] = {}
+    name = rng.choice([*(k for k in feats if isinstance(k, str)), "fuzz_modes"])
+    feats[name] = rng.choice([
+        {"description": "d", "default_mode": "nope", "modes": {"m": {"args": "--x"}}},
+        {"description": "d", "args": ["--a"], "modes": {"m": {"args": ["--b"]}}},
+        {"description": "d", "modes": {}},
+        {"description": "d", "modes": {"m": {"args": [], "variants": ["no_such_variant"]}}}])
+
+
 #: named structural mutations (class -> function), beside the random-path ones of :func:`_mutate_data`
 SHAPED = {"huge-token-list": _huge_tokens, "binary-set": _binary_set, "multiline-env": _multiline_env,
-          "non-string-key": _non_string_keys}
+          "non-string-key": _non_string_keys, "bad-feature-modes": _bad_feature_modes}
 _HOSTILE_SET = set(HOSTILE) | set(TRAVERSALS)
 
 
