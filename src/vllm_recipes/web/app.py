@@ -36,6 +36,7 @@ from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
+from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.select.state import SelectionError
 from vllm_recipes.service.url import canonical_params, encode, lenient_state
 from vllm_recipes.synth.resolve import resolve
@@ -231,7 +232,7 @@ class Web:
                                    perf=perf_panel(self.catalog, recipe, st, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
-                log.exception("builder failed for %s?%s", recipe.hf_id, canon)
+                log_failure(exc, "builder failed for %s?%s", recipe.hf_id, canon)
                 url = "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + canon if canon else "")
                 body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
                 cached = (body, url, 422)
@@ -252,7 +253,7 @@ class Web:
                 body += self.render("omni_builder.html", v=view)
                 hit = (body, view.url, 200)
             except Exception as exc:
-                log.exception("omni builder failed for %s", recipe.hf_id)
+                log_failure(exc, "omni builder failed for %s", recipe.hf_id)
                 url = "/" + quote(recipe.hf_id, safe="/-._~")
                 hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
             self.builder_cache.put(key, hit)
@@ -364,6 +365,16 @@ async def home(request: Request) -> Response:
                                                providers=web.index.provider_grid)))
 
 
+def log_failure(exc: Exception, what: str, *args: Any) -> None:
+    """An engine failure is logged with its traceback; a value the rendering refuses to write into a command
+    (:class:`UnsafeValue`, in a recipe that fails validation, as ``serve --watch`` shows) is the recipe's
+    error, logged in one line."""
+    if isinstance(exc, UnsafeValue):
+        log.warning(what + ": refusing to render: %s", *args, exc)
+    else:
+        log.error(what, *args, exc_info=exc)
+
+
 async def home_twin(request: Request) -> Response:
     web = _web(request)
     return twins.json_response(twins.home_json(web.index, web.index.latest))
@@ -446,7 +457,7 @@ def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Res
         except SelectionError as exc:
             hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
         except Exception as exc:  # an engine failure: a readable error, never a 500
-            log.exception("%s failed for %s", kind, items)
+            log_failure(exc, "%s failed for %s", kind, items)
             hit = (422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}",
                                     "param": None, "choices": []}).encode())
         web.resolve_cache.put(key, hit)
@@ -593,7 +604,7 @@ def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
     try:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
-        log.exception("page twin failed for %s", recipe.hf_id)
+        log_failure(exc, "page twin failed for %s", recipe.hf_id)
         return twins.json_response({"error": f"The selection could not be synthesized: {type(exc).__name__}: "
                                              f"{exc}", "param": None, "choices": []}, status=422)
     return twins.json_response(data)
