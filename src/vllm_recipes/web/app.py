@@ -34,7 +34,7 @@ from starlette.routing import Mount, Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
-from vllm_recipes.catalog.usable import is_usable, usable_catalog
+from vllm_recipes.catalog.usable import is_usable, recipe_errors, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.select.state import SelectionError
@@ -45,7 +45,7 @@ from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import deploy_tabs, export_reply
+from .deploy import ExportReply, deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .live_api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .omni import build_omni_view
@@ -232,7 +232,7 @@ class Web:
                                    perf=perf_panel(self.catalog, recipe, st, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
-                log_failure(exc, "builder failed for %s?%s", recipe.hf_id, canon)
+                log_failure(exc, self.catalog, recipe.hf_id, "builder failed for %s?%s", recipe.hf_id, canon)
                 url = "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + canon if canon else "")
                 body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
                 cached = (body, url, 422)
@@ -253,7 +253,7 @@ class Web:
                 body += self.render("omni_builder.html", v=view)
                 hit = (body, view.url, 200)
             except Exception as exc:
-                log_failure(exc, "omni builder failed for %s", recipe.hf_id)
+                log_failure(exc, self.catalog, recipe.hf_id, "omni builder failed for %s", recipe.hf_id)
                 url = "/" + quote(recipe.hf_id, safe="/-._~")
                 hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
             self.builder_cache.put(key, hit)
@@ -365,12 +365,14 @@ async def home(request: Request) -> Response:
                                                providers=web.index.provider_grid)))
 
 
-def log_failure(exc: Exception, what: str, *args: Any) -> None:
-    """An engine failure is logged with its traceback; a value the rendering refuses to write into a command
-    (:class:`UnsafeValue`, in a recipe that fails validation, as ``serve --watch`` shows) is the recipe's
-    error, logged in one line."""
-    if isinstance(exc, UnsafeValue):
-        log.warning(what + ": refusing to render: %s", *args, exc)
+def log_failure(exc: Exception, catalog: Catalog, model_id: str | None, what: str, *args: Any) -> None:
+    """An engine failure on a validate-clean recipe is a bug: logged with its traceback. On a recipe that
+    fails validation (only ``serve --watch`` serves those; the engine is promised only what validation
+    passes), and for a value the rendering refuses (:class:`UnsafeValue`), it is the recipe's error: one line."""
+    found = catalog.find(model_id) if model_id else None
+    invalid = not is_usable(catalog) and found is not None and bool(recipe_errors(catalog, found[0]))
+    if isinstance(exc, UnsafeValue) or invalid:
+        log.warning(what + ": %s: %s (the recipe fails validation)", *args, type(exc).__name__, exc)
     else:
         log.error(what, *args, exc_info=exc)
 
@@ -438,7 +440,14 @@ def api_export(request: Request) -> Response:
     key = ("export", *_query_items(request))
     hit = web.resolve_cache.get(key)
     if hit is None:
-        hit = export_reply(web.catalog, _query_items(request))
+        items = _query_items(request)
+        try:
+            hit = export_reply(web.catalog, items)
+        except Exception as exc:  # an engine failure: a readable error, never a 500
+            log_failure(exc, web.catalog, dict(items).get("model"), "export failed for %s", items)
+            body = json.dumps({"error": f"The deployment could not be exported: {type(exc).__name__}: {exc}",
+                               "param": None, "choices": []}, ensure_ascii=False)
+            hit = ExportReply(422, body, "application/json", {"Access-Control-Allow-Origin": "*"})
         web.resolve_cache.put(key, hit)
     return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=hit.headers)
 
@@ -457,7 +466,7 @@ def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Res
         except SelectionError as exc:
             hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
         except Exception as exc:  # an engine failure: a readable error, never a 500
-            log_failure(exc, "%s failed for %s", kind, items)
+            log_failure(exc, web.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
             hit = (422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}",
                                     "param": None, "choices": []}).encode())
         web.resolve_cache.put(key, hit)
@@ -604,7 +613,7 @@ def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
     try:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
-        log_failure(exc, "page twin failed for %s", recipe.hf_id)
+        log_failure(exc, web.catalog, recipe.hf_id, "page twin failed for %s", recipe.hf_id)
         return twins.json_response({"error": f"The selection could not be synthesized: {type(exc).__name__}: "
                                              f"{exc}", "param": None, "choices": []}, status=422)
     return twins.json_response(data)
