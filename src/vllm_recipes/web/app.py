@@ -685,7 +685,29 @@ def provider_route(request: Request) -> Response:
 @off_loop
 def recipe_route(request: Request) -> Response:
     org, repo = request.path_params["org"], request.path_params["repo"]
-    return not_found(request) if _is_dot(org, repo) else recipe_page(request, org, repo)
+    if _is_dot(org, repo):
+        return not_found(request)
+    try:
+        return recipe_page(request, org, repo)
+    except Exception as exc:
+        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
+        if refused is None:
+            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
+        return refused
+
+
+def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Response | None:
+    """The page of a recipe that fails validation and could not be shown (``serve --watch`` serves those):
+    422 with its first findings, logged in one line; ``None`` for any other recipe."""
+    web = _web(request)
+    found = None if is_usable(web.catalog) else web.catalog.find(hf_id)
+    errors = recipe_errors(web.catalog, found[0]) if found else []
+    if not errors:
+        return None
+    log_failure(exc, web.catalog, hf_id, "recipe page failed for %s", hf_id)
+    lines = "; ".join(f.format() for f in errors[:5])
+    return HTMLResponse(error_html(422, f"{hf_id} fails validation, so its page cannot be shown: {lines}"),
+                        status_code=422)
 
 
 def elsewhere(request: Request) -> Response:
