@@ -178,9 +178,27 @@ def _bad_feature_modes(data: dict, rng: random.Random) -> None:
         {"description": "d", "modes": {"m": {"args": [], "variants": ["no_such_variant"]}}}])
 
 
+def _display_only_type(data: dict, rng: random.Random) -> None:
+    """A wrong type under keys only the page shows (``catalog.models.DISPLAY_ONLY``): validate-clean
+    (a warning), so every command and page meets it (``meta.related_recipes: 10**40`` made the page 500)."""
+    from vllm_recipes.catalog.models import DISPLAY_ONLY
+
+    for pattern in rng.sample(DISPLAY_ONLY, rng.randrange(1, 4)):
+        node: Any = data
+        for part in pattern[:-1]:
+            if not isinstance(node, dict):
+                break
+            node = rng.choice([v for v in node.values() if isinstance(v, dict)] or [None]) if part == "*" \
+                else node.get(part)
+        if isinstance(node, dict):
+            node[pattern[-1]] = rng.choice([10 ** 40, True, 1e-07, float("inf"), ["a", {"b": 1}], {"k": [1]},
+                                            "", -1, "<script>x</script>"])
+
+
 #: named structural mutations (class -> function), beside the random-path ones of :func:`_mutate_data`
 SHAPED = {"huge-token-list": _huge_tokens, "binary-set": _binary_set, "multiline-env": _multiline_env,
-          "non-string-key": _non_string_keys, "bad-feature-modes": _bad_feature_modes}
+          "non-string-key": _non_string_keys, "bad-feature-modes": _bad_feature_modes,
+          "display-only-type": _display_only_type}
 _HOSTILE_SET = set(HOSTILE) | set(TRAVERSALS)
 
 

@@ -589,7 +589,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         header = translated_header(recipe, available[lang])
     card = web.index.by_id.get(recipe.hf_id)
     related = []
-    for rid in recipe.meta.get("related_recipes") or ():
+    listed = recipe.meta.get("related_recipes")  # display-only: any type validates (with a warning)
+    for rid in listed if isinstance(listed, list | tuple) else ():
         if isinstance(rid, str):
             other = web.catalog.recipe(rid)
             related.append((rid, "/" + other.hf_id if other else None))
