@@ -222,6 +222,7 @@ def _timed_get(client: Any, url: str, rec: Recorder, who: str) -> Any:
 
     r = rec.rec(who)
     r["steps"] += 1
+    rec.progress.write_text(f"{who} web {url[:200]}\n")
     t = time.perf_counter()
     try:
         resp = client.get(url)
