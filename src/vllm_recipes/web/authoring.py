@@ -136,13 +136,18 @@ def _errors_by_file(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     return out
 
 
+#: findings whose recipe is never rendered, even as a preview: the engine's cost on it has no bound
+UNBOUNDED = frozenset({"too-many-args", "too-many-nodes"})
+
+
 def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable[Finding],
                     renders: Any = None) -> tuple[Catalog, dict[str, StaleRecipe]]:
     """``fresh`` with every refused recipe replaced by its ``previous`` version.
 
     A recipe is refused when its file does not load or has error findings, or when
     ``renders(catalog, recipe)`` (its default page) raises. Without a previous
-    version there is nothing to fall back to: a loadable recipe is served as is.
+    version there is nothing to fall back to: a loadable recipe is served as is,
+    unless a finding of :data:`UNBOUNDED` leaves it out (its page then says why).
     """
     by_file = _errors_by_file(f for f in findings if f.is_error)
     for exc in fresh.load_errors:
@@ -152,10 +157,15 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
     old = {r.rel_path: r for r in previous.recipes} if previous is not None else {}
     stale: dict[str, StaleRecipe] = {}
     recipes: list[Recipe] = []
+    left_out: list[Finding] = []
     seen: set[str] = set()
     for r in fresh.recipes:
         seen.add(r.rel_path)
         errors = list(by_file.get(r.rel_path, ()))
+        unbounded = [f for f in errors if f.code in UNBOUNDED]
+        if unbounded and r.rel_path not in old:
+            left_out.append(unbounded[0])
+            continue
         if not errors and renders is not None:
             try:
                 renders(fresh, r)
@@ -173,11 +183,11 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
         if rel not in seen and prior is not None and any(f.code == "yaml" for f in errors):
             recipes.append(prior)  # unparsable now: the last good version stays up
             stale[prior.hf_id] = StaleRecipe(prior.hf_id, rel, tuple(errors))
-    if not stale:
+    if not stale and not left_out:
         return fresh, stale
     recipes.sort(key=lambda r: path_key(r.rel_path))
     merged = dataclasses.replace(fresh, recipes=tuple(recipes), all_ids=fresh.all_ids | {r.hf_id for r in recipes},
-                                 memo={})
+                                 skipped=(*fresh.skipped, *left_out), memo={})
     return merged, stale
 
 
