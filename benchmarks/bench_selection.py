@@ -25,7 +25,7 @@ from dataclasses import replace
 from unittest import mock
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-from vllm_recipes.select import page
+from vllm_recipes.select import state as state_module
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.state import PageRequest, build_state, canonical_request
@@ -79,7 +79,7 @@ def main() -> None:
     per_request(state, plain)  # warm caches
     before, shipped, retyped, alone = [], [], [], []
     for _ in range(args.repeat):
-        with mock.patch.object(page, "canonical_request", lambda _c, _r, req: req):
+        with mock.patch.object(state_module, "canonical_request", lambda _c, _r, req: req):
             before.append(per_request(state, plain))
         shipped.append(per_request(state, plain))
         retyped.append(per_request(state, typed))

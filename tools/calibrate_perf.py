@@ -31,7 +31,7 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +54,13 @@ GPU_MEMORY = {"H100-SXM": 80, "H200-SXM": 141, "B200": 180}
 CONFIGS = {("Llama-3.1-70B", "fp8"): "llama-3.3-70b-instruct-fp8", ("Llama-3.1-70B", "nvfp4"): "llama-3.3-70b-instruct-fp4",
            ("gpt-oss-120b", "mxfp4"): "gpt-oss-120b", ("Qwen3-32B", "bf16"): "qwen3-32b"}
 START = Params(bw_eff=0.65, flops_eff=0.5, layer_us=20.0, comm_us=10.0, step_ms=1.5, request_ms=30.0,
-               gemm_half_rows=32.0)
-NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows")
+               gemm_half_rows=32.0, seq_us=20.0, prompt_us=5.0, eager_layer_us=100.0)
+NAMES = ("bw_eff", "flops_eff", "layer_us", "comm_us", "step_ms", "request_ms", "gemm_half_rows", "seq_us",
+         "prompt_us", "eager_layer_us")
 BOUNDS = {"bw_eff": (0.2, 1.0), "flops_eff": (0.05, 1.0), "layer_us": (0.5, 200.0), "comm_us": (1.0, 200.0),
           "step_ms": (0.05, 20.0), "request_ms": (1.0, 200.0),
-          "gemm_half_rows": (1.0, 4096.0)}
+          "gemm_half_rows": (1.0, 4096.0), "seq_us": (0.1, 500.0), "prompt_us": (0.01, 100.0),
+          "eager_layer_us": (1.0, 2000.0)}
 
 
 @dataclass
@@ -129,6 +131,31 @@ def to_params(x: list[float], names: tuple[str, ...] = NAMES) -> Params:
     return Params(**vals)
 
 
+def _nm_step(f: Any, pts: list[list[float]], vals: list[float]) -> tuple[list[list[float]], list[float]]:
+    """One Nelder-Mead move on a simplex sorted best first: reflect, expand, contract or shrink."""
+    n = len(pts) - 1
+    c = [sum(p[j] for p in pts[:-1]) / n for j in range(n)]
+    worst = pts[-1]
+    xr = [c[j] + (c[j] - worst[j]) for j in range(n)]
+    fr = f(xr)
+    if fr < vals[0]:
+        xe = [c[j] + 2 * (c[j] - worst[j]) for j in range(n)]
+        fe = f(xe)
+        pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+    elif fr < vals[-2]:
+        pts[-1], vals[-1] = xr, fr
+    else:
+        xc = [c[j] + 0.5 * (worst[j] - c[j]) for j in range(n)]
+        fc = f(xc)
+        if fc < vals[-1]:
+            pts[-1], vals[-1] = xc, fc
+        else:
+            best = pts[0]
+            pts = [best] + [[best[j] + 0.5 * (p[j] - best[j]) for j in range(n)] for p in pts[1:]]
+            vals = [vals[0]] + [f(p) for p in pts[1:]]
+    return pts, vals
+
+
 def nelder_mead(f: Any, x0: list[float], step: float = 0.4, iters: int = 160) -> list[float]:
     """Plain Nelder-Mead (no scipy in the dependencies)."""
     n = len(x0)
@@ -136,26 +163,7 @@ def nelder_mead(f: Any, x0: list[float], step: float = 0.4, iters: int = 160) ->
     vals = [f(p) for p in pts]
     for _ in range(iters):
         order = sorted(range(n + 1), key=lambda i: vals[i])
-        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
-        c = [sum(p[j] for p in pts[:-1]) / n for j in range(n)]
-        worst = pts[-1]
-        xr = [c[j] + (c[j] - worst[j]) for j in range(n)]
-        fr = f(xr)
-        if fr < vals[0]:
-            xe = [c[j] + 2 * (c[j] - worst[j]) for j in range(n)]
-            fe = f(xe)
-            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
-        elif fr < vals[-2]:
-            pts[-1], vals[-1] = xr, fr
-        else:
-            xc = [c[j] + 0.5 * (worst[j] - c[j]) for j in range(n)]
-            fc = f(xc)
-            if fc < vals[-1]:
-                pts[-1], vals[-1] = xc, fc
-            else:
-                best = pts[0]
-                pts = [best] + [[best[j] + 0.5 * (p[j] - best[j]) for j in range(n)] for p in pts[1:]]
-                vals = [vals[0]] + [f(p) for p in pts[1:]]
+        pts, vals = _nm_step(f, [pts[i] for i in order], [vals[i] for i in order])
         if max(vals) - min(vals) < 1e-5:
             break
     return pts[min(range(n + 1), key=lambda i: vals[i])]
@@ -177,7 +185,7 @@ def fit_all(cases: list[Case], iters: int, sample: int, start: dict[str, Params]
 
 
 def median_params(fams: dict[str, Params]) -> Params:
-    return Params(**{n: statistics.median(getattr(p, n) for p in fams.values()) for n in NAMES})
+    return Params(**{f.name: statistics.median(getattr(p, f.name) for p in fams.values()) for f in fields(Params)})
 
 
 def summary(errs: list[tuple[float, float, float]]) -> dict[str, dict[str, float]]:
@@ -224,6 +232,38 @@ def sla_agreement(held: list[tuple[Case, tuple[float, float, float]]]) -> dict[s
             "cases": total, "groups": picks}
 
 
+def leave_one_model_out(cases: list[Case], evals: list[Case], iters: int, sample: int, full: dict[str, Params]) \
+        -> tuple[list[tuple[Case, tuple[float, float, float]]], dict[str, Any]]:
+    """Each model's records predicted with constants fitted on the other models only (started from ``full``)."""
+    held: list[tuple[Case, tuple[float, float, float]]] = []
+    per_model: dict[str, Any] = {}
+    for m in sorted({c.rec["model"] for c in cases}):
+        fams = fit_all([c for c in cases if c.rec["model"] != m], iters, sample, full)
+        default = median_params(fams)
+        errs = [errors(c, fams.get(c.family, default)) for c in evals if c.rec["model"] == m]
+        held += [(c, e) for c, e in zip((c for c in evals if c.rec["model"] == m), errs, strict=True)]
+        per_model[m] = {"records": len(errs), "calibrated_families": sorted(fams), **summary(errs)}
+        print(m, json.dumps(per_model[m]), file=sys.stderr, flush=True)
+    return held, per_model
+
+
+def params_document(fams: dict[str, Params], loo: Any, per_model: Any, sla: Any, insample: Any, records: int,
+                    models: int) -> dict[str, Any]:
+    """``params.json``: the shipped constants, the default family, and the errors that say how far to trust them."""
+    return {
+        "procedure": "tools/calibrate_perf.py: per GPU family, Nelder-Mead on log constants minimising squared log "
+                     f"errors of TTFT (weight {TTFT_WEIGHT}), TPOT and output tokens/s/GPU over published vLLM "
+                     f"serving measurements ({records} records, {models} models); expected_error is "
+                     "leave-one-model-out (|predicted/measured - 1|).",
+        "families": {f: {k: round(v, 4) for k, v in asdict(p).items()} for f, p in fams.items()},
+        "default": {k: round(v, 4) for k, v in asdict(median_params(fams)).items()},
+        "expected_error": loo,
+        "leave_one_model_out": per_model,
+        "sla_agreement": sla,
+        "in_sample": insample,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path)
@@ -237,44 +277,14 @@ def main() -> None:
     records = json.loads((args.data / "calibration.json").read_text())
     cases = [make_case(r, args.data / "configs", args.prompts_factor) for r in records]
     evals = [make_case(r, args.data / "configs", 10.0) for r in records]  # as benchmarked: 10 x concurrency
-    models = sorted({c.rec["model"] for c in cases})
     full = fit_all(cases, args.iters, args.sample)  # the shipped constants; also the start of each fold
     print("full fit", {f: asdict(p) for f, p in full.items()}, file=sys.stderr, flush=True)
-    held: list[tuple[Case, tuple[float, float, float]]] = []
-    per_model: dict[str, Any] = {}
-    for m in models:
-        train = [c for c in cases if c.rec["model"] != m]
-        fams = fit_all(train, args.iters, args.sample, full)
-        default = median_params(fams)
-        errs = []
-        for c in evals:
-            if c.rec["model"] == m:
-                e = errors(c, fams.get(c.family, default))
-                errs.append(e)
-                held.append((c, e))
-        per_model[m] = {"records": len(errs), "calibrated_families": sorted(fams), **summary(errs)}
-        print(m, json.dumps(per_model[m]), file=sys.stderr, flush=True)
-    loo = summary([e for _, e in held])
-    print("leave-one-model-out", json.dumps(loo), file=sys.stderr)
-    sla = sla_agreement(held)
-    print("sla agreement", json.dumps(sla), file=sys.stderr)
-    fams = full
-    insample = summary([errors(c, fams[c.family]) for c in evals])
-    print("in-sample", json.dumps(insample), file=sys.stderr)
-    for f, p in fams.items():
-        print(f, asdict(p), file=sys.stderr)
-    out = {
-        "procedure": "tools/calibrate_perf.py: per GPU family, Nelder-Mead on log constants minimising squared log "
-                     "errors of TTFT (weight 0.5), TPOT and output tokens/s/GPU over published vLLM serving "
-                     f"measurements ({len(cases)} records, {len(models)} models); expected_error is "
-                     "leave-one-model-out (|predicted/measured - 1|).",
-        "families": {f: {k: round(v, 4) for k, v in asdict(p).items()} for f, p in fams.items()},
-        "default": {k: round(v, 4) for k, v in asdict(median_params(fams)).items()},
-        "expected_error": loo,
-        "leave_one_model_out": per_model,
-        "sla_agreement": sla,
-        "in_sample": insample,
-    }
+    held, per_model = leave_one_model_out(cases, evals, args.iters, args.sample, full)
+    loo, sla = summary([e for _, e in held]), sla_agreement(held)
+    insample = summary([errors(c, full[c.family]) for c in evals])
+    print("leave-one-model-out", json.dumps(loo), "sla agreement", json.dumps(sla), "in-sample", json.dumps(insample),
+          file=sys.stderr)
+    out = params_document(full, loo, per_model, sla, insample, len(cases), len(per_model))
     if args.write:
         path = Path(__file__).resolve().parents[1] / "src/vllm_recipes/perf/params.json"
         path.write_text(json.dumps(out, indent=2) + "\n")

@@ -174,3 +174,40 @@ def test_source_specs() -> None:
     assert parse_source("https://example.com/a/b.tar.gz").kind == "archive"
     with pytest.raises(SourceError):
         parse_source("github:not a repo")
+
+
+def test_a_ref_may_contain_slashes() -> None:
+    """Branch names like ``release/v2`` are common; the ref is everything after the ``@`` that follows the host."""
+    git = parse_source("git+https://example.com/org/repo.git@release/v2")
+    assert (git.url, git.ref) == ("https://example.com/org/repo.git", "release/v2")
+    ssh = parse_source("git+ssh://git@example.com/org/repo.git@feature/x/y")
+    assert (ssh.url, ssh.ref) == ("ssh://git@example.com/org/repo.git", "feature/x/y")
+    local = parse_source("git+file:///srv/repos/recipes@users/me/try")
+    assert (local.url, local.ref) == ("file:///srv/repos/recipes", "users/me/try")
+    assert parse_source("github:org/repo@release/v2").ref == "release/v2"
+    assert parse_source("git+https://example.com/org/repo.git").ref is None
+
+
+def test_a_branch_with_a_slash_is_fetched(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    _git(repo, "checkout", "-q", "-b", "release/v2")
+    (repo / "models" / "org" / "Other.yaml").write_text(OTHER, encoding="utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "two")
+    _git(repo, "checkout", "-q", "main")
+    assert _ids("--recipes-dir", f"git+file://{repo}@release/v2") == ["org/Other", "org/Test"]
+    assert _ids("--recipes-dir", f"git+file://{repo}@main") == ["org/Test"]
+
+
+def test_cache_clear_removes_fetched_sources_too(tmp_path: Path, cache: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    assert _ids("--recipes-dir", f"git+file://{repo}") == ["org/Test"]
+    assert any((cache / "sources").iterdir())
+    got = CliRunner().invoke(cli, ["cache", "--clear", "--json"])
+    assert got.exit_code == 0, got.output
+    import json
+
+    assert json.loads(got.stdout)["removed_sources"] == 1
+    assert not (cache / "sources").exists() or not any((cache / "sources").iterdir())
+    listed = CliRunner().invoke(cli, ["catalog", "list", "--json"])
+    assert listed.exit_code == 0 and json.loads(listed.stdout) == []

@@ -46,9 +46,10 @@ def test_the_header_names_the_frontend_the_command_runs(run_cli: Run, env_fronte
     res = run_cli("command", "acme/EnvFront", "--hardware", "h200", "--recipes-dir", str(env_frontend_dir))
     assert res.exit_code == 0 and "export VLLM_USE_RUST_FRONTEND=1" in res.stdout
     assert "frontend rust (the recipe's env sets VLLM_USE_RUST_FRONTEND=1)" in res.stderr
+    # an explicit contradicting choice is refused (tests/service/test_frontend_agreement.py: every front end)
     python = run_cli("command", "acme/EnvFront", "--hardware", "h200", "--frontend", "python",
                      "--recipes-dir", str(env_frontend_dir))
-    assert "frontend rust (the recipe's env sets VLLM_USE_RUST_FRONTEND=1, over python)" in python.stderr
+    assert python.exit_code == 2 and python.stdout == ""
 
 
 def test_a_selected_frontend_reads_as_chosen(run_cli: Run) -> None:

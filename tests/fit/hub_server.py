@@ -115,9 +115,9 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve(hub: Hub) -> Iterator[str]:
-    """Serve ``hub`` on a free local port; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
+def serve(hub: Hub, port: int = 0) -> Iterator[str]:
+    """Serve ``hub`` on a local port (default: a free one); yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(hub))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

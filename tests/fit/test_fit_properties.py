@@ -43,6 +43,9 @@ def test_capacity_never_negative(a: Architecture, c: float, m: float, s: Process
 @settings(max_examples=60, deadline=None)
 @given(archs, ckpt, mem, st.floats(0, 100, allow_nan=False), shapes)
 def test_monotone_in_gpu_memory(a: Architecture, c: float, m: float, extra: float, s: ProcessShape) -> None:
+    """At fixed batch sizes: vLLM's defaults grow with the GPU (8,192 / 1,024 from 70 GiB), and a larger
+    sampler warm-up can legitimately leave a 70 GiB GPU less KV than a 69 GiB one."""
+    s = replace(s, max_num_batched_tokens=2048, max_num_seqs=256)
     assert fit_process(a, c, m + extra, s).kv_tokens >= fit_process(a, c, m, s).kv_tokens
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from seed_goldens import colocated_dep_fix
+from seed_goldens import expected_renderings
 from vllm_recipes.api.build import build_api
 from vllm_recipes.api.tree import render_for_hardware, render_selection
 from vllm_recipes.cli import engine_cmds  # noqa: F401  (registers `command` / `explain`)
@@ -81,20 +81,16 @@ def rendered(catalog):
     return _all_trees(catalog)
 
 
-def _expected_files() -> list[str]:
-    if not HAVE_EXPECTED:
-        return []
-    return sorted(p.relative_to(EXPECTED).as_posix() for p in EXPECTED.rglob("*.json"))
-
-
-EXPECTED_FILES = _expected_files()
+#: The reference files as we should write them today, keyed by our path (seed_goldens: deviations applied).
+WANTED = expected_renderings(EXPECTED)
+EXPECTED_FILES = sorted(WANTED)
 
 
 @pytest.mark.parametrize("rel", EXPECTED_FILES or ["<none>"], ids=lambda r: r.removesuffix(".json"))
 def test_golden_file(rendered, rel: str) -> None:
     files, _ = rendered
     assert rel in files, f"we render no {rel}"
-    want = _dump(_strip(colocated_dep_fix(json.loads((EXPECTED / rel).read_text(encoding="utf-8")))))
+    want = _dump(_strip(WANTED[rel]))
     got = _dump(_strip(files[rel]))
     assert got == want
 

@@ -30,7 +30,7 @@ BASE = Replica(tp=1, pp=1, ep=1, ep_ranks=1, layers=10, hidden=1000, dense_bytes
                routed_share=0.0, moe_layers=0, experts_per_token=1, kv_layer_bytes=100.0, full_layers=10,
                sliding_layers=0, window=0, state_bytes=0.0, gemm_flops_per_token=1e9, expert_flops_per_token=0.0,
                head_flops_per_sample=0.0,
-               attn_flops_per_pair=0.0, gemm_rate=100e12, attn_rate=100e12, hbm=1e12, link=100e9)
+               attn_flops_per_pair=0.0, gemm_rate=100e12, expert_rate=100e12, attn_rate=100e12, hbm=1e12, link=100e9)
 
 
 def test_touched_experts() -> None:
@@ -141,3 +141,12 @@ def test_parameter_counts_of_an_moe_config() -> None:
     expect = (2 * 201088 * h * 2 + f.dense_params * 2 + f.expert_params * 0.53125) / 2**30
     assert checkpoint_gib(f, "mxfp4") == pytest.approx(expect)
     assert math.isclose(f.total_params / 1e9, 116.8, rel_tol=0.01)  # published: 117B
+
+
+def test_per_sequence_host_cost_and_steps_too_large_for_a_cuda_graph() -> None:
+    p = replace(NO_FIXED, seq_us=10.0, eager_layer_us=100.0)
+    graphed = step_time(BASE, p, 8, 8000.0)  # 8 tokens: replayed as a CUDA graph
+    assert graphed.fixed == pytest.approx(8 * 10e-6)
+    eager = step_time(BASE, p, 3, 300.0, ((1024, 0),))  # 1027 tokens > 512: every kernel launched
+    assert eager.fixed == pytest.approx(4 * 10e-6 + 10 * 100e-6)
+    assert eager.total == pytest.approx(max(eager.compute, eager.memory) + eager.fixed)

@@ -140,7 +140,7 @@ def test_env_panel_substitutes_names(page: Any) -> None:
     page.click("details[data-env-panel] > summary")
     page.fill('input[data-env="ROUTER_HOST"]', "10.1.2.3")
     page.fill('input[data-env="PREFILL_NODE_1"]', "prefill-a")
-    snippet = page.locator("code[data-tpl]").first.inner_text()
+    snippet = page.locator("code.snippet").first.inner_text()
     assert "http://10.1.2.3:30000/v1/chat/completions" in snippet
     text = page.locator("#builder [data-deploy] .panel code.cmd-text").all_inner_texts()
     joined = "\n".join(text)

@@ -265,7 +265,7 @@ def test_install_block_dependencies_by_platform_and_tab(ui: TestClient) -> None:
 def test_snippets_use_the_variant_model_id_and_exact_templates(ui: TestClient) -> None:
     from vllm_recipes.web.builder import BENCH_TEMPLATE, CURL_TEMPLATE
 
-    body = html.unescape(ui.get("/acme/Widget-70B?hardware=h100&variant=fp8").text)
+    body = html.unescape(re.sub(r"<[^>]+>", "", ui.get("/acme/Widget-70B?hardware=h100&variant=fp8").text))
     curl = CURL_TEMPLATE.replace("{host}", "localhost").replace("{port}", "8000").replace(
         "{model}", "acme/Widget-70B-FP8")
     assert curl in body
@@ -329,13 +329,24 @@ def test_env_panel_lists_braced_names_too() -> None:
         ["HEAD_IP", "VLLM_PORT", "FOO_1", "BAR", "FOO_1x"]
 
 
-def test_page_weight_budget(client: TestClient, web: SimpleNamespace) -> None:
-    """V4.1 recipe page: HTML + CSS + JS under 100 KB uncompressed (the site's budget)."""
-    page = client.get("/" + web.V41)
+@pytest.mark.parametrize("which", ["V41", "V4"])
+def test_page_weight_budget(client: TestClient, web: SimpleNamespace, which: str) -> None:
+    """The bundled recipe pages: HTML + CSS + JS under 100 KB uncompressed (the site's budget)."""
+    page = client.get("/" + getattr(web, which))
     assets = dict.fromkeys(re.findall(r'(?:href|src)="(/static/[^"]+)"', page.text))
     total = len(page.content) + sum(len(client.get(a).content) for a in assets)
     assert len(assets) == 2
     assert total <= 100 * 1024, total
+
+
+def test_guide_code_carries_only_styled_token_markup(client: TestClient, web: SimpleNamespace) -> None:
+    """A token our stylesheet does not colour is plain text (half a bash guide's bytes were such spans)."""
+    from vllm_recipes.web.markdown import _STYLED
+
+    guide = client.get("/" + web.V4).text.split('<section class="guide"', 1)[1]
+    classes = set(re.findall(r'<span class="([\w-]+)">', guide.split("</section>", 1)[0]))
+    assert classes and classes <= _STYLED
+    assert "se" not in classes  # line-continuation backslashes are not coloured
 
 
 # --- omni ------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.state import PageRequest
-from vllm_recipes.service import Query, QueryError
+from vllm_recipes.service import EXPORT_ARGUMENTS, Query, QueryError
 from vllm_recipes.service.fit import fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties
 from vllm_recipes.service.perf import LIMITS, perf_answer, recommend_answer
@@ -92,14 +92,6 @@ TOOLS: dict[str, str] = {
         "Which of a recipe's offered configurations (hardware, variant, strategy, nodes) meet a TTFT and TPOT "
         "target at isl/osl and concurrency (or rate), fewest GPUs first, each with its estimate; when none does, "
         "the closest one and what limits it.",
-}
-
-#: ``export_deployment`` options besides the selection and ``to`` (the CLI's ``export`` options)
-EXPORT_ARGUMENTS: dict[str, str] = {
-    "namespace": "Kubernetes namespace (default: default).",
-    "name": "Object / job name, a DNS label (default: from the model id).",
-    "pvc": "Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).",
-    "image": "Container image (default: the image the Docker command uses).",
 }
 
 #: fit's own arguments (the names /api/fit reads)
@@ -290,11 +282,8 @@ class AgentTools:
             done = service.export(self.catalog, self._query(args), target, options)
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
-        arts = done.artifacts
-        kinds = {a.media_type for a in arts if a.path != "kustomization.yaml"}
-        return {"target": target, "media_type": kinds.pop() if len(kinds) == 1 else "text/plain",
-                "text": stdout_text(arts),
-                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in arts]}
+        return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
+                "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
@@ -380,12 +369,10 @@ def _load_schema() -> dict[str, Any]:
 
 def _workload(args: Mapping[str, Any]) -> Workload:
     """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload (the /api/perf rules, typed)."""
-    for key in PERF_ARGS:
-        v = args.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)
-                              or (key != "rate" and not isinstance(v, int))):
-            raise ToolError(f"{key} must be a {'number' if key == 'rate' else 'whole number'}.", key)
-    isl, osl, conc, rate = (args.get(k) for k in PERF_ARGS)
+    isl, osl, conc = (_whole_number(args, k) for k in ("isl", "osl", "concurrency"))
+    rate = args.get("rate")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float)):
+        raise ToolError("rate must be a number.", "rate")
     for key, value, limit in (("isl", isl, LIMITS["isl"]), ("osl", osl, LIMITS["osl"]),
                               ("concurrency", conc, LIMITS["conc"])):
         if value is None and key != "concurrency":
@@ -398,6 +385,13 @@ def _workload(args: Mapping[str, Any]) -> Workload:
         raise ToolError("Give concurrency or rate, not both.", "rate")
     assert isinstance(isl, int) and isinstance(osl, int)
     return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate)
+
+
+def _whole_number(args: Mapping[str, Any], key: str) -> int | None:
+    v = args.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ToolError(f"{key} must be a whole number.", key)
+    return v
 
 
 def recipe_json_uri(hf_id: str) -> str:

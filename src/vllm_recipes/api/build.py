@@ -316,40 +316,13 @@ class _RecipeBuilder:
         return out
 
     def build(self) -> RecipeOutput:
-        recipe, res, catalog = self.recipe, self.res, self.catalog
+        recipe, res = self.recipe, self.res
         parent = recipe.hf_id
-        r: dict[str, Any] = thaw(recipe.data)
-        r["hf_id"] = parent                                                          # §5.2
-        inst = install_block(recipe.data)                                            # §5.3
-        model = r.get("model")
-        if truthy(model):
-            m = {k: v for k, v in model.items() if k != "install"} if isinstance(model, dict) else {}
-            if inst:
-                m["install"] = inst
-            r["model"] = m
-        elif inst:
-            r["model"] = {"install": inst}
-        r.pop("dependencies", None)
-
+        r = _recipe_json(recipe)                                                     # §5.2-§5.3
         rc = self.tree("default", parent)                                            # §5.4
         if rc is not None:
             r["recommended_command"] = rc
-
-        promoted: list[tuple[str, str, dict[str, Any]]] = []                         # §5.5
-        for vk, vcfg in as_map(recipe.data.get("variants")).items():
-            mid = get(vcfg, "model_id")
-            if not isinstance(mid, str) or "/" not in mid:
-                continue
-            res.mids.append(mid)
-            if mid in catalog.all_ids:
-                res.warnings.append(f"  ⚠ skipping variant promotion: {mid} (variant of {parent}) "
-                                    "collides with standalone recipe")
-                res.collisions += 1
-                continue
-            rv = self.tree(vk, mid)
-            if rv is not None:
-                promoted.append((vk, mid, rv))
-
+        promoted = self._promoted()                                                  # §5.5
         variants: Any = r.get("variants")
         for vk, mid, _ in promoted:                                                  # §5.6
             variants[vk] = {**variants[vk], "json": f"/{mid}.json"}
@@ -368,23 +341,62 @@ class _RecipeBuilder:
             res.has_recommended = True
             res.alternatives = len(as_map(get(rcv, "alternatives")))
             res.per_hardware = len(as_map(get(rcv, "by_hardware")))
-
-        meta, model = r.get("meta"), r.get("model")
         for vk, mid, rv in promoted:                                                 # §5.9
-            core = {k: v for k, v in variants[vk].items() if k not in ("model_id", "json")}
-            p = dict(r)
-            p["hf_id"] = mid
-            p["meta"] = {**as_map(meta), "derived_from": parent, "variant": vk}
-            p["model"] = {**as_map(model), "model_id": mid}
-            p["variants"] = {"default": core}
-            p["recommended_command"] = rv
-            pout = _ordered(p)
-            res.ops.append(("w", f"{mid}.json", self.enc(pout)))
-            e = _entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json")
-            e["derived_from"] = parent
-            res.entries.append(e)
-            res.promoted += 1
+            self._write_promoted(r, vk, mid, rv)
         return res
+
+    def _promoted(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """§5.5: variants with their own model id that become recipes of their own (unless that id has one)."""
+        res, parent = self.res, self.recipe.hf_id
+        promoted: list[tuple[str, str, dict[str, Any]]] = []
+        for vk, vcfg in as_map(self.recipe.data.get("variants")).items():
+            mid = get(vcfg, "model_id")
+            if not isinstance(mid, str) or "/" not in mid:
+                continue
+            res.mids.append(mid)
+            if mid in self.catalog.all_ids:
+                res.warnings.append(f"  ⚠ skipping variant promotion: {mid} (variant of {parent}) "
+                                    "collides with standalone recipe")
+                res.collisions += 1
+                continue
+            rv = self.tree(vk, mid)
+            if rv is not None:
+                promoted.append((vk, mid, rv))
+        return promoted
+
+    def _write_promoted(self, r: dict[str, Any], vk: str, mid: str, rv: dict[str, Any]) -> None:
+        """§5.9: a promoted variant's file: the parent's JSON with that variant alone, under its model id."""
+        parent = self.recipe.hf_id
+        core = {k: v for k, v in r["variants"][vk].items() if k not in ("model_id", "json")}
+        p = dict(r)
+        p["hf_id"] = mid
+        p["meta"] = {**as_map(r.get("meta")), "derived_from": parent, "variant": vk}
+        p["model"] = {**as_map(r.get("model")), "model_id": mid}
+        p["variants"] = {"default": core}
+        p["recommended_command"] = rv
+        pout = _ordered(p)
+        self.res.ops.append(("w", f"{mid}.json", self.enc(pout)))
+        e = _entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json")
+        e["derived_from"] = parent
+        self.res.entries.append(e)
+        self.res.promoted += 1
+
+
+def _recipe_json(recipe: Recipe) -> dict[str, Any]:
+    """§5.2-§5.3: the recipe's data with its id, the synthesized install block in ``model``, no dependencies."""
+    r: dict[str, Any] = thaw(recipe.data)
+    r["hf_id"] = recipe.hf_id
+    inst = install_block(recipe.data)
+    model = r.get("model")
+    if truthy(model):
+        m = {k: v for k, v in model.items() if k != "install"} if isinstance(model, dict) else {}
+        if inst:
+            m["install"] = inst
+        r["model"] = m
+    elif inst:
+        r["model"] = {"install": inst}
+    r.pop("dependencies", None)
+    return r
 
 
 def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecipeKeys | None = None

@@ -134,6 +134,62 @@ def _recommended(rec: str, compatible: list[str], deploy_type: Callable[[str], A
     return rec if alt is None else alt
 
 
+@dataclass
+class _OnHardware:
+    """One (recipe, variant, hardware) and how its renderings are chosen (§7)."""
+
+    catalog: Catalog
+    recipe: Recipe
+    vk: str
+    variant: Mapping[str, Any]
+    hw: str
+    profile: Mapping[str, Any]
+    gates: RecipeGates
+    features: list[str]
+    warn: Warn | None
+
+    def deploy_type(self, s: str) -> Any:
+        return self.gates.deploy[s] if s in self.gates.deploy else deploy_type_of(self.catalog, s)
+
+    def nodes_for(self, s: str) -> int:
+        return max(2 if self.deploy_type(s) == "multi_node" else 1,
+                   nodes_for_strategy(self.recipe.data, s, self.profile.get("gpu_count"), self.hw))
+
+    def render(self, strategy: str, nodes: int, pd_nodes: Any = None,
+               kv_offload: str | None = None) -> dict[str, Any] | None:
+        return render_selection(self.catalog, self.recipe, self.vk, strategy, self.hw, nodes, self.features,
+                                pd_nodes, kv_offload, self.warn)
+
+    def serving_for(self, n: int) -> str | None:
+        """The serving strategy under a Mooncake store on ``n`` nodes: the recommended one, else the first offered."""
+        def ok(sid: str) -> bool:
+            dt = self.deploy_type(sid)
+            if sid not in self.catalog.strategies or dt in ("pd_cluster", "kv_store_lb"):
+                return False
+            return dt == "multi_node" if n > 1 else dt != "multi_node"
+        return next((sid for sid in (self.gates.recommended[n > 1], *self.gates.offered) if ok(sid)), None)
+
+    def kv_store(self, s: str) -> dict[str, Any] | None:
+        """Mooncake deployment ``s`` over the serving strategy it would wrap (none: no rendering)."""
+        nc = 1 if fits_single_node(self.profile, self.variant, self.hw) else 2
+        ss = self.serving_for(nc)
+        if ss is None and nc == 2:
+            nc, ss = 1, self.serving_for(1)
+        if ss is None:
+            return None
+        if self.deploy_type(ss) == "multi_node":
+            nc = max(nc, nodes_for_strategy(self.recipe.data, ss, self.profile.get("gpu_count"), self.hw))
+        return self.render(ss, nc, None, s)
+
+    def alternative(self, s: str) -> dict[str, Any] | None:
+        if s == "pd_cluster":
+            pd = pick_pd_nodes(self.catalog, self.recipe.data, self.profile, self.variant, self.hw)
+            return None if pd == "skip" else self.render(s, 1, pd)
+        if self.deploy_type(s) == "kv_store_lb":
+            return self.kv_store(s)
+        return self.render(s, self.nodes_for(s))
+
+
 def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
                         warn: Warn | None = None) -> HardwareRendering | None:
     """§7 ``renderForHardware`` (the recipe's own gates computed once: :func:`recipe_gates`)."""
@@ -150,64 +206,24 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
         if fit is None:
             return None
         vk, variant = fit, as_map(variants[fit])
-    gpn = profile.get("gpu_count")
-    strategies = catalog.strategies
     gates = recipe_gates(catalog, recipe)
-    deploy = gates.deploy
-
-    def deploy_type(s: str) -> Any:
-        return deploy[s] if s in deploy else deploy_type_of(catalog, s)
-
-    def nodes_for(s: str) -> int:
-        return max(2 if deploy_type(s) == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
-
-    compatible = [s for s in gates.ordered if _is_compatible(r, s, deploy_type(s), profile, hw, scalable)]
+    on = _OnHardware(catalog, recipe, vk, variant, hw, profile, gates, default_features(r, hw, vk), warn)
+    compatible = [s for s in gates.ordered if _is_compatible(r, s, on.deploy_type(s), profile, hw, scalable)]
     supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
-    rec = _recommended(gates.recommended[base_nodes > 1], compatible, deploy_type)
-    rec_nodes = max(base_nodes, nodes_for(rec))
-    features = default_features(r, hw, vk)
+    rec = _recommended(gates.recommended[base_nodes > 1], compatible, on.deploy_type)
     rec_pd = pick_pd_nodes(catalog, r, profile, variant, hw) if rec == "pd_cluster" else None
     if rec_pd == "skip":
         return None
-    recommended = render_selection(catalog, recipe, vk, rec, hw, rec_nodes, features, rec_pd, None, warn)
+    recommended = on.render(rec, max(base_nodes, on.nodes_for(rec)), rec_pd)
     if recommended is None:
         return None
-    if rec in strategies:
-        recommended["strategy_spec"] = strategies[rec]
+    if rec in catalog.strategies:
+        recommended["strategy_spec"] = catalog.strategies[rec]
     recommended["hardware_profile"] = profile
-
     result = HardwareRendering(recommended)
-
-    def serving_for(n: int) -> str | None:
-        """The serving strategy under a Mooncake store on ``n`` nodes: the recommended one, else the first offered."""
-        def ok(sid: str) -> bool:
-            dt = deploy_type(sid)
-            if sid not in strategies or dt in ("pd_cluster", "kv_store_lb"):
-                return False
-            return dt == "multi_node" if n > 1 else dt != "multi_node"
-        return next((sid for sid in (gates.recommended[n > 1], *gates.offered) if ok(sid)), None)
-
     for s in compatible:
-        if s == rec:
-            continue
-        if s == "pd_cluster":
-            pd = pick_pd_nodes(catalog, r, profile, variant, hw)
-            if pd == "skip":
-                continue
-            rendering = render_selection(catalog, recipe, vk, s, hw, 1, features, pd, None, warn)
-        elif deploy_type(s) == "kv_store_lb":
-            nc = 1 if fits_single_node(profile, variant, hw) else 2
-            ss = serving_for(nc)
-            if ss is None and nc == 2:
-                nc, ss = 1, serving_for(1)
-            if ss is None:
-                continue
-            if deploy_type(ss) == "multi_node":
-                nc = max(nc, nodes_for_strategy(r, ss, gpn, hw))
-            rendering = render_selection(catalog, recipe, vk, ss, hw, nc, features, None, s, warn)
-        else:
-            rendering = render_selection(catalog, recipe, vk, s, hw, nodes_for(s), features, None, None, warn)
+        rendering = on.alternative(s) if s != rec else None
         if rendering is not None:
             result.alternatives.append((s, rendering))
     return result

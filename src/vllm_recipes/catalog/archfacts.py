@@ -19,16 +19,17 @@ def _number_kind(value: object) -> str | None:
     return "int" if isinstance(value, int) else "float" if isinstance(value, float) else None
 
 
-def _number(expected: str, **bounds: float) -> object:
-    """A number kept as the YAML wrote it (int or float), one clean error otherwise."""
-    return Annotated[
-        Union[Annotated[int, Field(**bounds), Tag("int")], Annotated[float, Field(**bounds), Tag("float")]],  # noqa: UP007
-        Discriminator(_number_kind, custom_error_type="wrong_type", custom_error_message=f"expected {expected}"),
-    ]
-
-
-PosNum = _number("a positive number", gt=0)
-Fraction = _number("a number from 0 to 1", ge=0, le=1)
+#: numbers kept as the YAML wrote them (int or float), one clean error otherwise (written out, not built by a
+#: function, so that type checkers see type aliases)
+PosNum = Annotated[
+    Union[Annotated[int, Field(gt=0), Tag("int")], Annotated[float, Field(gt=0), Tag("float")]],  # noqa: UP007
+    Discriminator(_number_kind, custom_error_type="wrong_type", custom_error_message="expected a positive number"),
+]
+Fraction = Annotated[
+    Union[Annotated[int, Field(ge=0, le=1), Tag("int")], Annotated[float, Field(ge=0, le=1), Tag("float")]],  # noqa: UP007
+    Discriminator(_number_kind, custom_error_type="wrong_type",
+                  custom_error_message="expected a number from 0 to 1"),
+]
 
 
 def _number_or_map(value: object) -> str | None:

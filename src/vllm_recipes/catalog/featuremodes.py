@@ -62,73 +62,80 @@ def _js_includes(items: Sequence[Any], key: Any) -> bool:
 
 def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
     """§10.2 messages, in the builder's order, each with the key path it is about."""
-    out: list[tuple[KeyPath, str]] = []
     r = recipe if isinstance(recipe, dict) else {}
     features = r.get("features")
     features = features if _js_truthy(features) else {}
     variants = r.get("variants")
     variants = variants if _js_truthy(variants) else {}
-    variant_keys = [k for k, _ in _entries(variants)]
-
+    out: list[tuple[KeyPath, str]] = []
     for fk, feature in _entries(features):
-        if not isinstance(feature, dict) or "modes" not in feature:
-            continue
-        f = _js_str(fk)
-        base: KeyPath = ("features", fk)
-        modes = feature["modes"]
-        mode_items = list(modes.items()) if isinstance(modes, dict) else []
-        if not mode_items:
-            out.append(((*base, "modes"), f"features.{f}.modes must be a non-empty map"))
-            continue
-        if "args" in feature:
-            out.append(((*base, "args"), f"features.{f} cannot declare both args and modes"))
-        default_mode = feature.get("default_mode")
-        mode_names = [_js_str(k) for k, _ in mode_items]
-        if _js_truthy(default_mode) and not (isinstance(default_mode, str) and default_mode in mode_names):
-            out.append(((*base, "default_mode"),
-                        f"features.{f}.default_mode references unknown mode {_js_str(default_mode)}"))
-        for mk, mode in mode_items:
-            mp: KeyPath = (*base, "modes", mk)
-            prefix = f"features.{f}.modes.{_js_str(mk)}"
-            md = mode if isinstance(mode, dict) else {}
-            if not isinstance(md.get("args"), list | tuple):
-                out.append(((*mp, "args"), f"{prefix}.args must be an array"))
-            mv = md.get("variants")
-            if mv is not None and not isinstance(mv, list | tuple):
-                out.append(((*mp, "variants"), f"{prefix}.variants must be an array"))
-            if isinstance(mv, list | tuple):
-                for i, v in enumerate(mv):
-                    if not _has_own(variants, v):
-                        out.append(((*mp, "variants", i), f"{prefix}.variants references unknown variant {_js_str(v)}"))
-        for vk in variant_keys:
-            if not any(_mode_available(mode, vk) for _, mode in mode_items):
-                out.append(((*base, "modes"), f"features.{f} has no mode available for variant {_js_str(vk)}"))
-
+        if isinstance(feature, dict) and "modes" in feature:
+            out += _feature_issues(fk, feature, variants)
     for vk, variant in _entries(variants):
         dms = variant.get("default_modes") if isinstance(variant, dict) else None
-        if not _js_truthy(dms):
-            continue
-        v = _js_str(vk)
-        for fk, mk in _entries(dms):
-            path: KeyPath = ("variants", vk, "default_modes", fk)
-            f = _js_str(fk)
-            feature = _js_get(features, fk)
-            if not _js_truthy(feature):
-                out.append((path, f"variants.{v}.default_modes references unknown feature {f}"))
-                continue
-            modes = _js_get(feature, "modes")
-            if not _js_truthy(modes):
-                out.append((path, f"variants.{v}.default_modes references non-modal feature {f}"))
-                continue
-            mode = _js_get(modes, mk)
-            if not _js_truthy(mode):
-                out.append((path, f"variants.{v}.default_modes.{f} references unknown mode {_js_str(mk)}"))
-                continue
-            mv = _js_get(mode, "variants")
-            if isinstance(mv, list | tuple) and mv and not _js_includes(mv, vk):
-                out.append((path, f"variants.{v}.default_modes.{f} selects mode {_js_str(mk)}, "
-                                  "which is unavailable for that variant"))
+        if _js_truthy(dms):
+            out += [issue for fk, mk in _entries(dms)
+                    if (issue := _default_mode_issue(vk, fk, mk, features)) is not None]
     return out
+
+
+def _feature_issues(fk: Any, feature: dict[str, Any], variants: Any) -> list[tuple[KeyPath, str]]:
+    """A modal feature: modes a non-empty map, no args beside them, a known default, a mode per variant."""
+    f = _js_str(fk)
+    base: KeyPath = ("features", fk)
+    modes = feature["modes"]
+    mode_items = list(modes.items()) if isinstance(modes, dict) else []
+    if not mode_items:
+        return [((*base, "modes"), f"features.{f}.modes must be a non-empty map")]
+    out: list[tuple[KeyPath, str]] = []
+    if "args" in feature:
+        out.append(((*base, "args"), f"features.{f} cannot declare both args and modes"))
+    default_mode = feature.get("default_mode")
+    mode_names = [_js_str(k) for k, _ in mode_items]
+    if _js_truthy(default_mode) and not (isinstance(default_mode, str) and default_mode in mode_names):
+        out.append(((*base, "default_mode"),
+                    f"features.{f}.default_mode references unknown mode {_js_str(default_mode)}"))
+    for mk, mode in mode_items:
+        out += _mode_issues((*base, "modes", mk), f"features.{f}.modes.{_js_str(mk)}", mode, variants)
+    for vk, _ in _entries(variants):
+        if not any(_mode_available(mode, vk) for _, mode in mode_items):
+            out.append(((*base, "modes"), f"features.{f} has no mode available for variant {_js_str(vk)}"))
+    return out
+
+
+def _mode_issues(mp: KeyPath, prefix: str, mode: Any, variants: Any) -> list[tuple[KeyPath, str]]:
+    """One mode: its args an array, its variants an array of known variant keys."""
+    md = mode if isinstance(mode, dict) else {}
+    out: list[tuple[KeyPath, str]] = []
+    if not isinstance(md.get("args"), list | tuple):
+        out.append(((*mp, "args"), f"{prefix}.args must be an array"))
+    mv = md.get("variants")
+    if mv is None:
+        return out
+    if not isinstance(mv, list | tuple):
+        return [*out, ((*mp, "variants"), f"{prefix}.variants must be an array")]
+    return out + [((*mp, "variants", i), f"{prefix}.variants references unknown variant {_js_str(v)}")
+                  for i, v in enumerate(mv) if not _has_own(variants, v)]
+
+
+def _default_mode_issue(vk: Any, fk: Any, mk: Any, features: Any) -> tuple[KeyPath, str] | None:
+    """``variants.<v>.default_modes.<f>: <m>``: a known modal feature's mode, available for that variant."""
+    path: KeyPath = ("variants", vk, "default_modes", fk)
+    v, f = _js_str(vk), _js_str(fk)
+    feature = _js_get(features, fk)
+    if not _js_truthy(feature):
+        return path, f"variants.{v}.default_modes references unknown feature {f}"
+    modes = _js_get(feature, "modes")
+    if not _js_truthy(modes):
+        return path, f"variants.{v}.default_modes references non-modal feature {f}"
+    mode = _js_get(modes, mk)
+    if not _js_truthy(mode):
+        return path, f"variants.{v}.default_modes.{f} references unknown mode {_js_str(mk)}"
+    mv = _js_get(mode, "variants")
+    if isinstance(mv, list | tuple) and mv and not _js_includes(mv, vk):
+        return path, (f"variants.{v}.default_modes.{f} selects mode {_js_str(mk)}, "
+                      "which is unavailable for that variant")
+    return None
 
 
 def _mode_available(mode: Any, variant_key: Any) -> bool:

@@ -146,15 +146,23 @@ def _value_findings(doc: YamlDocument) -> Iterator[tuple[KeyPath, str]]:
                 if not is_env_key(k):
                     shown = _shown(k) if isinstance(k, str) else repr(k)
                     yield (*path, k), f"environment variable name '{shown}' is not valid ({RULE_ENV_KEY})"
-        elif last == "model_id" and isinstance(value, str) and value and not is_model_ref(value):
-            yield path, model_id_problem(value, "model_id").replace(RULE_MODEL_ID, RULE_MODEL_REF)
-        elif last == "serve_binary" and isinstance(value, str) and not is_binary(value):
-            yield path, f"serve_binary '{_shown(value)}' is not a command ({RULE_BINARY})"
-        elif (last in ("reasoning_parser", "tool_call_parser") and "parser_flags" not in path
-              and isinstance(value, str) and not is_name(value)):
-            yield path, name_problem(value, "parser name")
-        elif "docker_image" in path and isinstance(value, str) and value and not is_image(value):
-            yield path, f"docker image '{_shown(value)}' is not valid ({RULE_IMAGE})"
+        elif isinstance(value, str):
+            problem = _string_problem(path, last, value)
+            if problem is not None:
+                yield path, problem
+
+
+def _string_problem(path: KeyPath, last: Any, value: str) -> str | None:
+    """What is wrong with a string that becomes a model id, the omni binary, a parser name or an image."""
+    if last == "model_id" and value and not is_model_ref(value):
+        return model_id_problem(value, "model_id").replace(RULE_MODEL_ID, RULE_MODEL_REF)
+    if last == "serve_binary" and not is_binary(value):
+        return f"serve_binary '{_shown(value)}' is not a command ({RULE_BINARY})"
+    if last in ("reasoning_parser", "tool_call_parser") and "parser_flags" not in path and not is_name(value):
+        return name_problem(value, "parser name")
+    if "docker_image" in path and value and not is_image(value):
+        return f"docker image '{_shown(value)}' is not valid ({RULE_IMAGE})"
+    return None
 
 
 def value_identifier_findings(doc: YamlDocument) -> list[Finding]:

@@ -440,33 +440,36 @@ def _merged(docs: Sequence[YamlDocument], depth: int, supplement: YamlDocument |
     return merge_documents(docs[-1].file, docs, depth, supplement)
 
 
-def assemble(root: Path, layers: Sequence[Layer], base: Layer | None = None) -> Catalog:
-    """One catalog of ``layers`` (first to last) over the supplement ``base`` (the bundled catalog,
-    :mod:`.layers`): recipes replaced per model id, shared files merged per entry and per field."""
-    sources: list[SourceFile] = []
-    static: dict[str, Any] = {}
-    for name, pick in (("taxonomy.yaml", lambda la: la.taxonomy), ("platforms.yaml", lambda la: la.platforms)):
-        docs = [d for d in map(pick, layers) if d is not None]
-        fill = pick(base) if base is not None else None
-        if docs or fill is not None:
-            doc = _merged(docs, TAXONOMY_DEPTH, fill)
-            sources.append(SourceFile(doc.file, doc))
-            static[name] = doc.data if isinstance(doc.data, dict) else None
-    named: dict[str, FrozenDict] = {}
-    for sub, pick_named in (("strategies", lambda la: la.strategies), ("kv_store", lambda la: la.kv_stores)):
-        groups: dict[str, list[YamlDocument]] = {}
-        for layer in layers:
-            for name, doc in _by_name(pick_named(layer)).items():
-                groups.setdefault(name, []).append(doc)
-        fills = _by_name(pick_named(base)) if base is not None else {}
-        if not groups:  # no source has the directory: the bundled files whole
-            groups = {name: [] for name in fills}
-        out: dict[str, Any] = {}
-        for name, docs in groups.items():
-            doc = _merged(docs, NAMED_DEPTH, fills.get(name))
-            sources.append(SourceFile(doc.file, doc))
-            out[name] = doc.data
-        named[sub] = FrozenDict(out)
+def _merge_static(layers: Sequence[Layer], base: Layer | None, attr: str,
+                  sources: list[SourceFile]) -> Any:
+    """``taxonomy.yaml`` or ``platforms.yaml`` merged per entry and field over the base (``None``: no source has it)."""
+    docs = [d for d in (getattr(la, attr) for la in layers) if d is not None]
+    fill = getattr(base, attr) if base is not None else None
+    if not docs and fill is None:
+        return None
+    doc = _merged(docs, TAXONOMY_DEPTH, fill)
+    sources.append(SourceFile(doc.file, doc))
+    return doc.data if isinstance(doc.data, dict) else None
+
+
+def _merge_named(layers: Sequence[Layer], base: Layer | None, attr: str, sources: list[SourceFile]) -> FrozenDict:
+    """Strategy or KV-store files merged per name over the base's (the base's whole when no source has any)."""
+    groups: dict[str, list[YamlDocument]] = {}
+    for layer in layers:
+        for name, doc in _by_name(getattr(layer, attr)).items():
+            groups.setdefault(name, []).append(doc)
+    fills = _by_name(getattr(base, attr)) if base is not None else {}
+    out: dict[str, Any] = {}
+    for name, docs in (groups or {name: [] for name in fills}).items():
+        doc = _merged(docs, NAMED_DEPTH, fills.get(name))
+        sources.append(SourceFile(doc.file, doc))
+        out[name] = doc.data
+    return FrozenDict(out)
+
+
+def _layered_recipes(layers: Sequence[Layer]) -> tuple[Recipe, ...]:
+    """Recipes of later layers replace earlier ones per model id, in place (the listing keeps its order);
+    a source with two files for one id keeps both (validation warns)."""
     recipes: dict[tuple[str, int], Recipe] = {}
     for layer in layers:
         own: dict[str, list[Recipe]] = {}
@@ -475,17 +478,26 @@ def assemble(root: Path, layers: Sequence[Layer], base: Layer | None = None) -> 
         for key, found in own.items():
             for gone in [k for k in recipes if k[0] == key and k[1]]:
                 del recipes[gone]
-            # replaced in place (the listing keeps its order); a source with two files for one id keeps
-            # both (validation warns)
             for i, recipe in enumerate(found):
                 recipes[(key, i)] = recipe
+    return tuple(recipes.values())
+
+
+def assemble(root: Path, layers: Sequence[Layer], base: Layer | None = None) -> Catalog:
+    """One catalog of ``layers`` (first to last) over the supplement ``base`` (the bundled catalog,
+    :mod:`.layers`): recipes replaced per model id, shared files merged per entry and per field."""
+    sources: list[SourceFile] = []
+    taxonomy = _merge_static(layers, base, "taxonomy", sources)
+    platforms = _merge_static(layers, base, "platforms", sources)
+    strategies = _merge_named(layers, base, "strategies", sources)
+    kv_stores = _merge_named(layers, base, "kv_stores", sources)
     return Catalog(
         root=root,
-        taxonomy=static.get("taxonomy.yaml") or FrozenDict(),
-        platforms=static.get("platforms.yaml"),
-        serving_strategies=named["strategies"],
-        kv_stores=named["kv_store"],
-        recipes=tuple(recipes.values()),
+        taxonomy=taxonomy or FrozenDict(),
+        platforms=platforms,
+        serving_strategies=strategies,
+        kv_stores=kv_stores,
+        recipes=_layered_recipes(layers),
         sources=tuple(sources),
         load_errors=tuple(e for layer in layers for e in layer.errors),
         all_ids=frozenset(i for layer in layers for i in layer.all_ids),

@@ -24,7 +24,7 @@ wrong value yields one readable "expected ..." error instead of one per member.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, ClassVar, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag
 
@@ -106,20 +106,16 @@ def shape_of(value: Any) -> str:
     return "other"
 
 
-def _shape_union(expected: str, members: dict[str, Any],
-                 picker: Callable[[Any], str | None] | None = None) -> Any:
-    """A union whose member is chosen by the input's shape (one clean error when none fits)."""
-    tags = set(members)
+def _by_shape(expected: str, picker: Callable[[Any], str | None] = shape_of) -> Discriminator:
+    """Pick a union member by the input's shape (its ``Tag``); one clean error when none fits."""
+    return Discriminator(picker, custom_error_type="wrong_type", custom_error_message=f"expected {expected}")
 
-    def pick(value: Any) -> str | None:
-        tag = picker(value) if picker else shape_of(value)
-        return tag if tag in tags else None
 
-    choices = tuple(Annotated[tp, Tag(tag)] for tag, tp in members.items())
-    return Annotated[
-        Union[choices],  # noqa: UP007 - a runtime-built union needs the subscript form
-        Discriminator(pick, custom_error_type="wrong_type", custom_error_message=f"expected {expected}"),
-    ]
+#: Union members tagged with the shape that selects them (:func:`shape_of`).
+_Int: TypeAlias = Annotated[int, Tag("int")]
+_Float: TypeAlias = Annotated[float, Tag("float")]
+_Str: TypeAlias = Annotated[str, Tag("str")]
+_Bool: TypeAlias = Annotated[bool, Tag("bool")]
 
 
 class _Model(BaseModel):
@@ -132,26 +128,24 @@ class _Model(BaseModel):
 
 # --- scalar and list shapes --------------------------------------------------------------
 
-Num = _shape_union("a number", {"int": int, "float": float})
+Num: TypeAlias = Annotated[_Int | _Float, _by_shape("a number")]
 #: A version such as ``"0.20.0"``; a bare YAML number is tolerated (JS stringifies it).
-Version = _shape_union("a version string", {"str": str, "int": int, "float": float})
+Version: TypeAlias = Annotated[_Str | _Int | _Float, _by_shape("a version string")]
 #: Free-text size such as ``"284B"``; numbers tolerated.
-TextOrNum = _shape_union("a string or a number", {"str": str, "int": int, "float": float})
+TextOrNum: TypeAlias = Annotated[_Str | _Int | _Float, _by_shape("a string or a number")]
 Args = tuple[str, ...]
 StrList = tuple[str, ...]
 #: Env values stay as written: strings, or numbers (``PYTHONHASHSEED: 0``).
-EnvValue = _shape_union("a string or a number", {"str": str, "int": int, "float": float})
+EnvValue: TypeAlias = TextOrNum
 Env = dict[str, EnvValue | None]
 #: A number, or a hardware-keyed map of numbers (exact id > generation > brand > default).
-NumOrHwMap = _shape_union(
-    "a number or a hardware-keyed map of numbers",
-    {"int": int, "float": float, "map": dict[str, Num | None]},
-)
+NumOrHwMap: TypeAlias = Annotated[_Int | _Float | Annotated[dict[str, Num | None], Tag("map")],
+                                   _by_shape("a number or a hardware-keyed map of numbers")]
 #: Status strings keyed by hardware (``verified`` / ``unsupported`` / ...).
 HwStatusMap = dict[str, str | None]
 #: Where the image comes from, shown on the page: a URL string, or a mapping (public recipes use
 #: ``{mount_path: ..., ...}``); nothing but the page reads it.
-DockerSource = _shape_union("a string or a mapping", {"str": str, "map": dict[str, Any]})
+DockerSource: TypeAlias = Annotated[_Str | Annotated[dict[str, Any], Tag("map")], _by_shape("a string or a mapping")]
 
 #: Key paths only the website and the API show (``*``: any key). The engine never reads them, so
 #: a wrong type there is a warning and never costs a recipe its place (docs/reference/recipe-format.md).
@@ -182,8 +176,8 @@ class InstallTab(_Model):
 
 
 #: ``false`` hides the tab; a map overrides command/note; ``true``/null mean "default".
-InstallTabValue = _shape_union("false or a map with command/note",
-                               {"bool": bool, "map": InstallTab})
+InstallTabValue: TypeAlias = Annotated[_Bool | Annotated[InstallTab, Tag("map")],
+                                       _by_shape("false or a map with command/note")]
 
 
 class Install(_Model):
@@ -214,9 +208,8 @@ def _pick_docker(value: Any) -> str | None:
     return None
 
 
-NvidiaImage = _shape_union("an image string or a CUDA map (cu129/cu130)",
-                           {"str": str, "cuda": CudaDockerImage},
-                           picker=lambda v: "cuda" if shape_of(v) == "map" else shape_of(v))
+NvidiaImage: TypeAlias = Annotated[_Str | Annotated[CudaDockerImage, Tag("map")],
+                                   _by_shape("an image string or a CUDA map (cu129/cu130)")]
 
 
 class BrandDockerImage(_Model):
@@ -228,11 +221,10 @@ class BrandDockerImage(_Model):
     intel: str | None = None
 
 
-DockerImage = _shape_union(
-    "an image string, a brand map (nvidia/amd/tpu/intel) or a CUDA map (cu129/cu130)",
-    {"str": str, "brand": BrandDockerImage, "cuda": CudaDockerImage},
-    picker=_pick_docker,
-)
+DockerImage: TypeAlias = Annotated[
+    _Str | Annotated[BrandDockerImage, Tag("brand")] | Annotated[CudaDockerImage, Tag("cuda")],
+    _by_shape("an image string, a brand map (nvidia/amd/tpu/intel) or a CUDA map (cu129/cu130)", _pick_docker),
+]
 
 
 class SmgGrpc(_Model):
@@ -388,8 +380,7 @@ class StrategyHardwareOverride(_Model):
 
 
 #: ``nodes`` of a PD pool: a number, or ``{<hw_id>: n, default: n}``.
-PoolNodes = _shape_union("a number or a hardware-keyed map of numbers",
-                         {"int": int, "float": float, "map": dict[str, Num | None]})
+PoolNodes: TypeAlias = NumOrHwMap
 
 
 class PdRoleOverride(_Model):
@@ -433,17 +424,20 @@ class HardwareNoteLink(_Model):
     href: str | None = None
 
 
+HardwareNoteLinkValue: TypeAlias = Annotated[_Str | Annotated[HardwareNoteLink, Tag("map")],
+                                             _by_shape("a URL string or a map with label/href")]
+
+
 class HardwareNote(_Model):
     """A structured hardware note (the plain-string form is also accepted)."""
 
     title: str | None = None
     body: str | None = None
-    link: _shape_union("a URL string or a map with label/href",
-                       {"str": str, "map": HardwareNoteLink}) | None = None
+    link: HardwareNoteLinkValue | None = None
 
 
-HardwareNoteValue = _shape_union("a string or a map with title/body/link",
-                                 {"str": str, "map": HardwareNote})
+HardwareNoteValue: TypeAlias = Annotated[_Str | Annotated[HardwareNote, Tag("map")],
+                                         _by_shape("a string or a map with title/body/link")]
 
 
 class OmniTaskOverride(_Model):
@@ -476,7 +470,7 @@ class OmniTask(_Model):
     example: Any = None
 
 
-OmniTaskValue = _shape_union("a task id or a task map", {"str": str, "map": OmniTask})
+OmniTaskValue: TypeAlias = Annotated[_Str | Annotated[OmniTask, Tag("map")], _by_shape("a task id or a task map")]
 
 
 class OmniSection(_Model):
@@ -502,14 +496,14 @@ class Dependency(_Model):
     optional: bool | None = None
 
 
-DependencyValue = _shape_union("a command string or a map", {"str": str, "map": Dependency})
+DependencyValue: TypeAlias = Annotated[_Str | Annotated[Dependency, Tag("map")], _by_shape("a command string or a map")]
 
-StrategyMinGpus = _shape_union(
-    "a number or a map of numbers (per strategy) and per-hardware maps",
-    {"int": int, "float": float,
-     "map": dict[str, _shape_union("a number or a map of numbers",
-                                   {"int": int, "float": float, "map": dict[str, Num | None]}) | None]},
-)
+_MinGpusEntry: TypeAlias = Annotated[_Int | _Float | Annotated[dict[str, Num | None], Tag("map")],
+                                     _by_shape("a number or a map of numbers")]
+StrategyMinGpus: TypeAlias = Annotated[
+    _Int | _Float | Annotated[dict[str, _MinGpusEntry | None], Tag("map")],
+    _by_shape("a number or a map of numbers (per strategy) and per-hardware maps"),
+]
 
 
 class RecipeModel(_Model):
@@ -539,11 +533,25 @@ class RecipeModel(_Model):
 
 # --- taxonomy, strategies, kv stores ---------------------------------------------------------
 
-GenerationValue = _shape_union("a string or a list of strings", {"str": str, "list": StrList})
+GenerationValue: TypeAlias = Annotated[_Str | Annotated[StrList, Tag("list")], _by_shape("a string or a list of strings")]
 
 
 #: a Kubernetes extended resource name: ``<vendor domain>/<name>``
 DeviceResource = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
+
+
+class GpuFacts(_Model):
+    """``taxonomy.hardware_profiles.<id>.gpu_facts``: one accelerator's published figures for the performance
+    estimate, field by field over the package's own (``vllm_recipes/perf/gpus.yaml``), with their source."""
+
+    family: str | None = None
+    #: dense peak TFLOP/s per tensor-core dtype (``bf16``, ``fp8``, ``fp4``; a missing dtype is not native)
+    tflops: dict[str, Num] | None = None
+    hbm_gb_s: Num | None = None
+    link: str | None = None
+    link_gb_s: Num | None = None
+    scale_out_gb_s: Num | None = None
+    source: str | None = None
 
 
 class HardwareProfile(_Model):
@@ -562,6 +570,8 @@ class HardwareProfile(_Model):
     arch: str | None = None
     #: Kubernetes extended resource of one accelerator (``nvidia.com/gpu``); ``export --to k8s``
     device_resource: DeviceResource | None = None
+    #: the accelerator's figures for the performance estimate (over the package's ``perf/gpus.yaml``)
+    gpu_facts: GpuFacts | None = None
 
 
 class KvOffloadOption(_Model):
@@ -653,7 +663,8 @@ class KvStoreRouter(_Model):
     port: Num | None = None
 
 
-KvInstall = _shape_union("an install string or a brand map", {"str": str, "map": dict[str, str | None]})
+KvInstall: TypeAlias = Annotated[_Str | Annotated[dict[str, str | None], Tag("map")],
+                                 _by_shape("an install string or a brand map")]
 
 
 class KvStoreVllm(_Model):
@@ -739,8 +750,10 @@ class Platform(_Model):
     install: str | None = None
 
 
-PlatformsValue = _shape_union("a list or a map of platforms",
-                              {"list": tuple[Platform, ...], "map": dict[str, Platform | None]})
+PlatformsValue: TypeAlias = Annotated[
+    Annotated[tuple[Platform, ...], Tag("list")] | Annotated[dict[str, Platform | None], Tag("map")],
+    _by_shape("a list or a map of platforms"),
+]
 
 
 class PlatformsModel(_Model):

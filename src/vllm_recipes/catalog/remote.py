@@ -100,11 +100,10 @@ def parse_source(spec: str) -> Source:
             raise SourceError(f"{spec}: expected github:ORG/REPO[@REF]")
         return Source(spec, "git", f"https://github.com/{body.removesuffix('.git')}.git", ref or None)
     if spec.startswith(GIT_PREFIXES):
-        url = spec.removeprefix("git+")
-        git_ref: str | None = None
-        if "@" in url.rsplit("/", 1)[-1]:  # (an @ in the last path segment is the ref; user@host sits before it)
-            url, _, git_ref = url.rpartition("@")
-        return Source(spec, "git", url, git_ref or None)
+        scheme, _, rest = spec.removeprefix("git+").partition("://")
+        host, _, path = rest.partition("/")  # (a user@ sits in the host part; the ref follows the path's first @)
+        path, _, git_ref = path.partition("@")  # a ref may hold slashes: release/v2
+        return Source(spec, "git", f"{scheme}://{host}/{path}", git_ref or None)
     if spec.startswith(("https://", "http://")) and _is_archive_url(spec):
         return Source(spec, "archive", spec, None)
     raise SourceError(f"{spec}: not a recipe source (a directory, github:ORG/REPO[@REF], git+https://...[@REF], "
@@ -336,9 +335,15 @@ class CachedSource:
     path: Path
 
 
+def _existing_sources_dir() -> Path | None:
+    """:func:`sources_dir` when it already exists (reading the cache creates nothing)."""
+    base = cache_dir()
+    return sources_dir() if base is not None and (base / "sources").is_dir() else None
+
+
 def cached_sources() -> list[CachedSource]:
     """Every cached source and ref, with where its tree is."""
-    base = sources_dir()
+    base = _existing_sources_dir()
     if base is None:
         return []
     out: list[CachedSource] = []
@@ -354,7 +359,7 @@ def cached_sources() -> list[CachedSource]:
 
 def remove_cached_sources() -> int:
     """Delete every fetched source (``cache --clear``); returns how many trees were removed."""
-    base = sources_dir()
+    base = _existing_sources_dir()
     if base is None:
         return 0
     n = 0
@@ -363,4 +368,6 @@ def remove_cached_sources() -> int:
             n += sum(1 for p in folder.iterdir() if p.is_dir())
             with contextlib.suppress(OSError):
                 shutil.rmtree(folder)
+    with contextlib.suppress(OSError):
+        base.rmdir()
     return n

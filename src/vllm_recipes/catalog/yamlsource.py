@@ -102,6 +102,9 @@ class YamlDocument:
     #: content digest of the bytes the document was parsed from, when the parse cache read them
     #: (lets later runs remember what they found out about exactly these bytes)
     digest: str | None
+    _positions: Mapping[KeyPath, Position] | None
+    _duplicates: tuple[tuple[KeyPath, Position], ...] | None
+    _source: str | None
 
     def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
                  duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
@@ -148,14 +151,16 @@ class YamlDocument:
         """Position of every key path: of the key (mappings) or the item (sequences)."""
         if self._positions is None:
             self._index()
-        return self._positions  # type: ignore[return-value]
+        assert self._positions is not None
+        return self._positions
 
     @property
     def duplicate_keys(self) -> tuple[tuple[KeyPath, Position], ...]:
         """``(key path, position of the repeated key)`` for every key a mapping repeats."""
         if self._duplicates is None:
             self._index()
-        return self._duplicates  # type: ignore[return-value]
+        assert self._duplicates is not None
+        return self._duplicates
 
     def position(self, path: KeyPath) -> Position:
         """Position of ``path``, or of its nearest existing ancestor."""
@@ -376,75 +381,79 @@ def _construct_frozen(root: yaml.Node, loader: Any) -> tuple[Any, bool]:
     document that reaches a size, depth or recursion limit, raises
     :class:`_NotPlain` so that the full path runs and reports exactly as before.
     """
-    constructors = loader.yaml_constructors
     built: dict[int, tuple[Any, int]] = {}  # id(node) -> (frozen value, expanded size)
     visiting: set[int] = set()
     repeats = False
-    mapping_node, sequence_node, scalar_node = yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
     while stack:
         node, depth, done = stack.pop()
         nid = id(node)
-        cls = node.__class__
-        if not done:
-            if nid in built:
-                continue
-            if depth > MAX_DEPTH:
+        if done:  # every child is built: build the node
+            visiting.discard(nid)
+            value, size = _plain_collection(node, built)
+            if size > MAX_EXPANDED_NODES:
                 raise _NotPlain
-            if cls is scalar_node:
-                tag = node.tag
-                if tag == _STR_TAG:
-                    built[nid] = (node.value, 1)
-                elif tag in _SCALAR_TAGS:
-                    value = constructors[tag](loader, node)
-                    if tag == _FLOAT_TAG and not math.isfinite(value):
-                        raise _NotPlain  # (refused with its position by the full path)
-                    built[nid] = (normalize_date(value), 1)
-                else:
-                    raise _NotPlain
-                continue
-            if nid in visiting:
-                raise _NotPlain
+            if not repeats and node.__class__ is yaml.MappingNode:
+                repeats = _repeats_a_key(node.value)
+            built[nid] = (value, size)
+        elif nid in built:
+            continue
+        elif depth > MAX_DEPTH:
+            raise _NotPlain
+        elif node.__class__ is yaml.ScalarNode:
+            built[nid] = (_plain_scalar(node, loader), 1)
+        elif nid in visiting:
+            raise _NotPlain
+        else:
             visiting.add(nid)
             stack.append((node, depth, True))
-            if cls is mapping_node:
-                if node.tag != _MAP_TAG:
-                    raise _NotPlain
-                for k, v in node.value:
-                    if k.__class__ is not scalar_node or k.tag != _STR_TAG:
-                        raise _NotPlain  # merge keys ("<<"), non-string, complex or date keys
-                    stack.append((k, depth + 1, False))
-                    stack.append((v, depth + 1, False))
-            elif cls is sequence_node and node.tag == _SEQ_TAG:
-                for v in node.value:
-                    stack.append((v, depth + 1, False))
-            else:
-                raise _NotPlain
-            continue
-        visiting.discard(nid)
-        size = 1
-        if cls is mapping_node:
-            pairs = node.value
-            out: dict[Any, Any] = {}
-            for k, v in pairs:
-                key, ks = built[id(k)]
-                value, vs = built[id(v)]
-                size += ks + vs
-                out[key] = value
-            if not repeats:
-                repeats = _repeats_a_key(pairs)
-            value = FrozenDict(out)
-        else:
-            items = []
-            for v in node.value:
-                item, vs = built[id(v)]
-                size += vs
-                items.append(item)
-            value = tuple(items)
-        if size > MAX_EXPANDED_NODES:
-            raise _NotPlain
-        built[nid] = (value, size)
+            stack.extend((child, depth + 1, False) for child in _plain_children(node))
     return built[id(root)][0], repeats
+
+
+def _plain_scalar(node: yaml.Node, loader: Any) -> Any:
+    tag = node.tag
+    if tag == _STR_TAG:
+        return node.value
+    if tag not in _SCALAR_TAGS:
+        raise _NotPlain
+    value = loader.yaml_constructors[tag](loader, node)
+    if tag == _FLOAT_TAG and not math.isfinite(value):
+        raise _NotPlain  # (refused with its position by the full path)
+    return normalize_date(value)
+
+
+def _plain_children(node: yaml.Node) -> list[yaml.Node]:
+    """A plain mapping's keys and values (string keys only) or a plain sequence's items."""
+    if node.__class__ is yaml.MappingNode and node.tag == _MAP_TAG:
+        out: list[yaml.Node] = []
+        for k, v in node.value:
+            if k.__class__ is not yaml.ScalarNode or k.tag != _STR_TAG:
+                raise _NotPlain  # merge keys ("<<"), non-string, complex or date keys
+            out += (k, v)
+        return out
+    if node.__class__ is yaml.SequenceNode and node.tag == _SEQ_TAG:
+        return list(node.value)
+    raise _NotPlain
+
+
+def _plain_collection(node: yaml.Node, built: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
+    """A mapping or sequence from its built children, with its expanded size (last key wins)."""
+    size = 1
+    if node.__class__ is yaml.MappingNode:
+        out: dict[Any, Any] = {}
+        for k, v in node.value:
+            key, ks = built[id(k)]
+            value, vs = built[id(v)]
+            size += ks + vs
+            out[key] = value
+        return FrozenDict(out), size
+    items = []
+    for v in node.value:
+        item, vs = built[id(v)]
+        size += vs
+        items.append(item)
+    return tuple(items), size
 
 
 def parse_yaml(text: str | bytes, file: str, digest: str | None = None, *, one_walk: bool = True) -> YamlDocument:

@@ -1,8 +1,8 @@
 """``vllm-recipes cache``: where the start-up caches live, what they hold, and ``--clear``.
 
-The caches (parsed YAML, clean validation verdicts, compiled templates) are
-keyed by content and never needed for correctness; this command is for
-curiosity, disk space and bug reports.
+The parse cache and the compiled templates are keyed by content and never needed for correctness; the
+fetched recipe sources (``catalog pull``) are kept for offline use. This command
+is for curiosity, disk space and bug reports.
 """
 
 from __future__ import annotations
@@ -12,31 +12,37 @@ import json
 import click
 
 from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, cache_dir, cache_files, clear_cache
+from vllm_recipes.catalog.remote import cached_sources, remove_cached_sources
 
 from .main import cli
 
 
 @cli.command("cache")
-@click.option("--clear", is_flag=True, help="Remove every cache file of ours (nothing else in the directory).")
+@click.option("--clear", is_flag=True,
+              help="Remove every cache file of ours and the fetched recipe sources (nothing else in the directory).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")
 def cache_cmd(clear: bool, as_json: bool) -> None:
-    """Show the cache directory (parsed recipes, validation verdicts, compiled templates); --clear empties it.
+    """Show the cache directory (parsed recipes, compiled templates, fetched recipe sources); --clear empties it.
 
     Location: $VLLM_RECIPES_CACHE_DIR, else $XDG_CACHE_HOME/vllm-recipes, else
     ~/.cache/vllm-recipes; VLLM_RECIPES_CACHE_DIR=off turns caching off.
     """
     folder = cache_dir()
     files = cache_files()
+    sources = cached_sources()
     removed = clear_cache() if clear else 0
+    removed_sources = remove_cached_sources() if clear else 0
     if as_json:
         click.echo(json.dumps({"directory": str(folder) if folder else None, "enabled": folder is not None,
                                "files": len(files), "bytes": sum(size for _p, size in files),
-                               "removed": removed}))
+                               "sources": len(sources), "removed": removed, "removed_sources": removed_sources}))
         return
     if folder is None:
         click.echo(f"caching is off ({ENV_CACHE_DIR}=off)")
         return
     total = sum(size for _p, size in files)
-    click.echo(f"{folder}: {len(files)} file{'s' if len(files) != 1 else ''}, {total / 1e6:.1f} MB")
+    click.echo(f"{folder}: {len(files)} file{'s' if len(files) != 1 else ''}, {total / 1e6:.1f} MB; "
+               f"{len(sources)} fetched recipe source{'s' if len(sources) != 1 else ''}")
     if clear:
-        click.echo(f"removed {removed} file{'s' if removed != 1 else ''}")
+        click.echo(f"removed {removed} file{'s' if removed != 1 else ''} and "
+                   f"{removed_sources} fetched source{'s' if removed_sources != 1 else ''}")

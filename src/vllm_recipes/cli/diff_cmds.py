@@ -72,6 +72,26 @@ def _selection_impact(hf_id: str, recipes_dir: tuple[str, ...], spec_a: str, spe
     return compare_selections(catalog, recipe, (spec_a, state_a.selection), (spec_b, state_b.selection))
 
 
+def _catalog_impact(base: str, head: str | None, recipes_dir: tuple[str, ...], jobs: int | None) -> Impact:
+    """BASE against HEAD (default: the last --recipes-dir, else the current directory)."""
+    from vllm_recipes.catalog.gitrev import is_git_spec
+    from vllm_recipes.review.compare import catalogs_for_comparison, compare_catalogs
+
+    head_spec = head or (recipes_dir[-1] if recipes_dir else ".")
+    git_cwd = "." if is_git_spec(head_spec) else head_spec
+    head_files = read_side(head_spec, git_cwd)
+    base_files = read_side(base, git_cwd)
+    empty = [spec for spec, files in ((base, base_files), (head_spec, head_files))
+             if not any(k.startswith("models/") for k in files)]
+    if len(empty) == 2:  # (one empty side is a catalog added or removed whole; both: the wrong place)
+        fail(f"no recipes found: no models/<org>/<repo>.yaml in {base} nor in {head_spec}"
+             + (f" (looked in {Path(git_cwd).resolve()})" if git_cwd else ""))
+    for spec in empty:
+        click.echo(f"note: no recipe files under {spec} (models/<org>/<repo>.yaml)", err=True)
+    base_cat, head_cat = catalogs_for_comparison(base_files, head_files, base, head_spec)
+    return compare_catalogs(base_cat, head_cat, base, head or head_spec, jobs=jobs)
+
+
 @cli.command("diff")
 @click.argument("base")
 @click.argument("head", required=False)
@@ -97,7 +117,6 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
     With --a/--b, BASE is a recipe id and the two selections of it are compared.
     Exit 0 unless --fail-on-change and something changed.
     """
-    from vllm_recipes.review.compare import catalogs_for_comparison, compare_catalogs
     from vllm_recipes.review.report import markdown_report, terminal_report
 
     if as_json and fmt not in (None, "json"):
@@ -110,21 +129,7 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
             fail("with --a/--b, pass one recipe id (HF_ID), not two sources.")
         impact = _selection_impact(base, recipes_dir, spec_a, spec_b)
     else:
-        head_spec = head or (recipes_dir[-1] if recipes_dir else ".")
-        from vllm_recipes.catalog.gitrev import is_git_spec
-
-        git_cwd = "." if is_git_spec(head_spec) else head_spec
-        head_files = read_side(head_spec, git_cwd)
-        base_files = read_side(base, git_cwd)
-        empty = [spec for spec, files in ((base, base_files), (head_spec, head_files))
-                 if not any(k.startswith("models/") for k in files)]
-        if len(empty) == 2:  # (one empty side is a catalog added or removed whole; both: the wrong place)
-            fail(f"no recipes found: no models/<org>/<repo>.yaml in {base} nor in {head_spec}"
-                 + (f" (looked in {Path(git_cwd).resolve()})" if git_cwd else ""))
-        for spec in empty:
-            click.echo(f"note: no recipe files under {spec} (models/<org>/<repo>.yaml)", err=True)
-        base_cat, head_cat = catalogs_for_comparison(base_files, head_files, base, head_spec)
-        impact = compare_catalogs(base_cat, head_cat, base, head or head_spec, jobs=jobs)
+        impact = _catalog_impact(base, head, recipes_dir, jobs)
     if fmt == "json":
         click.echo(json.dumps(impact.to_dict(), indent=2, ensure_ascii=False))
     elif fmt == "markdown":

@@ -11,7 +11,7 @@ import click
 
 from vllm_recipes.render.artifacts import Artifact
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
-from vllm_recipes.service import export
+from vllm_recipes.service import EXPORT_ARGUMENTS, export
 
 from .main import cli, fail, load_or_exit
 from .options import find_recipe, query_from_options, refusals, selection_options
@@ -43,10 +43,10 @@ def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
 @selection_options
 @click.option("--to", "target", required=True, type=click.Choice(list(TARGETS)), help="Deploy target.")
 @click.option("-o", "--output", default="-", show_default=True, help="Directory to write the files into, or - for stdout.")
-@click.option("--namespace", default="default", show_default=True, help="Kubernetes namespace.")
-@click.option("--name", help="Object / job name (default: from the model id).")
-@click.option("--pvc", help="Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).")
-@click.option("--image", help="Container image (default: the image the Docker tab uses).")
+@click.option("--namespace", default="default", help=EXPORT_ARGUMENTS["namespace"])
+@click.option("--name", help=EXPORT_ARGUMENTS["name"])
+@click.option("--pvc", help=EXPORT_ARGUMENTS["pvc"])
+@click.option("--image", help=EXPORT_ARGUMENTS["image"])
 @click.option("--rdma", default="rdma/ib", show_default=True,
               help="Kubernetes resource of one RDMA NIC for multi-node / PD / Mooncake-RDMA pods, or 'none'.")
 def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: str, namespace: str, name: str | None,

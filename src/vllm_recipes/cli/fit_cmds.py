@@ -163,7 +163,8 @@ def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: 
         try:
             facts.checkpoint = fetch_info(repo)
         except HubError as exc:
-            facts.notes.append(f"checkpoint size: {exc}")
+            if str(exc) not in facts.notes:  # an unreachable Hub is said once
+                facts.notes.append(f"checkpoint size: {exc}")
     facts.cached_gib = checkpoint_gib_from_cache(repo)
     return facts
 
@@ -224,11 +225,8 @@ _FAILURES = {"weights": "the weights exceed the requested memory",
              "max_model_len": "one request of --max-model-len does not fit"}
 
 
-def print_report(r: FitReport) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=max(120, Console().width), soft_wrap=False)
+def _print_head(console: Any, r: FitReport) -> None:
+    """Model, selection, hardware, architecture, checkpoint and the release whose rules apply."""
     console.print(f"[bold]{r.hf_id}[/bold]  variant {r.variant}, strategy {r.strategy}, {r.node_count} node(s)")
     console.print(f"hardware: {r.hardware.label}" + ("  [yellow](custom profile)[/yellow]" if r.hardware.custom
                                                       else "") + f"  [{r.hardware.source}]")
@@ -238,31 +236,50 @@ def print_report(r: FitReport) -> None:
     if r.checkpoint_gib is not None:
         console.print(f"checkpoint: {r.checkpoint_gib:,.2f} GiB ({r.weights_source})")
     console.print(f"vLLM {r.release} memory rules")
+
+
+def _print_processes(console: Any, r: FitReport) -> None:
+    """One column per process, then each process's levers and notes."""
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    table.add_column("")
+    for p in r.processes:
+        table.add_column(p.role)
+    rows = [_rows(p) for p in r.processes]
+    for i, (label, _) in enumerate(rows[0]):
+        table.add_row(label, *(rw[i][1] for rw in rows))
+    console.print(table)
+    for p in r.processes:
+        for lv in p.levers:
+            console.print(f"lever ({p.role}): {lv.change} -> {lv.detail}" + ("" if lv.starts else " [does not start]"))
+        for n in p.notes:
+            console.print(f"note ({p.role}): {n}")
+
+
+#: what to do when a fact is missing (the CLI may name its own flags; the page never does)
+_HINTS = (
+    ("architecture", "hint: add model.architecture_facts to the recipe, pass --hf-config PATH (a config.json), "
+                     "or run once online so the Hub's config.json is cached"),
+    ("checkpoint size", "hint: pass --weights-gib GIB, or run once online so the checkpoint's safetensors "
+                        "metadata is cached"),
+)
+
+
+def print_report(r: FitReport) -> None:
+    from rich.console import Console
+
+    console = Console(width=max(120, Console().width), soft_wrap=False)
+    _print_head(console, r)
     if r.processes:
-        table = Table(show_lines=False)
-        table.add_column("")
-        for p in r.processes:
-            table.add_column(p.role)
-        rows = [_rows(p) for p in r.processes]
-        for i, (label, _) in enumerate(rows[0]):
-            table.add_row(label, *(rw[i][1] for rw in rows))
-        console.print(table)
-        for p in r.processes:
-            for lv in p.levers:
-                console.print(f"lever ({p.role}): {lv.change} -> {lv.detail}"
-                              + ("" if lv.starts else " [does not start]"))
-            for n in p.notes:
-                console.print(f"note ({p.role}): {n}")
+        _print_processes(console, r)
     for n in r.notes:
         console.print(f"note: {n}")
     for e in (*r.errors, *(c.message for c in r.checks)):
         console.print(f"[red]error:[/red] {e}" if not r.missing else f"unknown: {e}")
-    if "architecture" in r.missing:
-        console.print("hint: add model.architecture_facts to the recipe, pass --hf-config PATH (a config.json), "
-                      "or run once online so the Hub's config.json is cached")
-    elif "checkpoint size" in r.missing:
-        console.print("hint: pass --weights-gib GIB, or run once online so the checkpoint's safetensors "
-                      "metadata is cached")
+    hint = next((h for missing, h in _HINTS if missing in r.missing), None)
+    if hint:
+        console.print(hint)
     console.print(f"[bold]verdict: {r.verdict}[/bold]")
 
 
@@ -317,6 +334,46 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
                   + (f"; {len(res.unknown)} recipe(s) without architecture facts" if res.unknown else ""))
 
 
+def _search_target(catalog: Catalog, target: GpuTarget | None, kw: dict[str, Any]) -> GpuTarget:
+    """The GPUs a reverse search is for: the options', else the ``--hardware`` profile (exit 2 without)."""
+    if target is not None:
+        return target
+    if not kw.get("hardware"):
+        fail("name a model, or the hardware to search for (--gpus N --gpu-memory GB, --gpu, --hardware).")
+    try:
+        return profile_target(catalog.hardware_profiles, kw["hardware"])
+    except HardwareError as exc:
+        fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
+    raise AssertionError("unreachable")  # pragma: no cover - fail() exits
+
+
+def _omni_unknown(recipe: Recipe, as_json: bool) -> None:
+    """A vLLM-Omni pipeline is not one ``vllm serve`` process: nothing the planner can size (exit 3)."""
+    reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
+    if as_json:
+        click.echo(json.dumps({"model": recipe.hf_id, "verdict": "unknown", "starts": False,
+                               "missing": ["vllm serve process"], "errors": [reason], "processes": []}, indent=2))
+    else:
+        click.echo(f"unknown: {reason}\nverdict: unknown")
+    raise SystemExit(EXIT_CODES["unknown"])
+
+
+def _offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
+                    kw: dict[str, Any]) -> GpuTarget | None:
+    """A catalog profile the recipe offers becomes the selection's hardware (``kw`` updated); one it does
+    not offer is planned as a custom profile of that family."""
+    if target is None or target.custom or not target.profile_id:
+        return target
+    from vllm_recipes.select.state import hardware_block_reason
+
+    variant = recipe.variants.get(kw.get("variant") or "default") or {}
+    if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
+        kw["hardware"] = target.profile_id
+        return target
+    return GpuTarget(target.label, target.gpu_gib, target.gpus_per_node, target.profile_id, True,
+                     target.brand, target.source, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
+
+
 @cli.command("fit")
 @selection_options
 @click.option("--gpu", help='GPU name, e.g. "RTX 5090" (a catalog profile when one matches).')
@@ -347,35 +404,13 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
     if hf_id is None:
-        if target is None:
-            if not kw.get("hardware"):
-                fail("name a model, or the hardware to search for (--gpus N --gpu-memory GB, --gpu, --hardware).")
-            try:
-                target = profile_target(catalog.hardware_profiles, kw["hardware"])
-            except HardwareError as exc:
-                fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
-        _search_output(catalog, target, context, as_json)
+        _search_output(catalog, _search_target(catalog, target, kw), context, as_json)
         return
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:  # a vLLM-Omni pipeline, not one `vllm serve` process: nothing the planner can size
-        reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
-        if as_json:
-            click.echo(json.dumps({"model": recipe.hf_id, "verdict": "unknown", "starts": False,
-                                   "missing": ["vllm serve process"], "errors": [reason], "processes": []}, indent=2))
-        else:
-            click.echo(f"unknown: {reason}\nverdict: unknown")
-        raise SystemExit(EXIT_CODES["unknown"])
+    if recipe.is_omni:
+        _omni_unknown(recipe, as_json)
     strategy_given = bool(kw.get("strategy"))
-    if target is not None and not target.custom and target.profile_id:
-        from vllm_recipes.select.state import hardware_block_reason
-
-        variant = recipe.variants.get(kw.get("variant") or "default") or {}
-        if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
-            kw["hardware"] = target.profile_id
-        else:  # not offered by the recipe: plan it as a custom profile of that family
-            target = GpuTarget(target.label, target.gpu_gib, target.gpus_per_node, target.profile_id, True,
-                               target.brand, target.source, notes=(f"{target.profile_id} is not offered by "
-                                                                    f"{recipe.hf_id}",))
+    target = _offered_target(catalog, recipe, target, kw)
     state = resolve_request(catalog, recipe, kw)
     facts = gather_facts(catalog, recipe, state.selection.variant_key, hf_config, offline,
                          need_checkpoint=weights_gib is None)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.cli.main import cli, recipes_dir_option
+
+if TYPE_CHECKING:
+    from vllm_recipes.i18n.translation import Translation
 
 EXIT_CLEAN, EXIT_STALE = 0, 1
 
@@ -61,36 +64,45 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
     stale = [t for t in results if t.stale]
 
     if as_json:
-        report = {
-            "recipes_dir": str(catalog.root),
-            "translations": [{
-                "path": t.rel_path,
-                "recipe": t.hf_id,
-                "lang": t.lang,
-                "source_date_updated": t.source_date_updated,
-                "recipe_date_updated": _date_updated(catalog.recipe(t.hf_id)),
-                "stale": t.stale,
-                "stale_sections": sorted(t.stale_sections),
-                "findings": [f.to_dict() for f in t.all_findings],
-            } for t in results],
-            "summary": {"checked": len(results), "stale": len(stale), "clean": len(results) - len(stale),
-                        "findings": sum(len(t.all_findings) for t in results)},
-        }
-        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(_check_report(catalog, results), ensure_ascii=False, indent=2))
     else:
-        for t in results:
-            if not t.stale:
-                click.echo(f"{t.rel_path}: ok (translated from {t.source_date_updated}, nothing drifted)")
-                continue
-            for f in t.all_findings:
-                click.echo(f"{t.rel_path}: {f.section}: {f.label}: {f.token} ({f.explanation})")
-        if not results:
-            click.echo("no translations found", err=True)
-        else:
-            n = sum(len(t.all_findings) for t in stale)
-            click.echo(f"{len(results)} translation(s) checked: {len(stale)} stale ({n} finding(s)), "
-                       f"{len(results) - len(stale)} clean")
+        _print_check(results)
     sys.exit(EXIT_STALE if stale else EXIT_CLEAN)
+
+
+def _check_report(catalog: Catalog, results: list[Translation]) -> dict[str, Any]:
+    stale = [t for t in results if t.stale]
+    return {
+        "recipes_dir": str(catalog.root),
+        "translations": [{
+            "path": t.rel_path,
+            "recipe": t.hf_id,
+            "lang": t.lang,
+            "source_date_updated": t.source_date_updated,
+            "recipe_date_updated": _date_updated(catalog.recipe(t.hf_id)),
+            "stale": t.stale,
+            "stale_sections": sorted(t.stale_sections),
+            "findings": [f.to_dict() for f in t.all_findings],
+        } for t in results],
+        "summary": {"checked": len(results), "stale": len(stale), "clean": len(results) - len(stale),
+                    "findings": sum(len(t.all_findings) for t in results)},
+    }
+
+
+def _print_check(results: list[Translation]) -> None:
+    for t in results:
+        if not t.stale:
+            click.echo(f"{t.rel_path}: ok (translated from {t.source_date_updated}, nothing drifted)")
+            continue
+        for f in t.all_findings:
+            click.echo(f"{t.rel_path}: {f.section}: {f.label}: {f.token} ({f.explanation})")
+    if not results:
+        click.echo("no translations found", err=True)
+        return
+    stale = [t for t in results if t.stale]
+    n = sum(len(t.all_findings) for t in stale)
+    click.echo(f"{len(results)} translation(s) checked: {len(stale)} stale ({n} finding(s)), "
+               f"{len(results) - len(stale)} clean")
 
 
 @i18n_group.command("sections")

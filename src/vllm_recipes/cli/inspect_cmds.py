@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_list, as_map
 
 from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
 from .output import dump_json, is_tty, json_option, print_table
@@ -26,24 +26,13 @@ if TYPE_CHECKING:
     from vllm_recipes.catalog.diagnostics import Finding
 
 
-_fail = fail
-_load = load_or_exit
-
-
-_is_tty = is_tty
-_table = print_table
-
-
 def _heading(text: str) -> None:
-    if _is_tty():
+    if is_tty():
         from rich.console import Console
 
         Console().print(f"\n[bold]{text}[/bold]")
     else:
         click.echo(f"\n{text}")
-
-
-_dump = dump_json
 
 
 # ------------------------------------------------------------------------------------------
@@ -124,11 +113,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         return shown.get(f.file) or _display_path(catalog, f.file)
 
     if as_json and fmt not in (None, "json"):
-        _fail(f"--json conflicts with --format {fmt}.")
+        fail(f"--json conflicts with --format {fmt}.")
     fmt = "json" if as_json else (fmt or "text")
     summary = format_findings_summary(findings, n_files) + (f" new since {new_since}" if new_since else "")
     if fmt == "json":
-        _dump([{**f.to_dict(), "file": where(f)} for f in findings])
+        dump_json([{**f.to_dict(), "file": where(f)} for f in findings])
     elif fmt in ("github", "sarif"):
         from vllm_recipes import __version__
         from vllm_recipes.review.annotations import github_annotations, sarif_log
@@ -138,7 +127,7 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
                 click.echo(line)
             click.echo(summary)
         else:
-            _dump(sarif_log(findings, where, __version__))
+            dump_json(sarif_log(findings, where, __version__))
     else:
         for f in findings:
             click.echo(f.format(where(f)))
@@ -170,23 +159,19 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
 # list
 # ------------------------------------------------------------------------------------------
 
-def _variant_keys(recipe: Recipe) -> list[str]:
-    return [str(k) for k in recipe.variants]
-
-
 @cli.command("list")
 @recipes_dir_option
 @json_option
 def list_cmd(recipes_dir: tuple[str, ...], as_json: bool) -> None:
     """List the recipes of the catalog: id, title, provider and variants."""
-    catalog = _load(recipes_dir)
+    catalog = load_or_exit(recipes_dir)
     rows = [{"hf_id": r.hf_id, "title": r.title, "provider": r.provider,
-             "variants": _variant_keys(r), "file": r.rel_path} for r in catalog.recipes]
+             "variants": [str(k) for k in r.variants], "file": r.rel_path} for r in catalog.recipes]
     if as_json:
-        _dump(rows)
+        dump_json(rows)
     else:
-        _table(None, ["HF ID", "TITLE", "PROVIDER", "VARIANTS"],
-               [[r["hf_id"], r["title"], r["provider"], r["variants"]] for r in rows])
+        print_table(None, ["HF ID", "TITLE", "PROVIDER", "VARIANTS"],
+                    [[r["hf_id"], r["title"], r["provider"], r["variants"]] for r in rows])
     if catalog.load_errors:
         n = len(catalog.load_errors)
         click.echo(f"note: {n} file{'s' if n != 1 else ''} could not be loaded; "
@@ -197,18 +182,6 @@ def list_cmd(recipes_dir: tuple[str, ...], as_json: bool) -> None:
 # show
 # ------------------------------------------------------------------------------------------
 
-def _m(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _lst(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
-
-
-def _resolve(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    return find_or_exit(catalog, hf_id)
-
-
 def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
     """Everything ``show`` prints, as plain data (also the ``--json`` output)."""
     from vllm_recipes.select.defaults import pick_default_hardware, recommend_strategy
@@ -216,27 +189,27 @@ def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
 
     data, meta, model = recipe.data, recipe.meta, recipe.model
     profiles = catalog.hardware_profiles
-    default_hw = pick_default_hardware(profiles, _m(recipe.variants.get("default")), data) if profiles else None
+    default_hw = pick_default_hardware(profiles, as_map(recipe.variants.get("default")), data) if profiles else None
     offered = offered_strategies(data) if not recipe.is_omni else []
     recommended = recommend_strategy(data, 1) if offered else None
-    opt_in = [f for f in _lst(data.get("opt_in_features")) if isinstance(f, str)]
+    opt_in = [f for f in as_list(data.get("opt_in_features")) if isinstance(f, str)]
     out: dict[str, Any] = {
         "hf_id": recipe.hf_id, "title": recipe.title, "provider": recipe.provider,
         "description": meta.get("description"), "model_id": model.get("model_id"), "file": recipe.rel_path,
         "source": recipe.source,
         "omni": recipe.is_omni, "default_hardware": default_hw,
-        "variants": [{"key": vk, "label": _m(v).get("label"), "precision": _m(v).get("precision"),
-                      "vram_minimum_gb": _m(v).get("vram_minimum_gb"),
-                      "model_id": _m(v).get("model_id") or model.get("model_id")} for vk, v in recipe.variants.items()],
+        "variants": [{"key": vk, "label": as_map(v).get("label"), "precision": as_map(v).get("precision"),
+                      "vram_minimum_gb": as_map(v).get("vram_minimum_gb"),
+                      "model_id": as_map(v).get("model_id") or model.get("model_id")} for vk, v in recipe.variants.items()],
         "hardware": _hardware_rows(catalog, recipe, default_hw),
         "strategies": _strategy_rows(catalog, recipe, offered, recommended), "recommended_strategy": recommended,
         "features": _feature_rows(recipe, default_hw, opt_in), "opt_in_features": opt_in,
-        "hardware_opt_in_features": {hw: [f for f in _lst(lst) if isinstance(f, str)]
-                                     for hw, lst in _m(data.get("hardware_opt_in_features")).items()},
+        "hardware_opt_in_features": {hw: [f for f in as_list(lst) if isinstance(f, str)]
+                                     for hw, lst in as_map(data.get("hardware_opt_in_features")).items()},
     }
     if recipe.is_omni:
-        tasks = _lst(_m(data.get("omni")).get("tasks"))
-        out["omni_tasks"] = [t if isinstance(t, str) else _m(t).get("key") or _m(t).get("id") for t in tasks]
+        tasks = as_list(as_map(data.get("omni")).get("tasks"))
+        out["omni_tasks"] = [t if isinstance(t, str) else as_map(t).get("key") or as_map(t).get("id") for t in tasks]
     return out
 
 
@@ -244,10 +217,10 @@ def _hardware_rows(catalog: Catalog, recipe: Recipe, default_hw: str | None) -> 
     """Each listed profile with the variants that run on it, then declared ids the catalog lacks."""
     from vllm_recipes.select.gates import is_listed, variant_runs_on
 
-    declared = _m(recipe.meta.get("hardware"))
+    declared = as_map(recipe.meta.get("hardware"))
     rows = []
     for hw, prof in catalog.hardware_profiles.items():
-        p = _m(prof)
+        p = as_map(prof)
         if not is_listed(recipe.data, hw, p):
             continue
         runs = [vk for vk, v in recipe.variants.items() if isinstance(v, dict) and variant_runs_on(p, v, hw)]
@@ -266,12 +239,12 @@ def _hardware_rows(catalog: Catalog, recipe: Recipe, default_hw: str | None) -> 
 
 def _strategy_rows(catalog: Catalog, recipe: Recipe, offered: list[Any], recommended: str | None
                    ) -> list[dict[str, Any]]:
-    listed = _lst(recipe.data.get("compatible_strategies"))
-    sh = _m(recipe.data.get("strategy_hardware"))
+    listed = as_list(recipe.data.get("compatible_strategies"))
+    sh = as_map(recipe.data.get("strategy_hardware"))
     rows = []
     for s in offered:
-        gates = _m(sh.get(s))
-        spec = _m(catalog.strategies.get(s)) if isinstance(s, str) else {}
+        gates = as_map(sh.get(s))
+        spec = as_map(catalog.strategies.get(s)) if isinstance(s, str) else {}
         rows.append({
             "id": s, "display_name": spec.get("display_name"), "known": s in catalog.serving_strategies,
             "recommended": s == recommended, "opt_in": s not in listed,
@@ -288,14 +261,14 @@ def _feature_rows(recipe: Recipe, default_hw: str | None, opt_in: list[str]) -> 
     data = recipe.data
     default_on = set(default_features(data, default_hw, "default")) if not recipe.is_omni else set()
     rows = []
-    for fk, feat in _m(data.get("features")).items():
-        f = _m(feat)
-        modes = [mk for mk in _m(f.get("modes"))]
+    for fk, feat in as_map(data.get("features")).items():
+        f = as_map(feat)
+        modes = list(as_map(f.get("modes")))
         rows.append({
             "key": fk, "label": f.get("label"), "description": f.get("description"),
             "default_on": fk in default_on, "opt_in": fk in opt_in,
             "modes": modes, "default_mode": default_mode_for(f) if modes else None,
-            "strategies": [s for s in _lst(f.get("strategies"))],
+            "strategies": list(as_list(f.get("strategies"))),
             "conflicts_with": list(feature_conflicts(data, fk)) if isinstance(fk, str) else [],
         })
     return rows
@@ -319,10 +292,10 @@ def print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
     click.echo(f"model: {ov['model_id']}    file: {ov['file']}{source}")
 
     _heading("Variants")
-    _table(None, ["KEY", "LABEL", "PRECISION", "SIZE", "MODEL"],
-           [[v["key"], v["label"], v["precision"],
-             f"{v['vram_minimum_gb']} GB" if v["vram_minimum_gb"] is not None else "", v["model_id"]]
-            for v in ov["variants"]])
+    print_table(None, ["KEY", "LABEL", "PRECISION", "SIZE", "MODEL"],
+                [[v["key"], v["label"], v["precision"],
+                  f"{v['vram_minimum_gb']} GB" if v["vram_minimum_gb"] is not None else "", v["model_id"]]
+                 for v in ov["variants"]])
 
     _print_hardware(ov)
     if ov["omni"]:
@@ -344,7 +317,7 @@ def _print_hardware(ov: dict[str, Any]) -> None:
             mark = (mark + " " if mark else "") + "(no variant runs)"
         facts_from = ", ".join(dict.fromkeys(h.get("sources", {}).values()))
         rows.append([h["id"] + (" *" if h["default"] else ""), name, mark, runs, facts_from])
-    _table(None, ["ID", "NAME", "STATUS", "VARIANTS", "FACTS FROM"], rows)
+    print_table(None, ["ID", "NAME", "STATUS", "VARIANTS", "FACTS FROM"], rows)
     if ov["default_hardware"]:
         click.echo("* default hardware")
 
@@ -363,7 +336,7 @@ def _print_strategies(ov: dict[str, Any]) -> None:
         if not s["known"]:
             notes.append("unknown strategy")
         srows.append([s["id"], s["display_name"], "; ".join(notes)])
-    _table(None, ["ID", "NAME", "NOTES"], srows)
+    print_table(None, ["ID", "NAME", "NOTES"], srows)
 
 
 def _print_features(ov: dict[str, Any]) -> None:
@@ -378,7 +351,7 @@ def _print_features(ov: dict[str, Any]) -> None:
         if f["conflicts_with"]:
             extra.append("conflicts with: " + ", ".join(map(str, f["conflicts_with"])))
         frows.append([f["key"], on, modes, "; ".join(extra)])
-    _table(None, ["FEATURE", "DEFAULT", "MODES (* default)", "NOTES"], frows)
+    print_table(None, ["FEATURE", "DEFAULT", "MODES (* default)", "NOTES"], frows)
     click.echo("opt-in features: " + (", ".join(ov["opt_in_features"]) or "(none)"))
     for hw, lst in ov["hardware_opt_in_features"].items():
         click.echo(f"opt-in on {hw}: " + (", ".join(lst) or "(none)"))
@@ -390,12 +363,12 @@ def _print_features(ov: dict[str, Any]) -> None:
 @click.argument("hf_id")
 def show_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> None:
     """Show one recipe: variants, hardware, offered strategies and features."""
-    catalog = _load(recipes_dir)
-    recipe, via_variant = _resolve(catalog, hf_id)
+    catalog = load_or_exit(recipes_dir)
+    recipe, via_variant = find_or_exit(catalog, hf_id)
     ov = recipe_overview(catalog, recipe)
     if as_json:
         if via_variant:
             ov["via_variant"] = via_variant
-        _dump(ov)
+        dump_json(ov)
     else:
         print_overview(ov, via_variant)

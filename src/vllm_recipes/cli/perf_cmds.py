@@ -51,6 +51,8 @@ def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None, offline: 
     from vllm_recipes.perf.sources import config_facts
 
     found = gather_facts(catalog, recipe, variant_key, hf_config, offline)
+    for note in found.notes:  # why a fact is missing (an unreachable Hub, a gated repository)
+        click.echo(f"note: {note}", err=True)
     arch, cached = found.arch, found.cached_gib
     facts = None
     if hf_config or not isinstance(recipe.model.get("architecture_facts"), dict):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import os
 import socket
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +13,10 @@ from vllm_recipes.catalog.remote import is_remote
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
 from .safety import follow_symlinks_option
+
+if TYPE_CHECKING:
+    from vllm_recipes.catalog import Catalog
+    from vllm_recipes.web.authoring import SourceLinks
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
@@ -69,22 +75,8 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
     docs/reference/json-api.md.
     """
-    import os
-
-    source = None
-    if source_url:  # (imported only then: the web layer's imports wait until a child parses meanwhile)
-        from vllm_recipes.web.authoring import SourceLinks
-
-        try:
-            source = SourceLinks.parse(source_url)
-        except ValueError as exc:
-            fail(str(exc))
-    if watch and not recipes_dir:
-        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
-    if watch and (reload or workers > 1):
-        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
-    if watch and (len(recipes_dir) > 1 or is_remote(recipes_dir[0])):
-        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
+    source = _source_links(source_url)
+    _check_watch(watch, reload, workers, recipes_dir)
     catalog = load_or_exit(recipes_dir)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
@@ -103,32 +95,62 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     bound = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     n = len(catalog.recipes)
-
     what = f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}"
     if reload or workers > 1:
         # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
         # checked that the port is free, so we do not claim to be serving yet (uvicorn logs when it listens)
         sock.close()
-        import uvicorn
-
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
-        from vllm_recipes.web.limits import (
-            KEEP_ALIVE_S,
-            MAX_HEAD_BYTES,
-            HeaderTimeoutProtocol,
-            connection_cap,
-        )
-
-        uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=bound, reload=reload,
-                    workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
-                    timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
-                    h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-                    reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
+        _run_processes(host, bound, reload, workers, log_level)
         return
+    _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
+                f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
+
+
+def _source_links(source_url: str | None) -> SourceLinks | None:
+    if not source_url:
+        return None
+    # (imported only here: the web layer's imports wait until a child parses meanwhile)
+    from vllm_recipes.web.authoring import SourceLinks
+
+    try:
+        return SourceLinks.parse(source_url)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _check_watch(watch: bool, reload: bool, workers: int, recipes_dir: tuple[str, ...]) -> None:
+    if not watch:
+        return
+    if not recipes_dir:
+        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
+    if reload or workers > 1:
+        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
+    if len(recipes_dir) > 1 or is_remote(recipes_dir[0]):
+        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
+
+
+def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: str) -> None:
+    """uvicorn's reloader or worker processes, each building the app from the environment."""
+    import uvicorn
+
+    from vllm_recipes.web.limits import KEEP_ALIVE_S, MAX_HEAD_BYTES, HeaderTimeoutProtocol, connection_cap
+
+    uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=port, reload=reload,
+                workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
+                timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
+                h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+                reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
+
+
+def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | None, watch_dir: str | None,
+                header_timeout: float, log_level: str, banner: str) -> None:
+    """Serve on the listening socket in this process (``watch_dir``: reload the catalog on changes)."""
     import uvicorn
 
     from vllm_recipes.web import create_app
+    from vllm_recipes.web.limits import server_config
 
     authoring = None
     if source is not None:
@@ -136,22 +158,19 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
 
         authoring = AuthoringState(source)
     live = None
-    if watch:
+    if watch_dir is not None:
         from vllm_recipes.web.live import LiveCatalog
 
         app = create_app(catalog, api_jobs=1, authoring=authoring)
-        live = LiveCatalog(app, recipes_dir[0], source)
+        live = LiveCatalog(app, watch_dir, source)
         live.reload()
         live.start()
     else:
         app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
-    from vllm_recipes.web.limits import server_config
-
     server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
                                           proxy_headers=False))
     # the socket listens: a client connecting now is answered as soon as the loop runs
-    click.echo(f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""),
-               err=True)
+    click.echo(banner, err=True)
     try:
         server.run(sockets=[sock])
     finally:

@@ -178,41 +178,58 @@ def _param_billions(v: Any) -> float | None:
         return None
 
 
-def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] | None = None) -> Architecture:
-    """A validated ``model.architecture_facts`` block (see docs/decisions-fit.md for the keys)."""
-    model = model or {}
-    heads = _int(block.get("num_attention_heads"))
-    kv_heads = _int(block.get("num_kv_heads"))
-    attention = block.get("attention") if isinstance(block.get("attention"), str) else kind_for_heads(heads, kv_heads)
+#: ``architecture_facts`` keys read as they are into the :class:`Architecture` field of the same name:
+#: key -> (reader, value when absent or zero; ``None``: kept as read)
+_BLOCK_FIELDS: dict[str, tuple[Any, Any]] = {
+    "num_layers": (_int, 0), "head_dim": (_int, None), "kv_lora_rank": (_int, None),
+    "qk_rope_head_dim": (_int, None), "sliding_window": (_int, None), "sliding_window_layers": (_int, 0),
+    "linear_layers": (_int, 0), "linear_state_bytes": (_int, 0), "kv_elements_per_token": (_num, None),
+    "kv_elements_per_token_max": (_num, None), "hidden_size": (_int, None), "vocab_size": (_int, None),
+    "dtype_bytes": (_int, 2), "expert_fraction": (_num, 0.0), "indexer_logits_bytes": (_int, 0),
+}
+
+
+def _block_attention(block: Mapping[str, Any], heads: int | None, kv_heads: int | None) -> tuple[str, int | None]:
+    """The attention kind (given, else from the head counts) and the KV heads it implies (MQA 1, MHA all)."""
+    given = block.get("attention")
+    attention = given if isinstance(given, str) else kind_for_heads(heads, kv_heads)
     if attention not in ATTENTION_KINDS:
         raise ArchitectureError(f"unknown attention kind {attention!r}; expected one of {', '.join(ATTENTION_KINDS)}")
     if kv_heads is None and attention == "mqa":
         kv_heads = 1
     if kv_heads is None and attention == "mha":
         kv_heads = heads
-    ck = block.get("checkpoint_gib")
-    checkpoint: dict[str, float] = {}
+    return attention, kv_heads
+
+
+def _block_checkpoints(ck: Any) -> tuple[tuple[str, float], ...]:
+    """``checkpoint_gib``: one size for every variant (``"*"``) or ``{variant: GiB}``."""
     if isinstance(ck, Mapping):
-        checkpoint = {str(k): float(v) for k, v in ck.items() if _num(v) is not None}
-    elif (whole := _num(ck)) is not None:
-        checkpoint = {"*": whole}
-    tables = tuple(HostTable(float(t["gib"]), str(t["flag"]), str(t.get("marker") or ""))
-                   for t in block.get("host_tables") or () if isinstance(t, Mapping) and _num(t.get("gib")) is not None
-                   and isinstance(t.get("flag"), str))
-    ctx = _int(block.get("max_position_embeddings")) or _int(model.get("context_length"))
+        return tuple({str(k): float(v) for k, v in ck.items() if _num(v) is not None}.items())
+    whole = _num(ck)
+    return () if whole is None else (("*", whole),)
+
+
+def _block_host_tables(tables: Any) -> tuple[HostTable, ...]:
+    return tuple(HostTable(float(t["gib"]), str(t["flag"]), str(t.get("marker") or ""))
+                 for t in tables or () if isinstance(t, Mapping) and _num(t.get("gib")) is not None
+                 and isinstance(t.get("flag"), str))
+
+
+def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] | None = None) -> Architecture:
+    """A validated ``model.architecture_facts`` block (see docs/decisions-fit.md for the keys)."""
+    model = model or {}
+    heads = _int(block.get("num_attention_heads"))
+    attention, kv_heads = _block_attention(block, heads, _int(block.get("num_kv_heads")))
+    fields = {}
+    for key, (read, absent) in _BLOCK_FIELDS.items():
+        value = read(block.get(key))
+        fields[key] = value if absent is None else value or absent
     return check_architecture(Architecture(
-        num_layers=_int(block.get("num_layers")) or 0, attention=attention, num_attention_heads=heads,
-        num_kv_heads=kv_heads, head_dim=_int(block.get("head_dim")), kv_lora_rank=_int(block.get("kv_lora_rank")),
-        qk_rope_head_dim=_int(block.get("qk_rope_head_dim")), sliding_window=_int(block.get("sliding_window")),
-        sliding_window_layers=_int(block.get("sliding_window_layers")) or 0,
-        linear_layers=_int(block.get("linear_layers")) or 0,
-        linear_state_bytes=_int(block.get("linear_state_bytes")) or 0,
-        kv_elements_per_token=_num(block.get("kv_elements_per_token")),
-        kv_elements_per_token_max=_num(block.get("kv_elements_per_token_max")),
-        hidden_size=_int(block.get("hidden_size")), vocab_size=_int(block.get("vocab_size")),
-        max_position_embeddings=ctx, dtype_bytes=_int(block.get("dtype_bytes")) or 2,
-        checkpoint_gib=tuple(checkpoint.items()), expert_fraction=_num(block.get("expert_fraction")) or 0.0,
-        host_tables=tables, indexer_logits_bytes=_int(block.get("indexer_logits_bytes")) or 0,
+        **fields, attention=attention, num_attention_heads=heads, num_kv_heads=kv_heads,
+        max_position_embeddings=_int(block.get("max_position_embeddings")) or _int(model.get("context_length")),
+        checkpoint_gib=_block_checkpoints(block.get("checkpoint_gib")),
+        host_tables=_block_host_tables(block.get("host_tables")),
         source=str(block.get("source") or "recipe model.architecture_facts"),
     ))
 
@@ -263,79 +280,166 @@ def _kda_state_bytes(lc: Mapping[str, Any], dtype_bytes: int) -> int:
     return (3 * (kernel - 1) * heads * dim + heads * dim * dim) * dtype_bytes
 
 
+#: config.json spellings of one fact across model families, the first non-zero one wins
+_LAYERS = ("num_hidden_layers", "n_layer", "num_layers")
+_HEADS = ("num_attention_heads", "n_head")
+_HIDDEN = ("hidden_size", "n_embd")
+_EXPERTS = ("num_local_experts", "n_routed_experts", "num_experts")
+_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "experts_per_token", "moe_topk")
+_EXPERT_WIDTH = ("moe_intermediate_size", "intermediate_size")
+
+
+def _first(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    """The first key with a non-zero int (like ``a or b or c``: the last one read when none is)."""
+    value = None
+    for key in keys:
+        value = _int(cfg.get(key))
+        if value:
+            return value
+    return value
+
+
+def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A multimodal config's language model (``text_config`` / ``llm_config``) over its top level."""
+    text = config.get("text_config") or config.get("llm_config")
+    if isinstance(text, Mapping) and _int(text.get("num_hidden_layers")):
+        return {**config, **text}
+    return config
+
+
+#: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
+_Mix = tuple[int, int, int, int]
+
+
+def _nonempty_list(v: Any) -> bool:
+    return isinstance(v, list | tuple) and bool(v)
+
+
+def _mix_kimi_linear(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Kimi-Linear: the listed layers are full (MLA) attention, the others KDA linear attention."""
+    lc = cfg.get("linear_attn_config")
+    if not (isinstance(lc, Mapping) and isinstance(lc.get("full_attn_layers"), list | tuple)):
+        return None
+    return layers, 0, layers - len(lc["full_attn_layers"]), _kda_state_bytes(lc, dtype_bytes)
+
+
+def _mix_full_interval(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Qwen3-Next / Qwen3.5: every Nth layer is full, the rest Gated-DeltaNet (unless ``layer_types`` says)."""
+    every = _int(cfg.get("full_attention_interval"))
+    if not every or _nonempty_list(cfg.get("layer_types")):
+        return None
+    return layers, 0, layers - layers // every, 0
+
+
+def _mix_layer_types(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    types = cfg.get("layer_types")
+    if not (isinstance(types, list | tuple) and types):
+        return None
+    named = [t for t in types if isinstance(t, str)]
+    return (layers, sum(1 for t in named if "sliding" in t),
+            sum(1 for t in named if "linear" in t or "mamba" in t), 0)
+
+
+def _mix_nemotron_h(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Nemotron-H: M = Mamba, * = attention, - = MLP only (holds no cache, so not counted)."""
+    pattern = cfg.get("hybrid_override_pattern")
+    if not (isinstance(pattern, str) and pattern):
+        return None
+    mamba = pattern.count("M")
+    return mamba + pattern.count("*"), 0, mamba, 0
+
+
+def _mix_gemma(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Gemma 3: every Nth layer is global, the others windowed."""
+    every = _int(cfg.get("sliding_window_pattern"))
+    if not (window and every):
+        return None
+    return layers, layers - layers // every, 0, 0
+
+
+def _mix_jamba(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise."""
+    period = _int(cfg.get("attn_layer_period"))
+    if not period:
+        return None
+    offset = _int(cfg.get("attn_layer_offset")) or 0
+    return layers, 0, layers - sum(1 for i in range(layers) if i % period == offset), 0
+
+
+def _mix_qwen2_window(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Qwen2: layers from ``max_window_layers`` on are windowed when ``use_sliding_window`` is on."""
+    if not (window and _int(cfg.get("max_window_layers")) is not None and cfg.get("use_sliding_window") is True):
+        return None
+    return layers, max(0, layers - (_int(cfg.get("max_window_layers")) or 0)), 0, 0
+
+
+def _mix_all_windowed(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
+    """Every layer windowed (Mistral-7B-v0.1 style)."""
+    return (layers, layers, 0, 0) if window else None
+
+
+#: the layer-pattern conventions, most specific first: the first that applies describes the model
+_LAYER_MIXES = (_mix_kimi_linear, _mix_full_interval, _mix_layer_types, _mix_nemotron_h, _mix_gemma, _mix_jamba,
+                _mix_qwen2_window, _mix_all_windowed)
+
+
+def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix:
+    """Sliding / full / linear layers, and a linear layer's state (Gated-DeltaNet, else Mamba-2)."""
+    mix = next((m for rule in _LAYER_MIXES if (m := rule(cfg, layers, window, dtype_bytes)) is not None),
+               (layers, 0, 0, 0))
+    layers, sliding, linear, state = mix
+    if linear and not state:
+        state = _gated_delta_state_bytes(cfg, dtype_bytes) or _mamba_state_bytes(cfg, dtype_bytes)
+    return layers, sliding if window else 0, linear, state
+
+
+def _attention_shape(cfg: Mapping[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:
+    """Query heads, KV heads (MQA: 1; default: the query heads), hidden size, head dim."""
+    heads = _first(cfg, _HEADS)
+    kv_heads = _int(cfg.get("num_key_value_heads"))
+    if kv_heads is None and cfg.get("multi_query") is True:
+        kv_heads = 1
+    hidden = _first(cfg, _HIDDEN)
+    head_dim = _int(cfg.get("head_dim")) or (hidden // heads if hidden and heads else None)
+    return heads, kv_heads or heads, hidden, head_dim
+
+
+def _moe_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    experts = _first(cfg, _EXPERTS)
+    return {"expert_fraction": expert_fraction_from_config(cfg) if experts and experts > 1 else 0.0,
+            "num_experts": experts or 0, "experts_per_token": _first(cfg, _EXPERTS_PER_TOKEN) or 0,
+            "moe_intermediate_size": _first(cfg, _EXPERT_WIDTH)}
+
+
+def _mla_fields(cfg: Mapping[str, Any], kv_lora: int | None) -> dict[str, Any]:
+    """MLA's rope part, and a DeepSeek-V3.2-style sparse indexer (``index_head_dim`` + ``index_topk``):
+    its cache holds ``index_head_dim`` fp8 values + a fp32 scale per 128 per token per layer."""
+    index_dim = _int(cfg.get("index_head_dim"))
+    sparse = bool(kv_lora and index_dim and _int(cfg.get("index_topk")))
+    return {"qk_rope_head_dim": _int(cfg.get("qk_rope_head_dim")) or (0 if kv_lora else None), "sparse_mla": sparse,
+            "indexer_bytes": (index_dim + 4 * max(1, index_dim // 128)) if sparse and index_dim else 0}
+
+
 def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> Architecture:
     """An :class:`Architecture` from a parsed Hugging Face ``config.json`` (multimodal: its ``text_config``)."""
     if not isinstance(config, Mapping):
         raise ArchitectureError(f"{source}: expected a JSON object")
-    cfg: Mapping[str, Any] = config
-    text = config.get("text_config") or config.get("llm_config")
-    if isinstance(text, Mapping) and _int(text.get("num_hidden_layers")):
-        cfg = {**config, **text}
-    layers = _int(cfg.get("num_hidden_layers")) or _int(cfg.get("n_layer")) or _int(cfg.get("num_layers"))
+    cfg = _text_config(config)
+    layers = _first(cfg, _LAYERS)
     if not layers:
         raise ArchitectureError(f"{source}: no num_hidden_layers")
     dtype_bytes = _TORCH_DTYPE_BYTES.get(str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"), 2)
-    heads = _int(cfg.get("num_attention_heads")) or _int(cfg.get("n_head"))
-    kv_heads = _int(cfg.get("num_key_value_heads"))
-    if kv_heads is None and cfg.get("multi_query") is True:
-        kv_heads = 1
-    kv_heads = kv_heads or heads
-    hidden = _int(cfg.get("hidden_size")) or _int(cfg.get("n_embd"))
-    head_dim = _int(cfg.get("head_dim")) or (hidden // heads if hidden and heads else None)
+    heads, kv_heads, hidden, head_dim = _attention_shape(cfg)
     kv_lora = _int(cfg.get("kv_lora_rank"))
-    attention = "mla" if kv_lora else kind_for_heads(heads, kv_heads)
-
-    # layer pattern: sliding / full / linear
     window = _int(cfg.get("sliding_window")) if cfg.get("use_sliding_window", True) is not False else None
-    sliding = linear = 0
-    state_bytes = 0
-    types = cfg.get("layer_types")
-    pattern = cfg.get("hybrid_override_pattern")
-    linear_cfg = cfg.get("linear_attn_config")
-    if isinstance(linear_cfg, Mapping) and isinstance(linear_cfg.get("full_attn_layers"), list | tuple):
-        # Kimi-Linear: the listed layers are full (MLA) attention, the others KDA linear attention
-        linear = layers - len(linear_cfg["full_attn_layers"])
-        state_bytes = _kda_state_bytes(linear_cfg, dtype_bytes)
-    elif _int(cfg.get("full_attention_interval")) and not (isinstance(types, list | tuple) and types):
-        every = _int(cfg.get("full_attention_interval")) or 1  # Qwen3-Next / Qwen3.5: every Nth layer is full
-        linear = layers - layers // every
-    elif isinstance(types, list | tuple) and types:
-        sliding = sum(1 for t in types if isinstance(t, str) and "sliding" in t)
-        linear = sum(1 for t in types if isinstance(t, str) and ("linear" in t or "mamba" in t))
-    elif isinstance(pattern, str) and pattern:
-        # Nemotron-H style: M = Mamba, * = attention, - = MLP only (holds no cache, so not counted)
-        linear = pattern.count("M")
-        layers = linear + pattern.count("*")
-    elif window and _int(cfg.get("sliding_window_pattern")):
-        every = _int(cfg.get("sliding_window_pattern")) or 1  # Gemma 3: every Nth layer is global
-        sliding = layers - layers // every
-    elif _int(cfg.get("attn_layer_period")):  # Jamba: attention every period, Mamba otherwise
-        period = _int(cfg.get("attn_layer_period")) or 1
-        offset = _int(cfg.get("attn_layer_offset")) or 0
-        linear = layers - sum(1 for i in range(layers) if i % period == offset)
-    elif window and _int(cfg.get("max_window_layers")) is not None and cfg.get("use_sliding_window") is True:
-        sliding = max(0, layers - (_int(cfg.get("max_window_layers")) or 0))
-    elif window:
-        sliding = layers  # every layer windowed (Mistral-7B-v0.1 style)
-    if linear and not state_bytes:
-        state_bytes = _gated_delta_state_bytes(cfg, dtype_bytes) or _mamba_state_bytes(cfg, dtype_bytes)
-    if sliding and not window:
-        sliding = 0
-    experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
-    index_dim = _int(cfg.get("index_head_dim"))
-    sparse = bool(kv_lora and index_dim and _int(cfg.get("index_topk")))
+    layers, sliding, linear, state_bytes = _layer_mix(cfg, layers, window, dtype_bytes)
     return check_architecture(Architecture(
-        num_layers=layers, attention=attention, num_attention_heads=heads, num_kv_heads=kv_heads,
-        head_dim=head_dim, kv_lora_rank=kv_lora, qk_rope_head_dim=_int(cfg.get("qk_rope_head_dim")) or (0 if kv_lora else None),
+        num_layers=layers, attention="mla" if kv_lora else kind_for_heads(heads, kv_heads),
+        num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, kv_lora_rank=kv_lora,
         sliding_window=window if sliding else None, sliding_window_layers=sliding, linear_layers=linear,
         linear_state_bytes=state_bytes, hidden_size=hidden, vocab_size=_int(cfg.get("vocab_size")),
         max_position_embeddings=_int(cfg.get("max_position_embeddings")), dtype_bytes=dtype_bytes,
-        expert_fraction=expert_fraction_from_config(cfg) if experts and experts > 1 else 0.0,
-        intermediate_size=_int(cfg.get("intermediate_size")), num_experts=experts or 0,
-        experts_per_token=_int(cfg.get("num_experts_per_tok")) or _int(cfg.get("experts_per_token"))
-        or _int(cfg.get("moe_topk")) or 0,
-        moe_intermediate_size=_int(cfg.get("moe_intermediate_size")) or _int(cfg.get("intermediate_size")),
-        sparse_mla=sparse, indexer_bytes=(index_dim + 4 * max(1, index_dim // 128)) if sparse and index_dim else 0,
+        intermediate_size=_int(cfg.get("intermediate_size")), **_moe_fields(cfg), **_mla_fields(cfg, kv_lora),
         mtp_layers=_int(cfg.get("num_nextn_predict_layers")) or 0, replicated_params=replicated_params(cfg),
         source=source,
     ))
@@ -359,29 +463,38 @@ def replicated_params(cfg: Mapping[str, Any]) -> int:
     return out
 
 
-def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
-    """Share of the parameters that are routed experts, from the config's shapes (weights of every
-    expert: gate, up and down projections; every layer at or after ``first_k_dense_replace`` that
-    ``moe_layer_freq`` selects). An estimate of the parameter share, used only when the checkpoint's
-    own tensor names are unknown (see :mod:`vllm_recipes.fit.checkpoints`)."""
-    experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
-    hidden = _int(cfg.get("hidden_size")) or 0
-    width = _int(cfg.get("moe_intermediate_size")) or _int(cfg.get("intermediate_size")) or 0
-    layers = _int(cfg.get("num_hidden_layers")) or 0
-    if not (experts and hidden and width and layers):
-        return 0.0
+def _moe_layers(cfg: Mapping[str, Any], layers: int) -> int:
+    """Layers with routed experts: from ``first_k_dense_replace`` on, every ``moe_layer_freq``-th."""
     first_dense = _int(cfg.get("first_k_dense_replace")) or 0
-    freq = _int(cfg.get("moe_layer_freq")) or _int(cfg.get("decoder_sparse_step")) or 1
-    moe_layers = sum(1 for i in range(first_dense, layers) if i % freq == 0) if freq > 0 else layers
-    expert_params = moe_layers * experts * 3 * hidden * width
+    freq = _first(cfg, ("moe_layer_freq", "decoder_sparse_step")) or 1
+    return sum(1 for i in range(first_dense, layers) if i % freq == 0) if freq > 0 else layers
+
+
+def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
+    """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
     heads = _int(cfg.get("num_attention_heads")) or 1
     head_dim = _int(cfg.get("head_dim")) or hidden // heads
     kv = _int(cfg.get("num_key_value_heads")) or heads
     attn = layers * hidden * head_dim * (2 * heads + 2 * kv)
     dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
     shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)
-    embed = 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
-    total = expert_params + attn + dense_mlp + shared + embed
+    return attn + dense_mlp + shared + 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
+
+
+def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
+    """Share of the parameters that are routed experts, from the config's shapes (weights of every
+    expert: gate, up and down projections; every layer at or after ``first_k_dense_replace`` that
+    ``moe_layer_freq`` selects). An estimate of the parameter share, used only when the checkpoint's
+    own tensor names are unknown (see :mod:`vllm_recipes.fit.checkpoints`)."""
+    experts = _first(cfg, _EXPERTS)
+    hidden = _int(cfg.get("hidden_size")) or 0
+    width = _first(cfg, _EXPERT_WIDTH) or 0
+    layers = _int(cfg.get("num_hidden_layers")) or 0
+    if not (experts and hidden and width and layers):
+        return 0.0
+    moe_layers = _moe_layers(cfg, layers)
+    expert_params = moe_layers * experts * 3 * hidden * width
+    total = expert_params + _non_expert_params(cfg, layers, moe_layers, hidden, width)
     return expert_params / total if total else 0.0
 
 

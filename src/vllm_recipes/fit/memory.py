@@ -422,11 +422,28 @@ def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
                        gpus_available, draft_gib)
 
 
-@lru_cache(maxsize=8192)
-def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
-                context: int | None, model_len: int | None, levers: bool, release: str | None, gpu_name: str,
-                gpus_available: int | None, draft_gib: float) -> ProcessFit:
-    rules = rules_for(release)
+@dataclass(frozen=True, slots=True)
+class _Budget:
+    """Everything before the KV pool: batch sizes, the start-up peak and what is left for KV."""
+
+    batched: int
+    seqs: int
+    model_max: int
+    util: float
+    weights: float
+    forward: float
+    sampler: float
+    workspace: float
+    peak: float
+    non_torch: float
+    graphs: float
+    requested: float
+    kv: float
+
+
+def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape, model_len: int | None,
+            rules: MemoryRules, gpu_name: str, draft_gib: float) -> _Budget:
+    """Requested memory - weights - the profiling peak - non-torch - CUDA graphs (or --kv-cache-memory-bytes)."""
     defaults = batch_defaults(gpu_gib, gpu_name, rules)
     batched = shape.max_num_batched_tokens or defaults.max_num_batched_tokens
     seqs = shape.max_num_seqs or defaults.max_num_seqs
@@ -441,78 +458,112 @@ def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
     non_torch, graphs = non_torch_bytes(shape), cuda_graph_bytes(arch, shape, rules)
     requested = gpu_gib * GIB * util
     if shape.kv_cache_memory_bytes is not None:
-        budget = float(shape.kv_cache_memory_bytes)
+        kv = float(shape.kv_cache_memory_bytes)
     else:
-        budget = requested - weights - act - non_torch - graphs
-    notes: list[str] = []
-    dcp = max(1, shape.dcp)
-    if arch.attention == "compressed_sparse":
-        block = shape.block_size or DEFAULT_BLOCK_SIZE
-        per_token = kv_bytes_per_token(arch, shape)
-        num_blocks = int(budget // (per_token * block)) if budget > 0 and per_token > 0 else 0
-        pool = None
-        kv_tokens = per_group = num_blocks * block
-        groups = 1
-    else:
-        pool = kv_pool(arch, shape)
-        block = pool.block_size
-        per_token = kv_bytes_per_token(arch, shape)
-        unit = pool.page_bytes * pool.group_size
-        num_blocks = int(budget // unit) if budget > 0 and unit > 0 else 0
-        groups = max(1, pool.num_groups)
-        per_group = num_blocks // groups * block
-        kv_tokens = per_group * dcp
-        if pool.hybrid:
-            notes.append(f"Hybrid KV cache: {groups} groups of {pool.group_size} layers "
-                         f"({', '.join(f'{n} {k}' for k, n in pool.layers)}) share {num_blocks:,} blocks "
-                         f"of {block} tokens.")
-        if block != (shape.block_size or DEFAULT_BLOCK_SIZE):
-            notes.append(f"vLLM raises the attention block size to {block} tokens so a page holds the "
-                         "linear-attention state.")
+        kv = requested - weights - act - non_torch - graphs
+    return _Budget(batched, seqs, model_max, util, weights, fwd, smp, workspace, act, non_torch, graphs, requested, kv)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """The KV pool a budget buys: blocks, groups, tokens ("GPU KV cache size" before the release's rewrite)."""
+
+    pool: KvPool | None  # None: compressed sparse KV (no layer plan)
+    block: int
+    per_token: float
+    num_blocks: int
+    groups: int
+    per_group: int
+    kv_tokens: int
+    notes: tuple[str, ...]
+
+
+def _sparse_pool(arch: Architecture, shape: ProcessShape, budget: float) -> _Pool:
+    block = shape.block_size or DEFAULT_BLOCK_SIZE
+    per_token = kv_bytes_per_token(arch, shape)
+    num_blocks = int(budget // (per_token * block)) if budget > 0 and per_token > 0 else 0
+    return _Pool(None, block, per_token, num_blocks, 1, num_blocks * block, num_blocks * block, ())
+
+
+def _layer_pool(arch: Architecture, shape: ProcessShape, budget: float) -> _Pool:
+    pool = kv_pool(arch, shape)
+    block = pool.block_size
+    unit = pool.page_bytes * pool.group_size
+    num_blocks = int(budget // unit) if budget > 0 and unit > 0 else 0
+    groups = max(1, pool.num_groups)
+    per_group = num_blocks // groups * block
+    notes = []
+    if pool.hybrid:
+        notes.append(f"Hybrid KV cache: {groups} groups of {pool.group_size} layers "
+                     f"({', '.join(f'{n} {k}' for k, n in pool.layers)}) share {num_blocks:,} blocks "
+                     f"of {block} tokens.")
+    if block != (shape.block_size or DEFAULT_BLOCK_SIZE):
+        notes.append(f"vLLM raises the attention block size to {block} tokens so a page holds the "
+                     "linear-attention state.")
+    return _Pool(pool, block, kv_bytes_per_token(arch, shape), num_blocks, groups, per_group,
+                 per_group * max(1, shape.dcp), tuple(notes))
+
+
+def _failure(b: _Budget, shape: ProcessShape, max_len: int, needed: float) -> str:
+    """Why vLLM refuses to start ("" when it starts)."""
+    if b.weights > b.requested and shape.kv_cache_memory_bytes is None:
+        return "weights"
+    if b.kv <= 0:
+        return "no_kv_memory"
+    if not max_len or needed > b.kv:
+        return "max_model_len"
+    return ""
+
+
+def _estimate_notes(arch: Architecture, shape: ProcessShape, budget: float, block: int) -> tuple[int | None, list[str]]:
+    """Compressed sparse KV: the estimate said, and the token count of the upper bound when there is one."""
+    if arch.exact:
+        return None, []
+    notes = ["Compressed sparse KV is not modelled exactly: tokens use the recipe's estimate of KV "
+             "elements per token."]
+    if not arch.kv_elements_per_token_max:
+        return None, [*notes, "No upper bound on KV per token can be derived from the recipe's facts."]
+    bound = tokens_for_budget(budget, kv_bytes_per_token(arch, shape, arch.kv_elements_per_token_max), block)
+    return bound, [*notes, f"Upper bound on KV per token gives at least {bound:,} tokens."]
+
+
+@lru_cache(maxsize=8192)
+def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
+                context: int | None, model_len: int | None, levers: bool, release: str | None, gpu_name: str,
+                gpus_available: int | None, draft_gib: float) -> ProcessFit:
+    rules = rules_for(release)
+    b = _budget(arch, checkpoint_gib, gpu_gib, shape, model_len, rules, gpu_name, draft_gib)
+    p = _sparse_pool(arch, shape, b.kv) if arch.attention == "compressed_sparse" else _layer_pool(arch, shape, b.kv)
+    notes = list(p.notes)
+    dcp, pool, block = max(1, shape.dcp), p.pool, p.block
     if shape.max_model_len_auto:
-        max_len = longest_fitting(arch, shape, budget, block, model_max or kv_tokens, batched)
+        max_len = longest_fitting(arch, shape, b.kv, block, b.model_max or p.kv_tokens, b.batched)
         notes.append(f"--max-model-len auto: vLLM picks the longest context that fits ({max_len:,} tokens).")
     else:
-        max_len = shape.max_model_len or model_max or kv_tokens
+        max_len = shape.max_model_len or b.model_max or p.kv_tokens
     ctx_len = context or max_len
 
     def per_request(n: int) -> int:
-        if pool is None:
-            return ceil_div(n, block)
-        return blocks_per_request(pool, n, batched, dcp)
+        return ceil_div(n, block) if pool is None else blocks_per_request(pool, n, b.batched, dcp)
 
     need_blocks = per_request(max_len) if max_len else 0
-    at_max = num_blocks / need_blocks if need_blocks else 0.0
-    if pool is not None and rules.capacity_is_concurrency and max_len:
-        kv_tokens = int(at_max * max_len)
+    at_max = p.num_blocks / need_blocks if need_blocks else 0.0
+    kv_tokens = int(at_max * max_len) if pool is not None and rules.capacity_is_concurrency and max_len \
+        else p.kv_tokens
     ctx_blocks = per_request(ctx_len) if ctx_len else 0
-    uncapped = num_blocks // ctx_blocks if ctx_blocks else 0
-    needed = (kv_needed(pool, max_len, batched, dcp) if pool is not None
+    uncapped = p.num_blocks // ctx_blocks if ctx_blocks else 0
+    needed = (kv_needed(pool, max_len, b.batched, dcp) if pool is not None
               else request_bytes(arch, shape, max_len, block)) if max_len else 0.0
-    failure = ""
-    if weights > requested and shape.kv_cache_memory_bytes is None:
-        failure = "weights"
-    elif budget <= 0:
-        failure = "no_kv_memory"
-    elif not max_len or needed > budget:
-        failure = "max_model_len"
-    bound = None
-    if not arch.exact:
-        notes.append("Compressed sparse KV is not modelled exactly: tokens use the recipe's estimate of KV "
-                     "elements per token.")
-        if arch.kv_elements_per_token_max:
-            per_max = kv_bytes_per_token(arch, shape, arch.kv_elements_per_token_max)
-            bound = tokens_for_budget(budget, per_max, block)
-            notes.append(f"Upper bound on KV per token gives at least {bound:,} tokens.")
-        else:
-            notes.append("No upper bound on KV per token can be derived from the recipe's facts.")
+    failure = _failure(b, shape, max_len, needed)
+    bound, more = _estimate_notes(arch, shape, b.kv, block)
     fit = ProcessFit(
-        role=shape.role, shape=shape, gpu_memory=gpu_gib * GIB, utilization=util, weights=weights, activation=act,
-        non_torch=non_torch, cuda_graphs=graphs, kv_budget=budget, kv_bytes_per_token=per_token, block_size=block,
-        kv_tokens=kv_tokens, max_model_len=max_len, context=ctx_len, concurrency=min(seqs, uncapped),
-        concurrency_uncapped=uncapped, max_num_seqs=seqs, starts=not failure, exact=arch.exact,
-        kv_tokens_bound=bound, notes=tuple(notes), max_num_batched_tokens=batched, release=rules.release,
-        forward=fwd, sampler=smp, moe_workspace=workspace, num_blocks=num_blocks, kv_groups=groups, kv_tokens_per_group=per_group,
+        role=shape.role, shape=shape, gpu_memory=gpu_gib * GIB, utilization=b.util, weights=b.weights,
+        activation=b.peak, non_torch=b.non_torch, cuda_graphs=b.graphs, kv_budget=b.kv,
+        kv_bytes_per_token=p.per_token, block_size=block, kv_tokens=kv_tokens, max_model_len=max_len,
+        context=ctx_len, concurrency=min(b.seqs, uncapped), concurrency_uncapped=uncapped, max_num_seqs=b.seqs,
+        starts=not failure, exact=arch.exact, kv_tokens_bound=bound, notes=tuple(notes + more),
+        max_num_batched_tokens=b.batched, release=rules.release, forward=b.forward, sampler=b.sampler,
+        moe_workspace=b.workspace, num_blocks=p.num_blocks, kv_groups=p.groups, kv_tokens_per_group=p.per_group,
         concurrency_at_max_len=at_max, kv_needed=float(needed), failure=failure)
     if levers:
         fit = replace(fit, levers=_levers(arch, checkpoint_gib, gpu_gib, fit, model_len, release, gpu_name,

@@ -85,20 +85,15 @@ class FitReport:
 # --------------------------------------------------------------------------------------------
 
 def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
-    """The recipe's ``model.architecture_facts`` (memoized on the catalog; ``None`` when absent or invalid)."""
-    key = ("fit-arch", recipe.rel_path)
-    memo = catalog.memo
-    if key in memo:
-        return memo[key]
+    """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid). Not memoized: ~0.1 ms
+    a recipe, once per page and once per recipe in a search (docs/decisions-fit.md, section 8)."""
     block = recipe.model.get(ARCH_KEY)
-    arch = None
-    if isinstance(block, Mapping):
-        try:
-            arch = architecture_from_block(block, recipe.model)
-        except (ArchitectureError, TypeError, ValueError, KeyError):
-            arch = None
-    memo[key] = arch
-    return arch
+    if not isinstance(block, Mapping):
+        return None
+    try:
+        return architecture_from_block(block, recipe.model)
+    except (ArchitectureError, TypeError, ValueError, KeyError):
+        return None
 
 
 def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
@@ -71,6 +74,33 @@ def hub_endpoint() -> str | None:
     return os.environ.get("HF_ENDPOINT") or None
 
 
+#: seconds a TCP connection to the Hub (or the proxy in front of it) may take before the fit answers
+#: "unknown": huggingface_hub's own retries take ~30 s to give up on a machine without network
+HUB_CONNECT_TIMEOUT = 2.0
+#: endpoint -> why it could not be reached; a failed connection is remembered for the process
+UNREACHABLE: dict[str, str] = {}
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hub cannot be reached now (``None``: a TCP connection opened). One short attempt per
+    endpoint, to the proxy when one applies; a failure is kept in :data:`UNREACHABLE` for the process."""
+    endpoint = hub_endpoint() or "https://huggingface.co"
+    if endpoint in UNREACHABLE:
+        return UNREACHABLE[endpoint]
+    url = urlsplit(endpoint)
+    proxy = None if urllib.request.proxy_bypass(url.hostname or "") else urllib.request.getproxies().get(url.scheme)
+    target = urlsplit(proxy if proxy and "://" in proxy else f"http://{proxy}") if proxy else url
+    port = target.port or (443 if target.scheme == "https" else 80)
+    try:
+        socket.create_connection((target.hostname or "", port), timeout=HUB_CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        why = f"cannot reach the Hub at {url.hostname} ({'proxy ' if proxy else ''}{target.hostname}:{port}: " \
+              f"{exc.strerror or type(exc).__name__})"
+        UNREACHABLE[endpoint] = why
+        return why
+    return None
+
+
 def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
     """Download ``config.json`` of ``repo_id`` into the Hugging Face cache (:class:`ArchitectureError` when
     the Hub cannot give it: the message says why, in plain words)."""
@@ -78,6 +108,8 @@ def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
         from huggingface_hub import hf_hub_download
     except ImportError:
         raise ArchitectureError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
+    if why := hub_unreachable():
+        raise ArchitectureError(why)
     with _hub_call(repo_id, ArchitectureError, "config.json"):
         return Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
                                     endpoint=hub_endpoint()))
@@ -194,6 +226,8 @@ def fetch_info(repo_id: str, token: str | bool | None = None) -> CheckpointInfo:
         from huggingface_hub import HfApi
     except ImportError:  # pragma: no cover - the optional `hf` extra is not installed
         raise HubError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
+    if why := hub_unreachable():
+        raise HubError(why)
     with _hub_call(repo_id, HubError, "safetensors weights"):
         meta = HfApi(endpoint=hub_endpoint()).get_safetensors_metadata(repo_id, token=token)
     tensors = ((name, t.dtype, t.parameter_count, t.data_offsets[1] - t.data_offsets[0])

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.render.docker import DEFAULT_IMAGES, NIGHTLY_IMAGES, DockerMeta, docker_meta
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -54,14 +55,6 @@ ENGINE_FLAGS = frozenset({
     # builder "Advanced" options available to every recipe
     "--max-num-batched-tokens", "--max-num-seqs", "--gpu-memory-utilization", "--max-model-len",
 })
-#: default images by brand key (synthesis.md §9.1)
-DEFAULT_IMAGES = {
-    False: {"nvidia": "vllm/vllm-openai:latest", "amd": "vllm/vllm-openai-rocm:latest",
-            "tpu": "vllm/vllm-tpu:latest", "intel": "vllm/vllm-openai-cpu:latest-x86_64"},
-    True: {"nvidia": "vllm/vllm-openai:nightly", "amd": "vllm/vllm-openai-rocm:nightly",
-           "tpu": "vllm/vllm-tpu:nightly"},
-}
-XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
 #: frontends env when the taxonomy carries none (extensions.md §1.3)
 FALLBACK_FRONTEND_ENV = {"python": {}, "rust": {"VLLM_USE_RUST_FRONTEND": "1"}}
 #: synthesized install commands (synthesis.md §11.7)
@@ -116,17 +109,6 @@ def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
                 yield piece
 
 
-def _brand_key(profile: Mapping[str, Any]) -> str:
-    gen, brand = profile.get("generation"), profile.get("brand")
-    if gen == "tpu":
-        return "tpu"
-    if brand == "AMD":
-        return "amd"
-    if gen in ("cpu", "xpu") or brand == "Intel":
-        return "intel"
-    return "nvidia"
-
-
 def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
     """Profile ids the recipe can render for (meta.hardware, supported_hardware, overrides)."""
     profiles = catalog.hardware_profiles
@@ -158,58 +140,44 @@ def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
     """Every image a rendering of ``recipe`` can name (synthesis.md §9.1, §9.7, UI CUDA toggle)."""
-    nightly = recipe.model.get("nightly_required") is True
-    defaults = DEFAULT_IMAGES[nightly]
     images: set[str] = set()
     variants = [v for v in recipe.variants.values() if isinstance(v, Mapping)] or [{}]
     for hw in _recipe_hardware(catalog, recipe):
         profile = catalog.hardware_profiles.get(hw)
-        if not isinstance(profile, Mapping):
-            continue
-        brand = _brand_key(profile)
-        for variant in variants:
-            image: str | None = None
-            cuda: Mapping[str, Any] | None = None
-            ho = variant.get("hardware_overrides")
-            pin = ho.get(hw) if isinstance(ho, Mapping) else None
-            if isinstance(pin, Mapping) and isinstance(pin.get("docker_image"), str):
-                image = pin["docker_image"]
-            for override in (variant.get("docker_image"), recipe.model.get("docker_image")):
-                if image or cuda or not override:
-                    continue
-                if isinstance(override, str):
-                    image = override if brand == "nvidia" else None
-                elif isinstance(override, Mapping) and any(k in override for k in defaults | {"intel": 1}):
-                    v = override.get(brand)
-                    if isinstance(v, str):
-                        image = v
-                    elif brand == "nvidia" and isinstance(v, Mapping) and ("cu129" in v or "cu130" in v):
-                        cuda = v
-                elif isinstance(override, Mapping) and brand == "nvidia" and ("cu129" in override
-                                                                              or "cu130" in override):
-                    cuda = override
-            if profile.get("generation") == "xpu" and not image:
-                image = XPU_IMAGE
-            if cuda:
-                images.update(str(x) for x in cuda.values() if isinstance(x, str))
-            elif image:
-                images.add(image)
-            elif brand in defaults:
-                image = defaults[brand]
-                images.add(image)
-            if brand == "nvidia" and image and not cuda:  # UI CUDA 12.9 toggle
-                images.add(image.replace(":nightly", ":cu129-nightly") if image.endswith(":nightly")
-                           else f"{image}-cu129")
-    # install block: docker pull of the NVIDIA image (§9.7; nightly for nightly recipes, docs/decisions.md)
-    install = recipe.model.get("install")
-    docker = install.get("docker") if isinstance(install, Mapping) else None
-    if docker is not False:
-        di = recipe.model.get("docker_image")
-        pull: Any = di if isinstance(di, str) else di.get("nvidia") if isinstance(di, Mapping) else None
-        if isinstance(pull, Mapping):
-            pull = pull.get("cu130") or pull.get("cu129")
-        images.add(pull if isinstance(pull, str) else defaults["nvidia"])
+        if isinstance(profile, Mapping):
+            for variant in variants:
+                images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
+    pulled = _pulled_image(recipe)
+    if pulled is not None:
+        images.add(pulled)
     return images
+
+
+def _shown_images(meta: DockerMeta) -> set[str]:
+    """The image of one hardware/variant, with both CUDA builds the page's CUDA toggle can show."""
+    if meta.cuda_map:
+        return {x for x in meta.cuda_map.values() if isinstance(x, str)}
+    if meta.image is None:
+        return set()
+    if meta.brand_key != "nvidia":
+        return {meta.image}
+    cu129 = meta.image.replace(":nightly", ":cu129-nightly") if meta.image.endswith(":nightly") \
+        else f"{meta.image}-cu129"
+    return {meta.image, cu129}
+
+
+def _pulled_image(recipe: Recipe) -> str | None:
+    """The install block's ``docker pull`` (the NVIDIA image; §9.7, nightly for nightly recipes), unless hidden."""
+    install = recipe.model.get("install")
+    if isinstance(install, Mapping) and install.get("docker") is False:
+        return None
+    di = recipe.model.get("docker_image")
+    pull: Any = di if isinstance(di, str) else di.get("nvidia") if isinstance(di, Mapping) else None
+    if isinstance(pull, Mapping):
+        pull = pull.get("cu130") or pull.get("cu129")
+    if isinstance(pull, str):
+        return pull
+    return (NIGHTLY_IMAGES if recipe.model.get("nightly_required") is True else DEFAULT_IMAGES)["nvidia"]
 
 
 def _catalog_state(catalog: Catalog) -> list[str]:
@@ -362,7 +330,6 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
     if translation.lang.lower() == SOURCE_LANG:
         findings.append(DriftFinding("-", "invalid", translation.lang,
                                      f"{SOURCE_LANG!r} is the language of the recipe itself"))
-    hashes = translation.source_hashes
     translated: dict[str, Any] = {}
     t_facts: dict[str, list[Fact]] = {}
     for s in translation.sections:
@@ -370,44 +337,34 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
         t_facts.setdefault(s.slug, []).extend(extract_facts(s.markdown))
     for key, text in translation.header.items():
         t_facts[f"meta.{key}"] = extract_facts(text)
-    header_src = header_sources(recipe)
     # "added" looks for a source fact anywhere in the translated guide (translators move
     # things between sentences); a header field is compared with its own translation only
     t_guide = {(f.kind, f.key) for slug, fs in t_facts.items() if not slug.startswith("meta.") for f in fs}
-
     # units in source order: guide sections, then header fields
-    units: list[tuple[str, str, str, int | None]] = []  # slug, title, current hash, line
-    for sec in view.sections:
-        units.append((sec.slug, sec.title or "(preamble)", sec.hash, None))
-    for key, text in header_src.items():
-        units.append((key, key, content_hash(text), None))
-
-    for slug, title, current, _ in units:
+    units = [(sec.slug, sec.title or "(preamble)", sec.hash) for sec in view.sections]
+    units += [(key, key, content_hash(text)) for key, text in header_sources(recipe).items()]
+    for slug, title, current in units:
         is_header = slug.startswith("meta.")
         present = (slug[5:] in translation.header) if is_header else slug in translated
-        line = None if is_header else (translated[slug].line if slug in translated else None)
         if not present:
-            if is_header:
-                continue  # header translations are optional; the page falls back to English
-            if slug in hashes and hashes[slug] == current:
-                continue  # deliberately left untranslated at this revision
-            findings.append(DriftFinding(slug, "untranslated", title,
-                                         "this section of the recipe has no translation; the page shows the original"))
+            # header translations are optional (the page falls back to English); a section whose
+            # recorded hash is current was deliberately left untranslated at this revision
+            if not is_header and translation.source_hashes.get(slug) != current:
+                findings.append(DriftFinding(slug, "untranslated", title, "this section of the recipe has no "
+                                             "translation; the page shows the original"))
             continue
-        recorded = hashes.get(slug)
-        if slug not in hashes or recorded is None:
-            findings.append(DriftFinding(
-                slug, "source-unverified", title,
-                "no hash of the source this section was translated from is recorded, so it cannot "
-                f"be shown current; the source section is now {current}", None, line))
-        elif recorded != current:
-            findings.append(DriftFinding(
-                slug, "source-changed", title,
-                f"translated from {recorded}, the source section is now {current}", None, line))
+        line = None if is_header else translated[slug].line
+        findings += _hash_findings(translation.source_hashes, slug, title, current, line)
         scope = {(f.kind, f.key) for f in t_facts.get(slug, [])} if is_header else t_guide
         findings.extend(_fact_findings(view, slug, t_facts.get(slug, []), scope, line))
+    return findings + _orphan_findings(view, translation, translated, t_facts, t_guide)
 
+
+def _orphan_findings(view: SourceView, translation: Translation, translated: Mapping[str, Any],
+                     t_facts: Mapping[str, list[Fact]], t_guide: set[Key]) -> list[DriftFinding]:
+    """Translated sections whose source anchor is gone (each once), with the facts they state."""
     source_slugs = {s.slug for s in view.sections}
+    findings: list[DriftFinding] = []
     for s in translation.sections:
         if s.slug not in source_slugs and translated[s.slug] is s:
             findings.append(DriftFinding(
@@ -415,6 +372,20 @@ def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation
                 "the recipe's guide no longer has a section with this anchor", None, s.line))
             findings.extend(_fact_findings(view, s.slug, t_facts[s.slug], t_guide, s.line, source=False))
     return findings
+
+
+def _hash_findings(hashes: Mapping[str, str | None], slug: str, title: str, current: str,
+                   line: int | None) -> list[DriftFinding]:
+    """Whether the translated unit was made from the current source (by the hash its front matter records)."""
+    recorded = hashes.get(slug)
+    if recorded is None:
+        return [DriftFinding(slug, "source-unverified", title,
+                             "no hash of the source this section was translated from is recorded, so it cannot "
+                             f"be shown current; the source section is now {current}", None, line)]
+    if recorded != current:
+        return [DriftFinding(slug, "source-changed", title,
+                             f"translated from {recorded}, the source section is now {current}", None, line)]
+    return []
 
 
 def _fact_findings(view: SourceView, slug: str, t_facts: list[Fact], t_all: set[Key], line: int | None,

@@ -174,23 +174,7 @@ def _problem(msg: str, line: int | None = None, token: str = "-", section: str =
 def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path: str) -> Translation:
     """Parse translation file content; problems are collected, never raised."""
     problems: list[DriftFinding] = []
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    front: Mapping[str, Any] = FrozenDict()
-    body, body_offset = text, 0
-    m = _FRONT.match(text)
-    if not m:
-        problems.append(_problem("no YAML front matter (the file must start with a '---' line)", 1))
-    else:
-        body, body_offset = text[m.end():], text.count("\n", 0, m.end())
-        try:
-            doc = parse_yaml(m.group(1) or "", rel_path)
-            if isinstance(doc.data, dict):
-                front = doc.data
-            elif doc.data is not None:
-                problems.append(_problem("front matter must be a mapping", 2))
-        except YamlLoadError as exc:
-            problems.append(_problem(f"front matter: {exc.message}", exc.position.line + 1))
-
+    front, body, body_offset = _front_matter(text.replace("\r\n", "\n").replace("\r", "\n"), rel_path, problems)
     declared = front.get("lang")
     if declared is not None and str(declared) != lang:
         problems.append(_problem(f"front matter says lang {declared!r} but the file name says {lang!r}",
@@ -199,28 +183,8 @@ def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path:
     if recipe_key is not None and str(recipe_key).lower() != hf_id.lower():
         problems.append(_problem(f"front matter names recipe {recipe_key!r}, the file sits beside {hf_id}",
                                  token=str(recipe_key)))
-
-    date = normalize_date(front.get("source_date_updated"))
-    if date is None:
-        problems.append(_problem("front matter lacks source_date_updated (the recipe revision translated)"))
-    elif not isinstance(date, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
-        problems.append(_problem("source_date_updated must be a YYYY-MM-DD date", token=str(date)))
-        date = str(date)
-
-    hashes: dict[str, str | None] = {}
-    raw_hashes = front.get("source_hashes")
-    if raw_hashes is None:
-        problems.append(_problem("front matter lacks source_hashes (source section slug -> hash)"))
-    elif not isinstance(raw_hashes, dict):
-        problems.append(_problem("source_hashes must be a mapping of section slug to hash or null"))
-    else:
-        for k, v in raw_hashes.items():
-            if v is not None and not (isinstance(v, str) and re.fullmatch(r"sha256:[0-9a-f]{16}", v)):
-                problems.append(_problem(f"source hash of {k} must be 'sha256:<16 hex digits>' or null",
-                                         token=str(v), section=str(k)))
-                v = None
-            hashes[str(k)] = v
-
+    date = _source_date(front, problems)
+    hashes = _source_hashes(front, problems)
     header: dict[str, str] = {}
     for key in HEADER_KEYS:
         val = front.get(key)
@@ -228,13 +192,60 @@ def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path:
             header[key] = val.strip()
         elif val is not None:
             problems.append(_problem(f"front matter {key} must be a non-empty string", section=f"meta.{key}"))
-
     sections = _split_body(body, body_offset, problems)
     return Translation(
         hf_id=hf_id, lang=lang, path=path, rel_path=rel_path, front_matter=front,
         source_date_updated=date, source_hashes=FrozenDict(hashes), sections=sections,
         header=FrozenDict(header), parse_problems=tuple(problems),
     )
+
+
+def _front_matter(text: str, rel_path: str, problems: list[DriftFinding]) -> tuple[Mapping[str, Any], str, int]:
+    """``(front matter, body, lines before the body)``; an unreadable front matter is empty (and a problem)."""
+    m = _FRONT.match(text)
+    if not m:
+        problems.append(_problem("no YAML front matter (the file must start with a '---' line)", 1))
+        return FrozenDict(), text, 0
+    body, body_offset = text[m.end():], text.count("\n", 0, m.end())
+    try:
+        doc = parse_yaml(m.group(1) or "", rel_path)
+    except YamlLoadError as exc:
+        problems.append(_problem(f"front matter: {exc.message}", exc.position.line + 1))
+        return FrozenDict(), body, body_offset
+    if isinstance(doc.data, dict):
+        return doc.data, body, body_offset
+    if doc.data is not None:
+        problems.append(_problem("front matter must be a mapping", 2))
+    return FrozenDict(), body, body_offset
+
+
+def _source_date(front: Mapping[str, Any], problems: list[DriftFinding]) -> str | None:
+    date = normalize_date(front.get("source_date_updated"))
+    if date is None:
+        problems.append(_problem("front matter lacks source_date_updated (the recipe revision translated)"))
+    elif not isinstance(date, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
+        problems.append(_problem("source_date_updated must be a YYYY-MM-DD date", token=str(date)))
+        date = str(date)
+    return date
+
+
+def _source_hashes(front: Mapping[str, Any], problems: list[DriftFinding]) -> dict[str, str | None]:
+    """Section slug -> the hash of the source it was translated from (a malformed hash counts as none)."""
+    raw_hashes = front.get("source_hashes")
+    if raw_hashes is None:
+        problems.append(_problem("front matter lacks source_hashes (source section slug -> hash)"))
+        return {}
+    if not isinstance(raw_hashes, dict):
+        problems.append(_problem("source_hashes must be a mapping of section slug to hash or null"))
+        return {}
+    hashes: dict[str, str | None] = {}
+    for k, v in raw_hashes.items():
+        if v is not None and not (isinstance(v, str) and re.fullmatch(r"sha256:[0-9a-f]{16}", v)):
+            problems.append(_problem(f"source hash of {k} must be 'sha256:<16 hex digits>' or null",
+                                     token=str(v), section=str(k)))
+            v = None
+        hashes[str(k)] = v
+    return hashes
 
 
 def _split_body(body: str, offset: int, problems: list[DriftFinding]) -> tuple[TranslatedSection, ...]:

@@ -9,7 +9,7 @@ shadowed by a later layer (we name the layer that wins) or never applicable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -95,47 +95,50 @@ class OfferedGroup(NamedTuple):
     stores: list[tuple[str, str, int]]
 
 
+def _served(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[str, Any], hw: str) -> list[tuple[str, int]]:
+    """The serving strategies offered on ``hw`` (no Mooncake deployments), each with its node count."""
+    gpn = profile.get("gpu_count")
+    scalable = is_scalable(profile)
+    served: list[tuple[str, int]] = []
+    for s in offered_strategies(r):
+        dt = get(catalog.strategies.get(s), "deploy_type")
+        if (dt is None or dt == "kv_store_lb" or not is_strategy_supported_on_hardware(r, s, profile, hw)
+                or not is_strategy_reachable(r, s, dt, gpn, hw)
+                or (not scalable and (dt == "multi_node" or s == "pd_cluster"))):
+            continue
+        served.append((s, max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))))
+    return served
+
+
+def _stores(catalog: Catalog, r: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
+            hw: str) -> list[tuple[str, str, int]]:
+    """The Mooncake deployments offered on ``hw``: id, the serving strategy under it, node count."""
+    ids = [kv_id for kv_id, spec in catalog.strategies.items()
+           if get(spec, "deploy_type") == "kv_store_lb" and kv_store_offered(r, kv_id, profile, hw)]
+    nc = (1 if fits_single_node(profile, variant, hw) else 2) if ids else 1
+    return [(kv_id, recommend_strategy(r, nc), nc) for kv_id in ids]
+
+
 def offered_groups(catalog: Catalog, recipe: Recipe) -> Iterator[OfferedGroup]:
     """Every variant x listed hardware of the recipe with what is offered there (see :class:`OfferedGroup`)."""
     r = recipe.data
     if recipe.is_omni:
         return
-    strategies = catalog.strategies
     kv_offered: dict[tuple[str, str], list[str]] = {}  # KV choices read the hardware and strategy, not the variant
     for vk, variant in as_map(r.get("variants")).items():
         if not is_map(variant):
             continue
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))
-            gpn = profile.get("gpu_count")
-            scalable = is_scalable(profile)
-            served: list[tuple[str, int]] = []
-            for s in offered_strategies(r):
-                dt = get(strategies.get(s), "deploy_type")
-                if dt is None or dt == "kv_store_lb":
-                    continue
-                if not is_strategy_supported_on_hardware(r, s, profile, hw):
-                    continue
-                if not is_strategy_reachable(r, s, dt, gpn, hw):
-                    continue
-                if not scalable and (dt == "multi_node" or s == "pd_cluster"):
-                    continue
-                nodes = max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))
-                served.append((s, nodes))
+            served = _served(catalog, r, profile, hw)
             feature_sets = list(_feature_sets(recipe, hw, vk)) if served else []
             defaults = tuple(default_features(r, hw, vk))
             kv: dict[str, list[str]] = {}
             for s, _nodes in served:
-                kvs = kv_offered.get((hw, s))
-                if kvs is None:
-                    kvs = kv_offered[(hw, s)] = kv_choices(catalog, recipe, hw, s)
-                kv[s] = kvs
-            stores: list[tuple[str, str, int]] = []
-            for kv_id, spec in strategies.items():
-                if get(spec, "deploy_type") == "kv_store_lb" and kv_store_offered(r, kv_id, profile, hw):
-                    nc = 1 if fits_single_node(profile, variant, hw) else 2
-                    stores.append((kv_id, recommend_strategy(r, nc), nc))
-            yield OfferedGroup(vk, hw, served, feature_sets, defaults, kv, stores)
+                if (hw, s) not in kv_offered:
+                    kv_offered[(hw, s)] = kv_choices(catalog, recipe, hw, s)
+                kv[s] = kv_offered[(hw, s)]
+            yield OfferedGroup(vk, hw, served, feature_sets, defaults, kv, _stores(catalog, r, variant, profile, hw))
 
 
 def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:

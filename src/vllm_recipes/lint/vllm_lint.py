@@ -219,12 +219,9 @@ class _Run:
                 i = self.flag(toks, i)
 
     def flag(self, toks: Sequence[str], i: int) -> int:
+        """Lint the flag at ``toks[i]`` and the values after it; the index of the next flag."""
         tok = toks[i]
-        name, joined = tok, None
-        if tok.startswith("-") and "=" in tok:  # ``--x=1``, and ``-cc.key=1`` (vLLM splits any dotted ``-`` flag)
-            name, _, joined = tok.partition("=")
-        elif " " in tok.strip():
-            name, _, joined = tok.strip().partition(" ")
+        name, joined = _split_joined(tok)
         if joined is not None:
             # ``--x=1`` (and ``--json-arg.key=value``) is argparse syntax vLLM accepts: it runs, so a warning
             # (still one item to the dedupe); ``'--x 1'`` as one item is an option vLLM does not know: an error
@@ -233,37 +230,47 @@ class _Run:
                      "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
                      i)
         head, dot, keypath = name.partition(".")
+        head = self._spelling(head, name, i)
+        n_values = self._count_values(toks, i)
+        spec = self._known_spec(head, i)
+        if spec is None:
+            return i + 1 + n_values
+        if dot:
+            return self._dotted(spec, head, keypath, toks, i, joined, n_values)
+        values = [joined] if joined is not None else list(toks[i + 1:i + 1 + n_values])
+        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values, i,
+                           joined is not None)
+        for k, v in enumerate(values[:used]):
+            self._check_value(spec, head, v, i if joined is not None else i + 1 + k)
+        for j in range(i + 1 + (0 if joined is not None else used), i + 1 + n_values):
+            self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {toks[j]!r} is left over "
+                     "(vLLM would refuse it as an unrecognized argument)", j)
+        return i + 1 + n_values
+
+    def _spelling(self, head: str, name: str, i: int) -> str:
+        """``--max_model_len`` is accepted as ``--max-model-len``: reported, and linted as that."""
         if head.startswith("--") and "_" in head:
             fixed = "--" + head[2:].replace("_", "-")
             if fixed in self.view.options or fixed in self.t.declared_flags:
                 self.add("vllm-underscore", "info", name, f"{head} is accepted as {fixed}; spell it {fixed}", i)
-                head = fixed
-        n_values = self._count_values(toks, i)
+                return fixed
+        return head
+
+    def _known_spec(self, head: str, i: int) -> FlagSpec | None:
+        """The release's spec of ``head`` after the unknown / min-version / deprecated checks (``None``: a
+        flag the recipe declares, one vLLM does not know, or one without a spec: nothing more to check)."""
         if head in self.t.declared_flags:
-            return i + 1 + n_values
+            return None
         primary = self.view.options.get(head)
         if primary is None:
             self._unknown_flag(head, i)
-            return i + 1 + n_values
+            return None
         spec = self.view.specs.get(primary)
         self._min_version_flag(head, i)
-        if spec is None:
-            return i + 1 + n_values
-        if spec.deprecated:
+        if spec is not None and spec.deprecated:
             self.add("vllm-deprecated-flag", "warning", head, f"{head} is deprecated in {self.where()}: "
                      f"{spec.deprecated}", i)
-        if dot:
-            return self._dotted(spec, head, keypath, toks, i, joined, n_values)
-        values = [joined] if joined is not None else list(toks[i + 1:i + 1 + n_values])
-        used = self._arity(spec, head, head != primary and head.startswith("--no-"), values, i, joined is not None)
-        for k, v in enumerate(values[:used]):
-            self._check_value(spec, head, v, i if joined is not None else i + 1 + k)
-        consumed = 0 if joined is not None else used
-        for k in range(consumed, n_values):
-            j = i + 1 + k
-            self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {toks[j]!r} is left over "
-                     "(vLLM would refuse it as an unrecognized argument)", j)
-        return i + 1 + n_values
+        return spec
 
     @staticmethod
     def _count_values(toks: Sequence[str], i: int) -> int:
@@ -326,45 +333,30 @@ class _Run:
         if spec.kind == "json":
             self._json(spec, head, value, j)
             return
-        t = spec.type
-        if t in {"int", "human_int", "human_int_or_auto"}:
-            ok = re.fullmatch(r"-?\d+", value) is not None
-            ok = ok or (t != "int" and _HUMAN_INT.match(value) is not None)
-            ok = ok or (t == "human_int_or_auto" and value == "auto")
-            ok = ok or (value in {"None", ""} and spec.choices is None)
-            if not ok:
-                self.add("vllm-invalid-type", "error", head, f"{head} expects {spec.describe()}, got {value!r}", j)
-                return
-        elif t == "float":
-            try:
-                float(value)
-            except ValueError:
-                if value != "None":
-                    self.add("vllm-invalid-type", "error", head, f"{head} expects a float, got {value!r}", j)
-                    return
-        elif t == "json_or_str" and value.lstrip().startswith("{"):
-            try:
-                json.loads(value)
-            except ValueError as exc:
-                self.add("vllm-invalid-type", "error", head, f"{head}: invalid JSON ({exc})", j)
-                return
-        if spec.choices is not None:
-            allowed = {str(c) for c in spec.choices if c is not None}
-            if None in spec.choices:
-                allowed |= {"None", ""}
-            v = value.lower().replace("-", "_") if head in {"--moe-backend", "--linear-backend",
-                                                             "--sparse-indexer-topk-backend"} else value
-            if v not in allowed:
-                self.add("vllm-invalid-choice", "error", head, f"{value!r} is not a choice of {head} in "
-                         f"{self.where()} (choose from {', '.join(sorted(allowed - {'', 'None'}))})"
-                         + _did_you_mean(value, allowed), j, plugin_may_add=True)
-                return
+        problem = _type_problem(spec, head, value)
+        if problem is not None:
+            self.add("vllm-invalid-type", "error", head, problem, j)
+            return
+        if spec.choices is not None and not self._choice(spec, head, value, j):
+            return
         registry = REGISTRY_FLAGS.get(spec.primary)
         if registry is not None:
             self._registry(registry, head, value, j)
         elif spec.known is not None and value not in {str(k) for k in spec.known}:
             self.add("vllm-unregistered-name", "warning", head, f"{value!r} is not a built-in value of {head} in "
                      f"{self.where()}" + _did_you_mean(value, [str(k) for k in spec.known]), j)
+
+    def _choice(self, spec: FlagSpec, head: str, value: str, j: int) -> bool:
+        """Whether ``value`` is one of the flag's choices (reported when not)."""
+        choices = spec.choices or ()
+        allowed = {str(c) for c in choices if c is not None} | ({"None", ""} if None in choices else set())
+        v = value.lower().replace("-", "_") if head in _CASE_FOLDED_CHOICES else value
+        if v in allowed:
+            return True
+        self.add("vllm-invalid-choice", "error", head, f"{value!r} is not a choice of {head} in "
+                 f"{self.where()} (choose from {', '.join(sorted(allowed - {'', 'None'}))})"
+                 + _did_you_mean(value, allowed), j, plugin_may_add=True)
+        return False
 
     def _registry(self, registry: str, subject: str, value: str, j: int | None) -> None:
         if value in {"", "none", "None", "auto"}:
@@ -501,3 +493,49 @@ def lint_process(tokens: tuple[str, ...], env_names: tuple[str, ...], target: Li
     """:func:`lint_tokens` of a process's kept token values and env names, remembered (bounded):
     ``validate`` lints the same lists in thousands of selections (a pure function of its arguments)."""
     return tuple(lint_tokens(tokens, dict.fromkeys(env_names, ""), target))
+
+
+#: flags whose choices vLLM matches case- and dash-insensitively
+_CASE_FOLDED_CHOICES = frozenset({"--moe-backend", "--linear-backend", "--sparse-indexer-topk-backend"})
+
+
+def _int_ok(spec: FlagSpec, value: str) -> bool:
+    t = spec.type
+    return (re.fullmatch(r"-?\d+", value) is not None
+            or (t != "int" and _HUMAN_INT.match(value) is not None)
+            or (t == "human_int_or_auto" and value == "auto")
+            or (value in {"None", ""} and spec.choices is None))
+
+
+def _is_float(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return value == "None"
+    return True
+
+
+def _type_problem(spec: FlagSpec, head: str, value: str) -> str | None:
+    """Why ``value`` is not of the flag's type (``None``: it is, or the type is not checked)."""
+    t = spec.type
+    if t in {"int", "human_int", "human_int_or_auto"}:
+        return None if _int_ok(spec, value) else f"{head} expects {spec.describe()}, got {value!r}"
+    if t == "float":
+        return None if _is_float(value) else f"{head} expects a float, got {value!r}"
+    if t == "json_or_str" and value.lstrip().startswith("{"):
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            return f"{head}: invalid JSON ({exc})"
+    return None
+
+
+def _split_joined(tok: str) -> tuple[str, str | None]:
+    """``(flag, value)`` of one argv item holding both (``--x=1``, ``-cc.key=1``, ``'--x 1'``); value ``None``: it does not."""
+    if tok.startswith("-") and "=" in tok:  # vLLM splits any dotted ``-`` flag too
+        name, _, joined = tok.partition("=")
+        return name, joined
+    if " " in tok.strip():
+        name, _, joined = tok.strip().partition(" ")
+        return name, joined
+    return tok, None

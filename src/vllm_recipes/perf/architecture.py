@@ -19,9 +19,11 @@ from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, paramet
 
 #: bytes per parameter of a weight format (block scales included): the memory planner's one table
 WEIGHT_BYTES = PRECISION_BYTES
-#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it
-GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4",
-              "mxfp4": "fp4"}
+#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it. MXFP4 is absent
+#: on purpose: vLLM 0.10-0.18 multiply MXFP4 MoE weights with 16-bit activations by default (FlashInfer
+#: MXFP4 x BF16 on SM100, Triton / Marlin on SM90; MXFP8 activations only with
+#: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1``) - 4-bit reads, 16-bit math
+GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4"}
 #: routed share k/E assumed when a recipe gives neither a config nor experts (said in the notes)
 DEFAULT_ROUTED_SHARE = 1 / 32
 
@@ -130,6 +132,24 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
         experts_only_quantized=str(quant.get("quant_method") or "") == "mxfp4", source=source)
 
 
+def _split_params(arch: Architecture, total: float, active: float, embed: float) -> tuple[float, float]:
+    """(dense, routed-expert) parameters of ``total`` (the embedding and the head taken off): all dense when
+    every parameter is active, else the experts by the recipe's expert fraction or by total - active."""
+    body = total - 2 * embed
+    if active >= total * 0.999:
+        return body, 0.0
+    x = total * arch.expert_fraction if arch.expert_fraction else (total - active) / (1 - DEFAULT_ROUTED_SHARE)
+    experts = min(x, body)
+    return max(0.0, body - experts), experts
+
+
+def _attention_widths(arch: Architecture) -> tuple[int, int]:
+    """(QK, V) widths per head: MLA decodes over the latent (+ the rotary part), others over ``head_dim``."""
+    if arch.attention == "mla":
+        return (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0), arch.kv_lora_rank or 0
+    return arch.head_dim or 0, arch.head_dim or 0
+
+
 def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFacts | None:
     """Coarse facts from the recipe's parameter counts and the planner's architecture (``None``: too little known)."""
     total = parameters_billions(model.get("parameter_count"))
@@ -138,22 +158,16 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
         return None
     total, active = total * 1e9, min(total, active or total) * 1e9
     embed = float((arch.vocab_size or 0) * arch.hidden_size)
-    if active >= total * 0.999:
-        dense, experts = total - 2 * embed, 0.0
-    else:
-        x = total * arch.expert_fraction if arch.expert_fraction else (total - active) / (1 - DEFAULT_ROUTED_SHARE)
-        experts = min(x, total - 2 * embed)
-        dense = max(0.0, total - 2 * embed - experts)
-    heads = arch.num_attention_heads or 0
-    qk = (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0) if arch.attention == "mla" else arch.head_dim or 0
+    dense, experts = _split_params(arch, total, active, embed)
+    qk, v = _attention_widths(arch)
+    said = f"recipe parameter_count {model.get('parameter_count')}"
+    if model.get("active_parameters"):
+        said += f", active_parameters {model.get('active_parameters')}"
     return ComputeFacts(
         num_layers=arch.num_layers, hidden_size=arch.hidden_size, dense_params=dense, expert_params=experts,
-        embedding_params=embed, lm_head_params=embed, attention_heads=heads, qk_dim=qk,
-        v_dim=(arch.kv_lora_rank or 0) if arch.attention == "mla" else arch.head_dim or 0,
-        moe_layers=arch.num_layers if experts else 0, exact=False,
-        share=min(1.0, max(1 / 512, (active - dense - embed) / experts)) if experts else 0.0,
-        source=f"recipe parameter_count {model.get('parameter_count')}"
-               + (f", active_parameters {model.get('active_parameters')}" if model.get("active_parameters") else ""))
+        embedding_params=embed, lm_head_params=embed, attention_heads=arch.num_attention_heads or 0, qk_dim=qk,
+        v_dim=v, moe_layers=arch.num_layers if experts else 0, exact=False,
+        share=min(1.0, max(1 / 512, (active - dense - embed) / experts)) if experts else 0.0, source=said)
 
 
 def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:

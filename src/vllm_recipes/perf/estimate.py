@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -24,7 +23,7 @@ from vllm_recipes.fit.memory import DEFAULT_BLOCK_SIZE, LARGE_GPU_GIB, ProcessFi
 from .architecture import GEMM_DTYPE, WEIGHT_BYTES, ComputeFacts
 from .gpus import GpuSpec
 from .model import Params, Replica, step_time
-from .scheduler import Limits, SimResult, Workload, simulate
+from .scheduler import Frontend, Limits, SimResult, Workload, simulate
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +75,9 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
     kv_layer = fit.kv_bytes_per_token / math.ceil(att / pp)
     full = arch.full_layers if arch.exact else pp  # compressed: the per-token figure covers every layer
     sliding = arch.sliding_window_layers if arch.exact else 0
-    gemm_rate, _ = gpu.peak_flops(gemm_dtype(precision))
+    expert_rate, _ = gpu.peak_flops(gemm_dtype(precision))
     attn_rate, _ = gpu.peak_flops("bf16")
+    gemm_rate = attn_rate if facts.experts_only_quantized else expert_rate  # gpt-oss: 16-bit attention weights
     span_nodes = tp * pp > gpus_per_node or ep > gpus_per_node
     link = (gpu.scale_out_gb_s if span_nodes or gpu.link_gb_s <= 0 else gpu.link_gb_s) * 1e9
     heads = facts.attention_heads
@@ -91,7 +91,7 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
         expert_flops_per_token=2 * facts.expert_params * facts.routed_share / (tp * pp),
         head_flops_per_sample=2 * facts.lm_head_params / tp,
         attn_flops_per_pair=2 * heads * (facts.qk_dim + facts.v_dim) / max(1, min(tp, heads or 1)),
-        gemm_rate=gemm_rate, attn_rate=attn_rate, hbm=gpu.hbm_gb_s * 1e9, link=max(link, 1e9))
+        gemm_rate=gemm_rate, expert_rate=expert_rate, attn_rate=attn_rate, hbm=gpu.hbm_gb_s * 1e9, link=max(link, 1e9))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +129,24 @@ class Estimate:
                 "blocked": self.blocked}
 
 
+#: the share of the steady-state queueing time :func:`lower_bounds` claims
+QUEUE_BOUND_SHARE = 0.5
+
+
+def _limits(arch: Architecture, fit: ProcessFit, workload: Workload) -> Limits:
+    """The scheduler's limits of a planned process: batch limits as rendered, KV tokens of this workload."""
+    block = fit.block_size or DEFAULT_BLOCK_SIZE
+    mbt = fit.max_num_batched_tokens or fit.shape.max_num_batched_tokens \
+        or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
+    length = workload.isl + workload.osl
+    per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
+    return Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
+
+
+def frontend(params: Params) -> Frontend:
+    return Frontend(params.request_ms * 1e-3, params.prompt_us * 1e-6)
+
+
 def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
                      params: Params, workload: Workload, gpus_per_node: int = 8) -> Estimate:
     """Simulate one replica at the workload's share and scale to every data-parallel rank."""
@@ -138,23 +156,41 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                    math.ceil(workload.concurrency / dp) if workload.concurrency else None,
                    workload.rate / dp if workload.rate else None,
                    math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
-    block = fit.block_size or DEFAULT_BLOCK_SIZE
-    mbt = fit.max_num_batched_tokens or fit.shape.max_num_batched_tokens \
-        or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
-    length = workload.isl + workload.osl
-    per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
-    lim = Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
+    lim = _limits(arch, fit, workload)
 
     def step(decodes: int, ctx: float, prefills: tuple[tuple[int, int], ...]) -> Any:
         return step_time(r, params, decodes, ctx, prefills)
 
-    sim = simulate(step, per, lim)
-    return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl, params)
+    sim = simulate(step, per, lim, frontend(params))
+    return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl)
 
 
-def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, isl: int, params: Params) -> Estimate:
-    ttft = statistics.fmean(sim.ttft) * 1e3 + params.request_ms if sim.ttft else math.inf
-    tpot = statistics.fmean(sim.tpot) * 1e3 if sim.tpot else 0.0
+def lower_bounds(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
+                 params: Params, workload: Workload, gpus_per_node: int = 8) -> tuple[float, float]:
+    """(TTFT, TPOT) in ms the simulation cannot beat (``recommend`` prunes with it): the prompt prefilled alone
+    (in its chunks) after the front end, one sequence decoding alone - every busier step takes longer - and,
+    when a replica's users outnumber the sequences that can run, the queue: with ``m`` seats each busy for
+    ``S``, ``C`` closed-loop users wait ``(C/m - 1) S`` less their front-end delay in the steady state
+    (Little's law; half of it is claimed, the first and last waves of a finite run wait less)."""
+    r = replica(facts, arch, fit, gpu, precision, gpus_per_node)
+    lim = _limits(arch, fit, workload)
+    mbt = max(1, lim.max_num_batched_tokens)
+    isl = max(1, round(workload.isl * workload.range_ratio))
+    osl = max(1, round(workload.osl * workload.range_ratio))
+    prefill = sum(step_time(r, params, 0, 0.0, ((min(mbt, isl - pre), pre),)).total for pre in range(0, isl, mbt))
+    delay = frontend(params).delay(isl)
+    tpot = step_time(r, params, 1, float(isl), ()).total
+    users = math.ceil(workload.concurrency / fit.shape.dp) if workload.concurrency else 0
+    seats = min(lim.max_num_seqs, int(lim.kv_tokens // isl)) if lim.max_num_seqs > 0 else int(lim.kv_tokens // isl)
+    queue = 0.0
+    if users > seats >= 1:  # users in the front end are not queued: their delay comes off
+        queue = max(0.0, QUEUE_BOUND_SHARE * ((users / seats - 1) * (prefill + (osl - 1) * tpot) - delay))
+    return (delay + prefill + queue) * 1e3, tpot * 1e3
+
+
+def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, isl: int) -> Estimate:
+    ttft = sim.ttft_mean * 1e3 if sim.ttft else math.inf
+    tpot = sim.tpot_mean * 1e3 if sim.tpot else 0.0
     total = sim.output_tokens / sim.duration * dp if sim.duration > 0 else 0.0
     prefill_step = sim.prefill_time / max(1, len(sim.ttft)) * 1e3
     cap = min(lim.max_num_seqs, int(lim.kv_tokens // (isl + 1)))  # each running request holds its prompt

@@ -2,6 +2,8 @@
 
 A hardware profile is matched by its id (``rtx_pro_6000_2x`` -> ``rtx_pro_6000``),
 then by its display name, so the bundled and any public-layout catalog work alike.
+A profile's own ``gpu_facts`` (a catalog layer's taxonomy) override the package's
+field by field, or describe a chip the package does not know (:func:`with_profile_facts`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,34 @@ class GpuSpec:
         return rates.get("bf16", 0.0) * 1e12, "bf16"
 
 
+#: the fields of :class:`GpuSpec` a profile's ``gpu_facts`` may set
+FACT_FIELDS = ("family", "tflops", "hbm_gb_s", "link", "link_gb_s", "scale_out_gb_s", "source")
+
+
+def _spec(key: str, v: Mapping[str, Any]) -> GpuSpec:
+    return GpuSpec(key, str(v.get("family") or ""), tuple((str(d), float(x)) for d, x in (v.get("tflops") or {}).items()),
+                   float(v.get("hbm_gb_s") or 0), str(v.get("link") or ""), float(v.get("link_gb_s") or 0),
+                   float(v.get("scale_out_gb_s") or 0), str(v.get("source") or ""))
+
+
+def with_profile_facts(spec: GpuSpec | None, key: str, facts: Any, where: str) -> GpuSpec | None:
+    """``spec`` with the fields a hardware profile's ``gpu_facts`` set (``where``: the file that says so,
+    named in the source); a chip the package does not know needs at least ``tflops`` and ``hbm_gb_s``."""
+    if not isinstance(facts, Mapping) or not facts:
+        return spec
+    base: dict[str, Any] = {} if spec is None else {
+        "family": spec.family, "tflops": dict(spec.tflops), "hbm_gb_s": spec.hbm_gb_s, "link": spec.link,
+        "link_gb_s": spec.link_gb_s, "scale_out_gb_s": spec.scale_out_gb_s, "source": spec.source}
+    own = {k: facts[k] for k in FACT_FIELDS if facts.get(k) is not None}
+    merged = {**base, **own}
+    if not merged.get("tflops") or not merged.get("hbm_gb_s"):
+        return spec
+    said = str(own.get("source") or "")
+    merged["source"] = f"{where} gpu_facts ({', '.join(k for k in own if k != 'source')})" \
+        + (f": {said}" if said else "") + (f"; other figures: {spec.source}" if spec is not None else "")
+    return _spec(spec.key if spec is not None else key, merged)
+
+
 def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", s.lower().replace("nvidia", "").replace("instinct", ""))
 
@@ -43,9 +73,7 @@ def _norm(s: str) -> str:
 @cache
 def specs() -> dict[str, GpuSpec]:
     raw: Mapping[str, Any] = yaml.safe_load(files("vllm_recipes.perf").joinpath("gpus.yaml").read_text("utf-8"))
-    return {k: GpuSpec(k, str(v["family"]), tuple((str(d), float(x)) for d, x in v["tflops"].items()),
-                       float(v["hbm_gb_s"]), str(v["link"]), float(v["link_gb_s"]), float(v["scale_out_gb_s"]),
-                       str(v["source"])) for k, v in raw.items()}
+    return {k: _spec(k, v) for k, v in raw.items()}
 
 
 @cache

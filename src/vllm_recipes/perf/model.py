@@ -10,7 +10,8 @@ Per GPU and per step of ``T`` tokens (``B`` decodes and prefill chunks):
   emulated on a wider unit) + the attention products, quadratic in a prefill
   chunk (16-bit units);
 * time = max(FLOPs / (peak x flops_eff), bytes / (HBM x bw_eff))
-  + layers x layer_us + collectives + step_ms;
+  + layers x (layer_us [+ eager_layer_us beyond a CUDA graph's 512 tokens]) + collectives + step_ms
+  + sequences x seq_us;
 * collectives: two TP all-reduces per layer (one when the experts are split by
   EP), EP dispatch + combine per MoE layer, each ``comm_us`` plus its payload over
   NVLink / xGMI (or the scale-out network when the group spans nodes);
@@ -25,6 +26,9 @@ import math
 from dataclasses import dataclass
 
 ACT_BYTES = 2  # activations travel in 16 bits
+#: tokens of the largest step vLLM replays as a CUDA graph (0.10-0.18: min(2 x max_num_seqs, 512)); a larger
+#: step - a prefill chunk of more than 512 tokens - launches every kernel from Python
+CUDA_GRAPH_TOKENS = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,13 @@ class Params:
     #: rows (tokens) at which a matrix multiply reaches half its large-batch efficiency; routed experts see
     #: only ``T x k/E`` of a step's tokens each, so MoE layers run far below the dense rate
     gemm_half_rows: float = 0.0
+    #: cost of one running sequence in one step outside the kernels (scheduling, input preparation, sampling,
+    #: output processing), microseconds
+    seq_us: float = 0.0
+    #: front-end time per prompt token before the engine sees a request (tokenization, transfer), microseconds
+    prompt_us: float = 0.0
+    #: extra cost of one layer in a step too large for a CUDA graph (kernels launched one by one), microseconds
+    eager_layer_us: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +86,9 @@ class Replica:
     expert_flops_per_token: float
     head_flops_per_sample: float
     attn_flops_per_pair: float
+    #: peak FLOP/s of the dense matrix multiplies, of the routed experts' and of attention (16-bit)
     gemm_rate: float
+    expert_rate: float
     attn_rate: float
     hbm: float
     link: float
@@ -156,9 +169,9 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     expert = r.expert_flops_per_token * tokens
     per_expert_rows = tokens * r.ep_ranks * r.routed_share
     attn = r.attn_flops_per_pair * (full_l * full_pairs + slide_l * slide_pairs) / m
-    compute = (dense / row_efficiency(tokens, p.gemm_half_rows)
-               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows)) / r.gemm_rate / p.flops_eff \
-        + attn / r.attn_rate / p.flops_eff
+    compute = (dense / row_efficiency(tokens, p.gemm_half_rows) / r.gemm_rate
+               + expert / row_efficiency(per_expert_rows, p.gemm_half_rows) / r.expert_rate
+               + attn / r.attn_rate) / p.flops_eff
 
     lat = p.comm_us * 1e-6
     comm = 0.0
@@ -170,7 +183,9 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
         moe_l = math.ceil(r.moe_layers / r.pp)
         comm += moe_l * 2 * (lat + payload * r.experts_per_token * (r.ep - 1) / r.ep / r.link)
     hops = (r.pp - 1) * (lat + payload / r.link) if r.pp > 1 else 0.0
-    fixed = r.layers_per_gpu * p.layer_us * 1e-6
+    eager = p.eager_layer_us if decodes + chunk_tokens > CUDA_GRAPH_TOKENS else 0.0
+    fixed = r.layers_per_gpu * (p.layer_us + eager) * 1e-6
     stage = max(compute, memory) + fixed + comm
-    return StepTime(r.pp * stage + hops + p.step_ms * 1e-3, compute * r.pp, memory * r.pp, comm * r.pp + hops,
-                    fixed * r.pp + p.step_ms * 1e-3)
+    host = p.step_ms * 1e-3 + p.seq_us * 1e-6 * seqs
+    return StepTime(r.pp * stage + hops + host, compute * r.pp, memory * r.pp, comm * r.pp + hops,
+                    fixed * r.pp + host)

@@ -1,21 +1,27 @@
 """Which of a recipe's offered configurations meet an SLA, fewest GPUs first.
 
-Enumerates the selections the builder offers (variant x hardware x strategy x
-node count: multi-node strategies at 2 and 4 nodes, PD deployments at their
-default pool sizes), estimates each with :func:`~vllm_recipes.perf.report.perf_state`, and keeps
-those whose TTFT and TPOT are within the SLA. Pure.
+Enumerates the selections the builder offers: variant x hardware x strategy, a
+multi-node strategy at every node count that splits the model evenly (the rule of
+:mod:`vllm_recipes.select.nodes`), a PD deployment at every pair of pool sizes from
+its default pools up. Sizes are walked fewest GPUs first and a walk stops at the
+first size that meets the SLA (a larger one of the same kind only adds GPUs); a
+size whose lower bound (:func:`~vllm_recipes.perf.report.perf_bounds`: the prompt
+alone, one sequence decoding alone) already misses the SLA is not simulated. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
+from vllm_recipes.select.gates import MAX_NODES
+from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.select.state import (
     PageRequest,
+    PageState,
     SelectionError,
     build_state,
     candidate_strategies,
@@ -23,10 +29,11 @@ from vllm_recipes.select.state import (
 )
 
 from .architecture import ComputeFacts
-from .report import PerfReport, perf_state, report_dict
+from .report import PerfReport, perf_bounds, perf_state, report_dict
 from .scheduler import Workload
 
-MULTI_NODE_COUNTS = (2, 4)
+#: PD pools: pairs walked up to this many nodes beyond the default pools (both pools together)
+PD_EXTRA_NODES = 6
 
 
 @dataclass(frozen=True)
@@ -55,27 +62,63 @@ class Recommendation:
     considered: int
 
 
-def requests(catalog: Catalog, recipe: Recipe, hardware: Sequence[str] = ()) -> list[PageRequest]:
-    """Every offered selection (default features), as builder requests."""
-    out: list[PageRequest] = []
+def _gpn(catalog: Catalog, hw: str) -> int:
+    prof = catalog.hardware_profiles.get(hw)
+    n = prof.get("gpu_count") if isinstance(prof, Mapping) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 8
+
+
+def _even_counts(recipe: Recipe, split: Any, gpn: int, lo: int) -> list[int]:
+    """Node counts from ``lo`` up that split the model evenly (``select.nodes``' rule)."""
+    return [n for n in range(max(1, lo), MAX_NODES + 1) if node_count_issue(recipe.data, split, gpn, n) is None]
+
+
+def _multi_node_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest, spec: Mapping[str, Any]) \
+        -> Iterator[list[PageRequest]]:
+    """A multi-node strategy at each even node count, fewest first."""
+    gpn = _gpn(catalog, base.hardware or "")
+    for n in _even_counts(recipe, strategy_split(spec), gpn, 2):
+        yield [PageRequest(hardware=base.hardware, variant=base.variant, strategy=base.strategy, nodes=n)]
+
+
+def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[list[PageRequest]]:
+    """PD pool pairs from the default pools up, grouped by total nodes, fewest first."""
+    try:
+        pools = build_state(catalog, recipe, base, strict=True).selection.pd_nodes
+    except SelectionError:
+        return
+    if not isinstance(pools, Mapping):  # co-located on one node: one size only
+        yield [base]
+        return
+    gpn = _gpn(catalog, base.hardware or "")
+    lo = {role: int(pools[role]["nodes"]) for role in ("prefill", "decode")}
+    counts = {role: _even_counts(recipe, pool_split(pools[role]["parallelism"]), gpn, lo[role])
+              for role in ("prefill", "decode")}
+    floor = lo["prefill"] + lo["decode"]
+    for total in range(floor, floor + PD_EXTRA_NODES + 1):
+        group = [PageRequest(hardware=base.hardware, variant=base.variant, strategy=base.strategy,
+                             prefill_nodes=p, decode_nodes=total - p)
+                 for p in counts["prefill"] if total - p in counts["decode"]]
+        if group:
+            yield group
+
+
+def _bases(catalog: Catalog, recipe: Recipe, hardware: Sequence[str]) -> Iterator[tuple[PageRequest, str | None]]:
+    """Every variant x offered hardware x candidate strategy (default features), with its deploy type."""
     for vk, variant in recipe.variants.items():
         if not isinstance(variant, Mapping):
             continue
         for hw in hardware_choices(catalog, recipe, variant):
             if hardware and hw not in hardware:
                 continue
-            strategies: list[str | None] = list(candidate_strategies(catalog, recipe, hw, 1)) or [None]
+            # one node's candidates, then those that need several (multi-node, PD pools)
+            found = dict.fromkeys([*candidate_strategies(catalog, recipe, hw, 1),
+                                   *candidate_strategies(catalog, recipe, hw, 2)])
+            strategies: list[str | None] = list(found) or [None]
             for strategy in strategies:
                 spec = catalog.strategies.get(strategy or "") or {}
                 kind = spec.get("deploy_type") if isinstance(spec, Mapping) else None
-                if kind == "multi_node":
-                    out += [PageRequest(hardware=hw, variant=vk, strategy=strategy, nodes=n)
-                            for n in MULTI_NODE_COUNTS]
-                elif kind == "pd_cluster":
-                    out.append(PageRequest(hardware=hw, variant=vk, strategy=strategy))
-                else:
-                    out.append(PageRequest(hardware=hw, variant=vk, strategy=strategy))
-    return out
+                yield PageRequest(hardware=hw, variant=vk, strategy=strategy), kind
 
 
 def _gpus(r: PerfReport) -> int:
@@ -90,34 +133,113 @@ def judge(r: PerfReport, sla: Sla) -> Candidate:
     return Candidate(r, e.gpus, not misses, misses)
 
 
-def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *, hardware: Sequence[str] = (),
-              arch: Architecture | None = None, facts: ComputeFacts | None = None) -> Recommendation:
-    seen: set[tuple[Any, ...]] = set()
-    cands: list[Candidate] = []
-    unknown: list[PerfReport] = []
-    considered = 0
-    for req in requests(catalog, recipe, hardware):
+def hopeless(smaller: tuple[int, tuple[float, float]], larger: tuple[int, tuple[float, float]]) -> bool:
+    """Whether no larger size of the same kind can meet the SLA, from two sizes' (GPUs, estimate / target):
+    a time that falls as ``a + b / GPUs`` (the per-GPU terms shrink, collectives and fixed costs do not) tends
+    to ``a``; when ``a`` of TTFT or TPOT is still over its target, more GPUs cannot help."""
+    (n1, r1), (n2, r2) = smaller, larger
+    if n2 <= n1:
+        return False
+    return any(b > 1 and b - (a - b) * n1 / (n2 - n1) > 1 for a, b in zip(r1, r2, strict=True))
+
+
+class _Search:
+    """The walk over a recipe's sizes: estimates, what was pruned by the lower bound, what is unknown."""
+
+    def __init__(self, catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload,
+                 arch: Architecture | None, facts: ComputeFacts | None) -> None:
+        self.catalog, self.recipe, self.sla, self.workload = catalog, recipe, sla, workload
+        self.arch, self.facts = arch, facts
+        self.seen: set[tuple[Any, ...]] = set()
+        self.cands: list[Candidate] = []
+        self.unknown: list[PerfReport] = []
+        #: (worst bound / target, state) of the sizes not simulated
+        self.pruned: list[tuple[float, PageState]] = []
+
+    def state(self, req: PageRequest) -> PageState | None:
+        """The builder state of ``req`` (``None``: refused, or a selection already seen)."""
         try:
-            state = build_state(catalog, recipe, req, strict=True)
+            state = build_state(self.catalog, self.recipe, req, strict=True)
         except SelectionError:
-            continue
+            return None
         sel = state.selection
         key = (sel.variant_key, sel.hw_id, sel.strategy, sel.node_count, str(sel.pd_nodes))
-        if key in seen:
-            continue
-        seen.add(key)
-        considered += 1
-        rep = perf_state(catalog, recipe, state, workload, arch=arch, facts=facts)
+        if key in self.seen:
+            return None
+        self.seen.add(key)
+        return state
+
+    def estimate(self, state: PageState) -> Candidate | None:
+        rep = perf_state(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
         if not rep.known:
-            unknown.append(rep)
-            continue
-        cands.append(judge(rep, sla))
-    meeting = sorted((c for c in cands if c.meets),
+            self.unknown.append(rep)
+            return None
+        c = judge(rep, self.sla)
+        self.cands.append(c)
+        return c
+
+    def consider(self, req: PageRequest) -> Candidate | None:
+        """Estimate ``req`` unless its bound already misses (``None``: refused, seen, pruned or unknown)."""
+        state = self.state(req)
+        if state is None:
+            return None
+        bounds = perf_bounds(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
+        if bounds is not None:
+            worst = max(bounds[0] / self.sla.ttft_ms, bounds[1] / self.sla.tpot_ms)
+            if worst > 1:
+                self.pruned.append((worst, state))
+                return None
+        return self.estimate(state)
+
+    def ratios(self, c: Candidate) -> tuple[float, float]:
+        e = c.report.estimate
+        assert e is not None
+        return e.ttft_ms / self.sla.ttft_ms, e.tpot_ms / self.sla.tpot_ms
+
+    def walk(self, groups: Iterator[list[PageRequest]]) -> None:
+        """Groups of equal size, fewest GPUs first; stop after the first group with a size that meets, or when
+        two sizes in a row say no size will (:func:`hopeless`)."""
+        last: tuple[int, tuple[float, float]] | None = None
+        for group in groups:
+            got = [c for c in (self.consider(req) for req in group) if c is not None]
+            if any(c.meets for c in got):
+                return
+            if len(got) == 1:
+                now = (got[0].gpus, self.ratios(got[0]))
+                if last is not None and hopeless(last, now):
+                    return
+                last = now
+
+    def closest(self) -> Candidate | None:
+        """The candidate nearest the SLA; pruned sizes are estimated while their bound could still beat it."""
+        def score(c: Candidate) -> tuple[float, int]:
+            return max(v for _, v in c.misses), c.gpus
+
+        best = min(self.cands, key=score, default=None)
+        for worst, state in sorted(self.pruned, key=lambda p: p[0]):
+            if best is not None and worst >= score(best)[0]:
+                break
+            c = self.estimate(state)
+            if c is not None and (best is None or score(c) < score(best)):
+                best = c
+        return best
+
+
+def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *, hardware: Sequence[str] = (),
+              arch: Architecture | None = None, facts: ComputeFacts | None = None) -> Recommendation:
+    search = _Search(catalog, recipe, sla, workload, arch, facts)
+    for base, kind in _bases(catalog, recipe, hardware):
+        if kind == "multi_node":
+            search.walk(_multi_node_sizes(catalog, recipe, base, catalog.strategies.get(base.strategy or "") or {}))
+        elif kind == "pd_cluster":
+            search.walk(_pd_sizes(catalog, recipe, base))
+        else:
+            search.walk(iter([[base]]))
+    meeting = sorted((c for c in search.cands if c.meets),
                      key=lambda c: (c.gpus, -(c.report.estimate.output_tok_s_per_gpu if c.report.estimate else 0)))
-    closest = None
-    if not meeting and cands:
-        closest = min(cands, key=lambda c: (max(v for _, v in c.misses), c.gpus))
-    return Recommendation(recipe.hf_id, sla, workload, tuple(meeting), closest, tuple(unknown), considered)
+    closest = None if meeting else search.closest()
+    considered = len(search.seen)
+    return Recommendation(recipe.hf_id, sla, workload, tuple(meeting), closest, tuple(search.unknown), considered)
 
 
 def selection_command(r: PerfReport) -> str:

@@ -18,16 +18,20 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
 from vllm_recipes.fit.hardware import GpuTarget, profile_target
+from vllm_recipes.fit.memory import ProcessFit
 from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
 from vllm_recipes.select.state import PageState
 
 from .architecture import ComputeFacts, facts_from_recipe
-from .estimate import Estimate, calibration, estimate_process
-from .gpus import GpuSpec, spec_for_name, spec_for_profile
+from .estimate import Estimate, calibration, estimate_process, lower_bounds
+from .gpus import GpuSpec, spec_for_name, spec_for_profile, with_profile_facts
+from .model import Params
 from .scheduler import Workload
 
 #: vLLM releases the calibration measurements ran (InferenceMAX images of Oct 2025, 0.12.0, 0.15.1, 0.18.0)
 CALIBRATED_VLLM = ("0.10", "0.18")
+#: Poisson arrivals simulated for a PD prefill pool (its mean TTFT; a closed loop's full count says no more)
+PD_PREFILL_PROMPTS = 400
 
 
 @dataclass(frozen=True)
@@ -67,12 +71,19 @@ def bench_command(model: str, w: Workload) -> str:
 
 
 def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
-    prof = catalog.hardware_profiles.get(target.profile_id or "")
+    """The chip of the target: a custom ``--gpu`` by its name, else the profile's (its own ``gpu_facts``
+    over the package's figures)."""
+    pid = target.profile_id or ""
+    prof = catalog.hardware_profiles.get(pid)
     name = prof.get("display_name") if isinstance(prof, Mapping) else None
-    if not target.custom:
-        return spec_for_profile(target.profile_id, str(name) if name else None)
-    return spec_for_name(target.label.split("(")[0].replace("Custom:", "")) or \
-        spec_for_profile(target.profile_id, str(name) if name else None)
+    if target.custom:
+        found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
+        if found is not None:
+            return found
+    spec = spec_for_profile(target.profile_id, str(name) if name else None)
+    facts = prof.get("gpu_facts") if isinstance(prof, Mapping) else None
+    where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
+    return with_profile_facts(spec, pid, facts, where)
 
 
 def _precision(recipe: Recipe, variant_key: str) -> str:
@@ -94,67 +105,129 @@ def _release_note(vllm: str | None) -> tuple[str, ...]:
             "kernels and scheduler defaults change between releases, expect a larger error",)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """Everything an estimate of one builder state needs, once every fact is known."""
+
+    facts: ComputeFacts
+    arch: Architecture
+    gpu: GpuSpec
+    precision: str
+    params: Params
+    gpus_per_node: int
+    processes: tuple[ProcessFit, ...]
+
+    def role(self, name: str) -> ProcessFit | None:
+        return next((p for p in self.processes if p.role == name), None)
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.role("prefill") is not None and self.role("decode") is not None
+
+    def estimate(self, fit: ProcessFit, workload: Workload) -> Estimate:
+        return estimate_process(self.facts, self.arch, fit, self.gpu, self.precision, self.params, workload,
+                                self.gpus_per_node)
+
+
+def _unknown(recipe: Recipe, fit: FitReport, arch: Architecture | None, facts: ComputeFacts | None,
+             gpu: GpuSpec | None) -> list[str]:
+    """Why no estimate can be made (empty: every fact is known)."""
+    errors = list(fit.errors)
+    if arch is not None and facts is None:
+        errors.append(f"the compute facts of {recipe.hf_id} are unknown: the recipe needs parameter_count and "
+                      "architecture_facts with num_layers and hidden_size, or pass --hf-config PATH")
+    if gpu is None:
+        errors.append(f"no GPU facts for {fit.hardware.label} (peak FLOPs, memory bandwidth): performance unknown")
+    if fit.processes and not all(p.starts for p in fit.processes):
+        errors.append("the selection does not start (see fit): no performance to estimate")
+    return list(dict.fromkeys(errors))
+
+
+def _notes(plan: _Plan, calibrated: bool, vllm: str | None) -> list[str]:
+    notes = [*_release_note(vllm)]
+    if not calibrated:
+        notes.append(f"{plan.gpu.key} ({plan.gpu.family}) has no calibration measurements: constants of the "
+                     "median calibrated family; expect a larger error")
+    if not plan.facts.exact:
+        notes.append(f"compute facts are coarse ({plan.facts.source}); a config.json (--hf-config) makes them exact")
+    if not plan.arch.exact:
+        notes.append("compressed sparse attention: KV reads use the recipe's estimate of KV per token")
+    return notes
+
+
+def _plan(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, target: GpuTarget | None,
+          arch: Architecture | None, facts: ComputeFacts | None, strategy_given: bool,
+          cached_checkpoint_gib: float | None, vllm: str | None) -> tuple[dict[str, Any], list[str], _Plan | None]:
+    """The report's head, the errors that leave it unknown, and the plan when there are none."""
+    arch = arch or recipe_architecture(catalog, recipe)
+    fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
+                    strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib)
+    gpu = gpu_for(catalog, fit.hardware)
+    params, calibrated = calibration().params_for(gpu.family if gpu else "")
+    head = dict(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
+                hardware=fit.hardware.label, gpu=gpu, calibrated=calibrated, workload=workload, fit=fit, vllm=vllm,
+                bench_command=bench_command(str(recipe.model.get("model_id") or recipe.hf_id), workload))
+    if arch is not None and facts is None:
+        facts = facts_from_recipe(arch, recipe.model)
+    errors = _unknown(recipe, fit, arch, facts, gpu)
+    if errors or facts is None or arch is None or gpu is None:
+        return head, errors, None
+    plan = _Plan(facts, arch, gpu, _precision(recipe, state.selection.variant_key), params,
+                 fit.hardware.gpus_per_node, tuple(fit.processes))
+    return head, _notes(plan, calibrated, vllm), plan
+
+
 def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
                target: GpuTarget | None = None, arch: Architecture | None = None, facts: ComputeFacts | None = None,
                strategy_given: bool = False, cached_checkpoint_gib: float | None = None,
                vllm: str | None = None) -> PerfReport:
     """Estimate a builder state at ``workload`` (pure; unknown facts give errors, never a guess)."""
-    sel = state.selection
-    arch = arch or recipe_architecture(catalog, recipe)
-    fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
-                    strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib)
-    tgt = fit.hardware
-    gpu = gpu_for(catalog, tgt)
-    cal = calibration()
-    params, calibrated = cal.params_for(gpu.family if gpu else "")
-    head = dict(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
-                hardware=tgt.label, gpu=gpu, calibrated=calibrated, workload=workload, fit=fit, vllm=vllm,
-                bench_command=bench_command(str(recipe.model.get("model_id") or recipe.hf_id), workload))
-    errors = list(fit.errors)
-    if arch is not None and facts is None:
-        facts = facts_from_recipe(arch, recipe.model)
-        if facts is None:
-            errors.append(f"the compute facts of {recipe.hf_id} are unknown: the recipe needs parameter_count and "
-                          "architecture_facts with num_layers and hidden_size, or pass --hf-config PATH")
-    if gpu is None:
-        errors.append(f"no GPU facts for {tgt.label} (peak FLOPs, memory bandwidth): performance unknown")
-    if fit.processes and not all(p.starts for p in fit.processes):
-        errors.append("the selection does not start (see fit): no performance to estimate")
-    if errors or facts is None or arch is None or gpu is None:
-        return PerfReport(**head, errors=tuple(dict.fromkeys(errors)), notes=_release_note(vllm))  # type: ignore[arg-type]
-    notes = [*_release_note(vllm)]
-    if not calibrated:
-        notes.append(f"{gpu.key} ({gpu.family}) has no calibration measurements: constants of the median "
-                     "calibrated family; expect a larger error")
-    if not facts.exact:
-        notes.append(f"compute facts are coarse ({facts.source}); a config.json (--hf-config) makes them exact")
-    if not arch.exact:
-        notes.append("compressed sparse attention: KV reads use the recipe's estimate of KV per token")
-    precision = _precision(recipe, sel.variant_key)
-    by_role = {p.role: p for p in fit.processes}
-    gpn = tgt.gpus_per_node
-    if "prefill" in by_role and "decode" in by_role:
-        dec = estimate_process(facts, arch, by_role["decode"], gpu, precision, params,
-                               dataclasses.replace(workload, prefilled=True), gpn)
-        rate = workload.rate
-        if rate is None:  # closed loop: the prefill pool sees the users' request rate, not a wall of them
-            alone = estimate_process(facts, arch, by_role["prefill"], gpu, precision, params,
-                                     Workload(workload.isl, 1, concurrency=1, num_prompts=3), gpn)
-            cycle = (alone.ttft_ms + max(0, workload.osl - 1) * dec.tpot_ms) / 1e3
-            rate = (workload.concurrency or 1) / cycle if cycle > 0 else None
-        pre = estimate_process(facts, arch, by_role["prefill"], gpu, precision, params,
-                               Workload(workload.isl, 1, rate=rate, num_prompts=workload.prompts(),
-                                        seed=workload.seed), gpn)
-        est = _combine(pre, dec, workload)
-        notes.append("disaggregated: TTFT from the prefill pool, TPOT from the decode pool; KV transfer between "
-                     "pools is not modelled")
-        return PerfReport(**head, estimate=est, pools=(("prefill", pre), ("decode", dec)),  # type: ignore[arg-type]
-                          notes=tuple(notes))
-    proc = fit.processes[0]
-    est = estimate_process(facts, arch, proc, gpu, precision, params, workload, gpn)
-    if est.blocked:
-        errors.append(f"one request of {workload.isl + workload.osl:,} tokens does not fit the KV cache")
-    return PerfReport(**head, estimate=est, errors=tuple(errors), notes=tuple(notes))  # type: ignore[arg-type]
+    head, said, plan = _plan(catalog, recipe, state, workload, target, arch, facts, strategy_given,
+                             cached_checkpoint_gib, vllm)
+    if plan is None:
+        return PerfReport(**head, errors=tuple(said), notes=_release_note(vllm))  # type: ignore[arg-type]
+    if plan.disaggregated:
+        pre, dec = _pd_pools(plan, workload)
+        notes = (*said, "disaggregated: TTFT from the prefill pool, TPOT from the decode pool; KV transfer "
+                 "between pools is not modelled")
+        return PerfReport(**head, estimate=_combine(pre, dec, workload),  # type: ignore[arg-type]
+                          pools=(("prefill", pre), ("decode", dec)), notes=notes)
+    est = plan.estimate(plan.processes[0], workload)
+    errors = (f"one request of {workload.isl + workload.osl:,} tokens does not fit the KV cache",) \
+        if est.blocked else ()
+    return PerfReport(**head, estimate=est, errors=errors, notes=tuple(said))  # type: ignore[arg-type]
+
+
+def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
+    """The prefill pool at the users' request rate (a closed loop: what its cycle gives), the decode pool fed
+    with computed prompts."""
+    pre_fit, dec_fit = plan.role("prefill"), plan.role("decode")
+    assert pre_fit is not None and dec_fit is not None
+    dec = plan.estimate(dec_fit, dataclasses.replace(workload, prefilled=True))
+    rate = workload.rate
+    if rate is None:  # closed loop: the prefill pool sees the users' request rate, not a wall of them
+        alone = plan.estimate(pre_fit, Workload(workload.isl, 1, concurrency=1, num_prompts=3))
+        cycle = (alone.ttft_ms + max(0, workload.osl - 1) * dec.tpot_ms) / 1e3
+        rate = (workload.concurrency or 1) / cycle if cycle > 0 else None
+    pre = plan.estimate(pre_fit, Workload(workload.isl, 1, rate=rate, num_prompts=min(workload.prompts(),
+                                                                                       PD_PREFILL_PROMPTS),
+                                          seed=workload.seed))
+    return pre, dec
+
+
+def perf_bounds(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
+                arch: Architecture | None = None, facts: ComputeFacts | None = None) -> tuple[float, float] | None:
+    """(TTFT, TPOT) ms no load of this state can beat (``None``: unknown) - cheap, no simulation."""
+    _, _, plan = _plan(catalog, recipe, state, workload, None, arch, facts, False, None, None)
+    if plan is None:
+        return None
+    first = plan.role("prefill") or plan.processes[0]
+    last = plan.role("decode") or plan.processes[0]
+    ttft, _ = lower_bounds(plan.facts, plan.arch, first, plan.gpu, plan.precision, plan.params, workload,
+                           plan.gpus_per_node)
+    _, tpot = lower_bounds(plan.facts, plan.arch, last, plan.gpu, plan.precision, plan.params, workload,
+                           plan.gpus_per_node)
+    return ttft, tpot
 
 
 def _combine(pre: Estimate, dec: Estimate, w: Workload) -> Estimate:

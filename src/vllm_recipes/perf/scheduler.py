@@ -12,10 +12,16 @@ tokens held never exceed the memory planner's KV capacity.
 
 Clients are closed-loop (``concurrency`` users, each sending its next request
 when the last finishes, as ``vllm bench serve --max-concurrency``) or open-loop
-Poisson arrivals at ``rate``. Steps that only decode are taken in spans up to the
+Poisson arrivals at ``rate``. A request reaches the engine a front-end delay after
+it is sent (HTTP, tokenization: :class:`Frontend`), so it lands between two steps
+and waits for the next one. Steps that only decode are taken in spans up to the
 next event (a finish, an arrival, a full cache), the step time evaluated at the
 span's middle context - the simulation costs a few steps per request, not one per
 token.
+
+A long closed loop is simulated for its first wave, one steady wave and the last
+wave (:func:`simulated_prompts`); the requests between are the steady wave's
+means (Little's law for their time): a benchmark of ten waves costs three.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from dataclasses import dataclass, field
 from .model import StepTime
 
 StepFn = Callable[[int, float, tuple[tuple[int, int], ...]], StepTime]
+#: requests of the steady wave at least (small loops: a wave of 4 requests says little)
+STEADY_MIN = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +55,21 @@ class Workload:
 
     def prompts(self) -> int:
         """Requests to run: ``num_prompts``, else 10 x concurrency (the calibration benchmarks' count), at
-        least 50 and, beyond 100 users, 1000 + 2 x concurrency (a few waves of a large closed loop say as
-        much as ten and keep an estimate fast); 200 Poisson arrivals."""
+        least 50 and, beyond 100 users, 1000 + 2 x concurrency; 200 Poisson arrivals."""
         if self.num_prompts:
             return self.num_prompts
         if not self.concurrency:
             return 200
         return max(50, min(10 * self.concurrency, 1000 + 2 * self.concurrency))
+
+
+def simulated_prompts(w: Workload) -> int:
+    """Requests actually simulated: a closed loop's first wave, a steady wave of at least ``STEADY_MIN`` and
+    the last wave; every request of an open loop (its queue may grow without a steady state)."""
+    n = w.prompts()
+    if w.rate or not w.concurrency:
+        return n
+    return min(n, 2 * w.concurrency + max(w.concurrency, STEADY_MIN))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +80,21 @@ class Limits:
     kv_tokens: float
 
 
+@dataclass(frozen=True, slots=True)
+class Frontend:
+    """Time between a client sending a request and the engine seeing it (HTTP, tokenization), seconds."""
+
+    request_s: float = 0.0
+    token_s: float = 0.0
+
+    def delay(self, isl: int) -> float:
+        return self.request_s + self.token_s * isl
+
+
 @dataclass(slots=True, eq=False)
 class _Req:
+    index: int
+    sent: float
     arrival: float
     isl: int
     osl: int
@@ -80,8 +109,12 @@ class _Req:
 
 @dataclass
 class SimResult:
+    #: per simulated request, in completion order (first tokens / finishes)
     ttft: list[float] = field(default_factory=list)
     tpot: list[float] = field(default_factory=list)
+    #: means over every request of the workload (the unsimulated steady ones included)
+    ttft_mean: float = math.nan
+    tpot_mean: float = math.nan
     output_tokens: int = 0
     duration: float = 0.0
     #: time-weighted mean of running sequences and its peak
@@ -105,79 +138,111 @@ def _lengths(w: Workload, i: int) -> tuple[int, int]:
     return max(1, round(w.isl * (lo + (1 - lo) * a))), max(1, round(w.osl * (lo + (1 - lo) * b)))
 
 
-def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
-    """Run ``w`` through the scheduler; times in seconds."""
-    n_total = w.prompts()
-    rng = random.Random(w.seed)
-    res = SimResult()
-    waiting: deque[_Req] = deque()
-    issued = 0
+class _Steady:
+    """What the steady wave (requests ``lo <= index < hi``) measured, to stand for the unsimulated ones."""
 
-    def make(t: float) -> _Req:
-        nonlocal issued
-        isl, osl = _lengths(w, issued)
-        issued += 1
-        return _Req(t, isl, osl, prompt=isl)
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+        self.ttft: list[float] = []
+        self.tpot: list[float] = []
+        self.latency: list[float] = []
+        #: (time, busy area) when the wave's first request and the first one after it were sent
+        self.marks: list[tuple[float, float]] = []
 
-    next_arrival = math.inf
-    if w.rate:
-        next_arrival = 0.0
-    else:
-        for _ in range(min(w.concurrency or 1, n_total)):
-            waiting.append(make(0.0))
+    def has(self, r: _Req) -> bool:
+        return self.lo <= r.index < self.hi
 
-    prefilling: list[_Req] = []
-    decoding: dict[_Req, None] = {}  # admission order (the newest is preempted first); O(1) removal
-    finish_heap: list[tuple[int, int, int, _Req]] = []  # (finish step, order, epoch, request); stale epochs skipped
-    pushes = 0
-    g = 0  # decode steps so far
-    ctx_sum = 0.0  # cached tokens of decoding requests
-    held_prefill = 0.0  # tokens reserved by requests being prefilled
-    t = 0.0
-    done = 0
-    busy_area = 0.0
-    cap = lim.kv_tokens
 
-    def ctx_of(r: _Req) -> int:
-        return r.prompt + 1 + (g - r.start_step)
+class _Sim:
+    """The scheduler's state and its named steps (:meth:`run` is the loop)."""
 
-    def drop_decoding(r: _Req) -> None:
-        nonlocal ctx_sum
-        del decoding[r]
-        ctx_sum -= ctx_of(r)
+    def __init__(self, step: StepFn, w: Workload, lim: Limits, frontend: Frontend) -> None:
+        self.step, self.w, self.lim, self.frontend = step, w, lim, frontend
+        self.n_total = simulated_prompts(w)
+        c = w.concurrency or 0
+        self.steady = _Steady(c, self.n_total - c) if self.n_total < w.prompts() else _Steady(0, 0)
+        self.rng = random.Random(w.seed)
+        self.res = SimResult()
+        self.pending: list[tuple[float, int, _Req]] = []  # sent, not yet at the engine: (arrival, index, request)
+        self.waiting: deque[_Req] = deque()
+        self.prefilling: list[_Req] = []
+        self.decoding: dict[_Req, None] = {}  # admission order (the newest is preempted first); O(1) removal
+        self.finish_heap: list[tuple[int, int, int, _Req]] = []  # (finish step, index, epoch, request)
+        self.issued = 0
+        self.next_send = 0.0 if w.rate else math.inf
+        self.g = 0  # decode steps so far
+        self.ctx_sum = 0.0  # cached tokens of decoding requests
+        self.held_prefill = 0.0  # tokens reserved by requests being prefilled
+        self.t = 0.0
+        self.done = 0
+        self.busy_area = 0.0
+
+    # --- arrivals ------------------------------------------------------------------------
+
+    def send(self, t: float) -> None:
+        """A client sends request number ``issued`` at ``t``; the engine sees it after the front-end delay."""
+        if self.issued == self.steady.lo or self.issued == self.steady.hi:
+            self.steady.marks.append((t, self.busy_area))
+        isl, osl = _lengths(self.w, self.issued)
+        r = _Req(self.issued, t, t + self.frontend.delay(isl), isl, osl, prompt=isl)
+        self.issued += 1
+        heapq.heappush(self.pending, (r.arrival, r.index, r))
+
+    def arrive(self) -> None:
+        while self.w.rate and self.next_send <= self.t and self.issued < self.n_total:
+            self.send(self.next_send)
+            self.next_send += self.rng.expovariate(self.w.rate)
+        if self.issued >= self.n_total:
+            self.next_send = math.inf
+        while self.pending and self.pending[0][0] <= self.t:
+            self.waiting.append(heapq.heappop(self.pending)[2])
+
+    def next_arrival(self) -> float:
+        return min(self.next_send, self.pending[0][0] if self.pending else math.inf)
+
+    # --- scheduling ----------------------------------------------------------------------
+
+    def ctx_of(self, r: _Req) -> int:
+        return r.prompt + 1 + (self.g - r.start_step)
+
+    def drop_decoding(self, r: _Req) -> None:
+        del self.decoding[r]
+        self.ctx_sum -= self.ctx_of(r)
         r.epoch += 1  # its heap entry is stale now
 
-    while done < n_total:
-        while w.rate and next_arrival <= t and issued < n_total:
-            waiting.append(make(next_arrival))
-            next_arrival += rng.expovariate(w.rate)
-        if issued >= n_total:
-            next_arrival = math.inf
-        # preempt (newest first) while the next decode step would overflow the cache
-        while decoding and ctx_sum + held_prefill + len(decoding) > cap and len(decoding) + len(prefilling) > 1:
-            victim = next(reversed(decoding))
-            victim.generated += g - victim.start_step
-            drop_decoding(victim)
+    def preempt(self) -> None:
+        """Free the newest decodes while the next decode step would overflow the cache."""
+        while (self.decoding and self.ctx_sum + self.held_prefill + len(self.decoding) > self.lim.kv_tokens
+               and len(self.decoding) + len(self.prefilling) > 1):
+            victim = next(reversed(self.decoding))
+            victim.generated += self.g - victim.start_step
+            self.drop_decoding(victim)
             victim.prompt, victim.done_prefill = victim.isl + victim.generated, 0
-            waiting.appendleft(victim)
-            res.preemptions += 1
-        decodes = len(decoding)
-        budget = lim.max_num_batched_tokens - decodes
+            self.waiting.appendleft(victim)
+            self.res.preemptions += 1
+
+    def admissible(self, decodes: int) -> bool:
+        r = self.waiting[0]
+        return (decodes + len(self.prefilling) < self.lim.max_num_seqs
+                and self.ctx_sum + self.held_prefill + r.prompt + decodes <= self.lim.kv_tokens)
+
+    def schedule(self) -> list[tuple[_Req, int]]:
+        """This step's prefill chunks: the partial ones first, then new requests, at most one left partial."""
+        decodes = len(self.decoding)
+        budget = self.lim.max_num_batched_tokens - decodes
         chunks: list[tuple[_Req, int]] = []
-        for r in prefilling:
+        for r in self.prefilling:
             if budget <= 0:
                 break
             n = min(r.prompt - r.done_prefill, budget)
             chunks.append((r, n))
             budget -= n
         partial = any(n < r.prompt - r.done_prefill for r, n in chunks)
-        while (waiting and budget > 0 and not partial and waiting[0].arrival <= t
-               and decodes + len(prefilling) < lim.max_num_seqs
-               and ctx_sum + held_prefill + waiting[0].prompt + decodes <= cap):
-            r = waiting.popleft()
-            prefilling.append(r)
-            held_prefill += r.prompt
-            if w.prefilled and r.first < 0:  # its KV arrives with it: no prefill work
+        while self.waiting and budget > 0 and not partial and self.admissible(decodes):
+            r = self.waiting.popleft()
+            self.prefilling.append(r)
+            self.held_prefill += r.prompt
+            if self.w.prefilled and r.first < 0:  # its KV arrives with it: no prefill work
                 r.done_prefill = r.prompt
                 chunks.append((r, 0))
                 continue
@@ -185,68 +250,142 @@ def simulate(step: StepFn, w: Workload, lim: Limits) -> SimResult:
             chunks.append((r, n))
             budget -= n
             partial = n < r.prompt
-        if waiting and not decoding and not prefilling and waiting[0].arrival <= t \
-                and waiting[0].prompt + 1 > cap:
-            res.blocked = True
-            break
-        if not chunks and not decodes:
-            if not waiting and next_arrival == math.inf:
-                break
-            t = max(t, min(next_arrival, waiting[0].arrival if waiting else math.inf))
-            continue
+        return chunks
+
+    def blocked(self) -> bool:
+        """Nothing runs and the first waiting request can never fit."""
+        return bool(self.waiting and not self.decoding and not self.prefilling
+                    and self.waiting[0].prompt + 1 > self.lim.kv_tokens)
+
+    # --- time ----------------------------------------------------------------------------
+
+    def decode_span(self, decodes: int) -> tuple[StepTime, int]:
+        """Decode-only steps up to the next finish, arrival or full cache, timed at the span's middle."""
+        heap = self.finish_heap
+        while heap and heap[0][2] != heap[0][3].epoch:
+            heapq.heappop(heap)
+        span = heap[0][0] - self.g if heap else 1
+        if decodes:
+            room = int((self.lim.kv_tokens - self.ctx_sum - self.held_prefill) // decodes)
+            span = max(1, min(span, room))
+        arr = self.next_arrival()
+        if decodes and arr < math.inf:
+            one = self.step(decodes, self.ctx_sum, ())
+            span = max(1, min(span, math.ceil((arr - self.t) / one.total)))
+        return self.step(max(1, decodes), self.ctx_sum + decodes * (span - 1) / 2, ()), span
+
+    def advance(self, chunks: list[tuple[_Req, int]]) -> None:
+        """Run one step with prefill work, or a span of decode-only steps."""
+        decodes = len(self.decoding)
         work = tuple((n, r.done_prefill) for r, n in chunks if n)
         if work:
-            st = step(decodes, ctx_sum, work)
-            span, bound = 1, res.prefill_bound
-            res.prefill_time += st.total
+            st, span = self.step(decodes, self.ctx_sum, work), 1
+            bound = self.res.prefill_bound
+            self.res.prefill_time += st.total
         else:
-            while finish_heap and finish_heap[0][2] != finish_heap[0][3].epoch:
-                heapq.heappop(finish_heap)
-            span = finish_heap[0][0] - g if finish_heap else 1
-            if decodes:
-                room = int((cap - ctx_sum - held_prefill) // decodes)
-                span = max(1, min(span, room))
-            arr = min(next_arrival, waiting[0].arrival if waiting and waiting[0].arrival > t else math.inf)
-            if decodes and arr < math.inf:
-                one = step(decodes, ctx_sum, ())
-                span = max(1, min(span, math.ceil((arr - t) / one.total)))
-            st = step(max(1, decodes), ctx_sum + decodes * (span - 1) / 2, ())
-            bound = res.decode_bound
+            st, span = self.decode_span(decodes)
+            bound = self.res.decode_bound
         dt = st.total * span
-        bound[st.bound] = bound.get(st.bound, 0.0) + dt
-        running = decodes + len(prefilling)
-        busy_area += running * dt
-        res.peak_running = max(res.peak_running, running)
-        t += dt
+        kind = st.bound
+        bound[kind] = bound.get(kind, 0.0) + dt
+        running = decodes + len(self.prefilling)
+        self.busy_area += running * dt
+        self.res.peak_running = max(self.res.peak_running, running)
+        self.t += dt
         if decodes:
-            g += span
-            ctx_sum += decodes * span
-        res.peak_kv_tokens = max(res.peak_kv_tokens, ctx_sum + held_prefill)
+            self.g += span
+            self.ctx_sum += decodes * span
+        self.res.peak_kv_tokens = max(self.res.peak_kv_tokens, self.ctx_sum + self.held_prefill)
+
+    def finish_prefills(self, chunks: list[tuple[_Req, int]]) -> None:
+        """Requests whose prompt is done sample their first token and start decoding."""
         for r, n in chunks:
             r.done_prefill += n
-            if r.done_prefill >= r.prompt and r in prefilling:
-                prefilling.remove(r)
-                held_prefill -= r.prompt
-                r.generated += 1  # the prefill step samples a token
-                if r.first < 0:
-                    r.first = t
-                    res.ttft.append(t - r.arrival)
-                r.start_step = g
-                decoding[r] = None
-                ctx_sum += r.prompt + 1
-                pushes += 1
-                heapq.heappush(finish_heap, (g + r.osl - r.generated, pushes, r.epoch, r))
-        while finish_heap and (finish_heap[0][0] <= g or finish_heap[0][2] != finish_heap[0][3].epoch):
-            _, _, epoch, r = heapq.heappop(finish_heap)
+            if r.done_prefill < r.prompt or r not in self.prefilling:
+                continue
+            self.prefilling.remove(r)
+            self.held_prefill -= r.prompt
+            r.generated += 1  # the prefill step samples a token
+            if r.first < 0:
+                r.first = self.t
+                self.res.ttft.append(self.t - r.sent)
+                if self.steady.has(r):
+                    self.steady.ttft.append(self.t - r.sent)
+            r.start_step = self.g
+            self.decoding[r] = None
+            self.ctx_sum += r.prompt + 1
+            heapq.heappush(self.finish_heap, (self.g + r.osl - r.generated, r.index, r.epoch, r))
+
+    def retire(self) -> None:
+        """Finished requests leave; a closed-loop client sends its next one."""
+        heap = self.finish_heap
+        while heap and (heap[0][0] <= self.g or heap[0][2] != heap[0][3].epoch):
+            _, _, epoch, r = heapq.heappop(heap)
             if epoch != r.epoch:
                 continue
-            drop_decoding(r)
-            done += 1
-            res.output_tokens += r.osl
+            self.drop_decoding(r)
+            self.done += 1
+            self.res.output_tokens += r.osl
             if r.osl > 1:
-                res.tpot.append((t - r.first) / (r.osl - 1))
-            if not w.rate and issued < n_total:
-                waiting.append(make(t))
-    res.duration = t
-    res.mean_running = busy_area / t if t > 0 else 0.0
-    return res
+                self.res.tpot.append((self.t - r.first) / (r.osl - 1))
+            if self.steady.has(r):
+                self.steady.latency.append(self.t - r.sent)
+                if r.osl > 1:
+                    self.steady.tpot.append((self.t - r.first) / (r.osl - 1))
+            if not self.w.rate and self.issued < self.n_total:
+                self.send(self.t)
+
+    # --- the loop ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if not self.w.rate:
+            for _ in range(min(self.w.concurrency or 1, self.n_total)):
+                self.send(0.0)
+
+    def run(self) -> SimResult:
+        self.start()
+        while self.done < self.n_total:
+            self.arrive()
+            self.preempt()
+            chunks = self.schedule()
+            if self.blocked():
+                self.res.blocked = True
+                break
+            if not chunks and not self.decoding:
+                nxt = self.next_arrival()
+                if nxt == math.inf:
+                    break
+                self.t = max(self.t, nxt)
+                continue
+            self.advance(chunks)
+            self.finish_prefills(chunks)
+            self.retire()
+        return self.result()
+
+    def result(self) -> SimResult:
+        res, s = self.res, self.steady
+        res.duration = self.t
+        res.mean_running = self.busy_area / self.t if self.t > 0 else 0.0
+        n_ttft, n_tpot = len(res.ttft), len(res.tpot)
+        sum_ttft, sum_tpot = sum(res.ttft), sum(res.tpot)
+        extra = self.w.prompts() - self.n_total
+        if extra > 0 and s.ttft and s.latency and len(s.marks) == 2 and not res.blocked:
+            (t0, a0), (t1, a1) = s.marks
+            more_t = extra * (sum(s.latency) / len(s.latency)) / (self.w.concurrency or 1)  # Little's law
+            running = (a1 - a0) / (t1 - t0) if t1 > t0 else res.mean_running
+            res.mean_running = (self.busy_area + running * more_t) / (self.t + more_t)
+            res.duration += more_t
+            res.output_tokens += sum(_lengths(self.w, i)[1] for i in range(self.n_total, self.w.prompts()))
+            sum_ttft += extra * sum(s.ttft) / len(s.ttft)
+            n_ttft += extra
+            if s.tpot:
+                sum_tpot += extra * sum(s.tpot) / len(s.tpot)
+                n_tpot += extra
+        res.ttft_mean = sum_ttft / n_ttft if n_ttft else math.nan
+        res.tpot_mean = sum_tpot / n_tpot if n_tpot else math.nan
+        return res
+
+
+def simulate(step: StepFn, w: Workload, lim: Limits, frontend: Frontend = Frontend()) -> SimResult:
+    """Run ``w`` through the scheduler; times in seconds."""
+    return _Sim(step, w, lim, frontend).run()

@@ -138,31 +138,46 @@ def _inherits(value: str) -> bool:
     return any(n in INHERITED for n in placeholders(value))
 
 
-def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
-    svc: dict[str, Any] = {"image": image}
-    argv = p.argv
+def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
+    """``entrypoint``/``command``, run by a shell in the container first when something must precede it:
+    the install step the image needs, env values that extend the image's own search paths (Compose
+    would fill ``$LD_PRELOAD`` from the host's)."""
     install = container_install(p.install, image, p.title)
-    # run by a shell in the container first: the install step the image needs, env values that extend
-    # the image's own search paths (Compose would fill ``$LD_PRELOAD`` from the host's)
     prelude = [install] if install else []
     prelude += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}"
                 for k, v in p.env if _inherits(v)]
     if p.script is not None:
-        svc["entrypoint"] = ["/bin/sh", "-c", compose_literal("\n".join(["set -e", *prelude, p.script])
-                                                                if prelude else p.script)]
-    else:
-        k = 2 if argv[:2] == ("vllm", "serve") else 1
-        head = [b.text(t) for t in argv[:k]]
-        if prelude:
-            head = ["/bin/sh", "-c", compose_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
-        svc["entrypoint"] = head
-        svc["command"] = [b.text(t) for t in argv[k:]]
-    env: dict[str, str] = {}
-    if p.kind == "serve":
-        env["HF_TOKEN"] = "${HF_TOKEN:-}"
-    for k_, v in p.env:
-        if not _inherits(v):
-            env[k_] = b.text(v)
+        return {"entrypoint": ["/bin/sh", "-c", compose_literal("\n".join(["set -e", *prelude, p.script])
+                                                                  if prelude else p.script)]}
+    k = 2 if p.argv[:2] == ("vllm", "serve") else 1
+    head = [b.text(t) for t in p.argv[:k]]
+    if prelude:
+        head = ["/bin/sh", "-c", compose_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
+    return {"entrypoint": head, "command": [b.text(t) for t in p.argv[k:]]}
+
+
+def _environment(p: Process, b: Binder) -> dict[str, str]:
+    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
+    return env | {k: b.text(v) for k, v in p.env if not _inherits(v)}
+
+
+def _host_resources(p: Process, svc: dict[str, Any]) -> None:
+    """RDMA NICs (with IPC_LOCK and no memlock limit to register memory for them), CPU and memory requests."""
+    if p.rdma:
+        svc.setdefault("devices", []).append("/dev/infiniband:/dev/infiniband")
+        svc["cap_add"] = ["IPC_LOCK"]
+        svc["ulimits"] = {"memlock": -1}
+    if p.cpu or p.memory_gib:
+        reservations = svc.setdefault("deploy", {}).setdefault("resources", {}).setdefault("reservations", {})
+        if p.cpu:
+            reservations["cpus"] = str(p.cpu)
+        if p.memory_gib:
+            reservations["memory"] = f"{p.memory_gib}g"
+
+
+def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
+    svc: dict[str, Any] = {"image": image, **_entrypoint(p, b, image)}
+    env = _environment(p, b)
     if env:
         svc["environment"] = env
     if p.port is not None:
@@ -175,23 +190,33 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
         volumes += dev.pop("volumes", [])
         svc.update(dev)
     svc["volumes"] = volumes
-    files = [f for f in b.files.values() if any(f.path_var in placeholders(t) for t in (*argv, *(v for _, v in p.env)))]
+    files = [f for f in b.files.values() if any(f.path_var in placeholders(t) for t in (*p.argv, *(v for _, v in p.env)))]
     files += [f for f in p.files if f not in files]
     if files:
         svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]
     if p.port is not None and p.kind in ("serve", "router"):
         svc["healthcheck"] = _healthcheck(p.port, dep.ready_timeout_s, p.protocol)
-    if p.rdma:  # RDMA NICs, and IPC_LOCK with no memlock limit to register (pin) memory for them
-        svc.setdefault("devices", []).append("/dev/infiniband:/dev/infiniband")
-        svc["cap_add"] = ["IPC_LOCK"]
-        svc["ulimits"] = {"memlock": -1}
-    if p.cpu or p.memory_gib:
-        reservations = svc.setdefault("deploy", {}).setdefault("resources", {}).setdefault("reservations", {})
-        if p.cpu:
-            reservations["cpus"] = str(p.cpu)
-        if p.memory_gib:
-            reservations["memory"] = f"{p.memory_gib}g"
+    _host_resources(p, svc)
     return svc
+
+
+def _depends_on(p: Process, dep: Deployment, companions: list[str]) -> dict[str, Any]:
+    """A router starts once every vLLM service is healthy; vLLM after its companions and Mooncake started."""
+    if p.kind == "router":
+        return {q.key: {"condition": "service_healthy"} for q in dep.processes if q.kind == "serve"}
+    if p.kind == "serve":
+        return {k: {"condition": "service_started"}
+                for k in [*companions, *(q.key for q in dep.processes if q.kind == "mooncake")]}
+    return {}
+
+
+def _notes(dep: Deployment, image: str, b: Binder, to_set: dict[str, Any]) -> list[str]:
+    extra = ["Run: docker compose up -d (Compose v2.23+; HF_TOKEN is read from your environment)."]
+    empty_ok = sorted(n for n in b.empty_ok if n in to_set)
+    if empty_ok:
+        extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
+    note = install_note(dep, image)
+    return [*extra, note] if note else extra
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
@@ -205,31 +230,19 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     companions = [p.key for p in dep.processes if p.kind == "companion"]
     for p in dep.processes:
         svc = _service(p, b, dep, image)
-        deps: dict[str, Any] = {}
-        if p.kind == "router":
-            deps = {q.key: {"condition": "service_healthy"} for q in dep.processes if q.kind == "serve"}
-        elif p.kind == "serve":
-            deps = {k: {"condition": "service_started"} for k in companions}
-            deps.update({q.key: {"condition": "service_started"} for q in dep.processes if q.kind == "mooncake"})
         if companions and p.kind in ("serve", "companion"):
             # companions are reached on localhost (`lmcache server --port ...`): share the host network
             svc.pop("ports", None)
             svc["network_mode"] = "host"
+        deps = _depends_on(p, dep, companions)
         if deps:
             svc["depends_on"] = deps
         services[p.key] = svc
-    doc: dict[str, Any] = {"name": opts.name or None, "services": services, "volumes": {"vllm-cache": {}}}
-    if not opts.name:
-        doc.pop("name")
+    doc: dict[str, Any] = {**({"name": opts.name} if opts.name else {}), "services": services,
+                           "volumes": {"vllm-cache": {}}}
     files = {f.name: f for p in dep.processes for f in p.files}
     if files:
         doc["configs"] = {name: {"content": b.text(f.content)} for name, f in files.items()}
     to_set = {n: w for n, w in used_placeholders(dep).items() if b.bind(n) is None}
-    extra = ["Run: docker compose up -d (Compose v2.23+; HF_TOKEN is read from your environment)."]
-    empty_ok = sorted(n for n in b.empty_ok if n in to_set)
-    if empty_ok:
-        extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
-    note = install_note(dep, image)
-    if note:
-        extra.append(note)
-    return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, extra) + dump(doc), MEDIA_YAML)]
+    return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, _notes(dep, image, b, to_set)) + dump(doc),
+                     MEDIA_YAML)]

@@ -54,40 +54,47 @@ class DockerMeta:
     nightly: bool
 
 
+def _hardware_kind(profile: Mapping[str, Any]) -> tuple[str, str]:
+    """``(brand key, GPU-flags key)`` of a profile: the image map key and the ``docker run`` device flags."""
+    g = gen(profile)
+    if g == "tpu":
+        return "tpu", "tpu"
+    if profile.get("brand") == "AMD":
+        return "amd", "amd"
+    if g == "xpu":
+        return "intel", "xpu"
+    if g == "cpu" or profile.get("brand") == "Intel":
+        return "intel", "cpu"
+    return "nvidia", "gpu"
+
+
+def _override_image(override: Any, brand_key: str) -> tuple[str | None, Mapping[str, Any] | None]:
+    """``(pinned image, CUDA map)`` one ``docker_image`` value gives this brand (both ``None``: it gives none)."""
+    if isinstance(override, str):
+        return (override if brand_key == "nvidia" else None), None
+    if isinstance(override, dict) and any(k in override for k in BRAND_KEYS):
+        v = override.get(brand_key)
+        if isinstance(v, str):
+            return v, None
+        return None, (v if brand_key == "nvidia" and is_cuda_map(v) else None)
+    return None, (override if is_cuda_map(override) and brand_key == "nvidia" else None)
+
+
 def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
                 hw_id: str | None) -> DockerMeta:
-    """§9.1 ``computeDockerMeta``."""
+    """§9.1 ``computeDockerMeta``: the variant's per-hardware pin, else the variant's then the model's
+    ``docker_image`` (first one that gives this brand an image), else the default image."""
     nightly = get(recipe.get("model"), "nightly_required") is True
-    defaults = NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES
-    g = gen(profile)
-    is_amd = profile.get("brand") == "AMD"
-    is_tpu = g == "tpu"
-    is_xpu = g == "xpu"
-    is_intel = g == "cpu" or is_xpu or profile.get("brand") == "Intel"
-    brand_key = "tpu" if is_tpu else "amd" if is_amd else "intel" if is_intel else "nvidia"
-    pinned: str | None = None
+    brand_key, flags_key = _hardware_kind(profile)
+    p = get(get(variant.get("hardware_overrides"), hw_id), "docker_image") if hw_id else None
+    pinned: str | None = p if isinstance(p, str) else None
     cuda_map: Mapping[str, Any] | None = None
-    if hw_id:
-        p = get(get(variant.get("hardware_overrides"), hw_id), "docker_image")
-        if isinstance(p, str):
-            pinned = p
     for override in (variant.get("docker_image"), get(recipe.get("model"), "docker_image")):
         if pinned is not None or cuda_map is not None:
             break
-        if not truthy(override):
-            continue
-        if isinstance(override, str):
-            if brand_key == "nvidia":
-                pinned = override
-        elif isinstance(override, dict) and any(k in override for k in BRAND_KEYS):
-            v = override.get(brand_key)
-            if isinstance(v, str):
-                pinned = v
-            elif brand_key == "nvidia" and is_cuda_map(v):
-                cuda_map = v
-        elif is_cuda_map(override) and brand_key == "nvidia":
-            cuda_map = override
-    if is_xpu and pinned is None:
+        if truthy(override):
+            pinned, cuda_map = _override_image(override, brand_key)
+    if flags_key == "xpu" and pinned is None:
         image: str | None = XPU_IMAGE
     elif pinned is not None:
         image = pinned
@@ -96,8 +103,7 @@ def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: 
     else:
         # The nightly channel has no Intel CPU image; the reference then prints
         # ``undefined``. We fall back to the stable CPU image (docs/decisions.md).
-        image = defaults.get(brand_key) or DEFAULT_IMAGES[brand_key]
-    flags_key = "tpu" if is_tpu else "amd" if is_amd else "xpu" if is_xpu else "cpu" if is_intel else "gpu"
+        image = (NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES).get(brand_key) or DEFAULT_IMAGES[brand_key]
     text, argv = _GPU_FLAGS[flags_key]
     return DockerMeta(image, text, argv, brand_key, pinned, cuda_map, nightly)
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vllm_recipes.catalog import Recipe
-from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.select.omni import OmniSelection
 from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import KvStorePlan, PdPlan, PdRolePlan, Plan
 
-from .explain import plan_processes
+from .frontend import frontend_in_effect
 
 #: ``(label, value, note)``; ``note`` says where a value came from when the user did not pick it
 HeaderField = tuple[str, str, str]
@@ -50,21 +49,6 @@ def format_header(model: str, fields: Sequence[HeaderField]) -> str:
     return " · ".join(parts)
 
 
-def frontend_in_effect(ctx: Ctx, plan: Plan) -> tuple[str, str]:
-    """The frontend the command runs, and why when the recipe's own env switches on another
-    frontend than the one selected (``VLLM_USE_RUST_FRONTEND=1`` in a hardware block's env
-    runs the Rust frontend whatever the selection says): ``(name, note)``."""
-    envs = [{e.key: e.value for e in env} for _title, _inv, env in plan_processes(plan)]
-    for name, spec in ctx.catalog.frontends.items():
-        wanted = as_map(get(spec, "env"))
-        if name == ctx.frontend or not wanted:
-            continue
-        if any(all(k in env and str(env[k]) == str(v) for k, v in wanted.items()) for env in envs):
-            shown = " ".join(f"{k}={v}" for k, v in wanted.items())
-            return str(name), f"the recipe's env sets {shown}"
-    return ctx.frontend, ""
-
-
 def selection_header(recipe: Recipe, state: PageState, ctx: Ctx, plan: Plan) -> str:
     """The resolved selection of a serving recipe, defaults marked as such."""
     req, sel = state.request, state.selection
@@ -82,10 +66,8 @@ def selection_header(recipe: Recipe, state: PageState, ctx: Ctx, plan: Plan) -> 
     ]
     if sel.kv_offload:
         fields.append(("kv offload", sel.kv_offload, ""))
-    frontend, env_note = frontend_in_effect(ctx, plan)
-    if env_note and req.frontend is not None:
-        env_note += f", over {req.frontend}"
-    fields.append(("frontend", frontend, env_note or note(req.frontend, "recipe default")))
+    runs = frontend_in_effect(ctx, plan)
+    fields.append(("frontend", runs.name, runs.note or note(req.frontend, "recipe default")))
     fields.append(("install", state.install, note(req.install, "default")))
     return format_header(recipe.hf_id, fields)
 

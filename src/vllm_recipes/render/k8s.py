@@ -152,6 +152,10 @@ class Names:
 
     def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
         """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""
+        return self._address(p, name) or self._fixed(name) or self._file_path(name)
+
+    def _address(self, p: Process, name: str) -> tuple[str, bool] | None:
+        """A node address: the pod's own, the group leader's, or another pool's / instance's node."""
         if name == SELF:
             return "POD_IP", True
         if name == "HEAD_IP" and p.nodes > 1:
@@ -164,14 +168,20 @@ class Names:
                 return self.node_address(owner, idx), False
         if name.startswith("VLLM_INSTANCE_") and name[14:].isdigit() and f"vllm-{name[14:]}" in self.by_key:
             return self.node_address(self.by_key[f"vllm-{name[14:]}"], 1), False
+        return None
+
+    def _fixed(self, name: str) -> tuple[str, bool] | None:
+        """The router's listen address and port, the Mooncake master's Service, the PD RPC ports."""
         if name == "ROUTER_HOST":
             return "0.0.0.0", False
         if name == "ROUTER_PORT" and "router" in self.by_key:
             return str(self.by_key["router"].port), False
         if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
             return self.service(self.by_key["mooncake-master"]), False
-        if name in RPC_PORTS:
-            return str(RPC_PORTS[name]), False
+        return (str(RPC_PORTS[name]), False) if name in RPC_PORTS else None
+
+    def _file_path(self, name: str) -> tuple[str, bool] | None:
+        """Where a config file is mounted (expanded at start when it holds user settings)."""
         for q in self.dep.processes:
             for f in q.files:
                 if f.path_var == name:
@@ -345,46 +355,57 @@ def pull_policy(image: str) -> str:
     return "IfNotPresent" if re.fullmatch(r"v?\d+\.\d+(\.\d+)?([.+-][0-9A-Za-z.+-]*)?", tag) else "Always"
 
 
-def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, worker: bool,
-               settings: str | None, timeout_s: int) -> dict[str, Any]:
-    dep = names.dep
-    c: dict[str, Any] = {"name": p.key, "image": image, "imagePullPolicy": pull_policy(image)}
-    env = p.worker_env if worker else p.env
+def _port_name(p: Process) -> str:
+    return "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake" else "http"
+
+
+def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...], worker: bool) -> dict[str, Any]:
+    """``command``/``args``: a worker's rank script, a companion's script, else the exec form of the argv
+    (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
-        c["command"] = ["/bin/sh", "-c"]
-        c["args"] = [k8s_literal("\n".join([*(["set -e", *prelude] if prelude else []), worker_script(p, names)]))]
-    else:
-        argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
-        if p.script is not None:
-            c["command"] = ["/bin/sh", "-c", k8s_literal("\n".join(["set -e", *prelude, p.script])
-                                                         if prelude else p.script)]
-        else:
-            k = _command_split(argv)
-            head = [exec_text(t, p, names) for t in argv[:k]]
-            if prelude:
-                head = ["/bin/sh", "-c", k8s_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
-            c["command"] = head
-            c["args"] = [exec_text(t, p, names) for t in argv[k:]]
-    c.update(_env(p, names, env, settings))
-    if p.port is not None:
-        c["ports"] = [{"name": "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake" else "http",
-                       "containerPort": p.port}]
-    resources = _resources(p, dep, opts)
-    if resources:
-        c["resources"] = resources
+        return {"command": ["/bin/sh", "-c"],
+                "args": [k8s_literal("\n".join([*(["set -e", *prelude] if prelude else []), worker_script(p, names)]))]}
+    if p.script is not None:
+        return {"command": ["/bin/sh", "-c", k8s_literal("\n".join(["set -e", *prelude, p.script])
+                                                         if prelude else p.script)]}
+    argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
+    k = _command_split(argv)
+    head = [exec_text(t, p, names) for t in argv[:k]]
+    if prelude:
+        head = ["/bin/sh", "-c", k8s_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
+    return {"command": head, "args": [exec_text(t, p, names) for t in argv[k:]]}
+
+
+def _volume_mounts(p: Process, dep: Deployment) -> list[dict[str, Any]]:
     # shared memory and the model cache belong to the processes that load the model
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
                                      {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
     if _uses_files(p, dep):
         mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
-    if mounts:
-        c["volumeMounts"] = mounts
-    if not (worker and p.headless_workers):
-        c.update(_probes(p, timeout_s))
+    return mounts
+
+
+def _security(p: Process, dep: Deployment) -> dict[str, Any]:
     sec = dict(BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container") or {}) if p.kind == "serve" else {}
     if p.rdma:  # RDMA registers (pins) memory: the NIC's memory regions need IPC_LOCK
         sec["capabilities"] = {"add": ["IPC_LOCK"]}
+    return sec
+
+
+def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, worker: bool,
+               settings: str | None, timeout_s: int) -> dict[str, Any]:
+    dep = names.dep
+    env = p.worker_env if worker else p.env
+    c: dict[str, Any] = {"name": p.key, "image": image, "imagePullPolicy": pull_policy(image),
+                         **_command(p, names, image, env, worker), **_env(p, names, env, settings)}
+    if p.port is not None:
+        c["ports"] = [{"name": _port_name(p), "containerPort": p.port}]
+    optional = {"resources": _resources(p, dep, opts), "volumeMounts": _volume_mounts(p, dep)}
+    c.update({k: v for k, v in optional.items() if v})
+    if not (worker and p.headless_workers):
+        c.update(_probes(p, timeout_s))
+    sec = _security(p, dep)
     if sec:
         c["securityContext"] = sec
     return c
@@ -420,44 +441,22 @@ def _meta(name: str, opts: ExportOptions, labels: dict[str, str]) -> dict[str, A
     return {"name": name, "namespace": opts.namespace, "labels": labels}
 
 
-def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
-    names = Names(dep, opts)
-    if dep.co_located:
-        raise ExportError("the co-located PD layout pins prefill and decode to GPU indices of one machine; "
-                          "Kubernetes schedules GPUs per pod. Export it with --to compose (or --to slurm), or "
-                          "choose prefill/decode pools of whole nodes.")
-    image = container_image(dep, opts)
-    where = used_placeholders(dep)
-    # user settings reach containers as env (envFrom the settings ConfigMap); the files that hold some
-    # are expanded from that env when the container starts
-    to_set = {n: w for n, w in where.items()
-              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p) or _in_files(p, n))}
-    settings = f"{names.base}-settings" if to_set else None
-    companions = [p for p in dep.processes if p.kind == "companion"]
-    objects: list[tuple[str, dict[str, Any]]] = []
-    if settings:
-        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": _meta(settings, opts, _labels(names.base, "settings")),
-                                      "data": {n: "" for n in to_set}}))
-    files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
-    if files:
-        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": _meta(f"{names.base}-files", opts, _labels(names.base, "files")),
-                                      "data": files}))
-    for p in dep.processes:
-        if p.kind == "companion":
-            continue
-        objects += _workload(p, names, opts, image, settings, companions if p.kind == "serve" else [])
-    docs = [(kind, obj) for kind, obj in objects]
+def _cache_note(dep: Deployment, opts: ExportOptions) -> str:
+    if opts.pvc:
+        return (f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
+                "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it")
+    if dep.model_gib:
+        return (f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
+                "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)")
+    return "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)"
+
+
+def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | None, to_set: dict[str, Any]) -> list[str]:
+    """What the header tells the user: versions, the token Secret, the cache, RDMA, settings, install."""
     extra = [f"Kubernetes {KUBERNETES_VERSION}+; multi-node pools need LeaderWorkerSet ({LWS_API}).",
              f"HF_TOKEN comes from the Secret {HF_TOKEN_SECRET!r} (optional): "
              f"kubectl -n {opts.namespace} create secret generic {HF_TOKEN_SECRET} --from-literal=token=hf_...",
-             "Hugging Face cache: " + (
-                 f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
-                 "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it" if opts.pvc else
-                 f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
-                 "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)" if dep.model_gib else
-                 "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)")]
+             "Hugging Face cache: " + _cache_note(dep, opts)]
     if any(p.rdma for p in dep.processes):
         extra.append(f"RDMA (NCCL/NIXL across nodes, Mooncake): each such pod requests one {opts.rdma!r} "
                      "and IPC_LOCK; name your RDMA device plugin's resource with --rdma (or --rdma none)."
@@ -471,13 +470,45 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     if empty_ok:
         extra.append("May stay empty (the documented automatic choice): " + ", ".join(empty_ok))
     note = install_note(dep, image)
-    if note:
-        extra.append(note)
-    head = header(dep, "k8s", opts, to_set, extra)
+    return [*extra, note] if note else extra
+
+
+def _objects(dep: Deployment, names: Names, opts: ExportOptions, image: str, settings: str | None,
+             to_set: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The settings and files ConfigMaps, then each process's workload and Service (companions ride along)."""
+    objects: list[tuple[str, dict[str, Any]]] = []
+    if settings:
+        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": _meta(settings, opts, _labels(names.base, "settings")),
+                                      "data": {n: "" for n in to_set}}))
+    files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
+    if files:
+        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": _meta(f"{names.base}-files", opts, _labels(names.base, "files")),
+                                      "data": files}))
+    companions = [p for p in dep.processes if p.kind == "companion"]
+    for p in dep.processes:
+        if p.kind != "companion":
+            objects += _workload(p, names, opts, image, settings, companions if p.kind == "serve" else [])
+    return objects
+
+
+def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
+    names = Names(dep, opts)
+    if dep.co_located:
+        raise ExportError("the co-located PD layout pins prefill and decode to GPU indices of one machine; "
+                          "Kubernetes schedules GPUs per pod. Export it with --to compose (or --to slurm), or "
+                          "choose prefill/decode pools of whole nodes.")
+    image = container_image(dep, opts)
+    # user settings reach containers as env (envFrom the settings ConfigMap); the files that hold some
+    # are expanded from that env when the container starts
+    to_set = {n: w for n, w in used_placeholders(dep).items()
+              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p) or _in_files(p, n))}
+    settings = f"{names.base}-settings" if to_set else None
+    head = header(dep, "k8s", opts, to_set, _notes(dep, opts, image, settings, to_set))
     short = header(dep, "k8s", opts, to_set, short=True)
-    out: list[Artifact] = []
-    for i, (kind, obj) in enumerate(docs):
-        out.append(Artifact(f"{kind}-{obj['metadata']['name']}.yaml", (short if i else head) + dump(obj), MEDIA_YAML))
+    out = [Artifact(f"{kind}-{obj['metadata']['name']}.yaml", (short if i else head) + dump(obj), MEDIA_YAML)
+           for i, (kind, obj) in enumerate(_objects(dep, names, opts, image, settings, to_set))]
     kust = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
             "namespace": opts.namespace, "resources": [a.path for a in out]}
     out.append(Artifact("kustomization.yaml", head + dump(kust), MEDIA_YAML))
@@ -538,7 +569,6 @@ def _workload(p: Process, names: Names, opts: ExportOptions, image: str, setting
     if p.port is not None:
         svc = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(names.service(p), opts, labels),
                "spec": {"selector": selector,
-                        "ports": [{"name": "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake"
-                                   else "http", "port": p.port, "targetPort": p.port}]}}
+                        "ports": [{"name": _port_name(p), "port": p.port, "targetPort": p.port}]}}
         out.append(("service", svc))
     return out

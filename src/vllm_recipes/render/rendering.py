@@ -21,6 +21,7 @@ from vllm_recipes.synth.plan import (
 )
 
 from .docker import DockerMeta, docker_meta, docker_run_argv, docker_run_text
+from .frontend import frontend_in_effect
 from .shell import render_values, router_text
 
 
@@ -74,7 +75,7 @@ def _rendering_object(ctx: Ctx, plan: Plan, frontend_key: bool) -> dict[str, Any
     if meta.image is not None:
         out["docker_image"] = meta.image
     if frontend_key:
-        out["frontend"] = ctx.frontend
+        out["frontend"] = frontend_in_effect(ctx, plan).name
     if isinstance(plan, MultiNodePlan):
         out.update(_multi_node_keys(meta, plan))
     elif isinstance(plan, PdPlan):

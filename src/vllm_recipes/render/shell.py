@@ -192,41 +192,12 @@ def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
     occurrence of a flag wins, then ``drop_flags`` and their values out), plus each shadowed token's index
     with the index of the kept flag that won over it (-1 when that flag was dropped).
 
-    One scan from the end, linear in the tokens: a non-flag is a flag's value exactly when a flag precedes
-    it. Remembered by values (bounded): ``validate`` meets the same lists in thousands of selections.
+    Remembered by values (bounded): ``validate`` meets the same lists in thousands of selections.
     """
-    filtered = "" in values
-    if filtered:
-        pos: Sequence[int] = [i for i, v in enumerate(values) if v != ""]
-        vals: Sequence[str] = [values[i] for i in pos]
-    else:
-        pos = range(len(values))
-        vals = values
-    won: dict[str, int] = {}  # flag -> where its kept unit starts (in ``vals``)
-    kept_rev: list[int] = []
-    shadow: dict[str, list[int]] = {}  # flag -> starts of its shadowed units, last first
-    j = len(vals) - 1
-    while j >= 0:
-        v = vals[j]
-        if v.startswith("-"):
-            start = j
-        elif j and vals[j - 1].startswith("-"):
-            start = j - 1
-            v = vals[start]
-        else:  # a positional
-            kept_rev.append(j)
-            j -= 1
-            continue
-        if v in won:
-            shadow.setdefault(v, []).append(start)
-        else:
-            won[v] = start
-            kept_rev.append(j)
-            if start != j:
-                kept_rev.append(start)
-        j = start - 1
-    kept_rev.reverse()
-    kept = [pos[k] for k in kept_rev] if filtered else kept_rev
+    pos = [i for i, v in enumerate(values) if v != ""]
+    vals = [values[i] for i in pos]
+    won, kept_rev, shadow = _last_wins(vals)
+    kept = [pos[k] for k in reversed(kept_rev)]
     if drop_flags:
         kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
     if not shadow:
@@ -235,15 +206,38 @@ def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
         winner = {values[k]: k for k in kept if values[k].startswith("-")}
     else:
         winner = {flag: pos[start] for flag, start in won.items()}
-    n = len(vals)
     out: list[tuple[int, int]] = []
     for flag, starts in shadow.items():
         w = winner.get(flag, -1)
         for start in reversed(starts):
             out.append((pos[start], w))
-            if start + 1 < n and not vals[start + 1].startswith("-"):
+            if start + 1 < len(vals) and not vals[start + 1].startswith("-"):
                 out.append((pos[start + 1], w))
     return tuple(kept), tuple(out)
+
+
+def _last_wins(vals: Sequence[str]) -> tuple[dict[str, int], list[int], dict[str, list[int]]]:
+    """One scan from the end, linear in the tokens (a non-flag is a flag's value exactly when a flag
+    precedes it): where each flag's kept unit starts, the kept indices (last first) and the starts of
+    each flag's shadowed units (last first)."""
+    won: dict[str, int] = {}
+    kept_rev: list[int] = []
+    shadow: dict[str, list[int]] = {}
+    j = len(vals) - 1
+    while j >= 0:
+        start = j if vals[j].startswith("-") else j - 1 if j and vals[j - 1].startswith("-") else None
+        if start is None:  # a positional
+            kept_rev.append(j)
+            j -= 1
+            continue
+        v = vals[start]
+        if v in won:
+            shadow.setdefault(v, []).append(start)
+        else:
+            won[v] = start
+            kept_rev += [j] if start == j else [j, start]
+        j = start - 1
+    return won, kept_rev, shadow
 
 
 def render_values(binary: str, model_id: str, values: Sequence[str],

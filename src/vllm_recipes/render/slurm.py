@@ -95,73 +95,85 @@ def _health(p: Process, host: str) -> str:
     return f'wait_healthy "http://{host}:{p.port}/health" "${_var(p.key)}_PID"'
 
 
-def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
-    name = check_name(opts.name or default_name(dep.model_id), "--name")
-    serve = [p for p in dep.processes if p.kind == "serve"]
-    total = dep.machines
+#: bash functions the script polls readiness with (``{timeout}``: the deployment's ready timeout)
+_WAIT_FUNCTIONS = """wait_healthy() {{
+  local url=$1 pid=$2 deadline=$((SECONDS + {timeout}))
+  until check_up "$url"; do
+    if ! kill -0 "$pid" 2>/dev/null; then echo "step for $url exited" >&2; exit 1; fi
+    if [ "$SECONDS" -ge "$deadline" ]; then echo "$url not healthy after {timeout}s" >&2; exit 1; fi
+    sleep {poll}
+  done
+}}
+# an http:// URL answers 2xx, or a tcp://HOST:PORT server (gRPC) accepts a connection
+check_up() {{
+  case "$1" in
+    tcp://*) local hp=${{1#tcp://}}; python3 -c "import socket, sys; socket.create_connection((sys.argv[1], \
+int(sys.argv[2])), timeout=5)" "${{hp%:*}}" "${{hp##*:}}" 2>/dev/null ;;
+    *) curl -fsS -o /dev/null "$1" ;;
+  esac
+}}
+"""
+#: placeholders the script fills in itself, whatever the deployment
+_FIXED = {"HEAD_IP": '"${NODES[0]}"', "ROUTER_HOST": "0.0.0.0", "MOONCAKE_MASTER_IP": '"${NODES[0]}"',
+          **{k: str(v) for k, v in RPC_PORTS.items()}}
+
+
+def _first_nodes(dep: Deployment, serve: list[Process]) -> dict[str, int]:
+    """Index in ``NODES`` of each serve process's first node (all 0 when co-located)."""
     first: dict[str, int] = {}
     n = 0
     for p in serve:
         first[p.key] = 0 if dep.co_located else n
         n += p.nodes
-    bound: dict[str, str] = {}
-    by_pool = {p.pool: p for p in serve if p.pool}
-    for name_, _places in used_placeholders(dep).items():
-        for pool, owner in by_pool.items():
-            if name_.startswith(pool) and name_[len(pool):].isdigit():
-                bound[name_] = f'"${{NODES[{first[owner.key] + int(name_[len(pool):]) - 1}]}}"'
-        if name_.startswith("VLLM_INSTANCE_") and f"vllm-{name_[14:]}" in first:
-            bound[name_] = f'"${{NODES[{first[f"vllm-{name_[14:]}"]}]}}"'
-        if name_ == "HEAD_IP":
-            bound[name_] = '"${NODES[0]}"'
-        if name_ == "ROUTER_HOST":
-            bound[name_] = "0.0.0.0"
-        if name_ == "ROUTER_PORT":
-            bound[name_] = str(next((p.port for p in dep.processes if p.kind == "router"), 8000))
-        if name_ == "MOONCAKE_MASTER_IP":
-            bound[name_] = '"${NODES[0]}"'
-        if name_ in RPC_PORTS:
-            bound[name_] = str(RPC_PORTS[name_])
-    files = {f.path_var: f for p in dep.processes for f in p.files}
-    for var, f in files.items():
-        bound[var] = f'"$WORKDIR/{f.name}"'
-    to_set = {k: v for k, v in used_placeholders(dep).items() if k not in bound}
-    empty_ok = whole_json_values(dep)
-    docker = dep.install == "docker"
-    image = opts.image or dep.meta.image
-    gpus = max((p.gpus for p in serve), default=0) if not dep.co_located else sum(p.gpus for p in serve)
-    lines = ["#!/bin/bash", "# shellcheck disable=SC2016  # step scripts are single-quoted: bash -c expands them on the node",
-             header(dep, "slurm", opts, to_set, [
-        "Submit: sbatch " + f"{name}.sbatch" + ("" if docker else "  (from the environment that has vLLM installed)"),
-        "Every node of the allocation must reach the others; $WORKDIR must be on a shared filesystem.",
-        *(["RDMA (NCCL/NIXL across nodes, Mooncake): those steps lift their locked-memory limit"
-           + (" and mount /dev/infiniband into the container (--rdma none: no mount)."
-              if docker and image and opts.rdma not in ("", "none") else ".")] if any(p.rdma for p in dep.processes) else []),
-    ]).rstrip("\n")]
-    lines += [f"#SBATCH --job-name={name}", f"#SBATCH --nodes={max(total, 1)}", "#SBATCH --ntasks-per-node=1"]
-    if gpus:
-        lines.append(f"#SBATCH --gpus-per-node={gpus}")
-    lines += ["#SBATCH --exclusive", "", "set -euo pipefail", ""]
-    for var in to_set:
-        need = "?" if var in empty_ok else ":?"
-        lines.append(f': "${{{var}{need}set {var} before sbatch (see the header)}}"')
-    for var in to_set:
-        lines.append(f"export {var}")
-    lines += ['mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
-              'WORKDIR="${SLURM_SUBMIT_DIR:-$PWD}/' + name + '-${SLURM_JOB_ID}"', 'mkdir -p "$WORKDIR"']
-    for var, value in bound.items():
-        if var not in files:
-            lines.append(f"export {var}={value}")
-    for var, value in bound.items():
-        if var in files:
-            lines.append(f"export {var}={value}")
-    for var, f in files.items():
-        # the user's settings ($MOONCAKE_DEVICE_NAME ...) are filled in as the file is written
-        lines.append(f"printf '%s\\n' {shell_word(f.content, _ref)} > \"${var}\"")
-    lines += ["", "PIDS=()",
-              "# stop every step when the job ends, fails or is cancelled (scancel sends TERM)",
-              """trap 'if [ "${#PIDS[@]}" -gt 0 ]; then kill "${PIDS[@]}" 2>/dev/null || true; fi; wait' EXIT""",
-              "trap 'exit 143' TERM INT", ""]
+    return first
+
+
+def _bound_value(var: str, dep: Deployment, serve: list[Process], first: dict[str, int]) -> str | None:
+    """What the script sets ``var`` to, when Slurm knows it: a node address, the router's port, a fixed value."""
+    for p in serve:
+        if p.pool and var.startswith(p.pool) and var[len(p.pool):].isdigit():
+            return f'"${{NODES[{first[p.key] + int(var[len(p.pool):]) - 1}]}}"'
+    if var.startswith("VLLM_INSTANCE_") and f"vllm-{var[14:]}" in first:
+        return f'"${{NODES[{first[f"vllm-{var[14:]}"]}]}}"'
+    if var == "ROUTER_PORT":
+        return str(next((p.port for p in dep.processes if p.kind == "router"), 8000))
+    return _FIXED.get(var)
+
+
+def _header(dep: Deployment, opts: ExportOptions, name: str, to_set: dict[str, list[str]], docker: bool,
+            image: str | None) -> list[str]:
+    rdma_note = ["RDMA (NCCL/NIXL across nodes, Mooncake): those steps lift their locked-memory limit"
+                 + (" and mount /dev/infiniband into the container (--rdma none: no mount)."
+                    if docker and image and opts.rdma not in ("", "none") else ".")]
+    notes = ["Submit: sbatch " + f"{name}.sbatch" + ("" if docker else "  (from the environment that has vLLM installed)"),
+             "Every node of the allocation must reach the others; $WORKDIR must be on a shared filesystem.",
+             *(rdma_note if any(p.rdma for p in dep.processes) else [])]
+    return ["#!/bin/bash",
+            "# shellcheck disable=SC2016  # step scripts are single-quoted: bash -c expands them on the node",
+            header(dep, "slurm", opts, to_set, notes).rstrip("\n")]
+
+
+def _srun(p: Process, where: list[str], container: list[str], rdma: bool) -> list[str]:
+    """The backgrounded ``srun`` of one step (its NICs mounted when it uses RDMA, as k8s/Compose request them)."""
+    mounts = container
+    if container and p.rdma and rdma:
+        mounts = [container[0], container[1][:-1] + ',/dev/infiniband:/dev/infiniband"']
+    srun = [" ".join(["srun", *where]), *mounts, f'bash -c "${_var(p.key)}" &']
+    return [" \\\n  ".join(srun), 'PIDS+=("$!")']
+
+
+def _where(p: Process, dep: Deployment, first: dict[str, int]) -> list[str]:
+    """``srun`` placement: a serve process on its own nodes, every other step overlapping on the first."""
+    if p.kind != "serve":
+        return ["--nodes=1", "--ntasks=1", "--overlap", '--nodelist="${NODES[0]}"']
+    nodelist = ",".join(f"${{NODES[{first[p.key] + i}]}}" for i in range(p.nodes))
+    where = [f"--nodes={p.nodes}", f"--ntasks={p.nodes}", "--ntasks-per-node=1", f'--nodelist="{nodelist}"']
+    return [*where, "--overlap"] if dep.co_located else where
+
+
+def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: dict[str, int],
+           docker: bool, image: str | None) -> list[str]:
+    """Every job step in start order (helpers, vLLM, router), health-gated before the router and the end."""
     container = []
     if docker and image:
         container = [f"--container-image={quote(image)}",
@@ -169,29 +181,17 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     rdma = opts.rdma not in ("", "none")
     ordered = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + serve + \
         [p for p in dep.processes if p.kind == "router"]
+    lines: list[str] = []
     health: list[str] = []
     for p in ordered:
         var = _var(p.key)
-        spans_job = p.kind == "serve" and p.nodes == total
-        rank_var = "SLURM_NODEID" if spans_job else "SLURM_PROCID"
+        rank_var = "SLURM_NODEID" if p.kind == "serve" and p.nodes == dep.machines else "SLURM_PROCID"
         lines.append(f"# {p.title}" + (f" ({p.nodes} nodes)" if p.nodes > 1 else ""))
         lines.append(f"{var}={literal(step_script(p, rank_var, _install(p, docker, image)))}")
-        if p.kind == "serve":
-            start = first[p.key]
-            nodelist = ",".join(f"${{NODES[{start + i}]}}" for i in range(p.nodes))
-            where = [f"--nodes={p.nodes}", f"--ntasks={p.nodes}", "--ntasks-per-node=1", f'--nodelist="{nodelist}"']
-            if dep.co_located:
-                where.append("--overlap")
-        else:
-            where = ["--nodes=1", "--ntasks=1", "--overlap", '--nodelist="${NODES[0]}"']
         if p.kind == "router" and health:
             lines += ["# start the router once every vLLM process answers its health check", *health, ""]
             health = []
-        mounts = container
-        if container and p.rdma and rdma:  # the RDMA NICs, as the k8s/Compose exports request them
-            mounts = [container[0], container[1][:-1] + ',/dev/infiniband:/dev/infiniband"']
-        srun = [" ".join(["srun", *where]), *mounts, f'bash -c "${var}" &']
-        lines += [" \\\n  ".join(srun), 'PIDS+=("$!")']
+        lines += _srun(p, _where(p, dep, first), container, rdma)
         if p.kind == "serve" and p.port is not None:
             lines.append(f"{var}_PID=$!")
             health.append(_health(p, f"${{NODES[{first[p.key]}]}}"))
@@ -199,24 +199,47 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     if health:
         lines += ["# wait until every vLLM process answers its health check", *health,
                   'echo "every vLLM process is healthy" >&2', ""]
-    lines += ['wait -n "${PIDS[@]}"', 'echo "a job step exited; stopping the others" >&2', "exit 1", ""]
-    body = "\n".join(lines)
-    fn = ["wait_healthy() {",
-          f"  local url=$1 pid=$2 deadline=$((SECONDS + {dep.ready_timeout_s}))",
-          '  until check_up "$url"; do',
-          '    if ! kill -0 "$pid" 2>/dev/null; then echo "step for $url exited" >&2; exit 1; fi',
-          f'    if [ "$SECONDS" -ge "$deadline" ]; then echo "$url not healthy after {dep.ready_timeout_s}s" >&2; '
-          "exit 1; fi",
-          f"    sleep {HEALTH_POLL_S}",
-          "  done",
-          "}",
-          "# an http:// URL answers 2xx, or a tcp://HOST:PORT server (gRPC) accepts a connection",
-          "check_up() {",
-          '  case "$1" in',
-          '    tcp://*) local hp=${1#tcp://}; python3 -c "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)" '
-          '"${hp%:*}" "${hp##*:}" 2>/dev/null ;;',
-          '    *) curl -fsS -o /dev/null "$1" ;;',
-          "  esac",
-          "}", ""]
-    body = body.replace("\nPIDS=()\n", "\n" + "\n".join(fn) + "PIDS=()\n", 1)
-    return [Artifact(f"{name}.sbatch", body, MEDIA_SHELL)]
+    return lines
+
+
+def _sbatch(dep: Deployment, name: str, serve: list[Process]) -> list[str]:
+    gpus = sum(p.gpus for p in serve) if dep.co_located else max((p.gpus for p in serve), default=0)
+    return [f"#SBATCH --job-name={name}", f"#SBATCH --nodes={max(dep.machines, 1)}", "#SBATCH --ntasks-per-node=1",
+            *([f"#SBATCH --gpus-per-node={gpus}"] if gpus else []), "#SBATCH --exclusive", "", "set -euo pipefail", ""]
+
+
+def _environment(dep: Deployment, name: str, bound: dict[str, str], to_set: dict[str, list[str]]) -> list[str]:
+    """Refuse to start without the user's settings, then export them, the bound values and the config files."""
+    empty_ok = whole_json_values(dep)
+    files = {f.path_var: f for p in dep.processes for f in p.files}
+    lines = [f': "${{{var}{"?" if var in empty_ok else ":?"}set {var} before sbatch (see the header)}}"'
+             for var in to_set]
+    lines += [f"export {var}" for var in to_set]
+    lines += ['mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+              'WORKDIR="${SLURM_SUBMIT_DIR:-$PWD}/' + name + '-${SLURM_JOB_ID}"', 'mkdir -p "$WORKDIR"']
+    lines += [f"export {var}={value}" for var, value in bound.items() if var not in files]
+    lines += [f"export {var}={value}" for var, value in bound.items() if var in files]
+    # the user's settings ($MOONCAKE_DEVICE_NAME ...) are filled in as the file is written
+    lines += [f"printf '%s\\n' {shell_word(f.content, _ref)} > \"${var}\"" for var, f in files.items()]
+    return lines
+
+
+def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
+    name = check_name(opts.name or default_name(dep.model_id), "--name")
+    serve = [p for p in dep.processes if p.kind == "serve"]
+    first = _first_nodes(dep, serve)
+    bound = {var: value for var in used_placeholders(dep)
+             if (value := _bound_value(var, dep, serve, first)) is not None}
+    bound.update({f.path_var: f'"$WORKDIR/{f.name}"' for p in dep.processes for f in p.files})
+    to_set = {k: v for k, v in used_placeholders(dep).items() if k not in bound}
+    docker = dep.install == "docker"
+    image = opts.image or dep.meta.image
+    lines = [*_header(dep, opts, name, to_set, docker, image), *_sbatch(dep, name, serve),
+             *_environment(dep, name, bound, to_set),
+             "", _WAIT_FUNCTIONS.format(timeout=dep.ready_timeout_s, poll=HEALTH_POLL_S) + "PIDS=()",
+             "# stop every step when the job ends, fails or is cancelled (scancel sends TERM)",
+             """trap 'if [ "${#PIDS[@]}" -gt 0 ]; then kill "${PIDS[@]}" 2>/dev/null || true; fi; wait' EXIT""",
+             "trap 'exit 143' TERM INT", "",
+             *_steps(dep, opts, serve, first, docker, image),
+             'wait -n "${PIDS[@]}"', 'echo "a job step exited; stopping the others" >&2', "exit 1", ""]
+    return [Artifact(f"{name}.sbatch", "\n".join(lines), MEDIA_SHELL)]

@@ -463,44 +463,55 @@ def model_gib(ctx: Ctx) -> int:
     return 0
 
 
+def _pd_processes(ctx: Ctx, plan: PdPlan, resolve_at: Resolver, co_located: bool) -> list[Process]:
+    """Mooncake (when the pools share a store), the prefill and decode pools, the router."""
+    procs = _mooncake(plan.mooncake.master, plan.mooncake.store, plan.mooncake.install) \
+        if plan.mooncake is not None else []
+    for rp in (plan.prefill, plan.decode):
+        nodes = int(rp.meta.get("nodes") or 1)
+        proc = _serve(ctx, rp.role, rp.role.capitalize(), rp.serve, rp.env, nodes=max(nodes, 1),
+                      pool=f"{rp.role.upper()}_NODE_")
+        if co_located:  # both pools on one machine: KV moves over NVLink / PCIe, not the network
+            proc = replace(proc, rdma=False)
+        if plan.mooncake is not None:
+            proc = _mooncake_client(proc, plan.mooncake.config)
+        if int(rp.meta.get("currentNode") or 0) != 0 or nodes > 1:
+            proc = _pool_ranks(proc, rp.role, nodes, resolve_at)
+        procs.append(proc)
+    return [*procs, _router(plan.router.lines, plan.router.port, plan.router.install)]
+
+
+def _processes(ctx: Ctx, plan: Plan, resolve_at: Resolver, co_located: bool) -> list[Process]:
+    """Every process of ``plan``, in start order."""
+    if isinstance(plan, SinglePlan):
+        return [*_companions(plan), _serve(ctx, "vllm", "vLLM", plan.serve, plan.env)]
+    if isinstance(plan, MultiNodePlan):
+        head = _serve(ctx, "vllm", "vLLM", plan.head, plan.env, nodes=plan.node_count)
+        env = env_items(plan.env)
+        return [_with_workers(head, [(serve_argv(w), env) for w in plan.workers])]
+    if isinstance(plan, PdPlan):
+        return _pd_processes(ctx, plan, resolve_at, co_located)
+    if isinstance(plan, KvStorePlan):
+        router = [_router(plan.router.lines, plan.router.port, plan.router.install)] if plan.router is not None else []
+        return [*_mooncake(plan.master, plan.store, plan.install), *_kv_instances(ctx, plan, resolve_at), *router]
+    return []
+
+
+def _refuse_self_placeholder(p: Process) -> None:
+    """A recipe value may not use the name the worker template gives a node's own address."""
+    texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
+             *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
+    if any(SELF in placeholders(t) for t in texts):
+        raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
+                          "node's own address; rename it in the recipe.")
+
+
 def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, co_located: bool = False,
                      hf_id: str = "") -> Deployment:
     """All processes of ``plan``; ``resolve_at(changes)`` re-resolves the selection at another rank or instance."""
-    procs: list[Process] = []
-    if isinstance(plan, SinglePlan):
-        procs += _companions(plan)
-        procs.append(_serve(ctx, "vllm", "vLLM", plan.serve, plan.env))
-    elif isinstance(plan, MultiNodePlan):
-        head = _serve(ctx, "vllm", "vLLM", plan.head, plan.env, nodes=plan.node_count)
-        env = env_items(plan.env)
-        workers = [(serve_argv(w), env) for w in plan.workers]
-        procs.append(_with_workers(head, workers))
-    elif isinstance(plan, PdPlan):
-        if plan.mooncake is not None:
-            procs += _mooncake(plan.mooncake.master, plan.mooncake.store, plan.mooncake.install)
-        for rp in (plan.prefill, plan.decode):
-            nodes = int(rp.meta.get("nodes") or 1)
-            pool = f"{rp.role.upper()}_NODE_"
-            proc = _serve(ctx, rp.role, rp.role.capitalize(), rp.serve, rp.env, nodes=max(nodes, 1), pool=pool)
-            if co_located:  # both pools on one machine: KV moves over NVLink / PCIe, not the network
-                proc = replace(proc, rdma=False)
-            if plan.mooncake is not None:
-                proc = _mooncake_client(proc, plan.mooncake.config)
-            if int(rp.meta.get("currentNode") or 0) != 0 or nodes > 1:
-                proc = _pool_ranks(proc, rp.role, nodes, resolve_at)
-            procs.append(proc)
-        procs.append(_router(plan.router.lines, plan.router.port, plan.router.install))
-    elif isinstance(plan, KvStorePlan):
-        procs += _mooncake(plan.master, plan.store, plan.install)
-        procs += _kv_instances(ctx, plan, resolve_at)
-        if plan.router is not None:
-            procs.append(_router(plan.router.lines, plan.router.port, plan.router.install))
+    procs = _processes(ctx, plan, resolve_at, co_located)
     for p in procs:
-        texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
-                 *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
-        if any(SELF in placeholders(t) for t in texts):
-            raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
-                              "node's own address; rename it in the recipe.")
+        _refuse_self_placeholder(p)
     all_env = [kv for p in procs for kv in p.env]
     return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
                       dict(ctx.profile), ctx.hw_id, install, co_located, _ready_timeout(all_env), model_gib(ctx))

@@ -9,7 +9,7 @@ applies to ("on all 7 NVIDIA GPUs").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -150,12 +150,9 @@ def _shown(flag: str, value: str | None) -> str:
 def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snapshot) -> list[Change]:
     """Every difference between two rendered selections, each with its cause."""
     if a.error or b.error:
-        if a.error == b.error:
-            return []
-        return [Change("synthesis", "", "command synthesis", a.error, b.error)]
+        return [] if a.error == b.error else [Change("synthesis", "", "command synthesis", a.error, b.error)]
     if a.flags == b.flags and a.env == b.env and a.image == b.image and a.other == b.other:
         return []
-    out: list[Change] = []
 
     def cause(key: Any, side: str) -> str:
         snap, cat = (b, head_cat) if side == "head" else (a, base_cat)
@@ -165,25 +162,7 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
         src, kp = origin
         return locate(cat, src, kp) or src.note or src.layer
 
-    for key in dict.fromkeys([*a.flags, *b.flags]):
-        in_a, in_b = key in a.flags, key in b.flags
-        va, vb = a.flags.get(key), b.flags.get(key)
-        if in_a and in_b and va == vb:
-            continue
-        process, flag, _ = key
-        if not in_a:
-            out.append(Change("flag", process, flag, None, _shown(flag, vb), cause(key, "head")))
-        elif not in_b:
-            out.append(Change("flag", process, flag, _shown(flag, va), None, cause(key, "base")))
-        else:
-            out.append(Change("flag", process, flag, _shown(flag, va), _shown(flag, vb), cause(key, "head")))
-    for env_key in dict.fromkeys([*a.env, *b.env]):
-        in_a, in_b = env_key in a.env, env_key in b.env
-        if in_a and in_b and a.env[env_key] == b.env[env_key]:
-            continue
-        process, var = env_key
-        out.append(Change("env", process, var, f"{var}={a.env[env_key]}" if in_a else None,
-                          f"{var}={b.env[env_key]}" if in_b else None, cause(env_key, "head" if in_b else "base")))
+    out = [*_flag_changes(a, b, cause), *_env_changes(a, b, cause)]
     if a.image != b.image:
         out.append(Change("image", "", "image", a.image, b.image))
     for name in dict.fromkeys([*a.other, *b.other]):
@@ -191,6 +170,32 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
         if oa != ob:
             out.append(Change("output", "", name, None if oa is None else oa.decode(),
                               None if ob is None else ob.decode()))
+    return out
+
+
+def _flag_changes(a: Snapshot, b: Snapshot, cause: Callable[[Any, str], str]) -> list[Change]:
+    """Flags added, removed or changed (the cause on the side that has the flag, head when both do)."""
+    out: list[Change] = []
+    for key in dict.fromkeys([*a.flags, *b.flags]):
+        in_a, in_b = key in a.flags, key in b.flags
+        va, vb = a.flags.get(key), b.flags.get(key)
+        if in_a and in_b and va == vb:
+            continue
+        process, flag, _ = key
+        out.append(Change("flag", process, flag, _shown(flag, va) if in_a else None,
+                          _shown(flag, vb) if in_b else None, cause(key, "head" if in_b else "base")))
+    return out
+
+
+def _env_changes(a: Snapshot, b: Snapshot, cause: Callable[[Any, str], str]) -> list[Change]:
+    out: list[Change] = []
+    for env_key in dict.fromkeys([*a.env, *b.env]):
+        in_a, in_b = env_key in a.env, env_key in b.env
+        if in_a and in_b and a.env[env_key] == b.env[env_key]:
+            continue
+        process, var = env_key
+        out.append(Change("env", process, var, f"{var}={a.env[env_key]}" if in_a else None,
+                          f"{var}={b.env[env_key]}" if in_b else None, cause(env_key, "head" if in_b else "base")))
     return out
 
 
@@ -228,27 +233,18 @@ def _selection_of(state: Any) -> Any:
     return getattr(state, "selection", state)
 
 
-def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> RecipeImpact:
-    """The impact of one recipe file (present on either side or both)."""
-    a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
-    b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
+def _status(a: Recipe | None, b: Recipe | None, head_cat: Catalog, rel_path: str) -> str:
     if a is not None and b is not None:
-        status = "changed"
-    elif b is not None:
-        status = "added"
-    else:  # gone, or present but no longer loadable (its findings say why)
-        status = "broken" if any(e.position.file == rel_path for e in head_cat.load_errors) else "removed"
-    some = b or a
-    hf_id = some.hf_id if some is not None else rel_path
-    sa = offered_selections(base_cat, a) if a is not None else OfferedSelections({}, {})
-    sb = offered_selections(head_cat, b) if b is not None else OfferedSelections({}, {})
-    impact = RecipeImpact(hf_id, rel_path, status, len(sa.states), len(sb.states))
-    impact.findings = new_findings(_recipe_findings(base_cat, a, rel_path), _recipe_findings(head_cat, b, rel_path))
-    if a is None or b is None:
-        return impact
-    common = [k for k in sb.states if k in sa.states]
-    impact.appeared = [k for k in sb.states if k not in sa.states]
-    impact.disappeared = [k for k in sa.states if k not in sb.states]
+        return "changed"
+    if b is not None:
+        return "added"
+    # gone, or present but no longer loadable (its findings say why)
+    return "broken" if any(e.position.file == rel_path for e in head_cat.load_errors) else "removed"
+
+
+def _changed_groups(base_cat: Catalog, a: Recipe, sa: OfferedSelections, head_cat: Catalog, b: Recipe,
+                    sb: OfferedSelections, common: list[Any]) -> list[Group]:
+    """Render every selection both sides offer and group equal changes by the selections they touch."""
     by_change: dict[Change, dict[Any, None]] = {}
     processes: dict[Change, dict[str, None]] = {}
     for key in common:
@@ -259,16 +255,40 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
             merged = replace(c, process="")
             by_change.setdefault(merged, {})[key] = None
             processes.setdefault(merged, {})[c.process] = None
-    impact.groups = _group(by_change, processes, common, head_cat)
+    return _group(by_change, processes, common, head_cat)
+
+
+def _moved_defaults(sa: OfferedSelections, sb: OfferedSelections, head_cat: Catalog) -> list[Group]:
+    """Defaults (hardware, strategy, ...) that now pick another value, grouped by what moved."""
     moved: dict[Change, list[Any]] = {}
     for dk in dict.fromkeys([*sa.defaults, *sb.defaults]):
         da, db = sa.defaults.get(dk), sb.defaults.get(dk)
         if da != db and da is not None and db is not None:
             moved.setdefault(Change("default", "", dk.what, str(da), str(db)), []).append(dk)
+    groups = []
     for c, keys in moved.items():
         universe = [k for k in sb.defaults if k.what == c.name and k in sa.defaults]
-        impact.defaults.append(Group(c, tuple(keys), describe_scope(keys, universe, head_cat.hardware_profiles)))
-    impact.defaults.sort(key=lambda g: (g.change.name, -len(g.keys)))
+        groups.append(Group(c, tuple(keys), describe_scope(keys, universe, head_cat.hardware_profiles)))
+    return sorted(groups, key=lambda g: (g.change.name, -len(g.keys)))
+
+
+def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> RecipeImpact:
+    """The impact of one recipe file (present on either side or both)."""
+    a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
+    b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
+    some = b or a
+    hf_id = some.hf_id if some is not None else rel_path
+    sa = offered_selections(base_cat, a) if a is not None else OfferedSelections({}, {})
+    sb = offered_selections(head_cat, b) if b is not None else OfferedSelections({}, {})
+    impact = RecipeImpact(hf_id, rel_path, _status(a, b, head_cat, rel_path), len(sa.states), len(sb.states))
+    impact.findings = new_findings(_recipe_findings(base_cat, a, rel_path), _recipe_findings(head_cat, b, rel_path))
+    if a is None or b is None:
+        return impact
+    common = [k for k in sb.states if k in sa.states]
+    impact.appeared = [k for k in sb.states if k not in sa.states]
+    impact.disappeared = [k for k in sa.states if k not in sb.states]
+    impact.groups = _changed_groups(base_cat, a, sa, head_cat, b, sb, common)
+    impact.defaults = _moved_defaults(sa, sb, head_cat)
     return impact
 
 

@@ -62,20 +62,28 @@ def describe_scope(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: M
     n = len(chosen)
     if not universe or chosen >= set(universe):
         return f"on all {_plural(n, 'selection')}" if n != 1 else "on the only selection"
-    variants_all = list(dict.fromkeys(k.variant for k in universe))
+    return (_by_hardware(keys, universe, profiles) or _by_strategy(keys, universe)
+            or f"on {_plural(n, 'selection')}: {_names([getattr(k, 'label', f'{k.variant}/{k.hardware}') for k in keys])}")
+
+
+def _by_hardware(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Mapping[str, Any]) -> str | None:
+    """``on all 7 NVIDIA GPUs (variant fp8), 9 selections``, when the change covers whole hardware."""
+    chosen = set(keys)
     variants = list(dict.fromkeys(k.variant for k in keys))
-    scope_universe = [k for k in universe if k.variant in variants]
     hws = list(dict.fromkeys(k.hardware for k in keys))
-    whole_hw = all(k in chosen for k in scope_universe if k.hardware in hws)
-    variant_part = "" if len(variants) == len(variants_all) else f" (variant {', '.join(variants)})"
-    if whole_hw:
-        universe_hws = list(dict.fromkeys(k.hardware for k in universe))
-        phrase = _hardware_phrase(hws, universe_hws, profiles)
-        if set(hws) == set(universe_hws) and variant_part:
-            return f"on every hardware{variant_part}, {_plural(n, 'selection')}"
-        return f"on {phrase}{variant_part}, {_plural(n, 'selection')}"
+    if not all(k in chosen for k in universe if k.variant in variants and k.hardware in hws):
+        return None
+    all_variants = len(variants) == len(dict.fromkeys(k.variant for k in universe))
+    variant_part = "" if all_variants else f" (variant {', '.join(variants)})"
+    universe_hws = list(dict.fromkeys(k.hardware for k in universe))
+    if set(hws) == set(universe_hws) and variant_part:
+        return f"on every hardware{variant_part}, {_plural(len(chosen), 'selection')}"
+    return f"on {_hardware_phrase(hws, universe_hws, profiles)}{variant_part}, {_plural(len(chosen), 'selection')}"
+
+
+def _by_strategy(keys: Sequence[Keyed], universe: Sequence[Keyed]) -> str | None:
+    """``with strategy tp8, 4 selections``, when the change covers every selection of some strategies."""
     strategies = list(dict.fromkeys(getattr(k, "strategy", "") for k in keys))
-    if all(strategies) and chosen == {k for k in universe if getattr(k, "strategy", "") in strategies}:
-        return f"with {_strategy_phrase(strategies)}, {_plural(n, 'selection')}"
-    labels = [getattr(k, "label", f"{k.variant}/{k.hardware}") for k in keys]
-    return f"on {_plural(n, 'selection')}: {_names(labels)}"
+    if all(strategies) and set(keys) == {k for k in universe if getattr(k, "strategy", "") in strategies}:
+        return f"with {_strategy_phrase(strategies)}, {_plural(len(set(keys)), 'selection')}"
+    return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, number_or, truthy
 
 from .gates import (
     constraint,
@@ -21,7 +21,7 @@ from .gates import (
 )
 from .lookups import keyed
 
-_BRAND_RANK = {"NVIDIA": 0, "AMD": 1}
+_BRAND_RANK: Mapping[Any, int] = {"NVIDIA": 0, "AMD": 1}
 #: ASCII punctuation and symbols in ICU root collation order (they sort before digits, then letters).
 _ICU_PUNCT = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
@@ -54,6 +54,12 @@ def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any
     dh = get(recipe.get("meta"), "default_hardware")
     if truthy(dh) and dh in compatible:
         return dh
+    public = _public_default(profiles, c, compatible)
+    return _one_gpu_default(profiles, variant, compatible, public) or public
+
+
+def _public_default(profiles: Mapping[str, Any], c: Mapping[str, Any] | None, compatible: list[str]) -> str:
+    """The public site's choice among the candidates when the recipe names none (§4.1)."""
     if c and c.get("generation") == "blackwell":
         for hw in ("b200", "gb200"):
             if hw in compatible:
@@ -63,6 +69,32 @@ def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any
     if compatible:
         return sorted(compatible, key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), locale_key(h)))[0]
     return "h200"
+
+
+def _gpu_share(profile: Mapping[str, Any]) -> float:
+    """One GPU's share of the profile's VRAM (0 when unknown)."""
+    vram, count = profile.get("vram_gb"), profile.get("gpu_count")
+    if not (is_number(vram) and vram > 0):
+        return 0
+    return vram / count if is_number(count) and count > 0 else vram
+
+
+def _one_gpu_default(profiles: Mapping[str, Any], variant: Mapping[str, Any], compatible: list[str],
+                     public: str) -> str | None:
+    """Our deviation from §4.1 (docs/decisions.md, "Default hardware of a one-GPU model"): a model
+    that one GPU of the public default holds is not given a whole multi-GPU node when the recipe
+    offers a one-GPU profile of the same brand that holds it; the smallest such (VRAM, then id) wins."""
+    node = as_map(profiles.get(public))
+
+    def holds(hw: str, p: Mapping[str, Any]) -> bool:
+        need = effective_vram_min(variant, hw)
+        return is_number(need) and 0 < need <= _gpu_share(p)
+
+    if node.get("gpu_count") == 1 or not holds(public, node):
+        return None
+    one_gpu = [hw for hw in compatible if as_map(profiles[hw]).get("gpu_count") == 1
+               and as_map(profiles[hw]).get("brand") == node.get("brand") and holds(hw, as_map(profiles[hw]))]
+    return min(one_gpu, key=lambda h: (_gpu_share(as_map(profiles[h])), locale_key(h)), default=None)
 
 
 def list_compatible_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
@@ -132,7 +164,7 @@ def _tp_value(raw: Any, profile: Mapping[str, Any], hw_id: str | None) -> Any:
 def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
                            strategy_name: str, hw_id: str | None) -> int | float:
     """§4.5 single-node TP size; extensions §2.4 for the VRAM budget."""
-    gpu_count = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 1
+    gpu_count = number_or(profile.get("gpu_count"), 1)
     is_cpu = profile.get("generation") == "cpu"
     if strategy_name != "single_node_tp":
         return gpu_count
@@ -142,8 +174,8 @@ def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any]
             return tp if is_cpu else min(tp, gpu_count)
     vram = profile.get("vram_gb")
     per_gpu = vram / gpu_count if truthy(vram) and is_number(vram) and truthy(gpu_count) else 0
-    vmin = effective_vram_min(variant, hw_id)
-    vmin = vmin if is_number(vmin) and truthy(vmin) else 0
+    raw_min = effective_vram_min(variant, hw_id)
+    vmin = raw_min if is_number(raw_min) and truthy(raw_min) else 0
     if vmin == 0 or per_gpu <= 0:
         return gpu_count
     return 1 if vmin <= per_gpu else gpu_count

@@ -21,6 +21,7 @@ from vllm_recipes.jsvalues import (
     is_list,
     is_map,
     is_number,
+    number_or,
     truthy,
 )
 
@@ -113,7 +114,7 @@ def _num_or_zero(v: Any) -> float:
 
 def fits_single_node(profile: Mapping[str, Any], variant: Mapping[str, Any] | None,
                      hw_id: str | None = None) -> bool:
-    node = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    node = number_or(profile.get("vram_gb"), 0)
     model = _num_or_zero(effective_vram_min(variant or EMPTY, hw_id))
     if model <= 0 or node <= 0:
         return True
@@ -138,10 +139,9 @@ def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str,
                         hw_id: str | None = None) -> bool:
     if profile is None or variant is None:
         return False
-    gpus = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 0
-    if gpus < 2:
+    if number_or(profile.get("gpu_count"), 0) < 2:
         return False
-    node = profile.get("vram_gb") if is_number(profile.get("vram_gb")) else 0
+    node = number_or(profile.get("vram_gb"), 0)
     model = _num_or_zero(effective_vram_min(variant, hw_id))
     return node >= 2 * model
 

@@ -28,7 +28,7 @@ def keyed(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> Any:
     return hit[1] if hit else None
 
 
-def keyed_with_key(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> tuple[str, Any] | None:
+def keyed_with_key(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> tuple[str | int, Any] | None:
     """Like :func:`keyed` but also returns which key matched (for provenance)."""
     if not is_map(m):
         return None
@@ -42,9 +42,10 @@ def keyed_with_key(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> tup
     if b is not None:
         candidates.append(b)
     candidates.append("default")
+    table: Mapping[Any, Any] = m
     for k in candidates:
-        if isinstance(k, str | int) and m.get(k) is not None:
-            return k, m[k]
+        if isinstance(k, str | int) and table.get(k) is not None:
+            return k, table[k]
     return None
 
 

@@ -605,19 +605,28 @@ def _switched_features(d: _Draft, feats: Mapping[str, Any], enabled: list[str]) 
     for f in req.add_features:
         if f not in feats:
             d.refuse("feature", f"Unknown feature {f!r}.", list(feats))
-            continue
+        else:
+            enabled = _switched_on(d, f, enabled)
+    return _without_conflicts(d, enabled) if req.features is not None else enabled
+
+
+def _switched_on(d: _Draft, f: str, enabled: list[str]) -> list[str]:
+    """``enabled`` with ``--feature f`` on and its conflicts off (refused when also asked for)."""
+    req = d.req
+    for other in feature_conflicts(d.r, f):
+        if other in req.add_features or other in (req.features or ()):
+            d.refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
+        enabled = [x for x in enabled if x != other]
+    return enabled if f in enabled else [*enabled, f]
+
+
+def _without_conflicts(d: _Draft, enabled: list[str]) -> list[str]:
+    """A URL list's features in order, each switching off the later ones it conflicts with (refused)."""
+    for f in list(enabled):
         for other in feature_conflicts(d.r, f):
-            if other in req.add_features or other in (req.features or ()):
-                d.refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
-            enabled = [x for x in enabled if x != other]
-        if f not in enabled:
-            enabled.append(f)
-    if req.features is not None:
-        for f in list(enabled):
-            for other in feature_conflicts(d.r, f):
-                if other in enabled and f in enabled:
-                    d.refuse("features", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
-                    enabled = [x for x in enabled if x != other]
+            if other in enabled and f in enabled:
+                d.refuse("features", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
+                enabled = [x for x in enabled if x != other]
     return enabled
 
 

@@ -10,6 +10,7 @@ front ends never import one another.
 """
 
 from .answers import (
+    EXPORT_ARGUMENTS,
     Export,
     Resolved,
     Selected,
@@ -25,6 +26,6 @@ from .lookup import find_recipe
 from .query import Query
 
 __all__ = [
-    "CannotExport", "Export", "NotApplicable", "Query", "QueryError", "RecipeLoadError", "Resolved", "Selected",
+    "EXPORT_ARGUMENTS", "CannotExport", "Export", "NotApplicable", "Query", "QueryError", "RecipeLoadError", "Resolved", "Selected",
     "UnknownRecipe", "export", "find_recipe", "page_url", "resolve", "resolve_payload", "select", "selection_dict",
 ]

@@ -32,6 +32,7 @@ from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from .errors import CannotExport, NotApplicable
 from .fit import fit_summary
+from .frontends import agree_on_frontend
 from .lookup import find_recipe
 from .query import Query
 from .url import canonical_params, encode
@@ -72,7 +73,8 @@ def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
         req = replace(req, variant=variant_key)
     if recipe.is_omni:
         return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
-    return Selected(recipe, state=build_state(catalog, recipe, req, strict=strict))
+    state = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
+    return Selected(recipe, state=state)
 
 
 def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
@@ -196,6 +198,21 @@ class Export:
     state: PageState
     target: str
     artifacts: list[Artifact]
+
+    @property
+    def media_type(self) -> str:
+        """The files' one media type (a kustomization aside), else ``text/plain``."""
+        kinds = {a.media_type for a in self.artifacts if a.path != "kustomization.yaml"}
+        return kinds.pop() if len(kinds) == 1 else "text/plain"
+
+
+#: The export options besides the selection and the target, with their help (CLI, /api/export, MCP).
+EXPORT_ARGUMENTS: dict[str, str] = {
+    "namespace": "Kubernetes namespace (default: default).",
+    "name": "Object / job name, a DNS label (default: from the model id).",
+    "pvc": "Kubernetes PersistentVolumeClaim for the Hugging Face cache (default: emptyDir).",
+    "image": "Container image (default: the image the Docker command uses).",
+}
 
 
 def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,

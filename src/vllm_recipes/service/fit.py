@@ -24,6 +24,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .errors import NotApplicable, QueryError
+from .frontends import agree_on_frontend
 from .lookup import find_recipe
 from .query import Query
 from .url import query_from_items
@@ -157,31 +158,46 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
             req = replace(req, hardware=target.profile_id)
         else:
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
-    st: PageState = build_state(catalog, recipe, req, strict=True)
+    st: PageState = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
     facts = known_facts(catalog, recipe, st.selection.variant_key)
     report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
                        release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
     return report_dict(report)
 
 
-def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
-    """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
-    vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
-    raw_ctx = vals.get("ctx") or vals.get("context")
-    context = parse_ctx(raw_ctx)
-    if raw_ctx and context is None:
-        raise QueryError("ctx", f"Parameter 'ctx' must be a context length (e.g. 131072 or 128k), got {raw_ctx!r}.")
+def _ctx_param(vals: dict[str, str]) -> int | None:
+    raw = vals.get("ctx") or vals.get("context")
+    context = parse_ctx(raw)
+    if raw and context is None:
+        raise QueryError("ctx", f"Parameter 'ctx' must be a context length (e.g. 131072 or 128k), got {raw!r}.")
+    return context
+
+
+def _gpus_param(vals: dict[str, str]) -> int | None:
     gpus = vals.get("gpus") or None
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
         raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+    return int(gpus) if gpus is not None else None
+
+
+def _memory_param(vals: dict[str, str]) -> float | None:
+    """``gpu_memory`` as GB; unreadable or NaN -> -1 (the target check names the parameter)."""
     mem = vals.get("gpu_memory") or None
+    if mem is None:
+        return None
     try:
-        memory = float(mem) if mem is not None else None
+        memory = float(mem)
     except ValueError:
-        memory = -1.0
-    if memory is not None and memory != memory:  # NaN
-        memory = -1.0
+        return -1.0
+    return -1.0 if memory != memory else memory  # NaN
+
+
+def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
+    """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
+    vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
+    context = _ctx_param(vals)
+    gpus = _gpus_param(vals)
+    memory = _memory_param(vals)
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
-    return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory,
-                      gpus=int(gpus) if gpus is not None else None, context=context)
+    return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory, gpus=gpus, context=context)

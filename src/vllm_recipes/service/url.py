@@ -28,11 +28,11 @@ from vllm_recipes.select.state import (
 )
 from vllm_recipes.synth.context import recipe_frontend
 
+from .frontends import agree_on_frontend
 from .query import Query
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
 PARAMS: tuple[str, ...] = URL_NAMES
-INT_PARAMS = frozenset(p for p in URL_NAMES if BY_NAME[p].kind == "int")
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
@@ -130,16 +130,7 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
     adv = [a for a, _ in sel.advanced if a != "arg"]
     if adv:
         q["advanced"] = ",".join(adv)
-    if sel.kv_offload:
-        q["kv_offload"] = sel.kv_offload
-        kvi = sel.kv_instances
-        if isinstance(kvi, Mapping):
-            default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
-            count = kvi.get("count")
-            if count is not None and count != default_count:
-                q["kv_instances"] = str(count)
-            if kvi.get("current"):
-                q["kv_instance"] = str(kvi["current"])
+    q.update(_kv_params(catalog, st))
     q.update(_pd_params(catalog, recipe, st))
     if sel.frontend and sel.frontend != recipe_frontend(r):
         q["frontend"] = sel.frontend
@@ -148,6 +139,23 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
         q["install"] = st.install
     if sel.pd_router and sel.pd_router != "vllm-router":
         q["router"] = sel.pd_router
+    return q
+
+
+def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
+    """The KV offload choice; for a KV store, its instance count unless the default, and the instance shown."""
+    sel = st.selection
+    if not sel.kv_offload:
+        return {}
+    q = {"kv_offload": sel.kv_offload}
+    kvi = sel.kv_instances
+    if isinstance(kvi, Mapping):
+        default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
+        count = kvi.get("count")
+        if count is not None and count != default_count:
+            q["kv_instances"] = str(count)
+        if kvi.get("current"):
+            q["kv_instance"] = str(kvi["current"])
     return q
 
 
@@ -231,7 +239,7 @@ def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, s
     :class:`SelectionError` (they have no builder state).
     """
     parsed = parse_params(items, strict=False)
-    st = build_state(catalog, recipe, parsed.request, strict=False)
+    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, parsed.request, strict=False), strict=False)
     return st, [m for _, m in parsed.problems] + list(st.notices)
 
 

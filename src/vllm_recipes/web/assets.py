@@ -19,11 +19,11 @@ from pathlib import Path
 def minified(suffix: str, data: bytes) -> bytes:
     """The bytes to serve for a static source file: CSS and JS without comments and spare blanks."""
     if suffix == ".css":
-        import rcssmin
+        import rcssmin  # type: ignore[import-untyped]  # ships no types
 
         return rcssmin.cssmin(data.decode("utf-8")).encode("utf-8")
     if suffix == ".js":
-        import rjsmin
+        import rjsmin  # type: ignore[import-untyped]  # ships no types
 
         return rjsmin.jsmin(data.decode("utf-8")).encode("utf-8")
     return data

@@ -129,15 +129,33 @@ class AuthoringState:
                 "generation": self.generation}
 
 
-def _errors_by_file(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+def _errors_by_file(fresh: Catalog, findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """The error findings by file, with a ``yaml`` finding for each file that did not load."""
     out: dict[str, list[Finding]] = {}
     for f in findings:
-        out.setdefault(f.file, []).append(f)
+        if f.is_error:
+            out.setdefault(f.file, []).append(f)
+    for exc in fresh.load_errors:
+        errors = out.setdefault(exc.position.file, [])
+        if not any(f.code == "yaml" and f.line == exc.position.line for f in errors):
+            errors.append(finding_from_load_error(exc))
     return out
 
 
 #: findings whose recipe is never rendered, even as a preview: the engine's cost on it has no bound
 UNBOUNDED = frozenset({"too-many-args", "too-many-nodes"})
+
+
+def _render_errors(catalog: Catalog, recipe: Recipe, renders: Any) -> list[Finding]:
+    """``[finding]`` when ``renders(catalog, recipe)`` raises (the page would fail), else ``[]``."""
+    if renders is None:
+        return []
+    try:
+        renders(catalog, recipe)
+    except Exception as exc:  # the page would fail: keep the last good one
+        return [Finding("error", recipe.rel_path, 1, 1, "<root>", f"the page cannot be rendered: "
+                        f"{type(exc).__name__}: {exc}", "render")]
+    return []
 
 
 def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable[Finding],
@@ -149,11 +167,7 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
     version there is nothing to fall back to: a loadable recipe is served as is,
     unless a finding of :data:`UNBOUNDED` leaves it out (its page then says why).
     """
-    by_file = _errors_by_file(f for f in findings if f.is_error)
-    for exc in fresh.load_errors:
-        by_file.setdefault(exc.position.file, [])
-        if not any(f.code == "yaml" and f.line == exc.position.line for f in by_file[exc.position.file]):
-            by_file[exc.position.file].append(finding_from_load_error(exc))
+    by_file = _errors_by_file(fresh, findings)
     old = {r.rel_path: r for r in previous.recipes} if previous is not None else {}
     stale: dict[str, StaleRecipe] = {}
     recipes: list[Recipe] = []
@@ -161,17 +175,12 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
     seen: set[str] = set()
     for r in fresh.recipes:
         seen.add(r.rel_path)
-        errors = list(by_file.get(r.rel_path, ()))
+        errors = by_file.get(r.rel_path) or []
         unbounded = [f for f in errors if f.code in UNBOUNDED]
         if unbounded and r.rel_path not in old:
             left_out.append(unbounded[0])
             continue
-        if not errors and renders is not None:
-            try:
-                renders(fresh, r)
-            except Exception as exc:  # the page would fail: keep the last good one
-                errors.append(Finding("error", r.rel_path, 1, 1, "<root>", f"the page cannot be rendered: "
-                                      f"{type(exc).__name__}: {exc}", "render"))
+        errors = errors or _render_errors(fresh, r, renders)
         prior = old.get(r.rel_path)
         if errors and prior is not None:
             recipes.append(prior)

@@ -10,16 +10,17 @@ reachable by URL alone. The command text comes from
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
+from vllm_recipes.render.frontend import FrontendInEffect, frontend_in_effect
 from vllm_recipes.render.install import effective_install_config, hardware_install_block
 from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.defaults import recommend_strategy
@@ -269,84 +270,90 @@ class Nav:
 # --- rows --------------------------------------------------------------------------------
 
 
-def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
-    sel = st.selection
-    variants = recipe.variants
-    cur_variant = as_map(variants.get(sel.variant_key))
-    verified = as_map(get(recipe.meta, "hardware"))
-    by_brand: dict[str, list[Pill]] = {}
+def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """The hardware a recipe page lists (restricted profiles only when the recipe declares them),
+    by brand: NVIDIA first in generation order, then AMD, then the others by name."""
     order: dict[str, list[str]] = {}
     for hw, prof in catalog.hardware_profiles.items():
         p = as_map(prof)
-        if truthy(p.get("restricted")) and hw not in verified:
-            continue
-        order.setdefault(str(p.get("brand") or "Other"), []).append(hw)
-    for brand, ids in order.items():
-        if brand == "NVIDIA":
-            ids.sort(key=lambda h: (NVIDIA_ORDER.index(h) if h in NVIDIA_ORDER else len(NVIDIA_ORDER)))
-        pills = []
-        for hw in ids:
-            p = as_map(catalog.hardware_profiles[hw])
-            reason = None
-            target_variant: str | None = None
-            if verified.get(hw) == "unsupported":
-                reason = "This recipe marks this hardware unsupported."
-            else:
-                own = hardware_block_reason(catalog, recipe, cur_variant, hw)
-                if own is None and variant_runs_on(p, cur_variant, hw):
-                    target_variant = sel.variant_key
-                else:
-                    for vk, v in variants.items():
-                        if hardware_block_reason(catalog, recipe, as_map(v), hw) is None and \
-                                variant_runs_on(p, as_map(v), hw):
-                            target_variant = vk
-                            break
-                    if target_variant is None:
-                        reason = (own[0].upper() + own[1:] + ".") if own else \
-                            "No variant of this model fits on this hardware."
-            desc = str(p.get("description") or "")
-            pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw,
-                        dot=verified.get(hw) == "verified", active=hw == sel.hw_id)
-            if reason:
-                pill.disabled = True
-                pill.title = reason
-            else:
-                changes: dict[str, str | None] = {"hardware": hw}
-                if target_variant != sel.variant_key:
-                    changes["variant"] = None if target_variant == "default" else target_variant
-                pill.href = nav.href(**changes)
-                pill.title = desc + (" Verified by the recipe authors." if pill.dot else "")
-                if target_variant != sel.variant_key:
-                    pill.title += f" Switches to the {target_variant} variant."
-            pills.append(pill)
-        by_brand[brand] = pills
-    brands = sorted(by_brand, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
-    groups = [(b, by_brand[b]) for b in brands]
+        if not (truthy(p.get("restricted")) and hw not in status):
+            order.setdefault(str(p.get("brand") or "Other"), []).append(hw)
+    if "NVIDIA" in order:
+        order["NVIDIA"].sort(key=lambda h: (NVIDIA_ORDER.index(h) if h in NVIDIA_ORDER else len(NVIDIA_ORDER)))
+    brands = sorted(order, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
+    return [(b, order[b]) for b in brands]
+
+
+def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
+    verified = as_map(get(recipe.meta, "hardware"))
+    groups = [(brand, [_hardware_pill(catalog, recipe, st, nav, hw, verified) for hw in ids])
+              for brand, ids in hardware_by_brand(catalog, verified)]
     hint = single_node_tp_hint(catalog, recipe, st) or ""
     return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
 
 
+def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw: str,
+                   verified: Mapping[str, Any]) -> Pill:
+    """A hardware pill: it keeps the variant when it runs there, else switches to the first that does."""
+    sel = st.selection
+    p = as_map(catalog.hardware_profiles[hw])
+    pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw,
+                dot=verified.get(hw) == "verified", active=hw == sel.hw_id)
+    target_variant, reason = _variant_for_hardware(catalog, recipe, sel.variant_key, hw, verified)
+    if reason:
+        pill.disabled, pill.title = True, reason
+        return pill
+    changes: dict[str, str | None] = {"hardware": hw}
+    pill.title = str(p.get("description") or "") + (" Verified by the recipe authors." if pill.dot else "")
+    if target_variant != sel.variant_key:
+        changes["variant"] = None if target_variant == "default" else target_variant
+        pill.title += f" Switches to the {target_variant} variant."
+    pill.href = nav.href(**changes)
+    return pill
+
+
+def _variant_for_hardware(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str,
+                          verified: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """``(variant the hardware pill selects, None)``, or ``(None, why the hardware is unavailable)``."""
+    if verified.get(hw) == "unsupported":
+        return None, "This recipe marks this hardware unsupported."
+    p = as_map(catalog.hardware_profiles[hw])
+    own = hardware_block_reason(catalog, recipe, as_map(recipe.variants.get(variant_key)), hw)
+    if own is None and variant_runs_on(p, as_map(recipe.variants.get(variant_key)), hw):
+        return variant_key, None
+    for vk, v in recipe.variants.items():
+        if hardware_block_reason(catalog, recipe, as_map(v), hw) is None and variant_runs_on(p, as_map(v), hw):
+            return vk, None
+    return None, (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
+
+
 def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
     sel = st.selection
-    profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    pills = []
-    for vk, v in recipe.variants.items():
-        v = as_map(v)
-        name = str(v.get("label") or v.get("precision") or vk).upper()
-        vram = effective_vram_min(v, sel.hw_id)
-        sub = f"{_num(vram)} GB" if is_number(vram) else ""
-        changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
-        title = str(v.get("description") or "")
-        if not (hardware_block_reason(catalog, recipe, v, sel.hw_id) is None and variant_runs_on(profile, v, sel.hw_id)):
-            changes["hardware"] = None
-            title += f" Not runnable on {profile.get('display_name') or sel.hw_id}: switches to its default hardware."
-        pills.append(Pill(name, href=nav.href(**changes), active=vk == sel.variant_key, sub=sub, title=title.strip(),
-                          key=vk))
+    pills = variant_pills(catalog, recipe, sel.variant_key, sel.hw_id, nav.href)
     cur = as_map(recipe.variants.get(sel.variant_key))
     model_id = cur.get("model_id") or recipe.model.get("model_id") or recipe.hf_id
     notes = [str(cur["description"])] if isinstance(cur.get("description"), str) else []
     return Row("variant", "Variant", pills, notes=notes,
                link=(f"https://huggingface.co/{model_id}", f"{model_id} on Hugging Face"))
+
+
+def variant_pills(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str,
+                  href: Callable[..., str]) -> list[Pill]:
+    """A pill per variant; one that cannot run on ``hw_id`` switches to its default hardware (ui.md)."""
+    profile = as_map(catalog.hardware_profiles.get(hw_id))
+    pills = []
+    for vk, raw_variant in recipe.variants.items():
+        v = as_map(raw_variant)
+        vram = effective_vram_min(v, hw_id)
+        changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
+        title = str(v.get("description") or "")
+        if hardware_block_reason(catalog, recipe, v, hw_id) is not None or not variant_runs_on(profile, v, hw_id):
+            changes["hardware"] = None
+            title += f" Not runnable on {profile.get('display_name') or hw_id}: switches to its default hardware."
+        pills.append(Pill(str(v.get("label") or v.get("precision") or vk).upper(), href=href(**changes),
+                          active=vk == variant_key, sub=f"{_num(vram)} GB" if is_number(vram) else "",
+                          title=title.strip(), key=vk))
+    return pills
 
 
 def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
@@ -395,71 +402,105 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
 
 
 def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan, nav: Nav) -> Row:
+    """Off, each KV offload option or group, Mooncake; the active group's members and instances below."""
     sel = st.selection
     reasons = dict(kv_option_reasons(catalog, recipe, sel.hw_id, sel.strategy))
+    pills = [Pill("Off", href=nav.href(kv_offload=None, kv_instances=None, kv_instance=None),
+                  active=sel.kv_offload is None, key="off")]
+    subrows: list[Row] = []
+    for entry in _kv_entries(catalog):
+        pills.append(_kv_entry_pill(entry, reasons, sel.kv_offload, nav))
+        if sel.kv_offload in entry.members and (len(entry.members) > 1 or entry.key == "mooncake"):
+            subrows.append(_kv_members_row(catalog, entry, reasons, sel.kv_offload, nav))
+            if entry.key == "mooncake" and isinstance(plan, KvStorePlan):
+                subrows.append(_kv_instances_row(catalog, sel.kv_offload, ctx, plan, nav))
+    cur = _kv_spec(catalog, sel.kv_offload or "")
+    notes = [str(get(cur, "description"))] if sel.kv_offload and isinstance(get(cur, "description"), str) else []
+    return Row("kv", "KV offload", pills, subrows=subrows, notes=notes)
+
+
+@dataclass
+class _KvEntry:
+    """A top-level KV offload pill: one option, a taxonomy group of options, or the Mooncake stores."""
+
+    order: float
+    label: str
+    members: list[str]
+    title: str
+    key: str
+
+
+def _kv_spec(catalog: Catalog, kv: str) -> Any:
+    """A KV offload option, else the KV store strategy of that name."""
+    return catalog.kv_offload_options[kv] if kv in catalog.kv_offload_options else catalog.strategies.get(kv)
+
+
+def _kv_entries(catalog: Catalog) -> list[_KvEntry]:
+    """Ungrouped options and taxonomy groups (``kv_offload_groups``) by their ``order``; Mooncake third."""
     options = catalog.kv_offload_options
     groups_meta = as_map(catalog.taxonomy.get("kv_offload_groups"))
-    # top-level entries: (order, label, member ids, title, key)
-    entries: list[tuple[float, str, list[str], str, str]] = []
+    entries: list[_KvEntry] = []
     grouped: dict[str, list[str]] = {}
     for k, opt in options.items():
         g = get(opt, "group")
         if isinstance(g, str):
             grouped.setdefault(g, []).append(k)
         else:
-            entries.append((get(opt, "order") or 99, _label(k, opt), [k], str(get(opt, "description") or ""), k))
+            entries.append(_KvEntry(get(opt, "order") or 99, _label(k, opt), [k], str(get(opt, "description") or ""),
+                                    k))
     for g, members in grouped.items():
         gm = as_map(groups_meta.get(g))
         members.sort(key=lambda k: get(options[k], "order") or 99)
-        entries.append((gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""), g))
+        entries.append(_KvEntry(gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""), g))
     stores = sorted((k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"),
                     key=lambda k: get(catalog.strategies[k], "order") or 99)
     if stores:
-        entries.append((3, "Mooncake", stores, "Mooncake shared KV store across several vLLM instances.", "mooncake"))
-    entries.sort(key=lambda e: e[0])
+        entries.append(_KvEntry(3, "Mooncake", stores, "Mooncake shared KV store across several vLLM instances.",
+                                "mooncake"))
+    return sorted(entries, key=lambda e: e.order)
 
-    pills = [Pill("Off", href=nav.href(kv_offload=None, kv_instances=None, kv_instance=None),
-                  active=sel.kv_offload is None, key="off")]
-    subrows: list[Row] = []
-    for _order, label, members, title, key in entries:
-        available = [m for m in members if reasons.get(m) is None and m in reasons]
-        active = sel.kv_offload in members
-        pill = Pill(label, active=active, key=key, title=title)
-        if not available:
-            pill.disabled = True
-            first = next((reasons.get(m) for m in members if reasons.get(m)), None) or "not available"
-            pill.title = f"Unavailable: {first}."
+
+def _kv_entry_pill(entry: _KvEntry, reasons: Mapping[str, str | None], kv_offload: str | None, nav: Nav) -> Pill:
+    """Links to the entry's first available member; disabled with the first member's reason."""
+    available = [m for m in entry.members if reasons.get(m) is None and m in reasons]
+    pill = Pill(entry.label, active=kv_offload in entry.members, key=entry.key, title=entry.title)
+    if available:
+        pill.href = nav.href(kv_offload=available[0], kv_instances=None, kv_instance=None)
+    else:
+        first = next((reasons.get(m) for m in entry.members if reasons.get(m)), None) or "not available"
+        pill.disabled, pill.title = True, f"Unavailable: {first}."
+    return pill
+
+
+def _kv_members_row(catalog: Catalog, entry: _KvEntry, reasons: Mapping[str, str | None], kv_offload: str | None,
+                    nav: Nav) -> Row:
+    sub = []
+    for m in entry.members:
+        spec = _kv_spec(catalog, m)
+        sp = Pill(_label(m, spec), active=m == kv_offload, key=m, title=str(get(spec, "description") or ""))
+        if reasons.get(m) is not None:
+            sp.disabled, sp.title = True, f"Unavailable: {reasons[m]}."
         else:
-            pill.href = nav.href(kv_offload=available[0], kv_instances=None, kv_instance=None)
-        pills.append(pill)
-        if active and (len(members) > 1 or key == "mooncake"):
-            sub = []
-            for m in members:
-                spec = options.get(m) if m in options else catalog.strategies.get(m)
-                sp = Pill(_label(m, spec), active=m == sel.kv_offload, key=m, title=str(get(spec, "description") or ""))
-                if reasons.get(m) is not None:
-                    sp.disabled = True
-                    sp.title = f"Unavailable: {reasons[m]}."
-                else:
-                    sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
-                sub.append(sp)
-            sub_label = "Store topology" if key == "mooncake" else str(
-                get(groups_meta.get(key), "sub_row_label") or "Options")
-            subrows.append(Row(f"kv-{key}", sub_label, sub))
-            if key == "mooncake" and isinstance(plan, KvStorePlan):
-                per = plan.node_count * (ctx.gpu_count or 1)
-                default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
-                inst = []
-                for n in range(1, MAX_KV_INSTANCES + 1):
-                    inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
-                                                           kv_instance=None),
-                                     active=n == plan.instances, key=f"inst-{n}",
-                                     title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
-                subrows.append(Row("kv-instances", "Instances", inst,
-                                   hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total"))
-    cur = options.get(sel.kv_offload) if sel.kv_offload in options else catalog.strategies.get(sel.kv_offload or "")
-    notes = [str(get(cur, "description"))] if sel.kv_offload and isinstance(get(cur, "description"), str) else []
-    return Row("kv", "KV offload", pills, subrows=subrows, notes=notes)
+            sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
+        sub.append(sp)
+    groups_meta = as_map(catalog.taxonomy.get("kv_offload_groups"))
+    sub_label = "Store topology" if entry.key == "mooncake" else str(
+        get(groups_meta.get(entry.key), "sub_row_label") or "Options")
+    return Row(f"kv-{entry.key}", sub_label, sub)
+
+
+def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: KvStorePlan, nav: Nav) -> Row:
+    """Mooncake's instance count, each pill with its GPU total."""
+    per = plan.node_count * (ctx.gpu_count or 1)
+    default_count = get(catalog.strategies.get(kv_offload or ""), "default_instances") or 2
+    inst = []
+    for n in range(1, MAX_KV_INSTANCES + 1):
+        inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
+                                               kv_instance=None),
+                         active=n == plan.instances, key=f"inst-{n}",
+                         title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
+    return Row("kv-instances", "Instances", inst,
+               hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total")
 
 
 def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
@@ -472,7 +513,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
     if not has_multi:
         return None
     hw_name = str(profile.get("display_name") or sel.hw_id)
-    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) and profile.get("gpu_count") else 8
+    gpn = number_or(profile.get("gpu_count"), 8) or 8
     cur_dt = get(catalog.strategies.get(sel.strategy), "deploy_type")
 
     def pick(n: int) -> str | None:
@@ -546,7 +587,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
     if sel.strategy != "pd_cluster" or not isinstance(plan, PdPlan):
         return []
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    gpn = profile.get("gpu_count") if is_number(profile.get("gpu_count")) else 8
+    gpn = number_or(profile.get("gpu_count"), 8)
     modes = pd_pool_modes(recipe.data)
     rows = []
     totals = []
@@ -579,60 +620,78 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
     return rows
 
 
-def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, runs: FrontendInEffect) -> Row | None:
+    """The frontend pills; when the recipe's env decides the frontend (``runs.note``), the one it
+    runs is shown active and the others are disabled with that reason."""
     fronts = catalog.frontends
     if not fronts:
         return None
     default = recipe_frontend(recipe.data)
-    cur = st.selection.frontend or default
-    pills = [Pill(_label(f, spec), href=nav.href(frontend=None if f == default else f), active=f == cur, key=f,
-                  title=str(get(spec, "description") or ""), mark="Recipe default" if f == default else "")
-             for f, spec in fronts.items()]
-    return Row("frontend", "Frontend", pills)
+    shown = _label(runs.name, fronts.get(runs.name))
+    pinned = f"{runs.note[:1].upper()}{runs.note[1:]}, so the command runs the {shown} frontend." if runs.note else ""
+
+    def pill(f: str, spec: Any) -> Pill:
+        blocked = bool(pinned) and f != runs.name
+        return Pill(_label(f, spec), href=None if blocked else nav.href(frontend=None if f == default else f),
+                    active=f == runs.name, disabled=blocked, key=f,
+                    title=pinned if blocked else str(get(spec, "description") or ""),
+                    mark="Recipe default" if f == default else "")
+
+    return Row("frontend", "Frontend", [pill(f, spec) for f, spec in fronts.items()])
 
 
 def features_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
+    """Feature toggles (turning one on turns its conflicts off); a mode sub-row under each active one."""
     sel = st.selection
     feats = as_map(recipe.data.get("features"))
     if not feats:
         return None
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    enabled = list(sel.features)
     strategy_name = as_map(catalog.strategies.get(sel.strategy)).get("display_name") or sel.strategy
     pills = []
     subrows = []
-    for f, feat in feats.items():
-        feat = as_map(feat)
-        on = f in enabled
-        pill = Pill(_label(f, feat), active=on, kind="check", key=f, title=str(feat.get("description") or ""))
-        if not is_feature_allowed_for_strategy(feat, sel.strategy):
-            pill.disabled = True
-            pill.title = f"Not available with {strategy_name}."
-        else:
-            if on:
-                new = [x for x in enabled if x != f]
-            else:
-                conflicts = set(feature_conflicts(recipe.data, f))
-                new = [x for x in enabled if x not in conflicts] + [f]
-                if conflicts & set(enabled):
-                    pill.title += " Turns off " + ", ".join(sorted(conflicts & set(enabled))) + "."
-            pill.href = nav.href(features=",".join(new))
-        pills.append(pill)
-        if on and truthy(feat.get("modes")):
+    for f, raw_feat in feats.items():
+        feat = as_map(raw_feat)
+        pills.append(_feature_pill(recipe, st, nav, f, feat, strategy_name))
+        if f in sel.features and truthy(feat.get("modes")):
             modes = allowed_modes(feat, sel.variant_key, profile, sel.hw_id)
             if len(modes) >= 2:
-                cur = sel.mode_for(f) or st.default_modes.get(f)
-                fm = dict(sel.feature_modes)
-                sub = []
-                for m in modes:
-                    new_fm = dict(fm)
-                    new_fm[f] = m
-                    kept = [(k, v) for k, v in new_fm.items() if st.default_modes.get(k) != v]
-                    spec = as_map(get(feat.get("modes"), m))
-                    sub.append(Pill(_label(m, spec), href=nav.href(fmode=",".join(f"{k}:{v}" for k, v in kept) or None),
-                                    active=m == cur, key=f"{f}-{m}", title=str(spec.get("description") or "")))
-                subrows.append(Row(f"mode-{f}", f"{_label(f, feat)} mode", sub))
+                subrows.append(_feature_modes_row(st, nav, f, feat, modes))
     return Row("features", "Features", pills, subrows=subrows, kind="check")
+
+
+def _feature_pill(recipe: Recipe, st: PageState, nav: Nav, f: str, feat: Mapping[str, Any],
+                  strategy_name: str) -> Pill:
+    sel = st.selection
+    enabled = list(sel.features)
+    on = f in enabled
+    pill = Pill(_label(f, feat), active=on, kind="check", key=f, title=str(feat.get("description") or ""))
+    if not is_feature_allowed_for_strategy(feat, sel.strategy):
+        pill.disabled, pill.title = True, f"Not available with {strategy_name}."
+        return pill
+    if on:
+        new = [x for x in enabled if x != f]
+    else:
+        conflicts = set(feature_conflicts(recipe.data, f))
+        new = [x for x in enabled if x not in conflicts] + [f]
+        if conflicts & set(enabled):
+            pill.title += " Turns off " + ", ".join(sorted(conflicts & set(enabled))) + "."
+    pill.href = nav.href(features=",".join(new))
+    return pill
+
+
+def _feature_modes_row(st: PageState, nav: Nav, f: str, feat: Mapping[str, Any], modes: list[str]) -> Row:
+    """One pill per allowed mode; the link keeps only the modes that differ from their defaults."""
+    sel = st.selection
+    cur = sel.mode_for(f) or st.default_modes.get(f)
+    sub = []
+    for m in modes:
+        new_fm = {**dict(sel.feature_modes), f: m}
+        kept = [(k, v) for k, v in new_fm.items() if st.default_modes.get(k) != v]
+        spec = as_map(get(feat.get("modes"), m))
+        sub.append(Pill(_label(m, spec), href=nav.href(fmode=",".join(f"{k}:{v}" for k, v in kept) or None),
+                        active=m == cur, key=f"{f}-{m}", title=str(spec.get("description") or "")))
+    return Row(f"mode-{f}", f"{_label(f, feat)} mode", sub)
 
 
 def advanced_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row | None:
@@ -701,72 +760,81 @@ def install_core(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str,
     variant = as_map(recipe.variants.get(variant_key))
     block = hardware_install_block(r, variant, hw_id) or {}
     cfg = as_map(effective_install_config(r, variant, hw_id))
-    brand = str(profile.get("brand") or "")
     versions = [v for v in (recipe.model.get("min_vllm_version"), variant.get("min_vllm_version")) if v]
-    kv_line = None
-    if kv_offload:
-        spec = catalog.strategies.get(kv_offload)
-        if get(spec, "deploy_type") == "kv_store_lb":
-            if get(spec, "min_vllm_version"):
-                versions.append(get(spec, "min_vllm_version"))
-            inst = get(get(spec, "vllm"), "install")
-            kv_line = get(inst, meta.brand_key) if is_map(inst) else inst
-        else:
-            kv_line = get(catalog.kv_offload_options.get(kv_offload), "install")
+    kv_version, kv_line = _kv_install(catalog, kv_offload, meta) if kv_offload else (None, None)
+    if kv_version:
+        versions.append(kv_version)
     version = max((str(v) for v in versions), key=version_key) if versions else None
     nightly = recipe.model.get("nightly_required") is True
-
-    command: str | None = None
-    cuda_alt: str | None = None
-    image_swap: tuple[str, str] | None = None
-    note = ""
-    tab = as_map(block.get(method))
-    if method == "docker":
-        if tab:
-            custom = truthy(get(cfg.get("docker"), "command"))
-            command = str(tab.get("command")) if custom else f"docker pull {meta.image}"
-            if not custom:
-                alt = cuda129_image(meta)
-                cuda_alt = f"docker pull {alt}" if alt else None
-                image_swap = (str(meta.image), alt) if alt else None
-            note = str(tab.get("note") or "")
-    elif method == "pip" and tab:
-        custom = truthy(get(cfg.get("pip"), "command"))
-        if meta.brand_key == "nvidia" or custom:
-            command = str(tab.get("command"))
-            if not custom and "cu130" in command:
-                cuda_alt = command.replace("cu130", "cu129")
-        else:
-            note = ("No default pip command is published for this platform: use the Docker tab, or follow "
-                    "vLLM's installation guide for your accelerator.")
-        note = str(tab.get("note") or "") or note
-    for ho_key in (gen(profile), brand.lower()):
-        inote = get(get(r.get("hardware_overrides"), ho_key), "install_note") if ho_key else None
-        if isinstance(inote, str) and inote:
-            note = (note + " " + inote).strip()
-            break
-    extras = []
-    for dep in as_list(block.get("extras")):
-        if isinstance(dep, str):
-            extras.append(InstallExtra("", dep, "", False))
-        elif is_map(dep) and _dep_matches(dep, platform_names(profile, meta), method):
-            cmd = dep.get("command")
-            if not isinstance(cmd, str) or not cmd:
-                continue
-            extras.append(InstallExtra(str(dep.get("label") or ""), cmd, str(dep.get("note") or ""),
-                                       dep.get("optional") is True))
+    command, cuda_alt, image_swap, note = _install_command(as_map(block.get(method)), cfg, method, meta)
+    note = _with_override_note(note, r, profile)
+    extras = _install_extras(block, platform_names(profile, meta), method)
     if command is None and not extras and not kv_line and not note and not tabs:
         return None
     parts = [command] if command else []
     parts += [e.command for e in extras if not e.optional]
     if kv_line:
         parts.append(str(kv_line))
-    copy_all = "\n".join(parts)
-    copy_alt = None
-    if cuda_alt:
-        copy_alt = "\n".join([cuda_alt, *parts[1:]])
+    copy_alt = "\n".join([cuda_alt, *parts[1:]]) if cuda_alt else None
     return InstallView(version, nightly, tabs, method, command, cuda_alt, note, extras,
-                       str(kv_line) if kv_line else None, copy_all, copy_alt, image_swap)
+                       str(kv_line) if kv_line else None, "\n".join(parts), copy_alt, image_swap)
+
+
+def _kv_install(catalog: Catalog, kv_offload: str, meta: DockerMeta) -> tuple[Any, Any]:
+    """The KV store's ``(min_vllm_version, install line)``: a Mooncake-style strategy's per-brand
+    ``vllm.install``, else the KV offload option's ``install``."""
+    spec = catalog.strategies.get(kv_offload)
+    if get(spec, "deploy_type") != "kv_store_lb":
+        return None, get(catalog.kv_offload_options.get(kv_offload), "install")
+    inst = get(get(spec, "vllm"), "install")
+    return get(spec, "min_vllm_version"), get(inst, meta.brand_key) if is_map(inst) else inst
+
+
+def _install_command(tab: Mapping[str, Any], cfg: Mapping[str, Any], method: str,
+                     meta: DockerMeta) -> tuple[str | None, str | None, tuple[str, str] | None, str]:
+    """``(command, CUDA 12.9 alternative, (image, alternative image), note)`` of one install tab.
+
+    Docker pulls the rendered image unless the recipe gives its own command; pip's default command
+    is published for NVIDIA only.
+    """
+    if not tab or method not in ("docker", "pip"):
+        return None, None, None, ""
+    custom = truthy(get(cfg.get(method), "command"))
+    note = str(tab.get("note") or "")
+    if custom:
+        return str(tab.get("command")), None, None, note
+    if method == "docker":
+        alt = cuda129_image(meta)
+        return (f"docker pull {meta.image}", f"docker pull {alt}" if alt else None,
+                (str(meta.image), alt) if alt else None, note)
+    if meta.brand_key != "nvidia":
+        return None, None, None, note or ("No default pip command is published for this platform: use the Docker "
+                                          "tab, or follow vLLM's installation guide for your accelerator.")
+    command = str(tab.get("command"))
+    return command, command.replace("cu130", "cu129") if "cu130" in command else None, None, note
+
+
+def _with_override_note(note: str, r: Mapping[str, Any], profile: Mapping[str, Any]) -> str:
+    """``note`` followed by the first ``hardware_overrides`` install note (by generation, then brand)."""
+    for ho_key in (gen(profile), str(profile.get("brand") or "").lower()):
+        inote = get(get(r.get("hardware_overrides"), ho_key), "install_note") if ho_key else None
+        if isinstance(inote, str) and inote:
+            return (note + " " + inote).strip()
+    return note
+
+
+def _install_extras(block: Mapping[str, Any], names: set[str], method: str) -> list[InstallExtra]:
+    """The install block's extra dependencies that apply to this platform and method."""
+    extras = []
+    for dep in as_list(block.get("extras")):
+        if isinstance(dep, str):
+            extras.append(InstallExtra("", dep, "", False))
+        elif is_map(dep) and _dep_matches(dep, names, method):
+            cmd = dep.get("command")
+            if isinstance(cmd, str) and cmd:
+                extras.append(InstallExtra(str(dep.get("label") or ""), cmd, str(dep.get("note") or ""),
+                                           dep.get("optional") is True))
+    return extras
 
 
 def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan) -> tuple[str, bool]:
@@ -863,7 +931,8 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
     if nr:
         rows.append(nr)
     rows += pd_rows(catalog, recipe, st, plan, nav)
-    for extra_row in (frontend_row(catalog, recipe, st, nav), features_row(catalog, recipe, st, nav),
+    for extra_row in (frontend_row(catalog, recipe, st, nav, frontend_in_effect(ctx, plan)),
+                      features_row(catalog, recipe, st, nav),
                       advanced_row(catalog, recipe, st, nav)):
         if extra_row:
             rows.append(extra_row)

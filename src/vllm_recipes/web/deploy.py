@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode
 
 from vllm_recipes import service
-from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, Artifact, default_name
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, default_name
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.service import CannotExport, QueryError
@@ -27,18 +27,12 @@ from .wording import deploy_refusal
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
 
 
-def media_type(artifacts: list[Artifact]) -> str:
-    kinds = {a.media_type for a in artifacts if a.path != "kustomization.yaml"}
-    return kinds.pop() if len(kinds) == 1 else "text/plain"
-
-
-def download_name(recipe: Recipe, target: str, artifacts: list[Artifact]) -> str:
-    shown = [a for a in artifacts if a.path != "kustomization.yaml"]
-    if len(shown) == 1 and target != "k8s":
+def download_name(done: service.Export) -> str:
+    shown = [a for a in done.artifacts if a.path != "kustomization.yaml"]
+    if len(shown) == 1 and done.target != "k8s":
         return shown[0].path
-    base = default_name(recipe.hf_id)
-    ext = {MEDIA_YAML: "yaml", MEDIA_SHELL: "sh"}.get(media_type(artifacts), "txt")
-    return f"{base}-{target}.{ext}"
+    ext = {MEDIA_YAML: "yaml", MEDIA_SHELL: "sh"}.get(done.media_type, "txt")
+    return f"{default_name(done.recipe.hf_id)}-{done.target}.{ext}"
 
 
 @dataclass(frozen=True)
@@ -99,8 +93,7 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
         return _error(400, str(exc), exc.param, exc.choices)
     except UnsafeValue as exc:  # a value the rendering refuses (a recipe failing validation, serve --watch)
         return _error(422, f"refusing to render: {exc}", None, None, page=f"Cannot export: {exc}")
-    arts = done.artifacts
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
-        headers["Content-Disposition"] = f'attachment; filename="{download_name(done.recipe, target, arts)}"'
-    return ExportReply(200, stdout_text(arts), media_type(arts), headers)
+        headers["Content-Disposition"] = f'attachment; filename="{download_name(done)}"'
+    return ExportReply(200, stdout_text(done.artifacts), done.media_type, headers)

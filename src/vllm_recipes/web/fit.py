@@ -8,14 +8,14 @@ and the fit summary of ``/api/resolve`` are answered by :mod:`vllm_recipes.servi
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.hardware import HardwareError, profile_target
-from vllm_recipes.fit.memory import GIB
+from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import FitReport
 from vllm_recipes.service.fit import fit_of_plan, fit_payload, parse_ctx  # noqa: F401 - /api/fit is answered there
 from vllm_recipes.service.url import encode
@@ -91,50 +91,71 @@ _FAILURES = {"weights": "the weights do not fit", "no_kv_memory": "no memory is 
              "max_model_len": "one request of the full context does not fit"}
 
 
-def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
-    """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
-    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
-                    rows=(), verdict="unknown", starts=False)
+def _parallelism(p: ProcessFit) -> str:
+    s = p.shape
+    return f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "")
+
+
+def _capacity(p: ProcessFit) -> str:
+    return (f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
+            + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
+            + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}" if p.kv_groups > 1 else ""))
+
+
+def _concurrency(p: ProcessFit) -> str:
+    dp = p.shape.dp
+    return f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * dp:,} over {dp} DP ranks)" if dp > 1 else "")
+
+
+def _verdict(p: ProcessFit) -> str:
+    return "starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
+
+
+#: the panel's rows, in the order of ``vllm-recipes fit``'s table: label -> the cell of one process
+_ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
+    ("Parallelism", _parallelism),
+    ("GPU memory", lambda p: f"{_g(p.gpu_memory)} x {p.utilization:g}"),
+    ("Weights per GPU", lambda p: _g(p.weights)),
+    ("Start-up peak", lambda p: _g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")),
+    ("Other overheads", lambda p: _g(p.non_torch + p.cuda_graphs)),
+    ("KV budget per GPU", lambda p: _g(p.kv_budget)),
+    ("KV bytes per token", lambda p: f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})"),
+    ("KV capacity (tokens)", _capacity),
+    ("Longest request (tokens)", lambda p: f"{p.max_model_len:,}"),
+    ("Concurrency", _concurrency),
+    ("Verdict", _verdict),
+)
+
+
+def _unknown_panel(head: FitPanel, r: FitReport) -> FitPanel:
+    """No plan: what is missing, in plain words, with a link to the model (never command-line advice)."""
     if r.missing:
         what = "architecture" if "architecture" in r.missing else "checkpoint size"
         return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
                        unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
-    if not r.processes:
-        return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
+    return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
+
+
+def _page_notes(r: FitReport) -> tuple[str, ...]:
+    """Notes in page words (web/wording.py), once each, without their command-line clauses."""
+    said = [*(n for p in r.processes for n in p.notes), *r.notes, f"Memory accounting of vLLM {r.release}."]
+    return tuple(n for n in dict.fromkeys(page_sentence(n) for n in said) if n)
+
+
+def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
+    """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
+    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
+                    rows=(), verdict="unknown", starts=False)
+    if r.missing or not r.processes:
+        return _unknown_panel(head, r)
     procs = r.processes
-    rows = [
-        ("Parallelism", [f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
-                         + (", EP" if p.shape.expert_parallel else "") for p in procs]),
-        ("GPU memory", [f"{_g(p.gpu_memory)} x {p.utilization:g}" for p in procs]),
-        ("Weights per GPU", [_g(p.weights) for p in procs]),
-        ("Start-up peak", [_g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")
-                           for p in procs]),
-        ("Other overheads", [_g(p.non_torch + p.cuda_graphs) for p in procs]),
-        ("KV budget per GPU", [_g(p.kv_budget) for p in procs]),
-        ("KV bytes per token", [f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})" for p in procs]),
-        ("KV capacity (tokens)", [f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
-                                  + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
-                                  + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}"
-                                     if p.kv_groups > 1 else "")
-                                  for p in procs]),
-        ("Longest request (tokens)", [f"{p.max_model_len:,}" for p in procs]),
-        ("Concurrency", [f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * p.shape.dp:,} over "
-                                                                    f"{p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")
-                         for p in procs]),
-        ("Verdict", ["starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
-                     for p in procs]),
-    ]
-    # page words (web/wording.py): levers by kind, notes and warnings without their command-line clauses
     levers = tuple(f"{p.role}: {page_lever(lv.kind, lv.detail)}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
-    notes = tuple(n for n in dict.fromkeys(page_sentence(n) for n in [*(n for p in procs for n in p.notes), *r.notes,
-                                                                       f"Memory accounting of vLLM {r.release}."])
-                  if n)
     return replace(head, roles=tuple(p.role for p in procs),
-                   rows=tuple(PanelRow(label, tuple(vals)) for label, vals in rows),
+                   rows=tuple(PanelRow(label, tuple(cell(p) for p in procs)) for label, cell in _ROWS),
                    verdict=r.verdict, starts=r.starts, levers=levers,
                    warnings=tuple(page_warning(m) for m in (*r.errors, *(c.message for c in r.checks))),
-                   notes=notes)
+                   notes=_page_notes(r))
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,

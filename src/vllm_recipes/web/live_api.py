@@ -14,7 +14,8 @@ from typing import Any
 
 from vllm_recipes import service
 from vllm_recipes.catalog import Catalog
-from vllm_recipes.service import QueryError
+from vllm_recipes.render.export import TARGETS
+from vllm_recipes.service import EXPORT_ARGUMENTS, QueryError
 from vllm_recipes.service.params import openapi_parameters
 from vllm_recipes.service.url import query_from_items
 
@@ -134,13 +135,10 @@ def openapi_spec() -> dict[str, Any]:
                        "file, an sbatch script or `vllm serve --config` files.",
         "parameters": [*params,
                        {"name": "to", "in": "query", "required": True,
-                        "schema": {"enum": ["k8s", "compose", "slurm", "vllm-config"]}, "description": "Target."},
+                        "schema": {"enum": list(TARGETS)}, "description": "Target."},
                        *({"name": n, "in": "query", "required": False, "schema": {"type": "string"},
                           "description": d} for n, d in (
-                           ("namespace", "Kubernetes namespace (default: default)."),
-                           ("name", "Object / job name (default: from the model id)."),
-                           ("pvc", "PersistentVolumeClaim for the Hugging Face cache."),
-                           ("image", "Container image (default: the Docker tab's image)."),
+                           *EXPORT_ARGUMENTS.items(),
                            ("download", "Any value: answer with Content-Disposition: attachment.")))],
         "responses": {
             "200": {"description": "The artifact text.", "content": {

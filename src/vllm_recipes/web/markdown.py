@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import nh3
@@ -43,8 +44,16 @@ _ATTRS = {
 }
 _SCHEMES = {"http", "https", "mailto"}
 _FORMATTER = HtmlFormatter(nowrap=True)
-#: whitespace tokens need no markup (keeps highlighted guides small)
-_WS_SPAN = re.compile(r'<span class="w">(\s*)</span>')
+#: the token classes our stylesheet colours (``.hl .k`` ...); read from it, so the CSS is the one list
+_STYLED = frozenset(re.findall(r"\.hl \.([\w-]+)", (Path(__file__).parent / "static" / "site.css")
+                               .read_text(encoding="utf-8")))
+#: a token the stylesheet does not colour (whitespace, names, punctuation) needs no markup:
+#: it would only weigh the page (a long bash guide is half spans)
+_TOKEN_SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
+
+
+def _unstyled_plain(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1) in _STYLED else m.group(2)
 MAX_GUIDE_CHARS = 1_000_000
 
 
@@ -57,7 +66,7 @@ def _highlight(code: str, lang: str, _attrs: Any) -> str:
         lexer = get_lexer_by_name(name)
     except ClassNotFound:
         return ""
-    body = _WS_SPAN.sub(r"\1", _pyg_highlight(code, lexer, _FORMATTER))
+    body = _TOKEN_SPAN.sub(_unstyled_plain, _pyg_highlight(code, lexer, _FORMATTER))
     safe = "".join(c for c in name if c.isalnum() or c in "-_+")
     return f'<pre class="hl"><code class="language-{safe}">{body}</code></pre>\n'
 
@@ -78,7 +87,7 @@ def _parser(with_attrs: bool) -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     if with_attrs:
         md.use(attrs_block_plugin)
-    md.use(anchors_plugin, min_level=1, max_level=6, permalink=True, permalinkSymbol="#")
+    md.use(anchors_plugin, min_level=1, max_level=6)  # ids only: app.js adds the "#" links
     md.add_render_rule("th_open", _cell_open)
     md.add_render_rule("td_open", _cell_open)
     return md
@@ -109,8 +118,3 @@ def render_inline(text: str) -> str:
     if not isinstance(text, str) or not text:
         return ""
     return sanitize(_parser(False).renderInline(text[:20_000]))
-
-
-def pygments_css() -> str:
-    """CSS for the highlight classes (used once to write static/pygments.css)."""
-    return HtmlFormatter(style="default").get_style_defs(".hl")

@@ -7,33 +7,33 @@ CLI prints it. Snippets are per task type (images, image edit, video, audio).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map
 from vllm_recipes.render.explain import sections_json
 from vllm_recipes.render.omni import explain_omni, render_omni
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
-from vllm_recipes.select.gates import effective_vram_min, variant_runs_on
+from vllm_recipes.select.gates import variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
 from vllm_recipes.select.state import hardware_block_reason
 from vllm_recipes.service.url import MAX_VALUE
 from vllm_recipes.synth.omni import resolve_omni
 
 from .builder import (
-    NVIDIA_ORDER,
     BlockView,
     CommandAreaView,
     Pill,
     Row,
     Snippet,
-    _num,
     env_names,
     fill,
+    hardware_by_brand,
     hardware_note,
     install_core,
     per_gpu,
+    variant_pills,
 )
 
 OMNI_PARAMS = ("hardware", "variant", "task", "install")
@@ -109,52 +109,62 @@ def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str,
     the axes are the keys of the tasks' own ``axes`` maps. Axis rows replace the Task row only when
     every task has a value on every axis and no two tasks share all values; else ``[]``.
     """
-    decl = omni.get("task_axes")
-    specs: list[tuple[str, Any]] = []
-    if is_map(decl):
-        specs = [(str(k), v) for k, v in decl.items()]
-    elif isinstance(decl, list | tuple):
-        for a in as_list(decl):
-            if isinstance(a, str):
-                specs.append((a, None))
-            elif is_map(a) and isinstance(a.get("key") or a.get("id"), str):
-                specs.append((str(a.get("key") or a.get("id")), a))
-    if not specs:
-        seen: dict[str, None] = {}
-        for t in tasks:
-            for k in as_map(t.axes):
-                seen.setdefault(str(k))
-        specs = [(k, None) for k in seen]
-    if not specs or len(tasks) < 2:
+    specs = _axis_specs(omni.get("task_axes"), tasks)
+    if not specs or len(tasks) < 2 or not _axes_tell_tasks_apart(specs, tasks):
         return []
-    combos = set()
-    for t in tasks:
-        ax = as_map(t.axes)
-        combo = tuple(ax.get(k) for k, _ in specs)
-        if any(not isinstance(v, str | int) or isinstance(v, bool) for v in combo) or combo in combos:
-            return []
-        combos.add(combo)
     out = []
     for k, spec in specs:
         label = spec if isinstance(spec, str) else str(get(spec, "label") or k.replace("_", " ").title())
-        declared = get(spec, "values")
-        names: dict[str, str] = {}
-        if is_map(declared):
-            names = {str(v): str(lab) for v, lab in declared.items()}
-        elif isinstance(declared, list | tuple):
-            for v in as_list(declared):
-                if is_map(v) and (v.get("value") or v.get("key") or v.get("id")) is not None:
-                    names[str(v.get("value") or v.get("key") or v.get("id"))] = str(v.get("label") or "")
-                elif isinstance(v, str | int):
-                    names[str(v)] = ""
+        names = _value_names(get(spec, "values"))
         used = list(dict.fromkeys(str(as_map(t.axes).get(k)) for t in tasks))
         order = [v for v in names if v in used] + [v for v in used if v not in names]
         out.append((k, label, [(v, names.get(v) or v.replace("_", " ").title()) for v in order]))
     return out
 
 
+def _axis_specs(decl: Any, tasks: list[OmniTask]) -> list[tuple[str, Any]]:
+    """``(axis key, its declaration)`` from ``omni.task_axes``, else the keys of the tasks' ``axes``."""
+    specs: list[tuple[str, Any]] = []
+    if is_map(decl):
+        specs = [(str(k), v) for k, v in decl.items()]
+    for a in as_list(decl):
+        if isinstance(a, str):
+            specs.append((a, None))
+        elif is_map(a) and isinstance(a.get("key") or a.get("id"), str):
+            specs.append((str(a.get("key") or a.get("id")), a))
+    if specs:
+        return specs
+    seen = dict.fromkeys(str(k) for t in tasks for k in as_map(t.axes))
+    return [(k, None) for k in seen]
+
+
+def _axes_tell_tasks_apart(specs: list[tuple[str, Any]], tasks: list[OmniTask]) -> bool:
+    """Every task has a scalar value on every axis and no two tasks share all of them."""
+    combos = set()
+    for t in tasks:
+        combo = tuple(as_map(t.axes).get(k) for k, _ in specs)
+        if any(not isinstance(v, str | int) or isinstance(v, bool) for v in combo) or combo in combos:
+            return False
+        combos.add(combo)
+    return True
+
+
+def _value_names(declared: Any) -> dict[str, str]:
+    """An axis's declared ``values`` (a ``value -> label`` map or a list) as ``value -> label``."""
+    if is_map(declared):
+        return {str(v): str(lab) for v, lab in declared.items()}
+    names: dict[str, str] = {}
+    for v in as_list(declared):
+        key = (v.get("value") or v.get("key") or v.get("id")) if is_map(v) else None
+        if key is not None:
+            names[str(key)] = str(v.get("label") or "")
+        elif isinstance(v, str | int):
+            names[str(v)] = ""
+    return names
+
+
 def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,
-               href: Any) -> list[Row]:
+               href: Callable[..., str]) -> list[Row]:
     axes = task_axes(omni, tasks)
     if not axes or current is None:
         return []
@@ -177,106 +187,110 @@ def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
 
 def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]],
                     extra: Mapping[str, str]) -> tuple[OmniView, list[str]]:
-    vals: dict[str, str] = {}
-    notices: list[str] = []
-    for k, v in items:
-        if k in OMNI_PARAMS and len(v) <= MAX_VALUE and v.strip():
-            vals[k] = v.strip()
-        elif k not in OMNI_PARAMS:
-            notices.append(f"Parameter {k!r} does not apply to omni recipes.")
+    vals, notices = _read_params(items)
     osel, more = _select(catalog, recipe, vals)
     notices += more
     params = canonical_omni(catalog, recipe, osel)
 
     def href(**changes: str | None) -> str:
-        new = dict(params)
-        for k, v in changes.items():
-            if v is None:
-                new.pop(k, None)
-            else:
-                new[k] = v
-        sel, _ = _select(catalog, recipe, dict(new))
+        new = {k: v for k, v in params.items() if k not in changes}
+        new.update({k: v for k, v in changes.items() if v is not None})
+        sel, _ = _select(catalog, recipe, new)
         return _url(recipe, canonical_omni(catalog, recipe, sel), extra)
 
-    r = recipe.data
-    omni = as_map(r.get("omni"))
-    tabs = list(osel.install_tabs)
-    rows: list[Row] = []
-    rows.append(Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
-                                                active=osel.install == t, key=t) for t in tabs]))
-    # hardware
-    variant = variant_or_default(r, osel.variant_key)
+    omni = as_map(recipe.data.get("omni"))
+    variant = variant_or_default(recipe.data, osel.variant_key)
     profile = as_map(catalog.hardware_profiles.get(osel.hw_id))
     status = as_map(get(recipe.meta, "hardware"))
-    groups: dict[str, list[Pill]] = {}
-    for hw, prof in catalog.hardware_profiles.items():
-        p = as_map(prof)
-        if truthy(p.get("restricted")) and hw not in status:
-            continue
-        reason = hardware_block_reason(catalog, recipe, variant, hw)
-        pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
-                    active=hw == osel.hw_id, title=str(p.get("description") or ""))
-        if reason or not variant_runs_on(p, variant, hw):
-            pill.disabled, pill.title = True, (reason or "this variant does not fit").capitalize() + "."
-        else:
-            pill.href = href(hardware=hw)
-        groups.setdefault(str(p.get("brand") or "Other"), []).append(pill)
-    if "NVIDIA" in groups:
-        groups["NVIDIA"].sort(key=lambda pl: NVIDIA_ORDER.index(pl.key) if pl.key in NVIDIA_ORDER else 99)
-    brands = sorted(groups, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
-    rows.append(Row("hardware", "Hardware", [p for b in brands for p in groups[b]],
-                    groups=[(b, groups[b]) for b in brands]))
-    tasks = resolve_omni_tasks(r)
-    hint = [str(omni["task_hint"])] if isinstance(omni.get("task_hint"), str) else []
-    axis_rows = _axis_rows(omni, tasks, osel.task, href)
-    if axis_rows:
-        axis_rows[-1].notes = hint
-        rows += axis_rows
-    elif tasks:
-        label = str(omni.get("task_label") or "Task")
-        rows.append(Row("task", label, [
-            Pill(str(t.label or t.key), href=href(task=str(t.key)), active=osel.task is not None and t.key == osel.task.key,
-                 key=str(t.key), title=str(t.description or "")) for t in tasks], notes=hint))
+    rows = [Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
+                                            active=osel.install == t, key=t) for t in osel.install_tabs]),
+            _hardware_row(catalog, recipe, osel, variant, status, href)]
+    rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
-        hw_name = str(profile.get("display_name") or osel.hw_id)
-        vpills = []
-        for vk, v in recipe.variants.items():
-            v = as_map(v)
-            vram = effective_vram_min(v, osel.hw_id)
-            changes: dict[str, str | None] = {"variant": None if vk == "default" else vk}
-            title = str(v.get("description") or "")
-            if hardware_block_reason(catalog, recipe, v, osel.hw_id) or not variant_runs_on(profile, v, osel.hw_id):
-                changes["hardware"] = None  # ui.md: switches hardware to that variant's default
-                title = (title + f" Not runnable on {hw_name}: switches to its default hardware.").strip()
-            vpills.append(Pill(str(v.get("label") or v.get("precision") or vk).upper(), href=href(**changes),
-                               active=vk == osel.variant_key, key=vk, sub=f"{_num(vram)} GB" if is_number(vram) else "",
-                               title=title))
-        rows.append(Row("variant", str(omni.get("variant_label") or "Variant"), vpills,
-                        notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else []))
+        rows.append(_variant_row(catalog, recipe, osel, omni, href))
 
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
     rendered = render_omni(catalog, recipe, osel, plan)
-    meta, shown = rendered.meta, rendered.shown
+    shown = rendered.shown
     port = int(omni["port"]) if isinstance(omni.get("port"), int) else 8000
-    snippets = []
-    task_id = osel.task.id if osel.task else "t2i"
-    endpoint = str(osel.task.endpoint) if osel.task and isinstance(osel.task.endpoint, str) else \
-        DEFAULT_ENDPOINTS.get(task_id, "/v1/images/generations")
-    tpl = {"t2i": IMAGE_TEMPLATE, "i2i": EDIT_TEMPLATE, "t2a": AUDIO_TEMPLATE}.get(task_id, VIDEO_TEMPLATE)
-    tpl = fill(tpl, model=plan.model_id, endpoint=endpoint,
-               image=" \\\n  -F image=@input.png" if task_id in ("i2v", "ti2v") else "")
-    snippets.append(Snippet("curl", "cURL", tpl, fill(tpl, host="localhost", port=str(port))))
     hw_name = str(profile.get("display_name") or osel.hw_id)
     verified = status.get(osel.hw_id) == "verified"
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
-    explain = sections_json(explain_omni(catalog, plan))
     view = OmniView(
         hf_id=recipe.hf_id, url=_url(recipe, params, extra), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
-        all_text=shown, snippets=snippets, host_var="VLLM_HOST", port_var="VLLM_PORT", default_port=port,
-        env_names=env_names([shown], ["VLLM_HOST", "VLLM_PORT"]), explain=explain,
-        install=install_core(catalog, recipe, osel.variant_key, osel.hw_id, profile, meta, osel.install, [], None),
+        all_text=shown, snippets=[_curl_snippet(osel.task, plan.model_id, port)], host_var="VLLM_HOST",
+        port_var="VLLM_PORT", default_port=port, env_names=env_names([shown], ["VLLM_HOST", "VLLM_PORT"]),
+        explain=sections_json(explain_omni(catalog, plan)),
+        install=install_core(catalog, recipe, osel.variant_key, osel.hw_id, profile, rendered.meta, osel.install,
+                             [], None),
     )
     return view, notices
+
+
+def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list[str]]:
+    """The omni parameters of a query (blank and overlong values dropped), and a notice per foreign one."""
+    vals: dict[str, str] = {}
+    notices: list[str] = []
+    for k, v in items:
+        if k not in OMNI_PARAMS:
+            notices.append(f"Parameter {k!r} does not apply to omni recipes.")
+        elif len(v) <= MAX_VALUE and v.strip():
+            vals[k] = v.strip()
+    return vals, notices
+
+
+def _hardware_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
+                  status: Mapping[str, Any], href: Callable[..., str]) -> Row:
+    """Hardware pills grouped by brand; the ones the variant cannot run on are disabled."""
+    groups = [(brand, [_hardware_pill(catalog, recipe, osel, variant, status, href, hw) for hw in ids])
+              for brand, ids in hardware_by_brand(catalog, status)]
+    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups)
+
+
+def _hardware_pill(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
+                   status: Mapping[str, Any], href: Callable[..., str], hw: str) -> Pill:
+    p = as_map(catalog.hardware_profiles[hw])
+    reason = hardware_block_reason(catalog, recipe, variant, hw)
+    pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
+                active=hw == osel.hw_id, title=str(p.get("description") or ""))
+    if reason or not variant_runs_on(p, variant, hw):
+        pill.disabled, pill.title = True, (reason or "this variant does not fit").capitalize() + "."
+    else:
+        pill.href = href(hardware=hw)
+    return pill
+
+
+def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,
+               href: Callable[..., str]) -> list[Row]:
+    """One row per task axis when the axes tell the tasks apart, else one Task row (none without tasks)."""
+    hint = [str(omni["task_hint"])] if isinstance(omni.get("task_hint"), str) else []
+    axis_rows = _axis_rows(omni, tasks, current, href)
+    if axis_rows:
+        axis_rows[-1].notes = hint
+        return axis_rows
+    if not tasks:
+        return []
+    return [Row("task", str(omni.get("task_label") or "Task"), [
+        Pill(str(t.label or t.key), href=href(task=str(t.key)), active=current is not None and t.key == current.key,
+             key=str(t.key), title=str(t.description or "")) for t in tasks], notes=hint)]
+
+
+def _variant_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, omni: Mapping[str, Any],
+                 href: Callable[..., str]) -> Row:
+    return Row("variant", str(omni.get("variant_label") or "Variant"),
+               variant_pills(catalog, recipe, osel.variant_key, osel.hw_id, href),
+               notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else [])
+
+
+def _curl_snippet(task: OmniTask | None, model_id: str, port: int) -> Snippet:
+    """The cURL call for the task's kind of output (image, image edit, video, audio)."""
+    task_id = task.id if task else "t2i"
+    endpoint = str(task.endpoint) if task and isinstance(task.endpoint, str) else \
+        DEFAULT_ENDPOINTS.get(task_id, "/v1/images/generations")
+    tpl = {"t2i": IMAGE_TEMPLATE, "i2i": EDIT_TEMPLATE, "t2a": AUDIO_TEMPLATE}.get(task_id, VIDEO_TEMPLATE)
+    tpl = fill(tpl, model=model_id, endpoint=endpoint,
+               image=" \\\n  -F image=@input.png" if task_id in ("i2v", "ti2v") else "")
+    return Snippet("curl", "cURL", tpl, fill(tpl, host="localhost", port=str(port)))

@@ -168,57 +168,33 @@ class SiteIndex:
     def browse(self, params: Mapping[str, str]) -> BrowseResult:
         """ui.md "Browse": OR within a row, AND across rows; counts with the other rows applied."""
         query = (params.get("q") or "").strip()[:200]
-        selected: dict[str, list[str]] = {}
-        for row in BROWSE_ROWS:
-            vals = [v.strip() for v in (params.get(row) or "").split(",") if v.strip()]
-            selected[row] = list(dict.fromkeys(vals))[:50]
+        selected = {row: list(dict.fromkeys(v.strip() for v in (params.get(row) or "").split(",") if v.strip()))[:50]
+                    for row in BROWSE_ROWS}
         sort = params.get("sort") or "released"
         if sort not in dict(SORTS):
             sort = "released"
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
-
-        def passes(c: Card, skip: str | None) -> bool:
-            for row, vals in selected.items():
-                if row == skip or not vals:
-                    continue
-                if not set(vals) & set(c.facets.get(row, [])):
-                    return False
-            return True
-
-        def href(new_sel: Mapping[str, Sequence[str]], new_sort: str = sort) -> str:
-            items: list[tuple[str, str]] = []
-            if query:
-                items.append(("q", query))
-            for row in BROWSE_ROWS:
-                if new_sel.get(row):
-                    items.append((row, ",".join(new_sel[row])))
-            if new_sort != "released":
-                items.append(("sort", new_sort))
-            q = urlencode(items, quote_via=quote, safe=",")
-            return "/browse" + ("?" + q if q else "")
-
-        rows = []
-        for row in BROWSE_ROWS:
-            pool = [c for c in base if passes(c, row)]
-            counts: Counter[str] = Counter()
-            for c in pool:
-                counts.update(set(c.facets.get(row, [])))
-            values = self._facet_values(row)
-            for v in selected[row]:
-                if v not in values:
-                    values.append(v)
-            chips = []
-            for v in values:
-                on = v in selected[row]
-                new = dict(selected)
-                new[row] = [x for x in selected[row] if x != v] if on else [*selected[row], v]
-                chips.append(Chip(v, self.facet_label(row, v), counts.get(v, 0), on, href(new)))
-            rows.append((row, _ROW_LABELS[row], chips))
-        cards = [c for c in base if passes(c, None)]
-        cards = _sorted(cards, sort)
-        sorts = [Chip(k, lab, 0, k == sort, href(selected, k)) for k, lab in SORTS]
+        rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
+        cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
+        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS]
         clear = "/browse" + ("?" + urlencode([("q", query)], quote_via=quote) if query else "")
         return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
+
+    def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
+                   sort: str) -> tuple[str, str, list[Chip]]:
+        """One filter row: a chip per value that toggles it, counted with the other rows applied."""
+        counts: Counter[str] = Counter()
+        for c in base:
+            if _passes(c, selected, row):
+                counts.update(set(c.facets.get(row, [])))
+        values = self._facet_values(row)
+        values += [v for v in selected[row] if v not in values]
+        chips = []
+        for v in values:
+            on = v in selected[row]
+            new = {**selected, row: [x for x in selected[row] if x != v] if on else [*selected[row], v]}
+            chips.append(Chip(v, self.facet_label(row, v), counts.get(v, 0), on, _browse_href(query, new, sort)))
+        return row, _ROW_LABELS[row], chips
 
     def _facet_values(self, row: str) -> list[str]:
         if row == "size":
@@ -248,6 +224,20 @@ class SiteIndex:
 
 _ROW_LABELS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
                "hw": "Verified on", "provider": "Provider"}
+
+
+def _passes(c: Card, selected: Mapping[str, Sequence[str]], skip: str | None) -> bool:
+    """The card has one of the selected values on every row but ``skip``."""
+    return all(row == skip or not vals or set(vals) & set(c.facets.get(row, [])) for row, vals in selected.items())
+
+
+def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -> str:
+    items: list[tuple[str, str]] = [("q", query)] if query else []
+    items += [(row, ",".join(selected[row])) for row in BROWSE_ROWS if selected.get(row)]
+    if sort != "released":
+        items.append(("sort", sort))
+    q = urlencode(items, quote_via=quote, safe=",")
+    return "/browse" + ("?" + q if q else "")
 
 
 def _sorted(cards: list[Card], sort: str) -> list[Card]:

@@ -31,7 +31,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from vllm_recipes.api.llms import LLMS_FULL_TXT, LLMS_TXT, llms_files
+from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json
@@ -141,8 +141,8 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     if recipe.is_omni:
         from .omni import build_omni_view
 
-        view, notices = build_omni_view(catalog, recipe, items, {})
-        out.update({"url": view.url, "notices": list(notices), "builder": _view_json(view)})
+        omni_view, omni_notices = build_omni_view(catalog, recipe, items, {})
+        out.update({"url": omni_view.url, "notices": list(omni_notices), "builder": _view_json(omni_view)})
         return out
     from .builder import build_view
 
@@ -187,9 +187,6 @@ class LlmsFiles:
                     self._by_base.clear()
                 files = self._by_base[base] = llms_files(self.catalog, base)
         return files[name]
-
-
-LLMS_NAMES = (LLMS_TXT, LLMS_FULL_TXT)
 
 
 def openapi_paths() -> dict[str, Any]:

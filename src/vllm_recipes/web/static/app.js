@@ -70,10 +70,14 @@
       if (!el.closest(".install")) { text = cudaSwap(text); }
       el.textContent = substitute(text, vals);
     });
-    (root || document).querySelectorAll("code[data-tpl]").forEach(function (el) {
-      var host = vals[el.getAttribute("data-host-var")] || "localhost";
-      var port = vals[el.getAttribute("data-port-var")] || el.getAttribute("data-default-port");
-      el.textContent = substitute(el.getAttribute("data-tpl").split("{host}").join(host).split("{port}").join(port), vals);
+    /* Try-it snippets: the host and port spans take the Env values (the page ships localhost and the port) */
+    (root || document).querySelectorAll("code.snippet").forEach(function (el) {
+      [["data-host", "data-host-var"], ["data-port", "data-port-var"]].forEach(function (p) {
+        el.querySelectorAll("[" + p[0] + "]").forEach(function (s) {
+          if (!originals.has(s)) { originals.set(s, s.textContent); }
+          s.textContent = vals[el.getAttribute(p[1])] || originals.get(s);
+        });
+      });
     });
   }
   function initCuda(root) {
@@ -448,7 +452,18 @@
     });
   }
 
+  /* a "#" link beside each guide heading (the ids come with the page; the links are a convenience) */
+  function initAnchors() {
+    document.querySelectorAll(".md h1[id], .md h2[id], .md h3[id], .md h4[id]").forEach(function (h) {
+      var a = el("a", "header-anchor", "#");
+      a.href = "#" + h.id;
+      h.appendChild(document.createTextNode(" "));
+      h.appendChild(a);
+    });
+  }
+
   function init() {
+    initAnchors();
     initSearch();
     initCopy(document);
     initEnv(document);
