@@ -65,6 +65,16 @@ def leftovers(out: Path) -> list[str]:
     return [n for n in os.listdir(out.parent) if n.startswith((f".{out.name}.build-", f".{out.name}.old-"))]
 
 
+def describe(tree: dict[str, bytes], old: dict[str, bytes], new: dict[str, bytes]) -> str:
+    """How a tree differs from the old and the new one (files equal to each, in neither, missing)."""
+    as_old = sum(old.get(p) == v for p, v in tree.items())
+    as_new = sum(new.get(p) == v for p, v in tree.items())
+    neither = sorted(p for p, v in tree.items() if old.get(p) != v and new.get(p) != v)
+    missing = sorted(set(old) & set(new) - set(tree))
+    return (f"{len(tree)} files: {as_old} as old, {as_new} as new, {len(neither)} in neither {neither[:3]}, "
+            f"{len(missing)} missing {missing[:3]}")
+
+
 def classify(tree: dict[str, bytes], a: dict[str, bytes], b: dict[str, bytes]) -> str:
     return "old" if tree == a else "new" if tree == b else "MIXED"
 
@@ -97,13 +107,23 @@ def sigkill_trials(a: Path, b: Path, work: Path, trials: int,
     for k in range(trials):
         old, new = (a, b) if k % 2 == 0 else (b, a)
         proc = build(new, out)
-        time.sleep(rng.uniform(0.0, 1.2 * duration))
+        killed_at = rng.uniform(0.0, 1.2 * duration)
+        time.sleep(killed_at)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        counts[classify(snapshot(out), trees[names[old]], trees[names[new]])] += 1
+        tree = snapshot(out)
+        verdict = classify(tree, trees[names[old]], trees[names[new]])
+        counts[verdict] += 1
+        if verdict == "MIXED":
+            print(f"  trial {k}: MIXED after {killed_at:.2f} s: " + describe(tree, trees[names[old]], trees[names[new]]),
+                  flush=True)
         done = subprocess.run([*CLI, "build-api", str(out), "--recipes-dir", str(new)], capture_output=True)
-        if done.returncode == 0 and snapshot(out) == trees[names[new]]:
+        after = snapshot(out)
+        if done.returncode == 0 and after == trees[names[new]]:
             counts["recovered"] += 1
+        else:
+            print(f"  trial {k}: not recovered: exit {done.returncode}, {describe(after, trees[names[new]], {})}; "
+                  f"stderr {done.stderr.decode(errors='replace')[-300:]!r}", flush=True)
         time.sleep(0.2)  # the detached cleanup of the replaced tree
         counts["leftover_after_recovery"] += bool(leftovers(out))
     return counts
@@ -120,7 +140,11 @@ def concurrent_trials(a: Path, b: Path, work: Path, trees: dict[str, dict[str, b
         if rc != (0, 0):
             counts["failed"] += 1
         tree = snapshot(out)
-        counts["A" if tree == trees["A"] else "B" if tree == trees["B"] else "MIXED"] += 1
+        verdict = "A" if tree == trees["A"] else "B" if tree == trees["B"] else "MIXED"
+        counts[verdict] += 1
+        if verdict == "MIXED":
+            print(f"  concurrent {i}: MIXED: vs A {describe(tree, trees['A'], trees['B'])}; leftovers {leftovers(out)}",
+                  flush=True)
     return counts
 
 
