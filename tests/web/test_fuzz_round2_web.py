@@ -5,7 +5,8 @@
 guard): ``/api/export`` answered 500 (three times, then reset connections), and the page, its twin and
 ``/api/resolve`` each logged a full traceback. The same recipe with ``model: ../../../../pwned/x``
 (a string) made the engine raise ``AttributeError`` in ``/api/export``: 500 again; ``meta.tasks: 1000000000``
-made the recipe page's template fail (500). The engine is promised
+made the recipe page's template fail (500); a variant given as a list made the fit summary of
+``/api/resolve`` log a traceback. The engine is promised
 only what validation passes: on a recipe failing it, a failure is the recipe's error, not the server's:
 422 in the page's words, one log line (no traceback), and the sibling recipe's page is unaffected.
 """
@@ -38,6 +39,10 @@ def client(tmp_path: Path) -> TestClient:
     tasks = yaml.safe_load(SEED.read_text(encoding="utf-8"))
     tasks["meta"]["tasks"] = 1000000000  # a number where the page lists task badges
     (tmp_path / "models/acme/Tasks.yaml").write_text(yaml.safe_dump(tasks, sort_keys=False), encoding="utf-8")
+    listed = yaml.safe_load(SEED.read_text(encoding="utf-8"))
+    listed["variants"]["default"] = [listed["variants"]["default"]]  # a list where the variant mapping goes
+    del listed["model"]["architecture_facts"]  # (so the fit looks for the variant's checkpoint)
+    (tmp_path / "models/acme/Listed.yaml").write_text(yaml.safe_dump(listed, sort_keys=False), encoding="utf-8")
     # every recipe, as ``serve --watch`` serves them (not only the validate-clean ones)
     app = create_app(load_catalog(tmp_path), api_jobs=1)
     LiveCatalog(app, tmp_path, lint=False).reload()
@@ -51,6 +56,7 @@ def client(tmp_path: Path) -> TestClient:
     *(f"/api/export?model=acme/Worse&to={t}" for t in ("k8s", "compose", "slurm", "vllm-config")),
     "/api/resolve?model=acme/Worse", "/acme/Worse", "/acme/Worse/page.json",
     "/acme/Tasks", "/acme/Tasks?strategy=pd_cluster", "/acme/Tasks/builder", "/acme/Tasks/page.json",
+    "/api/resolve?model=acme/Listed", "/api/fit?model=acme/Listed", "/acme/Listed",
 ])
 def test_a_refused_value_is_the_recipes_error_not_a_crash(client: TestClient, url: str,
                                                           caplog: pytest.LogCaptureFixture) -> None:

@@ -34,7 +34,7 @@ from starlette.routing import Mount, Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
-from vllm_recipes.catalog.usable import is_usable, recipe_errors, usable_catalog
+from vllm_recipes.catalog.usable import fails_validation, is_usable, recipe_errors, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.select.state import SelectionError
@@ -370,8 +370,7 @@ def log_failure(exc: Exception, catalog: Catalog, model_id: str | None, what: st
     fails validation (only ``serve --watch`` serves those; the engine is promised only what validation
     passes), and for a value the rendering refuses (:class:`UnsafeValue`), it is the recipe's error: one line."""
     found = catalog.find(model_id) if model_id else None
-    invalid = not is_usable(catalog) and found is not None and bool(recipe_errors(catalog, found[0]))
-    if isinstance(exc, UnsafeValue) or invalid:
+    if isinstance(exc, UnsafeValue) or (found is not None and fails_validation(catalog, found[0])):
         log.warning(what + ": %s: %s (the recipe fails validation)", *args, type(exc).__name__, exc)
     else:
         log.error(what, *args, exc_info=exc)
