@@ -416,15 +416,16 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
 def _skip_feature_mode_errors(catalog: Catalog, recipes: list[Recipe], notes: list[str],
                               warn: Warn | None) -> list[Recipe]:
     """``recipes`` less those with §10.2 errors, each reported as skipped (``notes``, ``warn``)."""
-    kept = []
+    kept: list[Recipe] = []
     for recipe in recipes:
         if not feature_mode_messages(recipe.data):
             kept.append(recipe)
             continue
         lines = skip_lines(recipe.rel_path, [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"])
         notes.extend(lines)
-        for line in lines if warn is not None else ():
-            warn(line)
+        if warn is not None:
+            for line in lines:
+                warn(line)
     return kept
 
 
