@@ -6,7 +6,7 @@ guard): ``/api/export`` answered 500 (three times, then reset connections), and 
 ``/api/resolve`` each logged a full traceback. The same recipe with ``model: ../../../../pwned/x``
 (a string) made the engine raise ``AttributeError`` in ``/api/export``: 500 again; ``meta.tasks: 1000000000``
 made the recipe page's template fail (500); a variant given as a list made the fit summary of
-``/api/resolve`` log a traceback. The engine is promised
+``/api/resolve`` log a traceback; a number among ``compatible_strategies`` made the builder fragment 500. The engine is promised
 only what validation passes: on a recipe failing it, a failure is the recipe's error, not the server's:
 422 in the page's words, one log line (no traceback), and the sibling recipe's page is unaffected.
 """
@@ -43,6 +43,9 @@ def client(tmp_path: Path) -> TestClient:
     listed["variants"]["default"] = [listed["variants"]["default"]]  # a list where the variant mapping goes
     del listed["model"]["architecture_facts"]  # (so the fit looks for the variant's checkpoint)
     (tmp_path / "models/acme/Listed.yaml").write_text(yaml.safe_dump(listed, sort_keys=False), encoding="utf-8")
+    odd = yaml.safe_load(SEED.read_text(encoding="utf-8"))
+    odd["compatible_strategies"] = [2.5, ["single_node_tp"]]  # numbers and lists where strategy ids go
+    (tmp_path / "models/acme/Odd.yaml").write_text(yaml.safe_dump(odd, sort_keys=False), encoding="utf-8")
     # every recipe, as ``serve --watch`` serves them (not only the validate-clean ones)
     app = create_app(load_catalog(tmp_path), api_jobs=1)
     LiveCatalog(app, tmp_path, lint=False).reload()
@@ -57,6 +60,7 @@ def client(tmp_path: Path) -> TestClient:
     "/api/resolve?model=acme/Worse", "/acme/Worse", "/acme/Worse/page.json",
     "/acme/Tasks", "/acme/Tasks?strategy=pd_cluster", "/acme/Tasks/builder", "/acme/Tasks/page.json",
     "/api/resolve?model=acme/Listed", "/api/fit?model=acme/Listed", "/acme/Listed",
+    "/acme/Odd/builder", "/acme/Odd/builder?strategy=single_node_tp", "/acme/Odd", "/acme/Odd/page.json",
 ])
 def test_a_refused_value_is_the_recipes_error_not_a_crash(client: TestClient, url: str,
                                                           caplog: pytest.LogCaptureFixture) -> None:

@@ -657,7 +657,15 @@ def page_twin(request: Request) -> Response:
 def builder_route(request: Request) -> Response:
     """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
     org, repo = request.path_params["org"], request.path_params["repo"]
-    return not_found(request) if _is_dot(org, repo) else builder_fragment(request, org, repo)
+    if _is_dot(org, repo):
+        return not_found(request)
+    try:
+        return builder_fragment(request, org, repo)
+    except Exception as exc:
+        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
+        if refused is None:
+            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
+        return refused
 
 
 @off_loop
