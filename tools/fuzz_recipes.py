@@ -391,6 +391,8 @@ def run_batch(args: argparse.Namespace, first: int, size: int, work: Path, break
 
 def _batch_bad(data: dict[str, Any]) -> bool:
     b = data["batch"]
+    if b.get("worker_failed"):
+        return True
     s = b.get("server", {})
     return bool(any(m["tracebacks"] or m["hangs"] or m["5xx"] or m["slow"] for m in data["mutants"])
                 or b.get("worker_failed") or b["batch_record"]["tracebacks"] or b["batch_record"]["hangs"]
@@ -466,6 +468,8 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep every batch directory")
     ap.add_argument("--log", type=Path, default=None, help="progress log (default: stderr)")
     ap.add_argument("--results", type=Path, default=None, help="append each batch's JSON here")
+    ap.add_argument("--replay", type=Path, nargs="+", default=None, metavar="RESULTS",
+                    help="run again the batches of --results files that had findings (same mutants)")
     ap.add_argument("--summarize", type=Path, nargs="+", default=None, metavar="RESULTS",
                     help="print the figures of --results files and exit")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -492,10 +496,16 @@ def main() -> int:
     t0 = time.monotonic()
     plan = []  # (first index, size, break a shared file)
     first = args.seed
-    while first - args.seed < args.mutants:
+    while first - args.seed < args.mutants and not args.replay:
         size = min(args.batch, args.seed + args.mutants - first)
         plan.append((first, size, len(plan) % 6 == 5))
         first += size
+    for f in args.replay or ():  # the batches of earlier runs that had findings (or whose worker was killed)
+        for line in f.read_text().splitlines():
+            data = json.loads(line)
+            if _batch_bad(data):
+                b = data["batch"]
+                plan.append((b["first"], args.batch, bool(b.get("catalog_classes"))))
 
     def one(item: tuple[int, int, bool]) -> dict[str, Any] | None:
         if args.minutes and time.monotonic() - t0 > args.minutes * 60:
