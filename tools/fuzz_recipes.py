@@ -171,7 +171,7 @@ def serve_batch(box: Path, recipes: Path, mutants: list[dict[str, Any]], sibling
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "vllm_recipes", "serve", "--port", str(port),
                                  "--recipes-dir", str(recipes), "--log-level", "warning", *(["--watch"] if watch else [])],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                stdout=log, stderr=subprocess.STDOUT)  # (in the worker's group: the watchdog ends both)
     base = f"http://127.0.0.1:{port}"
     info: dict[str, Any] = {"sibling_not_200": [], "server_tracebacks": 0, "leaks": [], "watch": watch}
     try:
@@ -204,11 +204,11 @@ def serve_batch(box: Path, recipes: Path, mutants: list[dict[str, Any]], sibling
                 if r is None or r.status_code != 200:
                     info["sibling_not_200"].append(f"{m['who']}: {sib} -> {None if r is None else r.status_code}")
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        proc.terminate()
         try:
             proc.wait(20)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
             proc.wait()
         text = log_path.read_text(errors="replace")
         info["server_tracebacks"] = text.count("Traceback (most recent call last)")
