@@ -7,7 +7,8 @@ Usage::
 Starts ``vllm-recipes serve`` on 127.0.0.1 (bundled catalog) with ``ulimit -n --fd-limit``, then:
 
 1. **idle**: ``--requests`` normal page requests, one fresh connection each: p50 / p90 / max;
-2. **loaded**: ``--slow`` connections held open by this process - half of them half-open (connected, never
+2. **loaded**: ``--slow`` connections held open by a process of their own (their work must not slow the
+   measuring client) - half of them half-open (connected, never
    a byte), half slow-header (a request line, then one header byte every 2 s) - and re-opened as soon as
    the server closes one, for at most ``--hold`` seconds and ``--max-opens`` connections in all; while they
    are held, the same normal requests again: how many were answered 200, p50 / p90 / max;
@@ -21,15 +22,16 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import multiprocessing
 import resource
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
 PAGE = "/deepseek-ai/DeepSeek-V4.1-Flash"
 
@@ -74,11 +76,11 @@ def fmt(times: list[float]) -> str:
 class SlowClients:
     """``n`` connections kept open (re-opened when the server closes one), until :meth:`stop`."""
 
-    def __init__(self, port: int, n: int, max_opens: int) -> None:
+    def __init__(self, port: int, n: int, max_opens: int, stop: Any) -> None:
         self.port, self.n, self.max_opens = port, n, max_opens
         self.socks: list[tuple[socket.socket, bool]] = []
         self.opens = self.refused = self.closed_by_server = 0
-        self._stop = threading.Event()
+        self._stop = stop
 
     def _open(self, slow_header: bool) -> None:
         if self.opens >= self.max_opens:
@@ -127,10 +129,20 @@ class SlowClients:
             self._stop.wait(2.0)
 
     def stop(self) -> None:
-        self._stop.set()
         for s, _ in self.socks:
             s.close()
         self.socks = []
+
+
+def hold_slow_clients(port: int, n: int, max_opens: int, hold: float, ready: Any, stop: Any, stats: Any) -> None:
+    """In a process of its own (its work must not slow the measuring client): the slow connections."""
+    clients = SlowClients(port, n, max_opens, stop)
+    clients.fill()
+    stats.put(("held", len(clients.socks)))
+    ready.set()
+    clients.run(hold)
+    stats.put(("end", len(clients.socks), clients.opens, clients.refused, clients.closed_by_server))
+    clients.stop()
 
 
 def main() -> int:
@@ -165,17 +177,17 @@ def main() -> int:
             time.sleep(0.3)
         measure(port, 5)  # warm the page
         idle, idle_ok = measure(port, args.requests)
-        clients = SlowClients(port, args.slow, args.max_opens)
+        ready, stop, stats = multiprocessing.Event(), multiprocessing.Event(), multiprocessing.Queue()
+        holder = multiprocessing.Process(target=hold_slow_clients, args=(port, args.slow, args.max_opens, args.hold,
+                                                                         ready, stop, stats))
         t = time.perf_counter()
-        clients.fill()
-        feeder = threading.Thread(target=clients.run, args=(args.hold,), daemon=True)
-        feeder.start()
+        holder.start()
+        ready.wait(120)
         time.sleep(1.0)
-        held = len(clients.socks)
         loaded, loaded_ok = measure(port, args.requests)
-        held_after = len(clients.socks)
-        clients.stop()
-        feeder.join(10)
+        stop.set()
+        (_, held), (_, held_after, opens, refused, closed) = stats.get(timeout=60), stats.get(timeout=60)
+        holder.join(30)
         load_s = time.perf_counter() - t
         time.sleep(1.0)
         after_ok = get(port, PAGE)[0] == 200
@@ -194,8 +206,8 @@ def main() -> int:
           f"per request")
     print(f"idle:   {idle_ok}/{args.requests} answered 200; {fmt(idle)}")
     print(f"loaded: {args.slow} slow connections asked ({held} held 1 s in, {held_after} at the end; "
-          f"{clients.opens} opened in {load_s:.0f} s, {clients.refused} refused, {clients.closed_by_server} "
-          f"closed by the server); {loaded_ok}/{args.requests} answered 200; {fmt(loaded)}")
+          f"{opens} opened in {load_s:.0f} s, {refused} refused, {closed} closed by the server); "
+          f"{loaded_ok}/{args.requests} answered 200; {fmt(loaded)}")
     print(f"p50 loaded / idle: {ratio:.2f}; answering after: {after_ok}")
     print(f"server log: {len(lines)} lines, of which {access} access lines of the normal requests; "
           f"{len(lines) - access} others; {tracebacks} tracebacks")
