@@ -123,8 +123,8 @@ def test_recipe_format_names_every_key_the_models_accept() -> None:
 
 
 def test_synthesis_reference_lists_the_layers_and_advanced_presets() -> None:
+    from vllm_recipes.select.advanced import ADVANCED_OPTIONS
     from vllm_recipes.select.aliases import public_ids
-    from vllm_recipes.select.state import ADVANCED_OPTIONS
     from vllm_recipes.synth.layers import ARG_ORDER, ENV_ORDER
 
     doc = _text(REFERENCE / "synthesis.md")

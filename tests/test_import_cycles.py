@@ -84,16 +84,5 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-#: Cycles left when this test was written (the target is none): each is its package owner's to cut,
-#: and is removed from here when it is. The list may only shrink: a listed cycle that is gone fails too.
-KNOWN = [
-    # diagnostics -> loader (function-level), loader -> validate, validate -> diagnostics/identifiers/loader
-    ["vllm_recipes.catalog.diagnostics", "vllm_recipes.catalog.identifiers", "vllm_recipes.catalog.loader",
-     "vllm_recipes.catalog.validate"],
-    # (cut by the service layer: engine_cmds <-> fit_cmds through cli/options.py; web api <-> fit/perf
-    # through service/fit.py and service/perf.py)
-]
-
-
 def test_no_import_cycles_among_src_modules() -> None:
-    assert cycles(import_graph()) == KNOWN
+    assert cycles(import_graph()) == []

@@ -61,7 +61,7 @@ def test_traversal_model_id_is_an_error_and_writes_nothing_outside(tmp_path: Pat
     bad = recipe("acme/Bad", variants={"default": {"precision": "bf16", "vram_minimum_gb": 40},
                                        "evil": {"precision": "bf16", "vram_minimum_gb": 40, "model_id": mid}})
     root = _catalog(work, acme__Bad=bad, acme__Good=recipe("acme/Good"))
-    errors = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.is_error]
+    errors = [f for f in validate_catalog(load_catalog(root)) if f.is_error]
     if "/" in mid:  # a model_id without "/" is never promoted (json-api §5.5): it is no path
         assert [(f.file, f.key_path, f.code) for f in errors] == [
             ("models/acme/Bad.yaml", "variants.evil.model_id", "bad-id")]
@@ -86,7 +86,7 @@ def test_traversal_strategy_and_hardware_ids(tmp_path: Path, name: str) -> None:
     tax = yaml.safe_load((root / "taxonomy.yaml").read_text())
     tax["hardware_profiles"][name or "."] = dict(tax["hardware_profiles"]["h200"])
     (root / "taxonomy.yaml").write_text(yaml.safe_dump(tax, sort_keys=False))
-    findings = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.code == "bad-id"]
+    findings = [f for f in validate_catalog(load_catalog(root)) if f.code == "bad-id"]
     assert {f.file for f in findings} == {"strategies/evil.yaml", "taxonomy.yaml"}
     out = work / "pub" / "api"
     res = CliRunner().invoke(cli, ["build-api", str(out), "--recipes-dir", str(root), "-j", "1"])
@@ -102,7 +102,7 @@ def test_recipe_path_id_must_be_safe(tmp_path: Path) -> None:
     odd = root / "models" / ".hidden" / "x y.yaml"
     odd.parent.mkdir()
     odd.write_text(yaml.safe_dump(recipe("acme/Odd")))
-    errs = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.is_error]
+    errs = [f for f in validate_catalog(load_catalog(root)) if f.is_error]
     assert [(f.file, f.code) for f in errs] == [("models/.hidden/x y.yaml", "bad-id")]  # before ..yaml exists
     assert "the recipe's path gives model id '.hidden/x y'" in errs[0].message
     dots = root / "models" / "acme" / "..yaml"  # gives the id "acme/.": skipped
@@ -137,7 +137,7 @@ def test_links_out_of_the_recipes_dir_are_refused(tmp_path: Path) -> None:
     os.symlink(root / "models" / "acme" / "Good.yaml", inside)  # stays inside: read as before
     catalog = load_catalog(root)
     assert [r.hf_id for r in catalog.recipes] == ["acme/Alias", "acme/Good"]
-    findings = validate_catalog(catalog, include_registered=False)
+    findings = validate_catalog(catalog)
     text = "\n".join(f.format() for f in findings)
     assert "aws_secret_access_key" not in text and "hunter2" not in text
     assert [f.file for f in findings if f.is_error] == ["models/acme/Leak.yaml"]
@@ -160,7 +160,7 @@ def test_linked_static_file_is_refused(tmp_path: Path) -> None:
     other = tmp_path / "s.yaml"
     other.write_text("name: single_node_tp\ndeploy_type: single_node\n")
     os.symlink(other, root / "strategies" / "single_node_tp.yaml")
-    errs = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.is_error]
+    errs = [f for f in validate_catalog(load_catalog(root)) if f.is_error]
     assert [f.file for f in errs] == ["strategies/single_node_tp.yaml"] and "refused" in errs[0].message
 
 
@@ -260,7 +260,7 @@ def test_huge_pd_pools_are_an_error_not_a_hang(tmp_path: Path, nodes: Any) -> No
     so = {"pd_cluster": {"prefill": {"nodes": nodes}}}
     root = _catalog(tmp_path, acme__Big=recipe("acme/Big", compatible_strategies=["single_node_tp", "pd_cluster"],
                                                  strategy_overrides=so))
-    errs = [f for f in validate_catalog(load_catalog(root), include_registered=False) if f.is_error]
+    errs = [f for f in validate_catalog(load_catalog(root)) if f.is_error]
     assert [f.code for f in errs] == ["too-many-nodes"] and "over the limit of 1024" in errs[0].message
     api = build_api(load_catalog(root), jobs=1)
     assert "acme/Big.json" not in api.files

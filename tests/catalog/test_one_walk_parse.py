@@ -19,7 +19,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_recipes.catalog import yamlsource
 from vllm_recipes.catalog.loader import BUNDLED_DIR
 from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, parse_yaml
 
@@ -99,30 +98,11 @@ def test_edge_cases_parse_the_same(name: str) -> None:
     assert_same_parse(EDGE_CASES[name])
 
 
-def test_plain_documents_take_the_one_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Not a fallback in disguise: a plain document never reaches the full path's pieces."""
-
-    def boom(*_a: Any, **_k: Any) -> Any:
-        raise AssertionError("the full path ran")
-
-    monkeypatch.setattr(yamlsource, "_check_expansion", boom)
-    monkeypatch.setattr(yamlsource, "freeze", boom)
+def test_an_alias_shares_its_frozen_value() -> None:
     doc = parse_yaml("a: &v {b: [1, 2026-12-01, x]}\nc: *v\n", "t.yaml")
     assert doc.data == {"a": {"b": (1, "2026-12-01", "x")}, "c": {"b": (1, "2026-12-01", "x")}}
     assert isinstance(doc.data, FrozenDict) and isinstance(doc.data["a"], FrozenDict)
     assert doc.data["a"] is doc.data["c"]  # an alias shares the frozen value
-
-
-@pytest.mark.parametrize("name", ["merge keys", "explicit tags", "date key", "complex key", "alias bomb",
-                                  "recursive alias", "deep nesting"])
-def test_unusual_documents_fall_back(name: str) -> None:
-    loader = yamlsource._BaseLoader(EDGE_CASES[name])
-    try:
-        root = loader.get_single_node()
-        with pytest.raises(yamlsource._NotPlain):
-            yamlsource._construct_frozen(root, loader)
-    finally:
-        loader.dispose()
 
 
 def _values() -> st.SearchStrategy[Any]:

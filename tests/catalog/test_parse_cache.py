@@ -140,8 +140,8 @@ def test_default_location_follows_xdg(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_findings_of_a_cached_file_keep_their_lines(tmp_path: Path, cache: Path) -> None:
     bad = TEXT.replace("precision: bf16", "precision: bf16\n    bogus_key: 1")
     root = _catalog(tmp_path, bad)
-    cold = [(f.code, f.line, f.key_path) for f in validate_catalog(load_catalog(root), include_registered=False)]
-    warm = [(f.code, f.line, f.key_path) for f in validate_catalog(load_catalog(root), include_registered=False)]
+    cold = [(f.code, f.line, f.key_path) for f in validate_catalog(load_catalog(root))]
+    warm = [(f.code, f.line, f.key_path) for f in validate_catalog(load_catalog(root))]
     assert cold == warm and any(line == 8 for _c, line, _k in cold)
 
 

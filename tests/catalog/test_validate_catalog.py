@@ -10,8 +10,6 @@ from vllm_recipes.catalog import BUNDLED_DIR, Catalog, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding, finding_at, format_findings_summary
 from vllm_recipes.catalog.validate import (
     catalog_with_file,
-    register_checker,
-    registered_checkers,
     validate_catalog,
     validate_file,
     validated_files,
@@ -23,7 +21,7 @@ def test_bundled_catalog_validates_clean() -> None:
     assert catalog.recipes, "the seed recipes are bundled"
     assert catalog.load_errors == ()
     # the built-in checks find nothing at all ...
-    assert [str(f) for f in validate_catalog(catalog, include_registered=False)] == []
+    assert [str(f) for f in validate_catalog(catalog)] == []
     # ... and registered checkers (the engine's dead-value lint) may warn, but not fail
     assert [str(f) for f in validate_catalog(catalog) if f.severity == "error"] == []
 
@@ -43,7 +41,7 @@ def test_models_only_directory_falls_back_to_bundled_data(tmp_path: Path) -> Non
     assert "h200" in catalog.hardware_profiles
     assert "single_node_tp" in catalog.serving_strategies
     assert "kv_store_centralized_mooncake" in catalog.kv_stores
-    assert validate_catalog(catalog, include_registered=False) == []
+    assert validate_catalog(catalog) == []
     # the bundled fallbacks are not re-validated as part of the user's directory
     assert validated_files(catalog) == [REL]
 
@@ -52,7 +50,7 @@ def test_user_taxonomy_is_used_for_hardware_ids(tmp_path: Path) -> None:
     write_recipe(tmp_path, GOOD)
     (tmp_path / "taxonomy.yaml").write_text(
         "hardware_profiles:\n  mybox:\n    brand: NVIDIA\n    generation: hopper\n    gpu_count: 8\n")
-    findings = validate_catalog(load_catalog(tmp_path), include_registered=False)
+    findings = validate_catalog(load_catalog(tmp_path))
     assert [(f.code, f.key_path) for f in findings] == [("unknown-hardware", "meta.hardware.h200")]
 
 
@@ -67,34 +65,13 @@ def test_extra_checkers(tmp_path: Path) -> None:
     def broken(cat: Catalog) -> list[Finding]:
         raise RuntimeError("boom")
 
-    findings = validate_catalog(catalog, extra_checks=[dead_values, broken], include_registered=False)
+    findings = validate_catalog(catalog, extra_checks=[dead_values, broken])
     assert [(f.code, f.severity) for f in findings if f.code == "dead-value"] == [("dead-value", "warning")]
     f = next(f for f in findings if f.code == "dead-value")
     assert (f.file, f.key_path) == (REL, "variants.fp8.precision")
     internal = [f for f in findings if f.code == "internal"]
     assert len(internal) == 1 and "boom" in internal[0].message
     assert validate_catalog(catalog, files=["other.yaml"], extra_checks=[dead_values]) == []
-
-
-def test_registered_checker_runs_by_default(tmp_path: Path) -> None:
-    write_recipe(tmp_path, GOOD)
-
-    def marker(cat: Catalog) -> list[Finding]:
-        return [Finding("warning", REL, 1, 1, "<root>", "registered", "registered")]
-
-    import vllm_recipes.catalog.validate as v
-
-    before = registered_checkers()
-    v._registered.clear()
-    try:
-        register_checker(marker)
-        register_checker(marker)  # idempotent
-        assert registered_checkers() == (marker,)
-        catalog = load_catalog(tmp_path)
-        assert [f.code for f in validate_catalog(catalog)] == ["registered"]
-        assert validate_catalog(catalog, include_registered=False) == []
-    finally:
-        v._registered[:] = list(before)
 
 
 def test_file_outside_catalog_gets_hf_id_from_path(tmp_path: Path) -> None:
@@ -104,7 +81,7 @@ def test_file_outside_catalog_gets_hf_id_from_path(tmp_path: Path) -> None:
     cat, key, kind = catalog_with_file(catalog, path, "Box.yaml")
     assert (key, kind) == ("Box.yaml", "recipe")
     assert cat.recipe("acme/Box") is not None and catalog.recipe("acme/Box") is None
-    findings = validate_file(path, catalog, "Box.yaml", include_registered=False)
+    findings = validate_file(path, catalog, "Box.yaml")
     assert [(f.file, f.key_path, f.line) for f in findings] == [
         ("Box.yaml", "variants.fp8.precision", line_of(text, "precision: [fp8]"))]
 
@@ -112,7 +89,7 @@ def test_file_outside_catalog_gets_hf_id_from_path(tmp_path: Path) -> None:
 def test_file_inside_catalog_uses_catalog_path(tmp_path: Path) -> None:
     path = write_recipe(tmp_path, GOOD.replace("precision: bf16", "precision: 16"))
     catalog = load_catalog(tmp_path)
-    findings = validate_file(path, catalog, include_registered=False)
+    findings = validate_file(path, catalog)
     assert [(f.file, f.key_path) for f in findings] == [(REL, "variants.default.precision")]
 
 

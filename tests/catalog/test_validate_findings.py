@@ -254,5 +254,5 @@ def test_files_filter(tmp_path: Path) -> None:
     write_recipe(tmp_path, GOOD.replace("precision: bf16", "precision: 1"), "models/org/A.yaml")
     write_recipe(tmp_path, GOOD.replace("precision: bf16", "precision: 2"), "models/org/B.yaml")
     cat = load_catalog(tmp_path)
-    assert {f.file for f in validate_catalog(cat, include_registered=False)} == {"models/org/A.yaml", "models/org/B.yaml"}
-    assert {f.file for f in validate_catalog(cat, files=["models/org/B.yaml"], include_registered=False)} == {"models/org/B.yaml"}
+    assert {f.file for f in validate_catalog(cat)} == {"models/org/A.yaml", "models/org/B.yaml"}
+    assert {f.file for f in validate_catalog(cat, files=["models/org/B.yaml"])} == {"models/org/B.yaml"}

@@ -56,7 +56,7 @@ def _write(root: Path, content: bytes) -> None:
 ])
 def test_unreadable_files_become_findings(tmp_path: Path, content: bytes, needle: str, line: int) -> None:
     _write(tmp_path, content)
-    findings = validate_catalog(load_catalog(tmp_path), include_registered=False)
+    findings = validate_catalog(load_catalog(tmp_path))
     assert len(findings) == 1, findings
     f = findings[0]
     assert (f.severity, f.code, f.file, f.line) == ("error", "yaml", REL, line)
@@ -68,7 +68,7 @@ def test_huge_file_is_refused_without_reading(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     with path.open("wb") as fh:  # sparse 50 MB file
         fh.truncate(50 * 1024 * 1024)
-    findings = validate_catalog(load_catalog(tmp_path), include_registered=False)
+    findings = validate_catalog(load_catalog(tmp_path))
     assert [(f.code, f.line) for f in findings] == [("yaml", 1)]
     assert "the limit is" in findings[0].message
 
@@ -77,7 +77,7 @@ def test_bad_file_outside_the_catalog(tmp_path: Path) -> None:
     path = tmp_path / "elsewhere" / "r.yaml"
     path.parent.mkdir()
     path.write_bytes(BOMB.encode())
-    findings = validate_file(path, load_catalog(BUNDLED_DIR), "r.yaml", include_registered=False)
+    findings = validate_file(path, load_catalog(BUNDLED_DIR), "r.yaml")
     assert [(f.file, f.code) for f in findings] == [("r.yaml", "yaml")]
 
 
@@ -86,7 +86,7 @@ def test_broken_data_files_are_reported(tmp_path: Path) -> None:
     (tmp_path / "taxonomy.yaml").write_text("hardware_profiles: [1, 2]\n")
     (tmp_path / "strategies").mkdir()
     (tmp_path / "strategies" / "x.yaml").write_text("name: x\ndeploy_type: weird\nvllm_args: '--a'\n")
-    findings = validate_catalog(load_catalog(tmp_path), include_registered=False)
+    findings = validate_catalog(load_catalog(tmp_path))
     keys = {(f.file, f.key_path, f.severity) for f in findings}
     assert ("taxonomy.yaml", "hardware_profiles", "error") in keys
     assert ("strategies/x.yaml", "vllm_args", "error") in keys

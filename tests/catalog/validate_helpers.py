@@ -59,7 +59,7 @@ def write_recipe(root: Path, text: str, rel: str = REL) -> Path:
 def validate_text(tmp_path: Path, text: str, rel: str = REL) -> list[Finding]:
     """Built-in checks only: checkers other modules register (dead-value lint) are not under test here."""
     write_recipe(tmp_path, text, rel)
-    return validate_catalog(load_catalog(tmp_path), include_registered=False)
+    return validate_catalog(load_catalog(tmp_path))
 
 
 def line_of(text: str, needle: str, nth: int = 1, *, start: bool = False) -> int:

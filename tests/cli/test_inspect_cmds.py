@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,18 +38,6 @@ compatible_strategies: [single_node_tp]
 """
 
 
-@pytest.fixture(autouse=True)
-def _builtin_checks_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Exact-output tests see only the built-in checks, whatever other modules registered."""
-    import vllm_recipes.catalog.validate as v
-
-    monkeypatch.setattr(v, "_registered", [])
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
-
-
 def recipes(tmp_path: Path, text: str = GOOD, rel: str = "models/org/Test.yaml") -> Path:
     path = tmp_path / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,16 +47,16 @@ def recipes(tmp_path: Path, text: str = GOOD, rel: str = "models/org/Test.yaml")
 
 # --- validate --------------------------------------------------------------------------------
 
-def test_validate_bundled_catalog_is_clean() -> None:
-    r = run("validate")
+def test_validate_bundled_catalog_is_clean(run_cli: Callable[..., Result]) -> None:
+    r = run_cli("validate")
     assert r.exit_code == 0, r.output
     assert r.stdout.strip().splitlines()[-1].startswith("0 errors, ")
 
 
-def test_validate_reports_errors_with_positions(tmp_path: Path) -> None:
+def test_validate_reports_errors_with_positions(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path, GOOD.replace("precision: fp8", "precision: 8").replace(
         "args: [", "argz: ["))
-    r = run("validate", "--recipes-dir", str(root))
+    r = run_cli("validate", "--recipes-dir", str(root))
     assert r.exit_code == 1
     lines = r.stdout.strip().splitlines()
     assert any(line.endswith("models/org/Test.yaml:18:5: error: variants.fp8.precision: "
@@ -77,17 +66,17 @@ def test_validate_reports_errors_with_positions(tmp_path: Path) -> None:
     assert lines[-1] == "1 error, 1 warning in 1 file"
 
 
-def test_validate_warnings_only_exit_zero(tmp_path: Path) -> None:
+def test_validate_warnings_only_exit_zero(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path, GOOD.replace("h200: verified", "h2000: verified"))
-    r = run("validate", "--recipes-dir", str(root))
+    r = run_cli("validate", "--recipes-dir", str(root))
     assert r.exit_code == 0
     assert r.stdout.strip().splitlines()[-1] == "0 errors, 1 warning in 1 file"
 
 
-def test_validate_json(tmp_path: Path) -> None:
+def test_validate_json(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path, GOOD.replace("compatible_strategies: [single_node_tp]",
                                           "compatible_strategies: [single_node_tpx]"))
-    r = run("validate", "--json", "--recipes-dir", str(root))
+    r = run_cli("validate", "--json", "--recipes-dir", str(root))
     assert r.exit_code == 1
     data = json.loads(r.stdout)
     assert [(d["severity"], d["key_path"], d["line"], d["col"], d["code"]) for d in data] == [
@@ -96,20 +85,20 @@ def test_validate_json(tmp_path: Path) -> None:
     assert data[0]["message"] == "unknown strategy 'single_node_tpx' (did you mean 'single_node_tp'?)"
 
 
-def test_validate_files_outside_recipes_dir(tmp_path: Path) -> None:
+def test_validate_files_outside_recipes_dir(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path / "mine", GOOD.replace("precision: bf16", "precision: [bf16]"), "models/acme/X.yaml")
     path = root / "models" / "acme" / "X.yaml"
     good = recipes(tmp_path / "ok", GOOD) / "models" / "org" / "Test.yaml"
-    r = run("validate", str(path), str(good))
+    r = run_cli("validate", str(path), str(good))
     assert r.exit_code == 1
     lines = r.stdout.strip().splitlines()
     assert lines[0] == f"{path}:14:5: error: variants.default.precision: expected a string, got a list"
     assert lines[-1] == "1 error, 0 warnings in 2 files"
 
 
-def test_validate_yaml_error(tmp_path: Path) -> None:
+def test_validate_yaml_error(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path, "meta: [\n")
-    r = run("validate", "--recipes-dir", str(root))
+    r = run_cli("validate", "--recipes-dir", str(root))
     assert r.exit_code == 1
     assert ": error: <root>: YAML syntax error" in r.stdout
 
@@ -133,39 +122,39 @@ def test_recipes_dir_that_is_a_file(tmp_path: Path) -> None:
     assert r.exit_code == 2
 
 
-def test_recipes_dir_from_environment(tmp_path: Path) -> None:
+def test_recipes_dir_from_environment(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path)
-    r = run("list", "--json", env={"VLLM_RECIPES_DIR": str(root)})
+    r = run_cli("list", "--json", env={"VLLM_RECIPES_DIR": str(root)})
     assert [d["hf_id"] for d in json.loads(r.stdout)] == ["org/Test"]
 
 
 # --- list ------------------------------------------------------------------------------------
 
-def test_list_bundled() -> None:
-    r = run("list")
+def test_list_bundled(run_cli: Callable[..., Result]) -> None:
+    r = run_cli("list")
     assert r.exit_code == 0
     assert "deepseek-ai/DeepSeek-V4-Flash" in r.stdout
     assert "default, fp8, nvfp4" in r.stdout
 
 
-def test_list_json(tmp_path: Path) -> None:
-    r = run("list", "--json", "--recipes-dir", str(recipes(tmp_path)))
+def test_list_json(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    r = run_cli("list", "--json", "--recipes-dir", str(recipes(tmp_path)))
     assert json.loads(r.stdout) == [{"hf_id": "org/Test", "title": "Test Model", "provider": "Org",
                                      "variants": ["default", "fp8"], "file": "models/org/Test.yaml"}]
 
 
-def test_list_notes_unloadable_files(tmp_path: Path) -> None:
+def test_list_notes_unloadable_files(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     root = recipes(tmp_path)
     recipes(root, "- not a recipe\n", "models/org/Bad.yaml")
-    r = run("list", "--recipes-dir", str(root))
+    r = run_cli("list", "--recipes-dir", str(root))
     assert r.exit_code == 0 and "org/Test" in r.stdout
     assert "1 file could not be loaded" in r.stderr
 
 
 # --- show ------------------------------------------------------------------------------------
 
-def test_show_text(tmp_path: Path) -> None:
-    r = run("show", "ORG/test", "--recipes-dir", str(recipes(tmp_path)))
+def test_show_text(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    r = run_cli("show", "ORG/test", "--recipes-dir", str(recipes(tmp_path)))
     assert r.exit_code == 0
     out = r.stdout
     for section in ("Variants", "Hardware", "Strategies", "Features"):
@@ -174,8 +163,8 @@ def test_show_text(tmp_path: Path) -> None:
     assert "100 GB" in out and "single_node_tp" in out
 
 
-def test_show_json_seed() -> None:
-    r = run("show", "deepseek-ai/DeepSeek-V4-Flash", "--json")
+def test_show_json_seed(run_cli: Callable[..., Result]) -> None:
+    r = run_cli("show", "deepseek-ai/DeepSeek-V4-Flash", "--json")
     assert r.exit_code == 0
     data = json.loads(r.stdout)
     assert data["hf_id"] == "deepseek-ai/DeepSeek-V4-Flash"
@@ -195,8 +184,8 @@ def test_show_json_seed() -> None:
     assert data["opt_in_features"] == ["spec_decoding"]
 
 
-def test_show_variant_model_id_resolves_to_parent(tmp_path: Path) -> None:
-    r = run("show", "other/Test-FP8", "--json", "--recipes-dir", str(recipes(tmp_path)))
+def test_show_variant_model_id_resolves_to_parent(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    r = run_cli("show", "other/Test-FP8", "--json", "--recipes-dir", str(recipes(tmp_path)))
     data = json.loads(r.stdout)
     assert (data["hf_id"], data["via_variant"]) == ("org/Test", "fp8")
 
@@ -233,15 +222,3 @@ def test_show_overview_survives_odd_values(changes: dict) -> None:
     json.dumps(ov, default=str)
     print_overview(ov, None)
 
-
-def test_validate_runs_registered_checkers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import vllm_recipes.catalog.validate as v
-    from vllm_recipes.catalog.diagnostics import Finding
-
-    def lint(catalog: object) -> list[Finding]:
-        return [Finding("warning", "models/org/Test.yaml", 2, 3, "meta.title", "lint says hi", "dead-value")]
-
-    monkeypatch.setattr(v, "_registered", [lint])
-    r = run("validate", "--recipes-dir", str(recipes(tmp_path)))
-    assert r.exit_code == 0
-    assert r.stdout.strip().splitlines()[-2].endswith("models/org/Test.yaml:2:3: warning: meta.title: lint says hi")

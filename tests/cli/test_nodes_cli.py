@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
 
 from vllm_recipes.catalog import load_catalog
@@ -77,21 +78,16 @@ def recipes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(recipes: Path, *args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(cli, [*args, "--recipes-dir", str(recipes)])
-    return res.exit_code, res.stdout, res.stderr
-
-
-def test_pd_pools_say_which_node_is_shown_and_how_to_print_the_others(recipes: Path) -> None:
-    code, out, err = run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy",
-                         "pd_cluster", "--prefill-nodes", "2", "--decode-nodes", "3")
+def test_pd_pools_say_which_node_is_shown_and_how_to_print_the_others(run_cli: Callable[..., Result], recipes: Path) -> None:
+    res = run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "pd_cluster", "--prefill-nodes", "2", "--decode-nodes", "3", "--recipes-dir", str(recipes))
+    code, out, err = res.exit_code, res.stdout, res.stderr
     assert code == 0
     assert "# showing prefill node 0 of nodes 0-1; --prefill-rank 1 prints node 1" in err
     assert "# showing decode node 0 of nodes 0-2; --decode-rank N (0-2) prints node N" in err
     assert "# showing" not in out  # stdout stays exactly the command
     # following the hint prints the other node of the pool
-    code, other, err = run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy",
-                           "pd_cluster", "--prefill-nodes", "2", "--decode-nodes", "3", "--prefill-rank", "1")
+    res = run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "pd_cluster", "--prefill-nodes", "2", "--decode-nodes", "3", "--prefill-rank", "1", "--recipes-dir", str(recipes))
+    code, other, err = res.exit_code, res.stdout, res.stderr
     assert code == 0 and other != out
     assert "# showing prefill node 1 of nodes 0-1; --prefill-rank 0 prints node 0" in err
     prefill = lambda text: text.split("# Decode")[0]  # noqa: E731
@@ -108,38 +104,37 @@ def test_mooncake_instances_say_how_to_print_the_others() -> None:
     assert res.exit_code == 0 and "instance 2 of 2" in res.stdout
 
 
-def test_single_pool_plans_print_no_hint(recipes: Path) -> None:
-    code, out, err = run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy",
-                         "multi_node_tp", "--nodes", "2")
+def test_single_pool_plans_print_no_hint(run_cli: Callable[..., Result], recipes: Path) -> None:
+    res = run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "2", "--recipes-dir", str(recipes))
+    code, out, err = res.exit_code, res.stdout, res.stderr
     assert code == 0 and "# Node 1" in out and "# showing" not in err  # every node is printed
 
 
-def test_a_node_count_the_heads_cannot_split_is_refused_with_the_valid_counts(recipes: Path) -> None:
-    code, _out, err = run(recipes, "command", "example-labs/Dense-32B", "--hardware", "h100",
-                          "--strategy", "multi_node_tp", "--nodes", "5")
+def test_a_node_count_the_heads_cannot_split_is_refused_with_the_valid_counts(run_cli: Callable[..., Result], recipes: Path) -> None:
+    res = run_cli("command", "example-labs/Dense-32B", "--hardware", "h100", "--strategy", "multi_node_tp", "--nodes", "5", "--recipes-dir", str(recipes))
+    code, _out, err = res.exit_code, res.stdout, res.stderr
     assert code == 2
     assert "5 nodes give tensor-parallel size 40, which does not divide the model's 64 attention heads" in err
     assert "Valid choices: 2, 4, 8." in err
     for n in ("2", "4", "8"):
-        code, out, _ = run(recipes, "command", "example-labs/Dense-32B", "--hardware", "h100",
-                           "--strategy", "multi_node_tp", "--nodes", n)
+        res = run_cli("command", "example-labs/Dense-32B", "--hardware", "h100", "--strategy", "multi_node_tp", "--nodes", n, "--recipes-dir", str(recipes))
+        code, out = res.exit_code, res.stdout
         assert code == 0 and f"--tensor-parallel-size {int(n) * 8}" in out
 
 
-def test_unknown_architecture_warns_with_the_power_of_two_rule_and_the_lint_agrees(recipes: Path) -> None:
-    code, out, err = run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200",
-                         "--strategy", "multi_node_tp", "--nodes", "3")
+def test_unknown_architecture_warns_with_the_power_of_two_rule_and_the_lint_agrees(run_cli: Callable[..., Result], recipes: Path) -> None:
+    res = run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "3", "--recipes-dir", str(recipes))
+    code, out, err = res.exit_code, res.stdout, res.stderr
     assert code == 0 and "--tensor-parallel-size 24" in out
     assert "warning [node-count]" in err and "node counts that split evenly: 2, 4, 8, 16" in err
-    obj = json.loads(run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy",
-                         "multi_node_tp", "--nodes", "3", "--format", "json")[1])
+    obj = json.loads(run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "3", "--format", "json", "--recipes-dir", str(recipes)).stdout)
     assert [f["code"] for f in obj["vllm_lint"]["findings"]] == ["node-count"]
     # expert parallelism over 3 x 8 GPUs: the experts split unevenly too
-    code, _out, err = run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200",
-                          "--strategy", "multi_node_dep", "--nodes", "3")
+    res = run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "multi_node_dep", "--nodes", "3", "--recipes-dir", str(recipes))
+    code, _out, err = res.exit_code, res.stdout, res.stderr
     assert code == 0 and "expert-parallel size 24" in err
-    code, _out, err = run(recipes, "command", "example-labs/Big-MoE", "--hardware", "h200",
-                          "--strategy", "multi_node_tp", "--nodes", "4")
+    res = run_cli("command", "example-labs/Big-MoE", "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "4", "--recipes-dir", str(recipes))
+    code, _out, err = res.exit_code, res.stdout, res.stderr
     assert code == 0 and "node-count" not in err
 
 

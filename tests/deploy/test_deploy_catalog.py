@@ -36,7 +36,7 @@ def _with_taxonomy(tmp_path: Path, old: str, new: str) -> Path:
 
 def test_a_malformed_device_resource_is_a_validation_error(tmp_path):
     d = _with_taxonomy(tmp_path, "device_resource: amd.com/gpu", "device_resource: amd gpu")
-    findings = validate_catalog(load_catalog(d), include_registered=False)
+    findings = validate_catalog(load_catalog(d))
     bad = [f for f in findings if f.key_path.endswith("device_resource")]
     assert bad and bad[0].file == "taxonomy.yaml" and bad[0].severity == "error"
     assert bad[0].key_path.startswith("hardware_profiles.mi300x")

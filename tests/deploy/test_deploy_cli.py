@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import kubernetes_validate
 import pytest
 import yaml
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.cli import export_cmds  # noqa: F401  (registers `export`)
@@ -22,14 +23,10 @@ V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 DONE_WHEN = [V41, "--hardware", "h200", "--strategy", "multi_node_dep", "--nodes", "2"]
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, ["export", *args], catch_exceptions=False)
-
-
-def test_done_when_k8s_directory(tmp_path: Path) -> None:
+def test_done_when_k8s_directory(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     """The issue's acceptance check, end to end."""
     out = tmp_path / "out"
-    res = run(*DONE_WHEN, "--to", "k8s", "-o", f"{out}/")
+    res = run_cli("export", *DONE_WHEN, "--to", "k8s", "-o", f"{out}/")
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
     assert names == ["configmap-deepseek-v4-1-flash-settings.yaml", "kustomization.yaml",
@@ -60,8 +57,8 @@ def test_done_when_k8s_directory(tmp_path: Path) -> None:
     assert words[1:] == expected_worker
 
 
-def test_stdout_is_apply_ready_documents() -> None:
-    res = run(*DONE_WHEN, "--to", "k8s", "--namespace", "serving")
+def test_stdout_is_apply_ready_documents(run_cli: Callable[..., Result]) -> None:
+    res = run_cli("export", *DONE_WHEN, "--to", "k8s", "--namespace", "serving")
     assert res.exit_code == 0
     docs = [d for d in yaml.safe_load_all(res.stdout) if d]
     assert [d["kind"] for d in docs] == ["ConfigMap", "LeaderWorkerSet", "Service"]
@@ -71,18 +68,18 @@ def test_stdout_is_apply_ready_documents() -> None:
     assert "#   IFACE_NAME: used by" in res.stdout
 
 
-def test_slurm_file_is_executable_and_compose_single_node(tmp_path: Path) -> None:
-    res = run(*DONE_WHEN, "--to", "slurm", "-o", str(tmp_path))
+def test_slurm_file_is_executable_and_compose_single_node(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    res = run_cli("export", *DONE_WHEN, "--to", "slurm", "-o", str(tmp_path))
     assert res.exit_code == 0
     script = tmp_path / "deepseek-v4-1-flash.sbatch"
     assert script.stat().st_mode & 0o111
-    res = run(V41, "--to", "compose", "-o", str(tmp_path))
+    res = run_cli("export", V41, "--to", "compose", "-o", str(tmp_path))
     assert res.exit_code == 0 and (tmp_path / "compose.yaml").is_file()
 
 
-def test_rewrite_replaces_files_atomically(tmp_path: Path) -> None:
-    assert run(V41, "--to", "compose", "-o", str(tmp_path), "--image", "old/image:1").exit_code == 0
-    assert run(V41, "--to", "compose", "-o", str(tmp_path), "--image", "new/image:2").exit_code == 0
+def test_rewrite_replaces_files_atomically(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert run_cli("export", V41, "--to", "compose", "-o", str(tmp_path), "--image", "old/image:1").exit_code == 0
+    assert run_cli("export", V41, "--to", "compose", "-o", str(tmp_path), "--image", "new/image:2").exit_code == 0
     text = (tmp_path / "compose.yaml").read_text()
     assert "new/image:2" in text and "old/image:1" not in text
     assert [p.name for p in tmp_path.iterdir()] == ["compose.yaml"]
@@ -96,16 +93,16 @@ def test_rewrite_replaces_files_atomically(tmp_path: Path) -> None:
     ([V41, "--to", "k8s", "--hardware", "nope"], "Valid choices"),
     ([V41, "--to", "helm"], "'helm' is not one of"),
 ])
-def test_unexpressible_selections_exit_2_with_the_reason(args: list[str], reason: str) -> None:
-    res = run(*args)
+def test_unexpressible_selections_exit_2_with_the_reason(run_cli: Callable[..., Result], args: list[str], reason: str) -> None:
+    res = run_cli("export", *args)
     assert res.exit_code == 2
     assert reason in res.output
 
 
-def test_unwritable_output_is_a_clean_error(tmp_path: Path) -> None:
+def test_unwritable_output_is_a_clean_error(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    res = run(V41, "--to", "compose", "-o", str(blocker / "sub"))
+    res = run_cli("export", V41, "--to", "compose", "-o", str(blocker / "sub"))
     assert res.exit_code == 2 and "Cannot write to" in res.output
 
 

@@ -178,12 +178,12 @@ def test_architecture_block_with_wrong_types_is_a_validation_error(tmp_path: Pat
     path = tmp_path / "Dense-8B.yaml"
     path.write_text(src.replace("num_kv_heads: 8", 'num_kv_heads: "8"').replace("checkpoint_gib: 14.96",
                                                                                "checkpoint_gib: [14.96]"))
-    findings = validate_file(path, load_catalog(), "Dense-8B.yaml", include_registered=False)
+    findings = validate_file(path, load_catalog(), "Dense-8B.yaml")
     errors = {f.key_path: f for f in findings if f.severity == "error"}
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "num_kv_heads" in t)
     kv = errors["model.architecture_facts.num_kv_heads"]
     assert (kv.file, kv.line) == ("Dense-8B.yaml", line) and "expected an integer" in kv.message
     assert "model.architecture_facts.checkpoint_gib" in errors
     path.write_text(src.replace("    head_dim: 128\n", ""))
-    msgs = [f.message for f in validate_file(path, load_catalog(), "Dense-8B.yaml", include_registered=False)]
+    msgs = [f.message for f in validate_file(path, load_catalog(), "Dense-8B.yaml")]
     assert any("needs head_dim" in m for m in msgs)

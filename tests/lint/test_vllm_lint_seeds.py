@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import textwrap
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 from starlette.testclient import TestClient
 
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.cli import engine_cmds, inspect_cmds, vllm_cmds  # noqa: F401  (register the commands)
-from vllm_recipes.cli.main import cli
 from vllm_recipes.lint.vllm_validate import recipe_release_findings
 
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
@@ -24,10 +24,6 @@ V41_FILE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
 @pytest.fixture(scope="module")
 def catalog():
     return load_catalog()
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args))
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +78,8 @@ def test_shipped_v41_has_no_release_window(catalog) -> None:
     assert not [f for f in recipe_release_findings(catalog, catalog.recipe(V41)) if "indexer_sparse_logits" in f.message]
 
 
-def test_validate_cli_reports_the_window_with_file_line(seed_dir) -> None:
-    r = run("validate", "--recipes-dir", seed_dir)
+def test_validate_cli_reports_the_window_with_file_line(run_cli: Callable[..., Result], seed_dir) -> None:
+    r = run_cli("validate", "--recipes-dir", seed_dir)
     assert r.exit_code == 0, r.output
     hits = [ln for ln in r.stdout.splitlines() if "indexer_sparse_logits" in ln]
     assert hits and all(":" in h.split(": warning:")[0] for h in hits)
@@ -93,36 +89,36 @@ def test_validate_cli_reports_the_window_with_file_line(seed_dir) -> None:
         assert "indexer_sparse_logits" in lines[line_no - 1] and "added in 0.31.0" in h
 
 
-def test_validate_vllm_option() -> None:
-    r = run("validate", "--vllm", "0.20")
+def test_validate_vllm_option(run_cli: Callable[..., Result]) -> None:
+    r = run_cli("validate", "--vllm", "0.20")
     assert r.exit_code == 1  # V4.1 uses flags, keys and parsers newer than 0.20
     assert "not an option of vLLM 0.20.2" in r.stdout
-    bad = run("validate", "--vllm", "0.4")
+    bad = run_cli("validate", "--vllm", "0.4")
     assert bad.exit_code == 2 and "known releases" in bad.output
 
 
-def test_command_shows_info_findings_for_a_custom_image() -> None:
-    r = run("command", V4, "--hardware", "dgx_spark_gb10")
+def test_command_shows_info_findings_for_a_custom_image(run_cli: Callable[..., Result]) -> None:
+    r = run_cli("command", V4, "--hardware", "dgx_spark_gb10")
     assert r.exit_code == 0
     assert "docker run" in r.stdout and "checked against" not in r.stdout  # stdout stays the commands
     assert "# checked against vLLM 0.33.0 (image eugr/spark-vllm-b12x:latest is not stock vLLM" in r.stderr
     assert "info [vllm-plugin] models/deepseek-ai/DeepSeek-V4-Flash.yaml:" in r.stderr
 
 
-def test_command_json_and_explain_carry_the_findings(seed_dir) -> None:
-    obj = json.loads(run("command", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x", "--format", "json").stdout)
+def test_command_json_and_explain_carry_the_findings(run_cli: Callable[..., Result], seed_dir) -> None:
+    obj = json.loads(run_cli("command", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x", "--format", "json").stdout)
     lint = obj["vllm_lint"]
     assert lint["release"] == "0.33.0" and lint["counts"]["warning"] == 3
     assert {f["code"] for f in lint["findings"]} == {"vllm-min-version"}
     assert lint["findings"][0]["file"] == V41_FILE
     assert lint["findings"][0]["key_path"].startswith("strategy_overrides.single_node_tp.hardware_overrides.")
-    pinned = json.loads(run("command", V41, "--hardware", "mi355x", "--vllm", "0.29", "--format", "json").stdout)
+    pinned = json.loads(run_cli("command", V41, "--hardware", "mi355x", "--vllm", "0.29", "--format", "json").stdout)
     assert pinned["vllm_lint"]["release"] == "0.29.0" and pinned["vllm_lint"]["counts"]["error"] > 0
-    r = run("explain", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x")
+    r = run_cli("explain", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x")
     assert r.exit_code == 0 and "checked against vLLM 0.33.0" in r.stdout and "indexer_sparse_logits" in r.stdout
 
 
-def test_vllm_extensions_declare_what_a_plugin_adds(tmp_path: Path) -> None:
+def test_vllm_extensions_declare_what_a_plugin_adds(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     (tmp_path / "models" / "acme").mkdir(parents=True)
     (tmp_path / "models" / "acme" / "Plug.yaml").write_text(textwrap.dedent("""\
         meta:
@@ -142,7 +138,7 @@ def test_vllm_extensions_declare_what_a_plugin_adds(tmp_path: Path) -> None:
           default: {precision: bf16, vram_minimum_gb: 10}
         compatible_strategies: [single_node_tp]
         """))
-    r = run("validate", "--recipes-dir", str(tmp_path), "--json")
+    r = run_cli("validate", "--recipes-dir", str(tmp_path), "--json")
     assert r.exit_code == 0, r.output
     mine = [(d["code"], d["severity"], d["line"], d["key_path"]) for d in json.loads(r.stdout)
             if d["file"].endswith("Plug.yaml") and d["code"].startswith("vllm")]
@@ -178,21 +174,21 @@ def test_page_shows_the_badge(catalog) -> None:
     assert "no findings" in pinned
 
 
-def test_vllm_flags_command() -> None:
-    r = run("vllm-flags", "--attention-config")
+def test_vllm_flags_command(run_cli: Callable[..., Result]) -> None:
+    r = run_cli("vllm-flags", "--attention-config")
     assert r.exit_code == 0
     assert "JSON keys of AttentionConfig (unknown keys refused)" in r.stdout
     assert any("indexer_sparse_logits" in ln and "0.31.0-0.33.0" in ln for ln in r.stdout.splitlines())
-    r = run("vllm-flags", "swap-space", "--json")
+    r = run_cli("vllm-flags", "swap-space", "--json")
     data = json.loads(r.stdout)
     assert data["releases"] == "0.10.2-0.17.1" and data["in_newest"] is False
-    r = run("vllm-flags", "--tensor-paralel-size")
+    r = run_cli("vllm-flags", "--tensor-paralel-size")
     assert r.exit_code == 2 and "Did you mean --tensor-parallel-size" in r.output
-    r = run("vllm-flags", "--vllm", "0.10")
+    r = run_cli("vllm-flags", "--vllm", "0.10")
     assert r.stdout.startswith("vLLM 0.10.2: 176 flags")
 
 
-def test_vllm_option_refused_for_omni_recipes(tmp_path: Path) -> None:
+def test_vllm_option_refused_for_omni_recipes(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     import yaml
 
     p = tmp_path / "models" / "acme" / "Omni.yaml"
@@ -201,14 +197,14 @@ def test_vllm_option_refused_for_omni_recipes(tmp_path: Path) -> None:
         "meta": {"title": "Omni", "provider": "Acme", "tasks": ["omni"], "hardware": {"h200": "verified"}},
         "model": {"model_id": "acme/Omni"}, "variants": {"default": {"precision": "bf16", "vram_minimum_gb": 40}},
         "omni": {"port": 8091, "tasks": [{"id": "t2i", "label": "Text to image"}]}}, sort_keys=False))
-    assert run("command", "acme/Omni", "--recipes-dir", str(tmp_path)).exit_code == 0
-    r = run("command", "acme/Omni", "--recipes-dir", str(tmp_path), "--vllm", "0.33")
+    assert run_cli("command", "acme/Omni", "--recipes-dir", str(tmp_path)).exit_code == 0
+    r = run_cli("command", "acme/Omni", "--recipes-dir", str(tmp_path), "--vllm", "0.33")
     assert r.exit_code == 2 and "omni recipe" in r.output
 
 
-def test_explain_json_carries_each_process_lint_with_lines(seed_dir) -> None:
+def test_explain_json_carries_each_process_lint_with_lines(run_cli: Callable[..., Result], seed_dir) -> None:
     """``explain --json`` keeps its list of process sections; each gets its process's ``vllm_lint``."""
-    r = run("explain", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x", "--json")
+    r = run_cli("explain", V41, "--recipes-dir", seed_dir, "--hardware", "mi355x", "--json")
     assert r.exit_code == 0, r.output
     sections = json.loads(r.stdout)
     assert [s["process"] for s in sections] == ["vLLM"] and sections[0]["entries"]
@@ -218,7 +214,7 @@ def test_explain_json_carries_each_process_lint_with_lines(seed_dir) -> None:
     assert hit["code"] == "vllm-min-version" and hit["process"] == "vLLM"
     assert hit["location"].startswith(V41_FILE + ":") and hit["file"] == V41_FILE
     # a multi-node plan: every rank's section has its own findings (the head's are not the only ones)
-    r = run("explain", V41, "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "2", "--vllm", "0.29",
+    r = run_cli("explain", V41, "--hardware", "h200", "--strategy", "multi_node_tp", "--nodes", "2", "--vllm", "0.29",
             "--json")
     assert r.exit_code == 0, r.output
     sections = json.loads(r.stdout)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
 from vllm_recipes.catalog.fileset import load_catalog_from_files
-from vllm_recipes.catalog.gitrev import GitSourceError, load_git_catalog
+from vllm_recipes.catalog.gitrev import GitSourceError, read_git_files
 from vllm_recipes.cli.main import cli
 from vllm_recipes.review.compare import Impact, compare_catalogs
 from vllm_recipes.review.report import markdown_report, recipe_lines
@@ -183,16 +183,16 @@ def repo(tmp_path: Path, files: dict[str, bytes]) -> Path:
 
 def test_git_revision_is_read_without_touching_the_tree(repo: Path, files) -> None:
     before = (repo / "recipes" / V4).read_bytes()
-    cat = load_git_catalog("git:HEAD:recipes", repo)
+    cat = load_catalog_from_files(read_git_files("HEAD", "recipes", repo))
     assert cat.recipe("deepseek-ai/DeepSeek-V4-Flash").doc.data == load_catalog_from_files(files).recipe(
         "deepseek-ai/DeepSeek-V4-Flash").doc.data
     assert (repo / "recipes" / V4).read_bytes() == before
     status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True)
     assert status.stdout.strip() == f"M recipes/{V4}"
     with pytest.raises(GitSourceError, match="unknown git revision"):
-        load_git_catalog("git:nope", repo)
+        read_git_files("nope", None, repo)
     with pytest.raises(GitSourceError, match="not a directory"):
-        load_git_catalog("git:HEAD:missing", repo)
+        read_git_files("HEAD", "missing", repo)
 
 
 def test_cli_diff_against_a_git_revision(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vllm_recipes.catalog import Catalog, load_catalog
+from vllm_recipes.select.advanced import ADVANCED_OPTIONS
 from vllm_recipes.select.aliases import canonical, public_ids
-from vllm_recipes.select.state import ADVANCED_OPTIONS, PageRequest, PageState, SelectionError, build_state
+from vllm_recipes.select.state import PageRequest, PageState, SelectionError, build_state
 from vllm_recipes.service.url import canonical_params, lenient_state
 from vllm_recipes.synth.resolve import resolve
 

@@ -357,3 +357,52 @@ def test_the_page_works_without_javascript(browser: Any, site: Any) -> None:
     pg.wait_for_url(re.compile(r"hardware=h200"))
     assert "vllm serve example-labs/Giant-MoE-3T" in pg.locator("#builder .cmd .panel > .code code").first.inner_text()
     pg.context.close()
+
+
+VISIBLE_CLIPPING = """(root) => [...document.querySelectorAll(root + ', ' + root + ' *')]
+  .filter(e => e.offsetParent !== null && e.clientWidth > 1 && e.clientHeight > 1)  /* not the 1 px screen-reader text */
+  .filter(e => { const s = getComputedStyle(e); const clips = v => v !== 'visible';
+    return (clips(s.overflowY) && e.scrollHeight > e.clientHeight + 1)
+        || (clips(s.overflowX) && e.scrollWidth > e.clientWidth + 1); })
+  .map(e => e.tagName + '.' + e.className)"""
+
+
+@pytest.mark.parametrize("path", [BIG, BIG + "?strategy=pd_cluster&prefill_nodes=2&decode_nodes=2"])
+def test_phone_output_column_never_scrolls_or_clips_with_every_panel_open(browser: Any, site: Any,
+                                                                          path: str) -> None:
+    """Explain's table too: on a phone each flag is a block, nothing scrolls sideways."""
+    pg = open_page(browser, site, path, PHONE)
+    pg.evaluate("document.querySelectorAll('#builder details').forEach(d => { d.hidden = false; d.open = true; })")
+    assert pg.evaluate(VISIBLE_CLIPPING, "#builder .cmd") == []
+    assert pg.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    pg.context.close()
+
+
+def test_phone_page_head_is_short(browser: Any, site: Any) -> None:
+    """A long description, a headline and seven facts: the command still starts high on a phone."""
+    pg = open_page(browser, site, BIG, PHONE)
+    assert command_box(pg)["top"] <= 460, command_box(pg)
+    pg.context.close()
+
+
+def test_mooncake_instance_pills_stay_on_one_line(browser: Any, site: Any) -> None:
+    pg = open_page(browser, site, BIG + "?kv_offload=kv_store_distributed_mooncake&kv_instances=16", LAPTOP)
+    for row in ("kv-instances", "kv-instance"):
+        tops = pg.evaluate(f"""() => [...document.querySelectorAll("#builder [data-row='{row}'] > .pill")]
+          .map(p => Math.round(p.getBoundingClientRect().top))""")
+        assert len(tops) == 16 and len(set(tops)) == 1, (row, tops)
+    pg.context.close()
+
+
+def test_performance_panel_speaks_the_page_language(browser: Any, site: Any) -> None:
+    """No CLI flags in its prose (the command to measure with is a command, in code); a model whose
+    architecture is unknown gets the reason and no workload pills that would do nothing."""
+    for path in (BIG + "?isl=1024#perf", SMALL + "?isl=1024#perf"):
+        pg = open_page(browser, site, path, LAPTOP)
+        prose = pg.evaluate("""() => { const p = document.querySelector('#perf').cloneNode(true);
+          p.querySelectorAll('code, pre').forEach(c => c.remove()); return p.innerText; }""")
+        assert not CLI_WORDS.search(prose), prose
+        assert pg.evaluate(VISIBLE_CLIPPING, "#perf") == []
+        if "No estimate" in prose:
+            assert pg.locator("#perf .pill").count() == 0
+        pg.context.close()

@@ -116,19 +116,3 @@ def test_compiled_templates_are_kept_beside_the_parse_cache(catalog: Catalog, tm
     with TestClient(create_app(catalog, warm_in_background=False)) as c:
         assert c.get(V41).text == first
 
-
-def test_serve_prepares_every_template_before_the_first_page(catalog: Catalog, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """``prepare_process`` (run while the catalog parses) leaves nothing for the first page to compile."""
-    from starlette.testclient import TestClient
-
-    from vllm_recipes.web.app import TEMPLATE_DIR, prepare_process
-
-    monkeypatch.setenv("VLLM_RECIPES_CACHE_DIR", str(tmp_path / "c"))
-    prepare_process()
-    compiled = sorted(p.name for p in (tmp_path / "c" / "templates").iterdir())
-    assert len(compiled) == len(list(Path(TEMPLATE_DIR).glob("*.html")))
-    with TestClient(create_app(catalog, warm_in_background=False)) as c:
-        assert c.get(V41).status_code == 200
-        assert c.get("/").status_code == 200
-    assert sorted(p.name for p in (tmp_path / "c" / "templates").iterdir()) == compiled  # nothing new

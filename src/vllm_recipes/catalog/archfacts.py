@@ -47,7 +47,7 @@ CheckpointGib = Annotated[
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, frozen=True, extra="allow", protected_namespaces=())
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow", protected_namespaces=(), defer_build=True)
     #: unknown keys are reported by the validator, like every recipe model's
     open_keys: ClassVar[bool] = False
 

@@ -12,8 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .fileset import is_catalog_file, load_catalog_from_files
-from .loader import Catalog
+from .fileset import is_catalog_file
 
 GIT_PREFIX = "git:"
 
@@ -87,8 +86,3 @@ def read_git_files(rev: str, subdir: str | None = None, cwd: str | os.PathLike[s
         pos = nl + 1 + size + 1
     return files
 
-
-def load_git_catalog(spec: str, cwd: str | os.PathLike[str] = ".") -> Catalog:
-    """The catalog at ``git:REV[:SUBDIR]`` (bundled fallbacks for whatever the tree lacks)."""
-    rev, subdir = parse_git_spec(spec)
-    return load_catalog_from_files(read_git_files(rev, subdir, cwd), spec)

@@ -21,8 +21,7 @@ from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache, read_document
-from .yamlsource import (  # noqa: F401  (ENV_FOLLOW_SYMLINKS: re-exported for the CLI)
-    ENV_FOLLOW_SYMLINKS,
+from .yamlsource import (
     FrozenDict,
     YamlDocument,
     YamlLoadError,
@@ -31,6 +30,11 @@ from .yamlsource import (  # noqa: F401  (ENV_FOLLOW_SYMLINKS: re-exported for t
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
+#: PD pool modes (synthesis.md §3.8): what a recipe may name and the builder offers.
+POOL_MODES = ("tp", "tep", "dep")
+#: Most nodes a PD pool may ask for (each node gets its own rendered command): more is a validation
+#: error, and the engine never derives more.
+MAX_POOL_NODES = 1024
 
 @dataclass(frozen=True)
 class Recipe:
@@ -118,8 +122,6 @@ class Catalog:
     usable: bool = False
     #: the recipe sources it was made of, base layer first (``bundled`` is always the first)
     layers: tuple[str, ...] = ()
-    #: memo for pure functions of this (immutable) catalog, e.g. per-recipe layer plans
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def strategies(self) -> Mapping[str, Any]:
@@ -141,13 +143,6 @@ class Catalog:
                 if isinstance(name, str):
                     out[name] = src.rel_path
         return FrozenDict(out)
-
-    @cached_property
-    def vocabulary(self) -> Any:
-        """What validation checks names against (hardware ids, strategies, features), made once."""
-        from .validate import _vocabulary
-
-        return _vocabulary(self)
 
     @cached_property
     def taxonomy_file(self) -> str:
@@ -532,28 +527,6 @@ def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
         top = i == len(dirs) - 1
         layers.append(read_layer(path, label, "" if top else f"{path.resolve()}/"))
     return assemble(dirs[-1][1], layers, bundled_layer())
-
-
-@dataclass(frozen=True)
-class StaticData:
-    """Everything but the recipes: taxonomy, platforms, strategies, Mooncake deployments."""
-
-    taxonomy: Mapping[str, Any]
-    platforms: Mapping[str, Any] | None
-    serving_strategies: Mapping[str, Any]
-    kv_stores: Mapping[str, Any]
-    sources: tuple[SourceFile, ...]
-    errors: tuple[YamlLoadError, ...]
-
-
-def load_static(root: Path) -> StaticData:
-    """The non-recipe files of ``root`` laid over the bundled catalog's."""
-    if root.resolve() == BUNDLED_DIR.resolve():
-        cat = assemble(root, [bundled_layer("")])
-    else:
-        cat = assemble(root, [read_layer(root, str(root), with_recipes=False)], bundled_layer())
-    return StaticData(cat.taxonomy, cat.platforms, cat.serving_strategies, cat.kv_stores, cat.sources,
-                      tuple(e for e in cat.load_errors if "models/" not in e.position.file))
 
 
 _KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}

@@ -30,9 +30,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,6 +256,9 @@ def _fetch_git(source: Source, folder: Path) -> str:
 
 def _download(url: str, dest: Path) -> str:
     """Download ``url`` to ``dest`` (at most :data:`MAX_ARCHIVE_BYTES`); returns its sha256."""
+    import urllib.error  # (with urllib.request: HTTP and TLS, imported by a download, not by every load)
+    import urllib.request
+
     digest = hashlib.sha256()
     size = 0
     try:

@@ -26,9 +26,8 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
     from .identifiers import hf_id_findings
     from .validate import validate_document
 
-    vocab = catalog.vocabulary
     skip = frozenset(ignore)
-    found = [*validate_document(recipe.doc, "recipe", catalog, vocab, errors_only=True),
+    found = [*validate_document(recipe.doc, "recipe", catalog, errors_only=True),
              *hf_id_findings(recipe.doc, recipe.hf_id)]
     return [f for f in found if f.is_error and f.code not in skip]
 

@@ -47,7 +47,7 @@ from .featuremodes import (
     feature_mode_messages,
 )
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
-from .loader import Catalog, Recipe, hf_id_for
+from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
 __all__ = [
@@ -60,8 +60,6 @@ __all__ = [
     "feature_mode_error",
     "feature_mode_issues",
     "feature_mode_messages",
-    "register_checker",
-    "registered_checkers",
     "validate_catalog",
     "validate_document",
     "validate_file",
@@ -75,25 +73,8 @@ ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
 #: Tokens one argument list may hold (public recipes hold at most a few dozen): a longer list is an
 #: error, so a hostile recipe cannot make every selection resolve, dedupe and lint a huge list.
 MAX_ARG_TOKENS = 1000
-#: PD pool modes (synthesis.md §3.8).
-POOL_MODES = ("tp", "tep", "dep")
-#: Most nodes a PD pool may ask for (each node gets its own rendered command).
-MAX_POOL_NODES = 1024
 DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
 DEFAULT_FRONTENDS = ("python", "rust")
-
-_registered: list[Checker] = []
-
-
-def register_checker(checker: Checker) -> Checker:
-    """Add a catalog-wide check run by every :func:`validate_catalog` call (usable as a decorator)."""
-    if checker not in _registered:
-        _registered.append(checker)
-    return checker
-
-
-def registered_checkers() -> tuple[Checker, ...]:
-    return tuple(_registered)
 
 
 # --------------------------------------------------------------------------------------------
@@ -293,50 +274,53 @@ def _hints(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _unknown_keys(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    """Keys of ``data`` that type ``tp`` does not declare (appended to ``out`` with a message)."""
     if data is None:
         return
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
-        base, *extras = typing.get_args(tp)
-        disc = next((x for x in extras if isinstance(x, Discriminator)), None)
-        if disc is not None and callable(disc.discriminator):
-            tag = disc.discriminator(data)
-            for member in typing.get_args(base):
-                if typing.get_origin(member) is typing.Annotated and any(
-                        isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
-                    _unknown_keys(member, data, path, out)
-                    return
-            return
-        _unknown_keys(base, data, path, out)
-        return
-    if origin is Union or origin is types.UnionType:
-        members = [a for a in typing.get_args(tp) if a is not type(None)]
-        for member in members:
-            if _accepts_container(member, data):
-                _unknown_keys(member, data, path, out)
-                return
-        return
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        if not isinstance(data, dict):
-            return
-        hints = _hints(tp)
-        fields = tp.model_fields
-        for key, value in data.items():
-            if isinstance(key, str) and key in fields:
-                _unknown_keys(hints[key], value, (*path, key), out)
-            elif not tp.open_keys:
-                out.append(((*path, key),
-                            f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
-        return
-    if origin is dict and isinstance(data, dict):
+        _unknown_keys_annotated(tp, data, path, out)
+    elif origin is Union or origin is types.UnionType:
+        member = next((a for a in typing.get_args(tp) if a is not type(None) and _accepts_container(a, data)), None)
+        if member is not None:
+            _unknown_keys(member, data, path, out)
+    elif isinstance(tp, type) and issubclass(tp, BaseModel):
+        if isinstance(data, dict):
+            _unknown_model_keys(tp, data, path, out)
+    elif origin is dict and isinstance(data, dict):
         value_tp = typing.get_args(tp)[1]
         for key, value in data.items():
             _unknown_keys(value_tp, value, (*path, key), out)
-        return
-    if origin is tuple and isinstance(data, list | tuple):
+    elif origin is tuple and isinstance(data, list | tuple):
         item_tp = typing.get_args(tp)[0]
         for i, value in enumerate(data):
             _unknown_keys(item_tp, value, (*path, i), out)
+
+
+def _unknown_keys_annotated(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    """An ``Annotated`` type: a discriminated union checks the member its tag picks (none: nothing)."""
+    base, *extras = typing.get_args(tp)
+    disc = next((x for x in extras if isinstance(x, Discriminator)), None)
+    if disc is None or not callable(disc.discriminator):
+        _unknown_keys(base, data, path, out)
+        return
+    tag = disc.discriminator(data)
+    for member in typing.get_args(base):
+        if typing.get_origin(member) is typing.Annotated and any(
+                isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
+            _unknown_keys(member, data, path, out)
+            return
+
+
+def _unknown_model_keys(tp: type[BaseModel], data: dict, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+    hints = _hints(tp)
+    fields = tp.model_fields
+    open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
+    for key, value in data.items():
+        if isinstance(key, str) and key in fields:
+            _unknown_keys(hints[key], value, (*path, key), out)
+        elif not open_keys:
+            out.append(((*path, key), f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
 
 
 def _accepts_container(tp: Any, data: Any) -> bool:
@@ -510,14 +494,25 @@ class _RecipeChecker:
     def run(self) -> list[Finding]:
         d = self.data
         features = _d(d.get("features"))
-        meta = _d(d.get("meta"))
-        model = _d(d.get("model"))
         variants = d.get("variants")
-
         if isinstance(variants, dict) and "default" not in variants:
             self.err(("variants", "default"), "required key 'default' is missing", "missing-key")
+        self._meta(_d(d.get("meta")))
+        frontend = _d(d.get("model")).get("default_frontend")
+        if isinstance(frontend, str) and frontend not in self.v.frontends:
+            self.err(("model", "default_frontend"),
+                     f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
+        self._strategies(d)
+        self._features(d, features)
+        for vk, var in _d(variants).items():
+            self._variant(("variants", vk), _d(var))
+        # recipe-level hardware blocks
+        self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
+        self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
+        self._kv(d)
+        return self.out
 
-        # meta
+    def _meta(self, meta: dict) -> None:
         for i, task in enumerate(_l(meta.get("tasks"))):
             if self.v.tasks and isinstance(task, str) and task not in self.v.tasks:
                 self.warn(("meta", "tasks", i), f"unknown task '{task}'{_did_you_mean(task, self.v.tasks)} "
@@ -525,13 +520,7 @@ class _RecipeChecker:
         self.hw_exact_map(("meta", "hardware"), meta.get("hardware"))
         self.hw_exact(("meta", "default_hardware"), meta.get("default_hardware"))
 
-        # model
-        frontend = model.get("default_frontend")
-        if isinstance(frontend, str) and frontend not in self.v.frontends:
-            self.err(("model", "default_frontend"),
-                     f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
-
-        # strategies
+    def _strategies(self, d: dict) -> None:
         for i, s in enumerate(_l(d.get("compatible_strategies"))):
             self.strategy(("compatible_strategies", i), s)
         self.strategy(("default_strategy",), d.get("default_strategy"))
@@ -543,7 +532,7 @@ class _RecipeChecker:
             self._strategy_override(("strategy_overrides", s), _d(so))
         self._min_gpus(d.get("strategy_min_gpus"))
 
-        # features
+    def _features(self, d: dict, features: dict) -> None:
         for fk, feat in features.items():
             f = _d(feat)
             fp: KeyPath = ("features", fk)
@@ -564,20 +553,14 @@ class _RecipeChecker:
             for i, fk in enumerate(_l(lst)):
                 self.feature(("hardware_opt_in_features", hw, i), fk, features)
 
-        # variants
-        for vk, var in _d(variants).items():
-            v = _d(var)
-            vp: KeyPath = ("variants", vk)
-            for i, sel in enumerate(_l(v.get("supported_hardware"))):
-                self.hw_selector((*vp, "supported_hardware", i), sel)
-            self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
-            self.hw_keyed_map((*vp, "tp"), v.get("tp"))
+    def _variant(self, vp: KeyPath, v: dict) -> None:
+        for i, sel in enumerate(_l(v.get("supported_hardware"))):
+            self.hw_selector((*vp, "supported_hardware", i), sel)
+        self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
+        self.hw_keyed_map((*vp, "tp"), v.get("tp"))
 
-        # recipe-level hardware blocks
-        self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
-        self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
-
-        # KV offload and Mooncake
+    def _kv(self, d: dict) -> None:
+        """KV offload and Mooncake."""
         for opt, status in _d(d.get("kv_offload_support")).items():
             path = ("kv_offload_support", opt)
             if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
@@ -592,7 +575,6 @@ class _RecipeChecker:
                 self.err(path, f"unknown KV-store deployment '{kv}'{_did_you_mean(kv, self.v.kv_stores)}",
                          "unknown-kv-store")
             self.hw_exact_map(path, block)
-        return self.out
 
     def _strategy_override(self, path: KeyPath, so: dict) -> None:
         self.hw_keyed_map((*path, "hardware_overrides"), so.get("hardware_overrides"))
@@ -784,19 +766,17 @@ def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> lis
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
-                     extra_checks: Sequence[Checker] | None = None, *,
-                     include_registered: bool = True) -> list[Finding]:
+                     extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
     """Validate every file of ``catalog`` (or only ``files``, by catalog-relative path).
 
-    ``extra_checks`` and (unless ``include_registered`` is false) the checkers added
-    with :func:`register_checker` run after the built-in checks; their findings are
-    filtered to ``files`` too.
+    ``extra_checks`` (catalog-wide checkers, e.g. the release lint) run after the built-in
+    checks; their findings are filtered to ``files`` too.
     """
-    return _validate(catalog, files, extra_checks, external=frozenset(), include_registered=include_registered)
+    return _validate(catalog, files, extra_checks, external=frozenset())
 
 
 def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Sequence[Checker] | None,
-              external: frozenset[str], include_registered: bool = True) -> list[Finding]:
+              external: frozenset[str]) -> list[Finding]:
     wanted = None if files is None else set(files)
 
     def keep(name: str) -> bool:
@@ -823,7 +803,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
         if keep(recipe.rel_path):
             out.extend(validate_document(recipe.doc, "recipe", catalog, vocab))
             out.extend(hf_id_findings(recipe.doc, recipe.hf_id))
-    for check in (*(_registered if include_registered else ()), *(extra_checks or ())):
+    for check in extra_checks or ():
         try:
             found = list(check(catalog))
         except Exception as exc:
@@ -874,15 +854,14 @@ def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) 
         return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
     if not isinstance(doc.data, dict):
         got = "empty" if doc.data is None else type(doc.data).__name__
-        exc = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
-        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
+        err = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
+        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, err)), name, kind
     recipe = Recipe(_hf_id_from_path(path), name, doc)
     return dataclasses.replace(catalog, recipes=(*catalog.recipes, recipe)), name, kind
 
 
 def validate_file(path: Path, catalog: Catalog, display: str | None = None,
-                  extra_checks: Sequence[Checker] | None = None, *,
-                  include_registered: bool = True) -> list[Finding]:
+                  extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
     """Validate one file (inside the catalog's root or anywhere else) against ``catalog``."""
     cat, key, kind = catalog_with_file(catalog, path, display)
     if cat is catalog and key not in validated_files(catalog):
@@ -893,5 +872,5 @@ def validate_file(path: Path, catalog: Catalog, display: str | None = None,
             return [finding_from_load_error(exc)]
         return sort_findings(validate_document(doc, kind, catalog))
     external = frozenset() if cat is catalog else frozenset({key})
-    return _validate(cat, [key], extra_checks, external, include_registered)
+    return _validate(cat, [key], extra_checks, external)
 

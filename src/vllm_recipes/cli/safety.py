@@ -6,7 +6,7 @@ import os
 
 import click
 
-from vllm_recipes.catalog.loader import ENV_FOLLOW_SYMLINKS
+from vllm_recipes.catalog.yamlsource import ENV_FOLLOW_SYMLINKS
 
 
 def _set_follow(_ctx: click.Context, _param: click.Parameter, value: bool) -> None:

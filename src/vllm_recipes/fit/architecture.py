@@ -19,7 +19,6 @@ Attention kinds and what one token costs in the KV cache (per layer):
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -520,6 +519,3 @@ def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Archite
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b) if b > 0 else a
 
-
-def round_up(x: float, to: int) -> int:
-    return int(math.ceil(x / to) * to) if to > 0 else int(x)

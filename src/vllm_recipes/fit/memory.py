@@ -78,10 +78,6 @@ class ProcessShape:
     #: flag -> value for flags the architecture's host tables look at
     table_flags: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def gpus_per_replica(self) -> int:
-        return self.tp * self.pp
-
 
 @dataclass(frozen=True, slots=True)
 class Lever:

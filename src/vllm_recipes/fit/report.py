@@ -151,7 +151,7 @@ def with_custom_profile(catalog: Catalog, target: GpuTarget, template: str) -> C
                 vram_gb=target.gpu_gib * target.gpus_per_node, scalable=False, custom=True)
     profiles = FrozenDict({**catalog.hardware_profiles, CUSTOM_ID: FrozenDict(base)})
     taxonomy = FrozenDict({**catalog.taxonomy, "hardware_profiles": profiles})
-    return dataclasses.replace(catalog, taxonomy=taxonomy, memo={})
+    return dataclasses.replace(catalog, taxonomy=taxonomy)
 
 
 def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: bool) -> Selection:

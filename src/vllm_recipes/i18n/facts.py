@@ -17,8 +17,6 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-#: fact kinds, in the order findings list them
-KINDS = ("flag", "env", "image", "number", "version", "date", "pr")
 #: kinds a recipe *emits* (argument lists, env maps, images) rather than only states
 EMITTABLE = frozenset({"flag", "env", "image"})
 
@@ -156,7 +154,3 @@ def extract_facts(text: str) -> list[Fact]:
         out.append(Fact(kind, key, tok, sentences[si][2], start))
     return out
 
-
-def fact_keys(facts: Iterable[Fact], *, affirmative_only: bool = False) -> set[tuple[str, str]]:
-    """``{(kind, key)}`` of ``facts``, optionally ignoring negated mentions."""
-    return {(f.kind, f.key) for f in facts if not (affirmative_only and f.negated)}

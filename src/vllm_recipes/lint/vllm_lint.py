@@ -177,11 +177,6 @@ def _is_value(tok: str) -> bool:
     return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
-def starts_a_unit(tok: str) -> bool:
-    """Whether the lint reads ``tok`` as a flag (the start of a unit linted on its own), not as a value."""
-    return not _is_value(tok)
-
-
 def _has_var(value: str) -> bool:
     return bool(_VAR.search(value))
 

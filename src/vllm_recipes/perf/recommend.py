@@ -121,10 +121,6 @@ def _bases(catalog: Catalog, recipe: Recipe, hardware: Sequence[str]) -> Iterato
                 yield PageRequest(hardware=hw, variant=vk, strategy=strategy), kind
 
 
-def _gpus(r: PerfReport) -> int:
-    return r.estimate.gpus if r.estimate is not None else 0
-
-
 def judge(r: PerfReport, sla: Sla) -> Candidate:
     e = r.estimate
     assert e is not None

@@ -9,7 +9,6 @@ limits; this adds the compute facts, the GPU's facts and the calibrated constant
 from __future__ import annotations
 
 import dataclasses
-import math
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
-from vllm_recipes.fit.hardware import GpuTarget, profile_target
+from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.memory import ProcessFit
 from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
 from vllm_recipes.select.state import PageState
@@ -260,10 +259,3 @@ def report_dict(r: PerfReport) -> dict[str, Any]:
         "bench_command": r.bench_command, "errors": list(r.errors), "notes": list(r.notes),
     }
 
-
-def default_target(catalog: Catalog, state: PageState) -> GpuTarget:
-    return profile_target(catalog.hardware_profiles, state.selection.hw_id)
-
-
-def finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None

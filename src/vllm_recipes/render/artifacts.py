@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from vllm_recipes import __version__
 
 from .shell import INHERITED, is_placeholder
-from .workloads import SELF, Deployment, ExportError, Process, RankTerm, placeholders
+from .workloads import SELF, Deployment, ExportError, RankTerm, placeholders
 
 MEDIA_YAML = "text/yaml"
 MEDIA_SHELL = "text/x-shellscript"
@@ -163,10 +163,6 @@ def shell_command(tokens: Iterable[str | RankTerm], word: Callable[[str], str], 
     while len(lines) > 1 and not lines[0].startswith("-") and not lines[1].startswith("-"):
         lines[0:2] = [f"{lines[0]} {lines[1]}"]
     return f" \\\n{indent}".join(lines)
-
-
-def serve_processes(dep: Deployment) -> list[Process]:
-    return [p for p in dep.processes if p.kind == "serve"]
 
 
 def stdout_text(artifacts: list[Artifact]) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vllm_recipes.catalog.validate import MAX_POOL_NODES
+from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
 from vllm_recipes.jsvalues import (
     EMPTY,
     as_list,
@@ -28,7 +28,6 @@ from vllm_recipes.jsvalues import (
 from .lookups import gen, keyed
 
 MAX_NODES = 16
-PD_POOL_MODES = ("tp", "tep", "dep")
 #: Pairs that conflict even when no recipe says so (extensions §2.7).
 BUILTIN_CONFLICTS = (("text_only", "encoder_parallel"),)
 
@@ -249,7 +248,7 @@ def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
             found.add("tp")
     if not found:
         found = {"tp"}
-    modes = [m for m in PD_POOL_MODES if m in found]
+    modes = [m for m in POOL_MODES if m in found]
     restrict = get(get(recipe, "strategy_overrides"), "pd_cluster")
     restrict = get(restrict, "pool_modes")
     if is_list(restrict) and len(restrict) > 0:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from vllm_recipes.catalog import Catalog
+from vllm_recipes.catalog.loader import POOL_MODES
 from vllm_recipes.jsvalues import as_map, get, is_map
 
 from .advanced import ADVANCED_OPTIONS
@@ -26,8 +27,6 @@ from .gates import MAX_NODES
 Kind = Literal["str", "int", "list", "pairs"]
 
 MAX_KV_INSTANCES = 16
-#: prefill/decode pool parallelism modes (a recipe may offer fewer)
-POOL_MODE_IDS = ("tp", "tep", "dep")
 INSTALL_METHODS = ("pip", "docker")
 #: longest value a URL / API / tool parameter may carry
 MAX_VALUE = 512
@@ -121,8 +120,8 @@ PARAMS: tuple[Param, ...] = (
     _p("prefill_nodes", "int", "PD prefill pool nodes (0 with decode_nodes 0: co-located on one node).",
        lo=0, hi=MAX_NODES),
     _p("decode_nodes", "int", "PD decode pool nodes.", lo=0, hi=MAX_NODES),
-    _p("prefill_mode", "str", "PD prefill pool mode.", fixed=POOL_MODE_IDS),
-    _p("decode_mode", "str", "PD decode pool mode.", fixed=POOL_MODE_IDS),
+    _p("prefill_mode", "str", "PD prefill pool mode.", fixed=POOL_MODES),
+    _p("decode_mode", "str", "PD decode pool mode.", fixed=POOL_MODES),
     _p("prefill_rank", "int", "PD prefill node to render (0-based).", lo=0, hi=MAX_NODES - 1),
     _p("decode_rank", "int", "PD decode node to render (0-based).", lo=0, hi=MAX_NODES - 1),
     _p("frontend", "str", "OpenAI-compatible frontend.", choices=_frontends),

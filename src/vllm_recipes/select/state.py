@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.validate import MAX_POOL_NODES
+from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
-from .advanced import ADVANCED_OPTIONS, AdvancedOption, advanced_options_for  # noqa: F401 - re-exported
+from .advanced import ADVANCED_OPTIONS, advanced_options_for
 from .aliases import advanced_id, alias_table, canonical
 from .defaults import (
     default_features,
@@ -56,7 +56,7 @@ from .gates import (
 from .lookups import gen
 from .nodes import node_count_issue, strategy_split
 from .options import Style, flag, spell
-from .params import INSTALL_METHODS, MAX_KV_INSTANCES, POOL_MODE_IDS, pd_routers
+from .params import INSTALL_METHODS, MAX_KV_INSTANCES, pd_routers
 from .selection import Selection
 
 
@@ -286,8 +286,8 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
             changes["advanced"] = advanced
     if req.kv_offload is not None:
         one("kv_offload", (*catalog.kv_offload_options, *catalog.strategies))
-    one("prefill_mode", POOL_MODE_IDS)
-    one("decode_mode", POOL_MODE_IDS)
+    one("prefill_mode", POOL_MODES)
+    one("decode_mode", POOL_MODES)
     one("frontend", catalog.frontends)
     one("install", INSTALL_METHODS)
     if req.pd_router is not None:
@@ -296,21 +296,9 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
 
 
 def default_hardware(catalog: Catalog, recipe: Recipe, variant_key: str) -> str:
-    """:func:`pick_default_hardware` of a recipe's variant, remembered per catalog.
-
-    A page asks for it once per pill link (a hundred times a page: each link's
-    URL leaves the default hardware out), and it scans every hardware profile.
-    The entry names the profiles and recipe data it was made from: catalogs made
-    with ``dataclasses.replace`` share one memo but may differ in either.
-    """
-    key = ("default_hardware", recipe.rel_path, variant_key)
-    profiles, data = catalog.hardware_profiles, recipe.data
-    got = catalog.memo.get(key)
-    if got is not None and got[0] is profiles and got[1] is data:
-        return got[2]
-    hw = pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
-    catalog.memo[key] = (profiles, data, hw)
-    return hw
+    """:func:`pick_default_hardware` of a recipe's variant."""
+    data = recipe.data
+    return pick_default_hardware(catalog.hardware_profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
 
 
 class Refusals:

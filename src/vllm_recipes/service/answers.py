@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
-from vllm_recipes.render.artifacts import Artifact
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json, sections_json
-from vllm_recipes.render.export import ExportError, ExportOptions, export_artifacts
 from vllm_recipes.render.omni import OmniRendering, explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
@@ -31,11 +29,14 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from .errors import CannotExport, NotApplicable
-from .fit import fit_summary
 from .frontends import agree_on_frontend
 from .lookup import find_recipe
 from .query import Query
 from .url import canonical_params, encode
+
+if TYPE_CHECKING:
+    from vllm_recipes.render.artifacts import Artifact
+    from vllm_recipes.render.export import ExportOptions
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,8 @@ def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str |
 def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) -> dict[str, Any]:
     """Everything ``/api/resolve`` returns (and the MCP ``resolve_command``/``explain`` tools);
     ``context`` is the Fit summary's context length. Raises :class:`~.errors.QueryError`."""
+    from .fit import fit_summary  # (the memory planner: imported by the answers that show it)
+
     resolved = resolve(catalog, query)
     recipe = resolved.recipe
     if resolved.omni_plan is not None:
@@ -218,6 +221,8 @@ EXPORT_ARGUMENTS: dict[str, str] = {
 def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
                  options: ExportOptions | None = None) -> list[Artifact]:
     """The artifacts of one builder state (page tabs, ``/api/export``, the CLI and MCP all come here)."""
+    from vllm_recipes.render.export import ExportOptions, export_artifacts  # (deploy files: only when asked)
+
     opts = options or ExportOptions()
     opts = replace(opts, install=state.install, page_url=opts.page_url or page_url(catalog, recipe, state))
     return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located)
@@ -226,6 +231,8 @@ def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str
 def export(catalog: Catalog, query: Query, target: str, options: ExportOptions | None = None) -> Export:
     """The query's deployment for ``target``: :class:`NotApplicable` for an omni recipe,
     :class:`CannotExport` when the target cannot express the selection."""
+    from vllm_recipes.render.export import ExportError
+
     selected = select(catalog, query)
     if selected.state is None:
         raise NotApplicable("model", f"{selected.recipe.hf_id} is an omni recipe; export supports `vllm serve` "

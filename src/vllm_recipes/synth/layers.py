@@ -70,8 +70,18 @@ class Contribution:
         if isinstance(tokens, list | tuple):
             append = self.args.append
             for i, t in enumerate(tokens):
-                for part in split_joined_flag(t if isinstance(t, str) else js_str(t) if truthy(t) else ""):
-                    append(Arg(part, source, i))
+                if not isinstance(t, str):
+                    t = js_str(t) if truthy(t) else ""
+                if t.startswith("--"):
+                    for part in split_joined_flag(t):
+                        append(Arg(part, source, i))
+                else:
+                    append(Arg(t, source, i))
+
+    def add_recipe_args(self, ctx: Ctx, tokens: Any, layer: str, *path: str | int) -> None:
+        """:meth:`add_args` of a list at ``path`` in the selected recipe."""
+        if isinstance(tokens, list | tuple):
+            self.add_args(tokens, Source(layer, ctx.recipe_file, path))
 
     def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
         src = Source(layer, "", (), note)
@@ -82,6 +92,11 @@ class Contribution:
         if is_map(m):
             self.env.append((m, source))
 
+    def add_recipe_env(self, ctx: Ctx, m: Any, layer: str, *path: str | int) -> None:
+        """:meth:`add_env` of a map at ``path`` in the selected recipe."""
+        if is_map(m):
+            self.env.append((m, Source(layer, ctx.recipe_file, path)))
+
 
 def split_joined_flag(token: str) -> tuple[str, ...]:
     """``"--max-model-len auto"`` (a flag and its value in one recipe item, as some recipes write it) -> the
@@ -91,17 +106,13 @@ def split_joined_flag(token: str) -> tuple[str, ...]:
     return tuple(parts) if len(parts) == 2 and "=" not in parts[0] else (token,)
 
 
-def _recipe_src(ctx: Ctx, layer: str, *path: str | int) -> Source:
-    return Source(layer, ctx.recipe_file, tuple(path))
-
-
 # --- layers ----------------------------------------------------------------
 
 def layer_base(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
     model = as_map(ctx.recipe.get("model"))
-    c.add_args(model.get("base_args"), _recipe_src(ctx, "base", "model", "base_args"))
-    c.add_env(model.get("base_env"), _recipe_src(ctx, "base", "model", "base_env"))
+    c.add_recipe_args(ctx, model.get("base_args"), "base", "model", "base_args")
+    c.add_recipe_env(ctx, model.get("base_env"), "base", "model", "base_env")
     return c
 
 
@@ -115,8 +126,8 @@ def layer_frontend(ctx: Ctx, call: Call) -> Contribution:
 def layer_variant(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
     vk = ctx.variant_data_key
-    c.add_args(ctx.variant.get("extra_args"), _recipe_src(ctx, "variant", "variants", vk, "extra_args"))
-    c.add_env(ctx.variant.get("extra_env"), _recipe_src(ctx, "variant", "variants", vk, "extra_env"))
+    c.add_recipe_args(ctx, ctx.variant.get("extra_args"), "variant", "variants", vk, "extra_args")
+    c.add_recipe_env(ctx, ctx.variant.get("extra_env"), "variant", "variants", vk, "extra_env")
     return c
 
 
@@ -125,8 +136,8 @@ def layer_variant_hardware(ctx: Ctx, call: Call) -> Contribution:
     ho = ctx.variant_exact_ho
     if is_map(ho):
         base = ("variants", ctx.variant_data_key, "hardware_overrides", ctx.hw_id)
-        c.add_args(ho.get("extra_args"), _recipe_src(ctx, "variant-hardware", *base, "extra_args"))
-        c.add_env(ho.get("extra_env"), _recipe_src(ctx, "variant-hardware", *base, "extra_env"))
+        c.add_recipe_args(ctx, ho.get("extra_args"), "variant-hardware", *base, "extra_args")
+        c.add_recipe_env(ctx, ho.get("extra_env"), "variant-hardware", *base, "extra_env")
     return c
 
 
@@ -273,17 +284,17 @@ def layer_strategy_override(ctx: Ctx, call: Call) -> Contribution:
     s = ctx.strategy_name
     if call.role:
         rc = as_map(so.get(call.role))
-        c.add_args(rc.get("extra_args"), _recipe_src(ctx, "strategy-role-override", "strategy_overrides", s, call.role, "extra_args"))
-        c.add_args(rc.get("vllm_args"), _recipe_src(ctx, "strategy-role-override", "strategy_overrides", s, call.role, "vllm_args"))
+        c.add_recipe_args(ctx, rc.get("extra_args"), "strategy-role-override", "strategy_overrides", s, call.role, "extra_args")
+        c.add_recipe_args(ctx, rc.get("vllm_args"), "strategy-role-override", "strategy_overrides", s, call.role, "vllm_args")
     else:
-        c.add_args(so.get("extra_args"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "extra_args"))
-        c.add_args(so.get("vllm_args"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "vllm_args"))
-    c.add_env(so.get("env"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "env"))
+        c.add_recipe_args(ctx, so.get("extra_args"), "strategy-override", "strategy_overrides", s, "extra_args")
+        c.add_recipe_args(ctx, so.get("vllm_args"), "strategy-override", "strategy_overrides", s, "vllm_args")
+    c.add_recipe_env(ctx, so.get("env"), "strategy-override", "strategy_overrides", s, "env")
     if call.role:
-        c.add_env(get(so.get(call.role), "env"),
-                  _recipe_src(ctx, "strategy-role-override", "strategy_overrides", s, call.role, "env"))
+        c.add_recipe_env(ctx, get(so.get(call.role), "env"), "strategy-role-override", "strategy_overrides", s,
+                         call.role, "env")
     else:
-        c.add_env(so.get("extra_env"), _recipe_src(ctx, "strategy-override", "strategy_overrides", s, "extra_env"))
+        c.add_recipe_env(ctx, so.get("extra_env"), "strategy-override", "strategy_overrides", s, "extra_env")
     return c
 
 
@@ -297,29 +308,29 @@ def layer_hardware_overrides(ctx: Ctx, call: Call) -> Contribution:
     if hit and truthy(hit[1]):
         key, blk = hit
         src: tuple[str, ...] = ("strategy_overrides", s, "hardware_overrides", key)
-        c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-override-generation", *src, "extra_args"))
-        c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-override-generation", *src, "extra_env"))
+        c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-override-generation", *src, "extra_args")
+        c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-override-generation", *src, "extra_env")
     else:
         rhit = gen_or_nvidia_with_key(ctx.recipe.get("hardware_overrides"), ctx.profile)
         if rhit:
             src = ("hardware_overrides", rhit[0])
-            c.add_args(get(rhit[1], "extra_args"), _recipe_src(ctx, "recipe-generation", *src, "extra_args"))
-            c.add_env(get(rhit[1], "extra_env"), _recipe_src(ctx, "recipe-generation", *src, "extra_env"))
+            c.add_recipe_args(ctx, get(rhit[1], "extra_args"), "recipe-generation", *src, "extra_args")
+            c.add_recipe_env(ctx, get(rhit[1], "extra_env"), "recipe-generation", *src, "extra_env")
         vhit = gen_or_nvidia_with_key(ctx.variant.get("hardware_overrides"), ctx.profile)
         if vhit:
             src = ("variants", ctx.variant_data_key, "hardware_overrides", vhit[0])
-            c.add_args(get(vhit[1], "extra_args"), _recipe_src(ctx, "variant-generation", *src, "extra_args"))
-            c.add_env(get(vhit[1], "extra_env"), _recipe_src(ctx, "variant-generation", *src, "extra_env"))
+            c.add_recipe_args(ctx, get(vhit[1], "extra_args"), "variant-generation", *src, "extra_args")
+            c.add_recipe_env(ctx, get(vhit[1], "extra_env"), "variant-generation", *src, "extra_env")
     if ctx.hw_id:
         blk = get(so_ho, ctx.hw_id)
         src = ("strategy_overrides", s, "hardware_overrides", ctx.hw_id)
-        c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-override-exact-gpu", *src, "extra_args"))
-        c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-override-exact-gpu", *src, "extra_env"))
+        c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-override-exact-gpu", *src, "extra_args")
+        c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-override-exact-gpu", *src, "extra_env")
         if call.role:
             blk = get(get(so.get(call.role), "hardware_overrides"), ctx.hw_id)
             src = ("strategy_overrides", s, call.role, "hardware_overrides", ctx.hw_id)
-            c.add_args(get(blk, "extra_args"), _recipe_src(ctx, "strategy-role-exact-gpu", *src, "extra_args"))
-            c.add_env(get(blk, "extra_env"), _recipe_src(ctx, "strategy-role-exact-gpu", *src, "extra_env"))
+            c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-role-exact-gpu", *src, "extra_args")
+            c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-role-exact-gpu", *src, "extra_env")
     return c
 
 
@@ -350,17 +361,17 @@ def layer_features(ctx: Ctx, call: Call) -> Contribution:
             mode = as_map(feat["modes"].get(mk))
             hit = keyed_with_key(mode.get("hardware_overrides"), ctx.profile, ctx.hw_id or None)
             if hit and is_map(hit[1]) and hit[1].get("args") is not None:
-                c.add_args(hit[1]["args"], _recipe_src(ctx, "mode", "features", f, "modes", mk,
-                                                       "hardware_overrides", hit[0], "args"))
+                c.add_recipe_args(ctx, hit[1]["args"], "mode", "features", f, "modes", mk, "hardware_overrides",
+                                  hit[0], "args")
             else:
-                c.add_args(mode.get("args"), _recipe_src(ctx, "mode", "features", f, "modes", mk, "args"))
+                c.add_recipe_args(ctx, mode.get("args"), "mode", "features", f, "modes", mk, "args")
         else:
             hit = keyed_with_key(feat.get("hardware_overrides"), ctx.profile, ctx.hw_id or None)
             if hit and is_map(hit[1]) and hit[1].get("args") is not None:
-                c.add_args(hit[1]["args"], _recipe_src(ctx, "feature", "features", f, "hardware_overrides",
-                                                       hit[0], "args"))
+                c.add_recipe_args(ctx, hit[1]["args"], "feature", "features", f, "hardware_overrides", hit[0],
+                                  "args")
             else:
-                c.add_args(feat.get("args"), _recipe_src(ctx, "feature", "features", f, "args"))
+                c.add_recipe_args(ctx, feat.get("args"), "feature", "features", f, "args")
     return c
 
 
@@ -445,5 +456,3 @@ ARG_ORDER = ("base", "variant", "variant-hardware", "strategy", "parallelism", "
 ENV_ORDER = ("base", "frontend", "variant", "variant-hardware", "strategy", "kv-option", "mooncake",
              "pd-pinning", "strategy-override", "hardware-overrides")
 
-ENV_ONLY = frozenset(ENV_ORDER) - frozenset(ARG_ORDER)
-ARG_ONLY = frozenset(ARG_ORDER) - frozenset(ENV_ORDER)

@@ -101,24 +101,6 @@ def template_env(bytecode_cache: BytecodeCache | None) -> Environment:
                        trim_blocks=True, lstrip_blocks=True, bytecode_cache=bytecode_cache)
 
 
-def prepare_process() -> None:
-    """What the first page needs that no catalog changes, done ahead (``serve``, while a child parses).
-
-    Compiles every template into the bytecode cache (the app's own environment
-    then loads them in a millisecond each; nothing to do when the cache is
-    off) and builds the markdown parsers and code lexers: the first page of a
-    fresh process otherwise spends ~0.2-0.4 s there.
-    """
-    import vllm_recipes.i18n  # noqa: F401 - (translations load on the first page)
-
-    cache = template_bytecode_cache()
-    if cache is not None:
-        env = template_env(cache)
-        for name in env.list_templates(extensions=["html"]):
-            env.get_template(name)
-    md.prepare()
-
-
 class Web:
     """Per-app state: the catalog, its indexes, the template environment and caches."""
 

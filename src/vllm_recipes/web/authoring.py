@@ -196,7 +196,7 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
         return fresh, stale
     recipes.sort(key=lambda r: path_key(r.rel_path))
     merged = dataclasses.replace(fresh, recipes=tuple(recipes), all_ids=fresh.all_ids | {r.hf_id for r in recipes},
-                                 skipped=(*fresh.skipped, *left_out), memo={})
+                                 skipped=(*fresh.skipped, *left_out))
     return merged, stale
 
 

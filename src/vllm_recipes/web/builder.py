@@ -23,6 +23,7 @@ from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.frontend import FrontendInEffect, frontend_in_effect
 from vllm_recipes.render.install import effective_install_config, hardware_install_block
 from vllm_recipes.render.rendering import meta_for
+from vllm_recipes.select.advanced import advanced_options_for
 from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.gates import (
     MAX_NODES,
@@ -41,7 +42,6 @@ from vllm_recipes.select.nodes import node_count_issue, strategy_split
 from vllm_recipes.select.state import (
     MAX_KV_INSTANCES,
     PageState,
-    advanced_options_for,
     candidate_strategies,
     hardware_block_reason,
     kv_option_reasons,
@@ -237,7 +237,6 @@ class Nav:
         self.params = dict(params)
         self.extra = dict(extra)
         self.base = "/" + quote(recipe.hf_id, safe="/-._~")
-        self._memo: dict[tuple[tuple[str, str | None], ...], tuple[str, PageState | None, tuple[str, ...]]] = {}
 
     def url_for(self, params: Mapping[str, str]) -> str:
         q = encode({**params, **self.extra})
@@ -245,10 +244,6 @@ class Nav:
 
     def target(self, **changes: str | None) -> tuple[str, PageState | None, tuple[str, ...]]:
         """``(canonical URL, state, notices)`` of the page a change leads to (state ``None`` on failure)."""
-        key = tuple(sorted(changes.items()))
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
         new = dict(self.params)
         for k, v in changes.items():
             if v is None:
@@ -257,11 +252,9 @@ class Nav:
                 new[k] = v
         try:
             st, notices = lenient_state(self.catalog, self.recipe, new.items())
-            hit = (self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices))
         except Exception:  # a link must never break the page; fall back to the raw parameters
-            hit = (self.url_for(new), None, ())
-        self._memo[key] = hit
-        return hit
+            return self.url_for(new), None, ()
+        return self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices)
 
     def href(self, **changes: str | None) -> str:
         return self.target(**changes)[0]
@@ -499,7 +492,7 @@ def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: 
                                                kv_instance=None),
                          active=n == plan.instances, key=f"inst-{n}",
                          title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
-    return Row("kv-instances", "Instances", inst,
+    return Row("kv-instances", "Instances", inst, compact=True,
                hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total")
 
 
@@ -915,8 +908,9 @@ def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blo
         for bv in out:
             if bv.kind == "serve":
                 bv.pickers.append(Row("kv-instance", "Instance", [
-                    Pill(f"Instance {i + 1}", href=nav.href(kv_instance=None if i == 0 else str(i)),
-                         active=i == plan.current_instance, key=f"inst-{i}") for i in range(plan.instances)]))
+                    Pill(str(i + 1), href=nav.href(kv_instance=None if i == 0 else str(i)), title=f"Instance {i + 1}",
+                         active=i == plan.current_instance, key=f"inst-{i}") for i in range(plan.instances)],
+                    compact=True))
     return out
 
 

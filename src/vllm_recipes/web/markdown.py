@@ -93,13 +93,6 @@ def _parser(with_attrs: bool) -> MarkdownIt:
     return md
 
 
-def prepare() -> None:
-    """Build both parsers and the lexers recipe guides use, ahead of the first page (``serve`` start-up)."""
-    sample = "".join(f"```{lang}\nx\n```\n" for lang in ("bash", "python", "yaml", "json", "text"))
-    for with_attrs in (False, True):
-        render_markdown(sample, with_attrs=with_attrs)
-
-
 def sanitize(html_text: str) -> str:
     """The allowlist every piece of recipe-authored HTML goes through."""
     return nh3.clean(html_text, tags=_TAGS, attributes=_ATTRS, url_schemes=_SCHEMES, link_rel=None,
