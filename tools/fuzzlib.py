@@ -101,9 +101,114 @@ def _hostile_count(data: Any, rng: random.Random) -> Any:
     return data
 
 
-def _mutate_data(data: Any, rng: random.Random) -> Any:
+def _model(data: dict) -> dict:
+    model = data.get("model")
+    if not isinstance(model, dict):
+        model = data["model"] = {}
+    return model
+
+
+def _huge_tokens(data: dict, rng: random.Random) -> None:
+    """A validate-clean argument list of thousands of tokens (issue #28.6: quadratic dedupe/lint)."""
+    n = rng.choice([2_000, 2_000, 5_000, 10_000, 40_000])
+    tokens = [t for i in range(n // 2) for t in (f"--fuzz-flag-{i % 997}", str(i))]
+    where = rng.randrange(3)
+    variants = data.get("variants")
+    if where == 0 or not isinstance(variants, dict) or not variants:
+        _model(data)["base_args"] = tokens
+    elif where == 1:
+        v = next(iter(variants.values()))
+        if isinstance(v, dict):
+            v["extra_args"] = tokens
+    else:
+        feats = data.get("features")
+        if isinstance(feats, dict) and feats:
+            f = next(iter(feats.values()))
+            if isinstance(f, dict):
+                f["args"] = tokens
+
+
+def _binary_set(data: dict, rng: random.Random) -> None:
+    """Python-only YAML types (``!!binary``, ``!!set``) in an unknown key or a known one (issue #28.2)."""
+    value = rng.choice([b"\x00\xffbinary", {"a", "b"}, frozenset({1}), b""])
+    if rng.random() < 0.5:
+        data[rng.choice(["zz_unknown", "x_extra", "notes"])] = value
+    else:
+        model = _model(data)
+        model[rng.choice(["context_length", "base_args", "base_env", "min_vllm_version", "architecture"])] = value
+
+
+def _multiline_env(data: dict, rng: random.Random) -> None:
+    """Env values with newlines, quotes, ``$VARS`` (issue #28.10: sbatch altered them)."""
+    env = _model(data).get("base_env")
+    if not isinstance(env, dict):
+        env = _model(data)["base_env"] = {}
+    env[rng.choice(["FUZZ_ENV", "VLLM_FUZZ", "A_B"])] = rng.choice(
+        ["a\nb", "a\n  b\n", "line1\r\nline2", "x'y\"z", "$HF_TOKEN", "a\n---\nkind: Pod", "${HOME}/x"])
+
+
+def _non_string_keys(data: dict, rng: random.Random) -> None:
+    """Non-string map keys where names are expected (issue #28.9: ``features: {1: ...}``, ``{true: verified}``)."""
+    key = rng.choice([1, 2.5, True, None, -0.0])
+    target = rng.choice(["features", "variants", "meta.hardware", "hardware_overrides", "strategy_overrides"])
+    if target == "meta.hardware":
+        meta = data.get("meta")
+        if isinstance(meta, dict):
+            hw = meta.get("hardware")
+            if not isinstance(hw, dict):
+                hw = meta["hardware"] = {}
+            hw[key] = "verified"
+        return
+    m = data.get(target)
+    if not isinstance(m, dict):
+        m = data[target] = {}
+    m[key] = rng.choice([{"args": ["--x"]}, {"description": "d"}, "v", None, {"tp": 8}])
+
+
+def _bad_feature_modes(data: dict, rng: random.Random) -> None:
+    """Inconsistent feature modes (json-api.md §10.2), which used to abort ``build-api`` for the catalog."""
+    feats = data.get("features")
+    if not isinstance(feats, dict):
+        feats = data["features"] = {}
+    name = rng.choice([*(k for k in feats if isinstance(k, str)), "fuzz_modes"])
+    feats[name] = rng.choice([
+        {"description": "d", "default_mode": "nope", "modes": {"m": {"args": "--x"}}},
+        {"description": "d", "args": ["--a"], "modes": {"m": {"args": ["--b"]}}},
+        {"description": "d", "modes": {}},
+        {"description": "d", "modes": {"m": {"args": [], "variants": ["no_such_variant"]}}}])
+
+
+def _display_only_type(data: dict, rng: random.Random) -> None:
+    """A wrong type under keys only the page shows (``catalog.models.DISPLAY_ONLY``): validate-clean
+    (a warning), so every command and page meets it (``meta.related_recipes: 10**40`` made the page 500)."""
+    from vllm_recipes.catalog.models import DISPLAY_ONLY
+
+    for pattern in rng.sample(DISPLAY_ONLY, rng.randrange(1, 4)):
+        node: Any = data
+        for part in pattern[:-1]:
+            if not isinstance(node, dict):
+                break
+            node = rng.choice([v for v in node.values() if isinstance(v, dict)] or [None]) if part == "*" \
+                else node.get(part)
+        if isinstance(node, dict):
+            node[pattern[-1]] = rng.choice([10 ** 40, True, 1e-07, float("inf"), ["a", {"b": 1}], {"k": [1]},
+                                            "", -1, "<script>x</script>"])
+
+
+#: named structural mutations (class -> function), beside the random-path ones of :func:`_mutate_data`
+SHAPED = {"huge-token-list": _huge_tokens, "binary-set": _binary_set, "multiline-env": _multiline_env,
+          "non-string-key": _non_string_keys, "bad-feature-modes": _bad_feature_modes,
+          "display-only-type": _display_only_type}
+_HOSTILE_SET = set(HOSTILE) | set(TRAVERSALS)
+
+
+def _mutate_data(data: Any, rng: random.Random) -> tuple[Any, str]:
     if rng.random() < 0.08:
-        return _hostile_count(data, rng)
+        return _hostile_count(data, rng), "non-finite-count"
+    if isinstance(data, dict) and rng.random() < 0.16:
+        name = rng.choice(sorted(SHAPED))
+        SHAPED[name](data, rng)
+        return data, name
     paths = list(_paths(data))
     path = rng.choice(paths)
     op = rng.randrange(14)
@@ -117,85 +222,119 @@ def _mutate_data(data: Any, rng: random.Random) -> Any:
                 parent[last] = not v
             elif isinstance(v, int | float):
                 parent[last] = rng.choice([n for n in NUMBERS if not isinstance(n, float) or n == n])
+                return data, "huge-number"
             else:
                 parent[last] = rng.choice(STRINGS)
-            return data
+                return data, "hostile-value" if parent[last] in _HOSTILE_SET else "same-type-swap"
+            return data, "same-type-swap"
     if not path:
-        return data if op else _random_value(rng)
+        return (data, "noop") if op else (_random_value(rng), "type-swap")
     parent, last = _get(data, path[:-1]), path[-1]
     if op == 0:  # delete
         del parent[last]
-    elif op in (1, 2):  # swap type / random value
+        return data, "delete"
+    if op in (1, 2):  # swap type / random value
         parent[last] = _random_value(rng)
-    elif op == 3:  # deep nesting
+        return data, "type-swap"
+    if op == 3:  # deep nesting
         v: Any = parent[last]
         for _ in range(rng.choice([5, 50, 150, 199])):
             v = [v]
         parent[last] = v
-    elif op == 4 and isinstance(parent, dict):  # odd key
+        return data, "deep-nesting"
+    if op == 4 and isinstance(parent, dict):  # odd key
         parent[_random_key(rng)] = parent.pop(last)
-    elif op == 5 and isinstance(parent, dict):  # traversal / unicode id as a key
+        return data, "non-string-key"
+    if op == 5 and isinstance(parent, dict):  # traversal / unicode id as a key
         parent[rng.choice([*TRAVERSALS, "Ωmega", "a b"])] = parent.pop(last)
-    elif op == 6:  # traversal where an id is expected
+        return data, "traversal-key"
+    if op == 6:  # traversal where an id is expected
         parent[last] = rng.choice(TRAVERSALS)
-    elif op == 7:  # huge number
+        return data, "traversal-id"
+    if op == 7:  # huge number
         parent[last] = rng.choice(NUMBERS)
-    else:  # list/str swap
-        v = parent[last]
-        parent[last] = [v] if not isinstance(v, list) else (v[0] if v else None)
-    return data
+        return data, "huge-number"
+    v = parent[last]  # list/str swap
+    parent[last] = [v] if not isinstance(v, list) else (v[0] if v else None)
+    return data, "list-scalar-swap"
 
 
 _ALIAS_BLOCK = "zz_anchor: &zz\n  tp: 8\n  extra_args: [--a]\nzz_alias: *zz\n"
+#: YAML tags naming Python objects or binary data (only str/int/float/bool/null/list/map are data)
+_TAGGED = [b"\nzz_bin: !!binary aGVsbG8=\n", b"\nzz_set: !!set {a, b}\n", b"\nzz_omap: !!omap [a: 1]\n",
+           b"\nzz_py: !!python/object:os.system [id]\n", b"\nzz_ts: 2026-01-01T00:00:00Z\n",
+           b"\nzz_pairs: !!pairs [a: 1, a: 2]\n"]
 
 
-def _mutate_text(text: bytes, rng: random.Random) -> bytes:
-    op = rng.randrange(10)
+def _mutate_text(text: bytes, rng: random.Random) -> tuple[bytes, str]:
+    op = rng.randrange(12)
     if op == 0:
-        return text[: rng.randrange(len(text) + 1)]
+        return text[: rng.randrange(len(text) + 1)], "truncate"
     if op == 1:
-        return b"\xef\xbb\xbf" + text
+        return b"\xef\xbb\xbf" + text, "bom"
     if op == 2:
-        return text.replace(b"\n", b"\r\n")
+        return text.replace(b"\n", b"\r\n"), "crlf"
     if op == 3:
         lines = text.split(b"\n")
         i = rng.randrange(len(lines))
         lines[i] = lines[i].replace(b"  ", b"\t", 1)
-        return b"\n".join(lines)
+        return b"\n".join(lines), "tab"
     if op == 4:
         i = rng.randrange(len(text) + 1)
-        return text[:i] + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16))) + text[i:]
+        return text[:i] + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16))) + text[i:], "binary-junk"
     if op == 5:  # duplicate a line (duplicate keys)
         lines = text.split(b"\n")
         i = rng.randrange(len(lines))
         lines.insert(i, lines[i])
-        return b"\n".join(lines)
+        return b"\n".join(lines), "duplicate-key"
     if op == 6:
-        return text + b"\n" + _ALIAS_BLOCK.encode()
+        return text + b"\n" + _ALIAS_BLOCK.encode(), "anchor-alias"
     if op == 7:  # an alias reused where a mapping is expected
-        return text.replace(b"\nvariants:", b"\nvariants: &v", 1) + b"\nstrategy_overrides:\n  x: *v\n"
+        return text.replace(b"\nvariants:", b"\nvariants: &v", 1) + b"\nstrategy_overrides:\n  x: *v\n", "anchor-alias"
     if op == 8:  # complex (non-string) keys
-        return text + b"\n? [a, b]\n: 1\n? {k: v}\n: 2\n"
-    return text + b"\n" + "ключ: значение ✓\n".encode()
+        return text + b"\n? [a, b]\n: 1\n? {k: v}\n: 2\n", "non-string-key"
+    if op in (9, 10):  # !!binary / !!set / python tags, at top level or in place of a value
+        tagged = rng.choice(_TAGGED)
+        if rng.random() < 0.5:
+            return text + tagged, "binary-set"
+        _key, _, val = tagged.strip().partition(b": ")
+        return text.replace(b"context_length:", b"context_length: " + val + b" #", 1), "binary-set"
+    return text + b"\n" + "ключ: значение ✓\n".encode(), "unicode"
+
+
+def mutate_labelled(seed_text: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
+    """One to five mutations of a recipe, data-level and text-level mixed, with the class of each."""
+    n = rng.randrange(1, 6)
+    data = yaml.safe_load(seed_text)
+    text_ops = 0
+    classes: list[str] = []
+    for _ in range(n):
+        if rng.random() < 0.7:
+            data, cls = _mutate_data(data, rng)
+            classes.append(cls)
+        else:
+            text_ops += 1
+    try:
+        text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True).encode("utf-8")
+    except (yaml.YAMLError, RecursionError, ValueError):
+        text = seed_text
+    for _ in range(text_ops):
+        text, cls = _mutate_text(text, rng)
+        classes.append(cls)
+    return text, classes
+
+
+class _Dumper(yaml.SafeDumper):
+    """The safe dumper plus sets (written as ``!!set``), so the mutator can plant them."""
+
+
+_Dumper.add_representer(set, yaml.SafeDumper.represent_set)
+_Dumper.add_representer(frozenset, yaml.SafeDumper.represent_set)
 
 
 def mutate(seed_text: bytes, rng: random.Random) -> bytes:
     """One to five mutations of a recipe, data-level and text-level mixed."""
-    n = rng.randrange(1, 6)
-    data = yaml.safe_load(seed_text)
-    text_ops = 0
-    for _ in range(n):
-        if rng.random() < 0.7:
-            data = _mutate_data(data, rng)
-        else:
-            text_ops += 1
-    try:
-        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode("utf-8")
-    except (yaml.YAMLError, RecursionError, ValueError):
-        text = seed_text
-    for _ in range(text_ops):
-        text = _mutate_text(text, rng)
-    return text
+    return mutate_labelled(seed_text, rng)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -411,3 +550,57 @@ def raw_status(port: int, target: str, timeout: float = 20.0) -> int:
         return 0
     finally:
         conn.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Catalog files and links (a batch's shared files: issue #28.2 strategies as !!binary, taxonomy, symlinks)
+# --------------------------------------------------------------------------------------------
+
+#: a recipe-shaped file outside the recipes directory: its text must never reach an output
+SECRET = "CANARY-7f3e-outside-the-recipes-dir"
+OUTSIDE_RECIPE = f"meta:\n  title: {SECRET}\n  provider: {SECRET}\nmodel:\n  model_id: x/{SECRET}\n"
+
+
+def mutate_catalog_file(recipes: Path, rng: random.Random, outside: Path) -> str:
+    """Break one shared file of ``recipes`` (taxonomy, platforms, a strategy or kv store): the class name."""
+    choices = [p for p in (recipes / "taxonomy.yaml", recipes / "platforms.yaml") if p.is_file()]
+    choices += sorted((recipes / "strategies").glob("*.yaml")) + sorted((recipes / "kv_store").glob("*.yaml"))
+    target = rng.choice(choices)
+    cls = {"taxonomy.yaml": "broken-taxonomy", "platforms.yaml": "broken-platforms"}.get(
+        target.name, "broken-strategy" if target.parent.name == "strategies" else "broken-kv-store")
+    op = rng.randrange(6)
+    if op == 0:
+        target.write_bytes(b"!!binary aGVsbG8gd29ybGQ=\n")
+    elif op == 1:
+        target.write_bytes(rng.choice([b"", b"[]\n", b"42\n", b"!!set {a, b}\n", b"? [a]\n: 1\n"]))
+    elif op == 2:  # a link out of the recipes directory in place of the file
+        target.unlink()
+        target.symlink_to(outside / "secret.yaml")
+    else:
+        target.write_bytes(mutate_labelled(target.read_bytes(), rng)[0])
+    return cls
+
+
+def plant_links(recipes: Path, outside: Path, sibling_rel: str, tag: str) -> list[str]:
+    """Recipe links: out of the directory (file and folder), and to a recipe inside. Their ``models/`` paths."""
+    (outside / "secret.yaml").write_text(OUTSIDE_RECIPE)
+    (outside / "linked").mkdir(exist_ok=True)
+    (outside / "linked" / "Secret.yaml").write_text(OUTSIDE_RECIPE)
+    d = recipes / "models" / f"fuzzlink{tag}"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "Out.yaml").symlink_to(outside / "secret.yaml")
+    (d / "In.yaml").symlink_to(recipes / "models" / sibling_rel)
+    (recipes / "models" / f"fuzzlinkdir{tag}").symlink_to(outside / "linked", target_is_directory=True)
+    return [f"fuzzlink{tag}/Out.yaml", f"fuzzlink{tag}/In.yaml", f"fuzzlinkdir{tag}/Secret.yaml"]
+
+
+def mutant_urls(hf_id: str, data: Any, rng: random.Random) -> list[str]:
+    """The web app's views of one recipe: pages, twins, live API (resolve, export x4, fit, perf), odd params."""
+    q = quote(hf_id)
+    urls = [f"/{q}", f"/{q}/builder", f"/{q}/page.json", f"/{q}.json", f"/api/resolve?model={q}",
+            f"/api/resolve?model={q}&strategy=pd_cluster&prefill_nodes=2&decode_nodes=2",
+            f"/{q}?strategy=pd_cluster", f"/api/fit?model={q}", f"/api/perf?model={q}",
+            *(f"/api/export?model={q}&to={t}" for t in ("k8s", "compose", "slurm", "vllm-config")),
+            f"/api/export?model={q}&to=k8s&strategy=pd_cluster"]
+    odd = page_urls(hf_id, data, rng)[6:]
+    return urls + rng.sample(odd, min(4, len(odd)))

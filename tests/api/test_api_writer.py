@@ -12,7 +12,6 @@ from api_helpers import build, recipe, write_dir
 from click.testing import CliRunner
 
 from vllm_recipes.api import writer
-from vllm_recipes.api.build import FeatureModeError
 from vllm_recipes.api.writer import diff_tree, list_tree, publish
 from vllm_recipes.cli import api_cmds  # noqa: F401  (registers build-api)
 from vllm_recipes.cli.main import cli
@@ -133,17 +132,15 @@ def test_failed_swap_leaves_the_previous_api_intact(tmp_path: Path, monkeypatch:
     assert _leftovers(tmp_path) == []
 
 
-def test_validation_error_keeps_the_previous_api(tmp_path: Path) -> None:
+def test_feature_mode_error_skips_only_that_recipe(tmp_path: Path) -> None:
+    """Issue #28: one recipe never stops the build (the strict reference abort is build_api's, not publish's)."""
     root = _catalog(tmp_path / "cat")
     out = tmp_path / "api"
-    build_full(root, out)
-    before = _snapshot(out)
     _edit(root / "models/acme/Other.yaml", lambda d: d["features"].update(x={"modes": {}}))
-    with pytest.raises(FeatureModeError) as err:
-        build_full(root, out)
-    assert err.value.message == ("Invalid feature modes in models/acme/Other.yaml:\n"
-                                 "  - features.x.modes must be a non-empty map")
-    assert _snapshot(out) == before
+    lines: list[str] = []
+    build_full(root, out, lines.append)
+    assert "  ✗ skipping models/acme/Other.yaml: 1 validation error" in lines
+    assert (out / "acme/Base.json").is_file() and not (out / "acme/Other.json").exists()
 
 
 def test_llms_files_are_part_of_the_swapped_tree(tmp_path: Path) -> None:
@@ -189,11 +186,10 @@ def test_cli_feature_mode_error(tmp_path: Path) -> None:
     _edit(root / "models/acme/Other.yaml",
           lambda d: d["variants"]["default"].update(default_modes={"nope": "x"}))
     r = CliRunner().invoke(cli, ["build-api", str(tmp_path / "api"), "--recipes-dir", str(root)])
-    assert r.exit_code == 1
-    assert r.stdout == ""
-    assert r.stderr == ("Invalid feature modes in models/acme/Other.yaml:\n"
-                        "  - variants.default.default_modes references unknown feature nope\n")
-    assert not (tmp_path / "api").exists()
+    assert r.exit_code == 0
+    assert "  ✗ skipping models/acme/Other.yaml: 1 validation error\n" in r.stderr
+    assert "variants.default.default_modes references unknown feature nope" in r.stderr
+    assert (tmp_path / "api/acme/Base.json").is_file() and not (tmp_path / "api/acme/Other.json").exists()
 
 
 def test_recipe_overwriting_a_static_file(tmp_path: Path) -> None:

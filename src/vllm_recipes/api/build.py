@@ -413,6 +413,22 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
 
 
+def _skip_feature_mode_errors(catalog: Catalog, recipes: list[Recipe], notes: list[str],
+                              warn: Warn | None) -> list[Recipe]:
+    """``recipes`` less those with §10.2 errors, each reported as skipped (``notes``, ``warn``)."""
+    kept: list[Recipe] = []
+    for recipe in recipes:
+        if not feature_mode_messages(recipe.data):
+            kept.append(recipe)
+            continue
+        lines = skip_lines(recipe.rel_path, [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"])
+        notes.extend(lines)
+        if warn is not None:
+            for line in lines:
+                warn(line)
+    return kept
+
+
 def check_feature_modes(recipe: Recipe) -> None:
     """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
     messages = feature_mode_messages(recipe.data)
@@ -570,14 +586,17 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         for line in notes:
             warn(line)
     recipes = list(catalog.recipes)
-    # §5.1: validation aborts at the first bad recipe; the ones before it still render (and warn)
+    # §5.1: validation aborts at the first bad recipe; the ones before it still render (and warn).
+    # Not strict (build-api, serve, MCP): such a recipe is skipped with its messages, never the catalog.
     bad: FeatureModeError | None = None
-    for i, recipe in enumerate(recipes):
+    for i, recipe in enumerate(recipes if strict else ()):
         try:
             check_feature_modes(recipe)
         except FeatureModeError as exc:
             bad, recipes = exc, recipes[:i]
             break
+    if not strict:
+        recipes = _skip_feature_mode_errors(catalog, recipes, notes, warn)
     outputs: list[RecipeOutput] = []
     warnings: list[str] = notes
     for res in recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):

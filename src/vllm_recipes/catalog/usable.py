@@ -32,6 +32,13 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
     return [f for f in found if f.is_error and f.code not in skip]
 
 
+def fails_validation(catalog: Catalog, recipe: Recipe) -> bool:
+    """Whether ``recipe`` has validation errors (only a catalog not passed through :func:`usable_catalog`,
+    as ``serve --watch`` previews it, holds such recipes). The engine is promised only validate-clean
+    recipes: a failure on another is the recipe's error (one log line), not the engine's (a traceback)."""
+    return not catalog.usable and bool(recipe_errors(catalog, recipe))
+
+
 def skip_lines(rel_path: str, errors: Sequence[Finding]) -> list[str]:
     """The stderr lines saying a file was skipped, and why (one finding per line)."""
     n = len(errors)

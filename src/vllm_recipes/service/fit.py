@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.usable import fails_validation
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
@@ -100,8 +101,12 @@ def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context:
     try:
         target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
         return summary_dict(fit_of_plan(catalog, recipe, ctx, plan, target, context))
-    except Exception:  # the summary is an addition: never fail the resolve because of it
-        log.exception("fit summary failed for %s", recipe.hf_id)
+    except Exception as exc:  # the summary is an addition: never fail the resolve because of it
+        if fails_validation(catalog, recipe):  # (serve --watch): the recipe's error, one line
+            log.warning("fit summary failed for %s: %s: %s (the recipe fails validation)", recipe.hf_id,
+                        type(exc).__name__, exc)
+        else:
+            log.exception("fit summary failed for %s", recipe.hf_id)
         return None
 
 

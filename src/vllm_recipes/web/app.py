@@ -33,8 +33,9 @@ from starlette.routing import Mount, Route
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
-from vllm_recipes.catalog.usable import is_usable, usable_catalog
+from vllm_recipes.catalog.usable import fails_validation, is_usable, recipe_errors, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
+from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.select.state import SelectionError
 from vllm_recipes.service.url import (
     canonical_params,
@@ -50,7 +51,7 @@ from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import deploy_tabs, export_reply
+from .deploy import ExportReply, deploy_tabs, export_reply
 from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
 from .live_api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .omni import build_omni_view
@@ -219,7 +220,7 @@ class Web:
                                    perf=perf_panel(self.catalog, recipe, st, view.url, extra))
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
-                log.exception("builder failed for %s?%s", recipe.hf_id, canon)
+                log_failure(exc, self.catalog, recipe.hf_id, "builder failed for %s?%s", recipe.hf_id, canon)
                 url = page_url("/" + recipe.hf_id, canon)
                 body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
                 cached = (body, url, 422)
@@ -240,7 +241,7 @@ class Web:
                 body += self.render("omni_builder.html", v=view)
                 hit = (body, view.url, 200)
             except Exception as exc:
-                log.exception("omni builder failed for %s", recipe.hf_id)
+                log_failure(exc, self.catalog, recipe.hf_id, "omni builder failed for %s", recipe.hf_id)
                 url = recipe_url(recipe.hf_id)
                 hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
             self.builder_cache.put(key, hit)
@@ -347,6 +348,17 @@ async def home(request: Request) -> Response:
                                                providers=web.index.provider_grid)))
 
 
+def log_failure(exc: Exception, catalog: Catalog, model_id: str | None, what: str, *args: Any) -> None:
+    """An engine failure on a validate-clean recipe is a bug: logged with its traceback. On a recipe that
+    fails validation (only ``serve --watch`` serves those; the engine is promised only what validation
+    passes), and for a value the rendering refuses (:class:`UnsafeValue`), it is the recipe's error: one line."""
+    found = catalog.find(model_id) if model_id else None
+    if isinstance(exc, UnsafeValue) or (found is not None and fails_validation(catalog, found[0])):
+        log.warning(what + ": %s: %s (the recipe fails validation)", *args, type(exc).__name__, exc)
+    else:
+        log.error(what, *args, exc_info=exc)
+
+
 async def home_twin(request: Request) -> Response:
     web = _web(request)
     return twins.json_response(twins.home_json(web.index, web.index.latest))
@@ -410,7 +422,14 @@ def api_export(request: Request) -> Response:
     key = ("export", *_query_items(request))
     hit = web.resolve_cache.get(key)
     if hit is None:
-        hit = export_reply(web.catalog, _query_items(request))
+        items = _query_items(request)
+        try:
+            hit = export_reply(web.catalog, items)
+        except Exception as exc:  # an engine failure: a readable error, never a 500
+            log_failure(exc, web.catalog, dict(items).get("model"), "export failed for %s", items)
+            body = json.dumps({"error": f"The deployment could not be exported: {type(exc).__name__}: {exc}",
+                               "param": None, "choices": []}, ensure_ascii=False)
+            hit = ExportReply(422, body, "application/json", {"Access-Control-Allow-Origin": "*"})
         web.resolve_cache.put(key, hit)
     return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=hit.headers)
 
@@ -429,7 +448,7 @@ def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Res
         except SelectionError as exc:
             hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
         except Exception as exc:  # an engine failure: a readable error, never a 500
-            log.exception("%s failed for %s", kind, items)
+            log_failure(exc, web.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
             hit = (422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}",
                                     "param": None, "choices": []}).encode())
         web.resolve_cache.put(key, hit)
@@ -552,7 +571,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         header = translated_header(recipe, available[lang])
     card = web.index.by_id.get(recipe.hf_id)
     related = []
-    for rid in recipe.meta.get("related_recipes") or ():
+    listed = recipe.meta.get("related_recipes")  # display-only: any type validates (with a warning)
+    for rid in listed if isinstance(listed, list | tuple) else ():
         if isinstance(rid, str):
             other = web.catalog.recipe(rid)
             related.append((rid, "/" + other.hf_id if other else None))
@@ -576,7 +596,7 @@ def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
     try:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
-        log.exception("page twin failed for %s", recipe.hf_id)
+        log_failure(exc, web.catalog, recipe.hf_id, "page twin failed for %s", recipe.hf_id)
         return twins.json_response({"error": f"The selection could not be synthesized: {type(exc).__name__}: "
                                              f"{exc}", "param": None, "choices": []}, status=422)
     return twins.json_response(data)
@@ -620,7 +640,15 @@ def page_twin(request: Request) -> Response:
 def builder_route(request: Request) -> Response:
     """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
     org, repo = request.path_params["org"], request.path_params["repo"]
-    return not_found(request) if _is_dot(org, repo) else builder_fragment(request, org, repo)
+    if _is_dot(org, repo):
+        return not_found(request)
+    try:
+        return builder_fragment(request, org, repo)
+    except Exception as exc:
+        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
+        if refused is None:
+            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
+        return refused
 
 
 @off_loop
@@ -648,7 +676,29 @@ def provider_route(request: Request) -> Response:
 @off_loop
 def recipe_route(request: Request) -> Response:
     org, repo = request.path_params["org"], request.path_params["repo"]
-    return not_found(request) if _is_dot(org, repo) else recipe_page(request, org, repo)
+    if _is_dot(org, repo):
+        return not_found(request)
+    try:
+        return recipe_page(request, org, repo)
+    except Exception as exc:
+        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
+        if refused is None:
+            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
+        return refused
+
+
+def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Response | None:
+    """The page of a recipe that fails validation and could not be shown (``serve --watch`` serves those):
+    422 with its first findings, logged in one line; ``None`` for any other recipe."""
+    web = _web(request)
+    found = None if is_usable(web.catalog) else web.catalog.find(hf_id)
+    errors = recipe_errors(web.catalog, found[0]) if found else []
+    if not errors:
+        return None
+    log_failure(exc, web.catalog, hf_id, "recipe page failed for %s", hf_id)
+    lines = "; ".join(f.format() for f in errors[:5])
+    return HTMLResponse(error_html(422, f"{hf_id} fails validation, so its page cannot be shown: {lines}"),
+                        status_code=422)
 
 
 def elsewhere(request: Request) -> Response:

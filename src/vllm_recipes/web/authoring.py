@@ -142,6 +142,10 @@ def _errors_by_file(fresh: Catalog, findings: Iterable[Finding]) -> dict[str, li
     return out
 
 
+#: findings whose recipe is never rendered, even as a preview: the engine's cost on it has no bound
+UNBOUNDED = frozenset({"too-many-args", "too-many-nodes"})
+
+
 def _render_errors(catalog: Catalog, recipe: Recipe, renders: Any) -> list[Finding]:
     """``[finding]`` when ``renders(catalog, recipe)`` raises (the page would fail), else ``[]``."""
     if renders is None:
@@ -160,16 +164,23 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
 
     A recipe is refused when its file does not load or has error findings, or when
     ``renders(catalog, recipe)`` (its default page) raises. Without a previous
-    version there is nothing to fall back to: a loadable recipe is served as is.
+    version there is nothing to fall back to: a loadable recipe is served as is,
+    unless a finding of :data:`UNBOUNDED` leaves it out (its page then says why).
     """
     by_file = _errors_by_file(fresh, findings)
     old = {r.rel_path: r for r in previous.recipes} if previous is not None else {}
     stale: dict[str, StaleRecipe] = {}
     recipes: list[Recipe] = []
+    left_out: list[Finding] = []
     seen: set[str] = set()
     for r in fresh.recipes:
         seen.add(r.rel_path)
-        errors = by_file.get(r.rel_path) or _render_errors(fresh, r, renders)
+        errors = by_file.get(r.rel_path) or []
+        unbounded = [f for f in errors if f.code in UNBOUNDED]
+        if unbounded and r.rel_path not in old:
+            left_out.append(unbounded[0])
+            continue
+        errors = errors or _render_errors(fresh, r, renders)
         prior = old.get(r.rel_path)
         if errors and prior is not None:
             recipes.append(prior)
@@ -181,10 +192,11 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
         if rel not in seen and prior is not None and any(f.code == "yaml" for f in errors):
             recipes.append(prior)  # unparsable now: the last good version stays up
             stale[prior.hf_id] = StaleRecipe(prior.hf_id, rel, tuple(errors))
-    if not stale:
+    if not stale and not left_out:
         return fresh, stale
     recipes.sort(key=lambda r: path_key(r.rel_path))
-    merged = dataclasses.replace(fresh, recipes=tuple(recipes), all_ids=fresh.all_ids | {r.hf_id for r in recipes})
+    merged = dataclasses.replace(fresh, recipes=tuple(recipes), all_ids=fresh.all_ids | {r.hf_id for r in recipes},
+                                 skipped=(*fresh.skipped, *left_out))
     return merged, stale
 
 

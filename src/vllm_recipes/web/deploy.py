@@ -17,6 +17,7 @@ from vllm_recipes import service
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, default_name
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
+from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.url import query_from_items
 
@@ -90,6 +91,8 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
         return _error(422, str(exc), exc.param, exc.choices, page=deploy_refusal(target, exc.reason))
     except QueryError as exc:
         return _error(400, str(exc), exc.param, exc.choices)
+    except UnsafeValue as exc:  # a value the rendering refuses (a recipe failing validation, serve --watch)
+        return _error(422, f"refusing to render: {exc}", None, None, page=f"Cannot export: {exc}")
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(done)}"'
