@@ -17,9 +17,9 @@ from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
 
-from .engine_cmds import find_recipe, resolve_request, selection_options
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, fail, load_or_exit, recipes_dir_option
+from .options import find_recipe, resolve_request, selection_options
 
 
 def workload_options(fn: Any) -> Any:

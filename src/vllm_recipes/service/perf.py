@@ -42,7 +42,7 @@ def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str,
     if recipe.is_omni:
         raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
     req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
-    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
     return report_dict(perf_state(catalog, recipe, st, workload, strategy_given=req.strategy is not None))
 
 
