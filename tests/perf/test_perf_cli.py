@@ -95,7 +95,7 @@ def test_bad_input_exits_2() -> None:
     assert code == 2 and "h200" in out + err
     code, out, err = run("recommend", DENSE, "--recipes-dir", RECIPES, "--isl", "1", "--osl", "1", "--ttft-ms",
                          "1", "--tpot-ms", "1", "--hardware", "nope")
-    assert code == 2 and "Unknown hardware nope" in out + err
+    assert code == 2 and "Unknown hardware 'nope'" in out + err
 
 
 def test_recommend_fewest_gpus_first_and_none_meets_it() -> None:

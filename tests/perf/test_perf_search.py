@@ -141,3 +141,16 @@ def test_a_catalog_layer_overrides_a_gpu_fact_and_is_named_as_its_source() -> No
     assert layered.source == ("taxonomy.yaml gpu_facts (hbm_gb_s): test layer: twice the H200 datasheet "
                               f"bandwidth; other figures: {base.source}")
     assert tpots[1] < tpots[0]  # a memory-bound decode streams its weights faster
+
+
+def test_pd_pools_are_walked_from_the_default_pools_by_total_nodes() -> None:
+    from vllm_recipes.perf.recommend import _bases, _pd_sizes
+
+    catalog = load_catalog()
+    recipe = catalog.recipe("deepseek-ai/DeepSeek-V4.1-Flash")
+    assert recipe is not None
+    (base,) = [b for b, kind in _bases(catalog, recipe, ("b200",)) if kind == "pd_cluster"]
+    groups = [[(q.prefill_nodes, q.decode_nodes) for q in g] for g in _pd_sizes(catalog, recipe, base)]
+    # 1-node TP pools by default; 64 heads over 8 GPUs a node: pools of 1, 2 or 4 nodes (3 would be TP 24),
+    # at most 6 nodes more than the default 2
+    assert groups == [[(1, 1)], [(1, 2), (2, 1)], [(2, 2)], [(1, 4), (4, 1)], [(2, 4), (4, 2)], [(4, 4)]]

@@ -21,8 +21,6 @@ from typing import Any
 from vllm_recipes import service
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.perf.recommend import Sla
-from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
@@ -31,7 +29,7 @@ from vllm_recipes.select.state import PageRequest
 from vllm_recipes.service import EXPORT_ARGUMENTS, Query, QueryError
 from vllm_recipes.service.fit import fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties
-from vllm_recipes.service.perf import LIMITS, perf_answer, recommend_answer
+from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search
 from vllm_recipes.synth.context import recipe_frontend
 
@@ -193,13 +191,13 @@ class AgentTools:
     def perf_schema(self) -> dict[str, Any]:
         """The selection schema plus the workload."""
         schema = self.selection_schema()
-        return {**schema, "properties": {**schema["properties"], **_load_schema()}, "required": ["hf_id", "isl", "osl"]}
+        return {**schema, "properties": {**schema["properties"], **load_schema()}, "required": ["hf_id", "isl", "osl"]}
 
     def recommend_schema(self) -> dict[str, Any]:
         sel = self.selection_schema()
         return {"type": "object", "additionalProperties": False, "required": ["hf_id", "isl", "osl", "ttft_ms", "tpot_ms"],
                 "properties": {
-                    "hf_id": sel["properties"]["hf_id"], **_load_schema(),
+                    "hf_id": sel["properties"]["hf_id"], **load_schema(),
                     "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
                     "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
                     "hardware": {"type": "array", "items": _str_schema("Hardware profile id.", self.hardware_ids),
@@ -308,26 +306,20 @@ class AgentTools:
 
     def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES, *PERF_ARGS))
-        workload = _workload(args)
         try:
-            return perf_answer(self.catalog, self._query(args), workload)
+            return perf_answer(self.catalog, self._query(args), workload(args))
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
 
     def recommend(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *PERF_ARGS))
         self._recipe(args)
-        targets = []
-        for key in ("ttft_ms", "tpot_ms"):
-            v = args.get(key)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 1e7:
-                raise ToolError(f"{key} must be a number of milliseconds.", key)
-            targets.append(float(v))
         hw = args.get("hardware") or []
         if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
             raise ToolError("hardware must be a list of hardware profile ids.", "hardware", self.hardware_ids)
         try:
-            return recommend_answer(self.catalog, str(args["hf_id"]), Sla(*targets), _workload(args), tuple(hw))
+            load = workload(args)
+            return recommend_answer(self.catalog, str(args["hf_id"]), sla(args), load, tuple(hw))
         except QueryError as exc:
             raise ToolError.from_selection(exc) from None
 
@@ -356,42 +348,7 @@ class AgentTools:
             raise ToolError.from_selection(exc) from None
 
 
-PERF_ARGS = ("isl", "osl", "concurrency", "rate")
-
-
-def _load_schema() -> dict[str, Any]:
-    return {"isl": {"type": "integer", "minimum": 1, "maximum": 1 << 20, "description": "Input (prompt) tokens."},
-            "osl": {"type": "integer", "minimum": 1, "maximum": 1 << 17, "description": "Output tokens."},
-            "concurrency": {"type": "integer", "minimum": 1, "maximum": 4096,
-                            "description": "Concurrent users, closed loop (default 1)."},
-            "rate": {"type": "number", "exclusiveMinimum": 0, "description": "Poisson arrivals, requests/s."}}
-
-
-def _workload(args: Mapping[str, Any]) -> Workload:
-    """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload (the /api/perf rules, typed)."""
-    isl, osl, conc = (_whole_number(args, k) for k in ("isl", "osl", "concurrency"))
-    rate = args.get("rate")
-    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float)):
-        raise ToolError("rate must be a number.", "rate")
-    for key, value, limit in (("isl", isl, LIMITS["isl"]), ("osl", osl, LIMITS["osl"]),
-                              ("concurrency", conc, LIMITS["conc"])):
-        if value is None and key != "concurrency":
-            raise ToolError(f"{key} is required (tokens).", key)
-        if value is not None and not 0 < value <= limit:
-            raise ToolError(f"{key} must be a positive integer up to {limit}.", key)
-    if rate is not None and not 0 < rate <= 1e5:
-        raise ToolError("rate must be requests per second (0-100000).", "rate")
-    if rate is not None and conc:
-        raise ToolError("Give concurrency or rate, not both.", "rate")
-    assert isinstance(isl, int) and isinstance(osl, int)
-    return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate)
-
-
-def _whole_number(args: Mapping[str, Any], key: str) -> int | None:
-    v = args.get(key)
-    if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-        raise ToolError(f"{key} must be a whole number.", key)
-    return v
+PERF_ARGS = tuple(WORKLOAD)
 
 
 def recipe_json_uri(hf_id: str) -> str:

@@ -56,8 +56,12 @@ def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
     command_checks(catalog, recipe, plan)
 
 
-def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[OmniSelection, OmniPlan]:
-    """The omni selection and plan for the options (exit 2 on a refusal)."""
+def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any], vllm_release: str | None
+                         ) -> tuple[OmniSelection, OmniPlan]:
+    """The omni selection and plan for the options (exit 2 on a refusal, or on --vllm: vllm-omni commands are
+    not linted)."""
+    if vllm_release is not None:
+        fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
     with refusals():
         resolved = resolve(catalog, Query(recipe.hf_id, request_from_options(kw)))
     assert resolved.selected.omni is not None and resolved.omni_plan is not None
@@ -83,11 +87,6 @@ def _header_comment(text: str, quiet: bool) -> None:
         click.echo(f"# {text}", err=True)
 
 
-def _no_vllm_for_omni(recipe: Recipe, vllm_release: str | None) -> None:
-    if vllm_release is not None:
-        fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
-
-
 @cli.command("command")
 @selection_options
 @json_option
@@ -108,8 +107,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
-        _no_vllm_for_omni(recipe, vllm_release)
-        osel, oplan = resolve_omni_request(catalog, recipe, kw)
+        osel, oplan = resolve_omni_request(catalog, recipe, kw, vllm_release)
         _header_comment(_omni_header(recipe, osel, kw), quiet or as_json)
         _omni_output(catalog, recipe, osel, oplan, as_json)
         return
@@ -143,8 +141,7 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
-        _no_vllm_for_omni(recipe, vllm_release)
-        osel, oplan = resolve_omni_request(catalog, recipe, kw)
+        osel, oplan = resolve_omni_request(catalog, recipe, kw, vllm_release)
         header = _omni_header(recipe, osel, kw)
         sections = explain_omni(catalog, oplan)
         lint = lints = None

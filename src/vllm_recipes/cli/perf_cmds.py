@@ -16,32 +16,30 @@ from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
+from vllm_recipes.service.lookup import check_hardware
+from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
 
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, fail, load_or_exit, recipes_dir_option
-from .options import find_recipe, resolve_request, selection_options
+from .options import find_recipe, refusals, resolve_request, selection_options
 
 
 def workload_options(fn: Any) -> Any:
-    for opt in reversed([
-        click.option("--isl", type=click.IntRange(1, 10_000_000), required=True, help="Input (prompt) tokens."),
-        click.option("--osl", type=click.IntRange(1, 10_000_000), required=True, help="Output tokens."),
-        click.option("--concurrency", type=click.IntRange(1, 100_000), help="Concurrent users (closed loop, "
-                     "as `vllm bench serve --max-concurrency`; default 1)."),
-        click.option("--rate", type=click.FloatRange(min=0, min_open=True), help="Poisson arrivals, requests/s "
-                     "(instead of --concurrency)."),
-        click.option("--num-prompts", type=click.IntRange(1, 100_000), help="Requests to simulate "
-                     "(default: 10 x concurrency, at least 50, at most 1000 + 2 x concurrency; 200 with --rate)."),
-    ]):
-        fn = opt(fn)
+    """``--isl``/``--osl``/``--concurrency``/``--rate`` from the one workload table (the service checks them,
+    as it does the URL's and the MCP tools'), and ``--num-prompts``."""
+    fn = click.option("--num-prompts", type=click.IntRange(1, 100_000), help="Requests to simulate "
+                      "(default: 10 x concurrency, at least 50, at most 1000 + 2 x concurrency; 200 with --rate).")(fn)
+    for name, p in reversed(WORKLOAD.items()):
+        bound = f"1-{p.hi:,}" if p.kind == "integer" else f"more than 0, up to {p.hi:,}"
+        help = f"{p.help} [{bound}{'; required' if p.required else ''}]"
+        fn = click.option(f"--{name}", metavar="INTEGER" if p.kind == "integer" else "FLOAT", help=help)(fn)
     return fn
 
 
-def make_workload(isl: int, osl: int, concurrency: int | None, rate: float | None, num_prompts: int | None) -> Workload:
-    if concurrency and rate:
-        fail("give --concurrency or --rate, not both.")
-    return Workload(isl, osl, concurrency=None if rate else (concurrency or 1), rate=rate,
-                    num_prompts=num_prompts or 0)
+def make_workload(isl: str | None, osl: str | None, concurrency: str | None, rate: str | None,
+                  num_prompts: int | None) -> Workload:
+    with refusals():
+        return workload({"isl": isl, "osl": osl, "concurrency": concurrency, "rate": rate}, num_prompts or 0)
 
 
 def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None, offline: bool, variant_key: str = "default"
@@ -119,16 +117,16 @@ def print_report(r: PerfReport) -> None:
               "calibrated releases).")
 @click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concurrency: int | None,
-             rate: float | None, num_prompts: int | None, hf_config: str | None, vllm_release: str | None,
+def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str | None, concurrency: str | None,
+             rate: str | None, num_prompts: int | None, hf_config: str | None, vllm_release: str | None,
              offline: bool, as_json: bool, **kw: Any) -> None:
     """Estimated TTFT, TPOT and throughput of HF_ID's command at --isl/--osl and --concurrency (or --rate)."""
     workload = make_workload(isl, osl, concurrency, rate, num_prompts)
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        fail(f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    with refusals():
+        require_serve(recipe)
     state = resolve_request(catalog, recipe, kw)
     arch, facts, cached = facts_for(catalog, recipe, hf_config, offline, state.selection.variant_key)
     report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,
@@ -145,31 +143,33 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concu
 @click.argument("hf_id")
 @recipes_dir_option
 @workload_options
-@click.option("--ttft-ms", type=click.FloatRange(min=0, min_open=True), required=True, help="TTFT target (ms).")
-@click.option("--tpot-ms", type=click.FloatRange(min=0, min_open=True), required=True, help="TPOT target (ms).")
+@click.option("--ttft-ms", metavar="FLOAT", help="TTFT target (ms). [required]")
+@click.option("--tpot-ms", metavar="FLOAT", help="TPOT target (ms). [required]")
 @click.option("--hardware", "hardware", multiple=True, help="Only these hardware profiles (repeatable).")
 @click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json.")
 @click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: int, osl: int, concurrency: int | None,
-                  rate: float | None, num_prompts: int | None, ttft_ms: float, tpot_ms: float,
+def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str | None,
+                  concurrency: str | None, rate: str | None, num_prompts: int | None, ttft_ms: str | None,
+                  tpot_ms: str | None,
                   hardware: tuple[str, ...], hf_config: str | None, offline: bool, as_json: bool) -> None:
     """The recipe's offered configurations that meet --ttft-ms and --tpot-ms, fewest GPUs first."""
-    from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict, selection_command
+    from vllm_recipes.perf.recommend import recommend, recommendation_dict, selection_command
 
-    workload = make_workload(isl, osl, concurrency, rate, num_prompts)
+    load = make_workload(isl, osl, concurrency, rate, num_prompts)
+    with refusals():
+        target = sla({"ttft_ms": ttft_ms, "tpot_ms": tpot_ms})
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, {})
-    unknown_hw = [h for h in hardware if h not in catalog.hardware_profiles]
-    if unknown_hw:
-        fail(f"unknown hardware {', '.join(unknown_hw)}; valid: {', '.join(catalog.hardware_profiles)}")
+    with refusals():
+        check_hardware(catalog, hardware)
     arch, facts, _ = facts_for(catalog, recipe, hf_config, offline)
-    rec = recommend(catalog, recipe, Sla(ttft_ms, tpot_ms), workload, hardware=hardware, arch=arch, facts=facts)
+    rec = recommend(catalog, recipe, target, load, hardware=hardware, arch=arch, facts=facts)
     if as_json:
         click.echo(json.dumps(recommendation_dict(rec), indent=2))
         raise SystemExit(0 if rec.meeting else 1)
-    click.echo(f"{rec.hf_id}: TTFT <= {ttft_ms:g} ms, TPOT <= {tpot_ms:g} ms at ISL {isl:,} / OSL {osl:,}, "
-               + (f"rate {rate:g} req/s" if rate else f"concurrency {workload.concurrency}")
+    click.echo(f"{rec.hf_id}: TTFT <= {target.ttft_ms:g} ms, TPOT <= {target.tpot_ms:g} ms at ISL {load.isl:,} / "
+               f"OSL {load.osl:,}, " + (f"rate {load.rate:g} req/s" if load.rate else f"concurrency {load.concurrency}")
                + f" - {rec.considered} configuration(s) considered (ESTIMATE; {error_line()})")
     for c in rec.meeting:
         e = c.report.estimate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vllm_recipes.catalog import Catalog, Recipe
 
-from .errors import RecipeLoadError, UnknownRecipe
+from .errors import QueryError, RecipeLoadError, UnknownRecipe
 
 
 def find_recipe(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None]:
@@ -23,3 +23,10 @@ def find_recipe(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None
     if broken is not None:
         raise RecipeLoadError("model", f"Recipe {model!r} failed to load: {broken}")
     raise UnknownRecipe("model", f"Unknown recipe {model!r}.", catalog.close_matches(model))
+
+
+def check_hardware(catalog: Catalog, ids: tuple[str, ...]) -> None:
+    """Every id is a hardware profile of the catalog; else a refusal naming the first that is not."""
+    bad = [h for h in ids if h not in catalog.hardware_profiles]
+    if bad:
+        raise QueryError("hardware", f"Unknown hardware {bad[0]!r}.", list(catalog.hardware_profiles))

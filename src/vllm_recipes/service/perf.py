@@ -4,23 +4,50 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
-from vllm_recipes.catalog import Catalog
+from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict
 from vllm_recipes.perf.report import perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
+from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import build_state
 
 from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
-from .lookup import find_recipe
+from .lookup import check_hardware, find_recipe
 from .query import Query
 from .url import parse_params
 
 SelectionError = QueryError
-LIMITS = {"isl": 1 << 20, "osl": 1 << 17, "conc": 4096}
+
+
+@dataclass(frozen=True)
+class Load:
+    """One workload parameter (1 to ``hi``): the CLI options, the MCP and OpenAPI schemas come from these."""
+
+    kind: Literal["integer", "number"]
+    hi: int
+    help: str
+    required: bool = False
+
+
+#: the workload parameters, declared once
+WORKLOAD: dict[str, Load] = {
+    "isl": Load("integer", 1 << 20, "Input (prompt) tokens.", required=True),
+    "osl": Load("integer", 1 << 17, "Output tokens.", required=True),
+    "concurrency": Load("integer", 4096, "Concurrent users, closed loop (default 1)."),
+    "rate": Load("number", 100_000, "Poisson arrivals, requests/s (instead of concurrency)."),
+}
+#: the page's Performance pills (``conc`` is its short spelling of ``concurrency``)
+LIMITS = {"isl": WORKLOAD["isl"].hi, "osl": WORKLOAD["osl"].hi, "conc": WORKLOAD["concurrency"].hi}
+
+
+def load_schema() -> dict[str, dict[str, Any]]:
+    """The workload parameters as JSON schemas (the MCP tools' input and the OpenAPI document)."""
+    low = {"integer": {"minimum": 1}, "number": {"exclusiveMinimum": 0}}
+    return {k: {"type": p.kind, **low[p.kind], "maximum": p.hi, "description": p.help} for k, p in WORKLOAD.items()}
 API_PARAMS = ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms", "hardware")
 
 
@@ -36,11 +63,16 @@ def int_param(value: str | None, limit: int) -> int | None:
     return n if 0 < n <= limit else None
 
 
+def require_serve(recipe: Recipe) -> None:
+    """Perf estimates ``vllm serve`` commands: :class:`NotApplicable` for an omni recipe."""
+    if recipe.is_omni:
+        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+
+
 def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str, Any]:
     """The estimate of the query's selection at ``workload`` (a ``vllm serve`` recipe)."""
     recipe, vk = find_recipe(catalog, query.model)
-    if recipe.is_omni:
-        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    require_serve(recipe)
     req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
     st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
     return report_dict(perf_state(catalog, recipe, st, workload, strategy_given=req.strategy is not None))
@@ -50,9 +82,7 @@ def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
                      hardware: tuple[str, ...] = ()) -> dict[str, Any]:
     """The recipe's offered configurations that meet ``sla`` at ``workload``, fewest GPUs first."""
     recipe, _ = find_recipe(catalog, model)
-    bad = [h for h in hardware if h not in catalog.hardware_profiles]
-    if bad:
-        raise QueryError("hardware", f"Unknown hardware {bad[0]!r}.", list(catalog.hardware_profiles))
+    check_hardware(catalog, hardware)
     return recommendation_dict(recommend(catalog, recipe, sla, workload, hardware=hardware))
 
 
@@ -71,51 +101,61 @@ def _split(items: list[tuple[str, str]], own: tuple[str, ...], multi: str = ""
     return model, vals, rest, hw
 
 
-def _workload(vals: Mapping[str, str]) -> Workload:
-    def num(k: str, limit: int, required: bool) -> int | None:
-        if k not in vals:
-            if required:
-                raise SelectionError(k, f"Parameter {k!r} is required (tokens).")
-            return None
-        n = int_param(vals[k], limit)
-        if n is None:
-            raise SelectionError(k, f"Parameter {k!r} must be a positive integer up to {limit}, got {vals[k]!r}.")
-        return n
-
-    isl, osl = num("isl", LIMITS["isl"], True), num("osl", LIMITS["osl"], True)
-    conc = num("concurrency", LIMITS["conc"], False)
-    rate = None
-    if "rate" in vals:
-        try:
-            rate = float(vals["rate"])
-        except ValueError:
-            rate = -1.0
-        if not 0 < rate <= 1e5:
-            raise SelectionError("rate", f"Parameter 'rate' must be requests per second (0-100000), got "
-                                         f"{vals['rate']!r}.")
+def workload(vals: Mapping[str, object], num_prompts: int = 0) -> Workload:
+    """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload: the one check of the command line,
+    ``/api/perf``, ``/api/recommend`` and the MCP tools (URL strings such as ``8k`` or typed numbers)."""
+    isl, osl, conc = (_count(vals, k) for k in ("isl", "osl", "concurrency"))
+    rate = None if vals.get("rate") is None else _number(vals["rate"])
+    if rate is not None:
+        if not 0 < rate <= WORKLOAD["rate"].hi:
+            raise SelectionError("rate", f"Parameter '{flag('rate')}' must be requests per second (0-100000), "
+                                         f"got {vals['rate']!r}.")
         if conc:
-            raise SelectionError("rate", "Give concurrency or rate, not both.")
+            raise SelectionError("rate", f"Give {flag('concurrency')} or {flag('rate')}, not both.")
     assert isl is not None and osl is not None
-    return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate)
+    return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate, num_prompts=num_prompts)
 
 
-def _ms(vals: Mapping[str, str], k: str) -> float:
-    try:
-        v = float(vals.get(k, ""))
-    except ValueError:
-        v = -1.0
+def _count(vals: Mapping[str, object], k: str) -> int | None:
+    v, limit = vals.get(k), WORKLOAD[k].hi
+    if v is None:
+        if WORKLOAD[k].required:
+            raise SelectionError(k, f"Parameter '{flag(k)}' is required (tokens).")
+        return None
+    n = int_param(v, limit) if isinstance(v, str) else v if type(v) is int and 0 < v <= limit else None
+    if n is None:
+        raise SelectionError(k, f"Parameter '{flag(k)}' must be a positive integer up to {limit}, got {v!r}.")
+    return n
+
+
+def _number(v: object) -> float:
+    """A number from a URL string or a typed argument; -1 (out of every range) when it is not one."""
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return -1.0
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+
+
+def sla(vals: Mapping[str, object]) -> Sla:
+    """The ``ttft_ms`` / ``tpot_ms`` targets (URL strings or typed numbers)."""
+    return Sla(_ms(vals, "ttft_ms"), _ms(vals, "tpot_ms"))
+
+
+def _ms(vals: Mapping[str, object], k: str) -> float:
+    v = _number(vals.get(k, ""))
     if not 0 < v <= 1e7:
-        raise SelectionError(k, f"Parameter {k!r} must be a time in milliseconds, got {vals.get(k)!r}.")
+        raise SelectionError(k, f"Parameter '{flag(k)}' must be a time in milliseconds, got {vals.get(k)!r}.")
     return v
 
 
 def perf_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/perf`` returns; :class:`SelectionError` on bad input (400)."""
     model, vals, rest, _ = _split(items, ("isl", "osl", "concurrency", "rate"))
-    w = _workload(vals)
+    w = workload(vals)
     recipe, vk = find_recipe(catalog, model)
-    if recipe.is_omni:
-        raise SelectionError("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+    require_serve(recipe)
     if vk is not None and not any(k == "variant" for k, _ in rest):
         rest.append(("variant", vk))
     req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
@@ -128,6 +168,5 @@ def recommend_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[st
                                    "hardware")
     if rest:
         raise SelectionError(rest[0][0], f"Unknown parameter {rest[0][0]!r}.", ["model", *API_PARAMS])
-    w = _workload(vals)
-    sla = Sla(_ms(vals, "ttft_ms"), _ms(vals, "tpot_ms"))
-    return recommend_answer(catalog, model or "", sla, w, tuple(hw))
+    w = workload(vals)
+    return recommend_answer(catalog, model or "", sla(vals), w, tuple(hw))

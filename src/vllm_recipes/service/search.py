@@ -16,6 +16,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.resolve import resolve
 
 from .errors import QueryError
+from .lookup import check_hardware
 
 _SEP = re.compile(r"[-_.]")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KkMmBbTt])?")
@@ -130,8 +131,8 @@ def search(catalog: Catalog, cards: list[Card], query: str | None = None, hardwa
     that many GPUs (each entry then names the hardware, strategy and GPU count)."""
     if fits_gpus is not None and (not isinstance(fits_gpus, int) or isinstance(fits_gpus, bool) or fits_gpus < 1):
         raise QueryError("fits_gpus", "fits_gpus must be a positive integer.")
-    if hardware is not None and hardware not in catalog.hardware_profiles:
-        raise QueryError("hardware", f"Unknown hardware {hardware!r}.", list(catalog.hardware_profiles))
+    if hardware is not None:
+        check_hardware(catalog, (hardware,))
     if query:
         words = [norm(w) for w in query.split() if w]
         cards = sorted((c for c in cards if matches_query(c.haystack, query)),

@@ -105,10 +105,24 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
     return ParsedQuery(PageRequest(**kw), tuple(problems))
 
 
+def query_string(items: Iterable[tuple[str, str]]) -> str:
+    """``a=b&c=d`` with commas and colons left readable (every query string the site writes)."""
+    return urlencode(list(items), quote_via=quote, safe=",:")
+
+
 def encode(params: Mapping[str, str]) -> str:
-    """``a=b&c=d`` with commas and colons left readable."""
-    ordered = [(k, params[k]) for k in (*PARAMS, *sorted(PAGE_PARAMS)) if k in params]
-    return urlencode(ordered, quote_via=quote, safe=",:")
+    """The query string of page parameters in canonical order: the parameter table's, then the page's own."""
+    return query_string((k, params[k]) for k in (*PARAMS, *sorted(PAGE_PARAMS)) if k in params)
+
+
+def page_url(path: str, query: str = "") -> str:
+    """A site path (``/org/model``, percent-encoded but for ``/``) with its query string, if any."""
+    return quote(path, safe="/-._~") + ("?" + query if query else "")
+
+
+def recipe_url(hf_id: str, params: Mapping[str, str] | None = None) -> str:
+    """The recipe page's URL for these parameters (the builder's and the omni page's links)."""
+    return page_url("/" + hf_id, encode(params or {}))
 
 
 def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:

@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 from xml.sax.saxutils import escape as xml_escape
 
 import anyio
@@ -37,7 +36,14 @@ from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import is_usable, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.select.state import SelectionError
-from vllm_recipes.service.url import canonical_params, encode, page_state
+from vllm_recipes.service.url import (
+    canonical_params,
+    encode,
+    page_state,
+    page_url,
+    query_string,
+    recipe_url,
+)
 from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
@@ -216,7 +222,7 @@ class Web:
                 cached = (body, view.url, 200)
             except Exception as exc:  # an engine failure on some selection: say so, never 500
                 log.exception("builder failed for %s?%s", recipe.hf_id, canon)
-                url = "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + canon if canon else "")
+                url = page_url("/" + recipe.hf_id, canon)
                 body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
                 cached = (body, url, 422)
             self.builder_cache.put(bkey, cached)
@@ -237,7 +243,7 @@ class Web:
                 hit = (body, view.url, 200)
             except Exception as exc:
                 log.exception("omni builder failed for %s", recipe.hf_id)
-                url = "/" + quote(recipe.hf_id, safe="/-._~")
+                url = recipe_url(recipe.hf_id)
                 hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
             self.builder_cache.put(key, hit)
         body, url, status = hit
@@ -284,11 +290,6 @@ def _web(request: Request) -> Web:
 
 def _query_items(request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     return [(k, v) for k, v in request.query_params.multi_items() if k not in drop]
-
-
-def _with_query(path: str, items: list[tuple[str, str]]) -> str:
-    q = urlencode(items, quote_via=quote, safe=",:")
-    return quote(path, safe="/-._~") + ("?" + q if q else "")
 
 
 def not_found(request: Request, recipe_like: bool = False, *, message: str = "") -> Response:
@@ -377,7 +378,7 @@ async def sitemap(request: Request) -> Response:
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
     for path, lastmod in web.index.sitemap_entries():
-        lines.append(f"  <url><loc>{xml_escape(base + quote(path, safe='/-._~'))}</loc>"
+        lines.append(f"  <url><loc>{xml_escape(base + page_url(path))}</loc>"
                      + (f"<lastmod>{xml_escape(lastmod)}</lastmod>" if lastmod else "") + "</url>")
     lines.append("</urlset>")
     return Response("\n".join(lines) + "\n", media_type="application/xml")
@@ -491,7 +492,7 @@ def provider_page(request: Request, org: str, suffix: str = "") -> Response:
     if provider is None:
         return not_found(request)
     if provider.org != org:
-        return RedirectResponse(_with_query("/" + provider.org + suffix, _query_items(request)), status_code=301)
+        return RedirectResponse(page_url("/" + provider.org + suffix, query_string(_query_items(request))), status_code=301)
     if twins.wants_json(request) or suffix:
         return twins.json_response(twins.provider_json(web.index, provider))
     return _negotiated(HTMLResponse(web.render("provider.html", p=provider,
@@ -510,9 +511,9 @@ def _lookup_recipe(request: Request, org: str, repo: str, suffix: str = "") -> R
         items = [(k, v) for k, v in _query_items(request) if k != "variant"]
         if vk != "default":
             items.insert(0, ("variant", vk))
-        return RedirectResponse(_with_query("/" + rec.hf_id + suffix, items), status_code=301)
+        return RedirectResponse(page_url("/" + rec.hf_id + suffix, query_string(items)), status_code=301)
     if recipe.hf_id != hf:
-        return RedirectResponse(_with_query("/" + recipe.hf_id + suffix, _query_items(request)), status_code=301)
+        return RedirectResponse(page_url("/" + recipe.hf_id + suffix, query_string(_query_items(request))), status_code=301)
     return recipe
 
 
@@ -656,7 +657,7 @@ def elsewhere(request: Request) -> Response:
     """No route matched: a trailing slash redirects to the page without it (query kept), else 404."""
     segs = request.path_params["path"].split("/")
     if len(segs) > 1 and segs[-1] == "" and "" not in segs[:-1] and not _is_dot(*segs):
-        return RedirectResponse(_with_query("/" + "/".join(segs[:-1]), _query_items(request)), status_code=301)
+        return RedirectResponse(page_url("/" + "/".join(segs[:-1]), query_string(_query_items(request))), status_code=301)
     return not_found(request)
 
 

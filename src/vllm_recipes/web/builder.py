@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
@@ -48,7 +47,7 @@ from vllm_recipes.select.state import (
     pd_router_choices,
     single_node_tp_hint,
 )
-from vllm_recipes.service.url import canonical_params, encode, lenient_state
+from vllm_recipes.service.url import canonical_params, encode, lenient_state, recipe_url
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
 
@@ -236,11 +235,9 @@ class Nav:
         self.recipe = recipe
         self.params = dict(params)
         self.extra = dict(extra)
-        self.base = "/" + quote(recipe.hf_id, safe="/-._~")
 
     def url_for(self, params: Mapping[str, str]) -> str:
-        q = encode({**params, **self.extra})
-        return self.base + ("?" + q if q else "")
+        return recipe_url(self.recipe.hf_id, {**params, **self.extra})
 
     def target(self, **changes: str | None) -> tuple[str, PageState | None, tuple[str, ...]]:
         """``(canonical URL, state, notices)`` of the page a change leads to (state ``None`` on failure)."""

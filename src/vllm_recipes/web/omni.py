@@ -17,8 +17,9 @@ from vllm_recipes.render.omni import explain_omni, render_omni
 from vllm_recipes.select.defaults import pick_default_hardware, variant_or_default
 from vllm_recipes.select.gates import variant_runs_on
 from vllm_recipes.select.omni import OmniSelection, OmniTask, resolve_omni_tasks, select_omni
+from vllm_recipes.select.params import OMNI_NAMES
 from vllm_recipes.select.state import hardware_block_reason
-from vllm_recipes.service.url import MAX_VALUE
+from vllm_recipes.service.url import MAX_VALUE, recipe_url
 from vllm_recipes.synth.omni import resolve_omni
 
 from .builder import (
@@ -35,8 +36,6 @@ from .builder import (
     per_gpu,
     variant_pills,
 )
-
-OMNI_PARAMS = ("hardware", "variant", "task", "install")
 
 IMAGE_TEMPLATE = """curl http://{host}:{port}{endpoint} \\
   -H "Content-Type: application/json" \\
@@ -91,14 +90,6 @@ def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dic
     if osel.install != osel.install_tabs[0]:
         q["install"] = osel.install
     return q
-
-
-def _url(recipe: Recipe, params: Mapping[str, str], extra: Mapping[str, str]) -> str:
-    from urllib.parse import quote, urlencode
-
-    items = [(k, params[k]) for k in OMNI_PARAMS if k in params] + list(extra.items())
-    q = urlencode(items, quote_via=quote, safe=",:")
-    return "/" + quote(recipe.hf_id, safe="/-._~") + ("?" + q if q else "")
 
 
 def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -196,7 +187,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
         new = {k: v for k, v in params.items() if k not in changes}
         new.update({k: v for k, v in changes.items() if v is not None})
         sel, _ = _select(catalog, recipe, new)
-        return _url(recipe, canonical_omni(catalog, recipe, sel), extra)
+        return recipe_url(recipe.hf_id, {**canonical_omni(catalog, recipe, sel), **extra})
 
     omni = as_map(recipe.data.get("omni"))
     variant = variant_or_default(recipe.data, osel.variant_key)
@@ -219,7 +210,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
     view = OmniView(
-        hf_id=recipe.hf_id, url=_url(recipe, params, extra), rows=rows, card_title=title, verified=verified,
+        hf_id=recipe.hf_id, url=recipe_url(recipe.hf_id, {**params, **extra}), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
         all_text=shown, snippets=[_curl_snippet(osel.task, plan.model_id, port)], host_var="VLLM_HOST",
         port_var="VLLM_PORT", default_port=port, env_names=env_names([shown], ["VLLM_HOST", "VLLM_PORT"]),
@@ -235,7 +226,7 @@ def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list
     vals: dict[str, str] = {}
     notices: list[str] = []
     for k, v in items:
-        if k not in OMNI_PARAMS:
+        if k not in OMNI_NAMES:
             notices.append(f"Parameter {k!r} does not apply to omni recipes.")
         elif len(v) <= MAX_VALUE and v.strip():
             vals[k] = v.strip()

@@ -17,7 +17,14 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state
 from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service.perf import LIMITS, int_param, perf_payload, recommend_payload  # noqa: F401 - /api/*
+from vllm_recipes.service.perf import (  # noqa: F401 - /api/*
+    LIMITS,
+    WORKLOAD,
+    int_param,
+    load_schema,
+    perf_payload,
+    recommend_payload,
+)
 from vllm_recipes.service.url import encode
 
 #: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
@@ -129,10 +136,8 @@ def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
     def q(name: str, schema: dict[str, Any], desc: str, required: bool = False) -> dict[str, Any]:
         return {"name": name, "in": "query", "required": required, "schema": schema, "description": desc}
 
-    load = [q("isl", {"type": "integer", "minimum": 1}, "Input (prompt) tokens.", True),
-            q("osl", {"type": "integer", "minimum": 1}, "Output tokens.", True),
-            q("concurrency", {"type": "integer", "minimum": 1}, "Concurrent users, closed loop (default 1)."),
-            q("rate", {"type": "number"}, "Poisson arrivals in requests/s (instead of concurrency).")]
+    load = [q(k, {key: v for key, v in s.items() if key != "description"}, s["description"], WORKLOAD[k].required)
+            for k, s in load_schema().items()]
     error = {"$ref": "#/components/schemas/Error"}
     responses = {"200": {"description": "An estimate (see docs/decisions-perf-model.md).",
                          "content": {"application/json": {"schema": {"type": "object"}}}},
