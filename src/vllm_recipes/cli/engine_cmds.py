@@ -23,23 +23,30 @@ from vllm_recipes.select.omni import OmniSelection
 from vllm_recipes.select.options import spell
 from vllm_recipes.select.state import PageState
 from vllm_recipes.service import Query, resolve
+from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.omni import OmniPlan
+from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from . import output
 from .main import cli, fail, load_or_exit
-from .options import find_recipe, refusals, request_from_options, resolve_request, selection_options
+from .options import find_recipe, refusals, request_from_options, selection_options
 from .output import dump_json, format_option, json_option, print_table, wants_json
 from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
 
 
-def _state_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
-    """The builder state; ``--hardware auto`` detects the local GPUs (see ``fit_cmds``)."""
+def _resolved_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState, Ctx, Plan]:
+    """The builder state and its plan, resolved once; ``--hardware auto`` detects the local GPUs
+    (see ``fit_cmds``)."""
     if kw.get("hardware") == "auto":
         from .fit_cmds import auto_hardware_state
 
-        return auto_hardware_state(catalog, recipe, kw)
-    return catalog, resolve_request(catalog, recipe, kw)
+        catalog, state = auto_hardware_state(catalog, recipe, kw)
+        return (catalog, state, *resolve_selection(catalog, recipe, state.selection))
+    with refusals():
+        resolved = resolve(catalog, Query(recipe.hf_id, request_from_options(kw)))
+    assert resolved.selected.state is not None and resolved.ctx is not None and resolved.plan is not None
+    return catalog, resolved.selected.state, resolved.ctx, resolved.plan
 
 
 def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
@@ -105,8 +112,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
         _omni_output(catalog, recipe, osel, oplan, as_json)
         return
     forced = check_release(vllm_release)
-    catalog, state = _state_for(catalog, recipe, kw)
-    ctx, plan = resolve_selection(catalog, recipe, state.selection)
+    catalog, state, ctx, plan = _resolved_for(catalog, recipe, kw)
     _warn_architecture(catalog, recipe, plan)
     if as_json:
         dump_json(with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced))
@@ -141,8 +147,7 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
         lint = lints = None
     else:
         forced = check_release(vllm_release)
-        catalog, state = _state_for(catalog, recipe, kw)
-        ctx, plan = resolve_selection(catalog, recipe, state.selection)
+        catalog, state, ctx, plan = _resolved_for(catalog, recipe, kw)
         _warn_architecture(catalog, recipe, plan)
         header = selection_header(recipe, state, ctx, plan)
         sections = explain_plan(catalog, plan)

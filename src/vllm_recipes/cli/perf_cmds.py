@@ -19,10 +19,9 @@ from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.service.lookup import check_hardware
 from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
 
-from .engine_cmds import find_recipe, resolve_request, selection_options
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, fail, load_or_exit, recipes_dir_option
-from .options import refusals
+from .options import find_recipe, refusals, resolve_request, selection_options
 
 
 def workload_options(fn: Any) -> Any:

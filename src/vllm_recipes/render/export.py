@@ -53,8 +53,10 @@ def _at(sel: Selection, changes: Mapping[str, Any]) -> Selection:
 
 
 def deployment_for(catalog: Catalog, recipe: Recipe, selection: Selection, install: str = "docker",
-                   co_located: bool = False) -> tuple[Ctx, Plan, Deployment]:
-    ctx, plan = resolve(catalog, recipe, selection)
+                   co_located: bool = False, resolution: tuple[Ctx, Plan] | None = None
+                   ) -> tuple[Ctx, Plan, Deployment]:
+    """``resolution``: the selection's ``(ctx, plan)`` when the caller already has it."""
+    ctx, plan = resolution or resolve(catalog, recipe, selection)
 
     def resolve_at(changes: dict[str, Any]) -> tuple[Ctx, Plan]:
         return resolve(catalog, recipe, _at(selection, changes))
@@ -89,12 +91,13 @@ def selection_label(selection: Selection, install: str) -> str:
 
 
 def export_artifacts(catalog: Catalog, recipe: Recipe, selection: Selection, target: str,
-                     options: ExportOptions | None = None, co_located: bool = False) -> list[Artifact]:
+                     options: ExportOptions | None = None, co_located: bool = False,
+                     resolution: tuple[Ctx, Plan] | None = None) -> list[Artifact]:
     """The files of ``target`` for one selection; :class:`ExportError` when the target cannot express it."""
     if target not in TARGETS:
         raise ExportError(f"unknown export target {target!r}; valid: {', '.join(TARGETS)}.")
     opts = options or ExportOptions()
     if not opts.selection_label:
         opts = replace(opts, selection_label=selection_label(selection, opts.install))
-    _ctx, _plan, dep = deployment_for(catalog, recipe, selection, opts.install, co_located)
+    _ctx, _plan, dep = deployment_for(catalog, recipe, selection, opts.install, co_located, resolution)
     return TARGETS[target][0](dep, opts)

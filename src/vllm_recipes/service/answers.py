@@ -49,6 +49,8 @@ class Selected:
     recipe: Recipe
     state: PageState | None = None
     omni: OmniSelection | None = None
+    #: ``state``'s ``(ctx, plan)`` when selecting already resolved it (the frontend check)
+    resolution: tuple[Ctx, Plan] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,8 @@ def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
         req = replace(req, variant=variant_key)
     if recipe.is_omni:
         return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
-    state = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
-    return Selected(recipe, state=state)
+    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
+    return Selected(recipe, state=agreed.state, resolution=agreed.resolution)
 
 
 def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
@@ -102,7 +104,7 @@ def resolve_selected(catalog: Catalog, selected: Selected) -> Resolved:
         o = selected.omni
         return Resolved(selected, omni_plan=resolve_omni(catalog, recipe, o.variant_key, o.task, o.hw_id))
     assert selected.state is not None
-    ctx, plan = resolve_selection(catalog, recipe, selected.state.selection)
+    ctx, plan = selected.resolution or resolve_selection(catalog, recipe, selected.state.selection)
     return Resolved(selected, ctx=ctx, plan=plan)
 
 
@@ -219,13 +221,15 @@ EXPORT_ARGUMENTS: dict[str, str] = {
 
 
 def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
-                 options: ExportOptions | None = None) -> list[Artifact]:
-    """The artifacts of one builder state (page tabs, ``/api/export``, the CLI and MCP all come here)."""
+                 options: ExportOptions | None = None, resolution: tuple[Ctx, Plan] | None = None) -> list[Artifact]:
+    """The artifacts of one builder state (page tabs, ``/api/export``, the CLI and MCP all come here);
+    ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
     from vllm_recipes.render.export import ExportOptions, export_artifacts  # (deploy files: only when asked)
 
     opts = options or ExportOptions()
     opts = replace(opts, install=state.install, page_url=opts.page_url or page_url(catalog, recipe, state))
-    return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located)
+    return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located,
+                            resolution=resolution)
 
 
 def export(catalog: Catalog, query: Query, target: str, options: ExportOptions | None = None) -> Export:
@@ -238,7 +242,7 @@ def export(catalog: Catalog, query: Query, target: str, options: ExportOptions |
         raise NotApplicable("model", f"{selected.recipe.hf_id} is an omni recipe; export supports `vllm serve` "
                                      "recipes only.")
     try:
-        artifacts = export_state(catalog, selected.recipe, selected.state, target, options)
+        artifacts = export_state(catalog, selected.recipe, selected.state, target, options, selected.resolution)
     except ExportError as exc:
         raise CannotExport(target, str(exc)) from None
     return Export(selected.recipe, selected.state, target, artifacts)

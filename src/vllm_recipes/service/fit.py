@@ -163,7 +163,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
             req = replace(req, hardware=target.profile_id)
         else:
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
-    st: PageState = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    st: PageState = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
     facts = known_facts(catalog, recipe, st.selection.variant_key)
     report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
                        release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)

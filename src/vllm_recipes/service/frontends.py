@@ -5,33 +5,52 @@ Public recipes may switch the Rust frontend on in a hardware block's env
 still run Rust. We do not rewrite the recipe's env: a contradicting choice is
 refused (strict: the CLI, ``/api/*``, the MCP tools), naming the frontend that runs,
 or dropped with a notice (the page), so the selection, the header and the command agree.
+
+The check reads the selection's own resolution, and hands it back: a request that
+asks for a frontend resolves once (twice only when a lenient drop changes the plan).
+Links to other selections do not run it; the page they lead to does.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.frontend import frontend_in_effect
 from vllm_recipes.select.options import flag, spell
 from vllm_recipes.select.state import PageState, SelectionError
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 
-def agree_on_frontend(catalog: Catalog, recipe: Recipe, state: PageState, *, strict: bool) -> PageState:
+@dataclass(frozen=True)
+class Agreed:
+    """A state whose frontend agrees with its command, and the resolution of that state when
+    the check needed one (``None`` when no frontend was asked: nothing was resolved)."""
+
+    state: PageState
+    resolution: tuple[Ctx, Plan] | None = None
+
+    def resolved(self, catalog: Catalog, recipe: Recipe) -> tuple[Ctx, Plan]:
+        """The state's ``(ctx, plan)``: the one the check made, else resolved now."""
+        return self.resolution or resolve(catalog, recipe, self.state.selection)
+
+
+def agree_on_frontend(catalog: Catalog, recipe: Recipe, state: PageState, *, strict: bool) -> Agreed:
     """``state`` when its frontend is the one its command runs (or none was asked for);
     else a :class:`SelectionError` (strict) or the state without the choice and with a notice."""
     asked = state.selection.frontend
     if asked is None:
-        return state
+        return Agreed(state)
     ctx, plan = resolve(catalog, recipe, state.selection)
     runs = frontend_in_effect(ctx, plan)
     if runs.name == asked:
-        return state
+        return Agreed(state, (ctx, plan))
     where = f" ({runs.where})" if runs.where else ""
     message = (f"{flag('frontend')} {asked} does not apply to {recipe.hf_id} on {state.hw_id}: "
                f"{runs.note}{where}, which runs the {runs.name} frontend.")
     if strict:
         raise SelectionError("frontend", message, [runs.name])
-    return replace(state, selection=replace(state.selection, frontend=None),
-                   notices=(*state.notices, spell(message, "url")))
+    return Agreed(replace(state, selection=replace(state.selection, frontend=None),
+                          notices=(*state.notices, spell(message, "url"))))

@@ -28,7 +28,7 @@ from vllm_recipes.select.state import (
 )
 from vllm_recipes.synth.context import recipe_frontend
 
-from .frontends import agree_on_frontend
+from .frontends import Agreed, agree_on_frontend
 from .query import Query
 
 #: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
@@ -247,14 +247,24 @@ def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[st
 
 
 def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
-    """The page's state for any query: unusable values are dropped, with a notice each.
+    """The state a query asks for: unusable values are dropped, with a notice each.
 
     Lenient ``build_state`` never refuses a builder request; omni recipes still raise
-    :class:`SelectionError` (they have no builder state).
+    :class:`SelectionError` (they have no builder state). It resolves nothing, so the
+    page's links use it as is: a frontend choice rides along, and the page it leads to
+    (:func:`page_state`) checks it against that page's own command.
     """
     parsed = parse_params(items, strict=False)
-    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, parsed.request, strict=False), strict=False)
+    st = build_state(catalog, recipe, parsed.request, strict=False)
     return st, [m for _, m in parsed.problems] + list(st.notices)
+
+
+def page_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[Agreed, list[str]]:
+    """The page's state for any query (:func:`lenient_state`), with a frontend its command
+    does not run dropped with a notice; the :class:`Agreed` carries the resolution it made."""
+    st, notices = lenient_state(catalog, recipe, items)
+    agreed = agree_on_frontend(catalog, recipe, st, strict=False)
+    return agreed, notices + list(agreed.state.notices[len(st.notices):])
 
 
 def query_from_items(items: Iterable[tuple[str, str]], *, allowed_extra: frozenset[str] = PAGE_PARAMS

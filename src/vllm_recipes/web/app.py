@@ -40,7 +40,7 @@ from vllm_recipes.select.state import SelectionError
 from vllm_recipes.service.url import (
     canonical_params,
     encode,
-    lenient_state,
+    page_state,
     page_url,
     query_string,
     recipe_url,
@@ -202,8 +202,10 @@ class Web:
         """``(builder HTML incl. wrapper, canonical URL, status)`` for a recipe and raw query items."""
         key = (recipe.hf_id, tuple(items), tuple(extra.items()))
         hit = self.state_cache.get(key)
+        resolution = None  # the frontend check's resolution of this request's state, if it made one
         if hit is None:
-            st, notices = lenient_state(self.catalog, recipe, items)
+            agreed, notices = page_state(self.catalog, recipe, items)
+            st, resolution = agreed.state, agreed.resolution
             canon = encode(canonical_params(self.catalog, recipe, st))
             hit = (st, tuple(notices), canon)
             self.state_cache.put(key, hit)
@@ -213,7 +215,7 @@ class Web:
         status = 200
         if cached is None:
             try:
-                ctx, plan = resolve(self.catalog, recipe, st.selection)
+                ctx, plan = resolution or resolve(self.catalog, recipe, st.selection)
                 view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
                 body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
                                    fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra),

@@ -207,13 +207,12 @@ def selection_command(catalog: Catalog, recipe: Recipe, url: str) -> str:
     from urllib.parse import parse_qsl
 
     from vllm_recipes.render.deployment import deployment_blocks, deployment_text
-    from vllm_recipes.service.url import lenient_state
-    from vllm_recipes.synth.resolve import resolve
+    from vllm_recipes.service.url import page_state
 
     try:
-        st, _notices = lenient_state(catalog, recipe, parse_qsl(urlsplit(url).query))
-        ctx, plan = resolve(catalog, recipe, st.selection)
-        return deployment_text(deployment_blocks(ctx, plan, st.install))
+        agreed, _notices = page_state(catalog, recipe, parse_qsl(urlsplit(url).query))
+        ctx, plan = agreed.resolved(catalog, recipe)
+        return deployment_text(deployment_blocks(ctx, plan, agreed.state.install))
     except Exception:  # the builder shows the failure; the link just carries no command
         log.debug("no command for the issue link of %s", url, exc_info=True)
         return ""

@@ -37,8 +37,7 @@ from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service import selection_dict
-from vllm_recipes.service.url import canonical_params, encode, lenient_state
-from vllm_recipes.synth.resolve import resolve
+from vllm_recipes.service.url import canonical_params, encode, page_state
 
 from .site import BrowseResult, Card, Provider, SiteIndex
 
@@ -146,9 +145,10 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
         return out
     from .builder import build_view
 
-    st, notices = lenient_state(catalog, recipe, items)
+    agreed, notices = page_state(catalog, recipe, items)
+    st = agreed.state
     query = encode(canonical_params(catalog, recipe, st))
-    ctx, plan = resolve(catalog, recipe, st.selection)
+    ctx, plan = agreed.resolved(catalog, recipe)
     view = build_view(catalog, recipe, st, ctx, plan, [], {})
     blocks = deployment_blocks(ctx, plan, st.install)
     out.update({
