@@ -641,16 +641,7 @@ def page_twin(request: Request) -> Response:
 @off_loop
 def builder_route(request: Request) -> Response:
     """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
-    org, repo = request.path_params["org"], request.path_params["repo"]
-    if _is_dot(org, repo):
-        return not_found(request)
-    try:
-        return builder_fragment(request, org, repo)
-    except Exception as exc:
-        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
-        if refused is None:
-            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
-        return refused
+    return _recipe_answer(request, builder_fragment)
 
 
 @off_loop
@@ -677,11 +668,16 @@ def provider_route(request: Request) -> Response:
 
 @off_loop
 def recipe_route(request: Request) -> Response:
+    return _recipe_answer(request, recipe_page)
+
+
+def _recipe_answer(request: Request, answer: Callable[[Request, str, str], Response]) -> Response:
+    """``answer`` for ``/{org}/{repo}...``; a recipe that fails validation gets its refusal page, never a 500."""
     org, repo = request.path_params["org"], request.path_params["repo"]
     if _is_dot(org, repo):
         return not_found(request)
     try:
-        return recipe_page(request, org, repo)
+        return answer(request, org, repo)
     except Exception as exc:
         refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
         if refused is None:
