@@ -67,6 +67,20 @@ def run_cli() -> Callable[..., Result]:
     return invoke
 
 
+def write_recipe(root: Path, hf_id: str, data: object) -> Path:
+    """Write ``data`` as the recipe ``models/<hf_id>.yaml`` under ``root``; returns its path."""
+    path = root / "models" / f"{hf_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def recipe_writer() -> Callable[[Path, str, object], Path]:
+    """The suite's one way to write a recipe fixture file (:func:`write_recipe`)."""
+    return write_recipe
+
+
 #: A recipe whose default PD decode pool is DEP over two 8-GPU nodes (its GPU floor is 16)
 #: while TP fits one node: the shape where a pool-mode override must resize the pool.
 DEP_POOL_RECIPE = {

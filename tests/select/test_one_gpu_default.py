@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from click.testing import Result
 from starlette.testclient import TestClient
 
@@ -73,12 +72,10 @@ WANT = {
 
 
 @pytest.fixture(scope="module")
-def recipes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def recipes_dir(tmp_path_factory: pytest.TempPathFactory, recipe_writer: Callable[..., Path]) -> Path:
     root = tmp_path_factory.mktemp("one-gpu")
     for name, data in RECIPES.items():
-        path = root / "models" / "acme" / f"{name}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        recipe_writer(root, f"acme/{name}", data)
     return root
 
 

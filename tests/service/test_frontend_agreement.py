@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import Result
 from starlette.testclient import TestClient
 
@@ -51,12 +50,10 @@ ENV_PYTHON = {
 
 
 @pytest.fixture(scope="module")
-def recipes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def recipes_dir(tmp_path_factory: pytest.TempPathFactory, recipe_writer: Callable[..., Path]) -> Path:
     root = tmp_path_factory.mktemp("frontends")
     for name, data in (("EnvRust", ENV_RUST), ("EnvPython", ENV_PYTHON)):
-        path = root / "models" / "acme" / f"{name}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        recipe_writer(root, f"acme/{name}", data)
     return root
 
 
