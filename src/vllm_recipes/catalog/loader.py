@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
-from .parsecache import ParseCache, read_document
+from .parsecache import ParseCache
 from .yamlsource import (
     FrozenDict,
     YamlDocument,
@@ -361,14 +361,14 @@ class Layer:
     all_ids: frozenset[str] = frozenset()
 
 
-def _read(root: Path, rel: str, shown: str, cache: ParseCache | None,
+def _read(root: Path, rel: str, shown: str, cache: ParseCache,
           errors: list[YamlLoadError]) -> YamlDocument | None:
     path = root / rel
     if _outside(path, root):
         errors.append(refusal(shown))
         return None
     try:
-        return read_document(cache, path, shown)
+        return cache.read(path, shown)
     except YamlLoadError as exc:
         errors.append(exc)
         return None
@@ -406,7 +406,7 @@ def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool =
         if hf_id is not None:
             all_ids.add(hf_id)
         try:
-            recipe = recipe_from_document(read_document(cache, path, shown), shown, hf_id)
+            recipe = recipe_from_document(cache.read(path, shown), shown, hf_id)
         except YamlLoadError as exc:
             errors.append(exc)
             continue
