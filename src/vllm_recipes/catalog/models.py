@@ -29,55 +29,6 @@ from typing import Annotated, Any, ClassVar, TypeAlias
 from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag
 
 from .archfacts import ArchitectureFacts
-from .yamlsource import freeze
-
-__all__ = [
-    "BRAND_KEYS",
-    "CUDA_KEYS",
-    "BrandDockerImage",
-    "Companion",
-    "CudaDockerImage",
-    "Dependency",
-    "Feature",
-    "FeatureHardwareOverride",
-    "FeatureMode",
-    "Frontend",
-    "HardwareNote",
-    "HardwareNoteLink",
-    "HardwareProfile",
-    "Install",
-    "InstallTab",
-    "KvOffloadGroup",
-    "KvOffloadOption",
-    "KvStoreModel",
-    "Meta",
-    "ModelSection",
-    "OmniSection",
-    "OmniTask",
-    "OmniTaskOverride",
-    "PdRoleOverride",
-    "Platform",
-    "PlatformsModel",
-    "PrecisionHardware",
-    "RecipeHardwareOverride",
-    "RecipeModel",
-    "RouterOverride",
-    "SmgGrpc",
-    "StrategyHardwareOverride",
-    "StrategyModel",
-    "StrategyOverride",
-    "StrategyRole",
-    "TaxonomyModel",
-    "Variant",
-    "VariantHardwareOverride",
-    "parse_hardware_profile",
-    "parse_kv_offload_option",
-    "parse_kv_store",
-    "parse_recipe",
-    "parse_strategy",
-    "parse_taxonomy",
-    "shape_of",
-]
 
 #: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
@@ -761,35 +712,3 @@ class PlatformsModel(_Model):
 
     open_keys: ClassVar[bool] = True
     platforms: PlatformsValue | None = None
-
-
-# --- parse helpers ---------------------------------------------------------------------------
-
-def parse_recipe(data: Any) -> RecipeModel:
-    """Validate raw (frozen or plain) recipe data; raises pydantic ``ValidationError``."""
-    return RecipeModel.model_validate(freeze(data))
-
-
-def parse_taxonomy(data: Any) -> TaxonomyModel:
-    """Validate ``taxonomy.yaml`` data."""
-    return TaxonomyModel.model_validate(freeze(data))
-
-
-def parse_hardware_profile(data: Any) -> HardwareProfile:
-    """Validate one hardware profile."""
-    return HardwareProfile.model_validate(freeze(data))
-
-
-def parse_kv_offload_option(data: Any) -> KvOffloadOption:
-    """Validate one taxonomy KV-offload option."""
-    return KvOffloadOption.model_validate(freeze(data))
-
-
-def parse_strategy(data: Any) -> StrategyModel:
-    """Validate one serving strategy file."""
-    return StrategyModel.model_validate(freeze(data))
-
-
-def parse_kv_store(data: Any) -> KvStoreModel:
-    """Validate one Mooncake deployment file."""
-    return KvStoreModel.model_validate(freeze(data))
