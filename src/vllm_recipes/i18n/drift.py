@@ -261,48 +261,15 @@ class SourceView:
     mentioned: frozenset[Key]
     date_updated: str | None
 
-    def section(self, slug: str) -> Section | None:
-        for s in self.sections:
-            if s.slug == slug:
-                return s
-        return None
-
 
 def header_sources(recipe: Recipe) -> dict[str, str]:
     """The recipe's translatable header text, keyed ``meta.<key>`` like translation sections."""
-    out: dict[str, str] = {}
-    for key, path in HEADER_KEYS.items():
-        val: Any = recipe.data
-        for p in path:
-            val = val.get(p) if isinstance(val, Mapping) else None
-        if isinstance(val, str):
-            out[f"meta.{key}"] = val
-    return out
-
-
-#: (id(catalog), id(recipe)) -> (catalog, recipe, view); the strong refs keep ids from being reused
-_VIEWS: dict[tuple[int, int], tuple[Catalog, Recipe, SourceView]] = {}
-_MAX_VIEWS = 512
+    return {f"meta.{key}": val for key in HEADER_KEYS if isinstance(val := recipe.meta.get(key), str)}
 
 
 def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
-    """The current recipe's sections, facts and emittable set (cached per catalog and recipe).
-
-    Catalog data is immutable, so a view never goes out of date; the web can call
-    this per request.
-    """
-    key = (id(catalog), id(recipe))
-    hit = _VIEWS.get(key)
-    if hit is not None and hit[0] is catalog and hit[1] is recipe:
-        return hit[2]
-    view = _build_view(catalog, recipe)
-    if len(_VIEWS) >= _MAX_VIEWS:
-        _VIEWS.pop(next(iter(_VIEWS)), None)
-    _VIEWS[key] = (catalog, recipe, view)
-    return view
-
-
-def _build_view(catalog: Catalog, recipe: Recipe) -> SourceView:
+    """The current recipe's sections, facts and emittable set (renders every offered selection:
+    build it once per recipe and pass it to :func:`check_translation` for each of its languages)."""
     guide = recipe.data.get("guide")
     sections = tuple(guide_sections(guide)) if isinstance(guide, str) else ()
     facts: dict[str, tuple[Fact, ...]] = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
@@ -323,9 +290,10 @@ def _where(view: SourceView, key: Key) -> str:
     return ", ".join(s.slug for s in view.sections if any((f.kind, f.key) == key for f in view.facts[s.slug]))
 
 
-def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation) -> list[DriftFinding]:
-    """Every finding for ``translation`` against the current ``recipe``, in source order."""
-    view = source_view(catalog, recipe)
+def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation,
+                      view: SourceView | None = None) -> list[DriftFinding]:
+    """Every finding for ``translation`` against the current ``recipe`` (its ``view``), in source order."""
+    view = view or source_view(catalog, recipe)
     findings: list[DriftFinding] = list(translation.parse_problems)
     if translation.lang.lower() == SOURCE_LANG:
         findings.append(DriftFinding("-", "invalid", translation.lang,
@@ -422,6 +390,6 @@ def _fact_findings(view: SourceView, slug: str, t_facts: list[Fact], t_all: set[
     return out
 
 
-def check(catalog: Catalog, recipe: Recipe, translation: Translation) -> Translation:
+def check(catalog: Catalog, recipe: Recipe, translation: Translation, view: SourceView | None = None) -> Translation:
     """``translation`` with its findings filled in."""
-    return with_findings(translation, check_translation(catalog, recipe, translation))
+    return with_findings(translation, check_translation(catalog, recipe, translation, view))

@@ -32,12 +32,8 @@ from .sections import (
 LANG_TAG = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
 SOURCE_LANG = "en"
 MAX_TRANSLATION_BYTES = 2 * 1024 * 1024
-#: front matter keys holding translated header text, and the recipe key each translates
-HEADER_KEYS: Mapping[str, tuple[str, ...]] = FrozenDict({
-    "title": ("meta", "title"),
-    "description": ("meta", "description"),
-    "performance_headline": ("meta", "performance_headline"),
-})
+#: front matter keys holding translated header text: each translates the recipe's ``meta.<key>``
+HEADER_KEYS = ("title", "description", "performance_headline")
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 
 
@@ -87,11 +83,6 @@ class TranslatedSection:
     #: 1-based line of the section in the translation file
     line: int
 
-    @property
-    def anchored_markdown(self) -> str:
-        """The Markdown with its ``{#slug}`` line, for renderers using ``attrs_block_plugin``."""
-        return self.markdown if self.level == 0 else f"{{#{self.slug}}}\n{self.markdown}"
-
 
 @dataclass(frozen=True)
 class Translation:
@@ -140,11 +131,6 @@ class Translation:
     def findings_for(self, slug: str) -> tuple[DriftFinding, ...]:
         return tuple(f for f in self.all_findings if f.section == slug)
 
-    @property
-    def guide_markdown(self) -> str:
-        """The whole translated guide, headings carrying ``{#slug}`` lines."""
-        return "\n\n".join(s.anchored_markdown for s in self.sections)
-
 
 def split_translation_name(filename: str) -> tuple[str, str] | None:
     """``DeepSeek-V4.1-Flash.zh.md`` -> ``("DeepSeek-V4.1-Flash", "zh")``; None if not a translation."""
@@ -159,12 +145,7 @@ def split_translation_name(filename: str) -> tuple[str, str] | None:
 
 def translation_rel_path(recipe: Recipe, lang: str) -> str:
     """Where the ``lang`` translation of ``recipe`` lives, relative to the recipes dir."""
-    base = recipe.rel_path
-    for ext in (".yaml", ".yml"):
-        if base.endswith(ext):
-            base = base[: -len(ext)]
-            break
-    return f"{base}.{lang}.md"
+    return f"{recipe.rel_path.rsplit('.', 1)[0]}.{lang}.md"
 
 
 def _problem(msg: str, line: int | None = None, token: str = "-", section: str = "-") -> DriftFinding:
