@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +32,9 @@ BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
 #: PD pool modes (synthesis.md §3.8): what a recipe may name and the builder offers.
 POOL_MODES = ("tp", "tep", "dep")
+#: the shared files of a catalog, and the directories of strategy and Mooncake deployment files
+STATIC_NAMES = ("taxonomy.yaml", "platforms.yaml")
+NAMED_DIRS = ("strategies", "kv_store")
 #: Most nodes a PD pool may ask for (each node gets its own rendered command): more is a validation
 #: error, and the engine never derives more.
 MAX_POOL_NODES = 1024
@@ -342,10 +345,6 @@ def resolve_recipes_dir(recipes_dir: RecipesDirs) -> Path:
     return dirs[-1][1] if dirs else BUNDLED_DIR
 
 
-def _outside(path: Path, base: Path) -> bool:
-    return path.is_symlink() and not follow_symlinks_default() and escapes(path, base)
-
-
 @dataclass(frozen=True)
 class Layer:
     """The files of one recipe source, parsed; each document is named as it is shown (``prefix`` + path)."""
@@ -361,61 +360,61 @@ class Layer:
     all_ids: frozenset[str] = frozenset()
 
 
-def _read(root: Path, rel: str, shown: str, cache: ParseCache,
-          errors: list[YamlLoadError]) -> YamlDocument | None:
-    path = root / rel
-    if _outside(path, root):
-        errors.append(refusal(shown))
-        return None
-    try:
-        return cache.read(path, shown)
-    except YamlLoadError as exc:
-        errors.append(exc)
-        return None
+def catalog_paths(root: Path, refused: list[Path] | None = None, *, with_recipes: bool = True) -> list[str]:
+    """The catalog files of the directory ``root``, relative to it, in load order: the shared files,
+    then the recipes (§1.4); recipe files linking out of ``root`` go to ``refused`` instead."""
+    rels = [name for name in STATIC_NAMES if (root / name).exists() or (root / name).is_symlink()]
+    for sub in NAMED_DIRS:
+        try:
+            names = [p.name for p in (root / sub).iterdir() if p.name.endswith(".yaml") and p.is_file()]
+        except OSError:
+            names = []
+        rels += [f"{sub}/{name}" for name in sorted(names, key=os.fsencode)]
+    if with_recipes:
+        rels += [p.relative_to(root).as_posix() for p in walk_models(root / "models", refused, root=root)]
+    return rels
 
 
-def _named_files(directory: Path) -> list[Path]:
-    try:
-        return sorted((p for p in directory.iterdir() if p.name.endswith(".yaml") and p.is_file()),
-                      key=lambda p: os.fsencode(p.name))
-    except OSError:
-        return []
+def layer_of(label: str, rels: Sequence[str], parse: Callable[[str], YamlDocument],
+             refused: tuple[YamlLoadError, ...] = ()) -> Layer:
+    """The catalog files ``rels`` of one source (in load order), each parsed by ``parse``."""
+    errors: list[YamlLoadError] = []
+    shared: dict[str, YamlDocument] = {}
+    recipes: list[Recipe] = []
+    all_ids: set[str] = set()
+    for rel in rels:
+        is_recipe = rel.startswith("models/")
+        hf_id = hf_id_for(rel.removeprefix("models/")) if is_recipe else None
+        if hf_id is not None:
+            all_ids.add(hf_id)
+        try:
+            doc = parse(rel)
+            if is_recipe:
+                recipes.append(dataclasses.replace(recipe_from_document(doc, doc.file, hf_id), source=label))
+            else:
+                shared[rel] = doc
+        except YamlLoadError as exc:
+            errors.append(exc)
+    named = {sub: tuple(doc for rel, doc in shared.items() if rel.startswith(f"{sub}/")) for sub in NAMED_DIRS}
+    return Layer(label, shared.get("taxonomy.yaml"), shared.get("platforms.yaml"), named["strategies"],
+                 named["kv_store"], tuple(recipes), tuple(errors), refused, frozenset(all_ids))
 
 
 def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool = True) -> Layer:
     """Parse the catalog files of the directory ``root`` (files are shown as ``prefix`` + relative path)."""
     cache = ParseCache(root)
-    errors: list[YamlLoadError] = []
-    static: dict[str, YamlDocument | None] = {}
-    for name in ("taxonomy.yaml", "platforms.yaml"):
-        p = root / name
-        static[name] = _read(root, name, prefix + name, cache, errors) if p.exists() or p.is_symlink() else None
-    named: dict[str, list[YamlDocument]] = {}
-    for sub in ("strategies", "kv_store"):
-        docs = (_read(root, f"{sub}/{p.name}", f"{prefix}{sub}/{p.name}", cache, errors)
-                for p in _named_files(root / sub))
-        named[sub] = [d for d in docs if d is not None]
-    recipes: list[Recipe] = []
-    all_ids: set[str] = set()
-    models_dir = root / "models"
+
+    def read(rel: str) -> YamlDocument:
+        path = root / rel
+        if path.is_symlink() and not follow_symlinks_default() and escapes(path, root):
+            raise refusal(prefix + rel)
+        return cache.read(path, prefix + rel)
+
     refused: list[Path] = []
-    for path in walk_models(models_dir, refused, root=root) if with_recipes else ():
-        rel_models = path.relative_to(models_dir).as_posix()
-        hf_id = hf_id_for(rel_models)
-        shown = f"{prefix}models/{rel_models}"
-        if hf_id is not None:
-            all_ids.add(hf_id)
-        try:
-            recipe = recipe_from_document(cache.read(path, shown), shown, hf_id)
-        except YamlLoadError as exc:
-            errors.append(exc)
-            continue
-        recipes.append(dataclasses.replace(recipe, source=label))
+    layer = layer_of(label, catalog_paths(root, refused, with_recipes=with_recipes), read,
+                     tuple(refusal(prefix + p.relative_to(root).as_posix()) for p in refused))
     cache.save()
-    return Layer(label, static["taxonomy.yaml"], static["platforms.yaml"], tuple(named["strategies"]),
-                 tuple(named["kv_store"]), tuple(recipes), tuple(errors),
-                 tuple(refusal(f"{prefix}models/{p.relative_to(models_dir).as_posix()}") for p in refused),
-                 frozenset(all_ids))
+    return layer
 
 
 def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:
