@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .diagnostics import Finding, finding_at
-from .yamlsource import KeyPath, YamlDocument
+from .yamlsource import KeyPath, YamlDocument, iter_paths
 
 #: Longest name (Hugging Face caps repository names at 96 characters).
 MAX_NAME = 96
@@ -126,20 +126,10 @@ def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, Any, str]]:
 ENV_MAPS = frozenset({"base_env", "extra_env", "env"})
 
 
-def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
-    yield path, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _walk(v, (*path, k))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from _walk(v, (*path, i))
-
-
 def _value_findings(doc: YamlDocument) -> Iterator[tuple[KeyPath, str]]:
     """``(key path, problem)`` for every value that becomes a name in a command: env keys at every
     level, model ids, images, the omni serve binary, SMG parser names (docs/decisions-hardening.md H7)."""
-    for path, value in _walk(doc.data, ()):
+    for path, value in iter_paths(doc.data):
         last = path[-1] if path else None
         if last in ENV_MAPS and isinstance(value, dict):
             for k in value:

@@ -21,12 +21,7 @@ from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache
-from .yamlsource import (
-    FrozenDict,
-    YamlDocument,
-    YamlLoadError,
-    follow_symlinks_default,
-)
+from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
@@ -273,11 +268,9 @@ def hf_id_for(rel_to_models: str) -> str | None:
 def escapes(path: Path, root: Path) -> bool:
     """Whether ``path`` is a symbolic link (or lies under one) that resolves outside ``root``."""
     try:
-        real = os.path.realpath(path)
+        return not is_within(os.path.realpath(path), root)
     except (OSError, ValueError):
         return True
-    top = os.path.realpath(root)
-    return real != top and not real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def refusal(rel: str) -> YamlLoadError:

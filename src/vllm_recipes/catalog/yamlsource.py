@@ -189,18 +189,11 @@ def normalize_date(value: Any) -> Any:
 
 def freeze(value: Any) -> Any:
     """Deep-freeze constructed YAML data, normalizing dates on the way."""
-    if isinstance(value, dict):
-        return FrozenDict((freeze_key(k), freeze(v)) for k, v in value.items())
+    if isinstance(value, dict):  # (date keys are stringified, never normalized)
+        return FrozenDict((str(k) if isinstance(k, _dt.date) else k, freeze(v)) for k, v in value.items())
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
     return normalize_date(value)
-
-
-def freeze_key(key: Any) -> Any:
-    """Mapping keys keep their type except dates (never converted, stringified)."""
-    if isinstance(key, _dt.date):
-        return str(key)
-    return key
 
 
 def thaw(value: Any) -> Any:
