@@ -34,6 +34,11 @@ NAMED_DIRS = ("strategies", "kv_store")
 #: error, and the engine never derives more.
 MAX_POOL_NODES = 1024
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A section of the data that must be a mapping (anything else reads as empty)."""
+    return value if isinstance(value, dict) else FrozenDict()
+
+
 @dataclass(frozen=True)
 class Recipe:
     """One recipe file: its identity, frozen data and source positions."""
@@ -58,18 +63,15 @@ class Recipe:
 
     @property
     def meta(self) -> Mapping[str, Any]:
-        m = self.data.get("meta")
-        return m if isinstance(m, dict) else FrozenDict()
+        return _mapping(self.data.get("meta"))
 
     @property
     def model(self) -> Mapping[str, Any]:
-        m = self.data.get("model")
-        return m if isinstance(m, dict) else FrozenDict()
+        return _mapping(self.data.get("model"))
 
     @property
     def variants(self) -> Mapping[str, Any]:
-        v = self.data.get("variants")
-        return v if isinstance(v, dict) else FrozenDict()
+        return _mapping(self.data.get("variants"))
 
     @property
     def is_omni(self) -> bool:
@@ -151,18 +153,15 @@ class Catalog:
 
     @cached_property
     def hardware_profiles(self) -> Mapping[str, Any]:
-        hp = self.taxonomy.get("hardware_profiles")
-        return hp if isinstance(hp, dict) else FrozenDict()
+        return _mapping(self.taxonomy.get("hardware_profiles"))
 
     @cached_property
     def kv_offload_options(self) -> Mapping[str, Any]:
-        kv = self.taxonomy.get("kv_offload")
-        return kv if isinstance(kv, dict) else FrozenDict()
+        return _mapping(self.taxonomy.get("kv_offload"))
 
     @cached_property
     def frontends(self) -> Mapping[str, Any]:
-        fe = self.taxonomy.get("frontends")
-        return fe if isinstance(fe, dict) else FrozenDict()
+        return _mapping(self.taxonomy.get("frontends"))
 
     @cached_property
     def _by_lower_id(self) -> dict[str, Recipe]:

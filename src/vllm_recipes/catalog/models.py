@@ -77,6 +77,12 @@ class _Model(BaseModel):
     open_keys: ClassVar[bool] = False
 
 
+class _Open(_Model):
+    """A model whose extra keys are free-form: the validator does not report them."""
+
+    open_keys: ClassVar[bool] = True
+
+
 # --- scalar and list shapes --------------------------------------------------------------
 
 Num: TypeAlias = Annotated[_Int | _Float, _by_shape("a number")]
@@ -391,10 +397,9 @@ HardwareNoteValue: TypeAlias = Annotated[_Str | Annotated[HardwareNote, Tag("map
                                          _by_shape("a string or a map with title/body/link")]
 
 
-class OmniTaskOverride(_Model):
+class OmniTaskOverride(_Open):
     """Exact-hardware swap inside an omni task."""
 
-    open_keys: ClassVar[bool] = True
     model_id: str | None = None
     extra_args: Args | None = None
     label: str | None = None
@@ -403,10 +408,9 @@ class OmniTaskOverride(_Model):
     description: str | None = None
 
 
-class OmniTask(_Model):
+class OmniTask(_Open):
     """One omni task declaration (a bare task id string is also accepted)."""
 
-    open_keys: ClassVar[bool] = True
     id: str | None = None
     key: str | None = None
     label: str | None = None
@@ -437,10 +441,9 @@ class OmniSection(_Model):
     variant_hint: str | None = None
 
 
-class Dependency(_Model):
+class Dependency(_Open):
     """An extra install step; the shape is free-form beyond these common keys."""
 
-    open_keys: ClassVar[bool] = True
     label: str | None = None
     command: str | None = None
     note: str | None = None
@@ -563,10 +566,9 @@ class Frontend(_Model):
     env: Env | None = None
 
 
-class TaxonomyModel(_Model):
+class TaxonomyModel(_Open):
     """``taxonomy.yaml``."""
 
-    open_keys: ClassVar[bool] = True
     hardware_profiles: dict[str, HardwareProfile] | None = None
     kv_offload: dict[str, KvOffloadOption] | None = None
     kv_offload_groups: dict[str, KvOffloadGroup] | None = None
@@ -575,10 +577,9 @@ class TaxonomyModel(_Model):
     strategies: Any = None
 
 
-class StrategyRole(_Model):
+class StrategyRole(_Open):
     """``prefill`` / ``decode`` block of the pd_cluster strategy."""
 
-    open_keys: ClassVar[bool] = True
     vllm_args: Args | None = None
     env: Env | None = None
     parallelism: str | None = None
@@ -586,10 +587,9 @@ class StrategyRole(_Model):
     parallel_flag: str | None = None
 
 
-class StrategyModel(_Model):
+class StrategyModel(_Open):
     """``strategies/<name>.yaml`` (synthesis.md §1.4)."""
 
-    open_keys: ClassVar[bool] = True
     name: str | None = None
     deploy_type: str | None = None
     display_name: str | None = None
@@ -605,10 +605,9 @@ class StrategyModel(_Model):
     router: dict[str, Any] | None = None
 
 
-class KvStoreRouter(_Model):
+class KvStoreRouter(_Open):
     """Router of a Mooncake deployment."""
 
-    open_keys: ClassVar[bool] = True
     policy: str | None = None
     install: str | None = None
     port: Num | None = None
@@ -618,62 +617,55 @@ KvInstall: TypeAlias = Annotated[_Str | Annotated[dict[str, str | None], Tag("ma
                                  _by_shape("an install string or a brand map")]
 
 
-class KvStoreVllm(_Model):
+class KvStoreVllm(_Open):
     """vLLM side of a Mooncake deployment."""
 
-    open_keys: ClassVar[bool] = True
     vllm_args: Args | None = None
     env: Env | None = None
     install: KvInstall | None = None
     port: Num | None = None
 
 
-class KvStorePdRole(_Model):
+class KvStorePdRole(_Open):
     """PD composition args of one role."""
 
-    open_keys: ClassVar[bool] = True
     args: Args | None = None
 
 
-class KvStorePd(_Model):
+class KvStorePd(_Open):
     """PD composition of a Mooncake deployment."""
 
-    open_keys: ClassVar[bool] = True
     prefill: KvStorePdRole | None = None
     decode: KvStorePdRole | None = None
 
 
-class MooncakeMaster(_Model):
+class MooncakeMaster(_Open):
     """The Mooncake master process."""
 
-    open_keys: ClassVar[bool] = True
     command: str | None = None
     description: str | None = None
 
 
-class MooncakeStoreConfig(_Model):
+class MooncakeStoreConfig(_Open):
     """The optional standalone Mooncake store."""
 
-    open_keys: ClassVar[bool] = True
     command: str | None = None
     description: str | None = None
     config: dict[str, Any] | None = None
     note: str | None = None
 
 
-class MooncakeVllmConfig(_Model):
+class MooncakeVllmConfig(_Open):
     """Per-instance Mooncake config template."""
 
-    open_keys: ClassVar[bool] = True
     mode: str | None = None
     template: dict[str, Any] | None = None
     note: str | None = None
 
 
-class KvStoreModel(_Model):
+class KvStoreModel(_Open):
     """``kv_store/<name>.yaml``: a Mooncake deployment (synthesis.md §1.5)."""
 
-    open_keys: ClassVar[bool] = True
     name: str | None = None
     deploy_type: str | None = None
     display_name: str | None = None
@@ -690,10 +682,9 @@ class KvStoreModel(_Model):
     default_instances: Num | None = None
 
 
-class Platform(_Model):
+class Platform(_Open):
     """``platforms.yaml`` entry (free-form beyond these keys)."""
 
-    open_keys: ClassVar[bool] = True
     id: str | None = None
     name: str | None = None
     description: str | None = None
@@ -707,8 +698,7 @@ PlatformsValue: TypeAlias = Annotated[
 ]
 
 
-class PlatformsModel(_Model):
+class PlatformsModel(_Open):
     """``platforms.yaml``."""
 
-    open_keys: ClassVar[bool] = True
     platforms: PlatformsValue | None = None
