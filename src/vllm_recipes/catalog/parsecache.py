@@ -1,25 +1,16 @@
-"""A content-addressed cache of parsed recipe files, so a catalog loads in milliseconds.
+"""A content-addressed cache of parsed recipe files: every command starts by loading the catalog.
 
-Parsing YAML is the largest cost of starting anything on a big catalog (about
-1 s for 170 recipes with PyYAML's C parser, against ~40 ms to unpickle the same
-frozen data). The cache maps the BLAKE2 digest of a file's bytes (salted with
-this package's and PyYAML's versions and the cache format) to the frozen data
-the parser made of them, so an entry can never be stale: an edited file has
-another digest. Key positions are not cached; a document indexes them from its
-text when first asked (:class:`~.yamlsource.YamlDocument`); only the keys a
-mapping repeats (a validation error, rare) are kept with the data, since
-finding them needs the node graph.
+Loading the public catalog (87 recipes) costs ~0.12 s of CPU parsing, ~0.05 s from this cache.
+An entry is keyed by the BLAKE2 digest of a file's bytes (the pack is salted with this package's
+and PyYAML's versions), so it can never be stale. Key positions are not cached: a document indexes
+them from its text when first asked (:class:`~.yamlsource.YamlDocument`); only the keys a mapping
+repeats (rare) are kept, since finding them needs the node graph.
 
-One pack per recipes directory (``parsed-<digest of the directory>.pickle``
-under ``$VLLM_RECIPES_CACHE_DIR``, else ``$XDG_CACHE_HOME/vllm-recipes``, else
-``~/.cache/vllm-recipes``) holds the entries of the files its last load read,
-so it never grows beyond the catalog. It is rewritten atomically (temporary
-file + rename) only when something new was parsed, by the process that parsed. A cache directory or pack
-that another user could write is not used (see :func:`private_dir`). Reading uses a restricted
-unpickler that accepts no class but :class:`~.yamlsource.FrozenDict`, so even
-a tampered pack cannot run code; a damaged or foreign pack is ignored. Every
-failure to read or write the cache is silent: it only ever costs the parse.
-``VLLM_RECIPES_CACHE_DIR=off`` (or empty) turns it off.
+One pack per recipes directory (``parsed-<digest of the directory>.pickle`` in :func:`cache_dir`)
+holds the entries its last load read, rewritten atomically when that changed. A directory or pack
+another user could write is not used (:func:`private_dir`); the unpickler accepts no class but
+:class:`~.yamlsource.FrozenDict`, so a tampered pack cannot run code. Every failure to read or write
+the cache is silent: it only ever costs the parse. ``VLLM_RECIPES_CACHE_DIR=off`` turns it off.
 """
 
 from __future__ import annotations

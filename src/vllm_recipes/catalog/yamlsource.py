@@ -120,9 +120,6 @@ class YamlDocument:
     def __repr__(self) -> str:
         return f"YamlDocument({self.file!r})"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_document, (self.file, self.data, self._positions, self._duplicates, self._source))
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
 
@@ -168,12 +165,6 @@ class YamlDocument:
                 return pos
             p = p[:-1]
         return positions.get((), Position(self.file, 1, 1))
-
-
-def _document(file: str, data: Any, positions: Mapping[KeyPath, Position] | None,
-              duplicates: tuple[tuple[KeyPath, Position], ...] | None, source: str | None) -> YamlDocument:
-    """Unpickling a :class:`YamlDocument` (its attributes cannot be set one by one)."""
-    return YamlDocument(file, data, positions, duplicates, source=source)
 
 
 def normalize_date(value: Any) -> Any:
