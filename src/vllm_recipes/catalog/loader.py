@@ -256,11 +256,7 @@ def hf_id_for(rel_to_models: str) -> str | None:
     parts = rel_to_models.split("/")
     if len(parts) < 2:
         return None
-    last = parts[-1]
-    for ext in (".yaml", ".yml"):
-        if last.endswith(ext):
-            last = last[: -len(ext)]
-            break
+    last = parts[-1].rsplit(".", 1)[0] if parts[-1].endswith((".yaml", ".yml")) else parts[-1]
     return f"{parts[0]}/{last}"
 
 
@@ -278,24 +274,18 @@ def refusal(rel: str) -> YamlLoadError:
                                     "(--follow-symlinks reads it)")
 
 
-def walk_models(models_dir: Path, refused: list[Path] | None = None, *,
-                root: Path | None = None, follow_symlinks: bool | None = None) -> Iterator[Path]:
+def walk_models(directory: Path, root: Path, refused: list[Path] | None, follow_symlinks: bool) -> Iterator[Path]:
     """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4).
 
-    Files that link outside ``root`` (default: the parent of ``models_dir``) are not
-    yielded but appended to ``refused``, unless ``follow_symlinks``.
+    Files that link outside ``root`` are not yielded but appended to ``refused``, unless ``follow_symlinks``.
     """
-    if follow_symlinks is None:
-        follow_symlinks = follow_symlinks_default()
-    if root is None:
-        root = models_dir.parent
     try:
-        entries = sorted(os.scandir(models_dir), key=lambda e: os.fsencode(e.name))
+        entries = sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name))
     except OSError:
         return
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
-            yield from walk_models(Path(entry.path), refused, root=root, follow_symlinks=follow_symlinks)
+            yield from walk_models(Path(entry.path), root, refused, follow_symlinks)
         elif entry.name.endswith((".yaml", ".yml")) and entry.is_file():
             if not follow_symlinks and entry.is_symlink() and escapes(Path(entry.path), root):
                 if refused is not None:
@@ -363,7 +353,8 @@ def catalog_paths(root: Path, refused: list[Path] | None = None, *, with_recipes
             names = []
         rels += [f"{sub}/{name}" for name in sorted(names, key=os.fsencode)]
     if with_recipes:
-        rels += [p.relative_to(root).as_posix() for p in walk_models(root / "models", refused, root=root)]
+        found = walk_models(root / "models", root, refused, follow_symlinks_default())
+        rels += [p.relative_to(root).as_posix() for p in found]
     return rels
 
 

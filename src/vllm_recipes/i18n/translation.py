@@ -93,7 +93,6 @@ class Translation:
     path: Path
     #: path relative to the recipes directory (``models/<org>/<repo>.<lang>.md``)
     rel_path: str
-    front_matter: Mapping[str, Any]
     #: ``meta.date_updated`` of the recipe revision the translation was made from
     source_date_updated: str | None
     #: source section slug (or ``meta.<key>``) -> hash of the source it was made from;
@@ -175,7 +174,7 @@ def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path:
             problems.append(_problem(f"front matter {key} must be a non-empty string", section=f"meta.{key}"))
     sections = _split_body(body, body_offset, problems)
     return Translation(
-        hf_id=hf_id, lang=lang, path=path, rel_path=rel_path, front_matter=front,
+        hf_id=hf_id, lang=lang, path=path, rel_path=rel_path,
         source_date_updated=date, source_hashes=FrozenDict(hashes), sections=sections,
         header=FrozenDict(header), parse_problems=tuple(problems),
     )
@@ -261,7 +260,7 @@ def read_translation(path: Path, *, hf_id: str, lang: str, rel_path: str) -> Tra
         text = path.read_bytes().decode("utf-8")
     except (OSError, ValueError) as exc:
         msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return Translation(hf_id, lang, path, rel_path, FrozenDict(), None, FrozenDict(), (),
+        return Translation(hf_id, lang, path, rel_path, None, FrozenDict(), (),
                            parse_problems=(_problem(f"cannot read translation: {msg}", 1),))
     return parse_translation(text, hf_id=hf_id, lang=lang, path=path, rel_path=rel_path)
 
