@@ -24,11 +24,9 @@ wrong value yields one readable "expected ..." error instead of one per member.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag
-
-from .archfacts import ArchitectureFacts
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
 #: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
@@ -86,6 +84,17 @@ class _Open(_Model):
 # --- scalar and list shapes --------------------------------------------------------------
 
 Num: TypeAlias = Annotated[_Int | _Float, _by_shape("a number")]
+PosInt: TypeAlias = Annotated[int, Field(gt=0)]
+NonNegInt: TypeAlias = Annotated[int, Field(ge=0)]
+_PosInt: TypeAlias = Annotated[int, Field(gt=0), Tag("int")]
+_PosFloat: TypeAlias = Annotated[float, Field(gt=0), Tag("float")]
+PosNum: TypeAlias = Annotated[_PosInt | _PosFloat, _by_shape("a positive number")]
+Fraction: TypeAlias = Annotated[Annotated[int, Field(ge=0, le=1), Tag("int")]
+                                | Annotated[float, Field(ge=0, le=1), Tag("float")],
+                                _by_shape("a number from 0 to 1")]
+#: one checkpoint size for every variant, or ``{variant key: GiB}``
+CheckpointGib: TypeAlias = Annotated[_PosInt | _PosFloat | Annotated[dict[str, PosNum], Tag("map")],
+                                     _by_shape("a number of GiB or a map of variant -> GiB")]
 #: A version such as ``"0.20.0"``; a bare YAML number is tolerated (JS stringifies it).
 Version: TypeAlias = Annotated[_Str | _Int | _Float, _by_shape("a version string")]
 #: Free-text size such as ``"284B"``; numbers tolerated.
@@ -220,6 +229,61 @@ class VllmExtensions(_Model):
     env: StrList | None = None
 
 
+class HostTableFacts(_Model):
+    """Weights a flag can move to host memory (``marker``: substring of the flag's value that offloads)."""
+
+    gib: PosNum
+    flag: str
+    marker: str = ""
+
+
+class ArchitectureFacts(_Model):
+    """``model.architecture_facts``: what the memory planner (``fit``) reads (docs/decisions-fit.md §2)."""
+
+    source: str | None = None
+    attention: Literal["mha", "gqa", "mqa", "mla", "compressed_sparse"] | None = None
+    num_layers: PosInt | None = None
+    num_attention_heads: PosInt | None = None
+    num_kv_heads: PosInt | None = None
+    head_dim: PosInt | None = None
+    kv_lora_rank: PosInt | None = None
+    qk_rope_head_dim: NonNegInt | None = None
+    sliding_window: PosInt | None = None
+    sliding_window_layers: NonNegInt | None = None
+    linear_layers: NonNegInt | None = None
+    linear_state_bytes: NonNegInt | None = None
+    kv_elements_per_token: PosNum | None = None
+    kv_elements_per_token_max: PosNum | None = None
+    hidden_size: PosInt | None = None
+    vocab_size: PosInt | None = None
+    max_position_embeddings: PosInt | None = None
+    dtype_bytes: Literal[1, 2, 4] | None = None
+    checkpoint_gib: CheckpointGib | None = None
+    expert_fraction: Fraction | None = None
+    indexer_logits_bytes: NonNegInt | None = None
+    host_tables: tuple[HostTableFacts, ...] | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> ArchitectureFacts:
+        kind = self.attention
+        if kind == "mla" and (self.kv_lora_rank is None or self.qk_rope_head_dim is None):
+            raise ValueError("mla attention needs kv_lora_rank and qk_rope_head_dim")
+        if kind == "compressed_sparse" and self.kv_elements_per_token is None:
+            raise ValueError("compressed_sparse attention needs kv_elements_per_token (an estimate)")
+        if kind in (None, "mha", "gqa", "mqa"):
+            if self.num_layers is None:
+                raise ValueError("num_layers is required")
+            if self.head_dim is None or (self.num_kv_heads is None and self.num_attention_heads is None):
+                raise ValueError(f"{kind or 'dense'} attention needs head_dim and num_kv_heads "
+                                 "(or num_attention_heads)")
+        if self.sliding_window_layers and self.sliding_window is None:
+            raise ValueError("sliding_window_layers needs sliding_window")
+        if (self.kv_elements_per_token_max is not None and self.kv_elements_per_token is not None
+                and self.kv_elements_per_token_max < self.kv_elements_per_token):
+            raise ValueError("kv_elements_per_token_max is below kv_elements_per_token")
+        return self
+
+
 class ModelSection(_Model):
     """``model``: served id, base args/env, images, install and seed-era extras."""
 
@@ -240,7 +304,6 @@ class ModelSection(_Model):
     default_frontend: str | None = None
     smg_grpc: SmgGrpc | None = None
     vllm_extensions: VllmExtensions | None = None
-    #: facts for the memory planner (``vllm-recipes fit``), see :mod:`.archfacts`
     architecture_facts: ArchitectureFacts | None = None
 
 
