@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.docker import DockerMeta, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
+from vllm_recipes.select.gates import selector_matches
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -106,33 +108,14 @@ def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
                 yield piece
 
 
-def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
+def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> set[str]:
     """Profile ids the recipe can render for (meta.hardware, supported_hardware, overrides)."""
-    profiles = catalog.hardware_profiles
-    ids: list[str] = []
-
-    def add(hw: Any) -> None:
-        if isinstance(hw, str):
-            if hw.startswith("arch:"):
-                arch = hw[5:]
-                for pid, p in profiles.items():
-                    if isinstance(p, Mapping) and p.get("arch") == arch and pid not in ids:
-                        ids.append(pid)
-            elif hw in profiles and hw not in ids:
-                ids.append(hw)
-
-    hw_meta = recipe.meta.get("hardware")
-    for hw in hw_meta if isinstance(hw_meta, Mapping) else ():
-        add(hw)
-    add(recipe.meta.get("default_hardware"))
+    entries: list[Any] = [*as_map(recipe.meta.get("hardware")), recipe.meta.get("default_hardware")]
     for v in recipe.variants.values():
         if isinstance(v, Mapping):
-            for hw in v.get("supported_hardware") or ():
-                add(hw)
-            ho = v.get("hardware_overrides")
-            for hw in ho if isinstance(ho, Mapping) else ():
-                add(hw)
-    return ids
+            entries += [*(v.get("supported_hardware") or ()), *as_map(v.get("hardware_overrides"))]
+    return {hw for hw, profile in catalog.hardware_profiles.items() if isinstance(profile, Mapping)
+            for entry in entries if selector_matches(entry, hw, profile)}
 
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
