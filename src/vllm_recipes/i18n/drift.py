@@ -58,8 +58,6 @@ ENGINE_FLAGS = frozenset({
     # builder "Advanced" options available to every recipe
     "--max-num-batched-tokens", "--max-num-seqs", "--gpu-memory-utilization", "--max-model-len",
 })
-#: frontends env when the taxonomy carries none (extensions.md §1.3)
-FALLBACK_FRONTEND_ENV = {"python": {}, "rust": {"VLLM_USE_RUST_FRONTEND": "1"}}
 
 Key = tuple[str, str]
 
@@ -151,8 +149,7 @@ def _catalog_state(catalog: Catalog) -> list[str]:
     for spec in (*catalog.serving_strategies.values(), *catalog.kv_stores.values()):
         texts.extend(_walk_strings(spec, prose=False))
     texts.extend(_walk_strings(catalog.kv_offload_options, prose=False))
-    frontends = catalog.frontends or FALLBACK_FRONTEND_ENV
-    texts.extend(_walk_strings(frontends, prose=False))
+    texts.extend(_walk_strings(catalog.frontends, prose=False))  # (the bundled taxonomy always has them)
     return texts
 
 
