@@ -180,11 +180,6 @@ def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
     return out
 
 
-def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tuple[int, ...]:
-    """Indices into ``values`` of the tokens a process keeps (see :func:`dedupe_positions`)."""
-    return dedupe_positions(tuple(values), tuple(drop_flags))[0]
-
-
 @functools.lru_cache(maxsize=4096)
 def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
                      ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
@@ -238,20 +233,6 @@ def _last_wins(vals: Sequence[str]) -> tuple[dict[str, int], list[int], dict[str
             kept_rev += [j] if start == j else [j, start]
         j = start - 1
     return won, kept_rev, shadow
-
-
-def render_values(binary: str, model_id: str, values: Sequence[str],
-                  drop_flags: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
-    """Text and argv of a process from its raw token *values* alone.
-
-    The same §7 dedupe and layout as :func:`render_invocation`, without provenance.
-    """
-    return render_kept(binary, model_id, [values[i] for i in kept_positions(values, drop_flags)])
-
-
-def render_kept(binary: str, model_id: str, kept: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-    """Text and argv of a process from the values it keeps (see :func:`kept_positions`)."""
-    return command_text(binary, model_id, pair_lines(kept)), (*binary_words(binary), model_id, *kept)
 
 
 def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
