@@ -16,6 +16,7 @@ the same text ``vllm-recipes command`` shows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -30,7 +31,7 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import placeholder_refs, quote, render_invocation, router_text
+from .shell import INHERITED, placeholder_refs, quote, render_invocation, router_text
 
 #: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
@@ -145,20 +146,36 @@ class Deployment:
         """Nodes the deployment occupies: each serve process owns its nodes, unless PD is co-located on one."""
         return 1 if self.co_located else sum(p.nodes for p in self.processes if p.kind == "serve")
 
+    def node_of(self, name: str) -> tuple[Process, int] | None:
+        """The process and 1-based node a node-address placeholder names (``PREFILL_NODE_2``: node 2 of
+        the prefill pool; ``VLLM_INSTANCE_3``: Mooncake instance 3)."""
+        for p in self.processes:
+            if p.pool and name.startswith(p.pool) and name[len(p.pool):].isdigit():
+                return p, int(name[len(p.pool):])
+            if name.startswith("VLLM_INSTANCE_") and p.key == f"vllm-{name[14:]}":
+                return p, 1
+        return None
+
 
 def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
     return tuple((e.key, js_str(e.value)) for e in env)
 
 
-def refs(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, name)`` of each placeholder in ``text``: the declared ones of the one quoting rule
-    (:func:`render.shell.placeholder_refs`: user settings, a worker template's own address, inherited
-    search paths). Every other ``$WORD`` is data in every target, as in ``vllm-recipes command``."""
-    return placeholder_refs(text)
-
-
 def placeholders(text: str) -> list[str]:
-    return [name for _start, _end, name in refs(text)]
+    """The declared placeholders in ``text`` (:func:`render.shell.placeholder_refs`); every other ``$WORD``
+    is data in every target, as in ``vllm-recipes command``."""
+    return [name for _start, _end, name in placeholder_refs(text)]
+
+
+def shell_ref(name: str) -> str:
+    """A placeholder as a shell word that expands it from the environment."""
+    return f'"${{{name}}}"'
+
+
+def inherits(value: object) -> bool:
+    """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
+    where the process starts can expand it."""
+    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
 
 
 def shell_join(words: Sequence[str]) -> str:
@@ -166,45 +183,40 @@ def shell_join(words: Sequence[str]) -> str:
     return " ".join(quote(w) if w else "''" for w in words)
 
 
-def substitute(text: str, bind: Callable[[str], str | None]) -> str:
-    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], str] = str) -> str:
+    """``text`` with each placeholder as ``each(name, as_written)`` writes it and the data between
+    as ``data`` escapes it for the target."""
     out: list[str] = []
     pos = 0
-    for start, end, name in refs(text):
-        value = bind(name)
-        if value is not None:
-            out += (text[pos:start], value)
-            pos = end
-    out.append(text[pos:])
+    for start, end, name in placeholder_refs(text):
+        out += (data(text[pos:start]), each(name, text[start:end]))
+        pos = end
+    out.append(data(text[pos:]))
     return "".join(out)
 
 
-def shell_word(text: str, bind: Callable[[str], str]) -> str:
+def substitute(text: str, bind: Callable[[str], str | None]) -> str:
+    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+    return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
+
+
+def shell_word(text: str, bind: Callable[[str], str] = shell_ref) -> str:
     """A token as one shell word by the one quoting rule (:func:`render.shell.quote`): the data quoted,
     each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
-    if text == "":
-        return "''"
-    parts: list[str] = []
-    pos = 0
-    for start, end, name in refs(text):
-        parts += (quote(text[pos:start]), bind(name))
-        pos = end
-    parts.append(quote(text[pos:]))
-    return "".join(parts)
+    return rewrite(text, lambda name, _written: bind(name), quote) if text else "''"
+
+
+def _values(argv: Sequence[Token], flag: str) -> list[str]:
+    """The token after each occurrence of ``flag``."""
+    return [str(argv[i + 1]) for i in range(len(argv) - 1) if argv[i] == flag]
 
 
 def port_of(argv: Sequence[Token], default: int = DEFAULT_PORT) -> int:
-    for i, t in enumerate(argv[:-1]):
-        if t == "--port" and isinstance(argv[i + 1], str) and str(argv[i + 1]).isdigit():
-            return int(str(argv[i + 1]))
-    return default
+    return next((int(v) for v in _values(argv, "--port") if v.isdigit()), default)
 
 
 def _flag_int(argv: Sequence[str], flag: str) -> int | None:
-    for i, t in enumerate(argv[:-1]):
-        if t == flag and argv[i + 1].isdigit():
-            return int(argv[i + 1])
-    return None
+    return next((int(v) for v in _values(argv, flag) if v.isdigit()), None)
 
 
 def gpus_per_node(argv: Sequence[str], nodes: int, node_gpus: int) -> int:
@@ -240,25 +252,12 @@ def size_gib(value: Any) -> float:
     return float(m.group(1)) * unit / _GIB
 
 
-def _json_flag(argv: Sequence[str], flag: str) -> dict[str, Any]:
-    for i, t in enumerate(argv[:-1]):
-        if t == flag and argv[i + 1].startswith("{"):
-            try:
-                got = json.loads(argv[i + 1])
-            except ValueError:
-                return {}
-            return got if isinstance(got, dict) else {}
-    return {}
-
-
 def _num_flag(argv: Sequence[str], flag: str) -> float:
-    for i, t in enumerate(argv[:-1]):
-        if t == flag:
-            try:
-                return float(argv[i + 1])
-            except ValueError:
-                return 0.0
-    return 0.0
+    """The first value of ``flag`` as a number (0 when absent or not a number)."""
+    try:
+        return float(_values(argv, flag)[0])
+    except (IndexError, ValueError):
+        return 0.0
 
 
 def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
@@ -268,7 +267,10 @@ def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
     ranks = max(gpus, 1)
     gib = (_num_flag(argv, "--cpu-offload-gb") + _num_flag(argv, "--swap-space")) * ranks
     gib += _num_flag(argv, "--kv-offloading-size")
-    extra = _json_flag(argv, "--kv-transfer-config").get("kv_connector_extra_config")
+    config = next((v for v in _values(argv, "--kv-transfer-config") if v.startswith("{")), "{}")
+    with contextlib.suppress(ValueError):
+        config = json.loads(config)
+    extra = config.get("kv_connector_extra_config") if isinstance(config, dict) else None
     if isinstance(extra, dict):
         gib += size_gib(extra.get("cpu_bytes_to_use") or 0)
     facts = (recipe or {}).get("model", {}).get("architecture_facts") if isinstance(recipe, dict) else None
@@ -356,7 +358,7 @@ def _with_workers(proc: Process, workers: Sequence[tuple[tuple[str, ...], tuple[
         return proc
     argv1, env1 = workers[0]
     template = _generalize(argv1, 1, proc.pool)
-    env_template = tuple((k, _generalize_env(v, 1, proc.pool)) for k, v in env1)
+    env_template = tuple((k, _self_address(v, 1, proc.pool)) for k, v in env1)
     for rank, (argv, env) in enumerate(workers, start=1):
         if instantiate(template, rank, proc.pool) != argv or tuple(
                 (k, instantiate((v,), rank, proc.pool)[0]) for k, v in env_template) != env:
@@ -364,10 +366,6 @@ def _with_workers(proc: Process, workers: Sequence[tuple[tuple[str, ...], tuple[
                               "so one worker template cannot express it; use `vllm-recipes command` per node.")
     return replace(proc, worker_argv=template, worker_env=env_template,
                    worker_argvs=tuple(a for a, _ in workers), worker_envs=tuple(e for _, e in workers))
-
-
-def _generalize_env(value: str, rank: int, pool: str | None) -> Token:
-    return _self_address(value, rank, pool)
 
 
 Resolver = Callable[[dict[str, Any]], tuple[Ctx, Plan]]
@@ -416,11 +414,9 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
                    port=_mooncake_port(master), note=str(master.get("description") or ""), install=install,
                    cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)]
     if store is not None:
-        files: tuple[ConfigFile, ...] = ()
-        if store.get("config") is not None:
-            files = (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
-                                json.dumps(store["config"], indent=2, ensure_ascii=False)),)
         cfg = store.get("config")
+        files = () if cfg is None else (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
+                                                   json.dumps(cfg, indent=2, ensure_ascii=False)),)
         pool = size_gib(cfg.get("global_segment_size")) + size_gib(cfg.get("local_buffer_size")) \
             if isinstance(cfg, dict) else 0.0
         out.append(Process("mooncake-store", "mooncake", "Mooncake store", split_command(str(store.get("command") or "")),
@@ -437,19 +433,14 @@ def _mooncake_port(master: dict[str, Any]) -> int | None:
     return None
 
 
-def _client_config(config: Any) -> tuple[ConfigFile, ...]:
-    if config is None:
-        return ()
-    return (ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", json.dumps(config, indent=2, ensure_ascii=False)),)
-
-
 def _mooncake_client(proc: Process, config: Any) -> Process:
     """A vLLM process that is a Mooncake client: its config file, the host memory each GPU lends the pool
     (``global_segment_size``) plus the local buffer, and RDMA when the config says so."""
     if not isinstance(config, dict):
         return proc
     pool = size_gib(config.get("global_segment_size")) * max(proc.gpus, 1) + size_gib(config.get("local_buffer_size"))
-    return replace(proc, files=_client_config(config), memory_gib=proc.memory_gib + math.ceil(pool),
+    files = (ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", json.dumps(config, indent=2, ensure_ascii=False)),)
+    return replace(proc, files=files, memory_gib=proc.memory_gib + math.ceil(pool),
                    rdma=proc.rdma or _uses_rdma(config))
 
 
