@@ -80,33 +80,19 @@ def container_image(dep: Deployment, opts: ExportOptions) -> str:
 
 
 def used_placeholders(dep: Deployment) -> dict[str, list[str]]:
-    """Every placeholder of the deployment -> where it is used (env keys, flags, files), first-seen order."""
+    """Every placeholder the user sets -> where it is used (env keys, flags, files), first-seen order
+    (not a worker's own address, nor the search paths a shell extends where the process starts)."""
     where: dict[str, list[str]] = {}
-
-    def note(text: str, place: str) -> None:
-        for name in placeholders(text):
-            places = where.setdefault(name, [])
-            if place not in places:
-                places.append(place)
-
     for p in dep.processes:
-        for i, t in enumerate(p.argv):
-            note(t, f"{p.title} {p.argv[i - 1] if i and p.argv[i - 1].startswith('-') else 'argument'}")
-        for k, v in p.env:
-            note(v, f"{p.title} env {k}")
-        for w in p.worker_argv:
-            if isinstance(w, str):
-                note(w, f"{p.title} workers")
-        for _k, wv in p.worker_env:
-            if isinstance(wv, str):
-                note(wv, f"{p.title} workers")
-        for f in p.files:
-            note(f.content, f.name)
-        if p.script:
-            note(p.script, p.title)
-    where.pop(SELF, None)
-    for name in INHERITED:  # the process's own search paths, extended by a shell where it starts
-        where.pop(name, None)
+        places = [*((t, f"{p.title} {p.argv[i - 1] if i and p.argv[i - 1].startswith('-') else 'argument'}")
+                    for i, t in enumerate(p.argv)),
+                  *((v, f"{p.title} env {k}") for k, v in p.env),
+                  *((w, f"{p.title} workers") for w in (*p.worker_argv, *(v for _k, v in p.worker_env))),
+                  *((f.content, f.name) for f in p.files), (p.script or "", p.title)]
+        for text, place in places:
+            for name in placeholders(text) if isinstance(text, str) else ():
+                if name != SELF and name not in INHERITED and place not in where.setdefault(name, []):
+                    where[name].append(place)
     return where
 
 

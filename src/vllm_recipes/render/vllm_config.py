@@ -15,8 +15,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from .artifacts import (
     MEDIA_ENV,
     MEDIA_SHELL,
@@ -25,6 +23,7 @@ from .artifacts import (
     Artifact,
     ExportOptions,
     header,
+    required,
     used_placeholders,
     whole_json_values,
 )
@@ -184,7 +183,7 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
     launch = shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
     if cli:
-        launch += " " + " ".join(shell_word(t, lambda n: f'"${{{n}}}"') for t in cli)
+        launch += " " + " ".join(shell_word(t) for t in cli)
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
         extra.append(f"Install first: {p.install}")
@@ -201,9 +200,9 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
     empty_ok = whole_json_values(dep)
     env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
     # the settings the Run line and the env use: checked, then exported for the process
-    env_lines += [f': "${{{n}{"?" if n in empty_ok else ":?"}set {n} (see the header)}}"' for n in where]
+    env_lines += [f': "{required(n, empty_ok, f"set {n} (see the header)")}"' for n in where]
     env_lines += [f"export {n}" for n in where]
-    env_lines += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}" for k, v in env]
+    env_lines += [f"export {k}={shell_word(v)}" for k, v in env]
     return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
             Artifact(f"{stem}.env", env_text, MEDIA_ENV),
             Artifact(f"{stem}.env.sh", "\n".join(env_lines) + "\n", MEDIA_SHELL)]
@@ -231,8 +230,3 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     if not out:
         raise ExportError("this selection has no `vllm serve` process to write a config for.")
     return out
-
-
-def load(text: str) -> dict[str, Any]:
-    data = yaml.safe_load(text)
-    return data if isinstance(data, dict) else {}
