@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, number_or, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_map, is_number, number_or, truthy
 
 from .gates import (
     constraint,
@@ -204,3 +204,17 @@ def variant_entry(recipe: Mapping[str, Any], variant_key: str) -> tuple[str, Map
 def variant_or_default(recipe: Mapping[str, Any], variant_key: str) -> Mapping[str, Any]:
     """§5.0: the variant, else ``default``, else an empty one."""
     return variant_entry(recipe, variant_key)[1]
+
+
+def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
+                             hw_id: str | None) -> Any:
+    """``model.install`` merged key by key with the variant's per-hardware ``install`` (ext §2.5)."""
+    base = get(recipe.get("model"), "install")
+    if variant is None or not hw_id:
+        return base
+    over = get(get(variant.get("hardware_overrides"), hw_id), "install")
+    if not is_map(over):
+        return base
+    merged = dict(base) if is_map(base) else {}
+    merged.update(over)
+    return merged

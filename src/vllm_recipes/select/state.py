@@ -22,6 +22,7 @@ from .advanced import ADVANCED_OPTIONS, advanced_options_for
 from .aliases import advanced_id, alias_table, canonical
 from .defaults import (
     default_features,
+    effective_install_config,
     pick_default_hardware,
     pick_fitting_variant,
     recommend_strategy,
@@ -818,11 +819,7 @@ def pd_router_choices(catalog: Catalog, recipe: Recipe) -> list[str]:
 
 def install_tabs(recipe: Mapping[str, Any], variant: Mapping[str, Any], hw: str) -> list[str]:
     """Install tabs present on this hardware (ext §2.5 per-hardware install merged over model.install)."""
-    base = get(recipe.get("model"), "install")
-    cfg = dict(base) if is_map(base) else {}
-    over = get(get(variant.get("hardware_overrides"), hw), "install")
-    if is_map(over):
-        cfg.update(over)
+    cfg = as_map(effective_install_config(recipe, variant, hw))
     return [t for t in ("pip", "docker") if cfg.get(t) is not False]
 
 
