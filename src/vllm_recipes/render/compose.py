@@ -49,7 +49,7 @@ class Binder:
         self.empty_ok = whole_json_values(dep)
 
     def bind(self, name: str) -> str | None:
-        """A pool's first node or an instance is its service; the Mooncake master its service; files mounted."""
+        """A pool's first node, an instance or the Mooncake master is its service; a file is mounted."""
         node = self.dep.node_of(name)
         if node is not None:
             return node[0].key if node[1] == 1 else None

@@ -118,7 +118,8 @@ def entrypoint(argv: tuple[str, ...], script: str | None, prelude: list[str],
     ``argv`` (``vllm serve`` in the command, the rest ``args``); behind a shell prelude when something
     must run first (``text`` writes each argv token for the target)."""
     if script is not None:
-        return ["/bin/sh", "-c", escape_dollars("\n".join(["set -e", *prelude, script]) if prelude else script)], None
+        text = "\n".join(["set -e", *prelude, script]) if prelude else script
+        return ["/bin/sh", "-c", escape_dollars(text)], None
     k = 2 if argv[:2] == ("vllm", "serve") else 1
     head = [text(t) for t in argv[:k]]
     if prelude:

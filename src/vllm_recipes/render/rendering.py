@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vllm_recipes.jsvalues import as_map, first_truthy
+from vllm_recipes.jsvalues import first_truthy, get
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
@@ -63,8 +63,9 @@ def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
     elif isinstance(plan, PdPlan):
         for rp, port in ((plan.prefill, 8001), (plan.decode, 8002)):
             forms = _forms(meta, rp.serve, rp.env, port)
-            out[rp.role] = {"command": forms["command"], "argv": forms["argv"], "env": {e.key: e.value for e in rp.env},
-                            **rp.meta, "docker_command": forms["docker_command"], "docker_argv": forms["docker_argv"]}
+            out[rp.role] = {"command": forms["command"], "argv": forms["argv"],
+                            "env": {e.key: e.value for e in rp.env}, **rp.meta,
+                            "docker_command": forms["docker_command"], "docker_argv": forms["docker_argv"]}
         out["router"] = {"command": router_text(plan.router.lines), "install": plan.router.install}
         out["router_config"] = plan.router_config
     elif isinstance(plan, KvStorePlan):
@@ -95,7 +96,7 @@ def _kv_store_keys(ctx: Ctx, meta: DockerMeta, plan: KvStorePlan) -> dict[str, A
         "strategy": kv_id,
         "node_count": plan.node_count,
         "serving_strategy": plan.serving_strategy,
-        "kv_min_vllm_version": first_truthy(as_map(ctx.catalog.strategies.get(kv_id)).get("min_vllm_version"), None),
+        "kv_min_vllm_version": first_truthy(get(ctx.catalog.strategies.get(kv_id), "min_vllm_version"), None),
         "instances": plan.instances,
         "vllm_command": vllm["command"],
         "vllm_argv": vllm["argv"],

@@ -439,8 +439,8 @@ def _mooncake_client(proc: Process, config: Any) -> Process:
     if not isinstance(config, dict):
         return proc
     pool = size_gib(config.get("global_segment_size")) * max(proc.gpus, 1) + size_gib(config.get("local_buffer_size"))
-    files = (ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", json.dumps(config, indent=2, ensure_ascii=False)),)
-    return replace(proc, files=files, memory_gib=proc.memory_gib + math.ceil(pool),
+    text = json.dumps(config, indent=2, ensure_ascii=False)
+    return replace(proc, files=(ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", text),), memory_gib=proc.memory_gib + math.ceil(pool),
                    rdma=proc.rdma or _uses_rdma(config))
 
 
