@@ -15,7 +15,6 @@ from .gates import (
     is_listed,
     is_precision_compatible,
     is_variant_hardware_supported,
-    matches_constraint,
     offered_strategies,
     variant_runs_on,
 )
@@ -43,18 +42,11 @@ def locale_key(s: str) -> tuple[Any, ...]:
 def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
                           recipe: Mapping[str, Any]) -> str:
     """§4.1 ``pickDefaultHardware``."""
-    c = constraint(variant)
-    declared = as_map(get(recipe.get("meta"), "hardware"))
-    compatible = [
-        hw for hw, p in profiles.items()
-        if matches_constraint(as_map(p), c) and is_hardware_supported(recipe, hw)
-        and is_variant_hardware_supported(variant, hw, as_map(p))
-        and (not truthy(as_map(p).get("restricted")) or hw in declared)
-    ]
+    compatible = selectable_hardware(profiles, variant, recipe)
     dh = get(recipe.get("meta"), "default_hardware")
     if truthy(dh) and dh in compatible:
         return dh
-    public = _public_default(profiles, c, compatible)
+    public = _public_default(profiles, constraint(variant), compatible)
     return _one_gpu_default(profiles, variant, compatible, public) or public
 
 

@@ -170,22 +170,11 @@ def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: 
     r = recipe.data
     p = _profile(catalog, hw)
     gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
-    out = []
-    for s in offered_strategies(r):
-        raw = catalog.strategies.get(s)
-        if not is_map(raw):
-            continue
-        dt = as_map(raw).get("deploy_type")
-        if dt == "kv_store_lb":
-            continue
-        if node_count == 1 and dt == "multi_node":
-            continue
-        if node_count > 1 and dt == "single_node":
-            continue
-        if not is_strategy_reachable(r, s, dt, gpn, hw):
-            continue
-        out.append(s)
-    return out
+    # a Mooncake deployment is a KV choice; one node takes no multi-node strategy, several no single-node one
+    by_nodes = "multi_node" if node_count == 1 else "single_node" if node_count > 1 else "kv_store_lb"
+    wrong = ("kv_store_lb", by_nodes)
+    return [s for s in offered_strategies(r) if is_map(spec := catalog.strategies.get(s))
+            and (dt := spec.get("deploy_type")) not in wrong and is_strategy_reachable(r, s, dt, gpn, hw)]
 
 
 def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str, role: str) -> int:
