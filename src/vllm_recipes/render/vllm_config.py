@@ -33,7 +33,6 @@ from .workloads import (
     Deployment,
     ExportError,
     Process,
-    instantiate,
     placeholders,
     shell_join,
     shell_word,
@@ -211,16 +210,8 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     out: list[Artifact] = []
     for p in dep.processes:
-        if p.kind != "serve":
-            continue
-        if p.nodes <= 1:
-            out += _files(dep, p, p.key, p.argv, p.env, opts)
-            continue
-        out += _files(dep, p, f"{p.key}-node-0", p.argv, p.env, opts)
-        for rank in range(1, p.nodes):
-            argv = instantiate(p.worker_argv, rank, p.pool)
-            env = tuple((k, instantiate((v,), rank, p.pool)[0]) for k, v in p.worker_env)
-            out += _files(dep, p, f"{p.key}-node-{rank}", argv, env, opts)
+        for rank in range(p.nodes if p.kind == "serve" else 0):
+            out += _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
     others = [p.title for p in dep.processes if p.kind != "serve"]
     if others:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "

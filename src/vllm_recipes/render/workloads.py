@@ -117,6 +117,13 @@ class Process:
     worker_argvs: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
     worker_envs: tuple[tuple[tuple[str, str], ...], ...] = field(default=(), compare=False)
 
+    def node(self, rank: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """Argv and env of node ``rank`` (0: the head; others from the worker template)."""
+        if rank == 0:
+            return self.argv, self.env
+        env = tuple((k, instantiate((v,), rank, self.pool)[0]) for k, v in self.worker_env)
+        return instantiate(self.worker_argv, rank, self.pool), env
+
     @property
     def headless_workers(self) -> bool:
         """Workers started with ``--headless`` serve no HTTP (no health probe on them)."""
@@ -357,15 +364,14 @@ def _with_workers(proc: Process, workers: Sequence[tuple[tuple[str, ...], tuple[
     if not workers:
         return proc
     argv1, env1 = workers[0]
-    template = _generalize(argv1, 1, proc.pool)
-    env_template = tuple((k, _self_address(v, 1, proc.pool)) for k, v in env1)
-    for rank, (argv, env) in enumerate(workers, start=1):
-        if instantiate(template, rank, proc.pool) != argv or tuple(
-                (k, instantiate((v,), rank, proc.pool)[0]) for k, v in env_template) != env:
+    out = replace(proc, worker_argv=_generalize(argv1, 1, proc.pool),
+                  worker_env=tuple((k, _self_address(v, 1, proc.pool)) for k, v in env1),
+                  worker_argvs=tuple(a for a, _ in workers), worker_envs=tuple(e for _, e in workers))
+    for rank, worker in enumerate(workers, start=1):
+        if out.node(rank) != worker:
             raise ExportError(f"{proc.title}: node {rank} differs from node 1 in more than its rank and address, "
                               "so one worker template cannot express it; use `vllm-recipes command` per node.")
-    return replace(proc, worker_argv=template, worker_env=env_template,
-                   worker_argvs=tuple(a for a, _ in workers), worker_envs=tuple(e for _, e in workers))
+    return out
 
 
 Resolver = Callable[[dict[str, Any]], tuple[Ctx, Plan]]
