@@ -118,8 +118,8 @@ def entrypoint(argv: tuple[str, ...], script: str | None, prelude: list[str],
     ``argv`` (``vllm serve`` in the command, the rest ``args``); behind a shell prelude when something
     must run first (``text`` writes each argv token for the target)."""
     if script is not None:
-        text = "\n".join(["set -e", *prelude, script]) if prelude else script
-        return ["/bin/sh", "-c", escape_dollars(text)], None
+        body = "\n".join(["set -e", *prelude, script]) if prelude else script
+        return ["/bin/sh", "-c", escape_dollars(body)], None
     k = 2 if argv[:2] == ("vllm", "serve") else 1
     head = [text(t) for t in argv[:k]]
     if prelude:
@@ -439,16 +439,12 @@ def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | Non
 def _objects(dep: Deployment, names: Names, opts: ExportOptions, image: str, settings: str | None,
              to_set: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The settings and files ConfigMaps, then each process's workload and Service (companions ride along)."""
-    objects: list[tuple[str, dict[str, Any]]] = []
-    if settings:
-        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": _meta(settings, opts, _labels(names.base, "settings")),
-                                      "data": {n: "" for n in to_set}}))
     files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
-    if files:
-        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": _meta(f"{names.base}-files", opts, _labels(names.base, "files")),
-                                      "data": files}))
+    maps = [(settings, "settings", dict.fromkeys(to_set, "")), (f"{names.base}-files", "files", files)]
+    objects: list[tuple[str, dict[str, Any]]] = [
+        ("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": _meta(name, opts, _labels(names.base, part)), "data": data})
+        for name, part, data in maps if name and data]
     companions = [p for p in dep.processes if p.kind == "companion"]
     for p in dep.processes:
         if p.kind != "companion":

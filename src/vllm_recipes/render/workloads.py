@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vllm_recipes.jsvalues import js_str
+from vllm_recipes.jsvalues import as_list, get, js_str
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
@@ -280,9 +280,7 @@ def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
     extra = config.get("kv_connector_extra_config") if isinstance(config, dict) else None
     if isinstance(extra, dict):
         gib += size_gib(extra.get("cpu_bytes_to_use") or 0)
-    facts = (recipe or {}).get("model", {}).get("architecture_facts") if isinstance(recipe, dict) else None
-    tables = facts.get("host_tables") if isinstance(facts, dict) else None
-    for t in tables if isinstance(tables, list) else ():
+    for t in as_list(get(get(get(recipe, "model"), "architecture_facts"), "host_tables")):
         if isinstance(t, dict) and isinstance(t.get("gib"), int | float):
             flag, marker = str(t.get("flag") or ""), str(t.get("marker") or "")
             if any(argv[i] == flag and marker in argv[i + 1] for i in range(len(argv) - 1)):
@@ -453,8 +451,8 @@ def _mooncake_client(proc: Process, config: Any) -> Process:
 def model_gib(ctx: Ctx) -> int:
     """The checkpoint's size in GiB: the recipe's ``architecture_facts.checkpoint_gib``, else the variant's
     ``vram_minimum_gb`` (an upper bound: weights plus room); 0 when neither is known."""
-    facts = ctx.recipe.get("model", {}).get("architecture_facts") if isinstance(ctx.recipe.get("model"), dict) else None
-    for v in (facts.get("checkpoint_gib") if isinstance(facts, dict) else None, ctx.variant.get("vram_minimum_gb")):
+    facts = get(get(ctx.recipe, "model"), "architecture_facts")
+    for v in (get(facts, "checkpoint_gib"), ctx.variant.get("vram_minimum_gb")):
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6:
             return math.ceil(v)
     return 0
