@@ -11,6 +11,8 @@ environment ``sbatch`` was called from.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from .artifacts import (
     MEDIA_SHELL,
     Artifact,
@@ -114,16 +116,6 @@ int(sys.argv[2])), timeout=5)" "${{hp%:*}}" "${{hp##*:}}" 2>/dev/null ;;
 _FIXED = {"HEAD_IP": '"${NODES[0]}"', "MOONCAKE_MASTER_IP": '"${NODES[0]}"', "ROUTER_PORT": "8000"}
 
 
-def _first_nodes(dep: Deployment, serve: list[Process]) -> dict[str, int]:
-    """Index in ``NODES`` of each serve process's first node (all 0 when co-located)."""
-    first: dict[str, int] = {}
-    n = 0
-    for p in serve:
-        first[p.key] = 0 if dep.co_located else n
-        n += p.nodes
-    return first
-
-
 def _bound_value(var: str, dep: Deployment, first: dict[str, int]) -> str | None:
     """What the script sets ``var`` to, when Slurm knows it: a node address, the router's port, a fixed value."""
     node = dep.node_of(var)
@@ -218,7 +210,9 @@ def _environment(dep: Deployment, name: str, bound: dict[str, str], to_set: dict
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     name = check_name(opts.name or default_name(dep.model_id), "--name")
     serve = [p for p in dep.processes if p.kind == "serve"]
-    first = _first_nodes(dep, serve)
+    # index in NODES of each serve process's first node (all 0 when co-located)
+    starts = accumulate((p.nodes for p in serve), initial=0)
+    first = {p.key: 0 if dep.co_located else n for p, n in zip(serve, starts, strict=False)}
     bound = {var: value for var in used_placeholders(dep)
              if (value := _bound_value(var, dep, first)) is not None}
     bound.update({f.path_var: f'"$WORKDIR/{f.name}"' for p in dep.processes for f in p.files})
