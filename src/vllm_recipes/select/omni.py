@@ -11,7 +11,7 @@ from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, i
 
 from .defaults import pick_default_hardware
 from .options import flag
-from .state import Refusals, hardware_block_reason, hardware_choices, install_tabs
+from .state import Refusals, hardware_block_reason, hardware_choices, install_tabs, pick_install
 
 OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 
@@ -107,9 +107,5 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
             chosen = found
     # a recipe that disables both tabs still needs a way to run: offer both
     tabs = install_tabs(r, vdata, hw) or ["pip", "docker"]
-    if install is not None and install not in tabs:
-        message = f"{recipe.hf_id} does not offer a {install} install on {hw} ({flag('install')} {install})." \
-            if install in ("pip", "docker") else f"{flag('install')} {install!r} is not an install method."
-        refuse("install", message, tabs)
-        install = None
-    return OmniSelection(vk, hw, chosen, install or tabs[0], tuple(tabs), tuple(refuse.notices))
+    install = pick_install(refuse, recipe.hf_id, hw, tabs, install)
+    return OmniSelection(vk, hw, chosen, install, tuple(tabs), tuple(refuse.notices))

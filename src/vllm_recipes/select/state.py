@@ -755,15 +755,16 @@ def _frontend_install(d: _Draft) -> None:
             d.refuse("router", f"{flag('router')} {d.pd_router!r} is not available for {d.hf_id}.", routers)
             d.pd_router = None
     d.tabs = install_tabs(d.r, d.variant, d.hw)
-    first = d.tabs[0] if d.tabs else "docker"
-    d.install = req.install or first
-    if req.install is not None and req.install not in d.tabs:
-        if req.install in INSTALL_METHODS:
-            d.refuse("install", f"{d.hf_id} does not offer a {req.install} install on {d.hw} "
-                     f"({flag('install')} {req.install}).", d.tabs)
-        else:
-            d.refuse("install", f"{flag('install')} {req.install!r} is not an install method.", d.tabs)
-        d.install = first
+    d.install = pick_install(d.refuse, d.hf_id, d.hw, d.tabs, req.install)
+
+
+def pick_install(refuse: Refusals, hf_id: str, hw: str, tabs: Sequence[str], asked: str | None) -> str:
+    """The install method asked for when this hardware offers it, else (refused) the first tab."""
+    if asked is not None and asked not in tabs:
+        refuse("install", f"{hf_id} does not offer a {asked} install on {hw} ({flag('install')} {asked})."
+               if asked in INSTALL_METHODS else f"{flag('install')} {asked!r} is not an install method.", tabs)
+        asked = None
+    return asked or (tabs[0] if tabs else "docker")
 
 
 def kv_choices(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) -> list[str]:
