@@ -245,12 +245,8 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
     for k, v in env:
         if not inherits(v):  # set by the prelude's shell instead
             items.append({"name": k, "value": exec_text(v, p, names)})
-    out: dict[str, Any] = {}
-    if settings:
-        out["envFrom"] = [{"configMapRef": {"name": settings}}]
-    if items:
-        out["env"] = items
-    return out
+    env_from = [{"configMapRef": {"name": settings}}] if settings else []
+    return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
 
 @lru_cache(maxsize=1024)
@@ -307,12 +303,7 @@ def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, An
     rdma = _rdma(opts)
     if p.rdma and rdma:
         limits[rdma] = 1
-    out: dict[str, Any] = {}
-    if requests:
-        out["requests"] = requests
-    if limits:
-        out["limits"] = limits
-    return out
+    return {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
 
 
 def cache_gib(dep: Deployment) -> int:

@@ -104,12 +104,11 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
         if not flag.startswith("-"):
             raise ExportError(f"{title}: positional argument {flag!r} cannot be written to a config file.")
         values: list[str] = []
+        i += 1
         if "=" in flag:
             flag, _, inline = flag.partition("=")
             values.append(inline)
-            i += 1
         else:
-            i += 1
             while i < len(rest) and not rest[i].startswith("-"):
                 values.append(rest[i])
                 i += 1

@@ -155,8 +155,6 @@ def offered_strategies(recipe: Mapping[str, Any]) -> list[str]:
 # --- §3.7 GPU floors ----------------------------------------------------------
 
 def _min_gpus_from_block(block: Any, key: str) -> Any:
-    if block is None:
-        return 0
     if is_number(block):
         return block
     if not is_map(block):
@@ -167,8 +165,6 @@ def _min_gpus_from_block(block: Any, key: str) -> Any:
 
 def min_gpus_for_strategy(recipe: Mapping[str, Any], key: str, hw_id: str | None) -> Any:
     cfg = recipe.get("strategy_min_gpus")
-    if cfg is None:
-        return 0
     if is_number(cfg):
         return cfg
     if not is_map(cfg):
@@ -228,8 +224,7 @@ def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
     if not found:
         found = {"tp"}
     modes = [m for m in POOL_MODES if m in found]
-    restrict = get(get(recipe, "strategy_overrides"), "pd_cluster")
-    restrict = get(restrict, "pool_modes")
+    restrict = get(get(get(recipe, "strategy_overrides"), "pd_cluster"), "pool_modes")
     if is_list(restrict) and len(restrict) > 0:
         kept = [m for m in modes if m in restrict]
         if kept:
