@@ -392,13 +392,6 @@ def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvVal
                    rdma=nodes > 1 or pool is not None)
 
 
-def _ready_timeout(env: Sequence[tuple[str, str]]) -> int:
-    for k, v in env:
-        if k == "VLLM_ENGINE_READY_TIMEOUT_S" and v.isdigit():
-            return int(v)
-    return DEFAULT_READY_TIMEOUT_S
-
-
 def _companions(plan: SinglePlan) -> list[Process]:
     return [Process(f"companion-{i}" if len(plan.companions) > 1 else "companion", "companion", c.label,
                     ("sh", "-c", c.command), script=c.command, note=c.description, cpu=SMALL_CPU,
@@ -414,9 +407,11 @@ def _router(lines: Sequence[str], port: int | None, install: str) -> Process:
 
 def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str | None) -> list[Process]:
     """Mooncake master and store processes; the shared client config travels with the vLLM processes."""
-    out = [Process("mooncake-master", "mooncake", "Mooncake master", split_command(str(master.get("command") or "")),
-                   port=_mooncake_port(master), note=str(master.get("description") or ""), install=install,
-                   cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)]
+    argv = split_command(str(master.get("command") or ""))
+    port = next((int(m[1]) for t in argv if (m := re.fullmatch(r"-+rpc_port=(\d+)", t))), None)
+    out = [Process("mooncake-master", "mooncake", "Mooncake master", argv, port=port,
+                   note=str(master.get("description") or ""), install=install, cpu=SMALL_CPU,
+                   memory_gib=SMALL_MEMORY_GIB)]
     if store is not None:
         cfg = store.get("config")
         files = () if cfg is None else (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
@@ -427,14 +422,6 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
                            files=files, note=str(store.get("description") or ""), install=install, cpu=SMALL_CPU,
                            memory_gib=SMALL_MEMORY_GIB + math.ceil(pool), rdma=_uses_rdma(cfg)))
     return out
-
-
-def _mooncake_port(master: dict[str, Any]) -> int | None:
-    for t in split_command(str(master.get("command") or "")):
-        m = re.fullmatch(r"-+rpc_port=(\d+)", t)
-        if m:
-            return int(m.group(1))
-    return None
 
 
 def _mooncake_client(proc: Process, config: Any) -> Process:
@@ -492,24 +479,20 @@ def _processes(ctx: Ctx, plan: Plan, resolve_at: Resolver, co_located: bool) -> 
     return []
 
 
-def _refuse_self_placeholder(p: Process) -> None:
-    """A recipe value may not use the name the worker template gives a node's own address."""
-    texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
-             *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
-    if any(SELF in placeholders(t) for t in texts):
-        raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
-                          "node's own address; rename it in the recipe.")
-
-
 def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, co_located: bool = False,
                      hf_id: str = "") -> Deployment:
     """All processes of ``plan``; ``resolve_at(changes)`` re-resolves the selection at another rank or instance."""
     procs = _processes(ctx, plan, resolve_at, co_located)
-    for p in procs:
-        _refuse_self_placeholder(p)
-    all_env = [kv for p in procs for kv in p.env]
+    for p in procs:  # a recipe value may not use the name the worker template gives a node's own address
+        texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
+                 *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
+        if any(SELF in placeholders(t) for t in texts):
+            raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
+                              "node's own address; rename it in the recipe.")
+    ready = next((int(v) for p in procs for k, v in p.env
+                  if k == "VLLM_ENGINE_READY_TIMEOUT_S" and v.isdigit()), DEFAULT_READY_TIMEOUT_S)
     return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
-                      dict(ctx.profile), ctx.hw_id, install, co_located, _ready_timeout(all_env), model_gib(ctx))
+                      dict(ctx.profile), ctx.hw_id, install, co_located, ready, model_gib(ctx))
 
 
 def _pool_ranks(proc: Process, role: str, nodes: int, resolve_at: Resolver) -> Process:
