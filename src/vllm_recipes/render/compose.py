@@ -129,11 +129,6 @@ def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
     return {"entrypoint": head} if args is None else {"entrypoint": head, "command": args}
 
 
-def _environment(p: Process, b: Binder) -> dict[str, str]:
-    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
-    return env | {k: b.text(v) for k, v in p.env if not inherits(v)}
-
-
 def _host_resources(p: Process, svc: dict[str, Any]) -> None:
     """RDMA NICs (with IPC_LOCK and no memlock limit to register memory for them), CPU and memory requests."""
     if p.rdma:
@@ -150,7 +145,8 @@ def _host_resources(p: Process, svc: dict[str, Any]) -> None:
 
 def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
     svc: dict[str, Any] = {"image": image, **_entrypoint(p, b, image)}
-    env = _environment(p, b)
+    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
+    env |= {k: b.text(v) for k, v in p.env if not inherits(v)}
     if env:
         svc["environment"] = env
     if p.port is not None:
