@@ -135,6 +135,14 @@ def fixed_value(dep: Deployment, name: str) -> str | None:
     return str(RPC_PORTS[name]) if name in RPC_PORTS else None
 
 
+def checked_exports(dep: Deployment, names: Iterable[str], where: str) -> list[str]:
+    """Shell lines that stop without each of the user's settings (``: "${X:?set X <where>}"``), then
+    export them for the processes."""
+    names, empty_ok = list(names), whole_json_values(dep)
+    checks = [f': "{required(n, empty_ok, f"set {n} {where}")}"' for n in names]
+    return [*checks, *(f"export {n}" for n in names)]
+
+
 def required(name: str, empty_ok: Collection[str], message: str) -> str:
     """``${NAME:?message}``: a shell (or Compose) stops with ``message`` when ``NAME`` is unset or empty;
     ``${NAME?message}`` for a setting whose empty value is valid (:func:`whole_json_values`)."""

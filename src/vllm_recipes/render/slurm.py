@@ -18,13 +18,12 @@ from .artifacts import (
     Artifact,
     ExportOptions,
     check_name,
+    checked_exports,
     default_name,
     fixed_value,
     header,
-    required,
     shell_command,
     used_placeholders,
-    whole_json_values,
 )
 from .k8s import HF_CACHE
 from .shell import literal, quote
@@ -194,10 +193,8 @@ def _sbatch(dep: Deployment, name: str, serve: list[Process]) -> list[str]:
 
 def _environment(dep: Deployment, name: str, bound: dict[str, str], to_set: dict[str, list[str]]) -> list[str]:
     """Refuse to start without the user's settings, then export them, the bound values and the config files."""
-    empty_ok = whole_json_values(dep)
     files = {f.path_var: f for p in dep.processes for f in p.files}
-    lines = [f': "{required(var, empty_ok, f"set {var} before sbatch (see the header)")}"' for var in to_set]
-    lines += [f"export {var}" for var in to_set]
+    lines = checked_exports(dep, to_set, "before sbatch (see the header)")
     lines += ['mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
               'WORKDIR="${SLURM_SUBMIT_DIR:-$PWD}/' + name + '-${SLURM_JOB_ID}"', 'mkdir -p "$WORKDIR"']
     lines += [f"export {var}={value}" for var, value in bound.items() if var not in files]

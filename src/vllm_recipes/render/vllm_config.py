@@ -22,10 +22,9 @@ from .artifacts import (
     RPC_PORTS,
     Artifact,
     ExportOptions,
+    checked_exports,
     header,
-    required,
     used_placeholders,
-    whole_json_values,
 )
 from .k8s import dump
 from .shell import quote
@@ -195,11 +194,9 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
                       + " ".join(f"-e {k}" for k, _ in omitted) + ".")
         docker += [f"  {k}: {why}" for k, why in omitted]
     env_text = header(dep, "vllm-config", opts, {}, docker) + "".join(f"{ln}\n" for ln in literal)
-    empty_ok = whole_json_values(dep)
     env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
     # the settings the Run line and the env use: checked, then exported for the process
-    env_lines += [f': "{required(n, empty_ok, f"set {n} (see the header)")}"' for n in where]
-    env_lines += [f"export {n}" for n in where]
+    env_lines += checked_exports(dep, where, "(see the header)")
     env_lines += [f"export {k}={shell_word(v)}" for k, v in env]
     return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
             Artifact(f"{stem}.env", env_text, MEDIA_ENV),
