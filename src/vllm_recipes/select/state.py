@@ -215,14 +215,15 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
     reachable = [m for m in modes if is_strategy_reachable(r, m, "multi_node", gpn, hw)]
     out = {}
     for role in ("prefill", "decode"):
-        so_role = as_map(get(get(r.get("strategy_overrides"), "pd_cluster"), role))
-        par = so_role.get("parallelism") or get(get(catalog.strategies.get("pd_cluster"), role), "parallelism") or "tp"
+        par = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "parallelism") \
+            or get(get(catalog.strategies.get("pd_cluster"), role), "parallelism") or "tp"
         if par not in modes:
             par = modes[0]
         if par not in reachable:
             par = reachable[0] if reachable else "tp"
-        base = _pd_base_nodes(catalog, recipe, variant, hw, role)
-        out[role] = {"nodes": max(int(base), nodes_for_strategy(r, par, gpn, hw)), "rank": 0, "parallelism": par}
+        base = int(_pd_base_nodes(catalog, recipe, variant, hw, role))
+        nodes = max(base, nodes_for_strategy(r, par, gpn, hw))
+        out[role] = {"nodes": nodes, "rank": 0, "parallelism": par}
     return out
 
 
