@@ -373,15 +373,12 @@ def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, la
          serve: bool) -> dict[str, Any]:
     dep = names.dep
     mounted = {m["name"] for c in containers for m in c.get("volumeMounts", ())}
-    volumes: list[dict[str, Any]] = []
-    if "dshm" in mounted:
-        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}})
-    if "hf-cache" in mounted:
-        cache: dict[str, Any] = {"sizeLimit": f"{cache_gib(dep)}Gi"} if dep.model_gib else {}
-        volumes.append({"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
-                       else {"name": "hf-cache", "emptyDir": cache})
-    if "files" in mounted:
-        volumes.append({"name": "files", "configMap": {"name": f"{names.base}-files"}})
+    cache: dict[str, Any] = {"sizeLimit": f"{cache_gib(dep)}Gi"} if dep.model_gib else {}
+    every = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}},
+             {"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
+             else {"name": "hf-cache", "emptyDir": cache},
+             {"name": "files", "configMap": {"name": f"{names.base}-files"}}]
+    volumes = [v for v in every if v["name"] in mounted]
     spec: dict[str, Any] = {"containers": containers}
     if volumes:
         spec["volumes"] = volumes
