@@ -243,45 +243,19 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
     if req == _EMPTY_REQUEST:
         return req
     feats = as_map(recipe.data.get("features"))
-    changes: dict[str, Any] = {}
-
-    def one(name: str, choices: Collection[str]) -> None:
-        value = getattr(req, name)
-        if value is not None and value not in choices:
-            fixed = canonical(value, choices)
-            if fixed != value:
-                changes[name] = fixed
-
-    def many(name: str) -> None:
-        values = getattr(req, name)
-        if values and any(v not in feats for v in values):
-            changes[name] = tuple(canonical(v, feats) for v in values)
-
-    one("hardware", catalog.hardware_profiles)
-    one("variant", recipe.variants)
-    one("strategy", catalog.strategies)
-    many("features")
-    many("add_features")
-    many("remove_features")
-    if req.fmode:
-        fmode = []
-        for f, m in req.fmode:
-            f = canonical(f, feats)
-            fmode.append((f, canonical(m, as_map(get(feats.get(f), "modes")))))
-        if tuple(fmode) != req.fmode:
-            changes["fmode"] = tuple(fmode)
-    if req.advanced:
-        advanced = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
-        if advanced != req.advanced:
-            changes["advanced"] = advanced
-    if req.kv_offload is not None:
-        one("kv_offload", (*catalog.kv_offload_options, *catalog.strategies))
-    one("prefill_mode", POOL_MODES)
-    one("decode_mode", POOL_MODES)
-    one("frontend", catalog.frontends)
-    one("install", INSTALL_METHODS)
-    if req.pd_router is not None:
-        one("pd_router", pd_routers(catalog))
+    ids: dict[str, Collection[str]] = {
+        "hardware": catalog.hardware_profiles, "variant": recipe.variants, "strategy": catalog.strategies,
+        "kv_offload": (*catalog.kv_offload_options, *catalog.strategies), "prefill_mode": POOL_MODES,
+        "decode_mode": POOL_MODES, "frontend": catalog.frontends, "install": INSTALL_METHODS,
+        "pd_router": pd_routers(catalog)}
+    fixed: dict[str, Any] = {name: canonical(v, choices) for name, choices in ids.items()
+                             if (v := getattr(req, name)) is not None}
+    for name in ("features", "add_features", "remove_features"):
+        fixed[name] = tuple(canonical(v, feats) for v in getattr(req, name) or ()) or getattr(req, name)
+    fixed["fmode"] = tuple((f, canonical(m, as_map(get(feats.get(f), "modes"))))
+                           for f, m in ((canonical(f, feats), m) for f, m in req.fmode))
+    fixed["advanced"] = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
+    changes = {name: v for name, v in fixed.items() if v != getattr(req, name)}
     return replace(req, **changes) if changes else req
 
 
