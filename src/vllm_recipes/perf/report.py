@@ -20,6 +20,8 @@ from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.memory import ProcessFit
 from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
 from vllm_recipes.select.state import PageState
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
 
 from .architecture import ComputeFacts, facts_from_recipe
 from .estimate import Estimate, calibration, estimate_process, lower_bounds
@@ -156,11 +158,12 @@ def _notes(plan: _Plan, calibrated: bool, vllm: str | None) -> list[str]:
 
 def _plan(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, target: GpuTarget | None,
           arch: Architecture | None, facts: ComputeFacts | None, strategy_given: bool,
-          cached_checkpoint_gib: float | None, vllm: str | None) -> tuple[dict[str, Any], list[str], _Plan | None]:
+          cached_checkpoint_gib: float | None, vllm: str | None, resolution: tuple[Ctx, Plan] | None = None
+          ) -> tuple[dict[str, Any], list[str], _Plan | None]:
     """The report's head, the errors that leave it unknown, and the plan when there are none."""
     arch = arch or recipe_architecture(catalog, recipe)
     fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
-                    strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib)
+                    strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)
     params, calibrated = calibration().params_for(gpu.family if gpu else "")
     head = dict(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
@@ -179,10 +182,11 @@ def _plan(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload
 def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
                target: GpuTarget | None = None, arch: Architecture | None = None, facts: ComputeFacts | None = None,
                strategy_given: bool = False, cached_checkpoint_gib: float | None = None,
-               vllm: str | None = None) -> PerfReport:
-    """Estimate a builder state at ``workload`` (pure; unknown facts give errors, never a guess)."""
+               vllm: str | None = None, resolution: tuple[Ctx, Plan] | None = None) -> PerfReport:
+    """Estimate a builder state at ``workload`` (pure; unknown facts give errors, never a guess);
+    ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
     head, said, plan = _plan(catalog, recipe, state, workload, target, arch, facts, strategy_given,
-                             cached_checkpoint_gib, vllm)
+                             cached_checkpoint_gib, vllm, resolution)
     if plan is None:
         return PerfReport(**head, errors=tuple(said), notes=_release_note(vllm))  # type: ignore[arg-type]
     if plan.disaggregated:

@@ -20,7 +20,7 @@ from vllm_recipes.fit.report import (
     report_dict,
     summary_dict,
 )
-from vllm_recipes.select.state import PageState, build_state, hardware_block_reason
+from vllm_recipes.select.state import build_state, hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
@@ -163,11 +163,11 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
             req = replace(req, hardware=target.profile_id)
         else:
             target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
-    st: PageState = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
-    facts = known_facts(catalog, recipe, st.selection.variant_key)
-    report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
-                       release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
-    return report_dict(report)
+    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    facts = known_facts(catalog, recipe, agreed.state.selection.variant_key)
+    return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
+                                 strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,
+                                 cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))
 
 
 def _ctx_param(vals: dict[str, str]) -> int | None:

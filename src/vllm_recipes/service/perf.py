@@ -74,8 +74,9 @@ def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str,
     recipe, vk = find_recipe(catalog, query.model)
     require_serve(recipe)
     req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
-    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
-    return report_dict(perf_state(catalog, recipe, st, workload, strategy_given=req.strategy is not None))
+    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    return report_dict(perf_state(catalog, recipe, agreed.state, workload, strategy_given=req.strategy is not None,
+                                  resolution=agreed.resolution))
 
 
 def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
