@@ -298,7 +298,7 @@ def _first(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     return value
 
 
-def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """A multimodal config's language model (``text_config`` / ``llm_config``) over its top level."""
     text = config.get("text_config") or config.get("llm_config")
     if isinstance(text, Mapping) and _int(text.get("num_hidden_layers")):
@@ -372,7 +372,7 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
     """An :class:`Architecture` from a parsed Hugging Face ``config.json`` (multimodal: its ``text_config``)."""
     if not isinstance(config, Mapping):
         raise ArchitectureError(f"{source}: expected a JSON object")
-    cfg = _text_config(config)
+    cfg = text_config(config)
     layers = _first(cfg, _LAYERS)
     if not layers:
         raise ArchitectureError(f"{source}: no num_hidden_layers")

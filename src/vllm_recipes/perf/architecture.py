@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions
+from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
 
 #: bytes per parameter of a weight format (block scales included): the memory planner's one table
 WEIGHT_BYTES = PRECISION_BYTES
@@ -85,10 +85,7 @@ def _i(cfg: Mapping[str, Any], *keys: str) -> int:
 
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> ComputeFacts:
     """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA)."""
-    cfg: Mapping[str, Any] = config
-    text = config.get("text_config")
-    if isinstance(text, Mapping) and _i(text, "num_hidden_layers"):
-        cfg = {**config, **text}
+    cfg = text_config(config)
     layers = _i(cfg, "num_hidden_layers", "n_layer", "num_layers")
     h = _i(cfg, "hidden_size", "n_embd")
     heads = _i(cfg, "num_attention_heads", "n_head")

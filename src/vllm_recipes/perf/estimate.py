@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib.resources import files
 from typing import Any
 
@@ -42,21 +41,13 @@ class Calibration:
         return (got, True) if got is not None else (self.default, False)
 
 
-def calibration_from_dict(d: Mapping[str, Any]) -> Calibration:
-    fams = tuple((k, Params(**v)) for k, v in d["families"].items())
-    return Calibration(fams, Params(**d["default"]),
-                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()),
-                       str(d.get("procedure", "")))
-
-
 @cache
 def calibration() -> Calibration:
     """The package's ``params.json`` (written by ``tools/calibrate_perf.py``)."""
-    return calibration_from_dict(json.loads(files("vllm_recipes.perf").joinpath("params.json").read_text("utf-8")))
-
-
-def gemm_dtype(precision: str) -> str:
-    return GEMM_DTYPE.get(precision.lower(), "bf16")
+    d = json.loads(files("vllm_recipes.perf").joinpath("params.json").read_text("utf-8"))
+    return Calibration(tuple((k, Params(**v)) for k, v in d["families"].items()), Params(**d["default"]),
+                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()),
+                       str(d.get("procedure", "")))
 
 
 def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
@@ -75,7 +66,7 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
     kv_layer = fit.kv_bytes_per_token / math.ceil(att / pp)
     full = arch.full_layers if arch.exact else pp  # compressed: the per-token figure covers every layer
     sliding = arch.sliding_window_layers if arch.exact else 0
-    expert_rate, _ = gpu.peak_flops(gemm_dtype(precision))
+    expert_rate, _ = gpu.peak_flops(GEMM_DTYPE.get(precision.lower(), "bf16"))
     attn_rate, _ = gpu.peak_flops("bf16")
     gemm_rate = attn_rate if facts.experts_only_quantized else expert_rate  # gpt-oss: 16-bit attention weights
     span_nodes = tp * pp > gpus_per_node or ep > gpus_per_node
@@ -157,11 +148,7 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                    workload.rate / dp if workload.rate else None,
                    math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
     lim = _limits(arch, fit, workload)
-
-    def step(decodes: int, ctx: float, prefills: tuple[tuple[int, int], ...]) -> Any:
-        return step_time(r, params, decodes, ctx, prefills)
-
-    sim = simulate(step, per, lim, frontend(params))
+    sim = simulate(partial(step_time, r, params), per, lim, frontend(params))
     return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl)
 
 

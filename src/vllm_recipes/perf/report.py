@@ -19,6 +19,7 @@ from vllm_recipes.fit.architecture import Architecture
 from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.memory import ProcessFit
 from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
+from vllm_recipes.fit.vllm_rules import parse_release
 from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
@@ -30,7 +31,7 @@ from .model import Params
 from .scheduler import Workload
 
 #: vLLM releases the calibration measurements ran (InferenceMAX images of Oct 2025, 0.12.0, 0.15.1, 0.18.0)
-CALIBRATED_VLLM = ("0.10", "0.18")
+CALIBRATED_VLLM = ((0, 10), (0, 18))
 #: Poisson arrivals simulated for a PD prefill pool (its mean TTFT; a closed loop's full count says no more)
 PD_PREFILL_PROMPTS = 400
 
@@ -95,14 +96,13 @@ def _precision(recipe: Recipe, variant_key: str) -> str:
 def _release_note(vllm: str | None) -> tuple[str, ...]:
     if not vllm:
         return ()
-    try:
-        given = tuple(int(x) for x in vllm.split(".")[:2])
-        lo, hi = (tuple(int(x) for x in v.split(".")) for v in CALIBRATED_VLLM)
-    except ValueError:
+    given, (lo, hi) = parse_release(vllm), CALIBRATED_VLLM
+    span = "{}.{}-{}.{}".format(*lo, *hi)
+    if given is None:
         return (f"vLLM {vllm}: not a version number; the estimate does not depend on it",)
     if lo <= given <= hi:
-        return (f"vLLM {vllm}: inside the calibrated releases ({CALIBRATED_VLLM[0]}-{CALIBRATED_VLLM[1]})",)
-    return (f"vLLM {vllm}: outside the calibrated releases ({CALIBRATED_VLLM[0]}-{CALIBRATED_VLLM[1]}); "
+        return (f"vLLM {vllm}: inside the calibrated releases ({span})",)
+    return (f"vLLM {vllm}: outside the calibrated releases ({span}); "
             "kernels and scheduler defaults change between releases, expect a larger error",)
 
 
