@@ -14,6 +14,7 @@ from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.report import (
     FitReport,
+    checkpoint_repo,
     fit_plan,
     fit_state,
     recipe_architecture,
@@ -27,6 +28,7 @@ from vllm_recipes.synth.plan import Plan
 from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
 from .lookup import find_recipe
+from .perf import int_param
 from .query import Query
 from .url import query_from_items
 
@@ -39,18 +41,7 @@ FIT_PARAMS = ("ctx", "context", "gpu", "gpu_memory", "gpus")
 
 def parse_ctx(value: str | None) -> int | None:
     """A context length from the URL (``131072``, ``128k``, ``1m``); ``None`` when absent or unusable."""
-    if not value:
-        return None
-    v = value.strip().lower()
-    mult = 1
-    if v.endswith("k"):
-        v, mult = v[:-1], 1024
-    elif v.endswith("m"):
-        v, mult = v[:-1], 1024 * 1024
-    if not v.isascii() or not v.isdigit() or len(v) > 9:
-        return None
-    n = int(v) * mult
-    return n if 0 < n <= MAX_CTX else None
+    return int_param(value, MAX_CTX, "km")
 
 
 @dataclass(frozen=True)
@@ -64,7 +55,6 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFact
     """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
     local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
     network: a page must not wait on the Hub."""
-    from vllm_recipes.fit.report import checkpoint_repo
     from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
 
     arch = recipe_architecture(catalog, recipe)

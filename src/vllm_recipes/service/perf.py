@@ -18,7 +18,7 @@ from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
 from .lookup import check_hardware, find_recipe
 from .query import Query
-from .url import parse_params
+from .url import query_from_items
 
 SelectionError = QueryError
 
@@ -51,12 +51,13 @@ def load_schema() -> dict[str, dict[str, Any]]:
 API_PARAMS = ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms", "hardware")
 
 
-def int_param(value: str | None, limit: int) -> int | None:
-    """A token count from a URL (``1024``, ``8k``); ``None`` when absent or unusable."""
+def int_param(value: str | None, limit: int, units: str = "k") -> int | None:
+    """A token count from a URL (``1024``, ``8k``; ``1m`` when ``units`` has ``m``: k = 1024, m = 1024²);
+    ``None`` when absent or unusable."""
     v = (value or "").strip().lower()
     mult = 1
-    if v.endswith("k"):
-        v, mult = v[:-1], 1024
+    if v[-1:] and v[-1] in units:
+        v, mult = v[:-1], 1024 ** ("km".index(v[-1]) + 1)
     if not v.isascii() or not v.isdigit() or len(v) > 9:
         return None
     n = int(v) * mult
@@ -85,21 +86,6 @@ def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
     recipe, _ = find_recipe(catalog, model)
     check_hardware(catalog, hardware)
     return recommendation_dict(recommend(catalog, recipe, sla, workload, hardware=hardware))
-
-
-def _split(items: list[tuple[str, str]], own: tuple[str, ...], multi: str = ""
-           ) -> tuple[str | None, dict[str, str], list[tuple[str, str]], list[str]]:
-    model, vals, rest, hw = None, {}, [], []
-    for k, v in items:
-        if k == "model":
-            model = v.strip()
-        elif k == multi:
-            hw.append(v.strip())
-        elif k in own:
-            vals[k] = v.strip()
-        else:
-            rest.append((k, v))
-    return model, vals, rest, hw
 
 
 def workload(vals: Mapping[str, object], num_prompts: int = 0) -> Workload:
@@ -153,21 +139,16 @@ def _ms(vals: Mapping[str, object], k: str) -> float:
 
 def perf_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/perf`` returns; :class:`SelectionError` on bad input (400)."""
-    model, vals, rest, _ = _split(items, ("isl", "osl", "concurrency", "rate"))
-    w = workload(vals)
-    recipe, vk = find_recipe(catalog, model)
-    require_serve(recipe)
-    if vk is not None and not any(k == "variant" for k, _ in rest):
-        rest.append(("variant", vk))
-    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
-    return perf_answer(catalog, Query(recipe.hf_id, req), w)
+    query, vals = query_from_items(items, allowed_extra=frozenset({"lang", *WORKLOAD}))
+    return perf_answer(catalog, query, workload(vals))
 
 
 def recommend_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/recommend`` returns; :class:`SelectionError` on bad input (400)."""
-    model, vals, rest, hw = _split(items, ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms"),
-                                   "hardware")
-    if rest:
-        raise SelectionError(rest[0][0], f"Unknown parameter {rest[0][0]!r}.", ["model", *API_PARAMS])
+    bad = next((k for k, _ in items if k not in ("model", *API_PARAMS)), None)
+    if bad is not None:
+        raise SelectionError(bad, f"Unknown parameter {bad!r}.", ["model", *API_PARAMS])
+    vals = {k: v.strip() for k, v in items}
     w = workload(vals)
-    return recommend_answer(catalog, model or "", sla(vals), w, tuple(hw))
+    hardware = tuple(v.strip() for k, v in items if k == "hardware")
+    return recommend_answer(catalog, vals.get("model", ""), sla(vals), w, hardware)
