@@ -5,7 +5,7 @@ multi-node strategy at every node count that splits the model evenly (the rule o
 :mod:`vllm_recipes.select.nodes`), a PD deployment at every pair of pool sizes from
 its default pools up. Sizes are walked fewest GPUs first and a walk stops at the
 first size that meets the SLA (a larger one of the same kind only adds GPUs); a
-size whose lower bound (:func:`~vllm_recipes.perf.report.perf_bounds`: the prompt
+size whose lower bound (``_Plan.bounds`` in :mod:`vllm_recipes.perf.report`: the prompt
 alone, one sequence decoding alone) already misses the SLA is not simulated. Pure.
 """
 
@@ -29,7 +29,7 @@ from vllm_recipes.select.state import (
 )
 
 from .architecture import ComputeFacts
-from .report import PerfReport, perf_bounds, perf_state, report_dict
+from .report import PerfReport, Planned, plan_state, report_dict, report_of
 from .scheduler import Workload
 
 #: PD pools: pairs walked up to this many nodes beyond the default pools (both pools together)
@@ -149,8 +149,8 @@ class _Search:
         self.seen: set[tuple[Any, ...]] = set()
         self.cands: list[Candidate] = []
         self.unknown: list[PerfReport] = []
-        #: (worst bound / target, state) of the sizes not simulated
-        self.pruned: list[tuple[float, PageState]] = []
+        #: (worst bound / target, plan) of the sizes not simulated
+        self.pruned: list[tuple[float, Planned]] = []
 
     def state(self, req: PageRequest) -> PageState | None:
         """The builder state of ``req`` (``None``: refused, or a selection already seen)."""
@@ -165,8 +165,8 @@ class _Search:
         self.seen.add(key)
         return state
 
-    def estimate(self, state: PageState) -> Candidate | None:
-        rep = perf_state(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
+    def estimate(self, planned: Planned) -> Candidate | None:
+        rep = report_of(*planned, self.workload)
         if not rep.known:
             self.unknown.append(rep)
             return None
@@ -179,13 +179,14 @@ class _Search:
         state = self.state(req)
         if state is None:
             return None
-        bounds = perf_bounds(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
-        if bounds is not None:
+        planned = plan_state(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
+        if planned[2] is not None:
+            bounds = planned[2].bounds(self.workload)
             worst = max(bounds[0] / self.sla.ttft_ms, bounds[1] / self.sla.tpot_ms)
             if worst > 1:
-                self.pruned.append((worst, state))
+                self.pruned.append((worst, planned))
                 return None
-        return self.estimate(state)
+        return self.estimate(planned)
 
     def ratios(self, c: Candidate) -> tuple[float, float]:
         e = c.report.estimate
@@ -212,10 +213,10 @@ class _Search:
             return max(v for _, v in c.misses), c.gpus
 
         best = min(self.cands, key=score, default=None)
-        for worst, state in sorted(self.pruned, key=lambda p: p[0]):
+        for worst, planned in sorted(self.pruned, key=lambda p: p[0]):
             if best is not None and worst >= score(best)[0]:
                 break
-            c = self.estimate(state)
+            c = self.estimate(planned)
             if c is not None and (best is None or score(c) < score(best)):
                 best = c
         return best
