@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-GIB = 2**30
+from .memory import GIB
+
 SOURCE = "safetensors metadata"
 
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .architecture import KV_DTYPE_BYTES, Architecture, ceil_div
-from .vllm_rules import LARGE_GPU_GIB as LARGE_GPU_GIB  # re-exported: planners that read the batch tiers
 from .vllm_rules import MemoryRules, batch_defaults, rules_for
 
 GIB = 2**30

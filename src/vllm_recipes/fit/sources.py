@@ -23,8 +23,7 @@ from urllib.parse import urlsplit
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
-
-GIB = 2**30
+from .memory import GIB
 
 
 def _read_json(path: Path, what: str) -> Any:

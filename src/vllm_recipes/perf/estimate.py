@@ -17,7 +17,7 @@ from importlib.resources import files
 from typing import Any
 
 from vllm_recipes.fit.architecture import Architecture
-from vllm_recipes.fit.memory import DEFAULT_BLOCK_SIZE, LARGE_GPU_GIB, ProcessFit, request_bytes
+from vllm_recipes.fit.memory import ProcessFit, request_bytes
 
 from .architecture import GEMM_DTYPE, WEIGHT_BYTES, ComputeFacts
 from .gpus import GpuSpec
@@ -126,12 +126,10 @@ QUEUE_BOUND_SHARE = 0.5
 
 def _limits(arch: Architecture, fit: ProcessFit, workload: Workload) -> Limits:
     """The scheduler's limits of a planned process: batch limits as rendered, KV tokens of this workload."""
-    block = fit.block_size or DEFAULT_BLOCK_SIZE
-    mbt = fit.max_num_batched_tokens or fit.shape.max_num_batched_tokens \
-        or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
     length = workload.isl + workload.osl
-    per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
-    return Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
+    per_token = request_bytes(arch, fit.shape, length, fit.block_size) / length  # windows and states averaged in
+    return Limits(fit.max_num_seqs, fit.max_num_batched_tokens,
+                  fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
 
 
 def frontend(params: Params) -> Frontend:
