@@ -306,36 +306,48 @@ def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config
 
 
-def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> tuple[int, int, int, int]:
-    """(layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
-    by the layer-pattern conventions, most specific first: the first that applies describes the model."""
-    lc, types = cfg.get("linear_attn_config"), cfg.get("layer_types")
-    every, pattern = _int(cfg.get("full_attention_interval")), cfg.get("hybrid_override_pattern")
-    gemma, period = _int(cfg.get("sliding_window_pattern")), _int(cfg.get("attn_layer_period"))
-    sliding = linear = state = 0
+#: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
+_Mix = tuple[int, int, int, int]
+
+
+def _named_mix(cfg: Mapping[str, Any], layers: int, dtype_bytes: int) -> _Mix | None:
+    """The conventions that name each layer's kind, most specific first (``None``: none applies)."""
+    lc, pattern = cfg.get("linear_attn_config"), cfg.get("hybrid_override_pattern")
+    types = cfg.get("layer_types") if isinstance(cfg.get("layer_types"), list | tuple) else ()
+    every = _int(cfg.get("full_attention_interval"))
     if isinstance(lc, Mapping) and isinstance(lc.get("full_attn_layers"), list | tuple):
         # Kimi-Linear: the listed layers are full (MLA) attention, the others KDA linear attention
-        linear, state = layers - len(lc["full_attn_layers"]), _kda_state_bytes(lc, dtype_bytes)
-    elif every and not (isinstance(types, list | tuple) and types):
-        linear = layers - layers // every  # Qwen3-Next / Qwen3.5: every Nth layer full, the rest Gated-DeltaNet
-    elif isinstance(types, list | tuple) and types:
+        return layers, 0, layers - len(lc["full_attn_layers"]), _kda_state_bytes(lc, dtype_bytes)
+    if every and not types:  # Qwen3-Next / Qwen3.5: every Nth layer full, the rest Gated-DeltaNet
+        return layers, 0, layers - layers // every, 0
+    if types:
         named = [t for t in types if isinstance(t, str)]
-        sliding = sum(1 for t in named if "sliding" in t)
-        linear = sum(1 for t in named if "linear" in t or "mamba" in t)
-    elif isinstance(pattern, str) and pattern:
-        # Nemotron-H: M = Mamba, * = attention, - = MLP only (holds no cache, so not counted)
-        linear = pattern.count("M")
-        layers = linear + pattern.count("*")
-    elif window and gemma:
-        sliding = layers - layers // gemma  # Gemma 3: every Nth layer is global, the others windowed
-    elif period:  # Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise
-        offset = _int(cfg.get("attn_layer_offset")) or 0
-        linear = layers - sum(1 for i in range(layers) if i % period == offset)
-    elif window and _int(cfg.get("max_window_layers")) is not None and cfg.get("use_sliding_window") is True:
-        # Qwen2: layers from ``max_window_layers`` on are windowed when ``use_sliding_window`` is on
-        sliding = max(0, layers - (_int(cfg.get("max_window_layers")) or 0))
-    elif window:
-        sliding = layers  # every layer windowed (Mistral-7B-v0.1 style)
+        return (layers, sum(1 for t in named if "sliding" in t),
+                sum(1 for t in named if "linear" in t or "mamba" in t), 0)
+    if isinstance(pattern, str) and pattern:  # Nemotron-H: M = Mamba, * = attention, - = MLP only (no cache)
+        return pattern.count("M") + pattern.count("*"), 0, pattern.count("M"), 0
+    return None
+
+
+def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix:
+    """Sliding / full / linear layers by the layer-pattern conventions, most specific first, and a linear
+    layer's state (Gated-DeltaNet, else Mamba-2)."""
+    mix = _named_mix(cfg, layers, dtype_bytes)
+    if mix is None:
+        gemma, period = _int(cfg.get("sliding_window_pattern")), _int(cfg.get("attn_layer_period"))
+        max_window = _int(cfg.get("max_window_layers"))
+        sliding = linear = 0
+        if window and gemma:
+            sliding = layers - layers // gemma  # Gemma 3: every Nth layer is global, the others windowed
+        elif period:  # Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise
+            offset = _int(cfg.get("attn_layer_offset")) or 0
+            linear = layers - sum(1 for i in range(layers) if i % period == offset)
+        elif window and max_window is not None and cfg.get("use_sliding_window") is True:
+            sliding = max(0, layers - max_window)  # Qwen2: layers from max_window_layers on are windowed
+        elif window:
+            sliding = layers  # every layer windowed (Mistral-7B-v0.1 style)
+        mix = layers, sliding, linear, 0
+    layers, sliding, linear, state = mix
     if linear and not state:
         state = _gated_delta_state_bytes(cfg, dtype_bytes) or _mamba_state_bytes(cfg, dtype_bytes)
     return layers, sliding if window else 0, linear, state
