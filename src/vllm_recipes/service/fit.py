@@ -28,7 +28,7 @@ from vllm_recipes.synth.plan import Plan
 from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
 from .lookup import find_recipe
-from .perf import int_param
+from .perf import int_param, number
 from .query import Query
 from .url import query_from_items
 
@@ -175,24 +175,12 @@ def _gpus_param(vals: dict[str, str]) -> int | None:
     return int(gpus) if gpus is not None else None
 
 
-def _memory_param(vals: dict[str, str]) -> float | None:
-    """``gpu_memory`` as GB; unreadable or NaN -> -1 (the target check names the parameter)."""
-    mem = vals.get("gpu_memory") or None
-    if mem is None:
-        return None
-    try:
-        memory = float(mem)
-    except ValueError:
-        return -1.0
-    return -1.0 if memory != memory else memory  # NaN
-
-
 def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
     vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
     context = _ctx_param(vals)
     gpus = _gpus_param(vals)
-    memory = _memory_param(vals)
+    memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
     return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory, gpus=gpus, context=context)

@@ -92,7 +92,7 @@ def workload(vals: Mapping[str, object], num_prompts: int = 0) -> Workload:
     """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload: the one check of the command line,
     ``/api/perf``, ``/api/recommend`` and the MCP tools (URL strings such as ``8k`` or typed numbers)."""
     isl, osl, conc = (_count(vals, k) for k in ("isl", "osl", "concurrency"))
-    rate = None if vals.get("rate") is None else _number(vals["rate"])
+    rate = None if vals.get("rate") is None else number(vals["rate"])
     if rate is not None:
         if not 0 < rate <= WORKLOAD["rate"].hi:
             raise SelectionError("rate", f"Parameter '{flag('rate')}' must be requests per second (0-100000), "
@@ -115,14 +115,15 @@ def _count(vals: Mapping[str, object], k: str) -> int | None:
     return n
 
 
-def _number(v: object) -> float:
-    """A number from a URL string or a typed argument; -1 (out of every range) when it is not one."""
+def number(v: object) -> float:
+    """A number from a URL string or a typed argument; -1 (out of every range) when it is not one (or NaN)."""
     if isinstance(v, str):
         try:
-            return float(v)
+            v = float(v)
         except ValueError:
             return -1.0
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+    n = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+    return -1.0 if n != n else n
 
 
 def sla(vals: Mapping[str, object]) -> Sla:
@@ -131,7 +132,7 @@ def sla(vals: Mapping[str, object]) -> Sla:
 
 
 def _ms(vals: Mapping[str, object], k: str) -> float:
-    v = _number(vals.get(k, ""))
+    v = number(vals.get(k, ""))
     if not 0 < v <= 1e7:
         raise SelectionError(k, f"Parameter '{flag(k)}' must be a time in milliseconds, got {vals.get(k)!r}.")
     return v
