@@ -17,8 +17,6 @@ from typing import Any
 
 from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
 
-#: bytes per parameter of a weight format (block scales included): the memory planner's one table
-WEIGHT_BYTES = PRECISION_BYTES
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it. MXFP4 is absent
 #: on purpose: vLLM 0.10-0.18 multiply MXFP4 MoE weights with 16-bit activations by default (FlashInfer
 #: MXFP4 x BF16 on SM100, Triton / Marlin on SM90; MXFP8 activations only with
@@ -169,7 +167,7 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
 
 def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:
     """Weights on disk at a precision (embeddings and, for MXFP4 checkpoints, the dense part stay 16-bit)."""
-    q = WEIGHT_BYTES.get(precision.lower(), 2.0)
+    q = PRECISION_BYTES.get(precision.lower(), 2.0)
     dense_b = 2.0 if facts.experts_only_quantized else q
     return ((facts.embedding_params + facts.lm_head_params) * 2 + facts.dense_params * dense_b
             + facts.expert_params * q) / 2**30

@@ -76,11 +76,8 @@ class Card:
 def make_card(catalog: Catalog, recipe: Recipe) -> Card:
     meta, model = recipe.meta, recipe.model
     tasks = [str(t) for t in as_list(meta.get("tasks")) if isinstance(t, str)]
-    precisions: list[str] = []
-    for v in recipe.variants.values():
-        p = as_map(v).get("precision")
-        if isinstance(p, str) and p.lower() not in precisions:
-            precisions.append(p.lower())
+    precisions = list(dict.fromkeys(p.lower() for v in recipe.variants.values()
+                                    if isinstance(p := as_map(v).get("precision"), str)))
     hw_status = as_map(meta.get("hardware"))
     verified = [hw for hw in catalog.hardware_profiles if hw_status.get(hw) == "verified"]
     card = Card(
