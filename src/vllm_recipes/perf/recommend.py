@@ -12,7 +12,7 @@ alone, one sequence decoding alone) already misses the SLA is not simulated. Pur
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -73,14 +73,6 @@ def _even_counts(recipe: Recipe, split: Any, gpn: int, lo: int) -> list[int]:
     return [n for n in range(max(1, lo), MAX_NODES + 1) if node_count_issue(recipe.data, split, gpn, n) is None]
 
 
-def _multi_node_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest, spec: Mapping[str, Any]) \
-        -> Iterator[list[PageRequest]]:
-    """A multi-node strategy at each even node count, fewest first."""
-    gpn = _gpn(catalog, base.hardware or "")
-    for n in _even_counts(recipe, strategy_split(spec), gpn, 2):
-        yield [PageRequest(hardware=base.hardware, variant=base.variant, strategy=base.strategy, nodes=n)]
-
-
 def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[list[PageRequest]]:
     """PD pool pairs from the default pools up, grouped by total nodes, fewest first."""
     try:
@@ -96,8 +88,7 @@ def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[l
               for role in ("prefill", "decode")}
     floor = lo["prefill"] + lo["decode"]
     for total in range(floor, floor + PD_EXTRA_NODES + 1):
-        group = [PageRequest(hardware=base.hardware, variant=base.variant, strategy=base.strategy,
-                             prefill_nodes=p, decode_nodes=total - p)
+        group = [replace(base, prefill_nodes=p, decode_nodes=total - p)
                  for p in counts["prefill"] if total - p in counts["decode"]]
         if group:
             yield group
@@ -226,8 +217,10 @@ def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *,
               arch: Architecture | None = None, facts: ComputeFacts | None = None) -> Recommendation:
     search = _Search(catalog, recipe, sla, workload, arch, facts)
     for base, kind in _bases(catalog, recipe, hardware):
-        if kind == "multi_node":
-            search.walk(_multi_node_sizes(catalog, recipe, base, catalog.strategies.get(base.strategy or "") or {}))
+        if kind == "multi_node":  # at each node count that splits the model evenly, fewest first
+            split = strategy_split(catalog.strategies.get(base.strategy or "") or {})
+            gpn = _gpn(catalog, base.hardware or "")
+            search.walk([replace(base, nodes=n)] for n in _even_counts(recipe, split, gpn, 2))
         elif kind == "pd_cluster":
             search.walk(_pd_sizes(catalog, recipe, base))
         else:
