@@ -363,13 +363,6 @@ def non_torch_bytes(shape: ProcessShape) -> float:
     return (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
 
 
-def tokens_for_budget(budget: float, per_token: float, block: int) -> int:
-    """Whole blocks that fit the budget, in tokens (never negative)."""
-    if budget <= 0 or per_token <= 0:
-        return 0
-    return int(budget // (per_token * block)) * block
-
-
 def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, block: int, limit: int,
                     batched: int = 0) -> int:
     """The longest request (a multiple of ``block``, at most ``limit``) whose KV fits ``budget``
@@ -492,7 +485,8 @@ def _estimate_notes(arch: Architecture, shape: ProcessShape, budget: float, bloc
              "elements per token."]
     if not arch.kv_elements_per_token_max:
         return None, [*notes, "No upper bound on KV per token can be derived from the recipe's facts."]
-    bound = tokens_for_budget(budget, kv_bytes_per_token(arch, shape, arch.kv_elements_per_token_max), block)
+    per = kv_bytes_per_token(arch, shape, arch.kv_elements_per_token_max)
+    bound = int(budget // (per * block)) * block if budget > 0 and per > 0 else 0  # whole blocks
     return bound, [*notes, f"Upper bound on KV per token gives at least {bound:,} tokens."]
 
 
