@@ -138,13 +138,6 @@ def _split_params(arch: Architecture, total: float, active: float, embed: float)
     return max(0.0, body - experts), experts
 
 
-def _attention_widths(arch: Architecture) -> tuple[int, int]:
-    """(QK, V) widths per head: MLA decodes over the latent (+ the rotary part), others over ``head_dim``."""
-    if arch.attention == "mla":
-        return (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0), arch.kv_lora_rank or 0
-    return arch.head_dim or 0, arch.head_dim or 0
-
-
 def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFacts | None:
     """Coarse facts from the recipe's parameter counts and the planner's architecture (``None``: too little known)."""
     total = parameters_billions(model.get("parameter_count"))
@@ -154,7 +147,9 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
     total, active = total * 1e9, min(total, active or total) * 1e9
     embed = float((arch.vocab_size or 0) * arch.hidden_size)
     dense, experts = _split_params(arch, total, active, embed)
-    qk, v = _attention_widths(arch)
+    # (QK, V) widths per head: MLA decodes over the latent (+ the rotary part), others over ``head_dim``
+    latent = arch.kv_lora_rank or 0
+    qk, v = (latent + (arch.qk_rope_head_dim or 0), latent) if arch.attention == "mla" else (arch.head_dim or 0,) * 2
     said = f"recipe parameter_count {model.get('parameter_count')}"
     if model.get("active_parameters"):
         said += f", active_parameters {model.get('active_parameters')}"
