@@ -33,7 +33,6 @@ class Calibration:
     default: Params
     #: metric -> (median |error|, p90 |error|), leave-one-model-out
     expected_error: tuple[tuple[str, tuple[float, float]], ...]
-    procedure: str
 
     def params_for(self, family: str) -> tuple[Params, bool]:
         """The family's constants and whether they were calibrated on it (else: the median family)."""
@@ -46,8 +45,7 @@ def calibration() -> Calibration:
     """The package's ``params.json`` (written by ``tools/calibrate_perf.py``)."""
     d = json.loads(files("vllm_recipes.perf").joinpath("params.json").read_text("utf-8"))
     return Calibration(tuple((k, Params(**v)) for k, v in d["families"].items()), Params(**d["default"]),
-                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()),
-                       str(d.get("procedure", "")))
+                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()))
 
 
 def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
