@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map, is_number
 from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_query, norm
+from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
 SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
@@ -177,8 +177,7 @@ class SiteIndex:
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
         sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS]
-        clear = "/browse" + ("?" + urlencode([("q", query)], quote_via=quote) if query else "")
-        return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
+        return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
                    sort: str) -> tuple[str, str, list[Chip]]:
@@ -236,7 +235,7 @@ def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -
     items += [(row, ",".join(selected[row])) for row in BROWSE_ROWS if selected.get(row)]
     if sort != "released":
         items.append(("sort", sort))
-    q = urlencode(items, quote_via=quote, safe=",")
+    q = query_string(items)
     return "/browse" + ("?" + q if q else "")
 
 
