@@ -17,7 +17,7 @@ from .errors import QueryError
 MAX_ITEMS = 64
 
 
-def _string(description: str, enum: list[str] | None = None) -> dict[str, Any]:
+def string_schema(description: str, enum: list[str] | None = None) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string", "maxLength": MAX_VALUE, "description": description}
     if enum:
         schema["enum"] = enum
@@ -61,13 +61,13 @@ def selection_properties(catalog: Catalog) -> dict[str, Any]:
         if p.kind == "int":
             props[p.name] = {**_integer(p), "description": p.help}
         elif p.kind == "list":
-            props[p.name] = {"type": "array", "items": _string(f"{p.name} id.", enum), "maxItems": MAX_ITEMS,
+            props[p.name] = {"type": "array", "items": string_schema(f"{p.name} id.", enum), "maxItems": MAX_ITEMS,
                              "description": p.help}
         elif p.kind == "pairs":
             props[p.name] = {"type": "object", "additionalProperties": {"type": "string", "maxLength": MAX_VALUE},
                              "description": "Feature modes, as an object {feature: mode}."}
         else:
-            props[p.name] = _string(p.help, enum)
+            props[p.name] = string_schema(p.help, enum)
     return props
 
 
