@@ -30,7 +30,6 @@ from vllm_recipes.fit.hardware import (
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import (
     EXIT_CODES,
-    Check,
     FitReport,
     fit_state,
     plan_checks,
@@ -100,14 +99,10 @@ def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) ->
     return custom, dataclasses.replace(state, selection=sel)
 
 
-def warn_checks(checks: tuple[Check, ...]) -> None:
-    """Architecture findings for ``command`` / ``explain``: warnings on stderr."""
-    for c in checks:
-        click.echo(f"warning: {c.message}", err=True)
-
-
 def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
-    warn_checks(plan_checks(catalog, recipe, plan))
+    """Architecture findings for ``command`` / ``explain``: warnings on stderr."""
+    for c in plan_checks(catalog, recipe, plan):
+        click.echo(f"warning: {c.message}", err=True)
 
 
 @dataclass
@@ -166,19 +161,6 @@ def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: 
     facts.cached_gib = checkpoint_gib_from_cache(repo)
     return facts
 
-
-def release_choice(forced: str | None) -> Any:
-    """``--vllm X.Y`` as given, else the release the rendered command runs (its image tag, or the newest)."""
-    from vllm_recipes.lint.vllm_plan import target_for
-
-    if forced:
-        return forced
-    return lambda ctx: target_for(ctx)[0].release
-
-
-# --------------------------------------------------------------------------------------------
-# output
-# --------------------------------------------------------------------------------------------
 
 def _g(b: float) -> str:
     return f"{b / GIB:,.2f} GiB"
@@ -342,7 +324,6 @@ def _search_target(catalog: Catalog, target: GpuTarget | None, kw: dict[str, Any
         return profile_target(catalog.hardware_profiles, kw["hardware"])
     except HardwareError as exc:
         fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
-    raise AssertionError("unreachable")  # pragma: no cover - fail() exits
 
 
 def _omni_unknown(recipe: Recipe, as_json: bool) -> None:
@@ -380,7 +361,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     Exit status: 0 starts, 1 does not start, 3 unknown (the model's architecture or checkpoint size is
     not known yet), 2 bad input."""
     from vllm_recipes.fit.vllm_rules import parse_release
-    from vllm_recipes.service.fit import offered_target
+    from vllm_recipes.service.fit import command_release, offered_target
 
     if vllm_release is not None and parse_release(vllm_release) is None:
         fail(f"--vllm {vllm_release!r}: expected a release like 0.11 or 0.11.2")
@@ -401,7 +382,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     try:
         report = fit_state(catalog, recipe, state, target, facts.arch, context=context,
                            strategy_given=strategy_given, cached_checkpoint_gib=facts.cached_gib,
-                           release=release_choice(vllm_release), weights_gib=weights_gib, checkpoint=facts.checkpoint)
+                           release=vllm_release or command_release, weights_gib=weights_gib, checkpoint=facts.checkpoint)
     except HardwareError as exc:  # (the taxonomy has no usable profile for the selection's hardware)
         fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
     if facts.notes:
