@@ -202,8 +202,6 @@ class AgentTools:
                     raise ToolError(str(exc), exc.param, exc.choices) from None
         raise ToolError(f"Unknown tool {name!r}.", "name", [t.name for t in self.tools()])
 
-    # --- tools ----------------------------------------------------------------------------------
-
     def list_recipes(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("query", "hardware", "fits_gpus"))
         out = search(self.catalog, self.cards, _opt_str(args, "query"), _opt_str(args, "hardware"),
@@ -298,8 +296,6 @@ class AgentTools:
         if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
             raise ToolError("hardware must be a list of hardware profile ids.", "hardware", self.hardware_ids)
         return recommend_answer(self.catalog, str(args["hf_id"]), sla(args), workload(args), tuple(hw))
-
-    # --- helpers --------------------------------------------------------------------------------
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
         try:

@@ -35,10 +35,6 @@ def _heading(text: str) -> None:
         click.echo(f"\n{text}")
 
 
-# ------------------------------------------------------------------------------------------
-# validate
-# ------------------------------------------------------------------------------------------
-
 def _display_path(catalog: Catalog, name: str) -> str:
     """Catalog-relative names become paths a terminal user can open (relative to cwd when shorter)."""
     if name.startswith("<bundled>/") or os.path.isabs(name):
@@ -155,10 +151,6 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
     return findings_not_in(validate_catalog(base_catalog, extra_checks=[dead_value_and_release_checker(forced)]), findings)
 
 
-# ------------------------------------------------------------------------------------------
-# list
-# ------------------------------------------------------------------------------------------
-
 @cli.command("list")
 @recipes_dir_option
 @json_option
@@ -177,10 +169,6 @@ def list_cmd(recipes_dir: tuple[str, ...], as_json: bool) -> None:
         click.echo(f"note: {n} file{'s' if n != 1 else ''} could not be loaded; "
                    "run `vllm-recipes validate` for details", err=True)
 
-
-# ------------------------------------------------------------------------------------------
-# show
-# ------------------------------------------------------------------------------------------
 
 def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
     """Everything ``show`` prints, as plain data (also the ``--json`` output)."""

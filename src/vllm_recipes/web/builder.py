@@ -257,9 +257,6 @@ class Nav:
         return self.target(**changes)[0]
 
 
-# --- rows --------------------------------------------------------------------------------
-
-
 def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """The hardware a recipe page lists (restricted profiles only when the recipe declares them),
     by brand: NVIDIA first in generation order, then AMD, then the others by name."""
@@ -696,9 +693,6 @@ def advanced_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
                           key=o.id, title=o.label))
     return Row("advanced", "Advanced", pills, kind="check",
                notes=["Appended after the strategy and hardware layers."]) if pills else None
-
-
-# --- command area --------------------------------------------------------------------------
 
 
 def cuda129_image(meta: DockerMeta) -> str | None:

@@ -127,10 +127,6 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
     return panel_from_report(r, url, values)
 
 
-# --------------------------------------------------------------------------------------------
-# /api/perf and /api/recommend
-# --------------------------------------------------------------------------------------------
-
 def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
     """``/api/perf`` and ``/api/recommend`` in the OpenAPI document."""
     def q(name: str, schema: dict[str, Any], desc: str, required: bool = False) -> dict[str, Any]:

@@ -79,8 +79,6 @@ class SiteIndex:
             self.providers[org] = Provider(org, names.most_common(1)[0][0] if names else org, cards)
         self._providers_lower = {o.lower(): o for o in self.providers}
 
-    # --- lookups -------------------------------------------------------------------------
-
     def provider(self, org: str) -> Provider | None:
         canon = self._providers_lower.get(org.lower())
         return self.providers.get(canon) if canon else None
@@ -114,8 +112,6 @@ class SiteIndex:
     @cached_property
     def latest_update(self) -> str:
         return max((c.date_updated for c in self.cards), default="")
-
-    # --- labels ------------------------------------------------------------------------------
 
     def task_label(self, task: str) -> str:
         spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
@@ -151,8 +147,6 @@ class SiteIndex:
             return value.upper()
         return value.upper() if row == "arch" and len(value) <= 4 else value.title() if row == "arch" else value
 
-    # --- search ------------------------------------------------------------------------------
-
     @cached_property
     def search_index(self) -> dict[str, Any]:
         """What the header search script matches against (same normalization as /browse?q=)."""
@@ -162,8 +156,6 @@ class SiteIndex:
             "recipes": [{"title": c.title, "hf_id": c.hf_id, "provider": c.provider, "url": c.url,
                          "tasks": c.tasks, "params": c.params, "n": c.haystack} for c in self.cards],
         }
-
-    # --- browse ------------------------------------------------------------------------------
 
     def browse(self, params: Mapping[str, str]) -> BrowseResult:
         """ui.md "Browse": OR within a row, AND across rows; counts with the other rows applied."""
@@ -210,8 +202,6 @@ class SiteIndex:
             for v in c.facets.get(row, []):
                 vals.setdefault(v)
         return sorted(vals)
-
-    # --- sitemap -----------------------------------------------------------------------------
 
     def sitemap_entries(self) -> Iterable[tuple[str, str]]:
         yield "/", self.latest_update

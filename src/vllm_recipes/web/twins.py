@@ -84,9 +84,6 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-# --- index pages ---------------------------------------------------------------------------------
-
-
 def card_json(card: Card) -> dict[str, Any]:
     return {"hf_id": card.hf_id, "title": card.title, "provider": card.provider, "org": card.org,
             "description": card.description, "date_added": card.date_added, "date_updated": card.date_updated,
@@ -120,9 +117,6 @@ def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
             "filters": [{"row": row, "label": label, "chips": [chip(c) for c in chips]}
                         for row, label, chips in result.rows],
             "sorts": [chip(c) for c in result.sorts], "clear": result.clear_href, "filtered": result.active}
-
-
-# --- recipe page ---------------------------------------------------------------------------------
 
 
 def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
@@ -166,9 +160,6 @@ def _view_json(view: Any) -> dict[str, Any]:
     data = dataclasses.asdict(view)
     data.pop("explain", None)  # carried once, at the top level
     return data
-
-
-# --- llms.txt ------------------------------------------------------------------------------------
 
 
 class LlmsFiles:
