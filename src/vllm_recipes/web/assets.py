@@ -66,11 +66,6 @@ class AssetStore:
                           MEDIA_TYPES.get(path.suffix.lower(), "application/octet-stream"))
             self.by_name[asset.name] = asset
             self.by_fingerprint[asset.fingerprinted] = asset
-        digest = hashlib.sha256()
-        for asset in self.by_name.values():
-            digest.update(asset.name.encode() + b"\0" + asset.digest.encode())
-        #: one hash of every asset (the older ``?v=`` cache-buster, kept for templates that use it)
-        self.version = digest.hexdigest()[:10]
 
     def url(self, name: str) -> str:
         """The fingerprinted URL of asset ``name`` (raises ``KeyError`` for an unknown asset)."""
