@@ -125,7 +125,8 @@ class AgentTools:
     def selection_schema(self) -> dict[str, Any]:
         """JSON Schema of a selection (the /api/resolve parameters, from the parameter table)."""
         props: dict[str, Any] = {
-            "hf_id": string_schema("The recipe's Hugging Face id (or a variant's model id).", self.recipe_ids),
+            "hf_id": string_schema("The recipe's Hugging Face id (or a variant's model id).",
+                                   self.recipe_ids),
             **selection_properties(self.catalog),
         }
         return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
@@ -139,7 +140,8 @@ class AgentTools:
         schemas: dict[str, dict[str, Any]] = {
             "list_recipes": {"type": "object", "additionalProperties": False, "properties": {
                 "query": string_schema("Words that must all occur in the recipe's card."),
-                "hardware": string_schema("Only recipes offered on this hardware profile.", self.hardware_ids),
+                "hardware": string_schema("Only recipes offered on this hardware profile.",
+                                          self.hardware_ids),
                 "fits_gpus": {"type": "integer", "minimum": 1, "maximum": 1024,
                               "description": "Only recipes whose recommended selection needs at most "
                                              "this many GPUs (on `hardware`, else the default hardware)."},
@@ -189,7 +191,8 @@ class AgentTools:
                     "hf_id": sel["properties"]["hf_id"], **load_schema(),
                     "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
                     "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
-                    "hardware": {"type": "array", "items": string_schema("Hardware profile id.", self.hardware_ids),
+                    "hardware": {"type": "array",
+                                 "items": string_schema("Hardware profile id.", self.hardware_ids),
                                  "description": "Only these hardware profiles."}}}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

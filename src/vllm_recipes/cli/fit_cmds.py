@@ -382,7 +382,8 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     try:
         report = fit_state(catalog, recipe, state, target, facts.arch, context=context,
                            strategy_given=strategy_given, cached_checkpoint_gib=facts.cached_gib,
-                           release=vllm_release or command_release, weights_gib=weights_gib, checkpoint=facts.checkpoint)
+                           release=vllm_release or command_release, weights_gib=weights_gib,
+                           checkpoint=facts.checkpoint)
     except HardwareError as exc:  # (the taxonomy has no usable profile for the selection's hardware)
         fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
     if facts.notes:

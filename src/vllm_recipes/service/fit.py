@@ -141,7 +141,8 @@ def offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
     if hardware_block_reason(catalog, recipe, recipe.variants.get(variant or "default") or {},
                              target.profile_id) is None:
         return target, target.profile_id
-    return replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",)), None
+    not_offered = f"{target.profile_id} is not offered by {recipe.hf_id}"
+    return replace(target, custom=True, notes=(not_offered,)), None
 
 
 def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_memory: float | None = None,

@@ -61,8 +61,8 @@ def selection_properties(catalog: Catalog) -> dict[str, Any]:
         if p.kind == "int":
             props[p.name] = {**_integer(p), "description": p.help}
         elif p.kind == "list":
-            props[p.name] = {"type": "array", "items": string_schema(f"{p.name} id.", enum), "maxItems": MAX_ITEMS,
-                             "description": p.help}
+            props[p.name] = {"type": "array", "items": string_schema(f"{p.name} id.", enum),
+                             "maxItems": MAX_ITEMS, "description": p.help}
         elif p.kind == "pairs":
             props[p.name] = {"type": "object", "additionalProperties": {"type": "string", "maxLength": MAX_VALUE},
                              "description": "Feature modes, as an object {feature: mode}."}

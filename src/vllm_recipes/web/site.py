@@ -169,7 +169,8 @@ class SiteIndex:
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
         sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS]
-        return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
+        clear = _browse_href(query, {}, "released")
+        return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
                    sort: str) -> tuple[str, str, list[Chip]]:
