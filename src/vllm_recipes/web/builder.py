@@ -227,26 +227,21 @@ def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-+]", v))
 
 
+@dataclass(frozen=True)
 class Nav:
     """Links to neighbouring selections: apply a change, rebuild leniently, canonicalize."""
 
-    def __init__(self, catalog: Catalog, recipe: Recipe, params: Mapping[str, str], extra: Mapping[str, str]):
-        self.catalog = catalog
-        self.recipe = recipe
-        self.params = dict(params)
-        self.extra = dict(extra)
+    catalog: Catalog
+    recipe: Recipe
+    params: Mapping[str, str]
+    extra: Mapping[str, str]
 
     def url_for(self, params: Mapping[str, str]) -> str:
         return recipe_url(self.recipe.hf_id, {**params, **self.extra})
 
     def target(self, **changes: str | None) -> tuple[str, PageState | None, tuple[str, ...]]:
         """``(canonical URL, state, notices)`` of the page a change leads to (state ``None`` on failure)."""
-        new = dict(self.params)
-        for k, v in changes.items():
-            if v is None:
-                new.pop(k, None)
-            else:
-                new[k] = v
+        new = {k: v for k, v in {**self.params, **changes}.items() if v is not None}
         try:
             st, notices = lenient_state(self.catalog, self.recipe, new.items())
         except Exception:  # a link must never break the page; fall back to the raw parameters
