@@ -23,8 +23,8 @@ win over twins: an org named like a static file (``models``) is reached by
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-import threading
 from typing import Any
 
 from markupsafe import Markup
@@ -166,18 +166,10 @@ class LlmsFiles:
     """``llms.txt`` / ``llms-full.txt`` for one catalog, generated once per base URL."""
 
     def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self._by_base: dict[str, dict[str, bytes]] = {}
-        self._lock = threading.Lock()
+        self._files = functools.lru_cache(maxsize=8)(functools.partial(llms_files, catalog))  # Host headers vary
 
     def get(self, name: str, base: str) -> bytes:
-        with self._lock:
-            files = self._by_base.get(base)
-            if files is None:
-                if len(self._by_base) >= 8:  # Host headers vary; keep a handful
-                    self._by_base.clear()
-                files = self._by_base[base] = llms_files(self.catalog, base)
-        return files[name]
+        return self._files(base)[name]
 
 
 def openapi_paths() -> dict[str, Any]:
