@@ -10,6 +10,7 @@ last-good merge run on the watcher thread; requests never wait for them.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import threading
 from pathlib import Path
@@ -67,10 +68,7 @@ def catalog_findings(catalog: Catalog, *, lint: bool = False) -> list[Finding]:
 
 
 def findings_by_file(findings: list[Finding]) -> dict[str, tuple[Finding, ...]]:
-    out: dict[str, list[Finding]] = {}
-    for f in sort_findings(findings):
-        out.setdefault(f.file, []).append(f)
-    return {k: tuple(v) for k, v in out.items()}
+    return {file: tuple(group) for file, group in itertools.groupby(sort_findings(findings), lambda f: f.file)}
 
 
 class LiveCatalog:
