@@ -262,14 +262,6 @@ def _feature_rows(recipe: Recipe, default_hw: str | None, opt_in: list[str]) -> 
     return rows
 
 
-def _mark(status: str | None) -> str:
-    if status == "verified":
-        return "✓ verified"
-    if status == "unsupported":
-        return "✗ unsupported"
-    return status or ""
-
-
 def print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
     click.echo(f"{ov['hf_id']} — {ov['title']} ({ov['provider']})")
     if via_variant:
@@ -300,7 +292,7 @@ def _print_hardware(ov: dict[str, Any]) -> None:
     for h in ov["hardware"]:
         name = h["display_name"] or ("(unknown id)" if not h["known"] else "")
         runs = h["variants"] if h["known"] else []
-        mark = _mark(h["status"])
+        mark = {"verified": "✓ verified", "unsupported": "✗ unsupported"}.get(h["status"], h["status"] or "")
         if h["known"] and not runs and h["status"] != "unsupported":
             mark = (mark + " " if mark else "") + "(no variant runs)"
         facts_from = ", ".join(dict.fromkeys(h.get("sources", {}).values()))
