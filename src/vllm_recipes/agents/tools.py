@@ -2,13 +2,8 @@
 
 Each tool turns its typed arguments into a :class:`~vllm_recipes.service.Query` through
 the one parameter table and asks :mod:`vllm_recipes.service`, like the website and
-``/api/*`` do, so an agent, the page and the live API can never disagree. The MCP
-server (:mod:`vllm_recipes.agents.server`) only wraps these functions in protocol
-objects; tests call them directly too.
-
-Input schemas are JSON Schema documents generated from the parameter table, with
-enums from the catalog (hardware ids, strategies, features, frontends, routers), so
-a client can offer valid choices before calling and a model sees them in the tool list.
+``/api/*`` do. Input schemas carry enums from the catalog, so a client can offer valid
+choices before calling and a model sees them in the tool list.
 """
 
 from __future__ import annotations

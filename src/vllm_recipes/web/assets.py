@@ -1,12 +1,8 @@
-"""Our static assets, fingerprinted and pre-compressed in memory.
+"""Our static assets, minified and fingerprinted in memory.
 
-Each file under ``static/`` is served at two URLs: ``/static/app.js`` (short
-cache, revalidated by ETag; for old links) and the fingerprinted
-``/static/app.<hash>.js`` that pages link to. A fingerprinted URL names exact
-bytes, so it is cached for a year as ``immutable``: a new release changes the
-hash and therefore the URL (compression is the app's gzip middleware). CSS and JavaScript are
-served minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page
-stays within its weight budget (100 KB of HTML + CSS + JS, uncompressed).
+Pages link ``/static/app.<hash>.js``: it names exact bytes, so it is cached for a year as
+``immutable``; ``/static/app.js`` (old links) is revalidated by ETag. CSS and JavaScript are
+minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page within its weight budget.
 """
 
 from __future__ import annotations

@@ -44,11 +44,8 @@ class DeployTab:
 
 
 def deploy_tabs(hf_id: str, query: str, is_omni: bool = False) -> list[DeployTab]:
-    """One tab per target for the builder's canonical ``query``.
-
-    The page links the artifacts instead of rendering them: the builder stays as fast as
-    before, and the text the page shows is fetched from ``/api/export`` (the CLI's bytes).
-    """
+    """One tab per target for the builder's canonical ``query``: a link, not the rendered artifact
+    (the builder stays fast; the page fetches the CLI's bytes from ``/api/export``)."""
     if is_omni:
         return []
     params = [("model", hf_id), *parse_qsl(query, keep_blank_values=True)]
