@@ -33,11 +33,9 @@ from starlette.responses import Response
 
 from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.render.deployment import deployment_blocks
-from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service import selection_dict
-from vllm_recipes.service.url import canonical_params, encode, page_state
+from vllm_recipes.service.url import page_state
 
 from .site import BrowseResult, Card, Provider, SiteIndex
 
@@ -109,14 +107,12 @@ def provider_json(index: SiteIndex, p: Provider) -> dict[str, Any]:
 
 
 def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
-    def chip(c: Any) -> dict[str, Any]:
-        return {"value": c.value, "label": c.label, "count": c.count, "active": c.active, "href": c.href}
-
     return {"page": "browse", "url": url, "query": result.query, "count": len(result.cards),
             "recipes": [card_json(c) for c in result.cards],
-            "filters": [{"row": row, "label": label, "chips": [chip(c) for c in chips]}
+            "filters": [{"row": row, "label": label, "chips": [dataclasses.asdict(c) for c in chips]}
                         for row, label, chips in result.rows],
-            "sorts": [chip(c) for c in result.sorts], "clear": result.clear_href, "filtered": result.active}
+            "sorts": [dataclasses.asdict(c) for c in result.sorts], "clear": result.clear_href,
+            "filtered": result.active}
 
 
 def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
@@ -140,17 +136,14 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     from .builder import build_view
 
     agreed, notices = page_state(catalog, recipe, items)
-    st = agreed.state
-    query = encode(canonical_params(catalog, recipe, st))
     ctx, plan = agreed.resolved(catalog, recipe)
-    view = build_view(catalog, recipe, st, ctx, plan, [], {})
-    blocks = deployment_blocks(ctx, plan, st.install)
+    view = build_view(catalog, recipe, agreed.state, ctx, plan, [], {})
     out.update({
-        "url": view.url, "notices": list(notices), "selection": selection_dict(catalog, recipe, st, query),
+        "url": view.url, "notices": list(notices),
+        "selection": selection_dict(catalog, recipe, agreed.state, view.query),
         "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in blocks],
-        "rendering": rendering_object(ctx, plan), "explain": explain_json(catalog, plan),
-        "builder": _view_json(view),
+                      "text": b.text} for b in view.blocks],
+        "rendering": rendering_object(ctx, plan), "explain": view.explain, "builder": _view_json(view),
     })
     return out
 
