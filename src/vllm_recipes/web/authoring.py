@@ -14,11 +14,13 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.fileset import path_key
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+from vllm_recipes.service.url import page_state
 
 log = logging.getLogger("vllm_recipes.web")
 
@@ -204,11 +206,6 @@ def selection_command(catalog: Catalog, recipe: Recipe, url: str) -> str:
     """The commands of the page's canonical selection (for the issue body); ``""`` when there are none."""
     if recipe.is_omni:
         return ""
-    from urllib.parse import parse_qsl
-
-    from vllm_recipes.render.deployment import deployment_blocks, deployment_text
-    from vllm_recipes.service.url import page_state
-
     try:
         agreed, _notices = page_state(catalog, recipe, parse_qsl(urlsplit(url).query))
         ctx, plan = agreed.resolved(catalog, recipe)

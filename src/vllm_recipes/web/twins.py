@@ -37,6 +37,8 @@ from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service import selection_dict
 from vllm_recipes.service.url import page_state
 
+from .builder import build_view
+from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
 JSON_TYPE = "application/json"
@@ -128,13 +130,9 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     guide = recipe.data.get("guide")
     out["guide_markdown"] = guide if isinstance(guide, str) else None
     if recipe.is_omni:
-        from .omni import build_omni_view
-
         omni_view, omni_notices = build_omni_view(catalog, recipe, items, {})
         out.update({"url": omni_view.url, "notices": list(omni_notices), "builder": _view_json(omni_view)})
         return out
-    from .builder import build_view
-
     agreed, notices = page_state(catalog, recipe, items)
     ctx, plan = agreed.resolved(catalog, recipe)
     view = build_view(catalog, recipe, agreed.state, ctx, plan, [], {})
