@@ -82,10 +82,6 @@ class SourceLinks:
         return f"{base}?{urlencode({tp: title, bp: body})}"
 
 
-def issue_title(recipe: Recipe) -> str:
-    return f"{recipe.hf_id}: "
-
-
 def issue_body(recipe: Recipe, page_url: str, command: str) -> str:
     if len(command) > MAX_ISSUE_COMMAND:
         command = command[:MAX_ISSUE_COMMAND] + "\n# … (cut; see the page)"
@@ -117,11 +113,11 @@ class AuthoringState:
         links = None
         if self.source is not None:
             issue_base, title_param, body_param = self.source.issue_params()
+            title = f"{recipe.hf_id}: "
             links = {
                 "edit": self.source.edit_url(recipe.rel_path),
-                "issue": self.source.issue_url(issue_title(recipe), issue_body(recipe, page_url, command)),
-                "issue_base": issue_base, "title_param": title_param, "body_param": body_param,
-                "title": issue_title(recipe),
+                "issue": self.source.issue_url(title, issue_body(recipe, page_url, command)),
+                "issue_base": issue_base, "title_param": title_param, "body_param": body_param, "title": title,
             }
         stale = self.stale.get(recipe.hf_id)
         findings = self.findings.get(recipe.rel_path, ()) if self.watching else ()
