@@ -122,6 +122,19 @@ def _target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: i
     return None
 
 
+def offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
+                   variant: str | None) -> tuple[GpuTarget | None, str | None]:
+    """``(target, its profile)`` when the recipe offers the target's catalog profile (the selection's
+    hardware then); one it does not offer is planned as a custom profile of that family."""
+    if target is None or target.custom or not target.profile_id:
+        return target, None
+    if hardware_block_reason(catalog, recipe, recipe.variants.get(variant or "default") or {},
+                             target.profile_id) is None:
+        return target, target.profile_id
+    not_offered = f"{target.profile_id} is not offered by {recipe.hf_id}"
+    return replace(target, custom=True, notes=(not_offered,)), None
+
+
 def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_memory: float | None = None,
                gpus: int | None = None, context: int | None = None) -> dict[str, Any]:
     """The fit of the query's selection on its hardware or on the given GPUs; without a model
@@ -147,12 +160,9 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     if vk is not None and req.variant is None:
         req = replace(req, variant=vk)
     strategy_given = req.strategy is not None
-    if target is not None and not target.custom and target.profile_id and req.hardware is None:
-        variant = recipe.variants.get(req.variant or "default") or {}
-        if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
-            req = replace(req, hardware=target.profile_id)
-        else:
-            target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
+    if req.hardware is None:
+        target, offered = offered_target(catalog, recipe, target, req.variant)
+        req = replace(req, hardware=offered)
     agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
     facts = known_facts(catalog, recipe, agreed.state.selection.variant_key)
     return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,

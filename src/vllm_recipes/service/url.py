@@ -104,8 +104,8 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
 
 
 def query_string(items: Iterable[tuple[str, str]]) -> str:
-    """``a=b&c=d`` with commas and colons left readable (every query string the site writes)."""
-    return urlencode(list(items), quote_via=quote, safe=",:")
+    """``a=b&c=d`` with commas, colons and slashes left readable (every query string the site writes)."""
+    return urlencode(list(items), quote_via=quote, safe=",:/")
 
 
 def encode(params: Mapping[str, str]) -> str:
