@@ -53,9 +53,13 @@ def default_cache_dir() -> str | None:
 def _cached(repo_id: str, filename: str, cache_dir: str | None) -> Path | None:
     cache_dir = cache_dir or default_cache_dir()
     try:
-        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub import constants
     except ImportError:  # the optional `hf` extra is not installed
         return None
+    if not os.path.isdir(os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + repo_id.replace("/", "--"))):
+        return None  # nothing cached for this repository: no need to load the Hub client (~0.1 s, a page waits)
+    from huggingface_hub import try_to_load_from_cache
+
     try:
         got = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir)
     except Exception:  # an invalid repo id or an unreadable cache: nothing cached for it

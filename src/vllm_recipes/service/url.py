@@ -23,6 +23,7 @@ from vllm_recipes.select.state import (
     PageState,
     SelectionError,
     build_state,
+    canonical_request,
     default_hardware,
     pd_pool_nodes,
 )
@@ -230,10 +231,17 @@ def full_params(st: PageState) -> dict[str, str]:
     return q
 
 
-def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
-    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly."""
+def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
+    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly.
+
+    ``fresh``: ``st`` is what ``build_state`` made of ``st.request``, unchanged since. When the omission
+    rules give that very request back, rebuilding it could only give ``st`` again (a page's links: most).
+    """
     q = state_params(catalog, recipe, st)
-    trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
+    request = parse_params(q.items(), strict=False).request
+    if fresh and canonical_request(catalog, recipe, request) == st.request:
+        return q
+    trial = build_state(catalog, recipe, request, strict=False)
     if trial.selection.node_count != st.selection.node_count:
         q["nodes"] = str(st.selection.node_count)
         trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
