@@ -33,7 +33,6 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.docker import DockerMeta, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
-from vllm_recipes.select.gates import selector_matches
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -112,8 +111,9 @@ def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> set[str]:
     for v in recipe.variants.values():
         if isinstance(v, Mapping):
             entries += [*(v.get("supported_hardware") or ()), *as_map(v.get("hardware_overrides"))]
-    return {hw for hw, profile in catalog.hardware_profiles.items() if isinstance(profile, Mapping)
-            for entry in entries if selector_matches(entry, hw, profile)}
+    profiles = catalog.hardware_profiles
+    return {hw for entry in entries if isinstance(entry, str) for hw, p in profiles.items()
+            if (isinstance(p, Mapping) and p.get("arch") == entry[5:] if entry.startswith("arch:") else hw == entry)}
 
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
