@@ -31,8 +31,6 @@ from vllm_recipes.select.state import (
 from .frontends import Agreed, agree_on_frontend
 from .query import Query
 
-#: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
-PARAMS: tuple[str, ...] = URL_NAMES
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
@@ -68,8 +66,8 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
         key = ALIASES.get(raw_key, raw_key)
         if key in allowed_extra:
             continue
-        if key not in PARAMS:
-            problem(raw_key, f"Unknown parameter {raw_key!r}.", [*PARAMS, *sorted(allowed_extra)])
+        if key not in URL_NAMES:
+            problem(raw_key, f"Unknown parameter {raw_key!r}.", [*URL_NAMES, *sorted(allowed_extra)])
             continue
         if len(value) > MAX_VALUE:
             problem(key, f"Parameter {key!r} is longer than {MAX_VALUE} characters.")
@@ -106,13 +104,13 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
 
 
 def query_string(items: Iterable[tuple[str, str]]) -> str:
-    """``a=b&c=d`` with commas and colons left readable (every query string the site writes)."""
-    return urlencode(list(items), quote_via=quote, safe=",:")
+    """``a=b&c=d`` with commas, colons and slashes left readable (every query string the site writes)."""
+    return urlencode(list(items), quote_via=quote, safe=",:/")
 
 
 def encode(params: Mapping[str, str]) -> str:
     """The query string of page parameters in canonical order: the parameter table's, then the page's own."""
-    return query_string((k, params[k]) for k in (*PARAMS, *sorted(PAGE_PARAMS)) if k in params)
+    return query_string((k, params[k]) for k in (*URL_NAMES, *sorted(PAGE_PARAMS)) if k in params)
 
 
 def page_url(path: str, query: str = "") -> str:

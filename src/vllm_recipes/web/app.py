@@ -116,7 +116,7 @@ class Web:
         self.api = StaticApi(catalog, jobs=api_jobs)
         self.env = template_env(template_bytecode_cache())
         self.assets = AssetStore(STATIC_DIR)
-        self.env.globals.update(asset_v=self.assets.version, asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
+        self.env.globals.update(asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
         self.env.globals["deploy_tabs"] = deploy_tabs
         self.state_cache = LRU(4096)
