@@ -5,7 +5,7 @@ tools, and typed arguments (JSON values, not URL strings) -> :class:`PageRequest
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
@@ -17,10 +17,12 @@ from .errors import QueryError
 MAX_ITEMS = 64
 
 
-def string_schema(description: str, enum: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "maxLength": MAX_VALUE, "description": description}
+def string_schema(description: str = "", enum: Sequence[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "maxLength": MAX_VALUE}
+    if description:
+        schema["description"] = description
     if enum:
-        schema["enum"] = enum
+        schema["enum"] = list(enum)
     return schema
 
 
@@ -37,13 +39,7 @@ def openapi_parameters() -> list[dict[str, Any]]:
     """``/api/resolve``'s query parameters (OpenAPI 3.1): URL strings, so lists are comma lists."""
     out = []
     for p in URL_PARAMS:
-        schema: dict[str, Any]
-        if p.kind == "int":
-            schema = _integer(p)
-        else:
-            schema = {"type": "string", "maxLength": MAX_VALUE}
-        if p.fixed and p.kind == "str":
-            schema["enum"] = list(p.fixed)
+        schema = _integer(p) if p.kind == "int" else string_schema(enum=p.fixed if p.kind == "str" else None)
         desc = p.help
         if p.kind == "list":
             desc += " Comma-separated."

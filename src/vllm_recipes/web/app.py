@@ -729,8 +729,8 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     """The ASGI app.
 
     ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) builds the static JSON API in a thread once the server listens (a request for one of
-    its files meanwhile waits for it).
+    (``serve``) builds the static JSON API in a background process once the server listens (a request
+    for one of its files meanwhile waits for it).
     ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
     links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
@@ -753,7 +753,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
         quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
         if warm_in_background:
-            threading.Thread(target=web.api.build, name="static-api", daemon=True).start()
+            web.api.build_in_background()
         yield
 
     get = ["GET", "HEAD"]

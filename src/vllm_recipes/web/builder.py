@@ -246,7 +246,7 @@ class Nav:
             st, notices = lenient_state(self.catalog, self.recipe, new.items())
         except Exception:  # a link must never break the page; fall back to the raw parameters
             return self.url_for(new), None, ()
-        return self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices)
+        return self.url_for(canonical_params(self.catalog, self.recipe, st, fresh=True)), st, tuple(notices)
 
     def href(self, **changes: str | None) -> str:
         return self.target(**changes)[0]
