@@ -41,12 +41,7 @@ def _strategies(c: Catalog) -> list[str]:
 
 
 def _features(c: Catalog) -> list[str]:
-    seen: dict[str, None] = {}
-    for recipe in c.recipes:
-        for f in as_map(recipe.data.get("features")):
-            if isinstance(f, str):
-                seen.setdefault(f)
-    return list(seen)
+    return list(dict.fromkeys(f for r in c.recipes for f in as_map(r.data.get("features")) if isinstance(f, str)))
 
 
 def _kv(c: Catalog) -> list[str]:
