@@ -41,7 +41,8 @@ def _strategies(c: Catalog) -> list[str]:
 
 
 def _features(c: Catalog) -> list[str]:
-    return list(dict.fromkeys(f for r in c.recipes for f in as_map(r.data.get("features")) if isinstance(f, str)))
+    ids = (f for recipe in c.recipes for f in as_map(recipe.data.get("features")) if isinstance(f, str))
+    return list(dict.fromkeys(ids))
 
 
 def _kv(c: Catalog) -> list[str]:
