@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vllm_recipes.jsvalues import get, js_str
+from vllm_recipes.jsvalues import as_list, get, js_str
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
@@ -281,7 +281,7 @@ def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
     if isinstance(extra, dict):
         gib += size_gib(extra.get("cpu_bytes_to_use") or 0)
     tables = get(get(get(recipe, "model"), "architecture_facts"), "host_tables")
-    for t in tables if isinstance(tables, list) else ():
+    for t in as_list(tables):  # (a loaded recipe holds its lists as tuples)
         if isinstance(t, dict) and isinstance(t.get("gib"), int | float):
             flag, marker = str(t.get("flag") or ""), str(t.get("marker") or "")
             if any(argv[i] == flag and marker in argv[i + 1] for i in range(len(argv) - 1)):
