@@ -22,7 +22,7 @@ from vllm_recipes.fit.memory import ProcessFit, request_bytes
 from .architecture import GEMM_DTYPE, ComputeFacts
 from .gpus import GpuSpec
 from .model import Params, Replica, step_time
-from .scheduler import Frontend, Limits, SimResult, Workload, simulate
+from .scheduler import Frontend, Limits, Workload, simulate
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +145,19 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                    math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
     lim = _limits(arch, fit, workload)
     sim = simulate(partial(step_time, r, params), per, lim, frontend(params))
-    return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl)
+    gpus = fit.shape.tp * fit.shape.pp * dp
+    ttft = sim.ttft_mean * 1e3 if sim.ttft else math.inf
+    tpot = sim.tpot_mean * 1e3 if sim.tpot else 0.0
+    total = sim.output_tokens / sim.duration * dp if sim.duration > 0 else 0.0
+    prefill_step = sim.prefill_time / max(1, len(sim.ttft)) * 1e3
+    cap = min(lim.max_num_seqs, int(lim.kv_tokens // (workload.isl + 1)))  # each running request holds its prompt
+
+    def top(d: dict[str, float]) -> str:
+        return max(d, key=lambda k: d[k]) if d else "none"
+
+    return Estimate(ttft, tpot, total, total / gpus if gpus else 0.0, gpus, dp, sim.mean_running,
+                    sim.peak_running, cap, top(sim.decode_bound), top(sim.prefill_bound),
+                    ttft > 2 * prefill_step, sim.blocked)
 
 
 def lower_bounds(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
@@ -169,18 +181,3 @@ def lower_bounds(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: 
     if users > seats >= 1:  # users in the front end are not queued: their delay comes off
         queue = max(0.0, QUEUE_BOUND_SHARE * ((users / seats - 1) * (prefill + (osl - 1) * tpot) - delay))
     return (delay + prefill + queue) * 1e3, tpot * 1e3
-
-
-def _summarize(sim: SimResult, dp: int, gpus: int, lim: Limits, isl: int) -> Estimate:
-    ttft = sim.ttft_mean * 1e3 if sim.ttft else math.inf
-    tpot = sim.tpot_mean * 1e3 if sim.tpot else 0.0
-    total = sim.output_tokens / sim.duration * dp if sim.duration > 0 else 0.0
-    prefill_step = sim.prefill_time / max(1, len(sim.ttft)) * 1e3
-    cap = min(lim.max_num_seqs, int(lim.kv_tokens // (isl + 1)))  # each running request holds its prompt
-
-    def top(d: dict[str, float]) -> str:
-        return max(d, key=lambda k: d[k]) if d else "none"
-
-    return Estimate(ttft, tpot, total, total / gpus if gpus else 0.0, gpus, dp, sim.mean_running,
-                    sim.peak_running, cap, top(sim.decode_bound), top(sim.prefill_bound),
-                    ttft > 2 * prefill_step, sim.blocked)

@@ -112,14 +112,6 @@ def _bases(catalog: Catalog, recipe: Recipe, hardware: Sequence[str]) -> Iterato
                 yield PageRequest(hardware=hw, variant=vk, strategy=strategy), kind
 
 
-def judge(r: PerfReport, sla: Sla) -> Candidate:
-    e = r.estimate
-    assert e is not None
-    misses = tuple((k, v / t) for k, v, t in (("ttft", e.ttft_ms, sla.ttft_ms), ("tpot", e.tpot_ms, sla.tpot_ms))
-                   if v > t)
-    return Candidate(r, e.gpus, not misses, misses)
-
-
 def hopeless(smaller: tuple[int, tuple[float, float]], larger: tuple[int, tuple[float, float]]) -> bool:
     """Whether no larger size of the same kind can meet the SLA, from two sizes' (GPUs, estimate / target):
     a time that falls as ``a + b / GPUs`` (the per-GPU terms shrink, collectives and fixed costs do not) tends
@@ -161,7 +153,11 @@ class _Search:
         if not rep.known:
             self.unknown.append(rep)
             return None
-        c = judge(rep, self.sla)
+        e = rep.estimate
+        assert e is not None
+        misses = tuple((k, v / t) for k, v, t in (("ttft", e.ttft_ms, self.sla.ttft_ms),
+                                                  ("tpot", e.tpot_ms, self.sla.tpot_ms)) if v > t)
+        c = Candidate(rep, e.gpus, not misses, misses)
         self.cands.append(c)
         return c
 

@@ -20,6 +20,7 @@ from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.memory import ProcessFit
 from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
 from vllm_recipes.fit.vllm_rules import parse_release
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
@@ -86,11 +87,6 @@ def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
     facts = prof.get("gpu_facts") if isinstance(prof, Mapping) else None
     where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
     return with_profile_facts(spec, pid, facts, where)
-
-
-def _precision(recipe: Recipe, variant_key: str) -> str:
-    v = recipe.variants.get(variant_key) or {}
-    return str(v.get("precision") or "bf16").lower() if isinstance(v, Mapping) else "bf16"
 
 
 def _release_note(vllm: str | None) -> tuple[str, ...]:
@@ -184,7 +180,8 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
     errors = _unknown(recipe, fit, arch, facts, gpu)
     if errors or facts is None or arch is None or gpu is None:
         return head, errors, None
-    plan = _Plan(facts, arch, gpu, _precision(recipe, state.selection.variant_key), params,
+    variant = as_map(recipe.variants.get(state.selection.variant_key))
+    plan = _Plan(facts, arch, gpu, str(variant.get("precision") or "bf16").lower(), params,
                  fit.hardware.gpus_per_node, tuple(fit.processes))
     return head, _notes(plan, calibrated, vllm), plan
 

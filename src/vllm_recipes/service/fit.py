@@ -170,27 +170,18 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
                                  cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))
 
 
-def _ctx_param(vals: dict[str, str]) -> int | None:
+def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
+    """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
+    vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
     raw = vals.get("ctx") or vals.get("context")
     context = parse_ctx(raw)
     if raw and context is None:
         raise QueryError("ctx", f"Parameter 'ctx' must be a context length (e.g. 131072 or 128k), got {raw!r}.")
-    return context
-
-
-def _gpus_param(vals: dict[str, str]) -> int | None:
     gpus = vals.get("gpus") or None
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
         raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
-    return int(gpus) if gpus is not None else None
-
-
-def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
-    """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
-    vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
-    context = _ctx_param(vals)
-    gpus = _gpus_param(vals)
     memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
-    return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory, gpus=gpus, context=context)
+    return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory,
+                      gpus=None if gpus is None else int(gpus), context=context)
