@@ -200,7 +200,7 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
 def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
     t = Tally()
     rf = recipe.rel_path
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     #: the selection less its hardware -> the hardware reads of each of its resolves
     resolved: dict[str, list[Hardware]] = {}
     #: each hardware the earlier reads were read again on, with what they gave
@@ -208,13 +208,13 @@ def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) ->
     #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
     counted: set[Invocation | tuple[Any, ...]] = set()
     for sel in offered_selections(catalog, recipe):
-        key = repr(sel)  # (the enumeration repeats some selections: one resolve each; PD requests are dicts)
-        if key in seen:
+        rest = repr(replace(sel, hw_id=""))  # (PD requests are dicts)
+        if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
             continue
-        seen.add(key)
+        seen.add((rest, sel.hw_id))
         # a selection whose hardware reads like an earlier one's (same everything else) renders its very
         # plan and findings: nothing to add (``Hardware``)
-        earlier = resolved.setdefault(repr(replace(sel, hw_id="")), [])
+        earlier = resolved.setdefault(rest, [])
         hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
         if any(e.reads_alike(hw) for e in earlier):
             continue
