@@ -24,7 +24,7 @@ from vllm_recipes.select.gates import (
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
 )
-from vllm_recipes.select.lookups import exact, gen_or_nvidia_with_key, keyed_with_key
+from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
 from vllm_recipes.select.selection import Selection
 
 T = TypeVar("T")
@@ -87,7 +87,7 @@ def _whole_profile(profile: Mapping[str, Any], hw_id: str) -> Mapping[str, Any]:
 
 
 def _exact(m: Any, profile: Mapping[str, Any], hw_id: str) -> Any:
-    return exact(m, hw_id)
+    return m.get(hw_id) if is_map(m) and hw_id else None
 
 
 def _gen_or_nvidia(m: Any, profile: Mapping[str, Any], hw_id: str) -> tuple[str, Any] | None:
