@@ -10,7 +10,7 @@ shadowed by a later layer (we name the layer that wins) or never applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
@@ -31,7 +31,7 @@ from vllm_recipes.select.gates import (
 )
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import kv_choices
-from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.context import Ctx, Hardware
 from vllm_recipes.synth.plan import Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
@@ -168,7 +168,8 @@ def _envs(plan: Plan) -> Iterator[Any]:
     return (env for _title, _inv, env in plan_processes(plan) if env)
 
 
-#: called with every resolved offered selection (lets another per-selection analysis share the resolve)
+#: called with each resolved offered selection (lets another per-selection analysis share the resolve); a
+#: selection whose hardware reads like an earlier one's is not resolved (it adds nothing)
 PlanHook = Callable[[Selection, Ctx, Plan], None]
 
 
@@ -199,20 +200,31 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
 def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
     t = Tally()
     rf = recipe.rel_path
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    #: the selection less its hardware -> the hardware reads of each of its resolves
+    resolved: dict[str, list[Hardware]] = {}
+    #: each hardware the earlier reads were read again on, with what they gave
+    probes: dict[str, Hardware] = {}
     #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
     counted: set[Invocation | tuple[Any, ...]] = set()
     for sel in offered_selections(catalog, recipe):
-        key = repr(sel)  # (the enumeration repeats some selections: one resolve each; PD requests are dicts)
-        if key in seen:
+        rest = repr(replace(sel, hw_id=""))  # (PD requests are dicts)
+        if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
             continue
-        seen.add(key)
+        seen.add((rest, sel.hw_id))
+        # a selection whose hardware reads like an earlier one's (same everything else) renders its very
+        # plan and findings: nothing to add (``Hardware``)
+        earlier = resolved.setdefault(rest, [])
+        hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
+        if any(e.reads_alike(hw) for e in earlier):
+            continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:
             continue
         if on_plan is not None:
             on_plan(sel, ctx, plan)
+        earlier.append(ctx.hw)
         for inv in _invocations(plan):
             if inv not in counted:
                 counted.add(inv)

@@ -203,15 +203,18 @@ class _Run:
 
     # ---- argv
     def tokens(self, toks: Sequence[str]) -> None:
-        """Lint flag by flag (each flag with the values that follow it)."""
+        """Lint flag by flag (each flag with the values that follow it: :func:`_flag_findings`)."""
         i, n = 0, len(toks)
         while i < n:
             tok = toks[i]
             if _is_value(tok):
                 self.add("vllm-arity", "error", tok, f"stray value {tok!r}: no flag before it takes a value", i)
                 i += 1
-            else:
-                i = self.flag(toks, i)
+                continue
+            end = i + 1 + self._count_values(toks, i)
+            for f in _flag_findings(tuple(toks[i:end]), self.t):
+                self.out.append(f if f.token_index is None else f._replace(token_index=f.token_index + i))
+            i = end
 
     def flag(self, toks: Sequence[str], i: int) -> int:
         """Lint the flag at ``toks[i]`` and the values after it; the index of the next flag."""
@@ -481,6 +484,15 @@ def lint_tokens(tokens: Sequence[str], env: Mapping[str, Any], target: LintTarge
     run.tokens(tokens)
     run.env(env)
     return run.out
+
+
+@lru_cache(maxsize=4096)
+def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFinding, ...]:
+    """The findings of one flag and its values (``segment``), token indices from 0, remembered (bounded):
+    a pure function of its arguments, and processes share most of their flags."""
+    run = _Run(target)
+    run.flag(segment, 0)
+    return tuple(run.out)
 
 
 @lru_cache(maxsize=4096)

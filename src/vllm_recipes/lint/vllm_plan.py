@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, format_key_path
@@ -97,9 +98,18 @@ def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tup
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
     flags, env = declared_extensions(ctx.recipe)
-    return choose_target(meta_for(ctx).image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant,
-                                                                   ctx.sel.kv_offload),
-                         forced=forced, declared_flags=flags, declared_env=env)
+    target, notes = _target(meta_for(ctx).image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant,
+                                                                      ctx.sel.kv_offload), forced, flags, env)
+    return target, list(notes)
+
+
+@lru_cache(maxsize=1024)
+def _target(image: str | None, min_version: str | None, forced: str | None, flags: tuple[str, ...],
+            env: tuple[str, ...]) -> tuple[LintTarget, tuple[VllmFinding, ...]]:
+    """:func:`choose_target`, remembered (bounded): a pure function of its arguments, and ``validate``
+    asks it for thousands of selections of a few images."""
+    target, notes = choose_target(image, min_version, forced=forced, declared_flags=flags, declared_env=env)
+    return target, tuple(notes)
 
 
 def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget

@@ -26,7 +26,7 @@ def env_pairs(env: tuple[EnvValue, ...]) -> list[tuple[str, Any]]:
 
 def meta_for(ctx: Ctx) -> DockerMeta:
     """Docker image and GPU flags for the selection."""
-    return docker_meta(ctx.recipe, ctx.variant, ctx.profile, ctx.hw_id)
+    return ctx.hw.read(docker_meta, ctx.recipe, ctx.variant)
 
 
 def _forms(meta: DockerMeta, inv: Invocation, env: tuple[EnvValue, ...], port: int = 8000) -> dict[str, Any]:

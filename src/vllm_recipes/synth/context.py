@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, is_dataclass
+from typing import Any, TypeVar
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import (
@@ -24,8 +24,90 @@ from vllm_recipes.select.gates import (
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
 )
-from vllm_recipes.select.lookups import gen
+from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
 from vllm_recipes.select.selection import Selection
+
+T = TypeVar("T")
+
+
+class Hardware:
+    """The selection's hardware (profile and id), read through :meth:`read`, which records each read.
+
+    ``validate`` resolves thousands of selections that differ only in their hardware. The resolve
+    sees the hardware only through these reads, so when each read of an earlier resolve gives the
+    same value on another profile (:meth:`reads_alike`), that resolve's plan and findings are the
+    other selection's too: ``validate`` skips it, exactly (no rule is restated to decide it).
+    """
+
+    __slots__ = ("_profile", "id", "reads")
+
+    def __init__(self, hw_id: str, profile: Mapping[str, Any]) -> None:
+        self.id = hw_id
+        self._profile = profile
+        #: each distinct read once, by the function and the identity of its arguments (which it keeps alive)
+        self.reads: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], Any]] = {}
+
+    @classmethod
+    def of(cls, catalog: Catalog, hw_id: str) -> Hardware:
+        return cls(hw_id, as_map(catalog.hardware_profiles.get(hw_id)))
+
+    def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args, profile, hw_id)``, recorded (``fn`` must be a pure function of its arguments)."""
+        key = (fn, *map(id, args))
+        got = self.reads.get(key)
+        if got is None:
+            got = self.reads[key] = (fn, args, fn(*args, self._profile, self.id))
+        return got[2]
+
+    def reads_alike(self, other: Hardware) -> bool:
+        """Whether every read recorded here gives the same value on ``other`` (read, so recorded, there)."""
+        try:
+            return all(_same(other.read(fn, *args), value) for fn, args, value in self.reads.values())
+        except Exception:  # a read that fails on the other hardware is not alike
+            return False
+
+    @property
+    def profile(self) -> Mapping[str, Any]:
+        """The whole profile (recorded as such: no other profile reads alike)."""
+        return self.read(_whole_profile)
+
+    def exact(self, m: Any) -> Any:
+        """``m[hw_id]`` (synthesis.md §2.4)."""
+        return self.read(_exact, m)
+
+    def gen_or_nvidia(self, m: Any) -> tuple[str, Any] | None:
+        return self.read(_gen_or_nvidia, m)
+
+    def keyed(self, m: Any) -> tuple[str | int, Any] | None:
+        return self.read(keyed_with_key, m)
+
+
+def _whole_profile(profile: Mapping[str, Any], hw_id: str) -> Mapping[str, Any]:
+    return profile
+
+
+def _exact(m: Any, profile: Mapping[str, Any], hw_id: str) -> Any:
+    return m.get(hw_id) if is_map(m) and hw_id else None
+
+
+def _gen_or_nvidia(m: Any, profile: Mapping[str, Any], hw_id: str) -> tuple[str, Any] | None:
+    return gen_or_nvidia_with_key(m, profile)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same value to any reader: equal scalars of one type, sequences or
+    dataclasses of such, or the very same object (a mapping of the catalog)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if is_dataclass(a):
+        return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    return isinstance(a, str | int | bool) and a == b
 
 
 @dataclass(frozen=True)
@@ -42,8 +124,8 @@ class Ctx:
     strategy: Mapping[str, Any]
     strategy_file: str
     deploy_type: str
-    profile: Mapping[str, Any]
-    gen: Any
+    #: the hardware, read through :class:`Hardware` (``hw_id`` and ``profile`` read all of it)
+    hw: Hardware
     gpu_count: Any
     total_gpus: Any
     single_node_tp: Any
@@ -66,7 +148,11 @@ class Ctx:
 
     @property
     def hw_id(self) -> str:
-        return self.sel.hw_id
+        return self.hw.read(_hw_id)
+
+    @property
+    def profile(self) -> Mapping[str, Any]:
+        return self.hw.profile
 
     @property
     def strategy_name(self) -> str:
@@ -95,9 +181,8 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     raw_deploy_type = strategy.get("deploy_type")
     deploy_type = str(raw_deploy_type) if truthy(raw_deploy_type) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
-    hw_id = sel.hw_id
-    profile = as_map(catalog.hardware_profiles.get(hw_id))
-    gpu_count = number_or(profile.get("gpu_count"), 1)
+    hw = Hardware.of(catalog, sel.hw_id)
+    gpu_count = hw.read(_gpu_count)
 
     kv_store = None
     kv_offload = sel.kv_offload
@@ -109,7 +194,7 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         opt = catalog.kv_offload_options.get(kv_offload)
         if (is_map(opt) and kv_offload_allowed_for_strategy(opt, sel.strategy, strategy)
                 and kv_offload_supported_for_recipe(opt, kv_offload, recipe)
-                and kv_offload_brand_supported(opt, profile)):
+                and hw.read(_brand_supported, opt)):
             kv_opt = opt
     kv_count, kv_current = _kv_counts(kv_store, sel.kv_instances)
 
@@ -126,13 +211,12 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         strategy=strategy,
         strategy_file=catalog.strategy_files.get(sel.strategy, f"strategies/{sel.strategy}.yaml"),
         deploy_type=deploy_type,
-        profile=profile,
-        gen=gen(profile),
+        hw=hw,
         gpu_count=gpu_count,
         total_gpus=gpu_count * max(1, node_count),
-        single_node_tp=resolve_single_node_tp(recipe, variant, profile, sel.strategy, hw_id),
+        single_node_tp=hw.read(_single_node_tp, recipe, variant, sel.strategy),
         model_id=model_id if isinstance(model_id, str) else str(model_id),
-        variant_exact_ho=get(variant.get("hardware_overrides"), hw_id) if hw_id else None,
+        variant_exact_ho=hw.exact(variant.get("hardware_overrides")),
         so=so if is_map(so) else None,
         parallel_flag=str(first_truthy(strategy.get("parallel_flag"), "--tensor-parallel-size")),
         is_multi=raw_deploy_type == "multi_node" and node_count > 1,
@@ -148,6 +232,23 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         frontend=frontend,
         frontend_env=as_map(get(catalog.frontends.get(frontend), "env")),
     )
+
+
+def _hw_id(profile: Mapping[str, Any], hw_id: str) -> str:
+    return hw_id
+
+
+def _gpu_count(profile: Mapping[str, Any], hw_id: str) -> Any:
+    return number_or(profile.get("gpu_count"), 1)
+
+
+def _brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str) -> bool:
+    return kv_offload_brand_supported(opt, profile)
+
+
+def _single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any], strategy: str,
+                    profile: Mapping[str, Any], hw_id: str) -> Any:
+    return resolve_single_node_tp(recipe, variant, profile, strategy, hw_id)
 
 
 def _kv_counts(kv_store: Mapping[str, Any] | None, kv_instances: Any) -> tuple[Any, int]:

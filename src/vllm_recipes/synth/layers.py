@@ -33,7 +33,6 @@ from vllm_recipes.select.gates import (
     pd_pool_modes,
     resolve_mode_key,
 )
-from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
 
 from .context import Ctx
 from .plan import Arg, Source
@@ -177,10 +176,10 @@ def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
         dp_local_rank: Any = g
         so = as_map(ctx.so)
         dep_ov: list[Any] = [*as_list(so.get("vllm_args")), *as_list(so.get("extra_args"))]
-        hit = gen_or_nvidia_with_key(so.get("hardware_overrides"), ctx.profile)
+        hit = ctx.hw.gen_or_nvidia(so.get("hardware_overrides"))
         if hit:
             dep_ov += as_list(get(hit[1], "extra_args"))
-        dep_ov += as_list(get(get(so.get("hardware_overrides"), ctx.hw_id), "extra_args"))
+        dep_ov += as_list(get(ctx.hw.exact(so.get("hardware_overrides")), "extra_args"))
         for i in range(len(dep_ov) - 1, -1, -1):
             if dep_ov[i] == "--data-parallel-size-local":
                 dp_local_rank = js_number(dep_ov[i + 1] if i + 1 < len(dep_ov) else None)
@@ -304,33 +303,34 @@ def layer_hardware_overrides(ctx: Ctx, call: Call) -> Contribution:
     so = as_map(ctx.so)
     s = ctx.strategy_name
     so_ho = so.get("hardware_overrides")
-    hit = gen_or_nvidia_with_key(so_ho, ctx.profile)
+    hit = ctx.hw.gen_or_nvidia(so_ho)
     if hit and truthy(hit[1]):
         key, blk = hit
         src: tuple[str, ...] = ("strategy_overrides", s, "hardware_overrides", key)
         c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-override-generation", *src, "extra_args")
         c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-override-generation", *src, "extra_env")
     else:
-        rhit = gen_or_nvidia_with_key(ctx.recipe.get("hardware_overrides"), ctx.profile)
+        rhit = ctx.hw.gen_or_nvidia(ctx.recipe.get("hardware_overrides"))
         if rhit:
             src = ("hardware_overrides", rhit[0])
             c.add_recipe_args(ctx, get(rhit[1], "extra_args"), "recipe-generation", *src, "extra_args")
             c.add_recipe_env(ctx, get(rhit[1], "extra_env"), "recipe-generation", *src, "extra_env")
-        vhit = gen_or_nvidia_with_key(ctx.variant.get("hardware_overrides"), ctx.profile)
+        vhit = ctx.hw.gen_or_nvidia(ctx.variant.get("hardware_overrides"))
         if vhit:
             src = ("variants", ctx.variant_data_key, "hardware_overrides", vhit[0])
             c.add_recipe_args(ctx, get(vhit[1], "extra_args"), "variant-generation", *src, "extra_args")
             c.add_recipe_env(ctx, get(vhit[1], "extra_env"), "variant-generation", *src, "extra_env")
-    if ctx.hw_id:
-        blk = get(so_ho, ctx.hw_id)
+    blk = ctx.hw.exact(so_ho)
+    if is_map(blk):
         src = ("strategy_overrides", s, "hardware_overrides", ctx.hw_id)
-        c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-override-exact-gpu", *src, "extra_args")
-        c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-override-exact-gpu", *src, "extra_env")
-        if call.role:
-            blk = get(get(so.get(call.role), "hardware_overrides"), ctx.hw_id)
-            src = ("strategy_overrides", s, call.role, "hardware_overrides", ctx.hw_id)
-            c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-role-exact-gpu", *src, "extra_args")
-            c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-role-exact-gpu", *src, "extra_env")
+        c.add_recipe_args(ctx, blk.get("extra_args"), "strategy-override-exact-gpu", *src, "extra_args")
+        c.add_recipe_env(ctx, blk.get("extra_env"), "strategy-override-exact-gpu", *src, "extra_env")
+    role = call.role
+    blk = ctx.hw.exact(get(so.get(role), "hardware_overrides")) if role else None
+    if role and is_map(blk):
+        src = ("strategy_overrides", s, role, "hardware_overrides", ctx.hw_id)
+        c.add_recipe_args(ctx, blk.get("extra_args"), "strategy-role-exact-gpu", *src, "extra_args")
+        c.add_recipe_env(ctx, blk.get("extra_env"), "strategy-role-exact-gpu", *src, "extra_env")
     return c
 
 
@@ -354,19 +354,18 @@ def layer_features(ctx: Ctx, call: Call) -> Contribution:
         if ctx.kv_composing and truthy(get(feat.get("companion"), "command")):
             continue
         if truthy(feat.get("modes")):
-            mk = resolve_mode_key(feat, f, ctx.variant, ctx.sel.variant_key, ctx.profile, ctx.hw_id or None,
-                                  ctx.sel.mode_for(f))
+            mk = ctx.hw.read(_mode_key, feat, f, ctx.variant, ctx.sel.variant_key, ctx.sel.mode_for(f))
             if mk is None:
                 continue
             mode = as_map(feat["modes"].get(mk))
-            hit = keyed_with_key(mode.get("hardware_overrides"), ctx.profile, ctx.hw_id or None)
+            hit = ctx.hw.keyed(mode.get("hardware_overrides"))
             if hit and is_map(hit[1]) and hit[1].get("args") is not None:
                 c.add_recipe_args(ctx, hit[1]["args"], "mode", "features", f, "modes", mk, "hardware_overrides",
                                   hit[0], "args")
             else:
                 c.add_recipe_args(ctx, mode.get("args"), "mode", "features", f, "modes", mk, "args")
         else:
-            hit = keyed_with_key(feat.get("hardware_overrides"), ctx.profile, ctx.hw_id or None)
+            hit = ctx.hw.keyed(feat.get("hardware_overrides"))
             if hit and is_map(hit[1]) and hit[1].get("args") is not None:
                 c.add_recipe_args(ctx, hit[1]["args"], "feature", "features", f, "hardware_overrides", hit[0],
                                   "args")
@@ -428,6 +427,11 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
     if env:
         c.env.append((env, Source("pd-pinning", "", (), note)))
     return c
+
+
+def _mode_key(feat: Mapping[str, Any], f: str, variant: Mapping[str, Any], vk: str, picked: str | None,
+              profile: Mapping[str, Any], hw_id: str) -> str | None:
+    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, picked)
 
 
 Layer = Callable[[Ctx, Call], Contribution]

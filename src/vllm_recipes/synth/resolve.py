@@ -96,7 +96,7 @@ def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
 
 def _pd_env(ctx: Ctx, role: str, merged: dict[str, EnvValue]) -> None:
     """§6 PD steps: NVL4-only variables off other hardware, the DEP rank rewrite of node addresses."""
-    if ctx.hw_id not in NVL4_PROFILES:
+    if not ctx.hw.read(_is_nvl4):
         for k in NVL4_ONLY_ENV:
             merged.pop(k, None)
     pd_role = pd_role_request(ctx, role)
@@ -110,6 +110,10 @@ def _pd_env(ctx: Ctx, role: str, merged: dict[str, EnvValue]) -> None:
             if ev.value == needle:
                 merged[k] = EnvValue(k, repl, Source("pd-rank-rewrite", "", (), f"rank {rank} of a DEP pool"),
                                      (*ev.shadowed, (ev.value, ev.source)))
+
+
+def _is_nvl4(profile: Mapping[str, Any], hw_id: str) -> bool:
+    return hw_id in NVL4_PROFILES
 
 
 def _companions(ctx: Ctx) -> tuple[Companion, ...]:
@@ -160,7 +164,7 @@ def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
             "poolGpus": pool_gpus, "currentNode": current, "startRank": current * dp_local}
 
 
-def _brand_install(raw: Any, profile: Mapping[str, Any]) -> Any:
+def _brand_install(raw: Any, profile: Mapping[str, Any], hw_id: str) -> Any:
     if is_map(raw):
         brand = profile.get("brand")
         if brand == "AMD":
@@ -262,7 +266,7 @@ def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, An
     cfg = as_map(kv.get("mooncake_vllm_config"))
     config = first_truthy(cfg.get("template"), {})
     note = first_truthy(cfg.get("note"), "")
-    install = _brand_install(get(kv.get("vllm"), "install"), ctx.profile)
+    install = ctx.hw.read(_brand_install, get(kv.get("vllm"), "install"))
     return master, store, config, note, install
 
 
