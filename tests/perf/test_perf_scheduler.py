@@ -133,3 +133,17 @@ def test_the_running_batch_never_exceeds_what_fits() -> None:
     fit = replace(_fit(1), kv_budget=3 * per_token * 260.0)  # room for three prompts of 256
     e = estimate_process(FACTS, DENSE, fit, H100, "bf16", PARAMS, Workload(256, 288, concurrency=32))
     assert e.running_peak <= 3 and e.running_cap == 3
+
+
+def test_a_decode_pool_never_prefills_its_prompts() -> None:
+    """A disaggregated decode pool receives each prompt's KV computed: its replicas do no prefill work,
+    so its time to first token is below a pool that computes the same prompts itself."""
+    assert H100 is not None
+    fit = _fit(1)
+    w = Workload(4096, 64, concurrency=16)
+    computes = estimate_process(FACTS, DENSE, fit, H100, "bf16", PARAMS, w)
+    receives = estimate_process(FACTS, DENSE, fit, H100, "bf16", PARAMS, replace(w, prefilled=True))
+    assert receives.ttft_ms < computes.ttft_ms / 2
+    dp2 = fit_process(DENSE, 14.96, 80.0, ProcessShape(tp=1, dp=2, max_model_len=32768), levers=False)
+    two = estimate_process(FACTS, DENSE, dp2, H100, "bf16", PARAMS, replace(w, concurrency=32, prefilled=True))
+    assert two.ttft_ms < computes.ttft_ms / 2

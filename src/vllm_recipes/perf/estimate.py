@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from importlib.resources import files
 from typing import Any
@@ -139,10 +139,8 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
     """Simulate one replica at the workload's share and scale to every data-parallel rank."""
     r = replica(facts, arch, fit, gpu, precision, gpus_per_node)
     dp = fit.shape.dp
-    per = Workload(workload.isl, workload.osl,
-                   math.ceil(workload.concurrency / dp) if workload.concurrency else None,
-                   workload.rate / dp if workload.rate else None,
-                   math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
+    per = replace(workload, concurrency=math.ceil(workload.concurrency / dp) if workload.concurrency else None,
+                  rate=workload.rate / dp if workload.rate else None, num_prompts=math.ceil(workload.prompts() / dp))
     lim = _limits(arch, fit, workload)
     sim = simulate(partial(step_time, r, params), per, lim, frontend(params))
     gpus = fit.shape.tp * fit.shape.pp * dp
