@@ -116,6 +116,7 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     validation error is not rendered by a command either.
     """
     from vllm_recipes.catalog.usable import recipe_errors
+    from vllm_recipes.catalog.verdicts import Verdicts
     from vllm_recipes.service import QueryError, find_recipe
 
     try:
@@ -123,6 +124,9 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     except QueryError as exc:
         fail(exc.text("cli"))
     _refuse_unsafe(found[0])
+    verdicts = Verdicts(catalog)
+    if verdicts.clean(found[0]):  # (checked before with these very inputs: no pydantic models to build)
+        return found
     errors = recipe_errors(catalog, found[0])
     if errors:
         n = len(errors)
@@ -131,6 +135,8 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
         for finding in errors:
             click.echo(f"  {finding.format()}", err=True)
         sys.exit(1)
+    verdicts.remember(found[0])
+    verdicts.save()
     return found
 
 
