@@ -30,10 +30,8 @@ from vllm_recipes.fit.hardware import (
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import (
     EXIT_CODES,
-    Check,
     FitReport,
     fit_state,
-    plan_checks,
     recipe_architecture,
     report_dict,
     retarget,
@@ -100,16 +98,6 @@ def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) ->
     sel = retarget(custom, recipe, state.selection, bool(kw.get("strategy")))
     click.echo(f"# hardware: {target.label}, {target.source} (custom profile)", err=True)
     return custom, dataclasses.replace(state, selection=sel)
-
-
-def warn_checks(checks: tuple[Check, ...]) -> None:
-    """Architecture findings for ``command`` / ``explain``: warnings on stderr."""
-    for c in checks:
-        click.echo(f"warning: {c.message}", err=True)
-
-
-def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
-    warn_checks(plan_checks(catalog, recipe, plan))
 
 
 @dataclass

@@ -8,7 +8,6 @@ recipe (vllm-omni tasks) is decided here, once, by :func:`select`.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +36,6 @@ from .url import canonical_params, encode
 if TYPE_CHECKING:
     from vllm_recipes.render.artifacts import Artifact
     from vllm_recipes.render.export import ExportOptions
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
