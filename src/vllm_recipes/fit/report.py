@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
 from vllm_recipes.select.defaults import default_features, recommend_strategy
@@ -23,11 +23,13 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .architecture import Architecture, ArchitectureError, architecture_from_block, estimated_checkpoint_gib
-from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget, profile_target
 from .memory import GIB, ProcessFit, ProcessShape, fit_process
 from .shape import plan_shapes
 from .vllm_rules import parse_release, rules_for
+
+if TYPE_CHECKING:
+    from .checkpoints import CheckpointInfo
 
 CUSTOM_ID = "custom"
 ARCH_KEY = "architecture_facts"
