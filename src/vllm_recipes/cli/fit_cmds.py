@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import (
     DetectionError,
@@ -32,7 +32,6 @@ from vllm_recipes.fit.report import (
     EXIT_CODES,
     FitReport,
     fit_state,
-    recipe_architecture,
     report_dict,
     retarget,
     with_custom_profile,

@@ -22,7 +22,7 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
-from .architecture import Architecture, ArchitectureError, architecture_from_block, estimated_checkpoint_gib
+from .architecture import Architecture, estimated_checkpoint_gib, recipe_architecture
 from .hardware import GpuTarget, profile_target
 from .memory import GIB, ProcessFit, ProcessShape, fit_process
 from .shape import plan_shapes
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from .checkpoints import CheckpointInfo
 
 CUSTOM_ID = "custom"
-ARCH_KEY = "architecture_facts"
 
 
 @dataclass(frozen=True)
@@ -85,18 +84,6 @@ class FitReport:
 # --------------------------------------------------------------------------------------------
 # architecture of a recipe
 # --------------------------------------------------------------------------------------------
-
-def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
-    """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid). Not memoized: ~0.1 ms
-    a recipe, once per page and once per recipe in a search (docs/decisions-fit.md, section 8)."""
-    block = recipe.model.get(ARCH_KEY)
-    if not isinstance(block, Mapping):
-        return None
-    try:
-        return architecture_from_block(block, recipe.model)
-    except (ArchitectureError, TypeError, ValueError, KeyError):
-        return None
-
 
 def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
                         model_context: int | None) -> tuple[Check, ...]:

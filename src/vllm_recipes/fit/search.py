@@ -20,7 +20,7 @@ from vllm_recipes.select.gates import is_precision_compatible, is_strategy_suppo
 from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
-from .architecture import Architecture
+from .architecture import Architecture, recipe_architecture
 from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget
 from .report import (
@@ -30,7 +30,6 @@ from .report import (
     checkpoint_repo,
     checkpoint_size,
     fit_plan,
-    recipe_architecture,
     report_dict,
     selection_for,
     with_custom_profile,
