@@ -24,15 +24,16 @@ from bench_resolve import selections
 from catalog_gen import make_catalog
 from vllm_recipes.catalog import load_catalog
 from vllm_recipes.fit.hardware import custom_target, profile_target
-from vllm_recipes.fit.memory import _fit_cached
+from vllm_recipes.fit.memory import fit_process
 from vllm_recipes.fit.report import (
     CUSTOM_ID,
     fit_plan,
     recipe_architecture,
-    selection_for,
     with_custom_profile,
 )
-from vllm_recipes.fit.search import _search, search
+from vllm_recipes.fit.search import search
+from vllm_recipes.select.defaults import default_features
+from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
@@ -45,7 +46,7 @@ def bench_one(repeat: int) -> None:
     archs = {r.hf_id: recipe_architecture(catalog, r) for r, _ in sels}
     fits, resolves = [], []
     for _ in range(repeat):
-        _fit_cached.cache_clear()  # each fit computed, not read back from fit_process's LRU
+        fit_process.cache_clear()  # each fit computed, not read back from fit_process's LRU
         t0 = time.perf_counter()
         for r, ctx, plan in plans:
             fit_plan(catalog, r, ctx, plan, targets[ctx.sel.hw_id], archs[r.hf_id], context=131072)
@@ -65,7 +66,7 @@ def _bare_resolves(cat, target) -> int:  # type: ignore[no-untyped-def]
     for r in cat.recipes:
         for vk in r.variants:
             for s in candidate_strategies(cat, r, CUSTOM_ID, 1):
-                resolve(cat, r, selection_for(r, vk, s))
+                resolve(cat, r, Selection(vk, CUSTOM_ID, s, 1, tuple(default_features(r.data, CUSTOM_ID, vk))))
                 count += 1
     return count
 
@@ -80,13 +81,13 @@ def bench_search(n: int, repeat: int) -> None:
             cold, warm, bare_cold, bare_warm = [], [], [], []
             for _ in range(repeat):
                 fresh = load_catalog(root)  # nothing kept: the custom catalog and its layer plans
-                _fit_cached.cache_clear()
+                fit_process.cache_clear()
                 t0 = time.perf_counter()
                 res = search(fresh, target, 131072)
                 cold.append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
-                _fit_cached.cache_clear()
-                _search(fresh, target, 131072)  # the custom catalog's layer plans warm, every fit computed
+                fit_process.cache_clear()
+                search(fresh, target, 131072)  # the custom catalog's layer plans warm, every fit computed
                 warm.append(time.perf_counter() - t0)
                 cat = with_custom_profile(load_catalog(root), target, "h100")
                 t0 = time.perf_counter()

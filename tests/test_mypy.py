@@ -24,7 +24,7 @@ CLEAN_MODULES = ("vllm_recipes.parallel", "vllm_recipes.jsvalues", "vllm_recipes
                  "vllm_recipes.catalog.fileset", "vllm_recipes.catalog.gitrev", "vllm_recipes.catalog.layers",
                  "vllm_recipes.catalog.loader", "vllm_recipes.catalog.models", "vllm_recipes.catalog.parsecache",
                  "vllm_recipes.catalog.remote", "vllm_recipes.catalog.usable", "vllm_recipes.catalog.validate",
-                 "vllm_recipes.catalog.yamlsource", "vllm_recipes.catalog.archfacts")
+                 "vllm_recipes.catalog.yamlsource")
 
 
 def test_mypy_is_clean_on_the_typed_packages() -> None:

@@ -1,19 +1,25 @@
-"""The one place that starts worker processes: :func:`parallel_map`.
+"""The one place that starts worker processes: :func:`parallel_map` and :func:`in_background`.
 
 ``validate`` and ``build-api`` do independent work per recipe; on a catalog of
 a few dozen recipes that is seconds of CPU, which two cores halve. Workers are
 forked so that they inherit what the caller has loaded (the catalog) instead of
 receiving it pickled; forking is only safe while the caller runs no other
-threads, so a threaded caller (the web server) gets the serial loop.
+threads, so a threaded caller (the web server) gets the serial loop, and starts
+long work with :func:`in_background` instead: one fresh Python process, which
+cannot hold the server's GIL while pages wait.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -52,3 +58,69 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None =
             return list(pool.map(_run, range(n), chunksize=max(1, min(4, n // (jobs * 8)))))
     finally:
         _task = None
+
+
+def in_background(fn: Callable[..., R], *args: Any) -> Future[R]:
+    """``fn(*args)`` in a fresh, low-priority Python process; its result arrives in the Future.
+
+    A new interpreter (``python -m vllm_recipes.parallel``), not a fork: a threaded caller may use it, and
+    nothing of the caller's ``__main__`` runs again. ``fn`` must be a module-level function, its arguments
+    and result picklable. The process ends when the caller does, however it ends (its stdin is the
+    lifeline). The Future fails with :class:`ChildProcessError` when the process dies before answering.
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # (what the caller imports)
+    proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
+    future: Future[R] = Future()
+
+    def talk() -> None:
+        try:
+            with stdin, stdout:
+                stdin.write(pickle.dumps((fn, args)))
+                stdin.flush()
+                ok, value = pickle.loads(stdout.read())
+        except Exception:  # (a broken pipe, an empty or cut answer: the process died)
+            proc.wait()
+            future.set_exception(ChildProcessError(f"the {fn.__name__} process ended early "
+                                                   f"(exit code {proc.returncode})"))
+            return
+        proc.wait()
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    threading.Thread(target=talk, name=f"in_background({fn.__name__})", daemon=True).start()
+    return future
+
+
+def _background() -> None:
+    """The process of :func:`in_background`: the call on stdin, ``(ok, result or error)`` on stdout."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the terminal's whole group: the caller decides
+    os.nice(10)  # the caller's own work (serving pages) comes first
+    answer = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything the work prints goes to stderr, not into the answer
+    try:
+        fn, args = pickle.load(sys.stdin.buffer)
+    except (EOFError, pickle.UnpicklingError):
+        return  # the caller is gone already
+    threading.Thread(target=_end_with_caller, daemon=True).start()
+    try:
+        result: tuple[bool, Any] = (True, fn(*args))
+    except Exception as exc:  # (as a plain error: the exception itself may not pickle)
+        result = (False, RuntimeError(f"{type(exc).__name__}: {exc}"))
+    with answer:
+        pickle.dump(result, answer)
+
+
+def _end_with_caller() -> None:
+    """The caller holds our stdin open until it has the answer: end of file means it is gone (even killed)."""
+    while os.read(0, 1024):  # (not sys.stdin: its lock would be held at the interpreter's exit)
+        pass
+    os._exit(1)
+
+
+if __name__ == "__main__":
+    _background()

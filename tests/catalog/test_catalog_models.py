@@ -12,15 +12,20 @@ from vllm_recipes.catalog.models import (
     BrandDockerImage,
     CudaDockerImage,
     HardwareNote,
-    parse_kv_store,
-    parse_recipe,
-    parse_strategy,
-    parse_taxonomy,
+    KvStoreModel,
+    RecipeModel,
+    StrategyModel,
+    TaxonomyModel,
 )
-from vllm_recipes.catalog.yamlsource import iter_paths
+from vllm_recipes.catalog.yamlsource import freeze, iter_paths
 
 CATALOG = load_catalog(BUNDLED_DIR)
 SEEDS = {r.hf_id: r for r in CATALOG.recipes}
+
+
+def parse_recipe(data: Any) -> RecipeModel:
+    """Validate recipe data as the catalog holds it (frozen: lists are tuples)."""
+    return RecipeModel.model_validate(freeze(data))
 
 
 def _step(node: Any, key: Any) -> Any:
@@ -129,11 +134,11 @@ def test_strict_types_are_rejected(extra: dict[str, Any], loc_tail: str) -> None
 
 
 def test_data_files_parse() -> None:
-    tax = parse_taxonomy(CATALOG.taxonomy)
+    tax = TaxonomyModel.model_validate(CATALOG.taxonomy)
     assert tax.hardware_profiles["h100"].arch == "sm90"
     assert tax.frontends["rust"].env == {"VLLM_USE_RUST_FRONTEND": "1"}
-    assert parse_strategy(CATALOG.serving_strategies["pd_cluster"]).prefill.vllm_args[0] == "--port"
-    kv = parse_kv_store(CATALOG.kv_stores["kv_store_centralized_mooncake"])
+    assert StrategyModel.model_validate(CATALOG.serving_strategies["pd_cluster"]).prefill.vllm_args[0] == "--port"
+    kv = KvStoreModel.model_validate(CATALOG.kv_stores["kv_store_centralized_mooncake"])
     assert kv.vllm.env["PYTHONHASHSEED"] == 0 and kv.default_instances == 2
 
 

@@ -14,7 +14,7 @@ from validate_helpers import REL
 
 from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
-from vllm_recipes.catalog.models import parse_recipe
+from vllm_recipes.catalog.models import RecipeModel
 from vllm_recipes.catalog.validate import (
     feature_mode_messages,
     validate_catalog,
@@ -151,7 +151,7 @@ def test_random_mutations_only_produce_findings(seed: int, data: st.DataObject) 
         f.format()
     assert isinstance(feature_mode_messages(freeze(raw)), list)
     with contextlib.suppress(ValidationError):
-        parse_recipe(raw)
+        RecipeModel.model_validate(freeze(raw))
 
 
 @settings(max_examples=100, deadline=None)

@@ -47,17 +47,17 @@ def test_joined_flag_is_two_items_in_command_text_json_and_exports():
 
 def test_a_later_value_shadows_a_joined_one():
     """The dedupe keeps the last ``--max-model-len`` (one flag token now), as vLLM's argparse would."""
-    from vllm_recipes.render.shell import render_values
+    from vllm_recipes.render.shell import render_invocation
     from vllm_recipes.synth.layers import Contribution
-    from vllm_recipes.synth.plan import Source
+    from vllm_recipes.synth.plan import Invocation, Source
 
     c = Contribution()
     c.add_args(["--max-model-len auto", "--trust-remote-code", "--max-model-len", "4096", "--x a b"],
                Source("base", "m.yaml", ("model", "base_args")))
     assert [(a.value, a.position) for a in c.args] == [("--max-model-len", 0), ("auto", 0), ("--trust-remote-code", 1),
                                                    ("--max-model-len", 2), ("4096", 3), ("--x a b", 4)]
-    _text, argv = render_values("vllm serve", "m/x", [a.value for a in c.args])
-    assert argv[3:] == ("--trust-remote-code", "--max-model-len", "4096", "--x a b")
+    _text, argv, _fin = render_invocation(Invocation("m/x", tuple(c.args)))
+    assert argv[3:] == ["--trust-remote-code", "--max-model-len", "4096", "--x a b"]
 
 
 def test_other_flag_items_with_spaces_are_refused_by_exec_form_targets():

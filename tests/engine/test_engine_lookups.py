@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from engine_helpers import recipe, render, tail
 
-from vllm_recipes.select.lookups import brand_lower, exact, gen, gen_or_nvidia, keyed
+from vllm_recipes.select.lookups import brand_lower, gen, gen_or_nvidia_with_key, keyed
 
 B200 = {"brand": "NVIDIA", "generation": "blackwell", "gpu_count": 8, "vram_gb": 1440}
 H200 = {"brand": "NVIDIA", "generation": "hopper", "gpu_count": 8, "vram_gb": 1128}
@@ -75,6 +75,11 @@ class TestKeyed:
         assert keyed(not_a_map, B200, "b200") is None
 
 
+def gen_or_nvidia(m, profile):
+    hit = gen_or_nvidia_with_key(m, profile)
+    return hit[1] if hit else None
+
+
 class TestGenOrNvidia:
     """§2.3: ``map[gen]`` if truthy, else ``map.nvidia`` on NVIDIA; nothing else."""
 
@@ -104,16 +109,6 @@ class TestGenOrNvidia:
     def test_not_a_map(self) -> None:
         assert gen_or_nvidia(None, B200) is None
         assert gen_or_nvidia(["blackwell"], B200) is None
-
-
-class TestExact:
-    """§2.4."""
-
-    def test_exact_only(self) -> None:
-        assert exact({"b200": 1, "blackwell": 2, "default": 3}, "b200") == 1
-        assert exact({"blackwell": 2, "default": 3}, "b200") is None
-        assert exact({"b200": 1}, None) is None
-        assert exact(None, "b200") is None
 
 
 class TestFamiliesInRecipes:

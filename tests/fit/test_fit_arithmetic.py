@@ -18,7 +18,6 @@ from vllm_recipes.fit.memory import (
     fit_process,
     kv_bytes_per_token,
     moe_workspace,
-    overheads,
     weights_per_gpu,
 )
 from vllm_recipes.fit.sources import architecture_from_file
@@ -171,11 +170,12 @@ def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[
     0.20 (0.2 + 32 x 0.012 GiB).
     """
     a = arch["llama3_8b"]
-    act, non_torch, graphs = overheads(a, ProcessShape(), 80, rules=rules_for("0.33"))
+    new = fit_process(a, 14.96, 80, ProcessShape(), release="0.33")
+    act, non_torch, graphs = new.activation, new.non_torch, new.cuda_graphs
     assert act == 1024 * 128_256 * 14 and non_torch == 0.15 * GIB
-    assert overheads(a, ProcessShape(), 80, rules=rules_for("0.15"))[0] == 1024 * 128_256 * 28
+    assert fit_process(a, 14.96, 80, ProcessShape(), release="0.15").activation == 1024 * 128_256 * 28
     assert graphs == pytest.approx((0.2 + 32 * 0.012) * GIB)
-    assert overheads(a, ProcessShape(), 80, rules=rules_for("0.11"))[2] == 0.0
+    assert fit_process(a, 14.96, 80, ProcessShape(), release="0.11").cuda_graphs == 0.0
     f = fit_process(a, 14.96, 80, ProcessShape(), release="0.11")
     assert f.sampler == 1024 * 128_256 * 14
     assert f.kv_budget == pytest.approx(72 * GIB - 14.96 * GIB - f.sampler - non_torch)
@@ -183,7 +183,8 @@ def test_budget_is_memory_times_utilization_minus_the_overhead_model(arch: dict[
     # at TP 4 the MLP's share is split, the layer's hidden vectors are not
     assert fit_process(a, 14.96, 80, ProcessShape(tp=4), release="0.11").forward == \
         8192 * 2 * (2 * 4096 + max((2 * 8 + 2 * 2) * 128 + 4096, 3 * 14336 / 4))
-    assert overheads(a, ProcessShape(tp=2, enforce_eager=True), 80)[1:] == (0.75 * GIB, 0.0)
+    eager = fit_process(a, 14.96, 80, ProcessShape(tp=2, enforce_eager=True))
+    assert (eager.non_torch, eager.cuda_graphs) == (0.75 * GIB, 0.0)
 
 
 def test_batch_defaults_per_release() -> None:

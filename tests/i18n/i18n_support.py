@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover - depends on the environment
     sys.path.insert(0, str(ROOT / "src"))
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog  # noqa: E402
-from vllm_recipes.i18n import guide_sections, parse_translation  # noqa: E402
+from vllm_recipes.i18n import guide_sections  # noqa: E402
+from vllm_recipes.i18n.translation import parse_translation  # noqa: E402
 
 HF_ID = "deepseek-ai/DeepSeek-V4.1-Flash"
 BUNDLED_MODELS = ROOT / "src" / "vllm_recipes" / "data" / "models"
@@ -64,7 +65,7 @@ def current_zh_text(recipe: Recipe) -> str:
     for src in guide_sections(recipe.data["guide"]):
         sec = updated.section(src.slug) or shipped.section(src.slug)
         assert sec is not None, f"no zh text for {src.slug}"
-        parts.append(sec.anchored_markdown)
+        parts.append(f"{{#{sec.slug}}}\n{sec.markdown}" if sec.level else sec.markdown)
         hashes.append(f"  {src.slug}: {src.hash}")
     front = "\n".join([
         "---", "lang: zh", f"recipe: {HF_ID}",

@@ -11,17 +11,10 @@ from hypothesis import strategies as st
 from i18n_support import HF_ID, SHIPPED_ZH, current_zh_text
 
 from vllm_recipes.catalog import load_catalog
-from vllm_recipes.i18n import (
-    check_all,
-    check_translation,
-    drift,
-    guide_sections,
-    load_translations,
-    read_translation,
-    translations_for,
-)
-from vllm_recipes.i18n.drift import docker_images, emittable_facts
+from vllm_recipes.i18n import check_all, drift, guide_sections, load_translations, translations_for
+from vllm_recipes.i18n.drift import check_translation, docker_images, emittable_facts
 from vllm_recipes.i18n.facts import EMITTABLE, extract_facts
+from vllm_recipes.i18n.translation import read_translation
 
 ZH_REL = "models/deepseek-ai/DeepSeek-V4.1-Flash.zh.md"
 

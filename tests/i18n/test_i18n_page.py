@@ -15,12 +15,11 @@ from vllm_recipes.i18n import (
     compose_guide,
     load_translations,
     negotiate_language,
-    original_section_url,
     page_notice,
-    parse_accept_language,
     translated_header,
     translations_index_entry,
 )
+from vllm_recipes.i18n.page import original_section_url, parse_accept_language
 
 AVAILABLE = ["zh", "pt-BR", "zh-Hant"]
 
@@ -142,7 +141,7 @@ def test_a_page_checks_only_its_own_recipe_s_translations(monkeypatch: pytest.Mo
     catalog = load_catalog()
     checked: list[str] = []
     real = i18n.check
-    monkeypatch.setattr(i18n, "check", lambda c, r, t: checked.append(t.rel_path) or real(c, r, t))
+    monkeypatch.setattr(i18n, "check", lambda c, r, t, v: checked.append(t.rel_path) or real(c, r, t, v))
     app = create_app(catalog)
     client = TestClient(app)
     other = next(r for r in catalog.recipes if r.hf_id != HF_ID)

@@ -11,8 +11,9 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.attrs import attrs_block_plugin
 
-from vllm_recipes.i18n import content_hash, extract_facts, guide_sections, heading_slug, parse_translation
-from vllm_recipes.i18n.sections import PREAMBLE_SLUG
+from vllm_recipes.i18n.facts import extract_facts
+from vllm_recipes.i18n.sections import PREAMBLE_SLUG, content_hash, guide_sections, heading_slug
+from vllm_recipes.i18n.translation import parse_translation
 
 V41_SLUGS = [
     "overview", "context-length", "images", "reasoning-and-tool-calling", "speculative-decoding",

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 from starlette.testclient import TestClient
 
 from vllm_recipes.agents.tools import ToolError
 from vllm_recipes.catalog import load_catalog
-from vllm_recipes.cli import engine_cmds, perf_cmds  # noqa: F401  (registers the commands)
-from vllm_recipes.cli.main import cli
 from vllm_recipes.web import create_app
 
 DATA = Path(__file__).parent / "data"
@@ -22,19 +22,23 @@ V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 SHORT = ("--arg", "--max-model-len", "--arg", "8192")
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    offline = ["--offline"] if args and args[0] in ("perf", "recommend") else []  # tests never use the network
-    res = CliRunner().invoke(cli, [*args, *offline])
-    return res.exit_code, res.stdout, res.stderr
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never use the network (what ``--offline`` does, for every command)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-def perf_json(*args: str) -> dict:  # type: ignore[type-arg]
-    code, out, err = run("perf", *args, "--json")
-    assert code == 0, out + err
-    return json.loads(out)
+@pytest.fixture
+def perf_json(run_cli: Callable[..., Result]) -> Callable[..., dict[str, Any]]:
+    def run(*args: str) -> dict[str, Any]:
+        res = run_cli("perf", *args, "--json")
+        assert res.exit_code == 0, res.stdout + res.stderr
+        return json.loads(res.stdout)
+
+    return run
 
 
-def test_perf_json_fields_and_bench_command() -> None:
+def test_perf_json_fields_and_bench_command(perf_json: Callable[..., dict[str, Any]]) -> None:
     d = perf_json(DENSE, "--recipes-dir", RECIPES, "--hardware", "h200", *SHORT, "--isl", "1024", "--osl", "256",
                   "--concurrency", "16")
     for k in ("ttft_ms", "tpot_ms", "output_tok_s_per_gpu", "output_tok_s_total", "tok_s_per_user"):
@@ -48,23 +52,23 @@ def test_perf_json_fields_and_bench_command() -> None:
     assert set(d["expected_error"]) == {"ttft", "tpot", "output_tok_s_per_gpu"}
 
 
-def test_perf_text_names_the_bounds_and_says_estimate() -> None:
-    code, out, _ = run("perf", DENSE, "--recipes-dir", RECIPES, "--hardware", "b200", *SHORT, "--isl", "8192",
-                       "--osl", "128", "--concurrency", "64", "--vllm", "0.9")
-    assert code == 0, out
-    assert "ESTIMATE" in out and "expected error" in out
-    assert "TPOT" in out and "bound: memory bandwidth" in out
-    assert "outside the calibrated releases" in out
-    assert "measure it: vllm bench serve" in out
+def test_perf_text_names_the_bounds_and_says_estimate(run_cli: Callable[..., Result]) -> None:
+    res = run_cli("perf", DENSE, "--recipes-dir", RECIPES, "--hardware", "b200", *SHORT, "--isl", "8192",
+                  "--osl", "128", "--concurrency", "64", "--vllm", "0.9")
+    assert res.exit_code == 0, res.stdout
+    assert "ESTIMATE" in res.stdout and "expected error" in res.stdout
+    assert "TPOT" in res.stdout and "bound: memory bandwidth" in res.stdout
+    assert "outside the calibrated releases" in res.stdout
+    assert "measure it: vllm bench serve" in res.stdout
 
 
-def test_more_gpus_lower_tpot_on_the_cli() -> None:
+def test_more_gpus_lower_tpot_on_the_cli(perf_json: Callable[..., dict[str, Any]]) -> None:
     tp = [perf_json(DENSE, "--recipes-dir", RECIPES, "--hardware", "h100", *SHORT, "--arg", "--tensor-parallel-size",
                     "--arg", str(n), "--isl", "1024", "--osl", "128", "--concurrency", "8")["tpot_ms"] for n in (2, 8)]
     assert tp[1] < tp[0]
 
 
-def test_disaggregated_pools() -> None:
+def test_disaggregated_pools(perf_json: Callable[..., dict[str, Any]]) -> None:
     d = perf_json(V41, "--hardware", "h200", "--strategy", "pd_cluster", "--isl", "2048", "--osl", "128",
                   "--concurrency", "16")
     pre, dec = d["pools"]["prefill"], d["pools"]["decode"]
@@ -73,52 +77,52 @@ def test_disaggregated_pools() -> None:
     assert any("disaggregated" in n for n in d["notes"])
 
 
-def test_unknown_architecture_is_a_clear_unknown() -> None:
-    code, out, _ = run("perf", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "128", "--osl", "128")
-    assert code == 1 and "unknown: the architecture of acme/Opaque-8B" in out
-    d = json.loads(run("perf", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "128", "--osl", "128",
-                       "--json")[1])
+def test_unknown_architecture_is_a_clear_unknown(run_cli: Callable[..., Result]) -> None:
+    res = run_cli("perf", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "128", "--osl", "128")
+    assert res.exit_code == 1 and "unknown: the architecture of acme/Opaque-8B" in res.stdout
+    d = json.loads(run_cli("perf", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "128", "--osl", "128",
+                           "--json").stdout)
     assert d["known"] is False and d["ttft_ms"] is None
 
 
-def test_hf_config_gives_exact_compute_facts(tmp_path: Path) -> None:
+def test_hf_config_gives_exact_compute_facts(perf_json: Callable[..., dict[str, Any]], tmp_path: Path) -> None:
     d = perf_json("acme/Opaque-8B", "--recipes-dir", RECIPES, "--hf-config", str(DATA / "moe_config.json"),
                   "--isl", "512", "--osl", "64", "--concurrency", "4")
     assert d["known"] and d["tpot_ms"] > 0
 
 
-def test_bad_input_exits_2() -> None:
-    code, out, err = run("perf", DENSE, "--recipes-dir", RECIPES, "--isl", "1", "--osl", "1", "--concurrency", "2",
-                         "--rate", "3")
-    assert code == 2 and "not both" in out + err
-    code, out, err = run("perf", DENSE, "--recipes-dir", RECIPES, "--hardware", "nope", "--isl", "1", "--osl", "1")
-    assert code == 2 and "h200" in out + err
-    code, out, err = run("recommend", DENSE, "--recipes-dir", RECIPES, "--isl", "1", "--osl", "1", "--ttft-ms",
-                         "1", "--tpot-ms", "1", "--hardware", "nope")
-    assert code == 2 and "Unknown hardware 'nope'" in out + err
+def test_bad_input_exits_2(run_cli: Callable[..., Result]) -> None:
+    res = run_cli("perf", DENSE, "--recipes-dir", RECIPES, "--isl", "1", "--osl", "1", "--concurrency", "2",
+                  "--rate", "3")
+    assert res.exit_code == 2 and "not both" in res.stdout + res.stderr
+    res = run_cli("perf", DENSE, "--recipes-dir", RECIPES, "--hardware", "nope", "--isl", "1", "--osl", "1")
+    assert res.exit_code == 2 and "h200" in res.stdout + res.stderr
+    res = run_cli("recommend", DENSE, "--recipes-dir", RECIPES, "--isl", "1", "--osl", "1", "--ttft-ms",
+                  "1", "--tpot-ms", "1", "--hardware", "nope")
+    assert res.exit_code == 2 and "Unknown hardware 'nope'" in res.stdout + res.stderr
 
 
-def test_recommend_fewest_gpus_first_and_none_meets_it() -> None:
-    code, out, _ = run("recommend", V41, "--isl", "1024", "--osl", "256", "--concurrency", "16", "--ttft-ms", "3000",
-                       "--tpot-ms", "50", "--json")
-    assert code == 0, out
-    d = json.loads(out)
+def test_recommend_fewest_gpus_first_and_none_meets_it(run_cli: Callable[..., Result]) -> None:
+    res = run_cli("recommend", V41, "--isl", "1024", "--osl", "256", "--concurrency", "16", "--ttft-ms", "3000",
+                  "--tpot-ms", "50", "--json")
+    assert res.exit_code == 0, res.stdout
+    d = json.loads(res.stdout)
     gpus = [m["gpus"] for m in d["meeting"]]
     assert gpus and gpus == sorted(gpus) and all(m["meets"] for m in d["meeting"])
     assert all(m["ttft_ms"] <= 3000 and m["tpot_ms"] <= 50 for m in d["meeting"])
     first = d["meeting"][0]
     assert first["command"].startswith(f"vllm-recipes command {V41} --hardware ")
-    code, out, _ = run(*first["command"].split()[1:])  # the line renders that configuration
-    assert code == 0 and out.startswith(("vllm serve", "docker run"))
-    code, out, _ = run("recommend", V41, "--isl", "1024", "--osl", "256", "--concurrency", "16", "--ttft-ms", "1",
-                       "--tpot-ms", "0.1", "--hardware", "h200")
-    assert code == 1 and "none meets it." in out and "closest:" in out and "TPOT x" in out
+    res = run_cli(*first["command"].split()[1:])  # the line renders that configuration
+    assert res.exit_code == 0 and res.stdout.startswith(("vllm serve", "docker run"))
+    res = run_cli("recommend", V41, "--isl", "1024", "--osl", "256", "--concurrency", "16", "--ttft-ms", "1",
+                  "--tpot-ms", "0.1", "--hardware", "h200")
+    assert res.exit_code == 1 and "none meets it." in res.stdout and "closest:" in res.stdout and "TPOT x" in res.stdout
 
 
-def test_corpus_shaped_recipe_without_facts_recommends_nothing_it_cannot_know() -> None:
-    code, out, _ = run("recommend", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "10", "--osl", "10",
-                       "--ttft-ms", "100", "--tpot-ms", "10")
-    assert code == 1 and "without an estimate" in out and "architecture" in out
+def test_corpus_shaped_recipe_without_facts_recommends_nothing_it_cannot_know(run_cli: Callable[..., Result]) -> None:
+    res = run_cli("recommend", "acme/Opaque-8B", "--recipes-dir", RECIPES, "--isl", "10", "--osl", "10",
+                  "--ttft-ms", "100", "--tpot-ms", "10")
+    assert res.exit_code == 1 and "without an estimate" in res.stdout and "architecture" in res.stdout
 
 
 # --- web, API, MCP ---------------------------------------------------------------------------

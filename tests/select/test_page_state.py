@@ -79,14 +79,12 @@ Build = Callable[..., PageState]
 
 
 @pytest.fixture
-def catalog_for(tmp_path: Path) -> Callable[..., Catalog]:
+def catalog_for(tmp_path: Path, recipe_writer: Callable[[Path, str, object], Path]) -> Callable[..., Catalog]:
     counter = iter(range(10_000))
 
     def make(data: dict[str, Any], strategy_patch: dict[str, dict[str, Any]] | None = None) -> Catalog:
         root = tmp_path / f"c{next(counter)}"
-        path = root / "models" / f"{HF}.yaml"
-        path.parent.mkdir(parents=True)
-        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        recipe_writer(root, HF, data)
         if strategy_patch:
             shutil.copytree(BUNDLED_DIR / "strategies", root / "strategies")
             for name, patch in strategy_patch.items():

@@ -145,3 +145,23 @@ def test_the_page_drops_the_choice_and_disables_its_pill(cat: Catalog) -> None:
     amd = client.get("/acme/EnvRust?hardware=mi355x").text
     amd_row = re.search(r'data-row="frontend">(.*?)</div>', amd, re.S)
     assert amd_row is not None and "is-disabled" not in amd_row.group(1)
+
+
+@pytest.mark.parametrize("answer", ["fit", "perf"])
+def test_fit_and_perf_reuse_the_resolution_the_frontend_check_made(cat: Catalog, answer: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import vllm_recipes.synth.resolve as synth
+    from vllm_recipes.service.fit import fit_payload
+    from vllm_recipes.service.perf import perf_payload
+
+    plans = []
+    real = synth.resolve_plan
+    monkeypatch.setattr(synth, "resolve_plan", lambda ctx: plans.append(ctx) or real(ctx))
+    items = [("model", "acme/EnvRust"), ("hardware", "h200"), ("frontend", "rust")]
+    if answer == "fit":
+        got = fit_payload(cat, items)
+        assert got["model"] == "acme/EnvRust"
+    else:
+        got = perf_payload(cat, [*items, ("isl", "1024"), ("osl", "128")])
+        assert got["model"] == "acme/EnvRust"
+    assert len(plans) == 1

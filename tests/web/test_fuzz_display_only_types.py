@@ -10,18 +10,17 @@ builder, twins and live API answer 200.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from click.testing import Result
 from starlette.testclient import TestClient
 
 from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
 from vllm_recipes.catalog.models import DISPLAY_ONLY
-from vllm_recipes.cli import api_cmds  # noqa: F401  (registers build-api)
-from vllm_recipes.cli.main import cli
 from vllm_recipes.web import create_app
 
 SEED = BUNDLED_DIR / "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
@@ -50,25 +49,25 @@ def _set_every_display_key(data: dict[str, Any], value: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def root(tmp_path_factory: pytest.TempPathFactory,
+         recipe_writer: Callable[[Path, str, object], Path]) -> Path:
     root = tmp_path_factory.mktemp("display-only")
-    (root / "models/acme").mkdir(parents=True)
     for name, value in WRONG.items():
         data = yaml.safe_load(SEED.read_text(encoding="utf-8"))
         data["model"]["model_id"] = f"acme/{name}"
         _set_every_display_key(data, value)
-        (root / f"models/acme/{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        recipe_writer(root, f"acme/{name}", data)
     return root
 
 
-def test_they_validate_with_warnings_only(root: Path) -> None:
-    r = CliRunner().invoke(cli, ["validate", "--recipes-dir", str(root)])
+def test_they_validate_with_warnings_only(run_cli: Callable[..., Result], root: Path) -> None:
+    r = run_cli("validate", "--recipes-dir", str(root))
     assert r.exit_code == 0, r.output[-3000:]
     assert "only the page shows this key" in r.output
 
 
-def test_they_are_published(root: Path, tmp_path: Path) -> None:
-    r = CliRunner().invoke(cli, ["build-api", str(tmp_path / "api"), "--recipes-dir", str(root), "-j", "1"])
+def test_they_are_published(run_cli: Callable[..., Result], root: Path, tmp_path: Path) -> None:
+    r = run_cli("build-api", str(tmp_path / "api"), "--recipes-dir", str(root), "-j", "1")
     assert r.exit_code == 0, r.output[-3000:]
     for name in WRONG:
         assert (tmp_path / f"api/acme/{name}.json").is_file()

@@ -8,7 +8,9 @@ out of the preview unless a last good version exists: its page says why, the sib
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,18 +24,17 @@ from vllm_recipes.web.live import LiveCatalog, catalog_findings
 SEED = BUNDLED_DIR / "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
 
 
-def _write(root: Path, name: str, tokens: int) -> None:
+def _recipe(name: str, tokens: int) -> dict[str, Any]:
     data = yaml.safe_load(SEED.read_text(encoding="utf-8"))
     data["model"]["model_id"] = f"acme/{name}"
     data["model"]["base_args"] = [t for i in range(tokens // 2) for t in (f"--fuzz-flag-{i % 997}", str(i))]
-    (root / "models/acme").mkdir(parents=True, exist_ok=True)
-    (root / f"models/acme/{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return data
 
 
 @pytest.fixture()
-def root(tmp_path: Path) -> Path:
-    _write(tmp_path, "Huge", 40_000)
-    _write(tmp_path, "Good", 0)
+def root(tmp_path: Path, recipe_writer: Callable[[Path, str, object], Path]) -> Path:
+    recipe_writer(tmp_path, "acme/Huge", _recipe("Huge", 40_000))
+    recipe_writer(tmp_path, "acme/Good", _recipe("Good", 0))
     return tmp_path
 
 
@@ -54,10 +55,11 @@ def test_its_page_says_why_and_the_sibling_answers(root: Path) -> None:
     assert client.get("/acme/Good").status_code == 200
 
 
-def test_a_last_good_version_stays_up(root: Path) -> None:
+def test_a_last_good_version_stays_up(root: Path, recipe_writer: Callable[[Path, str, object], Path]) -> None:
     first = load_catalog(root)
     before, _ = merge_last_good(None, first, catalog_findings(first))  # what the preview served
-    _write(root, "Good", 40_000)  # the author pastes a huge list into a recipe that worked
+    # the author pastes a huge list into a recipe that worked
+    recipe_writer(root, "acme/Good", _recipe("Good", 40_000))
     fresh = load_catalog(root)
     merged, stale = merge_last_good(before, fresh, catalog_findings(fresh))
     assert "acme/Good" in stale and [r.hf_id for r in merged.recipes] == ["acme/Good"]

@@ -14,6 +14,7 @@ only what validation passes: on a recipe failing it, a failure is the recipe's e
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,24 +29,23 @@ SEED = BUNDLED_DIR / "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
 
 
 @pytest.fixture()
-def client(tmp_path: Path) -> TestClient:
+def client(tmp_path: Path, recipe_writer: Callable[[Path, str, object], Path]) -> TestClient:
     data = yaml.safe_load(SEED.read_text(encoding="utf-8"))
-    (tmp_path / "models/acme").mkdir(parents=True)
-    (tmp_path / "models/acme/Good.yaml").write_text(SEED.read_text(encoding="utf-8"), encoding="utf-8")
     data["model"]["model_id"] = [1.0e-07, None, True]
-    (tmp_path / "models/acme/Bad.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    recipe_writer(tmp_path, "acme/Bad", data)
+    (tmp_path / "models/acme/Good.yaml").write_text(SEED.read_text(encoding="utf-8"), encoding="utf-8")
     data["model"] = "../../../../pwned/x"  # a string where the model mapping goes: the engine trips over it
-    (tmp_path / "models/acme/Worse.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    recipe_writer(tmp_path, "acme/Worse", data)
     tasks = yaml.safe_load(SEED.read_text(encoding="utf-8"))
     tasks["meta"]["tasks"] = 1000000000  # a number where the page lists task badges
-    (tmp_path / "models/acme/Tasks.yaml").write_text(yaml.safe_dump(tasks, sort_keys=False), encoding="utf-8")
+    recipe_writer(tmp_path, "acme/Tasks", tasks)
     listed = yaml.safe_load(SEED.read_text(encoding="utf-8"))
     listed["variants"]["default"] = [listed["variants"]["default"]]  # a list where the variant mapping goes
     del listed["model"]["architecture_facts"]  # (so the fit looks for the variant's checkpoint)
-    (tmp_path / "models/acme/Listed.yaml").write_text(yaml.safe_dump(listed, sort_keys=False), encoding="utf-8")
+    recipe_writer(tmp_path, "acme/Listed", listed)
     odd = yaml.safe_load(SEED.read_text(encoding="utf-8"))
     odd["compatible_strategies"] = [2.5, ["single_node_tp"]]  # numbers and lists where strategy ids go
-    (tmp_path / "models/acme/Odd.yaml").write_text(yaml.safe_dump(odd, sort_keys=False), encoding="utf-8")
+    recipe_writer(tmp_path, "acme/Odd", odd)
     # every recipe, as ``serve --watch`` serves them (not only the validate-clean ones)
     app = create_app(load_catalog(tmp_path), api_jobs=1)
     LiveCatalog(app, tmp_path, lint=False).reload()

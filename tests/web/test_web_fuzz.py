@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from vllm_recipes.service.url import PARAMS
+from vllm_recipes.select.params import URL_NAMES as PARAMS
 
 HW = ["h100", "h200", "b200", "gb200", "b300", "gb300", "mi355x", "mi300x", "dgx_station_gb300", "rtx_pro_6000",
       "trillium", "xeon6", "ascend_910c", "zz"]

@@ -6,6 +6,7 @@ import random
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ def _seed() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def hostile_dir(tmp_path_factory: pytest.TempPathFactory,
+                recipe_writer: Callable[[Path, str, object], Path]) -> Path:
     """The bundled recipes plus recipes that fail validation, and secrets beside and inside the root."""
     root = tmp_path_factory.mktemp("hostile") / "recipes"
     models = root / "models"
@@ -39,8 +41,7 @@ def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (models / "deepseek-ai" / p.name).write_bytes(p.read_bytes())
 
     def put(name: str, data: dict[str, Any]) -> None:
-        (models / "evil").mkdir(exist_ok=True)
-        (models / "evil" / f"{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        recipe_writer(root, f"evil/{name}", data)
 
     d = _seed()
     d["strategy_overrides"] = ["not", "a", "mapping"]

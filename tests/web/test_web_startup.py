@@ -1,12 +1,15 @@
-"""Start-up: the server answers before its static JSON API is built, and ``serve`` binds before it announces.
+"""Start-up: the server answers while another process builds its static JSON API, and ``serve`` binds
+before it announces.
 
-Readiness is asserted by behaviour: the API build is held at a gate the test
-controls, so "answered while still cold" is a fact, not a race.
+Readiness is asserted by behaviour: the build process is stopped (SIGSTOP) until
+the test lets it go on, so "answered while still cold" is a fact, not a race.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -19,43 +22,57 @@ import pytest
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.web import create_app
-from vllm_recipes.web.live_api import StaticApi
 
 V41 = "/deepseek-ai/DeepSeek-V4.1-Flash"
 
 
+def _build_processes() -> list[int]:
+    """Pids of the background processes this test process started (``parallel.in_background``; Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue  # (not a process, or gone meanwhile)
+        ppid = int(stat.rpartition(")")[2].split()[1])
+        if ppid == os.getpid() and b"vllm_recipes.parallel" in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
 @pytest.fixture()
-def gated_server(catalog: Catalog, monkeypatch: pytest.MonkeyPatch, web: Any) -> Iterator[Any]:
+def served(catalog: Catalog, web: Any) -> Iterator[tuple[Any, int]]:
+    """A real server (lifespan on, as ``serve`` runs it) and the pid of its static-API build process,
+    stopped (SIGSTOP) at once: "answered while the API is still being built" is then a fact, not a race."""
     import uvicorn
 
-    gate = threading.Event()
-    real = StaticApi._build
-
-    def gated(self: StaticApi) -> dict[str, bytes]:
-        gate.wait(60)
-        return real(self)
-
-    monkeypatch.setattr(StaticApi, "_build", gated)
     app = create_app(catalog, warm_in_background=True)
     srv = web.LiveServer(app)
     srv.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=srv.port, log_level="warning",
                                                lifespan="on"))
     srv.thread = threading.Thread(target=srv.server.run, daemon=True)
     with srv:
-        yield srv, gate
+        (pid,) = _build_processes()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            yield srv, pid
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
-def test_answers_before_the_static_api_is_built(gated_server: Any, client: Any) -> None:
-    srv, gate = gated_server
+def test_answers_while_the_static_api_is_built_in_another_process(served: Any, client: Any) -> None:
+    srv, pid = served
     with httpx.Client(base_url=srv.url, timeout=30) as c:
         health = c.get("/api/health").json()
-        assert health["ok"] and not health["warm"] and not health["api"]
+        assert health["ok"] and not health["warm"] and not health["api"] and health["warm_error"] is None
         page = c.get(V41)
         assert page.status_code == 200
         assert page.text == client.get(V41).text  # on demand == what a warm server renders
         assert c.get(V41 + "/builder?hardware=h100").status_code == 200
         assert c.get("/api/resolve", params={"model": V41[1:]}).status_code == 200
-        assert not c.get("/api/health").json()["warm"]  # still gated: all of the above came before the build
+        assert not c.get("/api/health").json()["api"]  # still stopped: all of the above came before the build
 
         # a static API file requested now waits for the one build
         got: dict[str, httpx.Response] = {}
@@ -63,12 +80,29 @@ def test_answers_before_the_static_api_is_built(gated_server: Any, client: Any) 
         waiter.start()
         waiter.join(0.5)
         assert "r" not in got
-        gate.set()
+        os.kill(pid, signal.SIGCONT)
         waiter.join(60)
         assert got["r"].status_code == 200
         assert got["r"].content == client.get("/models.json").content
         health = c.get("/api/health").json()
         assert health["warm"] and health["api"] and health["warm_error"] is None, health
+
+
+def test_a_killed_build_process_is_reported_and_the_server_builds_the_api(served: Any, client: Any) -> None:
+    srv, pid = served
+    os.kill(pid, signal.SIGKILL)
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        for _ in range(500):  # (the server notices when it reads the process's answer: at once)
+            health = c.get("/api/health").json()
+            if health["warm_error"]:
+                break
+            threading.Event().wait(0.02)
+        assert not health["api"] and "ended early" in health["warm_error"] and "-9" in health["warm_error"]
+        assert c.get(V41).status_code == 200
+        r = c.get("/models.json")  # built in the server now, the same bytes
+        assert r.status_code == 200 and r.content == client.get("/models.json").content
+        health = c.get("/api/health").json()
+        assert health["api"] and health["warm_error"] is None, health
 
 
 def _serve(port: int, *extra: str) -> subprocess.Popen[str]:

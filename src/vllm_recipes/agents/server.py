@@ -33,10 +33,6 @@ INSTRUCTIONS = (
 )
 
 
-def _json_text(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False)
-
-
 class RecipeResources:
     """Each recipe's JSON-API file and its guide Markdown, read-only."""
 
@@ -108,7 +104,8 @@ def create_server(catalog: Catalog) -> Server[Any]:
             log.exception("tool %s failed", params.name)
             return _error({"error": f"The call could not be answered: {type(exc).__name__}: {exc}",
                            "param": None, "choices": []})
-        return types.CallToolResult(content=[types.TextContent(type="text", text=_json_text(result))],
+        text = json.dumps(result, indent=2, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=result)
 
     async def list_resources(_ctx: Any, _params: Any) -> types.ListResourcesResult:

@@ -2,13 +2,8 @@
 
 Each tool turns its typed arguments into a :class:`~vllm_recipes.service.Query` through
 the one parameter table and asks :mod:`vllm_recipes.service`, like the website and
-``/api/*`` do, so an agent, the page and the live API can never disagree. The MCP
-server (:mod:`vllm_recipes.agents.server`) only wraps these functions in protocol
-objects; tests call them directly too.
-
-Input schemas are JSON Schema documents generated from the parameter table, with
-enums from the catalog (hardware ids, strategies, features, frontends, routers), so
-a client can offer valid choices before calling and a model sees them in the tool list.
+``/api/*`` do. Input schemas carry enums from the catalog, so a client can offer valid
+choices before calling and a model sees them in the tool list.
 """
 
 from __future__ import annotations
@@ -28,7 +23,7 @@ from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.state import PageRequest
 from vllm_recipes.service import EXPORT_ARGUMENTS, Query, QueryError
 from vllm_recipes.service.fit import fit_answer
-from vllm_recipes.service.params import request_from_args, selection_properties
+from vllm_recipes.service.params import request_from_args, selection_properties, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search
 from vllm_recipes.synth.context import recipe_frontend
@@ -47,10 +42,6 @@ class ToolError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": str(self), "param": self.param, "choices": self.choices}
-
-    @classmethod
-    def from_selection(cls, exc: QueryError) -> ToolError:
-        return cls(str(exc), exc.param, exc.choices)
 
 
 #: Every tool, in the order the server lists them: name -> what it answers. ``mcp --help``, the
@@ -95,14 +86,7 @@ TOOLS: dict[str, str] = {
 #: fit's own arguments (the names /api/fit reads)
 FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
 FIT_MAX_CONTEXT = 1 << 24
-MAX_STRING = MAX_VALUE
-
-
-def _str_schema(description: str, enum: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "maxLength": MAX_STRING, "description": description}
-    if enum:
-        schema["enum"] = enum
-    return schema
+PERF_ARGS = tuple(WORKLOAD)
 
 
 @dataclass(frozen=True)
@@ -136,7 +120,8 @@ class AgentTools:
     def selection_schema(self) -> dict[str, Any]:
         """JSON Schema of a selection (the /api/resolve parameters, from the parameter table)."""
         props: dict[str, Any] = {
-            "hf_id": _str_schema("The recipe's Hugging Face id (or a variant's model id).", self.recipe_ids),
+            "hf_id": string_schema("The recipe's Hugging Face id (or a variant's model id).",
+                                   self.recipe_ids),
             **selection_properties(self.catalog),
         }
         return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
@@ -149,8 +134,9 @@ class AgentTools:
         sel = self.selection_schema()
         schemas: dict[str, dict[str, Any]] = {
             "list_recipes": {"type": "object", "additionalProperties": False, "properties": {
-                "query": _str_schema("Words that must all occur in the recipe's card."),
-                "hardware": _str_schema("Only recipes offered on this hardware profile.", self.hardware_ids),
+                "query": string_schema("Words that must all occur in the recipe's card."),
+                "hardware": string_schema("Only recipes offered on this hardware profile.",
+                                          self.hardware_ids),
                 "fits_gpus": {"type": "integer", "minimum": 1, "maximum": 1024,
                               "description": "Only recipes whose recommended selection needs at most "
                                              "this many GPUs (on `hardware`, else the default hardware)."},
@@ -169,9 +155,9 @@ class AgentTools:
     def export_schema(self, sel: dict[str, Any]) -> dict[str, Any]:
         """The selection schema plus the export target and its options."""
         props = dict(sel["properties"])
-        props["to"] = _str_schema("Deploy target.", list(TARGETS))
+        props["to"] = string_schema("Deploy target.", list(TARGETS))
         for name, desc in EXPORT_ARGUMENTS.items():
-            props[name] = _str_schema(desc)
+            props[name] = string_schema(desc)
         return {**sel, "properties": props, "required": ["hf_id", "to"]}
 
     def fit_schema(self) -> dict[str, Any]:
@@ -181,7 +167,7 @@ class AgentTools:
         props.update({
             "context": {"type": "integer", "minimum": 1, "maximum": FIT_MAX_CONTEXT,
                         "description": "Context length for the concurrency figure (default: --max-model-len)."},
-            "gpu": _str_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
+            "gpu": string_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
             "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
                            "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
             "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
@@ -200,25 +186,24 @@ class AgentTools:
                     "hf_id": sel["properties"]["hf_id"], **load_schema(),
                     "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
                     "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
-                    "hardware": {"type": "array", "items": _str_schema("Hardware profile id.", self.hardware_ids),
+                    "hardware": {"type": "array",
+                                 "items": string_schema("Hardware profile id.", self.hardware_ids),
                                  "description": "Only these hardware profiles."}}}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
         for tool in self.tools():
             if tool.name == name:
-                return tool.call(arguments or {})
+                try:
+                    return tool.call(arguments or {})
+                except QueryError as exc:
+                    raise ToolError(str(exc), exc.param, exc.choices) from None
         raise ToolError(f"Unknown tool {name!r}.", "name", [t.name for t in self.tools()])
-
-    # --- tools ----------------------------------------------------------------------------------
 
     def list_recipes(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("query", "hardware", "fits_gpus"))
-        try:
-            out = search(self.catalog, self.cards, _opt_str(args, "query"), _opt_str(args, "hardware"),
-                         args.get("fits_gpus"))
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
+        out = search(self.catalog, self.cards, _opt_str(args, "query"), _opt_str(args, "hardware"),
+                     args.get("fits_gpus"))
         return {"count": len(out), "recipes": out}
 
     def show_recipe(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,10 +261,7 @@ class AgentTools:
         opts = {k: _opt_str(args, k) for k in EXPORT_ARGUMENTS}
         options = ExportOptions(namespace=opts["namespace"] or "default", name=opts["name"], pvc=opts["pvc"],
                                 image=opts["image"])
-        try:
-            done = service.export(self.catalog, self._query(args), target, options)
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
+        done = service.export(self.catalog, self._query(args), target, options)
         return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
                 "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
@@ -295,21 +277,15 @@ class AgentTools:
         context = args.get("context")
         if context is not None and not 0 < context <= FIT_MAX_CONTEXT:
             raise ToolError(f"context must be between 1 and {FIT_MAX_CONTEXT}.", "context")
-        try:
-            query = self._query(args) if args.get("hf_id") is not None else Query("", request_from_args(args))
-            memory = args.get("gpu_memory")
-            return fit_answer(self.catalog, query, gpu=_opt_str(args, "gpu"),
-                              gpu_memory=float(memory) if memory is not None else None, gpus=args.get("gpus"),
-                              context=context)
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
+        query = self._query(args) if args.get("hf_id") is not None else Query("", request_from_args(args))
+        memory = args.get("gpu_memory")
+        return fit_answer(self.catalog, query, gpu=_opt_str(args, "gpu"),
+                          gpu_memory=float(memory) if memory is not None else None, gpus=args.get("gpus"),
+                          context=context)
 
     def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES, *PERF_ARGS))
-        try:
-            return perf_answer(self.catalog, self._query(args), workload(args))
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
+        return perf_answer(self.catalog, self._query(args), workload(args))
 
     def recommend(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *PERF_ARGS))
@@ -317,13 +293,7 @@ class AgentTools:
         hw = args.get("hardware") or []
         if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
             raise ToolError("hardware must be a list of hardware profile ids.", "hardware", self.hardware_ids)
-        try:
-            load = workload(args)
-            return recommend_answer(self.catalog, str(args["hf_id"]), sla(args), load, tuple(hw))
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
-
-    # --- helpers --------------------------------------------------------------------------------
+        return recommend_answer(self.catalog, str(args["hf_id"]), sla(args), workload(args), tuple(hw))
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
         try:
@@ -334,21 +304,11 @@ class AgentTools:
     def _query(self, args: Mapping[str, Any]) -> Query:
         """The selection arguments as a query (a clear ``hf_id`` error before anything else)."""
         self._recipe(args)
-        try:
-            return Query(str(args["hf_id"]), request_from_args(args))
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
+        return Query(str(args["hf_id"]), request_from_args(args))
 
     def _payload(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES))
-        query = self._query(args)
-        try:
-            return service.resolve_payload(self.catalog, query)
-        except QueryError as exc:
-            raise ToolError.from_selection(exc) from None
-
-
-PERF_ARGS = tuple(WORKLOAD)
+        return service.resolve_payload(self.catalog, self._query(args))
 
 
 def recipe_json_uri(hf_id: str) -> str:
@@ -369,6 +329,6 @@ def _opt_str(args: Mapping[str, Any], key: str) -> str | None:
     value = args.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or len(value) > MAX_STRING:
-        raise ToolError(f"{key} must be a string of at most {MAX_STRING} characters.", key)
+    if not isinstance(value, str) or len(value) > MAX_VALUE:
+        raise ToolError(f"{key} must be a string of at most {MAX_VALUE} characters.", key)
     return value.strip() or None

@@ -19,17 +19,6 @@ if TYPE_CHECKING:
 
 Severity = Literal["error", "warning", "info"]
 
-__all__ = [
-    "Checker",
-    "Finding",
-    "Severity",
-    "finding_at",
-    "finding_from_load_error",
-    "format_findings_summary",
-    "sort_findings",
-]
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One validation result. ``key_path`` is dotted (``variants.default.extra_args[2]``)."""

@@ -9,26 +9,12 @@ The bundled catalog is the base layer, as on disk.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .loader import (
-    Catalog,
-    Layer,
-    Recipe,
-    assemble,
-    bundled_layer,
-    hf_id_for,
-    recipe_from_document,
-    walk_models,
-)
+from .loader import NAMED_DIRS, STATIC_NAMES, Catalog, assemble, bundled_layer, catalog_paths, layer_of
 from .yamlsource import MAX_FILE_BYTES, YamlDocument, YamlLoadError, parse_yaml
-
-STATIC_NAMES = ("taxonomy.yaml", "platforms.yaml")
-NAMED_DIRS = ("strategies", "kv_store")
-
 
 #: parsed documents by (path, bytes): both sides of a comparison parse a shared file once
 ParseCache = dict[tuple[str, bytes], YamlDocument | YamlLoadError]
@@ -51,39 +37,14 @@ def read_catalog_files(root: str | os.PathLike[str]) -> dict[str, bytes]:
     by the loader, so this is only used where a comparison needs bytes.
     """
     base = Path(root)
-    found: list[Path] = []
-    for name in STATIC_NAMES:
-        if (base / name).is_file():
-            found.append(base / name)
-    for sub in NAMED_DIRS:
-        d = base / sub
-        if d.is_dir():
-            found.extend(p for p in d.iterdir() if p.name.endswith(".yaml") and p.is_file())
-    found.extend(walk_models(base / "models"))
     out: dict[str, bytes] = {}
-    for p in found:
+    for rel in catalog_paths(base):
         try:
-            if p.stat().st_size <= MAX_FILE_BYTES:
-                out[p.relative_to(base).as_posix()] = p.read_bytes()
+            if (base / rel).stat().st_size <= MAX_FILE_BYTES:
+                out[rel] = (base / rel).read_bytes()
         except OSError:
             continue
     return out
-
-
-def _parse(files: Mapping[str, bytes], rel: str, cache: ParseCache | None) -> YamlDocument:
-    if cache is None:
-        return parse_yaml(files[rel], rel)
-    key = (rel, files[rel])
-    got = cache.get(key)
-    if got is None:
-        try:
-            got = parse_yaml(files[rel], rel)
-        except YamlLoadError as exc:
-            got = exc
-        cache[key] = got
-    if isinstance(got, YamlLoadError):
-        raise got
-    return got
 
 
 def path_key(rel: str) -> tuple[bytes, ...]:
@@ -91,40 +52,9 @@ def path_key(rel: str) -> tuple[bytes, ...]:
     return tuple(os.fsencode(part) for part in rel.split("/"))
 
 
-def _named_files(files: Mapping[str, bytes], sub: str) -> list[str]:
-    prefix = sub + "/"
-    return sorted((rel for rel in files if rel.startswith(prefix) and "/" not in rel[len(prefix):]
-                   and rel.endswith(".yaml")), key=path_key)
-
-
-def files_layer(files: Mapping[str, bytes], label: str, cache: ParseCache | None = None) -> Layer:
-    """The catalog files of ``files`` parsed as one layer (documents named by their relative path)."""
-    errors: list[YamlLoadError] = []
-
-    def parse(rel: str) -> YamlDocument | None:
-        try:
-            return _parse(files, rel, cache)
-        except YamlLoadError as exc:
-            errors.append(exc)
-            return None
-
-    static = {name: parse(name) if name in files else None for name in STATIC_NAMES}
-    named = {sub: tuple(d for d in map(parse, _named_files(files, sub)) if d is not None) for sub in NAMED_DIRS}
-    recipes: list[Recipe] = []
-    all_ids: set[str] = set()
-    for rel in sorted((r for r in files if r.startswith("models/") and r.endswith((".yaml", ".yml"))), key=path_key):
-        hf_id = hf_id_for(rel.removeprefix("models/"))
-        if hf_id is not None:
-            all_ids.add(hf_id)
-        doc = parse(rel)
-        if doc is None:
-            continue
-        try:
-            recipes.append(dataclasses.replace(recipe_from_document(doc, rel, hf_id), source=label))
-        except YamlLoadError as exc:
-            errors.append(exc)
-    return Layer(label, static["taxonomy.yaml"], static["platforms.yaml"], named["strategies"], named["kv_store"],
-                 tuple(recipes), tuple(errors), (), frozenset(all_ids))
+def _load_order(rel: str) -> tuple[int, tuple[bytes, ...]]:
+    """The disk loader's order: the shared files, strategies, kv stores, then the recipes."""
+    return (*STATIC_NAMES, *NAMED_DIRS, "models").index(rel.partition("/")[0]), path_key(rel)
 
 
 def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[str] = "<memory>",
@@ -133,4 +63,19 @@ def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[
 
     ``cache`` shares parsed documents between catalogs (documents are immutable).
     """
-    return assemble(Path(root), [files_layer(files, str(root), cache)], bundled_layer())
+    cache = {} if cache is None else cache
+
+    def parse(rel: str) -> YamlDocument:
+        got = cache.get((rel, files[rel]))
+        if got is None:
+            try:
+                got = parse_yaml(files[rel], rel)
+            except YamlLoadError as exc:
+                got = exc
+            cache[(rel, files[rel])] = got
+        if isinstance(got, YamlLoadError):
+            raise got
+        return got
+
+    rels = sorted(filter(is_catalog_file, files), key=_load_order)
+    return assemble(Path(root), [layer_of(str(root), rels, parse)], bundled_layer())

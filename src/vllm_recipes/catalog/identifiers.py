@@ -19,11 +19,13 @@ and ``serve`` skip what carries it and print the error.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from vllm_recipes.jsvalues import as_list, as_map
+
 from .diagnostics import Finding, finding_at
-from .yamlsource import KeyPath, YamlDocument
+from .yamlsource import KeyPath, YamlDocument, iter_paths
 
 #: Longest name (Hugging Face caps repository names at 96 characters).
 MAX_NAME = 96
@@ -93,31 +95,23 @@ def model_id_problem(value: str, what: str) -> str:
     return f"{what} '{_shown(value)}' is not a valid model id ({RULE_MODEL_ID})"
 
 
-def _d(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> tuple | list:
-    return value if isinstance(value, list | tuple) else ()
-
-
-def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, Any, str]]:
+def _recipe_names(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath, Any, str]]:
     """``(key path, value, what)`` of every name a recipe defines or refers to."""
-    for i, s in enumerate(_l(data.get("compatible_strategies"))):
+    for i, s in enumerate(as_list(data.get("compatible_strategies"))):
         yield ("compatible_strategies", i), s, "strategy"
     yield ("default_strategy",), data.get("default_strategy"), "strategy"
     for key in ("strategy_overrides", "strategy_hardware"):
-        for s in _d(data.get(key)):
+        for s in as_map(data.get(key)):
             yield (key, s), s, "strategy"
-    for fk, feat in _d(data.get("features")).items():
+    for fk, feat in as_map(data.get("features")).items():
         yield ("features", fk), fk, "feature"
-        for mk in _d(_d(feat).get("modes")):
+        for mk in as_map(as_map(feat).get("modes")):
             yield ("features", fk, "modes", mk), mk, "feature mode"
-        for i, s in enumerate(_l(_d(feat).get("strategies"))):
+        for i, s in enumerate(as_list(as_map(feat).get("strategies"))):
             yield ("features", fk, "strategies", i), s, "strategy"
-    for i, fk in enumerate(_l(data.get("opt_in_features"))):
+    for i, fk in enumerate(as_list(data.get("opt_in_features"))):
         yield ("opt_in_features", i), fk, "feature"
-    for vk in _d(data.get("variants")):
+    for vk in as_map(data.get("variants")):
         yield ("variants", vk), vk, "variant key"
 
 
@@ -126,20 +120,10 @@ def _recipe_names(data: dict) -> Iterator[tuple[KeyPath, Any, str]]:
 ENV_MAPS = frozenset({"base_env", "extra_env", "env"})
 
 
-def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
-    yield path, value
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _walk(v, (*path, k))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from _walk(v, (*path, i))
-
-
 def _value_findings(doc: YamlDocument) -> Iterator[tuple[KeyPath, str]]:
     """``(key path, problem)`` for every value that becomes a name in a command: env keys at every
     level, model ids, images, the omni serve binary, SMG parser names (docs/decisions-hardening.md H7)."""
-    for path, value in _walk(doc.data, ()):
+    for path, value in iter_paths(doc.data):
         last = path[-1] if path else None
         if last in ENV_MAPS and isinstance(value, dict):
             for k in value:
@@ -181,12 +165,12 @@ def hf_id_findings(doc: YamlDocument, hf_id: str) -> list[Finding]:
 def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
     """Errors for every id inside a recipe that is not a safe name."""
     out: list[Finding] = []
-    data = _d(doc.data)
+    data = as_map(doc.data)
     for path, value, what in _recipe_names(data):
         if isinstance(value, str) and not is_name(value):
             out.append(finding_at(doc, path, "error", name_problem(value, what), "bad-id"))
-    for vk, var in _d(data.get("variants")).items():
-        mid = _d(var).get("model_id")
+    for vk, var in as_map(data.get("variants")).items():
+        mid = as_map(var).get("model_id")
         if isinstance(mid, str) and "/" in mid and not is_model_id(mid):
             out.append(finding_at(doc, ("variants", vk, "model_id"), "error",
                                   model_id_problem(mid, "model_id"), "bad-id"))
@@ -197,7 +181,7 @@ def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
 def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: str | None = None) -> list[Finding]:
     """Errors for ids defined by taxonomy, strategy, KV-store and platforms files."""
     out: list[Finding] = []
-    data = _d(doc.data)
+    data = as_map(doc.data)
 
     def check(path: KeyPath, value: Any, what: str) -> None:
         if isinstance(value, str) and not is_name(value):
@@ -211,12 +195,12 @@ def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: s
         elif fallback_name is not None:
             check((), fallback_name, f"{what} (from the file name)")
     elif kind == "taxonomy":
-        for hw in _d(data.get("hardware_profiles")):
+        for hw in as_map(data.get("hardware_profiles")):
             check(("hardware_profiles", hw), hw, "hardware profile id")
         for key in ("kv_offload", "strategies", "frontends"):
-            for k in _d(data.get(key)):
+            for k in as_map(data.get(key)):
                 check((key, k), k, f"{key} id")
     elif kind == "platforms":
-        for i, p in enumerate(_l(data.get("platforms"))):
-            check(("platforms", i, "id"), _d(p).get("id"), "platform id")
+        for i, p in enumerate(as_list(data.get("platforms"))):
+            check(("platforms", i, "id"), as_map(p).get("id"), "platform id")
     return out + value_identifier_findings(doc)

@@ -13,28 +13,31 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
-from .parsecache import ParseCache, read_document
-from .yamlsource import (
-    FrozenDict,
-    YamlDocument,
-    YamlLoadError,
-    follow_symlinks_default,
-)
+from .parsecache import ParseCache
+from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
 #: PD pool modes (synthesis.md §3.8): what a recipe may name and the builder offers.
 POOL_MODES = ("tp", "tep", "dep")
+#: the shared files of a catalog, and the directories of strategy and Mooncake deployment files
+STATIC_NAMES = ("taxonomy.yaml", "platforms.yaml")
+NAMED_DIRS = ("strategies", "kv_store")
 #: Most nodes a PD pool may ask for (each node gets its own rendered command): more is a validation
 #: error, and the engine never derives more.
 MAX_POOL_NODES = 1024
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A section of the data that must be a mapping (anything else reads as empty)."""
+    return value if isinstance(value, dict) else FrozenDict()
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -60,18 +63,15 @@ class Recipe:
 
     @property
     def meta(self) -> Mapping[str, Any]:
-        m = self.data.get("meta")
-        return m if isinstance(m, dict) else FrozenDict()
+        return _mapping(self.data.get("meta"))
 
     @property
     def model(self) -> Mapping[str, Any]:
-        m = self.data.get("model")
-        return m if isinstance(m, dict) else FrozenDict()
+        return _mapping(self.data.get("model"))
 
     @property
     def variants(self) -> Mapping[str, Any]:
-        v = self.data.get("variants")
-        return v if isinstance(v, dict) else FrozenDict()
+        return _mapping(self.data.get("variants"))
 
     @property
     def is_omni(self) -> bool:
@@ -153,18 +153,15 @@ class Catalog:
 
     @cached_property
     def hardware_profiles(self) -> Mapping[str, Any]:
-        hp = self.taxonomy.get("hardware_profiles")
-        return hp if isinstance(hp, dict) else FrozenDict()
+        return _mapping(self.taxonomy.get("hardware_profiles"))
 
     @cached_property
     def kv_offload_options(self) -> Mapping[str, Any]:
-        kv = self.taxonomy.get("kv_offload")
-        return kv if isinstance(kv, dict) else FrozenDict()
+        return _mapping(self.taxonomy.get("kv_offload"))
 
     @cached_property
     def frontends(self) -> Mapping[str, Any]:
-        fe = self.taxonomy.get("frontends")
-        return fe if isinstance(fe, dict) else FrozenDict()
+        return _mapping(self.taxonomy.get("frontends"))
 
     @cached_property
     def _by_lower_id(self) -> dict[str, Recipe]:
@@ -259,22 +256,16 @@ def hf_id_for(rel_to_models: str) -> str | None:
     parts = rel_to_models.split("/")
     if len(parts) < 2:
         return None
-    last = parts[-1]
-    for ext in (".yaml", ".yml"):
-        if last.endswith(ext):
-            last = last[: -len(ext)]
-            break
+    last = parts[-1].rsplit(".", 1)[0] if parts[-1].endswith((".yaml", ".yml")) else parts[-1]
     return f"{parts[0]}/{last}"
 
 
 def escapes(path: Path, root: Path) -> bool:
     """Whether ``path`` is a symbolic link (or lies under one) that resolves outside ``root``."""
     try:
-        real = os.path.realpath(path)
+        return not is_within(os.path.realpath(path), root)
     except (OSError, ValueError):
         return True
-    top = os.path.realpath(root)
-    return real != top and not real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def refusal(rel: str) -> YamlLoadError:
@@ -283,24 +274,18 @@ def refusal(rel: str) -> YamlLoadError:
                                     "(--follow-symlinks reads it)")
 
 
-def walk_models(models_dir: Path, refused: list[Path] | None = None, *,
-                root: Path | None = None, follow_symlinks: bool | None = None) -> Iterator[Path]:
+def walk_models(directory: Path, root: Path, refused: list[Path] | None, follow_symlinks: bool) -> Iterator[Path]:
     """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4).
 
-    Files that link outside ``root`` (default: the parent of ``models_dir``) are not
-    yielded but appended to ``refused``, unless ``follow_symlinks``.
+    Files that link outside ``root`` are not yielded but appended to ``refused``, unless ``follow_symlinks``.
     """
-    if follow_symlinks is None:
-        follow_symlinks = follow_symlinks_default()
-    if root is None:
-        root = models_dir.parent
     try:
-        entries = sorted(os.scandir(models_dir), key=lambda e: os.fsencode(e.name))
+        entries = sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name))
     except OSError:
         return
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
-            yield from walk_models(Path(entry.path), refused, root=root, follow_symlinks=follow_symlinks)
+            yield from walk_models(Path(entry.path), root, refused, follow_symlinks)
         elif entry.name.endswith((".yaml", ".yml")) and entry.is_file():
             if not follow_symlinks and entry.is_symlink() and escapes(Path(entry.path), root):
                 if refused is not None:
@@ -342,10 +327,6 @@ def resolve_recipes_dir(recipes_dir: RecipesDirs) -> Path:
     return dirs[-1][1] if dirs else BUNDLED_DIR
 
 
-def _outside(path: Path, base: Path) -> bool:
-    return path.is_symlink() and not follow_symlinks_default() and escapes(path, base)
-
-
 @dataclass(frozen=True)
 class Layer:
     """The files of one recipe source, parsed; each document is named as it is shown (``prefix`` + path)."""
@@ -361,61 +342,62 @@ class Layer:
     all_ids: frozenset[str] = frozenset()
 
 
-def _read(root: Path, rel: str, shown: str, cache: ParseCache | None,
-          errors: list[YamlLoadError]) -> YamlDocument | None:
-    path = root / rel
-    if _outside(path, root):
-        errors.append(refusal(shown))
-        return None
-    try:
-        return read_document(cache, path, shown)
-    except YamlLoadError as exc:
-        errors.append(exc)
-        return None
+def catalog_paths(root: Path, refused: list[Path] | None = None, *, with_recipes: bool = True) -> list[str]:
+    """The catalog files of the directory ``root``, relative to it, in load order: the shared files,
+    then the recipes (§1.4); recipe files linking out of ``root`` go to ``refused`` instead."""
+    rels = [name for name in STATIC_NAMES if (root / name).exists() or (root / name).is_symlink()]
+    for sub in NAMED_DIRS:
+        try:
+            names = [p.name for p in (root / sub).iterdir() if p.name.endswith(".yaml") and p.is_file()]
+        except OSError:
+            names = []
+        rels += [f"{sub}/{name}" for name in sorted(names, key=os.fsencode)]
+    if with_recipes:
+        found = walk_models(root / "models", root, refused, follow_symlinks_default())
+        rels += [p.relative_to(root).as_posix() for p in found]
+    return rels
 
 
-def _named_files(directory: Path) -> list[Path]:
-    try:
-        return sorted((p for p in directory.iterdir() if p.name.endswith(".yaml") and p.is_file()),
-                      key=lambda p: os.fsencode(p.name))
-    except OSError:
-        return []
+def layer_of(label: str, rels: Sequence[str], parse: Callable[[str], YamlDocument],
+             refused: tuple[YamlLoadError, ...] = ()) -> Layer:
+    """The catalog files ``rels`` of one source (in load order), each parsed by ``parse``."""
+    errors: list[YamlLoadError] = []
+    shared: dict[str, YamlDocument] = {}
+    recipes: list[Recipe] = []
+    all_ids: set[str] = set()
+    for rel in rels:
+        is_recipe = rel.startswith("models/")
+        hf_id = hf_id_for(rel.removeprefix("models/")) if is_recipe else None
+        if hf_id is not None:
+            all_ids.add(hf_id)
+        try:
+            doc = parse(rel)
+            if is_recipe:
+                recipes.append(dataclasses.replace(recipe_from_document(doc, doc.file, hf_id), source=label))
+            else:
+                shared[rel] = doc
+        except YamlLoadError as exc:
+            errors.append(exc)
+    named = {sub: tuple(doc for rel, doc in shared.items() if rel.startswith(f"{sub}/")) for sub in NAMED_DIRS}
+    return Layer(label, shared.get("taxonomy.yaml"), shared.get("platforms.yaml"), named["strategies"],
+                 named["kv_store"], tuple(recipes), tuple(errors), refused, frozenset(all_ids))
 
 
 def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool = True) -> Layer:
     """Parse the catalog files of the directory ``root`` (files are shown as ``prefix`` + relative path)."""
     cache = ParseCache(root)
-    errors: list[YamlLoadError] = []
-    static: dict[str, YamlDocument | None] = {}
-    for name in ("taxonomy.yaml", "platforms.yaml"):
-        p = root / name
-        static[name] = _read(root, name, prefix + name, cache, errors) if p.exists() or p.is_symlink() else None
-    named: dict[str, list[YamlDocument]] = {}
-    for sub in ("strategies", "kv_store"):
-        docs = (_read(root, f"{sub}/{p.name}", f"{prefix}{sub}/{p.name}", cache, errors)
-                for p in _named_files(root / sub))
-        named[sub] = [d for d in docs if d is not None]
-    recipes: list[Recipe] = []
-    all_ids: set[str] = set()
-    models_dir = root / "models"
+
+    def read(rel: str) -> YamlDocument:
+        path = root / rel
+        if path.is_symlink() and not follow_symlinks_default() and escapes(path, root):
+            raise refusal(prefix + rel)
+        return cache.read(path, prefix + rel)
+
     refused: list[Path] = []
-    for path in walk_models(models_dir, refused, root=root) if with_recipes else ():
-        rel_models = path.relative_to(models_dir).as_posix()
-        hf_id = hf_id_for(rel_models)
-        shown = f"{prefix}models/{rel_models}"
-        if hf_id is not None:
-            all_ids.add(hf_id)
-        try:
-            recipe = recipe_from_document(read_document(cache, path, shown), shown, hf_id)
-        except YamlLoadError as exc:
-            errors.append(exc)
-            continue
-        recipes.append(dataclasses.replace(recipe, source=label))
+    layer = layer_of(label, catalog_paths(root, refused, with_recipes=with_recipes), read,
+                     tuple(refusal(prefix + p.relative_to(root).as_posix()) for p in refused))
     cache.save()
-    return Layer(label, static["taxonomy.yaml"], static["platforms.yaml"], tuple(named["strategies"]),
-                 tuple(named["kv_store"]), tuple(recipes), tuple(errors),
-                 tuple(refusal(f"{prefix}models/{p.relative_to(models_dir).as_posix()}") for p in refused),
-                 frozenset(all_ids))
+    return layer
 
 
 def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:

@@ -24,60 +24,9 @@ wrong value yields one readable "expected ..." error instead of one per member.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag
-
-from .archfacts import ArchitectureFacts
-from .yamlsource import freeze
-
-__all__ = [
-    "BRAND_KEYS",
-    "CUDA_KEYS",
-    "BrandDockerImage",
-    "Companion",
-    "CudaDockerImage",
-    "Dependency",
-    "Feature",
-    "FeatureHardwareOverride",
-    "FeatureMode",
-    "Frontend",
-    "HardwareNote",
-    "HardwareNoteLink",
-    "HardwareProfile",
-    "Install",
-    "InstallTab",
-    "KvOffloadGroup",
-    "KvOffloadOption",
-    "KvStoreModel",
-    "Meta",
-    "ModelSection",
-    "OmniSection",
-    "OmniTask",
-    "OmniTaskOverride",
-    "PdRoleOverride",
-    "Platform",
-    "PlatformsModel",
-    "PrecisionHardware",
-    "RecipeHardwareOverride",
-    "RecipeModel",
-    "RouterOverride",
-    "SmgGrpc",
-    "StrategyHardwareOverride",
-    "StrategyModel",
-    "StrategyOverride",
-    "StrategyRole",
-    "TaxonomyModel",
-    "Variant",
-    "VariantHardwareOverride",
-    "parse_hardware_profile",
-    "parse_kv_offload_option",
-    "parse_kv_store",
-    "parse_recipe",
-    "parse_strategy",
-    "parse_taxonomy",
-    "shape_of",
-]
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
 #: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
@@ -126,9 +75,26 @@ class _Model(BaseModel):
     open_keys: ClassVar[bool] = False
 
 
+class _Open(_Model):
+    """A model whose extra keys are free-form: the validator does not report them."""
+
+    open_keys: ClassVar[bool] = True
+
+
 # --- scalar and list shapes --------------------------------------------------------------
 
 Num: TypeAlias = Annotated[_Int | _Float, _by_shape("a number")]
+PosInt: TypeAlias = Annotated[int, Field(gt=0)]
+NonNegInt: TypeAlias = Annotated[int, Field(ge=0)]
+_PosInt: TypeAlias = Annotated[int, Field(gt=0), Tag("int")]
+_PosFloat: TypeAlias = Annotated[float, Field(gt=0), Tag("float")]
+PosNum: TypeAlias = Annotated[_PosInt | _PosFloat, _by_shape("a positive number")]
+Fraction: TypeAlias = Annotated[Annotated[int, Field(ge=0, le=1), Tag("int")]
+                                | Annotated[float, Field(ge=0, le=1), Tag("float")],
+                                _by_shape("a number from 0 to 1")]
+#: one checkpoint size for every variant, or ``{variant key: GiB}``
+CheckpointGib: TypeAlias = Annotated[_PosInt | _PosFloat | Annotated[dict[str, PosNum], Tag("map")],
+                                     _by_shape("a number of GiB or a map of variant -> GiB")]
 #: A version such as ``"0.20.0"``; a bare YAML number is tolerated (JS stringifies it).
 Version: TypeAlias = Annotated[_Str | _Int | _Float, _by_shape("a version string")]
 #: Free-text size such as ``"284B"``; numbers tolerated.
@@ -263,6 +229,61 @@ class VllmExtensions(_Model):
     env: StrList | None = None
 
 
+class HostTableFacts(_Model):
+    """Weights a flag can move to host memory (``marker``: substring of the flag's value that offloads)."""
+
+    gib: PosNum
+    flag: str
+    marker: str = ""
+
+
+class ArchitectureFacts(_Model):
+    """``model.architecture_facts``: what the memory planner (``fit``) reads (docs/decisions-fit.md §2)."""
+
+    source: str | None = None
+    attention: Literal["mha", "gqa", "mqa", "mla", "compressed_sparse"] | None = None
+    num_layers: PosInt | None = None
+    num_attention_heads: PosInt | None = None
+    num_kv_heads: PosInt | None = None
+    head_dim: PosInt | None = None
+    kv_lora_rank: PosInt | None = None
+    qk_rope_head_dim: NonNegInt | None = None
+    sliding_window: PosInt | None = None
+    sliding_window_layers: NonNegInt | None = None
+    linear_layers: NonNegInt | None = None
+    linear_state_bytes: NonNegInt | None = None
+    kv_elements_per_token: PosNum | None = None
+    kv_elements_per_token_max: PosNum | None = None
+    hidden_size: PosInt | None = None
+    vocab_size: PosInt | None = None
+    max_position_embeddings: PosInt | None = None
+    dtype_bytes: Literal[1, 2, 4] | None = None
+    checkpoint_gib: CheckpointGib | None = None
+    expert_fraction: Fraction | None = None
+    indexer_logits_bytes: NonNegInt | None = None
+    host_tables: tuple[HostTableFacts, ...] | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> ArchitectureFacts:
+        kind = self.attention
+        if kind == "mla" and (self.kv_lora_rank is None or self.qk_rope_head_dim is None):
+            raise ValueError("mla attention needs kv_lora_rank and qk_rope_head_dim")
+        if kind == "compressed_sparse" and self.kv_elements_per_token is None:
+            raise ValueError("compressed_sparse attention needs kv_elements_per_token (an estimate)")
+        if kind in (None, "mha", "gqa", "mqa"):
+            if self.num_layers is None:
+                raise ValueError("num_layers is required")
+            if self.head_dim is None or (self.num_kv_heads is None and self.num_attention_heads is None):
+                raise ValueError(f"{kind or 'dense'} attention needs head_dim and num_kv_heads "
+                                 "(or num_attention_heads)")
+        if self.sliding_window_layers and self.sliding_window is None:
+            raise ValueError("sliding_window_layers needs sliding_window")
+        if (self.kv_elements_per_token_max is not None and self.kv_elements_per_token is not None
+                and self.kv_elements_per_token_max < self.kv_elements_per_token):
+            raise ValueError("kv_elements_per_token_max is below kv_elements_per_token")
+        return self
+
+
 class ModelSection(_Model):
     """``model``: served id, base args/env, images, install and seed-era extras."""
 
@@ -283,7 +304,6 @@ class ModelSection(_Model):
     default_frontend: str | None = None
     smg_grpc: SmgGrpc | None = None
     vllm_extensions: VllmExtensions | None = None
-    #: facts for the memory planner (``vllm-recipes fit``), see :mod:`.archfacts`
     architecture_facts: ArchitectureFacts | None = None
 
 
@@ -440,10 +460,9 @@ HardwareNoteValue: TypeAlias = Annotated[_Str | Annotated[HardwareNote, Tag("map
                                          _by_shape("a string or a map with title/body/link")]
 
 
-class OmniTaskOverride(_Model):
+class OmniTaskOverride(_Open):
     """Exact-hardware swap inside an omni task."""
 
-    open_keys: ClassVar[bool] = True
     model_id: str | None = None
     extra_args: Args | None = None
     label: str | None = None
@@ -452,10 +471,9 @@ class OmniTaskOverride(_Model):
     description: str | None = None
 
 
-class OmniTask(_Model):
+class OmniTask(_Open):
     """One omni task declaration (a bare task id string is also accepted)."""
 
-    open_keys: ClassVar[bool] = True
     id: str | None = None
     key: str | None = None
     label: str | None = None
@@ -486,10 +504,9 @@ class OmniSection(_Model):
     variant_hint: str | None = None
 
 
-class Dependency(_Model):
+class Dependency(_Open):
     """An extra install step; the shape is free-form beyond these common keys."""
 
-    open_keys: ClassVar[bool] = True
     label: str | None = None
     command: str | None = None
     note: str | None = None
@@ -612,10 +629,9 @@ class Frontend(_Model):
     env: Env | None = None
 
 
-class TaxonomyModel(_Model):
+class TaxonomyModel(_Open):
     """``taxonomy.yaml``."""
 
-    open_keys: ClassVar[bool] = True
     hardware_profiles: dict[str, HardwareProfile] | None = None
     kv_offload: dict[str, KvOffloadOption] | None = None
     kv_offload_groups: dict[str, KvOffloadGroup] | None = None
@@ -624,10 +640,9 @@ class TaxonomyModel(_Model):
     strategies: Any = None
 
 
-class StrategyRole(_Model):
+class StrategyRole(_Open):
     """``prefill`` / ``decode`` block of the pd_cluster strategy."""
 
-    open_keys: ClassVar[bool] = True
     vllm_args: Args | None = None
     env: Env | None = None
     parallelism: str | None = None
@@ -635,10 +650,9 @@ class StrategyRole(_Model):
     parallel_flag: str | None = None
 
 
-class StrategyModel(_Model):
+class StrategyModel(_Open):
     """``strategies/<name>.yaml`` (synthesis.md §1.4)."""
 
-    open_keys: ClassVar[bool] = True
     name: str | None = None
     deploy_type: str | None = None
     display_name: str | None = None
@@ -654,10 +668,9 @@ class StrategyModel(_Model):
     router: dict[str, Any] | None = None
 
 
-class KvStoreRouter(_Model):
+class KvStoreRouter(_Open):
     """Router of a Mooncake deployment."""
 
-    open_keys: ClassVar[bool] = True
     policy: str | None = None
     install: str | None = None
     port: Num | None = None
@@ -667,62 +680,55 @@ KvInstall: TypeAlias = Annotated[_Str | Annotated[dict[str, str | None], Tag("ma
                                  _by_shape("an install string or a brand map")]
 
 
-class KvStoreVllm(_Model):
+class KvStoreVllm(_Open):
     """vLLM side of a Mooncake deployment."""
 
-    open_keys: ClassVar[bool] = True
     vllm_args: Args | None = None
     env: Env | None = None
     install: KvInstall | None = None
     port: Num | None = None
 
 
-class KvStorePdRole(_Model):
+class KvStorePdRole(_Open):
     """PD composition args of one role."""
 
-    open_keys: ClassVar[bool] = True
     args: Args | None = None
 
 
-class KvStorePd(_Model):
+class KvStorePd(_Open):
     """PD composition of a Mooncake deployment."""
 
-    open_keys: ClassVar[bool] = True
     prefill: KvStorePdRole | None = None
     decode: KvStorePdRole | None = None
 
 
-class MooncakeMaster(_Model):
+class MooncakeMaster(_Open):
     """The Mooncake master process."""
 
-    open_keys: ClassVar[bool] = True
     command: str | None = None
     description: str | None = None
 
 
-class MooncakeStoreConfig(_Model):
+class MooncakeStoreConfig(_Open):
     """The optional standalone Mooncake store."""
 
-    open_keys: ClassVar[bool] = True
     command: str | None = None
     description: str | None = None
     config: dict[str, Any] | None = None
     note: str | None = None
 
 
-class MooncakeVllmConfig(_Model):
+class MooncakeVllmConfig(_Open):
     """Per-instance Mooncake config template."""
 
-    open_keys: ClassVar[bool] = True
     mode: str | None = None
     template: dict[str, Any] | None = None
     note: str | None = None
 
 
-class KvStoreModel(_Model):
+class KvStoreModel(_Open):
     """``kv_store/<name>.yaml``: a Mooncake deployment (synthesis.md §1.5)."""
 
-    open_keys: ClassVar[bool] = True
     name: str | None = None
     deploy_type: str | None = None
     display_name: str | None = None
@@ -739,10 +745,9 @@ class KvStoreModel(_Model):
     default_instances: Num | None = None
 
 
-class Platform(_Model):
+class Platform(_Open):
     """``platforms.yaml`` entry (free-form beyond these keys)."""
 
-    open_keys: ClassVar[bool] = True
     id: str | None = None
     name: str | None = None
     description: str | None = None
@@ -756,40 +761,7 @@ PlatformsValue: TypeAlias = Annotated[
 ]
 
 
-class PlatformsModel(_Model):
+class PlatformsModel(_Open):
     """``platforms.yaml``."""
 
-    open_keys: ClassVar[bool] = True
     platforms: PlatformsValue | None = None
-
-
-# --- parse helpers ---------------------------------------------------------------------------
-
-def parse_recipe(data: Any) -> RecipeModel:
-    """Validate raw (frozen or plain) recipe data; raises pydantic ``ValidationError``."""
-    return RecipeModel.model_validate(freeze(data))
-
-
-def parse_taxonomy(data: Any) -> TaxonomyModel:
-    """Validate ``taxonomy.yaml`` data."""
-    return TaxonomyModel.model_validate(freeze(data))
-
-
-def parse_hardware_profile(data: Any) -> HardwareProfile:
-    """Validate one hardware profile."""
-    return HardwareProfile.model_validate(freeze(data))
-
-
-def parse_kv_offload_option(data: Any) -> KvOffloadOption:
-    """Validate one taxonomy KV-offload option."""
-    return KvOffloadOption.model_validate(freeze(data))
-
-
-def parse_strategy(data: Any) -> StrategyModel:
-    """Validate one serving strategy file."""
-    return StrategyModel.model_validate(freeze(data))
-
-
-def parse_kv_store(data: Any) -> KvStoreModel:
-    """Validate one Mooncake deployment file."""
-    return KvStoreModel.model_validate(freeze(data))

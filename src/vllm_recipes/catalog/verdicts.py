@@ -3,7 +3,7 @@
 The publishing rule makes every command check its recipe (:func:`.usable.recipe_errors`);
 that check needs the typed models of :mod:`.models`, and importing pydantic and
 building them costs ~0.2 CPU-s, as much as the rest of ``command``. Its answer is a
-pure function of the recipe file's bytes, the name it is shown as, its model id,
+pure function of the recipe file's text, the name it is shown as, its model id,
 the catalog's shared data (taxonomy, platforms, strategies, KV stores: what
 references are checked against) and the code of :mod:`vllm_recipes.catalog`
 (which imports nothing else of the package but :mod:`vllm_recipes.jsvalues`)
@@ -23,6 +23,7 @@ import json
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from .loader import Catalog, Recipe
 from .parsecache import _pack_path, _read_pack, _write_pack
@@ -54,15 +55,17 @@ class Verdicts:
 
     def __init__(self, catalog: Catalog) -> None:
         root = Path(catalog.root)
-        self._pack = _pack_path(root, "clean") if root.is_dir() else None
+        parsed = _pack_path(root) if root.is_dir() else None
+        self._pack = parsed.with_name("clean-" + parsed.name.removeprefix("parsed-")) if parsed else None
         self._shared = _shared_digest(catalog) if self._pack is not None else b""
-        self._entries: dict[str, str] = _read_pack(self._pack, dict) or {}
+        self._entries: dict[str, Any] = _read_pack(self._pack)
         self._added = False
 
     def _key(self, recipe: Recipe) -> str | None:
-        if self._pack is None or recipe.doc.digest is None:
+        source = recipe.doc._source  # the text it was parsed from: its data, repeated keys and positions
+        if self._pack is None or source is None:
             return None
-        text = "\0".join((recipe.doc.digest, recipe.doc.file, recipe.hf_id))
+        text = "\0".join((source, recipe.doc.file, recipe.hf_id))
         return hashlib.blake2b(text.encode(), digest_size=20, key=self._shared).hexdigest()
 
     def clean(self, recipe: Recipe) -> bool:

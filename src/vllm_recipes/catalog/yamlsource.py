@@ -95,23 +95,19 @@ class YamlDocument:
     unless asked where a key is.
     """
 
-    __slots__ = ("_duplicates", "_positions", "_source", "data", "digest", "file")
+    __slots__ = ("_duplicates", "_positions", "_source", "data", "file")
 
     file: str
     data: Any
-    #: content digest of the bytes the document was parsed from, when the parse cache read them
-    #: (lets later runs remember what they found out about exactly these bytes)
-    digest: str | None
     _positions: Mapping[KeyPath, Position] | None
     _duplicates: tuple[tuple[KeyPath, Position], ...] | None
     _source: str | None
 
     def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
                  duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
-                 *, source: str | None = None, digest: str | None = None) -> None:
+                 *, source: str | None = None) -> None:
         object.__setattr__(self, "file", file)
         object.__setattr__(self, "data", data)
-        object.__setattr__(self, "digest", digest)
         object.__setattr__(self, "_positions", positions)
         if duplicate_keys is None and (positions is not None or source is None):
             duplicate_keys = ()  # given positions (or no text): nothing more to find
@@ -123,9 +119,6 @@ class YamlDocument:
 
     def __repr__(self) -> str:
         return f"YamlDocument({self.file!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_document, (self.file, self.data, self._positions, self._duplicates, self._source, self.digest))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
@@ -174,13 +167,6 @@ class YamlDocument:
         return positions.get((), Position(self.file, 1, 1))
 
 
-def _document(file: str, data: Any, positions: Mapping[KeyPath, Position] | None,
-              duplicates: tuple[tuple[KeyPath, Position], ...] | None, source: str | None,
-              digest: str | None) -> YamlDocument:
-    """Unpickling a :class:`YamlDocument` (its attributes cannot be set one by one)."""
-    return YamlDocument(file, data, positions, duplicates, source=source, digest=digest)
-
-
 def normalize_date(value: Any) -> Any:
     """Timestamps become ``YYYY-MM-DD`` of their UTC calendar date (json-api.md §1.3)."""
     if isinstance(value, _dt.datetime):
@@ -194,18 +180,11 @@ def normalize_date(value: Any) -> Any:
 
 def freeze(value: Any) -> Any:
     """Deep-freeze constructed YAML data, normalizing dates on the way."""
-    if isinstance(value, dict):
-        return FrozenDict((freeze_key(k), freeze(v)) for k, v in value.items())
+    if isinstance(value, dict):  # (date keys are stringified, never normalized)
+        return FrozenDict((str(k) if isinstance(k, _dt.date) else k, freeze(v)) for k, v in value.items())
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
     return normalize_date(value)
-
-
-def freeze_key(key: Any) -> Any:
-    """Mapping keys keep their type except dates (never converted, stringified)."""
-    if isinstance(key, _dt.date):
-        return str(key)
-    return key
 
 
 def thaw(value: Any) -> Any:
@@ -228,8 +207,7 @@ def _repeats_a_key(pairs: list[tuple[yaml.Node, yaml.Node]]) -> bool:
 def _check_expansion(root: yaml.Node, file: str) -> bool:
     """Refuse alias bombs and cycles by sizing the node graph with memoization.
 
-    Returns whether some mapping repeats a key (the one walk over every node
-    notices it cheaply; only then are positions indexed at once, to name them).
+    Returns whether some mapping repeats a key (only then are positions indexed at once, to name them).
     """
     repeats = False
     sizes: dict[int, int] = {}
@@ -311,18 +289,16 @@ def _index_positions(root: yaml.Node, file: str,
     return out
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-#: scalar tags the one-walk construction builds with the loader's own constructors (values)
-_SCALAR_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-                          "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp"})
-
-
 _FLOAT_TAG = "tag:yaml.org,2002:float"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+#: what each kind of node may be tagged as to be plain data
+_PLAIN_TAGS = {
+    yaml.ScalarNode: frozenset(f"tag:yaml.org,2002:{t}"
+                               for t in ("str", "int", "float", "bool", "null", "timestamp")),
+    yaml.MappingNode: frozenset({"tag:yaml.org,2002:map"}),
+    yaml.SequenceNode: frozenset({"tag:yaml.org,2002:seq"}),
+}
 #: tags a mapping key may carry: strings (dates are stringified), and ``<<`` merge keys
-_SAFE_KEY_TAGS = frozenset({_STR_TAG, "tag:yaml.org,2002:timestamp", _MERGE_TAG})
+_SAFE_KEY_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "timestamp", "merge"))
 _KIND_OF_TAG = {"tag:yaml.org,2002:int": "an integer", _FLOAT_TAG: "a number", "tag:yaml.org,2002:bool": "a boolean",
                 "tag:yaml.org,2002:null": "null"}
 
@@ -341,17 +317,15 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        tag = node.tag
-        if isinstance(node, yaml.ScalarNode):
-            if tag not in _SCALAR_TAGS:
-                raise refuse(node, f"YAML tag {tag.replace('tag:yaml.org,2002:', '!!')} is not plain data "
-                                   "(strings, numbers, booleans, null, lists and mappings only)")
-            if tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
+        scalar = isinstance(node, yaml.ScalarNode)
+        if node.tag not in _PLAIN_TAGS[type(node)]:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            what = "strings, numbers, booleans, null, lists and mappings only" if scalar else "a mapping or a list is"
+            raise refuse(node, f"YAML tag {tag} is not plain data ({what})")
+        if scalar:
+            if node.tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
                 raise refuse(node, f"{node.value!r} is not a finite number")
         elif isinstance(node, yaml.MappingNode):
-            if tag != _MAP_TAG:
-                raise refuse(node, f"YAML tag {tag.replace('tag:yaml.org,2002:', '!!')} is not plain data "
-                                   "(a mapping or a list is)")
             for k, v in node.value:
                 if not isinstance(k, yaml.ScalarNode):
                     raise refuse(k, "mapping keys must be strings, not a list or mapping")
@@ -359,109 +333,12 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
                     kind = _KIND_OF_TAG.get(k.tag, "not a string")
                     raise refuse(k, f"mapping keys must be strings; {k.value or '~'} is {kind} (quote it)")
                 stack.append(v)
-        elif isinstance(node, yaml.SequenceNode):
-            if tag != _SEQ_TAG:
-                raise refuse(node, f"YAML tag {tag.replace('tag:yaml.org,2002:', '!!')} is not plain data "
-                                   "(a mapping or a list is)")
+        else:
             stack.extend(node.value)
 
 
-class _NotPlain(Exception):
-    """The document needs the full path: merge keys, explicit tags, complex keys, or a limit was hit."""
-
-
-def _construct_frozen(root: yaml.Node, loader: Any) -> tuple[Any, bool]:
-    """Frozen data and "some mapping repeats a key" in one walk over a plain document's nodes.
-
-    What :func:`_check_expansion`, ``construct_document`` and :func:`freeze`
-    give (the same values, the same "last key wins"), a third of their cost:
-    each node is built once, bottom-up, and a node reached again through an
-    alias shares the frozen value built the first time (it cannot change).
-    Anything beyond plain mappings, sequences and the core scalar tags, and any
-    document that reaches a size, depth or recursion limit, raises
-    :class:`_NotPlain` so that the full path runs and reports exactly as before.
-    """
-    built: dict[int, tuple[Any, int]] = {}  # id(node) -> (frozen value, expanded size)
-    visiting: set[int] = set()
-    repeats = False
-    stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
-    while stack:
-        node, depth, done = stack.pop()
-        nid = id(node)
-        if done:  # every child is built: build the node
-            visiting.discard(nid)
-            value, size = _plain_collection(node, built)
-            if size > MAX_EXPANDED_NODES:
-                raise _NotPlain
-            if not repeats and node.__class__ is yaml.MappingNode:
-                repeats = _repeats_a_key(node.value)
-            built[nid] = (value, size)
-        elif nid in built:
-            continue
-        elif depth > MAX_DEPTH:
-            raise _NotPlain
-        elif node.__class__ is yaml.ScalarNode:
-            built[nid] = (_plain_scalar(node, loader), 1)
-        elif nid in visiting:
-            raise _NotPlain
-        else:
-            visiting.add(nid)
-            stack.append((node, depth, True))
-            stack.extend((child, depth + 1, False) for child in _plain_children(node))
-    return built[id(root)][0], repeats
-
-
-def _plain_scalar(node: yaml.Node, loader: Any) -> Any:
-    tag = node.tag
-    if tag == _STR_TAG:
-        return node.value
-    if tag not in _SCALAR_TAGS:
-        raise _NotPlain
-    value = loader.yaml_constructors[tag](loader, node)
-    if tag == _FLOAT_TAG and not math.isfinite(value):
-        raise _NotPlain  # (refused with its position by the full path)
-    return normalize_date(value)
-
-
-def _plain_children(node: yaml.Node) -> list[yaml.Node]:
-    """A plain mapping's keys and values (string keys only) or a plain sequence's items."""
-    if node.__class__ is yaml.MappingNode and node.tag == _MAP_TAG:
-        out: list[yaml.Node] = []
-        for k, v in node.value:
-            if k.__class__ is not yaml.ScalarNode or k.tag != _STR_TAG:
-                raise _NotPlain  # merge keys ("<<"), non-string, complex or date keys
-            out += (k, v)
-        return out
-    if node.__class__ is yaml.SequenceNode and node.tag == _SEQ_TAG:
-        return list(node.value)
-    raise _NotPlain
-
-
-def _plain_collection(node: yaml.Node, built: dict[int, tuple[Any, int]]) -> tuple[Any, int]:
-    """A mapping or sequence from its built children, with its expanded size (last key wins)."""
-    size = 1
-    if node.__class__ is yaml.MappingNode:
-        out: dict[Any, Any] = {}
-        for k, v in node.value:
-            key, ks = built[id(k)]
-            value, vs = built[id(v)]
-            size += ks + vs
-            out[key] = value
-        return FrozenDict(out), size
-    items = []
-    for v in node.value:
-        item, vs = built[id(v)]
-        size += vs
-        items.append(item)
-    return tuple(items), size
-
-
-def parse_yaml(text: str | bytes, file: str, digest: str | None = None, *, one_walk: bool = True) -> YamlDocument:
-    """Parse one YAML document; every failure is a :class:`YamlLoadError`.
-
-    ``one_walk=False`` always takes the full path (check, PyYAML's constructor,
-    freeze) that :func:`_construct_frozen` must match: the reference for tests.
-    """
+def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
+    """Parse one YAML document; every failure is a :class:`YamlLoadError`."""
     if isinstance(text, bytes):
         text = check_raw(text, file)
     loader = _BaseLoader(text)
@@ -476,14 +353,7 @@ def parse_yaml(text: str | bytes, file: str, digest: str | None = None, *, one_w
         except yaml.YAMLError as exc:
             raise YamlLoadError(file, 1, 1, f"YAML error: {exc}") from None
         if root is None:
-            return YamlDocument(file, None, {(): Position(file, 1, 1)}, digest=digest)
-        if one_walk:
-            try:
-                frozen, repeats = _construct_frozen(root, loader)
-            except Exception:  # anything unusual: the full path below decides and reports
-                pass
-            else:
-                return _parsed(file, root, frozen, repeats, text, digest)
+            return YamlDocument(file, None, {(): Position(file, 1, 1)})
         repeats = _check_expansion(root, file)
         _check_safe(root, file, loader)
         try:
@@ -497,15 +367,11 @@ def parse_yaml(text: str | bytes, file: str, digest: str | None = None, *, one_w
             raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
-    return _parsed(file, root, freeze(data), repeats, text, digest)
-
-
-def _parsed(file: str, root: yaml.Node, data: Any, repeats: bool, text: str, digest: str | None) -> YamlDocument:
     if repeats:  # name them now: validation reports every repeated key
         duplicates: list[tuple[KeyPath, Position]] = []
         positions = _index_positions(root, file, duplicates)
-        return YamlDocument(file, data, positions, tuple(duplicates), source=text, digest=digest)
-    return YamlDocument(file, data, duplicate_keys=(), source=text, digest=digest)
+        return YamlDocument(file, freeze(data), positions, tuple(duplicates), source=text)
+    return YamlDocument(file, freeze(data), duplicate_keys=(), source=text)
 
 
 def check_raw(raw: bytes, file: str) -> str:

@@ -7,6 +7,7 @@ text (§10.2) and exit code 1, leaving the previous API untouched.
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -15,9 +16,7 @@ import click
 from .main import cli, recipes_dir_option
 from .safety import follow_symlinks_option
 
-
-def _warn(line: str) -> None:
-    click.echo(line, err=True)
+_warn = functools.partial(click.echo, err=True)
 
 
 @cli.command("build-api")

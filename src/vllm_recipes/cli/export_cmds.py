@@ -27,10 +27,7 @@ def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(a.content)
-            if a.path.endswith((".sh", ".sbatch")):
-                os.chmod(tmp, 0o755)
-            else:
-                os.chmod(tmp, 0o644)
+            os.chmod(tmp, 0o755 if a.path.endswith((".sh", ".sbatch")) else 0o644)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

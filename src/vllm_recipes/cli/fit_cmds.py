@@ -79,9 +79,7 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
             fail("--gpus needs --gpu-memory GB or --gpu NAME.")
     except HardwareError as exc:
         fail(f"{exc}." + (f" Did you mean: {', '.join(exc.choices)}?" if exc.choices else ""))
-    if kw.get("hardware") and kw["hardware"] not in catalog.hardware_profiles:
-        return None  # resolve_request names the valid choices
-    return None
+    return None  # the selection's own profile (resolve_request names the valid choices)
 
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
@@ -155,19 +153,6 @@ def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: 
     facts.cached_gib = checkpoint_gib_from_cache(repo)
     return facts
 
-
-def release_choice(forced: str | None) -> Any:
-    """``--vllm X.Y`` as given, else the release the rendered command runs (its image tag, or the newest)."""
-    from vllm_recipes.lint.vllm_plan import target_for
-
-    if forced:
-        return forced
-    return lambda ctx: target_for(ctx)[0].release
-
-
-# --------------------------------------------------------------------------------------------
-# output
-# --------------------------------------------------------------------------------------------
 
 def _g(b: float) -> str:
     return f"{b / GIB:,.2f} GiB"
@@ -331,7 +316,6 @@ def _search_target(catalog: Catalog, target: GpuTarget | None, kw: dict[str, Any
         return profile_target(catalog.hardware_profiles, kw["hardware"])
     except HardwareError as exc:
         fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
-    raise AssertionError("unreachable")  # pragma: no cover - fail() exits
 
 
 def _omni_unknown(recipe: Recipe, as_json: bool) -> None:
@@ -343,22 +327,6 @@ def _omni_unknown(recipe: Recipe, as_json: bool) -> None:
     else:
         click.echo(f"unknown: {reason}\nverdict: unknown")
     raise SystemExit(EXIT_CODES["unknown"])
-
-
-def _offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
-                    kw: dict[str, Any]) -> GpuTarget | None:
-    """A catalog profile the recipe offers becomes the selection's hardware (``kw`` updated); one it does
-    not offer is planned as a custom profile of that family."""
-    if target is None or target.custom or not target.profile_id:
-        return target
-    from vllm_recipes.select.state import hardware_block_reason
-
-    variant = recipe.variants.get(kw.get("variant") or "default") or {}
-    if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
-        kw["hardware"] = target.profile_id
-        return target
-    return GpuTarget(target.label, target.gpu_gib, target.gpus_per_node, target.profile_id, True,
-                     target.brand, target.source, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
 
 
 @cli.command("fit")
@@ -385,6 +353,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     Exit status: 0 starts, 1 does not start, 3 unknown (the model's architecture or checkpoint size is
     not known yet), 2 bad input."""
     from vllm_recipes.fit.vllm_rules import parse_release
+    from vllm_recipes.service.fit import command_release, offered_target
 
     if vllm_release is not None and parse_release(vllm_release) is None:
         fail(f"--vllm {vllm_release!r}: expected a release like 0.11 or 0.11.2")
@@ -397,14 +366,16 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     if recipe.is_omni:
         _omni_unknown(recipe, as_json)
     strategy_given = bool(kw.get("strategy"))
-    target = _offered_target(catalog, recipe, target, kw)
+    target, offered = offered_target(catalog, recipe, target, kw.get("variant"))
+    kw["hardware"] = offered or kw.get("hardware")
     state = resolve_request(catalog, recipe, kw)
     facts = gather_facts(catalog, recipe, state.selection.variant_key, hf_config, offline,
                          need_checkpoint=weights_gib is None)
     try:
         report = fit_state(catalog, recipe, state, target, facts.arch, context=context,
                            strategy_given=strategy_given, cached_checkpoint_gib=facts.cached_gib,
-                           release=release_choice(vllm_release), weights_gib=weights_gib, checkpoint=facts.checkpoint)
+                           release=vllm_release or command_release, weights_gib=weights_gib,
+                           checkpoint=facts.checkpoint)
     except HardwareError as exc:  # (the taxonomy has no usable profile for the selection's hardware)
         fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
     if facts.notes:

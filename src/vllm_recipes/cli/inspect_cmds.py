@@ -35,10 +35,6 @@ def _heading(text: str) -> None:
         click.echo(f"\n{text}")
 
 
-# ------------------------------------------------------------------------------------------
-# validate
-# ------------------------------------------------------------------------------------------
-
 def _display_path(catalog: Catalog, name: str) -> str:
     """Catalog-relative names become paths a terminal user can open (relative to cwd when shorter)."""
     if name.startswith("<bundled>/") or os.path.isabs(name):
@@ -155,10 +151,6 @@ def _new_since(base: str, recipes_dir: tuple[str, ...], findings: list[Finding],
     return findings_not_in(validate_catalog(base_catalog, extra_checks=[dead_value_and_release_checker(forced)]), findings)
 
 
-# ------------------------------------------------------------------------------------------
-# list
-# ------------------------------------------------------------------------------------------
-
 @cli.command("list")
 @recipes_dir_option
 @json_option
@@ -177,10 +169,6 @@ def list_cmd(recipes_dir: tuple[str, ...], as_json: bool) -> None:
         click.echo(f"note: {n} file{'s' if n != 1 else ''} could not be loaded; "
                    "run `vllm-recipes validate` for details", err=True)
 
-
-# ------------------------------------------------------------------------------------------
-# show
-# ------------------------------------------------------------------------------------------
 
 def recipe_overview(catalog: Catalog, recipe: Recipe) -> dict[str, Any]:
     """Everything ``show`` prints, as plain data (also the ``--json`` output)."""
@@ -274,14 +262,6 @@ def _feature_rows(recipe: Recipe, default_hw: str | None, opt_in: list[str]) -> 
     return rows
 
 
-def _mark(status: str | None) -> str:
-    if status == "verified":
-        return "✓ verified"
-    if status == "unsupported":
-        return "✗ unsupported"
-    return status or ""
-
-
 def print_overview(ov: dict[str, Any], via_variant: str | None) -> None:
     click.echo(f"{ov['hf_id']} — {ov['title']} ({ov['provider']})")
     if via_variant:
@@ -312,7 +292,7 @@ def _print_hardware(ov: dict[str, Any]) -> None:
     for h in ov["hardware"]:
         name = h["display_name"] or ("(unknown id)" if not h["known"] else "")
         runs = h["variants"] if h["known"] else []
-        mark = _mark(h["status"])
+        mark = {"verified": "✓ verified", "unsupported": "✗ unsupported"}.get(h["status"], h["status"] or "")
         if h["known"] and not runs and h["status"] != "unsupported":
             mark = (mark + " " if mark else "") + "(no variant runs)"
         facts_from = ", ".join(dict.fromkeys(h.get("sources", {}).values()))

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from vllm_recipes.lint.vllm_tables import Tables
 
 
-
 def vllm_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``--vllm VERSION``: check against that release instead of the one the image / pip would run."""
     return click.option("--vllm", "vllm_release", metavar="VERSION", default=None,
@@ -57,11 +56,6 @@ def print_lint_table(lint: PlanLint) -> None:
              f"{c['warning']} warnings, {c['info']} notes")
     rows = [[p.finding.severity, p.finding.code, p.process, p.location, p.finding.message] for p in lint.findings]
     print_table(title, ["severity", "code", "process", "from", "finding"], rows, whole=(0, 1))
-
-
-# ------------------------------------------------------------------------------------------
-# vllm-flags
-# ------------------------------------------------------------------------------------------
 
 
 def _flag_report(t: Tables, name: str) -> dict[str, Any] | None:

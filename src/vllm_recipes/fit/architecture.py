@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from vllm_recipes.catalog import Catalog, Recipe
 
-#: the recipe key holding a model's architecture (``model.architecture_facts``)
-ARCH_KEY = "architecture_facts"
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "compressed_sparse")
 
 #: bytes per parameter of a checkpoint precision (block scales included), for the
@@ -166,7 +164,7 @@ def check_architecture(arch: Architecture) -> Architecture:
 # the recipe block (model.architecture_facts)
 # --------------------------------------------------------------------------------------------
 
-def _param_billions(v: Any) -> float | None:
+def parameters_billions(v: Any) -> float | None:
     """``"284B"`` / ``"8-16B"`` / ``"70M"`` / 7e9 -> billions (the largest figure of a range)."""
     if isinstance(v, int | float) and not isinstance(v, bool):
         return float(v) / 1e9 if v > 1e6 else float(v)
@@ -241,7 +239,7 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
 def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
     """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid). Not memoized: ~0.1 ms
     a recipe, once per page and once per recipe in a search (docs/decisions-fit.md, section 8)."""
-    block = recipe.model.get(ARCH_KEY)
+    block = recipe.model.get("architecture_facts")
     if not isinstance(block, Mapping):
         return None
     try:
@@ -315,7 +313,7 @@ def _first(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     return value
 
 
-def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """A multimodal config's language model (``text_config`` / ``llm_config``) over its top level."""
     text = config.get("text_config") or config.get("llm_config")
     if isinstance(text, Mapping) and _int(text.get("num_hidden_layers")):
@@ -327,82 +325,43 @@ def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
 _Mix = tuple[int, int, int, int]
 
 
-def _nonempty_list(v: Any) -> bool:
-    return isinstance(v, list | tuple) and bool(v)
-
-
-def _mix_kimi_linear(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Kimi-Linear: the listed layers are full (MLA) attention, the others KDA linear attention."""
-    lc = cfg.get("linear_attn_config")
-    if not (isinstance(lc, Mapping) and isinstance(lc.get("full_attn_layers"), list | tuple)):
-        return None
-    return layers, 0, layers - len(lc["full_attn_layers"]), _kda_state_bytes(lc, dtype_bytes)
-
-
-def _mix_full_interval(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Qwen3-Next / Qwen3.5: every Nth layer is full, the rest Gated-DeltaNet (unless ``layer_types`` says)."""
+def _named_mix(cfg: Mapping[str, Any], layers: int, dtype_bytes: int) -> _Mix | None:
+    """The conventions that name each layer's kind, most specific first (``None``: none applies)."""
+    lc, pattern = cfg.get("linear_attn_config"), cfg.get("hybrid_override_pattern")
+    types = cfg.get("layer_types") if isinstance(cfg.get("layer_types"), list | tuple) else ()
     every = _int(cfg.get("full_attention_interval"))
-    if not every or _nonempty_list(cfg.get("layer_types")):
-        return None
-    return layers, 0, layers - layers // every, 0
-
-
-def _mix_layer_types(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    types = cfg.get("layer_types")
-    if not (isinstance(types, list | tuple) and types):
-        return None
-    named = [t for t in types if isinstance(t, str)]
-    return (layers, sum(1 for t in named if "sliding" in t),
-            sum(1 for t in named if "linear" in t or "mamba" in t), 0)
-
-
-def _mix_nemotron_h(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Nemotron-H: M = Mamba, * = attention, - = MLP only (holds no cache, so not counted)."""
-    pattern = cfg.get("hybrid_override_pattern")
-    if not (isinstance(pattern, str) and pattern):
-        return None
-    mamba = pattern.count("M")
-    return mamba + pattern.count("*"), 0, mamba, 0
-
-
-def _mix_gemma(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Gemma 3: every Nth layer is global, the others windowed."""
-    every = _int(cfg.get("sliding_window_pattern"))
-    if not (window and every):
-        return None
-    return layers, layers - layers // every, 0, 0
-
-
-def _mix_jamba(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise."""
-    period = _int(cfg.get("attn_layer_period"))
-    if not period:
-        return None
-    offset = _int(cfg.get("attn_layer_offset")) or 0
-    return layers, 0, layers - sum(1 for i in range(layers) if i % period == offset), 0
-
-
-def _mix_qwen2_window(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Qwen2: layers from ``max_window_layers`` on are windowed when ``use_sliding_window`` is on."""
-    if not (window and _int(cfg.get("max_window_layers")) is not None and cfg.get("use_sliding_window") is True):
-        return None
-    return layers, max(0, layers - (_int(cfg.get("max_window_layers")) or 0)), 0, 0
-
-
-def _mix_all_windowed(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix | None:
-    """Every layer windowed (Mistral-7B-v0.1 style)."""
-    return (layers, layers, 0, 0) if window else None
-
-
-#: the layer-pattern conventions, most specific first: the first that applies describes the model
-_LAYER_MIXES = (_mix_kimi_linear, _mix_full_interval, _mix_layer_types, _mix_nemotron_h, _mix_gemma, _mix_jamba,
-                _mix_qwen2_window, _mix_all_windowed)
+    if isinstance(lc, Mapping) and isinstance(lc.get("full_attn_layers"), list | tuple):
+        # Kimi-Linear: the listed layers are full (MLA) attention, the others KDA linear attention
+        return layers, 0, layers - len(lc["full_attn_layers"]), _kda_state_bytes(lc, dtype_bytes)
+    if every and not types:  # Qwen3-Next / Qwen3.5: every Nth layer full, the rest Gated-DeltaNet
+        return layers, 0, layers - layers // every, 0
+    if types:
+        named = [t for t in types if isinstance(t, str)]
+        return (layers, sum(1 for t in named if "sliding" in t),
+                sum(1 for t in named if "linear" in t or "mamba" in t), 0)
+    if isinstance(pattern, str) and pattern:  # Nemotron-H: M = Mamba, * = attention, - = MLP only (no cache)
+        return pattern.count("M") + pattern.count("*"), 0, pattern.count("M"), 0
+    return None
 
 
 def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_bytes: int) -> _Mix:
-    """Sliding / full / linear layers, and a linear layer's state (Gated-DeltaNet, else Mamba-2)."""
-    mix = next((m for rule in _LAYER_MIXES if (m := rule(cfg, layers, window, dtype_bytes)) is not None),
-               (layers, 0, 0, 0))
+    """Sliding / full / linear layers by the layer-pattern conventions, most specific first, and a linear
+    layer's state (Gated-DeltaNet, else Mamba-2)."""
+    mix = _named_mix(cfg, layers, dtype_bytes)
+    if mix is None:
+        gemma, period = _int(cfg.get("sliding_window_pattern")), _int(cfg.get("attn_layer_period"))
+        max_window = _int(cfg.get("max_window_layers"))
+        sliding = linear = 0
+        if window and gemma:
+            sliding = layers - layers // gemma  # Gemma 3: every Nth layer is global, the others windowed
+        elif period:  # Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise
+            offset = _int(cfg.get("attn_layer_offset")) or 0
+            linear = layers - sum(1 for i in range(layers) if i % period == offset)
+        elif window and max_window is not None and cfg.get("use_sliding_window") is True:
+            sliding = max(0, layers - max_window)  # Qwen2: layers from max_window_layers on are windowed
+        elif window:
+            sliding = layers  # every layer windowed (Mistral-7B-v0.1 style)
+        mix = layers, sliding, linear, 0
     layers, sliding, linear, state = mix
     if linear and not state:
         state = _gated_delta_state_bytes(cfg, dtype_bytes) or _mamba_state_bytes(cfg, dtype_bytes)
@@ -440,7 +399,7 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
     """An :class:`Architecture` from a parsed Hugging Face ``config.json`` (multimodal: its ``text_config``)."""
     if not isinstance(config, Mapping):
         raise ArchitectureError(f"{source}: expected a JSON object")
-    cfg = _text_config(config)
+    cfg = text_config(config)
     layers = _first(cfg, _LAYERS)
     if not layers:
         raise ArchitectureError(f"{source}: no num_hidden_layers")
@@ -469,7 +428,7 @@ def replicated_params(cfg: Mapping[str, Any]) -> int:
     layers = _int(cfg.get("num_hidden_layers")) or 0
     kv_lora, q_lora = _int(cfg.get("kv_lora_rank")) or 0, _int(cfg.get("q_lora_rank")) or 0
     out = layers * hidden * (q_lora + kv_lora + (_int(cfg.get("qk_rope_head_dim")) or 0)) if kv_lora else 0
-    experts = _int(cfg.get("num_local_experts")) or _int(cfg.get("n_routed_experts")) or _int(cfg.get("num_experts"))
+    experts = _first(cfg, _EXPERTS)
     if experts:
         first_dense = _int(cfg.get("first_k_dense_replace")) or 0
         out += max(0, layers - first_dense) * experts * hidden
@@ -514,16 +473,12 @@ def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
     return expert_params / total if total else 0.0
 
 
-def parameters_billions(value: Any) -> float | None:
-    return _param_billions(value)
-
-
 def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Architecture | None = None) -> float | None:
     """Weights estimate from the parameter count and the variant's precision (the last resort, labelled as
     an estimate): quantized checkpoints keep the embeddings and the LM head in bf16 (two vocab x hidden
     matrices when the architecture is known); block-scaled formats carry their scales (``PRECISION_BYTES``:
     MXFP4 = 4 bits + one 8-bit scale per 32 values = 0.53125 B)."""
-    b = _param_billions(parameter_count)
+    b = parameters_billions(parameter_count)
     per = PRECISION_BYTES.get(str(precision or "bf16").lower())
     if b is None or per is None:
         return None

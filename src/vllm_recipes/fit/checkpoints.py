@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-GIB = 2**30
+from .memory import GIB
+
 SOURCE = "safetensors metadata"
 
 
@@ -43,10 +44,6 @@ class CheckpointInfo:
         return f"{self.source} of {self.repo_id}: {self.gib:,.2f} GiB ({parts})"
 
 
-def is_expert_tensor(name: str) -> bool:
-    return ".experts." in name and ".shared_experts." not in name
-
-
 def summarize(repo_id: str, tensors: Iterable[tuple[str, str, int, int]]) -> CheckpointInfo:
     """``(name, dtype, parameters, bytes)`` per tensor -> a :class:`CheckpointInfo`."""
     total = experts = 0
@@ -56,7 +53,7 @@ def summarize(repo_id: str, tensors: Iterable[tuple[str, str, int, int]]) -> Che
         total += size
         by_dtype[dtype] = by_dtype.get(dtype, 0) + size
         params[dtype] = params.get(dtype, 0) + count
-        if is_expert_tensor(name):
+        if ".experts." in name and ".shared_experts." not in name:
             experts += size
     return CheckpointInfo(repo_id, total, experts, by_dtype, params)
 

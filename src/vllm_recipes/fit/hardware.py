@@ -289,8 +289,6 @@ def detected_target(profiles: Mapping[str, Any], gpus: Sequence[DetectedGpu], to
         if t.gpus_per_node == len(gpus):
             return GpuTarget(t.label, smallest, t.gpus_per_node, pid, False, t.brand, t.source, notes=tuple(notes))
         notes.append(f"custom profile based on {pid} with {len(gpus)} GPUs")
-        return GpuTarget(f"Custom: {len(gpus)}x {names[0]} ({smallest:.1f} GiB each)", smallest, len(gpus), pid,
-                         True, brand, f"detected ({tool})", notes=tuple(notes))
     label = names[0] if len(names) == 1 else "mixed GPUs"
-    return GpuTarget(f"Custom: {len(gpus)}x {label} ({smallest:.1f} GiB each)", smallest, len(gpus), None, True,
+    return GpuTarget(f"Custom: {len(gpus)}x {label} ({smallest:.1f} GiB each)", smallest, len(gpus), pid, True,
                      brand, f"detected ({tool})", notes=tuple(notes))

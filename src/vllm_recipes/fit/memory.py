@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .architecture import KV_DTYPE_BYTES, Architecture, ceil_div
-from .vllm_rules import LARGE_GPU_GIB as LARGE_GPU_GIB  # re-exported: planners that read the batch tiers
 from .vllm_rules import MemoryRules, batch_defaults, rules_for
 
 GIB = 2**30
@@ -364,24 +363,6 @@ def non_torch_bytes(shape: ProcessShape) -> float:
     return (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
 
 
-def overheads(arch: Architecture, shape: ProcessShape, gpu_gib: float, max_len: int = 0,
-              rules: MemoryRules | None = None, gpu_name: str = "") -> tuple[float, float, float]:
-    """(profiling peak, non-torch memory, CUDA graph estimate) in bytes for one GPU."""
-    r = rules or rules_for(None)
-    d = batch_defaults(gpu_gib, gpu_name, r)
-    batched = shape.max_num_batched_tokens or d.max_num_batched_tokens
-    fwd, smp = profile_peak(arch, shape, batched, shape.max_num_seqs or d.max_num_seqs, max_len, r)
-    peak = startup_peak(fwd, smp, moe_workspace(arch, shape, batched), r)
-    return peak, non_torch_bytes(shape), cuda_graph_bytes(arch, shape, r)
-
-
-def tokens_for_budget(budget: float, per_token: float, block: int) -> int:
-    """Whole blocks that fit the budget, in tokens (never negative)."""
-    if budget <= 0 or per_token <= 0:
-        return 0
-    return int(budget // (per_token * block)) * block
-
-
 def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, block: int, limit: int,
                     batched: int = 0) -> int:
     """The longest request (a multiple of ``block``, at most ``limit``) whose KV fits ``budget``
@@ -401,21 +382,6 @@ def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, bloc
         else:
             hi = mid - 1
     return min(limit, lo * block)
-
-
-def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
-                context: int | None = None, *, model_len: int | None = None, levers: bool = True,
-                release: str | None = None, gpu_name: str = "", gpus_available: int | None = None,
-                draft_gib: float = 0.0) -> ProcessFit:
-    """Plan one process on a GPU of ``gpu_gib`` GiB (as CUDA reports it); ``context``: the length
-    concurrency is asked for; ``release``: the vLLM release whose rules apply (default: the newest read);
-    ``gpus_available``: GPUs the machine has (levers never ask for more).
-
-    Pure and memoized (every argument is an immutable value): the search and the
-    web panel ask for the same shapes again and again.
-    """
-    return _fit_cached(arch, checkpoint_gib, gpu_gib, shape, context, model_len, levers, release, gpu_name,
-                       gpus_available, draft_gib)
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,14 +485,23 @@ def _estimate_notes(arch: Architecture, shape: ProcessShape, budget: float, bloc
              "elements per token."]
     if not arch.kv_elements_per_token_max:
         return None, [*notes, "No upper bound on KV per token can be derived from the recipe's facts."]
-    bound = tokens_for_budget(budget, kv_bytes_per_token(arch, shape, arch.kv_elements_per_token_max), block)
+    per = kv_bytes_per_token(arch, shape, arch.kv_elements_per_token_max)
+    bound = int(budget // (per * block)) * block if budget > 0 and per > 0 else 0  # whole blocks
     return bound, [*notes, f"Upper bound on KV per token gives at least {bound:,} tokens."]
 
 
 @lru_cache(maxsize=8192)
-def _fit_cached(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
-                context: int | None, model_len: int | None, levers: bool, release: str | None, gpu_name: str,
-                gpus_available: int | None, draft_gib: float) -> ProcessFit:
+def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: ProcessShape,
+                context: int | None = None, *, model_len: int | None = None, levers: bool = True,
+                release: str | None = None, gpu_name: str = "", gpus_available: int | None = None,
+                draft_gib: float = 0.0) -> ProcessFit:
+    """Plan one process on a GPU of ``gpu_gib`` GiB (as CUDA reports it); ``context``: the length
+    concurrency is asked for; ``release``: the vLLM release whose rules apply (default: the newest read);
+    ``gpus_available``: GPUs the machine has (levers never ask for more).
+
+    Pure and memoized (every argument is an immutable value): the search and the
+    web panel ask for the same shapes again and again.
+    """
     rules = rules_for(release)
     b = _budget(arch, checkpoint_gib, gpu_gib, shape, model_len, rules, gpu_name, draft_gib)
     p = _sparse_pool(arch, shape, b.kv) if arch.attention == "compressed_sparse" else _layer_pool(arch, shape, b.kv)

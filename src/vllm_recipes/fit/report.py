@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
-from vllm_recipes.select.defaults import default_features, recommend_strategy
+from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import PageState, candidate_strategies
 from vllm_recipes.synth.context import Ctx
@@ -252,32 +252,24 @@ ReleaseChoice = str | Callable[[Ctx], str | None] | None
 def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTarget | None = None,
               arch: Architecture | None = None, *, context: int | None = None, strategy_given: bool = False,
               cached_checkpoint_gib: float | None = None, release: ReleaseChoice = None,
-              weights_gib: float | None = None, checkpoint: CheckpointInfo | None = None) -> FitReport:
-    """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure."""
+              weights_gib: float | None = None, checkpoint: CheckpointInfo | None = None,
+              resolution: tuple[Ctx, Plan] | None = None) -> FitReport:
+    """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure.
+    ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
     sel = state.selection
     arch = arch or recipe_architecture(catalog, recipe)
+    notes: tuple[str, ...] = ()
     if target is None or (not target.custom and target.profile_id == sel.hw_id):
         target = target or profile_target(catalog.hardware_profiles, sel.hw_id)
-        ctx, plan = resolve(catalog, recipe, sel)
-        return fit_plan(catalog, recipe, ctx, plan, target, arch, release=_release(release, ctx), context=context,
-                        cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib, checkpoint=checkpoint)
-    custom = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
-    sel2 = retarget(custom, recipe, sel, strategy_given)
-    ctx, plan = resolve(custom, recipe, sel2)
-    report = fit_plan(custom, recipe, ctx, plan, target, arch, release=_release(release, ctx), context=context,
-                      cached_checkpoint_gib=cached_checkpoint_gib, weights_gib=weights_gib, checkpoint=checkpoint)
-    return dataclasses.replace(report, notes=(*report.notes, "custom profile: hardware-specific recipe overrides of "
-                                              "catalog profiles do not apply"))
-
-
-def _release(choice: ReleaseChoice, ctx: Ctx) -> str | None:
-    return choice(ctx) if callable(choice) else choice
-
-
-def selection_for(recipe: Recipe, variant_key: str, strategy: str, hw_id: str = CUSTOM_ID) -> Selection:
-    """The default selection of a variant and strategy (default features) - for the reverse search."""
-    return Selection(variant_key=variant_key, hw_id=hw_id, strategy=strategy, node_count=1,
-                     features=tuple(default_features(recipe.data, hw_id, variant_key)))
+        ctx, plan = resolution or resolve(catalog, recipe, sel)
+    else:
+        catalog = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
+        ctx, plan = resolve(catalog, recipe, retarget(catalog, recipe, sel, strategy_given))
+        notes = ("custom profile: hardware-specific recipe overrides of catalog profiles do not apply",)
+    report = fit_plan(catalog, recipe, ctx, plan, target, arch, context=context, weights_gib=weights_gib,
+                      release=release(ctx) if callable(release) else release, checkpoint=checkpoint,
+                      cached_checkpoint_gib=cached_checkpoint_gib)
+    return dataclasses.replace(report, notes=(*report.notes, *notes))
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,6 +278,11 @@ def selection_for(recipe: Recipe, variant_key: str, strategy: str, hw_id: str = 
 
 def _gib(b: float) -> float:
     return round(b / GIB, 2)
+
+
+#: the fields of :func:`process_dict` the ``/api/resolve`` summary keeps
+SUMMARY_KEYS = ("role", "weights_gib", "kv_budget_gib", "kv_tokens", "max_model_len", "context", "concurrency",
+                "starts", "exact")
 
 
 def process_dict(p: ProcessFit) -> dict[str, Any]:
@@ -335,8 +332,5 @@ def report_dict(r: FitReport) -> dict[str, Any]:
 def summary_dict(r: FitReport) -> dict[str, Any]:
     """The compact form embedded in ``/api/resolve``."""
     return {"starts": r.starts, "verdict": r.verdict, "missing": list(r.missing), "hardware": r.hardware.label,
-            "processes": [{"role": p.role, "weights_gib": _gib(p.weights), "kv_budget_gib": _gib(p.kv_budget),
-                           "kv_tokens": p.kv_tokens, "max_model_len": p.max_model_len, "context": p.context,
-                           "concurrency": p.concurrency, "starts": p.starts, "exact": p.exact}
-                          for p in r.processes],
+            "processes": [{k: d[k] for k in SUMMARY_KEYS} for d in map(process_dict, r.processes)],
             "errors": [*r.errors, *(c.message for c in r.checks)]}

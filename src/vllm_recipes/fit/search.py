@@ -15,8 +15,9 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.select.defaults import recommend_strategy
+from vllm_recipes.select.defaults import default_features, recommend_strategy
 from vllm_recipes.select.gates import is_precision_compatible, is_strategy_supported_on_hardware
+from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
@@ -31,7 +32,6 @@ from .report import (
     checkpoint_size,
     fit_plan,
     report_dict,
-    selection_for,
     with_custom_profile,
 )
 
@@ -60,54 +60,18 @@ class SearchResult:
     rejected: int
 
 
-def _search_catalog(catalog: Catalog, target: GpuTarget) -> Catalog:
-    """The catalog with ``target`` as its custom profile (made anew per search: keeping it saved 6%,
-    453 vs 482 ms, docs/decisions-fit.md section 8)."""
-    template = _template_id(catalog, target, target.profile_id or "")
-    if not template and catalog.hardware_profiles:
-        template = next(iter(catalog.hardware_profiles))
-    return with_custom_profile(catalog, target, template)
-
-
 def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
            archs: Mapping[str, Architecture] | None = None,
            checkpoints: Mapping[str, CheckpointInfo] | None = None) -> SearchResult:
     """Every variant that starts on ``target`` (one node), best first. ``archs``: architectures of recipes
     without facts, by recipe id; ``checkpoints``: safetensors summaries by repository (what a front end found
     in the local caches)."""
-    return _search(catalog, target, context, archs or {}, checkpoints or {})
-
-
-def _strategies(cat: Catalog, recipe: Recipe, profile: Mapping[str, Any]) -> list[str]:
-    """The single-node strategies offered on the custom profile, the one the command would use first."""
-    strategies = [s for s in candidate_strategies(cat, recipe, CUSTOM_ID, 1)
-                  if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
-    rec = recommend_strategy(recipe.data, 1)
-    if rec in strategies:
-        strategies.remove(rec)
-        strategies.insert(0, rec)
-    return strategies
-
-
-def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategies: list[str], target: GpuTarget,
-                       arch: Architecture, context: int | None, info: CheckpointInfo | None) -> SearchHit | None:
-    """The first strategy whose command starts, in the order a user would get them (default features of the
-    variant, computed once)."""
-    if not strategies:
-        return None
-    base = selection_for(recipe, variant_key, strategies[0])
-    for s in strategies:
-        ctx, plan = resolve(cat, recipe, dataclasses.replace(base, strategy=s))
-        rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context, checkpoint=info)
-        if rep.starts:
-            return SearchHit(recipe.hf_id, variant_key, s, rep)
-    return None
-
-
-def _search(catalog: Catalog, target: GpuTarget, context: int | None,
-            archs: Mapping[str, Architecture] | None = None,
-            checkpoints: Mapping[str, CheckpointInfo] | None = None) -> SearchResult:
-    cat = _search_catalog(catalog, target)
+    # the catalog with ``target`` as its custom profile, made anew per search: keeping it saved 6%,
+    # 453 vs 482 ms (docs/decisions-fit.md section 8)
+    template = _template_id(catalog, target, target.profile_id or "")
+    if not template and catalog.hardware_profiles:
+        template = next(iter(catalog.hardware_profiles))
+    cat = with_custom_profile(catalog, target, template)
     profile = as_map(cat.hardware_profiles.get(CUSTOM_ID))
     hits: list[SearchHit] = []
     unknown: list[str] = []
@@ -134,8 +98,35 @@ def _search(catalog: Catalog, target: GpuTarget, context: int | None,
                 rejected += 1
             else:
                 hits.append(hit)
-    hits.sort(key=lambda h: (h.score[0], h.score[1]), reverse=True)
+    hits.sort(key=lambda h: h.score, reverse=True)
     return SearchResult(target, context, tuple(hits), tuple(dict.fromkeys(unknown)), rejected)
+
+
+def _strategies(cat: Catalog, recipe: Recipe, profile: Mapping[str, Any]) -> list[str]:
+    """The single-node strategies offered on the custom profile, the one the command would use first."""
+    strategies = [s for s in candidate_strategies(cat, recipe, CUSTOM_ID, 1)
+                  if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
+    rec = recommend_strategy(recipe.data, 1)
+    if rec in strategies:
+        strategies.remove(rec)
+        strategies.insert(0, rec)
+    return strategies
+
+
+def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategies: list[str], target: GpuTarget,
+                       arch: Architecture, context: int | None, info: CheckpointInfo | None) -> SearchHit | None:
+    """The first strategy whose command starts, in the order a user would get them (default features of the
+    variant, computed once)."""
+    if not strategies:
+        return None
+    features = tuple(default_features(recipe.data, CUSTOM_ID, variant_key))
+    base = Selection(variant_key=variant_key, hw_id=CUSTOM_ID, strategy=strategies[0], node_count=1, features=features)
+    for s in strategies:
+        ctx, plan = resolve(cat, recipe, dataclasses.replace(base, strategy=s))
+        rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context, checkpoint=info)
+        if rep.starts:
+            return SearchHit(recipe.hf_id, variant_key, s, rep)
+    return None
 
 
 def search_dict(res: SearchResult) -> dict[str, Any]:

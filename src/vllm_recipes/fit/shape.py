@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
 from .architecture import Architecture
@@ -33,51 +33,15 @@ def invocations(plan: Plan) -> list[tuple[str, Invocation]]:
 
 
 def final_flags(inv: Invocation) -> dict[str, str]:
-    """Flag -> value (``""`` for a bare switch) of the command as rendered.
-
-    The render stage's rules in one pass: empty tokens are dropped (§7.1), a flag
-    takes the next token as its value unless that starts with ``-``, the last
-    occurrence wins (§7.2), and the invocation's ``drop_flags`` are removed.
-    ``tests/fit`` checks this equals the flags of ``render.shell.finalize``.
-    """
+    """Flag -> value (``""`` for a bare switch) of the command as rendered: the render stage's dedupe
+    (:func:`~vllm_recipes.render.shell.final_tokens`), then a flag takes the next token unless it is a flag."""
     out: dict[str, str] = {}
-    values = [a.value for a in inv.args if a.value != ""]
-    i, n = 0, len(values)
-    while i < n:
-        t = values[i]
-        if t[:1] == "-":
-            if i + 1 < n and values[i + 1][:1] != "-":
-                val = values[i + 1]
-                i += 1
-            else:
-                val = ""
-            if "=" in t:
-                t, _, inline = t.partition("=")
-                val = val or inline
-            out[_ALIASES.get(t, t)] = val  # the last occurrence wins
-        i += 1
-    for f in inv.drop_flags:
-        out.pop(f, None)
-    return out
-
-
-def rendered_flags(inv: Invocation) -> dict[str, str]:
-    """The same map read from the rendered tokens (slower; the reference for :func:`final_flags`)."""
-    out: dict[str, str] = {}
-    values = finalize(inv).values
-    i, n = 0, len(values)
-    while i < n:
-        t = values[i]
+    values = [a.value for a in final_tokens(inv)[0]]
+    for i, t in enumerate(values):
         if t.startswith("-"):
-            if i + 1 < n and not values[i + 1].startswith("-"):
-                val = values[i + 1]
-                i += 1
-            else:
-                val = ""
+            val = values[i + 1] if i + 1 < len(values) and not values[i + 1].startswith("-") else ""
             name, eq, inline = t.partition("=")
-            name = _ALIASES.get(name, name)
-            out[name] = inline if eq and not val else val
-        i += 1
+            out[_ALIASES.get(name, name)] = inline if eq and not val else val
     return out
 
 

@@ -23,8 +23,7 @@ from urllib.parse import urlsplit
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
-
-GIB = 2**30
+from .memory import GIB
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -54,9 +53,13 @@ def default_cache_dir() -> str | None:
 def _cached(repo_id: str, filename: str, cache_dir: str | None) -> Path | None:
     cache_dir = cache_dir or default_cache_dir()
     try:
-        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub import constants
     except ImportError:  # the optional `hf` extra is not installed
         return None
+    if not os.path.isdir(os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + repo_id.replace("/", "--"))):
+        return None  # nothing cached for this repository: no need to load the Hub client (~0.1 s, a page waits)
+    from huggingface_hub import try_to_load_from_cache
+
     try:
         got = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir)
     except Exception:  # an invalid repo id or an unreadable cache: nothing cached for it
@@ -101,21 +104,6 @@ def hub_unreachable() -> str | None:
     return None
 
 
-def fetch_config(repo_id: str, cache_dir: str | None = None) -> Path:
-    """Download ``config.json`` of ``repo_id`` into the Hugging Face cache (:class:`ArchitectureError` when
-    the Hub cannot give it: the message says why, in plain words)."""
-    try:
-        from huggingface_hub import hf_hub_download
-    except ImportError:
-        raise ArchitectureError("huggingface_hub is not installed (pip install 'vllm-recipes[hf]')") from None
-    if why := hub_unreachable():
-        raise ArchitectureError(why)
-    with _hub_call(repo_id, ArchitectureError, "config.json"):
-        return Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
-                                    endpoint=hub_endpoint()))
-    raise AssertionError("unreachable")  # pragma: no cover - _hub_call re-raises
-
-
 @contextmanager
 def _hub_call(repo_id: str, error: type[Exception], missing: str) -> Iterator[None]:
     """The Hub's exceptions as ``error`` in plain words; ``missing`` names what the repository may lack."""
@@ -140,14 +128,23 @@ def _hub_call(repo_id: str, error: type[Exception], missing: str) -> Iterator[No
 
 def architecture_from_hub(repo_id: str, *, offline: bool = False,
                           cache_dir: str | None = None) -> tuple[Architecture | None, str]:
-    """The cached ``config.json`` of ``repo_id``, else (online) the Hub's; ``(None, why)`` when neither."""
+    """The cached ``config.json`` of ``repo_id``, else (online) the Hub's, downloaded into the Hugging Face
+    cache; ``(None, why)`` when neither, ``why`` in plain words."""
     cached = architecture_from_cache(repo_id, cache_dir)
     if cached is not None:
         return cached, ""
     if offline or hub_offline():
         return None, f"{repo_id}: no config.json in the local Hugging Face cache (offline)"
     try:
-        p = fetch_config(repo_id, cache_dir)
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        return None, "huggingface_hub is not installed (pip install 'vllm-recipes[hf]')"
+    if why := hub_unreachable():
+        return None, why
+    try:
+        with _hub_call(repo_id, ArchitectureError, "config.json"):
+            p = Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
+                                     endpoint=hub_endpoint()))
     except ArchitectureError as exc:
         return None, str(exc)
     return architecture_from_hf_config(_read_json(p, "config.json"), source=f"Hugging Face Hub ({repo_id})"), ""

@@ -19,30 +19,13 @@ from __future__ import annotations
 
 from vllm_recipes.catalog import Catalog, Recipe
 
-from .drift import check, check_translation, emittable_facts, source_view
-from .facts import Fact, extract_facts
-from .page import (
-    NOTICES,
-    GuideBlock,
-    HeaderText,
-    compose_guide,
-    negotiate_language,
-    notice_text,
-    original_section_url,
-    page_notice,
-    parse_accept_language,
-    translated_header,
-    translation_url,
-    translations_index_entry,
-)
-from .sections import PREAMBLE_SLUG, Section, content_hash, guide_sections, heading_slug
+from .drift import SourceView, check, source_view
+from .page import compose_guide, negotiate_language, page_notice, translated_header, translations_index_entry
+from .sections import content_hash, guide_sections
 from .translation import (
-    SOURCE_LANG,
     DriftFinding,
-    TranslatedSection,
     Translation,
     discover_translation_files,
-    parse_translation,
     read_translation,
     split_translation_name,
     translation_rel_path,
@@ -56,6 +39,7 @@ def check_all(catalog: Catalog) -> list[Translation]:
     Files without a recipe beside them come back with a single ``no-recipe`` finding.
     """
     out: list[Translation] = []
+    views: dict[str, SourceView] = {}
     for tf in discover_translation_files(catalog):
         t = read_translation(tf.path, hf_id=tf.hf_id, lang=tf.lang, rel_path=tf.rel_path)
         if tf.recipe is None:
@@ -63,7 +47,9 @@ def check_all(catalog: Catalog) -> list[Translation]:
                 "-", "no-recipe", tf.hf_id,
                 f"no recipe models/{tf.hf_id}.yaml beside this translation")]))
         else:
-            out.append(check(catalog, tf.recipe, t))
+            if tf.recipe.rel_path not in views:
+                views[tf.recipe.rel_path] = source_view(catalog, tf.recipe)
+            out.append(check(catalog, tf.recipe, t, views[tf.recipe.rel_path]))
     return out
 
 
@@ -85,6 +71,7 @@ def translations_for(catalog: Catalog, recipe: Recipe) -> dict[str, Translation]
         names = sorted(p.name for p in directory.iterdir() if p.is_file())
     except OSError:
         return out
+    view = None
     for name in names:
         split = split_translation_name(name)
         if split is None or split[0] != stem:
@@ -92,43 +79,20 @@ def translations_for(catalog: Catalog, recipe: Recipe) -> dict[str, Translation]
         lang = split[1]
         t = read_translation(directory / name, hf_id=recipe.hf_id, lang=lang,
                              rel_path=translation_rel_path(recipe, lang))
-        out[lang] = check(catalog, recipe, t)
+        view = view or source_view(catalog, recipe)
+        out[lang] = check(catalog, recipe, t, view)
     return out
 
 
 __all__ = [
-    "NOTICES",
-    "PREAMBLE_SLUG",
-    "SOURCE_LANG",
-    "DriftFinding",
-    "Fact",
-    "GuideBlock",
-    "HeaderText",
-    "Section",
-    "TranslatedSection",
-    "Translation",
-    "check",
     "check_all",
-    "check_translation",
     "compose_guide",
     "content_hash",
-    "discover_translation_files",
-    "emittable_facts",
-    "extract_facts",
     "guide_sections",
-    "heading_slug",
     "load_translations",
     "negotiate_language",
-    "notice_text",
-    "original_section_url",
     "page_notice",
-    "parse_accept_language",
-    "parse_translation",
-    "read_translation",
-    "source_view",
     "translated_header",
-    "translation_rel_path",
-    "translation_url",
     "translations_for",
     "translations_index_entry",
 ]

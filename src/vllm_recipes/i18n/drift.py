@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.render.docker import DEFAULT_IMAGES, NIGHTLY_IMAGES, DockerMeta, docker_meta
+from vllm_recipes.render.docker import DockerMeta, docker_meta
+from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -57,10 +58,6 @@ ENGINE_FLAGS = frozenset({
 })
 #: frontends env when the taxonomy carries none (extensions.md §1.3)
 FALLBACK_FRONTEND_ENV = {"python": {}, "rust": {"VLLM_USE_RUST_FRONTEND": "1"}}
-#: synthesized install commands (synthesis.md §11.7)
-PIP_INSTALL = "uv pip install -U vllm --torch-backend auto"
-PIP_INSTALL_NIGHTLY = ("uv pip install -U vllm --pre --extra-index-url https://wheels.vllm.ai/nightly/cu130 "
-                       "--extra-index-url https://download.pytorch.org/whl/cu130 --index-strategy unsafe-best-match")
 
 Key = tuple[str, str]
 
@@ -147,9 +144,9 @@ def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
         if isinstance(profile, Mapping):
             for variant in variants:
                 images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
-    pulled = _pulled_image(recipe)
-    if pulled is not None:
-        images.add(pulled)
+    install = recipe.model.get("install")
+    if not (isinstance(install, Mapping) and install.get("docker") is False):
+        images.add(install_pull_image(recipe.data))  # the install block's ``docker pull``
     return images
 
 
@@ -164,20 +161,6 @@ def _shown_images(meta: DockerMeta) -> set[str]:
     cu129 = meta.image.replace(":nightly", ":cu129-nightly") if meta.image.endswith(":nightly") \
         else f"{meta.image}-cu129"
     return {meta.image, cu129}
-
-
-def _pulled_image(recipe: Recipe) -> str | None:
-    """The install block's ``docker pull`` (the NVIDIA image; §9.7, nightly for nightly recipes), unless hidden."""
-    install = recipe.model.get("install")
-    if isinstance(install, Mapping) and install.get("docker") is False:
-        return None
-    di = recipe.model.get("docker_image")
-    pull: Any = di if isinstance(di, str) else di.get("nvidia") if isinstance(di, Mapping) else None
-    if isinstance(pull, Mapping):
-        pull = pull.get("cu130") or pull.get("cu129")
-    if isinstance(pull, str):
-        return pull
-    return (NIGHTLY_IMAGES if recipe.model.get("nightly_required") is True else DEFAULT_IMAGES)["nvidia"]
 
 
 def _catalog_state(catalog: Catalog) -> list[str]:
@@ -197,12 +180,10 @@ def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
     enumeration). Empty when the engine is unavailable; a selection the engine
     cannot resolve is skipped -- the data walk still covers its arguments.
     """
-    try:
-        from vllm_recipes.lint.deadvalues import offered_selections
-        from vllm_recipes.render.deployment import deployment_blocks
-        from vllm_recipes.synth.resolve import resolve
-    except ImportError:  # pragma: no cover - the engine ships with the package
-        return []
+    from vllm_recipes.lint.deadvalues import offered_selections
+    from vllm_recipes.render.deployment import deployment_blocks
+    from vllm_recipes.synth.resolve import resolve
+
     texts: set[str] = set()
     try:
         selections = list(offered_selections(catalog, recipe))
@@ -230,7 +211,7 @@ def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
     texts = list(_walk_strings(recipe.data, prose=False, skip_top=frozenset({"guide"})))
     texts.extend(rendered_texts(catalog, recipe))
     texts.extend(_catalog_state(catalog))
-    texts.append(PIP_INSTALL_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_INSTALL)
+    texts.append(PIP_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_DEFAULT)
     keys = _keys(texts, kinds=EMITTABLE)
     keys.update(("flag", f) for f in ENGINE_FLAGS)
     model = recipe.model
@@ -261,48 +242,15 @@ class SourceView:
     mentioned: frozenset[Key]
     date_updated: str | None
 
-    def section(self, slug: str) -> Section | None:
-        for s in self.sections:
-            if s.slug == slug:
-                return s
-        return None
-
 
 def header_sources(recipe: Recipe) -> dict[str, str]:
     """The recipe's translatable header text, keyed ``meta.<key>`` like translation sections."""
-    out: dict[str, str] = {}
-    for key, path in HEADER_KEYS.items():
-        val: Any = recipe.data
-        for p in path:
-            val = val.get(p) if isinstance(val, Mapping) else None
-        if isinstance(val, str):
-            out[f"meta.{key}"] = val
-    return out
-
-
-#: (id(catalog), id(recipe)) -> (catalog, recipe, view); the strong refs keep ids from being reused
-_VIEWS: dict[tuple[int, int], tuple[Catalog, Recipe, SourceView]] = {}
-_MAX_VIEWS = 512
+    return {f"meta.{key}": val for key in HEADER_KEYS if isinstance(val := recipe.meta.get(key), str)}
 
 
 def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
-    """The current recipe's sections, facts and emittable set (cached per catalog and recipe).
-
-    Catalog data is immutable, so a view never goes out of date; the web can call
-    this per request.
-    """
-    key = (id(catalog), id(recipe))
-    hit = _VIEWS.get(key)
-    if hit is not None and hit[0] is catalog and hit[1] is recipe:
-        return hit[2]
-    view = _build_view(catalog, recipe)
-    if len(_VIEWS) >= _MAX_VIEWS:
-        _VIEWS.pop(next(iter(_VIEWS)), None)
-    _VIEWS[key] = (catalog, recipe, view)
-    return view
-
-
-def _build_view(catalog: Catalog, recipe: Recipe) -> SourceView:
+    """The current recipe's sections, facts and emittable set (renders every offered selection:
+    build it once per recipe and pass it to :func:`check_translation` for each of its languages)."""
     guide = recipe.data.get("guide")
     sections = tuple(guide_sections(guide)) if isinstance(guide, str) else ()
     facts: dict[str, tuple[Fact, ...]] = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
@@ -323,9 +271,10 @@ def _where(view: SourceView, key: Key) -> str:
     return ", ".join(s.slug for s in view.sections if any((f.kind, f.key) == key for f in view.facts[s.slug]))
 
 
-def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation) -> list[DriftFinding]:
-    """Every finding for ``translation`` against the current ``recipe``, in source order."""
-    view = source_view(catalog, recipe)
+def check_translation(catalog: Catalog, recipe: Recipe, translation: Translation,
+                      view: SourceView | None = None) -> list[DriftFinding]:
+    """Every finding for ``translation`` against the current ``recipe`` (its ``view``), in source order."""
+    view = view or source_view(catalog, recipe)
     findings: list[DriftFinding] = list(translation.parse_problems)
     if translation.lang.lower() == SOURCE_LANG:
         findings.append(DriftFinding("-", "invalid", translation.lang,
@@ -422,6 +371,6 @@ def _fact_findings(view: SourceView, slug: str, t_facts: list[Fact], t_all: set[
     return out
 
 
-def check(catalog: Catalog, recipe: Recipe, translation: Translation) -> Translation:
+def check(catalog: Catalog, recipe: Recipe, translation: Translation, view: SourceView | None = None) -> Translation:
     """``translation`` with its findings filled in."""
-    return with_findings(translation, check_translation(catalog, recipe, translation))
+    return with_findings(translation, check_translation(catalog, recipe, translation, view))

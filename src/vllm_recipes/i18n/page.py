@@ -221,10 +221,8 @@ class HeaderText:
 def translated_header(recipe: Recipe, translation: Translation | None) -> dict[str, HeaderText]:
     """Header fields for the page: translated where the translation has them, else original."""
     out: dict[str, HeaderText] = {}
-    for key, path in HEADER_KEYS.items():
-        val: Any = recipe.data
-        for p in path:
-            val = val.get(p) if isinstance(val, Mapping) else None
+    for key in HEADER_KEYS:
+        val = recipe.meta.get(key)
         if translation is not None and key in translation.header:
             stale = bool(translation.findings_for(f"meta.{key}"))
             out[key] = HeaderText(key, translation.header[key], translation.lang, stale)

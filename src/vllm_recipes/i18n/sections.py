@@ -48,14 +48,6 @@ class Section:
     #: 1-based line of the heading (or first line) within the guide text
     line: int
 
-    @property
-    def anchored_markdown(self) -> str:
-        """The Markdown with an ``{#slug}`` attribute line so any renderer using
-        ``attrs_block_plugin`` gives the heading this exact anchor."""
-        if self.level == 0:
-            return self.markdown
-        return f"{{#{self.slug}}}\n{self.markdown}"
-
 
 def heading_slug(title: str) -> str:
     """GitHub-style anchor for a heading's plain text (same as mdit-py-plugins' anchors)."""

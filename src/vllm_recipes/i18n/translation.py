@@ -32,12 +32,8 @@ from .sections import (
 LANG_TAG = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
 SOURCE_LANG = "en"
 MAX_TRANSLATION_BYTES = 2 * 1024 * 1024
-#: front matter keys holding translated header text, and the recipe key each translates
-HEADER_KEYS: Mapping[str, tuple[str, ...]] = FrozenDict({
-    "title": ("meta", "title"),
-    "description": ("meta", "description"),
-    "performance_headline": ("meta", "performance_headline"),
-})
+#: front matter keys holding translated header text: each translates the recipe's ``meta.<key>``
+HEADER_KEYS = ("title", "description", "performance_headline")
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 
 
@@ -87,11 +83,6 @@ class TranslatedSection:
     #: 1-based line of the section in the translation file
     line: int
 
-    @property
-    def anchored_markdown(self) -> str:
-        """The Markdown with its ``{#slug}`` line, for renderers using ``attrs_block_plugin``."""
-        return self.markdown if self.level == 0 else f"{{#{self.slug}}}\n{self.markdown}"
-
 
 @dataclass(frozen=True)
 class Translation:
@@ -102,7 +93,6 @@ class Translation:
     path: Path
     #: path relative to the recipes directory (``models/<org>/<repo>.<lang>.md``)
     rel_path: str
-    front_matter: Mapping[str, Any]
     #: ``meta.date_updated`` of the recipe revision the translation was made from
     source_date_updated: str | None
     #: source section slug (or ``meta.<key>``) -> hash of the source it was made from;
@@ -140,11 +130,6 @@ class Translation:
     def findings_for(self, slug: str) -> tuple[DriftFinding, ...]:
         return tuple(f for f in self.all_findings if f.section == slug)
 
-    @property
-    def guide_markdown(self) -> str:
-        """The whole translated guide, headings carrying ``{#slug}`` lines."""
-        return "\n\n".join(s.anchored_markdown for s in self.sections)
-
 
 def split_translation_name(filename: str) -> tuple[str, str] | None:
     """``DeepSeek-V4.1-Flash.zh.md`` -> ``("DeepSeek-V4.1-Flash", "zh")``; None if not a translation."""
@@ -159,12 +144,7 @@ def split_translation_name(filename: str) -> tuple[str, str] | None:
 
 def translation_rel_path(recipe: Recipe, lang: str) -> str:
     """Where the ``lang`` translation of ``recipe`` lives, relative to the recipes dir."""
-    base = recipe.rel_path
-    for ext in (".yaml", ".yml"):
-        if base.endswith(ext):
-            base = base[: -len(ext)]
-            break
-    return f"{base}.{lang}.md"
+    return f"{recipe.rel_path.rsplit('.', 1)[0]}.{lang}.md"
 
 
 def _problem(msg: str, line: int | None = None, token: str = "-", section: str = "-") -> DriftFinding:
@@ -194,7 +174,7 @@ def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path:
             problems.append(_problem(f"front matter {key} must be a non-empty string", section=f"meta.{key}"))
     sections = _split_body(body, body_offset, problems)
     return Translation(
-        hf_id=hf_id, lang=lang, path=path, rel_path=rel_path, front_matter=front,
+        hf_id=hf_id, lang=lang, path=path, rel_path=rel_path,
         source_date_updated=date, source_hashes=FrozenDict(hashes), sections=sections,
         header=FrozenDict(header), parse_problems=tuple(problems),
     )
@@ -280,7 +260,7 @@ def read_translation(path: Path, *, hf_id: str, lang: str, rel_path: str) -> Tra
         text = path.read_bytes().decode("utf-8")
     except (OSError, ValueError) as exc:
         msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return Translation(hf_id, lang, path, rel_path, FrozenDict(), None, FrozenDict(), (),
+        return Translation(hf_id, lang, path, rel_path, None, FrozenDict(), (),
                            parse_problems=(_problem(f"cannot read translation: {msg}", 1),))
     return parse_translation(text, hf_id=hf_id, lang=lang, path=path, rel_path=rel_path)
 

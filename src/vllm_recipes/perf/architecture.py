@@ -15,10 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions
+from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
 
-#: bytes per parameter of a weight format (block scales included): the memory planner's one table
-WEIGHT_BYTES = PRECISION_BYTES
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it. MXFP4 is absent
 #: on purpose: vLLM 0.10-0.18 multiply MXFP4 MoE weights with 16-bit activations by default (FlashInfer
 #: MXFP4 x BF16 on SM100, Triton / Marlin on SM90; MXFP8 activations only with
@@ -85,10 +83,7 @@ def _i(cfg: Mapping[str, Any], *keys: str) -> int:
 
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> ComputeFacts:
     """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA)."""
-    cfg: Mapping[str, Any] = config
-    text = config.get("text_config")
-    if isinstance(text, Mapping) and _i(text, "num_hidden_layers"):
-        cfg = {**config, **text}
+    cfg = text_config(config)
     layers = _i(cfg, "num_hidden_layers", "n_layer", "num_layers")
     h = _i(cfg, "hidden_size", "n_embd")
     heads = _i(cfg, "num_attention_heads", "n_head")
@@ -143,13 +138,6 @@ def _split_params(arch: Architecture, total: float, active: float, embed: float)
     return max(0.0, body - experts), experts
 
 
-def _attention_widths(arch: Architecture) -> tuple[int, int]:
-    """(QK, V) widths per head: MLA decodes over the latent (+ the rotary part), others over ``head_dim``."""
-    if arch.attention == "mla":
-        return (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0), arch.kv_lora_rank or 0
-    return arch.head_dim or 0, arch.head_dim or 0
-
-
 def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFacts | None:
     """Coarse facts from the recipe's parameter counts and the planner's architecture (``None``: too little known)."""
     total = parameters_billions(model.get("parameter_count"))
@@ -159,7 +147,9 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
     total, active = total * 1e9, min(total, active or total) * 1e9
     embed = float((arch.vocab_size or 0) * arch.hidden_size)
     dense, experts = _split_params(arch, total, active, embed)
-    qk, v = _attention_widths(arch)
+    # (QK, V) widths per head: MLA decodes over the latent (+ the rotary part), others over ``head_dim``
+    latent = arch.kv_lora_rank or 0
+    qk, v = (latent + (arch.qk_rope_head_dim or 0), latent) if arch.attention == "mla" else (arch.head_dim or 0,) * 2
     said = f"recipe parameter_count {model.get('parameter_count')}"
     if model.get("active_parameters"):
         said += f", active_parameters {model.get('active_parameters')}"
@@ -172,7 +162,7 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
 
 def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:
     """Weights on disk at a precision (embeddings and, for MXFP4 checkpoints, the dense part stay 16-bit)."""
-    q = WEIGHT_BYTES.get(precision.lower(), 2.0)
+    q = PRECISION_BYTES.get(precision.lower(), 2.0)
     dense_b = 2.0 if facts.experts_only_quantized else q
     return ((facts.embedding_params + facts.lm_head_params) * 2 + facts.dense_params * dense_b
             + facts.expert_params * q) / 2**30

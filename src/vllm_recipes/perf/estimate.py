@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib.resources import files
 from typing import Any
 
-from vllm_recipes.fit.architecture import Architecture
-from vllm_recipes.fit.memory import DEFAULT_BLOCK_SIZE, LARGE_GPU_GIB, ProcessFit, request_bytes
+from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture
+from vllm_recipes.fit.memory import ProcessFit, request_bytes
 
-from .architecture import GEMM_DTYPE, WEIGHT_BYTES, ComputeFacts
+from .architecture import GEMM_DTYPE, ComputeFacts
 from .gpus import GpuSpec
 from .model import Params, Replica, step_time
 from .scheduler import Frontend, Limits, SimResult, Workload, simulate
@@ -34,7 +33,6 @@ class Calibration:
     default: Params
     #: metric -> (median |error|, p90 |error|), leave-one-model-out
     expected_error: tuple[tuple[str, tuple[float, float]], ...]
-    procedure: str
 
     def params_for(self, family: str) -> tuple[Params, bool]:
         """The family's constants and whether they were calibrated on it (else: the median family)."""
@@ -42,21 +40,12 @@ class Calibration:
         return (got, True) if got is not None else (self.default, False)
 
 
-def calibration_from_dict(d: Mapping[str, Any]) -> Calibration:
-    fams = tuple((k, Params(**v)) for k, v in d["families"].items())
-    return Calibration(fams, Params(**d["default"]),
-                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()),
-                       str(d.get("procedure", "")))
-
-
 @cache
 def calibration() -> Calibration:
     """The package's ``params.json`` (written by ``tools/calibrate_perf.py``)."""
-    return calibration_from_dict(json.loads(files("vllm_recipes.perf").joinpath("params.json").read_text("utf-8")))
-
-
-def gemm_dtype(precision: str) -> str:
-    return GEMM_DTYPE.get(precision.lower(), "bf16")
+    d = json.loads(files("vllm_recipes.perf").joinpath("params.json").read_text("utf-8"))
+    return Calibration(tuple((k, Params(**v)) for k, v in d["families"].items()), Params(**d["default"]),
+                       tuple((k, (float(v["median"]), float(v["p90"]))) for k, v in d["expected_error"].items()))
 
 
 def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
@@ -65,7 +54,7 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
     s = fit.shape
     tp, pp = s.tp, s.pp
     ep = tp * s.dp if s.expert_parallel and facts.expert_params else tp
-    q = WEIGHT_BYTES.get(precision.lower(), 2.0)
+    q = PRECISION_BYTES.get(precision.lower(), 2.0)
     dense_b = 2.0 if facts.experts_only_quantized else q
     dense = (facts.dense_params * dense_b + facts.lm_head_params * 2) / (tp * pp)
     experts = facts.expert_params * q / (ep * pp)
@@ -75,7 +64,7 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
     kv_layer = fit.kv_bytes_per_token / math.ceil(att / pp)
     full = arch.full_layers if arch.exact else pp  # compressed: the per-token figure covers every layer
     sliding = arch.sliding_window_layers if arch.exact else 0
-    expert_rate, _ = gpu.peak_flops(gemm_dtype(precision))
+    expert_rate, _ = gpu.peak_flops(GEMM_DTYPE.get(precision.lower(), "bf16"))
     attn_rate, _ = gpu.peak_flops("bf16")
     gemm_rate = attn_rate if facts.experts_only_quantized else expert_rate  # gpt-oss: 16-bit attention weights
     span_nodes = tp * pp > gpus_per_node or ep > gpus_per_node
@@ -135,12 +124,10 @@ QUEUE_BOUND_SHARE = 0.5
 
 def _limits(arch: Architecture, fit: ProcessFit, workload: Workload) -> Limits:
     """The scheduler's limits of a planned process: batch limits as rendered, KV tokens of this workload."""
-    block = fit.block_size or DEFAULT_BLOCK_SIZE
-    mbt = fit.max_num_batched_tokens or fit.shape.max_num_batched_tokens \
-        or (8192 if fit.gpu_memory / 2**30 >= LARGE_GPU_GIB else 2048)
     length = workload.isl + workload.osl
-    per_token = request_bytes(arch, fit.shape, length, block) / length  # windows and states averaged in
-    return Limits(fit.max_num_seqs, mbt, fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
+    per_token = request_bytes(arch, fit.shape, length, fit.block_size) / length  # windows and states averaged in
+    return Limits(fit.max_num_seqs, fit.max_num_batched_tokens,
+                  fit.kv_budget / per_token if per_token > 0 and fit.kv_budget > 0 else 0.0)
 
 
 def frontend(params: Params) -> Frontend:
@@ -157,11 +144,7 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                    workload.rate / dp if workload.rate else None,
                    math.ceil(workload.prompts() / dp), workload.range_ratio, workload.seed)
     lim = _limits(arch, fit, workload)
-
-    def step(decodes: int, ctx: float, prefills: tuple[tuple[int, int], ...]) -> Any:
-        return step_time(r, params, decodes, ctx, prefills)
-
-    sim = simulate(step, per, lim, frontend(params))
+    sim = simulate(partial(step_time, r, params), per, lim, frontend(params))
     return _summarize(sim, dp, fit.shape.tp * fit.shape.pp * dp, lim, workload.isl)
 
 

@@ -53,9 +53,8 @@ def with_profile_facts(spec: GpuSpec | None, key: str, facts: Any, where: str) -
     named in the source); a chip the package does not know needs at least ``tflops`` and ``hbm_gb_s``."""
     if not isinstance(facts, Mapping) or not facts:
         return spec
-    base: dict[str, Any] = {} if spec is None else {
-        "family": spec.family, "tflops": dict(spec.tflops), "hbm_gb_s": spec.hbm_gb_s, "link": spec.link,
-        "link_gb_s": spec.link_gb_s, "scale_out_gb_s": spec.scale_out_gb_s, "source": spec.source}
+    base: dict[str, Any] = {} if spec is None else \
+        {k: getattr(spec, k) for k in FACT_FIELDS} | {"tflops": dict(spec.tflops)}
     own = {k: facts[k] for k in FACT_FIELDS if facts.get(k) is not None}
     merged = {**base, **own}
     if not merged.get("tflops") or not merged.get("hbm_gb_s"):
@@ -71,34 +70,29 @@ def _norm(s: str) -> str:
 
 
 @cache
-def specs() -> dict[str, GpuSpec]:
-    raw: Mapping[str, Any] = yaml.safe_load(files("vllm_recipes.perf").joinpath("gpus.yaml").read_text("utf-8"))
-    return {k: _spec(k, v) for k, v in raw.items()}
-
-
-@cache
-def _index() -> tuple[dict[str, str], dict[str, str]]:
+def _table() -> tuple[dict[str, GpuSpec], dict[str, str], dict[str, str]]:
+    """The package's chips, and chip keys by profile id and by normalized name."""
     raw: Mapping[str, Any] = yaml.safe_load(files("vllm_recipes.perf").joinpath("gpus.yaml").read_text("utf-8"))
     by_id = {p: k for k, v in raw.items() for p in v.get("profiles", ())}
     by_name = {_norm(n): k for k, v in raw.items() for n in v.get("names", ())}
-    return by_id, by_name
+    return {k: _spec(k, v) for k, v in raw.items()}, by_id, by_name
 
 
 def spec_for_profile(profile_id: str | None, display_name: str | None = None) -> GpuSpec | None:
     """The chip of a hardware profile (``None``: no GPU facts for it, the estimate says "unknown")."""
-    by_id, _ = _index()
+    specs, by_id, _ = _table()
     if profile_id:
         key = by_id.get(re.sub(r"_\d+x$", "", profile_id))
         if key:
-            return specs()[key]
+            return specs[key]
     return spec_for_name(display_name) if display_name else None
 
 
 def spec_for_name(name: str) -> GpuSpec | None:
     """A GPU by name (``--gpu``, detection): exact normalized name, else the longest name it contains."""
-    _, by_name = _index()
+    specs, _, by_name = _table()
     n = _norm(re.sub(r"\b\d+x\b|\bNVL\d+\b", "", name))
     if n in by_name:
-        return specs()[by_name[n]]
+        return specs[by_name[n]]
     hits = sorted((k for k in by_name if k and k in n), key=len, reverse=True)
-    return specs()[by_name[hits[0]]] if hits else None
+    return specs[by_name[hits[0]]] if hits else None

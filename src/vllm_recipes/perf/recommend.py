@@ -5,14 +5,14 @@ multi-node strategy at every node count that splits the model evenly (the rule o
 :mod:`vllm_recipes.select.nodes`), a PD deployment at every pair of pool sizes from
 its default pools up. Sizes are walked fewest GPUs first and a walk stops at the
 first size that meets the SLA (a larger one of the same kind only adds GPUs); a
-size whose lower bound (:func:`~vllm_recipes.perf.report.perf_bounds`: the prompt
+size whose lower bound (``_Plan.bounds`` in :mod:`vllm_recipes.perf.report`: the prompt
 alone, one sequence decoding alone) already misses the SLA is not simulated. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -29,7 +29,7 @@ from vllm_recipes.select.state import (
 )
 
 from .architecture import ComputeFacts
-from .report import PerfReport, perf_bounds, perf_state, report_dict
+from .report import PerfReport, Planned, plan_state, report_dict, report_of
 from .scheduler import Workload
 
 #: PD pools: pairs walked up to this many nodes beyond the default pools (both pools together)
@@ -73,14 +73,6 @@ def _even_counts(recipe: Recipe, split: Any, gpn: int, lo: int) -> list[int]:
     return [n for n in range(max(1, lo), MAX_NODES + 1) if node_count_issue(recipe.data, split, gpn, n) is None]
 
 
-def _multi_node_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest, spec: Mapping[str, Any]) \
-        -> Iterator[list[PageRequest]]:
-    """A multi-node strategy at each even node count, fewest first."""
-    gpn = _gpn(catalog, base.hardware or "")
-    for n in _even_counts(recipe, strategy_split(spec), gpn, 2):
-        yield [PageRequest(hardware=base.hardware, variant=base.variant, strategy=base.strategy, nodes=n)]
-
-
 def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[list[PageRequest]]:
     """PD pool pairs from the default pools up, grouped by total nodes, fewest first."""
     try:
@@ -96,8 +88,7 @@ def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[l
               for role in ("prefill", "decode")}
     floor = lo["prefill"] + lo["decode"]
     for total in range(floor, floor + PD_EXTRA_NODES + 1):
-        group = [PageRequest(hardware=base.hardware, variant=base.variant, strategy=base.strategy,
-                             prefill_nodes=p, decode_nodes=total - p)
+        group = [replace(base, prefill_nodes=p, decode_nodes=total - p)
                  for p in counts["prefill"] if total - p in counts["decode"]]
         if group:
             yield group
@@ -149,8 +140,8 @@ class _Search:
         self.seen: set[tuple[Any, ...]] = set()
         self.cands: list[Candidate] = []
         self.unknown: list[PerfReport] = []
-        #: (worst bound / target, state) of the sizes not simulated
-        self.pruned: list[tuple[float, PageState]] = []
+        #: (worst bound / target, plan) of the sizes not simulated
+        self.pruned: list[tuple[float, Planned]] = []
 
     def state(self, req: PageRequest) -> PageState | None:
         """The builder state of ``req`` (``None``: refused, or a selection already seen)."""
@@ -165,8 +156,8 @@ class _Search:
         self.seen.add(key)
         return state
 
-    def estimate(self, state: PageState) -> Candidate | None:
-        rep = perf_state(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
+    def estimate(self, planned: Planned) -> Candidate | None:
+        rep = report_of(*planned, self.workload)
         if not rep.known:
             self.unknown.append(rep)
             return None
@@ -179,13 +170,14 @@ class _Search:
         state = self.state(req)
         if state is None:
             return None
-        bounds = perf_bounds(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
-        if bounds is not None:
+        planned = plan_state(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
+        if planned[2] is not None:
+            bounds = planned[2].bounds(self.workload)
             worst = max(bounds[0] / self.sla.ttft_ms, bounds[1] / self.sla.tpot_ms)
             if worst > 1:
-                self.pruned.append((worst, state))
+                self.pruned.append((worst, planned))
                 return None
-        return self.estimate(state)
+        return self.estimate(planned)
 
     def ratios(self, c: Candidate) -> tuple[float, float]:
         e = c.report.estimate
@@ -212,10 +204,10 @@ class _Search:
             return max(v for _, v in c.misses), c.gpus
 
         best = min(self.cands, key=score, default=None)
-        for worst, state in sorted(self.pruned, key=lambda p: p[0]):
+        for worst, planned in sorted(self.pruned, key=lambda p: p[0]):
             if best is not None and worst >= score(best)[0]:
                 break
-            c = self.estimate(state)
+            c = self.estimate(planned)
             if c is not None and (best is None or score(c) < score(best)):
                 best = c
         return best
@@ -225,8 +217,10 @@ def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *,
               arch: Architecture | None = None, facts: ComputeFacts | None = None) -> Recommendation:
     search = _Search(catalog, recipe, sla, workload, arch, facts)
     for base, kind in _bases(catalog, recipe, hardware):
-        if kind == "multi_node":
-            search.walk(_multi_node_sizes(catalog, recipe, base, catalog.strategies.get(base.strategy or "") or {}))
+        if kind == "multi_node":  # at each node count that splits the model evenly, fewest first
+            split = strategy_split(catalog.strategies.get(base.strategy or "") or {})
+            gpn = _gpn(catalog, base.hardware or "")
+            search.walk([replace(base, nodes=n)] for n in _even_counts(recipe, split, gpn, 2))
         elif kind == "pd_cluster":
             search.walk(_pd_sizes(catalog, recipe, base))
         else:

@@ -19,7 +19,10 @@ from vllm_recipes.fit.architecture import Architecture, recipe_architecture
 from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.memory import ProcessFit
 from vllm_recipes.fit.report import FitReport, fit_state
+from vllm_recipes.fit.vllm_rules import parse_release
 from vllm_recipes.select.state import PageState
+from vllm_recipes.synth.context import Ctx
+from vllm_recipes.synth.plan import Plan
 
 from .architecture import ComputeFacts, facts_from_recipe
 from .estimate import Estimate, calibration, estimate_process, lower_bounds
@@ -28,7 +31,7 @@ from .model import Params
 from .scheduler import Workload
 
 #: vLLM releases the calibration measurements ran (InferenceMAX images of Oct 2025, 0.12.0, 0.15.1, 0.18.0)
-CALIBRATED_VLLM = ("0.10", "0.18")
+CALIBRATED_VLLM = ((0, 10), (0, 18))
 #: Poisson arrivals simulated for a PD prefill pool (its mean TTFT; a closed loop's full count says no more)
 PD_PREFILL_PROMPTS = 400
 
@@ -93,14 +96,13 @@ def _precision(recipe: Recipe, variant_key: str) -> str:
 def _release_note(vllm: str | None) -> tuple[str, ...]:
     if not vllm:
         return ()
-    try:
-        given = tuple(int(x) for x in vllm.split(".")[:2])
-        lo, hi = (tuple(int(x) for x in v.split(".")) for v in CALIBRATED_VLLM)
-    except ValueError:
+    given, (lo, hi) = parse_release(vllm), CALIBRATED_VLLM
+    span = "{}.{}-{}.{}".format(*lo, *hi)
+    if given is None:
         return (f"vLLM {vllm}: not a version number; the estimate does not depend on it",)
     if lo <= given <= hi:
-        return (f"vLLM {vllm}: inside the calibrated releases ({CALIBRATED_VLLM[0]}-{CALIBRATED_VLLM[1]})",)
-    return (f"vLLM {vllm}: outside the calibrated releases ({CALIBRATED_VLLM[0]}-{CALIBRATED_VLLM[1]}); "
+        return (f"vLLM {vllm}: inside the calibrated releases ({span})",)
+    return (f"vLLM {vllm}: outside the calibrated releases ({span}); "
             "kernels and scheduler defaults change between releases, expect a larger error",)
 
 
@@ -126,6 +128,16 @@ class _Plan:
     def estimate(self, fit: ProcessFit, workload: Workload) -> Estimate:
         return estimate_process(self.facts, self.arch, fit, self.gpu, self.precision, self.params, workload,
                                 self.gpus_per_node)
+
+    def bounds(self, workload: Workload) -> tuple[float, float]:
+        """(TTFT, TPOT) ms no load can beat (:func:`~.estimate.lower_bounds`) - cheap, no simulation."""
+        first, last = self.role("prefill") or self.processes[0], self.role("decode") or self.processes[0]
+        args = (self.gpu, self.precision, self.params, workload, self.gpus_per_node)
+        return lower_bounds(self.facts, self.arch, first, *args)[0], lower_bounds(self.facts, self.arch, last, *args)[1]
+
+
+#: what :func:`plan_state` gives: the report's head, the errors that leave it unknown (else the notes), the plan
+Planned = tuple[dict[str, Any], list[str], _Plan | None]
 
 
 def _unknown(recipe: Recipe, fit: FitReport, arch: Architecture | None, facts: ComputeFacts | None,
@@ -154,13 +166,14 @@ def _notes(plan: _Plan, calibrated: bool, vllm: str | None) -> list[str]:
     return notes
 
 
-def _plan(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, target: GpuTarget | None,
-          arch: Architecture | None, facts: ComputeFacts | None, strategy_given: bool,
-          cached_checkpoint_gib: float | None, vllm: str | None) -> tuple[dict[str, Any], list[str], _Plan | None]:
+def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, target: GpuTarget | None = None,
+               arch: Architecture | None = None, facts: ComputeFacts | None = None, strategy_given: bool = False,
+               cached_checkpoint_gib: float | None = None, vllm: str | None = None,
+               resolution: tuple[Ctx, Plan] | None = None) -> Planned:
     """The report's head, the errors that leave it unknown, and the plan when there are none."""
     arch = arch or recipe_architecture(catalog, recipe)
     fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
-                    strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib)
+                    strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)
     params, calibrated = calibration().params_for(gpu.family if gpu else "")
     head = dict(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
@@ -179,22 +192,27 @@ def _plan(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload
 def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
                target: GpuTarget | None = None, arch: Architecture | None = None, facts: ComputeFacts | None = None,
                strategy_given: bool = False, cached_checkpoint_gib: float | None = None,
-               vllm: str | None = None) -> PerfReport:
-    """Estimate a builder state at ``workload`` (pure; unknown facts give errors, never a guess)."""
-    head, said, plan = _plan(catalog, recipe, state, workload, target, arch, facts, strategy_given,
-                             cached_checkpoint_gib, vllm)
+               vllm: str | None = None, resolution: tuple[Ctx, Plan] | None = None) -> PerfReport:
+    """Estimate a builder state at ``workload`` (pure; unknown facts give errors, never a guess);
+    ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
+    return report_of(*plan_state(catalog, recipe, state, workload, target, arch, facts, strategy_given,
+                                 cached_checkpoint_gib, vllm, resolution), workload)
+
+
+def report_of(head: dict[str, Any], said: list[str], plan: _Plan | None, workload: Workload) -> PerfReport:
+    """The report of a :func:`plan_state` (its head, errors or notes, plan) at ``workload``."""
     if plan is None:
-        return PerfReport(**head, errors=tuple(said), notes=_release_note(vllm))  # type: ignore[arg-type]
+        return PerfReport(**head, errors=tuple(said), notes=_release_note(head["vllm"]))
     if plan.disaggregated:
         pre, dec = _pd_pools(plan, workload)
         notes = (*said, "disaggregated: TTFT from the prefill pool, TPOT from the decode pool; KV transfer "
                  "between pools is not modelled")
-        return PerfReport(**head, estimate=_combine(pre, dec, workload),  # type: ignore[arg-type]
-                          pools=(("prefill", pre), ("decode", dec)), notes=notes)
+        return PerfReport(**head, estimate=_combine(pre, dec, workload), pools=(("prefill", pre), ("decode", dec)),
+                          notes=notes)
     est = plan.estimate(plan.processes[0], workload)
     errors = (f"one request of {workload.isl + workload.osl:,} tokens does not fit the KV cache",) \
         if est.blocked else ()
-    return PerfReport(**head, estimate=est, errors=errors, notes=tuple(said))  # type: ignore[arg-type]
+    return PerfReport(**head, estimate=est, errors=errors, notes=tuple(said))
 
 
 def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
@@ -212,21 +230,6 @@ def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
                                                                                        PD_PREFILL_PROMPTS),
                                           seed=workload.seed))
     return pre, dec
-
-
-def perf_bounds(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
-                arch: Architecture | None = None, facts: ComputeFacts | None = None) -> tuple[float, float] | None:
-    """(TTFT, TPOT) ms no load of this state can beat (``None``: unknown) - cheap, no simulation."""
-    _, _, plan = _plan(catalog, recipe, state, workload, None, arch, facts, False, None, None)
-    if plan is None:
-        return None
-    first = plan.role("prefill") or plan.processes[0]
-    last = plan.role("decode") or plan.processes[0]
-    ttft, _ = lower_bounds(plan.facts, plan.arch, first, plan.gpu, plan.precision, plan.params, workload,
-                           plan.gpus_per_node)
-    _, tpot = lower_bounds(plan.facts, plan.arch, last, plan.gpu, plan.precision, plan.params, workload,
-                           plan.gpus_per_node)
-    return ttft, tpot
 
 
 def _combine(pre: Estimate, dec: Estimate, w: Workload) -> Estimate:

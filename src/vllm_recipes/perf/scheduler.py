@@ -337,13 +337,10 @@ class _Sim:
 
     # --- the loop ------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def run(self) -> SimResult:
         if not self.w.rate:
             for _ in range(min(self.w.concurrency or 1, self.n_total)):
                 self.send(0.0)
-
-    def run(self) -> SimResult:
-        self.start()
         while self.done < self.n_total:
             self.arrive()
             self.preempt()

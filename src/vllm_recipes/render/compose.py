@@ -15,74 +15,58 @@ from typing import Any
 
 from .artifacts import (
     MEDIA_YAML,
-    RPC_PORTS,
     Artifact,
     ExportOptions,
     container_image,
+    fixed_value,
     header,
+    required,
     used_placeholders,
     whole_json_values,
 )
-from .k8s import FILES_MOUNT, HF_CACHE, dump
+from .k8s import FILES_MOUNT, HF_CACHE, dump, entrypoint, escape_dollars
 from .shell import INHERITED
 from .workloads import (
     Deployment,
     ExportError,
     Process,
     container_install,
+    inherits,
     install_note,
     placeholders,
-    refs,
+    rewrite,
     shell_word,
 )
 
 HEALTH_INTERVAL_S = 10
 
 
-def compose_literal(text: str) -> str:
-    return text.replace("$", "$$")
-
-
 class Binder:
     def __init__(self, dep: Deployment) -> None:
         self.dep = dep
-        self.by_key = {p.key: p for p in dep.processes}
-        self.by_pool = {p.pool: p for p in dep.processes if p.pool}
         self.files = {f.path_var: f for p in dep.processes for f in p.files}
         #: set, but may be empty (Compose's ``${X?}``): the documented automatic value of a config field
         self.empty_ok = whole_json_values(dep)
 
     def bind(self, name: str) -> str | None:
-        for pool, owner in self.by_pool.items():
-            if name == f"{pool}1":
-                return owner.key
-        if name.startswith("VLLM_INSTANCE_") and f"vllm-{name[14:]}" in self.by_key:
-            return f"vllm-{name[14:]}"
-        if name == "ROUTER_HOST":
-            return "0.0.0.0"
-        if name == "ROUTER_PORT" and "router" in self.by_key:
-            return str(self.by_key["router"].port)
-        if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
+        """A pool's first node, an instance or the Mooncake master is its service; a file is mounted."""
+        node = self.dep.node_of(name)
+        if node is not None:
+            return node[0].key if node[1] == 1 else None
+        if name == "MOONCAKE_MASTER_IP" and any(p.key == "mooncake-master" for p in self.dep.processes):
             return "mooncake-master"
         if name in self.files:
             return f"{FILES_MOUNT}/{self.files[name].name}"
-        if name in RPC_PORTS:
-            return str(RPC_PORTS[name])
-        return None
+        return fixed_value(self.dep, name)
 
     def text(self, value: str) -> str:
         """A value for the Compose file: bound placeholders filled, the rest required variables."""
-        out: list[str] = []
-        pos = 0
-        for start, end, name in refs(value):
-            out.append(compose_literal(value[pos:start]))
+        def one(name: str, written: str) -> str:
             b = self.bind(name)
-            need = "?" if name in self.empty_ok else ":?"
-            out.append(compose_literal(b) if b is not None else compose_literal(value[start:end]) if name in INHERITED
-                       else f"${{{name}{need}set {name}, see the header}}")
-            pos = end
-        out.append(compose_literal(value[pos:]))
-        return "".join(out)
+            return escape_dollars(b) if b is not None else escape_dollars(written) if name in INHERITED \
+                else required(name, self.empty_ok, f"set {name}, see the header")
+
+        return rewrite(value, one, escape_dollars)
 
 
 #: ``docker run`` flag -> (Compose service key, how its value is kept): ``list`` appends, ``value``
@@ -134,31 +118,15 @@ def _healthcheck(port: int, timeout_s: int, protocol: str = "http") -> dict[str,
             "retries": 3, "start_period": f"{timeout_s}s"}
 
 
-def _inherits(value: str) -> bool:
-    return any(n in INHERITED for n in placeholders(value))
-
-
 def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
     """``entrypoint``/``command``, run by a shell in the container first when something must precede it:
     the install step the image needs, env values that extend the image's own search paths (Compose
     would fill ``$LD_PRELOAD`` from the host's)."""
     install = container_install(p.install, image, p.title)
     prelude = [install] if install else []
-    prelude += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}"
-                for k, v in p.env if _inherits(v)]
-    if p.script is not None:
-        return {"entrypoint": ["/bin/sh", "-c", compose_literal("\n".join(["set -e", *prelude, p.script])
-                                                                  if prelude else p.script)]}
-    k = 2 if p.argv[:2] == ("vllm", "serve") else 1
-    head = [b.text(t) for t in p.argv[:k]]
-    if prelude:
-        head = ["/bin/sh", "-c", compose_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
-    return {"entrypoint": head, "command": [b.text(t) for t in p.argv[k:]]}
-
-
-def _environment(p: Process, b: Binder) -> dict[str, str]:
-    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
-    return env | {k: b.text(v) for k, v in p.env if not _inherits(v)}
+    prelude += [f"export {k}={shell_word(v)}" for k, v in p.env if inherits(v)]
+    head, args = entrypoint(p.argv, p.script, prelude, b.text)
+    return {"entrypoint": head} if args is None else {"entrypoint": head, "command": args}
 
 
 def _host_resources(p: Process, svc: dict[str, Any]) -> None:
@@ -177,7 +145,8 @@ def _host_resources(p: Process, svc: dict[str, Any]) -> None:
 
 def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
     svc: dict[str, Any] = {"image": image, **_entrypoint(p, b, image)}
-    env = _environment(p, b)
+    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
+    env |= {k: b.text(v) for k, v in p.env if not inherits(v)}
     if env:
         svc["environment"] = env
     if p.port is not None:

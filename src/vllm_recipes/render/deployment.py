@@ -41,8 +41,7 @@ def serve_text(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], install: st
     cmd, _argv, _fin = render_invocation(inv)
     if install == "docker":
         return docker_run_text(cmd, env_pairs(env), meta_for(ctx), port)
-    exports = export_lines(env)
-    return "\n".join([*exports, cmd]) if exports else cmd
+    return "\n".join([*export_lines(env), cmd])
 
 
 def deployment_blocks(ctx: Ctx, plan: Plan, install: str = "pip") -> list[Block]:

@@ -123,60 +123,36 @@ def _mounts(model_id: str, env: Sequence[tuple[str, Any]]) -> list[str]:
     return out
 
 
-_SERVE_PREFIX = re.compile(r"^vllm serve (\S+)")
-
-
 def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:
-    """§9.3 ``buildDockerRun``."""
-    model_id, body = split_serve_text(command)
-    return docker_run_head(model_id, env, meta, port) + (" \\\n  " + body if body else "")
-
-
-def split_serve_text(command: str) -> tuple[str, str]:
-    """The model id of a ``vllm serve`` command text (else ``MODEL``) and the text after it."""
-    m = _SERVE_PREFIX.match(command) if command.startswith("vllm serve ") else None
-    if m is None:
-        return "MODEL", command
-    return m.group(1), re.sub(r"^vllm serve \S+\s*\\?\n?\s*", "", command, count=1)
-
-
-def docker_run_head(model_id: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:
-    """The ``docker run`` text up to the image and the model id: the same for every command
-    run with this env (:func:`docker_run_text` appends the command's flags)."""
-    mounts = _mounts(model_id, env)
-    env_flags = [f"-e {assignment(k, js_str(v))}" for k, v in env]
-    join = " \\\n  "
+    """§9.3 ``buildDockerRun``: the model id of a ``vllm serve`` command text (else ``MODEL``) after the
+    image, then the command's flags."""
+    m = re.match(r"vllm serve (\S+)", command)
+    model_id, body = (m.group(1), re.sub(r"^vllm serve \S+\s*\\?\n?\s*", "", command, count=1)) if m \
+        else ("MODEL", command)
     prefix = f"# {model_id} must already exist on the host — bind-mounted read-only below.\n" \
         if model_id.startswith("/") else ""
+    join = " \\\n  "
     out = (f"{prefix}docker run {meta.gpu_flags_text} \\\n  --privileged --ipc=host -p {port}:{port} \\\n"
            f"  -v ~/.cache/huggingface:/root/.cache/huggingface \\")
+    mounts = _mounts(model_id, env)
     if mounts:
         out += "\n  " + join.join(f"-v {quote(x)}" for x in mounts) + " \\"
-    if env_flags:
-        out += "\n  " + join.join(env_flags) + " \\"
-    return out + f"\n  {image_word(meta.image) if meta.image is not None else 'undefined'} {model_id}"
+    if env:
+        out += "\n  " + join.join(f"-e {assignment(k, js_str(v))}" for k, v in env) + " \\"
+    out += f"\n  {image_word(meta.image) if meta.image is not None else 'undefined'} {model_id}"
+    return out + (join + body if body else "")
 
 
 def docker_run_argv(argv: Sequence[str], env: Sequence[tuple[str, Any]], meta: DockerMeta,
                     port: int = 8000) -> list[str]:
-    """§9.4 ``buildDockerArgv``."""
-    cmd = serve_argv_tail(argv)
-    return [*docker_argv_head(cmd[0] if cmd else "", env, meta, port), *cmd]
-
-
-def serve_argv_tail(argv: Sequence[str]) -> list[str]:
-    """What follows ``vllm serve`` in an argv (the whole argv for another binary)."""
-    return list(argv[2:]) if len(argv) >= 2 and argv[0] == "vllm" and argv[1] == "serve" else list(argv)
-
-
-def docker_argv_head(model_id: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> list[str]:
-    """The ``docker run`` argv up to the image (:func:`docker_run_argv` appends the command)."""
+    """§9.4 ``buildDockerArgv``: the command after ``vllm serve`` (the whole argv for another binary)."""
+    cmd = list(argv[2:]) if len(argv) >= 2 and argv[0] == "vllm" and argv[1] == "serve" else list(argv)
     out = ["docker", "run", *meta.gpu_flags_argv, "--privileged", "--ipc=host", "-p", f"{port}:{port}",
            "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
-    for mnt in _mounts(model_id, env):
+    for mnt in _mounts(cmd[0] if cmd else "", env):
         out += ["-v", mnt]
     for k, v in env:
         out += ["-e", f"{env_key(k)}={js_str(v)}"]
     if meta.image is not None:
         out.append(image_word(meta.image))
-    return out
+    return [*out, *cmd]

@@ -64,15 +64,12 @@ def flag_pairs(tokens: list[Arg] | tuple[Arg, ...]) -> list[tuple[Arg, Arg | Non
 
 def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:
     fin = finalize(inv)
-    rows: list[ExplainRow] = []
-    for t, value in flag_pairs(fin.tokens):
-        shadowed = []
-        for u in fin.shadowed.get(t.value, ()):
-            shadowed.append({"value": u.value.value if u.value else None,
-                             **source_dict(catalog, u.flag.source, u.flag.key_path)})
-        rows.append(ExplainRow("arg", t.value, value.value if value else None,
-                               source_dict(catalog, t.source, t.key_path), shadowed))
-    return rows
+    return [ExplainRow("arg", t.value, value.value if value else None,
+                       source_dict(catalog, t.source, t.key_path),
+                       [{"value": u.value.value if u.value else None,
+                         **source_dict(catalog, u.flag.source, u.flag.key_path)}
+                        for u in fin.shadowed.get(t.value, ())])
+            for t, value in flag_pairs(fin.tokens)]
 
 
 def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import as_list, get, is_map, js_str, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, get, is_map, js_str, truthy
+from vllm_recipes.select.defaults import effective_install_config
 
-from .docker import BRAND_KEYS, image_word, is_cuda_map
+from .docker import DEFAULT_IMAGES, NIGHTLY_IMAGES, docker_meta, image_word
 
 PIP_DEFAULT = "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --torch-backend auto"
 PIP_NIGHTLY = ("uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre \\\n"
@@ -17,51 +18,11 @@ PIP_NIGHTLY = ("uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre
 
 
 def install_pull_image(recipe: Mapping[str, Any]) -> str:
-    """§5.3 docker pull image, with our fix: nightly recipes pull the nightly default.
-
-    The reference prints ``:latest`` here although its renderings use ``:nightly``
-    (docs/decisions.md, "nightly docker pull").
-    """
-    nightly = get(recipe.get("model"), "nightly_required") is True
-    default = "vllm/vllm-openai:nightly" if nightly else "vllm/vllm-openai:latest"
-    o = get(recipe.get("model"), "docker_image")
-    if not truthy(o):
-        return default
-    if isinstance(o, str):
-        return o
-    if not is_map(o):
-        return default
-    if any(k in o for k in BRAND_KEYS):
-        n = o.get("nvidia")
-        if isinstance(n, str):
-            return n
-        if is_cuda_map(n):
-            return _cuda_pick(n, default)
-        return default
-    if is_cuda_map(o):
-        return _cuda_pick(o, default)
-    return default
-
-
-def _cuda_pick(m: Mapping[str, Any], default: str) -> str:
-    for k in ("cu130", "cu129"):
-        if truthy(m.get(k)):
-            return m[k]
-    return default
-
-
-def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
-                             hw_id: str | None) -> Any:
-    """``model.install`` merged key by key with the variant's per-hardware ``install`` (ext §2.5)."""
-    base = get(recipe.get("model"), "install")
-    if variant is None or not hw_id:
-        return base
-    over = get(get(variant.get("hardware_overrides"), hw_id), "install")
-    if not is_map(over):
-        return base
-    merged = dict(base) if is_map(base) else {}
-    merged.update(over)
-    return merged
+    """§5.3 docker pull image: the model's NVIDIA image, with our fix: nightly recipes pull the nightly
+    default. The reference prints ``:latest`` here although its renderings use ``:nightly``
+    (docs/decisions.md, "nightly docker pull")."""
+    meta = docker_meta(recipe, EMPTY, {"brand": "NVIDIA"}, None)
+    return meta.image or (NIGHTLY_IMAGES if meta.nightly else DEFAULT_IMAGES)["nvidia"]
 
 
 def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_install: bool = True,

@@ -22,18 +22,18 @@ import yaml
 
 from .artifacts import (
     MEDIA_YAML,
-    RPC_PORTS,
     Artifact,
     ExportOptions,
     check_name,
     container_image,
     default_name,
+    fixed_value,
     header,
     shell_command,
     used_placeholders,
     whole_json_values,
 )
-from .shell import INHERITED, literal, quote
+from .shell import literal, quote
 from .workloads import (
     SELF,
     Deployment,
@@ -41,9 +41,11 @@ from .workloads import (
     Process,
     RankTerm,
     container_install,
+    inherits,
     install_note,
     placeholders,
-    refs,
+    rewrite,
+    shell_ref,
     shell_word,
     substitute,
 )
@@ -105,9 +107,24 @@ def dump(obj: Any) -> str:
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
 
 
-def k8s_literal(text: str) -> str:
-    """Escape ``$`` so Kubernetes passes ``text`` through its ``$(VAR)`` expansion unchanged."""
+def escape_dollars(text: str) -> str:
+    """Escape ``$`` so Kubernetes (``$(VAR)``) and Compose (``${VAR}``) pass ``text`` through unchanged."""
     return text.replace("$", "$$")
+
+
+def entrypoint(argv: tuple[str, ...], script: str | None, prelude: list[str],
+               text: Callable[[str], str]) -> tuple[list[str], list[str] | None]:
+    """``(command, args)`` of a container: ``script`` run by ``sh`` (args ``None``), else the exec form of
+    ``argv`` (``vllm serve`` in the command, the rest ``args``); behind a shell prelude when something
+    must run first (``text`` writes each argv token for the target)."""
+    if script is not None:
+        body = "\n".join(["set -e", *prelude, script]) if prelude else script
+        return ["/bin/sh", "-c", escape_dollars(body)], None
+    k = 2 if argv[:2] == ("vllm", "serve") else 1
+    head = [text(t) for t in argv[:k]]
+    if prelude:
+        head = ["/bin/sh", "-c", escape_dollars(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
+    return head, [text(t) for t in argv[k:]]
 
 
 class Names:
@@ -118,9 +135,10 @@ class Names:
         self.base = check_name(opts.name or default_name(dep.model_id), "--name")
         check_name(opts.namespace, "--namespace")
         self.single = len(dep.processes) == 1
-        self.by_pool = {p.pool: p for p in dep.processes if p.pool}
         self.by_key = {p.key: p for p in dep.processes}
+        self.files = {f.path_var: f for q in dep.processes for f in q.files}
         #: config files with user settings left in them: expanded at container start into RUNTIME_FILES
+        self.expanded: set[str] = set()
         self.expanded = {f.path_var for q in dep.processes for f in q.files
                          if any(self.bind(q, n) is None for n in placeholders(f.content))}
         for q in dep.processes:
@@ -152,86 +170,43 @@ class Names:
 
     def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
         """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""
-        return self._address(p, name) or self._fixed(name) or self._file_path(name)
-
-    def _address(self, p: Process, name: str) -> tuple[str, bool] | None:
-        """A node address: the pod's own, the group leader's, or another pool's / instance's node."""
-        if name == SELF:
+        if name == SELF:  # the pod's own address, the group leader's, another pool's / instance's node
             return "POD_IP", True
         if name == "HEAD_IP" and p.nodes > 1:
             return "LWS_LEADER_ADDRESS", True
-        for pool, owner in self.by_pool.items():
-            if name.startswith(pool) and name[len(pool):].isdigit():
-                idx = int(name[len(pool):])
-                if owner is p and idx == 1:
-                    return ("LWS_LEADER_ADDRESS", True) if p.nodes > 1 else ("POD_IP", True)
-                return self.node_address(owner, idx), False
-        if name.startswith("VLLM_INSTANCE_") and name[14:].isdigit() and f"vllm-{name[14:]}" in self.by_key:
-            return self.node_address(self.by_key[f"vllm-{name[14:]}"], 1), False
-        return None
-
-    def _fixed(self, name: str) -> tuple[str, bool] | None:
-        """The router's listen address and port, the Mooncake master's Service, the PD RPC ports."""
-        if name == "ROUTER_HOST":
-            return "0.0.0.0", False
-        if name == "ROUTER_PORT" and "router" in self.by_key:
-            return str(self.by_key["router"].port), False
+        node = self.dep.node_of(name)
+        if node is not None:
+            owner, idx = node
+            if owner is p and idx == 1 and owner.pool and name.startswith(owner.pool):
+                return ("LWS_LEADER_ADDRESS", True) if p.nodes > 1 else ("POD_IP", True)
+            return self.node_address(owner, idx), False
+        value = fixed_value(self.dep, name)
+        if value is not None:
+            return value, False
         if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
             return self.service(self.by_key["mooncake-master"]), False
-        return (str(RPC_PORTS[name]), False) if name in RPC_PORTS else None
-
-    def _file_path(self, name: str) -> tuple[str, bool] | None:
-        """Where a config file is mounted (expanded at start when it holds user settings)."""
-        for q in self.dep.processes:
-            for f in q.files:
-                if f.path_var == name:
-                    where = RUNTIME_FILES if name in getattr(self, "expanded", ()) else FILES_MOUNT
-                    return f"{where}/{f.name}", False
+        if name in self.files:  # where a config file is mounted (expanded at start when it holds settings)
+            return f"{RUNTIME_FILES if name in self.expanded else FILES_MOUNT}/{self.files[name].name}", False
         return None
 
 
 def exec_text(text: str, p: Process, names: Names) -> str:
     """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``,
     everything else data (``$`` escaped)."""
-    out: list[str] = []
-    pos = 0
-    for start, end, name in refs(text):
-        out.append(k8s_literal(text[pos:start]))
+    def one(name: str, _written: str) -> str:
         b = names.bind(p, name)
-        if b is None:
-            out.append(f"$({name})")
-        else:
-            value, is_ref = b
-            out.append(f"$({value})" if is_ref else k8s_literal(value))
-        pos = end
-    out.append(k8s_literal(text[pos:]))
-    return "".join(out)
+        return f"$({name})" if b is None else f"$({b[0]})" if b[1] else escape_dollars(b[0])
+
+    return rewrite(text, one, escape_dollars)
 
 
 def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
     """A placeholder as a shell word inside ``p``'s container (env references double-quoted)."""
     def bind(name: str) -> str:
         b = names.bind(p, name)
-        if b is None:
-            return f'"${{{name}}}"'
-        value, is_ref = b
-        return f'"${{{value}}}"' if is_ref else quote(value)
+        return shell_ref(name) if b is None else shell_ref(b[0]) if b[1] else quote(b[0])
 
     return bind
-
-
-def worker_script(p: Process, names: Names) -> str:
-    """``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``."""
-    return "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
-                                   "LWS_WORKER_INDEX")
-
-
-def _command_split(argv: tuple[str, ...]) -> int:
-    return 2 if argv[:2] == ("vllm", "serve") else 1
-
-
-def _inherits(value: Any) -> bool:
-    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
 
 
 def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...]) -> list[str]:
@@ -253,7 +228,7 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
         out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
                              f"{RUNTIME_FILES}/{f.name}", *settings]))
     for k, v in env:
-        if _inherits(v):
+        if inherits(v):
             out.append(f"export {k}={shell_word(v, _shell_bind(p, names))}")
     return out
 
@@ -268,14 +243,10 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
         items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
                                                                           "optional": True}}})
     for k, v in env:
-        if not _inherits(v):  # set by the prelude's shell instead
+        if not inherits(v):  # set by the prelude's shell instead
             items.append({"name": k, "value": exec_text(v, p, names)})
-    out: dict[str, Any] = {}
-    if settings:
-        out["envFrom"] = [{"configMapRef": {"name": settings}}]
-    if items:
-        out["env"] = items
-    return out
+    env_from = [{"configMapRef": {"name": settings}}] if settings else []
+    return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
 
 @lru_cache(maxsize=1024)
@@ -332,12 +303,7 @@ def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, An
     rdma = _rdma(opts)
     if p.rdma and rdma:
         limits[rdma] = 1
-    out: dict[str, Any] = {}
-    if requests:
-        out["requests"] = requests
-    if limits:
-        out["limits"] = limits
-    return out
+    return {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
 
 
 def cache_gib(dep: Deployment) -> int:
@@ -364,33 +330,23 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
     (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
+        # ``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``
+        script = "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
+                                         "LWS_WORKER_INDEX")
         return {"command": ["/bin/sh", "-c"],
-                "args": [k8s_literal("\n".join([*(["set -e", *prelude] if prelude else []), worker_script(p, names)]))]}
-    if p.script is not None:
-        return {"command": ["/bin/sh", "-c", k8s_literal("\n".join(["set -e", *prelude, p.script])
-                                                         if prelude else p.script)]}
+                "args": [escape_dollars("\n".join([*(["set -e", *prelude] if prelude else []), script]))]}
     argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
-    k = _command_split(argv)
-    head = [exec_text(t, p, names) for t in argv[:k]]
-    if prelude:
-        head = ["/bin/sh", "-c", k8s_literal(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
-    return {"command": head, "args": [exec_text(t, p, names) for t in argv[k:]]}
+    command, args = entrypoint(argv, p.script, prelude, lambda t: exec_text(t, p, names))
+    return {"command": command} if args is None else {"command": command, "args": args}
 
 
-def _volume_mounts(p: Process, dep: Deployment) -> list[dict[str, Any]]:
+def _volume_mounts(p: Process, names: Names) -> list[dict[str, Any]]:
     # shared memory and the model cache belong to the processes that load the model
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
                                      {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
-    if _uses_files(p, dep):
+    if p.files or any(n in names.files for n in _names_in(p)):
         mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
     return mounts
-
-
-def _security(p: Process, dep: Deployment) -> dict[str, Any]:
-    sec = dict(BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container") or {}) if p.kind == "serve" else {}
-    if p.rdma:  # RDMA registers (pins) memory: the NIC's memory regions need IPC_LOCK
-        sec["capabilities"] = {"add": ["IPC_LOCK"]}
-    return sec
 
 
 def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, worker: bool,
@@ -401,33 +357,28 @@ def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, wor
                          **_command(p, names, image, env, worker), **_env(p, names, env, settings)}
     if p.port is not None:
         c["ports"] = [{"name": _port_name(p), "containerPort": p.port}]
-    optional = {"resources": _resources(p, dep, opts), "volumeMounts": _volume_mounts(p, dep)}
+    optional = {"resources": _resources(p, dep, opts), "volumeMounts": _volume_mounts(p, names)}
     c.update({k: v for k, v in optional.items() if v})
     if not (worker and p.headless_workers):
         c.update(_probes(p, timeout_s))
-    sec = _security(p, dep)
+    sec = dict(BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container") or {}) if p.kind == "serve" else {}
+    if p.rdma:  # RDMA registers (pins) memory: the NIC's memory regions need IPC_LOCK
+        sec["capabilities"] = {"add": ["IPC_LOCK"]}
     if sec:
         c["securityContext"] = sec
     return c
-
-
-def _uses_files(p: Process, dep: Deployment) -> bool:
-    return bool(p.files) or any(n in {f.path_var for q in dep.processes for f in q.files} for n in _names_in(p))
 
 
 def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, labels: dict[str, str],
          serve: bool) -> dict[str, Any]:
     dep = names.dep
     mounted = {m["name"] for c in containers for m in c.get("volumeMounts", ())}
-    volumes: list[dict[str, Any]] = []
-    if "dshm" in mounted:
-        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}})
-    if "hf-cache" in mounted:
-        cache: dict[str, Any] = {"sizeLimit": f"{cache_gib(dep)}Gi"} if dep.model_gib else {}
-        volumes.append({"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
-                       else {"name": "hf-cache", "emptyDir": cache})
-    if "files" in mounted:
-        volumes.append({"name": "files", "configMap": {"name": f"{names.base}-files"}})
+    cache: dict[str, Any] = {"sizeLimit": f"{cache_gib(dep)}Gi"} if dep.model_gib else {}
+    every = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}},
+             {"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
+             else {"name": "hf-cache", "emptyDir": cache},
+             {"name": "files", "configMap": {"name": f"{names.base}-files"}}]
+    volumes = [v for v in every if v["name"] in mounted]
     spec: dict[str, Any] = {"containers": containers}
     if volumes:
         spec["volumes"] = volumes
@@ -476,16 +427,12 @@ def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | Non
 def _objects(dep: Deployment, names: Names, opts: ExportOptions, image: str, settings: str | None,
              to_set: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The settings and files ConfigMaps, then each process's workload and Service (companions ride along)."""
-    objects: list[tuple[str, dict[str, Any]]] = []
-    if settings:
-        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": _meta(settings, opts, _labels(names.base, "settings")),
-                                      "data": {n: "" for n in to_set}}))
     files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
-    if files:
-        objects.append(("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
-                                      "metadata": _meta(f"{names.base}-files", opts, _labels(names.base, "files")),
-                                      "data": files}))
+    maps = [(settings, "settings", dict.fromkeys(to_set, "")), (f"{names.base}-files", "files", files)]
+    objects: list[tuple[str, dict[str, Any]]] = [
+        ("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": _meta(name, opts, _labels(names.base, part)), "data": data})
+        for name, part, data in maps if name and data]
     companions = [p for p in dep.processes if p.kind == "companion"]
     for p in dep.processes:
         if p.kind != "companion":
@@ -503,7 +450,8 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     # user settings reach containers as env (envFrom the settings ConfigMap); the files that hold some
     # are expanded from that env when the container starts
     to_set = {n: w for n, w in used_placeholders(dep).items()
-              if any(names.bind(p, n) is None for p in dep.processes if n in _names_in(p) or _in_files(p, n))}
+              if any(names.bind(p, n) is None for p in dep.processes
+                     if n in _names_in(p) or any(n in placeholders(f.content) for f in p.files))}
     settings = f"{names.base}-settings" if to_set else None
     head = header(dep, "k8s", opts, to_set, _notes(dep, opts, image, settings, to_set))
     short = header(dep, "k8s", opts, to_set, short=True)
@@ -513,10 +461,6 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             "namespace": opts.namespace, "resources": [a.path for a in out]}
     out.append(Artifact("kustomization.yaml", head + dump(kust), MEDIA_YAML))
     return out
-
-
-def _in_files(p: Process, name: str) -> bool:
-    return any(name in placeholders(f.content) for f in p.files)
 
 
 def _file_text(content: str, names: Names, p: Process) -> str:

@@ -118,7 +118,6 @@ class Unit:
 
     flag: Arg
     value: Arg | None = None
-    positional: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,7 @@ def dedupe(tokens: Sequence[Arg], drop_flags: Sequence[str] = ()) -> tuple[list[
     kept, shadowed = dedupe_positions(values, tuple(drop_flags))
     shadow: dict[str, list[Unit]] = {}
     units: list[Unit] = []
-    for i, _winner in shadowed:
+    for i in shadowed:
         v = values[i]
         if v.startswith("-"):
             units = shadow.setdefault(v, [])
@@ -180,48 +179,21 @@ def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
     return out
 
 
-def kept_positions(values: Sequence[str], drop_flags: Sequence[str] = ()) -> tuple[int, ...]:
-    """Indices into ``values`` of the tokens a process keeps (see :func:`dedupe_positions`)."""
-    return dedupe_positions(tuple(values), tuple(drop_flags))[0]
-
-
 @functools.lru_cache(maxsize=4096)
 def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
-                     ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+                     ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The §7 dedupe rule, on token values: indices of the kept tokens (§7.1 empty tokens out, §7.2 the last
-    occurrence of a flag wins, then ``drop_flags`` and their values out), plus each shadowed token's index
-    with the index of the kept flag that won over it (-1 when that flag was dropped).
+    occurrence of a flag wins, then ``drop_flags`` and their values out), and of the shadowed ones (per
+    flag, oldest first: the flag, then its value).
 
-    Remembered by values (bounded): ``validate`` meets the same lists in thousands of selections.
+    One scan from the end, linear in the tokens (a non-flag is a flag's value exactly when a flag precedes
+    it). Remembered by values (bounded): ``validate`` meets the same lists in thousands of selections.
     """
     pos = [i for i, v in enumerate(values) if v != ""]
     vals = [values[i] for i in pos]
-    won, kept_rev, shadow = _last_wins(vals)
-    kept = [pos[k] for k in reversed(kept_rev)]
-    if drop_flags:
-        kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
-    if not shadow:
-        return tuple(kept), ()
-    if drop_flags:
-        winner = {values[k]: k for k in kept if values[k].startswith("-")}
-    else:
-        winner = {flag: pos[start] for flag, start in won.items()}
-    out: list[tuple[int, int]] = []
-    for flag, starts in shadow.items():
-        w = winner.get(flag, -1)
-        for start in reversed(starts):
-            out.append((pos[start], w))
-            if start + 1 < len(vals) and not vals[start + 1].startswith("-"):
-                out.append((pos[start + 1], w))
-    return tuple(kept), tuple(out)
-
-
-def _last_wins(vals: Sequence[str]) -> tuple[dict[str, int], list[int], dict[str, list[int]]]:
-    """One scan from the end, linear in the tokens (a non-flag is a flag's value exactly when a flag
-    precedes it): where each flag's kept unit starts, the kept indices (last first) and the starts of
-    each flag's shadowed units (last first)."""
-    won: dict[str, int] = {}
     kept_rev: list[int] = []
+    won: set[str] = set()
+    #: where each flag's shadowed units start, last first
     shadow: dict[str, list[int]] = {}
     j = len(vals) - 1
     while j >= 0:
@@ -230,28 +202,22 @@ def _last_wins(vals: Sequence[str]) -> tuple[dict[str, int], list[int], dict[str
             kept_rev.append(j)
             j -= 1
             continue
-        v = vals[start]
-        if v in won:
-            shadow.setdefault(v, []).append(start)
+        if vals[start] in won:
+            shadow.setdefault(vals[start], []).append(start)
         else:
-            won[v] = start
+            won.add(vals[start])
             kept_rev += [j] if start == j else [j, start]
         j = start - 1
-    return won, kept_rev, shadow
-
-
-def render_values(binary: str, model_id: str, values: Sequence[str],
-                  drop_flags: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
-    """Text and argv of a process from its raw token *values* alone.
-
-    The same §7 dedupe and layout as :func:`render_invocation`, without provenance.
-    """
-    return render_kept(binary, model_id, [values[i] for i in kept_positions(values, drop_flags)])
-
-
-def render_kept(binary: str, model_id: str, kept: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-    """Text and argv of a process from the values it keeps (see :func:`kept_positions`)."""
-    return command_text(binary, model_id, pair_lines(kept)), (*binary_words(binary), model_id, *kept)
+    kept = [pos[k] for k in reversed(kept_rev)]
+    if drop_flags:
+        kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
+    shadowed: list[int] = []
+    for starts in shadow.values():
+        for start in reversed(starts):
+            shadowed.append(pos[start])
+            if start + 1 < len(vals) and not vals[start + 1].startswith("-"):
+                shadowed.append(pos[start + 1])
+    return tuple(kept), tuple(shadowed)
 
 
 def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:

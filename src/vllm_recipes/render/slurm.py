@@ -11,17 +11,19 @@ environment ``sbatch`` was called from.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from .artifacts import (
     MEDIA_SHELL,
-    RPC_PORTS,
     Artifact,
     ExportOptions,
     check_name,
+    checked_exports,
     default_name,
+    fixed_value,
     header,
     shell_command,
     used_placeholders,
-    whole_json_values,
 )
 from .k8s import HF_CACHE
 from .shell import literal, quote
@@ -44,16 +46,12 @@ MEMLOCK = ('ulimit -S -l unlimited 2>/dev/null || echo "warning: locked memory i
            'on $(hostname); RDMA needs it unlimited (limits.conf, slurm.conf PropagateResourceLimitsExcept=MEMLOCK)" >&2')
 
 
-def _ref(name: str) -> str:
-    return f'"${{{name}}}"'
-
-
 def _words(tokens: tuple[str | RankTerm, ...], rank_var: str) -> str:
-    return shell_command(tokens, lambda t: shell_word(t, _ref), rank_var, indent="    ")
+    return shell_command(tokens, shell_word, rank_var, indent="    ")
 
 
 def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
-    return [f"export {k}={shell_word(v, _ref) if isinstance(v, str) else v.step}" for k, v in env]
+    return [f"export {k}={shell_word(v) if isinstance(v, str) else v.step}" for k, v in env]
 
 
 def step_script(p: Process, rank_var: str, install: str | None) -> str:
@@ -114,30 +112,15 @@ int(sys.argv[2])), timeout=5)" "${{hp%:*}}" "${{hp##*:}}" 2>/dev/null ;;
 }}
 """
 #: placeholders the script fills in itself, whatever the deployment
-_FIXED = {"HEAD_IP": '"${NODES[0]}"', "ROUTER_HOST": "0.0.0.0", "MOONCAKE_MASTER_IP": '"${NODES[0]}"',
-          **{k: str(v) for k, v in RPC_PORTS.items()}}
+_FIXED = {"HEAD_IP": '"${NODES[0]}"', "MOONCAKE_MASTER_IP": '"${NODES[0]}"', "ROUTER_PORT": "8000"}
 
 
-def _first_nodes(dep: Deployment, serve: list[Process]) -> dict[str, int]:
-    """Index in ``NODES`` of each serve process's first node (all 0 when co-located)."""
-    first: dict[str, int] = {}
-    n = 0
-    for p in serve:
-        first[p.key] = 0 if dep.co_located else n
-        n += p.nodes
-    return first
-
-
-def _bound_value(var: str, dep: Deployment, serve: list[Process], first: dict[str, int]) -> str | None:
+def _bound_value(var: str, dep: Deployment, first: dict[str, int]) -> str | None:
     """What the script sets ``var`` to, when Slurm knows it: a node address, the router's port, a fixed value."""
-    for p in serve:
-        if p.pool and var.startswith(p.pool) and var[len(p.pool):].isdigit():
-            return f'"${{NODES[{first[p.key] + int(var[len(p.pool):]) - 1}]}}"'
-    if var.startswith("VLLM_INSTANCE_") and f"vllm-{var[14:]}" in first:
-        return f'"${{NODES[{first[f"vllm-{var[14:]}"]}]}}"'
-    if var == "ROUTER_PORT":
-        return str(next((p.port for p in dep.processes if p.kind == "router"), 8000))
-    return _FIXED.get(var)
+    node = dep.node_of(var)
+    if node is not None and node[0].key in first:
+        return f'"${{NODES[{first[node[0].key] + node[1] - 1}]}}"'
+    return fixed_value(dep, var) or _FIXED.get(var)
 
 
 def _header(dep: Deployment, opts: ExportOptions, name: str, to_set: dict[str, list[str]], docker: bool,
@@ -210,26 +193,25 @@ def _sbatch(dep: Deployment, name: str, serve: list[Process]) -> list[str]:
 
 def _environment(dep: Deployment, name: str, bound: dict[str, str], to_set: dict[str, list[str]]) -> list[str]:
     """Refuse to start without the user's settings, then export them, the bound values and the config files."""
-    empty_ok = whole_json_values(dep)
     files = {f.path_var: f for p in dep.processes for f in p.files}
-    lines = [f': "${{{var}{"?" if var in empty_ok else ":?"}set {var} before sbatch (see the header)}}"'
-             for var in to_set]
-    lines += [f"export {var}" for var in to_set]
+    lines = checked_exports(dep, to_set, "before sbatch (see the header)")
     lines += ['mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
               'WORKDIR="${SLURM_SUBMIT_DIR:-$PWD}/' + name + '-${SLURM_JOB_ID}"', 'mkdir -p "$WORKDIR"']
     lines += [f"export {var}={value}" for var, value in bound.items() if var not in files]
     lines += [f"export {var}={value}" for var, value in bound.items() if var in files]
     # the user's settings ($MOONCAKE_DEVICE_NAME ...) are filled in as the file is written
-    lines += [f"printf '%s\\n' {shell_word(f.content, _ref)} > \"${var}\"" for var, f in files.items()]
+    lines += [f"printf '%s\\n' {shell_word(f.content)} > \"${var}\"" for var, f in files.items()]
     return lines
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     name = check_name(opts.name or default_name(dep.model_id), "--name")
     serve = [p for p in dep.processes if p.kind == "serve"]
-    first = _first_nodes(dep, serve)
+    # index in NODES of each serve process's first node (all 0 when co-located)
+    starts = accumulate((p.nodes for p in serve), initial=0)
+    first = {p.key: 0 if dep.co_located else n for p, n in zip(serve, starts, strict=False)}
     bound = {var: value for var in used_placeholders(dep)
-             if (value := _bound_value(var, dep, serve, first)) is not None}
+             if (value := _bound_value(var, dep, first)) is not None}
     bound.update({f.path_var: f'"$WORKDIR/{f.name}"' for p in dep.processes for f in p.files})
     to_set = {k: v for k, v in used_placeholders(dep).items() if k not in bound}
     docker = dep.install == "docker"

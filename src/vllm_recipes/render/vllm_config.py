@@ -15,8 +15,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from .artifacts import (
     MEDIA_ENV,
     MEDIA_SHELL,
@@ -24,9 +22,9 @@ from .artifacts import (
     RPC_PORTS,
     Artifact,
     ExportOptions,
+    checked_exports,
     header,
     used_placeholders,
-    whole_json_values,
 )
 from .k8s import dump
 from .shell import quote
@@ -34,7 +32,6 @@ from .workloads import (
     Deployment,
     ExportError,
     Process,
-    instantiate,
     placeholders,
     shell_join,
     shell_word,
@@ -106,12 +103,11 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
         if not flag.startswith("-"):
             raise ExportError(f"{title}: positional argument {flag!r} cannot be written to a config file.")
         values: list[str] = []
+        i += 1
         if "=" in flag:
             flag, _, inline = flag.partition("=")
             values.append(inline)
-            i += 1
         else:
-            i += 1
             while i < len(rest) and not rest[i].startswith("-"):
                 values.append(rest[i])
                 i += 1
@@ -184,7 +180,7 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
     launch = shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
     if cli:
-        launch += " " + " ".join(shell_word(t, lambda n: f'"${{{n}}}"') for t in cli)
+        launch += " " + " ".join(shell_word(t) for t in cli)
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
         extra.append(f"Install first: {p.install}")
@@ -198,12 +194,10 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
                       + " ".join(f"-e {k}" for k, _ in omitted) + ".")
         docker += [f"  {k}: {why}" for k, why in omitted]
     env_text = header(dep, "vllm-config", opts, {}, docker) + "".join(f"{ln}\n" for ln in literal)
-    empty_ok = whole_json_values(dep)
     env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
     # the settings the Run line and the env use: checked, then exported for the process
-    env_lines += [f': "${{{n}{"?" if n in empty_ok else ":?"}set {n} (see the header)}}"' for n in where]
-    env_lines += [f"export {n}" for n in where]
-    env_lines += [f"export {k}={shell_word(v, lambda n: chr(34) + '${' + n + '}' + chr(34))}" for k, v in env]
+    env_lines += checked_exports(dep, where, "(see the header)")
+    env_lines += [f"export {k}={shell_word(v)}" for k, v in env]
     return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
             Artifact(f"{stem}.env", env_text, MEDIA_ENV),
             Artifact(f"{stem}.env.sh", "\n".join(env_lines) + "\n", MEDIA_SHELL)]
@@ -212,16 +206,8 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     out: list[Artifact] = []
     for p in dep.processes:
-        if p.kind != "serve":
-            continue
-        if p.nodes <= 1:
-            out += _files(dep, p, p.key, p.argv, p.env, opts)
-            continue
-        out += _files(dep, p, f"{p.key}-node-0", p.argv, p.env, opts)
-        for rank in range(1, p.nodes):
-            argv = instantiate(p.worker_argv, rank, p.pool)
-            env = tuple((k, instantiate((v,), rank, p.pool)[0]) for k, v in p.worker_env)
-            out += _files(dep, p, f"{p.key}-node-{rank}", argv, env, opts)
+        for rank in range(p.nodes if p.kind == "serve" else 0):
+            out += _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
     others = [p.title for p in dep.processes if p.kind != "serve"]
     if others:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "
@@ -231,8 +217,3 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     if not out:
         raise ExportError("this selection has no `vllm serve` process to write a config for.")
     return out
-
-
-def load(text: str) -> dict[str, Any]:
-    data = yaml.safe_load(text)
-    return data if isinstance(data, dict) else {}

@@ -16,6 +16,7 @@ the same text ``vllm-recipes command`` shows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -24,13 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vllm_recipes.jsvalues import js_str
+from vllm_recipes.jsvalues import get, js_str
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import placeholder_refs, quote, render_invocation, router_text
+from .shell import INHERITED, placeholder_refs, quote, render_invocation, router_text
 
 #: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
@@ -116,6 +117,13 @@ class Process:
     worker_argvs: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
     worker_envs: tuple[tuple[tuple[str, str], ...], ...] = field(default=(), compare=False)
 
+    def node(self, rank: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """Argv and env of node ``rank`` (0: the head; others from the worker template)."""
+        if rank == 0:
+            return self.argv, self.env
+        env = tuple((k, instantiate((v,), rank, self.pool)[0]) for k, v in self.worker_env)
+        return instantiate(self.worker_argv, rank, self.pool), env
+
     @property
     def headless_workers(self) -> bool:
         """Workers started with ``--headless`` serve no HTTP (no health probe on them)."""
@@ -145,20 +153,36 @@ class Deployment:
         """Nodes the deployment occupies: each serve process owns its nodes, unless PD is co-located on one."""
         return 1 if self.co_located else sum(p.nodes for p in self.processes if p.kind == "serve")
 
+    def node_of(self, name: str) -> tuple[Process, int] | None:
+        """The process and 1-based node a node-address placeholder names (``PREFILL_NODE_2``: node 2 of
+        the prefill pool; ``VLLM_INSTANCE_3``: Mooncake instance 3)."""
+        for p in self.processes:
+            if p.pool and name.startswith(p.pool) and name[len(p.pool):].isdigit():
+                return p, int(name[len(p.pool):])
+            if name.startswith("VLLM_INSTANCE_") and p.key == f"vllm-{name[14:]}":
+                return p, 1
+        return None
+
 
 def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
     return tuple((e.key, js_str(e.value)) for e in env)
 
 
-def refs(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, name)`` of each placeholder in ``text``: the declared ones of the one quoting rule
-    (:func:`render.shell.placeholder_refs`: user settings, a worker template's own address, inherited
-    search paths). Every other ``$WORD`` is data in every target, as in ``vllm-recipes command``."""
-    return placeholder_refs(text)
-
-
 def placeholders(text: str) -> list[str]:
-    return [name for _start, _end, name in refs(text)]
+    """The declared placeholders in ``text`` (:func:`render.shell.placeholder_refs`); every other ``$WORD``
+    is data in every target, as in ``vllm-recipes command``."""
+    return [name for _start, _end, name in placeholder_refs(text)]
+
+
+def shell_ref(name: str) -> str:
+    """A placeholder as a shell word that expands it from the environment."""
+    return f'"${{{name}}}"'
+
+
+def inherits(value: object) -> bool:
+    """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
+    where the process starts can expand it."""
+    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
 
 
 def shell_join(words: Sequence[str]) -> str:
@@ -166,45 +190,40 @@ def shell_join(words: Sequence[str]) -> str:
     return " ".join(quote(w) if w else "''" for w in words)
 
 
-def substitute(text: str, bind: Callable[[str], str | None]) -> str:
-    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], str] = str) -> str:
+    """``text`` with each placeholder as ``each(name, as_written)`` writes it and the data between
+    as ``data`` escapes it for the target."""
     out: list[str] = []
     pos = 0
-    for start, end, name in refs(text):
-        value = bind(name)
-        if value is not None:
-            out += (text[pos:start], value)
-            pos = end
-    out.append(text[pos:])
+    for start, end, name in placeholder_refs(text):
+        out += (data(text[pos:start]), each(name, text[start:end]))
+        pos = end
+    out.append(data(text[pos:]))
     return "".join(out)
 
 
-def shell_word(text: str, bind: Callable[[str], str]) -> str:
+def substitute(text: str, bind: Callable[[str], str | None]) -> str:
+    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+    return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
+
+
+def shell_word(text: str, bind: Callable[[str], str] = shell_ref) -> str:
     """A token as one shell word by the one quoting rule (:func:`render.shell.quote`): the data quoted,
     each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
-    if text == "":
-        return "''"
-    parts: list[str] = []
-    pos = 0
-    for start, end, name in refs(text):
-        parts += (quote(text[pos:start]), bind(name))
-        pos = end
-    parts.append(quote(text[pos:]))
-    return "".join(parts)
+    return rewrite(text, lambda name, _written: bind(name), quote) if text else "''"
+
+
+def _values(argv: Sequence[Token], flag: str) -> list[str]:
+    """The token after each occurrence of ``flag``."""
+    return [str(argv[i + 1]) for i in range(len(argv) - 1) if argv[i] == flag]
 
 
 def port_of(argv: Sequence[Token], default: int = DEFAULT_PORT) -> int:
-    for i, t in enumerate(argv[:-1]):
-        if t == "--port" and isinstance(argv[i + 1], str) and str(argv[i + 1]).isdigit():
-            return int(str(argv[i + 1]))
-    return default
+    return next((int(v) for v in _values(argv, "--port") if v.isdigit()), default)
 
 
 def _flag_int(argv: Sequence[str], flag: str) -> int | None:
-    for i, t in enumerate(argv[:-1]):
-        if t == flag and argv[i + 1].isdigit():
-            return int(argv[i + 1])
-    return None
+    return next((int(v) for v in _values(argv, flag) if v.isdigit()), None)
 
 
 def gpus_per_node(argv: Sequence[str], nodes: int, node_gpus: int) -> int:
@@ -240,25 +259,12 @@ def size_gib(value: Any) -> float:
     return float(m.group(1)) * unit / _GIB
 
 
-def _json_flag(argv: Sequence[str], flag: str) -> dict[str, Any]:
-    for i, t in enumerate(argv[:-1]):
-        if t == flag and argv[i + 1].startswith("{"):
-            try:
-                got = json.loads(argv[i + 1])
-            except ValueError:
-                return {}
-            return got if isinstance(got, dict) else {}
-    return {}
-
-
 def _num_flag(argv: Sequence[str], flag: str) -> float:
-    for i, t in enumerate(argv[:-1]):
-        if t == flag:
-            try:
-                return float(argv[i + 1])
-            except ValueError:
-                return 0.0
-    return 0.0
+    """The first value of ``flag`` as a number (0 when absent or not a number)."""
+    try:
+        return float(_values(argv, flag)[0])
+    except (IndexError, ValueError):
+        return 0.0
 
 
 def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
@@ -268,11 +274,13 @@ def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
     ranks = max(gpus, 1)
     gib = (_num_flag(argv, "--cpu-offload-gb") + _num_flag(argv, "--swap-space")) * ranks
     gib += _num_flag(argv, "--kv-offloading-size")
-    extra = _json_flag(argv, "--kv-transfer-config").get("kv_connector_extra_config")
+    config = next((v for v in _values(argv, "--kv-transfer-config") if v.startswith("{")), "{}")
+    with contextlib.suppress(ValueError):
+        config = json.loads(config)
+    extra = config.get("kv_connector_extra_config") if isinstance(config, dict) else None
     if isinstance(extra, dict):
         gib += size_gib(extra.get("cpu_bytes_to_use") or 0)
-    facts = (recipe or {}).get("model", {}).get("architecture_facts") if isinstance(recipe, dict) else None
-    tables = facts.get("host_tables") if isinstance(facts, dict) else None
+    tables = get(get(get(recipe, "model"), "architecture_facts"), "host_tables")
     for t in tables if isinstance(tables, list) else ():
         if isinstance(t, dict) and isinstance(t.get("gib"), int | float):
             flag, marker = str(t.get("flag") or ""), str(t.get("marker") or "")
@@ -355,19 +363,14 @@ def _with_workers(proc: Process, workers: Sequence[tuple[tuple[str, ...], tuple[
     if not workers:
         return proc
     argv1, env1 = workers[0]
-    template = _generalize(argv1, 1, proc.pool)
-    env_template = tuple((k, _generalize_env(v, 1, proc.pool)) for k, v in env1)
-    for rank, (argv, env) in enumerate(workers, start=1):
-        if instantiate(template, rank, proc.pool) != argv or tuple(
-                (k, instantiate((v,), rank, proc.pool)[0]) for k, v in env_template) != env:
+    out = replace(proc, worker_argv=_generalize(argv1, 1, proc.pool),
+                  worker_env=tuple((k, _self_address(v, 1, proc.pool)) for k, v in env1),
+                  worker_argvs=tuple(a for a, _ in workers), worker_envs=tuple(e for _, e in workers))
+    for rank, worker in enumerate(workers, start=1):
+        if out.node(rank) != worker:
             raise ExportError(f"{proc.title}: node {rank} differs from node 1 in more than its rank and address, "
                               "so one worker template cannot express it; use `vllm-recipes command` per node.")
-    return replace(proc, worker_argv=template, worker_env=env_template,
-                   worker_argvs=tuple(a for a, _ in workers), worker_envs=tuple(e for _, e in workers))
-
-
-def _generalize_env(value: str, rank: int, pool: str | None) -> Token:
-    return _self_address(value, rank, pool)
+    return out
 
 
 Resolver = Callable[[dict[str, Any]], tuple[Ctx, Plan]]
@@ -390,13 +393,6 @@ def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvVal
                    rdma=nodes > 1 or pool is not None)
 
 
-def _ready_timeout(env: Sequence[tuple[str, str]]) -> int:
-    for k, v in env:
-        if k == "VLLM_ENGINE_READY_TIMEOUT_S" and v.isdigit():
-            return int(v)
-    return DEFAULT_READY_TIMEOUT_S
-
-
 def _companions(plan: SinglePlan) -> list[Process]:
     return [Process(f"companion-{i}" if len(plan.companions) > 1 else "companion", "companion", c.label,
                     ("sh", "-c", c.command), script=c.command, note=c.description, cpu=SMALL_CPU,
@@ -412,15 +408,15 @@ def _router(lines: Sequence[str], port: int | None, install: str) -> Process:
 
 def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str | None) -> list[Process]:
     """Mooncake master and store processes; the shared client config travels with the vLLM processes."""
-    out = [Process("mooncake-master", "mooncake", "Mooncake master", split_command(str(master.get("command") or "")),
-                   port=_mooncake_port(master), note=str(master.get("description") or ""), install=install,
-                   cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)]
+    argv = split_command(str(master.get("command") or ""))
+    port = next((int(m[1]) for t in argv if (m := re.fullmatch(r"-+rpc_port=(\d+)", t))), None)
+    out = [Process("mooncake-master", "mooncake", "Mooncake master", argv, port=port,
+                   note=str(master.get("description") or ""), install=install, cpu=SMALL_CPU,
+                   memory_gib=SMALL_MEMORY_GIB)]
     if store is not None:
-        files: tuple[ConfigFile, ...] = ()
-        if store.get("config") is not None:
-            files = (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
-                                json.dumps(store["config"], indent=2, ensure_ascii=False)),)
         cfg = store.get("config")
+        files = () if cfg is None else (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
+                                                   json.dumps(cfg, indent=2, ensure_ascii=False)),)
         pool = size_gib(cfg.get("global_segment_size")) + size_gib(cfg.get("local_buffer_size")) \
             if isinstance(cfg, dict) else 0.0
         out.append(Process("mooncake-store", "mooncake", "Mooncake store", split_command(str(store.get("command") or "")),
@@ -429,35 +425,22 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
     return out
 
 
-def _mooncake_port(master: dict[str, Any]) -> int | None:
-    for t in split_command(str(master.get("command") or "")):
-        m = re.fullmatch(r"-+rpc_port=(\d+)", t)
-        if m:
-            return int(m.group(1))
-    return None
-
-
-def _client_config(config: Any) -> tuple[ConfigFile, ...]:
-    if config is None:
-        return ()
-    return (ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", json.dumps(config, indent=2, ensure_ascii=False)),)
-
-
 def _mooncake_client(proc: Process, config: Any) -> Process:
     """A vLLM process that is a Mooncake client: its config file, the host memory each GPU lends the pool
     (``global_segment_size``) plus the local buffer, and RDMA when the config says so."""
     if not isinstance(config, dict):
         return proc
     pool = size_gib(config.get("global_segment_size")) * max(proc.gpus, 1) + size_gib(config.get("local_buffer_size"))
-    return replace(proc, files=_client_config(config), memory_gib=proc.memory_gib + math.ceil(pool),
+    text = json.dumps(config, indent=2, ensure_ascii=False)
+    return replace(proc, files=(ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", text),), memory_gib=proc.memory_gib + math.ceil(pool),
                    rdma=proc.rdma or _uses_rdma(config))
 
 
 def model_gib(ctx: Ctx) -> int:
     """The checkpoint's size in GiB: the recipe's ``architecture_facts.checkpoint_gib``, else the variant's
     ``vram_minimum_gb`` (an upper bound: weights plus room); 0 when neither is known."""
-    facts = ctx.recipe.get("model", {}).get("architecture_facts") if isinstance(ctx.recipe.get("model"), dict) else None
-    for v in (facts.get("checkpoint_gib") if isinstance(facts, dict) else None, ctx.variant.get("vram_minimum_gb")):
+    facts = get(get(ctx.recipe, "model"), "architecture_facts")
+    for v in (get(facts, "checkpoint_gib"), ctx.variant.get("vram_minimum_gb")):
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6:
             return math.ceil(v)
     return 0
@@ -497,24 +480,20 @@ def _processes(ctx: Ctx, plan: Plan, resolve_at: Resolver, co_located: bool) -> 
     return []
 
 
-def _refuse_self_placeholder(p: Process) -> None:
-    """A recipe value may not use the name the worker template gives a node's own address."""
-    texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
-             *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
-    if any(SELF in placeholders(t) for t in texts):
-        raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
-                          "node's own address; rename it in the recipe.")
-
-
 def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, co_located: bool = False,
                      hf_id: str = "") -> Deployment:
     """All processes of ``plan``; ``resolve_at(changes)`` re-resolves the selection at another rank or instance."""
     procs = _processes(ctx, plan, resolve_at, co_located)
-    for p in procs:
-        _refuse_self_placeholder(p)
-    all_env = [kv for p in procs for kv in p.env]
+    for p in procs:  # a recipe value may not use the name the worker template gives a node's own address
+        texts = [*p.argv, *(v for _, v in p.env), *(t for a in p.worker_argvs for t in a),
+                 *(v for e in p.worker_envs for _, v in e), *(f.content for f in p.files), p.script or ""]
+        if any(SELF in placeholders(t) for t in texts):
+            raise ExportError(f"{p.title}: a value holds ${SELF}, the name the worker template uses for a "
+                              "node's own address; rename it in the recipe.")
+    ready = next((int(v) for p in procs for k, v in p.env
+                  if k == "VLLM_ENGINE_READY_TIMEOUT_S" and v.isdigit()), DEFAULT_READY_TIMEOUT_S)
     return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
-                      dict(ctx.profile), ctx.hw_id, install, co_located, _ready_timeout(all_env), model_gib(ctx))
+                      dict(ctx.profile), ctx.hw_id, install, co_located, ready, model_gib(ctx))
 
 
 def _pool_ranks(proc: Process, role: str, nodes: int, resolve_at: Resolver) -> Process:

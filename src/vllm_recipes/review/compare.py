@@ -143,10 +143,6 @@ class Impact:
 # Comparing two snapshots
 # --------------------------------------------------------------------------------------------
 
-def _shown(flag: str, value: str | None) -> str:
-    return flag if value is None else f"{flag} {value}"
-
-
 def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snapshot) -> list[Change]:
     """Every difference between two rendered selections, each with its cause."""
     if a.error or b.error:
@@ -162,7 +158,8 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
         src, kp = origin
         return locate(cat, src, kp) or src.note or src.layer
 
-    out = [*_flag_changes(a, b, cause), *_env_changes(a, b, cause)]
+    out = [*_keyed_changes("flag", a.flags, b.flags, lambda flag, v: flag if v is None else f"{flag} {v}", cause),
+           *_keyed_changes("env", a.env, b.env, lambda var, v: f"{var}={v}", cause)]
     if a.image != b.image:
         out.append(Change("image", "", "image", a.image, b.image))
     for name in dict.fromkeys([*a.other, *b.other]):
@@ -173,29 +170,17 @@ def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snaps
     return out
 
 
-def _flag_changes(a: Snapshot, b: Snapshot, cause: Callable[[Any, str], str]) -> list[Change]:
-    """Flags added, removed or changed (the cause on the side that has the flag, head when both do)."""
+def _keyed_changes(kind: str, a: Mapping[Any, str | None], b: Mapping[Any, str | None],
+                   shown: Callable[[str, str | None], str], cause: Callable[[Any, str], str]) -> list[Change]:
+    """Flags (``(process, flag, n)``) or env vars (``(process, VAR)``) added, removed or changed; the cause
+    on the side that has the entry, head when both do."""
     out: list[Change] = []
-    for key in dict.fromkeys([*a.flags, *b.flags]):
-        in_a, in_b = key in a.flags, key in b.flags
-        va, vb = a.flags.get(key), b.flags.get(key)
-        if in_a and in_b and va == vb:
+    for key in dict.fromkeys([*a, *b]):
+        in_a, in_b = key in a, key in b
+        if in_a and in_b and a[key] == b[key]:
             continue
-        process, flag, _ = key
-        out.append(Change("flag", process, flag, _shown(flag, va) if in_a else None,
-                          _shown(flag, vb) if in_b else None, cause(key, "head" if in_b else "base")))
-    return out
-
-
-def _env_changes(a: Snapshot, b: Snapshot, cause: Callable[[Any, str], str]) -> list[Change]:
-    out: list[Change] = []
-    for env_key in dict.fromkeys([*a.env, *b.env]):
-        in_a, in_b = env_key in a.env, env_key in b.env
-        if in_a and in_b and a.env[env_key] == b.env[env_key]:
-            continue
-        process, var = env_key
-        out.append(Change("env", process, var, f"{var}={a.env[env_key]}" if in_a else None,
-                          f"{var}={b.env[env_key]}" if in_b else None, cause(env_key, "head" if in_b else "base")))
+        out.append(Change(kind, key[0], key[1], shown(key[1], a[key]) if in_a else None,
+                          shown(key[1], b[key]) if in_b else None, cause(key, "head" if in_b else "base")))
     return out
 
 
@@ -355,12 +340,6 @@ def _compare_one(job: tuple[Catalog, Catalog, str]) -> RecipeImpact:
     return compare_recipe(*job)
 
 
-def _compare_all(base_cat: Catalog, head_cat: Catalog, names: list[str], jobs: int | None) -> list[RecipeImpact]:
-    """:func:`compare_recipe` of each name, in order, recipes spread over the cores."""
-    return parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
-                        min_items=PARALLEL_MIN_RECIPES)
-
-
 def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "base", head_label: str = "head",
                      *, jobs: int | None = None) -> Impact:
     """The impact of turning ``base_cat`` into ``head_cat``."""
@@ -369,7 +348,8 @@ def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "ba
     if shared:
         everything = {r.rel_path for r in base_cat.recipes} | {r.rel_path for r in head_cat.recipes}
         names = sorted(everything | set(names))
-    impacts = _compare_all(base_cat, head_cat, names, jobs)
+    impacts = parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
+                           min_items=PARALLEL_MIN_RECIPES)
     compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
     return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
                   _shared_findings(base_cat, head_cat, shared))

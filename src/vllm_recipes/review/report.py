@@ -10,6 +10,7 @@ from __future__ import annotations
 from vllm_recipes.catalog.diagnostics import Finding
 
 from .compare import Change, Group, Impact, RecipeImpact
+from .scope import plural
 from .selections import SelectionKey
 
 #: stay clear of GitHub's 65,536-character comment limit
@@ -86,13 +87,9 @@ def finding_line(f: Finding) -> str:
 
 
 def recipe_summary(r: RecipeImpact) -> str:
-    parts = []
-    for n, word in ((len(r.groups), "change"), (len(r.defaults), "moved default"),
-                    (len(r.appeared), "new selection"), (len(r.disappeared), "removed selection"),
-                    (len(r.findings), "new finding")):
-        if n:
-            parts.append(f"{n} {word}" + ("" if n == 1 else "s"))
-    return ", ".join(parts) or r.status
+    counts = ((len(r.groups), "change"), (len(r.defaults), "moved default"), (len(r.appeared), "new selection"),
+              (len(r.disappeared), "removed selection"), (len(r.findings), "new finding"))
+    return ", ".join(plural(n, word) for n, word in counts if n) or r.status
 
 
 def summary_line(impact: Impact) -> str:
@@ -101,15 +98,11 @@ def summary_line(impact: Impact) -> str:
         return (f"No rendered change: {c['recipes_compared']} recipes and {c['selections_compared']} "
                 "selections compared.")
     shared = f"; shared inputs changed: {', '.join(impact.shared_changed)}" if impact.shared_changed else ""
-    return (f"{c['recipes_changed']} of {_plural(c['recipes_compared'], 'recipe')} changed: "
-            f"{_plural(c['changes'], 'grouped change')}, {_plural(c['defaults_moved'], 'moved default')}, "
-            f"{_plural(c['selections_appeared'], 'selection')} appeared, {c['selections_disappeared']} disappeared, "
-            f"{_plural(c['new_findings'], 'new finding')} ({_plural(c['selections_compared'], 'selection')} "
+    return (f"{c['recipes_changed']} of {plural(c['recipes_compared'], 'recipe')} changed: "
+            f"{plural(c['changes'], 'grouped change')}, {plural(c['defaults_moved'], 'moved default')}, "
+            f"{plural(c['selections_appeared'], 'selection')} appeared, {c['selections_disappeared']} disappeared, "
+            f"{plural(c['new_findings'], 'new finding')} ({plural(c['selections_compared'], 'selection')} "
             f"compared){shared}.")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _md_escape(text: str) -> str:

@@ -17,7 +17,7 @@ class Keyed(Protocol):
     def hardware(self) -> str: ...
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
@@ -61,9 +61,9 @@ def describe_scope(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: M
     chosen = set(keys)
     n = len(chosen)
     if not universe or chosen >= set(universe):
-        return f"on all {_plural(n, 'selection')}" if n != 1 else "on the only selection"
+        return f"on all {plural(n, 'selection')}" if n != 1 else "on the only selection"
     return (_by_hardware(keys, universe, profiles) or _by_strategy(keys, universe)
-            or f"on {_plural(n, 'selection')}: {_names([getattr(k, 'label', f'{k.variant}/{k.hardware}') for k in keys])}")
+            or f"on {plural(n, 'selection')}: {_names([getattr(k, 'label', f'{k.variant}/{k.hardware}') for k in keys])}")
 
 
 def _by_hardware(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Mapping[str, Any]) -> str | None:
@@ -77,13 +77,13 @@ def _by_hardware(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Map
     variant_part = "" if all_variants else f" (variant {', '.join(variants)})"
     universe_hws = list(dict.fromkeys(k.hardware for k in universe))
     if set(hws) == set(universe_hws) and variant_part:
-        return f"on every hardware{variant_part}, {_plural(len(chosen), 'selection')}"
-    return f"on {_hardware_phrase(hws, universe_hws, profiles)}{variant_part}, {_plural(len(chosen), 'selection')}"
+        return f"on every hardware{variant_part}, {plural(len(chosen), 'selection')}"
+    return f"on {_hardware_phrase(hws, universe_hws, profiles)}{variant_part}, {plural(len(chosen), 'selection')}"
 
 
 def _by_strategy(keys: Sequence[Keyed], universe: Sequence[Keyed]) -> str | None:
     """``with strategy tp8, 4 selections``, when the change covers every selection of some strategies."""
     strategies = list(dict.fromkeys(getattr(k, "strategy", "") for k in keys))
     if all(strategies) and set(keys) == {k for k in universe if getattr(k, "strategy", "") in strategies}:
-        return f"with {_strategy_phrase(strategies)}, {_plural(len(set(keys)), 'selection')}"
+        return f"with {_strategy_phrase(strategies)}, {plural(len(set(keys)), 'selection')}"
     return None

@@ -54,16 +54,6 @@ def _json_default(value: Any) -> Any:
     return repr(value)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(cls: type) -> tuple[str, ...]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return names
-
-
 def _fingerprint(value: Any, path: str, out: dict[str, bytes]) -> None:
     """Plan fields other than argument tokens and env (those are compared with provenance)."""
     if isinstance(value, Invocation):
@@ -71,8 +61,8 @@ def _fingerprint(value: Any, path: str, out: dict[str, bytes]) -> None:
         if value.drop_flags:
             out[f"{path}.drop_flags"] = " ".join(value.drop_flags).encode()
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for name in _field_names(type(value)):
-            _fingerprint(getattr(value, name), f"{path}.{name}" if path else name, out)
+        for f in dataclasses.fields(value):
+            _fingerprint(getattr(value, f.name), f"{path}.{f.name}" if path else f.name, out)
     elif isinstance(value, tuple) and value and all(isinstance(v, Invocation) for v in value):
         for i, v in enumerate(value):
             _fingerprint(v, f"{path}[{i}]", out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_number, number_or, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_map, is_number, number_or, truthy
 
 from .gates import (
     constraint,
@@ -15,7 +15,6 @@ from .gates import (
     is_listed,
     is_precision_compatible,
     is_variant_hardware_supported,
-    matches_constraint,
     offered_strategies,
     variant_runs_on,
 )
@@ -43,18 +42,11 @@ def locale_key(s: str) -> tuple[Any, ...]:
 def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
                           recipe: Mapping[str, Any]) -> str:
     """§4.1 ``pickDefaultHardware``."""
-    c = constraint(variant)
-    declared = as_map(get(recipe.get("meta"), "hardware"))
-    compatible = [
-        hw for hw, p in profiles.items()
-        if matches_constraint(as_map(p), c) and is_hardware_supported(recipe, hw)
-        and is_variant_hardware_supported(variant, hw, as_map(p))
-        and (not truthy(as_map(p).get("restricted")) or hw in declared)
-    ]
+    compatible = selectable_hardware(profiles, variant, recipe)
     dh = get(recipe.get("meta"), "default_hardware")
     if truthy(dh) and dh in compatible:
         return dh
-    public = _public_default(profiles, c, compatible)
+    public = _public_default(profiles, constraint(variant), compatible)
     return _one_gpu_default(profiles, variant, compatible, public) or public
 
 
@@ -204,3 +196,17 @@ def variant_entry(recipe: Mapping[str, Any], variant_key: str) -> tuple[str, Map
 def variant_or_default(recipe: Mapping[str, Any], variant_key: str) -> Mapping[str, Any]:
     """§5.0: the variant, else ``default``, else an empty one."""
     return variant_entry(recipe, variant_key)[1]
+
+
+def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
+                             hw_id: str | None) -> Any:
+    """``model.install`` merged key by key with the variant's per-hardware ``install`` (ext §2.5)."""
+    base = get(recipe.get("model"), "install")
+    if variant is None or not hw_id:
+        return base
+    over = get(get(variant.get("hardware_overrides"), hw_id), "install")
+    if not is_map(over):
+        return base
+    merged = dict(base) if is_map(base) else {}
+    merged.update(over)
+    return merged

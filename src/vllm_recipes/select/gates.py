@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
@@ -68,32 +68,20 @@ def is_hardware_supported(recipe: Mapping[str, Any], hw_id: str) -> bool:
     return get(get(get(recipe, "meta"), "hardware"), hw_id) != "unsupported"
 
 
-def selector_matches(entry: Any, hw_id: str, profile: Mapping[str, Any]) -> bool:
-    """An allowlist entry: an exact id or ``arch:<arch>`` (extensions §2.2)."""
-    if not isinstance(entry, str):
-        return False
-    if entry.startswith("arch:"):
-        arch = profile.get("arch")
-        return isinstance(arch, str) and arch == entry[5:]
-    return entry == hw_id
-
-
 def is_variant_hardware_supported(variant: Mapping[str, Any], hw_id: str,
                                   profile: Mapping[str, Any] = EMPTY) -> bool:
+    """Each allowlist entry is an exact id or ``arch:<arch>`` (extensions §2.2)."""
     allow = variant.get("supported_hardware")
     if not is_list(allow) or len(allow) == 0:
         return True
-    return any(selector_matches(e, hw_id, profile) for e in allow)
-
-
-def is_declared(recipe: Mapping[str, Any], hw_id: str) -> bool:
-    hw = get(get(recipe, "meta"), "hardware")
-    return is_map(hw) and hw_id in hw
+    return any(isinstance(e, str) and (profile.get("arch") == e[5:] if e.startswith("arch:") else e == hw_id)
+               for e in allow)
 
 
 def is_listed(recipe: Mapping[str, Any], hw_id: str, profile: Mapping[str, Any]) -> bool:
     """§3.4: restricted profiles are offered only when the recipe declares them."""
-    return not truthy(profile.get("restricted")) or is_declared(recipe, hw_id)
+    hw = get(get(recipe, "meta"), "hardware")
+    return not truthy(profile.get("restricted")) or (is_map(hw) and hw_id in hw)
 
 
 # --- §3.5 fit and scalability ---------------------------------------------
@@ -147,37 +135,26 @@ def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str,
 
 # --- §3.6 strategies --------------------------------------------------------
 
-def compatible_list(recipe: Mapping[str, Any]) -> Sequence[Any]:
-    return as_list(recipe.get("compatible_strategies"))
-
-
 def is_strategy_supported_on_hardware(recipe: Mapping[str, Any], s: str, profile: Mapping[str, Any],
                                       hw_id: str | None) -> bool:
     gate = keyed(get(get(recipe, "strategy_hardware"), s), profile, hw_id)
     if gate is not None:
         return gate != "unsupported"
-    return s in compatible_list(recipe)
+    return s in as_list(recipe.get("compatible_strategies"))
 
 
 def offered_strategies(recipe: Mapping[str, Any]) -> list[str]:
     """§3.6 ``effectiveCompatibleStrategies``: listed, then ``supported`` opt-ins."""
-    listed = list(compatible_list(recipe))
-    out = list(listed)
-    sh = recipe.get("strategy_hardware")
-    if is_map(sh):
-        for s, m in sh.items():
-            if s in listed or s in out:
-                continue
-            if is_map(m) and any(v == "supported" for v in m.values()):
-                out.append(s)
+    out = list(as_list(recipe.get("compatible_strategies")))
+    for s, m in as_map(recipe.get("strategy_hardware")).items():
+        if s not in out and is_map(m) and any(v == "supported" for v in m.values()):
+            out.append(s)
     return out
 
 
 # --- §3.7 GPU floors ----------------------------------------------------------
 
 def _min_gpus_from_block(block: Any, key: str) -> Any:
-    if block is None:
-        return 0
     if is_number(block):
         return block
     if not is_map(block):
@@ -188,8 +165,6 @@ def _min_gpus_from_block(block: Any, key: str) -> Any:
 
 def min_gpus_for_strategy(recipe: Mapping[str, Any], key: str, hw_id: str | None) -> Any:
     cfg = recipe.get("strategy_min_gpus")
-    if cfg is None:
-        return 0
     if is_number(cfg):
         return cfg
     if not is_map(cfg):
@@ -249,8 +224,7 @@ def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
     if not found:
         found = {"tp"}
     modes = [m for m in POOL_MODES if m in found]
-    restrict = get(get(recipe, "strategy_overrides"), "pd_cluster")
-    restrict = get(restrict, "pool_modes")
+    restrict = get(get(get(recipe, "strategy_overrides"), "pd_cluster"), "pool_modes")
     if is_list(restrict) and len(restrict) > 0:
         kept = [m for m in modes if m in restrict]
         if kept:
@@ -260,30 +234,23 @@ def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
 
 # --- §3.9 feature modes ----------------------------------------------------------
 
-def mode_allowed_for_variant(mode: Mapping[str, Any], variant_key: str) -> bool:
-    allow = mode.get("variants") if is_map(mode) else None
-    if not is_list(allow) or len(allow) == 0:
-        return True
-    return variant_key in allow
-
-
-def mode_supported(mode: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str | None) -> bool:
-    hw = mode.get("hardware") if is_map(mode) else None
-    if not is_map(hw):
-        return True
-    g = gen(profile)
-    if g is not None and isinstance(g, str) and hw.get(g) == "unsupported":
-        return False
-    return not (hw_id and hw.get(hw_id) == "unsupported")
-
-
 def allowed_modes(feature: Mapping[str, Any], variant_key: str, profile: Mapping[str, Any],
                   hw_id: str | None) -> list[str]:
+    """The feature's modes for this variant (its ``variants`` allowlist) that its ``hardware`` table does
+    not mark ``unsupported`` on this generation or id."""
     modes = feature.get("modes") if is_map(feature) else None
     if not is_map(modes):
         return []
-    return [k for k, m in modes.items()
-            if mode_allowed_for_variant(as_map(m), variant_key) and mode_supported(as_map(m), profile, hw_id)]
+    g = gen(profile)
+
+    def allowed(mode: Mapping[str, Any]) -> bool:
+        allow, hw = mode.get("variants"), mode.get("hardware")
+        if is_list(allow) and len(allow) > 0 and variant_key not in allow:
+            return False
+        return not is_map(hw) or not ((isinstance(g, str) and hw.get(g) == "unsupported")
+                                      or (hw_id and hw.get(hw_id) == "unsupported"))
+
+    return [k for k, m in modes.items() if allowed(as_map(m))]
 
 
 def resolve_mode_key(feature: Mapping[str, Any], feature_key: str, variant: Mapping[str, Any],
@@ -319,20 +286,12 @@ def is_feature_allowed_for_strategy(feature: Mapping[str, Any], strategy_name: s
 def feature_conflicts(recipe: Mapping[str, Any], feature_key: str) -> list[str]:
     """Features that ``feature_key`` switches off (its own list, the reverse, built-ins)."""
     feats = as_map(recipe.get("features"))
-    out: list[str] = []
-    own = get(feats.get(feature_key), "conflicts_with")
-    for other in as_list(own):
-        if isinstance(other, str) and other not in out and other != feature_key:
-            out.append(other)
-    for k, f in feats.items():
-        if k != feature_key and feature_key in as_list(get(f, "conflicts_with")) and k not in out:
-            out.append(k)
-    for a, b in BUILTIN_CONFLICTS:
-        if feature_key == a and b not in out:
-            out.append(b)
-        elif feature_key == b and a not in out:
-            out.append(a)
-    return out
+    own = [o for o in as_list(get(feats.get(feature_key), "conflicts_with"))
+           if isinstance(o, str) and o != feature_key]
+    reverse = [k for k, f in feats.items()
+               if k != feature_key and feature_key in as_list(get(f, "conflicts_with"))]
+    builtin = [b if feature_key == a else a for a, b in BUILTIN_CONFLICTS if feature_key in (a, b)]
+    return list(dict.fromkeys([*own, *reverse, *builtin]))
 
 
 # --- §3.11 KV offload options -----------------------------------------------------

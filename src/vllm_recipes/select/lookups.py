@@ -49,11 +49,6 @@ def keyed_with_key(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> tup
     return None
 
 
-def gen_or_nvidia(m: Any, profile: Mapping[str, Any]) -> Any:
-    hit = gen_or_nvidia_with_key(m, profile)
-    return hit[1] if hit else None
-
-
 def gen_or_nvidia_with_key(m: Any, profile: Mapping[str, Any]) -> tuple[str, Any] | None:
     """§2.3: ``m[gen]`` if truthy, else ``m.nvidia`` on NVIDIA hardware."""
     if not is_map(m):
@@ -64,10 +59,3 @@ def gen_or_nvidia_with_key(m: Any, profile: Mapping[str, Any]) -> tuple[str, Any
     if profile.get("brand") == "NVIDIA" and m.get("nvidia") is not None:
         return "nvidia", m["nvidia"]
     return None
-
-
-def exact(m: Any, hw_id: str | None) -> Any:
-    """§2.4 exact-id lookup."""
-    if not is_map(m) or not hw_id:
-        return None
-    return m.get(hw_id)

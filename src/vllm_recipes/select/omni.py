@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, is_map
 
 from .defaults import pick_default_hardware
-from .options import flag, spell
-from .state import SelectionError, hardware_block_reason, hardware_choices, install_tabs
+from .options import flag
+from .state import Refusals, hardware_block_reason, hardware_choices, install_tabs, pick_install
 
 OMNI_TASK_IDS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 
@@ -58,14 +58,9 @@ def task_for_hardware(task: OmniTask, hw_id: str) -> tuple[OmniTask, Any]:
     ov = task.hardware_overrides.get(hw_id)
     if not is_map(ov):
         return task, None
-    return OmniTask(
-        id=task.id, key=task.key, label=first_truthy(ov.get("label"), task.label),
-        endpoint=first_truthy(ov.get("endpoint"), task.endpoint), method=task.method,
-        model_id=first_truthy(ov.get("model_id"), task.model_id),
-        vram_minimum_gb=first_truthy(ov.get("vram_minimum_gb"), task.vram_minimum_gb),
-        description=first_truthy(ov.get("description"), task.description), axes=task.axes,
-        extra_args=task.extra_args + tuple(as_list(ov.get("extra_args"))), hardware_overrides=task.hardware_overrides,
-        example=first_truthy(ov.get("example"), task.example), index=task.index), ov
+    taken = {k: first_truthy(ov.get(k), getattr(task, k))
+             for k in ("label", "endpoint", "model_id", "vram_minimum_gb", "description", "example")}
+    return replace(task, **taken, extra_args=task.extra_args + tuple(as_list(ov.get("extra_args")))), ov
 
 
 
@@ -85,13 +80,7 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
                 install: str | None, *, strict: bool = True) -> OmniSelection:
     """Validate an omni request. Strict: raise ``SelectionError`` naming the valid
     choices; lenient (the page): drop the parameter and keep a notice."""
-    notices: list[str] = []
-
-    def refuse(param: str, message: str, choices: list[str]) -> None:
-        if strict:
-            raise SelectionError(param, message, choices)
-        notices.append(spell(message, "url"))
-
+    refuse = Refusals(strict)
     r = recipe.data
     variants = as_map(r.get("variants"))
     if variant is not None and variant not in variants:
@@ -118,9 +107,5 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
             chosen = found
     # a recipe that disables both tabs still needs a way to run: offer both
     tabs = install_tabs(r, vdata, hw) or ["pip", "docker"]
-    if install is not None and install not in tabs:
-        message = f"{recipe.hf_id} does not offer a {install} install on {hw} ({flag('install')} {install})." \
-            if install in ("pip", "docker") else f"{flag('install')} {install!r} is not an install method."
-        refuse("install", message, tabs)
-        install = None
-    return OmniSelection(vk, hw, chosen, install or tabs[0], tuple(tabs), tuple(notices))
+    install = pick_install(refuse, recipe.hf_id, hw, tabs, install)
+    return OmniSelection(vk, hw, chosen, install, tuple(tabs), tuple(refuse.notices))

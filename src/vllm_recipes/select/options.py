@@ -27,14 +27,11 @@ def flag(param: str) -> str:
     return f"{_MARK}{param}{_MARK}"
 
 
-def option_name(param: str, style: Style) -> str:
-    if style == "cli":
-        return cli_option(param)
-    return _URL_SPELLING.get(param, param)
-
-
 def spell(text: str, style: Style) -> str:
     """``text`` with every :func:`flag` marker written in ``style``."""
     if _MARK not in text:
         return text
-    return _MARKED.sub(lambda m: option_name(m.group(1), style), text).replace(_MARK, "")
+    def name(m: re.Match[str]) -> str:
+        return cli_option(m[1]) if style == "cli" else _URL_SPELLING.get(m[1], m[1])
+
+    return _MARKED.sub(name, text).replace(_MARK, "")

@@ -22,6 +22,7 @@ from .advanced import ADVANCED_OPTIONS, advanced_options_for
 from .aliases import advanced_id, alias_table, canonical
 from .defaults import (
     default_features,
+    effective_install_config,
     pick_default_hardware,
     pick_fitting_variant,
     recommend_strategy,
@@ -169,22 +170,11 @@ def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: 
     r = recipe.data
     p = _profile(catalog, hw)
     gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
-    out = []
-    for s in offered_strategies(r):
-        raw = catalog.strategies.get(s)
-        if not is_map(raw):
-            continue
-        dt = as_map(raw).get("deploy_type")
-        if dt == "kv_store_lb":
-            continue
-        if node_count == 1 and dt == "multi_node":
-            continue
-        if node_count > 1 and dt == "single_node":
-            continue
-        if not is_strategy_reachable(r, s, dt, gpn, hw):
-            continue
-        out.append(s)
-    return out
+    # a Mooncake deployment is a KV choice; one node takes no multi-node strategy, several no single-node one
+    by_nodes = "multi_node" if node_count == 1 else "single_node" if node_count > 1 else "kv_store_lb"
+    wrong = ("kv_store_lb", by_nodes)
+    return [s for s in offered_strategies(r) if is_map(spec := catalog.strategies.get(s))
+            and (dt := spec.get("deploy_type")) not in wrong and is_strategy_reachable(r, s, dt, gpn, hw)]
 
 
 def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str, role: str) -> int:
@@ -222,17 +212,17 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
     p = _profile(catalog, hw)
     gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
     modes = pd_pool_modes(r)
+    reachable = [m for m in modes if is_strategy_reachable(r, m, "multi_node", gpn, hw)]
     out = {}
     for role in ("prefill", "decode"):
-        so_role = as_map(get(get(r.get("strategy_overrides"), "pd_cluster"), role))
-        nodes = _pd_base_nodes(catalog, recipe, variant, hw, role)
-        par = so_role.get("parallelism") or get(get(catalog.strategies.get("pd_cluster"), role), "parallelism") or "tp"
+        par = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "parallelism") \
+            or get(get(catalog.strategies.get("pd_cluster"), role), "parallelism") or "tp"
         if par not in modes:
             par = modes[0]
-        reachable = [m for m in modes if is_strategy_reachable(r, m, "multi_node", gpn, hw)]
         if par not in reachable:
             par = reachable[0] if reachable else "tp"
-        nodes = max(int(nodes), nodes_for_strategy(r, par, gpn, hw))
+        base = int(_pd_base_nodes(catalog, recipe, variant, hw, role))
+        nodes = max(base, nodes_for_strategy(r, par, gpn, hw))
         out[role] = {"nodes": nodes, "rank": 0, "parallelism": par}
     return out
 
@@ -253,45 +243,19 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
     if req == _EMPTY_REQUEST:
         return req
     feats = as_map(recipe.data.get("features"))
-    changes: dict[str, Any] = {}
-
-    def one(name: str, choices: Collection[str]) -> None:
-        value = getattr(req, name)
-        if value is not None and value not in choices:
-            fixed = canonical(value, choices)
-            if fixed != value:
-                changes[name] = fixed
-
-    def many(name: str) -> None:
-        values = getattr(req, name)
-        if values and any(v not in feats for v in values):
-            changes[name] = tuple(canonical(v, feats) for v in values)
-
-    one("hardware", catalog.hardware_profiles)
-    one("variant", recipe.variants)
-    one("strategy", catalog.strategies)
-    many("features")
-    many("add_features")
-    many("remove_features")
-    if req.fmode:
-        fmode = []
-        for f, m in req.fmode:
-            f = canonical(f, feats)
-            fmode.append((f, canonical(m, as_map(get(feats.get(f), "modes")))))
-        if tuple(fmode) != req.fmode:
-            changes["fmode"] = tuple(fmode)
-    if req.advanced:
-        advanced = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
-        if advanced != req.advanced:
-            changes["advanced"] = advanced
-    if req.kv_offload is not None:
-        one("kv_offload", (*catalog.kv_offload_options, *catalog.strategies))
-    one("prefill_mode", POOL_MODES)
-    one("decode_mode", POOL_MODES)
-    one("frontend", catalog.frontends)
-    one("install", INSTALL_METHODS)
-    if req.pd_router is not None:
-        one("pd_router", pd_routers(catalog))
+    ids: dict[str, Collection[str]] = {
+        "hardware": catalog.hardware_profiles, "variant": recipe.variants, "strategy": catalog.strategies,
+        "kv_offload": (*catalog.kv_offload_options, *catalog.strategies), "prefill_mode": POOL_MODES,
+        "decode_mode": POOL_MODES, "frontend": catalog.frontends, "install": INSTALL_METHODS,
+        "pd_router": pd_routers(catalog)}
+    fixed: dict[str, Any] = {name: canonical(v, choices) for name, choices in ids.items()
+                             if (v := getattr(req, name)) is not None}
+    for name in ("features", "add_features", "remove_features"):
+        fixed[name] = tuple(canonical(v, feats) for v in getattr(req, name) or ()) or getattr(req, name)
+    fixed["fmode"] = tuple((f, canonical(m, as_map(get(feats.get(f), "modes"))))
+                           for f, m in ((canonical(f, feats), m) for f, m in req.fmode))
+    fixed["advanced"] = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
+    changes = {name: v for name, v in fixed.items() if v != getattr(req, name)}
     return replace(req, **changes) if changes else req
 
 
@@ -765,15 +729,16 @@ def _frontend_install(d: _Draft) -> None:
             d.refuse("router", f"{flag('router')} {d.pd_router!r} is not available for {d.hf_id}.", routers)
             d.pd_router = None
     d.tabs = install_tabs(d.r, d.variant, d.hw)
-    first = d.tabs[0] if d.tabs else "docker"
-    d.install = req.install or first
-    if req.install is not None and req.install not in d.tabs:
-        if req.install in INSTALL_METHODS:
-            d.refuse("install", f"{d.hf_id} does not offer a {req.install} install on {d.hw} "
-                     f"({flag('install')} {req.install}).", d.tabs)
-        else:
-            d.refuse("install", f"{flag('install')} {req.install!r} is not an install method.", d.tabs)
-        d.install = first
+    d.install = pick_install(d.refuse, d.hf_id, d.hw, d.tabs, req.install)
+
+
+def pick_install(refuse: Refusals, hf_id: str, hw: str, tabs: Sequence[str], asked: str | None) -> str:
+    """The install method asked for when this hardware offers it, else (refused) the first tab."""
+    if asked is not None and asked not in tabs:
+        refuse("install", f"{hf_id} does not offer a {asked} install on {hw} ({flag('install')} {asked})."
+               if asked in INSTALL_METHODS else f"{flag('install')} {asked!r} is not an install method.", tabs)
+        asked = None
+    return asked or (tabs[0] if tabs else "docker")
 
 
 def kv_choices(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) -> list[str]:
@@ -818,11 +783,7 @@ def pd_router_choices(catalog: Catalog, recipe: Recipe) -> list[str]:
 
 def install_tabs(recipe: Mapping[str, Any], variant: Mapping[str, Any], hw: str) -> list[str]:
     """Install tabs present on this hardware (ext §2.5 per-hardware install merged over model.install)."""
-    base = get(recipe.get("model"), "install")
-    cfg = dict(base) if is_map(base) else {}
-    over = get(get(variant.get("hardware_overrides"), hw), "install")
-    if is_map(over):
-        cfg.update(over)
+    cfg = as_map(effective_install_config(recipe, variant, hw))
     return [t for t in ("pip", "docker") if cfg.get(t) is not False]
 
 

@@ -15,7 +15,6 @@ from .answers import (
     Resolved,
     Selected,
     export,
-    page_url,
     resolve,
     resolve_payload,
     select,
@@ -27,5 +26,5 @@ from .query import Query
 
 __all__ = [
     "EXPORT_ARGUMENTS", "CannotExport", "Export", "NotApplicable", "Query", "QueryError", "RecipeLoadError", "Resolved", "Selected",
-    "UnknownRecipe", "export", "find_recipe", "page_url", "resolve", "resolve_payload", "select", "selection_dict",
+    "UnknownRecipe", "export", "find_recipe", "resolve", "resolve_payload", "select", "selection_dict",
 ]

@@ -28,12 +28,11 @@ from .errors import CannotExport, NotApplicable
 from .frontends import agree_on_frontend
 from .lookup import find_recipe
 from .query import Query
-from .url import canonical_params, encode
+from .url import canonical_params, encode, page_url, recipe_url
 
 if TYPE_CHECKING:
     from vllm_recipes.render.artifacts import Artifact
     from vllm_recipes.render.export import ExportOptions
-    from vllm_recipes.render.omni import OmniRendering
     from vllm_recipes.select.omni import OmniSelection
     from vllm_recipes.synth.omni import OmniPlan
 
@@ -95,10 +94,6 @@ def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: 
 def resolve(catalog: Catalog, query: Query) -> Resolved:
     """The query's plan (strict)."""
     selected = select(catalog, query)
-    return resolve_selected(catalog, selected)
-
-
-def resolve_selected(catalog: Catalog, selected: Selected) -> Resolved:
     recipe = selected.recipe
     if selected.omni is not None:
         from vllm_recipes.synth.omni import resolve_omni
@@ -110,32 +105,13 @@ def resolve_selected(catalog: Catalog, selected: Selected) -> Resolved:
     return Resolved(selected, ctx=ctx, plan=plan)
 
 
-def render_omni_of(catalog: Catalog, resolved: Resolved) -> OmniRendering:
-    """The vllm-omni command of an omni answer."""
-    from vllm_recipes.render.omni import render_omni
-
-    assert resolved.selected.omni is not None and resolved.omni_plan is not None
-    return render_omni(catalog, resolved.recipe, resolved.selected.omni, resolved.omni_plan)
-
-
-# --- URLs and the selection as JSON --------------------------------------------------------------
-
-
-def canonical_query(catalog: Catalog, recipe: Recipe, state: PageState) -> str:
-    """The shortest URL query that rebuilds ``state`` (ui.md's omission rules)."""
-    return encode(canonical_params(catalog, recipe, state))
-
-
-def page_url(catalog: Catalog, recipe: Recipe, state: PageState) -> str:
-    """Site-relative URL of the recipe page showing this selection."""
-    query = canonical_query(catalog, recipe, state)
-    return f"/{recipe.hf_id}" + (f"?{query}" if query else "")
+# --- the selection as JSON ---------------------------------------------------------------------------
 
 
 def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str | None = None) -> dict[str, Any]:
     """A selection as ``/api/resolve`` (and the MCP tools) show it, with its canonical URL."""
     if query is None:
-        query = canonical_query(catalog, recipe, st)
+        query = encode(canonical_params(catalog, recipe, st))
     sel = st.selection
     return {
         "model": recipe.hf_id,
@@ -154,7 +130,7 @@ def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str |
         "install": st.install,
         "router": sel.pd_router,
         "query": query,
-        "url": "/" + recipe.hf_id + ("?" + query if query else ""),
+        "url": page_url("/" + recipe.hf_id, query),
     }
 
 
@@ -184,11 +160,11 @@ def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) 
 
 
 def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
-    from vllm_recipes.render.omni import explain_omni, omni_rendering_object
+    from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 
     osel, plan = resolved.selected.omni, resolved.omni_plan
     assert osel is not None and plan is not None
-    rendered = render_omni_of(catalog, resolved)
+    rendered = render_omni(catalog, resolved.recipe, osel, plan)
     return {
         "rendering": omni_rendering_object(osel, plan, rendered),
         "explain": sections_json(explain_omni(catalog, plan)),
@@ -226,29 +202,21 @@ EXPORT_ARGUMENTS: dict[str, str] = {
 }
 
 
-def export_state(catalog: Catalog, recipe: Recipe, state: PageState, target: str,
-                 options: ExportOptions | None = None, resolution: tuple[Ctx, Plan] | None = None) -> list[Artifact]:
-    """The artifacts of one builder state (page tabs, ``/api/export``, the CLI and MCP all come here);
-    ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
-    from vllm_recipes.render.export import ExportOptions, export_artifacts  # (deploy files: only when asked)
-
-    opts = options or ExportOptions()
-    opts = replace(opts, install=state.install, page_url=opts.page_url or page_url(catalog, recipe, state))
-    return export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located,
-                            resolution=resolution)
-
-
 def export(catalog: Catalog, query: Query, target: str, options: ExportOptions | None = None) -> Export:
     """The query's deployment for ``target``: :class:`NotApplicable` for an omni recipe,
     :class:`CannotExport` when the target cannot express the selection."""
-    from vllm_recipes.render.export import ExportError
+    from vllm_recipes.render.export import ExportError, ExportOptions, export_artifacts  # (only when asked)
 
     selected = select(catalog, query)
-    if selected.state is None:
-        raise NotApplicable("model", f"{selected.recipe.hf_id} is an omni recipe; export supports `vllm serve` "
-                                     "recipes only.")
+    recipe, state = selected.recipe, selected.state
+    if state is None:
+        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; export supports `vllm serve` recipes only.")
+    opts = options or ExportOptions()
+    opts = replace(opts, install=state.install,
+                   page_url=opts.page_url or recipe_url(recipe.hf_id, canonical_params(catalog, recipe, state)))
     try:
-        artifacts = export_state(catalog, selected.recipe, selected.state, target, options, selected.resolution)
+        artifacts = export_artifacts(catalog, recipe, state.selection, target, opts, co_located=state.pd_co_located,
+                                     resolution=selected.resolution)
     except ExportError as exc:
         raise CannotExport(target, str(exc)) from None
-    return Export(selected.recipe, selected.state, target, artifacts)
+    return Export(recipe, state, target, artifacts)

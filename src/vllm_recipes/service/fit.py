@@ -14,18 +14,20 @@ from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.report import (
     FitReport,
+    checkpoint_repo,
     fit_plan,
     fit_state,
     report_dict,
     summary_dict,
 )
-from vllm_recipes.select.state import PageState, build_state, hardware_block_reason
+from vllm_recipes.select.state import build_state, hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
 from .lookup import find_recipe
+from .perf import int_param, number
 from .query import Query
 from .url import query_from_items
 
@@ -38,18 +40,7 @@ FIT_PARAMS = ("ctx", "context", "gpu", "gpu_memory", "gpus")
 
 def parse_ctx(value: str | None) -> int | None:
     """A context length from the URL (``131072``, ``128k``, ``1m``); ``None`` when absent or unusable."""
-    if not value:
-        return None
-    v = value.strip().lower()
-    mult = 1
-    if v.endswith("k"):
-        v, mult = v[:-1], 1024
-    elif v.endswith("m"):
-        v, mult = v[:-1], 1024 * 1024
-    if not v.isascii() or not v.isdigit() or len(v) > 9:
-        return None
-    n = int(v) * mult
-    return n if 0 < n <= MAX_CTX else None
+    return int_param(value, MAX_CTX, "km")
 
 
 @dataclass(frozen=True)
@@ -63,7 +54,6 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFact
     """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
     local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
     network: a page must not wait on the Hub."""
-    from vllm_recipes.fit.report import checkpoint_repo
     from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
 
     arch = recipe_architecture(catalog, recipe)
@@ -131,6 +121,19 @@ def _target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: i
     return None
 
 
+def offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
+                   variant: str | None) -> tuple[GpuTarget | None, str | None]:
+    """``(target, its profile)`` when the recipe offers the target's catalog profile (the selection's
+    hardware then); one it does not offer is planned as a custom profile of that family."""
+    if target is None or target.custom or not target.profile_id:
+        return target, None
+    if hardware_block_reason(catalog, recipe, recipe.variants.get(variant or "default") or {},
+                             target.profile_id) is None:
+        return target, target.profile_id
+    not_offered = f"{target.profile_id} is not offered by {recipe.hf_id}"
+    return replace(target, custom=True, notes=(not_offered,)), None
+
+
 def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_memory: float | None = None,
                gpus: int | None = None, context: int | None = None) -> dict[str, Any]:
     """The fit of the query's selection on its hardware or on the given GPUs; without a model
@@ -156,17 +159,14 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     if vk is not None and req.variant is None:
         req = replace(req, variant=vk)
     strategy_given = req.strategy is not None
-    if target is not None and not target.custom and target.profile_id and req.hardware is None:
-        variant = recipe.variants.get(req.variant or "default") or {}
-        if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
-            req = replace(req, hardware=target.profile_id)
-        else:
-            target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
-    st: PageState = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
-    facts = known_facts(catalog, recipe, st.selection.variant_key)
-    report = fit_state(catalog, recipe, st, target, facts.arch, context=context, strategy_given=strategy_given,
-                       release=command_release, checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
-    return report_dict(report)
+    if req.hardware is None:
+        target, offered = offered_target(catalog, recipe, target, req.variant)
+        req = replace(req, hardware=offered)
+    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    facts = known_facts(catalog, recipe, agreed.state.selection.variant_key)
+    return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
+                                 strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,
+                                 cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))
 
 
 def _ctx_param(vals: dict[str, str]) -> int | None:
@@ -184,24 +184,12 @@ def _gpus_param(vals: dict[str, str]) -> int | None:
     return int(gpus) if gpus is not None else None
 
 
-def _memory_param(vals: dict[str, str]) -> float | None:
-    """``gpu_memory`` as GB; unreadable or NaN -> -1 (the target check names the parameter)."""
-    mem = vals.get("gpu_memory") or None
-    if mem is None:
-        return None
-    try:
-        memory = float(mem)
-    except ValueError:
-        return -1.0
-    return -1.0 if memory != memory else memory  # NaN
-
-
 def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/fit`` returns for a URL query; :class:`QueryError` on bad input (400)."""
     vals = {k: v.strip() for k, v in items if k in FIT_PARAMS}
     context = _ctx_param(vals)
     gpus = _gpus_param(vals)
-    memory = _memory_param(vals)
+    memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
     return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory, gpus=gpus, context=context)

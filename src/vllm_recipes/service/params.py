@@ -5,7 +5,7 @@ tools, and typed arguments (JSON values, not URL strings) -> :class:`PageRequest
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
@@ -17,10 +17,12 @@ from .errors import QueryError
 MAX_ITEMS = 64
 
 
-def _string(description: str, enum: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "maxLength": MAX_VALUE, "description": description}
+def string_schema(description: str = "", enum: Sequence[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "maxLength": MAX_VALUE}
+    if description:
+        schema["description"] = description
     if enum:
-        schema["enum"] = enum
+        schema["enum"] = list(enum)
     return schema
 
 
@@ -37,13 +39,7 @@ def openapi_parameters() -> list[dict[str, Any]]:
     """``/api/resolve``'s query parameters (OpenAPI 3.1): URL strings, so lists are comma lists."""
     out = []
     for p in URL_PARAMS:
-        schema: dict[str, Any]
-        if p.kind == "int":
-            schema = _integer(p)
-        else:
-            schema = {"type": "string", "maxLength": MAX_VALUE}
-        if p.fixed and p.kind == "str":
-            schema["enum"] = list(p.fixed)
+        schema = _integer(p) if p.kind == "int" else string_schema(enum=p.fixed if p.kind == "str" else None)
         desc = p.help
         if p.kind == "list":
             desc += " Comma-separated."
@@ -61,13 +57,13 @@ def selection_properties(catalog: Catalog) -> dict[str, Any]:
         if p.kind == "int":
             props[p.name] = {**_integer(p), "description": p.help}
         elif p.kind == "list":
-            props[p.name] = {"type": "array", "items": _string(f"{p.name} id.", enum), "maxItems": MAX_ITEMS,
-                             "description": p.help}
+            props[p.name] = {"type": "array", "items": string_schema(f"{p.name} id.", enum),
+                             "maxItems": MAX_ITEMS, "description": p.help}
         elif p.kind == "pairs":
             props[p.name] = {"type": "object", "additionalProperties": {"type": "string", "maxLength": MAX_VALUE},
                              "description": "Feature modes, as an object {feature: mode}."}
         else:
-            props[p.name] = _string(p.help, enum)
+            props[p.name] = string_schema(p.help, enum)
     return props
 
 

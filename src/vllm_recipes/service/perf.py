@@ -18,7 +18,7 @@ from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
 from .lookup import check_hardware, find_recipe
 from .query import Query
-from .url import parse_params
+from .url import query_from_items
 
 SelectionError = QueryError
 
@@ -51,12 +51,13 @@ def load_schema() -> dict[str, dict[str, Any]]:
 API_PARAMS = ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms", "hardware")
 
 
-def int_param(value: str | None, limit: int) -> int | None:
-    """A token count from a URL (``1024``, ``8k``); ``None`` when absent or unusable."""
+def int_param(value: str | None, limit: int, units: str = "k") -> int | None:
+    """A token count from a URL (``1024``, ``8k``; ``1m`` when ``units`` has ``m``: k = 1024, m = 1024²);
+    ``None`` when absent or unusable."""
     v = (value or "").strip().lower()
     mult = 1
-    if v.endswith("k"):
-        v, mult = v[:-1], 1024
+    if v[-1:] and v[-1] in units:
+        v, mult = v[:-1], 1024 ** ("km".index(v[-1]) + 1)
     if not v.isascii() or not v.isdigit() or len(v) > 9:
         return None
     n = int(v) * mult
@@ -74,8 +75,9 @@ def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str,
     recipe, vk = find_recipe(catalog, query.model)
     require_serve(recipe)
     req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
-    st = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True).state
-    return report_dict(perf_state(catalog, recipe, st, workload, strategy_given=req.strategy is not None))
+    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    return report_dict(perf_state(catalog, recipe, agreed.state, workload, strategy_given=req.strategy is not None,
+                                  resolution=agreed.resolution))
 
 
 def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
@@ -86,26 +88,11 @@ def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
     return recommendation_dict(recommend(catalog, recipe, sla, workload, hardware=hardware))
 
 
-def _split(items: list[tuple[str, str]], own: tuple[str, ...], multi: str = ""
-           ) -> tuple[str | None, dict[str, str], list[tuple[str, str]], list[str]]:
-    model, vals, rest, hw = None, {}, [], []
-    for k, v in items:
-        if k == "model":
-            model = v.strip()
-        elif k == multi:
-            hw.append(v.strip())
-        elif k in own:
-            vals[k] = v.strip()
-        else:
-            rest.append((k, v))
-    return model, vals, rest, hw
-
-
 def workload(vals: Mapping[str, object], num_prompts: int = 0) -> Workload:
     """``isl``/``osl`` and ``concurrency`` or ``rate`` as a workload: the one check of the command line,
     ``/api/perf``, ``/api/recommend`` and the MCP tools (URL strings such as ``8k`` or typed numbers)."""
     isl, osl, conc = (_count(vals, k) for k in ("isl", "osl", "concurrency"))
-    rate = None if vals.get("rate") is None else _number(vals["rate"])
+    rate = None if vals.get("rate") is None else number(vals["rate"])
     if rate is not None:
         if not 0 < rate <= WORKLOAD["rate"].hi:
             raise SelectionError("rate", f"Parameter '{flag('rate')}' must be requests per second (0-100000), "
@@ -128,14 +115,15 @@ def _count(vals: Mapping[str, object], k: str) -> int | None:
     return n
 
 
-def _number(v: object) -> float:
-    """A number from a URL string or a typed argument; -1 (out of every range) when it is not one."""
+def number(v: object) -> float:
+    """A number from a URL string or a typed argument; -1 (out of every range) when it is not one (or NaN)."""
     if isinstance(v, str):
         try:
-            return float(v)
+            v = float(v)
         except ValueError:
             return -1.0
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+    n = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+    return -1.0 if n != n else n
 
 
 def sla(vals: Mapping[str, object]) -> Sla:
@@ -144,7 +132,7 @@ def sla(vals: Mapping[str, object]) -> Sla:
 
 
 def _ms(vals: Mapping[str, object], k: str) -> float:
-    v = _number(vals.get(k, ""))
+    v = number(vals.get(k, ""))
     if not 0 < v <= 1e7:
         raise SelectionError(k, f"Parameter '{flag(k)}' must be a time in milliseconds, got {vals.get(k)!r}.")
     return v
@@ -152,21 +140,16 @@ def _ms(vals: Mapping[str, object], k: str) -> float:
 
 def perf_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/perf`` returns; :class:`SelectionError` on bad input (400)."""
-    model, vals, rest, _ = _split(items, ("isl", "osl", "concurrency", "rate"))
-    w = workload(vals)
-    recipe, vk = find_recipe(catalog, model)
-    require_serve(recipe)
-    if vk is not None and not any(k == "variant" for k, _ in rest):
-        rest.append(("variant", vk))
-    req = parse_params(rest, strict=True, allowed_extra=frozenset({"lang"})).request
-    return perf_answer(catalog, Query(recipe.hf_id, req), w)
+    query, vals = query_from_items(items, allowed_extra=frozenset({"lang", *WORKLOAD}))
+    return perf_answer(catalog, query, workload(vals))
 
 
 def recommend_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/recommend`` returns; :class:`SelectionError` on bad input (400)."""
-    model, vals, rest, hw = _split(items, ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms"),
-                                   "hardware")
-    if rest:
-        raise SelectionError(rest[0][0], f"Unknown parameter {rest[0][0]!r}.", ["model", *API_PARAMS])
+    bad = next((k for k, _ in items if k not in ("model", *API_PARAMS)), None)
+    if bad is not None:
+        raise SelectionError(bad, f"Unknown parameter {bad!r}.", ["model", *API_PARAMS])
+    vals = {k: v.strip() for k, v in items}
     w = workload(vals)
-    return recommend_answer(catalog, model or "", sla(vals), w, tuple(hw))
+    hardware = tuple(v.strip() for k, v in items if k == "hardware")
+    return recommend_answer(catalog, vals.get("model", ""), sla(vals), w, hardware)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, is_number
+from vllm_recipes.fit.architecture import parameters_billions
+from vllm_recipes.jsvalues import as_list, as_map
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.state import PageRequest, build_state
 from vllm_recipes.synth.context import Ctx
@@ -19,7 +20,6 @@ from .errors import QueryError
 from .lookup import check_hardware
 
 _SEP = re.compile(r"[-_.]")
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KkMmBbTt])?")
 
 SIZE_BUCKETS: tuple[tuple[str, str, float, float], ...] = (
     ("lt10b", "<10B", 0, 10),
@@ -33,21 +33,6 @@ SIZE_BUCKETS: tuple[tuple[str, str, float, float], ...] = (
 def norm(text: str) -> str:
     """Search normalization: lower case, ``-_.`` separators ignored (ui.md "Search")."""
     return _SEP.sub("", text.lower())
-
-
-def size_in_billions(value: Any) -> float | None:
-    """``"552B"`` -> 552, ``"1.2T"`` -> 1200, ``"8-16B"`` -> 16 (the largest figure)."""
-    if is_number(value):
-        v = float(value)
-        return v / 1e9 if v > 1e6 else v
-    if not isinstance(value, str):
-        return None
-    nums = _SIZE.findall(value)
-    if not nums:
-        return None
-    unit = next((u for _, u in reversed(nums) if u), "B").upper()
-    scale = {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1000.0}[unit]
-    return max(float(n) for n, _ in nums) * scale
 
 
 @dataclass
@@ -91,11 +76,8 @@ class Card:
 def make_card(catalog: Catalog, recipe: Recipe) -> Card:
     meta, model = recipe.meta, recipe.model
     tasks = [str(t) for t in as_list(meta.get("tasks")) if isinstance(t, str)]
-    precisions: list[str] = []
-    for v in recipe.variants.values():
-        p = as_map(v).get("precision")
-        if isinstance(p, str) and p.lower() not in precisions:
-            precisions.append(p.lower())
+    precisions = list(dict.fromkeys(p.lower() for v in recipe.variants.values()
+                                    if isinstance(p := as_map(v).get("precision"), str)))
     hw_status = as_map(meta.get("hardware"))
     verified = [hw for hw in catalog.hardware_profiles if hw_status.get(hw) == "verified"]
     card = Card(
@@ -104,7 +86,7 @@ def make_card(catalog: Catalog, recipe: Recipe) -> Card:
         date_added=str(meta.get("date_added") or ""), date_updated=str(meta.get("date_updated") or ""),
         tasks=tasks, arch=str(model.get("architecture") or ""),
         params=str(model.get("parameter_count") or ""), active=str(model.get("active_parameters") or ""),
-        size_b=size_in_billions(model.get("parameter_count")), precisions=precisions, verified=verified,
+        size_b=parameters_billions(model.get("parameter_count")), precisions=precisions, verified=verified,
         url="/" + recipe.hf_id,
     )
     hw_names = [str(as_map(catalog.hardware_profiles.get(h)).get("display_name") or h) for h in verified]

@@ -23,6 +23,7 @@ from vllm_recipes.select.state import (
     PageState,
     SelectionError,
     build_state,
+    canonical_request,
     default_hardware,
     pd_pool_nodes,
 )
@@ -31,8 +32,6 @@ from vllm_recipes.synth.context import recipe_frontend
 from .frontends import Agreed, agree_on_frontend
 from .query import Query
 
-#: Builder parameters in the order a canonical URL writes them (ui.md table, then ours).
-PARAMS: tuple[str, ...] = URL_NAMES
 #: accepted spellings of a parameter (the engine field name of the PD router)
 ALIASES = {"pd_router": "router"}
 #: page-only parameters that are not builder state
@@ -68,8 +67,8 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
         key = ALIASES.get(raw_key, raw_key)
         if key in allowed_extra:
             continue
-        if key not in PARAMS:
-            problem(raw_key, f"Unknown parameter {raw_key!r}.", [*PARAMS, *sorted(allowed_extra)])
+        if key not in URL_NAMES:
+            problem(raw_key, f"Unknown parameter {raw_key!r}.", [*URL_NAMES, *sorted(allowed_extra)])
             continue
         if len(value) > MAX_VALUE:
             problem(key, f"Parameter {key!r} is longer than {MAX_VALUE} characters.")
@@ -106,13 +105,13 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
 
 
 def query_string(items: Iterable[tuple[str, str]]) -> str:
-    """``a=b&c=d`` with commas and colons left readable (every query string the site writes)."""
-    return urlencode(list(items), quote_via=quote, safe=",:")
+    """``a=b&c=d`` with commas, colons and slashes left readable (every query string the site writes)."""
+    return urlencode(list(items), quote_via=quote, safe=",:/")
 
 
 def encode(params: Mapping[str, str]) -> str:
     """The query string of page parameters in canonical order: the parameter table's, then the page's own."""
-    return query_string((k, params[k]) for k in (*PARAMS, *sorted(PAGE_PARAMS)) if k in params)
+    return query_string((k, params[k]) for k in (*URL_NAMES, *sorted(PAGE_PARAMS)) if k in params)
 
 
 def page_url(path: str, query: str = "") -> str:
@@ -232,10 +231,17 @@ def full_params(st: PageState) -> dict[str, str]:
     return q
 
 
-def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
-    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly."""
+def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
+    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly.
+
+    ``fresh``: ``st`` is what ``build_state`` made of ``st.request``, unchanged since. When the omission
+    rules give that very request back, rebuilding it could only give ``st`` again (a page's links: most).
+    """
     q = state_params(catalog, recipe, st)
-    trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
+    request = parse_params(q.items(), strict=False).request
+    if fresh and canonical_request(catalog, recipe, request) == st.request:
+        return q
+    trial = build_state(catalog, recipe, request, strict=False)
     if trial.selection.node_count != st.selection.node_count:
         q["nodes"] = str(st.selection.node_count)
         trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)

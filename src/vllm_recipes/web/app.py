@@ -116,7 +116,7 @@ class Web:
         self.api = StaticApi(catalog, jobs=api_jobs)
         self.env = template_env(template_bytecode_cache())
         self.assets = AssetStore(STATIC_DIR)
-        self.env.globals.update(asset_v=self.assets.version, asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
+        self.env.globals.update(asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles)
         self.env.globals["deploy_tabs"] = deploy_tabs
         self.state_cache = LRU(4096)
@@ -729,8 +729,8 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     """The ASGI app.
 
     ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) builds the static JSON API in a thread once the server listens (a request for one of
-    its files meanwhile waits for it).
+    (``serve``) builds the static JSON API in a background process once the server listens (a request
+    for one of its files meanwhile waits for it).
     ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
     links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
     """
@@ -753,7 +753,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
 
         quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
         if warm_in_background:
-            threading.Thread(target=web.api.build, name="static-api", daemon=True).start()
+            web.api.build_in_background()
         yield
 
     get = ["GET", "HEAD"]

@@ -1,12 +1,8 @@
-"""Our static assets, fingerprinted and pre-compressed in memory.
+"""Our static assets, minified and fingerprinted in memory.
 
-Each file under ``static/`` is served at two URLs: ``/static/app.js`` (short
-cache, revalidated by ETag; for old links) and the fingerprinted
-``/static/app.<hash>.js`` that pages link to. A fingerprinted URL names exact
-bytes, so it is cached for a year as ``immutable``: a new release changes the
-hash and therefore the URL (compression is the app's gzip middleware). CSS and JavaScript are
-served minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page
-stays within its weight budget (100 KB of HTML + CSS + JS, uncompressed).
+Pages link ``/static/app.<hash>.js``: it names exact bytes, so it is cached for a year as
+``immutable``; ``/static/app.js`` (old links) is revalidated by ETag. CSS and JavaScript are
+minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page within its weight budget.
 """
 
 from __future__ import annotations
@@ -66,11 +62,6 @@ class AssetStore:
                           MEDIA_TYPES.get(path.suffix.lower(), "application/octet-stream"))
             self.by_name[asset.name] = asset
             self.by_fingerprint[asset.fingerprinted] = asset
-        digest = hashlib.sha256()
-        for asset in self.by_name.values():
-            digest.update(asset.name.encode() + b"\0" + asset.digest.encode())
-        #: one hash of every asset (the older ``?v=`` cache-buster, kept for templates that use it)
-        self.version = digest.hexdigest()[:10]
 
     def url(self, name: str) -> str:
         """The fingerprinted URL of asset ``name`` (raises ``KeyError`` for an unknown asset)."""

@@ -14,11 +14,13 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.fileset import path_key
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+from vllm_recipes.service.url import page_state
 
 log = logging.getLogger("vllm_recipes.web")
 
@@ -80,10 +82,6 @@ class SourceLinks:
         return f"{base}?{urlencode({tp: title, bp: body})}"
 
 
-def issue_title(recipe: Recipe) -> str:
-    return f"{recipe.hf_id}: "
-
-
 def issue_body(recipe: Recipe, page_url: str, command: str) -> str:
     if len(command) > MAX_ISSUE_COMMAND:
         command = command[:MAX_ISSUE_COMMAND] + "\n# … (cut; see the page)"
@@ -115,11 +113,11 @@ class AuthoringState:
         links = None
         if self.source is not None:
             issue_base, title_param, body_param = self.source.issue_params()
+            title = f"{recipe.hf_id}: "
             links = {
                 "edit": self.source.edit_url(recipe.rel_path),
-                "issue": self.source.issue_url(issue_title(recipe), issue_body(recipe, page_url, command)),
-                "issue_base": issue_base, "title_param": title_param, "body_param": body_param,
-                "title": issue_title(recipe),
+                "issue": self.source.issue_url(title, issue_body(recipe, page_url, command)),
+                "issue_base": issue_base, "title_param": title_param, "body_param": body_param, "title": title,
             }
         stale = self.stale.get(recipe.hf_id)
         findings = self.findings.get(recipe.rel_path, ()) if self.watching else ()
@@ -204,11 +202,6 @@ def selection_command(catalog: Catalog, recipe: Recipe, url: str) -> str:
     """The commands of the page's canonical selection (for the issue body); ``""`` when there are none."""
     if recipe.is_omni:
         return ""
-    from urllib.parse import parse_qsl
-
-    from vllm_recipes.render.deployment import deployment_blocks, deployment_text
-    from vllm_recipes.service.url import page_state
-
     try:
         agreed, _notices = page_state(catalog, recipe, parse_qsl(urlsplit(url).query))
         ctx, plan = agreed.resolved(catalog, recipe)

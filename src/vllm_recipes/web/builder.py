@@ -227,37 +227,29 @@ def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-+]", v))
 
 
+@dataclass(frozen=True)
 class Nav:
     """Links to neighbouring selections: apply a change, rebuild leniently, canonicalize."""
 
-    def __init__(self, catalog: Catalog, recipe: Recipe, params: Mapping[str, str], extra: Mapping[str, str]):
-        self.catalog = catalog
-        self.recipe = recipe
-        self.params = dict(params)
-        self.extra = dict(extra)
+    catalog: Catalog
+    recipe: Recipe
+    params: Mapping[str, str]
+    extra: Mapping[str, str]
 
     def url_for(self, params: Mapping[str, str]) -> str:
         return recipe_url(self.recipe.hf_id, {**params, **self.extra})
 
     def target(self, **changes: str | None) -> tuple[str, PageState | None, tuple[str, ...]]:
         """``(canonical URL, state, notices)`` of the page a change leads to (state ``None`` on failure)."""
-        new = dict(self.params)
-        for k, v in changes.items():
-            if v is None:
-                new.pop(k, None)
-            else:
-                new[k] = v
+        new = {k: v for k, v in {**self.params, **changes}.items() if v is not None}
         try:
             st, notices = lenient_state(self.catalog, self.recipe, new.items())
         except Exception:  # a link must never break the page; fall back to the raw parameters
             return self.url_for(new), None, ()
-        return self.url_for(canonical_params(self.catalog, self.recipe, st)), st, tuple(notices)
+        return self.url_for(canonical_params(self.catalog, self.recipe, st, fresh=True)), st, tuple(notices)
 
     def href(self, **changes: str | None) -> str:
         return self.target(**changes)[0]
-
-
-# --- rows --------------------------------------------------------------------------------
 
 
 def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
@@ -380,15 +372,10 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
                 pill.title = str(spec.get("description") or "")
         pills.append(pill)
     spec = as_map(catalog.strategies.get(sel.strategy))
-    notes = []
-    desc = spec.get("description")
-    if isinstance(desc, str) and desc:
-        notes.append(desc.strip().split("\n")[0])
-    orientation = spec.get("orientation")
-    row = Row("strategy", "Strategy", pills, notes=notes)
-    if isinstance(orientation, str):
-        row.hint = f"Orientation: {orientation}"
-    return row
+    desc, orientation = spec.get("description"), spec.get("orientation")
+    notes = [desc.strip().split("\n")[0]] if isinstance(desc, str) and desc else []
+    return Row("strategy", "Strategy", pills, notes=notes,
+               hint=f"Orientation: {orientation}" if isinstance(orientation, str) else "")
 
 
 def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan, nav: Nav) -> Row:
@@ -698,9 +685,6 @@ def advanced_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
                notes=["Appended after the strategy and hardware layers."]) if pills else None
 
 
-# --- command area --------------------------------------------------------------------------
-
-
 def cuda129_image(meta: DockerMeta) -> str | None:
     """The CUDA 12.9 image for the NVIDIA CUDA choice (synthesis.md §9.1, UI-only)."""
     if meta.brand_key != "nvidia" or not meta.image or meta.pinned:
@@ -733,14 +717,6 @@ def _dep_matches(dep: Mapping[str, Any], names: set[str], method: str) -> bool:
         return False
     methods = norm(dep.get("install")) + norm(dep.get("tab")) + norm(dep.get("method"))
     return not methods or method in methods
-
-
-def install_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, nav: Nav) -> InstallView | None:
-    sel = st.selection
-    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == st.install, key=t)
-            for t in st.install_tabs]
-    return install_core(catalog, recipe, sel.variant_key, sel.hw_id, ctx.profile, meta_for(ctx), st.install, tabs,
-                        sel.kv_offload)
 
 
 def install_core(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str, profile: Mapping[str, Any],
@@ -916,17 +892,12 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
     """The complete builder for one resolved state."""
     params = canonical_params(catalog, recipe, st)
     nav = Nav(catalog, recipe, params, extra)
-    rows: list[Row] = [hardware_row(catalog, recipe, st, nav), variant_row(catalog, recipe, st, nav),
-                       strategy_row(catalog, recipe, st, nav), kv_row(catalog, recipe, st, ctx, plan, nav)]
-    nr = nodes_row(catalog, recipe, st, nav) if st.selection.strategy != "pd_cluster" else None
-    if nr:
-        rows.append(nr)
-    rows += pd_rows(catalog, recipe, st, plan, nav)
-    for extra_row in (frontend_row(catalog, recipe, st, nav, frontend_in_effect(ctx, plan)),
-                      features_row(catalog, recipe, st, nav),
-                      advanced_row(catalog, recipe, st, nav)):
-        if extra_row:
-            rows.append(extra_row)
+    rows = [hardware_row(catalog, recipe, st, nav), variant_row(catalog, recipe, st, nav),
+            strategy_row(catalog, recipe, st, nav), kv_row(catalog, recipe, st, ctx, plan, nav),
+            nodes_row(catalog, recipe, st, nav) if st.selection.strategy != "pd_cluster" else None,
+            *pd_rows(catalog, recipe, st, plan, nav),
+            frontend_row(catalog, recipe, st, nav, frontend_in_effect(ctx, plan)),
+            features_row(catalog, recipe, st, nav), advanced_row(catalog, recipe, st, nav)]
 
     blocks = deployment_blocks(ctx, plan, st.install)
     host_var, port_var, port = target_vars(plan)
@@ -939,10 +910,14 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
     hw_note = hardware_note(recipe, st.selection.hw_id)
     texts = [b.text for b in blocks]
+    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == st.install,
+                 key=t) for t in st.install_tabs]
     return BuilderView(
-        hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=rows, notices=notices,
+        hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
+        notices=notices,
         card_title=title, verified=verified, hardware_note=hw_note,
-        install=install_view(catalog, recipe, st, ctx, nav),
+        install=install_core(catalog, recipe, st.selection.variant_key, st.selection.hw_id, ctx.profile,
+                             meta_for(ctx), st.install, tabs, st.selection.kv_offload),
         blocks=block_views(catalog, recipe, st, plan, blocks, nav), all_text=deployment_text(blocks),
         snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
         env_names=env_names(texts, [host_var, port_var]), explain=explain_json(catalog, plan),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl
 
 from vllm_recipes import service
 from vllm_recipes.catalog import Catalog
@@ -19,7 +19,7 @@ from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, default_name
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.service import CannotExport, QueryError
-from vllm_recipes.service.url import query_from_items
+from vllm_recipes.service.url import query_from_items, query_string
 
 from .wording import deploy_refusal
 
@@ -44,15 +44,12 @@ class DeployTab:
 
 
 def deploy_tabs(hf_id: str, query: str, is_omni: bool = False) -> list[DeployTab]:
-    """One tab per target for the builder's canonical ``query``.
-
-    The page links the artifacts instead of rendering them: the builder stays as fast as
-    before, and the text the page shows is fetched from ``/api/export`` (the CLI's bytes).
-    """
+    """One tab per target for the builder's canonical ``query``: a link, not the rendered artifact
+    (the builder stays fast; the page fetches the CLI's bytes from ``/api/export``)."""
     if is_omni:
         return []
     params = [("model", hf_id), *parse_qsl(query, keep_blank_values=True)]
-    return [DeployTab(key, label, "/api/export?" + urlencode([*params, ("to", key)], quote_via=quote, safe=",:/"))
+    return [DeployTab(key, label, "/api/export?" + query_string([*params, ("to", key)]))
             for key, (_render, label) in TARGETS.items()]
 
 

@@ -171,10 +171,6 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
     return panel_from_report(fit_of_plan(catalog, recipe, ctx, plan, target, context), url, context)
 
 
-# --------------------------------------------------------------------------------------------
-# /api/fit
-# --------------------------------------------------------------------------------------------
-
 def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``/api/fit`` entry of the OpenAPI document (the selection parameters of ``/api/resolve`` plus fit's)."""
     own = [

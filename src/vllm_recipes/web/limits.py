@@ -2,18 +2,8 @@
 
 uvicorn bounds idle keep-alive connections (``timeout_keep_alive``) but not a client that connects and
 never finishes a request head: 1,100 such connections exhausted the file descriptors, every normal
-request timed out, and asyncio logged a full traceback for each failed ``accept()``. Here:
-
-* :class:`HeaderTimeoutProtocol`: uvicorn's h11 protocol that closes a connection whose request head is
-  not complete :data:`HEADER_TIMEOUT_S` seconds after it connected or after its previous response, and,
-  past a bound of connections waiting for a head, the oldest of them as a new one arrives (1,100 slow
-  connections under ``ulimit -n 1024`` otherwise used up the descriptors: new clients then waited in the
-  backlog up to a head timeout, p90 2.4 s);
-* :func:`server_config`: uvicorn's limits - keep-alive timeout, a connection cap below the process's
-  file-descriptor limit (past it uvicorn answers 503 at once instead of running out of descriptors), the
-  largest request head h11 buffers;
-* :func:`quiet_accept_errors`: a failed ``accept()`` (``EMFILE``, ``ENFILE``, ...) logs one line, at most
-  every :data:`ACCEPT_LOG_EVERY_S` seconds with the count since the last one, never a traceback.
+request timed out (p90 2.4 s for new clients), and asyncio logged a full traceback for each failed
+``accept()``. The protocol, the uvicorn config and the loop's exception handler below bound all three.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ last-good merge run on the watcher thread; requests never wait for them.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import threading
 from pathlib import Path
@@ -17,7 +18,14 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding, sort_findings
+from vllm_recipes.render.deployment import deployment_blocks
+from vllm_recipes.render.omni import render_omni
+from vllm_recipes.select.omni import select_omni
+from vllm_recipes.select.state import PageRequest, build_state
+from vllm_recipes.synth.omni import resolve_omni
+from vllm_recipes.synth.resolve import resolve
 
+from .app import Web
 from .authoring import AuthoringState, SourceLinks, merge_last_good
 
 log = logging.getLogger("vllm_recipes.web")
@@ -25,8 +33,6 @@ log = logging.getLogger("vllm_recipes.web")
 
 def install_catalog(app: Any, catalog: Catalog, authoring: AuthoringState | None = None) -> None:
     """Serve ``catalog`` from now on: a fresh ``Web`` (so every cache starts empty) and its authoring state."""
-    from .app import Web
-
     old = getattr(app.state, "web", None)
     app.state.web = Web(catalog, api_jobs=old.api.jobs if old is not None else 1)
     app.state.authoring = authoring
@@ -34,15 +40,7 @@ def install_catalog(app: Any, catalog: Catalog, authoring: AuthoringState | None
 
 def render_default_page(catalog: Catalog, recipe: Recipe) -> None:
     """Resolve and render what a recipe's page shows first; raises when that fails."""
-    from vllm_recipes.render.deployment import deployment_blocks
-    from vllm_recipes.select.state import PageRequest, build_state
-    from vllm_recipes.synth.resolve import resolve
-
     if recipe.is_omni:
-        from vllm_recipes.render.omni import render_omni
-        from vllm_recipes.select.omni import select_omni
-        from vllm_recipes.synth.omni import resolve_omni
-
         osel = select_omni(catalog, recipe, None, None, None, None)
         render_omni(catalog, recipe, osel, resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id))
         return
@@ -67,10 +65,7 @@ def catalog_findings(catalog: Catalog, *, lint: bool = False) -> list[Finding]:
 
 
 def findings_by_file(findings: list[Finding]) -> dict[str, tuple[Finding, ...]]:
-    out: dict[str, list[Finding]] = {}
-    for f in sort_findings(findings):
-        out.setdefault(f.file, []).append(f)
-    return {k: tuple(v) for k, v in out.items()}
+    return {file: tuple(group) for file, group in itertools.groupby(sort_findings(findings), lambda f: f.file)}
 
 
 class LiveCatalog:

@@ -8,12 +8,16 @@ and gets a 304 until the catalog changes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from vllm_recipes import service
 from vllm_recipes.catalog import Catalog
+from vllm_recipes.parallel import in_background
 from vllm_recipes.render.export import TARGETS
 from vllm_recipes.service import EXPORT_ARGUMENTS, QueryError
 from vllm_recipes.service.params import openapi_parameters
@@ -24,10 +28,12 @@ from .fit import parse_ctx
 from .perf import openapi_paths as perf_openapi_paths
 
 CACHE_CONTROL = "public, max-age=300"
+log = logging.getLogger("vllm_recipes.web")
 
 
 class StaticApi:
-    """The static JSON API in memory (built lazily, once, thread-safe)."""
+    """The static JSON API in memory, built once (thread-safe): here when first asked for, or by a
+    background process (:meth:`build_in_background`, ``serve``) while the server answers pages."""
 
     def __init__(self, catalog: Catalog, jobs: int | None = 1) -> None:
         self.catalog = catalog
@@ -35,34 +41,40 @@ class StaticApi:
         self._files: dict[str, bytes] | None = None
         self._etags: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._elsewhere: Future[tuple[dict[str, bytes], str | None]] | None = None
         self.error: str | None = None
 
     @property
     def ready(self) -> bool:
         return self._files is not None
 
+    def build_in_background(self) -> None:
+        """Build in a worker process: the build is seconds of CPU that would hold this server's GIL.
+        A request for a file meanwhile waits for it (and builds it here if that process dies)."""
+        self._elsewhere = in_background(build_files, self.catalog)
+        self._elsewhere.add_done_callback(self._arrived)
+
+    def _arrived(self, future: Future[tuple[dict[str, bytes], str | None]]) -> None:
+        if future.exception() is None:
+            self.build()  # (installs the answer: /api/health tells at once)
+        elif not self.ready:
+            self.error = f"{future.exception()}; the next request for an API file builds it in the server"
+            log.warning("static JSON API build: %s", self.error)
+
     def build(self) -> dict[str, bytes]:
-        if self._files is not None:
-            return self._files
-        with self._lock:
-            if self._files is None:
-                self._files = self._build()
+        if self._files is None:
+            with self._lock:
+                if self._files is None:
+                    self._files = self._take_or_build()
         return self._files
 
-    def _build(self) -> dict[str, bytes]:
-        try:
-            from vllm_recipes.api.build import build_api
-        except ImportError as exc:  # the builder is not installed in this tree
-            self.error = f"JSON API builder unavailable: {exc}"
-            return {}
-        try:
-            extra = _translation_keys(self.catalog)
-            built = build_api(self.catalog, lambda _line: None, jobs=self.jobs, strict=False,
-                              extra_recipe_keys=extra)
-        except Exception as exc:  # a broken catalog must not take the website down
-            self.error = f"JSON API build failed: {exc}"
-            return {}
-        return dict(built.files)
+    def _take_or_build(self) -> dict[str, bytes]:
+        if self._elsewhere is not None:
+            with contextlib.suppress(ChildProcessError, RuntimeError):  # (logged by _arrived)
+                files, self.error = self._elsewhere.result()
+                return files
+        files, self.error = build_files(self.catalog, self.jobs)
+        return files
 
     def get(self, path: str) -> tuple[bytes, str] | None:
         """``(bytes, etag)`` for an API path like ``models.json`` (no leading slash)."""
@@ -75,11 +87,18 @@ class StaticApi:
         return data, tag
 
 
-def _translation_keys(catalog: Catalog) -> Any:
-    """The extra recipe keys ``build-api`` adds (translations): the very same hook, for identical bytes."""
+def build_files(catalog: Catalog, jobs: int | None = 1) -> tuple[dict[str, bytes], str | None]:
+    """``(files, None)``: every file ``build-api`` writes, its very bytes (translations included, through the
+    same hook); ``({}, why)`` when the build fails: a broken catalog must not take the website down."""
+    from vllm_recipes.api.build import build_api
     from vllm_recipes.api.translations import translations_hook
 
-    return translations_hook(catalog)
+    try:
+        built = build_api(catalog, lambda _line: None, jobs=jobs, strict=False,
+                          extra_recipe_keys=translations_hook(catalog))
+    except Exception as exc:
+        return {}, f"JSON API build failed: {exc}"
+    return dict(built.files), None
 
 
 def etag_matches(header: str | None, tag: str) -> bool:

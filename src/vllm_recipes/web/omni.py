@@ -71,10 +71,9 @@ class OmniView(CommandAreaView):
     """The omni builder: the shared command area, rows for task axes instead of strategies."""
 
 
-def _select(catalog: Catalog, recipe: Recipe, vals: dict[str, str]) -> tuple[OmniSelection, list[str]]:
-    osel = select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"),
+def _select(catalog: Catalog, recipe: Recipe, vals: dict[str, str]) -> OmniSelection:
+    return select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"),
                        vals.get("install"), strict=False)
-    return osel, list(osel.notices)
 
 
 def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dict[str, str]:
@@ -179,14 +178,12 @@ def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
 def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]],
                     extra: Mapping[str, str]) -> tuple[OmniView, list[str]]:
     vals, notices = _read_params(items)
-    osel, more = _select(catalog, recipe, vals)
-    notices += more
+    osel = _select(catalog, recipe, vals)
+    notices += osel.notices
     params = canonical_omni(catalog, recipe, osel)
 
     def href(**changes: str | None) -> str:
-        new = {k: v for k, v in params.items() if k not in changes}
-        new.update({k: v for k, v in changes.items() if v is not None})
-        sel, _ = _select(catalog, recipe, new)
+        sel = _select(catalog, recipe, {k: v for k, v in {**params, **changes}.items() if v is not None})
         return recipe_url(recipe.hf_id, {**canonical_omni(catalog, recipe, sel), **extra})
 
     omni = as_map(recipe.data.get("omni"))

@@ -15,7 +15,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state
-from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.select.state import PageState
 from vllm_recipes.service.perf import (  # noqa: F401 - /api/*
     LIMITS,
@@ -24,6 +23,7 @@ from vllm_recipes.service.perf import (  # noqa: F401 - /api/*
     load_schema,
     perf_payload,
     recommend_payload,
+    workload,
 )
 from vllm_recipes.service.url import encode
 
@@ -119,17 +119,13 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
         q["isl"] = str(DEFAULTS["isl"])
         return parts.path + "?" + encode(q) + "#perf"
     values = {k: int(extra[k]) if k in extra else DEFAULTS[k] for k in PERF_PARAMS}
-    w = Workload(values["isl"], values["osl"], concurrency=values["conc"])
     try:
+        w = workload({"isl": values["isl"], "osl": values["osl"], "concurrency": values["conc"]})
         r = perf_state(catalog, recipe, state, w)
     except Exception:  # an addition to the page: the builder never fails because of it
         return None
     return panel_from_report(r, url, values)
 
-
-# --------------------------------------------------------------------------------------------
-# /api/perf and /api/recommend
-# --------------------------------------------------------------------------------------------
 
 def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
     """``/api/perf`` and ``/api/recommend`` in the OpenAPI document."""

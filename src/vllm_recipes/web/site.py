@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map, is_number
 from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_query, norm
+from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
 SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
@@ -79,8 +79,6 @@ class SiteIndex:
             self.providers[org] = Provider(org, names.most_common(1)[0][0] if names else org, cards)
         self._providers_lower = {o.lower(): o for o in self.providers}
 
-    # --- lookups -------------------------------------------------------------------------
-
     def provider(self, org: str) -> Provider | None:
         canon = self._providers_lower.get(org.lower())
         return self.providers.get(canon) if canon else None
@@ -114,8 +112,6 @@ class SiteIndex:
     @cached_property
     def latest_update(self) -> str:
         return max((c.date_updated for c in self.cards), default="")
-
-    # --- labels ------------------------------------------------------------------------------
 
     def task_label(self, task: str) -> str:
         spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
@@ -151,8 +147,6 @@ class SiteIndex:
             return value.upper()
         return value.upper() if row == "arch" and len(value) <= 4 else value.title() if row == "arch" else value
 
-    # --- search ------------------------------------------------------------------------------
-
     @cached_property
     def search_index(self) -> dict[str, Any]:
         """What the header search script matches against (same normalization as /browse?q=)."""
@@ -162,8 +156,6 @@ class SiteIndex:
             "recipes": [{"title": c.title, "hf_id": c.hf_id, "provider": c.provider, "url": c.url,
                          "tasks": c.tasks, "params": c.params, "n": c.haystack} for c in self.cards],
         }
-
-    # --- browse ------------------------------------------------------------------------------
 
     def browse(self, params: Mapping[str, str]) -> BrowseResult:
         """ui.md "Browse": OR within a row, AND across rows; counts with the other rows applied."""
@@ -177,7 +169,7 @@ class SiteIndex:
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
         sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS]
-        clear = "/browse" + ("?" + urlencode([("q", query)], quote_via=quote) if query else "")
+        clear = _browse_href(query, {}, "released")
         return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
@@ -212,8 +204,6 @@ class SiteIndex:
                 vals.setdefault(v)
         return sorted(vals)
 
-    # --- sitemap -----------------------------------------------------------------------------
-
     def sitemap_entries(self) -> Iterable[tuple[str, str]]:
         yield "/", self.latest_update
         for p in self.provider_grid:
@@ -236,7 +226,7 @@ def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -
     items += [(row, ",".join(selected[row])) for row in BROWSE_ROWS if selected.get(row)]
     if sort != "released":
         items.append(("sort", sort))
-    q = urlencode(items, quote_via=quote, safe=",")
+    q = query_string(items)
     return "/browse" + ("?" + q if q else "")
 
 

@@ -23,8 +23,8 @@ win over twins: an org named like a static file (``models``) is reached by
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-import threading
 from typing import Any
 
 from markupsafe import Markup
@@ -33,12 +33,12 @@ from starlette.responses import Response
 
 from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.render.deployment import deployment_blocks
-from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service import selection_dict
-from vllm_recipes.service.url import canonical_params, encode, page_state
+from vllm_recipes.service.url import page_state
 
+from .builder import build_view
+from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
 JSON_TYPE = "application/json"
@@ -84,9 +84,6 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-# --- index pages ---------------------------------------------------------------------------------
-
-
 def card_json(card: Card) -> dict[str, Any]:
     return {"hf_id": card.hf_id, "title": card.title, "provider": card.provider, "org": card.org,
             "description": card.description, "date_added": card.date_added, "date_updated": card.date_updated,
@@ -112,17 +109,12 @@ def provider_json(index: SiteIndex, p: Provider) -> dict[str, Any]:
 
 
 def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
-    def chip(c: Any) -> dict[str, Any]:
-        return {"value": c.value, "label": c.label, "count": c.count, "active": c.active, "href": c.href}
-
     return {"page": "browse", "url": url, "query": result.query, "count": len(result.cards),
             "recipes": [card_json(c) for c in result.cards],
-            "filters": [{"row": row, "label": label, "chips": [chip(c) for c in chips]}
+            "filters": [{"row": row, "label": label, "chips": [dataclasses.asdict(c) for c in chips]}
                         for row, label, chips in result.rows],
-            "sorts": [chip(c) for c in result.sorts], "clear": result.clear_href, "filtered": result.active}
-
-
-# --- recipe page ---------------------------------------------------------------------------------
+            "sorts": [dataclasses.asdict(c) for c in result.sorts], "clear": result.clear_href,
+            "filtered": result.active}
 
 
 def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
@@ -138,25 +130,18 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     guide = recipe.data.get("guide")
     out["guide_markdown"] = guide if isinstance(guide, str) else None
     if recipe.is_omni:
-        from .omni import build_omni_view
-
         omni_view, omni_notices = build_omni_view(catalog, recipe, items, {})
         out.update({"url": omni_view.url, "notices": list(omni_notices), "builder": _view_json(omni_view)})
         return out
-    from .builder import build_view
-
     agreed, notices = page_state(catalog, recipe, items)
-    st = agreed.state
-    query = encode(canonical_params(catalog, recipe, st))
     ctx, plan = agreed.resolved(catalog, recipe)
-    view = build_view(catalog, recipe, st, ctx, plan, [], {})
-    blocks = deployment_blocks(ctx, plan, st.install)
+    view = build_view(catalog, recipe, agreed.state, ctx, plan, [], {})
     out.update({
-        "url": view.url, "notices": list(notices), "selection": selection_dict(catalog, recipe, st, query),
+        "url": view.url, "notices": list(notices),
+        "selection": selection_dict(catalog, recipe, agreed.state, view.query),
         "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in blocks],
-        "rendering": rendering_object(ctx, plan), "explain": explain_json(catalog, plan),
-        "builder": _view_json(view),
+                      "text": b.text} for b in view.blocks],
+        "rendering": rendering_object(ctx, plan), "explain": view.explain, "builder": _view_json(view),
     })
     return out
 
@@ -168,25 +153,14 @@ def _view_json(view: Any) -> dict[str, Any]:
     return data
 
 
-# --- llms.txt ------------------------------------------------------------------------------------
-
-
 class LlmsFiles:
     """``llms.txt`` / ``llms-full.txt`` for one catalog, generated once per base URL."""
 
     def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self._by_base: dict[str, dict[str, bytes]] = {}
-        self._lock = threading.Lock()
+        self._files = functools.lru_cache(maxsize=8)(functools.partial(llms_files, catalog))  # Host headers vary
 
     def get(self, name: str, base: str) -> bytes:
-        with self._lock:
-            files = self._by_base.get(base)
-            if files is None:
-                if len(self._by_base) >= 8:  # Host headers vary; keep a handful
-                    self._by_base.clear()
-                files = self._by_base[base] = llms_files(self.catalog, base)
-        return files[name]
+        return self._files(base)[name]
 
 
 def openapi_paths() -> dict[str, Any]:
