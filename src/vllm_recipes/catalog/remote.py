@@ -122,13 +122,9 @@ def sources_dir() -> Path | None:
     return folder if private_dir(folder) else None
 
 
-def _refs_file(folder: Path) -> Path:
-    return folder / "refs.json"
-
-
 def _read_refs(folder: Path) -> dict[str, Any]:
     try:
-        got = json.loads(_refs_file(folder).read_text(encoding="utf-8"))
+        got = json.loads((folder / "refs.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return got if isinstance(got, dict) else {}
@@ -138,7 +134,7 @@ def _write_refs(folder: Path, refs: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".refs-", dir=folder)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(refs, fh, indent=1, sort_keys=True)
-    os.replace(tmp, _refs_file(folder))
+    os.replace(tmp, folder / "refs.json")
 
 
 def _label(source: Source, resolved: str) -> str:

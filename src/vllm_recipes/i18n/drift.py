@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.docker import DockerMeta, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
 
@@ -56,8 +57,6 @@ ENGINE_FLAGS = frozenset({
     # builder "Advanced" options available to every recipe
     "--max-num-batched-tokens", "--max-num-seqs", "--gpu-memory-utilization", "--max-model-len",
 })
-#: frontends env when the taxonomy carries none (extensions.md §1.3)
-FALLBACK_FRONTEND_ENV = {"python": {}, "rust": {"VLLM_USE_RUST_FRONTEND": "1"}}
 
 Key = tuple[str, str]
 
@@ -106,33 +105,15 @@ def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
                 yield piece
 
 
-def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
+def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> set[str]:
     """Profile ids the recipe can render for (meta.hardware, supported_hardware, overrides)."""
-    profiles = catalog.hardware_profiles
-    ids: list[str] = []
-
-    def add(hw: Any) -> None:
-        if isinstance(hw, str):
-            if hw.startswith("arch:"):
-                arch = hw[5:]
-                for pid, p in profiles.items():
-                    if isinstance(p, Mapping) and p.get("arch") == arch and pid not in ids:
-                        ids.append(pid)
-            elif hw in profiles and hw not in ids:
-                ids.append(hw)
-
-    hw_meta = recipe.meta.get("hardware")
-    for hw in hw_meta if isinstance(hw_meta, Mapping) else ():
-        add(hw)
-    add(recipe.meta.get("default_hardware"))
+    entries: list[Any] = [*as_map(recipe.meta.get("hardware")), recipe.meta.get("default_hardware")]
     for v in recipe.variants.values():
         if isinstance(v, Mapping):
-            for hw in v.get("supported_hardware") or ():
-                add(hw)
-            ho = v.get("hardware_overrides")
-            for hw in ho if isinstance(ho, Mapping) else ():
-                add(hw)
-    return ids
+            entries += [*(v.get("supported_hardware") or ()), *as_map(v.get("hardware_overrides"))]
+    profiles = catalog.hardware_profiles
+    return {hw for entry in entries if isinstance(entry, str) for hw, p in profiles.items()
+            if (isinstance(p, Mapping) and p.get("arch") == entry[5:] if entry.startswith("arch:") else hw == entry)}
 
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
@@ -168,8 +149,7 @@ def _catalog_state(catalog: Catalog) -> list[str]:
     for spec in (*catalog.serving_strategies.values(), *catalog.kv_stores.values()):
         texts.extend(_walk_strings(spec, prose=False))
     texts.extend(_walk_strings(catalog.kv_offload_options, prose=False))
-    frontends = catalog.frontends or FALLBACK_FRONTEND_ENV
-    texts.extend(_walk_strings(frontends, prose=False))
+    texts.extend(_walk_strings(catalog.frontends, prose=False))  # (the bundled taxonomy always has them)
     return texts
 
 

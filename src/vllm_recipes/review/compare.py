@@ -66,11 +66,9 @@ class Group:
     def to_dict(self) -> dict[str, Any]:
         return {**self.change.to_dict(), "processes": list(self.processes), "scope": self.scope,
                 "count": len(self.keys),
-                "selections": [k.label if isinstance(k, SelectionKey) else default_label(k) for k in self.keys]}
-
-
-def default_label(key: DefaultKey) -> str:
-    return f"variant={key.variant}" + (f" hardware={key.hardware}" if key.hardware else "")
+                "selections": [k.label if isinstance(k, SelectionKey) else
+                               f"variant={k.variant}" + (f" hardware={k.hardware}" if k.hardware else "")
+                               for k in self.keys]}
 
 
 @dataclass

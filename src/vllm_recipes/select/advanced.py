@@ -31,13 +31,7 @@ ADVANCED_OPTIONS: tuple[AdvancedOption, ...] = (
 def advanced_options_for(recipe: Mapping[str, Any], strategy: str) -> list[AdvancedOption]:
     """The presets this recipe and strategy can use (model flags and expert-parallel strategies)."""
     model = as_map(recipe.get("model"))
-    out = []
-    for o in ADVANCED_OPTIONS:
-        if o.id == "dcp_8" and not truthy(model.get("supports_dcp")):
-            continue
-        if o.id == "no_flashinfer_autotune" and not truthy(model.get("flashinfer_autotune")):
-            continue
-        if o.id == "ep_weight_filter" and not (strategy.endswith("_tep") or strategy.endswith("_dep")):
-            continue
-        out.append(o)
-    return out
+    offered = {"dcp_8": truthy(model.get("supports_dcp")),
+               "no_flashinfer_autotune": truthy(model.get("flashinfer_autotune")),
+               "ep_weight_filter": strategy.endswith(("_tep", "_dep"))}
+    return [o for o in ADVANCED_OPTIONS if offered.get(o.id, True)]

@@ -41,12 +41,8 @@ def _strategies(c: Catalog) -> list[str]:
 
 
 def _features(c: Catalog) -> list[str]:
-    seen: dict[str, None] = {}
-    for recipe in c.recipes:
-        for f in as_map(recipe.data.get("features")):
-            if isinstance(f, str):
-                seen.setdefault(f)
-    return list(seen)
+    ids = (f for recipe in c.recipes for f in as_map(recipe.data.get("features")) if isinstance(f, str))
+    return list(dict.fromkeys(ids))
 
 
 def _kv(c: Catalog) -> list[str]:

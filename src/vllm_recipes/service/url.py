@@ -27,7 +27,6 @@ from vllm_recipes.select.state import (
     default_hardware,
     pd_pool_nodes,
 )
-from vllm_recipes.synth.context import recipe_frontend
 
 from .frontends import Agreed, agree_on_frontend
 from .query import Query
@@ -127,7 +126,6 @@ def recipe_url(hf_id: str, params: Mapping[str, str] | None = None) -> str:
 def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
     """Every choice of ``st`` that differs from its default, by rule (not yet verified)."""
     sel = st.selection
-    r = recipe.data
     q: dict[str, str] = {}
     if sel.variant_key != "default":
         q["variant"] = sel.variant_key
@@ -145,7 +143,7 @@ def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, s
         q["advanced"] = ",".join(adv)
     q.update(_kv_params(catalog, st))
     q.update(_pd_params(catalog, recipe, st))
-    if sel.frontend and sel.frontend != recipe_frontend(r):
+    if sel.frontend:  # (chosen, even the recipe's own: a choice is checked against the command, a default not)
         q["frontend"] = sel.frontend
     first_tab = st.install_tabs[0] if st.install_tabs else "docker"
     if st.install != first_tab:

@@ -60,10 +60,6 @@ def safe_link(href: object) -> bool:
     return bool(sep) and scheme.lower() in ("http", "https") and rest[:1] not in ("", "/")
 
 
-def _wants_json(path: str) -> bool:
-    return path.startswith("/api/") or path.endswith(".json")
-
-
 @functools.cache
 def _error_template() -> Template:
     # autoescape on, always: what an error page shows comes from the request (issue #21)
@@ -116,7 +112,7 @@ class SecurityMiddleware:
 
         if problem is not None:
             status, text, param = problem
-            if _wants_json(path):
+            if path.startswith("/api/") or path.endswith(".json"):
                 body = json.dumps({"error": text, "param": param, "choices": []}).encode()
                 ctype = b"application/json"
             else:
