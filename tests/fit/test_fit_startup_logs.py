@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from vllm_recipes.catalog import Catalog
-from vllm_recipes.fit.architecture import Architecture
+from vllm_recipes.fit.architecture import Architecture, recipe_architecture
 from vllm_recipes.fit.hardware import reported_gib
 from vllm_recipes.fit.memory import GIB, ProcessFit, ProcessShape, fit_process, kv_bytes_per_token
-from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
+from vllm_recipes.fit.report import FitReport, fit_state
 from vllm_recipes.fit.sources import architecture_from_file
 from vllm_recipes.select.state import PageRequest, build_state
 

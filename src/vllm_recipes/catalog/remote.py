@@ -26,16 +26,17 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .parsecache import cache_dir, private_dir
+
+if TYPE_CHECKING:
+    import tarfile
 
 GIT_PREFIXES = ("git+https://", "git+http://", "git+ssh://", "git+file://")
 #: largest archive we download, and the most its files may add up to once extracted
@@ -215,6 +216,8 @@ def _place(tmp: Path, folder: Path, resolved: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 def _git(*args: str, cwd: Path | None = None) -> str:
+    import subprocess  # (with tarfile: only a fetch needs them, not every load of a local directory)
+
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env,
@@ -297,6 +300,8 @@ def safe_members(tf: tarfile.TarFile) -> list[tarfile.TarInfo]:
 
 def _fetch_archive(source: Source, folder: Path) -> str:
     """Download and extract ``source`` into ``folder/<sha256>``; returns the digest."""
+    import tarfile
+
     fd, name = tempfile.mkstemp(prefix=".download-", suffix=".tar.gz", dir=folder)
     os.close(fd)
     archive = Path(name)

@@ -15,6 +15,7 @@ from typing import Any
 from .diagnostics import Finding, finding_at, finding_from_load_error
 from .identifiers import is_name
 from .loader import Catalog, Recipe
+from .verdicts import Verdicts
 from .yamlsource import FrozenDict
 
 __all__ = ["is_usable", "recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
@@ -106,12 +107,15 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []
+    verdicts = Verdicts(fixed)
     for recipe in fixed.recipes:
-        errors = recipe_errors(fixed, recipe)
+        errors = [] if verdicts.clean(recipe) else recipe_errors(fixed, recipe)
         if errors:
             findings += errors
         else:
             keep.append(recipe)
+            verdicts.remember(recipe)
+    verdicts.save()
     return dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings), usable=True), findings
 
 

@@ -7,24 +7,22 @@ or paste); ``explain`` uses it as the title of its tables.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.architecture import recipe_architecture
 from vllm_recipes.lint.vllm_plan import lint_plan, process_lints, with_process_lint, with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.explain import ExplainRow, explain_plan, sections_json
 from vllm_recipes.render.header import omni_selection_header, selection_header
-from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.others import other_nodes
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.select.omni import OmniSelection
 from vllm_recipes.select.options import spell
 from vllm_recipes.select.state import PageState
 from vllm_recipes.service import Query, resolve
 from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.omni import OmniPlan
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
@@ -33,6 +31,10 @@ from .main import cli, fail, load_or_exit
 from .options import find_recipe, refusals, request_from_options, selection_options
 from .output import dump_json, format_option, json_option, print_table, wants_json
 from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
+
+if TYPE_CHECKING:
+    from vllm_recipes.select.omni import OmniSelection
+    from vllm_recipes.synth.omni import OmniPlan
 
 
 def _resolved_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState, Ctx, Plan]:
@@ -50,10 +52,14 @@ def _resolved_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple
 
 
 def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
-    """Architecture-aware warnings (TP vs heads, PP vs layers, context) on stderr."""
-    from .fit_cmds import command_checks
+    """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
+    facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
+    if recipe_architecture(catalog, recipe) is None:
+        return
+    from vllm_recipes.fit.report import plan_checks
 
-    command_checks(catalog, recipe, plan)
+    for check in plan_checks(catalog, recipe, plan):
+        click.echo(f"warning: {check.message}", err=True)
 
 
 def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any], vllm_release: str | None
@@ -74,6 +80,8 @@ def _omni_header(recipe: Recipe, osel: OmniSelection, kw: dict[str, Any]) -> str
 
 
 def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan, as_json: bool) -> None:
+    from vllm_recipes.render.omni import omni_rendering_object, render_omni  # (omni recipes only)
+
     rendered = render_omni(catalog, recipe, osel, plan)
     if as_json:
         dump_json(omni_rendering_object(osel, plan, rendered))
@@ -142,6 +150,8 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni:
         osel, oplan = resolve_omni_request(catalog, recipe, kw, vllm_release)
+        from vllm_recipes.render.omni import explain_omni  # (omni recipes only)
+
         header = _omni_header(recipe, osel, kw)
         sections = explain_omni(catalog, oplan)
         lint = lints = None

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import (
     DetectionError,
@@ -32,8 +32,6 @@ from vllm_recipes.fit.report import (
     EXIT_CODES,
     FitReport,
     fit_state,
-    plan_checks,
-    recipe_architecture,
     report_dict,
     retarget,
     with_custom_profile,
@@ -97,12 +95,6 @@ def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) ->
     sel = retarget(custom, recipe, state.selection, bool(kw.get("strategy")))
     click.echo(f"# hardware: {target.label}, {target.source} (custom profile)", err=True)
     return custom, dataclasses.replace(state, selection=sel)
-
-
-def command_checks(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
-    """Architecture findings for ``command`` / ``explain``: warnings on stderr."""
-    for c in plan_checks(catalog, recipe, plan):
-        click.echo(f"warning: {c.message}", err=True)
 
 
 @dataclass

@@ -7,6 +7,7 @@ validation models or the API builder at start-up.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import re
 import sys
@@ -116,6 +117,7 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     validation error is not rendered by a command either.
     """
     from vllm_recipes.catalog.usable import recipe_errors
+    from vllm_recipes.catalog.verdicts import Verdicts
     from vllm_recipes.service import QueryError, find_recipe
 
     try:
@@ -123,6 +125,9 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     except QueryError as exc:
         fail(exc.text("cli"))
     _refuse_unsafe(found[0])
+    verdicts = Verdicts(catalog)
+    if verdicts.clean(found[0]):  # (checked before with these very inputs: no pydantic models to build)
+        return found
     errors = recipe_errors(catalog, found[0])
     if errors:
         n = len(errors)
@@ -131,6 +136,8 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
         for finding in errors:
             click.echo(f"  {finding.format()}", err=True)
         sys.exit(1)
+    verdicts.remember(found[0])
+    verdicts.save()
     return found
 
 
@@ -163,7 +170,11 @@ def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> C
         fail(no_recipes_found(catalog.root))
     from vllm_recipes.catalog.usable import usable_static
 
-    return usable_static(catalog)[0]  # (entries every stage would trip over are left out, as serve does)
+    catalog = usable_static(catalog)[0]  # (entries every stage would trip over are left out, as serve does)
+    # it lives as long as the command: out of the collector's generations, so the collections that
+    # follow (and the one at exit) do not walk its objects again (3.5% of `command`'s instructions)
+    gc.freeze()
+    return catalog
 
 
 def no_recipes_found(root: Path) -> str:

@@ -22,7 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vllm_recipes.catalog import Catalog, Recipe
 
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "compressed_sparse")
 
@@ -231,6 +234,18 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
         host_tables=_block_host_tables(block.get("host_tables")),
         source=str(block.get("source") or "recipe model.architecture_facts"),
     ))
+
+
+def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
+    """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid). Not memoized: ~0.1 ms
+    a recipe, once per page and once per recipe in a search (docs/decisions-fit.md, section 8)."""
+    block = recipe.model.get("architecture_facts")
+    if not isinstance(block, Mapping):
+        return None
+    try:
+        return architecture_from_block(block, recipe.model)
+    except (ArchitectureError, TypeError, ValueError, KeyError):
+        return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
 from vllm_recipes.select.defaults import recommend_strategy
@@ -22,12 +22,14 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
-from .architecture import Architecture, ArchitectureError, architecture_from_block, estimated_checkpoint_gib
-from .checkpoints import CheckpointInfo
+from .architecture import Architecture, estimated_checkpoint_gib, recipe_architecture
 from .hardware import GpuTarget, profile_target
 from .memory import GIB, ProcessFit, ProcessShape, fit_process
 from .shape import plan_shapes
 from .vllm_rules import parse_release, rules_for
+
+if TYPE_CHECKING:
+    from .checkpoints import CheckpointInfo
 
 CUSTOM_ID = "custom"
 
@@ -82,18 +84,6 @@ class FitReport:
 # --------------------------------------------------------------------------------------------
 # architecture of a recipe
 # --------------------------------------------------------------------------------------------
-
-def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
-    """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid). Not memoized: ~0.1 ms
-    a recipe, once per page and once per recipe in a search (docs/decisions-fit.md, section 8)."""
-    block = recipe.model.get("architecture_facts")
-    if not isinstance(block, Mapping):
-        return None
-    try:
-        return architecture_from_block(block, recipe.model)
-    except (ArchitectureError, TypeError, ValueError, KeyError):
-        return None
-
 
 def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
                         model_context: int | None) -> tuple[Check, ...]:

@@ -21,7 +21,7 @@ from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
-from .architecture import Architecture
+from .architecture import Architecture, recipe_architecture
 from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget
 from .report import (
@@ -31,7 +31,6 @@ from .report import (
     checkpoint_repo,
     checkpoint_size,
     fit_plan,
-    recipe_architecture,
     report_dict,
     with_custom_profile,
 )

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.fit.architecture import Architecture
+from vllm_recipes.fit.architecture import Architecture, recipe_architecture
 from vllm_recipes.fit.hardware import GpuTarget
 from vllm_recipes.fit.memory import ProcessFit
-from vllm_recipes.fit.report import FitReport, fit_state, recipe_architecture
+from vllm_recipes.fit.report import FitReport, fit_state
 from vllm_recipes.fit.vllm_rules import parse_release
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.state import PageState

@@ -8,14 +8,17 @@ the title of ``explain``; both come from here so they always agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from vllm_recipes.catalog import Recipe
-from vllm_recipes.select.omni import OmniSelection
 from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import KvStorePlan, PdPlan, PdRolePlan, Plan
 
 from .frontend import frontend_in_effect
+
+if TYPE_CHECKING:
+    from vllm_recipes.select.omni import OmniSelection
 
 #: ``(label, value, note)``; ``note`` says where a value came from when the user did not pick it
 HeaderField = tuple[str, str, str]

@@ -15,15 +15,12 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.explain import explain_json, sections_json
-from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
-from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.params import OMNI_NAMES, PARAMS
 from vllm_recipes.select.state import PageRequest, PageState, build_state
 from vllm_recipes.synth.context import Ctx, recipe_frontend
-from vllm_recipes.synth.omni import OmniPlan, resolve_omni
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
@@ -36,6 +33,8 @@ from .url import canonical_params, encode, page_url, recipe_url
 if TYPE_CHECKING:
     from vllm_recipes.render.artifacts import Artifact
     from vllm_recipes.render.export import ExportOptions
+    from vllm_recipes.select.omni import OmniSelection
+    from vllm_recipes.synth.omni import OmniPlan
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,10 @@ def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
 
 
 def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
-    """An omni recipe takes hardware, variant, task and install only."""
+    """An omni recipe takes hardware, variant, task and install only. (The omni modules are imported
+    where an omni recipe needs them: a ``vllm serve`` command does not pay for them.)"""
+    from vllm_recipes.select.omni import resolve_omni_tasks, select_omni
+
     for p in PARAMS:
         if p.name not in OMNI_NAMES and getattr(req, p.field) not in (None, ()):
             raise NotApplicable(p.name, f"{recipe.hf_id} is an omni recipe; it takes "
@@ -94,6 +96,8 @@ def resolve(catalog: Catalog, query: Query) -> Resolved:
     selected = select(catalog, query)
     recipe = selected.recipe
     if selected.omni is not None:
+        from vllm_recipes.synth.omni import resolve_omni
+
         o = selected.omni
         return Resolved(selected, omni_plan=resolve_omni(catalog, recipe, o.variant_key, o.task, o.hw_id))
     assert selected.state is not None
@@ -156,6 +160,8 @@ def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) 
 
 
 def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
+    from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
+
     osel, plan = resolved.selected.omni, resolved.omni_plan
     assert osel is not None and plan is not None
     rendered = render_omni(catalog, resolved.recipe, osel, plan)

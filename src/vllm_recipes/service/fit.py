@@ -9,7 +9,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.usable import fails_validation
-from vllm_recipes.fit.architecture import Architecture, ArchitectureError
+from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.report import (
@@ -17,7 +17,6 @@ from vllm_recipes.fit.report import (
     checkpoint_repo,
     fit_plan,
     fit_state,
-    recipe_architecture,
     report_dict,
     summary_dict,
 )

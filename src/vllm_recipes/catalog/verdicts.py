@@ -1,0 +1,85 @@
+"""Remembered "no validation error" verdicts, so ``command`` need not build the pydantic models.
+
+The publishing rule makes every command check its recipe (:func:`.usable.recipe_errors`);
+that check needs the typed models of :mod:`.models`, and importing pydantic and
+building them costs ~0.2 CPU-s, as much as the rest of ``command``. Its answer is a
+pure function of the recipe file's text, the name it is shown as, its model id,
+the catalog's shared data (taxonomy, platforms, strategies, KV stores: what
+references are checked against) and the code of :mod:`vllm_recipes.catalog`
+(which imports nothing else of the package but :mod:`vllm_recipes.jsvalues`)
+running on this pydantic. A clean verdict is remembered under the digest of all of
+that, so a changed byte of any of it is another key and an entry cannot go stale; a
+recipe with errors is never remembered (its findings are computed again, to be
+printed). One pack per recipes directory beside the parse cache's
+(``clean-<digest of the directory>.pickle``, same privacy rules and off switch),
+one entry per recipe file, so it never grows beyond the catalog.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .loader import Catalog, Recipe
+from .parsecache import _pack_path, _read_pack, _write_pack
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@cache
+def _code_digest() -> bytes:
+    """The validator's code: every module of ``catalog/``, ``jsvalues.py``, pydantic's version, Python's."""
+    h = hashlib.blake2b(sys.version.encode(), digest_size=20)
+    spec = importlib.util.find_spec("pydantic")
+    files = [*sorted((_PACKAGE / "catalog").glob("*.py")), _PACKAGE / "jsvalues.py"]
+    if spec is not None and spec.origin is not None:
+        files.append(Path(spec.origin).with_name("version.py"))
+    for path in files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.digest()
+
+
+def _shared_digest(catalog: Catalog) -> bytes:
+    shared = [catalog.taxonomy, catalog.platforms, catalog.serving_strategies, catalog.kv_stores]
+    text = json.dumps(shared, ensure_ascii=False, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=20, key=_code_digest()).digest()
+
+
+class Verdicts:
+    """The remembered clean recipes of ``catalog``'s directory; :meth:`save` after :meth:`remember`."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        root = Path(catalog.root)
+        parsed = _pack_path(root) if root.is_dir() else None
+        self._pack = parsed.with_name("clean-" + parsed.name.removeprefix("parsed-")) if parsed else None
+        self._shared = _shared_digest(catalog) if self._pack is not None else b""
+        self._entries: dict[str, Any] = _read_pack(self._pack)
+        self._added = False
+
+    def _key(self, recipe: Recipe) -> str | None:
+        source = recipe.doc._source  # the text it was parsed from: its data, repeated keys and positions
+        if self._pack is None or source is None:
+            return None
+        text = "\0".join((source, recipe.doc.file, recipe.hf_id))
+        return hashlib.blake2b(text.encode(), digest_size=20, key=self._shared).hexdigest()
+
+    def clean(self, recipe: Recipe) -> bool:
+        """Whether ``recipe`` was found to have no validation error, exactly as it is now."""
+        key = self._key(recipe)
+        return key is not None and self._entries.get(recipe.doc.file) == key
+
+    def remember(self, recipe: Recipe) -> None:
+        """Note that :func:`.usable.recipe_errors` found no error in ``recipe``."""
+        key = self._key(recipe)
+        if key is not None and self._entries.get(recipe.doc.file) != key:
+            self._entries[recipe.doc.file] = key
+            self._added = True
+
+    def save(self) -> None:
+        if self._pack is not None and self._added:
+            _write_pack(self._pack, self._entries)
