@@ -176,10 +176,10 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_loading_the_bundled_catalog_and_resolving_imports_no_web_framework() -> None:
     code = (
         "import sys\n"
-        "from vllm_recipes import service\n"
+        "from vllm_recipes.service import Query, answers\n"
         "from vllm_recipes.catalog import load_catalog\n"
         "c = load_catalog()\n"
-        "r = service.resolve(c, service.Query('deepseek-ai/DeepSeek-V4.1-Flash'))\n"
+        "r = answers.resolve(c, Query('deepseek-ai/DeepSeek-V4.1-Flash'))\n"
         "from vllm_recipes.render.deployment import deployment_blocks\n"
         "deployment_blocks(r.ctx, r.plan)\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {WEB_FRAMEWORKS!r}))\n"

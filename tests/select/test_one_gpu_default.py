@@ -18,12 +18,12 @@ import pytest
 from click.testing import Result
 from starlette.testclient import TestClient
 
-from vllm_recipes import service
 from vllm_recipes.agents.tools import AgentTools
 from vllm_recipes.api.build import build_api
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.select.defaults import listed_hardware, pick_default_hardware
 from vllm_recipes.select.state import PageRequest
+from vllm_recipes.service import Query, answers
 from vllm_recipes.web import create_app
 
 WORKSTATIONS = {"dgx_station_gb300": "supported", "dgx_spark_gb10": "supported",
@@ -116,7 +116,7 @@ def test_cli_page_api_and_mcp_agree(cat: Catalog, recipes_dir: Path,
                                  "--format", "json").stdout)
     assert as_json["hardware"] == "rtx_pro_6000"
 
-    payload = service.resolve_payload(cat, service.Query("acme/Small-35B", PageRequest()))
+    payload = answers.resolve_payload(cat, Query("acme/Small-35B", PageRequest()))
     assert payload["selection"]["hardware"] == "rtx_pro_6000"
     assert "hardware=" not in payload["selection"]["query"]  # the default is left out of the URL
 
@@ -137,5 +137,5 @@ def test_asking_for_the_8_gpu_node_still_works(cat: Catalog, recipes_dir: Path,
     res = run_cli("command", "acme/Small-35B", "--hardware", "h200", "--recipes-dir", str(recipes_dir))
     assert res.exit_code == 0 and "· hardware h200 ·" in res.stderr
     assert "--tensor-parallel-size 1" in res.stdout
-    payload = service.resolve_payload(cat, service.Query("acme/Small-35B", PageRequest(hardware="h200")))
+    payload = answers.resolve_payload(cat, Query("acme/Small-35B", PageRequest(hardware="h200")))
     assert "hardware=h200" in payload["selection"]["query"]  # no longer the default: kept in the URL

@@ -6,7 +6,6 @@ import textwrap
 
 import pytest
 
-from vllm_recipes import service
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.render.export import ExportOptions
 from vllm_recipes.select.state import PageRequest
@@ -17,6 +16,8 @@ from vllm_recipes.service import (
     QueryError,
     RecipeLoadError,
     UnknownRecipe,
+    answers,
+    find_recipe,
 )
 from vllm_recipes.service.url import query_from_items
 
@@ -50,52 +51,52 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 
 @pytest.mark.parametrize("model", ["org/Test", "ORG/test", " org/Test "])
 def test_a_recipe_is_found_by_its_id_in_any_case(small: Catalog, model: str) -> None:
-    recipe, variant = service.find_recipe(small, model)
+    recipe, variant = find_recipe(small, model)
     assert recipe.hf_id == "org/Test" and variant is None
 
 
 def test_a_variant_model_id_finds_its_recipe_and_selects_the_variant(small: Catalog) -> None:
-    recipe, variant = service.find_recipe(small, "Other/test-fp8")
+    recipe, variant = find_recipe(small, "Other/test-fp8")
     assert (recipe.hf_id, variant) == ("org/Test", "fp8")
-    state = service.select(small, Query("other/Test-FP8")).state
+    state = answers.select(small, Query("other/Test-FP8")).state
     assert state is not None and state.selection.variant_key == "fp8"
 
 
 def test_an_unknown_recipe_names_the_close_matches(small: Catalog) -> None:
     with pytest.raises(UnknownRecipe) as err:
-        service.find_recipe(small, "org/Tset")
+        find_recipe(small, "org/Tset")
     assert err.value.param == "model" and err.value.choices == ["org/Test"]
     assert str(err.value) == "Unknown recipe 'org/Tset'. Did you mean: org/Test?"
 
 
 def test_a_broken_file_says_it_failed_to_load_with_its_line(small: Catalog) -> None:
     with pytest.raises(RecipeLoadError, match=r"Recipe 'org/Broken' failed to load: models/org/Broken\.yaml:\d+"):
-        service.find_recipe(small, "org/Broken")
+        find_recipe(small, "org/Broken")
 
 
 def test_a_bad_choice_is_a_query_error_with_the_valid_choices(small: Catalog) -> None:
     with pytest.raises(QueryError) as err:
-        service.resolve(small, Query("org/Test", PageRequest(strategy="pd_cluster")))
+        answers.resolve(small, Query("org/Test", PageRequest(strategy="pd_cluster")))
     assert err.value.param == "strategy" and err.value.choices == ["single_node_tp", "multi_node_tp"]
     assert err.value.text("cli").startswith("--strategy 'pd_cluster' is not offered by org/Test.")
 
 
 def test_the_omni_split_is_decided_once(small: Catalog) -> None:
-    omni = service.resolve(small, Query("acme/Video"))
+    omni = answers.resolve(small, Query("acme/Video"))
     assert omni.selected.state is None and omni.selected.omni is not None and omni.omni_plan is not None
-    serve = service.resolve(small, Query("org/Test"))
+    serve = answers.resolve(small, Query("org/Test"))
     assert serve.selected.omni is None and serve.plan is not None
     with pytest.raises(NotApplicable) as err:
-        service.select(small, Query("acme/Video", PageRequest(nodes=2)))
+        answers.select(small, Query("acme/Video", PageRequest(nodes=2)))
     assert err.value.param == "nodes"
     assert "it takes --hardware, --variant, --install, --task only (got --nodes)" in err.value.text("cli")
     with pytest.raises(NotApplicable, match="export supports `vllm serve` recipes only"):
-        service.export(small, Query("acme/Video"), "k8s")
+        answers.export(small, Query("acme/Video"), "k8s")
 
 
 def test_export_refusals_are_typed(small: Catalog) -> None:
     with pytest.raises(CannotExport) as err:
-        service.export(small, Query("org/Test", PageRequest(nodes=2)), "compose", ExportOptions())
+        answers.export(small, Query("org/Test", PageRequest(nodes=2)), "compose", ExportOptions())
     assert err.value.param == "to" and str(err.value).startswith("Cannot export to compose:")
 
 
@@ -114,12 +115,12 @@ def test_the_api_payload_is_the_service_answer(catalog: Catalog) -> None:
 
     model = "deepseek-ai/DeepSeek-V4.1-Flash"
     assert resolve_payload(catalog, [("model", model), ("hardware", "h200")]) == \
-        service.resolve_payload(catalog, Query(model, PageRequest(hardware="h200")))
+        answers.resolve_payload(catalog, Query(model, PageRequest(hardware="h200")))
 
 
 def test_a_selection_dict_carries_its_canonical_url(catalog: Catalog) -> None:
     model = "deepseek-ai/DeepSeek-V4.1-Flash"
-    selected = service.select(catalog, Query(model.upper(), PageRequest(hardware="H200")))
+    selected = answers.select(catalog, Query(model.upper(), PageRequest(hardware="H200")))
     assert selected.state is not None
-    shown = service.selection_dict(catalog, selected.recipe, selected.state)
+    shown = answers.selection_dict(catalog, selected.recipe, selected.state)
     assert shown["model"] == model and shown["hardware"] == "h200" and shown["url"] == f"/{model}?hardware=h200"

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from vllm_recipes import service
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
@@ -21,7 +20,8 @@ from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.state import PageRequest
-from vllm_recipes.service import EXPORT_ARGUMENTS, Query, QueryError
+from vllm_recipes.service import Query, QueryError, answers, find_recipe
+from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.fit import fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
@@ -236,9 +236,9 @@ class AgentTools:
         }
         if not recipe.is_omni:
             try:
-                st = service.select(self.catalog, Query(recipe.hf_id, PageRequest(variant=vk))).state
+                st = answers.select(self.catalog, Query(recipe.hf_id, PageRequest(variant=vk))).state
                 assert st is not None
-                result["default_selection"] = service.selection_dict(self.catalog, recipe, st)
+                result["default_selection"] = answers.selection_dict(self.catalog, recipe, st)
             except QueryError as exc:
                 result["default_selection"] = None
                 result["default_selection_error"] = str(exc)
@@ -261,7 +261,7 @@ class AgentTools:
         opts = {k: _opt_str(args, k) for k in EXPORT_ARGUMENTS}
         options = ExportOptions(namespace=opts["namespace"] or "default", name=opts["name"], pvc=opts["pvc"],
                                 image=opts["image"])
-        done = service.export(self.catalog, self._query(args), target, options)
+        done = answers.export(self.catalog, self._query(args), target, options)
         return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
                 "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
@@ -297,7 +297,7 @@ class AgentTools:
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
         try:
-            return service.find_recipe(self.catalog, _opt_str(args, "hf_id"))
+            return find_recipe(self.catalog, _opt_str(args, "hf_id"))
         except QueryError as exc:
             raise ToolError(str(exc), "hf_id", exc.choices) from None
 
@@ -308,7 +308,7 @@ class AgentTools:
 
     def _payload(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES))
-        return service.resolve_payload(self.catalog, self._query(args))
+        return answers.resolve_payload(self.catalog, self._query(args))
 
 
 def recipe_json_uri(hf_id: str) -> str:

@@ -21,7 +21,8 @@ from vllm_recipes.render.others import other_nodes
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.options import spell
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service import Query, resolve
+from vllm_recipes.service import Query
+from vllm_recipes.service.answers import resolve
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection

@@ -11,7 +11,7 @@ import click
 
 from vllm_recipes.render.artifacts import Artifact
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
-from vllm_recipes.service import EXPORT_ARGUMENTS, export
+from vllm_recipes.service.answers import EXPORT_ARGUMENTS, export
 
 from .main import cli, fail, load_or_exit
 from .options import find_recipe, query_from_options, refusals, selection_options

@@ -7,24 +7,14 @@ or the typed error (:mod:`.errors`: the parameter at fault and its valid
 choices) in their own form. This package imports only the domain
 (``catalog`` -> ``select`` -> ``synth`` -> ``render`` -> ``fit``/``lint``/``api``);
 front ends never import one another.
+
+Only the light names are re-exported here (the query, its errors, the recipe lookup): a
+command that only looks a recipe up (``show``) does not pay for synthesis, rendering and
+lint. The answers that need them are imported from :mod:`.answers`.
 """
 
-from .answers import (
-    EXPORT_ARGUMENTS,
-    Export,
-    Resolved,
-    Selected,
-    export,
-    resolve,
-    resolve_payload,
-    select,
-    selection_dict,
-)
 from .errors import CannotExport, NotApplicable, QueryError, RecipeLoadError, UnknownRecipe
 from .lookup import find_recipe
 from .query import Query
 
-__all__ = [
-    "EXPORT_ARGUMENTS", "CannotExport", "Export", "NotApplicable", "Query", "QueryError", "RecipeLoadError", "Resolved", "Selected",
-    "UnknownRecipe", "export", "find_recipe", "resolve", "resolve_payload", "select", "selection_dict",
-]
+__all__ = ["CannotExport", "NotApplicable", "Query", "QueryError", "RecipeLoadError", "UnknownRecipe", "find_recipe"]

@@ -1,6 +1,6 @@
 """The "Deploy" tabs of the recipe page and ``/api/export``: scheduler artifacts of a page state.
 
-The page links each tab to ``/api/export``, which asks :func:`vllm_recipes.service.export`
+The page links each tab to ``/api/export``, which asks :func:`vllm_recipes.service.answers.export`
 like the CLI's ``export`` and the MCP tool, so the page, the API and ``vllm-recipes export -o -``
 give the same bytes for the same selection (the header's page URL is the canonical,
 site-relative one).
@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
-from vllm_recipes import service
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, default_name
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.service import CannotExport, QueryError
+from vllm_recipes.service.answers import Export, export
 from vllm_recipes.service.url import query_from_items, query_string
 
 from .wording import deploy_refusal
@@ -27,7 +27,7 @@ from .wording import deploy_refusal
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
 
 
-def download_name(done: service.Export) -> str:
+def download_name(done: Export) -> str:
     shown = [a for a in done.artifacts if a.path != "kustomization.yaml"]
     if len(shown) == 1 and done.target != "k8s":
         return shown[0].path
@@ -83,7 +83,7 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
                             pvc=opts.get("pvc") or None, image=opts.get("image") or None)
     try:
         query, _extra = query_from_items([(k, v) for k, v in items if k not in EXPORT_OPTIONS])
-        done = service.export(catalog, query, target, options)
+        done = export(catalog, query, target, options)
     except CannotExport as exc:
         return _error(422, str(exc), exc.param, exc.choices, page=deploy_refusal(target, exc.reason))
     except QueryError as exc:

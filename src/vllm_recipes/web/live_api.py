@@ -15,11 +15,11 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from vllm_recipes import service
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.parallel import in_background
 from vllm_recipes.render.export import TARGETS
-from vllm_recipes.service import EXPORT_ARGUMENTS, QueryError
+from vllm_recipes.service import QueryError, answers
+from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.params import openapi_parameters
 from vllm_recipes.service.url import query_from_items
 
@@ -117,7 +117,7 @@ def etag_matches(header: str | None, tag: str) -> bool:
 def resolve_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
     """Everything ``/api/resolve`` returns for a URL query; raises :class:`QueryError` on bad input."""
     query, extra = query_from_items(items)
-    return service.resolve_payload(catalog, query, parse_ctx(extra.get("ctx")))
+    return answers.resolve_payload(catalog, query, parse_ctx(extra.get("ctx")))
 
 
 def openapi_spec() -> dict[str, Any]:

@@ -34,7 +34,7 @@ from starlette.responses import Response
 from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.rendering import rendering_object
-from vllm_recipes.service import selection_dict
+from vllm_recipes.service.answers import selection_dict
 from vllm_recipes.service.url import page_state
 
 from .builder import build_view
