@@ -1,6 +1,6 @@
 """The service's typed refusals: each names the parameter at fault and the valid choices.
 
-:class:`QueryError` is the selection code's :class:`~vllm_recipes.select.state.SelectionError`
+:class:`QueryError` is the selection code's :class:`~vllm_recipes.select.request.SelectionError`
 (a refusal while building a selection is one kind of bad query); the subclasses say
 what else a query can get wrong. Front ends map them to their own form: exit 2 on the
 command line, 400/404/422 on the web, an MCP tool error.
@@ -9,7 +9,7 @@ command line, 400/404/422 on the web, an MCP tool error.
 from __future__ import annotations
 
 from vllm_recipes.select.options import Style
-from vllm_recipes.select.state import SelectionError
+from vllm_recipes.select.request import SelectionError
 
 QueryError = SelectionError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 
 
 @dataclass(frozen=True)
