@@ -81,7 +81,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from vllm_recipes.render.shell import UnsafeValue
+        from vllm_recipes.render.unsafe import UnsafeValue
 
         try:
             return super().invoke(ctx)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from vllm_recipes.catalog.identifiers import RULE_MODEL_REF, is_model_ref
 from vllm_recipes.synth.plan import Arg, Invocation
 
+from .unsafe import UnsafeValue
+
 _SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
 _REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 #: Search paths a value may extend (``LD_PRELOAD=/usr/lib/x.so:$LD_PRELOAD``): read from the environment
@@ -30,11 +32,6 @@ PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT
                               + "|".join(sorted(INHERITED)))
 ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
-
-
-class UnsafeValue(ValueError):
-    """A value that cannot be written into a command as what it is (an env key that is no name, a binary
-    with shell syntax, an image that is no image reference): the rendering refuses it rather than guess."""
 
 
 def is_placeholder(name: str) -> bool:
