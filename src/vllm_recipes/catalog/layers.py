@@ -55,6 +55,9 @@ class LayeredDocument(YamlDocument):
         object.__setattr__(self, "_positions", None)
         object.__setattr__(self, "_duplicates", None)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LayeredDocument, (self.file, self.data, self.layers, dict(self.origin)))
+
     def owner(self, path: KeyPath) -> YamlDocument:
         """The layer document that supplied the value at ``path`` (its nearest merged ancestor)."""
         p = tuple(path)

@@ -120,6 +120,11 @@ class YamlDocument:
     def __repr__(self) -> str:
         return f"YamlDocument({self.file!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (``serve`` hands its catalog to the static API's builder process: the attributes cannot be set
+        # one by one, so a document is rebuilt through its constructor)
+        return (_document, (self.file, self.data, self._positions, self._duplicates, self._source))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
 
@@ -165,6 +170,12 @@ class YamlDocument:
                 return pos
             p = p[:-1]
         return positions.get((), Position(self.file, 1, 1))
+
+
+def _document(file: str, data: Any, positions: Mapping[KeyPath, Position] | None,
+              duplicates: tuple[tuple[KeyPath, Position], ...] | None, source: str | None) -> YamlDocument:
+    """Unpickling a :class:`YamlDocument`."""
+    return YamlDocument(file, data, positions, duplicates, source=source)
 
 
 def normalize_date(value: Any) -> Any:
