@@ -47,7 +47,7 @@ def _catalog(tmp_path: Path, text: str = TEXT) -> Path:
 
 def _pack(folder: Path) -> Path:
     """The pack of the recipes directory (the bundled base layer has its own)."""
-    bundled = parsecache._pack_path(BUNDLED_DIR)
+    bundled = parsecache.pack_path(BUNDLED_DIR)
     (pack,) = (p for p in folder.glob("parsed-*.pickle") if bundled is None or p.name != bundled.name)
     return pack
 

@@ -76,16 +76,16 @@ def private_dir(folder: Path) -> bool:
         return False
 
 
-def _pack_path(root: Path) -> Path | None:
-    """The pack of the recipes directory ``root`` (``None``: cache off or not private)."""
+def pack_path(root: Path, kind: str = "parsed") -> Path | None:
+    """The ``kind`` pack of the recipes directory ``root`` (``None``: cache off or not private)."""
     folder = cache_dir()
     if folder is None or not private_dir(folder):
         return None
     where = hashlib.blake2b(str(root.resolve()).encode(), digest_size=12).hexdigest()
-    return folder / f"parsed-{where}.pickle"
+    return folder / f"{kind}-{where}.pickle"
 
 
-def _read_pack(pack: Path | None) -> dict[str, Any]:
+def read_pack(pack: Path | None) -> dict[str, Any]:
     """The entries of ``pack`` when it is ours and of this version; else none."""
     if pack is None:
         return {}
@@ -105,7 +105,7 @@ def _read_pack(pack: Path | None) -> dict[str, Any]:
     return got["payload"]
 
 
-def _write_pack(pack: Path, payload: dict[str, Any]) -> None:
+def write_pack(pack: Path, payload: dict[str, Any]) -> None:
     """Replace ``pack`` atomically; a cache that cannot be written is simply not written."""
     blob = pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
@@ -129,8 +129,8 @@ class ParseCache:
     """
 
     def __init__(self, root: Path) -> None:
-        self._pack = _pack_path(root)
-        self._old = _read_pack(self._pack)
+        self._pack = pack_path(root)
+        self._old = read_pack(self._pack)
         self._used: dict[str, Any] = {}
 
     def read(self, path: Path, file: str) -> YamlDocument:
@@ -150,7 +150,7 @@ class ParseCache:
     def save(self) -> None:
         """Write the pack when this load parsed anything new (or dropped entries no file uses)."""
         if self._pack is not None and self._used != self._old:
-            _write_pack(self._pack, self._used)
+            write_pack(self._pack, self._used)
 
 
 #: the files this package writes into the cache directory (nothing else there is ever removed)

@@ -18,7 +18,7 @@ from .loader import Catalog, Recipe
 from .verdicts import Verdicts
 from .yamlsource import FrozenDict
 
-__all__ = ["is_usable", "recipe_errors", "skip_lines", "usable_catalog", "usable_static"]
+__all__ = ["is_usable", "recipe_errors", "remembered_errors", "skip_lines", "usable_catalog", "usable_static"]
 
 
 
@@ -31,6 +31,17 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
     found = [*validate_document(recipe.doc, "recipe", catalog, errors_only=True),
              *hf_id_findings(recipe.doc, recipe.hf_id)]
     return [f for f in found if f.is_error and f.code not in skip]
+
+
+def remembered_errors(catalog: Catalog, recipe: Recipe, verdicts: Verdicts) -> list[Finding]:
+    """:func:`recipe_errors`, or none without computing them when ``verdicts`` found this very recipe
+    clean before; a recipe found clean now is remembered (:meth:`Verdicts.save` writes it)."""
+    if verdicts.clean(recipe):
+        return []
+    errors = recipe_errors(catalog, recipe)
+    if not errors:
+        verdicts.remember(recipe)
+    return errors
 
 
 def fails_validation(catalog: Catalog, recipe: Recipe) -> bool:
@@ -109,12 +120,11 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     keep: list[Recipe] = []
     verdicts = Verdicts(fixed)
     for recipe in fixed.recipes:
-        errors = [] if verdicts.clean(recipe) else recipe_errors(fixed, recipe)
+        errors = remembered_errors(fixed, recipe, verdicts)
         if errors:
             findings += errors
         else:
             keep.append(recipe)
-            verdicts.remember(recipe)
     verdicts.save()
     return dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings), usable=True), findings
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .loader import Catalog, Recipe
-from .parsecache import _pack_path, _read_pack, _write_pack
+from .parsecache import pack_path, read_pack, write_pack
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -55,10 +55,9 @@ class Verdicts:
 
     def __init__(self, catalog: Catalog) -> None:
         root = Path(catalog.root)
-        parsed = _pack_path(root) if root.is_dir() else None
-        self._pack = parsed.with_name("clean-" + parsed.name.removeprefix("parsed-")) if parsed else None
+        self._pack = pack_path(root, "clean") if root.is_dir() else None
         self._shared = _shared_digest(catalog) if self._pack is not None else b""
-        self._entries: dict[str, Any] = _read_pack(self._pack)
+        self._entries: dict[str, Any] = read_pack(self._pack)
         self._added = False
 
     def _key(self, recipe: Recipe) -> str | None:
@@ -82,4 +81,4 @@ class Verdicts:
 
     def save(self) -> None:
         if self._pack is not None and self._added:
-            _write_pack(self._pack, self._entries)
+            write_pack(self._pack, self._entries)

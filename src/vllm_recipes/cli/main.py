@@ -116,7 +116,7 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     The publishing rule (docs/decisions-catalog.md): what ``serve`` and ``build-api`` leave out for a
     validation error is not rendered by a command either.
     """
-    from vllm_recipes.catalog.usable import recipe_errors
+    from vllm_recipes.catalog.usable import remembered_errors
     from vllm_recipes.catalog.verdicts import Verdicts
     from vllm_recipes.service import QueryError, find_recipe
 
@@ -126,9 +126,7 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
         fail(exc.text("cli"))
     _refuse_unsafe(found[0])
     verdicts = Verdicts(catalog)
-    if verdicts.clean(found[0]):  # (checked before with these very inputs: no pydantic models to build)
-        return found
-    errors = recipe_errors(catalog, found[0])
+    errors = remembered_errors(catalog, found[0], verdicts)  # (no pydantic models when remembered clean)
     if errors:
         n = len(errors)
         click.echo(f"Error: recipe {found[0].hf_id!r} has {n} validation error{'s' if n != 1 else ''}; it is not "
@@ -136,7 +134,6 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
         for finding in errors:
             click.echo(f"  {finding.format()}", err=True)
         sys.exit(1)
-    verdicts.remember(found[0])
     verdicts.save()
     return found
 
