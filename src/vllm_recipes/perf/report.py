@@ -1,9 +1,7 @@
 """How fast will this selection serve? The estimate of one builder state, from the plan its command renders.
 
-Pure entry point for every publisher: :func:`perf_state` (catalog, recipe, state,
-workload) -> :class:`PerfReport`. The memory planner (:func:`vllm_recipes.fit.report.fit_state`)
-gives each process's weights per GPU, KV bytes per token, KV budget and batch
-limits; this adds the compute facts, the GPU's facts and the calibrated constants.
+:func:`perf_state` is the pure entry point: the memory planner (:func:`~vllm_recipes.fit.report.fit_state`)
+gives each process's weights, KV and batch limits; this adds compute facts, GPU facts and the constants.
 """
 
 from __future__ import annotations
