@@ -227,7 +227,7 @@ def fetch_info(repo_id: str, token: str | bool | None = None) -> CheckpointInfo:
         raise HubError(why)
     with _hub_call(repo_id, HubError, "safetensors weights"):
         meta = HfApi(endpoint=hub_endpoint()).get_safetensors_metadata(repo_id, token=token)
-    tensors = ((name, t.dtype, t.parameter_count, t.data_offsets[1] - t.data_offsets[0])
+    tensors = ((name, t.dtype, t.data_offsets[1] - t.data_offsets[0])
                for fm in meta.files_metadata.values() for name, t in fm.tensors.items())
     info = summarize(repo_id, tensors)
     store_info(info)
