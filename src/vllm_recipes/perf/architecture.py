@@ -57,10 +57,6 @@ class ComputeFacts:
         return self.share or DEFAULT_ROUTED_SHARE
 
     @property
-    def total_params(self) -> float:
-        return self.dense_params + self.expert_params + self.embedding_params + self.lm_head_params
-
-    @property
     def active_params(self) -> float:
         """Weights one token multiplies in the layers (the output head is counted per sampled token)."""
         return self.dense_params + self.expert_params * self.routed_share
