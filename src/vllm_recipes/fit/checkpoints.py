@@ -1,10 +1,6 @@
 """Real checkpoint sizes: bytes by dtype and the routed experts' share, from safetensors metadata.
 
-``huggingface_hub.get_safetensors_metadata`` reads the index and each shard's
-*header* (a few kilobytes by HTTP range request): tensor names, dtypes, shapes and
-byte offsets - never the weights. Pure: the fetching and the cache of the summary
-(a small JSON file per repository, so later fits work offline) live at the edge,
-in :mod:`vllm_recipes.fit.sources`.
+Read from the shards' headers, never the weights; pure: fetching and caching live in :mod:`.sources`.
 """
 
 from __future__ import annotations

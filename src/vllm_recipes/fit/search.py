@@ -1,9 +1,7 @@
 """Reverse search: every recipe variant that starts on given GPUs, with the single-node strategy it would use.
 
-Pure: one derived catalog with the target as a ``custom`` profile, then for each
-(recipe, variant) the normal resolve and fit of its recommended single-node
-strategy, or of the next offered one when that does not start. Best first:
-concurrency at the asked context, then KV capacity.
+Pure: the normal resolve and fit of the recommended single-node strategy (else the next one that starts)
+on the target as a ``custom`` profile; best first by concurrency at the asked context, then KV capacity.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Edge: architecture facts from files and the Hub - ``--hf-config``, the local Hugging Face cache, the Hub.
 
-The cache is read through ``huggingface_hub``'s offline lookup
-(``try_to_load_from_cache``), which never touches the network; when it has no
-``config.json`` and the network is allowed (not ``--offline``, not
-``HF_HUB_OFFLINE``), ``hf_hub_download`` fetches it into that same cache (token
-from ``HF_TOKEN`` or ``hf auth login``, as ``huggingface_hub`` reads them), so the
-next fit works offline. Without the library (the ``hf`` extra) neither is consulted.
+The cache is read offline (``try_to_load_from_cache``); only when it lacks a file and the network is
+allowed is it downloaded into that same cache, so the next fit works offline.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Which of a recipe's offered configurations meet an SLA, fewest GPUs first.
 
-Enumerates the selections the builder offers: variant x hardware x strategy, a
-multi-node strategy at every node count that splits the model evenly (the rule of
-:mod:`vllm_recipes.select.nodes`), a PD deployment at every pair of pool sizes from
-its default pools up. Sizes are walked fewest GPUs first and a walk stops at the
-first size that meets the SLA (a larger one of the same kind only adds GPUs); a
-size whose lower bound (``_Plan.bounds`` in :mod:`vllm_recipes.perf.report`: the prompt
-alone, one sequence decoding alone) already misses the SLA is not simulated. Pure.
+Every variant x hardware x strategy the builder offers, multi-node at each even node count and PD at
+each pair of pool sizes; sizes are walked fewest GPUs first, a walk stops at the first size that meets,
+and a size whose lower bound (``_Plan.bounds``) already misses is not simulated. Pure.
 """
 
 from __future__ import annotations
