@@ -308,19 +308,6 @@ def startup_peak(forward: float, sampler: float, workspace: float, rules: Memory
     return max(forward + workspace, sampler)
 
 
-def cuda_graph_bytes(arch: Architecture, shape: ProcessShape, rules: MemoryRules) -> float:
-    """The CUDA graph memory vLLM subtracts from the budget (``profile_cudagraph_memory``, 0.20+); 0 before."""
-    if shape.enforce_eager or not rules.cudagraph_estimate_subtracted:
-        return 0.0
-    layers = stage_layers(arch.num_layers, shape.pp)
-    return (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
-
-
-def non_torch_bytes(shape: ProcessShape) -> float:
-    """Memory outside PyTorch's allocator that appears after vLLM's first snapshot (estimate)."""
-    return (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
-
-
 def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, block: int, limit: int,
                     batched: int = 0) -> int:
     """The longest request (a multiple of ``block``, at most ``limit``) whose KV fits ``budget``
@@ -375,7 +362,11 @@ def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: Pr
     fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
     workspace = moe_workspace(arch, shape, batched)
     act = startup_peak(fwd, smp, workspace, rules)  # with PP the planned GPU is the most loaded stage
-    non_torch, graphs = non_torch_bytes(shape), cuda_graph_bytes(arch, shape, rules)
+    non_torch = (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
+    graphs = 0.0
+    if rules.cudagraph_estimate_subtracted and not shape.enforce_eager:
+        layers = stage_layers(arch.num_layers, shape.pp)
+        graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
     requested = gpu_gib * GIB * util
     if shape.kv_cache_memory_bytes is not None:
         kv = float(shape.kv_cache_memory_bytes)

@@ -1,17 +1,14 @@
 """Will it fit? One selection's memory plan, from the same resolved plan the command is rendered from.
 
-:func:`fit_state` is the pure entry point (CLI, web, API and MCP call it): a
-builder state, a :class:`GpuTarget` and the architecture in, a
-:class:`FitReport` out. Custom hardware is a profile added to a copy of the
-catalog (based on a catalog profile of the same family), so the command is still
-synthesized by the normal pipeline.
+:func:`fit_state` is the pure entry point (CLI, web, API and MCP). Custom hardware is a profile added to
+a copy of the catalog, so the command is still synthesized by the normal pipeline.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
@@ -59,7 +56,7 @@ class FitReport:
     processes: tuple[ProcessFit, ...] = ()
     checks: tuple[Check, ...] = ()
     errors: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     #: what the planner would need to answer ("architecture", "checkpoint size"): the verdict is "unknown"
     missing: tuple[str, ...] = ()
     #: the vLLM release whose memory rules were applied

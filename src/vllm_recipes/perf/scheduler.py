@@ -184,12 +184,9 @@ class _Sim:
 
     # --- scheduling ----------------------------------------------------------------------
 
-    def ctx_of(self, r: _Req) -> int:
-        return r.prompt + 1 + (self.g - r.start_step)
-
     def drop_decoding(self, r: _Req) -> None:
         del self.decoding[r]
-        self.ctx_sum -= self.ctx_of(r)
+        self.ctx_sum -= r.prompt + 1 + (self.g - r.start_step)
         r.epoch += 1  # its heap entry is stale now
 
     def preempt(self) -> None:
