@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from vllm_recipes.catalog.parsecache import cache_dir
+
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
 from .memory import GIB
@@ -170,18 +172,10 @@ def checkpoint_gib_from_cache(repo_id: str, cache_dir: str | None = None) -> flo
 # checkpoint sizes: the safetensors summary, cached
 # --------------------------------------------------------------------------------------------
 
-def checkpoint_cache_dir() -> Path | None:
-    """``$VLLM_RECIPES_CACHE_DIR/fit/checkpoints`` (``off``: no cache), else the XDG cache."""
-    env = os.environ.get("VLLM_RECIPES_CACHE_DIR")
-    if env is not None and env.strip().lower() in ("", "off"):
-        return None
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vllm-recipes"
-    return base / "fit" / "checkpoints"
-
-
 def _info_path(repo_id: str) -> Path | None:
-    d = checkpoint_cache_dir()
-    return None if d is None else d / (repo_id.replace("/", "--") + ".json")
+    """``fit/checkpoints/<repo>.json`` in the package's cache directory (``None``: caching is off)."""
+    d = cache_dir()
+    return None if d is None else d / "fit" / "checkpoints" / (repo_id.replace("/", "--") + ".json")
 
 
 def cached_info(repo_id: str) -> CheckpointInfo | None:
