@@ -43,7 +43,7 @@ def bench_one(repeat: int) -> None:
     sels = list(selections(catalog))
     plans = [(r, *resolve(catalog, r, s)) for r, s in sels]
     targets = {hw: profile_target(catalog.hardware_profiles, hw) for hw in {s.hw_id for _, s in sels}}
-    archs = {r.hf_id: recipe_architecture(catalog, r) for r, _ in sels}
+    archs = {r.hf_id: recipe_architecture(r) for r, _ in sels}
     fits, resolves = [], []
     for _ in range(repeat):
         fit_process.cache_clear()  # each fit computed, not read back from fit_process's LRU

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vllm_recipes.catalog import Catalog, Recipe
+    from vllm_recipes.catalog import Recipe
 
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "compressed_sparse")
 
@@ -223,7 +223,7 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
     ))
 
 
-def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
+def recipe_architecture(recipe: Recipe) -> Architecture | None:
     """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid)."""
     block = recipe.model.get("architecture_facts")
     if not isinstance(block, Mapping):

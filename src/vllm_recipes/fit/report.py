@@ -105,9 +105,9 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
     return tuple(dict.fromkeys(out))
 
 
-def plan_checks(catalog: Catalog, recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
+def plan_checks(recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
     """The checks for a rendered plan with the recipe's own facts (page, ``command``, ``explain``)."""
-    arch = recipe_architecture(catalog, recipe)
+    arch = recipe_architecture(recipe)
     if arch is None:
         return ()
     ctx = recipe.model.get("context_length")
@@ -254,7 +254,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
     """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure.
     ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
     sel = state.selection
-    arch = arch or recipe_architecture(catalog, recipe)
+    arch = arch or recipe_architecture(recipe)
     notes: tuple[str, ...] = ()
     if target is None or (not target.custom and target.profile_id == sel.hw_id):
         target = target or profile_target(catalog.hardware_profiles, sel.hw_id)

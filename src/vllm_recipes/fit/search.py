@@ -75,7 +75,7 @@ def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
     unknown: list[str] = []
     rejected = 0
     for recipe in cat.recipes:
-        arch = None if recipe.is_omni else recipe_architecture(cat, recipe) or (archs or {}).get(recipe.hf_id)
+        arch = None if recipe.is_omni else recipe_architecture(recipe) or (archs or {}).get(recipe.hf_id)
         if arch is None:
             if not recipe.is_omni:
                 unknown.append(recipe.hf_id)

@@ -165,7 +165,7 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
                cached_checkpoint_gib: float | None = None, vllm: str | None = None,
                resolution: tuple[Ctx, Plan] | None = None) -> Planned:
     """The report's head, the errors that leave it unknown, and the plan when there are none."""
-    arch = arch or recipe_architecture(catalog, recipe)
+    arch = arch or recipe_architecture(recipe)
     fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
                     strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)

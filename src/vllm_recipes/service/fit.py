@@ -56,7 +56,7 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFact
     network: a page must not wait on the Hub."""
     from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
 
-    arch = recipe_architecture(catalog, recipe)
+    arch = recipe_architecture(recipe)
     if arch is None:
         try:
             arch = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
