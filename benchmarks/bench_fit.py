@@ -49,7 +49,7 @@ def bench_one(repeat: int) -> None:
         fit_process.cache_clear()  # each fit computed, not read back from fit_process's LRU
         t0 = time.perf_counter()
         for r, ctx, plan in plans:
-            fit_plan(catalog, r, ctx, plan, targets[ctx.sel.hw_id], archs[r.hf_id], context=131072)
+            fit_plan(r, ctx, plan, targets[ctx.sel.hw_id], archs[r.hf_id], context=131072)
         fits.append((time.perf_counter() - t0) / len(plans))
         t0 = time.perf_counter()
         for r, s in sels:

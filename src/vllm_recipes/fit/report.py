@@ -197,7 +197,7 @@ def draft_weights_gib(arch: Architecture, shape: ProcessShape) -> float:
     return params * arch.dtype_bytes / GIB
 
 
-def fit_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Architecture | None,
+def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Architecture | None,
              *, context: int | None = None, cached_checkpoint_gib: float | None = None,
              release: str | None = None, weights_gib: float | None = None,
              checkpoint: CheckpointInfo | None = None) -> FitReport:
@@ -263,7 +263,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
         catalog = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
         ctx, plan = resolve(catalog, recipe, retarget(catalog, recipe, sel, strategy_given))
         notes = ("custom profile: hardware-specific recipe overrides of catalog profiles do not apply",)
-    report = fit_plan(catalog, recipe, ctx, plan, target, arch, context=context, weights_gib=weights_gib,
+    report = fit_plan(recipe, ctx, plan, target, arch, context=context, weights_gib=weights_gib,
                       release=release(ctx) if callable(release) else release, checkpoint=checkpoint,
                       cached_checkpoint_gib=cached_checkpoint_gib)
     return dataclasses.replace(report, notes=(*report.notes, *notes))

@@ -121,7 +121,7 @@ def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategie
     base = Selection(variant_key=variant_key, hw_id=CUSTOM_ID, strategy=strategies[0], node_count=1, features=features)
     for s in strategies:
         ctx, plan = resolve(cat, recipe, dataclasses.replace(base, strategy=s))
-        rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context, checkpoint=info)
+        rep = fit_plan(recipe, ctx, plan, target, arch, context=context, checkpoint=info)
         if rep.starts:
             return SearchHit(recipe.hf_id, variant_key, s, rep)
     return None

@@ -79,7 +79,7 @@ def fit_of_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: 
                 context: int | None) -> FitReport:
     """The fit of a resolved plan on ``target`` with every fact known locally (page panel, API summary)."""
     facts = known_facts(catalog, recipe, ctx.sel.variant_key)
-    return fit_plan(catalog, recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
+    return fit_plan(recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
                     checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
 
