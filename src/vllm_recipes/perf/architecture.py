@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
+from vllm_recipes.jsvalues import as_map
 
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it; MXFP4 is absent
 #: on purpose: vLLM multiplies it with 16-bit activations (docs/decisions-perf-model.md §2)
@@ -106,8 +107,7 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
         moe_layers, expert_params, k = 0, 0.0, 0
         mlp_dense = layers * 3 * h * inter
     tied = cfg.get("tie_word_embeddings") is True
-    raw_quant = cfg.get("quantization_config")
-    quant: Mapping[str, Any] = raw_quant if isinstance(raw_quant, Mapping) else {}
+    quant = as_map(cfg.get("quantization_config"))
     return ComputeFacts(
         num_layers=layers, hidden_size=h, dense_params=float(layers * attn + mlp_dense),
         expert_params=expert_params, embedding_params=0.0 if tied else float(vocab * h),

@@ -13,6 +13,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.gates import MAX_NODES
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.select.state import (
@@ -59,8 +60,7 @@ class Recommendation:
 
 
 def _gpn(catalog: Catalog, hw: str) -> int:
-    prof = catalog.hardware_profiles.get(hw)
-    n = prof.get("gpu_count") if isinstance(prof, Mapping) else None
+    n = as_map(catalog.hardware_profiles.get(hw)).get("gpu_count")
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 8
 
 
@@ -103,8 +103,7 @@ def _bases(catalog: Catalog, recipe: Recipe, hardware: Sequence[str]) -> Iterato
                                    *candidate_strategies(catalog, recipe, hw, 2)])
             strategies: list[str | None] = list(found) or [None]
             for strategy in strategies:
-                spec = catalog.strategies.get(strategy or "") or {}
-                kind = spec.get("deploy_type") if isinstance(spec, Mapping) else None
+                kind = as_map(catalog.strategies.get(strategy or "")).get("deploy_type")
                 yield PageRequest(hardware=hw, variant=vk, strategy=strategy), kind
 
 

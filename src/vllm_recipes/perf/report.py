@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,21 +67,21 @@ def bench_command(model: str, w: Workload) -> str:
         args += ["--request-rate", f"{w.rate:g}"]
     else:
         args += ["--max-concurrency", str(w.concurrency or 1)]
-    return " ".join(shlex.quote(a) for a in args)
+    return shlex.join(args)
 
 
 def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
     """The chip of the target: a custom ``--gpu`` by its name, else the profile's (its own ``gpu_facts``
     over the package's figures)."""
     pid = target.profile_id or ""
-    prof = catalog.hardware_profiles.get(pid)
-    name = prof.get("display_name") if isinstance(prof, Mapping) else None
+    prof = as_map(catalog.hardware_profiles.get(pid))
+    name = prof.get("display_name")
     if target.custom:
         found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
         if found is not None:
             return found
     spec = spec_for_profile(target.profile_id, str(name) if name else None)
-    facts = prof.get("gpu_facts") if isinstance(prof, Mapping) else None
+    facts = prof.get("gpu_facts")
     where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
     return with_profile_facts(spec, pid, facts, where)
 
