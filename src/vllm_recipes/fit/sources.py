@@ -48,8 +48,8 @@ def default_cache_dir() -> str | None:
     return os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else None
 
 
-def _cached(repo_id: str, filename: str, cache_dir: str | None) -> Path | None:
-    cache_dir = cache_dir or default_cache_dir()
+def _cached(repo_id: str, filename: str) -> Path | None:
+    cache_dir = default_cache_dir()
     try:
         from huggingface_hub import constants
     except ImportError:  # the optional `hf` extra is not installed
@@ -124,11 +124,10 @@ def _hub_call(repo_id: str, error: type[Exception], missing: str) -> Iterator[No
         raise error(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
 
 
-def architecture_from_hub(repo_id: str, *, offline: bool = False,
-                          cache_dir: str | None = None) -> tuple[Architecture | None, str]:
+def architecture_from_hub(repo_id: str, *, offline: bool = False) -> tuple[Architecture | None, str]:
     """The cached ``config.json`` of ``repo_id``, else (online) the Hub's, downloaded into the Hugging Face
     cache; ``(None, why)`` when neither, ``why`` in plain words."""
-    cached = architecture_from_cache(repo_id, cache_dir)
+    cached = architecture_from_cache(repo_id)
     if cached is not None:
         return cached, ""
     if offline or hub_offline():
@@ -141,24 +140,24 @@ def architecture_from_hub(repo_id: str, *, offline: bool = False,
         return None, why
     try:
         with _hub_call(repo_id, ArchitectureError, "config.json"):
-            p = Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
+            p = Path(hf_hub_download(repo_id, "config.json", cache_dir=default_cache_dir(),
                                      endpoint=hub_endpoint()))
     except ArchitectureError as exc:
         return None, str(exc)
     return architecture_from_hf_config(_read_json(p, "config.json"), source=f"Hugging Face Hub ({repo_id})"), ""
 
 
-def architecture_from_cache(repo_id: str, cache_dir: str | None = None) -> Architecture | None:
+def architecture_from_cache(repo_id: str) -> Architecture | None:
     """The cached ``config.json`` of ``repo_id``, or ``None`` when the cache has none (never downloads)."""
-    p = _cached(repo_id, "config.json", cache_dir)
+    p = _cached(repo_id, "config.json")
     if p is None:
         return None
     return architecture_from_hf_config(_read_json(p, "cached config.json"), source=f"Hugging Face cache ({repo_id})")
 
 
-def checkpoint_gib_from_cache(repo_id: str, cache_dir: str | None = None) -> float | None:
+def checkpoint_gib_from_cache(repo_id: str) -> float | None:
     """``metadata.total_size`` of the cached ``model.safetensors.index.json``, in GiB."""
-    p = _cached(repo_id, "model.safetensors.index.json", cache_dir)
+    p = _cached(repo_id, "model.safetensors.index.json")
     if p is None:
         return None
     try:
