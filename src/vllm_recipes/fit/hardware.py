@@ -26,10 +26,8 @@ KNOWN_GPUS: dict[str, tuple[str, float]] = {
 }
 
 
-#: what CUDA reports as total memory (``torch.cuda.mem_get_info``, the base of vLLM's requested memory)
-#: per vendor "GB": HBM parts lose ~1% to reserved memory (an "80 GB" H100 is 79.19 GiB), data-centre
-#: GDDR parts run with ECC on (an L40S's 48 GB is 44.4 GiB; A10 / L4 ~22), consumer cards ~1.5%
-#: (an RTX 5090 is 31.4 GiB). Matched on the normalised name; other GPUs: the HBM factor.
+#: what CUDA reports as total memory (the base of vLLM's requested memory) per vendor "GB", by normalised
+#: name; other GPUs: the HBM factor (docs/decisions-fit.md §4)
 REPORTED_FACTOR: tuple[tuple[str, float], ...] = (
     ("l40s", 0.925), ("l40", 0.925), ("a10g", 0.92), ("a10", 0.92), ("l4", 0.92), ("a40", 0.925),
     ("a6000", 0.99), ("rtxpro", 0.99), ("rtx", 0.98), ("mi3", 0.998),
