@@ -107,8 +107,7 @@ class Architecture:
 
     def checkpoint_for(self, variant_key: str) -> float | None:
         sizes = dict(self.checkpoint_gib)
-        got = sizes.get(variant_key)
-        return got if got is not None else sizes.get("*")
+        return sizes.get(variant_key, sizes.get("*"))
 
 
 def _int(v: Any) -> int | None:
@@ -125,15 +124,13 @@ def kind_for_heads(heads: int | None, kv_heads: int | None) -> str:
     return "mqa" if kv_heads == 1 else "gqa"
 
 
+#: the fields an attention kind needs (any other kind: KV heads and head dim)
+_NEEDED_FIELDS = {"mla": ("kv_lora_rank", "qk_rope_head_dim"), "compressed_sparse": ("kv_elements_per_token",)}
+
+
 def check_architecture(arch: Architecture) -> Architecture:
     """The fields each attention kind needs are present and positive (else :class:`ArchitectureError`)."""
-    need: tuple[str, ...]
-    if arch.attention == "mla":
-        need = ("kv_lora_rank", "qk_rope_head_dim")
-    elif arch.attention == "compressed_sparse":
-        need = ("kv_elements_per_token",)
-    else:
-        need = ("num_kv_heads", "head_dim")
+    need = _NEEDED_FIELDS.get(arch.attention, ("num_kv_heads", "head_dim"))
     missing = [n for n in need if getattr(arch, n) is None]
     if missing:
         raise ArchitectureError(f"{arch.attention} attention needs {', '.join(missing)}"
