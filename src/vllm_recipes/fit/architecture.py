@@ -181,10 +181,8 @@ def _block_attention(block: Mapping[str, Any], heads: int | None, kv_heads: int 
     attention = given if isinstance(given, str) else kind_for_heads(heads, kv_heads)
     if attention not in ATTENTION_KINDS:
         raise ArchitectureError(f"unknown attention kind {attention!r}; expected one of {', '.join(ATTENTION_KINDS)}")
-    if kv_heads is None and attention == "mqa":
-        kv_heads = 1
-    if kv_heads is None and attention == "mha":
-        kv_heads = heads
+    if kv_heads is None:
+        kv_heads = {"mqa": 1, "mha": heads}.get(attention)
     return attention, kv_heads
 
 
