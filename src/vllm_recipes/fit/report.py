@@ -7,11 +7,12 @@ a copy of the catalog, so the command is still synthesized by the normal pipelin
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import PageState, candidate_strategies
@@ -122,11 +123,8 @@ def _template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
     profiles = catalog.hardware_profiles
     if target.profile_id in profiles:
         return target.profile_id  # type: ignore[return-value]
-    fb = profiles.get(fallback)
-    if isinstance(fb, Mapping) and fb.get("brand") == target.brand:
-        return fallback
-    return next((k for k, p in profiles.items() if isinstance(p, Mapping) and p.get("brand") == target.brand),
-                fallback)
+    same_brand = [k for k, p in profiles.items() if as_map(p).get("brand") == target.brand]
+    return fallback if fallback in same_brand else next(iter(same_brand), fallback)
 
 
 def with_custom_profile(catalog: Catalog, target: GpuTarget, template: str) -> Catalog:
@@ -143,12 +141,11 @@ def with_custom_profile(catalog: Catalog, target: GpuTarget, template: str) -> C
 def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: bool) -> Selection:
     """Move a selection to the ``custom`` profile of ``catalog`` (one node; a single-node strategy by default)."""
     strategy = sel.strategy
-    spec = catalog.strategies.get(strategy)
-    if not strategy_given and (not isinstance(spec, Mapping) or spec.get("deploy_type") != "single_node"):
+    if not strategy_given and as_map(catalog.strategies.get(strategy)).get("deploy_type") != "single_node":
         cands = candidate_strategies(catalog, recipe, CUSTOM_ID, 1)
         rec = recommend_strategy(recipe.data, 1)
         strategy = rec if rec in cands else (cands[0] if cands else strategy)
-    single = (catalog.strategies.get(strategy) or {}).get("deploy_type") == "single_node"
+    single = as_map(catalog.strategies.get(strategy)).get("deploy_type") == "single_node"
     return dataclasses.replace(sel, hw_id=CUSTOM_ID, strategy=strategy,
                                node_count=1 if single else sel.node_count,
                                pd_nodes=None if strategy != "pd_cluster" else sel.pd_nodes)
