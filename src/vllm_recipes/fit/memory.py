@@ -234,14 +234,12 @@ def kv_bytes_per_token(arch: Architecture, shape: ProcessShape, elements: float 
     return _layer_bytes(arch, shape) * layers / max(1, shape.dcp)
 
 
-def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: int | None = None,
-                  elements: float | None = None, batched: int = 0) -> float:
+def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: int) -> float:
     """KV memory one request of ``length`` tokens holds on one GPU (pool blocks x page x group size)."""
     if arch.attention == "compressed_sparse":
-        b = block or shape.block_size or DEFAULT_BLOCK_SIZE
-        return kv_bytes_per_token(arch, shape, elements) * math.ceil(length / b) * b
+        return kv_bytes_per_token(arch, shape) * math.ceil(length / block) * block
     pool = kv_pool(arch, shape)
-    return blocks_per_request(pool, length, batched or (shape.max_num_batched_tokens or 2048),
+    return blocks_per_request(pool, length, shape.max_num_batched_tokens or 2048,
                               max(1, shape.dcp)) * pool.page_bytes * pool.group_size
 
 
