@@ -151,11 +151,11 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
                      brand, "--gpu")
 
 
-def custom_target(gpu_gib: float, gpus: int, brand: str = "NVIDIA", name: str | None = None) -> GpuTarget:
+def custom_target(gpu_gib: float, gpus: int) -> GpuTarget:
     if gpu_gib <= 0 or gpus <= 0:
         raise HardwareError("--gpu-memory and --gpus must be positive")
-    label = f"Custom: {gpus}x {name or 'GPU'} ({gpu_gib:g} GB each)"
-    return GpuTarget(label, gpu_gib, gpus, None, True, brand, "--gpu-memory")
+    label = f"Custom: {gpus}x GPU ({gpu_gib:g} GB each)"
+    return GpuTarget(label, gpu_gib, gpus, None, True, source="--gpu-memory")
 
 
 # --------------------------------------------------------------------------------------------

@@ -259,8 +259,8 @@ def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessSha
     return max(0.0, per - shape.cpu_offload_gib) * GIB
 
 
-def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int,
-                 max_len: int = 0, rules: MemoryRules | None = None) -> tuple[float, float]:
+def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int, max_len: int,
+                 rules: MemoryRules) -> tuple[float, float]:
     """(forward, sampler warm-up) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes,
     without the fused-MoE workspace; the sampler samples ``min(max-num-seqs, batched)`` rows."""
     if not arch.hidden_size:
@@ -269,7 +269,7 @@ def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: in
     if shape.indexer_dense_logits:
         forward += batched * max_len * arch.indexer_logits_bytes
     rows = min(seqs, batched)
-    sampler = rows * (arch.vocab_size or 0) * (rules or rules_for(None)).sampler_bytes_per_logit
+    sampler = rows * (arch.vocab_size or 0) * rules.sampler_bytes_per_logit
     return float(forward), float(sampler)
 
 
