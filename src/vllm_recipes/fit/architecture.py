@@ -125,7 +125,8 @@ def kind_for_heads(heads: int | None, kv_heads: int | None) -> str:
 
 
 #: the fields an attention kind needs (any other kind: KV heads and head dim)
-_NEEDED_FIELDS = {"mla": ("kv_lora_rank", "qk_rope_head_dim"), "compressed_sparse": ("kv_elements_per_token",)}
+_NEEDED_FIELDS = {"mla": ("kv_lora_rank", "qk_rope_head_dim"),
+                  "compressed_sparse": ("kv_elements_per_token",)}
 
 
 def check_architecture(arch: Architecture) -> Architecture:

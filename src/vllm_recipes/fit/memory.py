@@ -244,8 +244,8 @@ def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: i
 
 
 def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessShape) -> float:
-    """Checkpoint bytes of the most loaded GPU: dense / TP (replicated layers whole), experts / EP, tables / TP,
-    times the most loaded PP stage's ``ceil(layers / pp)`` share."""
+    """Checkpoint bytes of the most loaded GPU: dense / TP (replicated layers whole), experts / EP,
+    tables / TP, times the most loaded PP stage's ``ceil(layers / pp)`` share."""
     values = dict(shape.table_flags)
     tables = sum(t.gib for t in arch.host_tables)
     resident_tables = sum(t.gib for t in arch.host_tables if t.marker not in values.get(t.flag, "\0"))

@@ -157,9 +157,9 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
 
 def lower_bounds(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
                  params: Params, workload: Workload, gpus_per_node: int = 8) -> tuple[float, float]:
-    """(TTFT, TPOT) in ms the simulation cannot beat (``recommend`` prunes with it): the prompt prefilled alone,
-    one sequence decoding alone, and half the steady-state queue of users beyond the seats (Little's law:
-    ``C`` users on ``m`` seats busy ``S`` each wait ``(C/m - 1) S``)."""
+    """(TTFT, TPOT) in ms the simulation cannot beat (``recommend`` prunes with it): the prompt prefilled
+    alone, one sequence decoding alone, and half the steady-state queue of users beyond the seats
+    (Little's law: ``C`` users on ``m`` seats busy ``S`` each wait ``(C/m - 1) S``)."""
     r = replica(facts, arch, fit, gpu, precision, gpus_per_node)
     lim = _limits(arch, fit, workload)
     mbt = max(1, lim.max_num_batched_tokens)
