@@ -37,6 +37,8 @@ from vllm_recipes.catalog.usable import fails_validation, is_usable, recipe_erro
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.render.shell import UnsafeValue
 from vllm_recipes.select.state import SelectionError
+from vllm_recipes.service.fit import fit_payload
+from vllm_recipes.service.perf import perf_payload, recommend_payload
 from vllm_recipes.service.url import (
     canonical_params,
     encode,
@@ -52,10 +54,10 @@ from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import ExportReply, deploy_tabs, export_reply
-from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
+from .fit import CTX_PARAM, fit_panel, page_extra
 from .live_api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .omni import build_omni_view
-from .perf import PERF_PARAMS, perf_panel, perf_payload, recommend_payload
+from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
 from .security import SecurityMiddleware, error_html
 from .site import SiteIndex, fmt_int

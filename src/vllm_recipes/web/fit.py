@@ -17,7 +17,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.hardware import HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import FitReport
-from vllm_recipes.service.fit import fit_of_plan, fit_payload, parse_ctx  # noqa: F401 - /api/fit is answered there
+from vllm_recipes.service.fit import fit_of_plan, parse_ctx
 from vllm_recipes.service.url import encode
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan

@@ -16,15 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service.perf import (  # noqa: F401 - /api/*
-    LIMITS,
-    WORKLOAD,
-    int_param,
-    load_schema,
-    perf_payload,
-    recommend_payload,
-    workload,
-)
+from vllm_recipes.service.perf import LIMITS, WORKLOAD, int_param, load_schema, workload
 from vllm_recipes.service.url import encode
 
 #: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
