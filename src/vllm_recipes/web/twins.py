@@ -27,7 +27,6 @@ import functools
 import json
 from typing import Any
 
-from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -74,14 +73,8 @@ def json_response(obj: Any, status: int = 200) -> Response:
 
 
 def _plain(value: Any) -> Any:
-    """What ``json`` cannot encode itself: markup as its text, sets and frozen maps as plain data."""
-    if isinstance(value, Markup):
-        return str(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return str(value)
+    """What ``json`` cannot encode itself (markup, tuples and dicts it can): sets as lists, the rest as text."""
+    return list(value) if isinstance(value, set | frozenset) else str(value)
 
 
 def card_json(card: Card) -> dict[str, Any]:
