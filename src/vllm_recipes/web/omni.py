@@ -67,10 +67,6 @@ DEFAULT_ENDPOINTS = {"t2i": "/v1/images/generations", "i2i": "/v1/chat/completio
                      "i2v": "/v1/videos/sync", "ti2v": "/v1/videos/sync", "t2a": "/v1/audio/generate"}
 
 
-class OmniView(CommandAreaView):
-    """The omni builder: the shared command area, rows for task axes instead of strategies."""
-
-
 def _select(catalog: Catalog, recipe: Recipe, vals: dict[str, str]) -> OmniSelection:
     return select_omni(catalog, recipe, vals.get("hardware"), vals.get("variant"), vals.get("task"),
                        vals.get("install"), strict=False)
@@ -176,7 +172,7 @@ def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
 
 
 def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]],
-                    extra: Mapping[str, str]) -> tuple[OmniView, list[str]]:
+                    extra: Mapping[str, str]) -> tuple[CommandAreaView, list[str]]:
     vals, notices = _read_params(items)
     osel = _select(catalog, recipe, vals)
     notices += osel.notices
@@ -206,7 +202,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
-    view = OmniView(
+    view = CommandAreaView(
         hf_id=recipe.hf_id, url=recipe_url(recipe.hf_id, {**params, **extra}), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
         all_text=shown, snippets=[_curl_snippet(osel.task, plan.model_id, port)], host_var="VLLM_HOST",
