@@ -1,9 +1,6 @@
-"""The agent tools, as plain functions over a catalog (no MCP types here).
-
-Each tool turns its typed arguments into a :class:`~vllm_recipes.service.Query` through
-the one parameter table and asks :mod:`vllm_recipes.service`, like the website and
-``/api/*`` do. Input schemas carry enums from the catalog, so a client can offer valid
-choices before calling and a model sees them in the tool list.
+"""The agent tools, as plain functions over a catalog (no MCP types here): typed arguments become a
+:class:`~vllm_recipes.service.Query` through the one parameter table. Input schemas carry enums from
+the catalog, so a client can offer valid choices before calling.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The command builder as a view model: rows of pills and the command area.
 
-Every pill is a real link to the canonical URL of the selection it leads to,
-computed on the server by running the same lenient state builder the target
-page will run; so the page works without JavaScript and every selection is
-reachable by URL alone. The command text comes from
-``render.deployment.deployment_blocks`` unchanged -- the CLI prints the same.
+Every pill links to the canonical URL of the selection it leads to, computed by the same lenient state
+builder the target page runs, so the page works without JavaScript. The command text is
+``render.deployment.deployment_blocks``'s, as the CLI prints it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry.
-
-The panel is computed from the builder's own resolved plan (``fit_plan``); ``/api/fit``
-and the fit summary of ``/api/resolve`` are answered by :mod:`vllm_recipes.service.fit`
-- the panel and the CLI call the same core function, so their figures agree.
-"""
+"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry. The panel is computed
+from the builder's own plan by the core function the CLI and ``/api/fit`` call, so the figures agree."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The builder for omni recipes (ui.md "Omni recipes"): install, hardware, task, variant.
-
-Omni recipes have tasks instead of strategies; the command is ``vllm serve
-<model> ... --omni`` from ``synth.omni.resolve_omni``, printed exactly as the
-CLI prints it. Snippets are per task type (images, image edit, video, audio).
+"""The builder for omni recipes (ui.md "Omni recipes"): install, hardware, task, variant. The command
+is ``synth.omni.resolve_omni``'s, printed as the CLI prints it; snippets are per task type.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Performance on the web: the recipe page's Performance panel, ``/api/perf`` and ``/api/recommend``.
-
-The panel estimates the builder's own selection at the page's ``isl`` / ``osl`` /
-``conc`` URL parameters (links, no form: the page works without JavaScript); the
-API endpoints take the selection parameters of ``/api/resolve``. All call
-:func:`vllm_recipes.perf.report.perf_state`, like the CLI.
+"""Performance on the web: the recipe page's Performance panel and the OpenAPI entries of
+``/api/perf`` and ``/api/recommend``. The panel estimates the builder's own selection at the URL's
+``isl`` / ``osl`` / ``conc`` (links, no form) with :func:`vllm_recipes.perf.report.perf_state`, like the CLI.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Catalog-wide indexes the pages need: cards, providers, browse facets, search, sitemap.
-
-Computed once per catalog (the catalog is immutable), so every request only
-filters small in-memory lists.
-"""
+"""Catalog-wide indexes the pages need (cards, providers, browse facets, search, sitemap), computed
+once per (immutable) catalog so a request only filters small in-memory lists."""
 
 from __future__ import annotations
 
