@@ -39,11 +39,9 @@ class DeployTab:
     href: str
 
 
-def deploy_tabs(hf_id: str, query: str, is_omni: bool = False) -> list[DeployTab]:
+def deploy_tabs(hf_id: str, query: str) -> list[DeployTab]:
     """One tab per target for the builder's canonical ``query``: a link, not the rendered artifact
     (the builder stays fast; the page fetches the CLI's bytes from ``/api/export``)."""
-    if is_omni:
-        return []
     params = [("model", hf_id), *parse_qsl(query, keep_blank_values=True)]
     return [DeployTab(key, label, "/api/export?" + query_string([*params, ("to", key)]))
             for key, (_render, label) in TARGETS.items()]
