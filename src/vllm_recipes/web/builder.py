@@ -250,9 +250,10 @@ class Nav:
         return self.target(**changes)[0]
 
 
-def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """The hardware a recipe page lists (restricted profiles only when the recipe declares them),
-    by brand: NVIDIA first in generation order, then AMD, then the others by name."""
+def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], pill: Callable[[str], Pill],
+                       hint: str = "") -> Row:
+    """The hardware a recipe page lists (restricted profiles only when the recipe declares them), by
+    brand: NVIDIA first in generation order, then AMD, then the others by name."""
     order: dict[str, list[str]] = {}
     for hw, prof in catalog.hardware_profiles.items():
         p = as_map(prof)
@@ -261,15 +262,15 @@ def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple
     if "NVIDIA" in order:
         order["NVIDIA"].sort(key=lambda h: (NVIDIA_ORDER.index(h) if h in NVIDIA_ORDER else len(NVIDIA_ORDER)))
     brands = sorted(order, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
-    return [(b, order[b]) for b in brands]
+    groups = [(b, [pill(hw) for hw in order[b]]) for b in brands]
+    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
 
 
 def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
     verified = as_map(get(recipe.meta, "hardware"))
-    groups = [(brand, [_hardware_pill(catalog, recipe, st, nav, hw, verified) for hw in ids])
-              for brand, ids in hardware_by_brand(catalog, verified)]
-    hint = single_node_tp_hint(catalog, recipe, st) or ""
-    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
+    return brand_hardware_row(catalog, verified,
+                              lambda hw: _hardware_pill(catalog, recipe, st, nav, hw, verified),
+                              single_node_tp_hint(catalog, recipe, st) or "")
 
 
 def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw: str,

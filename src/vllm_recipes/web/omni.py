@@ -25,9 +25,9 @@ from .builder import (
     Pill,
     Row,
     Snippet,
+    brand_hardware_row,
     env_names,
     fill,
-    hardware_by_brand,
     hardware_note,
     install_core,
     per_gpu,
@@ -185,7 +185,8 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     status = as_map(get(recipe.meta, "hardware"))
     rows = [Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
                                             active=osel.install == t, key=t) for t in osel.install_tabs]),
-            _hardware_row(catalog, recipe, osel, variant, status, href)]
+            brand_hardware_row(catalog, status,
+                               lambda hw: _hardware_pill(catalog, recipe, osel, variant, status, href, hw))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
         rows.append(_variant_row(catalog, recipe, osel, omni, href))
@@ -221,14 +222,6 @@ def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list
         elif len(v) <= MAX_VALUE and v.strip():
             vals[k] = v.strip()
     return vals, notices
-
-
-def _hardware_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
-                  status: Mapping[str, Any], href: Callable[..., str]) -> Row:
-    """Hardware pills grouped by brand; the ones the variant cannot run on are disabled."""
-    groups = [(brand, [_hardware_pill(catalog, recipe, osel, variant, status, href, hw) for hw in ids])
-              for brand, ids in hardware_by_brand(catalog, status)]
-    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups)
 
 
 def _hardware_pill(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
