@@ -24,12 +24,7 @@ CHOICES = {"isl": (128, 1024, 8192), "osl": (128, 1024, 8192), "conc": (1, 8, 32
 
 def page_extra(query: Mapping[str, str]) -> dict[str, str]:
     """The panel's own URL parameters, kept on every builder link like ``lang``."""
-    out = {}
-    for k in PERF_PARAMS:
-        n = int_param(query.get(k), LIMITS[k])
-        if n is not None:
-            out[k] = str(n)
-    return out
+    return {k: str(n) for k in PERF_PARAMS if (n := int_param(query.get(k), LIMITS[k])) is not None}
 
 
 def _label(n: int) -> str:
@@ -104,8 +99,7 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
     or ``conc``), only the link that does - the estimate costs a simulation and the page has a byte budget."""
     if not any(k in extra for k in PERF_PARAMS):
         parts = urlsplit(url)
-        q = dict(parse_qsl(parts.query))
-        q["isl"] = str(DEFAULTS["isl"])
+        q = {**dict(parse_qsl(parts.query)), "isl": str(DEFAULTS["isl"])}
         return parts.path + "?" + encode(q) + "#perf"
     values = {k: int(extra[k]) if k in extra else DEFAULTS[k] for k in PERF_PARAMS}
     try:
