@@ -757,11 +757,8 @@ def _kv_install(catalog: Catalog, kv_offload: str, meta: DockerMeta) -> tuple[An
 
 def _install_command(tab: Mapping[str, Any], cfg: Mapping[str, Any], method: str,
                      meta: DockerMeta) -> tuple[str | None, str | None, tuple[str, str] | None, str]:
-    """``(command, CUDA 12.9 alternative, (image, alternative image), note)`` of one install tab.
-
-    Docker pulls the rendered image unless the recipe gives its own command; pip's default command
-    is published for NVIDIA only.
-    """
+    """``(command, CUDA 12.9 alternative, (image, alternative image), note)`` of one install tab; pip's
+    default command is published for NVIDIA only."""
     if not tab or method not in ("docker", "pip"):
         return None, None, None, ""
     custom = truthy(get(cfg.get(method), "command"))
@@ -826,9 +823,8 @@ def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan
 
 
 def hardware_note(recipe: Recipe, hw_id: str) -> dict[str, Any] | None:
-    """``hardware_notes[hw]``: a string, or ``{title, body, link}`` where ``link`` is a URL or
-    ``{href, label}``. Links may be ``http(s)://``, site paths or in-page anchors (``#section``
-    of the guide); anything else (``javascript:``...) is dropped."""
+    """``hardware_notes[hw]``: a string, or ``{title, body, link}`` (``link``: a URL or ``{href, label}``;
+    only ``http(s)://``, site paths and in-page anchors are kept)."""
     note = get(recipe.data.get("hardware_notes"), hw_id)
     if isinstance(note, str) and note:
         return {"title": "", "body": note, "href": None, "label": None}

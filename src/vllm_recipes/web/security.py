@@ -40,11 +40,9 @@ _URL_CHARS = re.compile(r"[!-~]+")  # printable ASCII, no space: browsers drop t
 
 
 def safe_link(href: object) -> bool:
-    """Whether a recipe-given link is ``http(s)://host...``, a path on this site or an in-page anchor.
-
-    Browsers read ``/\\evil.example``, ``//evil.example`` and ``/<tab>/evil.example`` as other sites:
-    so one leading ``/`` only, and no backslash, whitespace or control character (issue #28 item 10).
-    """
+    """Whether a recipe-given link is ``http(s)://host...``, a site path or an in-page anchor. Browsers
+    read ``/\\x``, ``//x`` and ``/<tab>/x`` as other sites: hence one leading ``/`` and no backslash,
+    whitespace or control character (issue #28 item 10)."""
     if not isinstance(href, str) or not _URL_CHARS.fullmatch(href) or "\\" in href:
         return False
     if href.startswith("#"):

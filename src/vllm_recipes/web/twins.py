@@ -1,23 +1,6 @@
-"""The JSON twin of every HTML page, and the generated ``llms.txt`` files.
-
-Each twin is built from the very objects its page renders (the site index's
-cards and browse result, the builder view of a selection), so page and JSON
-cannot disagree. A page's twin is reached with ``Accept: application/json`` on
-the page URL, or at a ``.json`` path:
-
-=============================  ==========================================
-page                           twin path
-=============================  ==========================================
-``/``                          ``/index.json``
-``/browse?q=…&task=…``         ``/browse.json?q=…&task=…``
-``/{org}``                     ``/{org}.json``
-``/{org}/{repo}?hardware=…``   ``/{org}/{repo}/page.json?hardware=…``
-=============================  ==========================================
-
-``/{org}/{repo}.json`` stays the static JSON-API file (byte-exact), so a
-recipe page's selection state has its own ``page.json`` path. Static API files
-win over twins: an org named like a static file (``models``) is reached by
-``Accept`` only.
+"""The JSON twin of every HTML page (``Accept: application/json`` or a ``.json`` path; the table is in
+docs/agents.md), and the generated ``llms.txt`` files. Each twin is built from the very objects its
+page renders, so page and JSON cannot disagree.
 """
 
 from __future__ import annotations
@@ -112,11 +95,8 @@ def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
 
 def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
                      lang: str | None) -> dict[str, Any]:
-    """The recipe page at a URL selection: card, selection, builder rows, commands, rendering, explain.
-
-    The selection is read leniently like the page (an unusable parameter is dropped with a notice,
-    not refused), so every page URL has a twin; ``/api/resolve`` is the strict form.
-    """
+    """The recipe page at a URL selection, read leniently like the page (an unusable parameter is
+    dropped with a notice), so every page URL has a twin; ``/api/resolve`` is the strict form."""
     card = index.by_id.get(recipe.hf_id)
     out: dict[str, Any] = {"page": "recipe", "recipe": card_json(card) if card else {"hf_id": recipe.hf_id},
                            "lang": lang}
