@@ -3,7 +3,6 @@ from the builder's own plan by the core function the CLI and ``/api/fit`` call, 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,8 +18,6 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .wording import fit_unknown, page_lever, page_sentence, page_warning
-
-log = logging.getLogger(__name__)
 
 #: the page's context-length parameter (Fit panel); also accepted as ``context`` by /api/fit
 CTX_PARAM = "ctx"
