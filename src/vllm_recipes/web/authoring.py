@@ -56,22 +56,16 @@ class SourceLinks:
         repo = f"{parts.scheme}://{parts.netloc}/" + "/".join(repo_segs)
         return cls(repo, ref, "/".join(sub), gitlab)
 
-    def _path(self, rel_path: str) -> str:
-        return quote("/".join(p for p in (self.subdir, rel_path) if p), safe="/")
-
     def edit_url(self, rel_path: str) -> str:
         middle = "/-/edit/" if self.gitlab else "/edit/"
-        return f"{self.repo}{middle}{quote(self.ref, safe='')}/{self._path(rel_path)}"
+        path = quote("/".join(p for p in (self.subdir, rel_path) if p), safe="/")
+        return f"{self.repo}{middle}{quote(self.ref, safe='')}/{path}"
 
     def issue_params(self) -> tuple[str, str, str]:
         """``(new-issue URL, title parameter, body parameter)``."""
         if self.gitlab:
             return f"{self.repo}/-/issues/new", "issue[title]", "issue[description]"
         return f"{self.repo}/issues/new", "title", "body"
-
-    def issue_url(self, title: str, body: str) -> str:
-        base, tp, bp = self.issue_params()
-        return f"{base}?{urlencode({tp: title, bp: body})}"
 
 
 def issue_body(recipe: Recipe, page_url: str, command: str) -> str:
@@ -106,9 +100,10 @@ class AuthoringState:
         if self.source is not None:
             issue_base, title_param, body_param = self.source.issue_params()
             title = f"{recipe.hf_id}: "
+            body = issue_body(recipe, page_url, command)
             links = {
                 "edit": self.source.edit_url(recipe.rel_path),
-                "issue": self.source.issue_url(title, issue_body(recipe, page_url, command)),
+                "issue": f"{issue_base}?{urlencode({title_param: title, body_param: body})}",
                 "issue_base": issue_base, "title_param": title_param, "body_param": body_param, "title": title,
             }
         stale = self.stale.get(recipe.hf_id)
