@@ -38,6 +38,7 @@ from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.nodes import node_count_issue, strategy_split
 from vllm_recipes.select.state import (
     MAX_KV_INSTANCES,
+    PD_OPTIONS,
     PageState,
     candidate_strategies,
     hardware_block_reason,
@@ -358,9 +359,7 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
             if s == "pd_cluster" or sel.strategy == "pd_cluster":
                 changes["nodes"] = None
             if s != "pd_cluster":
-                for k in ("prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode", "prefill_rank",
-                          "decode_rank", "router"):
-                    changes[k] = None
+                changes.update(dict.fromkeys((*PD_OPTIONS, "router")))
             url, target, notices = nav.target(**changes)
             if target is not None and target.selection.strategy != s:
                 # the page would refuse it (e.g. pd_cluster on hardware that cannot scale out)
