@@ -84,10 +84,7 @@ print(response.choices[0].message.content)"""
 
 def fill(template: str, **values: str) -> str:
     """``{name}`` placeholders only (the templates contain literal JSON braces)."""
-    out = template
-    for k, v in values.items():
-        out = out.replace("{" + k + "}", v)
-    return out
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 @dataclass
