@@ -19,7 +19,8 @@ from vllm_recipes.catalog.diagnostics import Finding, sort_findings
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.omni import render_omni
 from vllm_recipes.select.omni import select_omni
-from vllm_recipes.select.state import PageRequest, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import build_state
 from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
