@@ -525,11 +525,9 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
         multi.label, multi.sub = "Multi-node", ""
         multi.disabled, multi.title = True, f"{hw_name} cannot scale beyond one node."
         return Row("nodes", "Nodes", [single, multi], hint=f"{gpus(gpn)} in total")
-    multi_ok = [n for n in range(2, MAX_NODES + 1) if pick(n) is not None]
     if sel.node_count > 1:
         multi.href = nav.href()
-    elif multi_ok:
-        multi_n = multi_ok[0]
+    elif (multi_n := next((n for n in range(2, MAX_NODES + 1) if pick(n) is not None), 0)) > 0:
         multi.label, multi.sub = f"Multi-node ({multi_n})", gpus(multi_n * gpn)
         link(multi, multi_n)
     else:
