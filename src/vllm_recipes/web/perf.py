@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -76,21 +76,20 @@ def error_text() -> str:
 
 
 def panel_from_report(r: PerfReport, url: str, values: Mapping[str, int]) -> PerfPanel:
-    head = dict(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"],
-                error=error_text(), calibrated=r.calibrated, bench=r.bench_command, links=_links(url, values),
-                notes=r.notes)
+    panel = PerfPanel(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"], rows=(),
+                      error=error_text(), calibrated=r.calibrated, bench=r.bench_command,
+                      links=_links(url, values), notes=r.notes)
     e = r.estimate
     if e is None or not r.known:
-        return PerfPanel(**head, rows=(), unknown="; ".join(r.errors) or "no estimate")  # type: ignore[arg-type]
-    rows = (
+        return replace(panel, unknown="; ".join(r.errors) or "no estimate")
+    return replace(panel, rows=(
         ("Time to first token", f"{e.ttft_ms:,.0f} ms ({'queueing' if e.queueing else e.prefill_bound})"),
         ("Time per output token", f"{e.tpot_ms:,.1f} ms ({e.tok_s_per_user:,.0f} tokens/s per user; "
                                   f"{e.decode_bound})"),
         ("Output tokens/s", f"{e.output_tok_s_total:,.0f} total, {e.output_tok_s_per_gpu:,.0f} per GPU "
                             f"({e.gpus} GPUs)"),
         ("Running batch", f"{e.running_mean:,.0f} on average, at most {e.running_cap:,}"),
-    )
-    return PerfPanel(**head, rows=rows)  # type: ignore[arg-type]
+    ))
 
 
 def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
