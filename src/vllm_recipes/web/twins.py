@@ -6,14 +6,12 @@ page renders, so page and JSON cannot disagree.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service.answers import selection_dict
@@ -124,16 +122,6 @@ def _view_json(view: Any) -> dict[str, Any]:
     data = dataclasses.asdict(view)
     data.pop("explain", None)  # carried once, at the top level
     return data
-
-
-class LlmsFiles:
-    """``llms.txt`` / ``llms-full.txt`` for one catalog, generated once per base URL."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._files = functools.lru_cache(maxsize=8)(functools.partial(llms_files, catalog))  # Host headers vary
-
-    def get(self, name: str, base: str) -> bytes:
-        return self._files(base)[name]
 
 
 def openapi_paths() -> dict[str, Any]:
