@@ -72,11 +72,10 @@ class SiteIndex:
             grouped.setdefault(c.org, []).append(c)
         self.providers = {org: Provider(org, Counter(c.provider for c in cards).most_common(1)[0][0], cards)
                           for org, cards in grouped.items()}
-        self._providers_lower = {o.lower(): o for o in self.providers}
+        self._providers_lower = {o.lower(): p for o, p in self.providers.items()}
 
     def provider(self, org: str) -> Provider | None:
-        canon = self._providers_lower.get(org.lower())
-        return self.providers.get(canon) if canon else None
+        return self._providers_lower.get(org.lower())
 
     @cached_property
     def latest(self) -> list[Card]:
