@@ -109,9 +109,7 @@ def parse_source(spec: str) -> Source:
                       "git+file:///...[@REF] or an http(s)://.../*.tar.gz archive)")
 
 
-# --------------------------------------------------------------------------------------------
-# The cache
-# --------------------------------------------------------------------------------------------
+# --- The cache
 
 def sources_dir() -> Path | None:
     """Where fetched sources live (``None``: the cache is off or not private; fetches go to a temporary dir)."""
@@ -211,9 +209,7 @@ def _place(tmp: Path, folder: Path, resolved: str) -> None:
             raise
 
 
-# --------------------------------------------------------------------------------------------
-# git
-# --------------------------------------------------------------------------------------------
+# --- git
 
 def _git(*args: str, cwd: Path | None = None) -> str:
     import subprocess  # (with tarfile: only a fetch needs them, not every load of a local directory)
@@ -249,9 +245,7 @@ def _fetch_git(source: Source, folder: Path) -> str:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-# --------------------------------------------------------------------------------------------
-# archives
-# --------------------------------------------------------------------------------------------
+# --- archives
 
 def _download(url: str, dest: Path) -> str:
     """Download ``url`` to ``dest`` (at most :data:`MAX_ARCHIVE_BYTES`); returns its sha256."""
@@ -324,9 +318,7 @@ def _fetch_archive(source: Source, folder: Path) -> str:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-# --------------------------------------------------------------------------------------------
-# What is cached (``catalog list``)
-# --------------------------------------------------------------------------------------------
+# --- What is cached (``catalog list``)
 
 @dataclass(frozen=True)
 class CachedSource:

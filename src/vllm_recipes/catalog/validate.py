@@ -1,21 +1,6 @@
 """Recipe and catalog validation: every problem becomes a :class:`Finding`, never a traceback.
 
-What is checked (errors unless noted):
-
-* files that cannot be read or parsed (syntax, size limit, alias bombs, binary data),
-  repeated mapping keys;
-* wrong types and missing required keys, through the typed models of
-  :mod:`vllm_recipes.catalog.models`;
-* references: strategy ids (``compatible_strategies``, ``default_strategy``,
-  ``strategy_overrides``, ``strategy_hardware``, feature ``strategies``), feature
-  keys (``opt_in_features``, ``hardware_opt_in_features``, ``conflicts_with``),
-  KV-offload options and Mooncake deployments, frontends, PD pool modes;
-* the feature-mode rules of json-api.md §10.2, with the builder's exact messages;
-* arguments that look like JSON (start with ``{`` or ``[``) but do not parse;
-* warnings: unknown hardware ids (extensions.md §2.8), argument tokens containing
-  whitespace, unknown keys (with the nearest known key).
-
-The engine keeps reading the raw frozen data; these checks only report.
+The engine keeps reading the raw frozen data; these checks only report (docs/decisions-catalog.md).
 """
 
 from __future__ import annotations
@@ -40,33 +25,10 @@ from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
 from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, is_hashable, sort_findings
-from .featuremodes import (
-    FEATURE_MODE_ERROR_HEADER,
-    feature_mode_error,
-    feature_mode_issues,
-    feature_mode_messages,
-)
+from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
 from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
-
-__all__ = [
-    "ARG_LIST_KEYS",
-    "FEATURE_MODE_ERROR_HEADER",
-    "MAX_ARG_TOKENS",
-    "POOL_MODES",
-    "catalog_with_file",
-    "document_kind",
-    "feature_mode_error",
-    "feature_mode_issues",
-    "feature_mode_messages",
-    "validate_catalog",
-    "validate_document",
-    "validate_file",
-    "validate_recipe",
-    "validate_recipe_document",
-    "validated_files",
-]
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
 ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
@@ -76,14 +38,6 @@ MAX_ARG_TOKENS = 1000
 DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
 DEFAULT_FRONTENDS = ("python", "rust")
 
-
-# --------------------------------------------------------------------------------------------
-# JavaScript value semantics, for the §10.2 messages
-# --------------------------------------------------------------------------------------------
-
-# --------------------------------------------------------------------------------------------
-# Catalog vocabulary
-# --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class _Vocabulary:
@@ -164,9 +118,7 @@ def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
     return f" (did you mean '{got[0]}'?)" if got else ""
 
 
-# --------------------------------------------------------------------------------------------
-# Type errors from the typed models
-# --------------------------------------------------------------------------------------------
+# --- Type errors from the typed models
 
 _TAGS = frozenset({"null", "bool", "int", "float", "str", "map", "list", "brand", "cuda", "badmap", "other"})
 
@@ -264,9 +216,7 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Unknown keys, walking the model annotations alongside the data
-# --------------------------------------------------------------------------------------------
+# --- Unknown keys, walking the model annotations alongside the data
 
 @cache
 def _hints(model: type[BaseModel]) -> dict[str, Any]:
@@ -341,9 +291,7 @@ def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) 
     return [finding_at(doc, path, "warning", msg, "unknown-key") for path, msg in out]
 
 
-# --------------------------------------------------------------------------------------------
-# Arguments
-# --------------------------------------------------------------------------------------------
+# --- Arguments
 
 _CONTAINERS = (dict, list, tuple)
 
@@ -351,10 +299,8 @@ _CONTAINERS = (dict, list, tuple)
 def _arg_findings(doc: YamlDocument) -> list[Finding]:
     """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning).
 
-    Every container of the document is visited (argument lists sit at any depth),
-    so a key path is only spelled out for a token that is reported: the walk
-    keeps ``(parent link, key)`` links instead (``serve`` validates every recipe
-    on a first start, and this walk was the largest part of it).
+    Argument lists sit at any depth; the walk keeps ``(parent link, key)`` links and spells
+    out a key path only for a reported token (this walk was most of a first ``serve``).
     """
     out: list[Finding] = []
     stack: list[tuple[Any, Any]] = [(doc.data, None)]
@@ -410,17 +356,12 @@ def _check_token(doc: YamlDocument, path: KeyPath, token: str) -> list[Finding]:
 
 
 def _duplicate_key_findings(doc: YamlDocument) -> list[Finding]:
-    out = []
-    for path, pos in doc.duplicate_keys:
-        out.append(Finding("error", pos.file, pos.line, pos.col, format_key_path(path),
-                           f"duplicate key '{_js_str(path[-1])}': the later value silently replaces the "
-                           "earlier one (js-yaml rejects the file)", "duplicate-key"))
-    return out
+    return [Finding("error", pos.file, pos.line, pos.col, format_key_path(path),
+                    f"duplicate key '{_js_str(path[-1])}': the later value silently replaces the "
+                    "earlier one (js-yaml rejects the file)", "duplicate-key") for path, pos in doc.duplicate_keys]
 
 
-# --------------------------------------------------------------------------------------------
-# Recipe reference checks
-# --------------------------------------------------------------------------------------------
+# --- Recipe reference checks
 
 def _d(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
@@ -612,9 +553,7 @@ class _RecipeChecker:
                           f"{_did_you_mean(key, [*self.v.strategies, *self.v.hw_ids])}", "unknown-hardware")
 
 
-# --------------------------------------------------------------------------------------------
-# Data-file checks (taxonomy, strategies, kv stores)
-# --------------------------------------------------------------------------------------------
+# --- Data-file checks (taxonomy, strategies, kv stores)
 
 def _data_file_checks(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[Finding]:
     out: list[Finding] = []
@@ -654,33 +593,13 @@ _KIND_MODELS: dict[str, type[BaseModel]] = {
 
 def document_kind(rel_path: str) -> str:
     """``recipe``, ``taxonomy``, ``platforms``, ``strategy`` or ``kv_store`` from a file's path."""
-    p = rel_path.removeprefix("<bundled>/").replace(os.sep, "/")
-    parts = p.split("/")
-    name = parts[-1]
-    parent = parts[-2] if len(parts) > 1 else ""
-    if name == "taxonomy.yaml":
-        return "taxonomy"
-    if name == "platforms.yaml":
-        return "platforms"
-    if parent == "strategies":
-        return "strategy"
-    if parent == "kv_store":
-        return "kv_store"
-    return "recipe"
+    *_, parent, name = ["", *rel_path.replace(os.sep, "/").split("/")]
+    if name in ("taxonomy.yaml", "platforms.yaml"):
+        return name.removesuffix(".yaml")
+    return {"strategies": "strategy", "kv_store": "kv_store"}.get(parent, "recipe")
 
 
-# --------------------------------------------------------------------------------------------
-# Per-document entry points
-# --------------------------------------------------------------------------------------------
-
-def _guarded(doc_file: str, fn: typing.Callable[[], list[Finding]]) -> list[Finding]:
-    """Run a check; an unexpected exception becomes an error finding instead of a traceback."""
-    try:
-        return fn()
-    except Exception as exc:  # pragma: no cover - defensive: the validator must never crash
-        return [Finding("error", doc_file, 1, 1, "<root>",
-                        f"internal validator error ({type(exc).__name__}: {exc}); please report", "internal")]
-
+# --- Per-document entry points
 
 def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
                       _vocab: _Vocabulary | None = None, *, errors_only: bool = False) -> list[Finding]:
@@ -692,7 +611,10 @@ def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
     vocab = _vocab or _vocabulary(catalog)
     token = _suggestions_left.set([SUGGESTION_BUDGET])
     try:
-        return _guarded(doc.file, lambda: _validate_document(doc, kind, vocab, errors_only))
+        return _validate_document(doc, kind, vocab, errors_only)
+    except Exception as exc:  # pragma: no cover - defensive: the validator must never crash
+        return [Finding("error", doc.file, 1, 1, "<root>",
+                        f"internal validator error ({type(exc).__name__}: {exc}); please report", "internal")]
     finally:
         _suggestions_left.reset(token)
 
@@ -730,53 +652,25 @@ def _file_stem(file: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
-def validate_recipe_document(doc: YamlDocument, catalog: Catalog) -> list[Finding]:
-    """Checks of one recipe document (``doc.data`` may be anything)."""
-    return validate_document(doc, "recipe", catalog)
-
-
-def validate_recipe(recipe: Recipe, catalog: Catalog) -> list[Finding]:
-    """Checks of one loaded recipe."""
-    return validate_document(recipe.doc, "recipe", catalog)
-
-
-# --------------------------------------------------------------------------------------------
-# Whole catalog
-# --------------------------------------------------------------------------------------------
-
-def _is_bundled_fallback(rel_path: str) -> bool:
-    """Bundled files a user directory falls back to are validated with the bundled catalog, not here."""
-    return rel_path.startswith("<bundled>/")
-
+# --- Whole catalog (bundled files a user directory falls back to are validated with the bundled catalog)
 
 def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> list[str]:
     """The files :func:`validate_catalog` looks at (for the summary line)."""
     wanted = None if files is None else set(files)
-    names: list[str] = []
-    for src in catalog.sources:
-        if not _is_bundled_fallback(src.rel_path):
-            names.append(src.rel_path)
-    names.extend(r.rel_path for r in catalog.recipes)
-    names.extend(e.position.file for e in (*catalog.load_errors, *catalog.refused))
-    seen: dict[str, None] = {}
-    for n in names:
-        if wanted is None or n in wanted:
-            seen.setdefault(n)
-    return list(seen)
+    names = [s.rel_path for s in catalog.sources if not s.rel_path.startswith("<bundled>/")]
+    names += [r.rel_path for r in catalog.recipes]
+    names += [e.position.file for e in (*catalog.load_errors, *catalog.refused)]
+    return list(dict.fromkeys(n for n in names if wanted is None or n in wanted))
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
-                     extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
+                     extra_checks: Sequence[Checker] | None = None,
+                     external: frozenset[str] = frozenset()) -> list[Finding]:
     """Validate every file of ``catalog`` (or only ``files``, by catalog-relative path).
 
     ``extra_checks`` (catalog-wide checkers, e.g. the release lint) run after the built-in
-    checks; their findings are filtered to ``files`` too.
+    checks; their findings are filtered to ``files`` too. ``external``: a file added from outside.
     """
-    return _validate(catalog, files, extra_checks, external=frozenset())
-
-
-def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Sequence[Checker] | None,
-              external: frozenset[str]) -> list[Finding]:
     wanted = None if files is None else set(files)
 
     def keep(name: str) -> bool:
@@ -788,7 +682,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
         if keep(exc.position.file):
             out.append(finding_from_load_error(exc))
     for src in catalog.sources:
-        if _is_bundled_fallback(src.rel_path) or not keep(src.rel_path):
+        if src.rel_path.startswith("<bundled>/") or not keep(src.rel_path):
             continue
         out.extend(validate_document(src.doc, document_kind(src.rel_path), catalog, vocab))
     seen_ids: dict[str, str] = {}
@@ -815,9 +709,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
     return sort_findings(out)
 
 
-# --------------------------------------------------------------------------------------------
-# Files given on the command line
-# --------------------------------------------------------------------------------------------
+# --- Files given on the command line
 
 def _hf_id_from_path(path: Path) -> str:
     """hf_id from ``.../models/<org>/<repo>.yaml``; else ``<parent>/<stem>``."""
@@ -872,5 +764,5 @@ def validate_file(path: Path, catalog: Catalog, display: str | None = None,
             return [finding_from_load_error(exc)]
         return sort_findings(validate_document(doc, kind, catalog))
     external = frozenset() if cat is catalog else frozenset({key})
-    return _validate(cat, [key], extra_checks, external)
+    return validate_catalog(cat, [key], extra_checks, external)
 
