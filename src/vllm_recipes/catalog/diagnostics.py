@@ -1,8 +1,6 @@
 """Validation findings: one problem, at one ``file:line:col``, under one key path.
 
-Kept apart from the checks themselves so that other stages (the command
-engine's dead-value lint, the JSON API builder) can produce and print findings
-without importing the validator.
+Apart from the checks so that other stages can make and print findings without the validator.
 """
 
 from __future__ import annotations
@@ -59,11 +57,8 @@ def finding_at(doc: YamlDocument, path: KeyPath, severity: Severity, message: st
 
 
 def position_of(doc: YamlDocument, path: KeyPath) -> Position:
-    """Like ``doc.position`` but also finds keys the YAML loader turned into non-strings.
-
-    Positions are indexed by the key's source text while data keys may be ``int``
-    (``8:``) - retry with every mapping key of the path as a string.
-    """
+    """Like ``doc.position`` but also finds keys the YAML loader turned into non-strings (``8:``): positions
+    are indexed by the key's source text, so retry with every mapping key of the path as a string."""
     pos = doc.positions.get(tuple(path))
     if pos is not None:
         return pos
@@ -129,12 +124,9 @@ _EXAMPLE = re.compile(r" \(e\.g\. [^()]*\)$")
 
 
 def findings_not_in(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
-    """Findings of ``after`` that ``before`` did not have, by file, severity, code, key path and message.
-
-    Positions are ignored (an edit above a finding moves its line, not the finding). A finding of a
-    shared file (taxonomy, strategies) is reported for some of the recipes that meet it, its message
-    naming one of them: there the file, code and key path are the finding, not the message.
-    """
+    """Findings of ``after`` that ``before`` did not have, by file, severity, code, key path and message
+    (positions ignored: lines move). A shared file's finding names one of the recipes that meet it in
+    its message, so there the message is not compared."""
     def key(f: Finding) -> tuple[str, str, str, str, str]:
         shared = not f.file.removeprefix("<bundled>/").startswith("models/") and "/models/" not in f.file
         return f.file, f.severity, f.code, f.key_path, "" if shared and f.code else _EXAMPLE.sub("", f.message)

@@ -1,14 +1,9 @@
 """YAML reading with positions: every value can be traced back to ``file:line:col``.
 
-We compose the node graph with PyYAML's C loader (when available), refuse
-documents whose alias expansion would explode (YAML bombs) *before* building
-Python objects, then construct the data and walk the node graph once to index
-the position of every key path. Only the safe YAML types are data: strings,
-integers, finite floats, booleans, null, lists, mappings with string keys (and
-dates, read as ``YYYY-MM-DD`` strings); anything else (``!!binary``, ``!!set``,
-``!!omap``, ``.inf``, ``.nan``, a non-string key such as ``1:`` or ``true:``)
-is a load error at its ``file:line:col``, so nothing downstream meets it. Loaded data is deep-frozen (``FrozenDict`` and
-tuples) so the catalog can be shared freely between requests and threads.
+Alias bombs are refused before any object is built; only plain data (strings, integers, finite
+floats, booleans, null, lists, mappings with string keys, dates as ``YYYY-MM-DD``) is accepted,
+anything else is a load error at its position. Data is deep-frozen so a catalog can be shared
+between requests and threads.
 """
 
 from __future__ import annotations
@@ -88,11 +83,8 @@ class YamlLoadError(Exception):
 class YamlDocument:
     """One parsed YAML file: frozen data plus the position of every key path.
 
-    Positions (and repeated keys) are only needed when something is reported or
-    explained, so a document parsed from text indexes them on first use, from the
-    text it keeps: loading a catalog then costs one parse, and a document that came
-    from the parse cache (:mod:`.parsecache`) never composes its nodes at all
-    unless asked where a key is.
+    Positions are only needed when something is reported, so they are indexed on first use from
+    the text the document keeps (a cached document never composes its nodes unless asked).
     """
 
     __slots__ = ("_duplicates", "_positions", "_source", "data", "file")
@@ -105,7 +97,7 @@ class YamlDocument:
 
     def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
                  duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
-                 *, source: str | None = None) -> None:
+                 source: str | None = None) -> None:
         object.__setattr__(self, "file", file)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "_positions", positions)
@@ -121,9 +113,8 @@ class YamlDocument:
         return f"YamlDocument({self.file!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (``serve`` hands its catalog to the static API's builder process: the attributes cannot be set
-        # one by one, so a document is rebuilt through its constructor)
-        return (_document, (self.file, self.data, self._positions, self._duplicates, self._source))
+        # (``serve`` pickles its catalog for the builder process; attributes cannot be set one by one)
+        return (YamlDocument, (self.file, self.data, self._positions, self._duplicates, self._source))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
@@ -172,12 +163,6 @@ class YamlDocument:
         return positions.get((), Position(self.file, 1, 1))
 
 
-def _document(file: str, data: Any, positions: Mapping[KeyPath, Position] | None,
-              duplicates: tuple[tuple[KeyPath, Position], ...] | None, source: str | None) -> YamlDocument:
-    """Unpickling a :class:`YamlDocument`."""
-    return YamlDocument(file, data, positions, duplicates, source=source)
-
-
 def normalize_date(value: Any) -> Any:
     """Timestamps become ``YYYY-MM-DD`` of their UTC calendar date (json-api.md §1.3)."""
     if isinstance(value, _dt.datetime):
@@ -216,10 +201,8 @@ def _repeats_a_key(pairs: list[tuple[yaml.Node, yaml.Node]]) -> bool:
 
 
 def _check_expansion(root: yaml.Node, file: str) -> bool:
-    """Refuse alias bombs and cycles by sizing the node graph with memoization.
-
-    Returns whether some mapping repeats a key (only then are positions indexed at once, to name them).
-    """
+    """Refuse alias bombs and cycles by sizing the node graph with memoization; returns whether some
+    mapping repeats a key (only then are positions indexed at once, to name them)."""
     repeats = False
     sizes: dict[int, int] = {}
     visiting: set[int] = set()
@@ -268,10 +251,8 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
 
 def _index_positions(root: yaml.Node, file: str,
                      duplicates: list[tuple[KeyPath, Position]] | None = None) -> dict[KeyPath, Position]:
-    """Map every key path to the position of its key (mappings) or item (sequences).
-
-    Repeated keys of one mapping are appended to ``duplicates`` when given.
-    """
+    """Map every key path to the position of its key (mappings) or item (sequences); repeated keys of
+    one mapping are appended to ``duplicates`` when given."""
     out: dict[KeyPath, Position] = {(): Position(file, root.start_mark.line + 1, root.start_mark.column + 1)}
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
@@ -424,9 +405,8 @@ def _root_of(path: Path, name: str) -> Path | None:
 def read_raw(path: Path, name: str, root: Path | None = None) -> bytes:
     """The bytes of the regular file ``path``; a file over the size limit is refused without being read.
 
-    Unless links out are allowed (:func:`follow_symlinks_default`), the *opened* file must lie inside
-    ``root`` (default: the directory ``name`` is relative to): the check is made on the descriptor, so a
-    file swapped for a link between a directory walk and this read is refused, not read.
+    Unless links out are allowed, the *opened* file must lie inside ``root`` (default: the directory
+    ``name`` is relative to), checked on the descriptor so a file swapped for a link is refused.
     """
     root = root if root is not None else _root_of(path, name)
     try:
