@@ -1,13 +1,8 @@
 """Extracting checkable facts (flags, env vars, images, numbers, versions, dates, PRs) from text.
 
-Translators keep commands, parameter names, numbers and links verbatim, so these
-tokens survive translation and can be compared across languages without
-understanding either language. Each fact also records whether the sentence it
-sits in says it is *no longer* true ("no longer passes `--x`", "不再需要"), so
-"the guide still mentions X while explaining X is gone" does not count as the
-guide supporting X. The exact patterns and cue lists are documented in
-``docs/decisions-i18n.md``; keep them deterministic and conservative -- a
-missed fact costs less than a false alarm on every CI run.
+Translators keep these tokens verbatim, so they can be compared across languages; each fact
+records whether its sentence says it is *no longer* true. Patterns and cues: docs/decisions-i18n.md;
+keep them conservative (a missed fact costs less than a false alarm on every CI run).
 """
 
 from __future__ import annotations

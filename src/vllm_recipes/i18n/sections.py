@@ -1,19 +1,8 @@
 """Splitting a recipe ``guide`` into sections with stable anchors and content hashes.
 
-A translation records, per section, the hash of the English section it was made
-from; the website links a stale notice to the original section by its anchor.
-Both only work if every consumer splits and names sections identically, so this
-module is the single definition (documented in ``docs/decisions-i18n.md``):
-
-* a section starts at every top-level heading (ATX or setext, any level, never
-  inside code fences, lists or block quotes) and runs to the next one; text
-  before the first heading is the ``_preamble`` section;
-* the slug is the GitHub-style anchor markdown-it-py's ``anchors_plugin``
-  produces (lower case, spaces to ``-``, punctuation dropped, ``-1``/``-2``
-  suffixes for repeats), so the web page can use that plugin unchanged;
-* the hash is ``sha256:`` plus 16 hex digits of the section's Markdown (heading
-  line included) after Unicode NFC, LF line ends, right-stripped lines and
-  trimmed blank lines -- whitespace-only edits do not make a translation stale.
+The single definition every consumer shares (docs/decisions-i18n.md §2): a section starts at each
+top-level heading (text before the first is ``_preamble``), its slug is markdown-it-py's anchor
+and its hash is over normalized Markdown, so whitespace-only edits do not make a translation stale.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Translation files: ``models/<org>/<repo>.<lang>.md`` beside the recipe they translate.
 
-A translation is YAML front matter (which recipe revision it was made from, the
-hash of every source section, optional translated header text) followed by the
-translated guide in Markdown, each heading preceded by an ``{#<source slug>}``
-attribute line naming the English section it translates. Parsing never raises
-for content problems: they become ``invalid`` findings, so one broken file can
-neither crash the website nor hide the others from ``i18n check``.
+YAML front matter (source revision, source section hashes, header text), then the translated
+guide, each heading after an ``{#<source slug>}`` line. Content problems become ``invalid``
+findings, never exceptions, so one broken file cannot crash the site or hide the others.
 """
 
 from __future__ import annotations
