@@ -189,12 +189,13 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
         path, is_key = _loc_to_path(tuple(err.get("loc", ())), data)
         etype = err.get("type", "")
         value = err.get("input")
+        msg = str(err.get("msg", "invalid value"))
+        expected = msg if etype == "wrong_type" else _EXPECTED.get(etype)
         if model is m.RecipeModel and m.is_display_only(path):
             # (compatibility policy: the engine never reads it, so it never costs the recipe its place)
-            why = f"{err.get('msg', 'wrong type')}, got {_describe(value)}" if etype == "wrong_type" else \
-                f"{_EXPECTED.get(etype, str(err.get('msg', 'invalid value')))}, got {_describe(value)}"
-            out.append(finding_at(doc, path, "warning", f"{why}; only the page shows this key, the recipe is "
-                                                        "still published", "display-type"))
+            out.append(finding_at(doc, path, "warning", f"{expected or msg}, got {_describe(value)}; only the "
+                                                        "page shows this key, the recipe is still published",
+                                  "display-type"))
             continue
         if is_key:
             msg = f"mapping key {_describe(path[-1]) if path else ''} must be a string".replace("  ", " ")
@@ -204,14 +205,10 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
             name = _js_str(path[-1]) if path else "?"
             out.append(finding_at(doc, path, "error", f"required key '{name}' is missing", "missing-key"))
             continue
-        if etype == "wrong_type":
-            msg = f"{err.get('msg', 'wrong type')}, got {_describe(value)}"
-        elif etype in _EXPECTED:
-            msg = f"{_EXPECTED[etype]}, got {_describe(value)}"
-            if etype == "string_type" and isinstance(value, bool):
-                msg += " (YAML reads unquoted yes/no/on/off/true/false as booleans: quote the word)"
-        else:
-            msg = str(err.get("msg", "invalid value"))
+        if expected:
+            msg = f"{expected}, got {_describe(value)}"
+        if etype == "string_type" and isinstance(value, bool):
+            msg += " (YAML reads unquoted yes/no/on/off/true/false as booleans: quote the word)"
         out.append(finding_at(doc, path, "error", msg, "type"))
     return out
 
@@ -386,7 +383,6 @@ class _RecipeChecker:
     def warn(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "warning", msg, code))
 
-    # -- strategies ------------------------------------------------------------------------
     def strategy(self, path: KeyPath, name: Any) -> None:
         if not self.v.strategies or not isinstance(name, str) or name in self.v.strategies:
             return
@@ -401,7 +397,6 @@ class _RecipeChecker:
             self.err(path, f"unknown feature '{name}'{_did_you_mean(name, _str_keys(features))}",
                      "unknown-feature")
 
-    # -- hardware --------------------------------------------------------------------------
     def hw_exact(self, path: KeyPath, hw: Any) -> None:
         if self.v.hw_ids and isinstance(hw, str) and hw not in self.v.hw_ids:
             self.warn(path, f"unknown hardware id '{hw}'{_did_you_mean(hw, self.v.hw_ids)}", "unknown-hardware")
@@ -431,7 +426,6 @@ class _RecipeChecker:
         for key in _d(value):
             self.hw_exact((*path, key), key)
 
-    # -- the checks --------------------------------------------------------------------------
     def run(self) -> list[Finding]:
         d = self.data
         features = _d(d.get("features"))
@@ -447,7 +441,6 @@ class _RecipeChecker:
         self._features(d, features)
         for vk, var in _d(variants).items():
             self._variant(("variants", vk), _d(var))
-        # recipe-level hardware blocks
         self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
         self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
         self._kv(d)

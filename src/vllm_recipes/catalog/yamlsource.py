@@ -200,6 +200,16 @@ def _repeats_a_key(pairs: list[tuple[yaml.Node, yaml.Node]]) -> bool:
     return len(set(keys)) != len(keys)
 
 
+def _refusal(file: str, node: yaml.Node, message: str) -> YamlLoadError:
+    return YamlLoadError(file, node.start_mark.line + 1, node.start_mark.column + 1, message)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
+
 def _check_expansion(root: yaml.Node, file: str) -> bool:
     """Refuse alias bombs and cycles by sizing the node graph with memoization; returns whether some
     mapping repeats a key (only then are positions indexed at once, to name them)."""
@@ -212,40 +222,23 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
         nid = id(node)
         if done:
             visiting.discard(nid)
-            total = 1
-            if isinstance(node, yaml.MappingNode):
-                for k, v in node.value:
-                    total += sizes[id(k)] + sizes[id(v)]
-                if not repeats:
-                    repeats = _repeats_a_key(node.value)
-            elif isinstance(node, yaml.SequenceNode):
-                for v in node.value:
-                    total += sizes[id(v)]
+            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            if not repeats and isinstance(node, yaml.MappingNode):
+                repeats = _repeats_a_key(node.value)
             if total > MAX_EXPANDED_NODES:
-                m = node.start_mark
-                raise YamlLoadError(
-                    file, m.line + 1, m.column + 1,
-                    f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases; refused",
-                )
+                raise _refusal(file, node, f"document expands to more than {MAX_EXPANDED_NODES:,} nodes "
+                                           "through aliases; refused")
             sizes[nid] = total
             continue
         if nid in sizes:
             continue
         if nid in visiting:
-            m = node.start_mark
-            raise YamlLoadError(file, m.line + 1, m.column + 1, "recursive alias: a node contains itself")
+            raise _refusal(file, node, "recursive alias: a node contains itself")
         if depth > MAX_DEPTH:
-            m = node.start_mark
-            raise YamlLoadError(file, m.line + 1, m.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
+            raise _refusal(file, node, f"nesting deeper than {MAX_DEPTH} levels")
         visiting.add(nid)
         stack.append((node, depth, True))
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                stack.append((k, depth + 1, False))
-                stack.append((v, depth + 1, False))
-        elif isinstance(node, yaml.SequenceNode):
-            for v in node.value:
-                stack.append((v, depth + 1, False))
+        stack.extend((child, depth + 1, False) for child in _children(node))
     return repeats
 
 
@@ -297,11 +290,6 @@ _KIND_OF_TAG = {"tag:yaml.org,2002:int": "an integer", _FLOAT_TAG: "a number", "
 
 def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
     """Refuse what is not plain data (see the module docstring), at the node's position."""
-
-    def refuse(node: yaml.Node, message: str) -> YamlLoadError:
-        m = node.start_mark
-        return YamlLoadError(file, m.line + 1, m.column + 1, message)
-
     seen: set[int] = set()
     stack = [root]
     while stack:
@@ -313,17 +301,17 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
         if node.tag not in _PLAIN_TAGS[type(node)]:
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             what = "strings, numbers, booleans, null, lists and mappings only" if scalar else "a mapping or a list is"
-            raise refuse(node, f"YAML tag {tag} is not plain data ({what})")
+            raise _refusal(file, node, f"YAML tag {tag} is not plain data ({what})")
         if scalar:
             if node.tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
-                raise refuse(node, f"{node.value!r} is not a finite number")
+                raise _refusal(file, node, f"{node.value!r} is not a finite number")
         elif isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 if not isinstance(k, yaml.ScalarNode):
-                    raise refuse(k, "mapping keys must be strings, not a list or mapping")
+                    raise _refusal(file, k, "mapping keys must be strings, not a list or mapping")
                 if k.tag not in _SAFE_KEY_TAGS:
-                    kind = _KIND_OF_TAG.get(k.tag, "not a string")
-                    raise refuse(k, f"mapping keys must be strings; {k.value or '~'} is {kind} (quote it)")
+                    kind = f"{k.value or '~'} is {_KIND_OF_TAG.get(k.tag, 'not a string')}"
+                    raise _refusal(file, k, f"mapping keys must be strings; {kind} (quote it)")
                 stack.append(v)
         else:
             stack.extend(node.value)
@@ -355,8 +343,7 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             raise YamlLoadError(file, line, col, f"YAML error: {exc.problem or exc}") from None
         except Exception as exc:  # PyYAML's constructors can fail in other ways (``!!timestamp nope``)
-            m = root.start_mark
-            raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
+            raise _refusal(file, root, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
     if repeats:  # name them now: validation reports every repeated key

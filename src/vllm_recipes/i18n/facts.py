@@ -61,12 +61,10 @@ _MAGNITUDE = re.compile(r"(?<![A-Za-z0-9_.,$#])" + _NUM + r"([KMB])(?![A-Za-z0-9
 
 #: sentence-level cues saying a fact no longer holds; matched case-insensitively
 NEGATION_CUES: tuple[str, ...] = (
-    # English
     r"\bno longer\b",
     r"\bnot (?:be )?(?:passed|needed|required)\b",
     r"\bno need\b",
     r"\b(?:removed|deprecated|superseded|obsolete)\b",
-    # Chinese
     "不再", "不需要", "无需", "已移除", "被移除", "移除了", "已删除", "删除了", "弃用", "废弃",
 )
 _NEGATION = re.compile("|".join(NEGATION_CUES), re.IGNORECASE)

@@ -87,11 +87,6 @@ def negotiate_language(query_lang: str | None, accept_language: str | None,
 # --- URLs and the JSON API ---------------------------------------------------------------
 
 
-def translation_url(hf_id: str, lang: str) -> str:
-    """The translated recipe page."""
-    return f"/{hf_id}?lang={lang}"
-
-
 def original_section_url(hf_id: str, slug: str) -> str:
     """The section in the recipe's own language (``lang=en`` overrides Accept-Language)."""
     return f"/{hf_id}?lang={SOURCE_LANG}#{slug}"
@@ -100,7 +95,7 @@ def original_section_url(hf_id: str, slug: str) -> str:
 def translations_index_entry(translations: Mapping[str, Translation]) -> dict[str, dict[str, Any]]:
     """``{lang: {"path": "/<hf_id>?lang=<lang>", "stale": bool}}`` for a recipe's JSON, langs sorted
     (empty without translations: the API then omits the key)."""
-    return {lang: {"path": translation_url(t.hf_id, lang), "stale": t.stale}
+    return {lang: {"path": f"/{t.hf_id}?lang={lang}", "stale": t.stale}
             for lang, t in sorted(translations.items())}
 
 
