@@ -339,11 +339,16 @@ class PrecisionHardware(_Model):
     generation: str | None = None
 
 
-class VariantHardwareOverride(_Model):
-    """``variants.<v>.hardware_overrides.<key>``: exact-GPU or generation block."""
+class StrategyHardwareOverride(_Model):
+    """Hardware block inside a strategy override (generation replace or exact-GPU delta)."""
 
     extra_args: Args | None = None
     extra_env: Env | None = None
+
+
+class VariantHardwareOverride(StrategyHardwareOverride):
+    """``variants.<v>.hardware_overrides.<key>``: exact-GPU or generation block."""
+
     docker_image: str | None = None
     vram_minimum_gb: Num | None = None
     install: Install | None = None
@@ -368,19 +373,10 @@ class Variant(_Model):
     min_vllm_version: Version | None = None
 
 
-class RecipeHardwareOverride(_Model):
+class RecipeHardwareOverride(StrategyHardwareOverride):
     """Recipe-level generation (or ``nvidia``) override block."""
 
-    extra_args: Args | None = None
-    extra_env: Env | None = None
     install_note: str | None = None
-
-
-class StrategyHardwareOverride(_Model):
-    """Hardware block inside a strategy override (generation replace or exact-GPU delta)."""
-
-    extra_args: Args | None = None
-    extra_env: Env | None = None
 
 
 #: ``nodes`` of a PD pool: a number, or ``{<hw_id>: n, default: n}``.
