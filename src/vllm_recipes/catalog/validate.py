@@ -13,7 +13,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, Discriminator, Tag, ValidationError
 
+from vllm_recipes.jsvalues import as_list, as_map
 from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
@@ -360,14 +361,6 @@ def _duplicate_key_findings(doc: YamlDocument) -> list[Finding]:
 
 # --- Recipe reference checks
 
-def _d(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> tuple | list:
-    return value if isinstance(value, list | tuple) else ()
-
-
 class _RecipeChecker:
     """Reference checks of one recipe against the catalog vocabulary."""
 
@@ -375,7 +368,7 @@ class _RecipeChecker:
         self.doc = doc
         self.v = vocab
         self.out: list[Finding] = []
-        self.data: dict = doc.data if isinstance(doc.data, dict) else {}
+        self.data = as_map(doc.data)
 
     def err(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "error", msg, code))
@@ -392,7 +385,7 @@ class _RecipeChecker:
             self.err(path, f"unknown strategy '{name}'{_did_you_mean(name, self.v.strategies)}",
                      "unknown-strategy")
 
-    def feature(self, path: KeyPath, name: Any, features: dict) -> None:
+    def feature(self, path: KeyPath, name: Any, features: Mapping[str, Any]) -> None:
         if isinstance(name, str) and name not in features:
             self.err(path, f"unknown feature '{name}'{_did_you_mean(name, _str_keys(features))}",
                      "unknown-feature")
@@ -423,79 +416,79 @@ class _RecipeChecker:
                                         f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
 
     def hw_exact_map(self, path: KeyPath, value: Any) -> None:
-        for key in _d(value):
+        for key in as_map(value):
             self.hw_exact((*path, key), key)
 
     def run(self) -> list[Finding]:
         d = self.data
-        features = _d(d.get("features"))
+        features = as_map(d.get("features"))
         variants = d.get("variants")
         if isinstance(variants, dict) and "default" not in variants:
             self.err(("variants", "default"), "required key 'default' is missing", "missing-key")
-        self._meta(_d(d.get("meta")))
-        frontend = _d(d.get("model")).get("default_frontend")
+        self._meta(as_map(d.get("meta")))
+        frontend = as_map(d.get("model")).get("default_frontend")
         if isinstance(frontend, str) and frontend not in self.v.frontends:
             self.err(("model", "default_frontend"),
                      f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
         self._strategies(d)
         self._features(d, features)
-        for vk, var in _d(variants).items():
-            self._variant(("variants", vk), _d(var))
+        for vk, var in as_map(variants).items():
+            self._variant(("variants", vk), as_map(var))
         self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
         self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
         self._kv(d)
         return self.out
 
-    def _meta(self, meta: dict) -> None:
-        for i, task in enumerate(_l(meta.get("tasks"))):
+    def _meta(self, meta: Mapping[str, Any]) -> None:
+        for i, task in enumerate(as_list(meta.get("tasks"))):
             if self.v.tasks and isinstance(task, str) and task not in self.v.tasks:
                 self.warn(("meta", "tasks", i), f"unknown task '{task}'{_did_you_mean(task, self.v.tasks)} "
                                                 f"(known: {', '.join(self.v.tasks)})", "unknown-task")
         self.hw_exact_map(("meta", "hardware"), meta.get("hardware"))
         self.hw_exact(("meta", "default_hardware"), meta.get("default_hardware"))
 
-    def _strategies(self, d: dict) -> None:
-        for i, s in enumerate(_l(d.get("compatible_strategies"))):
+    def _strategies(self, d: Mapping[str, Any]) -> None:
+        for i, s in enumerate(as_list(d.get("compatible_strategies"))):
             self.strategy(("compatible_strategies", i), s)
         self.strategy(("default_strategy",), d.get("default_strategy"))
-        for s, block in _d(d.get("strategy_hardware")).items():
+        for s, block in as_map(d.get("strategy_hardware")).items():
             self.strategy(("strategy_hardware", s), s)
             self.hw_keyed_map(("strategy_hardware", s), block)
-        for s, so in _d(d.get("strategy_overrides")).items():
+        for s, so in as_map(d.get("strategy_overrides")).items():
             self.strategy(("strategy_overrides", s), s)
-            self._strategy_override(("strategy_overrides", s), _d(so))
+            self._strategy_override(("strategy_overrides", s), as_map(so))
         self._min_gpus(d.get("strategy_min_gpus"))
 
-    def _features(self, d: dict, features: dict) -> None:
+    def _features(self, d: Mapping[str, Any], features: Mapping[str, Any]) -> None:
         for fk, feat in features.items():
-            f = _d(feat)
+            f = as_map(feat)
             fp: KeyPath = ("features", fk)
-            for i, s in enumerate(_l(f.get("strategies"))):
+            for i, s in enumerate(as_list(f.get("strategies"))):
                 self.strategy((*fp, "strategies", i), s)
-            for i, other in enumerate(_l(f.get("conflicts_with"))):
+            for i, other in enumerate(as_list(f.get("conflicts_with"))):
                 self.feature((*fp, "conflicts_with", i), other, features)
             self.hw_keyed_map((*fp, "hardware_overrides"), f.get("hardware_overrides"))
             self.hw_keyed_map((*fp, "hardware"), f.get("hardware"))
-            for mk, mode in _d(f.get("modes")).items():
-                md = _d(mode)
+            for mk, mode in as_map(f.get("modes")).items():
+                md = as_map(mode)
                 self.hw_keyed_map((*fp, "modes", mk, "hardware_overrides"), md.get("hardware_overrides"))
                 self.hw_keyed_map((*fp, "modes", mk, "hardware"), md.get("hardware"))
-        for i, fk in enumerate(_l(d.get("opt_in_features"))):
+        for i, fk in enumerate(as_list(d.get("opt_in_features"))):
             self.feature(("opt_in_features", i), fk, features)
-        for hw, lst in _d(d.get("hardware_opt_in_features")).items():
+        for hw, lst in as_map(d.get("hardware_opt_in_features")).items():
             self.hw_exact(("hardware_opt_in_features", hw), hw)
-            for i, fk in enumerate(_l(lst)):
+            for i, fk in enumerate(as_list(lst)):
                 self.feature(("hardware_opt_in_features", hw, i), fk, features)
 
-    def _variant(self, vp: KeyPath, v: dict) -> None:
-        for i, sel in enumerate(_l(v.get("supported_hardware"))):
+    def _variant(self, vp: KeyPath, v: Mapping[str, Any]) -> None:
+        for i, sel in enumerate(as_list(v.get("supported_hardware"))):
             self.hw_selector((*vp, "supported_hardware", i), sel)
         self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
         self.hw_keyed_map((*vp, "tp"), v.get("tp"))
 
-    def _kv(self, d: dict) -> None:
+    def _kv(self, d: Mapping[str, Any]) -> None:
         """KV offload and Mooncake."""
-        for opt, status in _d(d.get("kv_offload_support")).items():
+        for opt, status in as_map(d.get("kv_offload_support")).items():
             path = ("kv_offload_support", opt)
             if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
                 hint = " (Mooncake deployments are gated by kv_cache_strategy_hardware)" \
@@ -503,22 +496,22 @@ class _RecipeChecker:
                 self.err(path, f"unknown KV-offload option '{opt}'{hint}", "unknown-kv-offload")
             if isinstance(status, str) and status not in ("verified", "unsupported"):
                 self.warn(path, f"'{status}' has no effect: use 'verified' or 'unsupported'", "kv-status")
-        for kv, block in _d(d.get("kv_cache_strategy_hardware")).items():
+        for kv, block in as_map(d.get("kv_cache_strategy_hardware")).items():
             path = ("kv_cache_strategy_hardware", kv)
             if self.v.kv_stores and isinstance(kv, str) and kv not in self.v.kv_stores:
                 self.err(path, f"unknown KV-store deployment '{kv}'{_did_you_mean(kv, self.v.kv_stores)}",
                          "unknown-kv-store")
             self.hw_exact_map(path, block)
 
-    def _strategy_override(self, path: KeyPath, so: dict) -> None:
+    def _strategy_override(self, path: KeyPath, so: Mapping[str, Any]) -> None:
         self.hw_keyed_map((*path, "hardware_overrides"), so.get("hardware_overrides"))
         self.hw_keyed_map((*path, "tp"), so.get("tp"))
-        for i, mode in enumerate(_l(so.get("pool_modes"))):
+        for i, mode in enumerate(as_list(so.get("pool_modes"))):
             if isinstance(mode, str) and mode not in POOL_MODES:
                 self.err((*path, "pool_modes", i), f"unknown pool mode '{mode}' (one of tp, tep, dep)",
                          "unknown-pool-mode")
         for role in ("prefill", "decode"):
-            rc = _d(so.get(role))
+            rc = as_map(so.get(role))
             par = rc.get("parallelism")
             if isinstance(par, str) and par not in POOL_MODES:
                 self.err((*path, role, "parallelism"), f"unknown parallelism '{par}' (one of tp, tep, dep)",
@@ -550,7 +543,7 @@ class _RecipeChecker:
 
 def _data_file_checks(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[Finding]:
     out: list[Finding] = []
-    data = _d(doc.data)
+    data = as_map(doc.data)
     if kind in ("strategy", "kv_store"):
         dt = data.get("deploy_type")
         if isinstance(dt, str) and dt not in DEPLOY_TYPES:
@@ -561,9 +554,9 @@ def _data_file_checks(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[
             out.append(finding_at(doc, ("deploy_type",), "warning",
                                   "a kv_store/ file should have deploy_type kv_store_lb", "deploy-type"))
     if kind == "taxonomy":
-        for key, opt in _d(data.get("kv_offload")).items():
-            o = _d(opt)
-            for i, s in enumerate(_l(o.get("strategies"))):
+        for key, opt in as_map(data.get("kv_offload")).items():
+            o = as_map(opt)
+            for i, s in enumerate(as_list(o.get("strategies"))):
                 if vocab.strategies and isinstance(s, str) and s not in vocab.strategies:
                     out.append(finding_at(doc, ("kv_offload", key, "strategies", i), "error",
                                           f"unknown strategy '{s}'{_did_you_mean(s, vocab.strategies)}",
