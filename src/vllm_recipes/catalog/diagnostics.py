@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .yamlsource import KeyPath, Position, YamlDocument, YamlLoadError, format_key_path
+from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path
 
 if TYPE_CHECKING:
     from .loader import Catalog
@@ -52,43 +52,8 @@ Checker = Callable[["Catalog"], list[Finding]]
 def finding_at(doc: YamlDocument, path: KeyPath, severity: Severity, message: str,
                code: str = "") -> Finding:
     """A finding located at ``path`` of ``doc`` (or its nearest ancestor that exists)."""
-    pos = position_of(doc, path)  # (in a merged shared file: the file of the layer the value came from)
+    pos = doc.position(path)  # (in a merged shared file: the file of the layer the value came from)
     return Finding(severity, pos.file, pos.line, pos.col, format_key_path(path), message, code)
-
-
-def position_of(doc: YamlDocument, path: KeyPath) -> Position:
-    """Like ``doc.position`` but also finds keys the YAML loader turned into non-strings (``8:``): positions
-    are indexed by the key's source text, so retry with every mapping key of the path as a string."""
-    pos = doc.positions.get(tuple(path))
-    if pos is not None:
-        return pos
-    fixed: list[str | int] = []
-    node: Any = doc.data
-    for part in path:
-        if isinstance(node, dict):
-            fixed.append(part if isinstance(part, str) else _yaml_key_text(part))
-            node = node.get(part) if is_hashable(part) else None
-        else:
-            fixed.append(part)
-            node = node[part] if isinstance(node, list | tuple) and isinstance(part, int) \
-                and -len(node) <= part < len(node) else None
-    return doc.position(tuple(fixed))
-
-
-def is_hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _yaml_key_text(key: Any) -> str:
-    if key is None:
-        return "null"
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return str(key)
 
 
 def finding_from_load_error(exc: YamlLoadError) -> Finding:

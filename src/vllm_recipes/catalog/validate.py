@@ -25,7 +25,7 @@ from vllm_recipes.jsvalues import as_list, as_map
 from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
-from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, is_hashable, sort_findings
+from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
 from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
 from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
@@ -163,7 +163,7 @@ def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
     for seg in loc:
         if seg == "[key]":
             return tuple(path), True
-        if present and isinstance(node, dict) and is_hashable(seg) and seg in node:
+        if present and isinstance(node, dict) and seg in node:
             path.append(seg)
             node = node[seg]
             continue
