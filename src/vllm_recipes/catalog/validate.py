@@ -152,17 +152,12 @@ def _describe(value: Any) -> str:
     return f"{article.get(shape, type(value).__name__)} ({text})"
 
 
-def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
-    """Map a pydantic error location onto the data's key path (dropping union tags).
-
-    Returns the path and whether the error is about a mapping *key*.
-    """
+def _loc_to_path(loc: tuple[Any, ...], data: Any) -> KeyPath:
+    """Map a pydantic error location onto the data's key path (dropping union tags)."""
     path: list[Any] = []
     node = data
     present = True
     for seg in loc:
-        if seg == "[key]":
-            return tuple(path), True
         if present and isinstance(node, dict) and seg in node:
             path.append(seg)
             node = node[seg]
@@ -175,7 +170,7 @@ def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
             continue
         path.append(seg)
         present = False
-    return tuple(path), False
+    return tuple(path)
 
 
 def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
@@ -187,7 +182,7 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
         return []
     out: list[Finding] = []
     for err in errors:
-        path, is_key = _loc_to_path(tuple(err.get("loc", ())), data)
+        path = _loc_to_path(tuple(err.get("loc", ())), data)
         etype = err.get("type", "")
         value = err.get("input")
         msg = str(err.get("msg", "invalid value"))
@@ -197,10 +192,6 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
             out.append(finding_at(doc, path, "warning", f"{expected or msg}, got {_describe(value)}; only the "
                                                         "page shows this key, the recipe is still published",
                                   "display-type"))
-            continue
-        if is_key:
-            msg = f"mapping key {_describe(path[-1]) if path else ''} must be a string".replace("  ", " ")
-            out.append(finding_at(doc, path, "error", msg, "type"))
             continue
         if etype == "missing":
             name = _js_str(path[-1]) if path else "?"
