@@ -34,7 +34,7 @@ from starlette.routing import Mount, Route
 from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
-from vllm_recipes.catalog.usable import fails_validation, is_usable, recipe_errors, usable_catalog
+from vllm_recipes.catalog.usable import fails_validation, recipe_errors, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.render.unsafe import UnsafeValue
 from vllm_recipes.select.request import SelectionError
@@ -692,7 +692,7 @@ def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Respons
     """The page of a recipe that fails validation and could not be shown (``serve --watch`` serves those):
     422 with its first findings, logged in one line; ``None`` for any other recipe."""
     web = _web(request)
-    found = None if is_usable(web.catalog) else web.catalog.find(hf_id)
+    found = None if web.catalog.usable else web.catalog.find(hf_id)
     errors = recipe_errors(web.catalog, found[0]) if found else []
     if not errors:
         return None
@@ -739,7 +739,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     """
     if catalog is None:
         catalog = load_catalog(recipes_dir)
-    if not is_usable(catalog):
+    if not catalog.usable:
         # a recipe with validation errors never reaches the engine (decisions-hardening.md)
         catalog, skipped = usable_catalog(catalog)
         for finding in skipped:
