@@ -118,8 +118,7 @@ def hardware_block_reason(catalog: Catalog, recipe: Recipe, variant: Mapping[str
 def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: int) -> list[str]:
     """§4.8 candidates: offered, known, not kv_store, matching node count, reachable."""
     r = recipe.data
-    p = _profile(catalog, hw)
-    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    gpn = _profile(catalog, hw).get("gpu_count")
     # a Mooncake deployment is a KV choice; one node takes no multi-node strategy, several no single-node one
     by_nodes = "multi_node" if node_count == 1 else "single_node" if node_count > 1 else "kv_store_lb"
     wrong = ("kv_store_lb", by_nodes)
@@ -151,17 +150,15 @@ def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, r
     1-node TP pool when TP fits one node (docs/reference/synthesis.md §4.8).
     """
     variant = as_map(as_map(recipe.data.get("variants")).get(variant_key))
-    p = _profile(catalog, hw)
-    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    gpn = _profile(catalog, hw).get("gpu_count")
     return max(_pd_base_nodes(catalog, recipe, variant, hw, role), nodes_for_strategy(recipe.data, mode, gpn, hw))
 
 
-def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str) -> dict[str, Any]:
+def _default_pd(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str) -> dict[str, Any]:
     """§4.8 pdNodes row: per-role nodes and parallelism for the page's initial PD state."""
     r = recipe.data
-    p = _profile(catalog, hw)
-    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
     modes = pd_pool_modes(r)
+    gpn = _profile(catalog, hw).get("gpu_count")
     reachable = [m for m in modes if is_strategy_reachable(r, m, "multi_node", gpn, hw)]
     out = {}
     for role in ("prefill", "decode"):
@@ -171,9 +168,8 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
             par = modes[0]
         if par not in reachable:
             par = reachable[0] if reachable else "tp"
-        base = int(_pd_base_nodes(catalog, recipe, variant, hw, role))
-        nodes = max(base, nodes_for_strategy(r, par, gpn, hw))
-        out[role] = {"nodes": nodes, "rank": 0, "parallelism": par}
+        out[role] = {"nodes": pd_pool_nodes(catalog, recipe, variant_key, hw, role, par), "rank": 0,
+                     "parallelism": par}
     return out
 
 
@@ -618,7 +614,7 @@ def _pd(d: _Draft) -> None:
             d.refuse("strategy", f"{', '.join(flag(k) for k in given)}: prefill/decode pool options need "
                      f"{flag('strategy')} pd_cluster (the strategy is {d.strategy!r}).")
         return
-    d.default_pd = _default_pd(d.catalog, d.recipe, d.variant, d.hw)
+    d.default_pd = _default_pd(d.catalog, d.recipe, d.vk, d.hw)
     if req.prefill_nodes == 0 and req.decode_nodes == 0:
         d.co_located, d.node_count = True, 1
         return
