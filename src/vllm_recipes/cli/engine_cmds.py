@@ -128,7 +128,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
         return
     _header_comment(selection_header(recipe, state, ctx, plan), quiet)
     for other in other_nodes(plan):  # pools and instances printed one node at a time
-        _header_comment(spell(other.text(), "cli"), quiet)
+        _header_comment(spell(other, "cli"), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
     if not quiet:
         echo_lint(lint_plan(ctx, plan, forced=forced))
