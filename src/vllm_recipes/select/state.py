@@ -18,8 +18,8 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
-from .advanced import ADVANCED_OPTIONS, advanced_options_for
-from .aliases import advanced_id, alias_table, canonical
+from .advanced import advanced_options_for
+from .aliases import advanced_id, canonical
 from .defaults import (
     default_features,
     effective_install_config,
@@ -173,12 +173,6 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str) -> 
     return out
 
 
-
-
-#: folded public-site / our advanced-option id -> our id (D1: public page URLs open the same selection)
-ADVANCED_ALIASES = alias_table((o.id, o.args) for o in ADVANCED_OPTIONS)
-
-
 _EMPTY_REQUEST = PageRequest()
 
 
@@ -200,7 +194,7 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
         fixed[name] = tuple(canonical(v, feats) for v in getattr(req, name) or ()) or getattr(req, name)
     fixed["fmode"] = tuple((f, canonical(m, as_map(get(feats.get(f), "modes"))))
                            for f, m in ((canonical(f, feats), m) for f, m in req.fmode))
-    fixed["advanced"] = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
+    fixed["advanced"] = tuple(advanced_id(a) for a in req.advanced)
     changes = {name: v for name, v in fixed.items() if v != getattr(req, name)}
     return replace(req, **changes) if changes else req
 
@@ -566,14 +560,13 @@ def _feature_modes(d: _Draft) -> None:
 
 def _advanced(d: _Draft) -> None:
     """The Advanced row's presets offered here, and the command line's raw ``--arg`` tokens."""
-    adv_by_id = {o.id: o for o in ADVANCED_OPTIONS}
-    available = [o.id for o in advanced_options_for(d.r, d.strategy)]
+    available = {o.id: o.args for o in advanced_options_for(d.r, d.strategy)}
     for a in d.req.advanced:
         if a not in available:
             d.refuse("advanced", f"{flag('advanced')} {a!r} is unknown or not available for this recipe and "
-                     f"strategy.", available)
+                     f"strategy.", list(available))
             continue
-        d.advanced.append((a, adv_by_id[a].args))
+        d.advanced.append((a, available[a]))
     if d.req.extra_args:
         d.advanced.append(("arg", tuple(d.req.extra_args)))
 
