@@ -25,11 +25,10 @@ def install_pull_image(recipe: Mapping[str, Any]) -> str:
     return meta.image or (NIGHTLY_IMAGES if meta.nightly else DEFAULT_IMAGES)["nvidia"]
 
 
-def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_install: bool = True,
+def install_block(recipe: Mapping[str, Any], cfg: Any = None,
                   pull_image: str | None = None) -> dict[str, Any] | None:
-    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty (``pull_image``: default pull)."""
-    if use_recipe_install:
-        cfg = get(recipe.get("model"), "install")
+    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty (``cfg``: default ``model.install``)."""
+    cfg = get(recipe.get("model"), "install") if cfg is None else cfg
     cfg = cfg if truthy(cfg) and is_map(cfg) else {}
     pip_cfg, docker_cfg = cfg.get("pip"), cfg.get("docker")
     model = recipe.get("model")
@@ -56,14 +55,9 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_inst
 
 def hardware_install_block(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
                            hw_id: str | None, image: str | None = None) -> dict[str, Any] | None:
-    """The install block as it applies on one hardware profile (ext §2.5).
-
-    ``image`` is the image the rendering runs on that hardware: the default
-    ``docker pull`` follows it, so a per-hardware pin (e.g. a DGX Spark build)
-    is what gets pulled (docs/decisions.md).
-    """
-    return install_block(recipe, effective_install_config(recipe, variant, hw_id), use_recipe_install=False,
-                         pull_image=image)
+    """The install block on one hardware profile (ext §2.5); the default ``docker pull`` pulls ``image``,
+    the image the rendering runs there (a per-hardware pin, docs/decisions.md)."""
+    return install_block(recipe, effective_install_config(recipe, variant, hw_id), image)
 
 
 def has_hardware_install(variant: Mapping[str, Any] | None, hw_id: str | None) -> bool:
