@@ -14,7 +14,7 @@ from vllm_recipes.agents.tools import AgentTools
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.cli.engine_cmds import command_cmd
 from vllm_recipes.select.params import BY_NAME, PARAMS, URL_PARAMS
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service.params import openapi_parameters
 from vllm_recipes.service.url import encode, parse_params
 from vllm_recipes.web.live_api import openapi_spec

@@ -19,7 +19,7 @@ from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.fit import fit_answer

@@ -11,7 +11,8 @@ from vllm_recipes.catalog.identifiers import RULE_IMAGE, is_image
 from vllm_recipes.jsvalues import get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen
 
-from .shell import UnsafeValue, assignment, env_key, quote
+from .shell import assignment, env_key, quote
+from .unsafe import UnsafeValue
 
 DEFAULT_IMAGES = {
     "nvidia": "vllm/vllm-openai:latest",

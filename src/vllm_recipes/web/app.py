@@ -35,8 +35,8 @@ from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import fails_validation, is_usable, recipe_errors, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
-from vllm_recipes.render.shell import UnsafeValue
-from vllm_recipes.select.state import SelectionError
+from vllm_recipes.render.unsafe import UnsafeValue
+from vllm_recipes.select.request import SelectionError
 from vllm_recipes.service.url import (
     canonical_params,
     encode,

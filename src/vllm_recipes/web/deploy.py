@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, default_name
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
-from vllm_recipes.render.shell import UnsafeValue
+from vllm_recipes.render.unsafe import UnsafeValue
 from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.answers import Export, export
 from vllm_recipes.service.url import query_from_items, query_string
