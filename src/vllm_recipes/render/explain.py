@@ -78,11 +78,8 @@ def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]
 
 
 def plan_processes(plan: Plan, *, env_on_workers: bool = False) -> list[tuple[str, Invocation, tuple[EnvValue, ...]]]:
-    """``(process title, invocation, its env)`` for every serve process of the plan.
-
-    Workers run with the head's env; ``explain`` shows it once (workers get no env),
-    the release lint checks it on every process (``env_on_workers``).
-    """
+    """``(process title, invocation, its env)`` for every serve process of the plan. Workers run with the
+    head's env: ``explain`` shows it once, the release lint checks every process (``env_on_workers``)."""
     out: list[tuple[str, Invocation, tuple[EnvValue, ...]]] = []
     if isinstance(plan, SinglePlan):
         out.append(("vLLM", plan.serve, plan.env))

@@ -55,11 +55,8 @@ def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
 
 
 def step_script(p: Process, rank_var: str, install: str | None) -> str:
-    """What runs on each node of ``p``'s step: env, optional install, then exec of its argv.
-
-    Returned as text for one ``bash -c`` argument: every value in it is a quoted shell word, and the
-    text itself is passed single-quoted (no heredoc a value could end), lines never re-indented (a
-    multi-line value stays byte for byte)."""
+    """What runs on each node of ``p``'s step (env, optional install, exec of its argv), as one ``bash -c``
+    argument of quoted shell words: passed single-quoted, never re-indented (no heredoc a value ends)."""
     pre = (["set -e", install] if install else []) + ([MEMLOCK] if p.rdma else [])
     if p.script is not None:
         return "\n".join([*pre, p.script])

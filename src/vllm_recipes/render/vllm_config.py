@@ -151,13 +151,9 @@ def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) 
 
 def env_file(env: Sequence[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
     """``KEY=value`` lines that ``sh`` (``set -a; . ./FILE``) and Docker's ``--env-file`` both read back
-    exactly, and ``(key, reason)`` for each value that cannot be written so.
-
-    Docker takes everything after the first ``=`` literally, to the end of the line (no quotes, no
-    expansion, no continuation lines); ``sh`` reads an unquoted assignment literally only when the one
-    quoting rule leaves the value bare (``A-Za-z0-9_./=:@,+%-``). So a value is in the file when
-    :func:`render.shell.quote` leaves it unchanged and it holds no placeholder; the others (spaces, quotes,
-    ``$``, newlines, placeholders to expand) go to ``env.sh`` only, quoted for ``sh``."""
+    exactly, and ``(key, reason)`` for each value that cannot be written so: Docker reads a value literally
+    (no quotes, expansion or line breaks), so only values :func:`render.shell.quote` leaves bare, without
+    placeholders, are in the file; the others go to ``env.sh`` only."""
     lines: list[str] = []
     omitted: list[tuple[str, str]] = []
     for k, v in env:

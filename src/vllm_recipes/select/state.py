@@ -1,10 +1,6 @@
-"""The command builder's selection: page initial state (synthesis.md §4.8) plus user
-choices (ui.md URL parameters / CLI options) -> a complete :class:`Selection`.
-
-``strict`` requests (CLI, ``/api/resolve``) refuse anything that cannot be honoured
-with a :class:`SelectionError` naming the valid choices; lenient requests (the web
-page) drop an unusable parameter and record a notice, like the public site
-rewriting an invalid URL.
+"""The command builder's selection: page initial state (synthesis.md §4.8) plus user choices -> a
+complete :class:`Selection`. ``strict`` requests (CLI, ``/api/resolve``) refuse what cannot be honoured
+with a :class:`SelectionError` naming the valid choices; lenient ones (the page) drop it with a notice.
 """
 
 from __future__ import annotations
@@ -143,12 +139,8 @@ def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any],
 
 
 def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
-    """The size of a PD pool running in ``mode`` when the user did not give one.
-
-    The recipe's (or the weights') pool size, raised to the floor of the mode actually
-    used. A mode override therefore resizes the pool: a 2-node DEP default becomes a
-    1-node TP pool when TP fits one node (docs/reference/synthesis.md §4.8).
-    """
+    """The size of a PD pool running in ``mode`` when the user did not give one: the recipe's (or the
+    weights') pool size raised to the mode's floor, so a mode override resizes the pool (§4.8)."""
     variant = as_map(as_map(recipe.data.get("variants")).get(variant_key))
     gpn = _profile(catalog, hw).get("gpu_count")
     return max(_pd_base_nodes(catalog, recipe, variant, hw, role), nodes_for_strategy(recipe.data, mode, gpn, hw))
@@ -177,9 +169,8 @@ _EMPTY_REQUEST = PageRequest()
 
 
 def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageRequest:
-    """``req`` with every id spelled as the catalog spells it: ids match regardless of
-    letter case, and the public site's advanced-option ids map to ours. Returns ``req``
-    itself when it is already canonical (the common case: links the page wrote)."""
+    """``req`` with every id spelled as the catalog spells it (any letter case, the public site's
+    advanced-option ids); ``req`` itself when it already is (the links the page wrote)."""
     if req == _EMPTY_REQUEST:
         return req
     feats = as_map(recipe.data.get("features"))
