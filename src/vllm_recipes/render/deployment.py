@@ -1,9 +1,6 @@
-"""What a user copies: one titled block per process, in launch order.
-
-Shared by the CLI's text output and the website's command tabs. Pip mode
-prefixes ``export K=V`` lines; docker mode wraps each ``vllm serve`` in
-``docker run`` (synthesis.md §9). Router, Mooncake and companion processes are
-not vLLM serve processes and are printed as they are.
+"""What a user copies: one titled block per process, in launch order (the CLI's text output and the
+website's command tabs). Pip mode prefixes ``export K=V`` lines; docker mode wraps each ``vllm serve``
+in ``docker run`` (synthesis.md §9).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Kubernetes manifests: Deployments, LeaderWorkerSets, Services and ConfigMaps, one object per file.
 
-Targets Kubernetes 1.33 and LeaderWorkerSet ``leaderworkerset.x-k8s.io/v1``
-(docs/decisions-deploy.md). Container ``command``/``args`` are the plan's
-argv; a placeholder the manifest can fill becomes a value (a Service name, a
-mounted file) or a reference to an env var Kubernetes or LWS provides
-(``$(LWS_LEADER_ADDRESS)``, ``$(POD_IP)``); every other placeholder comes from
-the ``<name>-settings`` ConfigMap the header asks you to fill. Worker ranks
-need arithmetic (``--data-parallel-start-rank``), so LWS workers with such a
-token run their argv through ``/bin/sh -c``; everything else is exec form.
+Targets Kubernetes 1.33 and LeaderWorkerSet v1 (docs/decisions-deploy.md). A placeholder the manifest
+can fill becomes a value or a reference to an env var Kubernetes or LWS provides; the others come from
+the ``<name>-settings`` ConfigMap. LWS workers with a rank token (``--data-parallel-start-rank``) run
+through ``/bin/sh -c`` for the arithmetic; everything else is exec form.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance.
-
-``finalize`` turns a raw token list into the kept tokens (with their sources)
-plus, for each kept flag, the earlier occurrences it shadowed. Text and argv
-are then pure formatting of the kept tokens.
+"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance: ``finalize`` gives
+the kept tokens and what each kept flag shadowed; text and argv are formatting of the kept tokens.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start.
 
-Every serve process gets its own nodes of the allocation, in plan order; the
-router, Mooncake and companion processes run as overlapping steps on the first
-node. Placeholders stay shell variables: the script sets the ones Slurm knows
-(node addresses from ``SLURM_JOB_NODELIST``, mounted file paths) and refuses to
-start until the others are set. ``--install docker`` runs the steps in the
-image through pyxis/enroot (``srun --container-image``); pip uses the
-environment ``sbatch`` was called from.
+Every serve process gets its own nodes of the allocation; router, Mooncake and companion processes run
+as overlapping steps on the first node. The script sets the placeholders Slurm knows and refuses to
+start until the others are set. ``--install docker`` runs the steps through pyxis/enroot.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """``vllm serve MODEL --config FILE`` YAML plus an ``env.sh`` for every vLLM process.
 
-Each flag of the argv is a key (without the leading ``--``): a bare flag is
-``true``, a JSON-object flag a nested mapping (when compact JSON of it gives the
-token back byte for byte), an integer an integer, a flag with several values
-(``nargs='+'``) a list, anything else a string.
-:func:`config_argv` reads a file back into the argv; the tests hold every seed
-selection to ``config_argv(yaml) == plan argv``.
+Each flag of the argv is a key: a bare flag ``true``, a JSON-object flag a mapping, an integer an
+integer, several values a list, anything else a string; :func:`config_argv` reads it back.
 """
 
 from __future__ import annotations
