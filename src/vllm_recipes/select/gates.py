@@ -45,7 +45,8 @@ def constraint(variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def matches_constraint(profile: Mapping[str, Any], c: Mapping[str, Any] | None) -> bool:
+def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, Any]) -> bool:
+    c = constraint(variant)
     if not c:
         return True
     if truthy(c.get("brand")) and profile.get("brand") != c.get("brand"):
@@ -56,10 +57,6 @@ def matches_constraint(profile: Mapping[str, Any], c: Mapping[str, Any] | None) 
         if c.get("generation") not in gens:
             return False
     return True
-
-
-def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, Any]) -> bool:
-    return matches_constraint(profile, constraint(variant))
 
 
 # --- §3.2-3.4 allowlists ---------------------------------------------------
@@ -95,14 +92,16 @@ def effective_vram_min(variant: Mapping[str, Any], hw_id: str | None) -> Any:
     return variant.get("vram_minimum_gb")
 
 
-def _num_or_zero(v: Any) -> float:
+def vram_min_gb(variant: Mapping[str, Any], hw_id: str | None) -> float:
+    """:func:`effective_vram_min` as a number, 0 when unset."""
+    v = effective_vram_min(variant, hw_id)
     return v if is_number(v) and truthy(v) else 0
 
 
 def fits_single_node(profile: Mapping[str, Any], variant: Mapping[str, Any] | None,
                      hw_id: str | None = None) -> bool:
     node = number_or(profile.get("vram_gb"), 0)
-    model = _num_or_zero(effective_vram_min(variant or EMPTY, hw_id))
+    model = vram_min_gb(variant or EMPTY, hw_id)
     if model <= 0 or node <= 0:
         return True
     return model <= node
@@ -129,7 +128,7 @@ def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str,
     if number_or(profile.get("gpu_count"), 0) < 2:
         return False
     node = number_or(profile.get("vram_gb"), 0)
-    model = _num_or_zero(effective_vram_min(variant, hw_id))
+    model = vram_min_gb(variant, hw_id)
     return node >= 2 * model
 
 
