@@ -129,7 +129,6 @@ class Deployment:
     hf_id: str
     model_id: str
     deploy_type: str
-    node_count: int
     processes: tuple[Process, ...]
     meta: DockerMeta
     profile: dict[str, Any]
@@ -480,7 +479,7 @@ def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, c
                               "node's own address; rename it in the recipe.")
     ready = next((int(v) for p in procs for k, v in p.env
                   if k == "VLLM_ENGINE_READY_TIMEOUT_S" and v.isdigit()), DEFAULT_READY_TIMEOUT_S)
-    return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
+    return Deployment(hf_id, ctx.model_id, plan.deploy_type, tuple(procs), meta_for(ctx),
                       dict(ctx.profile), ctx.hw_id, install, co_located, ready, model_gib(ctx))
 
 
