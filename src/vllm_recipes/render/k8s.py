@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -245,7 +244,6 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
     return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
 
-@lru_cache(maxsize=1024)
 def _names_in(p: Process) -> frozenset[str]:
     """Placeholder names in ``p``'s argv and env (head and worker template)."""
     texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
