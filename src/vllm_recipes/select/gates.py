@@ -34,6 +34,11 @@ BUILTIN_CONFLICTS = (("text_only", "encoder_parallel"),)
 _TP_POOL_RE = re.compile(r"(^|_)tp(_pp|_dp)?$")
 
 
+def _allows(allow: Any, value: Any) -> bool:
+    """An allowlist admits ``value``; an absent or empty one admits everything."""
+    return not is_list(allow) or len(allow) == 0 or value in allow
+
+
 # --- §3.1 precision -------------------------------------------------------
 
 def constraint(variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -244,7 +249,7 @@ def allowed_modes(feature: Mapping[str, Any], variant_key: str, profile: Mapping
 
     def allowed(mode: Mapping[str, Any]) -> bool:
         allow, hw = mode.get("variants"), mode.get("hardware")
-        if is_list(allow) and len(allow) > 0 and variant_key not in allow:
+        if not _allows(allow, variant_key):
             return False
         return not is_map(hw) or not ((isinstance(g, str) and hw.get(g) == "unsupported")
                                       or (hw_id and hw.get(hw_id) == "unsupported"))
@@ -276,10 +281,7 @@ def default_mode_for(feature: Mapping[str, Any]) -> str | None:
 # --- §3.10 feature strategy allowlist ------------------------------------------
 
 def is_feature_allowed_for_strategy(feature: Mapping[str, Any], strategy_name: str) -> bool:
-    allow = feature.get("strategies") if is_map(feature) else None
-    if not is_list(allow) or len(allow) == 0:
-        return True
-    return strategy_name in allow
+    return _allows(feature.get("strategies") if is_map(feature) else None, strategy_name)
 
 
 def feature_conflicts(recipe: Mapping[str, Any], feature_key: str) -> list[str]:
@@ -300,10 +302,7 @@ def kv_offload_allowed_for_strategy(opt: Any, strategy_name: str, strategy: Mapp
         return False
     if strategy.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
         return False
-    allow = opt.get("strategies")
-    if not is_list(allow) or len(allow) == 0:
-        return True
-    return strategy_name in allow
+    return _allows(opt.get("strategies"), strategy_name)
 
 
 def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Mapping[str, Any]) -> bool:
@@ -316,10 +315,7 @@ def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Ma
 
 
 def kv_offload_brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any]) -> bool:
-    brands = opt.get("brands")
-    if not is_list(brands) or len(brands) == 0:
-        return True
-    return profile.get("brand") in brands
+    return _allows(opt.get("brands"), profile.get("brand"))
 
 
 def kv_store_brand_supported(profile: Mapping[str, Any]) -> bool:
