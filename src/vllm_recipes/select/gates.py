@@ -229,11 +229,7 @@ def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
         found = {"tp"}
     modes = [m for m in POOL_MODES if m in found]
     restrict = get(get(get(recipe, "strategy_overrides"), "pd_cluster"), "pool_modes")
-    if is_list(restrict) and len(restrict) > 0:
-        kept = [m for m in modes if m in restrict]
-        if kept:
-            return kept
-    return modes
+    return [m for m in modes if _allows(restrict, m)] or modes
 
 
 # --- §3.9 feature modes ----------------------------------------------------------
