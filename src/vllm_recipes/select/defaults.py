@@ -109,11 +109,8 @@ def selectable_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
 
 def listed_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any], recipe: Mapping[str, Any]) -> list[str]:
     """JSON API hardware list: the selectable hardware with the default first (§11.2)."""
-    out = [pick_default_hardware(profiles, variant, recipe)]
-    for hw in selectable_hardware(profiles, variant, recipe):
-        if hw not in out:
-            out.append(hw)
-    return out
+    return list(dict.fromkeys([pick_default_hardware(profiles, variant, recipe),
+                               *selectable_hardware(profiles, variant, recipe)]))
 
 
 def pick_fitting_variant(recipe: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str) -> str | None:
