@@ -324,7 +324,6 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
     (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
-        # ``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``
         script = "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
                                          "LWS_WORKER_INDEX")
         return {"command": ["/bin/sh", "-c"],

@@ -84,11 +84,9 @@ def _merge(into: dict[str, Any], keys: list[str], value: Any) -> None:
 
 
 def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
-    """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it:
-    ``--flag=value`` is the flag and its value, ``--name.key value`` / ``--name.key=value`` a nested key
-    of ``name`` (JSON-decoded value), ``_`` in a flag name is ``-``. Flags whose value holds a
-    placeholder, and short aliases (``-cc...``), stay on the command line (``cli``) as written: the YAML
-    is a real file vLLM reads as is."""
+    """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it
+    (``--flag=value``, ``--name.key value`` a nested key, ``_`` as ``-``). Flags whose value holds a
+    placeholder, and short aliases (``-cc...``), stay on the command line (``cli``) as written."""
     if argv[:2] != ("vllm", "serve") or len(argv) < 3:
         raise ExportError(f"{title} is not a `vllm serve` process.")
     out: dict[str, Any] = {}
@@ -107,8 +105,6 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
             while i < len(rest) and not rest[i].startswith("-"):
                 values.append(rest[i])
                 i += 1
-        # a short alias (``-cc.pass_config.x=True``, ``-O3``) has no config-file key of its own: it stays
-        # on the command line as written, like a flag whose value holds a placeholder
         if not flag.startswith("--") or any(placeholders(v) for v in values):
             cli += [token, *values[1:]] if token != flag else [flag, *values]
             continue

@@ -281,10 +281,9 @@ def _uses_rdma(config: Any) -> bool:
 
 
 def container_install(install: str | None, image: str, title: str) -> str | None:
-    """The install step as it must run inside ``image``: ``None`` when the image already ships every
-    package (no runtime install), else the same ``pip install`` aimed at the image's interpreter
-    (``uv pip install --system``: the vLLM images have no virtual environment). Refuses anything but a
-    plain ``[uv] pip install`` (a recipe value never runs as shell)."""
+    """The install step as it must run inside ``image`` (``uv pip install --system``: the vLLM images have
+    no virtual environment); ``None`` when the image ships every package. Refuses anything but a plain
+    ``[uv] pip install`` (a recipe value never runs as shell)."""
     if not install:
         return None
     try:
