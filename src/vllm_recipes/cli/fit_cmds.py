@@ -91,7 +91,7 @@ def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) ->
         return catalog, resolve_request(catalog, recipe, kw)
     kw["hardware"] = None
     state = resolve_request(catalog, recipe, kw)
-    custom = with_custom_profile(catalog, target, target.profile_id or state.hw_id)
+    custom = with_custom_profile(catalog, target, target.profile_id or state.selection.hw_id)
     sel = retarget(custom, recipe, state.selection, bool(kw.get("strategy")))
     click.echo(f"# hardware: {target.label}, {target.source} (custom profile)", err=True)
     return custom, dataclasses.replace(state, selection=sel)

@@ -74,14 +74,6 @@ class PageState:
     pd_co_located: bool = False
     request: PageRequest = field(default_factory=PageRequest)
 
-    @property
-    def hw_id(self) -> str:
-        return self.selection.hw_id
-
-    @property
-    def variant_key(self) -> str:
-        return self.selection.variant_key
-
 
 def _profile(catalog: Catalog, hw: str) -> Mapping[str, Any]:
     return as_map(catalog.hardware_profiles.get(hw))
@@ -693,13 +685,9 @@ def kv_option_reasons(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) 
         elif not kv_offload_brand_supported(as_map(opt), p):
             reason = f"needs {' or '.join(as_list(get(opt, 'brands')))} hardware"
         out.append((k, reason))
-    for k, s in catalog.strategies.items():
-        if get(s, "deploy_type") != "kv_store_lb":
-            continue
-        reason = None
-        if not kv_store_offered(r, k, p, hw):
-            reason = "Mooncake needs scalable NVIDIA or AMD hardware the recipe does not opt out of"
-        out.append((k, reason))
+    mooncake = "Mooncake needs scalable NVIDIA or AMD hardware the recipe does not opt out of"
+    out += [(k, None if kv_store_offered(r, k, p, hw) else mooncake)
+            for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
     return out
 
 

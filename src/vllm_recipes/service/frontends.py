@@ -48,7 +48,7 @@ def agree_on_frontend(catalog: Catalog, recipe: Recipe, state: PageState, *, str
     if runs.name == asked:
         return Agreed(state, (ctx, plan))
     where = f" ({runs.where})" if runs.where else ""
-    message = (f"{flag('frontend')} {asked} does not apply to {recipe.hf_id} on {state.hw_id}: "
+    message = (f"{flag('frontend')} {asked} does not apply to {recipe.hf_id} on {state.selection.hw_id}: "
                f"{runs.note}{where}, which runs the {runs.name} frontend.")
     if strict:
         raise SelectionError("frontend", message, [runs.name])
