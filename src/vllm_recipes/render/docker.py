@@ -117,11 +117,8 @@ def image_word(image: str) -> str:
 
 
 def _mounts(model_id: str, env: Sequence[tuple[str, Any]]) -> list[str]:
-    out = [f"{model_id}:{model_id}:ro"] if model_id.startswith("/") else []
-    for k, v in env:
-        if k.endswith("_CONFIG_PATH"):
-            out.append(f"{js_str(v)}:{js_str(v)}:ro")
-    return out
+    model = [f"{model_id}:{model_id}:ro"] if model_id.startswith("/") else []
+    return model + [f"{js_str(v)}:{js_str(v)}:ro" for k, v in env if k.endswith("_CONFIG_PATH")]
 
 
 def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:
