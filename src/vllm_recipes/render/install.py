@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import EMPTY, as_list, get, is_map, js_str, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, first_truthy, get, is_map, js_str, truthy
 from vllm_recipes.select.defaults import effective_install_config
 
 from .docker import DEFAULT_IMAGES, NIGHTLY_IMAGES, docker_meta, image_word
@@ -37,10 +37,9 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None,
     nightly = get(model, "nightly_required") is True
     out: dict[str, Any] = {}
     if pip_cfg is not False:
-        default_cmd = PIP_NIGHTLY if nightly else PIP_DEFAULT
-        default_note = f"vLLM {v} isn't released yet — nightly required." if nightly else None
-        command = get(pip_cfg, "command") if truthy(get(pip_cfg, "command")) else default_cmd
-        note = get(pip_cfg, "note") if truthy(get(pip_cfg, "note")) else default_note
+        command = first_truthy(get(pip_cfg, "command"), PIP_NIGHTLY if nightly else PIP_DEFAULT)
+        nightly_note = f"vLLM {v} isn't released yet — nightly required." if nightly else None
+        note = first_truthy(get(pip_cfg, "note"), nightly_note)
         out["pip"] = {"command": command, "note": note} if truthy(note) else {"command": command}
     if docker_cfg is not False:
         command = get(docker_cfg, "command") if truthy(get(docker_cfg, "command")) else \
