@@ -1,17 +1,10 @@
-"""URL query <-> builder state (ui.md "URL state"), generated from the parameter table.
-
-Every builder choice lives in the query string under ui.md's parameter names
-(:data:`~vllm_recipes.select.params.PARAMS`), and a parameter equal to its default
-is omitted, so the default page has a clean URL and every selection is reachable
-by URL alone. Parsing is shared by the page (lenient: an unusable value is dropped
-with a notice, like the public site rewriting its URL) and ``/api/resolve``
-(strict: a 400 naming the choices).
-"""
+"""URL query <-> builder state (ui.md "URL state"), generated from the parameter table. A parameter
+equal to its default is omitted, so every selection has one short URL. The page parses leniently
+(an unusable value is dropped with a notice), ``/api/*`` strictly (a 400 naming the choices)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -38,22 +31,14 @@ PAGE_PARAMS = frozenset({"lang", "ctx", "isl", "osl", "conc"})  # ctx: Fit panel
 MAX_QUERY = 4096
 
 
-@dataclass(frozen=True)
-class ParsedQuery:
-    """A request plus the parameter problems met while reading it."""
-
-    request: PageRequest
-    #: ``(param, message)`` for values that could not be read
-    problems: tuple[tuple[str, str], ...] = ()
-
-
 def _split_list(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
-                 allowed_extra: frozenset[str] = PAGE_PARAMS) -> ParsedQuery:
-    """Query items -> :class:`PageRequest`. ``strict`` raises :class:`SelectionError`."""
+                 allowed_extra: frozenset[str] = PAGE_PARAMS) -> tuple[PageRequest, list[tuple[str, str]]]:
+    """Query items -> the request and ``(param, message)`` per unreadable value (``strict``: a
+    :class:`SelectionError` instead)."""
     values: dict[str, str] = {}
     problems: list[tuple[str, str]] = []
 
@@ -100,7 +85,7 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
                 kw[param.field] = v
     if kw.get("kv_offload") == "off":
         kw.pop("kv_offload")
-    return ParsedQuery(PageRequest(**kw), tuple(problems))
+    return PageRequest(**kw), problems
 
 
 def query_string(items: Iterable[tuple[str, str]]) -> str:
@@ -236,31 +221,26 @@ def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: 
     rules give that very request back, rebuilding it could only give ``st`` again (a page's links: most).
     """
     q = state_params(catalog, recipe, st)
-    request = parse_params(q.items(), strict=False).request
+    request, _ = parse_params(q.items(), strict=False)
     if fresh and canonical_request(catalog, recipe, request) == st.request:
         return q
     trial = build_state(catalog, recipe, request, strict=False)
     if trial.selection.node_count != st.selection.node_count:
         q["nodes"] = str(st.selection.node_count)
-        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
+        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False)[0], strict=False)
     if _same(trial, st):
         return q
     full = full_params(st)
-    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False).request, strict=False)
+    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False)[0], strict=False)
     return full if _same(trial, st) else q
 
 
 def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
-    """The state a query asks for: unusable values are dropped, with a notice each.
-
-    Lenient ``build_state`` never refuses a builder request; omni recipes still raise
-    :class:`SelectionError` (they have no builder state). It resolves nothing, so the
-    page's links use it as is: a frontend choice rides along, and the page it leads to
-    (:func:`page_state`) checks it against that page's own command.
-    """
-    parsed = parse_params(items, strict=False)
-    st = build_state(catalog, recipe, parsed.request, strict=False)
-    return st, [m for _, m in parsed.problems] + list(st.notices)
+    """The state a query asks for, unusable values dropped with a notice each (an omni recipe raises
+    :class:`SelectionError`). It resolves nothing: the page a link leads to checks its frontend."""
+    request, problems = parse_params(items, strict=False)
+    st = build_state(catalog, recipe, request, strict=False)
+    return st, [m for _, m in problems] + list(st.notices)
 
 
 def page_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[Agreed, list[str]]:
@@ -285,5 +265,5 @@ def query_from_items(items: Iterable[tuple[str, str]], *, allowed_extra: frozens
             extra[k] = v.strip()
         else:
             rest.append((k, v))
-    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra).request), extra
+    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra)[0]), extra
 
