@@ -16,8 +16,8 @@ from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
-from vllm_recipes.service.lookup import check_hardware
 from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
+from vllm_recipes.service.query import check_hardware
 
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, fail, load_or_exit, recipes_dir_option

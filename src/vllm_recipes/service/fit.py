@@ -24,11 +24,9 @@ from vllm_recipes.select.state import build_state, hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
-from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
-from .lookup import find_recipe
 from .perf import int_param, number
-from .query import Query
+from .query import NotApplicable, Query, QueryError, find_recipe
 from .url import query_from_items
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from vllm_recipes.catalog import Catalog
 from vllm_recipes.select.params import MAX_VALUE, URL_PARAMS, Param
 from vllm_recipes.select.state import PageRequest
 
-from .errors import QueryError
+from .query import QueryError
 
 MAX_ITEMS = 64
 

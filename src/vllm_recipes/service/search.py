@@ -16,8 +16,7 @@ from vllm_recipes.select.state import PageRequest, build_state
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.resolve import resolve
 
-from .errors import QueryError
-from .lookup import check_hardware
+from .query import QueryError, check_hardware
 
 _SEP = re.compile(r"[-_.]")
 
