@@ -13,8 +13,7 @@ from pathlib import Path
 
 import click
 
-from .main import cli, recipes_dir_option
-from .safety import follow_symlinks_option
+from .main import cli, follow_symlinks_option, recipes_dir_option
 
 _warn = functools.partial(click.echo, err=True)
 

@@ -17,9 +17,8 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map
 
-from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
+from .main import cli, fail, find_or_exit, follow_symlinks_option, load_or_exit, recipes_dir_option
 from .output import dump_json, is_tty, json_option, print_table
-from .safety import follow_symlinks_option
 from .vllm_cmds import check_release, vllm_option
 
 if TYPE_CHECKING:
