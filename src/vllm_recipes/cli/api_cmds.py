@@ -1,9 +1,5 @@
-"""``vllm-recipes build-api``: the static JSON API (json-api.md), written atomically.
-
-stdout gets exactly the reference's 12-line summary (§10.1), stderr the
-warnings; a recipe with inconsistent feature modes aborts with the reference's
-text (§10.2) and exit code 1, leaving the previous API untouched.
-"""
+"""``vllm-recipes build-api``: the static JSON API (json-api.md), written atomically; stdout is
+exactly the reference's summary (§10.1), and a build error leaves the previous API untouched."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""``vllm-recipes fit``: will it start, how many KV tokens, how many requests at a context length.
-
-``fit HF_ID [selection options]`` plans the exact command ``command`` would
-print; ``fit --gpus N --gpu-memory GB`` (no HF_ID) searches the catalog for
-every variant that starts there. ``--hardware auto`` (here and in ``command``)
-detects the local GPUs.
-"""
+"""``vllm-recipes fit``: will the command ``command`` prints start, how many KV tokens, how many requests
+at a context length; without HF_ID, every variant that starts on the given GPUs."""
 
 from __future__ import annotations
 

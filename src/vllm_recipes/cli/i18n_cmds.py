@@ -1,9 +1,5 @@
-"""``vllm-recipes i18n ...``: drift checks for translated recipe guides.
-
-``i18n check`` exits 1 when any translation is stale so recipe repositories can
-gate on it in CI; ``i18n sections`` prints the slugs and hashes a translator
-records in a new translation's front matter.
-"""
+"""``vllm-recipes i18n check|sections``: drift checks for translated recipe guides (exit 1 when one is
+stale, for CI), and the slugs and hashes a new translation records."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""``vllm-recipes validate``, ``list`` and ``show``: look at recipes without rendering commands.
-
-Output is meant for two readers: people (rich tables on a terminal, aligned plain
-text when piped) and scripts (``--json``). Exit codes: 0 fine, 1 validation errors,
-2 usage errors (unknown recipe, bad ``--recipes-dir``, missing file).
-"""
+"""``vllm-recipes validate``, ``list`` and ``show``: look at recipes without rendering commands."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``vllm-recipes perf`` (how fast will this selection serve?) and ``recommend`` (which selections meet an SLA).
-
-Both print an *estimate* of the calibrated analytic model (docs/decisions-perf-model.md)
-with its expected error; the numbers come from :mod:`vllm_recipes.perf`.
-"""
+"""``vllm-recipes perf`` (how fast will this selection serve?) and ``recommend`` (which selections
+meet an SLA): estimates of the calibrated model (docs/decisions-perf-model.md), with their error."""
 
 from __future__ import annotations
 

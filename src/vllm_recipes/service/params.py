@@ -1,7 +1,5 @@
-"""The selection parameters as the typed front ends see them, generated from the one table
-(:mod:`vllm_recipes.select.params`): OpenAPI query parameters, the JSON Schema of the MCP
-tools, and typed arguments (JSON values, not URL strings) -> :class:`PageRequest`.
-"""
+"""The selection parameters for the typed front ends, from the one table (:mod:`vllm_recipes.select.params`):
+OpenAPI query parameters, the MCP tools' JSON Schema, and typed arguments -> :class:`PageRequest`."""
 
 from __future__ import annotations
 
@@ -68,12 +66,8 @@ def selection_properties(catalog: Catalog) -> dict[str, Any]:
 
 
 def request_from_args(args: Mapping[str, Any]) -> PageRequest:
-    """Typed arguments (``{"nodes": 2, "features": [...], "fmode": {...}}``) -> a request.
-
-    Only the selection parameters are read; the caller checks for unknown keys. Values
-    of the wrong JSON type raise :class:`QueryError` naming the parameter; ranges and
-    ids are checked by the selection code, as for every other front end.
-    """
+    """Typed arguments (``{"nodes": 2, "features": [...], "fmode": {...}}``) -> a request. A value of the
+    wrong JSON type is a :class:`QueryError`; ranges and ids are the selection code's to check."""
     kw: dict[str, Any] = {}
     for p in URL_PARAMS:
         value = args.get(p.name)

@@ -215,11 +215,8 @@ def full_params(st: PageState) -> dict[str, str]:
 
 
 def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
-    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly.
-
-    ``fresh``: ``st`` is what ``build_state`` made of ``st.request``, unchanged since. When the omission
-    rules give that very request back, rebuilding it could only give ``st`` again (a page's links: most).
-    """
+    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly. ``fresh``:
+    ``st`` is ``build_state`` of ``st.request``, unchanged, so giving that request back needs no rebuild."""
     q = state_params(catalog, recipe, st)
     request, _ = parse_params(q.items(), strict=False)
     if fresh and canonical_request(catalog, recipe, request) == st.request:
