@@ -78,10 +78,6 @@ def request_from_options(kw: dict[str, Any]) -> PageRequest:
     return PageRequest(**fields)
 
 
-def query_from_options(hf_id: str, kw: dict[str, Any]) -> Query:
-    return Query(hf_id, request_from_options(kw))
-
-
 @contextmanager
 def refusals() -> Iterator[None]:
     """A :class:`QueryError` inside the block exits 2 with its message, options spelled as typed."""
