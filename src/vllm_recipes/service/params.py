@@ -80,31 +80,23 @@ def request_from_args(args: Mapping[str, Any]) -> PageRequest:
 
 
 def _typed(p: Param, value: Any) -> Any:
-    return {"int": _int, "list": _list, "pairs": _pairs}.get(p.kind, _str)(p, value)
-
-
-def _int(p: Param, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise QueryError(p.name, f"{p.name} must be an integer.")
-    return value
-
-
-def _list(p: Param, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or len(value) > MAX_ITEMS \
-            or not all(isinstance(v, str) and len(v) <= MAX_VALUE for v in value):
-        raise QueryError(p.name, f"{p.name} must be a list of strings.")
-    return tuple(v.strip() for v in value if v.strip())
-
-
-def _pairs(p: Param, value: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise QueryError(p.name, f"{p.name} must be an object mapping feature ids to mode ids.")
-    return tuple((k, v) for k, v in value.items())
-
-
-def _str(p: Param, value: Any) -> str | None:
+    """``value`` as the parameter's type, or a :class:`QueryError` naming the parameter."""
+    if p.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise QueryError(p.name, f"{p.name} must be an integer.")
+        return value
+    if p.kind == "list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or len(value) > MAX_ITEMS \
+                or not all(isinstance(v, str) and len(v) <= MAX_VALUE for v in value):
+            raise QueryError(p.name, f"{p.name} must be a list of strings.")
+        return tuple(v.strip() for v in value if v.strip())
+    if p.kind == "pairs":
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in value.items()):
+            raise QueryError(p.name, f"{p.name} must be an object mapping feature ids to mode ids.")
+        return tuple(value.items())
     if not isinstance(value, str) or len(value) > MAX_VALUE:
         raise QueryError(p.name, f"{p.name} must be a string of at most {MAX_VALUE} characters.")
     return value.strip() or None
