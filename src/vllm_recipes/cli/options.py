@@ -11,7 +11,8 @@ import click
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.params import PARAMS, Param
-from vllm_recipes.select.state import PageRequest, PageState
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import PageState
 from vllm_recipes.service import Query, QueryError
 from vllm_recipes.service.answers import select
 

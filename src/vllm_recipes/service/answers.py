@@ -15,7 +15,8 @@ from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.params import OMNI_NAMES, PARAMS
-from vllm_recipes.select.state import PageRequest, PageState, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import PageState, build_state
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection

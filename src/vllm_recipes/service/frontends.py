@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.frontend import frontend_in_effect
 from vllm_recipes.select.options import flag, spell
-from vllm_recipes.select.state import PageState, SelectionError
+from vllm_recipes.select.request import SelectionError
+from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve

@@ -8,7 +8,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.select.params import MAX_VALUE, URL_PARAMS, Param
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 
 from .query import QueryError
 

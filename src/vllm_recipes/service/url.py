@@ -11,10 +11,9 @@ from urllib.parse import quote, urlencode
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.select.params import BY_NAME, MAX_VALUE, URL_NAMES
+from vllm_recipes.select.request import PageRequest, SelectionError
 from vllm_recipes.select.state import (
-    PageRequest,
     PageState,
-    SelectionError,
     build_state,
     canonical_request,
     default_hardware,
