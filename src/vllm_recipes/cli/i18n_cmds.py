@@ -15,8 +15,6 @@ from vllm_recipes.cli.main import cli, recipes_dir_option
 if TYPE_CHECKING:
     from vllm_recipes.i18n.translation import Translation
 
-EXIT_CLEAN, EXIT_STALE = 0, 1
-
 
 def _date_updated(recipe: Recipe | None) -> Any:
     """The recipe's ``meta.date_updated`` (``None`` when the translated recipe is gone)."""
@@ -57,13 +55,11 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
     wanted = {h.lower() for h in hf_ids}
     results = [t for t in check_all(catalog)
                if (not wanted or t.hf_id.lower() in wanted) and (not langs or t.lang in langs)]
-    stale = [t for t in results if t.stale]
-
     if as_json:
         click.echo(json.dumps(_check_report(catalog, results), ensure_ascii=False, indent=2))
     else:
         _print_check(results)
-    sys.exit(EXIT_STALE if stale else EXIT_CLEAN)
+    sys.exit(1 if any(t.stale for t in results) else 0)
 
 
 def _check_report(catalog: Catalog, results: list[Translation]) -> dict[str, Any]:

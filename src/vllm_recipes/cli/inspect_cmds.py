@@ -84,13 +84,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
     findings: list[Finding] = []
     shown: dict[str, str] = {}
     if files:
-        checked: list[str] = []
         for path in files:
             _cat, key, _kind = catalog_with_file(catalog, path, str(path))
             shown[key] = str(path)
-            checked.append(key)
             findings.extend(validate_file(path, catalog, str(path), extra_checks=[vllm_release_checker(forced)]))
-        n_files = len(dict.fromkeys(checked))
+        n_files = len(shown)
         findings = sort_findings(findings)
     else:
         # dead values and the release lint share one resolve of every offered selection
