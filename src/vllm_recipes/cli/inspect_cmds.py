@@ -68,8 +68,6 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
     there is an error (--fail-on), 2 when there is no recipe to check. Every
     key: docs/reference/recipe-format.md.
     """
-    # Validation pulls in the pydantic models and the whole engine (dead-value lint):
-    # imported here so other commands start fast.
     from vllm_recipes.catalog.diagnostics import format_findings_summary, sort_findings
     from vllm_recipes.catalog.validate import (
         catalog_with_file,

@@ -107,37 +107,38 @@ def recipe_url(hf_id: str, params: Mapping[str, str] | None = None) -> str:
     return page_url("/" + hf_id, encode(params or {}))
 
 
-def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
-    """Every choice of ``st`` that differs from its default, by rule (not yet verified)."""
+def state_params(catalog: Catalog, recipe: Recipe, st: PageState, *, full: bool = False) -> dict[str, str]:
+    """Every choice of ``st`` that differs from its default, by rule (not yet verified); ``full``: every
+    choice written out (the fallback when the omission rules do not round-trip)."""
     sel = st.selection
-    q: dict[str, str] = {}
-    if sel.variant_key != "default":
+    q: dict[str, str] = {"nodes": str(sel.node_count)} if full else {}
+    if full or sel.variant_key != "default":
         q["variant"] = sel.variant_key
-    if sel.hw_id != default_hardware(catalog, recipe, sel.variant_key):
+    if full or sel.hw_id != default_hardware(catalog, recipe, sel.variant_key):
         q["hardware"] = sel.hw_id
-    if sel.strategy != st.recommended_strategy:
+    if full or sel.strategy != st.recommended_strategy:
         q["strategy"] = sel.strategy
-    if list(sel.features) != list(st.default_features):
+    if full or list(sel.features) != list(st.default_features):
         q["features"] = ",".join(sel.features)
-    fm = [(f, m) for f, m in sel.feature_modes if st.default_modes.get(f) != m]
+    fm = [(f, m) for f, m in sel.feature_modes if full or st.default_modes.get(f) != m]
     if fm:
         q["fmode"] = ",".join(f"{f}:{m}" for f, m in fm)
     adv = [a for a, _ in sel.advanced if a != "arg"]
     if adv:
         q["advanced"] = ",".join(adv)
-    q.update(_kv_params(catalog, st))
-    q.update(_pd_params(catalog, recipe, st))
+    q.update(_kv_params(catalog, st, full))
+    q.update(_pd_params(catalog, recipe, st, full))
     if sel.frontend:  # (chosen, even the recipe's own: a choice is checked against the command, a default not)
         q["frontend"] = sel.frontend
     first_tab = st.install_tabs[0] if st.install_tabs else "docker"
-    if st.install != first_tab:
+    if full or st.install != first_tab:
         q["install"] = st.install
-    if sel.pd_router and sel.pd_router != "vllm-router":
+    if sel.pd_router and (full or sel.pd_router != "vllm-router"):
         q["router"] = sel.pd_router
     return q
 
 
-def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
+def _kv_params(catalog: Catalog, st: PageState, full: bool) -> dict[str, str]:
     """The KV offload choice; for a KV store, its instance count unless the default, and the instance shown."""
     sel = st.selection
     if not sel.kv_offload:
@@ -147,70 +148,40 @@ def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
     if isinstance(kvi, Mapping):
         default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
         count = kvi.get("count")
-        if count is not None and count != default_count:
+        if count is not None and (full or count != default_count):
             q["kv_instances"] = str(count)
-        if kvi.get("current"):
-            q["kv_instance"] = str(kvi["current"])
+        if full or kvi.get("current"):
+            q["kv_instance"] = str(kvi.get("current") or 0)
     return q
 
 
-def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
+def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState, full: bool) -> dict[str, str]:
     """The PD pool choices of ``st`` that differ from their defaults (a pool's default size
     follows its mode)."""
     sel = st.selection
     q: dict[str, str] = {}
     if st.pd_co_located:
         return {"prefill_nodes": "0", "decode_nodes": "0"}
-    if not isinstance(sel.pd_nodes, Mapping) or not isinstance(st.default_pd, Mapping):
+    if not isinstance(sel.pd_nodes, Mapping) or not (full or isinstance(st.default_pd, Mapping)):
         return q
     for role in ("prefill", "decode"):
         cur = as_map(sel.pd_nodes.get(role))
-        dflt = as_map(st.default_pd.get(role))
+        dflt = as_map(get(st.default_pd, role))
         mode = cur.get("parallelism")
         expected_nodes = dflt.get("nodes")
-        if mode != dflt.get("parallelism"):
+        if full or mode != dflt.get("parallelism"):
             q[f"{role}_mode"] = str(mode)
-            expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
-        if cur.get("nodes") != expected_nodes:
+            if not full:
+                expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
+        if full or cur.get("nodes") != expected_nodes:
             q[f"{role}_nodes"] = str(cur.get("nodes"))
-        if cur.get("rank"):
-            q[f"{role}_rank"] = str(cur.get("rank"))
+        if full or cur.get("rank"):
+            q[f"{role}_rank"] = str(cur.get("rank") or 0)
     return q
 
 
 def _same(a: PageState, b: PageState) -> bool:
     return a.selection == b.selection and a.install == b.install and a.pd_co_located == b.pd_co_located
-
-
-def full_params(st: PageState) -> dict[str, str]:
-    """Every choice written out (the fallback when omission rules do not round-trip)."""
-    sel = st.selection
-    q = {"hardware": sel.hw_id, "variant": sel.variant_key, "strategy": sel.strategy,
-         "nodes": str(sel.node_count), "features": ",".join(sel.features), "install": st.install}
-    if sel.feature_modes:
-        q["fmode"] = ",".join(f"{f}:{m}" for f, m in sel.feature_modes)
-    adv = [a for a, _ in sel.advanced if a != "arg"]
-    if adv:
-        q["advanced"] = ",".join(adv)
-    if sel.kv_offload:
-        q["kv_offload"] = sel.kv_offload
-        if isinstance(sel.kv_instances, Mapping):
-            if sel.kv_instances.get("count") is not None:
-                q["kv_instances"] = str(sel.kv_instances["count"])
-            q["kv_instance"] = str(sel.kv_instances.get("current") or 0)
-    if st.pd_co_located:
-        q["prefill_nodes"] = q["decode_nodes"] = "0"
-    elif isinstance(sel.pd_nodes, Mapping):
-        for role in ("prefill", "decode"):
-            cur = as_map(sel.pd_nodes.get(role))
-            q[f"{role}_nodes"] = str(cur.get("nodes"))
-            q[f"{role}_mode"] = str(cur.get("parallelism"))
-            q[f"{role}_rank"] = str(cur.get("rank") or 0)
-    if sel.frontend:
-        q["frontend"] = sel.frontend
-    if sel.pd_router:
-        q["router"] = sel.pd_router
-    return q
 
 
 def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
@@ -226,7 +197,7 @@ def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: 
         trial = build_state(catalog, recipe, parse_params(q.items(), strict=False)[0], strict=False)
     if _same(trial, st):
         return q
-    full = full_params(st)
+    full = state_params(catalog, recipe, st, full=True)
     trial = build_state(catalog, recipe, parse_params(full.items(), strict=False)[0], strict=False)
     return full if _same(trial, st) else q
 
