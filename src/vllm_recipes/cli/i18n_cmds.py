@@ -3,14 +3,15 @@ stale, for CI), and the slugs and hashes a new translation records."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-from vllm_recipes.cli.main import cli, recipes_dir_option
+
+from .main import cli, recipes_dir_option
+from .output import dump_json
 
 if TYPE_CHECKING:
     from vllm_recipes.i18n.translation import Translation
@@ -56,7 +57,7 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
     results = [t for t in check_all(catalog)
                if (not wanted or t.hf_id.lower() in wanted) and (not langs or t.lang in langs)]
     if as_json:
-        click.echo(json.dumps(_check_report(catalog, results), ensure_ascii=False, indent=2))
+        dump_json(_check_report(catalog, results))
     else:
         _print_check(results)
     sys.exit(1 if any(t.stale for t in results) else 0)
@@ -117,13 +118,13 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
     sections = guide_sections(guide) if isinstance(guide, str) else []
     view = source_view(catalog, recipe)
     if as_json:
-        click.echo(json.dumps({
+        dump_json({
             "recipe": recipe.hf_id,
             "date_updated": view.date_updated,
             "sections": [{"slug": s.slug, "title": s.title, "level": s.level, "hash": s.hash, "line": s.line}
                          for s in sections],
             "header": {key: content_hash(text) for key, text in header_sources(recipe).items()},
-        }, ensure_ascii=False, indent=2))
+        })
         return
     click.echo(f"# {recipe.hf_id}, revision {view.date_updated}")
     click.echo(f'source_date_updated: "{view.date_updated}"')
