@@ -53,14 +53,14 @@ def _header(recipe: Recipe, r: Resolved, kw: dict[str, Any]) -> str:
     return selection_header(recipe, r.selected.state, r.ctx, r.plan)
 
 
-def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
+def _warn_architecture(recipe: Recipe, plan: Any) -> None:
     """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
     facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
-    if recipe_architecture(catalog, recipe) is None:
+    if recipe_architecture(recipe) is None:
         return
     from vllm_recipes.fit.report import plan_checks
 
-    for check in plan_checks(catalog, recipe, plan):
+    for check in plan_checks(recipe, plan):
         click.echo(f"warning: {check.message}", err=True)
 
 
@@ -102,7 +102,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
             click.echo(rendered.shown)
         return
     assert state is not None and ctx is not None and plan is not None
-    _warn_architecture(catalog, recipe, plan)
+    _warn_architecture(recipe, plan)
     if as_json:
         dump_json(with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced))
         return
@@ -138,7 +138,7 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
         lint = lints = None
     else:
         assert state is not None and ctx is not None and plan is not None
-        _warn_architecture(catalog, recipe, plan)
+        _warn_architecture(recipe, plan)
         hw = state.selection.hw_id
         sections = explain_plan(catalog, plan)
         lint = None if as_json else lint_plan(ctx, plan, forced=forced)

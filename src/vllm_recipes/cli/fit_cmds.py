@@ -213,7 +213,7 @@ def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
 
     out: dict[str, Architecture] = {}
     for r in catalog.recipes:
-        if r.is_omni or recipe_architecture(catalog, r) is not None:
+        if r.is_omni or recipe_architecture(r) is not None:
             continue
         try:
             arch = architecture_from_cache(str(r.model.get("model_id") or r.hf_id))

@@ -66,7 +66,7 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str, *, hf_config
         hub_offline,
     )
 
-    own = recipe_architecture(catalog, recipe)
+    own = recipe_architecture(recipe)
     arch: Architecture | None = own
     notes: list[str] = []
     if hf_config:
@@ -110,7 +110,7 @@ def fit_of_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: 
                 context: int | None) -> FitReport:
     """The fit of a resolved plan on ``target`` with every fact known locally (page panel, API summary)."""
     facts = _local_facts(catalog, recipe, ctx.sel.variant_key)
-    return fit_plan(catalog, recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
+    return fit_plan(recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
                     checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
 
