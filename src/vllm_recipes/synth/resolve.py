@@ -51,10 +51,6 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-#: the calls of single-process and PD plans
-ROLE_CALLS: dict[str | None, Call] = {None: Call(), "prefill": Call(role="prefill"), "decode": Call(role="decode")}
-
-
 def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = None) -> Invocation:
     """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER` (``parts``: computed)."""
     if parts is None:
@@ -62,28 +58,16 @@ def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = 
     return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in parts[name].args))
 
 
-def build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
-    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
-    if parts is None:
-        call = _role_call(role)
-        parts = {name: LAYERS[name](ctx, call) for name in ENV_ORDER}
+def build_process(ctx: Ctx, call: Call) -> tuple[Invocation, tuple[EnvValue, ...]]:
+    """§5.1 and §6: the args and env of one process, each layer computed once. The env is an ordered merge
+    (``dict.update`` semantics) with shadow tracking; it reads only ``call.role`` (workers run the head's)."""
+    parts = {name: layer(ctx, call) for name, layer in LAYERS.items()}
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
         _merge_into(merged, parts[name])
-    if ctx.is_pd and role:
-        _pd_env(ctx, role, merged)
-    return tuple(merged.values())
-
-
-def _role_call(role: str | None) -> Call:
-    return ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
-
-
-def build_process(ctx: Ctx, role: str | None) -> tuple[Invocation, tuple[EnvValue, ...]]:
-    """The args and env of a process whose env is its own (one node, each PD role): each layer computed once."""
-    call = _role_call(role)
-    parts = {name: LAYERS[name](ctx, call) for name in dict.fromkeys((*ARG_ORDER, *ENV_ORDER))}
-    return build_args(ctx, call, parts), build_env(ctx, role, parts)
+    if ctx.is_pd and call.role:
+        _pd_env(ctx, call.role, merged)
+    return build_args(ctx, call, parts), tuple(merged.values())
 
 
 def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
@@ -274,7 +258,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
     """Branch on the deploy shape (§8): PD -> Mooncake -> multi-node -> single."""
     if ctx.is_pd:
         metas, router = _pd_pools(ctx)
-        roles = {role: PdRolePlan(role, *build_process(ctx, role), metas[role])
+        roles = {role: PdRolePlan(role, *build_process(ctx, Call(role=role)), metas[role])
                  for role in ("prefill", "decode")}
         mooncake = None
         if ctx.kv_store is not None and truthy(ctx.kv_store.get("pd")):
@@ -290,7 +274,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
     if ctx.kv_composing:
         kv = as_map(ctx.kv_store)
         multi = ctx.strategy.get("deploy_type") == "multi_node" and ctx.node_count > 1
-        head = build_args(ctx, Call(node_role="head" if multi else None))
+        head, env = build_process(ctx, Call(node_role="head" if multi else None))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count)) \
             if multi else ()
         master, store, config, note, install = _mooncake_parts(ctx)
@@ -307,12 +291,12 @@ def resolve_plan(ctx: Ctx) -> Plan:
                                    install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
                                    port=first_truthy(rc.get("port"), 30080))
         return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
-                           head, workers, multi, build_env(ctx, None), install, kv_router, config, note)
+                           head, workers, multi, env, install, kv_router, config, note)
     if ctx.is_multi:
-        head = build_args(ctx, Call(node_role="head"))
+        head, env = build_process(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
-        return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, *build_process(ctx, None), _companions(ctx))
+        return MultiNodePlan(ctx.node_count, head, workers, env)
+    return SinglePlan(ctx.deploy_type, *build_process(ctx, Call()), _companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
