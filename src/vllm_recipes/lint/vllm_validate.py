@@ -17,9 +17,8 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
-from vllm_recipes.synth.resolve import resolve
 
-from .deadvalues import dead_value_findings, offered_selections
+from .deadvalues import dead_value_findings, tally
 from .vllm_lint import LintTarget, VllmFinding
 from .vllm_plan import node_findings, process_findings, target_for
 
@@ -85,12 +84,7 @@ class ReleaseFindings:
 def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:
     """Located findings of one recipe over all of its offered selections."""
     acc = ReleaseFindings(catalog, forced, recipe)
-    for sel in offered_selections(catalog, recipe):
-        try:
-            ctx, plan = resolve(catalog, recipe, sel)
-        except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
-            continue
-        acc.add(sel, ctx, plan)
+    tally(catalog, recipe, on_plan=acc.add)
     return acc.findings
 
 
