@@ -1,10 +1,8 @@
 """``validate``: the release lint over every offered selection, reported at the recipe's ``file:line:col``.
 
-Each selection the builder can reach (the dead-value lint's enumeration) is
-resolved and linted against the release its commands run (or ``--vllm``); a
-finding is reported once per recipe location and message, naming the first
-selection that produced it. ``validate`` runs it in the dead-value lint's pass
-(:func:`dead_value_and_release_checker`), so each selection is resolved once.
+Each selection the builder can reach is resolved in the dead-value lint's pass (:func:`.deadvalues.tally`)
+and linted against the release its commands run (or ``--vllm``); a finding is reported once per recipe
+location and message, naming the first selection that produced it.
 """
 
 from __future__ import annotations
@@ -92,11 +90,7 @@ def vllm_release_checker(forced: str | None = None) -> Checker:
     """The release lint alone as a catalog-wide checker (``forced``: ``--vllm VERSION``)."""
 
     def check(catalog: Catalog) -> list[Finding]:
-        out: list[Finding] = []
-        for recipe in catalog.recipes:
-            if not recipe.is_omni:
-                out.extend(recipe_release_findings(catalog, recipe, forced))
-        return out
+        return [f for recipe in catalog.recipes for f in recipe_release_findings(catalog, recipe, forced)]
 
     return check
 
