@@ -61,7 +61,7 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     sections = (catalog.serving_strategies, catalog.kv_stores, catalog.hardware_profiles)
     if all(keep(k, v) for section in sections for k, v in section.items()):
         return catalog, []
-    from .validate import document_kind, validate_document  # pydantic: only for a catalog that needs it
+    from .validate import document_kind, validate_document  # (pydantic: only when something is left out)
 
     errors = [f for src in catalog.sources
               for f in validate_document(src.doc, document_kind(src.rel_path), catalog, errors_only=True)
