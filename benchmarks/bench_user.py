@@ -6,7 +6,10 @@ Each figure is the wall time a user waits, measured in a fresh process:
   answers 200, with an empty cache directory, then again with the cache the
   first start left;
 * ``new_selection_ms``: a recipe page for a selection nobody asked for yet
-  (the server side of a click in the builder), median of 9;
+  (the server side of a click in the builder): the start page's hardware pills,
+  median of up to 9. Every tree knows ``hardware`` and lists the same profiles, so
+  each click is a new selection for each tree (a parameter one tree ignores
+  would fall back to a page it has already rendered);
 * ``command_s``: ``vllm-recipes command MODEL``;
 * ``validate_s``: ``vllm-recipes validate`` of the whole catalog, empty cache;
 * ``build_api_s``: ``vllm-recipes build-api OUT`` of the whole catalog, empty cache;
@@ -24,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -39,6 +44,7 @@ from pathlib import Path
 import httpx
 
 CLI = "from vllm_recipes.cli.main import main; main()"
+HARDWARE_PILL = re.compile(r'<a class="pill[^"]*" href="([^"]+[?&]hardware=[^"]+)"')
 HERE = Path(__file__).resolve().parent.parent / "src"
 
 
@@ -67,8 +73,8 @@ def timed(src: Path, cache: Path, *args: str, check: bool = True) -> tuple[float
     return time.perf_counter() - t0, _children_cpu() - c0
 
 
-def serve(src: Path, cache: Path, rdir: list[str], page: str, others: list[str]) -> tuple[float, float]:
-    """(first 200 s, median ms of a new selection's page) of one ``serve`` start."""
+def serve(src: Path, cache: Path, rdir: list[str], page: str, clicks: int) -> tuple[float, float]:
+    """(first 200 s, median ms of a new selection's page: ``clicks`` of the first page's hardware pills)."""
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", CLI, "serve", *rdir, "--port", str(port), "--log-level",
@@ -78,19 +84,21 @@ def serve(src: Path, cache: Path, rdir: list[str], page: str, others: list[str])
     try:
         while True:
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(base + page, timeout=60).status_code == 200:
+                got = httpx.get(base + page, timeout=60)
+                if got.status_code == 200:
                     break
             if proc.poll() is not None or time.perf_counter() - t0 > 300:
                 raise SystemExit("serve did not answer")
             time.sleep(0.01)
         first = time.perf_counter() - t0
+        pills = [u for u in dict.fromkeys(html.unescape(h) for h in HARDWARE_PILL.findall(got.text)) if u != page]
         ms = []
         with httpx.Client(timeout=60) as c:
-            for url in others:
+            for url in pills[:clicks]:
                 t = time.perf_counter()
                 assert c.get(base + url).status_code == 200, url
                 ms.append((time.perf_counter() - t) * 1000)
-        return first, statistics.median(ms)
+        return first, statistics.median(ms) if ms else float("nan")
     finally:
         proc.terminate()
         try:
@@ -103,11 +111,9 @@ def serve(src: Path, cache: Path, rdir: list[str], page: str, others: list[str])
 def one_run(src: Path, rdir: list[str], model: str, tmp: Path) -> dict[str, float]:
     cache = Path(tempfile.mkdtemp(dir=tmp))
     page = f"/{model}"
-    others = [f"/{model}?hardware={hw}&frontend={fe}" for hw in ("h100", "h200", "b200")
-              for fe in ("python", "rust", "python")][:9]
     out: dict[str, float] = {}
-    out["serve_cold_s"], _ = serve(src, cache, rdir, page, others[:1])
-    out["serve_warm_s"], out["new_selection_ms"] = serve(src, cache, rdir, page, others)
+    out["serve_cold_s"], _ = serve(src, cache, rdir, page, 0)
+    out["serve_warm_s"], out["new_selection_ms"] = serve(src, cache, rdir, page, 9)
     out["command_s"], out["command_cpu_s"] = timed(src, cache, "command", model, *rdir)
     out["validate_s"], out["validate_cpu_s"] = timed(src, Path(tempfile.mkdtemp(dir=tmp)), "validate", *rdir,
                                                      check=False)  # (its exit status reports findings)

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -51,6 +51,8 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None =
     jobs = min(cpu_count() if jobs is None else jobs, n)
     if jobs <= 1 or n < min_items or threading.active_count() > 1 or _task is not None:
         return [fn(x) for x in items]
+    from concurrent.futures import ProcessPoolExecutor  # (not imported by serve, which never forks)
+
     _task = (fn, items)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import socket
 from typing import TYPE_CHECKING
@@ -103,8 +104,12 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
         _run_processes(host, bound, reload, workers, log_level)
         return
-    _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
-                f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
+    gc.disable()  # until the server runs: start-up allocates for good, collecting would only scan (~50 ms)
+    try:
+        _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
+                    f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
+    finally:
+        gc.enable()
 
 
 def _source_links(source_url: str | None) -> SourceLinks | None:
@@ -170,6 +175,9 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
                                           proxy_headers=False))
     # the socket listens: a client connecting now is answered as soon as the loop runs
     click.echo(banner, err=True)
+    if live is None:  # the catalog, modules and templates live as long as the server: no collection scans them
+        gc.freeze()
+    gc.enable()
     try:
         server.run(sockets=[sock])
     finally:

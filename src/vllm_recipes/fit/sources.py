@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -88,6 +87,8 @@ def hub_unreachable() -> str | None:
     endpoint = hub_endpoint() or "https://huggingface.co"
     if endpoint in UNREACHABLE:
         return UNREACHABLE[endpoint]
+    import urllib.request  # (with http.client and email: ~10 ms a recipe page need not wait for)
+
     url = urlsplit(endpoint)
     proxy = None if urllib.request.proxy_bypass(url.hostname or "") else urllib.request.getproxies().get(url.scheme)
     target = urlsplit(proxy if proxy and "://" in proxy else f"http://{proxy}") if proxy else url

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.perf.recommend import Sla, recommend, recommendation_dict
-from vllm_recipes.perf.report import perf_state, report_dict
-from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import build_state
 
 from .frontends import agree_on_frontend
 from .query import NotApplicable, Query, QueryError, check_hardware, find_recipe
 from .url import query_from_items
+
+if TYPE_CHECKING:  # (the simulation is imported by the answers that run it: a page or --help waits for it)
+    from vllm_recipes.perf.recommend import Sla
+    from vllm_recipes.perf.scheduler import Workload
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ def require_serve(recipe: Recipe) -> None:
 
 def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str, Any]:
     """The estimate of the query's selection at ``workload`` (a ``vllm serve`` recipe)."""
+    from vllm_recipes.perf.report import perf_state, report_dict
+
     recipe, vk = find_recipe(catalog, query.model)
     require_serve(recipe)
     req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
@@ -79,6 +82,8 @@ def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str,
 def recommend_answer(catalog: Catalog, model: str, sla: Sla, workload: Workload,
                      hardware: tuple[str, ...] = ()) -> dict[str, Any]:
     """The recipe's offered configurations that meet ``sla`` at ``workload``, fewest GPUs first."""
+    from vllm_recipes.perf.recommend import recommend, recommendation_dict
+
     recipe, _ = find_recipe(catalog, model)
     check_hardware(catalog, hardware)
     return recommendation_dict(recommend(catalog, recipe, sla, workload, hardware=hardware))
@@ -96,6 +101,8 @@ def workload(vals: Mapping[str, object], num_prompts: int = 0) -> Workload:
         if conc:
             raise QueryError("rate", f"Give {flag('concurrency')} or {flag('rate')}, not both.")
     assert isl is not None and osl is not None
+    from vllm_recipes.perf.scheduler import Workload
+
     return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate, num_prompts=num_prompts)
 
 
@@ -124,6 +131,8 @@ def number(v: object) -> float:
 
 def sla(vals: Mapping[str, object]) -> Sla:
     """The ``ttft_ms`` / ``tpot_ms`` targets (URL strings or typed numbers)."""
+    from vllm_recipes.perf.recommend import Sla
+
     return Sla(_ms(vals, "ttft_ms"), _ms(vals, "tpot_ms"))
 
 

@@ -17,9 +17,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from functools import cached_property, lru_cache, partial
+from html import escape
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape as xml_escape
 
 import anyio
 import anyio.to_thread
@@ -393,8 +393,9 @@ async def sitemap(request: Request) -> Response:
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
     for path, lastmod in web.index.sitemap_entries():
-        lines.append(f"  <url><loc>{xml_escape(base + page_url(path))}</loc>"
-                     + (f"<lastmod>{xml_escape(lastmod)}</lastmod>" if lastmod else "") + "</url>")
+        # (the stdlib's xml.sax.saxutils.escape does the same, but imports urllib.request, http and email)
+        lines.append(f"  <url><loc>{escape(base + page_url(path), quote=False)}</loc>"
+                     + (f"<lastmod>{escape(lastmod, quote=False)}</lastmod>" if lastmod else "") + "</url>")
     lines.append("</urlset>")
     return Response("\n".join(lines) + "\n", media_type="application/xml")
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.perf.report import PerfReport, expected_error, perf_state
 from vllm_recipes.select.state import PageState
 from vllm_recipes.service.perf import LIMITS, WORKLOAD, int_param, load_schema, workload
 from vllm_recipes.service.url import encode
+
+if TYPE_CHECKING:  # (the simulation is imported when a page asks for the panel)
+    from vllm_recipes.perf.report import PerfReport
 
 #: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
 PERF_PARAMS = ("isl", "osl", "conc")
@@ -68,6 +70,8 @@ def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[
 
 
 def error_text() -> str:
+    from vllm_recipes.perf.report import expected_error
+
     e = expected_error()
     if not e:
         return "not calibrated"
@@ -101,6 +105,8 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
         q = {**dict(parse_qsl(parts.query)), "isl": str(DEFAULTS["isl"])}
         return parts.path + "?" + encode(q) + "#perf"
     values = {k: int(extra[k]) if k in extra else DEFAULTS[k] for k in PERF_PARAMS}
+    from vllm_recipes.perf.report import perf_state
+
     try:
         w = workload({"isl": values["isl"], "osl": values["osl"], "concurrency": values["conc"]})
         r = perf_state(catalog, recipe, state, w)
