@@ -31,7 +31,7 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
 
-from .tree import HardwareRendering, render_for_hardware
+from .tree import HardwareRendering, Rendered, render_for_hardware
 
 Warn = Callable[[str], None]
 #: Hook adding top-level keys to every recipe file (e.g. ``translations``); see :func:`build_api`.
@@ -255,12 +255,13 @@ class _RecipeBuilder:
         #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
         self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
         self._hw_lists: dict[str, list[str]] = {}
+        self._rendered = Rendered(catalog)
 
     def _render_hw(self, vk: str, hw: str) -> tuple[HardwareRendering | None, list[tuple[str, bytes]]]:
         got = self._hw.get((vk, hw))
         if got is None:
             warnings: list[str] = []
-            b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append)
+            b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append, self._rendered)
             alts = [(s, self.enc(rendering)) for s, rendering in b.alternatives] if b is not None else []
             got = (b, warnings, alts)
             self._hw[(vk, hw)] = got
