@@ -197,23 +197,19 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
                 t.shadowed_by.setdefault(src.key_path, set()).add(ev.source.layer)
 
 
-def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
-    t = Tally()
-    rf = recipe.rel_path
+def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Selection, Ctx, Plan]]:
+    """Each offered selection resolved once (one that fails is skipped), but for a selection whose hardware
+    reads like an earlier one's (same everything else): it renders that very plan (``Hardware``)."""
     seen: set[tuple[str, str]] = set()
     #: the selection less its hardware -> the hardware reads of each of its resolves
     resolved: dict[str, list[Hardware]] = {}
     #: each hardware the earlier reads were read again on, with what they gave
     probes: dict[str, Hardware] = {}
-    #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
-    counted: set[Invocation | tuple[Any, ...]] = set()
     for sel in offered_selections(catalog, recipe):
         rest = repr(replace(sel, hw_id=""))  # (PD requests are dicts)
         if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
             continue
         seen.add((rest, sel.hw_id))
-        # a selection whose hardware reads like an earlier one's (same everything else) renders its very
-        # plan and findings: nothing to add (``Hardware``)
         earlier = resolved.setdefault(rest, [])
         hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
         if any(e.reads_alike(hw) for e in earlier):
@@ -222,9 +218,18 @@ def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) ->
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:
             continue
+        earlier.append(ctx.hw)  # (what the caller reads of ``ctx.hw`` is recorded there too)
+        yield sel, ctx, plan
+
+
+def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
+    t = Tally()
+    rf = recipe.rel_path
+    #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
+    counted: set[Invocation | tuple[Any, ...]] = set()
+    for sel, ctx, plan in resolved_selections(catalog, recipe):
         if on_plan is not None:
             on_plan(sel, ctx, plan)
-        earlier.append(ctx.hw)
         for inv in _invocations(plan):
             if inv not in counted:
                 counted.add(inv)
