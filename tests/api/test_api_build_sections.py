@@ -428,7 +428,7 @@ def test_quickstart_files(tmp_path: Path) -> None:
     assert obj(api, "quickstart/h200.json") == {"hardware_profile": "h200", "steps": ["one"], "when": "2025-01-02"}
     assert obj(api, "quickstart/undefined.json") == {"steps": ["two"]}  # JS writes `undefined`
     assert not any(p.startswith("quickstart/ignored") for p in api.files)
-    assert api.layout.after == ["models.json", "quickstart/undefined.json", "quickstart/h200.json"]
+    assert list(api.files)[-3:] == ["models.json", "quickstart/undefined.json", "quickstart/h200.json"]
 
 
 def test_yaml_recommended_command_survives_when_nothing_renders(tmp_path: Path) -> None:

@@ -1,16 +1,8 @@
-"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory.
+"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory (pure), so the
+website serves the very bytes ``build-api`` writes (:mod:`vllm_recipes.api.writer`).
 
-Pure: :func:`build_api` turns a :class:`Catalog` into ``{relative path: bytes}``
-plus the console summary. Writing to disk (an atomic swap) is
-:mod:`vllm_recipes.api.writer`'s job, so the website can serve the very same
-bytes from memory.
-
-Each recipe is processed independently (its output depends only on the recipe,
-the static catalog data and the pre-scanned id set ALL_IDS), which is what lets
-us render recipes in parallel. Recipes interact only
-through the order in which they write and clean output paths (two variants
-promoted to the same model id, §5.9); :func:`merge_outputs` replays those
-operations in walk order, exactly as the reference does on disk.
+Recipes are rendered independently (in parallel); they interact only through the order in which they write
+and clean paths (two variants promoted to one model id, §5.9), which :func:`merge_outputs` replays.
 """
 
 from __future__ import annotations
@@ -87,9 +79,7 @@ class FeatureModeError(ApiBuildError):
         self.messages = list(messages)
 
 
-# --------------------------------------------------------------------------------------------
 # JSON encoding (json-api.md §3)
-# --------------------------------------------------------------------------------------------
 
 def encode(obj: Any) -> bytes:
     """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline.
@@ -100,9 +90,7 @@ def encode(obj: Any) -> bytes:
     return json.dumps(obj, indent=2, ensure_ascii=False, check_circular=False).encode("utf-8")
 
 
-# --------------------------------------------------------------------------------------------
 # Results
-# --------------------------------------------------------------------------------------------
 
 @dataclass
 class BuildCounts:
@@ -138,10 +126,6 @@ class RecipeOutput:
     collisions: int = 0
     #: stderr lines (collision and synthesis-failure warnings), in emission order
     warnings: list[str] = field(default_factory=list)
-    #: every tree base this recipe cleans (its own id and each attempted promotion)
-    bases: list[str] = field(default_factory=list)
-    #: every promotion candidate model id (whether it collides depends on ALL_IDS)
-    mids: list[str] = field(default_factory=list)
     #: left out for its validation errors (``warnings`` says which): no files, not counted
     skipped: bool = False
 
@@ -155,15 +139,9 @@ class ApiBuild:
     counts: BuildCounts
     #: every stderr warning, in order (already passed to ``warn`` as they happened)
     warnings: list[str]
-    #: per-recipe output in walk order
-    recipes: list[RecipeOutput]
-    #: the non-recipe files (static catalog files before the recipes; models.json, quickstart after)
-    layout: ApiLayout
 
 
-# --------------------------------------------------------------------------------------------
 # Static files (§4)
-# --------------------------------------------------------------------------------------------
 
 def _source_data(catalog: Catalog, name: str) -> tuple[bool, Any]:
     """The verbatim data of a top-level catalog file (``taxonomy.yaml``/``platforms.yaml``)."""
@@ -223,9 +201,7 @@ def platforms_count(catalog: Catalog) -> int:
     return len(lst) if isinstance(lst, list | tuple) else 0
 
 
-# --------------------------------------------------------------------------------------------
 # One recipe (§5-§7)
-# --------------------------------------------------------------------------------------------
 
 def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     """§5.8 recipe key ordering: ``hf_id``, ``meta``, ``recommended_command`` first."""
@@ -254,7 +230,6 @@ class _RecipeBuilder:
         self.catalog = catalog
         self.recipe = recipe
         self.extra_keys = extra_keys
-        self.enc = encode
         self.res = RecipeOutput(recipe.rel_path, recipe.hf_id)
         #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
         self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
@@ -266,7 +241,7 @@ class _RecipeBuilder:
         if got is None:
             warnings: list[str] = []
             b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append, self._rendered)
-            alts = [(s, self.enc(rendering)) for s, rendering in b.alternatives] if b is not None else []
+            alts = [(s, encode(rendering)) for s, rendering in b.alternatives] if b is not None else []
             got = (b, warnings, alts)
             self._hw[(vk, hw)] = got
         # replay the warnings: the reference renders (and fails) again for every tree
@@ -282,7 +257,6 @@ class _RecipeBuilder:
             return None
         ops = self.res.ops
         ops.append(("rm", base, None))
-        self.res.bases.append(base)
         variant = as_map(variant)
         hw_ids = self._hw_lists.get(vk)
         if hw_ids is None:
@@ -312,7 +286,7 @@ class _RecipeBuilder:
                 # extensions §2.5: the per-hardware install follows the variant's override
                 rec["install"] = hardware_install_block(r, rendered_variant, hw, rec.get("docker_image"))
             path = f"{base}/hw/{hw}.json"
-            ops.append(("w", path, self.enc(rec)))
+            ops.append(("w", path, encode(rec)))
             by_hw[hw] = "/" + path
             if hw == default_hw:
                 rc = rec
@@ -339,7 +313,7 @@ class _RecipeBuilder:
                 r.update(extra)
 
         out = _ordered(r)                                                            # §5.8
-        res.ops.append(("w", f"{parent}.json", self.enc(out)))
+        res.ops.append(("w", f"{parent}.json", encode(out)))
         res.entries.append(_entry(parent, out.get("meta"), f"/{parent}", f"/{parent}.json"))
         rcv = out.get("recommended_command")
         if truthy(rcv):
@@ -358,7 +332,6 @@ class _RecipeBuilder:
             mid = get(vcfg, "model_id")
             if not isinstance(mid, str) or "/" not in mid:
                 continue
-            res.mids.append(mid)
             if mid in self.catalog.all_ids:
                 res.warnings.append(f"  ⚠ skipping variant promotion: {mid} (variant of {parent}) "
                                     "collides with standalone recipe")
@@ -380,7 +353,7 @@ class _RecipeBuilder:
         p["variants"] = {"default": core}
         p["recommended_command"] = rv
         pout = _ordered(p)
-        self.res.ops.append(("w", f"{mid}.json", self.enc(pout)))
+        self.res.ops.append(("w", f"{mid}.json", encode(pout)))
         e = _entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json")
         e["derived_from"] = parent
         self.res.entries.append(e)
@@ -441,23 +414,13 @@ def check_feature_modes(recipe: Recipe) -> None:
         raise FeatureModeError(recipe.rel_path, messages)
 
 
-# --------------------------------------------------------------------------------------------
 # Parallel rendering
-# --------------------------------------------------------------------------------------------
 
 def _build_one(job: tuple[Catalog, Recipe, ExtraRecipeKeys | None]) -> RecipeOutput:
     return build_recipe(*job)
 
 
-def recipe_outputs(catalog: Catalog, recipes: Sequence[Recipe], extra_recipe_keys: ExtraRecipeKeys | None = None,
-                   jobs: int | None = None) -> list[RecipeOutput]:
-    """:func:`build_recipe` for each recipe, in order, spread over the cores."""
-    return parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs, min_items=12)
-
-
-# --------------------------------------------------------------------------------------------
 # Merging (reference write order, including stale cleanup)
-# --------------------------------------------------------------------------------------------
 
 class _Tree:
     """The output directory as the reference mutates it: writes and recursive deletions."""
@@ -537,36 +500,12 @@ def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: i
     return c
 
 
-def check_loadable(catalog: Catalog) -> None:
-    """A file that does not parse aborts the build, as in the reference (§5.1)."""
-    if catalog.load_errors:
-        raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
-                            + "\n".join(f"  {e}" for e in catalog.load_errors))
-
-
-def refused_lines(catalog: Catalog) -> list[str]:
-    """stderr lines for files the loader refused (links out of the recipes directory)."""
-    return [f"  ✗ skipping {e}" for e in catalog.refused]
-
-
-def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[str, bytes], ApiLayout]:
+def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, bytes]:
     """The whole tree in the reference's write order: static files, recipes, models.json, quickstart."""
-    before = static_files(catalog)
-    tree = merge_outputs(outputs, before)
+    tree = merge_outputs(outputs, static_files(catalog))
     tree["models.json"] = encode(models_index(outputs))
-    after = ["models.json"]
-    for path, data in quickstart_files(catalog):
-        tree[path] = data
-        after.append(path)
-    return tree, ApiLayout([p for p, _ in before], after)
-
-
-@dataclass
-class ApiLayout:
-    """Which output files do not come from recipes: written before them, and after them."""
-
-    before: list[str]
-    after: list[str]
+    tree.update(quickstart_files(catalog))
+    return tree
 
 
 def build_api(catalog: Catalog, warn: Warn | None = None, *,
@@ -582,11 +521,12 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
 
     Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
     """
-    if strict:
-        check_loadable(catalog)
+    if strict and catalog.load_errors:  # a file that does not parse aborts the build, as in the reference (§5.1)
+        raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
+                            + "\n".join(f"  {e}" for e in catalog.load_errors))
     catalog, static_errors = usable_static(catalog)
-    notes = [*(f"  ✗ skipping {e}" for e in catalog.load_errors), *refused_lines(catalog),
-             *(f"  ✗ skipping {f.format()}" for f in static_errors)]
+    notes = [f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused)]
+    notes += [f"  ✗ skipping {f.format()}" for f in static_errors]
     if warn is not None:
         for line in notes:
             warn(line)
@@ -604,7 +544,8 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         recipes = _skip_feature_mode_errors(catalog, recipes, notes, warn)
     outputs: list[RecipeOutput] = []
     warnings: list[str] = notes
-    for res in recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
+    for res in parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs,
+                            min_items=12):
         outputs.append(res)
         warnings.extend(res.warnings)
         if warn is not None:
@@ -612,12 +553,7 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
                 warn(w)
     if bad is not None:
         raise bad
-    tree, layout = assemble(catalog, outputs)
-    counts = catalog_counts(catalog, outputs)
-    return ApiBuild(files=tree, summary=summary_text(counts), counts=counts,
-                    warnings=warnings, recipes=outputs, layout=layout)
-
-
-def catalog_counts(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
-    return count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
-                         platforms_count(catalog))
+    counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
+                           platforms_count(catalog))
+    return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
+                    warnings=warnings)
