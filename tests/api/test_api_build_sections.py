@@ -389,7 +389,7 @@ def test_feature_mode_validation_error(tmp_path: Path) -> None:
     root = write_dir(tmp_path / "c", {"acme/Bad.yaml": bad, "acme/Good.yaml": recipe("acme/Good")})
     with pytest.raises(FeatureModeError) as err:
         build_api(load_catalog(root), jobs=1)
-    assert err.value.message == (
+    assert str(err.value) == (
         "Invalid feature modes in models/acme/Bad.yaml:\n"
         "  - features.spec cannot declare both args and modes\n"
         "  - features.spec.modes.mtp.args must be an array\n"

@@ -63,20 +63,11 @@ def add_parent_dirs(path: str, dirs: set[str]) -> None:
 
 
 class ApiBuildError(Exception):
-    """The build cannot produce an API (the CLI prints ``message`` and exits 1)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    """The build cannot produce an API (the CLI prints the message and exits 1)."""
 
 
 class FeatureModeError(ApiBuildError):
     """json-api.md §10.2: a recipe's feature modes are inconsistent (exact reference text)."""
-
-    def __init__(self, rel_path: str, messages: Sequence[str]) -> None:
-        super().__init__(feature_mode_error(rel_path, messages))
-        self.rel_path = rel_path
-        self.messages = list(messages)
 
 
 # JSON encoding (json-api.md §3)
@@ -114,8 +105,6 @@ class BuildCounts:
 class RecipeOutput:
     """Everything one recipe contributes, in the order the reference performs it."""
 
-    rel_path: str
-    hf_id: str
     ops: list[Op] = field(default_factory=list)
     #: models.json entries: the parent first, then one per promotion (§9)
     entries: list[dict[str, Any]] = field(default_factory=list)
@@ -230,7 +219,7 @@ class _RecipeBuilder:
         self.catalog = catalog
         self.recipe = recipe
         self.extra_keys = extra_keys
-        self.res = RecipeOutput(recipe.rel_path, recipe.hf_id)
+        self.res = RecipeOutput()
         #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
         self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
         self._hw_lists: dict[str, list[str]] = {}
@@ -386,8 +375,7 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     """
     errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
     if errors:
-        return RecipeOutput(recipe.rel_path, recipe.hf_id, warnings=skip_lines(recipe.rel_path, errors),
-                            skipped=True)
+        return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), skipped=True)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
 
 
@@ -411,7 +399,7 @@ def check_feature_modes(recipe: Recipe) -> None:
     """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
     messages = feature_mode_messages(recipe.data)
     if messages:
-        raise FeatureModeError(recipe.rel_path, messages)
+        raise FeatureModeError(feature_mode_error(recipe.rel_path, messages))
 
 
 # Parallel rendering

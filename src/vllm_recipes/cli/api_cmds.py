@@ -65,7 +65,7 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bo
             return
         result = publish(recipes_dir, out, _warn, hook_factory=factory, llms=llms, jobs=jobs)
     except ApiBuildError as exc:
-        click.echo(exc.message, err=True)
+        click.echo(str(exc), err=True)
         sys.exit(1)
     except (FileNotFoundError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None
