@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +128,8 @@ class ApiBuild:
     counts: BuildCounts
     #: every stderr warning, in order (already passed to ``warn`` as they happened)
     warnings: list[str]
+    #: the catalog the API shows: without what validation left out (so ``llms.txt`` shows the same recipes)
+    catalog: Catalog
 
 
 # Static files (§4)
@@ -543,5 +545,6 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         raise bad
     counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
                            platforms_count(catalog))
+    shown = tuple(r for r, res in zip(recipes, outputs, strict=True) if not res.skipped)
     return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
-                    warnings=warnings)
+                    warnings=warnings, catalog=replace(catalog, recipes=shown))

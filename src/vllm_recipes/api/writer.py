@@ -20,7 +20,6 @@ from pathlib import Path
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.loader import RecipesDirs, resolve_recipes_dir
-from vllm_recipes.catalog.usable import usable_catalog
 
 from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
 from .llms import llms_files
@@ -206,8 +205,8 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
     api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
                     strict=False)
     files = {path: data for path, data in api.files.items() if data is not None}
-    if llms:  # the same recipes as the API: what validation rejects never reaches the engine
-        files.update(llms_files(usable_catalog(catalog)[0]))
+    if llms:
+        files.update(llms_files(api.catalog))
     target = Path(os.path.realpath(out))  # a symlinked OUT is updated where it points, and stays a symlink
     with build_lock(target):
         write_tree(files, target)
