@@ -43,13 +43,13 @@ def bench_one(repeat: int) -> None:
     sels = list(selections(catalog))
     plans = [(r, *resolve(catalog, r, s)) for r, s in sels]
     targets = {hw: profile_target(catalog.hardware_profiles, hw) for hw in {s.hw_id for _, s in sels}}
-    archs = {r.hf_id: recipe_architecture(catalog, r) for r, _ in sels}
+    archs = {r.hf_id: recipe_architecture(r) for r, _ in sels}
     fits, resolves = [], []
     for _ in range(repeat):
         fit_process.cache_clear()  # each fit computed, not read back from fit_process's LRU
         t0 = time.perf_counter()
         for r, ctx, plan in plans:
-            fit_plan(catalog, r, ctx, plan, targets[ctx.sel.hw_id], archs[r.hf_id], context=131072)
+            fit_plan(r, ctx, plan, targets[ctx.sel.hw_id], archs[r.hf_id], context=131072)
         fits.append((time.perf_counter() - t0) / len(plans))
         t0 = time.perf_counter()
         for r, s in sels:

@@ -228,7 +228,7 @@ def test_resources_are_the_api_file_and_the_guide(catalog: Catalog) -> None:
 
 def test_fit_is_the_live_api_fit(catalog: Catalog) -> None:
     """One recipe on its hardware and the reverse search answer exactly what /api/fit answers."""
-    from vllm_recipes.web.fit import fit_payload
+    from vllm_recipes.service.fit import fit_payload
 
     async def body(client: Client) -> tuple[Any, Any]:
         one = await client.call_tool("fit", {"hf_id": V4, "hardware": "h200", "context": 131072})

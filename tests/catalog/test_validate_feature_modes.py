@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 from validate_helpers import line_of, validate_text
 
-from vllm_recipes.catalog.validate import feature_mode_error, feature_mode_issues, feature_mode_messages
+from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_issues, feature_mode_messages
 
 ALL_RULES = """\
 meta: {title: t}

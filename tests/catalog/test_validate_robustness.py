@@ -14,13 +14,9 @@ from validate_helpers import REL
 
 from vllm_recipes.catalog import BUNDLED_DIR, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
+from vllm_recipes.catalog.featuremodes import feature_mode_messages
 from vllm_recipes.catalog.models import RecipeModel
-from vllm_recipes.catalog.validate import (
-    feature_mode_messages,
-    validate_catalog,
-    validate_document,
-    validate_file,
-)
+from vllm_recipes.catalog.validate import validate_catalog, validate_document, validate_file
 from vllm_recipes.catalog.yamlsource import YamlDocument, YamlLoadError, freeze, parse_yaml, thaw
 
 BOMB = """\

@@ -104,7 +104,8 @@ def test_hf_config_overrides_the_architecture(run_cli: Callable[..., Result], tm
     assert res.exit_code == 2 and "not JSON" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_hf_cache_is_read_offline(run_cli: Callable[..., Result], tmp_path: Path, catalog: Catalog) -> None:
+def test_hf_cache_is_read_offline(run_cli: Callable[..., Result], tmp_path: Path, catalog: Catalog,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A recipe without facts takes them from the local Hugging Face cache (never the network)."""
     pytest.importorskip("huggingface_hub")
     snap = tmp_path / "hub" / "models--acme--Cached-8B" / "snapshots" / "abc123"
@@ -121,10 +122,11 @@ def test_hf_cache_is_read_offline(run_cli: Callable[..., Result], tmp_path: Path
     (recipes / "Cached-8B.yaml").write_text(head.replace("acme/Dense-8B", "acme/Cached-8B") + rest)
     from vllm_recipes.fit import sources
 
-    arch = sources.architecture_from_cache("acme/Cached-8B", cache_dir=str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    arch = sources.architecture_from_cache("acme/Cached-8B")
     assert arch is not None and arch.num_kv_heads == 8
-    assert sources.checkpoint_gib_from_cache("acme/Cached-8B", str(tmp_path / "hub")) == pytest.approx(14.96, 0.01)
-    assert sources.architecture_from_cache("acme/Absent", cache_dir=str(tmp_path / "hub")) is None
+    assert sources.checkpoint_gib_from_cache("acme/Cached-8B") == pytest.approx(14.96, 0.01)
+    assert sources.architecture_from_cache("acme/Absent") is None
     res = run_cli("fit", "acme/Cached-8B", "--recipes-dir", str(tmp_path / "recipes"), "--hardware", "h100",
                      "--json", env={"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"})
     obj = json.loads(res.stdout)

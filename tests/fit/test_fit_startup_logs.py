@@ -64,7 +64,7 @@ def _recipe_fit(entry: dict[str, Any], catalog: Catalog) -> FitReport:
     if "max_num_batched_tokens" in entry["flags"]:
         args += ["--max-num-batched-tokens", str(entry["flags"]["max_num_batched_tokens"])]
     state = build_state(catalog, recipe, PageRequest(hardware=hw, extra_args=tuple(args)))
-    return fit_state(catalog, recipe, state, arch=recipe_architecture(catalog, recipe), release=entry["release"])
+    return fit_state(catalog, recipe, state, arch=recipe_architecture(recipe), release=entry["release"])
 
 
 def _error(entry: dict[str, Any], p: ProcessFit) -> float:

@@ -263,5 +263,5 @@ _PIECES = ["--max-model-len", "--kv-cache-dtype fp8", "VLLM_USE_DEEP_GEMM=1", "N
 def test_emittable_keys_from_distinct_lines_equal_those_of_whole_texts(texts: list[str]) -> None:
     """The line-wise shortcut of ``_keys`` finds exactly the flags, env vars and images of the whole texts."""
     whole = {(f.kind, f.key) for t in texts for f in extract_facts(t) if f.kind in EMITTABLE}
-    assert drift._keys(texts, kinds=EMITTABLE) == whole
+    assert drift._keys(texts, emittable=True) == whole
     assert drift._keys(texts) == {(f.kind, f.key) for t in texts for f in extract_facts(t)}  # all kinds: whole texts

@@ -1,3 +1,2 @@
-"""Agents as first-class users: the tools an MCP client calls (``tools``) and the MCP server
-(``server``). A publisher beside ``web/``: it answers through the same payload functions as the
-page and ``/api/resolve``."""
+"""Agents as first-class users: the MCP tools (``tools``) and server (``server``), answering through
+:mod:`vllm_recipes.service` like the page and ``/api/resolve``."""

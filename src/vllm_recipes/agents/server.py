@@ -1,11 +1,8 @@
 """The MCP server: :class:`AgentTools` and the recipe resources over the Model Context Protocol.
 
-Built on the official ``mcp`` SDK's low-level :class:`mcp.server.lowlevel.Server`
-so the tool schemas are exactly the catalog-derived JSON Schemas of
-:mod:`vllm_recipes.agents.tools` (the decorator API would derive them from
-Python type hints, which cannot carry per-catalog enums). Every failure of a
-call becomes an MCP tool error (``isError``) whose text names the valid
-choices; nothing a client sends can stop the server.
+Built on the SDK's low-level ``Server`` so the tool schemas are exactly the catalog-derived ones of
+:mod:`vllm_recipes.agents.tools` (Python type hints cannot carry per-catalog enums). Every failure of
+a call is an MCP tool error naming the valid choices; nothing a client sends stops the server.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The agent tools, as plain functions over a catalog (no MCP types here).
-
-Each tool turns its typed arguments into a :class:`~vllm_recipes.service.Query` through
-the one parameter table and asks :mod:`vllm_recipes.service`, like the website and
-``/api/*`` do. Input schemas carry enums from the catalog, so a client can offer valid
-choices before calling and a model sees them in the tool list.
+"""The agent tools, as plain functions over a catalog (no MCP types here): typed arguments become a
+:class:`~vllm_recipes.service.Query` through the one parameter table. Input schemas carry enums from
+the catalog, so a client can offer valid choices before calling.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.fit import fit_answer
@@ -113,15 +110,11 @@ class AgentTools:
     def hardware_ids(self) -> list[str]:
         return list(self.catalog.hardware_profiles)
 
-    @cached_property
-    def recipe_ids(self) -> list[str]:
-        return [r.hf_id for r in self.catalog.recipes]
-
     def selection_schema(self) -> dict[str, Any]:
         """JSON Schema of a selection (the /api/resolve parameters, from the parameter table)."""
         props: dict[str, Any] = {
             "hf_id": string_schema("The recipe's Hugging Face id (or a variant's model id).",
-                                   self.recipe_ids),
+                                   [r.hf_id for r in self.catalog.recipes]),
             **selection_properties(self.catalog),
         }
         return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
@@ -132,6 +125,17 @@ class AgentTools:
     @cached_property
     def _tools(self) -> list[Tool]:
         sel = self.selection_schema()
+        hf_id = sel["properties"]["hf_id"]
+        export = {"to": string_schema("Deploy target.", list(TARGETS)),
+                  **{name: string_schema(desc) for name, desc in EXPORT_ARGUMENTS.items()}}
+        fit = {
+            "context": {"type": "integer", "minimum": 1, "maximum": FIT_MAX_CONTEXT,
+                        "description": "Context length for the concurrency figure (default: --max-model-len)."},
+            "gpu": string_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
+            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
+                           "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
+            "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
+        }
         schemas: dict[str, dict[str, Any]] = {
             "list_recipes": {"type": "object", "additionalProperties": False, "properties": {
                 "query": string_schema("Words that must all occur in the recipe's card."),
@@ -142,53 +146,25 @@ class AgentTools:
                                              "this many GPUs (on `hardware`, else the default hardware)."},
             }},
             "show_recipe": {"type": "object", "additionalProperties": False, "required": ["hf_id"],
-                            "properties": {"hf_id": sel["properties"]["hf_id"]}},
+                            "properties": {"hf_id": hf_id}},
             "resolve_command": sel,
             "explain": sel,
-            "export_deployment": self.export_schema(sel),
-            "fit": self.fit_schema(),
-            "estimate_performance": self.perf_schema(),
-            "recommend": self.recommend_schema(),
+            "export_deployment": {**sel, "properties": {**sel["properties"], **export},
+                                  "required": ["hf_id", "to"]},
+            "fit": {"type": "object", "properties": {**sel["properties"], **fit},
+                    "additionalProperties": False},
+            "estimate_performance": {**sel, "properties": {**sel["properties"], **load_schema()},
+                                     "required": ["hf_id", "isl", "osl"]},
+            "recommend": {"type": "object", "additionalProperties": False,
+                          "required": ["hf_id", "isl", "osl", "ttft_ms", "tpot_ms"], "properties": {
+                "hf_id": hf_id, **load_schema(),
+                "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
+                "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
+                "hardware": {"type": "array",
+                             "items": string_schema("Hardware profile id.", self.hardware_ids),
+                             "description": "Only these hardware profiles."}}},
         }
         return [Tool(name, description, schemas[name], getattr(self, name)) for name, description in TOOLS.items()]
-
-    def export_schema(self, sel: dict[str, Any]) -> dict[str, Any]:
-        """The selection schema plus the export target and its options."""
-        props = dict(sel["properties"])
-        props["to"] = string_schema("Deploy target.", list(TARGETS))
-        for name, desc in EXPORT_ARGUMENTS.items():
-            props[name] = string_schema(desc)
-        return {**sel, "properties": props, "required": ["hf_id", "to"]}
-
-    def fit_schema(self) -> dict[str, Any]:
-        """The selection schema with ``hf_id`` optional plus fit's own arguments."""
-        schema = self.selection_schema()
-        props = dict(schema["properties"])
-        props.update({
-            "context": {"type": "integer", "minimum": 1, "maximum": FIT_MAX_CONTEXT,
-                        "description": "Context length for the concurrency figure (default: --max-model-len)."},
-            "gpu": string_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
-            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
-                           "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
-            "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
-        })
-        return {"type": "object", "properties": props, "additionalProperties": False}
-
-    def perf_schema(self) -> dict[str, Any]:
-        """The selection schema plus the workload."""
-        schema = self.selection_schema()
-        return {**schema, "properties": {**schema["properties"], **load_schema()}, "required": ["hf_id", "isl", "osl"]}
-
-    def recommend_schema(self) -> dict[str, Any]:
-        sel = self.selection_schema()
-        return {"type": "object", "additionalProperties": False, "required": ["hf_id", "isl", "osl", "ttft_ms", "tpot_ms"],
-                "properties": {
-                    "hf_id": sel["properties"]["hf_id"], **load_schema(),
-                    "ttft_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TTFT target (ms)."},
-                    "tpot_ms": {"type": "number", "exclusiveMinimum": 0, "description": "TPOT target (ms)."},
-                    "hardware": {"type": "array",
-                                 "items": string_schema("Hardware profile id.", self.hardware_ids),
-                                 "description": "Only these hardware profiles."}}}
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""

@@ -1,8 +1,6 @@
 """Validation findings: one problem, at one ``file:line:col``, under one key path.
 
-Kept apart from the checks themselves so that other stages (the command
-engine's dead-value lint, the JSON API builder) can produce and print findings
-without importing the validator.
+Apart from the checks so that other stages can make and print findings without the validator.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .yamlsource import KeyPath, Position, YamlDocument, YamlLoadError, format_key_path
+from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path
 
 if TYPE_CHECKING:
     from .loader import Catalog
@@ -54,46 +52,8 @@ Checker = Callable[["Catalog"], list[Finding]]
 def finding_at(doc: YamlDocument, path: KeyPath, severity: Severity, message: str,
                code: str = "") -> Finding:
     """A finding located at ``path`` of ``doc`` (or its nearest ancestor that exists)."""
-    pos = position_of(doc, path)  # (in a merged shared file: the file of the layer the value came from)
+    pos = doc.position(path)  # (in a merged shared file: the file of the layer the value came from)
     return Finding(severity, pos.file, pos.line, pos.col, format_key_path(path), message, code)
-
-
-def position_of(doc: YamlDocument, path: KeyPath) -> Position:
-    """Like ``doc.position`` but also finds keys the YAML loader turned into non-strings.
-
-    Positions are indexed by the key's source text while data keys may be ``int``
-    (``8:``) - retry with every mapping key of the path as a string.
-    """
-    pos = doc.positions.get(tuple(path))
-    if pos is not None:
-        return pos
-    fixed: list[str | int] = []
-    node: Any = doc.data
-    for part in path:
-        if isinstance(node, dict):
-            fixed.append(part if isinstance(part, str) else _yaml_key_text(part))
-            node = node.get(part) if is_hashable(part) else None
-        else:
-            fixed.append(part)
-            node = node[part] if isinstance(node, list | tuple) and isinstance(part, int) \
-                and -len(node) <= part < len(node) else None
-    return doc.position(tuple(fixed))
-
-
-def is_hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _yaml_key_text(key: Any) -> str:
-    if key is None:
-        return "null"
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return str(key)
 
 
 def finding_from_load_error(exc: YamlLoadError) -> Finding:
@@ -129,12 +89,9 @@ _EXAMPLE = re.compile(r" \(e\.g\. [^()]*\)$")
 
 
 def findings_not_in(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
-    """Findings of ``after`` that ``before`` did not have, by file, severity, code, key path and message.
-
-    Positions are ignored (an edit above a finding moves its line, not the finding). A finding of a
-    shared file (taxonomy, strategies) is reported for some of the recipes that meet it, its message
-    naming one of them: there the file, code and key path are the finding, not the message.
-    """
+    """Findings of ``after`` that ``before`` did not have, by file, severity, code, key path and message
+    (positions ignored: lines move). A shared file's finding names one of the recipes that meet it in
+    its message, so there the message is not compared."""
     def key(f: Finding) -> tuple[str, str, str, str, str]:
         shared = not f.file.removeprefix("<bundled>/").startswith("models/") and "/models/" not in f.file
         return f.file, f.severity, f.code, f.key_path, "" if shared and f.code else _EXAMPLE.sub("", f.message)

@@ -24,34 +24,27 @@ def _entries(obj: Any) -> list[tuple[Any, Any]]:
     return []
 
 
-def _js_get(obj: Any, key: Any) -> Any:
-    """``obj[key]`` with JS key coercion (property names are strings)."""
+_ABSENT = object()
+
+
+def _js_get(obj: Any, key: Any, absent: Any = None) -> Any:
+    """``obj[key]`` with JS key coercion (property names are strings); ``absent`` when it has no such key."""
     name = _js_str(key)
     if isinstance(obj, dict):
         if isinstance(key, str) and key in obj:
             return obj[key]
-        for k, v in obj.items():
-            if _js_str(k) == name:
-                return v
-        return None
+        return next((v for k, v in obj.items() if _js_str(k) == name), absent)
     if isinstance(obj, list | tuple | str):
         if name == "length":
             return len(obj)
-        if name.isdigit() and (name == "0" or not name.startswith("0")):
-            i = int(name)
-            return obj[i] if i < len(obj) else None
-    return None
+        if name.isdigit() and (name == "0" or not name.startswith("0")) and int(name) < len(obj):
+            return obj[int(name)]
+    return absent
 
 
 def _has_own(obj: Any, key: Any) -> bool:
     """``Object.hasOwn(obj, key)``."""
-    name = _js_str(key)
-    if isinstance(obj, dict):
-        return any(_js_str(k) == name for k in obj)
-    if isinstance(obj, list | tuple | str):
-        return name == "length" or (name.isdigit() and (name == "0" or not name.startswith("0"))
-                                    and int(name) < len(obj))
-    return False
+    return _js_get(obj, key, _ABSENT) is not _ABSENT
 
 
 def _js_includes(items: Sequence[Any], key: Any) -> bool:

@@ -1,10 +1,5 @@
-"""Loading a catalog from files held in memory (a git revision, a test fixture).
-
-The same public layout as :func:`~vllm_recipes.catalog.loader.load_catalog`
-(``models/``, ``strategies/``, ``kv_store/``, ``taxonomy.yaml``,
-``platforms.yaml``), read from a ``{relative posix path: bytes}`` mapping so a
-revision can be compared without checking it out over the user's tree.
-The bundled catalog is the base layer, as on disk.
+"""Loading a catalog from files held in memory (``{relative posix path: bytes}``, e.g. a git revision),
+in the public layout over the bundled catalog, without checking anything out over the user's tree.
 """
 
 from __future__ import annotations
@@ -31,11 +26,8 @@ def is_catalog_file(rel: str) -> bool:
 
 
 def read_catalog_files(root: str | os.PathLike[str]) -> dict[str, bytes]:
-    """The catalog files of a directory as ``{relative path: bytes}`` (the disk loader's file set).
-
-    Unreadable or oversized files are left out here; they are read (and reported)
-    by the loader, so this is only used where a comparison needs bytes.
-    """
+    """The catalog files of a directory as ``{relative path: bytes}`` (the disk loader's file set);
+    unreadable or oversized ones are left out (the loader reports them)."""
     base = Path(root)
     out: dict[str, bytes] = {}
     for rel in catalog_paths(base):
@@ -59,10 +51,8 @@ def _load_order(rel: str) -> tuple[int, tuple[bytes, ...]]:
 
 def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[str] = "<memory>",
                             cache: ParseCache | None = None) -> Catalog:
-    """A :class:`Catalog` from in-memory files over the bundled one; ``root`` only labels it.
-
-    ``cache`` shares parsed documents between catalogs (documents are immutable).
-    """
+    """A :class:`Catalog` from in-memory files over the bundled one; ``root`` only labels it, ``cache``
+    shares parsed (immutable) documents between catalogs."""
     cache = {} if cache is None else cache
 
     def parse(rel: str) -> YamlDocument:

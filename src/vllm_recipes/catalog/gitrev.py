@@ -1,8 +1,5 @@
-"""Reading a recipe directory as it was at a git revision, into memory.
-
-``git:REV[:SUBDIR]`` is read with git plumbing only (``ls-tree`` and one
-``cat-file --batch``), never by checking anything out, so comparing against a
-revision leaves the user's working tree and index alone.
+"""Reading a recipe directory at a git revision (``git:REV[:SUBDIR]``) into memory, with git plumbing
+only (``ls-tree``, one ``cat-file --batch``): the user's working tree and index are left alone.
 """
 
 from __future__ import annotations
@@ -49,11 +46,8 @@ _LS_TREE = re.compile(rb"^(\d+) (\w+) ([0-9a-f]+)\t(.*)$", re.S)
 
 
 def read_git_files(rev: str, subdir: str | None = None, cwd: str | os.PathLike[str] = ".") -> dict[str, bytes]:
-    """``{path relative to SUBDIR: bytes}`` of the catalog files at ``rev``.
-
-    ``subdir`` defaults to where ``cwd`` sits in its repository, so
-    ``git:HEAD~1`` run inside a recipe directory compares that directory.
-    """
+    """``{path relative to SUBDIR: bytes}`` of the catalog files at ``rev``; ``subdir`` defaults to where
+    ``cwd`` sits in its repository (``git:HEAD~1`` inside a recipe directory compares that directory)."""
     where = Path(cwd)
     if subdir is None:
         subdir = _git(where, "rev-parse", "--show-prefix").decode().strip().strip("/")

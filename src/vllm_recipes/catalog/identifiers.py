@@ -1,19 +1,8 @@
 """The identifier rule: every id that can become a path or URL segment is a plain name.
 
-Recipe directories come from pull requests and forks, and ids taken from them
-are joined into output paths (``OUT/<hf_id>/hw/<hw>/strategies/<s>.json``) and
-URLs. One pattern, checked when the catalog is loaded and validated, keeps them
-inside their directory (see ``docs/decisions-hardening.md``):
-
-* a **name** (strategy, hardware profile, KV deployment, platform, feature,
-  mode, variant key) is 1-96 characters of ``[A-Za-z0-9._-]`` starting with a
-  letter, digit or ``_`` - so never ``.``/``..``, never a ``/``, NUL, space or
-  non-ASCII character;
-* a **model id** (a recipe's ``hf_id`` from its path, a variant's
-  ``model_id``) is ``org/name``: exactly two such names.
-
-Anything else is a validation error at the id's ``file:line``; ``build-api``
-and ``serve`` skip what carries it and print the error.
+Ids from recipe directories are joined into output paths and URLs, so a **name** is 1-96
+characters of ``[A-Za-z0-9._-]`` starting with a letter, digit or ``_``, and a **model id** is
+``org/name``; anything else is a validation error (docs/decisions-hardening.md).
 """
 
 from __future__ import annotations

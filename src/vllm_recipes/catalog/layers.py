@@ -1,29 +1,7 @@
 """Layered catalogs: the files of several recipe sources merged per entry and per field.
 
-Each ``--recipes-dir`` is laid over the ones before it. Recipes are replaced
-whole, per model id. The shared files merge instead of replacing each other:
-
-* ``taxonomy.yaml``: per section (``hardware_profiles``, ``kv_offload``, ...),
-  per entry (``h200``), per field (``device_resource``);
-* ``platforms.yaml``: per section, per entry (lists of mappings with an
-  ``id`` merge by ``id``), per field;
-* ``strategies/`` and ``kv_store/``: per file ``name``, per top-level field.
-
-A field's value comes whole from the last layer that sets it (a list or a
-nested mapping is never spliced). Entries keep the order of the first layer
-that has them; new ones are appended, so a layer that adds a profile does not
-move the default hardware of other recipes. When the two layers disagree on
-the shape of a section (a list here, a mapping there) the later one wins whole.
-
-The bundled catalog is the base layer beneath them all, as a *supplement*: it
-fills in the sections and the fields of entries that the sources lack (a public
-``taxonomy.yaml`` keeps our ``device_resource`` and ``arch`` for ``h200``), but
-the sources decide which entries exist, so a public catalog shows the public
-hardware profiles and strategies only. A file no source has comes from the
-bundled catalog whole.
-
-Provenance is kept: a merged document answers ``position(key path)`` with the
-file and line of the layer its value came from, so ``explain`` names it.
+Recipes replace per model id; shared files merge per entry and field, over the bundled catalog
+as a supplement; a merged document keeps each value's position (docs/decisions-catalog.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Loading recipe sources (public recipe layout) into one immutable :class:`Catalog`.
 
-Layout: ``models/<org>/<repo>.yaml``, ``strategies/*.yaml``, ``kv_store/*.yaml``,
-``taxonomy.yaml``, ``platforms.yaml``. The bundled catalog shipped inside this
-package is the base layer; each recipes directory given is laid over the ones
-before it (:mod:`.layers`: recipes replace per model id, the shared files merge
-per entry and per field). A source may also be a git repository or an archive
-(:mod:`.remote` fetches it into a local directory first). Nothing here knows
-about commands or the web.
+Layout: ``models/<org>/<repo>.yaml``, ``strategies/*.yaml``, ``kv_store/*.yaml``, ``taxonomy.yaml``,
+``platforms.yaml``. Sources (directories, or remote ones fetched by :mod:`.remote`) are layered
+over the bundled catalog (:mod:`.layers`).
 """
 
 from __future__ import annotations
@@ -197,10 +193,8 @@ class Catalog:
         return self._variant_parents.get(model_id.lower())
 
     def load_error_for(self, hf_id: str) -> Any:
-        """Why the recipe file for ``hf_id`` did not load (case-insensitive): a
-        :class:`YamlLoadError` of :attr:`load_errors` or :attr:`refused`, or the first
-        validation finding of a recipe left out (:attr:`skipped`); ``None`` if none. Lets a
-        front-end say "failed to load" rather than "unknown"."""
+        """Why the recipe file for ``hf_id`` did not load (a :class:`YamlLoadError`, or the first finding
+        of a recipe left out), so a front end says "failed to load" rather than "unknown"; else ``None``."""
         wanted = hf_id.lower()
 
         def matches(rel: str) -> bool:
@@ -209,7 +203,7 @@ class Catalog:
         for exc in (*self.load_errors, *self.refused):
             if matches(exc.position.file):
                 return exc
-        for finding in self.skipped:  # left out for a validation error (catalog/usable.py)
+        for finding in self.skipped:
             if matches(getattr(finding, "file", "")):
                 return finding
         return None
@@ -275,10 +269,8 @@ def refusal(rel: str) -> YamlLoadError:
 
 
 def walk_models(directory: Path, root: Path, refused: list[Path] | None, follow_symlinks: bool) -> Iterator[Path]:
-    """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4).
-
-    Files that link outside ``root`` are not yielded but appended to ``refused``, unless ``follow_symlinks``.
-    """
+    """Depth-first walk, entries sorted by raw name bytes, dirs recursed in place (§1.4); files that link
+    outside ``root`` go to ``refused`` instead, unless ``follow_symlinks``."""
     try:
         entries = sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name))
     except OSError:
@@ -300,8 +292,7 @@ RecipesDirs = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 def recipe_source_specs(recipes_dir: RecipesDirs) -> list[str]:
     """The sources asked for: the argument(s), else ``$VLLM_RECIPES_DIR`` (space-separated), else none."""
     if recipes_dir is None or recipes_dir == () or recipes_dir == "":
-        env = os.environ.get(ENV_RECIPES_DIR, "")
-        return env.split()
+        return os.environ.get(ENV_RECIPES_DIR, "").split()
     if isinstance(recipes_dir, str | os.PathLike):
         return [os.fspath(recipes_dir)]
     return [os.fspath(d) for d in recipes_dir]
@@ -489,12 +480,10 @@ def bundled_layer(prefix: str = "<bundled>/", *, with_recipes: bool = False) -> 
 
 
 def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
-    """Load recipe sources (``None``: ``$VLLM_RECIPES_DIR``, else the bundled catalog alone).
+    """Load recipe sources, layered in order (``None``: ``$VLLM_RECIPES_DIR``, else the bundled catalog).
 
-    Each source is a directory or a remote spec (:mod:`.remote`); several are
-    layered over the bundled catalog in order. Raises ``FileNotFoundError`` for a
-    missing directory and :class:`~.remote.SourceError` for a remote source that
-    can neither be fetched nor found in the cache.
+    Raises ``FileNotFoundError`` for a missing directory, :class:`~.remote.SourceError` for a remote
+    source that can neither be fetched nor found in the cache.
     """
     dirs = resolve_recipes_dirs(recipes_dir)
     for _label, path in dirs:

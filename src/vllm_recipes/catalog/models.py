@@ -1,24 +1,8 @@
 """Typed, frozen views of recipe and catalog data, for validation and inspection.
 
-The command engine works on the raw frozen YAML data (it needs JavaScript-like
-truthiness and "absent vs. present" distinctions a typed model would blur).
-These pydantic models exist so that a recipe can be *checked* - every key the
-engine reads, in every shape the specification allows - and so tooling (CLI,
-web pages) can read a recipe with types instead of ``dict.get`` chains.
-
-Rules shared by every model:
-
-* strict types: ``"8"`` is not a number, ``1`` is not ``true`` (the engine would
-  treat them differently from what the author meant);
-* ``null`` is accepted wherever a key is optional, because the engine treats a
-  YAML null exactly like an absent key;
-* unknown keys are kept (``extra="allow"``) - the validator reports them as
-  warnings, it never refuses them;
-* lists are tuples and the models are frozen, like the raw catalog data.
-
-Values that may take several shapes (a number *or* a hardware-keyed map, a
-string *or* a brand map, ...) are unions picked by the shape of the input, so a
-wrong value yields one readable "expected ..." error instead of one per member.
+The engine reads the raw frozen data (JavaScript truthiness, absent vs. present); these strict
+pydantic models only check it. Rules (strict types, null = absent, unknown keys kept, unions picked
+by the input's shape): docs/decisions-catalog.md.
 """
 
 from __future__ import annotations
@@ -355,11 +339,16 @@ class PrecisionHardware(_Model):
     generation: str | None = None
 
 
-class VariantHardwareOverride(_Model):
-    """``variants.<v>.hardware_overrides.<key>``: exact-GPU or generation block."""
+class StrategyHardwareOverride(_Model):
+    """Hardware block inside a strategy override (generation replace or exact-GPU delta)."""
 
     extra_args: Args | None = None
     extra_env: Env | None = None
+
+
+class VariantHardwareOverride(StrategyHardwareOverride):
+    """``variants.<v>.hardware_overrides.<key>``: exact-GPU or generation block."""
+
     docker_image: str | None = None
     vram_minimum_gb: Num | None = None
     install: Install | None = None
@@ -384,19 +373,10 @@ class Variant(_Model):
     min_vllm_version: Version | None = None
 
 
-class RecipeHardwareOverride(_Model):
+class RecipeHardwareOverride(StrategyHardwareOverride):
     """Recipe-level generation (or ``nvidia``) override block."""
 
-    extra_args: Args | None = None
-    extra_env: Env | None = None
     install_note: str | None = None
-
-
-class StrategyHardwareOverride(_Model):
-    """Hardware block inside a strategy override (generation replace or exact-GPU delta)."""
-
-    extra_args: Args | None = None
-    extra_env: Env | None = None
 
 
 #: ``nodes`` of a PD pool: a number, or ``{<hw_id>: n, default: n}``.

@@ -1,16 +1,9 @@
 """A content-addressed cache of parsed recipe files: every command starts by loading the catalog.
 
-Loading the public catalog (87 recipes) costs ~0.12 s of CPU parsing, ~0.05 s from this cache.
-An entry is keyed by the BLAKE2 digest of a file's bytes (the pack is salted with this package's
-and PyYAML's versions), so it can never be stale. Key positions are not cached: a document indexes
-them from its text when first asked (:class:`~.yamlsource.YamlDocument`); only the keys a mapping
-repeats (rare) are kept, since finding them needs the node graph.
-
-One pack per recipes directory (``parsed-<digest of the directory>.pickle`` in :func:`cache_dir`)
-holds the entries its last load read, rewritten atomically when that changed. A directory or pack
-another user could write is not used (:func:`private_dir`); the unpickler accepts no class but
-:class:`~.yamlsource.FrozenDict`, so a tampered pack cannot run code. Every failure to read or write
-the cache is silent: it only ever costs the parse. ``VLLM_RECIPES_CACHE_DIR=off`` turns it off.
+Entries are keyed by the digest of a file's bytes (the pack salted with our and PyYAML's
+versions), so they cannot be stale. Packs another user could write are not used and the
+unpickler accepts only :class:`~.yamlsource.FrozenDict`; every cache failure only costs the
+parse. ``VLLM_RECIPES_CACHE_DIR=off`` turns it off. What it is worth: docs/decisions-catalog.md.
 """
 
 from __future__ import annotations
@@ -63,12 +56,8 @@ def _trusted(st: os.stat_result) -> bool:
 
 
 def private_dir(folder: Path) -> bool:
-    """Create ``folder`` (mode 0700) if missing; whether it is ours alone and so fit to hold a cache.
-
-    A cache directory other users can write to (``VLLM_RECIPES_CACHE_DIR=/tmp/x``)
-    is not used at all: a planted pack would change the data commands are made of,
-    and a planted compiled template would run code.
-    """
+    """Create ``folder`` (mode 0700) if missing; whether it is ours alone and so fit to hold a cache
+    (a planted pack would change commands, a planted compiled template would run code)."""
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return folder.is_dir() and _trusted(folder.stat())
@@ -122,11 +111,8 @@ def write_pack(pack: Path, payload: dict[str, Any]) -> None:
 
 
 class ParseCache:
-    """The parsed files of one load of a recipes directory; :meth:`save` when done.
-
-    An entry is ``(frozen data, ((key path, line, col), ...) of repeated keys)``, keyed by the
-    digest of the file's bytes.
-    """
+    """The parsed files of one load of a recipes directory (:meth:`save` when done): by the digest of
+    the file's bytes, ``(frozen data, ((key path, line, col), ...) of repeated keys)``."""
 
     def __init__(self, root: Path) -> None:
         self._pack = pack_path(root)

@@ -1,20 +1,10 @@
 """Recipe sources that are not a local directory: git repositories and ``.tar.gz`` archives.
 
-A source spec is one of
-
-* ``github:ORG/REPO[@REF]`` (``https://github.com/ORG/REPO.git``),
-* ``git+https://…[@REF]``, ``git+http://…``, ``git+ssh://…``, ``git+file:///…[@REF]``,
-* ``http(s)://…/NAME.tar.gz`` (or ``.tgz``): an archive of the recipe directory;
-  one top-level folder inside, as code hosts make them, is fine.
-
-Fetched trees live in the cache directory (:func:`.parsecache.cache_dir`) under
-``sources/<source key>/<commit or sha256>/``, with ``refs.json`` remembering
-which commit or digest each ref resolved to. A source in the cache is used as
-it is, offline; ``vllm-recipes catalog pull SOURCE`` fetches it again. git does
-the git protocol (``git fetch --depth 1``); archives come through
-:mod:`urllib.request` and :mod:`tarfile` with the ``data`` extraction filter
-(no absolute paths, no ``..``, no links or devices) plus size limits. Every
-failure is one line naming the source (:class:`SourceError`).
+Specs: ``github:ORG/REPO[@REF]``, ``git+https|http|ssh|file://…[@REF]``, ``http(s)://…/NAME.tar.gz``.
+Fetched trees live in ``<cache dir>/sources/<source key>/<commit or sha256>/`` (``refs.json``
+remembers what each ref resolved to) and are used offline; ``catalog pull`` fetches again.
+Archives are extracted with the ``data`` filter and size limits. Every failure is one
+:class:`SourceError` line naming the source.
 """
 
 from __future__ import annotations
@@ -109,9 +99,7 @@ def parse_source(spec: str) -> Source:
                       "git+file:///...[@REF] or an http(s)://.../*.tar.gz archive)")
 
 
-# --------------------------------------------------------------------------------------------
-# The cache
-# --------------------------------------------------------------------------------------------
+# --- The cache
 
 def sources_dir() -> Path | None:
     """Where fetched sources live (``None``: the cache is off or not private; fetches go to a temporary dir)."""
@@ -211,9 +199,7 @@ def _place(tmp: Path, folder: Path, resolved: str) -> None:
             raise
 
 
-# --------------------------------------------------------------------------------------------
-# git
-# --------------------------------------------------------------------------------------------
+# --- git
 
 def _git(*args: str, cwd: Path | None = None) -> str:
     import subprocess  # (with tarfile: only a fetch needs them, not every load of a local directory)
@@ -249,9 +235,7 @@ def _fetch_git(source: Source, folder: Path) -> str:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-# --------------------------------------------------------------------------------------------
-# archives
-# --------------------------------------------------------------------------------------------
+# --- archives
 
 def _download(url: str, dest: Path) -> str:
     """Download ``url`` to ``dest`` (at most :data:`MAX_ARCHIVE_BYTES`); returns its sha256."""
@@ -324,9 +308,7 @@ def _fetch_archive(source: Source, folder: Path) -> str:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-# --------------------------------------------------------------------------------------------
-# What is cached (``catalog list``)
-# --------------------------------------------------------------------------------------------
+# --- What is cached (``catalog list``)
 
 @dataclass(frozen=True)
 class CachedSource:

@@ -1,9 +1,7 @@
 """What the engine may see: a catalog without anything ``validate`` calls an error.
 
-One rule for ``build-api`` and ``serve``: a recipe (or a strategy, KV-store
-deployment or hardware profile) with a validation error is left out and its
-errors are printed; nothing that fails validation reaches the synthesis
-engine, so the engine only has to cope with what validation passes.
+One rule for ``build-api`` and ``serve``: what has a validation error is left out and its errors
+printed, so the engine only has to cope with what validation passes.
 """
 
 from __future__ import annotations
@@ -18,9 +16,6 @@ from .loader import Catalog, Recipe
 from .verdicts import Verdicts
 from .yamlsource import FrozenDict
 
-__all__ = ["is_usable", "recipe_errors", "remembered_errors", "skip_lines", "usable_catalog", "usable_static"]
-
-
 
 def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
     """The validation errors of one recipe (codes in ``ignore`` left out), path id included."""
@@ -34,8 +29,7 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
 
 
 def remembered_errors(catalog: Catalog, recipe: Recipe, verdicts: Verdicts) -> list[Finding]:
-    """:func:`recipe_errors`, or none without computing them when ``verdicts`` found this very recipe
-    clean before; a recipe found clean now is remembered (:meth:`Verdicts.save` writes it)."""
+    """:func:`recipe_errors`, unless ``verdicts`` found this very recipe clean; clean ones are remembered."""
     if verdicts.clean(recipe):
         return []
     errors = recipe_errors(catalog, recipe)
@@ -45,9 +39,8 @@ def remembered_errors(catalog: Catalog, recipe: Recipe, verdicts: Verdicts) -> l
 
 
 def fails_validation(catalog: Catalog, recipe: Recipe) -> bool:
-    """Whether ``recipe`` has validation errors (only a catalog not passed through :func:`usable_catalog`,
-    as ``serve --watch`` previews it, holds such recipes). The engine is promised only validate-clean
-    recipes: a failure on another is the recipe's error (one log line), not the engine's (a traceback)."""
+    """Whether ``recipe`` has validation errors (only a catalog ``serve --watch`` previews holds such):
+    a failure on one is the recipe's error (one log line), not the engine's (a traceback)."""
     return not catalog.usable and bool(recipe_errors(catalog, recipe))
 
 
@@ -58,32 +51,21 @@ def skip_lines(rel_path: str, errors: Sequence[Finding]) -> list[str]:
             *(f"    {f.format()}" for f in errors)]
 
 
-def _static_errors(catalog: Catalog) -> list[Finding]:
-    from .validate import document_kind, validate_document
-
-    out: list[Finding] = []
-    for src in catalog.sources:
-        kind = document_kind(src.rel_path)
-        out += [f for f in validate_document(src.doc, kind, catalog, errors_only=True)
-                if f.is_error and f.code == "bad-id"]
-    return out
-
-
 def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe
-    or that are not a mapping.
-
-    Their ids become output paths (``strategies/<name>.json``, ``hw/<id>.json``), and
-    every stage reads their fields, so such an entry is dropped with its error (a
-    finding at its ``file:line``); everything else is kept as is.
+    (ids become output paths) or that are not a mapping (every stage reads their fields), with the errors.
     """
+    from .validate import document_kind, validate_document
+
     def keep(key: Any, value: Any) -> bool:
         return is_name(key) and isinstance(value, dict)
 
     sections = (catalog.serving_strategies, catalog.kv_stores, catalog.hardware_profiles)
     if all(keep(k, v) for section in sections for k, v in section.items()):
         return catalog, []
-    errors = _static_errors(catalog)
+    errors = [f for src in catalog.sources
+              for f in validate_document(src.doc, document_kind(src.rel_path), catalog, errors_only=True)
+              if f.is_error and f.code == "bad-id"]
     taxonomy = catalog.taxonomy
     where = catalog.source_for(catalog.taxonomy_file)
     for k, v in catalog.hardware_profiles.items():
@@ -107,12 +89,8 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
 
 
 def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
-    """``catalog`` without any recipe that has a validation error (and with :func:`usable_static`).
-
-    Returns the catalog and every reason something is missing from it: files
-    that do not load or were refused, and the errors of each recipe left out
-    (also kept in ``Catalog.skipped``).
-    """
+    """``catalog`` without any recipe that has a validation error (and with :func:`usable_static`), and
+    every reason something is missing from it (also kept in ``Catalog.skipped``)."""
     if catalog.usable:
         return catalog, []
     fixed, findings = usable_static(catalog)
@@ -127,8 +105,3 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
             keep.append(recipe)
     verdicts.save()
     return dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings), usable=True), findings
-
-
-def is_usable(catalog: Catalog) -> bool:
-    """Whether ``catalog`` came out of :func:`usable_catalog` (its findings were already reported)."""
-    return catalog.usable

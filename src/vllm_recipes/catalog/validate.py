@@ -1,21 +1,6 @@
 """Recipe and catalog validation: every problem becomes a :class:`Finding`, never a traceback.
 
-What is checked (errors unless noted):
-
-* files that cannot be read or parsed (syntax, size limit, alias bombs, binary data),
-  repeated mapping keys;
-* wrong types and missing required keys, through the typed models of
-  :mod:`vllm_recipes.catalog.models`;
-* references: strategy ids (``compatible_strategies``, ``default_strategy``,
-  ``strategy_overrides``, ``strategy_hardware``, feature ``strategies``), feature
-  keys (``opt_in_features``, ``hardware_opt_in_features``, ``conflicts_with``),
-  KV-offload options and Mooncake deployments, frontends, PD pool modes;
-* the feature-mode rules of json-api.md §10.2, with the builder's exact messages;
-* arguments that look like JSON (start with ``{`` or ``[``) but do not parse;
-* warnings: unknown hardware ids (extensions.md §2.8), argument tokens containing
-  whitespace, unknown keys (with the nearest known key).
-
-The engine keeps reading the raw frozen data; these checks only report.
+The engine keeps reading the raw frozen data; these checks only report (docs/decisions-catalog.md).
 """
 
 from __future__ import annotations
@@ -28,7 +13,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -36,37 +21,15 @@ from typing import Any, Union
 
 from pydantic import BaseModel, Discriminator, Tag, ValidationError
 
+from vllm_recipes.jsvalues import as_list, as_map
 from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
-from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, is_hashable, sort_findings
-from .featuremodes import (
-    FEATURE_MODE_ERROR_HEADER,
-    feature_mode_error,
-    feature_mode_issues,
-    feature_mode_messages,
-)
+from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
+from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
 from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
-
-__all__ = [
-    "ARG_LIST_KEYS",
-    "FEATURE_MODE_ERROR_HEADER",
-    "MAX_ARG_TOKENS",
-    "POOL_MODES",
-    "catalog_with_file",
-    "document_kind",
-    "feature_mode_error",
-    "feature_mode_issues",
-    "feature_mode_messages",
-    "validate_catalog",
-    "validate_document",
-    "validate_file",
-    "validate_recipe",
-    "validate_recipe_document",
-    "validated_files",
-]
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
 ARG_LIST_KEYS = frozenset({"base_args", "extra_args", "vllm_args", "args"})
@@ -76,14 +39,6 @@ MAX_ARG_TOKENS = 1000
 DEPLOY_TYPES = ("single_node", "multi_node", "pd_cluster", "kv_store_lb")
 DEFAULT_FRONTENDS = ("python", "rust")
 
-
-# --------------------------------------------------------------------------------------------
-# JavaScript value semantics, for the §10.2 messages
-# --------------------------------------------------------------------------------------------
-
-# --------------------------------------------------------------------------------------------
-# Catalog vocabulary
-# --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class _Vocabulary:
@@ -164,9 +119,7 @@ def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
     return f" (did you mean '{got[0]}'?)" if got else ""
 
 
-# --------------------------------------------------------------------------------------------
-# Type errors from the typed models
-# --------------------------------------------------------------------------------------------
+# --- Type errors from the typed models
 
 _TAGS = frozenset({"null", "bool", "int", "float", "str", "map", "list", "brand", "cuda", "badmap", "other"})
 
@@ -199,18 +152,13 @@ def _describe(value: Any) -> str:
     return f"{article.get(shape, type(value).__name__)} ({text})"
 
 
-def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
-    """Map a pydantic error location onto the data's key path (dropping union tags).
-
-    Returns the path and whether the error is about a mapping *key*.
-    """
+def _loc_to_path(loc: tuple[Any, ...], data: Any) -> KeyPath:
+    """Map a pydantic error location onto the data's key path (dropping union tags)."""
     path: list[Any] = []
     node = data
     present = True
     for seg in loc:
-        if seg == "[key]":
-            return tuple(path), True
-        if present and isinstance(node, dict) and is_hashable(seg) and seg in node:
+        if present and isinstance(node, dict) and seg in node:
             path.append(seg)
             node = node[seg]
             continue
@@ -222,7 +170,7 @@ def _loc_to_path(loc: tuple[Any, ...], data: Any) -> tuple[KeyPath, bool]:
             continue
         path.append(seg)
         present = False
-    return tuple(path), False
+    return tuple(path)
 
 
 def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
@@ -234,39 +182,30 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
         return []
     out: list[Finding] = []
     for err in errors:
-        path, is_key = _loc_to_path(tuple(err.get("loc", ())), data)
+        path = _loc_to_path(tuple(err.get("loc", ())), data)
         etype = err.get("type", "")
         value = err.get("input")
+        msg = str(err.get("msg", "invalid value"))
+        expected = msg if etype == "wrong_type" else _EXPECTED.get(etype)
         if model is m.RecipeModel and m.is_display_only(path):
             # (compatibility policy: the engine never reads it, so it never costs the recipe its place)
-            why = f"{err.get('msg', 'wrong type')}, got {_describe(value)}" if etype == "wrong_type" else \
-                f"{_EXPECTED.get(etype, str(err.get('msg', 'invalid value')))}, got {_describe(value)}"
-            out.append(finding_at(doc, path, "warning", f"{why}; only the page shows this key, the recipe is "
-                                                        "still published", "display-type"))
-            continue
-        if is_key:
-            msg = f"mapping key {_describe(path[-1]) if path else ''} must be a string".replace("  ", " ")
-            out.append(finding_at(doc, path, "error", msg, "type"))
+            out.append(finding_at(doc, path, "warning", f"{expected or msg}, got {_describe(value)}; only the "
+                                                        "page shows this key, the recipe is still published",
+                                  "display-type"))
             continue
         if etype == "missing":
             name = _js_str(path[-1]) if path else "?"
             out.append(finding_at(doc, path, "error", f"required key '{name}' is missing", "missing-key"))
             continue
-        if etype == "wrong_type":
-            msg = f"{err.get('msg', 'wrong type')}, got {_describe(value)}"
-        elif etype in _EXPECTED:
-            msg = f"{_EXPECTED[etype]}, got {_describe(value)}"
-            if etype == "string_type" and isinstance(value, bool):
-                msg += " (YAML reads unquoted yes/no/on/off/true/false as booleans: quote the word)"
-        else:
-            msg = str(err.get("msg", "invalid value"))
+        if expected:
+            msg = f"{expected}, got {_describe(value)}"
+        if etype == "string_type" and isinstance(value, bool):
+            msg += " (YAML reads unquoted yes/no/on/off/true/false as booleans: quote the word)"
         out.append(finding_at(doc, path, "error", msg, "type"))
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Unknown keys, walking the model annotations alongside the data
-# --------------------------------------------------------------------------------------------
+# --- Unknown keys, walking the model annotations alongside the data
 
 @cache
 def _hints(model: type[BaseModel]) -> dict[str, Any]:
@@ -341,9 +280,7 @@ def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) 
     return [finding_at(doc, path, "warning", msg, "unknown-key") for path, msg in out]
 
 
-# --------------------------------------------------------------------------------------------
-# Arguments
-# --------------------------------------------------------------------------------------------
+# --- Arguments
 
 _CONTAINERS = (dict, list, tuple)
 
@@ -351,10 +288,8 @@ _CONTAINERS = (dict, list, tuple)
 def _arg_findings(doc: YamlDocument) -> list[Finding]:
     """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning).
 
-    Every container of the document is visited (argument lists sit at any depth),
-    so a key path is only spelled out for a token that is reported: the walk
-    keeps ``(parent link, key)`` links instead (``serve`` validates every recipe
-    on a first start, and this walk was the largest part of it).
+    Argument lists sit at any depth; the walk keeps ``(parent link, key)`` links and spells
+    out a key path only for a reported token (this walk was most of a first ``serve``).
     """
     out: list[Finding] = []
     stack: list[tuple[Any, Any]] = [(doc.data, None)]
@@ -410,25 +345,12 @@ def _check_token(doc: YamlDocument, path: KeyPath, token: str) -> list[Finding]:
 
 
 def _duplicate_key_findings(doc: YamlDocument) -> list[Finding]:
-    out = []
-    for path, pos in doc.duplicate_keys:
-        out.append(Finding("error", pos.file, pos.line, pos.col, format_key_path(path),
-                           f"duplicate key '{_js_str(path[-1])}': the later value silently replaces the "
-                           "earlier one (js-yaml rejects the file)", "duplicate-key"))
-    return out
+    return [Finding("error", pos.file, pos.line, pos.col, format_key_path(path),
+                    f"duplicate key '{_js_str(path[-1])}': the later value silently replaces the "
+                    "earlier one (js-yaml rejects the file)", "duplicate-key") for path, pos in doc.duplicate_keys]
 
 
-# --------------------------------------------------------------------------------------------
-# Recipe reference checks
-# --------------------------------------------------------------------------------------------
-
-def _d(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> tuple | list:
-    return value if isinstance(value, list | tuple) else ()
-
+# --- Recipe reference checks
 
 class _RecipeChecker:
     """Reference checks of one recipe against the catalog vocabulary."""
@@ -437,7 +359,7 @@ class _RecipeChecker:
         self.doc = doc
         self.v = vocab
         self.out: list[Finding] = []
-        self.data: dict = doc.data if isinstance(doc.data, dict) else {}
+        self.data = as_map(doc.data)
 
     def err(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "error", msg, code))
@@ -445,7 +367,6 @@ class _RecipeChecker:
     def warn(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "warning", msg, code))
 
-    # -- strategies ------------------------------------------------------------------------
     def strategy(self, path: KeyPath, name: Any) -> None:
         if not self.v.strategies or not isinstance(name, str) or name in self.v.strategies:
             return
@@ -455,12 +376,11 @@ class _RecipeChecker:
             self.err(path, f"unknown strategy '{name}'{_did_you_mean(name, self.v.strategies)}",
                      "unknown-strategy")
 
-    def feature(self, path: KeyPath, name: Any, features: dict) -> None:
+    def feature(self, path: KeyPath, name: Any, features: Mapping[str, Any]) -> None:
         if isinstance(name, str) and name not in features:
             self.err(path, f"unknown feature '{name}'{_did_you_mean(name, _str_keys(features))}",
                      "unknown-feature")
 
-    # -- hardware --------------------------------------------------------------------------
     def hw_exact(self, path: KeyPath, hw: Any) -> None:
         if self.v.hw_ids and isinstance(hw, str) and hw not in self.v.hw_ids:
             self.warn(path, f"unknown hardware id '{hw}'{_did_you_mean(hw, self.v.hw_ids)}", "unknown-hardware")
@@ -487,81 +407,79 @@ class _RecipeChecker:
                                         f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
 
     def hw_exact_map(self, path: KeyPath, value: Any) -> None:
-        for key in _d(value):
+        for key in as_map(value):
             self.hw_exact((*path, key), key)
 
-    # -- the checks --------------------------------------------------------------------------
     def run(self) -> list[Finding]:
         d = self.data
-        features = _d(d.get("features"))
+        features = as_map(d.get("features"))
         variants = d.get("variants")
         if isinstance(variants, dict) and "default" not in variants:
             self.err(("variants", "default"), "required key 'default' is missing", "missing-key")
-        self._meta(_d(d.get("meta")))
-        frontend = _d(d.get("model")).get("default_frontend")
+        self._meta(as_map(d.get("meta")))
+        frontend = as_map(d.get("model")).get("default_frontend")
         if isinstance(frontend, str) and frontend not in self.v.frontends:
             self.err(("model", "default_frontend"),
                      f"unknown frontend '{frontend}' (known: {', '.join(self.v.frontends)})", "unknown-frontend")
         self._strategies(d)
         self._features(d, features)
-        for vk, var in _d(variants).items():
-            self._variant(("variants", vk), _d(var))
-        # recipe-level hardware blocks
+        for vk, var in as_map(variants).items():
+            self._variant(("variants", vk), as_map(var))
         self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
         self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
         self._kv(d)
         return self.out
 
-    def _meta(self, meta: dict) -> None:
-        for i, task in enumerate(_l(meta.get("tasks"))):
+    def _meta(self, meta: Mapping[str, Any]) -> None:
+        for i, task in enumerate(as_list(meta.get("tasks"))):
             if self.v.tasks and isinstance(task, str) and task not in self.v.tasks:
                 self.warn(("meta", "tasks", i), f"unknown task '{task}'{_did_you_mean(task, self.v.tasks)} "
                                                 f"(known: {', '.join(self.v.tasks)})", "unknown-task")
         self.hw_exact_map(("meta", "hardware"), meta.get("hardware"))
         self.hw_exact(("meta", "default_hardware"), meta.get("default_hardware"))
 
-    def _strategies(self, d: dict) -> None:
-        for i, s in enumerate(_l(d.get("compatible_strategies"))):
+    def _strategies(self, d: Mapping[str, Any]) -> None:
+        for i, s in enumerate(as_list(d.get("compatible_strategies"))):
             self.strategy(("compatible_strategies", i), s)
         self.strategy(("default_strategy",), d.get("default_strategy"))
-        for s, block in _d(d.get("strategy_hardware")).items():
+        for s, block in as_map(d.get("strategy_hardware")).items():
             self.strategy(("strategy_hardware", s), s)
             self.hw_keyed_map(("strategy_hardware", s), block)
-        for s, so in _d(d.get("strategy_overrides")).items():
+        for s, so in as_map(d.get("strategy_overrides")).items():
             self.strategy(("strategy_overrides", s), s)
-            self._strategy_override(("strategy_overrides", s), _d(so))
+            self._strategy_override(("strategy_overrides", s), as_map(so))
         self._min_gpus(d.get("strategy_min_gpus"))
 
-    def _features(self, d: dict, features: dict) -> None:
+    def _features(self, d: Mapping[str, Any], features: Mapping[str, Any]) -> None:
         for fk, feat in features.items():
-            f = _d(feat)
+            f = as_map(feat)
             fp: KeyPath = ("features", fk)
-            for i, s in enumerate(_l(f.get("strategies"))):
+            for i, s in enumerate(as_list(f.get("strategies"))):
                 self.strategy((*fp, "strategies", i), s)
-            for i, other in enumerate(_l(f.get("conflicts_with"))):
+            for i, other in enumerate(as_list(f.get("conflicts_with"))):
                 self.feature((*fp, "conflicts_with", i), other, features)
             self.hw_keyed_map((*fp, "hardware_overrides"), f.get("hardware_overrides"))
             self.hw_keyed_map((*fp, "hardware"), f.get("hardware"))
-            for mk, mode in _d(f.get("modes")).items():
-                md = _d(mode)
+            for mk, mode in as_map(f.get("modes")).items():
+                md = as_map(mode)
                 self.hw_keyed_map((*fp, "modes", mk, "hardware_overrides"), md.get("hardware_overrides"))
                 self.hw_keyed_map((*fp, "modes", mk, "hardware"), md.get("hardware"))
-        for i, fk in enumerate(_l(d.get("opt_in_features"))):
+        for i, fk in enumerate(as_list(d.get("opt_in_features"))):
             self.feature(("opt_in_features", i), fk, features)
-        for hw, lst in _d(d.get("hardware_opt_in_features")).items():
+        for hw, lst in as_map(d.get("hardware_opt_in_features")).items():
             self.hw_exact(("hardware_opt_in_features", hw), hw)
-            for i, fk in enumerate(_l(lst)):
+            for i, fk in enumerate(as_list(lst)):
                 self.feature(("hardware_opt_in_features", hw, i), fk, features)
 
-    def _variant(self, vp: KeyPath, v: dict) -> None:
-        for i, sel in enumerate(_l(v.get("supported_hardware"))):
+    def _variant(self, vp: KeyPath, v: Mapping[str, Any]) -> None:
+        for i, sel in enumerate(as_list(v.get("supported_hardware"))):
             self.hw_selector((*vp, "supported_hardware", i), sel)
         self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
         self.hw_keyed_map((*vp, "tp"), v.get("tp"))
 
-    def _kv(self, d: dict) -> None:
+    def _kv(self, d: Mapping[str, Any]) -> None:
         """KV offload and Mooncake."""
-        for opt, status in _d(d.get("kv_offload_support")).items():
+        for opt, status in as_map(d.get("kv_offload_support")).items():
             path = ("kv_offload_support", opt)
             if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
                 hint = " (Mooncake deployments are gated by kv_cache_strategy_hardware)" \
@@ -569,22 +487,22 @@ class _RecipeChecker:
                 self.err(path, f"unknown KV-offload option '{opt}'{hint}", "unknown-kv-offload")
             if isinstance(status, str) and status not in ("verified", "unsupported"):
                 self.warn(path, f"'{status}' has no effect: use 'verified' or 'unsupported'", "kv-status")
-        for kv, block in _d(d.get("kv_cache_strategy_hardware")).items():
+        for kv, block in as_map(d.get("kv_cache_strategy_hardware")).items():
             path = ("kv_cache_strategy_hardware", kv)
             if self.v.kv_stores and isinstance(kv, str) and kv not in self.v.kv_stores:
                 self.err(path, f"unknown KV-store deployment '{kv}'{_did_you_mean(kv, self.v.kv_stores)}",
                          "unknown-kv-store")
             self.hw_exact_map(path, block)
 
-    def _strategy_override(self, path: KeyPath, so: dict) -> None:
+    def _strategy_override(self, path: KeyPath, so: Mapping[str, Any]) -> None:
         self.hw_keyed_map((*path, "hardware_overrides"), so.get("hardware_overrides"))
         self.hw_keyed_map((*path, "tp"), so.get("tp"))
-        for i, mode in enumerate(_l(so.get("pool_modes"))):
+        for i, mode in enumerate(as_list(so.get("pool_modes"))):
             if isinstance(mode, str) and mode not in POOL_MODES:
                 self.err((*path, "pool_modes", i), f"unknown pool mode '{mode}' (one of tp, tep, dep)",
                          "unknown-pool-mode")
         for role in ("prefill", "decode"):
-            rc = _d(so.get(role))
+            rc = as_map(so.get(role))
             par = rc.get("parallelism")
             if isinstance(par, str) and par not in POOL_MODES:
                 self.err((*path, role, "parallelism"), f"unknown parallelism '{par}' (one of tp, tep, dep)",
@@ -612,13 +530,11 @@ class _RecipeChecker:
                           f"{_did_you_mean(key, [*self.v.strategies, *self.v.hw_ids])}", "unknown-hardware")
 
 
-# --------------------------------------------------------------------------------------------
-# Data-file checks (taxonomy, strategies, kv stores)
-# --------------------------------------------------------------------------------------------
+# --- Data-file checks (taxonomy, strategies, kv stores)
 
 def _data_file_checks(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[Finding]:
     out: list[Finding] = []
-    data = _d(doc.data)
+    data = as_map(doc.data)
     if kind in ("strategy", "kv_store"):
         dt = data.get("deploy_type")
         if isinstance(dt, str) and dt not in DEPLOY_TYPES:
@@ -629,9 +545,9 @@ def _data_file_checks(doc: YamlDocument, kind: str, vocab: _Vocabulary) -> list[
             out.append(finding_at(doc, ("deploy_type",), "warning",
                                   "a kv_store/ file should have deploy_type kv_store_lb", "deploy-type"))
     if kind == "taxonomy":
-        for key, opt in _d(data.get("kv_offload")).items():
-            o = _d(opt)
-            for i, s in enumerate(_l(o.get("strategies"))):
+        for key, opt in as_map(data.get("kv_offload")).items():
+            o = as_map(opt)
+            for i, s in enumerate(as_list(o.get("strategies"))):
                 if vocab.strategies and isinstance(s, str) and s not in vocab.strategies:
                     out.append(finding_at(doc, ("kv_offload", key, "strategies", i), "error",
                                           f"unknown strategy '{s}'{_did_you_mean(s, vocab.strategies)}",
@@ -654,33 +570,13 @@ _KIND_MODELS: dict[str, type[BaseModel]] = {
 
 def document_kind(rel_path: str) -> str:
     """``recipe``, ``taxonomy``, ``platforms``, ``strategy`` or ``kv_store`` from a file's path."""
-    p = rel_path.removeprefix("<bundled>/").replace(os.sep, "/")
-    parts = p.split("/")
-    name = parts[-1]
-    parent = parts[-2] if len(parts) > 1 else ""
-    if name == "taxonomy.yaml":
-        return "taxonomy"
-    if name == "platforms.yaml":
-        return "platforms"
-    if parent == "strategies":
-        return "strategy"
-    if parent == "kv_store":
-        return "kv_store"
-    return "recipe"
+    *_, parent, name = ["", *rel_path.replace(os.sep, "/").split("/")]
+    if name in ("taxonomy.yaml", "platforms.yaml"):
+        return name.removesuffix(".yaml")
+    return {"strategies": "strategy", "kv_store": "kv_store"}.get(parent, "recipe")
 
 
-# --------------------------------------------------------------------------------------------
-# Per-document entry points
-# --------------------------------------------------------------------------------------------
-
-def _guarded(doc_file: str, fn: typing.Callable[[], list[Finding]]) -> list[Finding]:
-    """Run a check; an unexpected exception becomes an error finding instead of a traceback."""
-    try:
-        return fn()
-    except Exception as exc:  # pragma: no cover - defensive: the validator must never crash
-        return [Finding("error", doc_file, 1, 1, "<root>",
-                        f"internal validator error ({type(exc).__name__}: {exc}); please report", "internal")]
-
+# --- Per-document entry points
 
 def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
                       _vocab: _Vocabulary | None = None, *, errors_only: bool = False) -> list[Finding]:
@@ -692,7 +588,10 @@ def validate_document(doc: YamlDocument, kind: str, catalog: Catalog,
     vocab = _vocab or _vocabulary(catalog)
     token = _suggestions_left.set([SUGGESTION_BUDGET])
     try:
-        return _guarded(doc.file, lambda: _validate_document(doc, kind, vocab, errors_only))
+        return _validate_document(doc, kind, vocab, errors_only)
+    except Exception as exc:  # pragma: no cover - defensive: the validator must never crash
+        return [Finding("error", doc.file, 1, 1, "<root>",
+                        f"internal validator error ({type(exc).__name__}: {exc}); please report", "internal")]
     finally:
         _suggestions_left.reset(token)
 
@@ -730,53 +629,25 @@ def _file_stem(file: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
-def validate_recipe_document(doc: YamlDocument, catalog: Catalog) -> list[Finding]:
-    """Checks of one recipe document (``doc.data`` may be anything)."""
-    return validate_document(doc, "recipe", catalog)
-
-
-def validate_recipe(recipe: Recipe, catalog: Catalog) -> list[Finding]:
-    """Checks of one loaded recipe."""
-    return validate_document(recipe.doc, "recipe", catalog)
-
-
-# --------------------------------------------------------------------------------------------
-# Whole catalog
-# --------------------------------------------------------------------------------------------
-
-def _is_bundled_fallback(rel_path: str) -> bool:
-    """Bundled files a user directory falls back to are validated with the bundled catalog, not here."""
-    return rel_path.startswith("<bundled>/")
-
+# --- Whole catalog (bundled files a user directory falls back to are validated with the bundled catalog)
 
 def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> list[str]:
     """The files :func:`validate_catalog` looks at (for the summary line)."""
     wanted = None if files is None else set(files)
-    names: list[str] = []
-    for src in catalog.sources:
-        if not _is_bundled_fallback(src.rel_path):
-            names.append(src.rel_path)
-    names.extend(r.rel_path for r in catalog.recipes)
-    names.extend(e.position.file for e in (*catalog.load_errors, *catalog.refused))
-    seen: dict[str, None] = {}
-    for n in names:
-        if wanted is None or n in wanted:
-            seen.setdefault(n)
-    return list(seen)
+    names = [s.rel_path for s in catalog.sources if not s.rel_path.startswith("<bundled>/")]
+    names += [r.rel_path for r in catalog.recipes]
+    names += [e.position.file for e in (*catalog.load_errors, *catalog.refused)]
+    return list(dict.fromkeys(n for n in names if wanted is None or n in wanted))
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
-                     extra_checks: Sequence[Checker] | None = None) -> list[Finding]:
+                     extra_checks: Sequence[Checker] | None = None,
+                     external: frozenset[str] = frozenset()) -> list[Finding]:
     """Validate every file of ``catalog`` (or only ``files``, by catalog-relative path).
 
     ``extra_checks`` (catalog-wide checkers, e.g. the release lint) run after the built-in
-    checks; their findings are filtered to ``files`` too.
+    checks; their findings are filtered to ``files`` too. ``external``: a file added from outside.
     """
-    return _validate(catalog, files, extra_checks, external=frozenset())
-
-
-def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Sequence[Checker] | None,
-              external: frozenset[str]) -> list[Finding]:
     wanted = None if files is None else set(files)
 
     def keep(name: str) -> bool:
@@ -788,7 +659,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
         if keep(exc.position.file):
             out.append(finding_from_load_error(exc))
     for src in catalog.sources:
-        if _is_bundled_fallback(src.rel_path) or not keep(src.rel_path):
+        if src.rel_path.startswith("<bundled>/") or not keep(src.rel_path):
             continue
         out.extend(validate_document(src.doc, document_kind(src.rel_path), catalog, vocab))
     seen_ids: dict[str, str] = {}
@@ -815,9 +686,7 @@ def _validate(catalog: Catalog, files: Iterable[str] | None, extra_checks: Seque
     return sort_findings(out)
 
 
-# --------------------------------------------------------------------------------------------
-# Files given on the command line
-# --------------------------------------------------------------------------------------------
+# --- Files given on the command line
 
 def _hf_id_from_path(path: Path) -> str:
     """hf_id from ``.../models/<org>/<repo>.yaml``; else ``<parent>/<stem>``."""
@@ -872,5 +741,5 @@ def validate_file(path: Path, catalog: Catalog, display: str | None = None,
             return [finding_from_load_error(exc)]
         return sort_findings(validate_document(doc, kind, catalog))
     external = frozenset() if cat is catalog else frozenset({key})
-    return _validate(cat, [key], extra_checks, external)
+    return validate_catalog(cat, [key], extra_checks, external)
 

@@ -1,18 +1,9 @@
 """Remembered "no validation error" verdicts, so ``command`` need not build the pydantic models.
 
-The publishing rule makes every command check its recipe (:func:`.usable.recipe_errors`);
-that check needs the typed models of :mod:`.models`, and importing pydantic and
-building them costs ~0.2 CPU-s, as much as the rest of ``command``. Its answer is a
-pure function of the recipe file's text, the name it is shown as, its model id,
-the catalog's shared data (taxonomy, platforms, strategies, KV stores: what
-references are checked against) and the code of :mod:`vllm_recipes.catalog`
-(which imports nothing else of the package but :mod:`vllm_recipes.jsvalues`)
-running on this pydantic. A clean verdict is remembered under the digest of all of
-that, so a changed byte of any of it is another key and an entry cannot go stale; a
-recipe with errors is never remembered (its findings are computed again, to be
-printed). One pack per recipes directory beside the parse cache's
-(``clean-<digest of the directory>.pickle``, same privacy rules and off switch),
-one entry per recipe file, so it never grows beyond the catalog.
+That check costs ~0.2 CPU-s, as much as the rest of ``command``. A clean verdict is keyed by the
+digest of everything it depends on (the file's text, its name and model id, the catalog's shared
+data, the code of ``catalog/`` and pydantic's version), so it cannot go stale; errors are never
+remembered. One pack per recipes directory beside the parse cache's.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """YAML reading with positions: every value can be traced back to ``file:line:col``.
 
-We compose the node graph with PyYAML's C loader (when available), refuse
-documents whose alias expansion would explode (YAML bombs) *before* building
-Python objects, then construct the data and walk the node graph once to index
-the position of every key path. Only the safe YAML types are data: strings,
-integers, finite floats, booleans, null, lists, mappings with string keys (and
-dates, read as ``YYYY-MM-DD`` strings); anything else (``!!binary``, ``!!set``,
-``!!omap``, ``.inf``, ``.nan``, a non-string key such as ``1:`` or ``true:``)
-is a load error at its ``file:line:col``, so nothing downstream meets it. Loaded data is deep-frozen (``FrozenDict`` and
-tuples) so the catalog can be shared freely between requests and threads.
+Alias bombs are refused before any object is built; only plain data (strings, integers, finite
+floats, booleans, null, lists, mappings with string keys, dates as ``YYYY-MM-DD``) is accepted,
+anything else is a load error at its position. Data is deep-frozen so a catalog can be shared
+between requests and threads.
 """
 
 from __future__ import annotations
@@ -88,11 +83,8 @@ class YamlLoadError(Exception):
 class YamlDocument:
     """One parsed YAML file: frozen data plus the position of every key path.
 
-    Positions (and repeated keys) are only needed when something is reported or
-    explained, so a document parsed from text indexes them on first use, from the
-    text it keeps: loading a catalog then costs one parse, and a document that came
-    from the parse cache (:mod:`.parsecache`) never composes its nodes at all
-    unless asked where a key is.
+    Positions are only needed when something is reported, so they are indexed on first use from
+    the text the document keeps (a cached document never composes its nodes unless asked).
     """
 
     __slots__ = ("_duplicates", "_positions", "_source", "data", "file")
@@ -105,7 +97,7 @@ class YamlDocument:
 
     def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
                  duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
-                 *, source: str | None = None) -> None:
+                 source: str | None = None) -> None:
         object.__setattr__(self, "file", file)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "_positions", positions)
@@ -121,9 +113,8 @@ class YamlDocument:
         return f"YamlDocument({self.file!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (``serve`` hands its catalog to the static API's builder process: the attributes cannot be set
-        # one by one, so a document is rebuilt through its constructor)
-        return (_document, (self.file, self.data, self._positions, self._duplicates, self._source))
+        # (``serve`` pickles its catalog for the builder process; attributes cannot be set one by one)
+        return (YamlDocument, (self.file, self.data, self._positions, self._duplicates, self._source))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
@@ -172,12 +163,6 @@ class YamlDocument:
         return positions.get((), Position(self.file, 1, 1))
 
 
-def _document(file: str, data: Any, positions: Mapping[KeyPath, Position] | None,
-              duplicates: tuple[tuple[KeyPath, Position], ...] | None, source: str | None) -> YamlDocument:
-    """Unpickling a :class:`YamlDocument`."""
-    return YamlDocument(file, data, positions, duplicates, source=source)
-
-
 def normalize_date(value: Any) -> Any:
     """Timestamps become ``YYYY-MM-DD`` of their UTC calendar date (json-api.md §1.3)."""
     if isinstance(value, _dt.datetime):
@@ -215,11 +200,19 @@ def _repeats_a_key(pairs: list[tuple[yaml.Node, yaml.Node]]) -> bool:
     return len(set(keys)) != len(keys)
 
 
-def _check_expansion(root: yaml.Node, file: str) -> bool:
-    """Refuse alias bombs and cycles by sizing the node graph with memoization.
+def _refusal(file: str, node: yaml.Node, message: str) -> YamlLoadError:
+    return YamlLoadError(file, node.start_mark.line + 1, node.start_mark.column + 1, message)
 
-    Returns whether some mapping repeats a key (only then are positions indexed at once, to name them).
-    """
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_expansion(root: yaml.Node, file: str) -> bool:
+    """Refuse alias bombs and cycles by sizing the node graph with memoization; returns whether some
+    mapping repeats a key (only then are positions indexed at once, to name them)."""
     repeats = False
     sizes: dict[int, int] = {}
     visiting: set[int] = set()
@@ -229,49 +222,30 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
         nid = id(node)
         if done:
             visiting.discard(nid)
-            total = 1
-            if isinstance(node, yaml.MappingNode):
-                for k, v in node.value:
-                    total += sizes[id(k)] + sizes[id(v)]
-                if not repeats:
-                    repeats = _repeats_a_key(node.value)
-            elif isinstance(node, yaml.SequenceNode):
-                for v in node.value:
-                    total += sizes[id(v)]
+            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            if not repeats and isinstance(node, yaml.MappingNode):
+                repeats = _repeats_a_key(node.value)
             if total > MAX_EXPANDED_NODES:
-                m = node.start_mark
-                raise YamlLoadError(
-                    file, m.line + 1, m.column + 1,
-                    f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases; refused",
-                )
+                raise _refusal(file, node, f"document expands to more than {MAX_EXPANDED_NODES:,} nodes "
+                                           "through aliases; refused")
             sizes[nid] = total
             continue
         if nid in sizes:
             continue
         if nid in visiting:
-            m = node.start_mark
-            raise YamlLoadError(file, m.line + 1, m.column + 1, "recursive alias: a node contains itself")
+            raise _refusal(file, node, "recursive alias: a node contains itself")
         if depth > MAX_DEPTH:
-            m = node.start_mark
-            raise YamlLoadError(file, m.line + 1, m.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
+            raise _refusal(file, node, f"nesting deeper than {MAX_DEPTH} levels")
         visiting.add(nid)
         stack.append((node, depth, True))
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                stack.append((k, depth + 1, False))
-                stack.append((v, depth + 1, False))
-        elif isinstance(node, yaml.SequenceNode):
-            for v in node.value:
-                stack.append((v, depth + 1, False))
+        stack.extend((child, depth + 1, False) for child in _children(node))
     return repeats
 
 
 def _index_positions(root: yaml.Node, file: str,
                      duplicates: list[tuple[KeyPath, Position]] | None = None) -> dict[KeyPath, Position]:
-    """Map every key path to the position of its key (mappings) or item (sequences).
-
-    Repeated keys of one mapping are appended to ``duplicates`` when given.
-    """
+    """Map every key path to the position of its key (mappings) or item (sequences); repeated keys of
+    one mapping are appended to ``duplicates`` when given."""
     out: dict[KeyPath, Position] = {(): Position(file, root.start_mark.line + 1, root.start_mark.column + 1)}
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
@@ -316,11 +290,6 @@ _KIND_OF_TAG = {"tag:yaml.org,2002:int": "an integer", _FLOAT_TAG: "a number", "
 
 def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
     """Refuse what is not plain data (see the module docstring), at the node's position."""
-
-    def refuse(node: yaml.Node, message: str) -> YamlLoadError:
-        m = node.start_mark
-        return YamlLoadError(file, m.line + 1, m.column + 1, message)
-
     seen: set[int] = set()
     stack = [root]
     while stack:
@@ -332,17 +301,17 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
         if node.tag not in _PLAIN_TAGS[type(node)]:
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             what = "strings, numbers, booleans, null, lists and mappings only" if scalar else "a mapping or a list is"
-            raise refuse(node, f"YAML tag {tag} is not plain data ({what})")
+            raise _refusal(file, node, f"YAML tag {tag} is not plain data ({what})")
         if scalar:
             if node.tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
-                raise refuse(node, f"{node.value!r} is not a finite number")
+                raise _refusal(file, node, f"{node.value!r} is not a finite number")
         elif isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 if not isinstance(k, yaml.ScalarNode):
-                    raise refuse(k, "mapping keys must be strings, not a list or mapping")
+                    raise _refusal(file, k, "mapping keys must be strings, not a list or mapping")
                 if k.tag not in _SAFE_KEY_TAGS:
-                    kind = _KIND_OF_TAG.get(k.tag, "not a string")
-                    raise refuse(k, f"mapping keys must be strings; {k.value or '~'} is {kind} (quote it)")
+                    kind = f"{k.value or '~'} is {_KIND_OF_TAG.get(k.tag, 'not a string')}"
+                    raise _refusal(file, k, f"mapping keys must be strings; {kind} (quote it)")
                 stack.append(v)
         else:
             stack.extend(node.value)
@@ -374,8 +343,7 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             raise YamlLoadError(file, line, col, f"YAML error: {exc.problem or exc}") from None
         except Exception as exc:  # PyYAML's constructors can fail in other ways (``!!timestamp nope``)
-            m = root.start_mark
-            raise YamlLoadError(file, m.line + 1, m.column + 1, f"YAML error: {exc}") from None
+            raise _refusal(file, root, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
     if repeats:  # name them now: validation reports every repeated key
@@ -424,9 +392,8 @@ def _root_of(path: Path, name: str) -> Path | None:
 def read_raw(path: Path, name: str, root: Path | None = None) -> bytes:
     """The bytes of the regular file ``path``; a file over the size limit is refused without being read.
 
-    Unless links out are allowed (:func:`follow_symlinks_default`), the *opened* file must lie inside
-    ``root`` (default: the directory ``name`` is relative to): the check is made on the descriptor, so a
-    file swapped for a link between a directory walk and this read is refused, not read.
+    Unless links out are allowed, the *opened* file must lie inside ``root`` (default: the directory
+    ``name`` is relative to), checked on the descriptor so a file swapped for a link is refused.
     """
     root = root if root is not None else _root_of(path, name)
     try:

@@ -55,11 +55,11 @@ def _resolved_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple
 def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
     """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
     facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
-    if recipe_architecture(catalog, recipe) is None:
+    if recipe_architecture(recipe) is None:
         return
     from vllm_recipes.fit.report import plan_checks
 
-    for check in plan_checks(catalog, recipe, plan):
+    for check in plan_checks(recipe, plan):
         click.echo(f"warning: {check.message}", err=True)
 
 

@@ -124,7 +124,7 @@ def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: 
 
     model_id = str(recipe.model.get("model_id") or recipe.hf_id)
     facts = Facts()
-    own = recipe_architecture(catalog, recipe)
+    own = recipe_architecture(recipe)
     try:
         if hf_config:
             arch = architecture_from_file(hf_config)
@@ -261,7 +261,7 @@ def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
 
     out: dict[str, Architecture] = {}
     for r in catalog.recipes:
-        if r.is_omni or recipe_architecture(catalog, r) is not None:
+        if r.is_omni or recipe_architecture(r) is not None:
             continue
         try:
             arch = architecture_from_cache(str(r.model.get("model_id") or r.hf_id))

@@ -1,20 +1,7 @@
 """Architecture facts a memory plan needs, from a recipe block or a Hugging Face ``config.json``.
 
-Pure: both readers take already-parsed mappings (the recipe's frozen YAML, a
-``json.load``-ed config) and return an :class:`Architecture`. Reading files and
-the Hugging Face cache happens at the edge (:mod:`vllm_recipes.fit.sources`).
-
-Attention kinds and what one token costs in the KV cache (per layer):
-
-* ``mha`` / ``gqa`` / ``mqa``: a K and a V vector per KV head, KV heads split by
-  tensor parallelism (replicated when TP exceeds them);
-* ``mla``: one compressed latent (``kv_lora_rank``) plus the rotary key part
-  (``qk_rope_head_dim``), *not* split by TP;
-* ``compressed_sparse`` (DeepSeek-V4 family): compressed, sparse KV the planner
-  cannot model exactly; the recipe gives an estimate of the elements per token
-  and, where the guide allows one, an upper bound - the planner reports both;
-* sliding-window layers hold at most ``sliding_window`` tokens per sequence;
-  linear-attention / Mamba layers hold a fixed state per *sequence*.
+Pure: both readers take already-parsed mappings; files and the Hub are read at the edge
+(:mod:`.sources`). What each attention kind costs per token: docs/decisions-fit.md §2-3.
 """
 
 from __future__ import annotations
@@ -25,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vllm_recipes.catalog import Catalog, Recipe
+    from vllm_recipes.catalog import Recipe
 
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "compressed_sparse")
 
-#: bytes per parameter of a checkpoint precision (block scales included), for the
-#: weight estimate when no checkpoint size is known
+#: bytes per parameter of a checkpoint precision, block scales included (MXFP4: 4 bits + an 8-bit scale
+#: per 32 values)
 PRECISION_BYTES = {
     "bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "w8a8": 1.0, "mxfp8": 1.03125,
     "nvfp4": 0.5625, "mxfp4": 0.53125, "fp4": 0.5625, "int4": 0.5625, "awq": 0.5625, "gptq": 0.5625,
@@ -120,8 +107,7 @@ class Architecture:
 
     def checkpoint_for(self, variant_key: str) -> float | None:
         sizes = dict(self.checkpoint_gib)
-        got = sizes.get(variant_key)
-        return got if got is not None else sizes.get("*")
+        return sizes.get(variant_key, sizes.get("*"))
 
 
 def _int(v: Any) -> int | None:
@@ -138,15 +124,14 @@ def kind_for_heads(heads: int | None, kv_heads: int | None) -> str:
     return "mqa" if kv_heads == 1 else "gqa"
 
 
+#: the fields an attention kind needs (any other kind: KV heads and head dim)
+_NEEDED_FIELDS = {"mla": ("kv_lora_rank", "qk_rope_head_dim"),
+                  "compressed_sparse": ("kv_elements_per_token",)}
+
+
 def check_architecture(arch: Architecture) -> Architecture:
     """The fields each attention kind needs are present and positive (else :class:`ArchitectureError`)."""
-    need: tuple[str, ...]
-    if arch.attention == "mla":
-        need = ("kv_lora_rank", "qk_rope_head_dim")
-    elif arch.attention == "compressed_sparse":
-        need = ("kv_elements_per_token",)
-    else:
-        need = ("num_kv_heads", "head_dim")
+    need = _NEEDED_FIELDS.get(arch.attention, ("num_kv_heads", "head_dim"))
     missing = [n for n in need if getattr(arch, n) is None]
     if missing:
         raise ArchitectureError(f"{arch.attention} attention needs {', '.join(missing)}"
@@ -197,10 +182,8 @@ def _block_attention(block: Mapping[str, Any], heads: int | None, kv_heads: int 
     attention = given if isinstance(given, str) else kind_for_heads(heads, kv_heads)
     if attention not in ATTENTION_KINDS:
         raise ArchitectureError(f"unknown attention kind {attention!r}; expected one of {', '.join(ATTENTION_KINDS)}")
-    if kv_heads is None and attention == "mqa":
-        kv_heads = 1
-    if kv_heads is None and attention == "mha":
-        kv_heads = heads
+    if kv_heads is None:
+        kv_heads = {"mqa": 1, "mha": heads}.get(attention)
     return attention, kv_heads
 
 
@@ -236,9 +219,8 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
     ))
 
 
-def recipe_architecture(catalog: Catalog, recipe: Recipe) -> Architecture | None:
-    """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid). Not memoized: ~0.1 ms
-    a recipe, once per page and once per recipe in a search (docs/decisions-fit.md, section 8)."""
+def recipe_architecture(recipe: Recipe) -> Architecture | None:
+    """The recipe's ``model.architecture_facts`` (``None`` when absent or invalid)."""
     block = recipe.model.get("architecture_facts")
     if not isinstance(block, Mapping):
         return None
@@ -421,9 +403,8 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
 
 
 def replicated_params(cfg: Mapping[str, Any]) -> int:
-    """Parameters vLLM keeps whole on every TP rank: MLA's fused q_a / kv_a down-projections
-    (hidden x (q_lora_rank + kv_lora_rank + rope)), the MoE router (experts x hidden per MoE layer), and a
-    sparse-attention indexer's wq_b, wk and weights_proj."""
+    """Parameters vLLM keeps whole on every TP rank: MLA's fused down-projections, the MoE router, and a
+    sparse-attention indexer's projections."""
     hidden = _int(cfg.get("hidden_size")) or 0
     layers = _int(cfg.get("num_hidden_layers")) or 0
     kv_lora, q_lora = _int(cfg.get("kv_lora_rank")) or 0, _int(cfg.get("q_lora_rank")) or 0
@@ -457,10 +438,8 @@ def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hid
 
 
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
-    """Share of the parameters that are routed experts, from the config's shapes (weights of every
-    expert: gate, up and down projections; every layer at or after ``first_k_dense_replace`` that
-    ``moe_layer_freq`` selects). An estimate of the parameter share, used only when the checkpoint's
-    own tensor names are unknown (see :mod:`vllm_recipes.fit.checkpoints`)."""
+    """Share of the parameters that are routed experts, from the config's shapes: an estimate, used only
+    when the checkpoint's own tensor names are unknown (:mod:`.checkpoints`)."""
     experts = _first(cfg, _EXPERTS)
     hidden = _int(cfg.get("hidden_size")) or 0
     width = _first(cfg, _EXPERT_WIDTH) or 0
@@ -474,10 +453,8 @@ def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
 
 
 def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Architecture | None = None) -> float | None:
-    """Weights estimate from the parameter count and the variant's precision (the last resort, labelled as
-    an estimate): quantized checkpoints keep the embeddings and the LM head in bf16 (two vocab x hidden
-    matrices when the architecture is known); block-scaled formats carry their scales (``PRECISION_BYTES``:
-    MXFP4 = 4 bits + one 8-bit scale per 32 values = 0.53125 B)."""
+    """Weights estimate from the parameter count and the variant's precision (the last resort): quantized
+    checkpoints keep the embeddings and the LM head in bf16."""
     b = parameters_billions(parameter_count)
     per = PRECISION_BYTES.get(str(precision or "bf16").lower())
     if b is None or per is None:

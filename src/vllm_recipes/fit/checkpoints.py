@@ -1,14 +1,11 @@
 """Real checkpoint sizes: bytes by dtype and the routed experts' share, from safetensors metadata.
 
-``huggingface_hub.get_safetensors_metadata`` reads the index and each shard's
-*header* (a few kilobytes by HTTP range request): tensor names, dtypes, shapes and
-byte offsets - never the weights. Pure: the fetching and the cache of the summary
-(a small JSON file per repository, so later fits work offline) live at the edge,
-in :mod:`vllm_recipes.fit.sources`.
+Read from the shards' headers, never the weights; pure: fetching and caching live in :mod:`.sources`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +24,6 @@ class CheckpointInfo:
     #: tensors of routed experts (``.experts.`` in the name; shared experts are dense)
     expert_bytes: int = 0
     bytes_by_dtype: dict[str, int] = field(default_factory=dict)
-    params_by_dtype: dict[str, int] = field(default_factory=dict)
     source: str = SOURCE
 
     @property
@@ -44,25 +40,21 @@ class CheckpointInfo:
         return f"{self.source} of {self.repo_id}: {self.gib:,.2f} GiB ({parts})"
 
 
-def summarize(repo_id: str, tensors: Iterable[tuple[str, str, int, int]]) -> CheckpointInfo:
-    """``(name, dtype, parameters, bytes)`` per tensor -> a :class:`CheckpointInfo`."""
-    total = experts = 0
-    by_dtype: dict[str, int] = {}
-    params: dict[str, int] = {}
-    for name, dtype, count, size in tensors:
-        total += size
-        by_dtype[dtype] = by_dtype.get(dtype, 0) + size
-        params[dtype] = params.get(dtype, 0) + count
+def summarize(repo_id: str, tensors: Iterable[tuple[str, str, int]]) -> CheckpointInfo:
+    """``(name, dtype, bytes)`` per tensor -> a :class:`CheckpointInfo`."""
+    experts = 0
+    by_dtype: Counter[str] = Counter()
+    for name, dtype, size in tensors:
+        by_dtype[dtype] += size
         if ".experts." in name and ".shared_experts." not in name:
             experts += size
-    return CheckpointInfo(repo_id, total, experts, by_dtype, params)
+    return CheckpointInfo(repo_id, by_dtype.total(), experts, dict(by_dtype))
 
 
 def info_from_dict(data: Mapping[str, Any]) -> CheckpointInfo | None:
     try:
         return CheckpointInfo(str(data["repo_id"]), int(data["total_bytes"]), int(data.get("expert_bytes") or 0),
                               {str(k): int(v) for k, v in (data.get("bytes_by_dtype") or {}).items()},
-                              {str(k): int(v) for k, v in (data.get("params_by_dtype") or {}).items()},
                               str(data.get("source") or SOURCE))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

@@ -26,10 +26,8 @@ KNOWN_GPUS: dict[str, tuple[str, float]] = {
 }
 
 
-#: what CUDA reports as total memory (``torch.cuda.mem_get_info``, the base of vLLM's requested memory)
-#: per vendor "GB": HBM parts lose ~1% to reserved memory (an "80 GB" H100 is 79.19 GiB), data-centre
-#: GDDR parts run with ECC on (an L40S's 48 GB is 44.4 GiB; A10 / L4 ~22), consumer cards ~1.5%
-#: (an RTX 5090 is 31.4 GiB). Matched on the normalised name; other GPUs: the HBM factor.
+#: what CUDA reports as total memory (the base of vLLM's requested memory) per vendor "GB", by normalised
+#: name; other GPUs: the HBM factor (docs/decisions-fit.md §4)
 REPORTED_FACTOR: tuple[tuple[str, float], ...] = (
     ("l40s", 0.925), ("l40", 0.925), ("a10g", 0.92), ("a10", 0.92), ("l4", 0.92), ("a40", 0.925),
     ("a6000", 0.99), ("rtxpro", 0.99), ("rtx", 0.98), ("mi3", 0.998),
@@ -86,9 +84,9 @@ def profile_target(profiles: Mapping[str, Any], hw_id: str, source: str = "catal
     p = profiles.get(hw_id)
     if not isinstance(p, Mapping):
         raise HardwareError(f"unknown hardware profile {hw_id!r}", close_names(hw_id, list(profiles)))
-    n, vram = _count_vram(p)
+    n, per = _count_per_gpu(p)
     name = str(p.get("display_name") or hw_id)
-    return GpuTarget(f"{name} ({n}x {vram / n:g} GB)", reported_gib(name, vram / n), n, hw_id, False,
+    return GpuTarget(f"{name} ({n}x {per:g} GB)", reported_gib(name, per), n, hw_id, False,
                      str(p.get("brand") or "NVIDIA"), source)
 
 
@@ -99,16 +97,11 @@ def close_names(name: str, names: Sequence[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys([*sub, *(by_norm[h] for h in hits)]))[:n]
 
 
-def _count_vram(p: Mapping[str, Any]) -> tuple[int, float]:
-    """A profile's GPU count (at least 1) and total memory in GB (0 when absent)."""
+def _count_per_gpu(p: Mapping[str, Any]) -> tuple[int, float]:
+    """A profile's GPU count (at least 1) and memory per GPU in GB (0 when absent)."""
     count, vram = p.get("gpu_count"), p.get("vram_gb")
     n = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
-    return n, float(vram) if isinstance(vram, int | float) and not isinstance(vram, bool) else 0.0
-
-
-def _per_gpu(p: Mapping[str, Any]) -> float:
-    n, vram = _count_vram(p)
-    return vram / n
+    return n, (float(vram) if isinstance(vram, int | float) and not isinstance(vram, bool) else 0.0) / n
 
 
 def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None, count: int | None) -> str | None:
@@ -121,7 +114,7 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
         disp = _norm(str(p.get("display_name") or pid))
         if not disp or not (disp == key or disp in key or key in disp or _norm(pid) == key):
             continue
-        per = _per_gpu(p)
+        per = _count_per_gpu(p)[1]
         if gpu_gib is not None and per and abs(per - gpu_gib) / per > 0.1:
             continue
         same = 0 if count is None or p.get("gpu_count") == count else 1
@@ -137,7 +130,7 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
         if gpus == t.gpus_per_node or (gpus is None and t.gpus_per_node == 1):
             return t
         n = gpus or 1  # the count the user gave; none given: one GPU, never the profile's silently
-        nominal = _per_gpu(profiles[pid])
+        nominal = _count_per_gpu(profiles[pid])[1]
         return GpuTarget(f"Custom: {n}x {name} ({nominal:g} GB each)", t.gpu_gib, n, pid, True, t.brand,
                          "--gpu", notes=(f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}"
                                          + ("" if gpus else "; give --gpus N for more") ,))
@@ -153,11 +146,11 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
                      brand, "--gpu")
 
 
-def custom_target(gpu_gib: float, gpus: int, brand: str = "NVIDIA", name: str | None = None) -> GpuTarget:
+def custom_target(gpu_gib: float, gpus: int) -> GpuTarget:
     if gpu_gib <= 0 or gpus <= 0:
         raise HardwareError("--gpu-memory and --gpus must be positive")
-    label = f"Custom: {gpus}x {name or 'GPU'} ({gpu_gib:g} GB each)"
-    return GpuTarget(label, gpu_gib, gpus, None, True, brand, "--gpu-memory")
+    label = f"Custom: {gpus}x GPU ({gpu_gib:g} GB each)"
+    return GpuTarget(label, gpu_gib, gpus, None, True, source="--gpu-memory")
 
 
 # --------------------------------------------------------------------------------------------

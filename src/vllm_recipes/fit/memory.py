@@ -1,19 +1,7 @@
 """The memory arithmetic of one vLLM process: weights, KV budget, KV pool, concurrency, verdict.
 
-Pure functions over small frozen values; no catalog, no I/O. It follows what
-vLLM does at start-up, release by release (:mod:`vllm_recipes.fit.vllm_rules`;
-sources in ``docs/decisions-fit.md`` §3)::
-
-    KV budget = total GPU memory x --gpu-memory-utilization
-                - weights - peak of the profiling run (forward of max-num-batched-tokens,
-                  or the sampler warm-up over max-num-seqs rows x the vocabulary)
-                - non-torch memory - CUDA graph estimate (from 0.20)
-
-then divides the budget into blocks shared by the KV-cache groups (layers grouped
-by attention type, padded to equal group sizes), logs "GPU KV cache size" and
-"Maximum concurrency", and refuses to start when one request of --max-model-len
-does not fit. The model of the profiling peak is an estimate (constants below);
-the rest is vLLM's own arithmetic.
+Pure functions over small frozen values. vLLM's own start-up arithmetic, release by release
+(:mod:`.vllm_rules`); the profiling peak is an estimate. Sources: docs/decisions-fit.md §3.
 """
 
 from __future__ import annotations
@@ -114,11 +102,7 @@ class KvPool:
 
 @dataclass(frozen=True, slots=True)
 class ProcessFit:
-    """The plan for one process (one DP rank of one pool, its most loaded GPU); sizes in bytes.
-
-    Public for other planners (``perf``): ``kv_bytes_per_token``, ``kv_tokens``, ``kv_budget``,
-    ``weights``, ``max_num_seqs``, ``max_num_batched_tokens``, ``max_model_len``, ``starts``.
-    """
+    """The plan for one process (one DP rank of one pool, its most loaded GPU); sizes in bytes."""
 
     role: str
     shape: ProcessShape
@@ -189,7 +173,7 @@ def _draft_layers(arch: Architecture, shape: ProcessShape) -> int:
     if shape.draft_layers:
         return shape.draft_layers
     m = shape.spec_method.lower()
-    if m in ("mtp", "deepseek_mtp", "qwen3_next_mtp", "glm4_moe_mtp") or m.endswith("_mtp"):
+    if m == "mtp" or m.endswith("_mtp"):
         return arch.mtp_layers or 1
     if m.startswith("eagle"):
         return 1
@@ -250,23 +234,18 @@ def kv_bytes_per_token(arch: Architecture, shape: ProcessShape, elements: float 
     return _layer_bytes(arch, shape) * layers / max(1, shape.dcp)
 
 
-def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: int | None = None,
-                  elements: float | None = None, batched: int = 0) -> float:
+def request_bytes(arch: Architecture, shape: ProcessShape, length: int, block: int) -> float:
     """KV memory one request of ``length`` tokens holds on one GPU (pool blocks x page x group size)."""
     if arch.attention == "compressed_sparse":
-        b = block or shape.block_size or DEFAULT_BLOCK_SIZE
-        return kv_bytes_per_token(arch, shape, elements) * math.ceil(length / b) * b
+        return kv_bytes_per_token(arch, shape) * math.ceil(length / block) * block
     pool = kv_pool(arch, shape)
-    return blocks_per_request(pool, length, batched or (shape.max_num_batched_tokens or 2048),
+    return blocks_per_request(pool, length, shape.max_num_batched_tokens or 2048,
                               max(1, shape.dcp)) * pool.page_bytes * pool.group_size
 
 
 def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessShape) -> float:
-    """Checkpoint bytes the most loaded GPU holds: dense part split by TP x PP (but the replicated layers
-    whole on every rank), experts by EP x PP, tables by TP x PP.
-
-    PP stages hold whole layers: the most loaded stage has ``ceil(layers / pp)`` of them.
-    """
+    """Checkpoint bytes of the most loaded GPU: dense / TP (replicated layers whole), experts / EP,
+    tables / TP, times the most loaded PP stage's ``ceil(layers / pp)`` share."""
     values = dict(shape.table_flags)
     tables = sum(t.gib for t in arch.host_tables)
     resident_tables = sum(t.gib for t in arch.host_tables if t.marker not in values.get(t.flag, "\0"))
@@ -280,40 +259,24 @@ def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessSha
     return max(0.0, per - shape.cpu_offload_gib) * GIB
 
 
-def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int,
-                 max_len: int = 0, rules: MemoryRules | None = None) -> tuple[float, float]:
-    """(forward, sampler) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes,
-    without the fused-MoE workspace (:func:`moe_workspace`).
-
-    The forward of ``batched`` tokens: :func:`forward_elements_per_token` in the model dtype, plus a
-    sparse indexer's dense ``[batched, max-model-len]`` logits buffer.
-    The sampler warm-up (``_dummy_sampler_run``, last pipeline stage only) samples
-    ``min(max-num-seqs, batched)`` rows over the whole vocabulary with top-k and top-p set
-    (bytes per logit by release: ``MemoryRules.sampler_bytes_per_logit``).
-    """
+def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: int, max_len: int,
+                 rules: MemoryRules) -> tuple[float, float]:
+    """(forward, sampler warm-up) peaks of vLLM's profiling run (``gpu_model_runner.profile_run``), bytes,
+    without the fused-MoE workspace; the sampler samples ``min(max-num-seqs, batched)`` rows."""
     if not arch.hidden_size:
         return ACTIVATION_FALLBACK_GIB * GIB, 0.0
     forward = batched * arch.dtype_bytes * forward_elements_per_token(arch, shape)
     if shape.indexer_dense_logits:
         forward += batched * max_len * arch.indexer_logits_bytes
     rows = min(seqs, batched)
-    sampler = rows * (arch.vocab_size or 0) * (rules or rules_for(None)).sampler_bytes_per_logit
+    sampler = rows * (arch.vocab_size or 0) * rules.sampler_bytes_per_logit
     return float(forward), float(sampler)
 
 
 def forward_elements_per_token(arch: Architecture, shape: ProcessShape) -> float:
-    """Activation elements one token holds at the forward's peak, read off the eager model code
-    (``model_executor/models/llama.py``, 0.33; the other decoders have the same shape):
-
-    - through the layer: the residual and the layer's input (``FORWARD_LIVE_HIDDEN`` x hidden);
-    - attention: ``qkv_proj``'s output ((q + 2 kv heads) x head dim / TP), the attention output
-      (q heads x head dim / TP) and ``o_proj``'s output (hidden), alive together at ``o_proj``;
-    - dense MLP: ``gate_up_proj``'s output (2 x intermediate / TP) and the activation's
-      (intermediate / TP), alive together at ``act_fn``; a MoE layer's intermediates are the
-      workspace (:func:`moe_workspace`), its output one hidden vector.
-
-    The larger of attention and MLP. ``torch.compile``'d graphs free buffers at their last use, so
-    this is an upper bound of the eager layer."""
+    """Activation elements one token holds at the eager decoder layer's peak (``models/llama.py``): the
+    residual and layer input, plus the larger of attention's and the dense MLP's live outputs (an upper
+    bound: compiled graphs free buffers earlier)."""
     h = arch.hidden_size or 0
     heads = ceil_div(arch.num_attention_heads or 0, shape.tp)
     kv = ceil_div(arch.num_kv_heads or arch.num_attention_heads or 0, shape.tp)
@@ -326,14 +289,8 @@ def forward_elements_per_token(arch: Architecture, shape: ProcessShape) -> float
 
 
 def moe_workspace(arch: Architecture, shape: ProcessShape, batched: int) -> float:
-    """The fused-MoE intermediate caches of a forward of ``batched`` tokens, bytes.
-
-    ``TritonExperts.workspace_shapes`` (``model_executor/layers/fused_moe/fused_moe.py``, 0.33):
-    workspace1 ``(M, topk, max(N // 2, K))`` and workspace2 ``(M, topk, max(N, K))`` in the activation
-    dtype, M = batched tokens, K = hidden size, N = 2 x the expert width on this GPU (split by TP, whole
-    under expert parallelism). 0.11's ``fused_experts_impl`` allocates the same two caches per call
-    (``max(N, K)`` and ``N // 2``). 0 for dense models.
-    """
+    """The fused-MoE intermediate caches of a forward of ``batched`` tokens, bytes
+    (``TritonExperts.workspace_shapes``; 0 for dense models)."""
     if not (arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size and arch.hidden_size):
         return 0.0
     width = arch.moe_intermediate_size if shape.expert_parallel else ceil_div(arch.moe_intermediate_size, shape.tp)
@@ -342,25 +299,11 @@ def moe_workspace(arch: Architecture, shape: ProcessShape, batched: int) -> floa
 
 
 def startup_peak(forward: float, sampler: float, workspace: float, rules: MemoryRules) -> float:
-    """The profiling run's peak over what was allocated before it: the forward and the sampler warm-up
-    run one after the other; the MoE workspace stays allocated from 0.14 on (``v1/worker/workspace.py``),
-    so it adds to whichever is larger, and before 0.14 it is part of the forward only."""
+    """The profiling run's peak: forward and sampler run one after the other; the MoE workspace stays
+    allocated from 0.14 on, so it adds to whichever is larger (before, to the forward only)."""
     if rules.moe_workspace_persistent:
         return workspace + max(forward, sampler)
     return max(forward + workspace, sampler)
-
-
-def cuda_graph_bytes(arch: Architecture, shape: ProcessShape, rules: MemoryRules) -> float:
-    """The CUDA graph memory vLLM subtracts from the budget (``profile_cudagraph_memory``, 0.20+); 0 before."""
-    if shape.enforce_eager or not rules.cudagraph_estimate_subtracted:
-        return 0.0
-    layers = stage_layers(arch.num_layers, shape.pp)
-    return (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
-
-
-def non_torch_bytes(shape: ProcessShape) -> float:
-    """Memory outside PyTorch's allocator that appears after vLLM's first snapshot (estimate)."""
-    return (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
 
 
 def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, block: int, limit: int,
@@ -417,7 +360,11 @@ def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: Pr
     fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
     workspace = moe_workspace(arch, shape, batched)
     act = startup_peak(fwd, smp, workspace, rules)  # with PP the planned GPU is the most loaded stage
-    non_torch, graphs = non_torch_bytes(shape), cuda_graph_bytes(arch, shape, rules)
+    non_torch = (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
+    graphs = 0.0
+    if rules.cudagraph_estimate_subtracted and not shape.enforce_eager:
+        layers = stage_layers(arch.num_layers, shape.pp)
+        graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
     requested = gpu_gib * GIB * util
     if shape.kv_cache_memory_bytes is not None:
         kv = float(shape.kv_cache_memory_bytes)
@@ -496,12 +443,8 @@ def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
                 release: str | None = None, gpu_name: str = "", gpus_available: int | None = None,
                 draft_gib: float = 0.0) -> ProcessFit:
     """Plan one process on a GPU of ``gpu_gib`` GiB (as CUDA reports it); ``context``: the length
-    concurrency is asked for; ``release``: the vLLM release whose rules apply (default: the newest read);
-    ``gpus_available``: GPUs the machine has (levers never ask for more).
-
-    Pure and memoized (every argument is an immutable value): the search and the
-    web panel ask for the same shapes again and again.
-    """
+    concurrency is asked for; ``gpus_available``: GPUs the machine has (levers never ask for more).
+    Memoized: the search and the web panel ask for the same shapes again and again."""
     rules = rules_for(release)
     b = _budget(arch, checkpoint_gib, gpu_gib, shape, model_len, rules, gpu_name, draft_gib)
     p = _sparse_pool(arch, shape, b.kv) if arch.attention == "compressed_sparse" else _layer_pool(arch, shape, b.kv)
@@ -555,8 +498,9 @@ def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: Proc
 
     if kv_dtype_bytes(arch, shape.kv_cache_dtype) > 1:
         f = again(replace(shape, kv_cache_dtype="fp8"))
+        ratio = f"x{f.kv_tokens / fit.kv_tokens:.2f}" if fit.kv_tokens else "none"
         out.append(Lever("fp8_kv", "--kv-cache-dtype fp8", f.kv_tokens, f.starts,
-                         f"{f.kv_tokens:,} tokens ({_ratio(f.kv_tokens, fit.kv_tokens)} today)"))
+                         f"{f.kv_tokens:,} tokens ({ratio} today)"))
     tp2 = shape.tp * 2
     heads_ok = not arch.num_attention_heads or arch.num_attention_heads % tp2 == 0
     if heads_ok and (gpus_available is None or tp2 * shape.pp * shape.dp <= gpus_available):
@@ -589,10 +533,6 @@ def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: Proc
                          f.starts and can, f"moves {gib} GiB of weights per GPU to host memory (slower decode)"
                          + ("" if can else "; more than the weights on the GPU")))
     return tuple(out)
-
-
-def _ratio(a: int, b: int) -> str:
-    return f"x{a / b:.2f}" if b else "none"
 
 
 def table_flags(flags: Mapping[str, str], arch: Architecture) -> tuple[tuple[str, str], ...]:

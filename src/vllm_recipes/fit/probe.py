@@ -1,9 +1,4 @@
-"""Edge: run the local GPU tools and hand their machine-readable output to the parsers.
-
-Tried in order: ``nvidia-smi``, ``amd-smi``, ``rocm-smi``, ``npu-smi``. Only the
-first tool found on ``PATH`` is run; its output is parsed by
-:mod:`vllm_recipes.fit.hardware` (pure).
-"""
+"""Edge: run the first GPU tool found on ``PATH`` and hand its output to the parsers of :mod:`.hardware`."""
 
 from __future__ import annotations
 

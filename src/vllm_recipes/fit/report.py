@@ -1,20 +1,18 @@
 """Will it fit? One selection's memory plan, from the same resolved plan the command is rendered from.
 
-:func:`fit_state` is the pure entry point (CLI, web, API and MCP call it): a
-builder state, a :class:`GpuTarget` and the architecture in, a
-:class:`FitReport` out. Custom hardware is a profile added to a copy of the
-catalog (based on a catalog profile of the same family), so the command is still
-synthesized by the normal pipeline.
+:func:`fit_state` is the pure entry point (CLI, web, API and MCP). Custom hardware is a profile added to
+a copy of the catalog, so the command is still synthesized by the normal pipeline.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, FrozenDict, Recipe
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.defaults import recommend_strategy
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import PageState, candidate_strategies
@@ -59,7 +57,7 @@ class FitReport:
     processes: tuple[ProcessFit, ...] = ()
     checks: tuple[Check, ...] = ()
     errors: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     #: what the planner would need to answer ("architecture", "checkpoint size"): the verdict is "unknown"
     missing: tuple[str, ...] = ()
     #: the vLLM release whose memory rules were applied
@@ -108,9 +106,9 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
     return tuple(dict.fromkeys(out))
 
 
-def plan_checks(catalog: Catalog, recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
+def plan_checks(recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
     """The checks for a rendered plan with the recipe's own facts (page, ``command``, ``explain``)."""
-    arch = recipe_architecture(catalog, recipe)
+    arch = recipe_architecture(recipe)
     if arch is None:
         return ()
     ctx = recipe.model.get("context_length")
@@ -125,11 +123,8 @@ def _template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
     profiles = catalog.hardware_profiles
     if target.profile_id in profiles:
         return target.profile_id  # type: ignore[return-value]
-    fb = profiles.get(fallback)
-    if isinstance(fb, Mapping) and fb.get("brand") == target.brand:
-        return fallback
-    return next((k for k, p in profiles.items() if isinstance(p, Mapping) and p.get("brand") == target.brand),
-                fallback)
+    same_brand = [k for k, p in profiles.items() if as_map(p).get("brand") == target.brand]
+    return fallback if fallback in same_brand else next(iter(same_brand), fallback)
 
 
 def with_custom_profile(catalog: Catalog, target: GpuTarget, template: str) -> Catalog:
@@ -146,12 +141,11 @@ def with_custom_profile(catalog: Catalog, target: GpuTarget, template: str) -> C
 def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: bool) -> Selection:
     """Move a selection to the ``custom`` profile of ``catalog`` (one node; a single-node strategy by default)."""
     strategy = sel.strategy
-    spec = catalog.strategies.get(strategy)
-    if not strategy_given and (not isinstance(spec, Mapping) or spec.get("deploy_type") != "single_node"):
+    if not strategy_given and as_map(catalog.strategies.get(strategy)).get("deploy_type") != "single_node":
         cands = candidate_strategies(catalog, recipe, CUSTOM_ID, 1)
         rec = recommend_strategy(recipe.data, 1)
         strategy = rec if rec in cands else (cands[0] if cands else strategy)
-    single = (catalog.strategies.get(strategy) or {}).get("deploy_type") == "single_node"
+    single = as_map(catalog.strategies.get(strategy)).get("deploy_type") == "single_node"
     return dataclasses.replace(sel, hw_id=CUSTOM_ID, strategy=strategy,
                                node_count=1 if single else sel.node_count,
                                pd_nodes=None if strategy != "pd_cluster" else sel.pd_nodes)
@@ -200,7 +194,7 @@ def draft_weights_gib(arch: Architecture, shape: ProcessShape) -> float:
     return params * arch.dtype_bytes / GIB
 
 
-def fit_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Architecture | None,
+def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Architecture | None,
              *, context: int | None = None, cached_checkpoint_gib: float | None = None,
              release: str | None = None, weights_gib: float | None = None,
              checkpoint: CheckpointInfo | None = None) -> FitReport:
@@ -257,7 +251,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
     """Fit a builder state on ``target`` (default: the state's own hardware profile). Pure.
     ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
     sel = state.selection
-    arch = arch or recipe_architecture(catalog, recipe)
+    arch = arch or recipe_architecture(recipe)
     notes: tuple[str, ...] = ()
     if target is None or (not target.custom and target.profile_id == sel.hw_id):
         target = target or profile_target(catalog.hardware_profiles, sel.hw_id)
@@ -266,7 +260,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
         catalog = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
         ctx, plan = resolve(catalog, recipe, retarget(catalog, recipe, sel, strategy_given))
         notes = ("custom profile: hardware-specific recipe overrides of catalog profiles do not apply",)
-    report = fit_plan(catalog, recipe, ctx, plan, target, arch, context=context, weights_gib=weights_gib,
+    report = fit_plan(recipe, ctx, plan, target, arch, context=context, weights_gib=weights_gib,
                       release=release(ctx) if callable(release) else release, checkpoint=checkpoint,
                       cached_checkpoint_gib=cached_checkpoint_gib)
     return dataclasses.replace(report, notes=(*report.notes, *notes))

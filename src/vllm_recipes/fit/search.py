@@ -1,9 +1,7 @@
 """Reverse search: every recipe variant that starts on given GPUs, with the single-node strategy it would use.
 
-Pure: one derived catalog with the target as a ``custom`` profile, then for each
-(recipe, variant) the normal resolve and fit of its recommended single-node
-strategy, or of the next offered one when that does not start. Best first:
-concurrency at the asked context, then KV capacity.
+Pure: the normal resolve and fit of the recommended single-node strategy (else the next one that starts)
+on the target as a ``custom`` profile; best first by concurrency at the asked context, then KV capacity.
 """
 
 from __future__ import annotations
@@ -77,7 +75,7 @@ def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
     unknown: list[str] = []
     rejected = 0
     for recipe in cat.recipes:
-        arch = None if recipe.is_omni else recipe_architecture(cat, recipe) or (archs or {}).get(recipe.hf_id)
+        arch = None if recipe.is_omni else recipe_architecture(recipe) or (archs or {}).get(recipe.hf_id)
         if arch is None:
             if not recipe.is_omni:
                 unknown.append(recipe.hf_id)
@@ -123,7 +121,7 @@ def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategie
     base = Selection(variant_key=variant_key, hw_id=CUSTOM_ID, strategy=strategies[0], node_count=1, features=features)
     for s in strategies:
         ctx, plan = resolve(cat, recipe, dataclasses.replace(base, strategy=s))
-        rep = fit_plan(cat, recipe, ctx, plan, target, arch, context=context, checkpoint=info)
+        rep = fit_plan(recipe, ctx, plan, target, arch, context=context, checkpoint=info)
         if rep.starts:
             return SearchHit(recipe.hf_id, variant_key, s, rep)
     return None

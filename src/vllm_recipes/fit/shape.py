@@ -45,16 +45,16 @@ def final_flags(inv: Invocation) -> dict[str, str]:
     return out
 
 
-def _int(v: str | None, default: int | None = None) -> int | None:
+def _int(v: str | None) -> int | None:
     try:
-        return int(v) if v not in (None, "") else default
+        return int(v) if v else None
     except ValueError:
-        return default
+        return None
 
 
 def _float(v: str | None) -> float | None:
     try:
-        return float(v) if v not in (None, "") else None
+        return float(v) if v else None
     except ValueError:
         return None
 
@@ -108,10 +108,10 @@ def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | N
     auto = mml is not None and mml.strip().lower() in ("auto", "-1")
     return ProcessShape(
         role=role,
-        tp=max(1, _int(flags.get("--tensor-parallel-size"), 1) or 1),
-        pp=max(1, _int(flags.get("--pipeline-parallel-size"), 1) or 1),
-        dp=max(1, _int(flags.get("--data-parallel-size"), 1) or 1),
-        dcp=max(1, _int(flags.get("--decode-context-parallel-size"), 1) or 1),
+        tp=max(1, _int(flags.get("--tensor-parallel-size")) or 1),
+        pp=max(1, _int(flags.get("--pipeline-parallel-size")) or 1),
+        dp=max(1, _int(flags.get("--data-parallel-size")) or 1),
+        dcp=max(1, _int(flags.get("--decode-context-parallel-size")) or 1),
         expert_parallel="--enable-expert-parallel" in flags or "-ep" in flags,
         gpu_memory_utilization=_float(flags.get("--gpu-memory-utilization")),
         kv_cache_memory_bytes=_int(flags.get("--kv-cache-memory-bytes")),

@@ -1,11 +1,7 @@
 """Edge: architecture facts from files and the Hub - ``--hf-config``, the local Hugging Face cache, the Hub.
 
-The cache is read through ``huggingface_hub``'s offline lookup
-(``try_to_load_from_cache``), which never touches the network; when it has no
-``config.json`` and the network is allowed (not ``--offline``, not
-``HF_HUB_OFFLINE``), ``hf_hub_download`` fetches it into that same cache (token
-from ``HF_TOKEN`` or ``hf auth login``, as ``huggingface_hub`` reads them), so the
-next fit works offline. Without the library (the ``hf`` extra) neither is consulted.
+The cache is read offline (``try_to_load_from_cache``); only when it lacks a file and the network is
+allowed is it downloaded into that same cache, so the next fit works offline.
 """
 
 from __future__ import annotations
@@ -20,6 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from vllm_recipes.catalog.parsecache import cache_dir
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
@@ -50,8 +48,8 @@ def default_cache_dir() -> str | None:
     return os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else None
 
 
-def _cached(repo_id: str, filename: str, cache_dir: str | None) -> Path | None:
-    cache_dir = cache_dir or default_cache_dir()
+def _cached(repo_id: str, filename: str) -> Path | None:
+    cache_dir = default_cache_dir()
     try:
         from huggingface_hub import constants
     except ImportError:  # the optional `hf` extra is not installed
@@ -126,11 +124,10 @@ def _hub_call(repo_id: str, error: type[Exception], missing: str) -> Iterator[No
         raise error(f"cannot reach the Hub for {repo_id} ({type(exc).__name__})") from None
 
 
-def architecture_from_hub(repo_id: str, *, offline: bool = False,
-                          cache_dir: str | None = None) -> tuple[Architecture | None, str]:
+def architecture_from_hub(repo_id: str, *, offline: bool = False) -> tuple[Architecture | None, str]:
     """The cached ``config.json`` of ``repo_id``, else (online) the Hub's, downloaded into the Hugging Face
     cache; ``(None, why)`` when neither, ``why`` in plain words."""
-    cached = architecture_from_cache(repo_id, cache_dir)
+    cached = architecture_from_cache(repo_id)
     if cached is not None:
         return cached, ""
     if offline or hub_offline():
@@ -143,24 +140,24 @@ def architecture_from_hub(repo_id: str, *, offline: bool = False,
         return None, why
     try:
         with _hub_call(repo_id, ArchitectureError, "config.json"):
-            p = Path(hf_hub_download(repo_id, "config.json", cache_dir=cache_dir or default_cache_dir(),
+            p = Path(hf_hub_download(repo_id, "config.json", cache_dir=default_cache_dir(),
                                      endpoint=hub_endpoint()))
     except ArchitectureError as exc:
         return None, str(exc)
     return architecture_from_hf_config(_read_json(p, "config.json"), source=f"Hugging Face Hub ({repo_id})"), ""
 
 
-def architecture_from_cache(repo_id: str, cache_dir: str | None = None) -> Architecture | None:
+def architecture_from_cache(repo_id: str) -> Architecture | None:
     """The cached ``config.json`` of ``repo_id``, or ``None`` when the cache has none (never downloads)."""
-    p = _cached(repo_id, "config.json", cache_dir)
+    p = _cached(repo_id, "config.json")
     if p is None:
         return None
     return architecture_from_hf_config(_read_json(p, "cached config.json"), source=f"Hugging Face cache ({repo_id})")
 
 
-def checkpoint_gib_from_cache(repo_id: str, cache_dir: str | None = None) -> float | None:
+def checkpoint_gib_from_cache(repo_id: str) -> float | None:
     """``metadata.total_size`` of the cached ``model.safetensors.index.json``, in GiB."""
-    p = _cached(repo_id, "model.safetensors.index.json", cache_dir)
+    p = _cached(repo_id, "model.safetensors.index.json")
     if p is None:
         return None
     try:
@@ -174,18 +171,10 @@ def checkpoint_gib_from_cache(repo_id: str, cache_dir: str | None = None) -> flo
 # checkpoint sizes: the safetensors summary, cached
 # --------------------------------------------------------------------------------------------
 
-def checkpoint_cache_dir() -> Path | None:
-    """``$VLLM_RECIPES_CACHE_DIR/fit/checkpoints`` (``off``: no cache), else the XDG cache."""
-    env = os.environ.get("VLLM_RECIPES_CACHE_DIR")
-    if env is not None and env.strip().lower() in ("", "off"):
-        return None
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vllm-recipes"
-    return base / "fit" / "checkpoints"
-
-
 def _info_path(repo_id: str) -> Path | None:
-    d = checkpoint_cache_dir()
-    return None if d is None else d / (repo_id.replace("/", "--") + ".json")
+    """``fit/checkpoints/<repo>.json`` in the package's cache directory (``None``: caching is off)."""
+    d = cache_dir()
+    return None if d is None else d / "fit" / "checkpoints" / (repo_id.replace("/", "--") + ".json")
 
 
 def cached_info(repo_id: str) -> CheckpointInfo | None:
@@ -227,7 +216,7 @@ def fetch_info(repo_id: str, token: str | bool | None = None) -> CheckpointInfo:
         raise HubError(why)
     with _hub_call(repo_id, HubError, "safetensors weights"):
         meta = HfApi(endpoint=hub_endpoint()).get_safetensors_metadata(repo_id, token=token)
-    tensors = ((name, t.dtype, t.parameter_count, t.data_offsets[1] - t.data_offsets[0])
+    tensors = ((name, t.dtype, t.data_offsets[1] - t.data_offsets[0])
                for fm in meta.files_metadata.values() for name, t in fm.tensors.items())
     info = summarize(repo_id, tensors)
     store_info(info)

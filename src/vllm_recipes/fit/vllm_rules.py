@@ -1,8 +1,6 @@
 """What each vLLM release does with GPU memory at start-up, as data (sources: docs/decisions-fit.md §3).
 
-Every rule below was read in the released wheels (``pip download --no-deps
-vllm==X.Y.Z``); the file and the first release that has it are cited next to
-each field. A release between two rows takes the rules of the older row.
+Read in the released wheels; a release between two rows takes the rules of the older row.
 """
 
 from __future__ import annotations
@@ -10,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: the newest release whose sources were read; ``--vllm`` later than this plans with its rules
-NEWEST = "0.33"
+NEWEST = (0, 33)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,25 +26,11 @@ class MemoryRules:
     #: ``kv_cache_utils.get_kv_cache_capacity``: "GPU KV cache size" = concurrency x max_model_len (0.25);
     #: before: ``num_blocks // len(groups) * block_size`` (``get_kv_cache_config_from_groups``)
     capacity_is_concurrency: bool
-    #: sampler warm-up bytes per (row x vocabulary entry) of ``_dummy_sampler_run`` with top-k and top-p set
-    #: (``v1/sample/sampler.py``: the bf16 logits stay alive, ``logits.to(torch.float32)`` makes a copy; then
-    #: ``v1/sample/ops/topk_topp_sampler.py``):
-    #: - up to 0.11 FlashInfer sampling is on by default (``VLLM_USE_FLASHINFER_SAMPLER`` unset = on):
-    #:   ``top_k_top_p_sampling_from_logits`` masks into a new fp32 tensor and takes fp32 probabilities:
-    #:   2 + 4 + 4 + 4 = 14;
-    #: - 0.12 to 0.16 FlashInfer is opt-in and ``apply_top_k_top_p`` sorts the vocabulary in PyTorch; at
-    #:   its ``logits_sort.scatter`` every local is still alive: bf16 logits 2 + fp32 copy 4 + sorted values 4
-    #:   + int64 indices 8 + top-k mask 1 + sorted probabilities 4 + top-p mask 1 + the scattered result 4
-    #:   = 28 (0.10/0.11 take the same path when FlashInfer is not installed: the ``flashinfer`` extra);
-    #: - 0.17 to 0.24 the native path masks in place with ``apply_top_k_top_p_triton`` (rows >= 8), then
-    #:   fp32 probabilities and fp32 exponential noise (``random_sample``): 2 + 4 + 4 + 4 = 14;
-    #: - from 0.25 FlashInfer is on by default again (14); the generator-seeded second pass that 0.21 adds
-    #:   (``manual_seed(0)``) runs the native Triton path after the first pass is freed: same 14.
+    #: sampler warm-up bytes per (row x vocabulary entry) with top-k and top-p set: 14, or 28 from 0.12 to
+    #: 0.16 where ``apply_top_k_top_p`` sorts the vocabulary in PyTorch (docs/decisions-fit.md §3)
     sampler_bytes_per_logit: int
-    #: ``v1/worker/workspace.py`` (0.13) keeps one process-wide workspace at its high-water mark, and from
-    #: 0.14 the default MoE path (``unquantized_fused_moe_method.py``: ``mk.FusedMoEModularKernel``) takes
-    #: the fused-MoE intermediate caches from it, so they are still allocated while the sampler warm-up
-    #: runs (before, ``fused_experts`` allocates them per call: part of the forward peak only)
+    #: the fused-MoE caches live in the process-wide workspace (``v1/worker/workspace.py``, 0.14), so they are
+    #: still allocated while the sampler warm-up runs
     moe_workspace_persistent: bool
 
 
@@ -63,7 +47,7 @@ def parse_release(text: str | None) -> tuple[int, int] | None:
 
 def rules_for(release: str | None) -> MemoryRules:
     """The rules of ``release`` (``None`` or unreadable: the newest read)."""
-    v = parse_release(release) or parse_release(NEWEST) or (0, 33)
+    v = parse_release(release) or NEWEST
     return MemoryRules(
         release=f"{v[0]}.{v[1]}",
         cudagraph_estimate_subtracted=v >= (0, 20),
@@ -89,11 +73,8 @@ class BatchDefaults:
 
 
 def batch_defaults(gpu_gib: float, gpu_name: str = "", rules: MemoryRules | None = None) -> BatchDefaults:
-    """``EngineArgs._set_default_args`` (``engine/arg_utils.py``), OPENAI_API_SERVER usage context, GPUs.
-
-    >= 160 GiB (0.28+): 16,384 / 1,024; >= 70 GiB and not an A100 (nor a GB10 from 0.29): 8,192 / 1,024;
-    else 2,048 / 256. ``gpu_name`` is matched like vLLM's ``"a100" in device_name``.
-    """
+    """``EngineArgs._set_default_args`` for the API server; ``gpu_name`` is matched like vLLM's
+    ``"a100" in device_name``."""
     r = rules or rules_for(None)
     name = gpu_name.lower()
     gb10 = r.gb10_small_tier and "gb10" in name.replace(" ", "")

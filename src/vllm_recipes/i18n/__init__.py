@@ -1,18 +1,6 @@
 """Translated recipe guides that know when they are stale (issue #6).
 
-Format, slugs, hashes and drift rules: ``docs/decisions-i18n.md``.
-
-Typical use::
-
-    catalog = load_catalog()
-    translations = load_translations(catalog)           # {hf_id: {lang: Translation}}
-    lang = negotiate_language(request.query_params.get("lang"),
-                              request.headers.get("accept-language"),
-                              translations.get(recipe.hf_id, {}))
-    if lang:
-        t = translations[recipe.hf_id][lang]
-        blocks = compose_guide(recipe, t)                # sections + notices
-    api_json["translations"] = translations_index_entry(translations.get(recipe.hf_id, {}))
+Format, slugs, hashes, drift rules and the web's use of this API: ``docs/decisions-i18n.md``.
 """
 
 from __future__ import annotations
@@ -34,10 +22,8 @@ from .translation import (
 
 
 def check_all(catalog: Catalog) -> list[Translation]:
-    """Every translation file under ``<root>/models``, checked, in path order.
-
-    Files without a recipe beside them come back with a single ``no-recipe`` finding.
-    """
+    """Every translation file under ``<root>/models``, checked, in path order (one without a recipe
+    beside it has a single ``no-recipe`` finding)."""
     out: list[Translation] = []
     views: dict[str, SourceView] = {}
     for tf in discover_translation_files(catalog):

@@ -1,26 +1,9 @@
 """Drift check: is a translation still true of the recipe it translates?
 
-Two independent signals, both reported per source section:
-
-* **source hashes** -- the front matter records the hash of each English section
-  the translation was made from; a different current hash means the section
-  changed since (``source-changed``), a null one that nobody knows
-  (``source-unverified``). Sections added to the guide since are
-  ``untranslated``; translated sections whose source is gone are
-  ``orphaned-section``.
-* **facts** -- tokens translators keep verbatim (flags, env vars, images, numbers
-  with units, versions, dates, PR references; see :mod:`.facts`):
-
-  - ``removed``: the translation states a fact the current recipe no longer
-    holds. A flag, env var or image is *held* when the recipe or catalog can
-    emit it (:func:`emittable_facts`) or the current guide states it without
-    saying it is gone; any other fact is held when the current guide or any
-    recipe field mentions it at all.
-  - ``added``: a fact of a current source section that the translation has
-    nowhere (only for sections the translation covers).
-
-The rules are deliberately simple and deterministic; ``docs/decisions-i18n.md``
-explains them and their limits.
+Two signals per source section: the recorded **source hashes** (``source-changed``,
+``source-unverified``, ``untranslated``, ``orphaned-section``) and the **facts** of :mod:`.facts`
+(``removed``: the translation states what the recipe no longer holds; ``added``: a current fact
+the translation lacks). The rules and their limits: docs/decisions-i18n.md §4.
 """
 
 from __future__ import annotations
@@ -61,41 +44,34 @@ ENGINE_FLAGS = frozenset({
 Key = tuple[str, str]
 
 
-def _walk_strings(data: Any, *, prose: bool | None, skip_top: frozenset[str] = frozenset(),
-                  _in_prose: bool = False, _depth: int = 0) -> Iterator[str]:
-    """Strings (values and mapping keys) of frozen data; ``prose`` selects prose, state or both."""
+def _walk_strings(data: Any, *, with_prose: bool = False, _in_prose: bool = False) -> Iterator[str]:
+    """Strings (values and mapping keys) of frozen data; values under :data:`PROSE_KEYS` only ``with_prose``."""
     if isinstance(data, Mapping):
         for k, v in data.items():
-            if _depth == 0 and k in skip_top:
-                continue
-            if isinstance(k, str) and (prose is None or not prose):
+            if isinstance(k, str):
                 yield k
-            yield from _walk_strings(v, prose=prose, _in_prose=_in_prose or k in PROSE_KEYS, _depth=_depth + 1)
+            yield from _walk_strings(v, with_prose=with_prose, _in_prose=_in_prose or k in PROSE_KEYS)
     elif isinstance(data, list | tuple):
         for v in data:
-            yield from _walk_strings(v, prose=prose, _in_prose=_in_prose, _depth=_depth + 1)
-    elif isinstance(data, str) and (prose is None or prose == _in_prose):
+            yield from _walk_strings(v, with_prose=with_prose, _in_prose=_in_prose)
+    elif isinstance(data, str) and (with_prose or not _in_prose):
         yield data
 
 
-def _keys(texts: Iterable[str], *, kinds: frozenset[str] | None = None) -> set[Key]:
-    out: set[Key] = set()
-    pieces = _distinct_lines(texts) if kinds is not None and kinds <= EMITTABLE else texts
-    for t in pieces:
-        for f in extract_facts(t):
-            if kinds is None or f.kind in kinds:
-                out.add((f.kind, f.key))
-    return out
+def _without_guide(recipe: Recipe) -> dict[str, Any]:
+    return {k: v for k, v in recipe.data.items() if k != "guide"}
+
+
+def _keys(texts: Iterable[str], *, emittable: bool = False) -> set[Key]:
+    """``(kind, key)`` of the facts of ``texts`` (only flags, env vars and images when ``emittable``)."""
+    pieces = _distinct_lines(texts) if emittable else texts
+    return {(f.kind, f.key) for t in pieces for f in extract_facts(t) if not emittable or f.kind in EMITTABLE}
 
 
 def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
-    """The distinct lines of ``texts``, which give the same flags, env vars and images as the texts.
-
-    The renderings of a recipe (hundreds, for its every offered selection)
-    share most of their lines. No pattern that finds or masks ahead of flags,
-    env vars and images spans a line break, except a Markdown link target
-    (``](``...``)``), so a text with one is kept whole; number facts may span
-    one (``8\nGB``), hence only for these kinds.
+    """The distinct lines of ``texts`` (a recipe's hundreds of renderings share most lines), which give the
+    same flags, env vars and images: only a Markdown link target (``](``) spans lines, so such a text
+    stays whole. Number facts may span lines (``8\nGB``), hence for these kinds only.
     """
     seen: set[str] = set()
     for text in texts:
@@ -147,19 +123,16 @@ def _shown_images(meta: DockerMeta) -> set[str]:
 def _catalog_state(catalog: Catalog) -> list[str]:
     texts: list[str] = []
     for spec in (*catalog.serving_strategies.values(), *catalog.kv_stores.values()):
-        texts.extend(_walk_strings(spec, prose=False))
-    texts.extend(_walk_strings(catalog.kv_offload_options, prose=False))
-    texts.extend(_walk_strings(catalog.frontends, prose=False))  # (the bundled taxonomy always has them)
+        texts.extend(_walk_strings(spec))
+    texts.extend(_walk_strings(catalog.kv_offload_options))
+    texts.extend(_walk_strings(catalog.frontends))  # (the bundled taxonomy always has them)
     return texts
 
 
 def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
-    """The text of every deployment the builder can produce for ``recipe`` (pip and docker).
-
-    Uses the command engine over every offered selection (the dead-value lint's
-    enumeration). Empty when the engine is unavailable; a selection the engine
-    cannot resolve is skipped -- the data walk still covers its arguments.
-    """
+    """The text of every deployment (pip and docker) of every offered selection of ``recipe``, each
+    selection that reads its hardware alike rendered once; a selection the engine cannot resolve is skipped
+    (the data walk still covers its arguments)."""
     from vllm_recipes.lint.deadvalues import resolved_selections
     from vllm_recipes.render.deployment import deployment_blocks
 
@@ -177,19 +150,14 @@ def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
 
 
 def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
-    """``(kind, key)`` of every flag, env var and image a rendering of ``recipe`` can contain.
-
-    Sources: every non-prose string and mapping key of the recipe (argument lists,
-    env maps, images, install commands; not ``guide`` or descriptions), the
-    catalog's strategies, Mooncake stores, KV-offload options and frontends, the
-    flags the engine writes itself, the synthesized docker images and install
-    commands, and the actual text of every offered rendering (:func:`rendered_texts`).
-    """
-    texts = list(_walk_strings(recipe.data, prose=False, skip_top=frozenset({"guide"})))
+    """``(kind, key)`` of every flag, env var and image a rendering of ``recipe`` can contain: from its
+    non-prose data, the catalog's shared entries, the engine's own flags, images and install commands,
+    and every offered rendering (:func:`rendered_texts`)."""
+    texts = list(_walk_strings(_without_guide(recipe)))
     texts.extend(rendered_texts(catalog, recipe))
     texts.extend(_catalog_state(catalog))
     texts.append(PIP_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_DEFAULT)
-    keys = _keys(texts, kinds=EMITTABLE)
+    keys = _keys(texts, emittable=True)
     keys.update(("flag", f) for f in ENGINE_FLAGS)
     model = recipe.model
     if model.get("supports_dcp"):
@@ -236,7 +204,7 @@ def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
     guide_facts = [f for s in sections for f in facts[s.slug]]
     affirmed = {(f.kind, f.key) for f in guide_facts if not f.negated}
     mentioned = {(f.kind, f.key) for f in guide_facts}
-    mentioned |= _keys(_walk_strings(recipe.data, prose=None, skip_top=frozenset({"guide"})))
+    mentioned |= _keys(_walk_strings(_without_guide(recipe), with_prose=True))
     emittable = emittable_facts(catalog, recipe)
     date = recipe.meta.get("date_updated")
     return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed),

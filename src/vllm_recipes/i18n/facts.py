@@ -1,13 +1,8 @@
 """Extracting checkable facts (flags, env vars, images, numbers, versions, dates, PRs) from text.
 
-Translators keep commands, parameter names, numbers and links verbatim, so these
-tokens survive translation and can be compared across languages without
-understanding either language. Each fact also records whether the sentence it
-sits in says it is *no longer* true ("no longer passes `--x`", "不再需要"), so
-"the guide still mentions X while explaining X is gone" does not count as the
-guide supporting X. The exact patterns and cue lists are documented in
-``docs/decisions-i18n.md``; keep them deterministic and conservative -- a
-missed fact costs less than a false alarm on every CI run.
+Translators keep these tokens verbatim, so they can be compared across languages; each fact
+records whether its sentence says it is *no longer* true. Patterns and cues: docs/decisions-i18n.md;
+keep them conservative (a missed fact costs less than a false alarm on every CI run).
 """
 
 from __future__ import annotations
@@ -66,12 +61,10 @@ _MAGNITUDE = re.compile(r"(?<![A-Za-z0-9_.,$#])" + _NUM + r"([KMB])(?![A-Za-z0-9
 
 #: sentence-level cues saying a fact no longer holds; matched case-insensitively
 NEGATION_CUES: tuple[str, ...] = (
-    # English
     r"\bno longer\b",
     r"\bnot (?:be )?(?:passed|needed|required)\b",
     r"\bno need\b",
     r"\b(?:removed|deprecated|superseded|obsolete)\b",
-    # Chinese
     "不再", "不需要", "无需", "已移除", "被移除", "移除了", "已删除", "删除了", "弃用", "废弃",
 )
 _NEGATION = re.compile("|".join(NEGATION_CUES), re.IGNORECASE)

@@ -1,11 +1,7 @@
 """What the website and JSON API need from translations: language choice, URLs, notices.
 
-The recipe page stays one page: ``/<hf_id>`` in the recipe's own language,
-``/<hf_id>?lang=<lang>`` translated (builder and commands identical, guide and
-header text from the translation). Sections are composed in source order; a
-section whose translation is stale keeps the translation but carries a notice
-linking to the original section (``/<hf_id>?lang=en#<slug>``); a section not
-translated yet shows the original.
+``/<hf_id>?lang=<lang>`` is the same page translated; a stale section keeps its translation with
+a notice linking to the original section, an untranslated one shows the original.
 """
 
 from __future__ import annotations
@@ -70,10 +66,8 @@ def negotiate_language(query_lang: str | None, accept_language: str | None,
                        available: Iterable[str]) -> str | None:
     """The translation to show, or None for the recipe's own language.
 
-    An explicit ``?lang=`` wins outright: ``en`` (or any tag we have no
-    translation for) means the original, and the header is then not consulted.
-    Without it, ``Accept-Language`` preferences are walked in q order; the
-    first that is English, ``*``, or matches an available translation decides.
+    An explicit ``?lang=`` wins outright (``en`` or a tag we lack: the original); else the first
+    ``Accept-Language`` preference, in q order, that is English, ``*`` or available decides.
     """
     avail = {a.lower(): a for a in available if a and a.lower() != SOURCE_LANG}
     if query_lang is not None and query_lang.strip():
@@ -93,22 +87,15 @@ def negotiate_language(query_lang: str | None, accept_language: str | None,
 # --- URLs and the JSON API ---------------------------------------------------------------
 
 
-def translation_url(hf_id: str, lang: str) -> str:
-    """The translated recipe page."""
-    return f"/{hf_id}?lang={lang}"
-
-
 def original_section_url(hf_id: str, slug: str) -> str:
     """The section in the recipe's own language (``lang=en`` overrides Accept-Language)."""
     return f"/{hf_id}?lang={SOURCE_LANG}#{slug}"
 
 
 def translations_index_entry(translations: Mapping[str, Translation]) -> dict[str, dict[str, Any]]:
-    """``{lang: {"path": "/<hf_id>?lang=<lang>", "stale": bool}}`` for a recipe's JSON, langs sorted.
-
-    Empty when the recipe has no translation: the API then omits the key.
-    """
-    return {lang: {"path": translation_url(t.hf_id, lang), "stale": t.stale}
+    """``{lang: {"path": "/<hf_id>?lang=<lang>", "stale": bool}}`` for a recipe's JSON, langs sorted
+    (empty without translations: the API then omits the key)."""
+    return {lang: {"path": f"/{t.hf_id}?lang={lang}", "stale": t.stale}
             for lang, t in sorted(translations.items())}
 
 

@@ -1,19 +1,8 @@
 """Splitting a recipe ``guide`` into sections with stable anchors and content hashes.
 
-A translation records, per section, the hash of the English section it was made
-from; the website links a stale notice to the original section by its anchor.
-Both only work if every consumer splits and names sections identically, so this
-module is the single definition (documented in ``docs/decisions-i18n.md``):
-
-* a section starts at every top-level heading (ATX or setext, any level, never
-  inside code fences, lists or block quotes) and runs to the next one; text
-  before the first heading is the ``_preamble`` section;
-* the slug is the GitHub-style anchor markdown-it-py's ``anchors_plugin``
-  produces (lower case, spaces to ``-``, punctuation dropped, ``-1``/``-2``
-  suffixes for repeats), so the web page can use that plugin unchanged;
-* the hash is ``sha256:`` plus 16 hex digits of the section's Markdown (heading
-  line included) after Unicode NFC, LF line ends, right-stripped lines and
-  trimmed blank lines -- whitespace-only edits do not make a translation stale.
+The single definition every consumer shares (docs/decisions-i18n.md §2): a section starts at each
+top-level heading (text before the first is ``_preamble``), its slug is markdown-it-py's anchor
+and its hash is over normalized Markdown, so whitespace-only edits do not make a translation stale.
 """
 
 from __future__ import annotations
@@ -96,7 +85,7 @@ def heading_text(inline: Token) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RawHeading:
-    """A top-level heading found by the parser (0-based line numbers)."""
+    """A top-level heading found by the parser (0-based line numbers); the preamble is one of level 0."""
 
     start: int  # first line of the section (an attribute line, if any, else the heading)
     heading_line: int
@@ -105,8 +94,9 @@ class RawHeading:
     explicit_id: str | None
 
 
-def find_headings(text: str, *, attrs: bool = False) -> tuple[list[str], list[RawHeading]]:
-    """Lines of ``text`` and its top-level headings; ``attrs`` honours ``{#id}`` lines."""
+def split_at_headings(text: str, *, attrs: bool = False) -> list[tuple[RawHeading, str]]:
+    """The top-level headings of ``text`` with their Markdown (without ``{#id}`` lines, which ``attrs``
+    honours), after the text before the first one (unless blank) as heading :data:`PREAMBLE_SLUG`."""
     lines = text.split("\n")
     tokens = _parser(attrs).parse(text)
     found: list[RawHeading] = []
@@ -123,23 +113,17 @@ def find_headings(text: str, *, attrs: bool = False) -> tuple[list[str], list[Ra
                 j -= 1
         found.append(RawHeading(start, tok.map[0], int(tok.tag[1]), heading_text(tokens[i + 1]),
                                 str(explicit) if explicit else None))
-    return lines, found
+    if "\n".join(lines[:found[0].start if found else len(lines)]).strip():
+        found.insert(0, RawHeading(0, 0, 0, "", PREAMBLE_SLUG))
+    ends = [h.start for h in found[1:]] + [len(lines)]
+    return [(h, "\n".join(lines[h.heading_line:end])) for h, end in zip(found, ends, strict=False)]
 
 
 def guide_sections(guide_markdown: str) -> list[Section]:
     """Split a recipe's ``guide`` into sections with slugs and hashes, in order."""
-    text = guide_markdown.replace("\r\n", "\n").replace("\r", "\n")
-    lines, heads = find_headings(text)
     out: list[Section] = []
     used: set[str] = set()
-    first = heads[0].start if heads else len(lines)
-    pre = "\n".join(lines[:first])
-    if pre.strip():
-        used.add(PREAMBLE_SLUG)
-        out.append(Section(PREAMBLE_SLUG, "", 0, normalize_markdown(pre), content_hash(pre), 1))
-    for n, h in enumerate(heads):
-        end = heads[n + 1].start if n + 1 < len(heads) else len(lines)
-        body = "\n".join(lines[h.start:end])
-        slug = unique_slug(heading_slug(h.title), used)
+    for h, body in split_at_headings(guide_markdown.replace("\r\n", "\n").replace("\r", "\n")):
+        slug = unique_slug(h.explicit_id or heading_slug(h.title), used)
         out.append(Section(slug, h.title, h.level, normalize_markdown(body), content_hash(body), h.start + 1))
     return out

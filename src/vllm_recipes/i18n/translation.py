@@ -1,11 +1,8 @@
 """Translation files: ``models/<org>/<repo>.<lang>.md`` beside the recipe they translate.
 
-A translation is YAML front matter (which recipe revision it was made from, the
-hash of every source section, optional translated header text) followed by the
-translated guide in Markdown, each heading preceded by an ``{#<source slug>}``
-attribute line naming the English section it translates. Parsing never raises
-for content problems: they become ``invalid`` findings, so one broken file can
-neither crash the website nor hide the others from ``i18n check``.
+YAML front matter (source revision, source section hashes, header text), then the translated
+guide, each heading after an ``{#<source slug>}`` line. Content problems become ``invalid``
+findings, never exceptions, so one broken file cannot crash the site or hide the others.
 """
 
 from __future__ import annotations
@@ -20,13 +17,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, normalize_date, parse_yaml
 
-from .sections import (
-    PREAMBLE_SLUG,
-    find_headings,
-    heading_slug,
-    normalize_markdown,
-    unique_slug,
-)
+from .sections import heading_slug, normalize_markdown, split_at_headings, unique_slug
 
 #: BCP 47-ish language tag as used in file names (``zh``, ``pt-BR``, ``zh-Hant``)
 LANG_TAG = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
@@ -229,17 +220,9 @@ def _source_hashes(front: Mapping[str, Any], problems: list[DriftFinding]) -> di
 
 
 def _split_body(body: str, offset: int, problems: list[DriftFinding]) -> tuple[TranslatedSection, ...]:
-    lines, heads = find_headings(body, attrs=True)
     out: list[TranslatedSection] = []
     used: set[str] = set()
-    first = heads[0].start if heads else len(lines)
-    pre = normalize_markdown("\n".join(lines[:first]))
-    if pre:
-        used.add(PREAMBLE_SLUG)
-        out.append(TranslatedSection(PREAMBLE_SLUG, "", 0, pre, offset + 1))
-    for n, h in enumerate(heads):
-        end = heads[n + 1].start if n + 1 < len(heads) else len(lines)
-        chunk = lines[h.heading_line:end]  # drops the {#slug} attribute line(s)
+    for h, chunk in split_at_headings(body, attrs=True):
         line_no = offset + h.heading_line + 1
         if h.explicit_id:
             slug = h.explicit_id
@@ -248,7 +231,7 @@ def _split_body(body: str, offset: int, problems: list[DriftFinding]) -> tuple[T
             used.add(slug)
         else:
             slug = unique_slug(heading_slug(h.title), used)
-        out.append(TranslatedSection(slug, h.title, h.level, normalize_markdown("\n".join(chunk)), line_no))
+        out.append(TranslatedSection(slug, h.title, h.level, normalize_markdown(chunk), line_no))
     return tuple(out)
 
 

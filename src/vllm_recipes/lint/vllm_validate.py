@@ -10,7 +10,7 @@ selection that produced it. ``validate`` runs it in the dead-value lint's pass
 from __future__ import annotations
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
-from vllm_recipes.catalog.diagnostics import Checker, Finding, position_of
+from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import plan_processes
@@ -74,7 +74,7 @@ class ReleaseFindings:
         doc = self.catalog.source_for(file)
         if doc is None:
             return
-        pos = position_of(doc, key_path)
+        pos = doc.position(key_path)
         hint = _selection_hint(sel)
         if self.recipe is not None and file != self.recipe.rel_path:
             hint = f"{self.recipe.hf_id} {hint}"

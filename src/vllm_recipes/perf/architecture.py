@@ -1,12 +1,7 @@
 """What a forward pass computes and reads: parameter counts, experts, attention widths.
 
-The memory planner's :class:`~vllm_recipes.fit.architecture.Architecture` says what
-the KV cache holds; these facts say how much work a token is. Two sources:
-
-* a Hugging Face ``config.json`` (exact counts of every projection, experts,
-  shared experts and dense layers of MoE models);
-* a recipe's ``model.parameter_count`` / ``active_parameters`` with the planner's
-  architecture (hidden size, heads) and ``expert_fraction`` - coarser, flagged.
+Exact from a Hugging Face ``config.json``; coarse (flagged) from a recipe's ``parameter_count`` /
+``active_parameters`` and the memory planner's architecture.
 """
 
 from __future__ import annotations
@@ -16,11 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
+from vllm_recipes.jsvalues import as_map
 
-#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it. MXFP4 is absent
-#: on purpose: vLLM 0.10-0.18 multiply MXFP4 MoE weights with 16-bit activations by default (FlashInfer
-#: MXFP4 x BF16 on SM100, Triton / Marlin on SM90; MXFP8 activations only with
-#: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1``) - 4-bit reads, 16-bit math
+#: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it; MXFP4 is absent
+#: on purpose: vLLM multiplies it with 16-bit activations (docs/decisions-perf-model.md §2)
 GEMM_DTYPE = {"fp8": "fp8", "w8a8": "fp8", "int8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4", "fp4": "fp4"}
 #: routed share k/E assumed when a recipe gives neither a config nor experts (said in the notes)
 DEFAULT_ROUTED_SHARE = 1 / 32
@@ -62,10 +56,6 @@ class ComputeFacts:
         if not self.expert_params:
             return 0.0
         return self.share or DEFAULT_ROUTED_SHARE
-
-    @property
-    def total_params(self) -> float:
-        return self.dense_params + self.expert_params + self.embedding_params + self.lm_head_params
 
     @property
     def active_params(self) -> float:
@@ -117,8 +107,7 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
         moe_layers, expert_params, k = 0, 0.0, 0
         mlp_dense = layers * 3 * h * inter
     tied = cfg.get("tie_word_embeddings") is True
-    raw_quant = cfg.get("quantization_config")
-    quant: Mapping[str, Any] = raw_quant if isinstance(raw_quant, Mapping) else {}
+    quant = as_map(cfg.get("quantization_config"))
     return ComputeFacts(
         num_layers=layers, hidden_size=h, dense_params=float(layers * attn + mlp_dense),
         expert_params=expert_params, embedding_params=0.0 if tied else float(vocab * h),

@@ -1,10 +1,7 @@
 """One estimate: a planned process (the memory planner's output) + GPU facts + calibrated constants -> metrics.
 
-Pure. :func:`replica` turns the planner's per-GPU figures (weights per GPU, KV
-bytes per token, KV budget, ``max_num_seqs`` / ``max_num_batched_tokens``) and the
-model's compute facts into a :class:`~vllm_recipes.perf.model.Replica`;
-:func:`estimate_process` runs the scheduler simulation on one replica and scales
-by the data-parallel ranks.
+Pure: :func:`replica` is the per-GPU view of one replica; :func:`estimate_process` simulates it and
+scales by the data-parallel ranks.
 """
 
 from __future__ import annotations
@@ -160,11 +157,9 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
 
 def lower_bounds(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSpec, precision: str,
                  params: Params, workload: Workload, gpus_per_node: int = 8) -> tuple[float, float]:
-    """(TTFT, TPOT) in ms the simulation cannot beat (``recommend`` prunes with it): the prompt prefilled alone
-    (in its chunks) after the front end, one sequence decoding alone - every busier step takes longer - and,
-    when a replica's users outnumber the sequences that can run, the queue: with ``m`` seats each busy for
-    ``S``, ``C`` closed-loop users wait ``(C/m - 1) S`` less their front-end delay in the steady state
-    (Little's law; half of it is claimed, the first and last waves of a finite run wait less)."""
+    """(TTFT, TPOT) in ms the simulation cannot beat (``recommend`` prunes with it): the prompt prefilled
+    alone, one sequence decoding alone, and half the steady-state queue of users beyond the seats
+    (Little's law: ``C`` users on ``m`` seats busy ``S`` each wait ``(C/m - 1) S``)."""
     r = replica(facts, arch, fit, gpu, precision, gpus_per_node)
     lim = _limits(arch, fit, workload)
     mbt = max(1, lim.max_num_batched_tokens)

@@ -1,9 +1,6 @@
 """GPU facts (peak FLOPs per dtype, memory bandwidth, interconnect) from the package's ``gpus.yaml``.
 
-A hardware profile is matched by its id (``rtx_pro_6000_2x`` -> ``rtx_pro_6000``),
-then by its display name, so the bundled and any public-layout catalog work alike.
-A profile's own ``gpu_facts`` (a catalog layer's taxonomy) override the package's
-field by field, or describe a chip the package does not know (:func:`with_profile_facts`).
+A profile is matched by id, then by display name; its own ``gpu_facts`` override the package's figures.
 """
 
 from __future__ import annotations

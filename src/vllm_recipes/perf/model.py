@@ -1,23 +1,7 @@
 """The time of one engine step of one replica: the roofline terms plus fixed and communication costs.
 
-Per GPU and per step of ``T`` tokens (``B`` decodes and prefill chunks):
-
-* weights read = dense part + routed experts x ``1-(1-k/E)^T`` (the share of a
-  layer's experts at least one of the step's tokens is routed to);
-* KV read = every decode's context (sliding-window layers: at most the window)
-  plus each prefill chunk's prefix and itself, in the planner's bytes per token;
-* FLOPs = 2 x active parameters x T (tensor-core dtype of the weights, native or
-  emulated on a wider unit) + the attention products, quadratic in a prefill
-  chunk (16-bit units);
-* time = max(FLOPs / (peak x flops_eff), bytes / (HBM x bw_eff))
-  + layers x (layer_us [+ eager_layer_us beyond a CUDA graph's 512 tokens]) + collectives + step_ms
-  + sequences x seq_us;
-* collectives: two TP all-reduces per layer (one when the experts are split by
-  EP), EP dispatch + combine per MoE layer, each ``comm_us`` plus its payload over
-  NVLink / xGMI (or the scale-out network when the group spans nodes);
-* pipeline parallelism: a round is ``pp`` stage times of ``1/m`` of the batch
-  (``m = min(pp, sequences)`` micro-batches; fewer sequences than stages leaves
-  stages idle - the bubble) plus ``pp - 1`` activation hops.
+time = max(FLOPs / (peak x flops_eff), bytes / (HBM x bw_eff)) + per-layer, collective, per-step and
+per-sequence costs; the terms are spelled out in docs/decisions-perf-model.md §2.
 """
 
 from __future__ import annotations

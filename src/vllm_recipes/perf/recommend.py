@@ -1,12 +1,8 @@
 """Which of a recipe's offered configurations meet an SLA, fewest GPUs first.
 
-Enumerates the selections the builder offers: variant x hardware x strategy, a
-multi-node strategy at every node count that splits the model evenly (the rule of
-:mod:`vllm_recipes.select.nodes`), a PD deployment at every pair of pool sizes from
-its default pools up. Sizes are walked fewest GPUs first and a walk stops at the
-first size that meets the SLA (a larger one of the same kind only adds GPUs); a
-size whose lower bound (``_Plan.bounds`` in :mod:`vllm_recipes.perf.report`: the prompt
-alone, one sequence decoding alone) already misses the SLA is not simulated. Pure.
+Every variant x hardware x strategy the builder offers, multi-node at each even node count and PD at
+each pair of pool sizes; sizes are walked fewest GPUs first, a walk stops at the first size that meets,
+and a size whose lower bound (``_Plan.bounds``) already misses is not simulated. Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +13,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
+from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.gates import MAX_NODES
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.select.state import (
@@ -63,8 +60,7 @@ class Recommendation:
 
 
 def _gpn(catalog: Catalog, hw: str) -> int:
-    prof = catalog.hardware_profiles.get(hw)
-    n = prof.get("gpu_count") if isinstance(prof, Mapping) else None
+    n = as_map(catalog.hardware_profiles.get(hw)).get("gpu_count")
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 8
 
 
@@ -107,8 +103,7 @@ def _bases(catalog: Catalog, recipe: Recipe, hardware: Sequence[str]) -> Iterato
                                    *candidate_strategies(catalog, recipe, hw, 2)])
             strategies: list[str | None] = list(found) or [None]
             for strategy in strategies:
-                spec = catalog.strategies.get(strategy or "") or {}
-                kind = spec.get("deploy_type") if isinstance(spec, Mapping) else None
+                kind = as_map(catalog.strategies.get(strategy or "")).get("deploy_type")
                 yield PageRequest(hardware=hw, variant=vk, strategy=strategy), kind
 
 

@@ -1,16 +1,13 @@
 """How fast will this selection serve? The estimate of one builder state, from the plan its command renders.
 
-Pure entry point for every publisher: :func:`perf_state` (catalog, recipe, state,
-workload) -> :class:`PerfReport`. The memory planner (:func:`vllm_recipes.fit.report.fit_state`)
-gives each process's weights per GPU, KV bytes per token, KV budget and batch
-limits; this adds the compute facts, the GPU's facts and the calibrated constants.
+:func:`perf_state` is the pure entry point: the memory planner (:func:`~vllm_recipes.fit.report.fit_state`)
+gives each process's weights, KV and batch limits; this adds compute facts, GPU facts and the constants.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,21 +67,21 @@ def bench_command(model: str, w: Workload) -> str:
         args += ["--request-rate", f"{w.rate:g}"]
     else:
         args += ["--max-concurrency", str(w.concurrency or 1)]
-    return " ".join(shlex.quote(a) for a in args)
+    return shlex.join(args)
 
 
 def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
     """The chip of the target: a custom ``--gpu`` by its name, else the profile's (its own ``gpu_facts``
     over the package's figures)."""
     pid = target.profile_id or ""
-    prof = catalog.hardware_profiles.get(pid)
-    name = prof.get("display_name") if isinstance(prof, Mapping) else None
+    prof = as_map(catalog.hardware_profiles.get(pid))
+    name = prof.get("display_name")
     if target.custom:
         found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
         if found is not None:
             return found
     spec = spec_for_profile(target.profile_id, str(name) if name else None)
-    facts = prof.get("gpu_facts") if isinstance(prof, Mapping) else None
+    facts = prof.get("gpu_facts")
     where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
     return with_profile_facts(spec, pid, facts, where)
 
@@ -167,7 +164,7 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
                cached_checkpoint_gib: float | None = None, vllm: str | None = None,
                resolution: tuple[Ctx, Plan] | None = None) -> Planned:
     """The report's head, the errors that leave it unknown, and the plan when there are none."""
-    arch = arch or recipe_architecture(catalog, recipe)
+    arch = arch or recipe_architecture(recipe)
     fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
                     strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)

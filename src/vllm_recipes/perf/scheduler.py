@@ -1,27 +1,9 @@
-"""A small simulation of vLLM's V1 scheduler on one replica.
+"""A small simulation of vLLM's V1 scheduler on one replica (docs/decisions-perf-model.md §3).
 
-Each step every running decode gets one token; the token budget
-(``max_num_batched_tokens``) left after them goes to prefill - first the request
-whose prompt is part-way through, then waiting requests in arrival order, at most
-one of them left partial (chunked prefill). A waiting request is admitted while
-fewer than ``max_num_seqs`` run and its prompt fits the free KV cache; the KV
-then grows by one token per decode step, and when the cache is full the most
-recently admitted request is preempted (its KV freed, recomputed later from its
-prompt and the tokens it already generated) - vLLM's recompute preemption. The
-tokens held never exceed the memory planner's KV capacity.
-
-Clients are closed-loop (``concurrency`` users, each sending its next request
-when the last finishes, as ``vllm bench serve --max-concurrency``) or open-loop
-Poisson arrivals at ``rate``. A request reaches the engine a front-end delay after
-it is sent (HTTP, tokenization: :class:`Frontend`), so it lands between two steps
-and waits for the next one. Steps that only decode are taken in spans up to the
-next event (a finish, an arrival, a full cache), the step time evaluated at the
-span's middle context - the simulation costs a few steps per request, not one per
-token.
-
-A long closed loop is simulated for its first wave, one steady wave and the last
-wave (:func:`simulated_prompts`); the requests between are the steady wave's
-means (Little's law for their time): a benchmark of ten waves costs three.
+Chunked prefill under ``max_num_batched_tokens``, admission under ``max_num_seqs`` and the planner's KV
+capacity, recompute preemption when the cache is full; closed-loop users or Poisson arrivals behind a
+front-end delay. Decode-only steps are taken in spans up to the next event, and a long closed loop is
+simulated for its first, one steady and its last wave (the rest by Little's law): a few steps per request.
 """
 
 from __future__ import annotations
@@ -202,12 +184,9 @@ class _Sim:
 
     # --- scheduling ----------------------------------------------------------------------
 
-    def ctx_of(self, r: _Req) -> int:
-        return r.prompt + 1 + (self.g - r.start_step)
-
     def drop_decoding(self, r: _Req) -> None:
         del self.decoding[r]
-        self.ctx_sum -= self.ctx_of(r)
+        self.ctx_sum -= r.prompt + 1 + (self.g - r.start_step)
         r.epoch += 1  # its heap entry is stale now
 
     def preempt(self) -> None:

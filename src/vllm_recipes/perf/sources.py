@@ -13,7 +13,7 @@ from .architecture import ComputeFacts, facts_from_hf_config
 
 def config_facts(path: str | None, repo_id: str) -> tuple[Architecture, ComputeFacts] | None:
     """Both views of a ``config.json`` (a path, else the offline HF cache; ``None`` when neither has one)."""
-    p: Path | None = Path(path) if path else _cached(repo_id, "config.json", None)
+    p: Path | None = Path(path) if path else _cached(repo_id, "config.json")
     if p is None:
         return None
     cfg: Any = _read_json(p, "--hf-config" if path else "cached config.json")

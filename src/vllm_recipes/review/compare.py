@@ -16,7 +16,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.fileset import ParseCache, load_catalog_from_files
-from vllm_recipes.catalog.validate import document_kind, validate_document, validate_recipe
+from vllm_recipes.catalog.validate import document_kind, validate_document
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import locate
 
@@ -194,7 +194,7 @@ def _finding_key(f: Finding) -> tuple[str, str, str, str]:
 def _recipe_findings(catalog: Catalog, recipe: Recipe | None, rel_path: str) -> list[Finding]:
     found = [finding_from_load_error(e) for e in catalog.load_errors if e.position.file == rel_path]
     if recipe is not None:
-        found.extend(validate_recipe(recipe, catalog))
+        found.extend(validate_document(recipe.doc, "recipe", catalog))
     return found
 
 

@@ -56,7 +56,7 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFact
     network: a page must not wait on the Hub."""
     from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
 
-    arch = recipe_architecture(catalog, recipe)
+    arch = recipe_architecture(recipe)
     if arch is None:
         try:
             arch = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
@@ -79,7 +79,7 @@ def fit_of_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: 
                 context: int | None) -> FitReport:
     """The fit of a resolved plan on ``target`` with every fact known locally (page panel, API summary)."""
     facts = known_facts(catalog, recipe, ctx.sel.variant_key)
-    return fit_plan(catalog, recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
+    return fit_plan(recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
                     checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
 

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
@@ -31,12 +31,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 
+from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
-from vllm_recipes.catalog.usable import fails_validation, is_usable, recipe_errors, usable_catalog
+from vllm_recipes.catalog.usable import fails_validation, recipe_errors, usable_catalog
 from vllm_recipes.lint.vllm_plan import lint_plan
-from vllm_recipes.render.shell import UnsafeValue
-from vllm_recipes.select.state import SelectionError
+from vllm_recipes.render.unsafe import UnsafeValue
+from vllm_recipes.select.request import SelectionError
+from vllm_recipes.service.fit import fit_payload
+from vllm_recipes.service.perf import perf_payload, recommend_payload
 from vllm_recipes.service.url import (
     canonical_params,
     encode,
@@ -52,10 +55,10 @@ from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import ExportReply, deploy_tabs, export_reply
-from .fit import CTX_PARAM, fit_panel, fit_payload, page_extra
+from .fit import CTX_PARAM, fit_panel, page_extra
 from .live_api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
 from .omni import build_omni_view
-from .perf import PERF_PARAMS, perf_panel, perf_payload, recommend_payload
+from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
 from .security import SecurityMiddleware, error_html
 from .site import SiteIndex, fmt_int
@@ -128,7 +131,7 @@ class Web:
         self._tlock = threading.Lock()
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
         self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
-        self.llms = twins.LlmsFiles(catalog)
+        self.llms = lru_cache(maxsize=8)(partial(llms_files, catalog))  # per base URL: Host headers vary
 
     @cached_property
     def openapi_json(self) -> bytes:
@@ -380,7 +383,7 @@ async def llms_file(request: Request) -> Response:
     web = _web(request)
     name = request.url.path.lstrip("/")
     base = str(request.base_url).rstrip("/")
-    return Response(web.llms.get(name, base), media_type="text/plain; charset=utf-8",
+    return Response(web.llms(base)[name], media_type="text/plain; charset=utf-8",
                     headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
 
 
@@ -689,7 +692,7 @@ def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Respons
     """The page of a recipe that fails validation and could not be shown (``serve --watch`` serves those):
     422 with its first findings, logged in one line; ``None`` for any other recipe."""
     web = _web(request)
-    found = None if is_usable(web.catalog) else web.catalog.find(hf_id)
+    found = None if web.catalog.usable else web.catalog.find(hf_id)
     errors = recipe_errors(web.catalog, found[0]) if found else []
     if not errors:
         return None
@@ -736,7 +739,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     """
     if catalog is None:
         catalog = load_catalog(recipes_dir)
-    if not is_usable(catalog):
+    if not catalog.usable:
         # a recipe with validation errors never reaches the engine (decisions-hardening.md)
         catalog, skipped = usable_catalog(catalog)
         for finding in skipped:

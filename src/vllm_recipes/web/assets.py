@@ -1,8 +1,7 @@
-"""Our static assets, minified and fingerprinted in memory.
+"""Our static assets, minified (readable sources, light pages) and fingerprinted in memory.
 
-Pages link ``/static/app.<hash>.js``: it names exact bytes, so it is cached for a year as
-``immutable``; ``/static/app.js`` (old links) is revalidated by ETag. CSS and JavaScript are
-minified (``rcssmin`` / ``rjsmin``): the sources stay readable, the page within its weight budget.
+``/static/app.<hash>.js`` names exact bytes, so it is cached for a year as ``immutable``;
+``/static/app.js`` (old links) is revalidated by ETag.
 """
 
 from __future__ import annotations

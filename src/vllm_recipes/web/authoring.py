@@ -1,10 +1,7 @@
 """For recipe authors: edit/report links, the validation-findings panel and last-good reloads.
 
-``AuthoringState`` lives on ``app.state.authoring`` next to ``app.state.web``;
-:func:`install_catalog` replaces both at once (the one reload hook: a new
-catalog and therefore fresh caches). A recipe whose new version does not load,
-has validation errors, or cannot render its default page keeps its last good
-version; the page then shows why.
+A recipe whose new version does not load, has validation errors or cannot render its default page
+keeps its last good version; the page then shows why.
 """
 
 from __future__ import annotations
@@ -30,13 +27,8 @@ MAX_ISSUE_COMMAND = 3000
 
 @dataclass(frozen=True)
 class SourceLinks:
-    """Links into the repository the recipes come from (GitHub or GitLab layout).
-
-    ``base`` is the recipe directory in the repository browser:
-    ``https://github.com/ORG/REPO`` (branch ``main``) or
-    ``https://github.com/ORG/REPO/tree/BRANCH/SUBDIR`` (``blob`` works too;
-    GitLab: ``/-/tree/``).
-    """
+    """Links into the repository the recipes come from: ``https://github.com/ORG/REPO`` (branch
+    ``main``) or ``.../tree/BRANCH/SUBDIR`` (``blob`` too; GitLab: ``/-/tree/``)."""
 
     repo: str
     ref: str
@@ -64,22 +56,16 @@ class SourceLinks:
         repo = f"{parts.scheme}://{parts.netloc}/" + "/".join(repo_segs)
         return cls(repo, ref, "/".join(sub), gitlab)
 
-    def _path(self, rel_path: str) -> str:
-        return quote("/".join(p for p in (self.subdir, rel_path) if p), safe="/")
-
     def edit_url(self, rel_path: str) -> str:
         middle = "/-/edit/" if self.gitlab else "/edit/"
-        return f"{self.repo}{middle}{quote(self.ref, safe='')}/{self._path(rel_path)}"
+        path = quote("/".join(p for p in (self.subdir, rel_path) if p), safe="/")
+        return f"{self.repo}{middle}{quote(self.ref, safe='')}/{path}"
 
     def issue_params(self) -> tuple[str, str, str]:
         """``(new-issue URL, title parameter, body parameter)``."""
         if self.gitlab:
             return f"{self.repo}/-/issues/new", "issue[title]", "issue[description]"
         return f"{self.repo}/issues/new", "title", "body"
-
-    def issue_url(self, title: str, body: str) -> str:
-        base, tp, bp = self.issue_params()
-        return f"{base}?{urlencode({tp: title, bp: body})}"
 
 
 def issue_body(recipe: Recipe, page_url: str, command: str) -> str:
@@ -114,9 +100,10 @@ class AuthoringState:
         if self.source is not None:
             issue_base, title_param, body_param = self.source.issue_params()
             title = f"{recipe.hf_id}: "
+            body = issue_body(recipe, page_url, command)
             links = {
                 "edit": self.source.edit_url(recipe.rel_path),
-                "issue": self.source.issue_url(title, issue_body(recipe, page_url, command)),
+                "issue": f"{issue_base}?{urlencode({title_param: title, body_param: body})}",
                 "issue_base": issue_base, "title_param": title_param, "body_param": body_param, "title": title,
             }
         stale = self.stale.get(recipe.hf_id)
@@ -160,10 +147,9 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
                     renders: Any = None) -> tuple[Catalog, dict[str, StaleRecipe]]:
     """``fresh`` with every refused recipe replaced by its ``previous`` version.
 
-    A recipe is refused when its file does not load or has error findings, or when
-    ``renders(catalog, recipe)`` (its default page) raises. Without a previous
-    version there is nothing to fall back to: a loadable recipe is served as is,
-    unless a finding of :data:`UNBOUNDED` leaves it out (its page then says why).
+    Refused: its file does not load, has error findings, or ``renders(catalog, recipe)`` raises.
+    Without a previous version a loadable recipe is served as is, unless an :data:`UNBOUNDED`
+    finding leaves it out (its page then says why).
     """
     by_file = _errors_by_file(fresh, findings)
     old = {r.rel_path: r for r in previous.recipes} if previous is not None else {}

@@ -1,10 +1,8 @@
 """The command builder as a view model: rows of pills and the command area.
 
-Every pill is a real link to the canonical URL of the selection it leads to,
-computed on the server by running the same lenient state builder the target
-page will run; so the page works without JavaScript and every selection is
-reachable by URL alone. The command text comes from
-``render.deployment.deployment_blocks`` unchanged -- the CLI prints the same.
+Every pill links to the canonical URL of the selection it leads to, computed by the same lenient state
+builder the target page runs, so the page works without JavaScript. The command text is
+``render.deployment.deployment_blocks``'s, as the CLI prints it.
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from vllm_recipes.select.lookups import gen
 from vllm_recipes.select.nodes import node_count_issue, strategy_split
 from vllm_recipes.select.state import (
     MAX_KV_INSTANCES,
+    PD_OPTIONS,
     PageState,
     candidate_strategies,
     hardware_block_reason,
@@ -85,10 +84,7 @@ print(response.choices[0].message.content)"""
 
 def fill(template: str, **values: str) -> str:
     """``{name}`` placeholders only (the templates contain literal JSON braces)."""
-    out = template
-    for k, v in values.items():
-        out = out.replace("{" + k + "}", v)
-    return out
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 @dataclass
@@ -252,9 +248,10 @@ class Nav:
         return self.target(**changes)[0]
 
 
-def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """The hardware a recipe page lists (restricted profiles only when the recipe declares them),
-    by brand: NVIDIA first in generation order, then AMD, then the others by name."""
+def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], pill: Callable[[str], Pill],
+                       hint: str = "") -> Row:
+    """The hardware a recipe page lists (restricted profiles only when the recipe declares them), by
+    brand: NVIDIA first in generation order, then AMD, then the others by name."""
     order: dict[str, list[str]] = {}
     for hw, prof in catalog.hardware_profiles.items():
         p = as_map(prof)
@@ -263,15 +260,15 @@ def hardware_by_brand(catalog: Catalog, status: Mapping[str, Any]) -> list[tuple
     if "NVIDIA" in order:
         order["NVIDIA"].sort(key=lambda h: (NVIDIA_ORDER.index(h) if h in NVIDIA_ORDER else len(NVIDIA_ORDER)))
     brands = sorted(order, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
-    return [(b, order[b]) for b in brands]
+    groups = [(b, [pill(hw) for hw in order[b]]) for b in brands]
+    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
 
 
 def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
     verified = as_map(get(recipe.meta, "hardware"))
-    groups = [(brand, [_hardware_pill(catalog, recipe, st, nav, hw, verified) for hw in ids])
-              for brand, ids in hardware_by_brand(catalog, verified)]
-    hint = single_node_tp_hint(catalog, recipe, st) or ""
-    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
+    return brand_hardware_row(catalog, verified,
+                              lambda hw: _hardware_pill(catalog, recipe, st, nav, hw, verified),
+                              single_node_tp_hint(catalog, recipe, st) or "")
 
 
 def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw: str,
@@ -359,9 +356,7 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
             if s == "pd_cluster" or sel.strategy == "pd_cluster":
                 changes["nodes"] = None
             if s != "pd_cluster":
-                for k in ("prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode", "prefill_rank",
-                          "decode_rank", "router"):
-                    changes[k] = None
+                changes.update(dict.fromkeys((*PD_OPTIONS, "router")))
             url, target, notices = nav.target(**changes)
             if target is not None and target.selection.strategy != s:
                 # the page would refuse it (e.g. pd_cluster on hardware that cannot scale out)
@@ -530,11 +525,9 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
         multi.label, multi.sub = "Multi-node", ""
         multi.disabled, multi.title = True, f"{hw_name} cannot scale beyond one node."
         return Row("nodes", "Nodes", [single, multi], hint=f"{gpus(gpn)} in total")
-    multi_ok = [n for n in range(2, MAX_NODES + 1) if pick(n) is not None]
     if sel.node_count > 1:
         multi.href = nav.href()
-    elif multi_ok:
-        multi_n = multi_ok[0]
+    elif (multi_n := next((n for n in range(2, MAX_NODES + 1) if pick(n) is not None), 0)) > 0:
         multi.label, multi.sub = f"Multi-node ({multi_n})", gpus(multi_n * gpn)
         link(multi, multi_n)
     else:
@@ -758,11 +751,8 @@ def _kv_install(catalog: Catalog, kv_offload: str, meta: DockerMeta) -> tuple[An
 
 def _install_command(tab: Mapping[str, Any], cfg: Mapping[str, Any], method: str,
                      meta: DockerMeta) -> tuple[str | None, str | None, tuple[str, str] | None, str]:
-    """``(command, CUDA 12.9 alternative, (image, alternative image), note)`` of one install tab.
-
-    Docker pulls the rendered image unless the recipe gives its own command; pip's default command
-    is published for NVIDIA only.
-    """
+    """``(command, CUDA 12.9 alternative, (image, alternative image), note)`` of one install tab; pip's
+    default command is published for NVIDIA only."""
     if not tab or method not in ("docker", "pip"):
         return None, None, None, ""
     custom = truthy(get(cfg.get(method), "command"))
@@ -827,9 +817,8 @@ def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan
 
 
 def hardware_note(recipe: Recipe, hw_id: str) -> dict[str, Any] | None:
-    """``hardware_notes[hw]``: a string, or ``{title, body, link}`` where ``link`` is a URL or
-    ``{href, label}``. Links may be ``http(s)://``, site paths or in-page anchors (``#section``
-    of the guide); anything else (``javascript:``...) is dropped."""
+    """``hardware_notes[hw]``: a string, or ``{title, body, link}`` (``link``: a URL or ``{href, label}``;
+    only ``http(s)://``, site paths and in-page anchors are kept)."""
     note = get(recipe.data.get("hardware_notes"), hw_id)
     if isinstance(note, str) and note:
         return {"title": "", "body": note, "href": None, "label": None}

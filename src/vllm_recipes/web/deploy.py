@@ -1,9 +1,5 @@
-"""The "Deploy" tabs of the recipe page and ``/api/export``: scheduler artifacts of a page state.
-
-The page links each tab to ``/api/export``, which asks :func:`vllm_recipes.service.answers.export`
-like the CLI's ``export`` and the MCP tool, so the page, the API and ``vllm-recipes export -o -``
-give the same bytes for the same selection (the header's page URL is the canonical,
-site-relative one).
+"""The recipe page's "Deploy" tabs and ``/api/export``: both ask :func:`vllm_recipes.service.answers.export`
+like ``vllm-recipes export -o -`` and the MCP tool, so all give the same bytes for a selection.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from urllib.parse import parse_qsl
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.render.artifacts import MEDIA_SHELL, MEDIA_YAML, default_name
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
-from vllm_recipes.render.shell import UnsafeValue
+from vllm_recipes.render.unsafe import UnsafeValue
 from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.answers import Export, export
 from vllm_recipes.service.url import query_from_items, query_string
@@ -43,11 +39,9 @@ class DeployTab:
     href: str
 
 
-def deploy_tabs(hf_id: str, query: str, is_omni: bool = False) -> list[DeployTab]:
+def deploy_tabs(hf_id: str, query: str) -> list[DeployTab]:
     """One tab per target for the builder's canonical ``query``: a link, not the rendered artifact
     (the builder stays fast; the page fetches the CLI's bytes from ``/api/export``)."""
-    if is_omni:
-        return []
     params = [("model", hf_id), *parse_qsl(query, keep_blank_values=True)]
     return [DeployTab(key, label, "/api/export?" + query_string([*params, ("to", key)]))
             for key, (_render, label) in TARGETS.items()]

@@ -1,13 +1,8 @@
-"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry.
-
-The panel is computed from the builder's own resolved plan (``fit_plan``); ``/api/fit``
-and the fit summary of ``/api/resolve`` are answered by :mod:`vllm_recipes.service.fit`
-- the panel and the CLI call the same core function, so their figures agree.
-"""
+"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry. The panel is computed
+from the builder's own plan by the core function the CLI and ``/api/fit`` call, so the figures agree."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,14 +12,12 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.hardware import HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import FitReport
-from vllm_recipes.service.fit import fit_of_plan, fit_payload, parse_ctx  # noqa: F401 - /api/fit is answered there
+from vllm_recipes.service.fit import fit_of_plan, parse_ctx
 from vllm_recipes.service.url import encode
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .wording import fit_unknown, page_lever, page_sentence, page_warning
-
-log = logging.getLogger(__name__)
 
 #: the page's context-length parameter (Fit panel); also accepted as ``context`` by /api/fit
 CTX_PARAM = "ctx"

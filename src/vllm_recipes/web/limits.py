@@ -1,9 +1,8 @@
 """What one slow or hostile client may hold of the server (issue #28 item 5).
 
-uvicorn bounds idle keep-alive connections (``timeout_keep_alive``) but not a client that connects and
-never finishes a request head: 1,100 such connections exhausted the file descriptors, every normal
-request timed out (p90 2.4 s for new clients), and asyncio logged a full traceback for each failed
-``accept()``. The protocol, the uvicorn config and the loop's exception handler below bound all three.
+uvicorn does not bound clients that connect and never finish a request head: 1,100 of them used up the
+file descriptors, and asyncio logged a traceback per failed ``accept()``. The protocol, the uvicorn
+config and the loop's exception handler below bound all three.
 """
 
 from __future__ import annotations

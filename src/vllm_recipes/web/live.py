@@ -1,10 +1,8 @@
 """``serve --watch``: reload a recipe directory into the running app when its files change.
 
-The reload hook is :func:`install_catalog` - replace the catalog and everything
-derived from it (``app.state.web``: indexes, page caches, the lazily built JSON
-API) plus the authoring state, in one assignment each, so a request sees either
-the old or the new catalog, never a mix. Loading, validation and the
-last-good merge run on the watcher thread; requests never wait for them.
+:func:`install_catalog` swaps the catalog (with every cache derived from it) and the authoring state,
+one assignment each, so a request sees the old or the new catalog, never a mix. Loading and
+validation run on the watcher thread; requests never wait for them.
 """
 
 from __future__ import annotations
@@ -21,7 +19,8 @@ from vllm_recipes.catalog.diagnostics import Finding, sort_findings
 from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.omni import render_omni
 from vllm_recipes.select.omni import select_omni
-from vllm_recipes.select.state import PageRequest, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import build_state
 from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
@@ -69,12 +68,8 @@ def findings_by_file(findings: list[Finding]) -> dict[str, tuple[Finding, ...]]:
 
 
 class LiveCatalog:
-    """A recipe directory kept in sync with a running app.
-
-    A reload installs the new catalog as soon as the fast checks ran; the slow
-    dead-value lint (``lint=True``) runs afterwards on its own thread, for the
-    latest catalog only, and adds its findings to the panel when it is done.
-    """
+    """A recipe directory kept in sync with a running app: a reload installs the new catalog after the
+    fast checks; the slow dead-value lint follows on its own thread, for the latest catalog only."""
 
     def __init__(self, app: Any, recipes_dir: str | Path, source: SourceLinks | None = None, *,
                  lint: bool = True) -> None:

@@ -20,11 +20,11 @@ from vllm_recipes.parallel import in_background
 from vllm_recipes.render.export import TARGETS
 from vllm_recipes.service import QueryError, answers
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
+from vllm_recipes.service.fit import parse_ctx
 from vllm_recipes.service.params import openapi_parameters
 from vllm_recipes.service.url import query_from_items
 
 from .fit import openapi_paths as fit_openapi_paths
-from .fit import parse_ctx
 from .perf import openapi_paths as perf_openapi_paths
 
 CACHE_CONTROL = "public, max-age=300"

@@ -1,11 +1,8 @@
 """Recipe guides: GitHub-flavoured Markdown -> sanitized HTML.
 
-Markdown comes from recipe authors we do not control, so the output of
-markdown-it-py is always passed through nh3 with a fixed allowlist: raw HTML in
-a guide can add harmless markup but never a script, an event handler, a style
-attribute or a ``javascript:`` link. Heading anchors use mdit-py-plugins'
-``anchors_plugin`` -- the same GitHub-style slugs ``vllm_recipes.i18n.sections``
-computes, so a translation's stale notice can link to the original section.
+Guides come from authors we do not control, so markdown-it-py's output always goes through nh3 with
+a fixed allowlist: no script, event handler, style attribute or ``javascript:`` link. Heading ids are
+the GitHub-style slugs ``vllm_recipes.i18n.sections`` computes (a stale translation links to them).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The builder for omni recipes (ui.md "Omni recipes"): install, hardware, task, variant.
-
-Omni recipes have tasks instead of strategies; the command is ``vllm serve
-<model> ... --omni`` from ``synth.omni.resolve_omni``, printed exactly as the
-CLI prints it. Snippets are per task type (images, image edit, video, audio).
+"""The builder for omni recipes (ui.md "Omni recipes"): install, hardware, task, variant. The command
+is ``synth.omni.resolve_omni``'s, printed as the CLI prints it; snippets are per task type.
 """
 
 from __future__ import annotations
@@ -28,9 +25,9 @@ from .builder import (
     Pill,
     Row,
     Snippet,
+    brand_hardware_row,
     env_names,
     fill,
-    hardware_by_brand,
     hardware_note,
     install_core,
     per_gpu,
@@ -65,10 +62,6 @@ AUDIO_TEMPLATE = """curl http://{host}:{port}{endpoint} \\
   -o out.wav"""
 DEFAULT_ENDPOINTS = {"t2i": "/v1/images/generations", "i2i": "/v1/chat/completions", "t2v": "/v1/videos/sync",
                      "i2v": "/v1/videos/sync", "ti2v": "/v1/videos/sync", "t2a": "/v1/audio/generate"}
-
-
-class OmniView(CommandAreaView):
-    """The omni builder: the shared command area, rows for task axes instead of strategies."""
 
 
 def _select(catalog: Catalog, recipe: Recipe, vals: dict[str, str]) -> OmniSelection:
@@ -176,7 +169,7 @@ def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
 
 
 def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]],
-                    extra: Mapping[str, str]) -> tuple[OmniView, list[str]]:
+                    extra: Mapping[str, str]) -> tuple[CommandAreaView, list[str]]:
     vals, notices = _read_params(items)
     osel = _select(catalog, recipe, vals)
     notices += osel.notices
@@ -192,7 +185,8 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     status = as_map(get(recipe.meta, "hardware"))
     rows = [Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
                                             active=osel.install == t, key=t) for t in osel.install_tabs]),
-            _hardware_row(catalog, recipe, osel, variant, status, href)]
+            brand_hardware_row(catalog, status,
+                               lambda hw: _hardware_pill(catalog, recipe, osel, variant, status, href, hw))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
         rows.append(_variant_row(catalog, recipe, osel, omni, href))
@@ -206,7 +200,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
-    view = OmniView(
+    view = CommandAreaView(
         hf_id=recipe.hf_id, url=recipe_url(recipe.hf_id, {**params, **extra}), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
         all_text=shown, snippets=[_curl_snippet(osel.task, plan.model_id, port)], host_var="VLLM_HOST",
@@ -228,14 +222,6 @@ def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list
         elif len(v) <= MAX_VALUE and v.strip():
             vals[k] = v.strip()
     return vals, notices
-
-
-def _hardware_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
-                  status: Mapping[str, Any], href: Callable[..., str]) -> Row:
-    """Hardware pills grouped by brand; the ones the variant cannot run on are disabled."""
-    groups = [(brand, [_hardware_pill(catalog, recipe, osel, variant, status, href, hw) for hw in ids])
-              for brand, ids in hardware_by_brand(catalog, status)]
-    return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups)
 
 
 def _hardware_pill(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],

@@ -1,30 +1,19 @@
-"""Performance on the web: the recipe page's Performance panel, ``/api/perf`` and ``/api/recommend``.
-
-The panel estimates the builder's own selection at the page's ``isl`` / ``osl`` /
-``conc`` URL parameters (links, no form: the page works without JavaScript); the
-API endpoints take the selection parameters of ``/api/resolve``. All call
-:func:`vllm_recipes.perf.report.perf_state`, like the CLI.
+"""Performance on the web: the recipe page's Performance panel and the OpenAPI entries of
+``/api/perf`` and ``/api/recommend``. The panel estimates the builder's own selection at the URL's
+``isl`` / ``osl`` / ``conc`` (links, no form) with :func:`vllm_recipes.perf.report.perf_state`, like the CLI.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service.perf import (  # noqa: F401 - /api/*
-    LIMITS,
-    WORKLOAD,
-    int_param,
-    load_schema,
-    perf_payload,
-    recommend_payload,
-    workload,
-)
+from vllm_recipes.service.perf import LIMITS, WORKLOAD, int_param, load_schema, workload
 from vllm_recipes.service.url import encode
 
 #: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
@@ -35,12 +24,7 @@ CHOICES = {"isl": (128, 1024, 8192), "osl": (128, 1024, 8192), "conc": (1, 8, 32
 
 def page_extra(query: Mapping[str, str]) -> dict[str, str]:
     """The panel's own URL parameters, kept on every builder link like ``lang``."""
-    out = {}
-    for k in PERF_PARAMS:
-        n = int_param(query.get(k), LIMITS[k])
-        if n is not None:
-            out[k] = str(n)
-    return out
+    return {k: str(n) for k in PERF_PARAMS if (n := int_param(query.get(k), LIMITS[k])) is not None}
 
 
 def _label(n: int) -> str:
@@ -92,21 +76,20 @@ def error_text() -> str:
 
 
 def panel_from_report(r: PerfReport, url: str, values: Mapping[str, int]) -> PerfPanel:
-    head = dict(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"],
-                error=error_text(), calibrated=r.calibrated, bench=r.bench_command, links=_links(url, values),
-                notes=r.notes)
+    panel = PerfPanel(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"], rows=(),
+                      error=error_text(), calibrated=r.calibrated, bench=r.bench_command,
+                      links=_links(url, values), notes=r.notes)
     e = r.estimate
     if e is None or not r.known:
-        return PerfPanel(**head, rows=(), unknown="; ".join(r.errors) or "no estimate")  # type: ignore[arg-type]
-    rows = (
+        return replace(panel, unknown="; ".join(r.errors) or "no estimate")
+    return replace(panel, rows=(
         ("Time to first token", f"{e.ttft_ms:,.0f} ms ({'queueing' if e.queueing else e.prefill_bound})"),
         ("Time per output token", f"{e.tpot_ms:,.1f} ms ({e.tok_s_per_user:,.0f} tokens/s per user; "
                                   f"{e.decode_bound})"),
         ("Output tokens/s", f"{e.output_tok_s_total:,.0f} total, {e.output_tok_s_per_gpu:,.0f} per GPU "
                             f"({e.gpus} GPUs)"),
         ("Running batch", f"{e.running_mean:,.0f} on average, at most {e.running_cap:,}"),
-    )
-    return PerfPanel(**head, rows=rows)  # type: ignore[arg-type]
+    ))
 
 
 def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
@@ -115,8 +98,7 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
     or ``conc``), only the link that does - the estimate costs a simulation and the page has a byte budget."""
     if not any(k in extra for k in PERF_PARAMS):
         parts = urlsplit(url)
-        q = dict(parse_qsl(parts.query))
-        q["isl"] = str(DEFAULTS["isl"])
+        q = {**dict(parse_qsl(parts.query)), "isl": str(DEFAULTS["isl"])}
         return parts.path + "?" + encode(q) + "#perf"
     values = {k: int(extra[k]) if k in extra else DEFAULTS[k] for k in PERF_PARAMS}
     try:

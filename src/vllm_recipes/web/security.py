@@ -1,9 +1,5 @@
-"""Security headers and request-size limits, as one small ASGI middleware.
-
-Pure ASGI (not ``BaseHTTPMiddleware``) so it adds no per-request task or
-buffering: headers are appended to ``http.response.start`` on the way out, and
-oversized requests are refused before any routing or parsing happens.
-"""
+"""Security headers and request-size limits, as one pure ASGI middleware (no per-request task or
+buffering, unlike ``BaseHTTPMiddleware``); oversized requests are refused before any routing."""
 
 from __future__ import annotations
 
@@ -44,12 +40,9 @@ _URL_CHARS = re.compile(r"[!-~]+")  # printable ASCII, no space: browsers drop t
 
 
 def safe_link(href: object) -> bool:
-    """Whether a recipe-given link is ``http(s)://host...``, a path on this site or an in-page anchor.
-
-    Browsers read ``/\\evil.example``, ``//evil.example`` and ``/<tab>/evil.example`` as links to another
-    site, so a site path must start with exactly one ``/`` followed by something else than ``/``, and no
-    backslash, whitespace or control character may appear anywhere (issue #28 item 10).
-    """
+    """Whether a recipe-given link is ``http(s)://host...``, a site path or an in-page anchor. Browsers
+    read ``/\\x``, ``//x`` and ``/<tab>/x`` as other sites: hence one leading ``/`` and no backslash,
+    whitespace or control character (issue #28 item 10)."""
     if not isinstance(href, str) or not _URL_CHARS.fullmatch(href) or "\\" in href:
         return False
     if href.startswith("#"):

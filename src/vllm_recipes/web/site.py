@@ -1,8 +1,5 @@
-"""Catalog-wide indexes the pages need: cards, providers, browse facets, search, sitemap.
-
-Computed once per catalog (the catalog is immutable), so every request only
-filters small in-memory lists.
-"""
+"""Catalog-wide indexes the pages need (cards, providers, browse facets, search, sitemap), computed
+once per (immutable) catalog so a request only filters small in-memory lists."""
 
 from __future__ import annotations
 
@@ -73,29 +70,20 @@ class SiteIndex:
         grouped: dict[str, list[Card]] = {}
         for c in self.cards:
             grouped.setdefault(c.org, []).append(c)
-        self.providers: dict[str, Provider] = {}
-        for org, cards in grouped.items():
-            names = Counter(c.provider for c in cards)
-            self.providers[org] = Provider(org, names.most_common(1)[0][0] if names else org, cards)
-        self._providers_lower = {o.lower(): o for o in self.providers}
+        self.providers = {org: Provider(org, Counter(c.provider for c in cards).most_common(1)[0][0], cards)
+                          for org, cards in grouped.items()}
+        self._providers_lower = {o.lower(): p for o, p in self.providers.items()}
 
     def provider(self, org: str) -> Provider | None:
-        canon = self._providers_lower.get(org.lower())
-        return self.providers.get(canon) if canon else None
+        return self._providers_lower.get(org.lower())
 
     @cached_property
     def latest(self) -> list[Card]:
         """Home page: newest first (date_added, else date_updated), at most one per provider, 8."""
-        out: list[Card] = []
-        seen: set[str] = set()
+        newest: dict[str, Card] = {}
         for c in sorted(self.cards, key=lambda c: (c.released, c.date_updated), reverse=True):
-            if c.org.lower() in seen:
-                continue
-            seen.add(c.org.lower())
-            out.append(c)
-            if len(out) == 8:
-                break
-        return out
+            newest.setdefault(c.org.lower(), c)
+        return list(newest.values())[:8]
 
     @cached_property
     def provider_grid(self) -> list[Provider]:
@@ -198,11 +186,7 @@ class SiteIndex:
         if row == "task":
             present = {t for c in self.cards for t in c.tasks}
             return [t for t in TASK_ORDER if t in present] + sorted(present - set(TASK_ORDER))
-        vals: dict[str, None] = {}
-        for c in self.cards:
-            for v in c.facets.get(row, []):
-                vals.setdefault(v)
-        return sorted(vals)
+        return sorted({v for c in self.cards for v in c.facets.get(row, [])})
 
     def sitemap_entries(self) -> Iterable[tuple[str, str]]:
         yield "/", self.latest_update

@@ -1,37 +1,17 @@
-"""The JSON twin of every HTML page, and the generated ``llms.txt`` files.
-
-Each twin is built from the very objects its page renders (the site index's
-cards and browse result, the builder view of a selection), so page and JSON
-cannot disagree. A page's twin is reached with ``Accept: application/json`` on
-the page URL, or at a ``.json`` path:
-
-=============================  ==========================================
-page                           twin path
-=============================  ==========================================
-``/``                          ``/index.json``
-``/browse?q=…&task=…``         ``/browse.json?q=…&task=…``
-``/{org}``                     ``/{org}.json``
-``/{org}/{repo}?hardware=…``   ``/{org}/{repo}/page.json?hardware=…``
-=============================  ==========================================
-
-``/{org}/{repo}.json`` stays the static JSON-API file (byte-exact), so a
-recipe page's selection state has its own ``page.json`` path. Static API files
-win over twins: an org named like a static file (``models``) is reached by
-``Accept`` only.
+"""The JSON twin of every HTML page (``Accept: application/json`` or a ``.json`` path; the table is in
+docs/agents.md), and the generated ``llms.txt`` files. Each twin is built from the very objects its
+page renders, so page and JSON cannot disagree.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from typing import Any
 
-from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service.answers import selection_dict
@@ -74,14 +54,8 @@ def json_response(obj: Any, status: int = 200) -> Response:
 
 
 def _plain(value: Any) -> Any:
-    """What ``json`` cannot encode itself: markup as its text, sets and frozen maps as plain data."""
-    if isinstance(value, Markup):
-        return str(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return str(value)
+    """What ``json`` cannot encode itself (markup, tuples and dicts it can): sets as lists, the rest as text."""
+    return list(value) if isinstance(value, set | frozenset) else str(value)
 
 
 def card_json(card: Card) -> dict[str, Any]:
@@ -119,11 +93,8 @@ def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
 
 def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
                      lang: str | None) -> dict[str, Any]:
-    """The recipe page at a URL selection: card, selection, builder rows, commands, rendering, explain.
-
-    The selection is read leniently like the page (an unusable parameter is dropped with a notice,
-    not refused), so every page URL has a twin; ``/api/resolve`` is the strict form.
-    """
+    """The recipe page at a URL selection, read leniently like the page (an unusable parameter is
+    dropped with a notice), so every page URL has a twin; ``/api/resolve`` is the strict form."""
     card = index.by_id.get(recipe.hf_id)
     out: dict[str, Any] = {"page": "recipe", "recipe": card_json(card) if card else {"hf_id": recipe.hf_id},
                            "lang": lang}
@@ -151,16 +122,6 @@ def _view_json(view: Any) -> dict[str, Any]:
     data = dataclasses.asdict(view)
     data.pop("explain", None)  # carried once, at the top level
     return data
-
-
-class LlmsFiles:
-    """``llms.txt`` / ``llms-full.txt`` for one catalog, generated once per base URL."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._files = functools.lru_cache(maxsize=8)(functools.partial(llms_files, catalog))  # Host headers vary
-
-    def get(self, name: str, base: str) -> bytes:
-        return self._files(base)[name]
 
 
 def openapi_paths() -> dict[str, Any]:

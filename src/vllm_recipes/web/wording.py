@@ -1,10 +1,7 @@
-"""The page's own words for reasons that other layers give in CLI or recipe-author terms.
+"""The page's own words for reasons other layers give in CLI or recipe-author terms.
 
-Fit levers, fit notes and deploy refusals are written for the terminal ("pass --hf-config
-PATH", "use --to k8s", "edit taxonomy.yaml"). A reader of the recipe page has pills and tabs,
-not flags: this module turns the structured reasons (a lever's kind, an export target) into
-page terms, and drops the clauses that only make sense on a command line. One rule, used by
-the Fit panel and the Deploy tabs, and checked by the browser tests with :data:`CLI_TEXT`.
+A reader of the page has pills and tabs, not flags: fit levers, notes and deploy refusals drop
+their command-line clauses here (the browser tests check pages with :data:`CLI_TEXT`).
 """
 
 from __future__ import annotations
@@ -23,12 +20,8 @@ def has_cli_text(text: str) -> bool:
 
 
 def page_sentence(message: str) -> str:
-    """``message`` without its command-line clauses (``; use --to k8s …``, ``(… --prefill-nodes 0)``).
-
-    Clauses are cut at sentence ends, ``;``, ``:`` and parentheses; the ones naming a flag, a file
-    or a command are dropped, the others keep their separators. What is left is the reason
-    itself, in the producer's words.
-    """
+    """``message`` without its clauses (cut at ``.``, ``;``, ``:`` and parentheses) that name a flag,
+    a file or a command: the reason itself, in the producer's words."""
     text = re.sub(r"\s*\([^()]*\)", lambda m: "" if has_cli_text(m.group(0)) else m.group(0), message)
     parts = re.split(r"(;\s+|:\s+(?=[a-z])|(?<=\.)\s+)", text.strip())
     kept: list[str] = []
