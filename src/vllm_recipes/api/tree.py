@@ -89,14 +89,6 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
     return obj
 
 
-def kv_ids(catalog: Catalog) -> list[str]:
-    return [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
-
-
-def deploy_type_of(catalog: Catalog, s: str) -> Any:
-    return get(catalog.strategies.get(s), "deploy_type")
-
-
 def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[str, Any],
                   variant: Mapping[str, Any], hw: str) -> Any:
     """§7.8: ``None`` (co-located), ``{"prefill": n, "decode": n}`` or ``"skip"``."""
@@ -131,8 +123,6 @@ class RecipeGates:
     offered: tuple[str, ...]
     #: offered strategies, then the Mooncake deployments, each once
     ordered: tuple[str, ...]
-    #: deploy type of every strategy in ``ordered``
-    deploy: Mapping[str, Any]
     #: ``recommend_strategy`` for one node and for several
     recommended: tuple[str, str]
 
@@ -140,8 +130,8 @@ class RecipeGates:
 def recipe_gates(catalog: Catalog, recipe: Recipe) -> RecipeGates:
     r = recipe.data
     offered = tuple(offered_strategies(r))
-    ordered = tuple(dict.fromkeys([*offered, *kv_ids(catalog)]))
-    return RecipeGates(offered, ordered, {s: deploy_type_of(catalog, s) for s in ordered},
+    stores = [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
+    return RecipeGates(offered, tuple(dict.fromkeys([*offered, *stores])),
                        (recommend_strategy(r, 1), recommend_strategy(r, 2)))
 
 
@@ -181,7 +171,7 @@ class _OnHardware:
     rendered: Rendered | None
 
     def deploy_type(self, s: str) -> Any:
-        return self.gates.deploy[s] if s in self.gates.deploy else deploy_type_of(self.catalog, s)
+        return get(self.catalog.strategies.get(s), "deploy_type")
 
     def nodes_for(self, s: str) -> int:
         return max(2 if self.deploy_type(s) == "multi_node" else 1,
