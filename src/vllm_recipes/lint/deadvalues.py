@@ -10,8 +10,8 @@ shadowed by a later layer (we name the layer that wins) or never applicable.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Finding
@@ -74,27 +74,6 @@ def pd_pool_request() -> dict[str, Any]:
     return {"prefill": {"nodes": 2, "parallelism": "dep"}, "decode": {"nodes": 2, "parallelism": "dep"}}
 
 
-class OfferedGroup(NamedTuple):
-    """The offered selections of one variant on one hardware profile, as their parts.
-
-    :func:`offered_selections` yields, for each ``(strategy, nodes)`` of ``served``: every feature set (the
-    defaults first; on ``pd_cluster`` each also with :func:`pd_pool_request`), then each KV choice with the
-    default features; then each Mooncake store. ``validate``'s pass walks the same parts to key selections
-    without building the ones it skips.
-    """
-
-    variant_key: str
-    hw_id: str
-    served: list[tuple[str, int]]
-    #: (features, mode picks), the default features (no pick) first
-    feature_sets: list[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]
-    defaults: tuple[str, ...]
-    #: strategy -> its KV choices (taxonomy options, then Mooncake ids)
-    kv: dict[str, list[str]]
-    #: (Mooncake deployment id, strategy, node count)
-    stores: list[tuple[str, str, int]]
-
-
 def _served(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[str, Any], hw: str) -> list[tuple[str, int]]:
     """The serving strategies offered on ``hw`` (no Mooncake deployments), each with its node count."""
     gpn = profile.get("gpu_count")
@@ -119,8 +98,10 @@ def _stores(catalog: Catalog, r: Mapping[str, Any], variant: Mapping[str, Any], 
     return [(kv_id, recommend_strategy(r, nc), nc) for kv_id in ids]
 
 
-def offered_groups(catalog: Catalog, recipe: Recipe) -> Iterator[OfferedGroup]:
-    """Every variant x listed hardware of the recipe with what is offered there (see :class:`OfferedGroup`)."""
+def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
+    """Every selection a user of the builder (or the JSON API) can reach, approximately exhaustively: per
+    variant and listed hardware, each served ``(strategy, nodes)`` with every feature set (on ``pd_cluster``
+    each also with :func:`pd_pool_request`) and with each KV choice; then each Mooncake deployment."""
     r = recipe.data
     if recipe.is_omni:
         return
@@ -133,39 +114,21 @@ def offered_groups(catalog: Catalog, recipe: Recipe) -> Iterator[OfferedGroup]:
             served = _served(catalog, r, profile, hw)
             feature_sets = list(_feature_sets(recipe, hw, vk)) if served else []
             defaults = tuple(default_features(r, hw, vk))
-            kv: dict[str, list[str]] = {}
-            for s, _nodes in served:
+            for s, nodes in served:
+                for feats, modes in feature_sets:
+                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
+                                    feature_modes=modes)
+                    if s == "pd_cluster":
+                        yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
+                                        feature_modes=modes, pd_nodes=pd_pool_request())
                 if (hw, s) not in kv_offered:
                     kv_offered[(hw, s)] = kv_choices(catalog, recipe, hw, s)
-                kv[s] = kv_offered[(hw, s)]
-            yield OfferedGroup(vk, hw, served, feature_sets, defaults, kv, _stores(catalog, r, variant, profile, hw))
-
-
-def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
-    """Every selection a user of the builder (or the JSON API) can reach, approximately exhaustively."""
-    for g in offered_groups(catalog, recipe):
-        vk, hw, defaults = g.variant_key, g.hw_id, g.defaults
-        for s, nodes in g.served:
-            for feats, modes in g.feature_sets:
-                yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
-                                feature_modes=modes)
-                if s == "pd_cluster":
-                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=1, features=feats,
-                                    feature_modes=modes, pd_nodes=pd_pool_request())
-            for kv in g.kv[s]:
-                yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=defaults, kv_offload=kv)
-        for kv_id, strategy, nc in g.stores:
-            yield Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nc, features=defaults,
-                            kv_offload=kv_id)
-
-
-def _invocations(plan: Plan) -> Iterator[Invocation]:
-    return (inv for _title, inv, _env in plan_processes(plan))
-
-
-def _envs(plan: Plan) -> Iterator[Any]:
-    """Each distinct env of the plan once (workers share the head's)."""
-    return (env for _title, _inv, env in plan_processes(plan) if env)
+                for kv in kv_offered[(hw, s)]:
+                    yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=defaults,
+                                    kv_offload=kv)
+            for kv_id, strategy, nc in _stores(catalog, r, variant, profile, hw):
+                yield Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nc, features=defaults,
+                                kv_offload=kv_id)
 
 
 #: called with each resolved offered selection (lets another per-selection analysis share the resolve); a
@@ -200,13 +163,13 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
 def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Selection, Ctx, Plan]]:
     """Each offered selection resolved once (one that fails is skipped), but for a selection whose hardware
     reads like an earlier one's (same everything else): it renders that very plan (``Hardware``)."""
-    seen: set[tuple[str, str]] = set()
-    #: the selection less its hardware -> the hardware reads of each of its resolves
+    #: the selection less its hardware -> the hardware of each of its resolves, with what each read
     resolved: dict[str, list[Hardware]] = {}
-    #: each hardware the earlier reads were read again on, with what they gave
+    #: each hardware, with the earlier resolves' reads read again on it
     probes: dict[str, Hardware] = {}
+    seen: set[tuple[str, str]] = set()
     for sel in offered_selections(catalog, recipe):
-        rest = repr(replace(sel, hw_id=""))  # (PD requests are dicts)
+        rest = repr({**vars(sel), "hw_id": ""})  # (PD requests are dicts)
         if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
             continue
         seen.add((rest, sel.hw_id))
@@ -222,7 +185,8 @@ def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Sele
         yield sel, ctx, plan
 
 
-def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
+def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
+    """Resolve the offered selections of ``recipe`` (each calling ``on_plan``) and count what they render."""
     t = Tally()
     rf = recipe.rel_path
     #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
@@ -230,12 +194,11 @@ def _tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) ->
     for sel, ctx, plan in resolved_selections(catalog, recipe):
         if on_plan is not None:
             on_plan(sel, ctx, plan)
-        for inv in _invocations(plan):
+        for _title, inv, env in plan_processes(plan):
             if inv not in counted:
                 counted.add(inv)
                 tally_invocation(t, rf, inv)
-        for env in _envs(plan):
-            if env not in counted:
+            if env and env not in counted:
                 counted.add(env)
                 tally_env(t, rf, env)
     return t
@@ -257,7 +220,7 @@ def _value_sites(data: Any, path: KeyPath = ()) -> Iterator[tuple[str, KeyPath, 
 def dead_value_findings(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> list[Finding]:
     if recipe.is_omni:
         return []
-    return dead_value_report(recipe, _tally(catalog, recipe, on_plan))
+    return dead_value_report(recipe, tally(catalog, recipe, on_plan))
 
 
 def dead_value_report(recipe: Recipe, tally: Tally) -> list[Finding]:

@@ -1,10 +1,8 @@
 """``validate``: the release lint over every offered selection, reported at the recipe's ``file:line:col``.
 
-Each selection the builder can reach (the dead-value lint's enumeration) is
-resolved and linted against the release its commands run (or ``--vllm``); a
-finding is reported once per recipe location and message, naming the first
-selection that produced it. ``validate`` runs it in the dead-value lint's pass
-(:func:`dead_value_and_release_checker`), so each selection is resolved once.
+Each selection the builder can reach is resolved in the dead-value lint's pass (:func:`.deadvalues.tally`)
+and linted against the release its commands run (or ``--vllm``); a finding is reported once per recipe
+location and message, naming the first selection that produced it.
 """
 
 from __future__ import annotations
@@ -17,9 +15,8 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
-from vllm_recipes.synth.resolve import resolve
 
-from .deadvalues import dead_value_findings, offered_selections
+from .deadvalues import dead_value_findings, tally
 from .vllm_lint import LintTarget, VllmFinding
 from .vllm_plan import node_findings, process_findings, target_for
 
@@ -85,12 +82,7 @@ class ReleaseFindings:
 def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:
     """Located findings of one recipe over all of its offered selections."""
     acc = ReleaseFindings(catalog, forced, recipe)
-    for sel in offered_selections(catalog, recipe):
-        try:
-            ctx, plan = resolve(catalog, recipe, sel)
-        except Exception:  # a selection that cannot resolve is the engine's finding, not the lint's
-            continue
-        acc.add(sel, ctx, plan)
+    tally(catalog, recipe, on_plan=acc.add)
     return acc.findings
 
 
@@ -98,11 +90,7 @@ def vllm_release_checker(forced: str | None = None) -> Checker:
     """The release lint alone as a catalog-wide checker (``forced``: ``--vllm VERSION``)."""
 
     def check(catalog: Catalog) -> list[Finding]:
-        out: list[Finding] = []
-        for recipe in catalog.recipes:
-            if not recipe.is_omni:
-                out.extend(recipe_release_findings(catalog, recipe, forced))
-        return out
+        return [f for recipe in catalog.recipes for f in recipe_release_findings(catalog, recipe, forced)]
 
     return check
 

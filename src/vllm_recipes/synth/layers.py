@@ -161,10 +161,6 @@ def pd_role_request(ctx: Ctx, role: str) -> Mapping[str, Any]:
     return raw if is_map(raw) else {}
 
 
-def _int_or_zero(v: Any) -> Any:
-    return v if is_number(v) else 0
-
-
 def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
     """§5.2: exactly one parallel layout per call."""
     c = Contribution()
@@ -239,7 +235,8 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
     if par not in modes:
         par = modes[0]
     note = f"PD {role} pool ({par})"
-    rank = _int_or_zero(first_present(pd_role.get("rank"), 0))
+    rank = first_present(pd_role.get("rank"), 0)
+    rank = rank if is_number(rank) else 0
     if par == "dep":
         nodes_in_pool = max(1, rpn)
         if so_role.get("tp") is not None:

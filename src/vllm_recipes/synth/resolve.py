@@ -51,10 +51,6 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-#: the calls of single-process and PD plans
-ROLE_CALLS: dict[str | None, Call] = {None: Call(), "prefill": Call(role="prefill"), "decode": Call(role="decode")}
-
-
 def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = None) -> Invocation:
     """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER` (``parts``: computed)."""
     if parts is None:
@@ -62,36 +58,18 @@ def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = 
     return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in parts[name].args))
 
 
-def build_env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution] | None = None) -> tuple[EnvValue, ...]:
-    """§6: ordered merge (Python ``dict.update`` semantics) with shadow tracking."""
-    if parts is None:
-        call = _role_call(role)
-        parts = {name: LAYERS[name](ctx, call) for name in ENV_ORDER}
+def build_process(ctx: Ctx, call: Call) -> tuple[Invocation, tuple[EnvValue, ...]]:
+    """§5.1 and §6: the args and env of one process, each layer computed once. The env is an ordered merge
+    (``dict.update`` semantics) with shadow tracking; it reads only ``call.role`` (workers run the head's)."""
+    parts = {name: layer(ctx, call) for name, layer in LAYERS.items()}
     merged: dict[str, EnvValue] = {}
     for name in ENV_ORDER:
-        _merge_into(merged, parts[name])
-    if ctx.is_pd and role:
-        _pd_env(ctx, role, merged)
-    return tuple(merged.values())
-
-
-def _role_call(role: str | None) -> Call:
-    return ROLE_CALLS[role] if role in ROLE_CALLS else Call(role=role)
-
-
-def build_process(ctx: Ctx, role: str | None) -> tuple[Invocation, tuple[EnvValue, ...]]:
-    """The args and env of a process whose env is its own (one node, each PD role): each layer computed once."""
-    call = _role_call(role)
-    parts = {name: LAYERS[name](ctx, call) for name in dict.fromkeys((*ARG_ORDER, *ENV_ORDER))}
-    return build_args(ctx, call, parts), build_env(ctx, role, parts)
-
-
-def _merge_into(merged: dict[str, EnvValue], part: Contribution) -> None:
-    """One layer's env over ``merged`` (``dict.update`` semantics, each replaced value kept as shadowed)."""
-    get_old = merged.get
-    for k, v, s in part.env_entries():
-        old = get_old(k)
-        merged[k] = EnvValue(k, v, s, (*old.shadowed, (old.value, old.source)) if old is not None else ())
+        for k, v, src in parts[name].env_entries():
+            old = merged.get(k)
+            merged[k] = EnvValue(k, v, src, (*old.shadowed, (old.value, old.source)) if old is not None else ())
+    if ctx.is_pd and call.role:
+        _pd_env(ctx, call.role, merged)
+    return build_args(ctx, call, parts), tuple(merged.values())
 
 
 def _pd_env(ctx: Ctx, role: str, merged: dict[str, EnvValue]) -> None:
@@ -123,22 +101,18 @@ def _companions(ctx: Ctx) -> tuple[Companion, ...]:
         feat = feats.get(f)
         comp = get(feat, "companion")
         if is_map(feat) and truthy(get(comp, "command")) and is_feature_allowed_for_strategy(feat, ctx.strategy_name):
-            out.append(Companion(f, _str(first_truthy(comp.get("label"), f)), _str(first_truthy(comp.get("description"), "")),
-                                 _str(comp["command"]).rstrip()))
+            out.append(Companion(f, js_str(first_truthy(comp.get("label"), f)), js_str(first_truthy(comp.get("description"), "")),
+                                 js_str(comp["command"]).rstrip()))
     opt = ctx.kv_opt
     kv_comp = get(opt, "companion")
     if opt is not None and truthy(get(kv_comp, "command")):
         k = ctx.sel.kv_offload or ""
-        desc_parts = [_str(first_truthy(kv_comp.get("description"), ""))]
+        desc_parts = [js_str(first_truthy(kv_comp.get("description"), ""))]
         if truthy(opt.get("install")):
-            desc_parts.append("Requires: " + _str(opt["install"]))
-        out.append(Companion("kv_offload:" + k, _str(first_truthy(kv_comp.get("label"), k)),
-                             " ".join(p for p in desc_parts if p), _str(kv_comp["command"]).rstrip()))
+            desc_parts.append("Requires: " + js_str(opt["install"]))
+        out.append(Companion("kv_offload:" + k, js_str(first_truthy(kv_comp.get("label"), k)),
+                             " ".join(p for p in desc_parts if p), js_str(kv_comp["command"]).rstrip()))
     return tuple(out)
-
-
-def _str(v: Any) -> str:
-    return v if isinstance(v, str) else js_str(v)
 
 
 def role_meta(ctx: Ctx, role: str) -> dict[str, Any]:
@@ -175,26 +149,21 @@ def _brand_install(raw: Any, profile: Mapping[str, Any], hw_id: str) -> Any:
     return raw if truthy(raw) else None
 
 
-def _router_lines(first: str, flags: list[str]) -> tuple[str, ...]:
-    return (first, *flags)
+def _endpoints(meta: dict[str, Any]) -> int:
+    """How many endpoints a PD pool exposes to its router: one per node of a DEP pool, else one."""
+    return int(max(1, first_truthy(meta["nodes"], 1))) if meta["parallelism"] == "dep" else 1
 
 
 def _pd_router(ctx: Ctx, pm: dict[str, Any], dm: dict[str, Any]) -> RouterPlan:
     policy = first_truthy(get(ctx.strategy.get("router"), "policy"), "round_robin")
-
-    def ep_count(meta: dict[str, Any]) -> int:
-        if meta["parallelism"] == "dep":
-            return max(1, first_truthy(meta["nodes"], 1))
-        return 1
-
     intra = first_present(get(get(ctx.so, "router"), "intra_node_data_parallel_size"), None)
     if intra is None:
         intra = max(first_truthy(pm["dpLocal"], 0), first_truthy(dm["dpLocal"], 0), 1)
     lines = ["--vllm-pd-disaggregation"]
-    lines += [f"--prefill http://$PREFILL_NODE_{i}:8001" for i in range(1, int(ep_count(pm)) + 1)]
-    lines += [f"--decode http://$DECODE_NODE_{i}:8002" for i in range(1, int(ep_count(dm)) + 1)]
+    lines += [f"--prefill http://$PREFILL_NODE_{i}:8001" for i in range(1, _endpoints(pm) + 1)]
+    lines += [f"--decode http://$DECODE_NODE_{i}:8002" for i in range(1, _endpoints(dm) + 1)]
     lines += ["--host $ROUTER_HOST", "--port $ROUTER_PORT", f"--intra-node-data-parallel-size {js_str(intra)}"]
-    return RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines))
+    return RouterPlan((f"vllm-router --policy {js_str(policy)}", *lines))
 
 
 def _alt_router(ctx: Ctx) -> tuple[str, Mapping[str, Any]] | None:
@@ -224,10 +193,6 @@ def _gateway_router(ctx: Ctx, rid: str, spec: Mapping[str, Any], pm: dict[str, A
                     dm: dict[str, Any]) -> RouterPlan:
     gw = as_map(spec.get("gateway"))
     parsers = as_map(get(ctx.recipe.get("model"), spec.get("requires_model_key")))
-
-    def eps(meta: dict[str, Any]) -> int:
-        return int(max(1, first_truthy(meta["nodes"], 1))) if meta["parallelism"] == "dep" else 1
-
     lines: list[str] = []
     mode = [t for t in (gw.get("mode_args") or ()) if isinstance(t, str)]
     if mode:
@@ -235,20 +200,14 @@ def _gateway_router(ctx: Ctx, rid: str, spec: Mapping[str, Any], pm: dict[str, A
     for role, meta in (("prefill", pm), ("decode", dm)):
         flag, tmpl = gw.get(f"{role}_flag"), gw.get(f"{role}_endpoint")
         if isinstance(flag, str) and isinstance(tmpl, str):
-            lines += [f"{flag} {tmpl.replace('{i}', str(i))}" for i in range(1, eps(meta) + 1)]
+            lines += [f"{flag} {tmpl.replace('{i}', str(i))}" for i in range(1, _endpoints(meta) + 1)]
     for key, flag in as_map(gw.get("parser_flags")).items():
         if truthy(parsers.get(key)):
-            lines.append(f"{flag} {_str(parsers[key])}")
+            lines.append(f"{flag} {js_str(parsers[key])}")
     hp = [t for t in (gw.get("host_port_args") or ()) if isinstance(t, str)]
     lines += [" ".join(hp[i:i + 2]) for i in range(0, len(hp), 2)]
-    return RouterPlan((_str(spec.get("command") or rid), *lines),
-                      install=_str(first_truthy(spec.get("install"), "")), kind=rid)
-
-
-def _pd_pools(ctx: Ctx) -> tuple[dict[str, dict[str, Any]], RouterPlan]:
-    """Both pools' ``roleMeta`` and the vllm-router that joins them."""
-    metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
-    return metas, _pd_router(ctx, metas["prefill"], metas["decode"])
+    return RouterPlan((js_str(spec.get("command") or rid), *lines),
+                      install=js_str(first_truthy(spec.get("install"), "")), kind=rid)
 
 
 def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, Any, str, Any]:
@@ -273,8 +232,9 @@ def _mooncake_parts(ctx: Ctx) -> tuple[dict[str, Any], dict[str, Any] | None, An
 def resolve_plan(ctx: Ctx) -> Plan:
     """Branch on the deploy shape (§8): PD -> Mooncake -> multi-node -> single."""
     if ctx.is_pd:
-        metas, router = _pd_pools(ctx)
-        roles = {role: PdRolePlan(role, *build_process(ctx, role), metas[role])
+        metas = {role: role_meta(ctx, role) for role in ("prefill", "decode")}
+        router = _pd_router(ctx, metas["prefill"], metas["decode"])
+        roles = {role: PdRolePlan(role, *build_process(ctx, Call(role=role)), metas[role])
                  for role in ("prefill", "decode")}
         mooncake = None
         if ctx.kv_store is not None and truthy(ctx.kv_store.get("pd")):
@@ -290,7 +250,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
     if ctx.kv_composing:
         kv = as_map(ctx.kv_store)
         multi = ctx.strategy.get("deploy_type") == "multi_node" and ctx.node_count > 1
-        head = build_args(ctx, Call(node_role="head" if multi else None))
+        head, env = build_process(ctx, Call(node_role="head" if multi else None))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count)) \
             if multi else ()
         master, store, config, note, install = _mooncake_parts(ctx)
@@ -299,20 +259,20 @@ def resolve_plan(ctx: Ctx) -> Plan:
             rc = as_map(kv.get("router"))
             policy = first_truthy(rc.get("policy"), "cache_aware")
             port = first_truthy(get(kv.get("vllm"), "port"), 8000)
-            lines = [f"--backend-url http://$VLLM_INSTANCE_{i}:{_str(port)}"
+            lines = [f"--backend-url http://$VLLM_INSTANCE_{i}:{js_str(port)}"
                      for i in range(1, ctx.kv_instance_count + 1)]
             lines += ["--host $ROUTER_HOST", "--port $ROUTER_PORT", "--cache-threshold 0.5",
                       "--balance-abs-threshold 4", "--balance-rel-threshold 1.1"]
-            kv_router = RouterPlan(_router_lines(f"vllm-router --policy {_str(policy)}", lines),
+            kv_router = RouterPlan((f"vllm-router --policy {js_str(policy)}", *lines),
                                    install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
                                    port=first_truthy(rc.get("port"), 30080))
         return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
-                           head, workers, multi, build_env(ctx, None), install, kv_router, config, note)
+                           head, workers, multi, env, install, kv_router, config, note)
     if ctx.is_multi:
-        head = build_args(ctx, Call(node_role="head"))
+        head, env = build_process(ctx, Call(node_role="head"))
         workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
-        return MultiNodePlan(ctx.node_count, head, workers, build_env(ctx, None))
-    return SinglePlan(ctx.deploy_type, *build_process(ctx, None), _companions(ctx))
+        return MultiNodePlan(ctx.node_count, head, workers, env)
+    return SinglePlan(ctx.deploy_type, *build_process(ctx, Call()), _companions(ctx))
 
 
 def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
