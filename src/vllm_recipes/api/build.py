@@ -1,16 +1,8 @@
-"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory.
+"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory (pure), so the
+website serves the very bytes ``build-api`` writes (:mod:`vllm_recipes.api.writer`).
 
-Pure: :func:`build_api` turns a :class:`Catalog` into ``{relative path: bytes}``
-plus the console summary. Writing to disk (an atomic swap) is
-:mod:`vllm_recipes.api.writer`'s job, so the website can serve the very same
-bytes from memory.
-
-Each recipe is processed independently (its output depends only on the recipe,
-the static catalog data and the pre-scanned id set ALL_IDS), which is what lets
-us render recipes in parallel. Recipes interact only
-through the order in which they write and clean output paths (two variants
-promoted to the same model id, §5.9); :func:`merge_outputs` replays those
-operations in walk order, exactly as the reference does on disk.
+Recipes are rendered independently (in parallel); they interact only through the order in which they write
+and clean paths (two variants promoted to one model id, §5.9), which :func:`merge_outputs` replays.
 """
 
 from __future__ import annotations
@@ -18,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +23,7 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
 
-from .tree import HardwareRendering, render_for_hardware
+from .tree import HardwareRendering, Rendered, render_for_hardware
 
 Warn = Callable[[str], None]
 #: Hook adding top-level keys to every recipe file (e.g. ``translations``); see :func:`build_api`.
@@ -71,34 +63,25 @@ def add_parent_dirs(path: str, dirs: set[str]) -> None:
 
 
 class ApiBuildError(Exception):
-    """The build cannot produce an API (the CLI prints ``message`` and exits 1)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    """The build cannot produce an API (the CLI prints the message and exits 1)."""
 
 
 class FeatureModeError(ApiBuildError):
     """json-api.md §10.2: a recipe's feature modes are inconsistent (exact reference text)."""
 
-    def __init__(self, rel_path: str, messages: Sequence[str]) -> None:
-        super().__init__(feature_mode_error(rel_path, messages))
-        self.rel_path = rel_path
-        self.messages = list(messages)
 
-
-# --------------------------------------------------------------------------------------------
 # JSON encoding (json-api.md §3)
-# --------------------------------------------------------------------------------------------
 
 def encode(obj: Any) -> bytes:
-    """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline."""
-    return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
+    """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline.
+
+    No check for cycles (an eighth of the build's encoding): the loader refuses recursive aliases and
+    nothing built from a document refers to itself.
+    """
+    return json.dumps(obj, indent=2, ensure_ascii=False, check_circular=False).encode("utf-8")
 
 
-# --------------------------------------------------------------------------------------------
 # Results
-# --------------------------------------------------------------------------------------------
 
 @dataclass
 class BuildCounts:
@@ -122,8 +105,6 @@ class BuildCounts:
 class RecipeOutput:
     """Everything one recipe contributes, in the order the reference performs it."""
 
-    rel_path: str
-    hf_id: str
     ops: list[Op] = field(default_factory=list)
     #: models.json entries: the parent first, then one per promotion (§9)
     entries: list[dict[str, Any]] = field(default_factory=list)
@@ -134,10 +115,6 @@ class RecipeOutput:
     collisions: int = 0
     #: stderr lines (collision and synthesis-failure warnings), in emission order
     warnings: list[str] = field(default_factory=list)
-    #: every tree base this recipe cleans (its own id and each attempted promotion)
-    bases: list[str] = field(default_factory=list)
-    #: every promotion candidate model id (whether it collides depends on ALL_IDS)
-    mids: list[str] = field(default_factory=list)
     #: left out for its validation errors (``warnings`` says which): no files, not counted
     skipped: bool = False
 
@@ -151,15 +128,11 @@ class ApiBuild:
     counts: BuildCounts
     #: every stderr warning, in order (already passed to ``warn`` as they happened)
     warnings: list[str]
-    #: per-recipe output in walk order
-    recipes: list[RecipeOutput]
-    #: the non-recipe files (static catalog files before the recipes; models.json, quickstart after)
-    layout: ApiLayout
+    #: the catalog the API shows: without what validation left out (so ``llms.txt`` shows the same recipes)
+    catalog: Catalog
 
 
-# --------------------------------------------------------------------------------------------
 # Static files (§4)
-# --------------------------------------------------------------------------------------------
 
 def _source_data(catalog: Catalog, name: str) -> tuple[bool, Any]:
     """The verbatim data of a top-level catalog file (``taxonomy.yaml``/``platforms.yaml``)."""
@@ -219,9 +192,7 @@ def platforms_count(catalog: Catalog) -> int:
     return len(lst) if isinstance(lst, list | tuple) else 0
 
 
-# --------------------------------------------------------------------------------------------
 # One recipe (§5-§7)
-# --------------------------------------------------------------------------------------------
 
 def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     """§5.8 recipe key ordering: ``hf_id``, ``meta``, ``recommended_command`` first."""
@@ -250,18 +221,18 @@ class _RecipeBuilder:
         self.catalog = catalog
         self.recipe = recipe
         self.extra_keys = extra_keys
-        self.enc = encode
-        self.res = RecipeOutput(recipe.rel_path, recipe.hf_id)
+        self.res = RecipeOutput()
         #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
         self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
         self._hw_lists: dict[str, list[str]] = {}
+        self._rendered = Rendered(catalog)
 
     def _render_hw(self, vk: str, hw: str) -> tuple[HardwareRendering | None, list[tuple[str, bytes]]]:
         got = self._hw.get((vk, hw))
         if got is None:
             warnings: list[str] = []
-            b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append)
-            alts = [(s, self.enc(rendering)) for s, rendering in b.alternatives] if b is not None else []
+            b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append, self._rendered)
+            alts = [(s, encode(rendering)) for s, rendering in b.alternatives] if b is not None else []
             got = (b, warnings, alts)
             self._hw[(vk, hw)] = got
         # replay the warnings: the reference renders (and fails) again for every tree
@@ -277,7 +248,6 @@ class _RecipeBuilder:
             return None
         ops = self.res.ops
         ops.append(("rm", base, None))
-        self.res.bases.append(base)
         variant = as_map(variant)
         hw_ids = self._hw_lists.get(vk)
         if hw_ids is None:
@@ -307,7 +277,7 @@ class _RecipeBuilder:
                 # extensions §2.5: the per-hardware install follows the variant's override
                 rec["install"] = hardware_install_block(r, rendered_variant, hw, rec.get("docker_image"))
             path = f"{base}/hw/{hw}.json"
-            ops.append(("w", path, self.enc(rec)))
+            ops.append(("w", path, encode(rec)))
             by_hw[hw] = "/" + path
             if hw == default_hw:
                 rc = rec
@@ -334,7 +304,7 @@ class _RecipeBuilder:
                 r.update(extra)
 
         out = _ordered(r)                                                            # §5.8
-        res.ops.append(("w", f"{parent}.json", self.enc(out)))
+        res.ops.append(("w", f"{parent}.json", encode(out)))
         res.entries.append(_entry(parent, out.get("meta"), f"/{parent}", f"/{parent}.json"))
         rcv = out.get("recommended_command")
         if truthy(rcv):
@@ -353,7 +323,6 @@ class _RecipeBuilder:
             mid = get(vcfg, "model_id")
             if not isinstance(mid, str) or "/" not in mid:
                 continue
-            res.mids.append(mid)
             if mid in self.catalog.all_ids:
                 res.warnings.append(f"  ⚠ skipping variant promotion: {mid} (variant of {parent}) "
                                     "collides with standalone recipe")
@@ -375,7 +344,7 @@ class _RecipeBuilder:
         p["variants"] = {"default": core}
         p["recommended_command"] = rv
         pout = _ordered(p)
-        self.res.ops.append(("w", f"{mid}.json", self.enc(pout)))
+        self.res.ops.append(("w", f"{mid}.json", encode(pout)))
         e = _entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json")
         e["derived_from"] = parent
         self.res.entries.append(e)
@@ -408,8 +377,7 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     """
     errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
     if errors:
-        return RecipeOutput(recipe.rel_path, recipe.hf_id, warnings=skip_lines(recipe.rel_path, errors),
-                            skipped=True)
+        return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), skipped=True)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
 
 
@@ -433,26 +401,16 @@ def check_feature_modes(recipe: Recipe) -> None:
     """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
     messages = feature_mode_messages(recipe.data)
     if messages:
-        raise FeatureModeError(recipe.rel_path, messages)
+        raise FeatureModeError(feature_mode_error(recipe.rel_path, messages))
 
 
-# --------------------------------------------------------------------------------------------
 # Parallel rendering
-# --------------------------------------------------------------------------------------------
 
 def _build_one(job: tuple[Catalog, Recipe, ExtraRecipeKeys | None]) -> RecipeOutput:
     return build_recipe(*job)
 
 
-def recipe_outputs(catalog: Catalog, recipes: Sequence[Recipe], extra_recipe_keys: ExtraRecipeKeys | None = None,
-                   jobs: int | None = None) -> list[RecipeOutput]:
-    """:func:`build_recipe` for each recipe, in order, spread over the cores."""
-    return parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs, min_items=12)
-
-
-# --------------------------------------------------------------------------------------------
 # Merging (reference write order, including stale cleanup)
-# --------------------------------------------------------------------------------------------
 
 class _Tree:
     """The output directory as the reference mutates it: writes and recursive deletions."""
@@ -532,36 +490,12 @@ def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: i
     return c
 
 
-def check_loadable(catalog: Catalog) -> None:
-    """A file that does not parse aborts the build, as in the reference (§5.1)."""
-    if catalog.load_errors:
-        raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
-                            + "\n".join(f"  {e}" for e in catalog.load_errors))
-
-
-def refused_lines(catalog: Catalog) -> list[str]:
-    """stderr lines for files the loader refused (links out of the recipes directory)."""
-    return [f"  ✗ skipping {e}" for e in catalog.refused]
-
-
-def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> tuple[dict[str, bytes], ApiLayout]:
+def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, bytes]:
     """The whole tree in the reference's write order: static files, recipes, models.json, quickstart."""
-    before = static_files(catalog)
-    tree = merge_outputs(outputs, before)
+    tree = merge_outputs(outputs, static_files(catalog))
     tree["models.json"] = encode(models_index(outputs))
-    after = ["models.json"]
-    for path, data in quickstart_files(catalog):
-        tree[path] = data
-        after.append(path)
-    return tree, ApiLayout([p for p, _ in before], after)
-
-
-@dataclass
-class ApiLayout:
-    """Which output files do not come from recipes: written before them, and after them."""
-
-    before: list[str]
-    after: list[str]
+    tree.update(quickstart_files(catalog))
+    return tree
 
 
 def build_api(catalog: Catalog, warn: Warn | None = None, *,
@@ -577,11 +511,12 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
 
     Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
     """
-    if strict:
-        check_loadable(catalog)
+    if strict and catalog.load_errors:  # a file that does not parse aborts the build, as in the reference (§5.1)
+        raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
+                            + "\n".join(f"  {e}" for e in catalog.load_errors))
     catalog, static_errors = usable_static(catalog)
-    notes = [*(f"  ✗ skipping {e}" for e in catalog.load_errors), *refused_lines(catalog),
-             *(f"  ✗ skipping {f.format()}" for f in static_errors)]
+    notes = [f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused)]
+    notes += [f"  ✗ skipping {f.format()}" for f in static_errors]
     if warn is not None:
         for line in notes:
             warn(line)
@@ -599,7 +534,8 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         recipes = _skip_feature_mode_errors(catalog, recipes, notes, warn)
     outputs: list[RecipeOutput] = []
     warnings: list[str] = notes
-    for res in recipe_outputs(catalog, recipes, extra_recipe_keys, jobs):
+    for res in parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs,
+                            min_items=12):
         outputs.append(res)
         warnings.extend(res.warnings)
         if warn is not None:
@@ -607,12 +543,8 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
                 warn(w)
     if bad is not None:
         raise bad
-    tree, layout = assemble(catalog, outputs)
-    counts = catalog_counts(catalog, outputs)
-    return ApiBuild(files=tree, summary=summary_text(counts), counts=counts,
-                    warnings=warnings, recipes=outputs, layout=layout)
-
-
-def catalog_counts(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
-    return count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
-                         platforms_count(catalog))
+    counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
+                           platforms_count(catalog))
+    shown = tuple(r for r, res in zip(recipes, outputs, strict=True) if not res.skipped)
+    return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
+                    warnings=warnings, catalog=replace(catalog, recipes=shown))

@@ -1,20 +1,7 @@
 """``llms.txt`` and ``llms-full.txt``: the catalog described for language models, from the engine.
 
-Both files are generated, never hand-written: every command in ``llms-full.txt``
-is the engine's rendering of the selection named on the line above it (the
-same text ``vllm-recipes command`` prints and the page shows), so the files
-cannot drift from the site. ``build-api`` writes them next to the JSON API;
-the web server generates them from its catalog on first request.
-
-Layout (the llms.txt convention: an H1, a blockquote summary, then H2 sections
-of links):
-
-- ``llms.txt``: what the site is, how to get any command (static JSON paths,
-  ``/api/resolve`` and its parameters, OpenAPI, the MCP server), the ids an
-  agent may pass, then one line per recipe with its default selection.
-- ``llms-full.txt``: the same head, then per recipe a section with the URL
-  patterns and, for every hardware the recipe offers, a ``Selection:`` line
-  (the ``/api/resolve`` URL) followed by a fenced block with the command.
+Generated, never hand-written: every command is the engine's rendering of the selection named above it (what
+``command`` prints and the page shows), so the files cannot drift from the site. Layout: docs/agents.md.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from vllm_recipes.select.gates import (
     pd_fits_single_node,
 )
 from vllm_recipes.select.selection import Selection
+from vllm_recipes.synth.context import Hardware
 from vllm_recipes.synth.resolve import resolve
 
 Warn = Callable[[str], None]
@@ -43,27 +44,49 @@ class HardwareRendering:
     alternatives: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
+class Rendered:
+    """One recipe's renderings so far, by selection less its hardware, with the hardware reads of each.
+
+    A selection whose hardware reads like an earlier one's (:meth:`Hardware.reads_alike`, the rule
+    ``validate`` skips by) renders that very object but for its ``hardware`` id: it is not resolved again.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._done: dict[tuple[Any, ...], list[tuple[Hardware, dict[str, Any]]]] = {}
+        self._probes: dict[str, Hardware] = {}
+
+    def get(self, rest: tuple[Any, ...], hw: str) -> dict[str, Any] | None:
+        probe = self._probes.get(hw) or self._probes.setdefault(hw, Hardware.of(self.catalog, hw))
+        for reads, obj in self._done.get(rest, ()):
+            if reads.reads_alike(probe):
+                return {**obj, "hardware": hw}
+        return None
+
+    def add(self, rest: tuple[Any, ...], reads: Hardware, obj: dict[str, Any]) -> None:
+        self._done.setdefault(rest, []).append((reads, dict(obj)))  # a copy: callers add keys to theirs
+
+
 def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
                      features: list[str], pd_nodes: Any = None, kv_offload: str | None = None,
-                     warn: Warn | None = None) -> dict[str, Any] | None:
+                     warn: Warn | None = None, rendered: Rendered | None = None) -> dict[str, Any] | None:
     """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
+    rest = (vk, strategy, nodes, tuple(features), repr(pd_nodes), kv_offload)
+    got = rendered.get(rest, hw) if rendered is not None else None
+    if got is not None:
+        return got
     sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
                     pd_nodes=pd_nodes, kv_offload=kv_offload)
     try:
         ctx, plan = resolve(catalog, recipe, sel)
-        return with_vllm_lint(rendering_object(ctx, plan), ctx, plan)
+        obj = with_vllm_lint(rendering_object(ctx, plan), ctx, plan)
     except Exception as exc:
         if warn:
             warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
         return None
-
-
-def kv_ids(catalog: Catalog) -> list[str]:
-    return [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
-
-
-def deploy_type_of(catalog: Catalog, s: str) -> Any:
-    return get(catalog.strategies.get(s), "deploy_type")
+    if rendered is not None:
+        rendered.add(rest, ctx.hw, obj)
+    return obj
 
 
 def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[str, Any],
@@ -100,8 +123,6 @@ class RecipeGates:
     offered: tuple[str, ...]
     #: offered strategies, then the Mooncake deployments, each once
     ordered: tuple[str, ...]
-    #: deploy type of every strategy in ``ordered``
-    deploy: Mapping[str, Any]
     #: ``recommend_strategy`` for one node and for several
     recommended: tuple[str, str]
 
@@ -109,8 +130,8 @@ class RecipeGates:
 def recipe_gates(catalog: Catalog, recipe: Recipe) -> RecipeGates:
     r = recipe.data
     offered = tuple(offered_strategies(r))
-    ordered = tuple(dict.fromkeys([*offered, *kv_ids(catalog)]))
-    return RecipeGates(offered, ordered, {s: deploy_type_of(catalog, s) for s in ordered},
+    stores = [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
+    return RecipeGates(offered, tuple(dict.fromkeys([*offered, *stores])),
                        (recommend_strategy(r, 1), recommend_strategy(r, 2)))
 
 
@@ -147,9 +168,10 @@ class _OnHardware:
     gates: RecipeGates
     features: list[str]
     warn: Warn | None
+    rendered: Rendered | None
 
     def deploy_type(self, s: str) -> Any:
-        return self.gates.deploy[s] if s in self.gates.deploy else deploy_type_of(self.catalog, s)
+        return get(self.catalog.strategies.get(s), "deploy_type")
 
     def nodes_for(self, s: str) -> int:
         return max(2 if self.deploy_type(s) == "multi_node" else 1,
@@ -158,7 +180,7 @@ class _OnHardware:
     def render(self, strategy: str, nodes: int, pd_nodes: Any = None,
                kv_offload: str | None = None) -> dict[str, Any] | None:
         return render_selection(self.catalog, self.recipe, self.vk, strategy, self.hw, nodes, self.features,
-                                pd_nodes, kv_offload, self.warn)
+                                pd_nodes, kv_offload, self.warn, self.rendered)
 
     def serving_for(self, n: int) -> str | None:
         """The serving strategy under a Mooncake store on ``n`` nodes: the recommended one, else the first offered."""
@@ -191,7 +213,7 @@ class _OnHardware:
 
 
 def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
-                        warn: Warn | None = None) -> HardwareRendering | None:
+                        warn: Warn | None = None, rendered: Rendered | None = None) -> HardwareRendering | None:
     """§7 ``renderForHardware`` (the recipe's own gates computed once: :func:`recipe_gates`)."""
     r = recipe.data
     variants = as_map(r.get("variants"))
@@ -207,7 +229,8 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
             return None
         vk, variant = fit, as_map(variants[fit])
     gates = recipe_gates(catalog, recipe)
-    on = _OnHardware(catalog, recipe, vk, variant, hw, profile, gates, default_features(r, hw, vk), warn)
+    on = _OnHardware(catalog, recipe, vk, variant, hw, profile, gates, default_features(r, hw, vk), warn,
+                     rendered)
     compatible = [s for s in gates.ordered if _is_compatible(r, s, on.deploy_type(s), profile, hw, scalable)]
     supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.loader import RecipesDirs, resolve_recipes_dir
-from vllm_recipes.catalog.usable import usable_catalog
 
 from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
 from .llms import llms_files
@@ -63,12 +62,6 @@ def check_paths(paths: Iterable[str]) -> None:
                               f"({shown}); nothing was written")
 
 _O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _parent_dirs(paths: Iterable[str]) -> list[str]:
@@ -164,11 +157,6 @@ def build_lock(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def resolve_out(out: str | os.PathLike[str]) -> Path:
-    """The real output directory (a symlinked OUT is updated where it points, and stays a symlink)."""
-    return Path(os.path.realpath(out))
-
-
 def stale_siblings(out: Path) -> list[Path]:
     """Temporary trees of earlier builds next to ``out`` (crashed, or still being deleted)."""
     try:
@@ -182,7 +170,9 @@ def new_build_dir(out: Path) -> Path:
     """An empty sibling of ``out`` (same filesystem, so the swap is a rename)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-    os.chmod(tmp, 0o777 & ~_umask())
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
     return tmp
 
 
@@ -215,17 +205,15 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
     api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
                     strict=False)
     files = {path: data for path, data in api.files.items() if data is not None}
-    if llms:  # the same recipes as the API: what validation rejects never reaches the engine
-        files.update(llms_files(usable_catalog(catalog)[0]))
-    target = resolve_out(out)
+    if llms:
+        files.update(llms_files(api.catalog))
+    target = Path(os.path.realpath(out))  # a symlinked OUT is updated where it points, and stays a symlink
     with build_lock(target):
         write_tree(files, target)
     return api
 
 
-# --------------------------------------------------------------------------------------------
 # --check
-# --------------------------------------------------------------------------------------------
 
 @dataclass
 class TreeDiff:

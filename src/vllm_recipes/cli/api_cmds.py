@@ -40,7 +40,6 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bo
     from vllm_recipes.api.translations import translations_hook
     from vllm_recipes.api.writer import diff_tree, publish
     from vllm_recipes.catalog import load_catalog
-    from vllm_recipes.catalog.usable import usable_catalog
 
     factory = None if no_translations else translations_hook
     try:
@@ -48,7 +47,7 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bo
             catalog = load_catalog(recipes_dir)
             hook = factory(catalog) if factory else None
             api = build_api(catalog, _warn, extra_recipe_keys=hook, jobs=jobs, strict=False)  # as publish()
-            expected = {**api.files, **llms_files(usable_catalog(catalog)[0])} if llms else api.files
+            expected = {**api.files, **llms_files(api.catalog)} if llms else api.files
             diff = diff_tree(expected, out)
             for line in diff.lines():
                 click.echo(line)
@@ -60,7 +59,7 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bo
             return
         result = publish(recipes_dir, out, _warn, hook_factory=factory, llms=llms, jobs=jobs)
     except ApiBuildError as exc:
-        click.echo(exc.message, err=True)
+        click.echo(str(exc), err=True)
         sys.exit(1)
     except (FileNotFoundError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None

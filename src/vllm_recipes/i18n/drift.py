@@ -127,24 +127,22 @@ def _catalog_state(catalog: Catalog) -> list[str]:
 
 
 def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
-    """The text of every deployment (pip and docker) of every offered selection of ``recipe``; a selection
-    the engine cannot resolve is skipped (the data walk still covers its arguments)."""
-    from vllm_recipes.lint.deadvalues import offered_selections
+    """The text of every deployment (pip and docker) of every offered selection of ``recipe``, each
+    selection that reads its hardware alike rendered once; a selection the engine cannot resolve is skipped
+    (the data walk still covers its arguments)."""
+    from vllm_recipes.lint.deadvalues import resolved_selections
     from vllm_recipes.render.deployment import deployment_blocks
-    from vllm_recipes.synth.resolve import resolve
 
     texts: set[str] = set()
     try:
-        selections = list(offered_selections(catalog, recipe))
+        for _sel, ctx, plan in resolved_selections(catalog, recipe):
+            try:
+                for install in ("pip", "docker"):
+                    texts.update(b.text for b in deployment_blocks(ctx, plan, install))
+            except Exception:
+                continue
     except Exception:  # a recipe the engine cannot enumerate falls back to the data walk
         return []
-    for sel in selections:
-        try:
-            ctx, plan = resolve(catalog, recipe, sel)
-            for install in ("pip", "docker"):
-                texts.update(b.text for b in deployment_blocks(ctx, plan, install))
-        except Exception:
-            continue
     return sorted(texts)
 
 

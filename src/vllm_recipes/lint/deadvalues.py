@@ -160,24 +160,19 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
                 t.shadowed_by.setdefault(src.key_path, set()).add(ev.source.layer)
 
 
-def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
-    """Resolve the offered selections of ``recipe`` (each calling ``on_plan``) and count what they render."""
-    t = Tally()
-    rf = recipe.rel_path
+def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Selection, Ctx, Plan]]:
+    """Each offered selection resolved once (one that fails is skipped), but for a selection whose hardware
+    reads like an earlier one's (same everything else): it renders that very plan (``Hardware``)."""
     #: the selection less its hardware -> the hardware of each of its resolves, with what each read
     resolved: dict[str, list[Hardware]] = {}
     #: each hardware, with the earlier resolves' reads read again on it
     probes: dict[str, Hardware] = {}
-    #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
-    counted: set[Invocation | tuple[Any, ...]] = set()
     seen: set[tuple[str, str]] = set()
     for sel in offered_selections(catalog, recipe):
         rest = repr({**vars(sel), "hw_id": ""})  # (PD requests are dicts)
         if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
             continue
         seen.add((rest, sel.hw_id))
-        # a selection whose hardware reads like an earlier one's (same everything else) renders its very
-        # plan and findings: nothing to add (``Hardware``)
         earlier = resolved.setdefault(rest, [])
         hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
         if any(e.reads_alike(hw) for e in earlier):
@@ -186,9 +181,19 @@ def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> 
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:
             continue
+        earlier.append(ctx.hw)  # (what the caller reads of ``ctx.hw`` is recorded there too)
+        yield sel, ctx, plan
+
+
+def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
+    """Resolve the offered selections of ``recipe`` (each calling ``on_plan``) and count what they render."""
+    t = Tally()
+    rf = recipe.rel_path
+    #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
+    counted: set[Invocation | tuple[Any, ...]] = set()
+    for sel, ctx, plan in resolved_selections(catalog, recipe):
         if on_plan is not None:
             on_plan(sel, ctx, plan)
-        earlier.append(ctx.hw)
         for _title, inv, env in plan_processes(plan):
             if inv not in counted:
                 counted.add(inv)

@@ -24,9 +24,6 @@ from .scope import describe_scope
 from .selections import DefaultKey, OfferedSelections, SelectionKey, offered_selections
 from .snapshot import Snapshot, snapshot
 
-#: Below this many recipes to compare a process pool costs more than it saves.
-PARALLEL_MIN_RECIPES = 8
-
 
 @dataclass(frozen=True, order=True)
 class Change:
@@ -137,9 +134,7 @@ class Impact:
                 "recipes": [r.to_dict() for r in self.recipes]}
 
 
-# --------------------------------------------------------------------------------------------
 # Comparing two snapshots
-# --------------------------------------------------------------------------------------------
 
 def snapshot_changes(base_cat: Catalog, a: Snapshot, head_cat: Catalog, b: Snapshot) -> list[Change]:
     """Every difference between two rendered selections, each with its cause."""
@@ -182,9 +177,7 @@ def _keyed_changes(kind: str, a: Mapping[Any, str | None], b: Mapping[Any, str |
     return out
 
 
-# --------------------------------------------------------------------------------------------
 # One recipe
-# --------------------------------------------------------------------------------------------
 
 def _group(changes: Mapping[Change, dict[Any, None]], processes: Mapping[Change, dict[str, None]],
            universe: Sequence[Any], catalog: Catalog) -> list[Group]:
@@ -275,9 +268,7 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     return impact
 
 
-# --------------------------------------------------------------------------------------------
 # Whole catalogs
-# --------------------------------------------------------------------------------------------
 
 def catalogs_for_comparison(base_files: Mapping[str, bytes], head_files: Mapping[str, bytes],
                             base_label: str = "base", head_label: str = "head") -> tuple[Catalog, Catalog]:
@@ -347,7 +338,7 @@ def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "ba
         everything = {r.rel_path for r in base_cat.recipes} | {r.rel_path for r in head_cat.recipes}
         names = sorted(everything | set(names))
     impacts = parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
-                           min_items=PARALLEL_MIN_RECIPES)
+                           min_items=8)
     compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
     return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
                   _shared_findings(base_cat, head_cat, shared))
