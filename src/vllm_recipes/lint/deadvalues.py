@@ -112,7 +112,7 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))
             served = _served(catalog, r, profile, hw)
-            feature_sets = list(_feature_sets(recipe, hw, vk)) if served else []
+            feature_sets = list(dict.fromkeys(_feature_sets(recipe, hw, vk))) if served else []
             defaults = tuple(default_features(r, hw, vk))
             for s, nodes in served:
                 for feats, modes in feature_sets:
@@ -170,15 +170,10 @@ def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> 
     probes: dict[str, Hardware] = {}
     #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
     counted: set[Invocation | tuple[Any, ...]] = set()
-    seen: set[tuple[str, str]] = set()
     for sel in offered_selections(catalog, recipe):
-        rest = repr({**vars(sel), "hw_id": ""})  # (PD requests are dicts)
-        if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
-            continue
-        seen.add((rest, sel.hw_id))
-        # a selection whose hardware reads like an earlier one's (same everything else) renders its very
-        # plan and findings: nothing to add (``Hardware``)
-        earlier = resolved.setdefault(rest, [])
+        # a selection whose hardware reads like an earlier one's (same everything else, or a repeat: Mooncake
+        # deployments also come as KV choices) renders its very plan and findings: nothing to add (``Hardware``)
+        earlier = resolved.setdefault(repr({**vars(sel), "hw_id": ""}), [])  # (PD requests are dicts)
         hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
         if any(e.reads_alike(hw) for e in earlier):
             continue
