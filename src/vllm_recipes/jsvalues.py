@@ -1,10 +1,6 @@
-"""JavaScript value semantics the public recipe format is defined by (synthesis.md §0.2).
-
-The reference engine is JavaScript; exact output depends on its truthiness
-(empty lists and maps are *truthy*), ``||`` vs ``??`` and ``String(number)``.
-Every stage (loading and validation included) uses these helpers instead of
-Python's own truthiness; this module depends on nothing else in the package.
-"""
+"""JavaScript value semantics the public recipe format is defined by (synthesis.md §0.2): exact output
+depends on JS truthiness (empty lists and maps are *truthy*), ``||`` vs ``??`` and ``String(number)``,
+so every stage uses these helpers instead of Python's truthiness."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from vllm_recipes.agents.tools import AgentTools
 from vllm_recipes.api.build import build_api
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.select.defaults import listed_hardware, pick_default_hardware
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, answers
 from vllm_recipes.web import create_app
 

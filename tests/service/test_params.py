@@ -14,7 +14,7 @@ from vllm_recipes.agents.tools import AgentTools
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.cli.engine_cmds import command_cmd
 from vllm_recipes.select.params import BY_NAME, PARAMS, URL_PARAMS
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service.params import openapi_parameters
 from vllm_recipes.service.url import encode, parse_params
 from vllm_recipes.web.live_api import openapi_spec
@@ -102,7 +102,7 @@ def test_a_request_survives_the_url(req: PageRequest) -> None:
     from urllib.parse import parse_qsl
 
     query = encode(_params_of(req))
-    assert parse_params(parse_qsl(query, keep_blank_values=True), strict=True).request == req
+    assert parse_params(parse_qsl(query, keep_blank_values=True), strict=True)[0] == req
 
 
 @pytest.mark.parametrize("name", [p.name for p in PARAMS if p.cli is not None])

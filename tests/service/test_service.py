@@ -8,7 +8,7 @@ import pytest
 
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.render.export import ExportOptions
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import (
     CannotExport,
     NotApplicable,

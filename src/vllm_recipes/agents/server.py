@@ -66,19 +66,17 @@ class RecipeResources:
 
     def read(self, uri: str) -> tuple[str, str]:
         """``(text, mime type)`` of a resource URI; :class:`ToolError` for unknown ones."""
-        if uri.startswith("recipe://"):
-            rest = uri.removeprefix("recipe://")
-            if rest.endswith("/guide.md"):
-                recipe = self.catalog.recipe(rest.removesuffix("/guide.md"))
-                guide = recipe.data.get("guide") if recipe else None
-                if isinstance(guide, str):
-                    return guide, "text/markdown"
-            elif rest.endswith(".json"):
-                recipe = self.catalog.recipe(rest.removesuffix(".json"))
-                if recipe is not None:
-                    data = self._api_files().get(recipe.hf_id + ".json")
-                    if data is not None:
-                        return data.decode("utf-8"), "application/json"
+        rest = uri.removeprefix("recipe://")
+        if rest != uri and rest.endswith("/guide.md"):
+            recipe = self.catalog.recipe(rest.removesuffix("/guide.md"))
+            guide = recipe.data.get("guide") if recipe else None
+            if isinstance(guide, str):
+                return guide, "text/markdown"
+        elif rest != uri and rest.endswith(".json"):
+            recipe = self.catalog.recipe(rest.removesuffix(".json"))
+            data = self._api_files().get(recipe.hf_id + ".json") if recipe else None
+            if data is not None:
+                return data.decode("utf-8"), "application/json"
         raise ToolError(f"Unknown resource {uri!r}.", "uri", [str(r.uri) for r in self.list()][:20])
 
 

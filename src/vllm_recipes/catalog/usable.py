@@ -55,14 +55,14 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe
     (ids become output paths) or that are not a mapping (every stage reads their fields), with the errors.
     """
-    from .validate import document_kind, validate_document
-
     def keep(key: Any, value: Any) -> bool:
         return is_name(key) and isinstance(value, dict)
 
     sections = (catalog.serving_strategies, catalog.kv_stores, catalog.hardware_profiles)
     if all(keep(k, v) for section in sections for k, v in section.items()):
         return catalog, []
+    from .validate import document_kind, validate_document  # (pydantic: only when something is left out)
+
     errors = [f for src in catalog.sources
               for f in validate_document(src.doc, document_kind(src.rel_path), catalog, errors_only=True)
               if f.is_error and f.code == "bad-id"]

@@ -1,9 +1,5 @@
-"""``vllm-recipes build-api``: the static JSON API (json-api.md), written atomically.
-
-stdout gets exactly the reference's 12-line summary (§10.1), stderr the
-warnings; a recipe with inconsistent feature modes aborts with the reference's
-text (§10.2) and exit code 1, leaving the previous API untouched.
-"""
+"""``vllm-recipes build-api``: the static JSON API (json-api.md), written atomically; stdout is
+exactly the reference's summary (§10.1), and a build error leaves the previous API untouched."""
 
 from __future__ import annotations
 
@@ -13,8 +9,7 @@ from pathlib import Path
 
 import click
 
-from .main import cli, recipes_dir_option
-from .safety import follow_symlinks_option
+from .main import cli, follow_symlinks_option, recipes_dir_option
 
 _warn = functools.partial(click.echo, err=True)
 

@@ -1,9 +1,5 @@
-"""``vllm-recipes cache``: where the start-up caches live, what they hold, and ``--clear``.
-
-The parse cache and the compiled templates are keyed by content and never needed for correctness; the
-fetched recipe sources (``catalog pull``) are kept for offline use. This command
-is for curiosity, disk space and bug reports.
-"""
+"""``vllm-recipes cache``: where the caches live and what they hold (for disk space and bug reports),
+and ``--clear``; none is needed for correctness, fetched recipe sources are kept for offline use."""
 
 from __future__ import annotations
 

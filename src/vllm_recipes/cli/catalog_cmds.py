@@ -1,9 +1,5 @@
-"""``vllm-recipes catalog pull|list``: fetch remote recipe sources into the cache, and see what is there.
-
-Any command given ``--recipes-dir github:ORG/REPO`` (or another remote source)
-fetches it on first use and then reads the cached copy, offline; ``pull``
-fetches it again (a new commit of the branch, a new archive).
-"""
+"""``vllm-recipes catalog pull|list``: fetch remote recipe sources into the cache (any command fetches
+one on first use, then reads it offline), and see what is there."""
 
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,7 @@ import click
 from vllm_recipes.select.params import PARAMS, Param
 
 from .main import cli, fail, load_or_exit, recipes_dir_option
-from .output import json_option
+from .output import dump_json, json_option
 
 if TYPE_CHECKING:
     from vllm_recipes.review.compare import Impact
@@ -131,7 +130,7 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
     else:
         impact = _catalog_impact(base, head, recipes_dir, jobs)
     if fmt == "json":
-        click.echo(json.dumps(impact.to_dict(), indent=2, ensure_ascii=False))
+        dump_json(impact.to_dict())
     elif fmt == "markdown":
         click.echo(markdown_report(impact))
     else:

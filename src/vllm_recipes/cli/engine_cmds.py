@@ -1,13 +1,9 @@
-"""``vllm-recipes command`` and ``vllm-recipes explain``: exact commands and why each flag is there.
-
-Both name what they resolved in one line (``render/header.py``): ``command`` writes
-it to stderr as a ``#`` comment, so stdout stays exactly the command (safe to pipe
-or paste); ``explain`` uses it as the title of its tables.
-"""
+"""``vllm-recipes command`` and ``explain``: exact commands and why each flag is there. Both name what
+they resolved in one line: ``command`` on stderr as a ``#`` comment, so stdout stays exactly the command."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -20,11 +16,8 @@ from vllm_recipes.render.header import omni_selection_header, selection_header
 from vllm_recipes.render.others import other_nodes
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.options import spell
-from vllm_recipes.select.state import PageState
 from vllm_recipes.service import Query
-from vllm_recipes.service.answers import resolve
-from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.plan import Plan
+from vllm_recipes.service.answers import Resolved, Selected, resolve
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from . import output
@@ -33,26 +26,34 @@ from .options import find_recipe, refusals, request_from_options, selection_opti
 from .output import dump_json, format_option, json_option, print_table, wants_json
 from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
 
-if TYPE_CHECKING:
-    from vllm_recipes.select.omni import OmniSelection
-    from vllm_recipes.synth.omni import OmniPlan
 
-
-def _resolved_for(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState, Ctx, Plan]:
-    """The builder state and its plan, resolved once; ``--hardware auto`` detects the local GPUs
-    (see ``fit_cmds``)."""
-    if kw.get("hardware") == "auto":
+def _resolve(catalog: Catalog, recipe: Recipe, kw: dict[str, Any], vllm_release: str | None
+             ) -> tuple[Catalog, Resolved, str | None]:
+    """The selection and its plan, resolved once (exit 2 on a refusal), and the ``--vllm`` release to lint
+    against (vllm-omni commands are not linted). ``--hardware auto`` detects the local GPUs (``fit_cmds``)."""
+    if recipe.is_omni and vllm_release is not None:
+        fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
+    forced = None if recipe.is_omni else check_release(vllm_release)
+    if kw.get("hardware") == "auto" and not recipe.is_omni:
         from .fit_cmds import auto_hardware_state
 
         catalog, state = auto_hardware_state(catalog, recipe, kw)
-        return (catalog, state, *resolve_selection(catalog, recipe, state.selection))
+        ctx, plan = resolve_selection(catalog, recipe, state.selection)
+        return catalog, Resolved(Selected(recipe, state), ctx, plan), forced
     with refusals():
-        resolved = resolve(catalog, Query(recipe.hf_id, request_from_options(kw)))
-    assert resolved.selected.state is not None and resolved.ctx is not None and resolved.plan is not None
-    return catalog, resolved.selected.state, resolved.ctx, resolved.plan
+        return catalog, resolve(catalog, Query(recipe.hf_id, request_from_options(kw))), forced
 
 
-def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
+def _header(recipe: Recipe, r: Resolved, kw: dict[str, Any]) -> str:
+    """What was resolved, in one line (the values the user did not pick marked as defaults)."""
+    if r.selected.omni is not None:
+        return omni_selection_header(recipe, r.selected.omni, kw.get("hardware"), kw.get("variant"),
+                                     kw.get("task"), kw.get("install"))
+    assert r.selected.state is not None and r.ctx is not None and r.plan is not None
+    return selection_header(recipe, r.selected.state, r.ctx, r.plan)
+
+
+def _warn_architecture(recipe: Recipe, plan: Any) -> None:
     """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
     facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
     if recipe_architecture(recipe) is None:
@@ -61,33 +62,6 @@ def _warn_architecture(catalog: Catalog, recipe: Recipe, plan: Any) -> None:
 
     for check in plan_checks(recipe, plan):
         click.echo(f"warning: {check.message}", err=True)
-
-
-def resolve_omni_request(catalog: Catalog, recipe: Recipe, kw: dict[str, Any], vllm_release: str | None
-                         ) -> tuple[OmniSelection, OmniPlan]:
-    """The omni selection and plan for the options (exit 2 on a refusal, or on --vllm: vllm-omni commands are
-    not linted)."""
-    if vllm_release is not None:
-        fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
-    with refusals():
-        resolved = resolve(catalog, Query(recipe.hf_id, request_from_options(kw)))
-    assert resolved.selected.omni is not None and resolved.omni_plan is not None
-    return resolved.selected.omni, resolved.omni_plan
-
-
-def _omni_header(recipe: Recipe, osel: OmniSelection, kw: dict[str, Any]) -> str:
-    return omni_selection_header(recipe, osel, kw.get("hardware"), kw.get("variant"), kw.get("task"),
-                                 kw.get("install"))
-
-
-def _omni_output(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan, as_json: bool) -> None:
-    from vllm_recipes.render.omni import omni_rendering_object, render_omni  # (omni recipes only)
-
-    rendered = render_omni(catalog, recipe, osel, plan)
-    if as_json:
-        dump_json(omni_rendering_object(osel, plan, rendered))
-    else:
-        click.echo(rendered.shown)
 
 
 def _header_comment(text: str, quiet: bool) -> None:
@@ -115,20 +89,26 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     as_json = wants_json(as_json, fmt)
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        osel, oplan = resolve_omni_request(catalog, recipe, kw, vllm_release)
-        _header_comment(_omni_header(recipe, osel, kw), quiet or as_json)
-        _omni_output(catalog, recipe, osel, oplan, as_json)
+    catalog, r, forced = _resolve(catalog, recipe, kw, vllm_release)
+    state, ctx, plan, osel, oplan = r.selected.state, r.ctx, r.plan, r.selected.omni, r.omni_plan
+    if osel is not None and oplan is not None:
+        from vllm_recipes.render.omni import omni_rendering_object, render_omni  # (omni recipes only)
+
+        _header_comment(_header(recipe, r, kw), quiet or as_json)
+        rendered = render_omni(catalog, recipe, osel, oplan)
+        if as_json:
+            dump_json(omni_rendering_object(osel, oplan, rendered))
+        else:
+            click.echo(rendered.shown)
         return
-    forced = check_release(vllm_release)
-    catalog, state, ctx, plan = _resolved_for(catalog, recipe, kw)
-    _warn_architecture(catalog, recipe, plan)
+    assert state is not None and ctx is not None and plan is not None
+    _warn_architecture(recipe, plan)
     if as_json:
         dump_json(with_vllm_lint(rendering_object(ctx, plan), ctx, plan, forced))
         return
-    _header_comment(selection_header(recipe, state, ctx, plan), quiet)
+    _header_comment(_header(recipe, r, kw), quiet)
     for other in other_nodes(plan):  # pools and instances printed one node at a time
-        _header_comment(spell(other.text(), "cli"), quiet)
+        _header_comment(spell(other, "cli"), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
     if not quiet:
         echo_lint(lint_plan(ctx, plan, forced=forced))
@@ -149,28 +129,26 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     as_json = wants_json(as_json, fmt)
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        osel, oplan = resolve_omni_request(catalog, recipe, kw, vllm_release)
+    catalog, r, forced = _resolve(catalog, recipe, kw, vllm_release)
+    state, ctx, plan, hw = r.selected.state, r.ctx, r.plan, None
+    if r.omni_plan is not None:
         from vllm_recipes.render.omni import explain_omni  # (omni recipes only)
 
-        header = _omni_header(recipe, osel, kw)
-        sections = explain_omni(catalog, oplan)
+        sections = explain_omni(catalog, r.omni_plan)
         lint = lints = None
     else:
-        forced = check_release(vllm_release)
-        catalog, state, ctx, plan = _resolved_for(catalog, recipe, kw)
-        _warn_architecture(catalog, recipe, plan)
-        header = selection_header(recipe, state, ctx, plan)
+        assert state is not None and ctx is not None and plan is not None
+        _warn_architecture(recipe, plan)
+        hw = state.selection.hw_id
         sections = explain_plan(catalog, plan)
         lint = None if as_json else lint_plan(ctx, plan, forced=forced)
         lints = process_lints(ctx, plan, forced=forced) if as_json else None
     if as_json:
         dump_json(sections_json(sections) if lints is None else with_process_lint(sections_json(sections), lints))
         return
-    click.echo(header)
+    click.echo(_header(recipe, r, kw))
     if len(catalog.layers) > 1:  # recipe sources beside the bundled catalog: say where things came from
         click.echo(f"recipe from {recipe.source}: {recipe.rel_path}")
-        hw = getattr(getattr(state, "selection", None), "hw_id", None) if not recipe.is_omni else None
         for file, keys in catalog.hardware_origins(hw).items() if hw else ():
             click.echo(f"hardware {hw}: {', '.join(keys)} from {file}")
     for title, rows in sections:

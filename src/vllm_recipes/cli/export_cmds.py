@@ -11,10 +11,11 @@ import click
 
 from vllm_recipes.render.artifacts import Artifact
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
+from vllm_recipes.service import Query
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS, export
 
 from .main import cli, fail, load_or_exit
-from .options import find_recipe, query_from_options, refusals, selection_options
+from .options import find_recipe, refusals, request_from_options, selection_options
 
 
 def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
@@ -53,7 +54,7 @@ def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: st
     find_recipe(catalog, hf_id, kw)  # (the publishing rule: a recipe with errors is not rendered)
     options = ExportOptions(namespace=namespace, name=name, pvc=pvc, image=image, rdma=rdma)
     with refusals():
-        artifacts = export(catalog, query_from_options(hf_id, kw), target, options).artifacts
+        artifacts = export(catalog, Query(hf_id, request_from_options(kw)), target, options).artifacts
     if output == "-":
         click.echo(stdout_text(artifacts), nl=False)
         return

@@ -1,17 +1,11 @@
-"""``vllm-recipes fit``: will it start, how many KV tokens, how many requests at a context length.
-
-``fit HF_ID [selection options]`` plans the exact command ``command`` would
-print; ``fit --gpus N --gpu-memory GB`` (no HF_ID) searches the catalog for
-every variant that starts there. ``--hardware auto`` (here and in ``command``)
-detects the local GPUs.
-"""
+"""``vllm-recipes fit``: will the command ``command`` prints start, how many KV tokens, how many requests
+at a context length; without HF_ID, every variant that starts on the given GPUs."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -40,6 +34,9 @@ from vllm_recipes.select.state import PageState
 
 from .main import cli, fail, load_or_exit
 from .options import find_recipe, resolve_request, selection_options
+
+if TYPE_CHECKING:
+    from vllm_recipes.service.fit import KnownFacts
 
 
 def detect_target(catalog: Catalog) -> GpuTarget:
@@ -91,67 +88,22 @@ def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) ->
         return catalog, resolve_request(catalog, recipe, kw)
     kw["hardware"] = None
     state = resolve_request(catalog, recipe, kw)
-    custom = with_custom_profile(catalog, target, target.profile_id or state.hw_id)
+    custom = with_custom_profile(catalog, target, target.profile_id or state.selection.hw_id)
     sel = retarget(custom, recipe, state.selection, bool(kw.get("strategy")))
     click.echo(f"# hardware: {target.label}, {target.source} (custom profile)", err=True)
     return custom, dataclasses.replace(state, selection=sel)
 
 
-@dataclass
-class Facts:
-    """What the fit knows about the model beyond the recipe: architecture, checkpoint, and why not."""
+def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: str | None, offline: bool,
+                 need_checkpoint: bool = True) -> KnownFacts:
+    """The model's facts, the Hub's when online (exit 2 for an unreadable config.json)."""
+    from vllm_recipes.service.fit import known_facts
 
-    arch: Architecture | None = None
-    cached_gib: float | None = None
-    checkpoint: CheckpointInfo | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: str | None,
-                 offline: bool, need_checkpoint: bool = True) -> Facts:
-    """``--hf-config`` (its layers, the recipe's checkpoint facts), else the recipe's block, else the
-    Hugging Face cache, else (online) the Hub; the variant's checkpoint from its safetensors metadata."""
-    from vllm_recipes.fit.report import checkpoint_repo
-    from vllm_recipes.fit.sources import (
-        HubError,
-        architecture_from_file,
-        architecture_from_hub,
-        cached_info,
-        checkpoint_gib_from_cache,
-        fetch_info,
-        hub_offline,
-    )
-
-    model_id = str(recipe.model.get("model_id") or recipe.hf_id)
-    facts = Facts()
-    own = recipe_architecture(recipe)
     try:
-        if hf_config:
-            arch = architecture_from_file(hf_config)
-            if own is not None:  # the config describes the layers; the recipe still knows its checkpoints
-                arch = dataclasses.replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
-                                           host_tables=own.host_tables)
-            facts.arch = arch
-        elif own is not None:
-            facts.arch = own
-        else:
-            facts.arch, why = architecture_from_hub(model_id, offline=offline)
-            if why:
-                facts.notes.append(why)
+        return known_facts(catalog, recipe, variant_key, hf_config=hf_config, online=not offline,
+                           need_checkpoint=need_checkpoint)
     except ArchitectureError as exc:
         fail(str(exc))
-    if (facts.arch is not None and facts.arch.checkpoint_for(variant_key) is not None) or not need_checkpoint:
-        return facts
-    repo = checkpoint_repo(recipe, variant_key)
-    facts.checkpoint = cached_info(repo)
-    if facts.checkpoint is None and not (offline or hub_offline()):
-        try:
-            facts.checkpoint = fetch_info(repo)
-        except HubError as exc:
-            if str(exc) not in facts.notes:  # an unreachable Hub is said once
-                facts.notes.append(f"checkpoint size: {exc}")
-    facts.cached_gib = checkpoint_gib_from_cache(repo)
-    return facts
 
 
 def _g(b: float) -> str:

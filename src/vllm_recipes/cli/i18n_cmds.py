@@ -1,25 +1,20 @@
-"""``vllm-recipes i18n ...``: drift checks for translated recipe guides.
-
-``i18n check`` exits 1 when any translation is stale so recipe repositories can
-gate on it in CI; ``i18n sections`` prints the slugs and hashes a translator
-records in a new translation's front matter.
-"""
+"""``vllm-recipes i18n check|sections``: drift checks for translated recipe guides (exit 1 when one is
+stale, for CI), and the slugs and hashes a new translation records."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
-from vllm_recipes.cli.main import cli, recipes_dir_option
+
+from .main import cli, recipes_dir_option
+from .output import dump_json
 
 if TYPE_CHECKING:
     from vllm_recipes.i18n.translation import Translation
-
-EXIT_CLEAN, EXIT_STALE = 0, 1
 
 
 def _date_updated(recipe: Recipe | None) -> Any:
@@ -61,13 +56,11 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
     wanted = {h.lower() for h in hf_ids}
     results = [t for t in check_all(catalog)
                if (not wanted or t.hf_id.lower() in wanted) and (not langs or t.lang in langs)]
-    stale = [t for t in results if t.stale]
-
     if as_json:
-        click.echo(json.dumps(_check_report(catalog, results), ensure_ascii=False, indent=2))
+        dump_json(_check_report(catalog, results))
     else:
         _print_check(results)
-    sys.exit(EXIT_STALE if stale else EXIT_CLEAN)
+    sys.exit(1 if any(t.stale for t in results) else 0)
 
 
 def _check_report(catalog: Catalog, results: list[Translation]) -> dict[str, Any]:
@@ -125,13 +118,13 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
     sections = guide_sections(guide) if isinstance(guide, str) else []
     view = source_view(catalog, recipe)
     if as_json:
-        click.echo(json.dumps({
+        dump_json({
             "recipe": recipe.hf_id,
             "date_updated": view.date_updated,
             "sections": [{"slug": s.slug, "title": s.title, "level": s.level, "hash": s.hash, "line": s.line}
                          for s in sections],
             "header": {key: content_hash(text) for key, text in header_sources(recipe).items()},
-        }, ensure_ascii=False, indent=2))
+        })
         return
     click.echo(f"# {recipe.hf_id}, revision {view.date_updated}")
     click.echo(f'source_date_updated: "{view.date_updated}"')

@@ -1,9 +1,4 @@
-"""``vllm-recipes validate``, ``list`` and ``show``: look at recipes without rendering commands.
-
-Output is meant for two readers: people (rich tables on a terminal, aligned plain
-text when piped) and scripts (``--json``). Exit codes: 0 fine, 1 validation errors,
-2 usage errors (unknown recipe, bad ``--recipes-dir``, missing file).
-"""
+"""``vllm-recipes validate``, ``list`` and ``show``: look at recipes without rendering commands."""
 
 from __future__ import annotations
 
@@ -17,9 +12,8 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map
 
-from .main import cli, fail, find_or_exit, load_or_exit, recipes_dir_option
+from .main import cli, fail, find_or_exit, follow_symlinks_option, load_or_exit, recipes_dir_option
 from .output import dump_json, is_tty, json_option, print_table
-from .safety import follow_symlinks_option
 from .vllm_cmds import check_release, vllm_option
 
 if TYPE_CHECKING:
@@ -74,8 +68,6 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
     there is an error (--fail-on), 2 when there is no recipe to check. Every
     key: docs/reference/recipe-format.md.
     """
-    # Validation pulls in the pydantic models and the whole engine (dead-value lint):
-    # imported here so other commands start fast.
     from vllm_recipes.catalog.diagnostics import format_findings_summary, sort_findings
     from vllm_recipes.catalog.validate import (
         catalog_with_file,
@@ -90,13 +82,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
     findings: list[Finding] = []
     shown: dict[str, str] = {}
     if files:
-        checked: list[str] = []
         for path in files:
             _cat, key, _kind = catalog_with_file(catalog, path, str(path))
             shown[key] = str(path)
-            checked.append(key)
             findings.extend(validate_file(path, catalog, str(path), extra_checks=[vllm_release_checker(forced)]))
-        n_files = len(dict.fromkeys(checked))
+        n_files = len(shown)
         findings = sort_findings(findings)
     else:
         # dead values and the release lint share one resolve of every offered selection

@@ -1,16 +1,12 @@
-"""The ``vllm-recipes`` command group; each sub-module registers its own commands.
-
-Sub-command modules are imported only when their command runs (or for
-``--help``), so ``vllm-recipes command`` does not pay for the web server,
-validation models or the API builder at start-up.
-"""
+"""The ``vllm-recipes`` command group. A command's module is imported only when it runs (or for
+``--help``), so ``command`` does not pay for the web server, validation or the API builder."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -34,6 +30,18 @@ recipes_dir_option = click.option(
          "catalog's (default: the bundled catalog). Env: VLLM_RECIPES_DIR (space-separated).",
 )
 
+
+def _set_follow(_ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:  # (the loader and the server's worker processes read it from the environment)
+        from vllm_recipes.catalog.yamlsource import ENV_FOLLOW_SYMLINKS
+
+        os.environ[ENV_FOLLOW_SYMLINKS] = "1"
+
+
+follow_symlinks_option = click.option(
+    "--follow-symlinks", is_flag=True, expose_value=False, is_eager=True, callback=_set_follow,
+    help="Read recipe files that are symbolic links to files outside the recipes directory "
+         "(refused by default, with a finding).")
 
 #: command name -> module (under ``vllm_recipes.cli``) that registers it
 COMMAND_MODULES = {
@@ -99,8 +107,7 @@ def cli() -> None:
 
 
 def fail(message: str) -> NoReturn:
-    """A usage problem on stderr, exit 2. One style for every command, like click's own errors:
-    ``Error: Sentence case.`` (a message opening with a value or an option keeps its spelling)."""
+    """A usage problem on stderr, exit 2, in click's style: ``Error: Sentence case.``."""
     if re.match(r"[a-z]+ ", message):
         message = message[:1].upper() + message[1:]
     click.echo(f"Error: {message}", err=True)
@@ -108,73 +115,55 @@ def fail(message: str) -> NoReturn:
 
 
 def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
-    """The recipe ``hf_id`` names (or a variant's model id: ``(parent, variant key)``), or exit saying
-    why: the file failed to load (file:line, exit 2), no such recipe (with close matches, exit 2), or it
-    has validation errors (each with file:line, exit 1).
-
-    The publishing rule (docs/decisions-catalog.md): what ``serve`` and ``build-api`` leave out for a
-    validation error is not rendered by a command either.
-    """
+    """The recipe ``hf_id`` names (a variant's model id: ``(parent, variant key)``), else exit 2, or 1
+    for validation errors: what ``serve`` and ``build-api`` leave out is not rendered either
+    (docs/decisions-catalog.md). A name that is not one (H7) is refused even without ``validate``."""
+    from vllm_recipes.catalog.identifiers import recipe_identifier_findings
     from vllm_recipes.catalog.usable import remembered_errors
     from vllm_recipes.catalog.verdicts import Verdicts
     from vllm_recipes.service import QueryError, find_recipe
 
     try:
-        found = find_recipe(catalog, hf_id)
+        recipe, variant_key = find_recipe(catalog, hf_id)
     except QueryError as exc:
         fail(exc.text("cli"))
-    _refuse_unsafe(found[0])
+    bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
+    if bad:
+        fail(f"refusing to render {recipe.hf_id}: " + "".join(f"\n  {f.format()}" for f in bad[:20]))
     verdicts = Verdicts(catalog)
-    errors = remembered_errors(catalog, found[0], verdicts)  # (no pydantic models when remembered clean)
+    errors = remembered_errors(catalog, recipe, verdicts)  # (no pydantic models when remembered clean)
     if errors:
         n = len(errors)
-        click.echo(f"Error: recipe {found[0].hf_id!r} has {n} validation error{'s' if n != 1 else ''}; it is not "
+        click.echo(f"Error: recipe {recipe.hf_id!r} has {n} validation error{'s' if n != 1 else ''}; it is not "
                    "published (serve, build-api) nor rendered:", err=True)
         for finding in errors:
             click.echo(f"  {finding.format()}", err=True)
         sys.exit(1)
     verdicts.save()
-    return found
-
-
-def _refuse_unsafe(recipe: Recipe) -> None:
-    """Exit 2 with file:line errors when the recipe holds a name that is not one (an env key, image,
-    model id, binary; docs/decisions-hardening.md H7): even without ``validate``, nothing is rendered."""
-    from vllm_recipes.catalog.identifiers import recipe_identifier_findings
-
-    bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
-    if bad:
-        fail(f"refusing to render {recipe.hf_id}: "
-             + "".join(f"\n  {f.format()}" for f in bad[:20]))
+    return recipe, variant_key
 
 
 def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> Catalog:
-    """Load the catalog or exit 2 with a readable reason (never a traceback), also when it holds no
-    recipe at all (a directory one level off, say: a command would answer about nothing)."""
+    """Load the catalog or exit 2 with a readable reason, also when it holds no recipe at all (a
+    directory one level off, say: a command would answer about nothing)."""
     from vllm_recipes.catalog import load_catalog
     from vllm_recipes.catalog.remote import SourceError
 
     try:
         catalog = load_catalog(recipes_dir)
-    except SourceError as exc:
-        fail(str(exc))
-    except (FileNotFoundError, NotADirectoryError) as exc:
+    except (SourceError, FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
     if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
-        fail(no_recipes_found(catalog.root))
+        root = catalog.root
+        hint = ""
+        if root.name == "models" or (root.parent / "models").is_dir():
+            hint = f"; did you mean --recipes-dir {root.parent}?"
+        fail(f"no recipes found: no models/<org>/<repo>.yaml under {root.resolve() / 'models'}{hint}")
     from vllm_recipes.catalog.usable import usable_static
 
     return usable_static(catalog)[0]  # (entries every stage would trip over are left out, as serve does)
-
-
-def no_recipes_found(root: Path) -> str:
-    """What a command pointed at a directory without recipes says (where it looked, and a likely fix)."""
-    hint = ""
-    if root.name == "models" or (root.parent / "models").is_dir():
-        hint = f"; did you mean --recipes-dir {root.parent}?"
-    return f"no recipes found: no models/<org>/<repo>.yaml under {root.resolve() / 'models'}{hint}"
 
 
 def main() -> None:

@@ -11,7 +11,8 @@ import click
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.params import PARAMS, Param
-from vllm_recipes.select.state import PageRequest, PageState
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import PageState
 from vllm_recipes.service import Query, QueryError
 from vllm_recipes.service.answers import select
 
@@ -76,10 +77,6 @@ def request_from_options(kw: dict[str, Any]) -> PageRequest:
     if pn is not None and dn is not None and (pn == 0) != (dn == 0):
         fail("--prefill-nodes 0 asks for the co-located layout; pass --decode-nodes 0 too.")
     return PageRequest(**fields)
-
-
-def query_from_options(hf_id: str, kw: dict[str, Any]) -> Query:
-    return Query(hf_id, request_from_options(kw))
 
 
 @contextmanager

@@ -1,10 +1,5 @@
-"""How every command prints: JSON for scripts, tables for people.
-
-One switch, ``--json``, selects the machine form on every command that has one.
-Tables are rich tables sized to the terminal when stdout is a terminal (columns
-holding flags or ids never break inside a token), and plain aligned columns with
-no wrapping at all when stdout is piped.
-"""
+"""How every command prints: ``--json`` for scripts; for people, rich tables sized to the terminal
+(flags and ids never broken), plain aligned columns when piped (one row per line, greppable)."""
 
 from __future__ import annotations
 
@@ -60,11 +55,8 @@ def cell(value: Any) -> str:
 
 def print_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[Any]],
                 whole: Collection[int] = (0,)) -> None:
-    """A table: rich and terminal-wide on a terminal, plain aligned columns when piped.
-
-    Columns in ``whole`` (indexes) hold flags or ids: they are never wrapped, so a
-    flag is never broken mid-token; the other columns wrap to fit the terminal.
-    """
+    """A table: rich and terminal-wide on a terminal, plain aligned columns when piped. Columns in
+    ``whole`` hold flags or ids: never wrapped, so a flag is never broken mid-token."""
     cells = [[cell(c) for c in row] for row in rows]
     if is_tty():
         from rich.console import Console

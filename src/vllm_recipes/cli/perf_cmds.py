@@ -1,8 +1,5 @@
-"""``vllm-recipes perf`` (how fast will this selection serve?) and ``recommend`` (which selections meet an SLA).
-
-Both print an *estimate* of the calibrated analytic model (docs/decisions-perf-model.md)
-with its expected error; the numbers come from :mod:`vllm_recipes.perf`.
-"""
+"""``vllm-recipes perf`` (how fast will this selection serve?) and ``recommend`` (which selections
+meet an SLA): estimates of the calibrated model (docs/decisions-perf-model.md), with their error."""
 
 from __future__ import annotations
 
@@ -16,8 +13,8 @@ from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
 from vllm_recipes.perf.scheduler import Workload
-from vllm_recipes.service.lookup import check_hardware
 from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
+from vllm_recipes.service.query import check_hardware
 
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, fail, load_or_exit, recipes_dir_option

@@ -1,8 +1,4 @@
-"""``vllm-recipes vllm-flags [FLAG]`` and the release-lint output shared by ``command``/``explain``/``validate``.
-
-The lint itself lives in :mod:`vllm_recipes.lint` (pure); this module only
-prints what it found and what the shipped tables know.
-"""
+"""``vllm-recipes vllm-flags [FLAG]``, and how ``command``/``explain``/``validate`` print the release lint."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ import click
 
 from vllm_recipes.catalog.remote import is_remote
 
-from .main import cli, fail, load_or_exit, recipes_dir_option
-from .safety import follow_symlinks_option
+from .main import cli, fail, follow_symlinks_option, load_or_exit, recipes_dir_option
 
 if TYPE_CHECKING:
     from vllm_recipes.catalog import Catalog

@@ -121,12 +121,9 @@ def _shown_images(meta: DockerMeta) -> set[str]:
 
 
 def _catalog_state(catalog: Catalog) -> list[str]:
-    texts: list[str] = []
-    for spec in (*catalog.serving_strategies.values(), *catalog.kv_stores.values()):
-        texts.extend(_walk_strings(spec))
-    texts.extend(_walk_strings(catalog.kv_offload_options))
-    texts.extend(_walk_strings(catalog.frontends))  # (the bundled taxonomy always has them)
-    return texts
+    shared = (*catalog.serving_strategies.values(), *catalog.kv_stores.values(), catalog.kv_offload_options,
+              catalog.frontends)
+    return [text for data in shared for text in _walk_strings(data)]
 
 
 def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:

@@ -1,10 +1,7 @@
 """What every deploy target shares: the artifact type, options, the provenance header, placeholders.
 
-A placeholder is a ``$NAME`` the plan leaves for the user (``$HEAD_IP``,
-``$IFACE_NAME``, ``$PREFILL_NODE_1`` ...). Each target *binds* the names it
-can fill itself (the leader's address, a Service name, a mounted file path);
-every other name is listed once in the artifact's header as something to set,
-with where it is used.
+Each target binds the placeholders it can fill itself (the leader's address, a Service name, a mounted
+file path); every other one is listed once in the artifact's header as something to set.
 """
 
 from __future__ import annotations

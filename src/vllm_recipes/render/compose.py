@@ -1,11 +1,8 @@
 """A Docker Compose file for single-machine selections: one service per process.
 
-``entrypoint``/``command`` are the plan's argv; the accelerator settings are the
-same ``docker run`` flags the Docker tab prints (synthesis §9), translated to
-their Compose keys. Placeholders the file can fill become service names or
-mounted files; the rest use Compose's required-variable interpolation
-(``${IFACE_NAME:?...}``), so ``docker compose up`` stops with the variable's name
-instead of starting with an empty value.
+The accelerator settings are the Docker tab's ``docker run`` flags as Compose keys. Placeholders the
+file cannot fill use Compose's required-variable interpolation (``${IFACE_NAME:?...}``), so
+``docker compose up`` stops with the variable's name instead of starting with an empty value.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""What a user copies: one titled block per process, in launch order.
-
-Shared by the CLI's text output and the website's command tabs. Pip mode
-prefixes ``export K=V`` lines; docker mode wraps each ``vllm serve`` in
-``docker run`` (synthesis.md §9). Router, Mooncake and companion processes are
-not vLLM serve processes and are printed as they are.
+"""What a user copies: one titled block per process, in launch order (the CLI's text output and the
+website's command tabs). Pip mode prefixes ``export K=V`` lines; docker mode wraps each ``vllm serve``
+in ``docker run`` (synthesis.md §9).
 """
 
 from __future__ import annotations
@@ -83,12 +80,8 @@ def deployment_blocks(ctx: Ctx, plan: Plan, install: str = "pip") -> list[Block]
 
 
 def write_file_text(path_var: str, content: str) -> str:
-    """A heredoc writing ``content`` to ``$path_var``.
-
-    Unquoted, so the ``$MOONCAKE_*`` placeholders in the config are filled from
-    the user's environment when it runs; quoted when the text holds anything
-    else a shell would interpret.
-    """
+    """A heredoc writing ``content`` to ``$path_var``: unquoted, so the ``$MOONCAKE_*`` placeholders are
+    filled from the user's environment; quoted when the text holds anything else a shell would expand."""
     delim = "'EOF'" if any(c in content for c in ("`", "\\", "$(", "${")) else "EOF"
     return f"cat > \"${path_var}\" <<{delim}\n{content}\nEOF"
 

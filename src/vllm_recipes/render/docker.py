@@ -11,7 +11,8 @@ from vllm_recipes.catalog.identifiers import RULE_IMAGE, is_image
 from vllm_recipes.jsvalues import get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen
 
-from .shell import UnsafeValue, assignment, env_key, quote
+from .shell import assignment, env_key, quote
+from .unsafe import UnsafeValue
 
 DEFAULT_IMAGES = {
     "nvidia": "vllm/vllm-openai:latest",
@@ -116,11 +117,8 @@ def image_word(image: str) -> str:
 
 
 def _mounts(model_id: str, env: Sequence[tuple[str, Any]]) -> list[str]:
-    out = [f"{model_id}:{model_id}:ro"] if model_id.startswith("/") else []
-    for k, v in env:
-        if k.endswith("_CONFIG_PATH"):
-            out.append(f"{js_str(v)}:{js_str(v)}:ro")
-    return out
+    model = [f"{model_id}:{model_id}:ro"] if model_id.startswith("/") else []
+    return model + [f"{js_str(v)}:{js_str(v)}:ro" for k, v in env if k.endswith("_CONFIG_PATH")]
 
 
 def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMeta, port: int = 8000) -> str:

@@ -19,7 +19,7 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
-from .shell import finalize
+from .shell import final_tokens
 
 
 def locate(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> str:
@@ -63,13 +63,13 @@ def flag_pairs(tokens: list[Arg] | tuple[Arg, ...]) -> list[tuple[Arg, Arg | Non
 
 
 def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:
-    fin = finalize(inv)
+    tokens, shadowed = final_tokens(inv)
     return [ExplainRow("arg", t.value, value.value if value else None,
                        source_dict(catalog, t.source, t.key_path),
                        [{"value": u.value.value if u.value else None,
                          **source_dict(catalog, u.flag.source, u.flag.key_path)}
-                        for u in fin.shadowed.get(t.value, ())])
-            for t, value in flag_pairs(fin.tokens)]
+                        for u in shadowed.get(t.value, ())])
+            for t, value in flag_pairs(tokens)]
 
 
 def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]:
@@ -78,11 +78,8 @@ def explain_env(catalog: Catalog, env: tuple[EnvValue, ...]) -> list[ExplainRow]
 
 
 def plan_processes(plan: Plan, *, env_on_workers: bool = False) -> list[tuple[str, Invocation, tuple[EnvValue, ...]]]:
-    """``(process title, invocation, its env)`` for every serve process of the plan.
-
-    Workers run with the head's env; ``explain`` shows it once (workers get no env),
-    the release lint checks it on every process (``env_on_workers``).
-    """
+    """``(process title, invocation, its env)`` for every serve process of the plan. Workers run with the
+    head's env: ``explain`` shows it once, the release lint checks every process (``env_on_workers``)."""
     out: list[tuple[str, Invocation, tuple[EnvValue, ...]]] = []
     if isinstance(plan, SinglePlan):
         out.append(("vLLM", plan.serve, plan.env))

@@ -1,9 +1,7 @@
 """The one entry point of the deploy targets: a selection -> the files of one target.
 
-``export_artifacts`` is pure (no I/O): the CLI writes its result atomically,
-the website and ``/api/export`` serve :func:`stdout_text` of it, the MCP server
-can return it as is. Every target renders the same :class:`Deployment`, which
-is built from the same resolved plan as ``vllm-recipes command``.
+``export_artifacts`` is pure (no I/O); every target renders the same :class:`Deployment`, built from the
+same resolved plan as ``vllm-recipes command``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The OpenAI-compatible frontend a command really runs (issue #27.9).
-
-A frontend is selected (the user's choice, else ``model.default_frontend``) and adds its
-taxonomy ``env``; a recipe's own env can still switch another one on or off later
-(public recipes export ``VLLM_USE_RUST_FRONTEND=1`` in a hardware block). What the
-process runs is what its final env says: this module reads it from the plan, so the
-CLI header, the JSON ``frontend`` key, the page's Frontend pills and the service's
-refusal of a contradicting choice all say the same thing.
+"""The OpenAI-compatible frontend a command really runs (issue #27.9): a recipe's own env can switch
+another one on or off after the selected frontend's env (``VLLM_USE_RUST_FRONTEND=1`` in a hardware
+block), so the CLI header, the JSON ``frontend`` key and the page's pills read it from the final env.
 """
 
 from __future__ import annotations
@@ -40,12 +35,8 @@ def _wanted(ctx: Ctx, name: str) -> dict[str, str]:
 
 
 def frontend_in_effect(ctx: Ctx, plan: Plan) -> FrontendInEffect:
-    """The frontend the plan's processes run.
-
-    The recipe decides it when a process's final env holds a frontend key (``VLLM_USE_RUST_FRONTEND``)
-    from a layer other than the frontend's own: that process runs the frontend whose whole env
-    its env holds, else the frontend without env (Python). Otherwise the selection stands.
-    """
+    """The frontend the plan's processes run: when a final env holds a frontend key from another layer
+    than the frontend's own, the frontend whose whole env it holds (else the one without env, Python)."""
     frontends = ctx.catalog.frontends
     keys = {k for name in frontends for k in _wanted(ctx, name)}
     for _title, _inv, env_values in plan_processes(plan):

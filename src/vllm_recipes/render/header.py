@@ -1,8 +1,5 @@
-"""One line naming what a selection resolved to (model, hardware, variant, strategy,
-nodes, frontend, install), so a default is never a surprise.
-
-The CLI prints it above ``command`` output (on stderr, as a ``#`` comment) and as
-the title of ``explain``; both come from here so they always agree.
+"""One line naming what a selection resolved to (model, hardware, variant, strategy, nodes, frontend,
+install), so a default is never a surprise: the CLI prints it above ``command`` and as ``explain``'s title.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vllm_recipes.jsvalues import EMPTY, as_list, get, is_map, js_str, truthy
+from vllm_recipes.jsvalues import EMPTY, as_list, first_truthy, get, is_map, js_str, truthy
 from vllm_recipes.select.defaults import effective_install_config
 
 from .docker import DEFAULT_IMAGES, NIGHTLY_IMAGES, docker_meta, image_word
@@ -25,11 +25,10 @@ def install_pull_image(recipe: Mapping[str, Any]) -> str:
     return meta.image or (NIGHTLY_IMAGES if meta.nightly else DEFAULT_IMAGES)["nvidia"]
 
 
-def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_install: bool = True,
+def install_block(recipe: Mapping[str, Any], cfg: Any = None,
                   pull_image: str | None = None) -> dict[str, Any] | None:
-    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty (``pull_image``: default pull)."""
-    if use_recipe_install:
-        cfg = get(recipe.get("model"), "install")
+    """§5.3: ``{pip?, docker?, extras?}`` or ``None`` when empty (``cfg``: default ``model.install``)."""
+    cfg = get(recipe.get("model"), "install") if cfg is None else cfg
     cfg = cfg if truthy(cfg) and is_map(cfg) else {}
     pip_cfg, docker_cfg = cfg.get("pip"), cfg.get("docker")
     model = recipe.get("model")
@@ -38,10 +37,9 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_inst
     nightly = get(model, "nightly_required") is True
     out: dict[str, Any] = {}
     if pip_cfg is not False:
-        default_cmd = PIP_NIGHTLY if nightly else PIP_DEFAULT
-        default_note = f"vLLM {v} isn't released yet — nightly required." if nightly else None
-        command = get(pip_cfg, "command") if truthy(get(pip_cfg, "command")) else default_cmd
-        note = get(pip_cfg, "note") if truthy(get(pip_cfg, "note")) else default_note
+        command = first_truthy(get(pip_cfg, "command"), PIP_NIGHTLY if nightly else PIP_DEFAULT)
+        nightly_note = f"vLLM {v} isn't released yet — nightly required." if nightly else None
+        note = first_truthy(get(pip_cfg, "note"), nightly_note)
         out["pip"] = {"command": command, "note": note} if truthy(note) else {"command": command}
     if docker_cfg is not False:
         command = get(docker_cfg, "command") if truthy(get(docker_cfg, "command")) else \
@@ -56,14 +54,9 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None, *, use_recipe_inst
 
 def hardware_install_block(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,
                            hw_id: str | None, image: str | None = None) -> dict[str, Any] | None:
-    """The install block as it applies on one hardware profile (ext §2.5).
-
-    ``image`` is the image the rendering runs on that hardware: the default
-    ``docker pull`` follows it, so a per-hardware pin (e.g. a DGX Spark build)
-    is what gets pulled (docs/decisions.md).
-    """
-    return install_block(recipe, effective_install_config(recipe, variant, hw_id), use_recipe_install=False,
-                         pull_image=image)
+    """The install block on one hardware profile (ext §2.5); the default ``docker pull`` pulls ``image``,
+    the image the rendering runs there (a per-hardware pin, docs/decisions.md)."""
+    return install_block(recipe, effective_install_config(recipe, variant, hw_id), image)
 
 
 def has_hardware_install(variant: Mapping[str, Any] | None, hw_id: str | None) -> bool:

@@ -1,13 +1,9 @@
 """Kubernetes manifests: Deployments, LeaderWorkerSets, Services and ConfigMaps, one object per file.
 
-Targets Kubernetes 1.33 and LeaderWorkerSet ``leaderworkerset.x-k8s.io/v1``
-(docs/decisions-deploy.md). Container ``command``/``args`` are the plan's
-argv; a placeholder the manifest can fill becomes a value (a Service name, a
-mounted file) or a reference to an env var Kubernetes or LWS provides
-(``$(LWS_LEADER_ADDRESS)``, ``$(POD_IP)``); every other placeholder comes from
-the ``<name>-settings`` ConfigMap the header asks you to fill. Worker ranks
-need arithmetic (``--data-parallel-start-rank``), so LWS workers with such a
-token run their argv through ``/bin/sh -c``; everything else is exec form.
+Targets Kubernetes 1.33 and LeaderWorkerSet v1 (docs/decisions-deploy.md). A placeholder the manifest
+can fill becomes a value or a reference to an env var Kubernetes or LWS provides; the others come from
+the ``<name>-settings`` ConfigMap. LWS workers with a rank token (``--data-parallel-start-rank``) run
+through ``/bin/sh -c`` for the arithmetic; everything else is exec form.
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -249,7 +244,6 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
     return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
 
-@lru_cache(maxsize=1024)
 def _names_in(p: Process) -> frozenset[str]:
     """Placeholder names in ``p``'s argv and env (head and worker template)."""
     texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
@@ -330,7 +324,6 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
     (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
-        # ``exec`` of the worker template with the rank computed from ``LWS_WORKER_INDEX``
         script = "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
                                          "LWS_WORKER_INDEX")
         return {"command": ["/bin/sh", "-c"],

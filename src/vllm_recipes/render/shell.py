@@ -1,8 +1,5 @@
-"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance.
-
-``finalize`` turns a raw token list into the kept tokens (with their sources)
-plus, for each kept flag, the earlier occurrences it shadowed. Text and argv
-are then pure formatting of the kept tokens.
+"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance: ``finalize`` gives
+the kept tokens and what each kept flag shadowed; text and argv are formatting of the kept tokens.
 """
 
 from __future__ import annotations
@@ -46,12 +43,9 @@ def _literal(s: str) -> str:
 
 
 def quote(s: str) -> str:
-    """The shell word that passes ``s`` through as one argv element (§7.4, docs/decisions-hardening.md H7).
-
-    Safe characters stay bare; declared placeholders (``$HEAD_IP``, ``${IFACE_NAME}``) stay expandable
-    wherever they are; everything else is single-quoted (an inner ``'`` written as ``'\\''``). So
-    ``{"a":1}`` -> ``'{"a":1}'``, ``$HF_TOKEN`` -> ``'$HF_TOKEN'``, ``$HEAD_IP:8001`` unchanged.
-    """
+    """The shell word that passes ``s`` through as one argv element (§7.4, docs/decisions-hardening.md H7):
+    declared placeholders stay expandable, everything else unsafe is single-quoted (``$HF_TOKEN`` ->
+    ``'$HF_TOKEN'``, ``$HEAD_IP:8001`` unchanged)."""
     if not isinstance(s, str) or s == "" or _SAFE.fullmatch(s):
         return s
     parts: list[str] = []
@@ -181,11 +175,7 @@ def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
                      ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The §7 dedupe rule, on token values: indices of the kept tokens (§7.1 empty tokens out, §7.2 the last
     occurrence of a flag wins, then ``drop_flags`` and their values out), and of the shadowed ones (per
-    flag, oldest first: the flag, then its value).
-
-    One scan from the end, linear in the tokens (a non-flag is a flag's value exactly when a flag precedes
-    it). Remembered by values (bounded): ``validate`` meets the same lists in thousands of selections.
-    """
+    flag, oldest first: the flag, then its value). Remembered: ``validate`` meets the same lists often."""
     pos = [i for i, v in enumerate(values) if v != ""]
     vals = [values[i] for i in pos]
     kept_rev: list[int] = []
@@ -244,11 +234,8 @@ def render_invocation(inv: Invocation) -> tuple[str, list[str], Finalized]:
 
 
 def router_text(lines: Sequence[str]) -> str:
-    """PD / Mooncake router layout: four-space continuation (§8.3, §8.4).
-
-    The lines are made of catalog words (policy, gateway flags, parser names) and placeholders: each
-    word must already be its own shell word, else the router is refused rather than run as shell.
-    """
+    """PD / Mooncake router layout: four-space continuation (§8.3, §8.4). Each word of the lines must
+    already be its own shell word, else the router is refused rather than run as shell."""
     for line in lines:
         for word in line.split(" "):
             if quote(word) != word or word == "":

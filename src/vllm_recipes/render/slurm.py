@@ -1,12 +1,8 @@
 """An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start.
 
-Every serve process gets its own nodes of the allocation, in plan order; the
-router, Mooncake and companion processes run as overlapping steps on the first
-node. Placeholders stay shell variables: the script sets the ones Slurm knows
-(node addresses from ``SLURM_JOB_NODELIST``, mounted file paths) and refuses to
-start until the others are set. ``--install docker`` runs the steps in the
-image through pyxis/enroot (``srun --container-image``); pip uses the
-environment ``sbatch`` was called from.
+Every serve process gets its own nodes of the allocation; router, Mooncake and companion processes run
+as overlapping steps on the first node. The script sets the placeholders Slurm knows and refuses to
+start until the others are set. ``--install docker`` runs the steps through pyxis/enroot.
 """
 
 from __future__ import annotations
@@ -55,11 +51,8 @@ def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
 
 
 def step_script(p: Process, rank_var: str, install: str | None) -> str:
-    """What runs on each node of ``p``'s step: env, optional install, then exec of its argv.
-
-    Returned as text for one ``bash -c`` argument: every value in it is a quoted shell word, and the
-    text itself is passed single-quoted (no heredoc a value could end), lines never re-indented (a
-    multi-line value stays byte for byte)."""
+    """What runs on each node of ``p``'s step (env, optional install, exec of its argv), as one ``bash -c``
+    argument of quoted shell words: passed single-quoted, never re-indented (no heredoc a value ends)."""
     pre = (["set -e", install] if install else []) + ([MEMLOCK] if p.rdma else [])
     if p.script is not None:
         return "\n".join([*pre, p.script])

@@ -1,11 +1,7 @@
 """``vllm serve MODEL --config FILE`` YAML plus an ``env.sh`` for every vLLM process.
 
-Each flag of the argv is a key (without the leading ``--``): a bare flag is
-``true``, a JSON-object flag a nested mapping (when compact JSON of it gives the
-token back byte for byte), an integer an integer, a flag with several values
-(``nargs='+'``) a list, anything else a string.
-:func:`config_argv` reads a file back into the argv; the tests hold every seed
-selection to ``config_argv(yaml) == plan argv``.
+Each flag of the argv is a key: a bare flag ``true``, a JSON-object flag a mapping, an integer an
+integer, several values a list, anything else a string; :func:`config_argv` reads it back.
 """
 
 from __future__ import annotations
@@ -88,11 +84,9 @@ def _merge(into: dict[str, Any], keys: list[str], value: Any) -> None:
 
 
 def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
-    """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it:
-    ``--flag=value`` is the flag and its value, ``--name.key value`` / ``--name.key=value`` a nested key
-    of ``name`` (JSON-decoded value), ``_`` in a flag name is ``-``. Flags whose value holds a
-    placeholder, and short aliases (``-cc...``), stay on the command line (``cli``) as written: the YAML
-    is a real file vLLM reads as is."""
+    """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it
+    (``--flag=value``, ``--name.key value`` a nested key, ``_`` as ``-``). Flags whose value holds a
+    placeholder, and short aliases (``-cc...``), stay on the command line (``cli``) as written."""
     if argv[:2] != ("vllm", "serve") or len(argv) < 3:
         raise ExportError(f"{title} is not a `vllm serve` process.")
     out: dict[str, Any] = {}
@@ -111,8 +105,6 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
             while i < len(rest) and not rest[i].startswith("-"):
                 values.append(rest[i])
                 i += 1
-        # a short alias (``-cc.pass_config.x=True``, ``-O3``) has no config-file key of its own: it stays
-        # on the command line as written, like a flag whose value holds a placeholder
         if not flag.startswith("--") or any(placeholders(v) for v in values):
             cli += [token, *values[1:]] if token != flag else [flag, *values]
             continue
@@ -151,13 +143,9 @@ def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) 
 
 def env_file(env: Sequence[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
     """``KEY=value`` lines that ``sh`` (``set -a; . ./FILE``) and Docker's ``--env-file`` both read back
-    exactly, and ``(key, reason)`` for each value that cannot be written so.
-
-    Docker takes everything after the first ``=`` literally, to the end of the line (no quotes, no
-    expansion, no continuation lines); ``sh`` reads an unquoted assignment literally only when the one
-    quoting rule leaves the value bare (``A-Za-z0-9_./=:@,+%-``). So a value is in the file when
-    :func:`render.shell.quote` leaves it unchanged and it holds no placeholder; the others (spaces, quotes,
-    ``$``, newlines, placeholders to expand) go to ``env.sh`` only, quoted for ``sh``."""
+    exactly, and ``(key, reason)`` for each value that cannot be written so: Docker reads a value literally
+    (no quotes, expansion or line breaks), so only values :func:`render.shell.quote` leaves bare, without
+    placeholders, are in the file; the others go to ``env.sh`` only."""
     lines: list[str] = []
     omitted: list[tuple[str, str]] = []
     for k, v in env:

@@ -1,17 +1,9 @@
 """A resolved plan as scheduler-neutral processes: what every deploy target renders.
 
-Each :class:`Process` holds the *final* argv and env of one process exactly as
-``vllm-recipes command`` prints them (same dedupe, same placeholders), plus
-what a scheduler needs to place it: node count, port, accelerators per node,
-config files. Multi-node processes also carry a *worker template*: the argv and
-env of node ``r >= 1`` with the rank-dependent tokens abstracted
-(:class:`RankTerm`, the own-address placeholder :data:`SELF`). The template is
-checked against every worker rank the plan (or a re-resolve at that rank)
-gives, so a target can never print a worker command the plan does not.
-
-No flag is derived here: tokens come from :func:`render_invocation` of the
-plan's invocations; routers, Mooncake and companion processes are split from
-the same text ``vllm-recipes command`` shows.
+Each :class:`Process` holds the final argv and env exactly as ``vllm-recipes command`` prints them
+(no flag is derived here), plus what a scheduler needs to place it. A multi-node process also
+carries a worker template (:class:`RankTerm`, :data:`SELF`), checked against every worker rank so
+that a target never prints a worker command the plan does not.
 """
 
 from __future__ import annotations
@@ -137,7 +129,6 @@ class Deployment:
     hf_id: str
     model_id: str
     deploy_type: str
-    node_count: int
     processes: tuple[Process, ...]
     meta: DockerMeta
     profile: dict[str, Any]
@@ -218,12 +209,8 @@ def _values(argv: Sequence[Token], flag: str) -> list[str]:
     return [str(argv[i + 1]) for i in range(len(argv) - 1) if argv[i] == flag]
 
 
-def port_of(argv: Sequence[Token], default: int = DEFAULT_PORT) -> int:
-    return next((int(v) for v in _values(argv, "--port") if v.isdigit()), default)
-
-
-def _flag_int(argv: Sequence[str], flag: str) -> int | None:
-    return next((int(v) for v in _values(argv, flag) if v.isdigit()), None)
+def _flag_int(argv: Sequence[str], flag: str, default: int | None = None) -> int | None:
+    return next((int(v) for v in _values(argv, flag) if v.isdigit()), default)
 
 
 def gpus_per_node(argv: Sequence[str], nodes: int, node_gpus: int) -> int:
@@ -294,10 +281,9 @@ def _uses_rdma(config: Any) -> bool:
 
 
 def container_install(install: str | None, image: str, title: str) -> str | None:
-    """The install step as it must run inside ``image``: ``None`` when the image already ships every
-    package (no runtime install), else the same ``pip install`` aimed at the image's interpreter
-    (``uv pip install --system``: the vLLM images have no virtual environment). Refuses anything but a
-    plain ``[uv] pip install`` (a recipe value never runs as shell)."""
+    """The install step as it must run inside ``image`` (``uv pip install --system``: the vLLM images have
+    no virtual environment); ``None`` when the image ships every package. Refuses anything but a plain
+    ``[uv] pip install`` (a recipe value never runs as shell)."""
     if not install:
         return None
     try:
@@ -386,9 +372,9 @@ def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvVal
     argv = serve_argv(inv, title)
     node_gpus = int(ctx.profile.get("gpu_count") or 0) if ctx.profile.get("generation") != "cpu" else 0
     gpus = gpus_per_node(argv, nodes, node_gpus) if node_gpus else 0
-    return Process(key, "serve", title, argv, env_items(env), nodes=nodes, port=port_of(argv),
-                   gpus=gpus, pool=pool, protocol="grpc" if "--grpc" in argv else "http",
-                   cpu=CPU_PER_GPU * max(gpus, 1),
+    return Process(key, "serve", title, argv, env_items(env), nodes=nodes,
+                   port=_flag_int(argv, "--port", DEFAULT_PORT), gpus=gpus, pool=pool,
+                   protocol="grpc" if "--grpc" in argv else "http", cpu=CPU_PER_GPU * max(gpus, 1),
                    memory_gib=MEMORY_GIB_PER_GPU * max(gpus, 1) + host_memory_gib(argv, gpus, ctx.recipe),
                    rdma=nodes > 1 or pool is not None)
 
@@ -492,7 +478,7 @@ def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, c
                               "node's own address; rename it in the recipe.")
     ready = next((int(v) for p in procs for k, v in p.env
                   if k == "VLLM_ENGINE_READY_TIMEOUT_S" and v.isdigit()), DEFAULT_READY_TIMEOUT_S)
-    return Deployment(hf_id, ctx.model_id, plan.deploy_type, ctx.node_count, tuple(procs), meta_for(ctx),
+    return Deployment(hf_id, ctx.model_id, plan.deploy_type, tuple(procs), meta_for(ctx),
                       dict(ctx.profile), ctx.hw_id, install, co_located, ready, model_gib(ctx))
 
 
@@ -505,7 +491,7 @@ def _pool_ranks(proc: Process, role: str, nodes: int, resolve_at: Resolver) -> P
         return serve_argv(rp.serve, proc.title), env_items(rp.env)
 
     argv0, env0 = role_at(0)
-    base = replace(proc, argv=argv0, env=env0, port=port_of(argv0))
+    base = replace(proc, argv=argv0, env=env0, port=_flag_int(argv0, "--port", DEFAULT_PORT))
     return _with_workers(base, [role_at(r) for r in range(1, nodes)])
 
 

@@ -117,10 +117,10 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
             continue
         first = _state(catalog, recipe, PageRequest(variant=vk))
         if first is not None:
-            defaults[DefaultKey("default hardware", vk)] = first.hw_id
+            defaults[DefaultKey("default hardware", vk)] = first.selection.hw_id
         for hw in hardware_choices(catalog, recipe, as_map(variant)):
             base = _state(catalog, recipe, PageRequest(variant=vk, hardware=hw))
-            if base is None or base.variant_key != vk:
+            if base is None or base.selection.variant_key != vk:
                 continue
             defaults[DefaultKey("recommended strategy", vk, hw)] = base.recommended_strategy
             defaults[DefaultKey("default features", vk, hw)] = ", ".join(base.default_features) or "(none)"

@@ -1,15 +1,13 @@
-"""Other spellings of the same choice: ids in any letter case, and the public site's
-advanced-option ids.
-
-A user typing ``--hardware H200`` or opening a link the public recipe site wrote
-(``?advanced=max_num_seqs_256``) means exactly one of our choices; this module
-finds it. Anything it cannot map is returned unchanged, so the refusal names what
-the user actually typed.
+"""Other spellings of the same choice: ids in any letter case (``--hardware H200``), and the public
+site's advanced-option ids (``?advanced=max_num_seqs_256``). What cannot be mapped is returned
+unchanged, so the refusal names what the user typed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
+
+from .advanced import ADVANCED_OPTIONS
 
 
 def canonical(value: str, choices: Collection[str]) -> str:
@@ -44,18 +42,18 @@ def _key(option_id: str) -> str:
     return option_id.casefold().replace("-", "_")
 
 
-def alias_table(options: Iterable[tuple[str, Sequence[str]]]) -> dict[str, str]:
-    """Folded alias -> our option id, for ``(id, args)`` presets; our own ids win a clash."""
+def _advanced_aliases() -> dict[str, str]:
+    """Folded public-site or our advanced-option id -> our id (our own ids win a clash)."""
     table: dict[str, str] = {}
-    presets = list(options)
-    for oid, args in presets:
-        for alias in public_ids(args):
-            table.setdefault(_key(alias), oid)
-    for oid, _args in presets:
-        table[_key(oid)] = oid
-    return table
+    for o in ADVANCED_OPTIONS:
+        for alias in public_ids(o.args):
+            table.setdefault(_key(alias), o.id)
+    return table | {_key(o.id): o.id for o in ADVANCED_OPTIONS}
 
 
-def advanced_id(value: str, table: dict[str, str]) -> str:
+_ADVANCED = _advanced_aliases()
+
+
+def advanced_id(value: str) -> str:
     """Our id for an advanced option spelled ``value`` (unchanged when unknown)."""
-    return table.get(_key(value), value)
+    return _ADVANCED.get(_key(value), value)

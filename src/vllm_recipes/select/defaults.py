@@ -17,6 +17,7 @@ from .gates import (
     is_variant_hardware_supported,
     offered_strategies,
     variant_runs_on,
+    vram_min_gb,
 )
 from .lookups import keyed
 
@@ -108,25 +109,15 @@ def selectable_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any],
 
 def listed_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any], recipe: Mapping[str, Any]) -> list[str]:
     """JSON API hardware list: the selectable hardware with the default first (§11.2)."""
-    out = [pick_default_hardware(profiles, variant, recipe)]
-    for hw in selectable_hardware(profiles, variant, recipe):
-        if hw not in out:
-            out.append(hw)
-    return out
+    return list(dict.fromkeys([pick_default_hardware(profiles, variant, recipe),
+                               *selectable_hardware(profiles, variant, recipe)]))
 
 
 def pick_fitting_variant(recipe: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str) -> str | None:
     """§4.3: the largest variant (by effective VRAM) that runs on this hardware."""
     variants = as_map(recipe.get("variants"))
     fitting = [k for k, v in variants.items() if variant_runs_on(profile, as_map(v), hw_id)]
-    if not fitting:
-        return None
-
-    def size(k: str) -> float:
-        v = effective_vram_min(as_map(variants[k]), hw_id)
-        return v if is_number(v) and truthy(v) else 0
-
-    return sorted(fitting, key=lambda k: -size(k))[0]
+    return max(fitting, key=lambda k: vram_min_gb(as_map(variants[k]), hw_id), default=None)
 
 
 def recommend_strategy(recipe: Mapping[str, Any], node_count: int = 1) -> str:
@@ -149,10 +140,6 @@ def recommend_strategy(recipe: Mapping[str, Any], node_count: int = 1) -> str:
     return offered[0] if offered else "single_node_tp"
 
 
-def _tp_value(raw: Any, profile: Mapping[str, Any], hw_id: str | None) -> Any:
-    return raw if is_number(raw) else keyed(raw, profile, hw_id)
-
-
 def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
                            strategy_name: str, hw_id: str | None) -> int | float:
     """§4.5 single-node TP size; extensions §2.4 for the VRAM budget."""
@@ -161,13 +148,12 @@ def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any]
     if strategy_name != "single_node_tp":
         return gpu_count
     for raw in (variant.get("tp"), get(get(get(recipe, "strategy_overrides"), "single_node_tp"), "tp")):
-        tp = _tp_value(raw, profile, hw_id)
+        tp = raw if is_number(raw) else keyed(raw, profile, hw_id)
         if is_number(tp) and tp > 0:
             return tp if is_cpu else min(tp, gpu_count)
     vram = profile.get("vram_gb")
     per_gpu = vram / gpu_count if truthy(vram) and is_number(vram) and truthy(gpu_count) else 0
-    raw_min = effective_vram_min(variant, hw_id)
-    vmin = raw_min if is_number(raw_min) and truthy(raw_min) else 0
+    vmin = vram_min_gb(variant, hw_id)
     if vmin == 0 or per_gpu <= 0:
         return gpu_count
     return 1 if vmin <= per_gpu else gpu_count

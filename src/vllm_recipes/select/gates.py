@@ -34,6 +34,11 @@ BUILTIN_CONFLICTS = (("text_only", "encoder_parallel"),)
 _TP_POOL_RE = re.compile(r"(^|_)tp(_pp|_dp)?$")
 
 
+def _allows(allow: Any, value: Any) -> bool:
+    """An allowlist admits ``value``; an absent or empty one admits everything."""
+    return not is_list(allow) or len(allow) == 0 or value in allow
+
+
 # --- §3.1 precision -------------------------------------------------------
 
 def constraint(variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -45,7 +50,8 @@ def constraint(variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def matches_constraint(profile: Mapping[str, Any], c: Mapping[str, Any] | None) -> bool:
+def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, Any]) -> bool:
+    c = constraint(variant)
     if not c:
         return True
     if truthy(c.get("brand")) and profile.get("brand") != c.get("brand"):
@@ -56,10 +62,6 @@ def matches_constraint(profile: Mapping[str, Any], c: Mapping[str, Any] | None) 
         if c.get("generation") not in gens:
             return False
     return True
-
-
-def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, Any]) -> bool:
-    return matches_constraint(profile, constraint(variant))
 
 
 # --- §3.2-3.4 allowlists ---------------------------------------------------
@@ -95,14 +97,16 @@ def effective_vram_min(variant: Mapping[str, Any], hw_id: str | None) -> Any:
     return variant.get("vram_minimum_gb")
 
 
-def _num_or_zero(v: Any) -> float:
+def vram_min_gb(variant: Mapping[str, Any], hw_id: str | None) -> float:
+    """:func:`effective_vram_min` as a number, 0 when unset."""
+    v = effective_vram_min(variant, hw_id)
     return v if is_number(v) and truthy(v) else 0
 
 
 def fits_single_node(profile: Mapping[str, Any], variant: Mapping[str, Any] | None,
                      hw_id: str | None = None) -> bool:
     node = number_or(profile.get("vram_gb"), 0)
-    model = _num_or_zero(effective_vram_min(variant or EMPTY, hw_id))
+    model = vram_min_gb(variant or EMPTY, hw_id)
     if model <= 0 or node <= 0:
         return True
     return model <= node
@@ -129,7 +133,7 @@ def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str,
     if number_or(profile.get("gpu_count"), 0) < 2:
         return False
     node = number_or(profile.get("vram_gb"), 0)
-    model = _num_or_zero(effective_vram_min(variant, hw_id))
+    model = vram_min_gb(variant, hw_id)
     return node >= 2 * model
 
 
@@ -225,11 +229,7 @@ def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
         found = {"tp"}
     modes = [m for m in POOL_MODES if m in found]
     restrict = get(get(get(recipe, "strategy_overrides"), "pd_cluster"), "pool_modes")
-    if is_list(restrict) and len(restrict) > 0:
-        kept = [m for m in modes if m in restrict]
-        if kept:
-            return kept
-    return modes
+    return [m for m in modes if _allows(restrict, m)] or modes
 
 
 # --- §3.9 feature modes ----------------------------------------------------------
@@ -245,7 +245,7 @@ def allowed_modes(feature: Mapping[str, Any], variant_key: str, profile: Mapping
 
     def allowed(mode: Mapping[str, Any]) -> bool:
         allow, hw = mode.get("variants"), mode.get("hardware")
-        if is_list(allow) and len(allow) > 0 and variant_key not in allow:
+        if not _allows(allow, variant_key):
             return False
         return not is_map(hw) or not ((isinstance(g, str) and hw.get(g) == "unsupported")
                                       or (hw_id and hw.get(hw_id) == "unsupported"))
@@ -277,10 +277,7 @@ def default_mode_for(feature: Mapping[str, Any]) -> str | None:
 # --- §3.10 feature strategy allowlist ------------------------------------------
 
 def is_feature_allowed_for_strategy(feature: Mapping[str, Any], strategy_name: str) -> bool:
-    allow = feature.get("strategies") if is_map(feature) else None
-    if not is_list(allow) or len(allow) == 0:
-        return True
-    return strategy_name in allow
+    return _allows(feature.get("strategies") if is_map(feature) else None, strategy_name)
 
 
 def feature_conflicts(recipe: Mapping[str, Any], feature_key: str) -> list[str]:
@@ -301,10 +298,7 @@ def kv_offload_allowed_for_strategy(opt: Any, strategy_name: str, strategy: Mapp
         return False
     if strategy.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
         return False
-    allow = opt.get("strategies")
-    if not is_list(allow) or len(allow) == 0:
-        return True
-    return strategy_name in allow
+    return _allows(opt.get("strategies"), strategy_name)
 
 
 def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Mapping[str, Any]) -> bool:
@@ -317,10 +311,7 @@ def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Ma
 
 
 def kv_offload_brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any]) -> bool:
-    brands = opt.get("brands")
-    if not is_list(brands) or len(brands) == 0:
-        return True
-    return profile.get("brand") in brands
+    return _allows(opt.get("brands"), profile.get("brand"))
 
 
 def kv_store_brand_supported(profile: Mapping[str, Any]) -> bool:

@@ -32,18 +32,8 @@ def keyed_with_key(m: Any, profile: Mapping[str, Any], hw_id: str | None) -> tup
     """Like :func:`keyed` but also returns which key matched (for provenance)."""
     if not is_map(m):
         return None
-    candidates: list[Any] = []
-    if hw_id:
-        candidates.append(hw_id)
-    g = gen(profile)
-    if g is not None:
-        candidates.append(g)
-    b = brand_lower(profile)
-    if b is not None:
-        candidates.append(b)
-    candidates.append("default")
     table: Mapping[Any, Any] = m
-    for k in candidates:
+    for k in (hw_id or None, gen(profile), brand_lower(profile), "default"):
         if isinstance(k, str | int) and table.get(k) is not None:
             return k, table[k]
     return None

@@ -1,15 +1,10 @@
 """Which node counts split a model evenly (issue #27 item 8).
 
-A multi-node strategy multiplies one parallel size by the node count: ``multi_node_tp`` runs
-tensor parallelism over every GPU (5 H100 nodes: TP 40), ``multi_node_dep`` spreads the experts
-over every GPU. vLLM refuses a tensor-parallel size that does not divide the attention heads
-(64 heads: TP 8, 16, 32 or 64 only), and splits experts unevenly when their count is not a
-multiple of the expert-parallel size. When the recipe's ``model.architecture_facts`` give the
-head count the rule is exact and a wrong count is refused; otherwise the power-of-two rule
-(head and expert counts are a power of two times a small factor) gives a warning.
-
-Pure and front-end free: the selection refuses with the valid counts, the release lint reports
-the same finding, the page marks the node pills.
+A multi-node strategy multiplies one parallel size by the node count (5 H100 nodes of
+``multi_node_tp``: TP 40). vLLM refuses a tensor-parallel size that does not divide the attention
+heads, and splits experts unevenly when their count is not a multiple of the expert-parallel size.
+With the head count from ``model.architecture_facts`` the rule is exact (refused); otherwise the
+power-of-two rule gives a warning.
 """
 
 from __future__ import annotations
@@ -22,9 +17,6 @@ from vllm_recipes.jsvalues import as_list, as_map, is_number
 
 from .gates import MAX_NODES
 
-#: PD pool modes (``prefill_mode``/``decode_mode``) as (tensor split, expert split)
-POOL_MODES = {"tp": (True, False), "tep": (True, True), "dep": (False, True)}
-
 
 @dataclass(frozen=True)
 class Split:
@@ -32,6 +24,10 @@ class Split:
 
     tensor: bool
     experts: bool
+
+
+#: what each PD pool mode (``prefill_mode``/``decode_mode``) splits
+_POOL_SPLITS = {"tp": Split(True, False), "tep": Split(True, True), "dep": Split(False, True)}
 
 
 @dataclass(frozen=True)
@@ -75,12 +71,7 @@ def strategy_split(strategy: Mapping[str, Any]) -> Split | None:
 
 
 def pool_split(mode: Any) -> Split | None:
-    t = POOL_MODES.get(str(mode))
-    return Split(*t) if t else None
-
-
-def _facts(recipe: Mapping[str, Any]) -> Mapping[str, Any]:
-    return as_map(as_map(recipe.get("model")).get("architecture_facts"))
+    return _POOL_SPLITS.get(str(mode))
 
 
 def _count(facts: Mapping[str, Any], key: str) -> int | None:
@@ -98,7 +89,7 @@ def node_count_issue(recipe: Mapping[str, Any], split: Split | None, gpus_per_no
     if split is None or nodes < 2 or not is_number(gpus_per_node) or gpus_per_node < 1:
         return None
     gpn = int(gpus_per_node)
-    facts = _facts(recipe)
+    facts = as_map(as_map(recipe.get("model")).get("architecture_facts"))
     checks: list[tuple[str, int | None, str]] = []
     if split.tensor:
         checks.append(("tensor-parallel", _count(facts, "num_attention_heads"), "attention heads"))

@@ -22,14 +22,11 @@ class OmniTask:
     key: str
     label: Any
     endpoint: Any
-    method: Any
     model_id: Any
-    vram_minimum_gb: Any
     description: Any
     axes: Any
     extra_args: tuple[Any, ...]
     hardware_overrides: Mapping[str, Any]
-    example: Any
     index: int = 0
 
 
@@ -46,10 +43,9 @@ def resolve_omni_tasks(recipe: Mapping[str, Any]) -> list[OmniTask]:
         m = as_map(t)
         out.append(OmniTask(
             id=tid, key=first_truthy(m.get("key"), tid), label=m.get("label"), endpoint=m.get("endpoint"),
-            method=m.get("method"), model_id=m.get("model_id"), vram_minimum_gb=m.get("vram_minimum_gb"),
-            description=m.get("description"), axes=first_truthy(m.get("axes"), {}),
+            model_id=m.get("model_id"), description=m.get("description"), axes=first_truthy(m.get("axes"), {}),
             extra_args=tuple(as_list(m.get("extra_args"))), hardware_overrides=as_map(m.get("hardware_overrides")),
-            example=m.get("example"), index=i))
+            index=i))
     return out
 
 
@@ -58,10 +54,8 @@ def task_for_hardware(task: OmniTask, hw_id: str) -> tuple[OmniTask, Any]:
     ov = task.hardware_overrides.get(hw_id)
     if not is_map(ov):
         return task, None
-    taken = {k: first_truthy(ov.get(k), getattr(task, k))
-             for k in ("label", "endpoint", "model_id", "vram_minimum_gb", "description", "example")}
+    taken = {k: first_truthy(ov.get(k), getattr(task, k)) for k in ("label", "endpoint", "model_id", "description")}
     return replace(task, **taken, extra_args=task.extra_args + tuple(as_list(ov.get("extra_args")))), ov
-
 
 
 @dataclass(frozen=True)

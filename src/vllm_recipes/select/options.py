@@ -1,9 +1,6 @@
-"""How a refusal names the option the user typed.
-
-The same selection code answers the command line (``--prefill-rank``) and URLs /
-``/api/resolve`` (``prefill_rank``). Messages mark an option with :func:`flag`;
-:func:`spell` writes every marked name in the reader's spelling, so a message
-never shows an internal field name.
+"""How a refusal names the option the user typed: messages mark an option with :func:`flag`, and
+:func:`spell` writes it as the reader types it (``--prefill-rank`` on the command line,
+``prefill_rank`` in URLs and ``/api/resolve``).
 """
 
 from __future__ import annotations

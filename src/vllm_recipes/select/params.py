@@ -1,14 +1,9 @@
 """The selection parameters, declared once.
 
-Every front end reads this table: the command line's options (``cli/options.py``),
-the page URL's parser and encoder, ``/api/resolve``'s OpenAPI parameters and the
-MCP tools' input schemas (``service/params.py``). A parameter's name is its URL
-spelling (docs/reference/ui.md "URL state"); ``field`` is the
-:class:`~vllm_recipes.select.request.PageRequest` field it fills; ``cli`` the option a
-shell user types (``None``: not on the command line); ``url`` whether the URL, the
-JSON API and the MCP tools take it. Ranges bound what the selection code accepts
-(it refuses anything outside them with the valid choices); ``choices`` lists the
-ids a catalog offers for a parameter (a recipe may offer fewer).
+The command line's options (``cli/options.py``), the page URL's parser and encoder, ``/api/resolve``'s
+OpenAPI parameters and the MCP tools' input schemas (``service/params.py``) are all generated from
+:data:`PARAMS`. A parameter's name is its URL spelling (docs/reference/ui.md "URL state"); the
+selection code refuses values outside its range with the valid choices.
 """
 
 from __future__ import annotations

@@ -32,7 +32,4 @@ class Selection:
     pd_router: str | None = None
 
     def mode_for(self, feature: str) -> str | None:
-        for f, m in self.feature_modes:
-            if f == feature:
-                return m
-        return None
+        return next((m for f, m in self.feature_modes if f == feature), None)

@@ -1,10 +1,6 @@
-"""The command builder's selection: page initial state (synthesis.md §4.8) plus user
-choices (ui.md URL parameters / CLI options) -> a complete :class:`Selection`.
-
-``strict`` requests (CLI, ``/api/resolve``) refuse anything that cannot be honoured
-with a :class:`SelectionError` naming the valid choices; lenient requests (the web
-page) drop an unusable parameter and record a notice, like the public site
-rewriting an invalid URL.
+"""The command builder's selection: page initial state (synthesis.md §4.8) plus user choices -> a
+complete :class:`Selection`. ``strict`` requests (CLI, ``/api/resolve``) refuse what cannot be honoured
+with a :class:`SelectionError` naming the valid choices; lenient ones (the page) drop it with a notice.
 """
 
 from __future__ import annotations
@@ -18,8 +14,8 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 
-from .advanced import ADVANCED_OPTIONS, advanced_options_for
-from .aliases import advanced_id, alias_table, canonical
+from .advanced import advanced_options_for
+from .aliases import advanced_id, canonical
 from .defaults import (
     default_features,
     effective_install_config,
@@ -78,14 +74,6 @@ class PageState:
     pd_co_located: bool = False
     request: PageRequest = field(default_factory=PageRequest)
 
-    @property
-    def hw_id(self) -> str:
-        return self.selection.hw_id
-
-    @property
-    def variant_key(self) -> str:
-        return self.selection.variant_key
-
 
 def _profile(catalog: Catalog, hw: str) -> Mapping[str, Any]:
     return as_map(catalog.hardware_profiles.get(hw))
@@ -118,8 +106,7 @@ def hardware_block_reason(catalog: Catalog, recipe: Recipe, variant: Mapping[str
 def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: int) -> list[str]:
     """§4.8 candidates: offered, known, not kv_store, matching node count, reachable."""
     r = recipe.data
-    p = _profile(catalog, hw)
-    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    gpn = _profile(catalog, hw).get("gpu_count")
     # a Mooncake deployment is a KV choice; one node takes no multi-node strategy, several no single-node one
     by_nodes = "multi_node" if node_count == 1 else "single_node" if node_count > 1 else "kv_store_lb"
     wrong = ("kv_store_lb", by_nodes)
@@ -144,24 +131,18 @@ def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any],
 
 
 def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
-    """The size of a PD pool running in ``mode`` when the user did not give one.
-
-    The recipe's (or the weights') pool size, raised to the floor of the mode actually
-    used. A mode override therefore resizes the pool: a 2-node DEP default becomes a
-    1-node TP pool when TP fits one node (docs/reference/synthesis.md §4.8).
-    """
+    """The size of a PD pool running in ``mode`` when the user did not give one: the recipe's (or the
+    weights') pool size raised to the mode's floor, so a mode override resizes the pool (§4.8)."""
     variant = as_map(as_map(recipe.data.get("variants")).get(variant_key))
-    p = _profile(catalog, hw)
-    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
+    gpn = _profile(catalog, hw).get("gpu_count")
     return max(_pd_base_nodes(catalog, recipe, variant, hw, role), nodes_for_strategy(recipe.data, mode, gpn, hw))
 
 
-def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str) -> dict[str, Any]:
+def _default_pd(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str) -> dict[str, Any]:
     """§4.8 pdNodes row: per-role nodes and parallelism for the page's initial PD state."""
     r = recipe.data
-    p = _profile(catalog, hw)
-    gpn = p.get("gpu_count") if truthy(p.get("gpu_count")) else 8
     modes = pd_pool_modes(r)
+    gpn = _profile(catalog, hw).get("gpu_count")
     reachable = [m for m in modes if is_strategy_reachable(r, m, "multi_node", gpn, hw)]
     out = {}
     for role in ("prefill", "decode"):
@@ -171,25 +152,17 @@ def _default_pd(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw
             par = modes[0]
         if par not in reachable:
             par = reachable[0] if reachable else "tp"
-        base = int(_pd_base_nodes(catalog, recipe, variant, hw, role))
-        nodes = max(base, nodes_for_strategy(r, par, gpn, hw))
-        out[role] = {"nodes": nodes, "rank": 0, "parallelism": par}
+        out[role] = {"nodes": pd_pool_nodes(catalog, recipe, variant_key, hw, role, par), "rank": 0,
+                     "parallelism": par}
     return out
-
-
-
-
-#: folded public-site / our advanced-option id -> our id (D1: public page URLs open the same selection)
-ADVANCED_ALIASES = alias_table((o.id, o.args) for o in ADVANCED_OPTIONS)
 
 
 _EMPTY_REQUEST = PageRequest()
 
 
 def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageRequest:
-    """``req`` with every id spelled as the catalog spells it: ids match regardless of
-    letter case, and the public site's advanced-option ids map to ours. Returns ``req``
-    itself when it is already canonical (the common case: links the page wrote)."""
+    """``req`` with every id spelled as the catalog spells it (any letter case, the public site's
+    advanced-option ids); ``req`` itself when it already is (the links the page wrote)."""
     if req == _EMPTY_REQUEST:
         return req
     feats = as_map(recipe.data.get("features"))
@@ -204,7 +177,7 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
         fixed[name] = tuple(canonical(v, feats) for v in getattr(req, name) or ()) or getattr(req, name)
     fixed["fmode"] = tuple((f, canonical(m, as_map(get(feats.get(f), "modes"))))
                            for f, m in ((canonical(f, feats), m) for f, m in req.fmode))
-    fixed["advanced"] = tuple(advanced_id(a, ADVANCED_ALIASES) for a in req.advanced)
+    fixed["advanced"] = tuple(advanced_id(a) for a in req.advanced)
     changes = {name: v for name, v in fixed.items() if v != getattr(req, name)}
     return replace(req, **changes) if changes else req
 
@@ -570,14 +543,13 @@ def _feature_modes(d: _Draft) -> None:
 
 def _advanced(d: _Draft) -> None:
     """The Advanced row's presets offered here, and the command line's raw ``--arg`` tokens."""
-    adv_by_id = {o.id: o for o in ADVANCED_OPTIONS}
-    available = [o.id for o in advanced_options_for(d.r, d.strategy)]
+    available = {o.id: o.args for o in advanced_options_for(d.r, d.strategy)}
     for a in d.req.advanced:
         if a not in available:
             d.refuse("advanced", f"{flag('advanced')} {a!r} is unknown or not available for this recipe and "
-                     f"strategy.", available)
+                     f"strategy.", list(available))
             continue
-        d.advanced.append((a, adv_by_id[a].args))
+        d.advanced.append((a, available[a]))
     if d.req.extra_args:
         d.advanced.append(("arg", tuple(d.req.extra_args)))
 
@@ -618,7 +590,7 @@ def _pd(d: _Draft) -> None:
             d.refuse("strategy", f"{', '.join(flag(k) for k in given)}: prefill/decode pool options need "
                      f"{flag('strategy')} pd_cluster (the strategy is {d.strategy!r}).")
         return
-    d.default_pd = _default_pd(d.catalog, d.recipe, d.variant, d.hw)
+    d.default_pd = _default_pd(d.catalog, d.recipe, d.vk, d.hw)
     if req.prefill_nodes == 0 and req.decode_nodes == 0:
         d.co_located, d.node_count = True, 1
         return
@@ -713,13 +685,9 @@ def kv_option_reasons(catalog: Catalog, recipe: Recipe, hw: str, strategy: str) 
         elif not kv_offload_brand_supported(as_map(opt), p):
             reason = f"needs {' or '.join(as_list(get(opt, 'brands')))} hardware"
         out.append((k, reason))
-    for k, s in catalog.strategies.items():
-        if get(s, "deploy_type") != "kv_store_lb":
-            continue
-        reason = None
-        if not kv_store_offered(r, k, p, hw):
-            reason = "Mooncake needs scalable NVIDIA or AMD hardware the recipe does not opt out of"
-        out.append((k, reason))
+    mooncake = "Mooncake needs scalable NVIDIA or AMD hardware the recipe does not opt out of"
+    out += [(k, None if kv_store_offered(r, k, p, hw) else mooncake)
+            for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
     return out
 
 

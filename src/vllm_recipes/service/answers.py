@@ -1,10 +1,6 @@
-"""Answers to a :class:`Query`: the one place a front end turns "this model, these choices"
-into a selection, a plan, an explanation, deploy files or the ``/api/resolve`` payload.
-
-The command line, the website, ``/api/*`` and the MCP tools all call these functions,
-so they cannot disagree. Whether a recipe is served by ``vllm serve`` or is an omni
-recipe (vllm-omni tasks) is decided here, once, by :func:`select`.
-"""
+"""Answers to a :class:`Query`: the one place every front end turns "this model, these choices"
+into a selection, a plan, an explanation, deploy files or the ``/api/resolve`` payload, so they
+cannot disagree. The omni/serve split is decided here, once, by :func:`select`."""
 
 from __future__ import annotations
 
@@ -19,15 +15,14 @@ from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.params import OMNI_NAMES, PARAMS
-from vllm_recipes.select.state import PageRequest, PageState, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import PageState, build_state
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
-from .errors import CannotExport, NotApplicable
 from .frontends import agree_on_frontend
-from .lookup import find_recipe
-from .query import Query
+from .query import CannotExport, NotApplicable, Query, find_recipe
 from .url import canonical_params, encode, page_url, recipe_url
 
 if TYPE_CHECKING:
@@ -57,10 +52,6 @@ class Resolved:
     ctx: Ctx | None = None
     plan: Plan | None = None
     omni_plan: OmniPlan | None = None
-
-    @property
-    def recipe(self) -> Recipe:
-        return self.selected.recipe
 
 
 def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
@@ -105,9 +96,6 @@ def resolve(catalog: Catalog, query: Query) -> Resolved:
     return Resolved(selected, ctx=ctx, plan=plan)
 
 
-# --- the selection as JSON ---------------------------------------------------------------------------
-
-
 def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str | None = None) -> dict[str, Any]:
     """A selection as ``/api/resolve`` (and the MCP tools) show it, with its canonical URL."""
     if query is None:
@@ -134,16 +122,13 @@ def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str |
     }
 
 
-# --- /api/resolve ----------------------------------------------------------------------------------
-
-
 def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) -> dict[str, Any]:
     """Everything ``/api/resolve`` returns (and the MCP ``resolve_command``/``explain`` tools);
     ``context`` is the Fit summary's context length. Raises :class:`~.errors.QueryError`."""
     from .fit import fit_summary  # (the memory planner: imported by the answers that show it)
 
     resolved = resolve(catalog, query)
-    recipe = resolved.recipe
+    recipe = resolved.selected.recipe
     if resolved.omni_plan is not None:
         return _omni_payload(catalog, resolved)
     st, ctx, plan = resolved.selected.state, resolved.ctx, resolved.plan
@@ -162,19 +147,16 @@ def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) 
 def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
     from vllm_recipes.render.omni import explain_omni, omni_rendering_object, render_omni
 
-    osel, plan = resolved.selected.omni, resolved.omni_plan
+    recipe, osel, plan = resolved.selected.recipe, resolved.selected.omni, resolved.omni_plan
     assert osel is not None and plan is not None
-    rendered = render_omni(catalog, resolved.recipe, osel, plan)
+    rendered = render_omni(catalog, recipe, osel, plan)
     return {
         "rendering": omni_rendering_object(osel, plan, rendered),
         "explain": sections_json(explain_omni(catalog, plan)),
-        "selection": {"model": resolved.recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
+        "selection": {"model": recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
                       "task": osel.task.key if osel.task else None, "install": osel.install},
         "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": rendered.shown}],
     }
-
-
-# --- export ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

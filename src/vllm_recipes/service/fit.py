@@ -24,11 +24,9 @@ from vllm_recipes.select.state import build_state, hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
-from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
-from .lookup import find_recipe
 from .perf import int_param, number
-from .query import Query
+from .query import NotApplicable, Query, QueryError, find_recipe
 from .url import query_from_items
 
 log = logging.getLogger(__name__)
@@ -45,27 +43,60 @@ def parse_ctx(value: str | None) -> int | None:
 
 @dataclass(frozen=True)
 class KnownFacts:
+    """What the fit knows about the model beyond the recipe, and why a fact is missing."""
+
     arch: Architecture | None
     checkpoint: CheckpointInfo | None = None
     cached_gib: float | None = None
+    notes: tuple[str, ...] = ()
 
 
-def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFacts:
-    """The architecture and checkpoint facts a page or API answer may use: the recipe's own, else what the
-    local caches hold (the Hugging Face cache's config.json, a cached safetensors summary). Never the
-    network: a page must not wait on the Hub."""
-    from vllm_recipes.fit.sources import architecture_from_cache, cached_info, checkpoint_gib_from_cache
+def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str, *, hf_config: str | None = None,
+                online: bool = False, need_checkpoint: bool = True) -> KnownFacts:
+    """The architecture: ``hf_config``'s layers (with the recipe's checkpoint facts), else the recipe's own,
+    else the Hugging Face cache's config.json, else (``online``) the Hub's; the variant's checkpoint summary
+    likewise. A page stays offline: it must not wait on the Hub. An unreadable config: ArchitectureError."""
+    from vllm_recipes.fit.sources import (
+        HubError,
+        architecture_from_file,
+        architecture_from_hub,
+        cached_info,
+        checkpoint_gib_from_cache,
+        fetch_info,
+        hub_offline,
+    )
 
-    arch = recipe_architecture(recipe)
-    if arch is None:
-        try:
-            arch = architecture_from_cache(str(recipe.model.get("model_id") or recipe.hf_id))
-        except ArchitectureError:
-            arch = None
-    if arch is not None and arch.checkpoint_for(variant_key) is not None:
-        return KnownFacts(arch)
+    own = recipe_architecture(recipe)
+    arch: Architecture | None = own
+    notes: list[str] = []
+    if hf_config:
+        arch = architecture_from_file(hf_config)
+        if own is not None:  # the config describes the layers; the recipe still knows its checkpoints
+            arch = replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
+                           host_tables=own.host_tables)
+    elif own is None:
+        arch, why = architecture_from_hub(str(recipe.model.get("model_id") or recipe.hf_id), offline=not online)
+        if why:
+            notes.append(why)
+    if (arch is not None and arch.checkpoint_for(variant_key) is not None) or not need_checkpoint:
+        return KnownFacts(arch, notes=tuple(notes))
     repo = checkpoint_repo(recipe, variant_key)
-    return KnownFacts(arch, cached_info(repo), checkpoint_gib_from_cache(repo))
+    checkpoint = cached_info(repo)
+    if checkpoint is None and online and not hub_offline():
+        try:
+            checkpoint = fetch_info(repo)
+        except HubError as exc:
+            if str(exc) not in notes:  # an unreachable Hub is said once
+                notes.append(f"checkpoint size: {exc}")
+    return KnownFacts(arch, checkpoint, checkpoint_gib_from_cache(repo), tuple(notes))
+
+
+def _local_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFacts:
+    """The facts a page or API answer may use: a broken cached config.json is no fact, not a failure."""
+    try:
+        return known_facts(catalog, recipe, variant_key)
+    except ArchitectureError:
+        return KnownFacts(None)
 
 
 def command_release(ctx: Ctx) -> str | None:
@@ -78,7 +109,7 @@ def command_release(ctx: Ctx) -> str | None:
 def fit_of_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget,
                 context: int | None) -> FitReport:
     """The fit of a resolved plan on ``target`` with every fact known locally (page panel, API summary)."""
-    facts = known_facts(catalog, recipe, ctx.sel.variant_key)
+    facts = _local_facts(catalog, recipe, ctx.sel.variant_key)
     return fit_plan(recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
                     checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
@@ -163,7 +194,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         target, offered = offered_target(catalog, recipe, target, req.variant)
         req = replace(req, hardware=offered)
     agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
-    facts = known_facts(catalog, recipe, agreed.state.selection.variant_key)
+    facts = _local_facts(catalog, recipe, agreed.state.selection.variant_key)
     return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
                                  strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,
                                  cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))

@@ -1,15 +1,6 @@
-"""A chosen frontend the recipe's own env contradicts (issue #27.9).
-
-Public recipes may switch the Rust frontend on in a hardware block's env
-(``VLLM_USE_RUST_FRONTEND=1``); a command picked with the Python frontend would
-still run Rust. We do not rewrite the recipe's env: a contradicting choice is
-refused (strict: the CLI, ``/api/*``, the MCP tools), naming the frontend that runs,
-or dropped with a notice (the page), so the selection, the header and the command agree.
-
-The check reads the selection's own resolution, and hands it back: a request that
-asks for a frontend resolves once (twice only when a lenient drop changes the plan).
-Links to other selections do not run it; the page they lead to does.
-"""
+"""A chosen frontend the recipe's own env contradicts (issue #27.9): refused (strict) or dropped with
+a notice (the page), so the selection, the header and the command agree. The check hands its
+resolution back, so a request that asks for a frontend resolves once."""
 
 from __future__ import annotations
 
@@ -18,7 +9,8 @@ from dataclasses import dataclass, replace
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.frontend import frontend_in_effect
 from vllm_recipes.select.options import flag, spell
-from vllm_recipes.select.state import PageState, SelectionError
+from vllm_recipes.select.request import SelectionError
+from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
@@ -48,7 +40,7 @@ def agree_on_frontend(catalog: Catalog, recipe: Recipe, state: PageState, *, str
     if runs.name == asked:
         return Agreed(state, (ctx, plan))
     where = f" ({runs.where})" if runs.where else ""
-    message = (f"{flag('frontend')} {asked} does not apply to {recipe.hf_id} on {state.hw_id}: "
+    message = (f"{flag('frontend')} {asked} does not apply to {recipe.hf_id} on {state.selection.hw_id}: "
                f"{runs.note}{where}, which runs the {runs.name} frontend.")
     if strict:
         raise SelectionError("frontend", message, [runs.name])

@@ -1,7 +1,5 @@
-"""The selection parameters as the typed front ends see them, generated from the one table
-(:mod:`vllm_recipes.select.params`): OpenAPI query parameters, the JSON Schema of the MCP
-tools, and typed arguments (JSON values, not URL strings) -> :class:`PageRequest`.
-"""
+"""The selection parameters for the typed front ends, from the one table (:mod:`vllm_recipes.select.params`):
+OpenAPI query parameters, the MCP tools' JSON Schema, and typed arguments -> :class:`PageRequest`."""
 
 from __future__ import annotations
 
@@ -10,9 +8,9 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.select.params import MAX_VALUE, URL_PARAMS, Param
-from vllm_recipes.select.state import PageRequest
+from vllm_recipes.select.request import PageRequest
 
-from .errors import QueryError
+from .query import QueryError
 
 MAX_ITEMS = 64
 
@@ -68,12 +66,8 @@ def selection_properties(catalog: Catalog) -> dict[str, Any]:
 
 
 def request_from_args(args: Mapping[str, Any]) -> PageRequest:
-    """Typed arguments (``{"nodes": 2, "features": [...], "fmode": {...}}``) -> a request.
-
-    Only the selection parameters are read; the caller checks for unknown keys. Values
-    of the wrong JSON type raise :class:`QueryError` naming the parameter; ranges and
-    ids are checked by the selection code, as for every other front end.
-    """
+    """Typed arguments (``{"nodes": 2, "features": [...], "fmode": {...}}``) -> a request. A value of the
+    wrong JSON type is a :class:`QueryError`; ranges and ids are the selection code's to check."""
     kw: dict[str, Any] = {}
     for p in URL_PARAMS:
         value = args.get(p.name)
@@ -86,31 +80,23 @@ def request_from_args(args: Mapping[str, Any]) -> PageRequest:
 
 
 def _typed(p: Param, value: Any) -> Any:
-    return {"int": _int, "list": _list, "pairs": _pairs}.get(p.kind, _str)(p, value)
-
-
-def _int(p: Param, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise QueryError(p.name, f"{p.name} must be an integer.")
-    return value
-
-
-def _list(p: Param, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or len(value) > MAX_ITEMS \
-            or not all(isinstance(v, str) and len(v) <= MAX_VALUE for v in value):
-        raise QueryError(p.name, f"{p.name} must be a list of strings.")
-    return tuple(v.strip() for v in value if v.strip())
-
-
-def _pairs(p: Param, value: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise QueryError(p.name, f"{p.name} must be an object mapping feature ids to mode ids.")
-    return tuple((k, v) for k, v in value.items())
-
-
-def _str(p: Param, value: Any) -> str | None:
+    """``value`` as the parameter's type, or a :class:`QueryError` naming the parameter."""
+    if p.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise QueryError(p.name, f"{p.name} must be an integer.")
+        return value
+    if p.kind == "list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or len(value) > MAX_ITEMS \
+                or not all(isinstance(v, str) and len(v) <= MAX_VALUE for v in value):
+            raise QueryError(p.name, f"{p.name} must be a list of strings.")
+        return tuple(v.strip() for v in value if v.strip())
+    if p.kind == "pairs":
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in value.items()):
+            raise QueryError(p.name, f"{p.name} must be an object mapping feature ids to mode ids.")
+        return tuple(value.items())
     if not isinstance(value, str) or len(value) > MAX_VALUE:
         raise QueryError(p.name, f"{p.name} must be a string of at most {MAX_VALUE} characters.")
     return value.strip() or None

@@ -14,13 +14,9 @@ from vllm_recipes.perf.scheduler import Workload
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import build_state
 
-from .errors import NotApplicable, QueryError
 from .frontends import agree_on_frontend
-from .lookup import check_hardware, find_recipe
-from .query import Query
+from .query import NotApplicable, Query, QueryError, check_hardware, find_recipe
 from .url import query_from_items
-
-SelectionError = QueryError
 
 
 @dataclass(frozen=True)
@@ -95,10 +91,10 @@ def workload(vals: Mapping[str, object], num_prompts: int = 0) -> Workload:
     rate = None if vals.get("rate") is None else number(vals["rate"])
     if rate is not None:
         if not 0 < rate <= WORKLOAD["rate"].hi:
-            raise SelectionError("rate", f"Parameter '{flag('rate')}' must be requests per second (0-100000), "
+            raise QueryError("rate", f"Parameter '{flag('rate')}' must be requests per second (0-100000), "
                                          f"got {vals['rate']!r}.")
         if conc:
-            raise SelectionError("rate", f"Give {flag('concurrency')} or {flag('rate')}, not both.")
+            raise QueryError("rate", f"Give {flag('concurrency')} or {flag('rate')}, not both.")
     assert isl is not None and osl is not None
     return Workload(isl, osl, concurrency=None if rate else (conc or 1), rate=rate, num_prompts=num_prompts)
 
@@ -107,11 +103,11 @@ def _count(vals: Mapping[str, object], k: str) -> int | None:
     v, limit = vals.get(k), WORKLOAD[k].hi
     if v is None:
         if WORKLOAD[k].required:
-            raise SelectionError(k, f"Parameter '{flag(k)}' is required (tokens).")
+            raise QueryError(k, f"Parameter '{flag(k)}' is required (tokens).")
         return None
     n = int_param(v, limit) if isinstance(v, str) else v if type(v) is int and 0 < v <= limit else None
     if n is None:
-        raise SelectionError(k, f"Parameter '{flag(k)}' must be a positive integer up to {limit}, got {v!r}.")
+        raise QueryError(k, f"Parameter '{flag(k)}' must be a positive integer up to {limit}, got {v!r}.")
     return n
 
 
@@ -134,21 +130,21 @@ def sla(vals: Mapping[str, object]) -> Sla:
 def _ms(vals: Mapping[str, object], k: str) -> float:
     v = number(vals.get(k, ""))
     if not 0 < v <= 1e7:
-        raise SelectionError(k, f"Parameter '{flag(k)}' must be a time in milliseconds, got {vals.get(k)!r}.")
+        raise QueryError(k, f"Parameter '{flag(k)}' must be a time in milliseconds, got {vals.get(k)!r}.")
     return v
 
 
 def perf_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
-    """Everything ``/api/perf`` returns; :class:`SelectionError` on bad input (400)."""
+    """Everything ``/api/perf`` returns; :class:`QueryError` on bad input (400)."""
     query, vals = query_from_items(items, allowed_extra=frozenset({"lang", *WORKLOAD}))
     return perf_answer(catalog, query, workload(vals))
 
 
 def recommend_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
-    """Everything ``/api/recommend`` returns; :class:`SelectionError` on bad input (400)."""
+    """Everything ``/api/recommend`` returns; :class:`QueryError` on bad input (400)."""
     bad = next((k for k, _ in items if k not in ("model", *API_PARAMS)), None)
     if bad is not None:
-        raise SelectionError(bad, f"Unknown parameter {bad!r}.", ["model", *API_PARAMS])
+        raise QueryError(bad, f"Unknown parameter {bad!r}.", ["model", *API_PARAMS])
     vals = {k: v.strip() for k, v in items}
     w = workload(vals)
     hardware = tuple(v.strip() for k, v in items if k == "hardware")

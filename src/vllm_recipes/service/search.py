@@ -12,12 +12,12 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import parameters_billions
 from vllm_recipes.jsvalues import as_list, as_map
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
-from vllm_recipes.select.state import PageRequest, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import build_state
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.resolve import resolve
 
-from .errors import QueryError
-from .lookup import check_hardware
+from .query import QueryError, check_hardware
 
 _SEP = re.compile(r"[-_.]")
 

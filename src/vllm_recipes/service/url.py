@@ -1,27 +1,19 @@
-"""URL query <-> builder state (ui.md "URL state"), generated from the parameter table.
-
-Every builder choice lives in the query string under ui.md's parameter names
-(:data:`~vllm_recipes.select.params.PARAMS`), and a parameter equal to its default
-is omitted, so the default page has a clean URL and every selection is reachable
-by URL alone. Parsing is shared by the page (lenient: an unusable value is dropped
-with a notice, like the public site rewriting its URL) and ``/api/resolve``
-(strict: a 400 naming the choices).
-"""
+"""URL query <-> builder state (ui.md "URL state"), generated from the parameter table. A parameter
+equal to its default is omitted, so every selection has one short URL. The page parses leniently
+(an unusable value is dropped with a notice), ``/api/*`` strictly (a 400 naming the choices)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.select.params import BY_NAME, MAX_VALUE, URL_NAMES
+from vllm_recipes.select.request import PageRequest, SelectionError
 from vllm_recipes.select.state import (
-    PageRequest,
     PageState,
-    SelectionError,
     build_state,
     canonical_request,
     default_hardware,
@@ -38,22 +30,14 @@ PAGE_PARAMS = frozenset({"lang", "ctx", "isl", "osl", "conc"})  # ctx: Fit panel
 MAX_QUERY = 4096
 
 
-@dataclass(frozen=True)
-class ParsedQuery:
-    """A request plus the parameter problems met while reading it."""
-
-    request: PageRequest
-    #: ``(param, message)`` for values that could not be read
-    problems: tuple[tuple[str, str], ...] = ()
-
-
 def _split_list(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
-                 allowed_extra: frozenset[str] = PAGE_PARAMS) -> ParsedQuery:
-    """Query items -> :class:`PageRequest`. ``strict`` raises :class:`SelectionError`."""
+                 allowed_extra: frozenset[str] = PAGE_PARAMS) -> tuple[PageRequest, list[tuple[str, str]]]:
+    """Query items -> the request and ``(param, message)`` per unreadable value (``strict``: a
+    :class:`SelectionError` instead)."""
     values: dict[str, str] = {}
     problems: list[tuple[str, str]] = []
 
@@ -100,7 +84,7 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
                 kw[param.field] = v
     if kw.get("kv_offload") == "off":
         kw.pop("kv_offload")
-    return ParsedQuery(PageRequest(**kw), tuple(problems))
+    return PageRequest(**kw), problems
 
 
 def query_string(items: Iterable[tuple[str, str]]) -> str:
@@ -123,37 +107,38 @@ def recipe_url(hf_id: str, params: Mapping[str, str] | None = None) -> str:
     return page_url("/" + hf_id, encode(params or {}))
 
 
-def state_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
-    """Every choice of ``st`` that differs from its default, by rule (not yet verified)."""
+def state_params(catalog: Catalog, recipe: Recipe, st: PageState, *, full: bool = False) -> dict[str, str]:
+    """Every choice of ``st`` that differs from its default, by rule (not yet verified); ``full``: every
+    choice written out (the fallback when the omission rules do not round-trip)."""
     sel = st.selection
-    q: dict[str, str] = {}
-    if sel.variant_key != "default":
+    q: dict[str, str] = {"nodes": str(sel.node_count)} if full else {}
+    if full or sel.variant_key != "default":
         q["variant"] = sel.variant_key
-    if sel.hw_id != default_hardware(catalog, recipe, sel.variant_key):
+    if full or sel.hw_id != default_hardware(catalog, recipe, sel.variant_key):
         q["hardware"] = sel.hw_id
-    if sel.strategy != st.recommended_strategy:
+    if full or sel.strategy != st.recommended_strategy:
         q["strategy"] = sel.strategy
-    if list(sel.features) != list(st.default_features):
+    if full or list(sel.features) != list(st.default_features):
         q["features"] = ",".join(sel.features)
-    fm = [(f, m) for f, m in sel.feature_modes if st.default_modes.get(f) != m]
+    fm = [(f, m) for f, m in sel.feature_modes if full or st.default_modes.get(f) != m]
     if fm:
         q["fmode"] = ",".join(f"{f}:{m}" for f, m in fm)
     adv = [a for a, _ in sel.advanced if a != "arg"]
     if adv:
         q["advanced"] = ",".join(adv)
-    q.update(_kv_params(catalog, st))
-    q.update(_pd_params(catalog, recipe, st))
+    q.update(_kv_params(catalog, st, full))
+    q.update(_pd_params(catalog, recipe, st, full))
     if sel.frontend:  # (chosen, even the recipe's own: a choice is checked against the command, a default not)
         q["frontend"] = sel.frontend
     first_tab = st.install_tabs[0] if st.install_tabs else "docker"
-    if st.install != first_tab:
+    if full or st.install != first_tab:
         q["install"] = st.install
-    if sel.pd_router and sel.pd_router != "vllm-router":
+    if sel.pd_router and (full or sel.pd_router != "vllm-router"):
         q["router"] = sel.pd_router
     return q
 
 
-def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
+def _kv_params(catalog: Catalog, st: PageState, full: bool) -> dict[str, str]:
     """The KV offload choice; for a KV store, its instance count unless the default, and the instance shown."""
     sel = st.selection
     if not sel.kv_offload:
@@ -163,34 +148,35 @@ def _kv_params(catalog: Catalog, st: PageState) -> dict[str, str]:
     if isinstance(kvi, Mapping):
         default_count = get(catalog.strategies.get(sel.kv_offload), "default_instances") or 2
         count = kvi.get("count")
-        if count is not None and count != default_count:
+        if count is not None and (full or count != default_count):
             q["kv_instances"] = str(count)
-        if kvi.get("current"):
-            q["kv_instance"] = str(kvi["current"])
+        if full or kvi.get("current"):
+            q["kv_instance"] = str(kvi.get("current") or 0)
     return q
 
 
-def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState) -> dict[str, str]:
+def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState, full: bool) -> dict[str, str]:
     """The PD pool choices of ``st`` that differ from their defaults (a pool's default size
     follows its mode)."""
     sel = st.selection
     q: dict[str, str] = {}
     if st.pd_co_located:
         return {"prefill_nodes": "0", "decode_nodes": "0"}
-    if not isinstance(sel.pd_nodes, Mapping) or not isinstance(st.default_pd, Mapping):
+    if not isinstance(sel.pd_nodes, Mapping) or not (full or isinstance(st.default_pd, Mapping)):
         return q
     for role in ("prefill", "decode"):
         cur = as_map(sel.pd_nodes.get(role))
-        dflt = as_map(st.default_pd.get(role))
+        dflt = as_map(get(st.default_pd, role))
         mode = cur.get("parallelism")
         expected_nodes = dflt.get("nodes")
-        if mode != dflt.get("parallelism"):
+        if full or mode != dflt.get("parallelism"):
             q[f"{role}_mode"] = str(mode)
-            expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
-        if cur.get("nodes") != expected_nodes:
+            if not full:
+                expected_nodes = pd_pool_nodes(catalog, recipe, sel.variant_key, sel.hw_id, role, str(mode))
+        if full or cur.get("nodes") != expected_nodes:
             q[f"{role}_nodes"] = str(cur.get("nodes"))
-        if cur.get("rank"):
-            q[f"{role}_rank"] = str(cur.get("rank"))
+        if full or cur.get("rank"):
+            q[f"{role}_rank"] = str(cur.get("rank") or 0)
     return q
 
 
@@ -198,69 +184,30 @@ def _same(a: PageState, b: PageState) -> bool:
     return a.selection == b.selection and a.install == b.install and a.pd_co_located == b.pd_co_located
 
 
-def full_params(st: PageState) -> dict[str, str]:
-    """Every choice written out (the fallback when omission rules do not round-trip)."""
-    sel = st.selection
-    q = {"hardware": sel.hw_id, "variant": sel.variant_key, "strategy": sel.strategy,
-         "nodes": str(sel.node_count), "features": ",".join(sel.features), "install": st.install}
-    if sel.feature_modes:
-        q["fmode"] = ",".join(f"{f}:{m}" for f, m in sel.feature_modes)
-    adv = [a for a, _ in sel.advanced if a != "arg"]
-    if adv:
-        q["advanced"] = ",".join(adv)
-    if sel.kv_offload:
-        q["kv_offload"] = sel.kv_offload
-        if isinstance(sel.kv_instances, Mapping):
-            if sel.kv_instances.get("count") is not None:
-                q["kv_instances"] = str(sel.kv_instances["count"])
-            q["kv_instance"] = str(sel.kv_instances.get("current") or 0)
-    if st.pd_co_located:
-        q["prefill_nodes"] = q["decode_nodes"] = "0"
-    elif isinstance(sel.pd_nodes, Mapping):
-        for role in ("prefill", "decode"):
-            cur = as_map(sel.pd_nodes.get(role))
-            q[f"{role}_nodes"] = str(cur.get("nodes"))
-            q[f"{role}_mode"] = str(cur.get("parallelism"))
-            q[f"{role}_rank"] = str(cur.get("rank") or 0)
-    if sel.frontend:
-        q["frontend"] = sel.frontend
-    if sel.pd_router:
-        q["router"] = sel.pd_router
-    return q
-
-
 def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
-    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly.
-
-    ``fresh``: ``st`` is what ``build_state`` made of ``st.request``, unchanged since. When the omission
-    rules give that very request back, rebuilding it could only give ``st`` again (a page's links: most).
-    """
+    """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly. ``fresh``:
+    ``st`` is ``build_state`` of ``st.request``, unchanged, so giving that request back needs no rebuild."""
     q = state_params(catalog, recipe, st)
-    request = parse_params(q.items(), strict=False).request
+    request, _ = parse_params(q.items(), strict=False)
     if fresh and canonical_request(catalog, recipe, request) == st.request:
         return q
     trial = build_state(catalog, recipe, request, strict=False)
     if trial.selection.node_count != st.selection.node_count:
         q["nodes"] = str(st.selection.node_count)
-        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False).request, strict=False)
+        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False)[0], strict=False)
     if _same(trial, st):
         return q
-    full = full_params(st)
-    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False).request, strict=False)
+    full = state_params(catalog, recipe, st, full=True)
+    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False)[0], strict=False)
     return full if _same(trial, st) else q
 
 
 def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
-    """The state a query asks for: unusable values are dropped, with a notice each.
-
-    Lenient ``build_state`` never refuses a builder request; omni recipes still raise
-    :class:`SelectionError` (they have no builder state). It resolves nothing, so the
-    page's links use it as is: a frontend choice rides along, and the page it leads to
-    (:func:`page_state`) checks it against that page's own command.
-    """
-    parsed = parse_params(items, strict=False)
-    st = build_state(catalog, recipe, parsed.request, strict=False)
-    return st, [m for _, m in parsed.problems] + list(st.notices)
+    """The state a query asks for, unusable values dropped with a notice each (an omni recipe raises
+    :class:`SelectionError`). It resolves nothing: the page a link leads to checks its frontend."""
+    request, problems = parse_params(items, strict=False)
+    st = build_state(catalog, recipe, request, strict=False)
+    return st, [m for _, m in problems] + list(st.notices)
 
 
 def page_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[Agreed, list[str]]:
@@ -285,5 +232,5 @@ def query_from_items(items: Iterable[tuple[str, str]], *, allowed_extra: frozens
             extra[k] = v.strip()
         else:
             rest.append((k, v))
-    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra).request), extra
+    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra)[0]), extra
 

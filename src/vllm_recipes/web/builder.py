@@ -18,10 +18,10 @@ from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_
 from vllm_recipes.render.docker import DockerMeta
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.frontend import FrontendInEffect, frontend_in_effect
-from vllm_recipes.render.install import effective_install_config, hardware_install_block
+from vllm_recipes.render.install import hardware_install_block
 from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.advanced import advanced_options_for
-from vllm_recipes.select.defaults import recommend_strategy
+from vllm_recipes.select.defaults import effective_install_config, recommend_strategy
 from vllm_recipes.select.gates import (
     MAX_NODES,
     allowed_modes,
