@@ -22,7 +22,8 @@ from vllm_recipes.catalog import load_catalog
 from vllm_recipes.perf.recommend import Sla, recommend
 from vllm_recipes.perf.report import perf_state
 from vllm_recipes.perf.scheduler import Workload
-from vllm_recipes.select.state import PageRequest, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import build_state
 
 MODEL = "deepseek-ai/DeepSeek-V4.1-Flash"
 POINTS = ((1024, 1024, 1), (1024, 1024, 64), (8192, 1024, 64), (1024, 8192, 128), (1024, 1024, 512))

@@ -21,7 +21,8 @@ from vllm_recipes.fit.hardware import reported_gib
 from vllm_recipes.fit.memory import GIB, ProcessFit, ProcessShape, fit_process, kv_bytes_per_token
 from vllm_recipes.fit.report import FitReport, fit_state
 from vllm_recipes.fit.sources import architecture_from_file
-from vllm_recipes.select.state import PageRequest, build_state
+from vllm_recipes.select.request import PageRequest
+from vllm_recipes.select.state import build_state
 
 DATA = Path(__file__).parent / "data"
 LOGS: list[dict[str, Any]] = yaml.safe_load((DATA / "startup_logs.yaml").read_text())

@@ -119,7 +119,8 @@ def test_a_walk_stops_when_the_asymptote_of_more_gpus_still_misses() -> None:
 
 def test_a_catalog_layer_overrides_a_gpu_fact_and_is_named_as_its_source() -> None:
     from vllm_recipes.perf.report import perf_state
-    from vllm_recipes.select.state import PageRequest, build_state
+    from vllm_recipes.select.request import PageRequest
+    from vllm_recipes.select.state import build_state
 
     w = Workload(1024, 128, concurrency=4)
     tpots, gpus = [], []

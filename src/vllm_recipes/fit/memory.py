@@ -487,8 +487,7 @@ def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
 
 def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: ProcessFit, model_len: int | None,
             release: str | None, gpu_name: str, gpus_available: int | None, draft_gib: float) -> tuple[Lever, ...]:
-    """fp8 KV, twice the TP (when the machine has the GPUs), fewer sequences (when the sampler warm-up is the
-    peak), a shorter --max-model-len, CPU offload - each with its result."""
+    """The changes that would alter the outcome, each re-planned (never more GPUs than the machine has)."""
     shape = fit.shape
     out: list[Lever] = []
 

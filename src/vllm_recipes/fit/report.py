@@ -158,9 +158,8 @@ def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: b
 def checkpoint_size(arch: Architecture | None, recipe: Recipe, variant_key: str,
                     cached_gib: float | None = None, *, override_gib: float | None = None,
                     info: CheckpointInfo | None = None) -> tuple[float | None, str]:
-    """Checkpoint GiB of a variant and where the figure comes from, best source first: ``--weights-gib``,
-    the recipe's facts, the checkpoint's safetensors metadata, the cached safetensors index, and only
-    then an estimate from the parameter count (labelled as such)."""
+    """Checkpoint GiB of a variant and where the figure comes from, best source first; the parameter-count
+    estimate is the last resort."""
     if override_gib is not None:
         return override_gib, "--weights-gib"
     if arch is not None and arch.checkpoint_for(variant_key) is not None:

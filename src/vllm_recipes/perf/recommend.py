@@ -16,14 +16,8 @@ from vllm_recipes.fit.architecture import Architecture
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.select.gates import MAX_NODES
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
-from vllm_recipes.select.state import (
-    PageRequest,
-    PageState,
-    SelectionError,
-    build_state,
-    candidate_strategies,
-    hardware_choices,
-)
+from vllm_recipes.select.request import PageRequest, SelectionError
+from vllm_recipes.select.state import PageState, build_state, candidate_strategies, hardware_choices
 
 from .architecture import ComputeFacts
 from .report import PerfReport, Planned, plan_state, report_dict, report_of

@@ -36,8 +36,7 @@ class Workload:
     prefilled: bool = False
 
     def prompts(self) -> int:
-        """Requests to run: ``num_prompts``, else 10 x concurrency (the calibration benchmarks' count), at
-        least 50 and, beyond 100 users, 1000 + 2 x concurrency; 200 Poisson arrivals."""
+        """Requests to run: ``num_prompts``, else about 10 per user (the calibration benchmarks' count)."""
         if self.num_prompts:
             return self.num_prompts
         if not self.concurrency:
@@ -46,8 +45,7 @@ class Workload:
 
 
 def simulated_prompts(w: Workload) -> int:
-    """Requests actually simulated: a closed loop's first wave, a steady wave of at least ``STEADY_MIN`` and
-    the last wave; every request of an open loop (its queue may grow without a steady state)."""
+    """Requests actually simulated: three waves of a closed loop; all of an open loop (it may not settle)."""
     n = w.prompts()
     if w.rate or not w.concurrency:
         return n
