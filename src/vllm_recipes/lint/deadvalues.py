@@ -112,7 +112,7 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))
             served = _served(catalog, r, profile, hw)
-            feature_sets = list(_feature_sets(recipe, hw, vk)) if served else []
+            feature_sets = list(dict.fromkeys(_feature_sets(recipe, hw, vk))) if served else []
             defaults = tuple(default_features(r, hw, vk))
             for s, nodes in served:
                 for feats, modes in feature_sets:
@@ -167,13 +167,9 @@ def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Sele
     resolved: dict[str, list[Hardware]] = {}
     #: each hardware, with the earlier resolves' reads read again on it
     probes: dict[str, Hardware] = {}
-    seen: set[tuple[str, str]] = set()
     for sel in offered_selections(catalog, recipe):
-        rest = repr({**vars(sel), "hw_id": ""})  # (PD requests are dicts)
-        if (rest, sel.hw_id) in seen:  # the enumeration repeats some selections: one resolve each
-            continue
-        seen.add((rest, sel.hw_id))
-        earlier = resolved.setdefault(rest, [])
+        # a repeat (Mooncake deployments also come as KV choices) reads alike too: resolved once
+        earlier = resolved.setdefault(repr({**vars(sel), "hw_id": ""}), [])  # (PD requests are dicts)
         hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
         if any(e.reads_alike(hw) for e in earlier):
             continue

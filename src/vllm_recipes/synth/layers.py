@@ -54,7 +54,7 @@ class Call:
         return max(1, self.rank) if self.node_role == "worker" else 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Contribution:
     args: list[Arg] = field(default_factory=list)
     env: list[EnvFragment] = field(default_factory=list)
@@ -65,15 +65,19 @@ class Contribution:
                 for m, src in self.env for k, v in m.items()]
 
     def add_args(self, tokens: Any, source: Source) -> None:
-        """Append ``tokens`` if it is a list (JS: only if truthy)."""
+        """Append ``tokens`` if it is a list (JS: only if truthy). ``"--max-model-len auto"`` (a flag and its
+        value in one item, as some recipes write it) becomes the two argv items vLLM parses, so the command text,
+        its argv and every deploy target run the same thing and the dedupe sees the flag; any other token
+        (``--x=1``, ``--x a b``, a value) is kept whole."""
         if isinstance(tokens, list | tuple):
             append = self.args.append
             for i, t in enumerate(tokens):
                 if not isinstance(t, str):
                     t = js_str(t) if truthy(t) else ""
-                if t.startswith("--"):
-                    for part in split_joined_flag(t):
-                        append(Arg(part, source, i))
+                parts = t.split() if t.startswith("--") else ()
+                if len(parts) == 2 and "=" not in parts[0]:
+                    append(Arg(parts[0], source, i))
+                    append(Arg(parts[1], source, i))
                 else:
                     append(Arg(t, source, i))
 
@@ -95,14 +99,6 @@ class Contribution:
         """:meth:`add_env` of a map at ``path`` in the selected recipe."""
         if is_map(m):
             self.env.append((m, Source(layer, ctx.recipe_file, path)))
-
-
-def split_joined_flag(token: str) -> tuple[str, ...]:
-    """``"--max-model-len auto"`` (a flag and its value in one recipe item, as some recipes write it) -> the
-    two argv items vLLM parses, so the command text, its argv and every deploy target run the same thing
-    and the dedupe sees the flag; any other token (``--x=1``, ``--x a b``, a value) is kept whole."""
-    parts = token.split() if token.startswith("--") else ()
-    return tuple(parts) if len(parts) == 2 and "=" not in parts[0] else (token,)
 
 
 # --- layers ----------------------------------------------------------------
