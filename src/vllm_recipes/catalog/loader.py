@@ -31,8 +31,10 @@ NAMED_DIRS = ("strategies", "kv_store")
 MAX_POOL_NODES = 1024
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    """A section of the data that must be a mapping (anything else reads as empty)."""
-    return value if isinstance(value, dict) else FrozenDict()
+    """A section of the data that must be a mapping (anything else reads as empty), frozen."""
+    if isinstance(value, FrozenDict):
+        return value
+    return FrozenDict(value) if isinstance(value, dict) else FrozenDict()
 
 
 @dataclass(frozen=True)

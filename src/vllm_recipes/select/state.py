@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -184,8 +185,15 @@ def canonical_request(catalog: Catalog, recipe: Recipe, req: PageRequest) -> Pag
 
 def default_hardware(catalog: Catalog, recipe: Recipe, variant_key: str) -> str:
     """:func:`pick_default_hardware` of a recipe's variant."""
+    return _default_hardware(catalog.hardware_profiles, recipe, variant_key)
+
+
+@lru_cache(maxsize=4096)
+def _default_hardware(profiles: Mapping[str, Any], recipe: Recipe, variant_key: str) -> str:
+    """Remembered (catalog data is immutable; the profiles hash by identity): a page asks it for each of its
+    ~50 links, and each answer scans every hardware profile (a third of a new page's CPU)."""
     data = recipe.data
-    return pick_default_hardware(catalog.hardware_profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
+    return pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
 
 
 class Refusals:
