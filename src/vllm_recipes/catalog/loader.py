@@ -68,6 +68,11 @@ class Recipe:
         return _mapping(self.data.get("model"))
 
     @property
+    def model_repo(self) -> str:
+        """The Hugging Face repository it serves: ``model.model_id``, else its id."""
+        return str(self.model.get("model_id") or self.hf_id)
+
+    @property
     def variants(self) -> Mapping[str, Any]:
         return _mapping(self.data.get("variants"))
 

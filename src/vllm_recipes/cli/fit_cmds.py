@@ -216,7 +216,7 @@ def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
         if r.is_omni or recipe_architecture(r) is not None:
             continue
         try:
-            arch = architecture_from_cache(str(r.model.get("model_id") or r.hf_id))
+            arch = architecture_from_cache(r.model_repo)
         except ArchitectureError:
             arch = None
         if arch is not None:

@@ -52,7 +52,7 @@ def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None, offline: 
     facts = None
     if hf_config or not isinstance(recipe.model.get("architecture_facts"), dict):
         try:
-            got = config_facts(hf_config, str(recipe.model.get("model_id") or recipe.hf_id))
+            got = config_facts(hf_config, recipe.model_repo)
         except ArchitectureError as exc:
             fail(str(exc))
         if got is not None:

@@ -179,7 +179,7 @@ def checkpoint_size(arch: Architecture | None, recipe: Recipe, variant_key: str,
 def checkpoint_repo(recipe: Recipe, variant_key: str) -> str:
     """The Hub repository a variant's weights come from (its own ``model_id``, else the recipe's)."""
     variant = recipe.variants.get(variant_key) or {}
-    return str(variant.get("model_id") or recipe.model.get("model_id") or recipe.hf_id)
+    return str(variant.get("model_id") or recipe.model_repo)
 
 
 def draft_weights_gib(arch: Architecture, shape: ProcessShape) -> float:

@@ -171,7 +171,7 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
     params, calibrated = calibration().params_for(gpu.family if gpu else "")
     head = dict(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
                 hardware=fit.hardware.label, gpu=gpu, calibrated=calibrated, workload=workload, fit=fit, vllm=vllm,
-                bench_command=bench_command(str(recipe.model.get("model_id") or recipe.hf_id), workload))
+                bench_command=bench_command(recipe.model_repo, workload))
     if arch is not None and facts is None:
         facts = facts_from_recipe(arch, recipe.model)
     errors = _unknown(recipe, fit, arch, facts, gpu)

@@ -75,7 +75,7 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str, *, hf_config
             arch = replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
                            host_tables=own.host_tables)
     elif own is None:
-        arch, why = architecture_from_hub(str(recipe.model.get("model_id") or recipe.hf_id), offline=not online)
+        arch, why = architecture_from_hub(recipe.model_repo, offline=not online)
         if why:
             notes.append(why)
     if (arch is not None and arch.checkpoint_for(variant_key) is not None) or not need_checkpoint:

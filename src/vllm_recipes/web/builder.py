@@ -310,7 +310,7 @@ def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Ro
     sel = st.selection
     pills = variant_pills(catalog, recipe, sel.variant_key, sel.hw_id, nav.href)
     cur = as_map(recipe.variants.get(sel.variant_key))
-    model_id = cur.get("model_id") or recipe.model.get("model_id") or recipe.hf_id
+    model_id = cur.get("model_id") or recipe.model_repo
     notes = [str(cur["description"])] if isinstance(cur.get("description"), str) else []
     return Row("variant", "Variant", pills, notes=notes,
                link=(f"https://huggingface.co/{model_id}", f"{model_id} on Hugging Face"))
