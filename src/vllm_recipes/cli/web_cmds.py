@@ -15,8 +15,11 @@ from vllm_recipes.catalog.remote import is_remote
 from .main import cli, fail, follow_symlinks_option, load_or_exit, recipes_dir_option
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from vllm_recipes.catalog import Catalog
     from vllm_recipes.web.authoring import SourceLinks
+    from vllm_recipes.web.live import LiveCatalog
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
@@ -104,12 +107,8 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
         _run_processes(host, bound, reload, workers, log_level)
         return
-    gc.disable()  # until the server runs: start-up allocates for good, collecting would only scan (~50 ms)
-    try:
-        _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
-                    f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
-    finally:
-        gc.enable()
+    _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
+                f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
 
 
 def _source_links(source_url: str | None) -> SourceLinks | None:
@@ -151,6 +150,25 @@ def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: 
 def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | None, watch_dir: str | None,
                 header_timeout: float, log_level: str, banner: str) -> None:
     """Serve on the listening socket in this process (``watch_dir``: reload the catalog on changes)."""
+    gc.disable()  # until the server runs: start-up allocates for good, collecting would only scan (~50 ms)
+    try:
+        server, live = _start_up(catalog, source, watch_dir, header_timeout, log_level)
+        # the socket listens: a client connecting now is answered as soon as the loop runs
+        click.echo(banner, err=True)
+        if live is None:  # the catalog, modules and templates live as long as the server: no collection scans them
+            gc.freeze()
+    finally:
+        gc.enable()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        if live is not None:
+            live.stop()
+
+
+def _start_up(catalog: Catalog, source: SourceLinks | None, watch_dir: str | None, header_timeout: float,
+              log_level: str) -> tuple[uvicorn.Server, LiveCatalog | None]:
+    """The server (and, with ``watch_dir``, the catalog watcher, started)."""
     import uvicorn
 
     from vllm_recipes.web import create_app
@@ -173,13 +191,4 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
         app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
     server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
                                           proxy_headers=False))
-    # the socket listens: a client connecting now is answered as soon as the loop runs
-    click.echo(banner, err=True)
-    if live is None:  # the catalog, modules and templates live as long as the server: no collection scans them
-        gc.freeze()
-    gc.enable()
-    try:
-        server.run(sockets=[sock])
-    finally:
-        if live is not None:
-            live.stop()
+    return server, live
