@@ -32,7 +32,7 @@ from vllm_recipes.select.gates import (
     pd_fits_single_node,
 )
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import Hardware
+from vllm_recipes.synth.context import AlikeResolves
 from vllm_recipes.synth.resolve import resolve
 
 Warn = Callable[[str], None]
@@ -44,27 +44,9 @@ class HardwareRendering:
     alternatives: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
-class Rendered:
-    """One recipe's renderings so far, by selection less its hardware, with the hardware reads of each.
-
-    A selection whose hardware reads like an earlier one's (:meth:`Hardware.reads_alike`, the rule
-    ``validate`` skips by) renders that very object but for its ``hardware`` id: it is not resolved again.
-    """
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self._done: dict[tuple[Any, ...], list[tuple[Hardware, dict[str, Any]]]] = {}
-        self._probes: dict[str, Hardware] = {}
-
-    def get(self, rest: tuple[Any, ...], hw: str) -> dict[str, Any] | None:
-        probe = self._probes.get(hw) or self._probes.setdefault(hw, Hardware.of(self.catalog, hw))
-        for reads, obj in self._done.get(rest, ()):
-            if reads.reads_alike(probe):
-                return {**obj, "hardware": hw}
-        return None
-
-    def add(self, rest: tuple[Any, ...], reads: Hardware, obj: dict[str, Any]) -> None:
-        self._done.setdefault(rest, []).append((reads, dict(obj)))  # a copy: callers add keys to theirs
+#: One recipe's renderings so far: a selection whose hardware reads like an earlier one's renders that very
+#: object but for its ``hardware`` id (it is not resolved again).
+Rendered = AlikeResolves[dict[str, Any]]
 
 
 def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
@@ -72,9 +54,9 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
                      warn: Warn | None = None, rendered: Rendered | None = None) -> dict[str, Any] | None:
     """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
     rest = (vk, strategy, nodes, tuple(features), repr(pd_nodes), kv_offload)
-    got = rendered.get(rest, hw) if rendered is not None else None
+    got = rendered.find(rest, hw) if rendered is not None else None
     if got is not None:
-        return got
+        return {**got[0], "hardware": hw}
     sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
                     pd_nodes=pd_nodes, kv_offload=kv_offload)
     try:
@@ -85,7 +67,7 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
             warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
         return None
     if rendered is not None:
-        rendered.add(rest, ctx.hw, obj)
+        rendered.add(rest, ctx.hw, dict(obj))  # a copy: callers add keys to theirs
     return obj
 
 

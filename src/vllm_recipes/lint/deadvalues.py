@@ -31,7 +31,7 @@ from vllm_recipes.select.gates import (
 )
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import kv_choices
-from vllm_recipes.synth.context import Ctx, Hardware
+from vllm_recipes.synth.context import AlikeResolves, Ctx
 from vllm_recipes.synth.plan import Invocation, Plan
 from vllm_recipes.synth.resolve import resolve
 
@@ -162,22 +162,18 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
 
 def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Selection, Ctx, Plan]]:
     """Each offered selection resolved once (one that fails is skipped), but for a selection whose hardware
-    reads like an earlier one's (same everything else): it renders that very plan (``Hardware``)."""
-    #: the selection less its hardware -> the hardware of each of its resolves, with what each read
-    resolved: dict[str, list[Hardware]] = {}
-    #: each hardware, with the earlier resolves' reads read again on it
-    probes: dict[str, Hardware] = {}
+    reads like an earlier one's (same everything else): it renders that very plan (:class:`AlikeResolves`)."""
+    alike: AlikeResolves[None] = AlikeResolves(catalog)
     for sel in offered_selections(catalog, recipe):
         # a repeat (Mooncake deployments also come as KV choices) reads alike too: resolved once
-        earlier = resolved.setdefault(repr({**vars(sel), "hw_id": ""}), [])  # (PD requests are dicts)
-        hw = probes.get(sel.hw_id) or probes.setdefault(sel.hw_id, Hardware.of(catalog, sel.hw_id))
-        if any(e.reads_alike(hw) for e in earlier):
+        rest = repr({**vars(sel), "hw_id": ""})  # (PD requests are dicts)
+        if alike.find(rest, sel.hw_id) is not None:
             continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)
         except Exception:
             continue
-        earlier.append(ctx.hw)  # (what the caller reads of ``ctx.hw`` is recorded there too)
+        alike.add(rest, ctx.hw, None)  # (what the caller reads of ``ctx.hw`` is recorded there too)
         yield sel, ctx, plan
 
 

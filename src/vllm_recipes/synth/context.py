@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import (
@@ -28,6 +28,7 @@ from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
 from vllm_recipes.select.selection import Selection
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Hardware:
@@ -80,6 +81,29 @@ class Hardware:
 
     def keyed(self, m: Any) -> tuple[str | int, Any] | None:
         return self.read(keyed_with_key, m)
+
+
+class AlikeResolves(Generic[R]):
+    """Earlier resolves' results, by the selection less its hardware, with the hardware reads of each: a
+    selection whose hardware reads like an earlier one's (:meth:`Hardware.reads_alike`) has that one's result
+    (``validate`` skips it, ``build-api`` reuses the rendering)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+        self._done: dict[Hashable, list[tuple[Hardware, R]]] = {}
+        #: each hardware, with the earlier resolves' reads read again on it
+        self._probes: dict[str, Hardware] = {}
+
+    def find(self, rest: Hashable, hw_id: str) -> tuple[R] | None:
+        """``(result,)`` of an earlier resolve of ``rest`` whose hardware reads alike on ``hw_id``, else None."""
+        probe = self._probes.get(hw_id) or self._probes.setdefault(hw_id, Hardware.of(self._catalog, hw_id))
+        for reads, result in self._done.get(rest, ()):
+            if reads.reads_alike(probe):
+                return (result,)
+        return None
+
+    def add(self, rest: Hashable, reads: Hardware, result: R) -> None:
+        self._done.setdefault(rest, []).append((reads, result))
 
 
 def _whole_profile(profile: Mapping[str, Any], hw_id: str) -> Mapping[str, Any]:
