@@ -19,7 +19,7 @@ from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
-from vllm_recipes.service.fit import fit_answer
+from vllm_recipes.service.fit import MAX_CTX, fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search
@@ -82,7 +82,6 @@ TOOLS: dict[str, str] = {
 
 #: fit's own arguments (the names /api/fit reads)
 FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
-FIT_MAX_CONTEXT = 1 << 24
 PERF_ARGS = tuple(WORKLOAD)
 
 
@@ -129,7 +128,7 @@ class AgentTools:
         export = {"to": string_schema("Deploy target.", list(TARGETS)),
                   **{name: string_schema(desc) for name, desc in EXPORT_ARGUMENTS.items()}}
         fit = {
-            "context": {"type": "integer", "minimum": 1, "maximum": FIT_MAX_CONTEXT,
+            "context": {"type": "integer", "minimum": 1, "maximum": MAX_CTX,
                         "description": "Context length for the concurrency figure (default: --max-model-len)."},
             "gpu": string_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
             "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
@@ -251,8 +250,8 @@ class AgentTools:
                     or (key != "gpu_memory" and not isinstance(value, int)):
                 raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
         context = args.get("context")
-        if context is not None and not 0 < context <= FIT_MAX_CONTEXT:
-            raise ToolError(f"context must be between 1 and {FIT_MAX_CONTEXT}.", "context")
+        if context is not None and not 0 < context <= MAX_CTX:
+            raise ToolError(f"context must be between 1 and {MAX_CTX}.", "context")
         query = self._query(args) if args.get("hf_id") is not None else Query("", request_from_args(args))
         memory = args.get("gpu_memory")
         return fit_answer(self.catalog, query, gpu=_opt_str(args, "gpu"),

@@ -71,7 +71,8 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
                                            f.key_path, f.message))
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 file``, ``2 files``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
@@ -81,8 +82,8 @@ def format_findings_summary(findings: Iterable[Finding], files: int) -> str:
     errors = sum(1 for f in items if f.severity == "error")
     infos = sum(1 for f in items if f.severity == "info")
     warnings = len(items) - errors - infos
-    notes = f", {_plural(infos, 'note')}" if infos else ""
-    return f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}{notes} in {_plural(files, 'file')}"
+    notes = f", {plural(infos, 'note')}" if infos else ""
+    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}{notes} in {plural(files, 'file')}"
 
 
 _EXAMPLE = re.compile(r" \(e\.g\. [^()]*\)$")

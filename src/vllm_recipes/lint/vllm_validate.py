@@ -16,7 +16,7 @@ from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
 
-from .deadvalues import dead_value_findings, tally
+from .deadvalues import dead_value_findings, resolved_selections
 from .vllm_lint import LintTarget, VllmFinding
 from .vllm_plan import node_findings, process_findings, target_for
 
@@ -82,7 +82,8 @@ class ReleaseFindings:
 def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:
     """Located findings of one recipe over all of its offered selections."""
     acc = ReleaseFindings(catalog, forced, recipe)
-    tally(catalog, recipe, on_plan=acc.add)
+    for sel, ctx, plan in resolved_selections(catalog, recipe):
+        acc.add(sel, ctx, plan)
     return acc.findings
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vllm_recipes.catalog import Recipe
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import KvStorePlan, PdPlan, PdRolePlan, Plan
@@ -21,14 +22,10 @@ if TYPE_CHECKING:
 HeaderField = tuple[str, str, str]
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _pool(role: PdRolePlan) -> str:
     nodes = int(role.meta.get("nodes") or 0)
     mode = str(role.meta.get("parallelism") or "").upper()
-    size = _plural(nodes, "node") if nodes else "half a node"
+    size = plural(nodes, "node") if nodes else "half a node"
     return f"{role.role} {size}{' ' + mode if mode else ''}"
 
 
@@ -36,8 +33,8 @@ def _nodes_text(plan: Plan) -> str:
     if isinstance(plan, PdPlan):
         return f"{_pool(plan.prefill)} + {_pool(plan.decode)}"
     if isinstance(plan, KvStorePlan):
-        return f"{_plural(plan.instances, 'instance')} x {_plural(plan.node_count, 'node')}"
-    return _plural(int(getattr(plan, "node_count", 1) or 1), "node")
+        return f"{plural(plan.instances, 'instance')} x {plural(plan.node_count, 'node')}"
+    return plural(int(getattr(plan, "node_count", 1) or 1), "node")
 
 
 def format_header(model: str, fields: Sequence[HeaderField]) -> str:

@@ -7,10 +7,9 @@ characters) and always starts with the summary line.
 
 from __future__ import annotations
 
-from vllm_recipes.catalog.diagnostics import Finding
+from vllm_recipes.catalog.diagnostics import Finding, plural
 
 from .compare import Change, Group, Impact, RecipeImpact
-from .scope import plural
 from .selections import SelectionKey
 
 #: stay clear of GitHub's 65,536-character comment limit

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from vllm_recipes.catalog.diagnostics import plural
+
 #: at most this many hardware ids or selection labels are spelled out
 MAX_NAMED = 6
 
@@ -15,10 +17,6 @@ class Keyed(Protocol):
 
     @property
     def hardware(self) -> str: ...
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _names(items: Sequence[str]) -> str:
