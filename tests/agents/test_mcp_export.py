@@ -31,7 +31,7 @@ def test_export_tool_gives_the_cli_bytes_and_files(tools: AgentTools) -> None:
 
 
 def test_export_tool_schema_and_refusals(tools: AgentTools) -> None:
-    tool = next(t for t in tools.tools() if t.name == "export_deployment")
+    tool = next(t for t in tools.tools if t.name == "export_deployment")
     assert tool.input_schema["required"] == ["hf_id", "to"]
     assert tool.input_schema["properties"]["to"]["enum"] == ["k8s", "compose", "slurm", "vllm-config"]
     with pytest.raises(ToolError, match="Compose runs on one machine"):

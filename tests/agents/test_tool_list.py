@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_server_lists_every_tool_of_the_one_list(catalog: Catalog) -> None:
-    assert [t.name for t in AgentTools(catalog).tools()] == list(TOOLS)
+    assert [t.name for t in AgentTools(catalog).tools] == list(TOOLS)
 
 
 def test_mcp_help_names_the_tools(run_cli: Callable[..., Result]) -> None:

@@ -81,7 +81,7 @@ def test_token_counts_read_alike(client: TestClient, tools: AgentTools) -> None:
 def test_schemas_say_the_checked_limits(client: TestClient, tools: AgentTools) -> None:
     spec = client.get("/api/openapi.json").json()["paths"]["/api/perf"]["get"]["parameters"]
     api = {p["name"]: p["schema"] for p in spec}
-    mcp = next(t for t in tools.tools() if t.name == "estimate_performance").input_schema["properties"]
+    mcp = next(t for t in tools.tools if t.name == "estimate_performance").input_schema["properties"]
     for name, hi in (("isl", 1 << 20), ("osl", 1 << 17), ("concurrency", 4096), ("rate", 100_000)):
         assert api[name]["maximum"] == mcp[name]["maximum"] == hi
 

@@ -118,11 +118,8 @@ class AgentTools:
         }
         return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
 
-    def tools(self) -> list[Tool]:
-        return self._tools
-
     @cached_property
-    def _tools(self) -> list[Tool]:
+    def tools(self) -> list[Tool]:
         sel = self.selection_schema()
         hf_id = sel["properties"]["hf_id"]
         export = {"to": string_schema("Deploy target.", list(TARGETS)),
@@ -167,13 +164,13 @@ class AgentTools:
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
-        for tool in self.tools():
+        for tool in self.tools:
             if tool.name == name:
                 try:
                     return tool.call(arguments or {})
                 except QueryError as exc:
                     raise ToolError(str(exc), exc.param, exc.choices) from None
-        raise ToolError(f"Unknown tool {name!r}.", "name", [t.name for t in self.tools()])
+        raise ToolError(f"Unknown tool {name!r}.", "name", [t.name for t in self.tools])
 
     def list_recipes(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("query", "hardware", "fits_gpus"))
