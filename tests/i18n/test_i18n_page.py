@@ -152,4 +152,4 @@ def test_a_page_checks_only_its_own_recipe_s_translations(monkeypatch: pytest.Mo
     assert checked == ["models/deepseek-ai/DeepSeek-V4.1-Flash.zh.md"]  # its own, once
     assert client.get("/" + HF_ID + "?lang=zh").status_code == 200 and len(checked) == 1
     web = app.state.web
-    assert web.translations_of(catalog.recipe(HF_ID)).keys() == web.translations()[HF_ID].keys()
+    assert web.translations_of(catalog.recipe(HF_ID)).keys() == i18n.load_translations(catalog)[HF_ID].keys()

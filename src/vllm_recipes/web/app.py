@@ -10,13 +10,10 @@ canonical selection, so a page costs a dictionary lookup once warm.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping
-from functools import cached_property, lru_cache, partial
+from collections.abc import AsyncIterator, Callable, Mapping
+from functools import cached_property, lru_cache, partial, wraps
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -48,48 +45,26 @@ from vllm_recipes.service.url import (
     query_string,
     recipe_url,
 )
-from vllm_recipes.synth.resolve import resolve
 
 from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import ExportReply, deploy_tabs, export_reply
+from .deploy import ExportReply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import CACHE_CONTROL, StaticApi, error_body, etag_matches, openapi_spec, resolve_payload
+from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, openapi_spec, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
-from .security import SecurityMiddleware, error_html
+from .security import SecurityMiddleware, answers_json, error_html
 from .site import SiteIndex, fmt_int
 
 log = logging.getLogger("vllm_recipes.web")
 PACKAGE_DIR = Path(__file__).resolve().parent
 STATIC_DIR = PACKAGE_DIR / "static"
 TEMPLATE_DIR = PACKAGE_DIR / "templates"
-
-
-class LRU:
-    """A tiny thread-safe LRU (requests may run on several threads under uvicorn workers)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._d: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
-                self._d.move_to_end(key)
-            return v
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
+#: raw query items, hashable (the caches' keys)
+Items = tuple[tuple[str, str], ...]
 
 
 def template_bytecode_cache() -> BytecodeCache | None:
@@ -104,10 +79,13 @@ def template_bytecode_cache() -> BytecodeCache | None:
     return FileSystemBytecodeCache(str(folder / "templates"))
 
 
-def template_env(bytecode_cache: BytecodeCache | None) -> Environment:
-    """The page templates' environment (globals are added per app)."""
-    return Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
-                       trim_blocks=True, lstrip_blocks=True, bytecode_cache=bytecode_cache)
+#: the live API's computed answers (``/api/<kind>``; ``export`` is :func:`export_reply`'s): payload, failure
+ANSWERS: dict[str, tuple[Callable[[Catalog, list[tuple[str, str]]], Any], str]] = {
+    "resolve": (resolve_payload, "The selection could not be synthesized"),
+    "fit": (fit_payload, "The fit could not be computed"),
+    "perf": (perf_payload, "The estimate could not be computed"),
+    "recommend": (recommend_payload, "The recommendation could not be computed"),
+}
 
 
 class Web:
@@ -117,20 +95,18 @@ class Web:
         self.catalog = catalog
         self.index = SiteIndex(catalog)
         self.api = StaticApi(catalog, jobs=api_jobs)
-        self.env = template_env(template_bytecode_cache())
+        self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
+                               trim_blocks=True, lstrip_blocks=True, bytecode_cache=template_bytecode_cache())
         self.assets = AssetStore(STATIC_DIR)
         self.env.globals.update(asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
-                                profiles=catalog.hardware_profiles)
-        self.env.globals["deploy_tabs"] = deploy_tabs
-        self.state_cache = LRU(4096)
-        self.builder_cache = LRU(1024)
-        self.guide_cache = LRU(256)
-        self.resolve_cache = LRU(1024)
-        self._translations: dict[str, dict[str, Any]] | None = None
-        self._recipe_translations: dict[str, dict[str, Any]] = {}
-        self._tlock = threading.Lock()
+                                profiles=catalog.hardware_profiles, deploy_tabs=deploy_tabs)
+        # answers by the request that asked for them (thread-safe LRUs): a page costs a lookup once warm
+        self.builder = lru_cache(maxsize=1024)(self._builder)
+        self.guide = lru_cache(maxsize=256)(self._guide)
+        self.answer = lru_cache(maxsize=1024)(self._answer)
+        self._translations: dict[str, dict[str, Any]] = {}
         self.search_json = json.dumps(self.index.search_index, ensure_ascii=False, separators=(",", ":")).encode()
-        self.search_etag = '"' + hashlib.sha256(self.search_json).hexdigest()[:32] + '"'
+        self.search_etag = etag_of(self.search_json)
         self.llms = lru_cache(maxsize=8)(partial(llms_files, catalog))  # per base URL: Host headers vary
 
     @cached_property
@@ -155,11 +131,11 @@ class Web:
     def warm(self) -> None:
         """Build the static API and render every recipe's default page once, before serving (blocking)."""
         self.api.build()
-        self.translations()
         for recipe in self.catalog.recipes:
             try:
-                self.guide(recipe, None)
-                (self.omni_builder if recipe.is_omni else self.builder)(recipe, [], {})
+                self.translations_of(recipe)
+                self.guide(recipe.hf_id, None)
+                self.builder(recipe.hf_id, (), ())
             except Exception:  # a broken recipe shows its error on its page, not at startup
                 log.exception("warming %s failed", recipe.hf_id)
 
@@ -172,9 +148,7 @@ class Web:
         recipe (~1 s for a large one), so the first page of any recipe used to pay
         for every translated recipe of the catalog.
         """
-        if self._translations is not None:
-            return self._translations.get(recipe.hf_id, {})
-        got = self._recipe_translations.get(recipe.hf_id)
+        got = self._translations.get(recipe.hf_id)
         if got is None:
             try:
                 from vllm_recipes.i18n import translations_for
@@ -183,106 +157,88 @@ class Web:
             except Exception:  # translations are optional; the page works without them
                 log.exception("loading the translations of %s failed", recipe.hf_id)
                 got = {}
-            self._recipe_translations[recipe.hf_id] = got
+            self._translations[recipe.hf_id] = got
         return got
-
-    def translations(self) -> dict[str, dict[str, Any]]:
-        if self._translations is None:
-            with self._tlock:
-                if self._translations is None:
-                    try:
-                        from vllm_recipes.i18n import load_translations
-
-                        self._translations = load_translations(self.catalog)
-                    except Exception:  # translations are optional; the site works without them
-                        log.exception("loading translations failed")
-                        self._translations = {}
-        return self._translations
 
     # --- builder -------------------------------------------------------------------------------
 
-    def builder(self, recipe: Recipe, items: list[tuple[str, str]], extra: Mapping[str, str]) -> tuple[str, str, int]:
+    def _builder(self, hf_id: str, items: Items, extra: Items) -> tuple[str, str, int]:
         """``(builder HTML incl. wrapper, canonical URL, status)`` for a recipe and raw query items."""
-        key = (recipe.hf_id, tuple(items), tuple(extra.items()))
-        hit = self.state_cache.get(key)
-        resolution = None  # the frontend check's resolution of this request's state, if it made one
-        if hit is None:
-            agreed, notices = page_state(self.catalog, recipe, items)
-            st, resolution = agreed.state, agreed.resolution
-            canon = encode(canonical_params(self.catalog, recipe, st))
-            hit = (st, tuple(notices), canon)
-            self.state_cache.put(key, hit)
-        st, notices, canon = hit
-        bkey = (recipe.hf_id, canon, tuple(extra.items()))
-        cached = self.builder_cache.get(bkey)
-        status = 200
-        if cached is None:
-            try:
-                ctx, plan = resolution or resolve(self.catalog, recipe, st.selection)
-                view = build_view(self.catalog, recipe, st, ctx, plan, [], extra)
-                body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
-                                   fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra),
-                                   perf=perf_panel(self.catalog, recipe, st, view.url, extra))
-                cached = (body, view.url, 200)
-            except Exception as exc:  # an engine failure on some selection: say so, never 500
-                log_failure(exc, self.catalog, recipe.hf_id, "builder failed for %s?%s", recipe.hf_id, canon)
-                url = page_url("/" + recipe.hf_id, canon)
-                body = self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url)
-                cached = (body, url, 422)
-            self.builder_cache.put(bkey, cached)
-        body, url, status = cached
+        recipe = self.catalog.recipe(hf_id)
+        assert recipe is not None
+        notices, body, url, status = (self._omni_body if recipe.is_omni else self._body)(recipe, items, dict(extra))
         notice_html = self.render("notices.html", notices=notices) if notices else ""
         wrapper = (f'<div id="builder" class="builder" data-url="{Markup.escape(url)}" '
                    f'data-recipe="{Markup.escape(recipe.hf_id)}">{notice_html}{body}</div>')
         return wrapper, url, status
 
-    def omni_builder(self, recipe: Recipe, items: list[tuple[str, str]], extra: Mapping[str, str]) -> tuple[str, str, int]:
-        key = ("omni", recipe.hf_id, tuple(items), tuple(extra.items()))
-        hit = self.builder_cache.get(key)
-        if hit is None:
-            try:
-                view, notices = build_omni_view(self.catalog, recipe, items, extra)
-                body = self.render("notices.html", notices=notices) if notices else ""
-                body += self.render("omni_builder.html", v=view)
-                hit = (body, view.url, 200)
-            except Exception as exc:
-                log_failure(exc, self.catalog, recipe.hf_id, "omni builder failed for %s", recipe.hf_id)
-                url = recipe_url(recipe.hf_id)
-                hit = (self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422)
-            self.builder_cache.put(key, hit)
-        body, url, status = hit
-        wrapper = (f'<div id="builder" class="builder" data-url="{Markup.escape(url)}" '
-                   f'data-recipe="{Markup.escape(recipe.hf_id)}">{body}</div>')
-        return wrapper, url, status
+    def _body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> tuple[list[str], str, str, int]:
+        agreed, notices = page_state(self.catalog, recipe, items)
+        st = agreed.state
+        try:
+            ctx, plan = agreed.resolved(self.catalog, recipe)
+            view = build_view(self.catalog, recipe, st, ctx, plan, extra)
+            body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
+                               fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra),
+                               perf=perf_panel(self.catalog, recipe, st, view.url, extra))
+            return notices, body, view.url, 200
+        except Exception as exc:  # an engine failure on some selection: say so, never 500
+            canon = encode(canonical_params(self.catalog, recipe, st))
+            log_failure(exc, self.catalog, recipe.hf_id, "builder failed for %s?%s", recipe.hf_id, canon)
+            return notices, *self._failed(exc, page_url("/" + recipe.hf_id, canon))
+
+    def _omni_body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> tuple[list[str], str, str, int]:
+        try:
+            view, notices = build_omni_view(self.catalog, recipe, items, extra)
+            return notices, self.render("omni_builder.html", v=view), view.url, 200
+        except Exception as exc:
+            log_failure(exc, self.catalog, recipe.hf_id, "omni builder failed for %s", recipe.hf_id)
+            return [], *self._failed(exc, recipe_url(recipe.hf_id))
+
+    def _failed(self, exc: Exception, url: str) -> tuple[str, str, int]:
+        return self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422
 
     # --- guide ---------------------------------------------------------------------------------
 
-    def guide(self, recipe: Recipe, lang: str | None) -> tuple[str, str | None]:
+    def _guide(self, hf_id: str, lang: str | None) -> tuple[str, str | None]:
         """``(guide HTML, page-level stale notice)`` in the recipe's language or a translation."""
-        key = (recipe.hf_id, lang)
-        hit = self.guide_cache.get(key)
-        if hit is not None:
-            return hit
-        guide = recipe.data.get("guide")
-        notice = None
-        if lang:
-            from vllm_recipes.i18n import compose_guide, page_notice
+        recipe = self.catalog.recipe(hf_id)
+        assert recipe is not None
+        if not lang:
+            guide = recipe.data.get("guide")
+            return (md.render_markdown(guide) if isinstance(guide, str) else ""), None
+        from vllm_recipes.i18n import compose_guide, page_notice
 
-            t = self.translations_of(recipe)[lang]
-            parts = []
-            for block in compose_guide(recipe, t):
-                parts.append(block.notice_html(lang))
-                text = md.render_markdown(block.anchored_markdown, with_attrs=True)
-                if block.lang != lang:
-                    text = f'<div lang="{block.lang}">{text}</div>'
-                parts.append(text)
-            html = md.sanitize("\n".join(parts))
-            notice = page_notice(recipe, t)
-        else:
-            html = md.render_markdown(guide) if isinstance(guide, str) else ""
-        hit = (html, notice)
-        self.guide_cache.put(key, hit)
-        return hit
+        t = self.translations_of(recipe)[lang]
+        parts = []
+        for block in compose_guide(recipe, t):
+            parts.append(block.notice_html(lang))
+            text = md.render_markdown(block.anchored_markdown, with_attrs=True)
+            if block.lang != lang:
+                text = f'<div lang="{block.lang}">{text}</div>'
+            parts.append(text)
+        return md.sanitize("\n".join(parts)), page_notice(recipe, t)
+
+
+    # --- the live API ------------------------------------------------------------------------------
+
+    def _answer(self, kind: str, items: Items) -> ExportReply:
+        """``/api/<kind>``: 400 on a bad selection, 422 on an engine failure (never a 500)."""
+        headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
+        try:
+            if kind == "export":
+                return export_reply(self.catalog, list(items))
+            payload, failure = ANSWERS[kind]
+            body = json.dumps(payload(self.catalog, list(items)), indent=2, ensure_ascii=False)
+            return ExportReply(200, body, "application/json", headers)
+        except SelectionError as exc:
+            return ExportReply(400, json.dumps(exc.to_dict(), ensure_ascii=False), "application/json", headers)
+        except Exception as exc:  # an engine failure: a readable error, never a 500
+            log_failure(exc, self.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
+            if kind == "export":
+                return export_error(422, f"The deployment could not be exported: {type(exc).__name__}: {exc}")
+            body = json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}", "param": None, "choices": []})
+            return ExportReply(422, body, "application/json", headers)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -292,14 +248,39 @@ def _web(request: Request) -> Web:
     return request.app.state.web  # type: ignore[no-any-return]
 
 
-def _query_items(request: Request, drop: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in request.query_params.multi_items() if k not in drop]
+def _query_items(request: Request, drop: tuple[str, ...] = ()) -> Items:
+    return tuple((k, v) for k, v in request.query_params.multi_items() if k not in drop)
 
 
-def not_found(request: Request, recipe_like: bool = False, *, message: str = "") -> Response:
+def json_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse({"error": message, "param": None, "choices": []}, status_code=status, headers=headers)
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    """An error in the asker's format: JSON for the API, else the error page."""
+    if answers_json(request.url.path):
+        return json_error(status, message)
+    return HTMLResponse(error_html(status, message), status_code=status)
+
+
+def _moved(request: Request, path: str, items: Items | None = None) -> Response:
+    """A permanent redirect to ``path``, with the request's query (or ``items``)."""
+    query = query_string(_query_items(request) if items is None else items)
+    return RedirectResponse(page_url(path, query), status_code=301)
+
+
+def _tagged(request: Request, data: bytes, tag: str, media_type: str, headers: Mapping[str, str]) -> Response:
+    """``data`` with its ETag, or 304 when the client has it (``If-None-Match``)."""
+    headers = {"ETag": tag, **headers}
+    if etag_matches(request.headers.get("if-none-match"), tag):
+        return Response(status_code=304, headers=headers)
+    return Response(data, media_type=media_type, headers=headers)
+
+
+def not_found(request: Request, recipe_like: bool = False) -> Response:
     web = _web(request)
-    if request.url.path.startswith("/api/") or request.url.path.endswith(".json"):
-        return JSONResponse({"error": message or "Not found.", "param": None, "choices": []}, status_code=404)
+    if answers_json(request.url.path):
+        return json_error(404, "Not found.")
     segs = [s for s in request.url.path.split("/") if s]
     suggestions = []
     broken = None
@@ -309,6 +290,17 @@ def not_found(request: Request, recipe_like: bool = False, *, message: str = "")
     html = web.render("not_found.html", recipe_like=recipe_like, path="/".join(segs), suggestions=suggestions,
                       broken=str(broken) if broken else None)
     return HTMLResponse(html, status_code=404)
+
+
+def log_failure(exc: Exception, catalog: Catalog, model_id: str | None, what: str, *args: Any) -> None:
+    """An engine failure on a validate-clean recipe is a bug: logged with its traceback. On a recipe that
+    fails validation (only ``serve --watch`` serves those; the engine is promised only what validation
+    passes), and for a value the rendering refuses (:class:`UnsafeValue`), it is the recipe's error: one line."""
+    found = catalog.find(model_id) if model_id else None
+    if isinstance(exc, UnsafeValue) or (found is not None and fails_validation(catalog, found[0])):
+        log.warning(what + ": %s: %s (the recipe fails validation)", *args, type(exc).__name__, exc)
+    else:
+        log.error(what, *args, exc_info=exc)
 
 
 # --- pages -------------------------------------------------------------------------------------
@@ -323,19 +315,16 @@ def off_loop(handler: Callable[[Request], Response]) -> Callable[[Request], Any]
     stalls ``/robots.txt`` or another recipe's page. Past the limit the visitor gets a 503 (the thread
     finishes its bounded work in the background; derived counts are bounded, see select/gates.py)."""
 
+    @wraps(handler)
     async def endpoint(request: Request) -> Response:
         try:
             with anyio.fail_after(REQUEST_TIME_LIMIT_S):  # (anyio's worker threads: 40 per event loop)
                 return await anyio.to_thread.run_sync(handler, request, abandon_on_cancel=True)
         except TimeoutError:
             log.warning("%s took over %.0f s; answered 503", request.url.path, REQUEST_TIME_LIMIT_S)
-            message = f"This answer took longer than {REQUEST_TIME_LIMIT_S:.0f} s to compute; try again later."
-            if request.url.path.startswith("/api/") or request.url.path.endswith(".json"):
-                return JSONResponse({"error": message, "param": None, "choices": []}, status_code=503)
-            return HTMLResponse(error_html(503, message), status_code=503)
+            return error_page(request, 503, f"This answer took longer than {REQUEST_TIME_LIMIT_S:.0f} s to "
+                                            "compute; try again later.")
 
-    endpoint.__name__ = handler.__name__
-    endpoint.__doc__ = handler.__doc__
     return endpoint
 
 
@@ -347,32 +336,15 @@ def _negotiated(response: Response) -> Response:
 
 async def home(request: Request) -> Response:
     web = _web(request)
-    if twins.wants_json(request):
-        return twins.json_response(twins.home_json(web.index, web.index.latest))
+    if twins.wants_json(request) or request.url.path.endswith(".json"):
+        return twins.json_response(twins.home_json(web.index))
     return _negotiated(HTMLResponse(web.render("home.html", latest=web.index.latest,
                                                providers=web.index.provider_grid)))
 
 
-def log_failure(exc: Exception, catalog: Catalog, model_id: str | None, what: str, *args: Any) -> None:
-    """An engine failure on a validate-clean recipe is a bug: logged with its traceback. On a recipe that
-    fails validation (only ``serve --watch`` serves those; the engine is promised only what validation
-    passes), and for a value the rendering refuses (:class:`UnsafeValue`), it is the recipe's error: one line."""
-    found = catalog.find(model_id) if model_id else None
-    if isinstance(exc, UnsafeValue) or (found is not None and fails_validation(catalog, found[0])):
-        log.warning(what + ": %s: %s (the recipe fails validation)", *args, type(exc).__name__, exc)
-    else:
-        log.error(what, *args, exc_info=exc)
-
-
-async def home_twin(request: Request) -> Response:
-    web = _web(request)
-    return twins.json_response(twins.home_json(web.index, web.index.latest))
-
-
 async def browse(request: Request) -> Response:
     web = _web(request)
-    params = {k: v for k, v in request.query_params.items()}
-    result = web.index.browse(params)
+    result = web.index.browse(dict(request.query_params))
     if twins.wants_json(request) or request.url.path.endswith(".json"):
         url = "/browse" + ("?" + request.url.query if request.url.query else "")
         return twins.json_response(twins.browse_json(result, url))
@@ -407,10 +379,7 @@ async def robots(request: Request) -> Response:
 
 async def search_index(request: Request) -> Response:
     web = _web(request)
-    if etag_matches(request.headers.get("if-none-match"), web.search_etag):
-        return Response(status_code=304, headers={"ETag": web.search_etag, "Cache-Control": CACHE_CONTROL})
-    return Response(web.search_json, media_type="application/json",
-                    headers={"ETag": web.search_etag, "Cache-Control": CACHE_CONTROL})
+    return _tagged(request, web.search_json, web.search_etag, "application/json", {"Cache-Control": CACHE_CONTROL})
 
 
 async def openapi(request: Request) -> Response:
@@ -422,77 +391,21 @@ async def health(request: Request) -> Response:
     return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
 
 
-@off_loop
-def api_export(request: Request) -> Response:
-    web = _web(request)
-    key = ("export", *_query_items(request))
-    hit = web.resolve_cache.get(key)
-    if hit is None:
-        items = _query_items(request)
-        try:
-            hit = export_reply(web.catalog, items)
-        except Exception as exc:  # an engine failure: a readable error, never a 500
-            log_failure(exc, web.catalog, dict(items).get("model"), "export failed for %s", items)
-            body = json.dumps({"error": f"The deployment could not be exported: {type(exc).__name__}: {exc}",
-                               "param": None, "choices": []}, ensure_ascii=False)
-            hit = ExportReply(422, body, "application/json", {"Access-Control-Allow-Origin": "*"})
-        web.resolve_cache.put(key, hit)
-    return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=hit.headers)
-
-
-def _json_answer(request: Request, kind: str, payload: Any, failure: str) -> Response:
-    """A cached live-API answer: ``payload(catalog, items)`` as JSON, 400 on a bad selection, 422 on an
-    engine failure (never a 500)."""
-    web = _web(request)
-    items = _query_items(request)
-    key = tuple(items) if kind == "resolve" else (kind, tuple(items))
-    hit = web.resolve_cache.get(key)
-    if hit is None:
-        try:
-            body = json.dumps(payload(web.catalog, items), indent=2, ensure_ascii=False).encode()
-            hit = (200, body)
-        except SelectionError as exc:
-            hit = (400, json.dumps(error_body(exc), ensure_ascii=False).encode())
-        except Exception as exc:  # an engine failure: a readable error, never a 500
-            log_failure(exc, web.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
-            hit = (422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}",
-                                    "param": None, "choices": []}).encode())
-        web.resolve_cache.put(key, hit)
-    status, body = hit
-    return Response(body, status_code=status, media_type="application/json",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
-
-
 async def static_asset(request: Request) -> Response:
     """Our CSS/JS: fingerprinted names are immutable, plain names revalidate."""
     found = _web(request).assets.find(request.path_params["name"])
     if found is None:
         return not_found(request)
     asset, immutable = found
-    headers = {"ETag": asset.etag, "Cache-Control": IMMUTABLE if immutable else REVALIDATE}
-    if etag_matches(request.headers.get("if-none-match"), asset.etag):
-        return Response(status_code=304, headers=headers)
-    return Response(asset.data, media_type=asset.media_type, headers=headers)
+    return _tagged(request, asset.data, asset.etag, asset.media_type,
+                   {"Cache-Control": IMMUTABLE if immutable else REVALIDATE})
 
 
 @off_loop
-def api_fit(request: Request) -> Response:
-    return _json_answer(request, "fit", fit_payload, "The fit could not be computed")
-
-
-@off_loop
-def api_perf(request: Request) -> Response:
-    return _json_answer(request, "perf", perf_payload, "The estimate could not be computed")
-
-
-@off_loop
-def api_recommend(request: Request) -> Response:
-    return _json_answer(request, "recommend", recommend_payload, "The recommendation could not be computed")
-
-
-@off_loop
-def api_resolve(request: Request) -> Response:
-    return _json_answer(request, "resolve", resolve_payload, "The selection could not be synthesized")
+def api_answer(request: Request) -> Response:
+    """``/api/resolve``, ``/api/fit``, ``/api/perf``, ``/api/recommend`` and ``/api/export``."""
+    reply = _web(request).answer(request.url.path.removeprefix("/api/"), _query_items(request))
+    return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=reply.headers)
 
 
 def static_json(request: Request, path: str) -> Response:
@@ -500,13 +413,10 @@ def static_json(request: Request, path: str) -> Response:
     got = web.api.get(path)
     if got is None:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
-        return JSONResponse({"error": detail, "param": None, "choices": []}, status_code=404,
-                            headers={"Access-Control-Allow-Origin": "*"})
+        return json_error(404, detail, {"Access-Control-Allow-Origin": "*"})
     data, tag = got
-    headers = {"ETag": tag, "Cache-Control": CACHE_CONTROL, "Access-Control-Allow-Origin": "*"}
-    if etag_matches(request.headers.get("if-none-match"), tag):
-        return Response(status_code=304, headers=headers)
-    return Response(data, media_type="application/json", headers=headers)
+    return _tagged(request, data, tag, "application/json",
+                   {"Cache-Control": CACHE_CONTROL, "Access-Control-Allow-Origin": "*"})
 
 
 def provider_page(request: Request, org: str, suffix: str = "") -> Response:
@@ -515,7 +425,7 @@ def provider_page(request: Request, org: str, suffix: str = "") -> Response:
     if provider is None:
         return not_found(request)
     if provider.org != org:
-        return RedirectResponse(page_url("/" + provider.org + suffix, query_string(_query_items(request))), status_code=301)
+        return _moved(request, "/" + provider.org + suffix)
     if twins.wants_json(request) or suffix:
         return twins.json_response(twins.provider_json(web.index, provider))
     return _negotiated(HTMLResponse(web.render("provider.html", p=provider,
@@ -531,12 +441,10 @@ def _lookup_recipe(request: Request, org: str, repo: str, suffix: str = "") -> R
         if parent is None:
             return not_found(request, recipe_like=True)
         rec, vk = parent
-        items = [(k, v) for k, v in _query_items(request) if k != "variant"]
-        if vk != "default":
-            items.insert(0, ("variant", vk))
-        return RedirectResponse(page_url("/" + rec.hf_id + suffix, query_string(items)), status_code=301)
+        chosen = () if vk == "default" else (("variant", vk),)
+        return _moved(request, "/" + rec.hf_id + suffix, chosen + _query_items(request, drop=("variant",)))
     if recipe.hf_id != hf:
-        return RedirectResponse(page_url("/" + recipe.hf_id + suffix, query_string(_query_items(request))), status_code=301)
+        return _moved(request, "/" + recipe.hf_id + suffix)
     return recipe
 
 
@@ -560,16 +468,8 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
     lang, available = _lang(request, recipe)
     if twins.wants_json(request):
         return recipe_twin(request, recipe, lang)
-    explicit_lang = request.query_params.get("lang")
-    extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
-    extra.update(page_extra(request.query_params))
-    extra.update(perf_extra(request.query_params))
-    items = _query_items(request, drop=("lang", CTX_PARAM, *PERF_PARAMS))
-    if recipe.is_omni:
-        builder_html, url, status = web.omni_builder(recipe, items, extra)
-    else:
-        builder_html, url, status = web.builder(recipe, items, extra)
-    guide_html, page_notice = web.guide(recipe, lang)
+    builder_html, url, status = _builder(request, recipe)
+    guide_html, page_notice = web.guide(recipe.hf_id, lang)
     header = None
     if lang:
         from vllm_recipes.i18n import translated_header
@@ -608,18 +508,21 @@ def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
     return twins.json_response(data)
 
 
-def builder_fragment(request: Request, org: str, repo: str) -> Response:
-    web = _web(request)
-    found = _lookup_recipe(request, org, repo, suffix="/builder")
-    if isinstance(found, Response):
-        return found
-    explicit_lang = request.query_params.get("lang")
-    extra = {"lang": explicit_lang} if explicit_lang and len(explicit_lang) <= 35 else {}
+def _builder(request: Request, recipe: Recipe) -> tuple[str, str, int]:
+    """The recipe's builder at the request's selection; ``lang`` and the panels' parameters ride on its links."""
+    lang = request.query_params.get("lang")
+    extra = {"lang": lang} if lang and len(lang) <= 35 else {}
     extra.update(page_extra(request.query_params))
     extra.update(perf_extra(request.query_params))
     items = _query_items(request, drop=("lang", CTX_PARAM, *PERF_PARAMS))
-    fn = web.omni_builder if found.is_omni else web.builder
-    html, url, status = fn(found, items, extra)
+    return _web(request).builder(recipe.hf_id, items, tuple(extra.items()))
+
+
+def builder_fragment(request: Request, org: str, repo: str) -> Response:
+    found = _lookup_recipe(request, org, repo, suffix="/builder")
+    if isinstance(found, Response):
+        return found
+    html, url, status = _builder(request, found)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
 
 
@@ -707,7 +610,7 @@ def elsewhere(request: Request) -> Response:
     """No route matched: a trailing slash redirects to the page without it (query kept), else 404."""
     segs = request.path_params["path"].split("/")
     if len(segs) > 1 and segs[-1] == "" and "" not in segs[:-1] and not _is_dot(*segs):
-        return RedirectResponse(page_url("/" + "/".join(segs[:-1]), query_string(_query_items(request))), status_code=301)
+        return _moved(request, "/" + "/".join(segs[:-1]))
     return not_found(request)
 
 
@@ -715,17 +618,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 500)
     if status == 404:
         return not_found(request)
-    detail = getattr(exc, "detail", "Error")
-    if request.url.path.startswith("/api/"):
-        return JSONResponse({"error": str(detail), "param": None, "choices": []}, status_code=status)
-    return HTMLResponse(error_html(status, str(detail)), status_code=status)
+    return error_page(request, status, str(getattr(exc, "detail", "Error")))
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s", request.url.path, exc_info=exc)
-    if request.url.path.startswith("/api/"):
-        return JSONResponse({"error": "Internal error.", "param": None, "choices": []}, status_code=500)
-    return HTMLResponse(error_html(500, "Internal error."), status_code=500)
+    return error_page(request, 500, "Internal error.")
 
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
@@ -765,18 +663,14 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/", home, methods=get),
         Route("/browse", browse, methods=get),
         Route("/browse.json", browse, methods=get),
-        Route("/index.json", home_twin, methods=get),
+        Route("/index.json", home, methods=get),
         Route("/llms.txt", llms_file, methods=get),
         Route("/llms-full.txt", llms_file, methods=get),
         Route("/sitemap.xml", sitemap, methods=get),
         Route("/robots.txt", robots, methods=get),
         Mount("/api", routes=[
-            Route("/resolve", api_resolve, methods=get),
+            *(Route(f"/{kind}", api_answer, methods=get) for kind in ("export", *ANSWERS)),
             Route("/health", health, methods=get),
-            Route("/export", api_export, methods=get),
-            Route("/fit", api_fit, methods=get),
-            Route("/perf", api_perf, methods=get),
-            Route("/recommend", api_recommend, methods=get),
             Route("/openapi.json", openapi, methods=get),
             Route("/search.json", search_index, methods=get),
         ]),

@@ -811,8 +811,7 @@ def card_summary(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan
     precision = str(ctx.variant.get("precision") or "").upper()
     parts = [prefix + hw_name, mid, precision]
     if sel.kv_offload:
-        spec = catalog.kv_offload_options.get(sel.kv_offload) or catalog.strategies.get(sel.kv_offload)
-        parts.append(_label(sel.kv_offload, spec))
+        parts.append(_label(sel.kv_offload, _kv_spec(catalog, sel.kv_offload)))
     return " · ".join(p for p in parts if p), False
 
 
@@ -876,7 +875,7 @@ def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blo
     return out
 
 
-def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan, notices: list[str],
+def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan,
                extra: Mapping[str, str]) -> BuilderView:
     """The complete builder for one resolved state."""
     params = canonical_params(catalog, recipe, st)
@@ -903,7 +902,6 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
                  key=t) for t in st.install_tabs]
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
-        notices=notices,
         card_title=title, verified=verified, hardware_note=hw_note,
         install=install_core(catalog, recipe, st.selection.variant_key, st.selection.hw_id, ctx.profile,
                              meta_for(ctx), st.install, tabs, st.selection.kv_offload),

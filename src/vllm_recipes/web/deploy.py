@@ -57,7 +57,7 @@ class ExportReply:
     headers: dict[str, str]
 
 
-def _error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,
+def export_error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,
            page: str | None = None) -> ExportReply:
     """A JSON error; ``page`` is the same reason in the recipe page's words (its Deploy tab shows it)."""
     fields: dict[str, object] = {"error": message, "param": param, "choices": choices or []}
@@ -72,18 +72,18 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
     opts: Mapping[str, str] = {k: v.strip() for k, v in items if k in EXPORT_OPTIONS}
     target = opts.get("to", "")
     if target not in TARGETS:
-        return _error(400, f"Parameter 'to' must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
+        return export_error(400, f"Parameter 'to' must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
     options = ExportOptions(namespace=opts.get("namespace") or "default", name=opts.get("name") or None,
                             pvc=opts.get("pvc") or None, image=opts.get("image") or None)
     try:
         query, _extra = query_from_items([(k, v) for k, v in items if k not in EXPORT_OPTIONS])
         done = export(catalog, query, target, options)
     except CannotExport as exc:
-        return _error(422, str(exc), exc.param, exc.choices, page=deploy_refusal(target, exc.reason))
+        return export_error(422, str(exc), exc.param, exc.choices, page=deploy_refusal(target, exc.reason))
     except QueryError as exc:
-        return _error(400, str(exc), exc.param, exc.choices)
+        return export_error(400, str(exc), exc.param, exc.choices)
     except UnsafeValue as exc:  # a value the rendering refuses (a recipe failing validation, serve --watch)
-        return _error(422, f"refusing to render: {exc}", None, None, page=f"Cannot export: {exc}")
+        return export_error(422, f"refusing to render: {exc}", None, None, page=f"Cannot export: {exc}")
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(done)}"'

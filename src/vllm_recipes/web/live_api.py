@@ -18,7 +18,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.parallel import in_background
 from vllm_recipes.render.export import TARGETS
-from vllm_recipes.service import QueryError, answers
+from vllm_recipes.service import answers
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.fit import parse_ctx
 from vllm_recipes.service.params import openapi_parameters
@@ -81,10 +81,13 @@ class StaticApi:
         data = self.build().get(path)
         if data is None:
             return None
-        tag = self._etags.get(path)
-        if tag is None:
-            tag = self._etags[path] = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
-        return data, tag
+        if path not in self._etags:
+            self._etags[path] = etag_of(data)
+        return data, self._etags[path]
+
+
+def etag_of(data: bytes) -> str:
+    return '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
 
 
 def build_files(catalog: Catalog, jobs: int | None = 1) -> tuple[dict[str, bytes], str | None]:
@@ -203,7 +206,3 @@ def openapi_spec() -> dict[str, Any]:
         }},
     }
 
-
-def error_body(exc: QueryError) -> dict[str, Any]:
-    d = exc.to_dict()
-    return {"error": d["error"], "param": d["param"], "choices": d["choices"]}

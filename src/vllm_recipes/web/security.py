@@ -7,20 +7,13 @@ import functools
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl
 
 from jinja2 import Environment, FileSystemLoader, Template
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vllm_recipes.service.url import MAX_QUERY, MAX_VALUE
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: Only our own scripts and styles; no inline code, no framing, no plugins.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
@@ -51,6 +44,11 @@ def safe_link(href: object) -> bool:
         return not href.startswith("//")
     scheme, sep, rest = href.partition("://")
     return bool(sep) and scheme.lower() in ("http", "https") and rest[:1] not in ("", "/")
+
+
+def answers_json(path: str) -> bool:
+    """The rule for which answers are JSON (errors included): the API's paths and every ``.json`` path."""
+    return path.startswith("/api/") or path.endswith(".json")
 
 
 @functools.cache
@@ -105,7 +103,7 @@ class SecurityMiddleware:
 
         if problem is not None:
             status, text, param = problem
-            if path.startswith("/api/") or path.endswith(".json"):
+            if answers_json(path):
                 body = json.dumps({"error": text, "param": param, "choices": []}).encode()
                 ctype = b"application/json"
             else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -66,8 +67,8 @@ def card_json(card: Card) -> dict[str, Any]:
             "url": card.url, "json": card.url + ".json", "page_json": card.url + "/page.json"}
 
 
-def home_json(index: SiteIndex, latest: list[Card]) -> dict[str, Any]:
-    return {"page": "home", "url": "/", "recipes": len(index.cards), "latest": [card_json(c) for c in latest],
+def home_json(index: SiteIndex) -> dict[str, Any]:
+    return {"page": "home", "url": "/", "recipes": len(index.cards), "latest": [card_json(c) for c in index.latest],
             "providers": [provider_summary(p) for p in index.provider_grid]}
 
 
@@ -91,7 +92,7 @@ def browse_json(result: BrowseResult, url: str) -> dict[str, Any]:
             "filtered": result.active}
 
 
-def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: list[tuple[str, str]],
+def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: Sequence[tuple[str, str]],
                      lang: str | None) -> dict[str, Any]:
     """The recipe page at a URL selection, read leniently like the page (an unusable parameter is
     dropped with a notice), so every page URL has a twin; ``/api/resolve`` is the strict form."""
@@ -106,7 +107,7 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
         return out
     agreed, notices = page_state(catalog, recipe, items)
     ctx, plan = agreed.resolved(catalog, recipe)
-    view = build_view(catalog, recipe, agreed.state, ctx, plan, [], {})
+    view = build_view(catalog, recipe, agreed.state, ctx, plan, {})
     out.update({
         "url": view.url, "notices": list(notices),
         "selection": selection_dict(catalog, recipe, agreed.state, view.query),
