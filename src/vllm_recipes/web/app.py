@@ -1,10 +1,9 @@
 """The website and live JSON API as one Starlette application.
 
-``create_app(catalog)`` loads nothing from disk at request time except our own
-static assets (through ``StaticFiles`` on a fixed in-package directory): every
-URL segment is a catalog lookup key, never part of a file path. Rendered
-builder fragments, guides and resolves are cached in small LRUs keyed by the
-canonical selection, so a page costs a dictionary lookup once warm.
+``create_app(catalog)`` reads nothing from disk at request time (our static assets
+are read once, at start): every URL segment is a catalog lookup key, never part of a
+file path. Builder fragments, guides and live-API answers are kept in LRUs keyed by
+the request, so a page costs a dictionary lookup once warm.
 """
 
 from __future__ import annotations
@@ -658,30 +657,29 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
             web.api.build_in_background()
         yield
 
-    get = ["GET", "HEAD"]
     routes = [
-        Route("/", home, methods=get),
-        Route("/browse", browse, methods=get),
-        Route("/browse.json", browse, methods=get),
-        Route("/index.json", home, methods=get),
-        Route("/llms.txt", llms_file, methods=get),
-        Route("/llms-full.txt", llms_file, methods=get),
-        Route("/sitemap.xml", sitemap, methods=get),
-        Route("/robots.txt", robots, methods=get),
+        Route("/", home),
+        Route("/browse", browse),
+        Route("/browse.json", browse),
+        Route("/index.json", home),
+        Route("/llms.txt", llms_file),
+        Route("/llms-full.txt", llms_file),
+        Route("/sitemap.xml", sitemap),
+        Route("/robots.txt", robots),
         Mount("/api", routes=[
-            *(Route(f"/{kind}", api_answer, methods=get) for kind in ("export", *ANSWERS)),
-            Route("/health", health, methods=get),
-            Route("/openapi.json", openapi, methods=get),
-            Route("/search.json", search_index, methods=get),
+            *(Route(f"/{kind}", api_answer) for kind in ("export", *ANSWERS)),
+            Route("/health", health),
+            Route("/openapi.json", openapi),
+            Route("/search.json", search_index),
         ]),
-        Route("/static/{name}", static_asset, methods=get),
-        Route("/{org}/{repo}/page.json", page_twin, methods=get),
-        Route("/{org}/{repo}/builder", builder_route, methods=get),
-        Route("/{name}.json", top_json, methods=get),
-        Route("/{path:path}.json", api_file, methods=get),
-        Route("/{org}", provider_route, methods=get),
-        Route("/{org}/{repo}", recipe_route, methods=get),
-        Route("/{path:path}", elsewhere, methods=get),
+        Route("/static/{name}", static_asset),
+        Route("/{org}/{repo}/page.json", page_twin),
+        Route("/{org}/{repo}/builder", builder_route),
+        Route("/{name}.json", top_json),
+        Route("/{path:path}.json", api_file),
+        Route("/{org}", provider_route),
+        Route("/{org}/{repo}", recipe_route),
+        Route("/{path:path}", elsewhere),
     ]
     from starlette.exceptions import HTTPException
 
