@@ -49,7 +49,7 @@ from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import ExportReply, deploy_tabs, export_error, export_reply
+from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
 from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, openapi_spec, resolve_payload
 from .omni import build_omni_view
@@ -64,6 +64,8 @@ STATIC_DIR = PACKAGE_DIR / "static"
 TEMPLATE_DIR = PACKAGE_DIR / "templates"
 #: raw query items, hashable (the caches' keys)
 Items = tuple[tuple[str, str], ...]
+#: a builder's ``(notices, body HTML, canonical URL, status)``
+Body = tuple[list[str], str, str, int]
 
 
 def template_bytecode_cache() -> BytecodeCache | None:
@@ -94,8 +96,8 @@ class Web:
         self.catalog = catalog
         self.index = SiteIndex(catalog)
         self.api = StaticApi(catalog, jobs=api_jobs)
-        self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(["html"]),
-                               trim_blocks=True, lstrip_blocks=True, bytecode_cache=template_bytecode_cache())
+        self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), trim_blocks=True, lstrip_blocks=True,
+                               autoescape=select_autoescape(["html"]), bytecode_cache=template_bytecode_cache())
         self.assets = AssetStore(STATIC_DIR)
         self.env.globals.update(asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
                                 profiles=catalog.hardware_profiles, deploy_tabs=deploy_tabs)
@@ -165,13 +167,14 @@ class Web:
         """``(builder HTML incl. wrapper, canonical URL, status)`` for a recipe and raw query items."""
         recipe = self.catalog.recipe(hf_id)
         assert recipe is not None
-        notices, body, url, status = (self._omni_body if recipe.is_omni else self._body)(recipe, items, dict(extra))
+        render = self._omni_body if recipe.is_omni else self._body
+        notices, body, url, status = render(recipe, items, dict(extra))
         notice_html = self.render("notices.html", notices=notices) if notices else ""
         wrapper = (f'<div id="builder" class="builder" data-url="{Markup.escape(url)}" '
                    f'data-recipe="{Markup.escape(recipe.hf_id)}">{notice_html}{body}</div>')
         return wrapper, url, status
 
-    def _body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> tuple[list[str], str, str, int]:
+    def _body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> Body:
         agreed, notices = page_state(self.catalog, recipe, items)
         st = agreed.state
         try:
@@ -186,7 +189,7 @@ class Web:
             log_failure(exc, self.catalog, recipe.hf_id, "builder failed for %s?%s", recipe.hf_id, canon)
             return notices, *self._failed(exc, page_url("/" + recipe.hf_id, canon))
 
-    def _omni_body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> tuple[list[str], str, str, int]:
+    def _omni_body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> Body:
         try:
             view, notices = build_omni_view(self.catalog, recipe, items, extra)
             return notices, self.render("omni_builder.html", v=view), view.url, 200
@@ -221,23 +224,23 @@ class Web:
 
     # --- the live API ------------------------------------------------------------------------------
 
-    def _answer(self, kind: str, items: Items) -> ExportReply:
+    def _answer(self, kind: str, items: Items) -> Reply:
         """``/api/<kind>``: 400 on a bad selection, 422 on an engine failure (never a 500)."""
-        headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
         try:
             if kind == "export":
                 return export_reply(self.catalog, list(items))
             payload, failure = ANSWERS[kind]
-            body = json.dumps(payload(self.catalog, list(items)), indent=2, ensure_ascii=False)
-            return ExportReply(200, body, "application/json", headers)
+            status, body = 200, json.dumps(payload(self.catalog, list(items)), indent=2, ensure_ascii=False)
         except SelectionError as exc:
-            return ExportReply(400, json.dumps(exc.to_dict(), ensure_ascii=False), "application/json", headers)
+            status, body = 400, json.dumps(exc.to_dict(), ensure_ascii=False)
         except Exception as exc:  # an engine failure: a readable error, never a 500
             log_failure(exc, self.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
             if kind == "export":
                 return export_error(422, f"The deployment could not be exported: {type(exc).__name__}: {exc}")
-            body = json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}", "param": None, "choices": []})
-            return ExportReply(422, body, "application/json", headers)
+            status, body = 422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}", "param": None,
+                                            "choices": []})
+        headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
+        return Reply(status, body, "application/json", headers)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -378,7 +381,8 @@ async def robots(request: Request) -> Response:
 
 async def search_index(request: Request) -> Response:
     web = _web(request)
-    return _tagged(request, web.search_json, web.search_etag, "application/json", {"Cache-Control": CACHE_CONTROL})
+    return _tagged(request, web.search_json, web.search_etag, "application/json",
+                   {"Cache-Control": CACHE_CONTROL})
 
 
 async def openapi(request: Request) -> Response:
@@ -508,7 +512,7 @@ def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
 
 
 def _builder(request: Request, recipe: Recipe) -> tuple[str, str, int]:
-    """The recipe's builder at the request's selection; ``lang`` and the panels' parameters ride on its links."""
+    """The builder at the request's selection; ``lang`` and the panels' parameters ride on its links."""
     lang = request.query_params.get("lang")
     extra = {"lang": lang} if lang and len(lang) <= 35 else {}
     extra.update(page_extra(request.query_params))

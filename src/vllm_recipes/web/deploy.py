@@ -48,8 +48,8 @@ def deploy_tabs(hf_id: str, query: str) -> list[DeployTab]:
 
 
 @dataclass(frozen=True)
-class ExportReply:
-    """An ``/api/export`` answer: the artifact text, or a JSON error body (4xx)."""
+class Reply:
+    """A live-API answer, kept as is: ``/api/export``'s artifact text or the others' JSON, or a JSON error."""
 
     status: int
     body: str
@@ -58,16 +58,16 @@ class ExportReply:
 
 
 def export_error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,
-           page: str | None = None) -> ExportReply:
+           page: str | None = None) -> Reply:
     """A JSON error; ``page`` is the same reason in the recipe page's words (its Deploy tab shows it)."""
     fields: dict[str, object] = {"error": message, "param": param, "choices": choices or []}
     if page:
         fields["page"] = page
     body = json.dumps(fields, ensure_ascii=False)
-    return ExportReply(status, body, "application/json", {"Access-Control-Allow-Origin": "*"})
+    return Reply(status, body, "application/json", {"Access-Control-Allow-Origin": "*"})
 
 
-def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
+def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> Reply:
     """``/api/export?model=...&<builder parameters>&to=k8s``: the artifact text, or a JSON error."""
     opts: Mapping[str, str] = {k: v.strip() for k, v in items if k in EXPORT_OPTIONS}
     target = opts.get("to", "")
@@ -87,4 +87,4 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> ExportReply:
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(done)}"'
-    return ExportReply(200, stdout_text(done.artifacts), done.media_type, headers)
+    return Reply(200, stdout_text(done.artifacts), done.media_type, headers)

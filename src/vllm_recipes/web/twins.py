@@ -68,7 +68,8 @@ def card_json(card: Card) -> dict[str, Any]:
 
 
 def home_json(index: SiteIndex) -> dict[str, Any]:
-    return {"page": "home", "url": "/", "recipes": len(index.cards), "latest": [card_json(c) for c in index.latest],
+    return {"page": "home", "url": "/", "recipes": len(index.cards),
+            "latest": [card_json(c) for c in index.latest],
             "providers": [provider_summary(p) for p in index.provider_grid]}
 
 
