@@ -297,12 +297,11 @@ def _variant_for_hardware(catalog: Catalog, recipe: Recipe, variant_key: str, hw
     if verified.get(hw) == "unsupported":
         return None, "This recipe marks this hardware unsupported."
     p = as_map(catalog.hardware_profiles[hw])
-    own = hardware_block_reason(catalog, recipe, as_map(recipe.variants.get(variant_key)), hw)
-    if own is None and variant_runs_on(p, as_map(recipe.variants.get(variant_key)), hw):
-        return variant_key, None
-    for vk, v in recipe.variants.items():
-        if hardware_block_reason(catalog, recipe, as_map(v), hw) is None and variant_runs_on(p, as_map(v), hw):
+    for vk in (variant_key, *recipe.variants):  # the current variant first
+        v = as_map(recipe.variants.get(vk))
+        if hardware_block_reason(catalog, recipe, v, hw) is None and variant_runs_on(p, v, hw):
             return vk, None
+    own = hardware_block_reason(catalog, recipe, as_map(recipe.variants.get(variant_key)), hw)
     return None, (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
 
 
