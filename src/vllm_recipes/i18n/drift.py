@@ -14,8 +14,11 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
+from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.docker import DockerMeta, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
+from vllm_recipes.select.gates import names_hardware
+from vllm_recipes.synth.resolved import resolved_selections
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -87,9 +90,7 @@ def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> set[str]:
     for v in recipe.variants.values():
         if isinstance(v, Mapping):
             entries += [*(v.get("supported_hardware") or ()), *as_map(v.get("hardware_overrides"))]
-    profiles = catalog.hardware_profiles
-    return {hw for entry in entries if isinstance(entry, str) for hw, p in profiles.items()
-            if (isinstance(p, Mapping) and p.get("arch") == entry[5:] if entry.startswith("arch:") else hw == entry)}
+    return {hw for hw, p in catalog.hardware_profiles.items() if names_hardware(entries, hw, as_map(p))}
 
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
@@ -130,9 +131,6 @@ def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
     """The text of every deployment (pip and docker) of every offered selection of ``recipe``, each
     selection that reads its hardware alike rendered once; a selection the engine cannot resolve is skipped
     (the data walk still covers its arguments)."""
-    from vllm_recipes.lint.deadvalues import resolved_selections
-    from vllm_recipes.render.deployment import deployment_blocks
-
     texts: set[str] = set()
     try:
         for _sel, ctx, plan in resolved_selections(catalog, recipe):
