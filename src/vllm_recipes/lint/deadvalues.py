@@ -1,10 +1,8 @@
 """Dead-value lint: recipe values that never reach any rendering.
 
-Every offered selection of a recipe is resolved (each variant x listed hardware
-x strategy offered there, with the default features, all features and every
-mode, each KV option and Mooncake topology that is offered). A recipe argument
-or env entry that survives dedupe in none of them is dead: either always
-shadowed by a later layer (we name the layer that wins) or never applicable.
+Every offered selection of a recipe is resolved (:mod:`vllm_recipes.select.offered`). A recipe argument
+or env entry that survives dedupe in none of them is dead: either always shadowed by a later layer (we name
+the layer that wins) or never applicable.
 """
 
 from __future__ import annotations
@@ -19,10 +17,9 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.plan import Invocation, Plan
+from vllm_recipes.synth.plan import Invocation, KeyPath, Plan
 from vllm_recipes.synth.resolved import resolved_selections
 
-KeyPath = tuple[str | int, ...]
 ARG_KEYS = ("base_args", "extra_args", "vllm_args", "args")
 ENV_KEYS = ("base_env", "extra_env", "env")
 
@@ -44,10 +41,10 @@ PlanHook = Callable[[Selection, Ctx, Plan], None]
 def tally_invocation(t: Tally, rf: str, inv: Invocation) -> None:
     """Count one process's argument tokens from ``rf``: kept ones as emitted, shadowed ones with their winner."""
     kept, shadowed = final_tokens(inv)
+    t.emitted.update(a.key_path for a in kept if a.source.file == rf)
+    if not shadowed:
+        return
     winner = {a.value: a.source.layer for a in kept if a.value.startswith("-")}
-    for a in kept:
-        if a.source.file == rf:
-            t.emitted.add(a.key_path)
     for flag, units in shadowed.items():
         for u in units:
             for tok in (u.flag, u.value):
@@ -84,58 +81,42 @@ def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> 
     return t
 
 
-def _value_sites(data: Any, path: KeyPath = ()) -> Iterator[tuple[str, KeyPath, Any]]:
-    """Every argument token (flags with their values) and env entry in the recipe."""
-    if isinstance(data, dict):
-        for k, v in data.items():
-            p = (*path, k)
-            if k in ARG_KEYS and isinstance(v, tuple | list):
-                yield "arg", p, v
-            elif k in ENV_KEYS and isinstance(v, dict):
-                yield "env", p, v
-            else:
-                yield from _value_sites(v, p)
+def _values(data: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, str]]:
+    """Each argument token (a flag shown with its value) and env entry of the recipe, but under ``omni``."""
+    if not isinstance(data, dict):
+        return
+    for k, v in data.items():
+        p = (*path, k)
+        if k in ARG_KEYS and isinstance(v, tuple | list):
+            i = 0
+            while i < len(v):
+                tok = v[i]
+                has_val = (isinstance(tok, str) and tok.startswith("-") and i + 1 < len(v)
+                           and isinstance(v[i + 1], str) and not v[i + 1].startswith("-"))
+                if isinstance(tok, str) and tok != "":
+                    yield (*p, i), f"`{tok}{' ' + v[i + 1] if has_val else ''}`"
+                i += 2 if has_val else 1
+        elif k in ENV_KEYS and isinstance(v, dict):
+            yield from (((*p, name), f"`{name}={value}`") for name, value in v.items())
+        elif p != ("omni",):
+            yield from _values(v, p)
 
 
 def dead_value_findings(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> list[Finding]:
+    """A warning at each argument or env entry of ``recipe`` that no offered selection renders."""
     if recipe.is_omni:
         return []
-    return dead_value_report(recipe, tally(catalog, recipe, on_plan))
-
-
-def dead_value_report(recipe: Recipe, tally: Tally) -> list[Finding]:
-    """The findings of a recipe whose offered selections were counted into ``tally``."""
-    doc = recipe.doc
+    t = tally(catalog, recipe, on_plan)
     out: list[Finding] = []
-
-    def report(path: KeyPath, shown: str) -> None:
-        pos = doc.position(path)
-        layers = tally.shadowed_by.get(path)
-        if layers:
-            why = "always shadowed by layer " + ", ".join(sorted(layers))
-        else:
-            why = "never applicable to any offered selection"
+    for path, shown in _values(recipe.data):
+        if path in t.emitted:
+            continue
+        layers = t.shadowed_by.get(path)
+        why = f"always shadowed by layer {', '.join(sorted(layers))}" if layers else \
+            "never applicable to any offered selection"
+        pos = recipe.doc.position(path)
         out.append(Finding("warning", recipe.rel_path, pos.line, pos.col, format_key_path(path),
                            f"{shown} never reaches a rendering: {why}", "dead-value"))
-
-    for kind, path, value in _value_sites(recipe.data):
-        if path[:1] == ("omni",):
-            continue
-        if kind == "arg":
-            i = 0
-            while i < len(value):
-                tok = value[i]
-                has_val = (isinstance(tok, str) and tok.startswith("-") and i + 1 < len(value)
-                           and isinstance(value[i + 1], str) and not value[i + 1].startswith("-"))
-                p = (*path, i)
-                if p not in tally.emitted and isinstance(tok, str) and tok != "":
-                    report(p, f"`{tok}{' ' + value[i + 1] if has_val else ''}`")
-                i += 2 if has_val else 1
-        else:
-            for k in value:
-                p = (*path, k)
-                if p not in tally.emitted:
-                    report(p, f"`{k}={value[k]}`")
     return out
 
 
