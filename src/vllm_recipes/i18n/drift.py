@@ -180,7 +180,6 @@ class SourceView:
     guide_affirmed: frozenset[Key]
     #: every fact anywhere in the current guide or recipe fields (any polarity)
     mentioned: frozenset[Key]
-    date_updated: str | None
 
 
 def header_sources(recipe: Recipe) -> dict[str, str]:
@@ -201,9 +200,7 @@ def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
     mentioned = {(f.kind, f.key) for f in guide_facts}
     mentioned |= _keys(_walk_strings(_without_guide(recipe), with_prose=True))
     emittable = emittable_facts(catalog, recipe)
-    date = recipe.meta.get("date_updated")
-    return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed),
-                      frozenset(mentioned | emittable), date if isinstance(date, str) else None)
+    return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed), frozenset(mentioned | emittable))
 
 
 def _where(view: SourceView, key: Key) -> str:
