@@ -84,24 +84,23 @@ def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
                 yield piece
 
 
-def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> set[str]:
-    """Profile ids the recipe can render for (meta.hardware, supported_hardware, overrides)."""
+def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> dict[str, Mapping[str, Any]]:
+    """Profiles the recipe names (meta.hardware, default_hardware, supported_hardware, overrides)."""
     entries: list[Any] = [*as_map(recipe.meta.get("hardware")), recipe.meta.get("default_hardware")]
     for v in recipe.variants.values():
         if isinstance(v, Mapping):
             entries += [*(v.get("supported_hardware") or ()), *as_map(v.get("hardware_overrides"))]
-    return {hw for hw, p in catalog.hardware_profiles.items() if names_hardware(entries, hw, as_map(p))}
+    return {hw: p for hw, p in catalog.hardware_profiles.items()
+            if isinstance(p, Mapping) and names_hardware(entries, hw, p)}
 
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
     """Every image a rendering of ``recipe`` can name (synthesis.md §9.1, §9.7, UI CUDA toggle)."""
     images: set[str] = set()
     variants = [v for v in recipe.variants.values() if isinstance(v, Mapping)] or [{}]
-    for hw in _recipe_hardware(catalog, recipe):
-        profile = catalog.hardware_profiles.get(hw)
-        if isinstance(profile, Mapping):
-            for variant in variants:
-                images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
+    for hw, profile in _recipe_hardware(catalog, recipe).items():
+        for variant in variants:
+            images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
     install = recipe.model.get("install")
     if not (isinstance(install, Mapping) and install.get("docker") is False):
         images.add(install_pull_image(recipe.data))  # the install block's ``docker pull``
