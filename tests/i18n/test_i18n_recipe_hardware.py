@@ -49,3 +49,19 @@ def test_images_follow_every_place_the_recipe_names_hardware(tmp_path, recipe_wr
 def test_meta_hardware_names_profiles_by_id(tmp_path, recipe_writer) -> None:
     images = _images(tmp_path, recipe_writer, {"h100": "verified", "mi300x": "verified"}, None)
     assert any(i.startswith(ROCM) for i in images)
+
+
+def test_the_cuda_12_9_image_is_the_one_the_page_offers(tmp_path, recipe_writer) -> None:
+    """The CUDA toggle's rule (``render.docker.cuda129_image``): the default image has a CUDA 12.9 build,
+    a pinned image has none (the page shows no toggle), so a translation naming one has drifted."""
+    assert "vllm/vllm-openai:cu129-nightly" in _images(tmp_path / "a", recipe_writer, {"h100": "verified"}, None)
+    recipe_writer(tmp_path / "b", "acme/Small", {
+        "meta": {"title": "Small", "hardware": {"h100": "verified"}, "default_hardware": "h100"},
+        "model": {"model_id": "acme/Small", "nightly_required": True},
+        "variants": {"default": {"precision": "fp8", "vram_minimum_gb": 60, "docker_image": "acme/vllm:v1"}},
+        "compatible_strategies": ["single_node_tp"],
+    })
+    catalog = load_catalog(tmp_path / "b")
+    images = docker_images(catalog, catalog.recipe("acme/Small"))
+    assert "acme/vllm:v1" in images
+    assert not any("cu129" in i for i in images)

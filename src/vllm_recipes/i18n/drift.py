@@ -15,7 +15,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.deployment import deployment_blocks
-from vllm_recipes.render.docker import DockerMeta, docker_meta
+from vllm_recipes.render.docker import DockerMeta, cuda129_image, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
 from vllm_recipes.select.gates import names_hardware
 from vllm_recipes.synth.resolved import resolved_selections
@@ -108,16 +108,8 @@ def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
 
 
 def _shown_images(meta: DockerMeta) -> set[str]:
-    """The image of one hardware/variant, with both CUDA builds the page's CUDA toggle can show."""
-    if meta.cuda_map:
-        return {x for x in meta.cuda_map.values() if isinstance(x, str)}
-    if meta.image is None:
-        return set()
-    if meta.brand_key != "nvidia":
-        return {meta.image}
-    cu129 = meta.image.replace(":nightly", ":cu129-nightly") if meta.image.endswith(":nightly") \
-        else f"{meta.image}-cu129"
-    return {meta.image, cu129}
+    """The image of one hardware/variant, and the CUDA 12.9 one the page's CUDA toggle can show instead."""
+    return {image for image in (meta.image, cuda129_image(meta)) if image}
 
 
 def _catalog_state(catalog: Catalog) -> list[str]:
