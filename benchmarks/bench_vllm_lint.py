@@ -27,11 +27,12 @@ from catalog_gen import make_catalog
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.diagnostics import Finding
 from vllm_recipes.catalog.validate import validate_catalog
-from vllm_recipes.lint.deadvalues import dead_value_findings, offered_selections
+from vllm_recipes.lint.deadvalues import dead_value_findings
 from vllm_recipes.lint.vllm_lint import lint_tokens
 from vllm_recipes.lint.vllm_plan import plan_processes, target_for
 from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker
 from vllm_recipes.render.shell import finalize
+from vllm_recipes.select.offered import offered_selections
 from vllm_recipes.synth.resolve import resolve
 
 

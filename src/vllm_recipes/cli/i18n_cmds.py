@@ -108,7 +108,7 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
     The YAML output is ready to paste as ``source_hashes:`` front matter.
     """
     from vllm_recipes.i18n import content_hash, guide_sections
-    from vllm_recipes.i18n.drift import header_sources, source_view
+    from vllm_recipes.i18n.drift import header_sources
 
     catalog = _load(recipes_dir)
     recipe = catalog.recipe(hf_id)
@@ -116,18 +116,19 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
         raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")
     guide = recipe.data.get("guide")
     sections = guide_sections(guide) if isinstance(guide, str) else []
-    view = source_view(catalog, recipe)
+    date = recipe.meta.get("date_updated")
+    date = date if isinstance(date, str) else None
     if as_json:
         dump_json({
             "recipe": recipe.hf_id,
-            "date_updated": view.date_updated,
+            "date_updated": date,
             "sections": [{"slug": s.slug, "title": s.title, "level": s.level, "hash": s.hash, "line": s.line}
                          for s in sections],
             "header": {key: content_hash(text) for key, text in header_sources(recipe).items()},
         })
         return
-    click.echo(f"# {recipe.hf_id}, revision {view.date_updated}")
-    click.echo(f'source_date_updated: "{view.date_updated}"')
+    click.echo(f"# {recipe.hf_id}, revision {date}")
+    click.echo(f'source_date_updated: "{date}"')
     click.echo("source_hashes:")
     for s in sections:
         click.echo(f"  {s.slug}: {s.hash}  # {'#' * s.level} {s.title}".rstrip())

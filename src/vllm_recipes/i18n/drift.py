@@ -14,8 +14,11 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.render.docker import DockerMeta, docker_meta
+from vllm_recipes.render.deployment import deployment_blocks
+from vllm_recipes.render.docker import DockerMeta, cuda129_image, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
+from vllm_recipes.select.gates import names_hardware
+from vllm_recipes.synth.resolved import resolved_selections
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -81,26 +84,23 @@ def _distinct_lines(texts: Iterable[str]) -> Iterator[str]:
                 yield piece
 
 
-def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> set[str]:
-    """Profile ids the recipe can render for (meta.hardware, supported_hardware, overrides)."""
+def _recipe_hardware(catalog: Catalog, recipe: Recipe) -> dict[str, Mapping[str, Any]]:
+    """Profiles the recipe names (meta.hardware, default_hardware, supported_hardware, overrides)."""
     entries: list[Any] = [*as_map(recipe.meta.get("hardware")), recipe.meta.get("default_hardware")]
     for v in recipe.variants.values():
         if isinstance(v, Mapping):
             entries += [*(v.get("supported_hardware") or ()), *as_map(v.get("hardware_overrides"))]
-    profiles = catalog.hardware_profiles
-    return {hw for entry in entries if isinstance(entry, str) for hw, p in profiles.items()
-            if (isinstance(p, Mapping) and p.get("arch") == entry[5:] if entry.startswith("arch:") else hw == entry)}
+    return {hw: p for hw, p in catalog.hardware_profiles.items()
+            if isinstance(p, Mapping) and names_hardware(entries, hw, p)}
 
 
 def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
     """Every image a rendering of ``recipe`` can name (synthesis.md §9.1, §9.7, UI CUDA toggle)."""
     images: set[str] = set()
     variants = [v for v in recipe.variants.values() if isinstance(v, Mapping)] or [{}]
-    for hw in _recipe_hardware(catalog, recipe):
-        profile = catalog.hardware_profiles.get(hw)
-        if isinstance(profile, Mapping):
-            for variant in variants:
-                images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
+    for hw, profile in _recipe_hardware(catalog, recipe).items():
+        for variant in variants:
+            images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
     install = recipe.model.get("install")
     if not (isinstance(install, Mapping) and install.get("docker") is False):
         images.add(install_pull_image(recipe.data))  # the install block's ``docker pull``
@@ -108,16 +108,8 @@ def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
 
 
 def _shown_images(meta: DockerMeta) -> set[str]:
-    """The image of one hardware/variant, with both CUDA builds the page's CUDA toggle can show."""
-    if meta.cuda_map:
-        return {x for x in meta.cuda_map.values() if isinstance(x, str)}
-    if meta.image is None:
-        return set()
-    if meta.brand_key != "nvidia":
-        return {meta.image}
-    cu129 = meta.image.replace(":nightly", ":cu129-nightly") if meta.image.endswith(":nightly") \
-        else f"{meta.image}-cu129"
-    return {meta.image, cu129}
+    """The image of one hardware/variant, and the CUDA 12.9 one the page's CUDA toggle can show instead."""
+    return {image for image in (meta.image, cuda129_image(meta)) if image}
 
 
 def _catalog_state(catalog: Catalog) -> list[str]:
@@ -130,9 +122,6 @@ def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
     """The text of every deployment (pip and docker) of every offered selection of ``recipe``, each
     selection that reads its hardware alike rendered once; a selection the engine cannot resolve is skipped
     (the data walk still covers its arguments)."""
-    from vllm_recipes.lint.deadvalues import resolved_selections
-    from vllm_recipes.render.deployment import deployment_blocks
-
     texts: set[str] = set()
     try:
         for _sel, ctx, plan in resolved_selections(catalog, recipe):
@@ -182,7 +171,6 @@ class SourceView:
     guide_affirmed: frozenset[Key]
     #: every fact anywhere in the current guide or recipe fields (any polarity)
     mentioned: frozenset[Key]
-    date_updated: str | None
 
 
 def header_sources(recipe: Recipe) -> dict[str, str]:
@@ -203,9 +191,7 @@ def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
     mentioned = {(f.kind, f.key) for f in guide_facts}
     mentioned |= _keys(_walk_strings(_without_guide(recipe), with_prose=True))
     emittable = emittable_facts(catalog, recipe)
-    date = recipe.meta.get("date_updated")
-    return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed),
-                      frozenset(mentioned | emittable), date if isinstance(date, str) else None)
+    return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed), frozenset(mentioned | emittable))
 
 
 def _where(view: SourceView, key: Key) -> str:

@@ -51,14 +51,7 @@ class DriftFinding:
         return f"{self.kind}-{self.token_kind}" if self.token_kind else self.kind
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "section": self.section,
-            "kind": self.kind,
-            "token_kind": self.token_kind,
-            "token": self.token,
-            "explanation": self.explanation,
-            "line": self.line,
-        }
+        return {k: getattr(self, k) for k in ("section", "kind", "token_kind", "token", "explanation", "line")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +106,7 @@ class Translation:
         return frozenset(f.section for f in self.all_findings)
 
     def section(self, slug: str) -> TranslatedSection | None:
-        for s in self.sections:
-            if s.slug == slug:
-                return s
-        return None
+        return next((s for s in self.sections if s.slug == slug), None)
 
     def findings_for(self, slug: str) -> tuple[DriftFinding, ...]:
         return tuple(f for f in self.all_findings if f.section == slug)
@@ -275,8 +265,8 @@ def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
             repo, lang = split
             path = Path(dirpath) / name
             rel = f"models/{path.relative_to(models).as_posix()}"
-            recipe = by_path.get(rel[: -len(f".{lang}.md")] + ".yaml") or by_path.get(
-                rel[: -len(f".{lang}.md")] + ".yml")
+            stem = rel[: -len(f".{lang}.md")]
+            recipe = by_path.get(f"{stem}.yaml") or by_path.get(f"{stem}.yml")
             org = rel.split("/")[1] if rel.count("/") >= 2 else ""
             hf_id = recipe.hf_id if recipe else f"{org}/{repo}"
             out.append(TranslationFile(path, rel, lang, hf_id, recipe))

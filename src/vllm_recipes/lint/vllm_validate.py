@@ -15,8 +15,9 @@ from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
+from vllm_recipes.synth.resolved import resolved_selections
 
-from .deadvalues import dead_value_findings, resolved_selections
+from .deadvalues import dead_value_findings
 from .vllm_lint import LintTarget, VllmFinding
 from .vllm_plan import node_findings, process_findings, target_for
 

@@ -109,6 +109,18 @@ def docker_meta(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: 
     return DockerMeta(image, text, argv, brand_key, pinned, cuda_map, nightly)
 
 
+def cuda129_image(meta: DockerMeta) -> str | None:
+    """The CUDA 12.9 image for the NVIDIA CUDA choice (synthesis.md §9.1): the page's CUDA toggle."""
+    if meta.brand_key != "nvidia" or not meta.image or meta.pinned:
+        return None
+    if meta.cuda_map is not None:
+        alt = meta.cuda_map.get("cu129")
+        return alt if isinstance(alt, str) and alt and alt != meta.image else None
+    if meta.image.endswith(":nightly"):
+        return meta.image[: -len("nightly")] + "cu129-nightly"
+    return meta.image + "-cu129"
+
+
 def image_word(image: str) -> str:
     """A container image as a shell word; refuses what is not an image reference (OCI grammar)."""
     if not is_image(image):

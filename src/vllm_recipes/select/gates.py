@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from vllm_recipes.catalog.loader import MAX_POOL_NODES, POOL_MODES
@@ -72,12 +72,15 @@ def is_hardware_supported(recipe: Mapping[str, Any], hw_id: str) -> bool:
 
 def is_variant_hardware_supported(variant: Mapping[str, Any], hw_id: str,
                                   profile: Mapping[str, Any] = EMPTY) -> bool:
-    """Each allowlist entry is an exact id or ``arch:<arch>`` (extensions §2.2)."""
+    """The variant's ``supported_hardware`` allowlist, when it has one, names ``hw_id``."""
     allow = variant.get("supported_hardware")
-    if not is_list(allow) or len(allow) == 0:
-        return True
+    return not is_list(allow) or len(allow) == 0 or names_hardware(allow, hw_id, profile)
+
+
+def names_hardware(entries: Iterable[Any], hw_id: str, profile: Mapping[str, Any]) -> bool:
+    """Some entry is ``hw_id`` or ``arch:<arch>`` of its profile (extensions §2.2; other values name nothing)."""
     return any(isinstance(e, str) and (profile.get("arch") == e[5:] if e.startswith("arch:") else e == hw_id)
-               for e in allow)
+               for e in entries)
 
 
 def is_listed(recipe: Mapping[str, Any], hw_id: str, profile: Mapping[str, Any]) -> bool:

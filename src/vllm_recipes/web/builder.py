@@ -15,7 +15,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
-from vllm_recipes.render.docker import DockerMeta
+from vllm_recipes.render.docker import DockerMeta, cuda129_image
 from vllm_recipes.render.explain import explain_json
 from vllm_recipes.render.frontend import FrontendInEffect, frontend_in_effect
 from vllm_recipes.render.install import hardware_install_block
@@ -675,18 +675,6 @@ def advanced_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
                           key=o.id, title=o.label))
     return Row("advanced", "Advanced", pills, kind="check",
                notes=["Appended after the strategy and hardware layers."]) if pills else None
-
-
-def cuda129_image(meta: DockerMeta) -> str | None:
-    """The CUDA 12.9 image for the NVIDIA CUDA choice (synthesis.md §9.1, UI-only)."""
-    if meta.brand_key != "nvidia" or not meta.image or meta.pinned:
-        return None
-    if meta.cuda_map is not None:
-        alt = meta.cuda_map.get("cu129")
-        return alt if isinstance(alt, str) and alt and alt != meta.image else None
-    if meta.image.endswith(":nightly"):
-        return meta.image[: -len("nightly")] + "cu129-nightly"
-    return meta.image + "-cu129"
 
 
 def platform_names(profile: Mapping[str, Any], meta: DockerMeta) -> set[str]:
