@@ -56,11 +56,12 @@ def _header(recipe: Recipe, r: Resolved, kw: dict[str, Any]) -> str:
 def _warn_architecture(recipe: Recipe, plan: Any) -> None:
     """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
     facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
-    if recipe_architecture(recipe) is None:
+    arch = recipe_architecture(recipe)
+    if arch is None:
         return
     from vllm_recipes.fit.report import plan_checks
 
-    for check in plan_checks(recipe, plan):
+    for check in plan_checks(arch, recipe, plan):
         click.echo(f"warning: {check.message}", err=True)
 
 
