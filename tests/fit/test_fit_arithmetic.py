@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_recipes.fit.architecture import Architecture, HostTable, architecture_from_hf_config
+from vllm_recipes.catalog.architecture_facts import HostTable
+from vllm_recipes.fit.architecture import Architecture, architecture_from_hf_config
 from vllm_recipes.fit.memory import (
     GIB,
     ProcessShape,

@@ -28,14 +28,18 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
     return [f for f in found if f.is_error and f.code not in skip]
 
 
-def remembered_errors(catalog: Catalog, recipe: Recipe, verdicts: Verdicts) -> list[Finding]:
-    """:func:`recipe_errors`, unless ``verdicts`` found this very recipe clean; clean ones are remembered."""
-    if verdicts.clean(recipe):
-        return []
-    errors = recipe_errors(catalog, recipe)
-    if not errors:
-        verdicts.remember(recipe)
-    return errors
+def validation_errors(catalog: Catalog, recipes: Iterable[Recipe]) -> list[list[Finding]]:
+    """:func:`recipe_errors` of each recipe, but none for one the :class:`Verdicts` found clean as it is
+    now (no pydantic models then); the clean ones are remembered."""
+    verdicts = Verdicts(catalog)
+    found = []
+    for recipe in recipes:
+        errors = [] if verdicts.clean(recipe) else recipe_errors(catalog, recipe)
+        if not errors:
+            verdicts.remember(recipe)
+        found.append(errors)
+    verdicts.save()
+    return found
 
 
 def fails_validation(catalog: Catalog, recipe: Recipe) -> bool:
@@ -96,12 +100,9 @@ def usable_catalog(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     fixed, findings = usable_static(catalog)
     findings = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused)] + findings
     keep: list[Recipe] = []
-    verdicts = Verdicts(fixed)
-    for recipe in fixed.recipes:
-        errors = remembered_errors(fixed, recipe, verdicts)
+    for recipe, errors in zip(fixed.recipes, validation_errors(fixed, fixed.recipes), strict=True):
         if errors:
             findings += errors
         else:
             keep.append(recipe)
-    verdicts.save()
     return dataclasses.replace(fixed, recipes=tuple(keep), skipped=tuple(findings), usable=True), findings

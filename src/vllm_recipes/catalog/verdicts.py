@@ -52,7 +52,7 @@ class Verdicts:
         self._added = False
 
     def _key(self, recipe: Recipe) -> str | None:
-        source = recipe.doc._source  # the text it was parsed from: its data, repeated keys and positions
+        source = recipe.doc.text  # the text it was parsed from: its data, repeated keys and positions
         if self._pack is None or source is None:
             return None
         text = "\0".join((source, recipe.doc.file, recipe.hf_id))

@@ -87,13 +87,14 @@ class YamlDocument:
     the text the document keeps (a cached document never composes its nodes unless asked).
     """
 
-    __slots__ = ("_duplicates", "_positions", "_source", "data", "file")
+    __slots__ = ("_duplicates", "_positions", "data", "file", "text")
 
     file: str
     data: Any
     _positions: Mapping[KeyPath, Position] | None
     _duplicates: tuple[tuple[KeyPath, Position], ...] | None
-    _source: str | None
+    #: the YAML text it was parsed from (``None`` for a document built from data)
+    text: str | None
 
     def __init__(self, file: str, data: Any, positions: Mapping[KeyPath, Position] | None = None,
                  duplicate_keys: tuple[tuple[KeyPath, Position], ...] | None = None,
@@ -104,7 +105,7 @@ class YamlDocument:
         if duplicate_keys is None and (positions is not None or source is None):
             duplicate_keys = ()  # given positions (or no text): nothing more to find
         object.__setattr__(self, "_duplicates", duplicate_keys)
-        object.__setattr__(self, "_source", source)
+        object.__setattr__(self, "text", source)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("YamlDocument is immutable")
@@ -114,7 +115,7 @@ class YamlDocument:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # (``serve`` pickles its catalog for the builder process; attributes cannot be set one by one)
-        return (YamlDocument, (self.file, self.data, self._positions, self._duplicates, self._source))
+        return (YamlDocument, (self.file, self.data, self._positions, self._duplicates, self.text))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, YamlDocument) and (self.file, self.data) == (other.file, other.data)
@@ -123,7 +124,7 @@ class YamlDocument:
         return hash(self.file)
 
     def _index(self) -> None:
-        source = self._source
+        source = self.text
         positions: Mapping[KeyPath, Position] = {(): Position(self.file, 1, 1)}
         duplicates: list[tuple[KeyPath, Position]] = []
         if source is not None:

@@ -7,6 +7,7 @@ import json
 
 import click
 
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, cache_dir, cache_files, clear_cache
 from vllm_recipes.catalog.remote import cached_sources, remove_cached_sources
 
@@ -37,8 +38,7 @@ def cache_cmd(clear: bool, as_json: bool) -> None:
         click.echo(f"caching is off ({ENV_CACHE_DIR}=off)")
         return
     total = sum(size for _p, size in files)
-    click.echo(f"{folder}: {len(files)} file{'s' if len(files) != 1 else ''}, {total / 1e6:.1f} MB; "
-               f"{len(sources)} fetched recipe source{'s' if len(sources) != 1 else ''}")
+    click.echo(f"{folder}: {plural(len(files), 'file')}, {total / 1e6:.1f} MB; "
+               f"{plural(len(sources), 'fetched recipe source')}")
     if clear:
-        click.echo(f"removed {removed} file{'s' if removed != 1 else ''} and "
-                   f"{removed_sources} fetched source{'s' if removed_sources != 1 else ''}")
+        click.echo(f"removed {plural(removed, 'file')} and {plural(removed_sources, 'fetched source')}")

@@ -27,10 +27,13 @@ from .output import dump_json, format_option, json_option, print_table, wants_js
 from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
 
 
-def _resolve(catalog: Catalog, recipe: Recipe, kw: dict[str, Any], vllm_release: str | None
-             ) -> tuple[Catalog, Resolved, str | None]:
-    """The selection and its plan, resolved once (exit 2 on a refusal), and the ``--vllm`` release to lint
-    against (vllm-omni commands are not linted). ``--hardware auto`` detects the local GPUs (``fit_cmds``)."""
+def _resolve(hf_id: str, recipes_dir: tuple[str, ...], kw: dict[str, Any], vllm_release: str | None
+             ) -> tuple[Catalog, Recipe, Resolved, str | None]:
+    """The recipe, the selection and its plan, resolved once (exit 2 on a refusal), and the ``--vllm``
+    release to lint against (vllm-omni commands are not linted). ``--hardware auto`` detects the local GPUs
+    (``fit_cmds``)."""
+    catalog = load_or_exit(recipes_dir)
+    recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni and vllm_release is not None:
         fail(f"{recipe.hf_id} is an omni recipe; its vllm-omni commands are not linted, so --vllm does not apply.")
     forced = None if recipe.is_omni else check_release(vllm_release)
@@ -39,9 +42,9 @@ def _resolve(catalog: Catalog, recipe: Recipe, kw: dict[str, Any], vllm_release:
 
         catalog, state = auto_hardware_state(catalog, recipe, kw)
         ctx, plan = resolve_selection(catalog, recipe, state.selection)
-        return catalog, Resolved(Selected(recipe, state), ctx, plan), forced
+        return catalog, recipe, Resolved(Selected(recipe, state), ctx, plan), forced
     with refusals():
-        return catalog, resolve(catalog, Query(recipe.hf_id, request_from_options(kw))), forced
+        return catalog, recipe, resolve(catalog, Query(recipe.hf_id, request_from_options(kw))), forced
 
 
 def _header(recipe: Recipe, r: Resolved, kw: dict[str, Any]) -> str:
@@ -56,11 +59,12 @@ def _header(recipe: Recipe, r: Resolved, kw: dict[str, Any]) -> str:
 def _warn_architecture(recipe: Recipe, plan: Any) -> None:
     """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
     facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
-    if recipe_architecture(recipe) is None:
+    arch = recipe_architecture(recipe)
+    if arch is None:
         return
     from vllm_recipes.fit.report import plan_checks
 
-    for check in plan_checks(recipe, plan):
+    for check in plan_checks(arch, recipe, plan):
         click.echo(f"warning: {check.message}", err=True)
 
 
@@ -87,9 +91,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     JSON they are the ``vllm_lint`` key).
     """
     as_json = wants_json(as_json, fmt)
-    catalog = load_or_exit(recipes_dir)
-    recipe = find_recipe(catalog, hf_id, kw)
-    catalog, r, forced = _resolve(catalog, recipe, kw, vllm_release)
+    catalog, recipe, r, forced = _resolve(hf_id, recipes_dir, kw, vllm_release)
     state, ctx, plan, osel, oplan = r.selected.state, r.ctx, r.plan, r.selected.omni, r.omni_plan
     if osel is not None and oplan is not None:
         from vllm_recipes.render.omni import omni_rendering_object, render_omni  # (omni recipes only)
@@ -127,9 +129,7 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     release-lint findings.
     """
     as_json = wants_json(as_json, fmt)
-    catalog = load_or_exit(recipes_dir)
-    recipe = find_recipe(catalog, hf_id, kw)
-    catalog, r, forced = _resolve(catalog, recipe, kw, vllm_release)
+    catalog, recipe, r, forced = _resolve(hf_id, recipes_dir, kw, vllm_release)
     state, ctx, plan, hw = r.selected.state, r.ctx, r.plan, None
     if r.omni_plan is not None:
         from vllm_recipes.render.omni import explain_omni  # (omni recipes only)

@@ -94,13 +94,13 @@ def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) ->
     return custom, dataclasses.replace(state, selection=sel)
 
 
-def gather_facts(catalog: Catalog, recipe: Recipe, variant_key: str, hf_config: str | None, offline: bool,
+def gather_facts(recipe: Recipe, variant_key: str, hf_config: str | None, offline: bool,
                  need_checkpoint: bool = True) -> KnownFacts:
     """The model's facts, the Hub's when online (exit 2 for an unreadable config.json)."""
     from vllm_recipes.service.fit import known_facts
 
     try:
-        return known_facts(catalog, recipe, variant_key, hf_config=hf_config, online=not offline,
+        return known_facts(recipe, variant_key, hf_config=hf_config, online=not offline,
                            need_checkpoint=need_checkpoint)
     except ArchitectureError as exc:
         fail(str(exc))
@@ -321,7 +321,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     target, offered = offered_target(catalog, recipe, target, kw.get("variant"))
     kw["hardware"] = offered or kw.get("hardware")
     state = resolve_request(catalog, recipe, kw)
-    facts = gather_facts(catalog, recipe, state.selection.variant_key, hf_config, offline,
+    facts = gather_facts(recipe, state.selection.variant_key, hf_config, offline,
                          need_checkpoint=weights_gib is None)
     try:
         report = fit_state(catalog, recipe, state, target, facts.arch, context=context,

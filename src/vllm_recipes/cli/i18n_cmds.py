@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, Recipe, load_catalog
+from vllm_recipes.catalog import Catalog, Recipe
 
-from .main import cli, recipes_dir_option
+from .main import cli, load_or_exit, recipes_dir_option
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -20,13 +20,6 @@ if TYPE_CHECKING:
 def _date_updated(recipe: Recipe | None) -> Any:
     """The recipe's ``meta.date_updated`` (``None`` when the translated recipe is gone)."""
     return recipe.meta.get("date_updated") if recipe is not None else None
-
-
-def _load(recipes_dir: tuple[str, ...]) -> Catalog:
-    try:
-        return load_catalog(recipes_dir)
-    except FileNotFoundError as exc:
-        raise click.UsageError(str(exc)) from None
 
 
 @cli.group("i18n")
@@ -49,7 +42,7 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
     """
     from vllm_recipes.i18n import check_all  # the drift check renders recipes: import on use
 
-    catalog = _load(recipes_dir)
+    catalog = load_or_exit(recipes_dir, require_recipes=False)
     for hf_id in hf_ids:
         if catalog.recipe(hf_id) is None:
             raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")
@@ -110,7 +103,7 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
     from vllm_recipes.i18n import content_hash, guide_sections
     from vllm_recipes.i18n.drift import header_sources
 
-    catalog = _load(recipes_dir)
+    catalog = load_or_exit(recipes_dir, require_recipes=False)
     recipe = catalog.recipe(hf_id)
     if recipe is None:
         raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.jsvalues import as_list, as_map
 
 from .main import cli, fail, find_or_exit, follow_symlinks_option, load_or_exit, recipes_dir_option
@@ -155,8 +156,7 @@ def list_cmd(recipes_dir: tuple[str, ...], as_json: bool) -> None:
         print_table(None, ["HF ID", "TITLE", "PROVIDER", "VARIANTS"],
                     [[r["hf_id"], r["title"], r["provider"], r["variants"]] for r in rows])
     if catalog.load_errors:
-        n = len(catalog.load_errors)
-        click.echo(f"note: {n} file{'s' if n != 1 else ''} could not be loaded; "
+        click.echo(f"note: {plural(len(catalog.load_errors), 'file')} could not be loaded; "
                    "run `vllm-recipes validate` for details", err=True)
 
 

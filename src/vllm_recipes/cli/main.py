@@ -118,9 +118,9 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     """The recipe ``hf_id`` names (a variant's model id: ``(parent, variant key)``), else exit 2, or 1
     for validation errors: what ``serve`` and ``build-api`` leave out is not rendered either
     (docs/decisions-catalog.md). A name that is not one (H7) is refused even without ``validate``."""
+    from vllm_recipes.catalog.diagnostics import plural
     from vllm_recipes.catalog.identifiers import recipe_identifier_findings
-    from vllm_recipes.catalog.usable import remembered_errors
-    from vllm_recipes.catalog.verdicts import Verdicts
+    from vllm_recipes.catalog.usable import validation_errors
     from vllm_recipes.service import QueryError, find_recipe
 
     try:
@@ -130,16 +130,13 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
     if bad:
         fail(f"refusing to render {recipe.hf_id}: " + "".join(f"\n  {f.format()}" for f in bad[:20]))
-    verdicts = Verdicts(catalog)
-    errors = remembered_errors(catalog, recipe, verdicts)  # (no pydantic models when remembered clean)
+    errors = validation_errors(catalog, [recipe])[0]
     if errors:
-        n = len(errors)
-        click.echo(f"Error: recipe {recipe.hf_id!r} has {n} validation error{'s' if n != 1 else ''}; it is not "
+        click.echo(f"Error: recipe {recipe.hf_id!r} has {plural(len(errors), 'validation error')}; it is not "
                    "published (serve, build-api) nor rendered:", err=True)
         for finding in errors:
             click.echo(f"  {finding.format()}", err=True)
         sys.exit(1)
-    verdicts.save()
     return recipe, variant_key
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog import Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError
 from vllm_recipes.perf.architecture import ComputeFacts
 from vllm_recipes.perf.report import PerfReport, expected_error, perf_state, report_dict
@@ -39,13 +39,13 @@ def make_workload(isl: str | None, osl: str | None, concurrency: str | None, rat
         return workload({"isl": isl, "osl": osl, "concurrency": concurrency, "rate": rate}, num_prompts or 0)
 
 
-def facts_for(catalog: Catalog, recipe: Recipe, hf_config: str | None, offline: bool, variant_key: str = "default"
+def facts_for(recipe: Recipe, hf_config: str | None, offline: bool, variant_key: str = "default"
               ) -> tuple[Architecture | None, ComputeFacts | None, float | None]:
     """Architecture and checkpoint (as ``fit`` finds them), exact compute facts when a config.json is given
     or cached."""
     from vllm_recipes.perf.sources import config_facts
 
-    found = gather_facts(catalog, recipe, variant_key, hf_config, offline)
+    found = gather_facts(recipe, variant_key, hf_config, offline)
     for note in found.notes:  # why a fact is missing (an unreachable Hub, a gated repository)
         click.echo(f"note: {note}", err=True)
     arch, cached = found.arch, found.cached_gib
@@ -125,7 +125,7 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str
     with refusals():
         require_serve(recipe)
     state = resolve_request(catalog, recipe, kw)
-    arch, facts, cached = facts_for(catalog, recipe, hf_config, offline, state.selection.variant_key)
+    arch, facts, cached = facts_for(recipe, hf_config, offline, state.selection.variant_key)
     report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,
                         strategy_given=bool(kw.get("strategy")), cached_checkpoint_gib=cached, vllm=vllm_release)
     if as_json:
@@ -160,7 +160,7 @@ def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl
     recipe = find_recipe(catalog, hf_id, {})
     with refusals():
         check_hardware(catalog, hardware)
-    arch, facts, _ = facts_for(catalog, recipe, hf_config, offline)
+    arch, facts, _ = facts_for(recipe, hf_config, offline)
     rec = recommend(catalog, recipe, target, load, hardware=hardware, arch=arch, facts=facts)
     if as_json:
         click.echo(json.dumps(recommendation_dict(rec), indent=2))

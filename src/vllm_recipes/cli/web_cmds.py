@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.catalog.remote import is_remote
 
 from .main import cli, fail, follow_symlinks_option, load_or_exit, recipes_dir_option
@@ -97,8 +98,7 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         fail(bind_error(host, port, exc) if isinstance(exc, OSError) else str(exc))
     bound = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
-    n = len(catalog.recipes)
-    what = f"vllm-recipes: {n} recipe{'s' if n != 1 else ''} from {catalog.root}"
+    what = f"vllm-recipes: {plural(len(catalog.recipes), 'recipe')} from {catalog.root}"
     if reload or workers > 1:
         # uvicorn binds and imports the app factory itself in each (re)started process: our probe only
         # checked that the port is free, so we do not claim to be serving yet (uvicorn logs when it listens)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vllm_recipes.catalog.architecture_facts import HostTable, checkpoint_for, checkpoint_sizes, host_tables
+
 if TYPE_CHECKING:
     from vllm_recipes.catalog import Recipe
 
@@ -32,16 +34,6 @@ _TORCH_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn"
 
 class ArchitectureError(ValueError):
     """An architecture description that cannot be used (a readable message, never a traceback)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HostTable:
-    """Weights a flag can move to host memory (e.g. DeepSeek-V4.1's Engram tables)."""
-
-    gib: float
-    flag: str
-    #: substring of the flag's value that means "offloaded"
-    marker: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +98,7 @@ class Architecture:
         return max(0, self.attention_layers - self.sliding_window_layers)
 
     def checkpoint_for(self, variant_key: str) -> float | None:
-        sizes = dict(self.checkpoint_gib)
-        return sizes.get(variant_key, sizes.get("*"))
+        return checkpoint_for(self.checkpoint_gib, variant_key)
 
 
 def _int(v: Any) -> int | None:
@@ -187,20 +178,6 @@ def _block_attention(block: Mapping[str, Any], heads: int | None, kv_heads: int 
     return attention, kv_heads
 
 
-def _block_checkpoints(ck: Any) -> tuple[tuple[str, float], ...]:
-    """``checkpoint_gib``: one size for every variant (``"*"``) or ``{variant: GiB}``."""
-    if isinstance(ck, Mapping):
-        return tuple({str(k): float(v) for k, v in ck.items() if _num(v) is not None}.items())
-    whole = _num(ck)
-    return () if whole is None else (("*", whole),)
-
-
-def _block_host_tables(tables: Any) -> tuple[HostTable, ...]:
-    return tuple(HostTable(float(t["gib"]), str(t["flag"]), str(t.get("marker") or ""))
-                 for t in tables or () if isinstance(t, Mapping) and _num(t.get("gib")) is not None
-                 and isinstance(t.get("flag"), str))
-
-
 def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] | None = None) -> Architecture:
     """A validated ``model.architecture_facts`` block (see docs/decisions-fit.md for the keys)."""
     model = model or {}
@@ -213,8 +190,8 @@ def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] |
     return check_architecture(Architecture(
         **fields, attention=attention, num_attention_heads=heads, num_kv_heads=kv_heads,
         max_position_embeddings=_int(block.get("max_position_embeddings")) or _int(model.get("context_length")),
-        checkpoint_gib=_block_checkpoints(block.get("checkpoint_gib")),
-        host_tables=_block_host_tables(block.get("host_tables")),
+        checkpoint_gib=checkpoint_sizes(block.get("checkpoint_gib")),
+        host_tables=host_tables(block.get("host_tables")),
         source=str(block.get("source") or "recipe model.architecture_facts"),
     ))
 

@@ -106,11 +106,8 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
     return tuple(dict.fromkeys(out))
 
 
-def plan_checks(recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
-    """The checks for a rendered plan with the recipe's own facts (page, ``command``, ``explain``)."""
-    arch = recipe_architecture(recipe)
-    if arch is None:
-        return ()
+def plan_checks(arch: Architecture, recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
+    """The checks for a rendered plan with the recipe's own architecture (``command``, ``explain``)."""
     ctx = recipe.model.get("context_length")
     return architecture_checks(arch, plan_shapes(plan), ctx if isinstance(ctx, int) else None)
 

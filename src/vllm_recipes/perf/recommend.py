@@ -138,7 +138,7 @@ class _Search:
         return state
 
     def estimate(self, planned: Planned) -> Candidate | None:
-        rep = report_of(*planned, self.workload)
+        rep = report_of(planned, self.workload)
         if not rep.known:
             self.unknown.append(rep)
             return None
@@ -156,8 +156,8 @@ class _Search:
         if state is None:
             return None
         planned = plan_state(self.catalog, self.recipe, state, self.workload, arch=self.arch, facts=self.facts)
-        if planned[2] is not None:
-            bounds = planned[2].bounds(self.workload)
+        if planned.plan is not None:
+            bounds = planned.plan.bounds(self.workload)
             worst = max(bounds[0] / self.sla.ttft_ms, bounds[1] / self.sla.tpot_ms)
             if worst > 1:
                 self.pruned.append((worst, planned))

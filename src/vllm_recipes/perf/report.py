@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, recipe_architecture
@@ -129,8 +129,12 @@ class _Plan:
         return lower_bounds(self.facts, self.arch, first, *args)[0], lower_bounds(self.facts, self.arch, last, *args)[1]
 
 
-#: what :func:`plan_state` gives: the report's head, the errors that leave it unknown (else the notes), the plan
-Planned = tuple[dict[str, Any], list[str], _Plan | None]
+class Planned(NamedTuple):
+    """What :func:`plan_state` gives, before any workload is simulated."""
+
+    head: dict[str, Any]  # the report's fields besides the estimate, errors and notes
+    said: list[str]  # the errors that leave it unknown, else the notes
+    plan: _Plan | None  # None when unknown
 
 
 def _unknown(recipe: Recipe, fit: FitReport, arch: Architecture | None, facts: ComputeFacts | None,
@@ -176,11 +180,11 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
         facts = facts_from_recipe(arch, recipe.model)
     errors = _unknown(recipe, fit, arch, facts, gpu)
     if errors or facts is None or arch is None or gpu is None:
-        return head, errors, None
+        return Planned(head, errors, None)
     variant = as_map(recipe.variants.get(state.selection.variant_key))
     plan = _Plan(facts, arch, gpu, str(variant.get("precision") or "bf16").lower(), params,
                  fit.hardware.gpus_per_node, tuple(fit.processes))
-    return head, _notes(plan, calibrated, vllm), plan
+    return Planned(head, _notes(plan, calibrated, vllm), plan)
 
 
 def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
@@ -189,12 +193,13 @@ def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
                vllm: str | None = None, resolution: tuple[Ctx, Plan] | None = None) -> PerfReport:
     """Estimate a builder state at ``workload`` (pure; unknown facts give errors, never a guess);
     ``resolution``: the state's ``(ctx, plan)`` when the caller already has it."""
-    return report_of(*plan_state(catalog, recipe, state, workload, target, arch, facts, strategy_given,
-                                 cached_checkpoint_gib, vllm, resolution), workload)
+    return report_of(plan_state(catalog, recipe, state, workload, target, arch, facts, strategy_given,
+                                cached_checkpoint_gib, vllm, resolution), workload)
 
 
-def report_of(head: dict[str, Any], said: list[str], plan: _Plan | None, workload: Workload) -> PerfReport:
-    """The report of a :func:`plan_state` (its head, errors or notes, plan) at ``workload``."""
+def report_of(planned: Planned, workload: Workload) -> PerfReport:
+    """The report of a :func:`plan_state` at ``workload``."""
+    head, said, plan = planned
     if plan is None:
         return PerfReport(**head, errors=tuple(said), notes=_release_note(head["vllm"]))
     if plan.disaggregated:

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import yaml
 
 from vllm_recipes import __version__
 
@@ -23,6 +26,9 @@ DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: the data-parallel RPC port of each PD pool: a fixed number is safe (a pod, a Compose service and a
 #: Slurm node each have their own ports; co-located pools on one machine get different ones)
 RPC_PORTS = {"PREFILL_DP_RPC_PORT": 13345, "DECODE_DP_RPC_PORT": 13346}
+#: where a container finds the export's config files, and the Hugging Face cache
+FILES_MOUNT = "/etc/vllm-recipes"
+HF_CACHE = "/root/.cache/huggingface"
 
 
 @dataclass(frozen=True)
@@ -174,3 +180,45 @@ def stdout_text(artifacts: list[Artifact]) -> str:
     if all(a.media_type == MEDIA_YAML for a in artifacts):
         return "---\n".join(a.content if a.content.endswith("\n") else a.content + "\n" for a in artifacts)
     return "\n".join(f"# ==> {a.path} <==\n{a.content}" for a in artifacts)
+
+
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # PyYAML built without libyaml: pure Python
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc]
+    """Block style, multi-line strings as literal blocks, no anchors (libyaml's emitter: ~10x faster)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str_presenter(dumper: Any, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def escape_dollars(text: str) -> str:
+    """Escape ``$`` so Kubernetes (``$(VAR)``) and Compose (``${VAR}``) pass ``text`` through unchanged."""
+    return text.replace("$", "$$")
+
+
+def entrypoint(argv: tuple[str, ...], script: str | None, prelude: list[str],
+               text: Callable[[str], str]) -> tuple[list[str], list[str] | None]:
+    """``(command, args)`` of a container: ``script`` run by ``sh`` (args ``None``), else the exec form of
+    ``argv`` (``vllm serve`` in the command, the rest ``args``); behind a shell prelude when something
+    must run first (``text`` writes each argv token for the target)."""
+    if script is not None:
+        body = "\n".join(["set -e", *prelude, script]) if prelude else script
+        return ["/bin/sh", "-c", escape_dollars(body)], None
+    k = 2 if argv[:2] == ("vllm", "serve") else 1
+    head = [text(t) for t in argv[:k]]
+    if prelude:
+        head = ["/bin/sh", "-c", escape_dollars(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
+    return head, [text(t) for t in argv[k:]]

@@ -11,17 +11,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from .artifacts import (
+    FILES_MOUNT,
+    HF_CACHE,
     MEDIA_YAML,
     Artifact,
     ExportOptions,
     container_image,
+    dump,
+    entrypoint,
+    escape_dollars,
     fixed_value,
     header,
     required,
     used_placeholders,
     whole_json_values,
 )
-from .k8s import FILES_MOUNT, HF_CACHE, dump, entrypoint, escape_dollars
 from .shell import INHERITED
 from .workloads import (
     Deployment,

@@ -13,15 +13,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
 from .artifacts import (
+    FILES_MOUNT,
+    HF_CACHE,
     MEDIA_YAML,
     Artifact,
     ExportOptions,
     check_name,
     container_image,
     default_name,
+    dump,
+    entrypoint,
+    escape_dollars,
     fixed_value,
     header,
     shell_command,
@@ -47,8 +50,6 @@ from .workloads import (
 
 KUBERNETES_VERSION = "1.33"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
-FILES_MOUNT = "/etc/vllm-recipes"
-HF_CACHE = "/root/.cache/huggingface"
 HF_TOKEN_SECRET = "hf-token"
 #: the docker run security flags of each brand (synthesis §9), as pod settings
 BRAND_SECURITY: dict[str, dict[str, Any]] = {
@@ -78,48 +79,6 @@ EXPAND_JSON = ("import json,os,re,sys\n"
                "if isinstance(v, str) else {k: f(x) for k, x in v.items()} if isinstance(v, dict) else "
                "[f(x) for x in v] if isinstance(v, list) else v\n"
                'json.dump(f(json.load(open(sys.argv[1]))), open(sys.argv[2], "w"), indent=2)')
-
-
-_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # PyYAML built without libyaml: pure Python
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc]
-    """Block style, multi-line strings as literal blocks, no anchors (libyaml's emitter: ~10x faster)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _str_presenter(dumper: Any, data: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_Dumper.add_representer(str, _str_presenter)
-
-
-def dump(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
-
-
-def escape_dollars(text: str) -> str:
-    """Escape ``$`` so Kubernetes (``$(VAR)``) and Compose (``${VAR}``) pass ``text`` through unchanged."""
-    return text.replace("$", "$$")
-
-
-def entrypoint(argv: tuple[str, ...], script: str | None, prelude: list[str],
-               text: Callable[[str], str]) -> tuple[list[str], list[str] | None]:
-    """``(command, args)`` of a container: ``script`` run by ``sh`` (args ``None``), else the exec form of
-    ``argv`` (``vllm serve`` in the command, the rest ``args``); behind a shell prelude when something
-    must run first (``text`` writes each argv token for the target)."""
-    if script is not None:
-        body = "\n".join(["set -e", *prelude, script]) if prelude else script
-        return ["/bin/sh", "-c", escape_dollars(body)], None
-    k = 2 if argv[:2] == ("vllm", "serve") else 1
-    head = [text(t) for t in argv[:k]]
-    if prelude:
-        head = ["/bin/sh", "-c", escape_dollars(" && ".join([*prelude, 'exec "$0" "$@"'])), *head]
-    return head, [text(t) for t in argv[k:]]
 
 
 class Names:

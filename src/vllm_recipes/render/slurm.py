@@ -10,6 +10,7 @@ from __future__ import annotations
 from itertools import accumulate
 
 from .artifacts import (
+    HF_CACHE,
     MEDIA_SHELL,
     Artifact,
     ExportOptions,
@@ -21,7 +22,6 @@ from .artifacts import (
     shell_command,
     used_placeholders,
 )
-from .k8s import HF_CACHE
 from .shell import literal, quote
 from .workloads import (
     SELF,

@@ -19,10 +19,10 @@ from .artifacts import (
     Artifact,
     ExportOptions,
     checked_exports,
+    dump,
     header,
     used_placeholders,
 )
-from .k8s import dump
 from .shell import quote
 from .workloads import (
     Deployment,

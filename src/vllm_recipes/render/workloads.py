@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vllm_recipes.jsvalues import as_list, get, js_str
+from vllm_recipes.catalog.architecture_facts import checkpoint_for, checkpoint_sizes, host_tables
+from vllm_recipes.jsvalues import get, js_str
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
@@ -267,12 +268,9 @@ def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
     extra = config.get("kv_connector_extra_config") if isinstance(config, dict) else None
     if isinstance(extra, dict):
         gib += size_gib(extra.get("cpu_bytes_to_use") or 0)
-    tables = get(get(get(recipe, "model"), "architecture_facts"), "host_tables")
-    for t in as_list(tables):  # (a loaded recipe holds its lists as tuples)
-        if isinstance(t, dict) and isinstance(t.get("gib"), int | float):
-            flag, marker = str(t.get("flag") or ""), str(t.get("marker") or "")
-            if any(argv[i] == flag and marker in argv[i + 1] for i in range(len(argv) - 1)):
-                gib += float(t["gib"])
+    for t in host_tables(get(_facts(recipe), "host_tables")):
+        if any(argv[i] == t.flag and t.marker in argv[i + 1] for i in range(len(argv) - 1)):
+            gib += t.gib
     return math.ceil(gib)
 
 
@@ -422,11 +420,16 @@ def _mooncake_client(proc: Process, config: Any) -> Process:
                    rdma=proc.rdma or _uses_rdma(config))
 
 
+def _facts(recipe: Any) -> Any:
+    return get(get(recipe, "model"), "architecture_facts")
+
+
 def model_gib(ctx: Ctx) -> int:
-    """The checkpoint's size in GiB: the recipe's ``architecture_facts.checkpoint_gib``, else the variant's
-    ``vram_minimum_gb`` (an upper bound: weights plus room); 0 when neither is known."""
-    facts = get(get(ctx.recipe, "model"), "architecture_facts")
-    for v in (get(facts, "checkpoint_gib"), ctx.variant.get("vram_minimum_gb")):
+    """The checkpoint's size in GiB: the recipe's ``architecture_facts.checkpoint_gib`` (of the selected
+    variant), else the variant's ``vram_minimum_gb`` (an upper bound: weights plus room); 0 when neither
+    is known."""
+    declared = checkpoint_for(checkpoint_sizes(get(_facts(ctx.recipe), "checkpoint_gib")), ctx.sel.variant_key)
+    for v in (declared, ctx.variant.get("vram_minimum_gb")):
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6:
             return math.ceil(v)
     return 0

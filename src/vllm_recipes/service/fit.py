@@ -51,8 +51,8 @@ class KnownFacts:
     notes: tuple[str, ...] = ()
 
 
-def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str, *, hf_config: str | None = None,
-                online: bool = False, need_checkpoint: bool = True) -> KnownFacts:
+def known_facts(recipe: Recipe, variant_key: str, *, hf_config: str | None = None, online: bool = False,
+                need_checkpoint: bool = True) -> KnownFacts:
     """The architecture: ``hf_config``'s layers (with the recipe's checkpoint facts), else the recipe's own,
     else the Hugging Face cache's config.json, else (``online``) the Hub's; the variant's checkpoint summary
     likewise. A page stays offline: it must not wait on the Hub. An unreadable config: ArchitectureError."""
@@ -91,10 +91,10 @@ def known_facts(catalog: Catalog, recipe: Recipe, variant_key: str, *, hf_config
     return KnownFacts(arch, checkpoint, checkpoint_gib_from_cache(repo), tuple(notes))
 
 
-def _local_facts(catalog: Catalog, recipe: Recipe, variant_key: str) -> KnownFacts:
+def _local_facts(recipe: Recipe, variant_key: str) -> KnownFacts:
     """The facts a page or API answer may use: a broken cached config.json is no fact, not a failure."""
     try:
-        return known_facts(catalog, recipe, variant_key)
+        return known_facts(recipe, variant_key)
     except ArchitectureError:
         return KnownFacts(None)
 
@@ -106,10 +106,9 @@ def command_release(ctx: Ctx) -> str | None:
     return target_for(ctx)[0].release
 
 
-def fit_of_plan(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget,
-                context: int | None) -> FitReport:
+def fit_of_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, context: int | None) -> FitReport:
     """The fit of a resolved plan on ``target`` with every fact known locally (page panel, API summary)."""
-    facts = _local_facts(catalog, recipe, ctx.sel.variant_key)
+    facts = _local_facts(recipe, ctx.sel.variant_key)
     return fit_plan(recipe, ctx, plan, target, facts.arch, context=context, release=command_release(ctx),
                     checkpoint=facts.checkpoint, cached_checkpoint_gib=facts.cached_gib)
 
@@ -120,7 +119,7 @@ def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context:
     at ``context`` when given (verdict ``unknown`` when the facts are not known yet)."""
     try:
         target = profile_target(catalog.hardware_profiles, ctx.sel.hw_id)
-        return summary_dict(fit_of_plan(catalog, recipe, ctx, plan, target, context))
+        return summary_dict(fit_of_plan(recipe, ctx, plan, target, context))
     except Exception as exc:  # the summary is an addition: never fail the resolve because of it
         if fails_validation(catalog, recipe):  # (serve --watch): the recipe's error, one line
             log.warning("fit summary failed for %s: %s: %s (the recipe fails validation)", recipe.hf_id,
@@ -194,7 +193,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         target, offered = offered_target(catalog, recipe, target, req.variant)
         req = replace(req, hardware=offered)
     agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
-    facts = _local_facts(catalog, recipe, agreed.state.selection.variant_key)
+    facts = _local_facts(recipe, agreed.state.selection.variant_key)
     return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
                                  strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,
                                  cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))

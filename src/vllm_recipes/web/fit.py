@@ -161,7 +161,7 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
     if target.gpu_gib <= 0:
         return None
     context = parse_ctx(extra.get(CTX_PARAM))
-    return panel_from_report(fit_of_plan(catalog, recipe, ctx, plan, target, context), url, context)
+    return panel_from_report(fit_of_plan(recipe, ctx, plan, target, context), url, context)
 
 
 def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
