@@ -28,7 +28,7 @@ from . import models as m
 from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
 from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
-from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
+from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, hf_id_for, recipe_from_document
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
@@ -617,16 +617,11 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
     else:
         out.extend(_type_findings(doc, model, doc.data))
         out.extend(_data_file_checks(doc, kind, vocab))
-        out.extend(data_file_identifier_findings(doc, kind, _file_stem(doc.file)))
+        out.extend(data_file_identifier_findings(doc, kind, Path(doc.file).stem))  # (as the loader names it)
     if not errors_only:  # unknown keys are warnings only
         out.extend(_unknown_key_findings(doc, model, doc.data))
     out.extend(_arg_findings(doc))
     return out
-
-
-def _file_stem(file: str) -> str:
-    name = file.replace(os.sep, "/").rsplit("/", 1)[-1]
-    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 # --- Whole catalog (bundled files a user directory falls back to are validated with the bundled catalog)
@@ -718,14 +713,9 @@ def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) 
     if kind != "recipe":
         return catalog, name, kind
     try:
-        doc = load_yaml_file(path, name)
+        recipe = recipe_from_document(load_yaml_file(path, name), name, _hf_id_from_path(path))
     except YamlLoadError as exc:
         return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
-    if not isinstance(doc.data, dict):
-        got = "empty" if doc.data is None else type(doc.data).__name__
-        err = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
-        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, err)), name, kind
-    recipe = Recipe(_hf_id_from_path(path), name, doc)
     return dataclasses.replace(catalog, recipes=(*catalog.recipes, recipe)), name, kind
 
 
