@@ -149,10 +149,7 @@ class Catalog:
 
     @cached_property
     def taxonomy_file(self) -> str:
-        for src in self.sources:
-            if src.rel_path.endswith("taxonomy.yaml"):
-                return src.rel_path
-        return "taxonomy.yaml"
+        return next((s.rel_path for s in self.sources if s.rel_path.endswith("taxonomy.yaml")), "taxonomy.yaml")
 
     @cached_property
     def hardware_profiles(self) -> Mapping[str, Any]:
@@ -218,8 +215,7 @@ class Catalog:
     def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
         import difflib
 
-        ids = [r.hf_id for r in self.recipes]
-        lowered = {i.lower(): i for i in ids}
+        lowered = {r.hf_id.lower(): r.hf_id for r in self.recipes}
         got = difflib.get_close_matches(hf_id.lower(), list(lowered), n=n, cutoff=0.4)
         return [lowered[g] for g in got]
 
