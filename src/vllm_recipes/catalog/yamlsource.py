@@ -165,13 +165,9 @@ class YamlDocument:
 
 def normalize_date(value: Any) -> Any:
     """Timestamps become ``YYYY-MM-DD`` of their UTC calendar date (json-api.md §1.3)."""
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.UTC)
-        return value.strftime("%Y-%m-%d")
-    if isinstance(value, _dt.date):
-        return value.strftime("%Y-%m-%d")
-    return value
+    if isinstance(value, _dt.datetime) and value.tzinfo is not None:
+        value = value.astimezone(_dt.UTC)
+    return value.strftime("%Y-%m-%d") if isinstance(value, _dt.date) else value
 
 
 def freeze(value: Any) -> Any:
