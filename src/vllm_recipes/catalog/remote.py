@@ -224,8 +224,7 @@ def _fetch_git(source: Source, folder: Path) -> str:
         _place(tmp, folder, commit)
         return commit
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --- archives
@@ -297,8 +296,7 @@ def _fetch_archive(source: Source, folder: Path) -> str:
         return digest
     finally:
         archive.unlink(missing_ok=True)
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --- What is cached (``catalog list``)
