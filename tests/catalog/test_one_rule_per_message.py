@@ -4,11 +4,17 @@ strategy file without ``name`` gets)."""
 
 from __future__ import annotations
 
+import types
+import typing
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Union
 
 import pytest
+from pydantic import BaseModel, Discriminator
 
 from vllm_recipes.catalog import load_catalog
+from vllm_recipes.catalog import models as m
 from vllm_recipes.catalog.validate import validate_catalog, validate_file
 
 
@@ -35,3 +41,39 @@ def test_a_strategy_file_without_name_is_named_as_the_loader_names_it(tmp_path: 
     bad = [f.message for f in validate_catalog(catalog) if f.code == "bad-id"]
     assert bad == ["strategy name (from the file name) '.yaml' is not a valid identifier "
                    "(1-96 characters of A-Z a-z 0-9 . _ - starting with a letter, digit or _)"]
+
+
+def _unions(tp: Any, seen: set[int]) -> Iterator[tuple[Any, bool]]:
+    """Every union reachable from ``tp``, with whether a shape discriminator picks its member."""
+    if id(tp) in seen:
+        return
+    seen.add(id(tp))
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Annotated:
+        discriminated = any(isinstance(x, Discriminator) for x in args[1:])
+        if typing.get_origin(args[0]) in (Union, types.UnionType):
+            yield args[0], discriminated
+            for member in typing.get_args(args[0]):
+                yield from _unions(member, seen)
+        else:
+            yield from _unions(args[0], seen)
+    elif origin in (Union, types.UnionType):
+        yield tp, False
+        for member in args:
+            yield from _unions(member, seen)
+    elif isinstance(tp, type) and issubclass(tp, BaseModel):
+        for hint in typing.get_type_hints(tp, include_extras=True).values():
+            yield from _unions(hint, seen)
+    else:
+        for arg in args:
+            yield from _unions(arg, seen)
+
+
+def test_every_union_of_the_models_is_optional_or_picked_by_shape() -> None:
+    """The unknown-key walk of ``validate`` follows the one member of ``X | None``, and the member a
+    discriminator picks otherwise: a union of two types without a discriminator would be guessed."""
+    seen: set[int] = set()
+    for model in (m.RecipeModel, m.TaxonomyModel, m.StrategyModel, m.KvStoreModel, m.PlatformsModel):
+        for union, discriminated in _unions(model, seen):
+            members = [a for a in typing.get_args(union) if a is not type(None)]
+            assert discriminated or len(members) == 1, union

@@ -219,10 +219,8 @@ def _unknown_keys(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, st
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         _unknown_keys_annotated(tp, data, path, out)
-    elif origin is Union or origin is types.UnionType:
-        member = next((a for a in typing.get_args(tp) if a is not type(None) and _accepts_container(a, data)), None)
-        if member is not None:
-            _unknown_keys(member, data, path, out)
+    elif origin is Union or origin is types.UnionType:  # ``X | None``: every other union is discriminated
+        _unknown_keys(next(a for a in typing.get_args(tp) if a is not type(None)), data, path, out)
     elif isinstance(tp, type) and issubclass(tp, BaseModel):
         if isinstance(data, dict):
             _unknown_model_keys(tp, data, path, out)
@@ -260,18 +258,6 @@ def _unknown_model_keys(tp: type[BaseModel], data: dict, path: KeyPath, out: lis
             _unknown_keys(hints[key], value, (*path, key), out)
         elif not open_keys:
             out.append(((*path, key), f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
-
-
-def _accepts_container(tp: Any, data: Any) -> bool:
-    """Whether union member ``tp`` is the one that would hold ``data``."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        return True
-    if isinstance(data, dict):
-        return origin is dict or (isinstance(tp, type) and issubclass(tp, BaseModel))
-    if isinstance(data, list | tuple):
-        return origin is tuple
-    return False
 
 
 def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
