@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .diagnostics import Finding, finding_at, finding_from_load_error
+from .diagnostics import Finding, finding_at, finding_from_load_error, plural
 from .identifiers import is_name
 from .loader import Catalog, Recipe
 from .verdicts import Verdicts
@@ -46,8 +46,7 @@ def fails_validation(catalog: Catalog, recipe: Recipe) -> bool:
 
 def skip_lines(rel_path: str, errors: Sequence[Finding]) -> list[str]:
     """The stderr lines saying a file was skipped, and why (one finding per line)."""
-    n = len(errors)
-    return [f"  ✗ skipping {rel_path}: {n} validation error{'s' if n != 1 else ''}",
+    return [f"  ✗ skipping {rel_path}: {plural(len(errors), 'validation error')}",
             *(f"    {f.format()}" for f in errors)]
 
 
