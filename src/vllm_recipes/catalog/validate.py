@@ -635,10 +635,7 @@ def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
         return wanted is None or name in wanted
 
     vocab = _vocabulary(catalog)
-    out: list[Finding] = []
-    for exc in (*catalog.load_errors, *catalog.refused):
-        if keep(exc.position.file):
-            out.append(finding_from_load_error(exc))
+    out = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused) if keep(e.position.file)]
     for src in catalog.sources:
         if src.rel_path.startswith("<bundled>/") or not keep(src.rel_path):
             continue
