@@ -496,11 +496,10 @@ def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
     dirs = [(label, path) for label, path in dirs if path.resolve() != bundled]
     if not dirs:
         return assemble(BUNDLED_DIR, [bundled_layer("", with_recipes=True)])
-    layers = []
-    for i, (label, path) in enumerate(dirs):
-        top = i == len(dirs) - 1
-        layers.append(read_layer(path, label, "" if top else f"{path.resolve()}/"))
-    return assemble(dirs[-1][1], layers, bundled_layer())
+    # the top layer's files are shown by their relative path, the lower layers' by their full one
+    *lower, (label, path) = dirs
+    layers = [*(read_layer(p, la, f"{p.resolve()}/") for la, p in lower), read_layer(path, label)]
+    return assemble(path, layers, bundled_layer())
 
 
 _KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}
