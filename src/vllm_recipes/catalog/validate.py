@@ -71,27 +71,19 @@ def _str_keys(value: Any) -> tuple[str, ...]:
 
 
 def _vocabulary(catalog: Catalog) -> _Vocabulary:
+    profiles = [p for p in catalog.hardware_profiles.values() if isinstance(p, dict)]
     gens: set[str] = set()
-    brands: set[str] = set()
-    archs: set[str] = set()
-    for prof in catalog.hardware_profiles.values():
-        if not isinstance(prof, dict):
-            continue
+    for prof in profiles:
         for key in ("generation", "gpu_generation"):
             g = prof.get(key)
-            for item in (g if isinstance(g, list | tuple) else (g,)):
-                if isinstance(item, str) and item:
-                    gens.add(item)
-        if isinstance(prof.get("brand"), str):
-            brands.add(prof["brand"].lower())
-        if isinstance(prof.get("arch"), str):
-            archs.add(prof["arch"])
+            items = g if isinstance(g, list | tuple) else (g,)
+            gens.update(item for item in items if isinstance(item, str) and item)
     groups = catalog.taxonomy.get("kv_offload_groups")
     return _Vocabulary(
         hw_ids=_str_keys(catalog.hardware_profiles),
         generations=frozenset(gens),
-        brands=frozenset(brands),
-        archs=frozenset(archs),
+        brands=frozenset(p["brand"].lower() for p in profiles if isinstance(p.get("brand"), str)),
+        archs=frozenset(p["arch"] for p in profiles if isinstance(p.get("arch"), str)),
         strategies=_str_keys(catalog.serving_strategies),
         kv_stores=_str_keys(catalog.kv_stores),
         kv_options=_str_keys(catalog.kv_offload_options),
@@ -635,7 +627,8 @@ def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
         return wanted is None or name in wanted
 
     vocab = _vocabulary(catalog)
-    out = [finding_from_load_error(e) for e in (*catalog.load_errors, *catalog.refused) if keep(e.position.file)]
+    unread = (*catalog.load_errors, *catalog.refused)
+    out = [finding_from_load_error(e) for e in unread if keep(e.position.file)]
     for src in catalog.sources:
         if src.rel_path.startswith("<bundled>/") or not keep(src.rel_path):
             continue
