@@ -18,8 +18,10 @@ from vllm_recipes.catalog import models as m
 from vllm_recipes.catalog.validate import validate_catalog, validate_file
 
 
-@pytest.mark.parametrize(("text", "got"), [("- a\n- b\n", "a list"), ("", "an empty file"), ("7\n", "a number")])
-def test_a_recipe_that_is_no_mapping_reads_alike_inside_and_outside(tmp_path: Path, text: str, got: str) -> None:
+@pytest.mark.parametrize(("text", "got"),
+                         [("- a\n- b\n", "a list"), ("", "an empty file"), ("7\n", "a number")])
+def test_a_recipe_that_is_no_mapping_reads_alike_inside_and_outside(tmp_path: Path, text: str,
+                                                                     got: str) -> None:
     inside = tmp_path / "cat" / "models" / "org" / "r.yaml"
     inside.parent.mkdir(parents=True)
     inside.write_text(text)

@@ -149,7 +149,8 @@ class Catalog:
 
     @cached_property
     def taxonomy_file(self) -> str:
-        return next((s.rel_path for s in self.sources if s.rel_path.endswith("taxonomy.yaml")), "taxonomy.yaml")
+        found = (s.rel_path for s in self.sources if s.rel_path.endswith("taxonomy.yaml"))
+        return next(found, "taxonomy.yaml")
 
     @cached_property
     def hardware_profiles(self) -> Mapping[str, Any]:

@@ -108,8 +108,9 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def write_pack(pack: Path, payload: dict[str, Any]) -> None:
     """Replace ``pack``; a cache that cannot be written is simply not written."""
+    blob = pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL)
     with contextlib.suppress(OSError):
-        write_atomic(pack, pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL))
+        write_atomic(pack, blob)
 
 
 class ParseCache:
