@@ -17,7 +17,7 @@ from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache
-from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within
+from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within, refusal
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
@@ -264,12 +264,6 @@ def escapes(path: Path, root: Path) -> bool:
         return not is_within(os.path.realpath(path), root)
     except (OSError, ValueError):
         return True
-
-
-def refusal(rel: str) -> YamlLoadError:
-    """The finding for a file refused because it links out of the recipes directory."""
-    return YamlLoadError(rel, 1, 1, "symbolic link to a file outside the recipes directory; refused "
-                                    "(--follow-symlinks reads it)")
 
 
 def walk_models(directory: Path, root: Path, refused: list[Path] | None, follow_symlinks: bool) -> Iterator[Path]:

@@ -376,6 +376,12 @@ def is_within(real: str, root: Path) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
+def refusal(file: str) -> YamlLoadError:
+    """The finding for a file refused because it links out of the recipes directory."""
+    return YamlLoadError(file, 1, 1, "symbolic link to a file outside the recipes directory; refused "
+                                     "(--follow-symlinks reads it)")
+
+
 def _root_of(path: Path, name: str) -> Path | None:
     """The recipes directory ``path`` was found in, when ``name`` is its path relative to it."""
     parts = Path(name).parts
@@ -401,8 +407,7 @@ def read_raw(path: Path, name: str, root: Path | None = None) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise YamlLoadError(name, 1, 1, "not a regular file; refused")
         if root is not None and not follow_symlinks_default() and not is_within(_fd_path(fd, path), root):
-            raise YamlLoadError(name, 1, 1, "symbolic link to a file outside the recipes directory; refused "
-                                            "(--follow-symlinks reads it)")
+            raise refusal(name)
         if st.st_size > MAX_FILE_BYTES:
             raise YamlLoadError(name, 1, 1, f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
         with os.fdopen(os.dup(fd), "rb") as fh:
