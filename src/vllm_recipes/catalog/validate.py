@@ -45,8 +45,8 @@ class _Vocabulary:
     """Ids a recipe may refer to, gathered once per catalog."""
 
     hw_ids: tuple[str, ...]
-    generations: frozenset[str]
-    brands: frozenset[str]
+    #: keys a hardware-keyed map may use: exact id, generation, brand, ``default``
+    keyed: tuple[str, ...]
     archs: frozenset[str]
     strategies: tuple[str, ...]
     kv_stores: tuple[str, ...]
@@ -54,12 +54,6 @@ class _Vocabulary:
     kv_groups: tuple[str, ...]
     frontends: tuple[str, ...]
     tasks: tuple[str, ...]
-
-    @property
-    def keyed(self) -> tuple[str, ...]:
-        """Keys a hardware-keyed map may use: exact id, generation, brand, ``default``."""
-        extra = sorted((self.generations | self.brands | {"default", "nvidia"}) - set(self.hw_ids))
-        return (*self.hw_ids, *extra)
 
     @property
     def selectors(self) -> tuple[str, ...]:
@@ -78,11 +72,12 @@ def _vocabulary(catalog: Catalog) -> _Vocabulary:
             g = prof.get(key)
             items = g if isinstance(g, list | tuple) else (g,)
             gens.update(item for item in items if isinstance(item, str) and item)
+    brands = {p["brand"].lower() for p in profiles if isinstance(p.get("brand"), str)}
+    hw_ids = _str_keys(catalog.hardware_profiles)
     groups = catalog.taxonomy.get("kv_offload_groups")
     return _Vocabulary(
-        hw_ids=_str_keys(catalog.hardware_profiles),
-        generations=frozenset(gens),
-        brands=frozenset(p["brand"].lower() for p in profiles if isinstance(p.get("brand"), str)),
+        hw_ids=hw_ids,
+        keyed=(*hw_ids, *sorted((gens | brands | {"default", "nvidia"}) - set(hw_ids))),
         archs=frozenset(p["arch"] for p in profiles if isinstance(p.get("arch"), str)),
         strategies=_str_keys(catalog.serving_strategies),
         kv_stores=_str_keys(catalog.kv_stores),
@@ -375,12 +370,11 @@ class _RecipeChecker:
             self.warn(path, f"unknown hardware id '{sel}'{_did_you_mean(sel, self.v.selectors)}",
                       "unknown-hardware")
 
-    def hw_keyed_map(self, path: KeyPath, value: Any, extra: Iterable[str] = ()) -> None:
+    def hw_keyed_map(self, path: KeyPath, value: Any) -> None:
         if not self.v.hw_ids or not isinstance(value, dict):
             return
-        known = set(self.v.keyed) | set(extra)
         for key in value:
-            if isinstance(key, str) and key not in known:
+            if isinstance(key, str) and key not in self.v.keyed:
                 self.warn((*path, key), f"unknown hardware key '{key}': not a profile id, generation or "
                                         f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
 
