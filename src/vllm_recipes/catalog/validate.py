@@ -589,7 +589,7 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
     else:
         out.extend(_type_findings(doc, model, doc.data))
         out.extend(_data_file_checks(doc, kind, vocab))
-        out.extend(data_file_identifier_findings(doc, kind, Path(doc.file).stem))  # (as the loader names it)
+        out.extend(data_file_identifier_findings(doc, kind))
     if not errors_only:  # unknown keys are warnings only
         out.extend(_unknown_key_findings(doc, model, doc.data))
     out.extend(_arg_findings(doc))
