@@ -239,9 +239,9 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
 
 
 def _index_positions(root: yaml.Node, file: str,
-                     duplicates: list[tuple[KeyPath, Position]] | None = None) -> dict[KeyPath, Position]:
+                     duplicates: list[tuple[KeyPath, Position]]) -> dict[KeyPath, Position]:
     """Map every key path to the position of its key (mappings) or item (sequences); repeated keys of
-    one mapping are appended to ``duplicates`` when given."""
+    one mapping are appended to ``duplicates``."""
     out: dict[KeyPath, Position] = {(): Position(file, root.start_mark.line + 1, root.start_mark.column + 1)}
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
@@ -253,7 +253,7 @@ def _index_positions(root: yaml.Node, file: str,
                 key: Any = k.value if isinstance(k, yaml.ScalarNode) else None
                 if key is None or key == "<<":
                     continue
-                if key in last and duplicates is not None:
+                if key in last:
                     duplicates.append(((*path, key), Position(file, k.start_mark.line + 1, k.start_mark.column + 1)))
                 last[key] = (k, v)
             for key, (k, v) in last.items():
