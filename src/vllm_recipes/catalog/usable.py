@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .diagnostics import Finding, finding_at, finding_from_load_error, plural
-from .identifiers import is_name
+from .identifiers import hf_id_findings, is_name
 from .loader import Catalog, Recipe
 from .verdicts import Verdicts
 from .yamlsource import FrozenDict
@@ -19,7 +19,6 @@ from .yamlsource import FrozenDict
 
 def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
     """The validation errors of one recipe (codes in ``ignore`` left out), path id included."""
-    from .identifiers import hf_id_findings
     from .validate import validate_document
 
     skip = frozenset(ignore)
