@@ -42,11 +42,6 @@ def _js_get(obj: Any, key: Any, absent: Any = None) -> Any:
     return absent
 
 
-def _has_own(obj: Any, key: Any) -> bool:
-    """``Object.hasOwn(obj, key)``."""
-    return _js_get(obj, key, _ABSENT) is not _ABSENT
-
-
 def _js_includes(items: Sequence[Any], key: Any) -> bool:
     """``array.includes(<string key>)``: strict equality against the key's string form."""
     name = _js_str(key)
@@ -108,7 +103,7 @@ def _mode_issues(mp: KeyPath, prefix: str, mode: Any, variants: Any) -> list[tup
     if not isinstance(mv, list | tuple):
         return [*out, ((*mp, "variants"), f"{prefix}.variants must be an array")]
     return out + [((*mp, "variants", i), f"{prefix}.variants references unknown variant {_js_str(v)}")
-                  for i, v in enumerate(mv) if not _has_own(variants, v)]
+                  for i, v in enumerate(mv) if _js_get(variants, v, _ABSENT) is _ABSENT]
 
 
 def _default_mode_issue(vk: Any, fk: Any, mk: Any, features: Any) -> tuple[KeyPath, str] | None:

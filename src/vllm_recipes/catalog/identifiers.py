@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from vllm_recipes.jsvalues import as_list, as_map
@@ -167,7 +168,7 @@ def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
     return out + [f for f in value_identifier_findings(doc) if f.key_path not in seen]
 
 
-def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: str | None = None) -> list[Finding]:
+def data_file_identifier_findings(doc: YamlDocument, kind: str) -> list[Finding]:
     """Errors for ids defined by taxonomy, strategy, KV-store and platforms files."""
     out: list[Finding] = []
     data = as_map(doc.data)
@@ -181,8 +182,8 @@ def data_file_identifier_findings(doc: YamlDocument, kind: str, fallback_name: s
         name = data.get("name")
         if isinstance(name, str):
             check(("name",), name, what)
-        elif fallback_name is not None:
-            check((), fallback_name, f"{what} (from the file name)")
+        else:  # (named by its file, as the loader names it)
+            check((), Path(doc.file).stem, f"{what} (from the file name)")
     elif kind == "taxonomy":
         for hw in as_map(data.get("hardware_profiles")):
             check(("hardware_profiles", hw), hw, "hardware profile id")

@@ -17,7 +17,7 @@ from typing import Any
 
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache
-from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within
+from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within, refusal
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data"
 ENV_RECIPES_DIR = "VLLM_RECIPES_DIR"
@@ -149,10 +149,8 @@ class Catalog:
 
     @cached_property
     def taxonomy_file(self) -> str:
-        for src in self.sources:
-            if src.rel_path.endswith("taxonomy.yaml"):
-                return src.rel_path
-        return "taxonomy.yaml"
+        found = (s.rel_path for s in self.sources if s.rel_path.endswith("taxonomy.yaml"))
+        return next(found, "taxonomy.yaml")
 
     @cached_property
     def hardware_profiles(self) -> Mapping[str, Any]:
@@ -218,8 +216,7 @@ class Catalog:
     def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
         import difflib
 
-        ids = [r.hf_id for r in self.recipes]
-        lowered = {i.lower(): i for i in ids}
+        lowered = {r.hf_id.lower(): r.hf_id for r in self.recipes}
         got = difflib.get_close_matches(hf_id.lower(), list(lowered), n=n, cutoff=0.4)
         return [lowered[g] for g in got]
 
@@ -267,12 +264,6 @@ def escapes(path: Path, root: Path) -> bool:
         return not is_within(os.path.realpath(path), root)
     except (OSError, ValueError):
         return True
-
-
-def refusal(rel: str) -> YamlLoadError:
-    """The finding for a file refused because it links out of the recipes directory."""
-    return YamlLoadError(rel, 1, 1, "symbolic link to a file outside the recipes directory; refused "
-                                    "(--follow-symlinks reads it)")
 
 
 def walk_models(directory: Path, root: Path, refused: list[Path] | None, follow_symlinks: bool) -> Iterator[Path]:
@@ -500,11 +491,10 @@ def load_catalog(recipes_dir: RecipesDirs = None) -> Catalog:
     dirs = [(label, path) for label, path in dirs if path.resolve() != bundled]
     if not dirs:
         return assemble(BUNDLED_DIR, [bundled_layer("", with_recipes=True)])
-    layers = []
-    for i, (label, path) in enumerate(dirs):
-        top = i == len(dirs) - 1
-        layers.append(read_layer(path, label, "" if top else f"{path.resolve()}/"))
-    return assemble(dirs[-1][1], layers, bundled_layer())
+    # the top layer's files are shown by their relative path, the lower layers' by their full one
+    *lower, (label, path) = dirs
+    layers = [*(read_layer(p, la, f"{p.resolve()}/") for la, p in lower), read_layer(path, label)]
+    return assemble(path, layers, bundled_layer())
 
 
 _KINDS = {"tuple": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}

@@ -8,6 +8,7 @@ by the input's shape): docs/decisions-catalog.md.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import UnionType
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
@@ -18,25 +19,17 @@ BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 CUDA_KEYS = ("cu129", "cu130")
 
 
+#: ``(type, shape)`` in the order they are tried (``bool`` before ``int``, of which it is a subclass;
+#: a model is re-validated as the mapping it was built from).
+_SHAPES: tuple[tuple[type | UnionType, str], ...] = (
+    (type(None), "null"), (bool, "bool"), (int, "int"), (float, "float"), (str, "str"),
+    (dict | BaseModel, "map"), (list | tuple, "list"),
+)
+
+
 def shape_of(value: Any) -> str:
     """The YAML-level kind of a value; the tag used by every shape union."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, BaseModel):  # re-validation of an already built model
-        return "map"
-    return "other"
+    return next((shape for kind, shape in _SHAPES if isinstance(value, kind)), "other")
 
 
 def _by_shape(expected: str, picker: Callable[[Any], str | None] = shape_of) -> Discriminator:
@@ -146,16 +139,11 @@ class CudaDockerImage(_Model):
 
 def _pick_docker(value: Any) -> str | None:
     """Classify a docker_image value the way synthesis.md §9.1 does."""
-    shape = shape_of(value)
-    if shape == "str":
-        return "str"
-    if shape == "map" and isinstance(value, dict):
-        if any(k in value for k in BRAND_KEYS):
-            return "brand"
-        if any(k in value for k in CUDA_KEYS):
-            return "cuda"
-        return "badmap"
-    return None
+    if not isinstance(value, dict):
+        return "str" if isinstance(value, str) else None
+    if any(k in value for k in BRAND_KEYS):
+        return "brand"
+    return "cuda" if any(k in value for k in CUDA_KEYS) else "badmap"
 
 
 NvidiaImage: TypeAlias = Annotated[_Str | Annotated[CudaDockerImage, Tag("map")],

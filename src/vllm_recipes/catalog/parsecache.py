@@ -94,20 +94,23 @@ def read_pack(pack: Path | None) -> dict[str, Any]:
     return got["payload"]
 
 
-def write_pack(pack: Path, payload: dict[str, Any]) -> None:
-    """Replace ``pack`` atomically; a cache that cannot be written is simply not written."""
-    blob = pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL)
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` in one step: a reader sees the old file or the new one, never half."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{pack.stem}-", dir=pack.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, pack)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_pack(pack: Path, payload: dict[str, Any]) -> None:
+    """Replace ``pack``; a cache that cannot be written is simply not written."""
+    blob = pickle.dumps({"salt": _SALT, "payload": payload}, protocol=pickle.HIGHEST_PROTOCOL)
+    with contextlib.suppress(OSError):
+        write_atomic(pack, blob)
 
 
 class ParseCache:

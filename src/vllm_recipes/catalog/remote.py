@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .parsecache import cache_dir, private_dir
+from .parsecache import cache_dir, private_dir, write_atomic
 
 if TYPE_CHECKING:
     import tarfile
@@ -118,13 +118,6 @@ def _read_refs(folder: Path) -> dict[str, Any]:
     return got if isinstance(got, dict) else {}
 
 
-def _write_refs(folder: Path, refs: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".refs-", dir=folder)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(refs, fh, indent=1, sort_keys=True)
-    os.replace(tmp, folder / "refs.json")
-
-
 def _label(source: Source, resolved: str) -> str:
     return f"{source.name}@{resolved[:12]}"
 
@@ -181,7 +174,7 @@ def pull(source: Source) -> LocalCopy:
         refs = _read_refs(folder)
         refs[source.ref or ""] = {"spec": source.spec, "resolved": resolved,
                                   "fetched": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-        _write_refs(folder, refs)
+        write_atomic(folder / "refs.json", json.dumps(refs, indent=1, sort_keys=True).encode())
     return LocalCopy(_label(source, resolved), _tree_root(folder / resolved))
 
 
@@ -231,8 +224,7 @@ def _fetch_git(source: Source, folder: Path) -> str:
         _place(tmp, folder, commit)
         return commit
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --- archives
@@ -304,8 +296,7 @@ def _fetch_archive(source: Source, folder: Path) -> str:
         return digest
     finally:
         archive.unlink(missing_ok=True)
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --- What is cached (``catalog list``)

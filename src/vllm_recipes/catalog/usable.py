@@ -10,8 +10,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .diagnostics import Finding, finding_at, finding_from_load_error
-from .identifiers import is_name
+from .diagnostics import Finding, finding_at, finding_from_load_error, plural
+from .identifiers import hf_id_findings, is_name
 from .loader import Catalog, Recipe
 from .verdicts import Verdicts
 from .yamlsource import FrozenDict
@@ -19,7 +19,6 @@ from .yamlsource import FrozenDict
 
 def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
     """The validation errors of one recipe (codes in ``ignore`` left out), path id included."""
-    from .identifiers import hf_id_findings
     from .validate import validate_document
 
     skip = frozenset(ignore)
@@ -50,8 +49,7 @@ def fails_validation(catalog: Catalog, recipe: Recipe) -> bool:
 
 def skip_lines(rel_path: str, errors: Sequence[Finding]) -> list[str]:
     """The stderr lines saying a file was skipped, and why (one finding per line)."""
-    n = len(errors)
-    return [f"  ✗ skipping {rel_path}: {n} validation error{'s' if n != 1 else ''}",
+    return [f"  ✗ skipping {rel_path}: {plural(len(errors), 'validation error')}",
             *(f"    {f.format()}" for f in errors)]
 
 

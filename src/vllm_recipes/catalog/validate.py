@@ -28,7 +28,7 @@ from . import models as m
 from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
 from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
-from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, Recipe, hf_id_for
+from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, hf_id_for, recipe_from_document
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
@@ -45,8 +45,8 @@ class _Vocabulary:
     """Ids a recipe may refer to, gathered once per catalog."""
 
     hw_ids: tuple[str, ...]
-    generations: frozenset[str]
-    brands: frozenset[str]
+    #: keys a hardware-keyed map may use: exact id, generation, brand, ``default``
+    keyed: tuple[str, ...]
     archs: frozenset[str]
     strategies: tuple[str, ...]
     kv_stores: tuple[str, ...]
@@ -54,12 +54,6 @@ class _Vocabulary:
     kv_groups: tuple[str, ...]
     frontends: tuple[str, ...]
     tasks: tuple[str, ...]
-
-    @property
-    def keyed(self) -> tuple[str, ...]:
-        """Keys a hardware-keyed map may use: exact id, generation, brand, ``default``."""
-        extra = sorted((self.generations | self.brands | {"default", "nvidia"}) - set(self.hw_ids))
-        return (*self.hw_ids, *extra)
 
     @property
     def selectors(self) -> tuple[str, ...]:
@@ -71,27 +65,20 @@ def _str_keys(value: Any) -> tuple[str, ...]:
 
 
 def _vocabulary(catalog: Catalog) -> _Vocabulary:
+    profiles = [p for p in catalog.hardware_profiles.values() if isinstance(p, dict)]
     gens: set[str] = set()
-    brands: set[str] = set()
-    archs: set[str] = set()
-    for prof in catalog.hardware_profiles.values():
-        if not isinstance(prof, dict):
-            continue
+    for prof in profiles:
         for key in ("generation", "gpu_generation"):
             g = prof.get(key)
-            for item in (g if isinstance(g, list | tuple) else (g,)):
-                if isinstance(item, str) and item:
-                    gens.add(item)
-        if isinstance(prof.get("brand"), str):
-            brands.add(prof["brand"].lower())
-        if isinstance(prof.get("arch"), str):
-            archs.add(prof["arch"])
+            items = g if isinstance(g, list | tuple) else (g,)
+            gens.update(item for item in items if isinstance(item, str) and item)
+    brands = {p["brand"].lower() for p in profiles if isinstance(p.get("brand"), str)}
+    hw_ids = _str_keys(catalog.hardware_profiles)
     groups = catalog.taxonomy.get("kv_offload_groups")
     return _Vocabulary(
-        hw_ids=_str_keys(catalog.hardware_profiles),
-        generations=frozenset(gens),
-        brands=frozenset(brands),
-        archs=frozenset(archs),
+        hw_ids=hw_ids,
+        keyed=(*hw_ids, *sorted((gens | brands | {"default", "nvidia"}) - set(hw_ids))),
+        archs=frozenset(p["arch"] for p in profiles if isinstance(p.get("arch"), str)),
         strategies=_str_keys(catalog.serving_strategies),
         kv_stores=_str_keys(catalog.kv_stores),
         kv_options=_str_keys(catalog.kv_offload_options),
@@ -219,10 +206,8 @@ def _unknown_keys(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, st
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         _unknown_keys_annotated(tp, data, path, out)
-    elif origin is Union or origin is types.UnionType:
-        member = next((a for a in typing.get_args(tp) if a is not type(None) and _accepts_container(a, data)), None)
-        if member is not None:
-            _unknown_keys(member, data, path, out)
+    elif origin is Union or origin is types.UnionType:  # ``X | None``: every other union is discriminated
+        _unknown_keys(next(a for a in typing.get_args(tp) if a is not type(None)), data, path, out)
     elif isinstance(tp, type) and issubclass(tp, BaseModel):
         if isinstance(data, dict):
             _unknown_model_keys(tp, data, path, out)
@@ -260,18 +245,6 @@ def _unknown_model_keys(tp: type[BaseModel], data: dict, path: KeyPath, out: lis
             _unknown_keys(hints[key], value, (*path, key), out)
         elif not open_keys:
             out.append(((*path, key), f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
-
-
-def _accepts_container(tp: Any, data: Any) -> bool:
-    """Whether union member ``tp`` is the one that would hold ``data``."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        return True
-    if isinstance(data, dict):
-        return origin is dict or (isinstance(tp, type) and issubclass(tp, BaseModel))
-    if isinstance(data, list | tuple):
-        return origin is tuple
-    return False
 
 
 def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
@@ -397,12 +370,11 @@ class _RecipeChecker:
             self.warn(path, f"unknown hardware id '{sel}'{_did_you_mean(sel, self.v.selectors)}",
                       "unknown-hardware")
 
-    def hw_keyed_map(self, path: KeyPath, value: Any, extra: Iterable[str] = ()) -> None:
+    def hw_keyed_map(self, path: KeyPath, value: Any) -> None:
         if not self.v.hw_ids or not isinstance(value, dict):
             return
-        known = set(self.v.keyed) | set(extra)
         for key in value:
-            if isinstance(key, str) and key not in known:
+            if isinstance(key, str) and key not in self.v.keyed:
                 self.warn((*path, key), f"unknown hardware key '{key}': not a profile id, generation or "
                                         f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
 
@@ -617,16 +589,11 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
     else:
         out.extend(_type_findings(doc, model, doc.data))
         out.extend(_data_file_checks(doc, kind, vocab))
-        out.extend(data_file_identifier_findings(doc, kind, _file_stem(doc.file)))
+        out.extend(data_file_identifier_findings(doc, kind))
     if not errors_only:  # unknown keys are warnings only
         out.extend(_unknown_key_findings(doc, model, doc.data))
     out.extend(_arg_findings(doc))
     return out
-
-
-def _file_stem(file: str) -> str:
-    name = file.replace(os.sep, "/").rsplit("/", 1)[-1]
-    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 # --- Whole catalog (bundled files a user directory falls back to are validated with the bundled catalog)
@@ -654,10 +621,8 @@ def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
         return wanted is None or name in wanted
 
     vocab = _vocabulary(catalog)
-    out: list[Finding] = []
-    for exc in (*catalog.load_errors, *catalog.refused):
-        if keep(exc.position.file):
-            out.append(finding_from_load_error(exc))
+    unread = (*catalog.load_errors, *catalog.refused)
+    out = [finding_from_load_error(e) for e in unread if keep(e.position.file)]
     for src in catalog.sources:
         if src.rel_path.startswith("<bundled>/") or not keep(src.rel_path):
             continue
@@ -718,14 +683,9 @@ def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) 
     if kind != "recipe":
         return catalog, name, kind
     try:
-        doc = load_yaml_file(path, name)
+        recipe = recipe_from_document(load_yaml_file(path, name), name, _hf_id_from_path(path))
     except YamlLoadError as exc:
         return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, exc)), name, kind
-    if not isinstance(doc.data, dict):
-        got = "empty" if doc.data is None else type(doc.data).__name__
-        err = YamlLoadError(name, 1, 1, f"a recipe must be a mapping at the top level, got {got}")
-        return dataclasses.replace(catalog, load_errors=(*catalog.load_errors, err)), name, kind
-    recipe = Recipe(_hf_id_from_path(path), name, doc)
     return dataclasses.replace(catalog, recipes=(*catalog.recipes, recipe)), name, kind
 
 

@@ -166,13 +166,9 @@ class YamlDocument:
 
 def normalize_date(value: Any) -> Any:
     """Timestamps become ``YYYY-MM-DD`` of their UTC calendar date (json-api.md §1.3)."""
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.UTC)
-        return value.strftime("%Y-%m-%d")
-    if isinstance(value, _dt.date):
-        return value.strftime("%Y-%m-%d")
-    return value
+    if isinstance(value, _dt.datetime) and value.tzinfo is not None:
+        value = value.astimezone(_dt.UTC)
+    return value.strftime("%Y-%m-%d") if isinstance(value, _dt.date) else value
 
 
 def freeze(value: Any) -> Any:
@@ -244,9 +240,9 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
 
 
 def _index_positions(root: yaml.Node, file: str,
-                     duplicates: list[tuple[KeyPath, Position]] | None = None) -> dict[KeyPath, Position]:
+                     duplicates: list[tuple[KeyPath, Position]]) -> dict[KeyPath, Position]:
     """Map every key path to the position of its key (mappings) or item (sequences); repeated keys of
-    one mapping are appended to ``duplicates`` when given."""
+    one mapping are appended to ``duplicates``."""
     out: dict[KeyPath, Position] = {(): Position(file, root.start_mark.line + 1, root.start_mark.column + 1)}
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
     while stack:
@@ -258,7 +254,7 @@ def _index_positions(root: yaml.Node, file: str,
                 key: Any = k.value if isinstance(k, yaml.ScalarNode) else None
                 if key is None or key == "<<":
                     continue
-                if key in last and duplicates is not None:
+                if key in last:
                     duplicates.append(((*path, key), Position(file, k.start_mark.line + 1, k.start_mark.column + 1)))
                 last[key] = (k, v)
             for key, (k, v) in last.items():
@@ -381,6 +377,12 @@ def is_within(real: str, root: Path) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
+def refusal(file: str) -> YamlLoadError:
+    """The finding for a file refused because it links out of the recipes directory."""
+    return YamlLoadError(file, 1, 1, "symbolic link to a file outside the recipes directory; refused "
+                                     "(--follow-symlinks reads it)")
+
+
 def _root_of(path: Path, name: str) -> Path | None:
     """The recipes directory ``path`` was found in, when ``name`` is its path relative to it."""
     parts = Path(name).parts
@@ -406,8 +408,7 @@ def read_raw(path: Path, name: str, root: Path | None = None) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise YamlLoadError(name, 1, 1, "not a regular file; refused")
         if root is not None and not follow_symlinks_default() and not is_within(_fd_path(fd, path), root):
-            raise YamlLoadError(name, 1, 1, "symbolic link to a file outside the recipes directory; refused "
-                                            "(--follow-symlinks reads it)")
+            raise refusal(name)
         if st.st_size > MAX_FILE_BYTES:
             raise YamlLoadError(name, 1, 1, f"file is {st.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
         with os.fdopen(os.dup(fd), "rb") as fh:

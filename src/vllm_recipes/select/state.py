@@ -344,15 +344,11 @@ def _default_nodes(d: _Draft) -> int:
     return 2 if not fits_single_node(d.profile, d.variant, d.hw) else 1
 
 
-def _offered_choices(d: _Draft) -> list[str]:
-    """The serving strategies the recipe offers (Mooncake deployments are KV choices)."""
-    return [s for s in offered_strategies(d.r) if d.deploy_type(s) not in (None, "kv_store_lb")]
-
-
 def _strategy_refusal(d: _Draft, strategy: str) -> tuple[str, list[str]] | None:
     """Why an asked-for strategy cannot run here, with the strategies that can (``None``: it can)."""
     r, hw, dt = d.r, d.hw, d.deploy_type(strategy)
-    offered = _offered_choices(d)
+    # the serving strategies the recipe offers (Mooncake deployments are KV choices)
+    offered = [s for s in offered_strategies(r) if d.deploy_type(s) not in (None, "kv_store_lb")]
     supported = [s for s in offered if is_strategy_supported_on_hardware(r, s, d.profile, hw)]
     if strategy not in offered_strategies(r) or not is_map(d.catalog.strategies.get(strategy)) \
             or dt == "kv_store_lb":
