@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
@@ -115,8 +116,12 @@ class RecipeOutput:
     collisions: int = 0
     #: stderr lines (collision and synthesis-failure warnings), in emission order
     warnings: list[str] = field(default_factory=list)
-    #: left out for its validation errors (``warnings`` says which): no files, not counted
-    skipped: bool = False
+    #: the validation errors it is left out for (``warnings`` says which): no files, not counted
+    errors: list[Finding] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.errors)
 
 @dataclass
 class ApiBuild:
@@ -128,7 +133,7 @@ class ApiBuild:
     counts: BuildCounts
     #: every stderr warning, in order (already passed to ``warn`` as they happened)
     warnings: list[str]
-    #: the catalog the API shows: without what validation left out (so ``llms.txt`` shows the same recipes)
+    #: the catalog the API shows: without what validation left out (so ``llms.txt`` shows the same recipes), usable
     catalog: Catalog
 
 
@@ -377,19 +382,21 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     """
     errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
     if errors:
-        return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), skipped=True)
+        return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), errors=errors)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
 
 
 def _skip_feature_mode_errors(catalog: Catalog, recipes: list[Recipe], notes: list[str],
-                              warn: Warn | None) -> list[Recipe]:
-    """``recipes`` less those with §10.2 errors, each reported as skipped (``notes``, ``warn``)."""
+                              findings: list[Finding], warn: Warn | None) -> list[Recipe]:
+    """``recipes`` less those with §10.2 errors, each reported as skipped (``notes``, ``findings``, ``warn``)."""
     kept: list[Recipe] = []
     for recipe in recipes:
         if not feature_mode_messages(recipe.data):
             kept.append(recipe)
             continue
-        lines = skip_lines(recipe.rel_path, [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"])
+        errors = [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"]
+        lines = skip_lines(recipe.rel_path, errors)
+        findings += errors
         notes.extend(lines)
         if warn is not None:
             for line in lines:
@@ -517,6 +524,7 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
     catalog, static_errors = usable_static(catalog)
     notes = [f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused)]
     notes += [f"  ✗ skipping {f.format()}" for f in static_errors]
+    findings = [*map(finding_from_load_error, (*catalog.load_errors, *catalog.refused)), *static_errors]
     if warn is not None:
         for line in notes:
             warn(line)
@@ -531,12 +539,13 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
             bad, recipes = exc, recipes[:i]
             break
     if not strict:
-        recipes = _skip_feature_mode_errors(catalog, recipes, notes, warn)
+        recipes = _skip_feature_mode_errors(catalog, recipes, notes, findings, warn)
     outputs: list[RecipeOutput] = []
     warnings: list[str] = notes
     for res in parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs,
                             min_items=12):
         outputs.append(res)
+        findings += res.errors
         warnings.extend(res.warnings)
         if warn is not None:
             for w in res.warnings:
@@ -547,4 +556,15 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
                            platforms_count(catalog))
     shown = tuple(r for r, res in zip(recipes, outputs, strict=True) if not res.skipped)
     return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
-                    warnings=warnings, catalog=replace(catalog, recipes=shown))
+                    warnings=warnings, catalog=shown_catalog(catalog, shown, findings))
+
+
+def shown_catalog(catalog: Catalog, recipes: tuple[Recipe, ...], findings: list[Finding]) -> Catalog:
+    """What :func:`~vllm_recipes.catalog.usable.usable_catalog` would make of ``catalog``: without what the build
+    left out, ``usable`` (each finding was reported). What ``catalog`` computed is kept while its recipes are."""
+    if catalog.usable and recipes == catalog.recipes:
+        return catalog
+    shown = replace(catalog, recipes=recipes, skipped=tuple(findings), usable=True)
+    if recipes == catalog.recipes:
+        vars(shown).update((k, v) for k, v in vars(catalog).items() if k not in Catalog.__dataclass_fields__)
+    return shown
