@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -53,9 +53,11 @@ Rendered = AlikeResolves[Mapping[str, Any]]
 def _frozen(value: Any) -> Any:
     """``value`` with each dict and list made immutable: look-alike renderings share it."""
     if isinstance(value, dict):
-        return value if isinstance(value, FrozenDict) else FrozenDict({k: _frozen(v) for k, v in value.items()})
+        if isinstance(value, FrozenDict):
+            return value
+        return FrozenDict({k: v if type(v) is str else _frozen(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
-        return tuple([_frozen(v) for v in value])
+        return tuple([v if type(v) is str else _frozen(v) for v in value])
     return value
 
 
@@ -65,7 +67,7 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
     """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
     sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
                     pd_nodes=pd_nodes, kv_offload=kv_offload)
-    rest = repr(replace(sel, hw_id=""))  # (PD requests are dicts)
+    rest = repr({**vars(sel), "hw_id": ""})  # the selection less its hardware (PD requests are dicts)
     got = rendered.find(rest, hw) if rendered is not None else None
     if got is not None:
         fields = got[0]
