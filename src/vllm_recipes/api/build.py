@@ -404,37 +404,12 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     """Everything one recipe contributes to the API (json-api.md §5-§9).
 
     A recipe with validation errors contributes nothing but the lines saying why
-    (feature-mode errors are §10.2's job: :func:`check_feature_modes` aborts on them).
+    (feature-mode errors are §10.2's job: :func:`build_api` aborts on them or skips the recipe).
     """
     errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
     if errors:
         return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), errors=errors)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
-
-
-def _skip_feature_mode_errors(catalog: Catalog, recipes: list[Recipe], notes: list[str],
-                              findings: list[Finding], warn: Warn | None) -> list[Recipe]:
-    """``recipes`` less those with §10.2 errors, each reported as skipped (``notes``, ``findings``, ``warn``)."""
-    kept: list[Recipe] = []
-    for recipe in recipes:
-        if not feature_mode_messages(recipe.data):
-            kept.append(recipe)
-            continue
-        errors = [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"]
-        lines = skip_lines(recipe.rel_path, errors)
-        findings += errors
-        notes.extend(lines)
-        if warn is not None:
-            for line in lines:
-                warn(line)
-    return kept
-
-
-def check_feature_modes(recipe: Recipe) -> None:
-    """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
-    messages = feature_mode_messages(recipe.data)
-    if messages:
-        raise FeatureModeError(feature_mode_error(recipe.rel_path, messages))
 
 
 # Parallel rendering
@@ -548,34 +523,38 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
                             + "\n".join(f"  {e}" for e in catalog.load_errors))
     catalog, static_errors = usable_static(catalog)
-    notes = [f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused)]
-    notes += [f"  ✗ skipping {f.format()}" for f in static_errors]
+    warnings: list[str] = []
+
+    def say(lines: Iterable[str]) -> None:
+        for line in lines:
+            warnings.append(line)
+            if warn is not None:
+                warn(line)
+
+    say(f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused))
+    say(f"  ✗ skipping {f.format()}" for f in static_errors)
     findings = [*map(finding_from_load_error, (*catalog.load_errors, *catalog.refused)), *static_errors]
-    if warn is not None:
-        for line in notes:
-            warn(line)
-    recipes = list(catalog.recipes)
     # §5.1: validation aborts at the first bad recipe; the ones before it still render (and warn).
     # Not strict (build-api, serve, MCP): such a recipe is skipped with its messages, never the catalog.
     bad: FeatureModeError | None = None
-    for i, recipe in enumerate(recipes if strict else ()):
-        try:
-            check_feature_modes(recipe)
-        except FeatureModeError as exc:
-            bad, recipes = exc, recipes[:i]
+    recipes: list[Recipe] = []
+    for recipe in catalog.recipes:
+        messages = feature_mode_messages(recipe.data)
+        if messages and strict:
+            bad = FeatureModeError(feature_mode_error(recipe.rel_path, messages))
             break
-    if not strict:
-        recipes = _skip_feature_mode_errors(catalog, recipes, notes, findings, warn)
+        if messages:
+            errors = [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"]
+            findings += errors
+            say(skip_lines(recipe.rel_path, errors))
+        else:
+            recipes.append(recipe)
     outputs: list[RecipeOutput] = []
-    warnings: list[str] = notes
     for res in parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs,
                             min_items=12):
         outputs.append(res)
         findings += res.errors
-        warnings.extend(res.warnings)
-        if warn is not None:
-            for w in res.warnings:
-                warn(w)
+        say(res.warnings)
     if bad is not None:
         raise bad
     counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
