@@ -28,9 +28,8 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
 
-from .tree import HardwareRendering, Rendered, render_for_hardware
+from .tree import HardwareRendering, Rendered, Warn, render_for_hardware
 
-Warn = Callable[[str], None]
 #: Hook adding top-level keys to every recipe file (e.g. ``translations``); see :func:`build_api`.
 ExtraRecipeKeys = Callable[[Recipe], Mapping[str, Any] | None]
 
