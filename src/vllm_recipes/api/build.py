@@ -13,7 +13,6 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -172,18 +171,10 @@ def _source_data(catalog: Catalog, name: str) -> tuple[bool, Any]:
     return False, None
 
 
-def quickstart_dir(catalog: Catalog) -> Path | None:
-    """``quickstart/`` of the recipes dir, else the bundled one (§4.5; optional)."""
-    for base in (catalog.root, BUNDLED_DIR):
-        d = base / "quickstart"
-        if d.is_dir():
-            return d
-    return None
-
-
 def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
-    """§4.5: ``quickstart/<hardware_profile>.json`` per ``quickstart/*.yaml``, sorted by name bytes."""
-    d = quickstart_dir(catalog)
+    """§4.5: ``quickstart/<hardware_profile>.json`` per ``quickstart/*.yaml`` of the recipes dir, else of the
+    bundled one (optional), sorted by name bytes."""
+    d = next((b / "quickstart" for b in (catalog.root, BUNDLED_DIR) if (b / "quickstart").is_dir()), None)
     if d is None:
         return []
     out = []
