@@ -7,25 +7,28 @@ and clean paths (two variants promoted to one model id, §5.9), which :func:`mer
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
+import orjson
+
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
-from vllm_recipes.catalog.yamlsource import YamlLoadError, load_yaml_file, thaw
+from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, load_yaml_file, thaw
 from vllm_recipes.jsvalues import as_map, get, js_str, truthy
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
 
-from .tree import HardwareRendering, Rendered, render_for_hardware
+from .tree import HardwareRendering, Rendered, Warn, render_for_hardware
 
-Warn = Callable[[str], None]
 #: Hook adding top-level keys to every recipe file (e.g. ``translations``); see :func:`build_api`.
 ExtraRecipeKeys = Callable[[Recipe], Mapping[str, Any] | None]
 
@@ -75,10 +78,32 @@ class FeatureModeError(ApiBuildError):
 def encode(obj: Any) -> bytes:
     """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline.
 
-    No check for cycles (an eighth of the build's encoding): the loader refuses recursive aliases and
-    nothing built from a document refers to itself.
+    Written by orjson (a fifth of the build's time otherwise), whose bytes are the same except for floats it
+    spells otherwise (non-finite, or below 1e-4 in size), which :func:`_orjson_writes_alike` looks for, and
+    integers beyond 64 bits and non-string keys, which it refuses: such a value takes ``json.dumps``.
     """
-    return json.dumps(obj, indent=2, ensure_ascii=False, check_circular=False).encode("utf-8")
+    if _orjson_writes_alike(obj):
+        with contextlib.suppress(TypeError):  # (orjson.JSONEncodeError)
+            return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
+    return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _orjson_writes_alike(value: Any) -> bool:
+    """``value`` holds only strings, integers, booleans, ``None``, (frozen) dicts, lists, tuples and floats that
+    orjson writes as ``repr`` does (zero, or finite from 1e-4 up in size)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is str or t is int or t is bool or v is None:
+            continue
+        if t is dict or t is FrozenDict:
+            stack.extend(v.values())
+        elif t is list or t is tuple:
+            stack.extend(v)
+        elif t is not float or not (v == 0 or 1e-4 <= abs(v) < math.inf):
+            return False
+    return True
 
 
 # Results
@@ -115,8 +140,12 @@ class RecipeOutput:
     collisions: int = 0
     #: stderr lines (collision and synthesis-failure warnings), in emission order
     warnings: list[str] = field(default_factory=list)
-    #: left out for its validation errors (``warnings`` says which): no files, not counted
-    skipped: bool = False
+    #: the validation errors it is left out for (``warnings`` says which): no files, not counted
+    errors: list[Finding] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.errors)
 
 @dataclass
 class ApiBuild:
@@ -128,7 +157,7 @@ class ApiBuild:
     counts: BuildCounts
     #: every stderr warning, in order (already passed to ``warn`` as they happened)
     warnings: list[str]
-    #: the catalog the API shows: without what validation left out (so ``llms.txt`` shows the same recipes)
+    #: the catalog the API shows: without what validation left out (so ``llms.txt`` shows the same recipes), usable
     catalog: Catalog
 
 
@@ -142,18 +171,10 @@ def _source_data(catalog: Catalog, name: str) -> tuple[bool, Any]:
     return False, None
 
 
-def quickstart_dir(catalog: Catalog) -> Path | None:
-    """``quickstart/`` of the recipes dir, else the bundled one (§4.5; optional)."""
-    for base in (catalog.root, BUNDLED_DIR):
-        d = base / "quickstart"
-        if d.is_dir():
-            return d
-    return None
-
-
 def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
-    """§4.5: ``quickstart/<hardware_profile>.json`` per ``quickstart/*.yaml``, sorted by name bytes."""
-    d = quickstart_dir(catalog)
+    """§4.5: ``quickstart/<hardware_profile>.json`` per ``quickstart/*.yaml`` of the recipes dir, else of the
+    bundled one (optional), sorted by name bytes."""
+    d = next((b / "quickstart" for b in (catalog.root, BUNDLED_DIR) if (b / "quickstart").is_dir()), None)
     if d is None:
         return []
     out = []
@@ -373,35 +394,12 @@ def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecip
     """Everything one recipe contributes to the API (json-api.md §5-§9).
 
     A recipe with validation errors contributes nothing but the lines saying why
-    (feature-mode errors are §10.2's job: :func:`check_feature_modes` aborts on them).
+    (feature-mode errors are §10.2's job: :func:`build_api` aborts on them or skips the recipe).
     """
     errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
     if errors:
-        return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), skipped=True)
+        return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), errors=errors)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
-
-
-def _skip_feature_mode_errors(catalog: Catalog, recipes: list[Recipe], notes: list[str],
-                              warn: Warn | None) -> list[Recipe]:
-    """``recipes`` less those with §10.2 errors, each reported as skipped (``notes``, ``warn``)."""
-    kept: list[Recipe] = []
-    for recipe in recipes:
-        if not feature_mode_messages(recipe.data):
-            kept.append(recipe)
-            continue
-        lines = skip_lines(recipe.rel_path, [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"])
-        notes.extend(lines)
-        if warn is not None:
-            for line in lines:
-                warn(line)
-    return kept
-
-
-def check_feature_modes(recipe: Recipe) -> None:
-    """§10.2; raises :class:`FeatureModeError` with the reference's exact text."""
-    messages = feature_mode_messages(recipe.data)
-    if messages:
-        raise FeatureModeError(feature_mode_error(recipe.rel_path, messages))
 
 
 # Parallel rendering
@@ -515,36 +513,53 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         raise ApiBuildError("cannot build the JSON API, these files do not load:\n"
                             + "\n".join(f"  {e}" for e in catalog.load_errors))
     catalog, static_errors = usable_static(catalog)
-    notes = [f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused)]
-    notes += [f"  ✗ skipping {f.format()}" for f in static_errors]
-    if warn is not None:
-        for line in notes:
-            warn(line)
-    recipes = list(catalog.recipes)
+    warnings: list[str] = []
+
+    def say(lines: Iterable[str]) -> None:
+        for line in lines:
+            warnings.append(line)
+            if warn is not None:
+                warn(line)
+
+    say(f"  ✗ skipping {e}" for e in (*catalog.load_errors, *catalog.refused))
+    say(f"  ✗ skipping {f.format()}" for f in static_errors)
+    findings = [*map(finding_from_load_error, (*catalog.load_errors, *catalog.refused)), *static_errors]
     # §5.1: validation aborts at the first bad recipe; the ones before it still render (and warn).
     # Not strict (build-api, serve, MCP): such a recipe is skipped with its messages, never the catalog.
     bad: FeatureModeError | None = None
-    for i, recipe in enumerate(recipes if strict else ()):
-        try:
-            check_feature_modes(recipe)
-        except FeatureModeError as exc:
-            bad, recipes = exc, recipes[:i]
+    recipes: list[Recipe] = []
+    for recipe in catalog.recipes:
+        messages = feature_mode_messages(recipe.data)
+        if messages and strict:
+            bad = FeatureModeError(feature_mode_error(recipe.rel_path, messages))
             break
-    if not strict:
-        recipes = _skip_feature_mode_errors(catalog, recipes, notes, warn)
+        if messages:
+            errors = [f for f in recipe_errors(catalog, recipe) if f.code == "feature-mode"]
+            findings += errors
+            say(skip_lines(recipe.rel_path, errors))
+        else:
+            recipes.append(recipe)
     outputs: list[RecipeOutput] = []
-    warnings: list[str] = notes
     for res in parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs,
                             min_items=12):
         outputs.append(res)
-        warnings.extend(res.warnings)
-        if warn is not None:
-            for w in res.warnings:
-                warn(w)
+        findings += res.errors
+        say(res.warnings)
     if bad is not None:
         raise bad
     counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
                            platforms_count(catalog))
     shown = tuple(r for r, res in zip(recipes, outputs, strict=True) if not res.skipped)
     return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
-                    warnings=warnings, catalog=replace(catalog, recipes=shown))
+                    warnings=warnings, catalog=shown_catalog(catalog, shown, findings))
+
+
+def shown_catalog(catalog: Catalog, recipes: tuple[Recipe, ...], findings: list[Finding]) -> Catalog:
+    """What :func:`~vllm_recipes.catalog.usable.usable_catalog` would make of ``catalog``: without what the build
+    left out, ``usable`` (each finding was reported). What ``catalog`` computed is kept while its recipes are."""
+    if catalog.usable and recipes == catalog.recipes:
+        return catalog
+    shown = replace(catalog, recipes=recipes, skipped=tuple(findings), usable=True)
+    if recipes == catalog.recipes:
+        vars(shown).update((k, v) for k, v in vars(catalog).items() if k not in Catalog.__dataclass_fields__)
+    return shown

@@ -6,6 +6,7 @@ Generated, never hand-written: every command is the engine's rendering of the se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
@@ -75,11 +76,7 @@ def recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
 
 def _fence(text: str) -> str:
     """A backtick fence longer than any backtick run inside ``text``."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    return "`" * max(3, longest + 1)
+    return "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
 
 
 def _one_line(text: str) -> str:

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.yamlsource import FrozenDict
 from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
-from vllm_recipes.render.rendering import rendering_object
+from vllm_recipes.render.rendering import rendering_fields, with_hardware
 from vllm_recipes.select.defaults import (
     default_features,
     pick_fitting_variant,
@@ -44,31 +45,43 @@ class HardwareRendering:
     alternatives: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
-#: One recipe's renderings so far: a selection whose hardware reads like an earlier one's renders that very
-#: object but for its ``hardware`` id (it is not resolved again).
-Rendered = AlikeResolves[dict[str, Any]]
+#: One recipe's renderings so far: the fields (:func:`rendering_fields`) of each selection less its hardware,
+#: shared by every selection whose hardware reads alike (never resolved again).
+Rendered = AlikeResolves[Mapping[str, Any]]
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with each dict and list made immutable: look-alike renderings share it."""
+    if isinstance(value, dict):
+        if isinstance(value, FrozenDict):
+            return value
+        return FrozenDict({k: v if type(v) is str else _frozen(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple([v if type(v) is str else _frozen(v) for v in value])
+    return value
 
 
 def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
                      features: list[str], pd_nodes: Any = None, kv_offload: str | None = None,
                      warn: Warn | None = None, rendered: Rendered | None = None) -> dict[str, Any] | None:
     """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
-    rest = (vk, strategy, nodes, tuple(features), repr(pd_nodes), kv_offload)
-    got = rendered.find(rest, hw) if rendered is not None else None
-    if got is not None:
-        return {**got[0], "hardware": hw}
     sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
                     pd_nodes=pd_nodes, kv_offload=kv_offload)
-    try:
-        ctx, plan = resolve(catalog, recipe, sel)
-        obj = with_vllm_lint(rendering_object(ctx, plan), ctx, plan)
-    except Exception as exc:
-        if warn:
-            warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
-        return None
-    if rendered is not None:
-        rendered.add(rest, ctx.hw, dict(obj))  # a copy: callers add keys to theirs
-    return obj
+    rest = repr({**vars(sel), "hw_id": ""})  # the selection less its hardware (PD requests are dicts)
+    got = rendered.find(rest, hw) if rendered is not None else None
+    if got is not None:
+        fields = got[0]
+    else:
+        try:
+            ctx, plan = resolve(catalog, recipe, sel)
+            fields = _frozen(with_vllm_lint(rendering_fields(ctx, plan), ctx, plan))
+        except Exception as exc:
+            if warn:
+                warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")
+            return None
+        if rendered is not None:
+            rendered.add(rest, ctx.hw, fields)
+    return with_hardware(hw, fields)
 
 
 def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[str, Any],

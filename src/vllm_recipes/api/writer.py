@@ -204,7 +204,7 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
     catalog = load_catalog(recipes_dir)
     api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
                     strict=False)
-    files = {path: data for path, data in api.files.items() if data is not None}
+    files = dict(api.files)
     if llms:
         files.update(llms_files(api.catalog))
     target = Path(os.path.realpath(out))  # a symlinked OUT is updated where it points, and stays a symlink

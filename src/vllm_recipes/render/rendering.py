@@ -6,6 +6,7 @@ CLI's ``--format json`` and the live API reuse.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vllm_recipes.jsvalues import first_truthy, get
@@ -39,11 +40,21 @@ def _forms(meta: DockerMeta, inv: Invocation, env: tuple[EnvValue, ...], port: i
 
 def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
     """json-api.md §8.2-§8.6 for one resolved selection, key order exact."""
+    return with_hardware(ctx.sel.hw_id, rendering_fields(ctx, plan, frontend_key=frontend_key))
+
+
+def with_hardware(hw_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A rendering object: the selection's ``hardware`` id first (§8.2), then its :func:`rendering_fields`."""
+    return {"hardware": hw_id, **fields}
+
+
+def rendering_fields(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
+    """Every key of the rendering object but ``hardware``. They read the hardware only through ``ctx.hw``, so
+    a selection whose hardware reads alike has the same fields (``build-api`` reuses them: ``api.tree``)."""
     sel = ctx.sel
     meta = meta_for(ctx)
     head_env: tuple[EnvValue, ...] = plan.env if isinstance(plan, SinglePlan | MultiNodePlan | KvStorePlan) else ()
     out: dict[str, Any] = {
-        "hardware": sel.hw_id,
         "strategy": sel.strategy,
         "variant": sel.variant_key,
         "node_count": sel.node_count,
