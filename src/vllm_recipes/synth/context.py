@@ -55,17 +55,23 @@ class Hardware:
     def read(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args, profile, hw_id)``, recorded (``fn`` must be a pure function of its arguments)."""
         key = (fn, *map(id, args))
-        got = self.reads.get(key)
-        if got is None:
-            got = self.reads[key] = (fn, args, fn(*args, self._profile, self.id))
-        return got[2]
+        return (self.reads.get(key) or self._record(key, fn, args))[2]
+
+    def _record(self, key: tuple[Any, ...], fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+        got = self.reads[key] = (fn, args, fn(*args, self._profile, self.id))
+        return got
 
     def reads_alike(self, other: Hardware) -> bool:
         """Whether every read recorded here gives the same value on ``other`` (read, so recorded, there)."""
+        theirs = other.reads
         try:
-            return all(_same(other.read(fn, *args), value) for fn, args, value in self.reads.values())
+            for key, (fn, args, value) in self.reads.items():
+                got = (theirs.get(key) or other._record(key, fn, args))[2]
+                if got is not value and not _same(got, value):
+                    return False
         except Exception:  # a read that fails on the other hardware is not alike
             return False
+        return True
 
     @property
     def profile(self) -> Mapping[str, Any]:
@@ -125,13 +131,13 @@ def _same(a: Any, b: Any) -> bool:
         return True
     if type(a) is not type(b):
         return False
-    if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(map(_same, a, b))
-    if is_dataclass(a):
-        return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, str | int):  # (bool is an int)
+        return a == b
     if isinstance(a, float):
         return repr(a) == repr(b)
-    return isinstance(a, str | int | bool) and a == b
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return is_dataclass(a) and all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
