@@ -78,15 +78,17 @@ class Hardware:
         """The whole profile (recorded as such: no other profile reads alike)."""
         return self.read(_whole_profile)
 
+    # The lookups below give None for anything but a mapping, on any hardware: only a mapping is a read.
+
     def exact(self, m: Any) -> Any:
         """``m[hw_id]`` (synthesis.md §2.4)."""
-        return self.read(_exact, m)
+        return self.read(_exact, m) if is_map(m) else None
 
     def gen_or_nvidia(self, m: Any) -> tuple[str, Any] | None:
-        return self.read(_gen_or_nvidia, m)
+        return self.read(_gen_or_nvidia, m) if is_map(m) else None
 
     def keyed(self, m: Any) -> tuple[str | int, Any] | None:
-        return self.read(keyed_with_key, m)
+        return self.read(keyed_with_key, m) if is_map(m) else None
 
 
 class AlikeResolves(Generic[R]):
