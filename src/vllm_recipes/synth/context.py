@@ -158,9 +158,6 @@ class Ctx:
     deploy_type: str
     #: the hardware, read through :class:`Hardware` (``hw_id`` and ``profile`` read all of it)
     hw: Hardware
-    gpu_count: Any
-    total_gpus: Any
-    single_node_tp: Any
     model_id: str
     variant_exact_ho: Any
     so: Mapping[str, Any] | None
@@ -185,6 +182,20 @@ class Ctx:
     @property
     def profile(self) -> Mapping[str, Any]:
         return self.hw.profile
+
+    # Read when used, so that a resolve that does not use them reads alike on hardware where they differ.
+
+    @property
+    def gpu_count(self) -> Any:
+        return self.hw.read(_gpu_count)
+
+    @property
+    def total_gpus(self) -> Any:
+        return self.gpu_count * max(1, self.node_count)
+
+    @property
+    def single_node_tp(self) -> Any:
+        return self.hw.read(_single_node_tp, self.recipe, self.variant, self.sel.strategy)
 
     @property
     def strategy_name(self) -> str:
@@ -214,7 +225,6 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     deploy_type = str(raw_deploy_type) if truthy(raw_deploy_type) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
     hw = Hardware.of(catalog, sel.hw_id)
-    gpu_count = hw.read(_gpu_count)
 
     kv_store = None
     kv_offload = sel.kv_offload
@@ -244,9 +254,6 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         strategy_file=catalog.strategy_files.get(sel.strategy, f"strategies/{sel.strategy}.yaml"),
         deploy_type=deploy_type,
         hw=hw,
-        gpu_count=gpu_count,
-        total_gpus=gpu_count * max(1, node_count),
-        single_node_tp=hw.read(_single_node_tp, recipe, variant, sel.strategy),
         model_id=model_id if isinstance(model_id, str) else str(model_id),
         variant_exact_ho=hw.exact(variant.get("hardware_overrides")),
         so=so if is_map(so) else None,
