@@ -55,19 +55,18 @@ class Hardware:
     def read(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args, profile, hw_id)``, recorded (``fn`` must be a pure function of its arguments)."""
         key = (fn, *map(id, args))
-        return (self.reads.get(key) or self._record(key, fn, args))[2]
-
-    def _record(self, key: tuple[Any, ...], fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
-        got = self.reads[key] = (fn, args, fn(*args, self._profile, self.id))
-        return got
+        got = self.reads.get(key)
+        if got is None:
+            got = self.reads[key] = (fn, args, fn(*args, self._profile, self.id))
+        return got[2]
 
     def reads_alike(self, other: Hardware) -> bool:
         """Whether every read recorded here gives the same value on ``other`` (read, so recorded, there)."""
         theirs = other.reads
         try:
             for key, (fn, args, value) in self.reads.items():
-                got = (theirs.get(key) or other._record(key, fn, args))[2]
-                if got is not value and not _same(got, value):
+                got = theirs.get(key)  # (mostly there: ``other`` is probed for many selections)
+                if not _same(other.read(fn, *args) if got is None else got[2], value):
                     return False
         except Exception:  # a read that fails on the other hardware is not alike
             return False
