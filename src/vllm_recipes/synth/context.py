@@ -158,7 +158,6 @@ class Ctx:
     #: the hardware, read through :class:`Hardware` (``hw_id`` and ``profile`` read all of it)
     hw: Hardware
     model_id: str
-    variant_exact_ho: Any
     so: Mapping[str, Any] | None
     parallel_flag: str
     is_multi: bool
@@ -254,7 +253,6 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         deploy_type=deploy_type,
         hw=hw,
         model_id=model_id if isinstance(model_id, str) else str(model_id),
-        variant_exact_ho=hw.exact(variant.get("hardware_overrides")),
         so=so if is_map(so) else None,
         parallel_flag=str(first_truthy(strategy.get("parallel_flag"), "--tensor-parallel-size")),
         is_multi=raw_deploy_type == "multi_node" and node_count > 1,

@@ -128,7 +128,7 @@ def layer_variant(ctx: Ctx, call: Call) -> Contribution:
 
 def layer_variant_hardware(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
-    ho = ctx.variant_exact_ho
+    ho = ctx.hw.exact(ctx.variant.get("hardware_overrides"))
     if is_map(ho):
         base = ("variants", ctx.variant_data_key, "hardware_overrides", ctx.hw_id)
         c.add_recipe_args(ctx, ho.get("extra_args"), "variant-hardware", *base, "extra_args")
