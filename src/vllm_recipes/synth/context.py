@@ -62,25 +62,32 @@ class Hardware:
 
     def reads_alike(self, other: Hardware) -> bool:
         """Whether every read recorded here gives the same value on ``other`` (read, so recorded, there)."""
+        theirs = other.reads
         try:
-            return all(_same(other.read(fn, *args), value) for fn, args, value in self.reads.values())
+            for key, (fn, args, value) in self.reads.items():
+                got = theirs.get(key)  # (mostly there: ``other`` is probed for many selections)
+                if not _same(other.read(fn, *args) if got is None else got[2], value):
+                    return False
         except Exception:  # a read that fails on the other hardware is not alike
             return False
+        return True
 
     @property
     def profile(self) -> Mapping[str, Any]:
         """The whole profile (recorded as such: no other profile reads alike)."""
         return self.read(_whole_profile)
 
+    # The lookups below give None for anything but a mapping, on any hardware: only a mapping is a read.
+
     def exact(self, m: Any) -> Any:
         """``m[hw_id]`` (synthesis.md §2.4)."""
-        return self.read(_exact, m)
+        return self.read(_exact, m) if is_map(m) else None
 
     def gen_or_nvidia(self, m: Any) -> tuple[str, Any] | None:
-        return self.read(_gen_or_nvidia, m)
+        return self.read(_gen_or_nvidia, m) if is_map(m) else None
 
     def keyed(self, m: Any) -> tuple[str | int, Any] | None:
-        return self.read(keyed_with_key, m)
+        return self.read(keyed_with_key, m) if is_map(m) else None
 
 
 class AlikeResolves(Generic[R]):
@@ -125,13 +132,13 @@ def _same(a: Any, b: Any) -> bool:
         return True
     if type(a) is not type(b):
         return False
-    if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(map(_same, a, b))
-    if is_dataclass(a):
-        return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, str | int):  # (bool is an int)
+        return a == b
     if isinstance(a, float):
         return repr(a) == repr(b)
-    return isinstance(a, str | int | bool) and a == b
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return is_dataclass(a) and all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -150,11 +157,7 @@ class Ctx:
     deploy_type: str
     #: the hardware, read through :class:`Hardware` (``hw_id`` and ``profile`` read all of it)
     hw: Hardware
-    gpu_count: Any
-    total_gpus: Any
-    single_node_tp: Any
     model_id: str
-    variant_exact_ho: Any
     so: Mapping[str, Any] | None
     parallel_flag: str
     is_multi: bool
@@ -177,6 +180,20 @@ class Ctx:
     @property
     def profile(self) -> Mapping[str, Any]:
         return self.hw.profile
+
+    # Read when used, so that a resolve that does not use them reads alike on hardware where they differ.
+
+    @property
+    def gpu_count(self) -> Any:
+        return self.hw.read(_gpu_count)
+
+    @property
+    def total_gpus(self) -> Any:
+        return self.gpu_count * max(1, self.node_count)
+
+    @property
+    def single_node_tp(self) -> Any:
+        return self.hw.read(_single_node_tp, self.recipe, self.variant, self.sel.strategy)
 
     @property
     def strategy_name(self) -> str:
@@ -206,7 +223,6 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     deploy_type = str(raw_deploy_type) if truthy(raw_deploy_type) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
     hw = Hardware.of(catalog, sel.hw_id)
-    gpu_count = hw.read(_gpu_count)
 
     kv_store = None
     kv_offload = sel.kv_offload
@@ -236,11 +252,7 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
         strategy_file=catalog.strategy_files.get(sel.strategy, f"strategies/{sel.strategy}.yaml"),
         deploy_type=deploy_type,
         hw=hw,
-        gpu_count=gpu_count,
-        total_gpus=gpu_count * max(1, node_count),
-        single_node_tp=hw.read(_single_node_tp, recipe, variant, sel.strategy),
         model_id=model_id if isinstance(model_id, str) else str(model_id),
-        variant_exact_ho=hw.exact(variant.get("hardware_overrides")),
         so=so if is_map(so) else None,
         parallel_flag=str(first_truthy(strategy.get("parallel_flag"), "--tensor-parallel-size")),
         is_multi=raw_deploy_type == "multi_node" and node_count > 1,

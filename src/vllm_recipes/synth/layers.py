@@ -128,7 +128,7 @@ def layer_variant(ctx: Ctx, call: Call) -> Contribution:
 
 def layer_variant_hardware(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
-    ho = ctx.variant_exact_ho
+    ho = ctx.hw.exact(ctx.variant.get("hardware_overrides"))
     if is_map(ho):
         base = ("variants", ctx.variant_data_key, "hardware_overrides", ctx.hw_id)
         c.add_recipe_args(ctx, ho.get("extra_args"), "variant-hardware", *base, "extra_args")
@@ -160,7 +160,8 @@ def pd_role_request(ctx: Ctx, role: str) -> Mapping[str, Any]:
 def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
     """§5.2: exactly one parallel layout per call."""
     c = Contribution()
-    n, g = ctx.node_count, ctx.gpu_count
+    n = ctx.node_count
+    g = ctx.gpu_count if ctx.is_multi else 0  # read where used: a plan that does not use it is any GPU count's
     mp = call.mp_rank
     addr = ctx.mp_master_addr
     parallelism = ctx.strategy.get("parallelism")
@@ -204,7 +205,7 @@ def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
             _pd_parallel(ctx, call.role, c)
     else:
         note = "single node" + (" (TP size resolved from the recipe / VRAM fit)"
-                                if ctx.strategy_name == "single_node_tp" else f": {g} GPUs")
+                                if ctx.strategy_name == "single_node_tp" else f": {ctx.gpu_count} GPUs")
         c.add_computed("parallelism", note, ctx.parallel_flag, ctx.single_node_tp)
     return c
 
