@@ -59,11 +59,6 @@ class Contribution:
     args: list[Arg] = field(default_factory=list)
     env: list[EnvFragment] = field(default_factory=list)
 
-    def env_entries(self) -> list[tuple[str, Any, Source]]:
-        """Every env entry with its own source (the map's key path plus the name), in merge order."""
-        return [(k, v, Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note))
-                for m, src in self.env for k, v in m.items()]
-
     def add_args(self, tokens: Any, source: Source) -> None:
         """Append ``tokens`` if it is a list (JS: only if truthy). ``"--max-model-len auto"`` (a flag and its
         value in one item, as some recipes write it) becomes the two argv items vLLM parses, so the command text,
