@@ -69,8 +69,7 @@ class Contribution:
             for i, t in enumerate(tokens):
                 if not isinstance(t, str):
                     t = js_str(t) if truthy(t) else ""
-                parts = t.split() if t.startswith("--") else ()
-                if len(parts) == 2 and "=" not in parts[0]:
+                if t.startswith("--") and len(parts := t.split()) == 2 and "=" not in parts[0]:
                     append(Arg(parts[0], source, i))
                     append(Arg(parts[1], source, i))
                 else:
@@ -83,8 +82,7 @@ class Contribution:
 
     def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
         src = Source(layer, "", (), note)
-        for t in tokens:
-            self.args.append(Arg(t if isinstance(t, str) else js_str(t), src))
+        self.args += [Arg(t if isinstance(t, str) else js_str(t), src) for t in tokens]
 
     def add_env(self, m: Any, source: Source) -> None:
         if is_map(m):
