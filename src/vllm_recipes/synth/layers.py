@@ -42,7 +42,8 @@ EnvFragment = tuple[Mapping[str, Any], Source]
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """Which process an argument list is for (``buildArgs(role, nodeRole, nodeRank)``)."""
+    """Which process an argument list is for (``buildArgs(role, nodeRole, nodeRank)``). Only the parallelism
+    layer reads ``node_role`` and ``rank``: a multi-node deployment's followers share the head's other layers."""
 
     role: str | None = None
     node_role: str | None = None
@@ -345,10 +346,9 @@ def layer_features(ctx: Ctx, call: Call) -> Contribution:
 def layer_kv_option(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
     if ctx.kv_opt is not None:
-        k = ctx.sel.kv_offload
-        src = Source("kv-option", ctx.catalog.taxonomy_file, ("kv_offload", k or ""))
-        c.add_args(ctx.kv_opt.get("args"), Source(src.layer, src.file, (*src.key_path, "args")))
-        c.add_env(ctx.kv_opt.get("env"), Source(src.layer, src.file, (*src.key_path, "env")))
+        f, k = ctx.catalog.taxonomy_file, ctx.sel.kv_offload or ""
+        c.add_args(ctx.kv_opt.get("args"), Source("kv-option", f, ("kv_offload", k, "args")))
+        c.add_env(ctx.kv_opt.get("env"), Source("kv-option", f, ("kv_offload", k, "env")))
     return c
 
 
