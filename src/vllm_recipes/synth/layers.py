@@ -37,13 +37,13 @@ from vllm_recipes.select.gates import (
 from .context import Ctx
 from .plan import Arg, Source
 
-KeyPath = tuple[str | int, ...]
 EnvFragment = tuple[Mapping[str, Any], Source]
 
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """Which process an argument list is for (``buildArgs(role, nodeRole, nodeRank)``)."""
+    """Which process an argument list is for (``buildArgs(role, nodeRole, nodeRank)``). Only the parallelism
+    layer reads ``node_role`` and ``rank``: a multi-node deployment's followers share the head's other layers."""
 
     role: str | None = None
     node_role: str | None = None
@@ -59,11 +59,6 @@ class Contribution:
     args: list[Arg] = field(default_factory=list)
     env: list[EnvFragment] = field(default_factory=list)
 
-    def env_entries(self) -> list[tuple[str, Any, Source]]:
-        """Every env entry with its own source (the map's key path plus the name), in merge order."""
-        return [(k, v, Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note))
-                for m, src in self.env for k, v in m.items()]
-
     def add_args(self, tokens: Any, source: Source) -> None:
         """Append ``tokens`` if it is a list (JS: only if truthy). ``"--max-model-len auto"`` (a flag and its
         value in one item, as some recipes write it) becomes the two argv items vLLM parses, so the command text,
@@ -74,8 +69,7 @@ class Contribution:
             for i, t in enumerate(tokens):
                 if not isinstance(t, str):
                     t = js_str(t) if truthy(t) else ""
-                parts = t.split() if t.startswith("--") else ()
-                if len(parts) == 2 and "=" not in parts[0]:
+                if t.startswith("--") and len(parts := t.split()) == 2 and "=" not in parts[0]:
                     append(Arg(parts[0], source, i))
                     append(Arg(parts[1], source, i))
                 else:
@@ -86,10 +80,14 @@ class Contribution:
         if isinstance(tokens, list | tuple):
             self.add_args(tokens, Source(layer, ctx.recipe_file, path))
 
+    def add_recipe_extras(self, ctx: Ctx, block: Any, layer: str, *path: str | int) -> None:
+        """The ``extra_args`` and ``extra_env`` of the block at ``path`` in the selected recipe."""
+        self.add_recipe_args(ctx, get(block, "extra_args"), layer, *path, "extra_args")
+        self.add_recipe_env(ctx, get(block, "extra_env"), layer, *path, "extra_env")
+
     def add_computed(self, layer: str, note: str, *tokens: Any) -> None:
         src = Source(layer, "", (), note)
-        for t in tokens:
-            self.args.append(Arg(t if isinstance(t, str) else js_str(t), src))
+        self.args += [Arg(t if isinstance(t, str) else js_str(t), src) for t in tokens]
 
     def add_env(self, m: Any, source: Source) -> None:
         if is_map(m):
@@ -120,9 +118,7 @@ def layer_frontend(ctx: Ctx, call: Call) -> Contribution:
 
 def layer_variant(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
-    vk = ctx.variant_data_key
-    c.add_recipe_args(ctx, ctx.variant.get("extra_args"), "variant", "variants", vk, "extra_args")
-    c.add_recipe_env(ctx, ctx.variant.get("extra_env"), "variant", "variants", vk, "extra_env")
+    c.add_recipe_extras(ctx, ctx.variant, "variant", "variants", ctx.variant_data_key)
     return c
 
 
@@ -130,9 +126,8 @@ def layer_variant_hardware(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
     ho = ctx.hw.exact(ctx.variant.get("hardware_overrides"))
     if is_map(ho):
-        base = ("variants", ctx.variant_data_key, "hardware_overrides", ctx.hw_id)
-        c.add_recipe_args(ctx, ho.get("extra_args"), "variant-hardware", *base, "extra_args")
-        c.add_recipe_env(ctx, ho.get("extra_env"), "variant-hardware", *base, "extra_env")
+        c.add_recipe_extras(ctx, ho, "variant-hardware", "variants", ctx.variant_data_key,
+                            "hardware_overrides", ctx.hw_id)
     return c
 
 
@@ -274,20 +269,16 @@ def layer_strategy_override(ctx: Ctx, call: Call) -> Contribution:
     so = ctx.so
     if so is None:
         return c
-    s = ctx.strategy_name
+    path = ("strategy_overrides", ctx.strategy_name)
+    where: tuple[str, ...]
     if call.role:
-        rc = as_map(so.get(call.role))
-        c.add_recipe_args(ctx, rc.get("extra_args"), "strategy-role-override", "strategy_overrides", s, call.role, "extra_args")
-        c.add_recipe_args(ctx, rc.get("vllm_args"), "strategy-role-override", "strategy_overrides", s, call.role, "vllm_args")
+        block, layer, where, env_key = as_map(so.get(call.role)), "strategy-role-override", (*path, call.role), "env"
     else:
-        c.add_recipe_args(ctx, so.get("extra_args"), "strategy-override", "strategy_overrides", s, "extra_args")
-        c.add_recipe_args(ctx, so.get("vllm_args"), "strategy-override", "strategy_overrides", s, "vllm_args")
-    c.add_recipe_env(ctx, so.get("env"), "strategy-override", "strategy_overrides", s, "env")
-    if call.role:
-        c.add_recipe_env(ctx, get(so.get(call.role), "env"), "strategy-role-override", "strategy_overrides", s,
-                         call.role, "env")
-    else:
-        c.add_recipe_env(ctx, so.get("extra_env"), "strategy-override", "strategy_overrides", s, "extra_env")
+        block, layer, where, env_key = so, "strategy-override", path, "extra_env"
+    c.add_recipe_args(ctx, block.get("extra_args"), layer, *where, "extra_args")
+    c.add_recipe_args(ctx, block.get("vllm_args"), layer, *where, "vllm_args")
+    c.add_recipe_env(ctx, so.get("env"), "strategy-override", *path, "env")
+    c.add_recipe_env(ctx, block.get(env_key), layer, *where, env_key)
     return c
 
 
@@ -299,32 +290,26 @@ def layer_hardware_overrides(ctx: Ctx, call: Call) -> Contribution:
     so_ho = so.get("hardware_overrides")
     hit = ctx.hw.gen_or_nvidia(so_ho)
     if hit and truthy(hit[1]):
-        key, blk = hit
-        src: tuple[str, ...] = ("strategy_overrides", s, "hardware_overrides", key)
-        c.add_recipe_args(ctx, get(blk, "extra_args"), "strategy-override-generation", *src, "extra_args")
-        c.add_recipe_env(ctx, get(blk, "extra_env"), "strategy-override-generation", *src, "extra_env")
+        c.add_recipe_extras(ctx, hit[1], "strategy-override-generation", "strategy_overrides", s,
+                            "hardware_overrides", hit[0])
     else:
         rhit = ctx.hw.gen_or_nvidia(ctx.recipe.get("hardware_overrides"))
         if rhit:
-            src = ("hardware_overrides", rhit[0])
-            c.add_recipe_args(ctx, get(rhit[1], "extra_args"), "recipe-generation", *src, "extra_args")
-            c.add_recipe_env(ctx, get(rhit[1], "extra_env"), "recipe-generation", *src, "extra_env")
+            c.add_recipe_extras(ctx, rhit[1], "recipe-generation", "hardware_overrides", rhit[0])
         vhit = ctx.hw.gen_or_nvidia(ctx.variant.get("hardware_overrides"))
         if vhit:
-            src = ("variants", ctx.variant_data_key, "hardware_overrides", vhit[0])
-            c.add_recipe_args(ctx, get(vhit[1], "extra_args"), "variant-generation", *src, "extra_args")
-            c.add_recipe_env(ctx, get(vhit[1], "extra_env"), "variant-generation", *src, "extra_env")
+            c.add_recipe_extras(ctx, vhit[1], "variant-generation", "variants", ctx.variant_data_key,
+                                "hardware_overrides", vhit[0])
+    # (the id is read only for a block of its own: the path of any other would read the whole hardware)
     blk = ctx.hw.exact(so_ho)
     if is_map(blk):
-        src = ("strategy_overrides", s, "hardware_overrides", ctx.hw_id)
-        c.add_recipe_args(ctx, blk.get("extra_args"), "strategy-override-exact-gpu", *src, "extra_args")
-        c.add_recipe_env(ctx, blk.get("extra_env"), "strategy-override-exact-gpu", *src, "extra_env")
+        c.add_recipe_extras(ctx, blk, "strategy-override-exact-gpu", "strategy_overrides", s, "hardware_overrides",
+                            ctx.hw_id)
     role = call.role
     blk = ctx.hw.exact(get(so.get(role), "hardware_overrides")) if role else None
     if role and is_map(blk):
-        src = ("strategy_overrides", s, role, "hardware_overrides", ctx.hw_id)
-        c.add_recipe_args(ctx, blk.get("extra_args"), "strategy-role-exact-gpu", *src, "extra_args")
-        c.add_recipe_env(ctx, blk.get("extra_env"), "strategy-role-exact-gpu", *src, "extra_env")
+        c.add_recipe_extras(ctx, blk, "strategy-role-exact-gpu", "strategy_overrides", s, role, "hardware_overrides",
+                            ctx.hw_id)
     return c
 
 
@@ -341,40 +326,31 @@ def layer_features(ctx: Ctx, call: Call) -> Contribution:
     feats = ctx.features
     for f in ctx.sel.features:
         feat = feats.get(f)
-        if not is_map(feat):
+        if not is_map(feat) or not is_feature_allowed_for_strategy(feat, ctx.strategy_name) or (
+                ctx.kv_composing and truthy(get(feat.get("companion"), "command"))):
             continue
-        if not is_feature_allowed_for_strategy(feat, ctx.strategy_name):
-            continue
-        if ctx.kv_composing and truthy(get(feat.get("companion"), "command")):
-            continue
+        block: Mapping[str, Any] = feat
+        layer = "feature"
+        path: tuple[str, ...] = ("features", f)
         if truthy(feat.get("modes")):
             mk = ctx.hw.read(_mode_key, feat, f, ctx.variant, ctx.sel.variant_key, ctx.sel.mode_for(f))
             if mk is None:
                 continue
-            mode = as_map(feat["modes"].get(mk))
-            hit = ctx.hw.keyed(mode.get("hardware_overrides"))
-            if hit and is_map(hit[1]) and hit[1].get("args") is not None:
-                c.add_recipe_args(ctx, hit[1]["args"], "mode", "features", f, "modes", mk, "hardware_overrides",
-                                  hit[0], "args")
-            else:
-                c.add_recipe_args(ctx, mode.get("args"), "mode", "features", f, "modes", mk, "args")
+            block, layer, path = as_map(feat["modes"].get(mk)), "mode", (*path, "modes", mk)
+        hit = ctx.hw.keyed(block.get("hardware_overrides"))
+        if hit and is_map(hit[1]) and hit[1].get("args") is not None:
+            c.add_recipe_args(ctx, hit[1]["args"], layer, *path, "hardware_overrides", hit[0], "args")
         else:
-            hit = ctx.hw.keyed(feat.get("hardware_overrides"))
-            if hit and is_map(hit[1]) and hit[1].get("args") is not None:
-                c.add_recipe_args(ctx, hit[1]["args"], "feature", "features", f, "hardware_overrides", hit[0],
-                                  "args")
-            else:
-                c.add_recipe_args(ctx, feat.get("args"), "feature", "features", f, "args")
+            c.add_recipe_args(ctx, block.get("args"), layer, *path, "args")
     return c
 
 
 def layer_kv_option(ctx: Ctx, call: Call) -> Contribution:
     c = Contribution()
     if ctx.kv_opt is not None:
-        k = ctx.sel.kv_offload
-        src = Source("kv-option", ctx.catalog.taxonomy_file, ("kv_offload", k or ""))
-        c.add_args(ctx.kv_opt.get("args"), Source(src.layer, src.file, (*src.key_path, "args")))
-        c.add_env(ctx.kv_opt.get("env"), Source(src.layer, src.file, (*src.key_path, "env")))
+        f, k = ctx.catalog.taxonomy_file, ctx.sel.kv_offload or ""
+        c.add_args(ctx.kv_opt.get("args"), Source("kv-option", f, ("kv_offload", k, "args")))
+        c.add_env(ctx.kv_opt.get("env"), Source("kv-option", f, ("kv_offload", k, "env")))
     return c
 
 

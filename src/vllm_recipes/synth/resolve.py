@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -28,6 +29,7 @@ from .layers import (
     LAYERS,
     Call,
     Contribution,
+    layer_parallelism,
     pd_role_request,
 )
 from .plan import (
@@ -51,25 +53,42 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
                  "UCX_NET_DEVICES")
 
 
-def build_args(ctx: Ctx, call: Call, parts: Mapping[str, Contribution] | None = None) -> Invocation:
-    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER` (``parts``: computed)."""
-    if parts is None:
-        parts = {name: LAYERS[name](ctx, call) for name in ARG_ORDER}
-    return Invocation(ctx.model_id, tuple(a for name in ARG_ORDER for a in parts[name].args))
+def _layers(ctx: Ctx, call: Call) -> dict[str, Contribution]:
+    return {name: layer(ctx, call) for name, layer in LAYERS.items()}
+
+
+def _args(ctx: Ctx, parts: Mapping[str, Contribution]) -> Invocation:
+    """§5.1: the raw argument tokens of one process, every layer in :data:`ARG_ORDER`."""
+    return Invocation(ctx.model_id, tuple(chain.from_iterable(parts[name].args for name in ARG_ORDER)))
+
+
+def _env(ctx: Ctx, role: str | None, parts: Mapping[str, Contribution]) -> tuple[EnvValue, ...]:
+    """§6: an ordered merge (``dict.update`` semantics) with shadow tracking."""
+    merged: dict[str, EnvValue] = {}
+    for name in ENV_ORDER:
+        for m, src in parts[name].env:
+            for k, v in m.items():
+                source = Source(src.layer, src.file, (*src.key_path, k) if src.file else src.key_path, src.note)
+                old = merged.get(k)
+                merged[k] = EnvValue(k, v, source, (*old.shadowed, (old.value, old.source)) if old is not None else ())
+    if ctx.is_pd and role:
+        _pd_env(ctx, role, merged)
+    return tuple(merged.values())
 
 
 def build_process(ctx: Ctx, call: Call) -> tuple[Invocation, tuple[EnvValue, ...]]:
-    """§5.1 and §6: the args and env of one process, each layer computed once. The env is an ordered merge
-    (``dict.update`` semantics) with shadow tracking; it reads only ``call.role`` (workers run the head's)."""
-    parts = {name: layer(ctx, call) for name, layer in LAYERS.items()}
-    merged: dict[str, EnvValue] = {}
-    for name in ENV_ORDER:
-        for k, v, src in parts[name].env_entries():
-            old = merged.get(k)
-            merged[k] = EnvValue(k, v, src, (*old.shadowed, (old.value, old.source)) if old is not None else ())
-    if ctx.is_pd and call.role:
-        _pd_env(ctx, call.role, merged)
-    return build_args(ctx, call, parts), tuple(merged.values())
+    """The args and env of one process, each layer computed once (the env reads only ``call.role``)."""
+    parts = _layers(ctx, call)
+    return _args(ctx, parts), _env(ctx, call.role, parts)
+
+
+def build_nodes(ctx: Ctx) -> tuple[Invocation, tuple[Invocation, ...], tuple[EnvValue, ...]]:
+    """A multi-node deployment: the head's args, each follower's args, the env. Only the parallelism layer
+    reads a node's place (``Call.node_role``, ``rank``): followers share the head's other layers."""
+    parts = _layers(ctx, Call(node_role="head"))
+    workers = tuple(_args(ctx, {**parts, "parallelism": layer_parallelism(ctx, Call(node_role="worker", rank=r))})
+                    for r in follower_ranks(ctx.node_count))
+    return _args(ctx, parts), workers, _env(ctx, None, parts)
 
 
 def _pd_env(ctx: Ctx, role: str, merged: dict[str, EnvValue]) -> None:
@@ -250,9 +269,10 @@ def resolve_plan(ctx: Ctx) -> Plan:
     if ctx.kv_composing:
         kv = as_map(ctx.kv_store)
         multi = ctx.strategy.get("deploy_type") == "multi_node" and ctx.node_count > 1
-        head, env = build_process(ctx, Call(node_role="head" if multi else None))
-        workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count)) \
-            if multi else ()
+        if multi:
+            head, workers, env = build_nodes(ctx)
+        else:
+            (head, env), workers = build_process(ctx, Call()), ()
         master, store, config, note, install = _mooncake_parts(ctx)
         kv_router: RouterPlan | None = None
         if ctx.kv_instance_count > 1:
@@ -269,9 +289,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
                            head, workers, multi, env, install, kv_router, config, note)
     if ctx.is_multi:
-        head, env = build_process(ctx, Call(node_role="head"))
-        workers = tuple(build_args(ctx, Call(node_role="worker", rank=r)) for r in follower_ranks(ctx.node_count))
-        return MultiNodePlan(ctx.node_count, head, workers, env)
+        return MultiNodePlan(ctx.node_count, *build_nodes(ctx))
     return SinglePlan(ctx.deploy_type, *build_process(ctx, Call()), _companions(ctx))
 
 
