@@ -69,9 +69,10 @@ class VllmFinding(NamedTuple):
     env_key: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LintTarget:
-    """The release a rendering is checked against, and why."""
+    """The release a rendering is checked against, and why (equal by identity: one per distinct
+    :func:`choose_target` call, and the lint's bounded caches look it up by hash thousands of times)."""
 
     view: ReleaseView
     #: the release the recipe's ``min_vllm_version`` maps to (checked for "added later") or None
@@ -202,7 +203,7 @@ class _Run:
         return f"vLLM {self.view.release}"
 
     # ---- argv
-    def tokens(self, toks: Sequence[str]) -> None:
+    def tokens(self, toks: tuple[str, ...]) -> None:
         """Lint flag by flag (each flag with the values that follow it: :func:`_flag_findings`)."""
         i, n = 0, len(toks)
         while i < n:
@@ -212,7 +213,7 @@ class _Run:
                 i += 1
                 continue
             end = i + 1 + self._count_values(toks, i)
-            for f in _flag_findings(tuple(toks[i:end]), self.t):
+            for f in _flag_findings(toks[i:end], self.t):
                 self.out.append(f if f.token_index is None else f._replace(token_index=f.token_index + i))
             i = end
 
@@ -454,10 +455,6 @@ class _Run:
         return i + 1 + n_values
 
     # ---- env
-    def env(self, env: Mapping[str, Any]) -> None:
-        for key in env:
-            self.env_key(key)
-
     def env_key(self, key: str) -> None:
         """Checks of one env entry (its name only: values are the recipe's business)."""
         if not key.startswith("VLLM_") or any(key == d or (d.endswith("*") and key.startswith(d[:-1]))
@@ -478,11 +475,13 @@ class _Run:
                      f"min_vllm_version {self.t.min_declared}", env_key=key)
 
 
-def lint_tokens(tokens: Sequence[str], env: Mapping[str, Any], target: LintTarget) -> list[VllmFinding]:
-    """Findings for one ``vllm serve`` process: ``tokens`` are its arguments after the model id."""
+def lint_tokens(tokens: Sequence[str], env: Iterable[str], target: LintTarget) -> list[VllmFinding]:
+    """Findings for one ``vllm serve`` process: ``tokens`` are its arguments after the model id, ``env``
+    the names of its environment variables."""
     run = _Run(target)
-    run.tokens(tokens)
-    run.env(env)
+    run.tokens(tuple(tokens))
+    for key in env:
+        run.env_key(key)
     return run.out
 
 
@@ -493,13 +492,6 @@ def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFi
     run = _Run(target)
     run.flag(segment, 0)
     return tuple(run.out)
-
-
-@lru_cache(maxsize=4096)
-def lint_process(tokens: tuple[str, ...], env_names: tuple[str, ...], target: LintTarget) -> tuple[VllmFinding, ...]:
-    """:func:`lint_tokens` of a process's kept token values and env names, remembered (bounded):
-    ``validate`` lints the same lists in thousands of selections (a pure function of its arguments)."""
-    return tuple(lint_tokens(tokens, dict.fromkeys(env_names, ""), target))
 
 
 #: flags whose choices vLLM matches case- and dash-insensitively

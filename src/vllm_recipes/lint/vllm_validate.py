@@ -14,10 +14,10 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
+from vllm_recipes.synth.plan import Plan
 
 from .deadvalues import dead_value_findings, resolved_selections
-from .vllm_lint import LintTarget, VllmFinding
+from .vllm_lint import VllmFinding
 from .vllm_plan import node_findings, process_findings, target_for
 
 
@@ -40,22 +40,17 @@ class ReleaseFindings:
         #: names the model in its example, else every recipe would print the very same line
         self.recipe = recipe
         self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
-        self._linted: set[tuple[Invocation, tuple[EnvValue, ...], LintTarget]] = set()
         self.findings: list[Finding] = []
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
-        """:func:`~.vllm_plan.lint_plan` of one resolved selection, each distinct process linted once.
-
-        Many selections render the very same process; its findings (a pure function of its tokens, env and
-        target release) are then already here. Image notes have no recipe location and are not reported.
-        """
+        """:func:`~.vllm_plan.lint_plan` of one resolved selection (image notes have no recipe location and
+        are not reported)."""
         target, _notes = target_for(ctx, self.forced)
         for pf in node_findings(ctx, plan):
             self.add_finding(sel, pf.finding, pf.file, pf.key_path)
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
-            if inv.binary != "vllm serve" or (inv, env, target) in self._linted:
+            if inv.binary != "vllm serve":
                 continue
-            self._linted.add((inv, env, target))
             for f, src, kp in process_findings(inv, env, target):
                 if src is not None:
                     self.add_finding(sel, f, src.file, kp)
