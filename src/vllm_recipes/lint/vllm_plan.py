@@ -1,7 +1,7 @@
 """The release-aware lint applied to a resolved plan, with findings located at recipe lines.
 
 Every ``vllm serve`` process of the plan is linted on exactly the tokens the
-renderers print (``render.shell.finalize``), so the lint sees what the user
+renderers print (``render.shell.final_tokens``), so the lint sees what the user
 runs. A finding's token or env entry carries its provenance (``Source``),
 which :func:`render.explain.locate` turns into ``file:line``.
 """
@@ -113,9 +113,10 @@ def _target(image: str | None, min_version: str | None, forced: str | None, flag
 
 def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
-    """The findings of one ``vllm serve`` process, each with the source and key path of its token or env entry."""
+    """Each finding of one ``vllm serve`` process with the source and key path of its token or env entry."""
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    for f in _lint_process(tuple(a.value for a in inv.args), inv.drop_flags, tuple(e.key for e in env), target):
+    values = tuple(a.value for a in inv.args)
+    for f in _lint_process(values, inv.drop_flags, tuple(e.key for e in env), target):
         if f.token_index is not None:
             arg = inv.args[f.token_index]
             out.append((f, arg.source, arg.key_path))
