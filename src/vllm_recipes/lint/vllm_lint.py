@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from .vllm_tables import FlagSpec, ReleaseView, Tables, load_tables, parse_version
+from .vllm_tables import FlagSpec, Ranges, ReleaseView, Tables, load_tables, parse_version
 
 LintSeverity = Literal["error", "warning", "info"]
 
@@ -178,10 +178,6 @@ def _is_value(tok: str) -> bool:
     return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
-def _has_var(value: str) -> bool:
-    return bool(_VAR.search(value))
-
-
 class _Run:
     """State of one lint run (tokens of one process against one target)."""
 
@@ -265,7 +261,9 @@ class _Run:
             self._unknown_flag(head, i)
             return None
         spec = self.view.specs.get(primary)
-        self._min_version_flag(head, i)
+        mv = self.t.min_view
+        if mv is not None and head not in mv.options:
+            self._newer_than_min(mv, head, f"{head} is not in", self.tables.flag_ranges(head), i)
         if spec is not None and spec.deprecated:
             self.add("vllm-deprecated-flag", "warning", head, f"{head} is deprecated in {self.where()}: "
                      f"{spec.deprecated}", i)
@@ -318,16 +316,15 @@ class _Run:
         self.add("vllm-unknown-flag", "error", head, why + _did_you_mean(head, self.view.option_names), i,
                  plugin_may_add=True)
 
-    def _min_version_flag(self, head: str, i: int) -> None:
-        mv = self.t.min_view
-        if mv is not None and head not in mv.options:
-            ranges = self.tables.flag_ranges(head)
-            self.add("vllm-min-version", "warning", head,
-                     f"{head} is not in vLLM {mv.release}: {self.tables.window(ranges, mv.idx)}, while the recipe "
-                     f"declares min_vllm_version {self.t.min_declared}", i)
+    def _newer_than_min(self, mv: ReleaseView, subject: str, what: str, ranges: Ranges | None,
+                        j: int | None = None, env_key: str | None = None) -> None:
+        """``what`` ("--x is not in") is missing from ``mv``, the recipe's ``min_vllm_version``."""
+        self.add("vllm-min-version", "warning", subject, f"{what} vLLM {mv.release}: "
+                 f"{self.tables.window(ranges, mv.idx)}, while the recipe declares min_vllm_version "
+                 f"{self.t.min_declared}", j, env_key)
 
     def _check_value(self, spec: FlagSpec, head: str, value: str, j: int) -> None:
-        if _has_var(value):
+        if _VAR.search(value):  # the shell fills it in where the command runs
             return
         if spec.kind == "json":
             self._json(spec, head, value, j)
@@ -373,10 +370,8 @@ class _Run:
             return
         mv = self.t.min_view
         if mv is not None and value not in mv.registries.get(registry, frozenset()):
-            ranges = self.tables.registry_ranges(registry, value)
-            self.add("vllm-min-version", "warning", subject,
-                     f"{label} {value!r} is not in vLLM {mv.release}: {self.tables.window(ranges, mv.idx)}, while "
-                     f"the recipe declares min_vllm_version {self.t.min_declared}", j)
+            self._newer_than_min(mv, subject, f"{label} {value!r} is not in",
+                                 self.tables.registry_ranges(registry, value), j)
 
     # ---- JSON
     def _json(self, spec: FlagSpec, head: str, value: str, j: int) -> None:
@@ -403,7 +398,10 @@ class _Run:
             if path not in present:
                 self._unknown_key(spec, head, cls, cfg, path, key, j)
                 continue
-            self._min_version_key(spec, head, path, j)
+            mv = self.t.min_view
+            if mv is not None and path not in mv.keys.get(spec.primary, frozenset()):
+                self._newer_than_min(mv, f"{head} {path}", f"{head} key {path!r} is not in",
+                                     self.tables.key_ranges(spec.primary, path), j)
             field_spec = cfg["fields"].get(key) if cfg else None
             if field_spec is None:
                 continue
@@ -430,14 +428,6 @@ class _Run:
         self.add("vllm-unknown-key", severity, f"{head} {path}",
                  f"{head} key {path!r} is not a field of {cls} in {self.where()} ({why}); {effect}"
                  + _did_you_mean(key, siblings), j, plugin_may_add=True)
-
-    def _min_version_key(self, spec: FlagSpec, head: str, path: str, j: int) -> None:
-        mv = self.t.min_view
-        if mv is not None and path not in mv.keys.get(spec.primary, frozenset()):
-            ranges = self.tables.key_ranges(spec.primary, path)
-            self.add("vllm-min-version", "warning", f"{head} {path}",
-                     f"{head} key {path!r} is not in vLLM {mv.release}: {self.tables.window(ranges, mv.idx)}, "
-                     f"while the recipe declares min_vllm_version {self.t.min_declared}", j)
 
     def _dotted(self, spec: FlagSpec, head: str, keypath: str, toks: Sequence[str], i: int, joined: str | None,
                 n_values: int) -> int:
@@ -469,10 +459,7 @@ class _Run:
             return
         mv = self.t.min_view
         if mv is not None and key not in mv.env:
-            self.add("vllm-min-version", "warning", key,
-                     f"{key} is not read by vLLM {mv.release}: "
-                     f"{self.tables.window(self.tables.env_ranges(key), mv.idx)}, while the recipe declares "
-                     f"min_vllm_version {self.t.min_declared}", env_key=key)
+            self._newer_than_min(mv, key, f"{key} is not read by", self.tables.env_ranges(key), env_key=key)
 
 
 def lint_tokens(tokens: Sequence[str], env: Iterable[str], target: LintTarget) -> list[VllmFinding]:
