@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, format_key_path
-from vllm_recipes.jsvalues import as_map, get, is_map
+from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.render.shell import dedupe_positions
@@ -89,9 +89,7 @@ def declared_min_version(catalog: Catalog, recipe: Mapping[str, Any], variant: M
 
 def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     ext = as_map(get(recipe.get("model"), "vllm_extensions"))
-    flags = ext.get("flags") if is_map(ext) else None
-    env = ext.get("env") if is_map(ext) else None
-    return tuple(str(f) for f in flags or ()), tuple(str(e) for e in env or ())
+    return tuple(str(f) for f in ext.get("flags") or ()), tuple(str(e) for e in ext.get("env") or ())
 
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:

@@ -33,7 +33,7 @@ def _selection_hint(sel: Selection) -> str:
 class ReleaseFindings:
     """Collects one recipe's located findings over its selections (``add`` per resolved selection)."""
 
-    def __init__(self, catalog: Catalog, forced: str | None = None, recipe: Recipe | None = None) -> None:
+    def __init__(self, catalog: Catalog, forced: str | None, recipe: Recipe) -> None:
         self.catalog = catalog
         self.forced = forced
         #: whose selections these are: a finding located in a shared file (taxonomy, strategies)
@@ -68,7 +68,7 @@ class ReleaseFindings:
             return
         pos = doc.position(key_path)
         hint = _selection_hint(sel)
-        if self.recipe is not None and file != self.recipe.rel_path:
+        if file != self.recipe.rel_path:
             hint = f"{self.recipe.hf_id} {hint}"
         self.findings.append(Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
                                      f"[{f.code}] {f.message} (e.g. {hint})", f.code))
