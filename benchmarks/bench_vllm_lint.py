@@ -7,7 +7,7 @@ Not a test; prints figures and ratios measured in the same run (the machine is n
 1. every offered selection of the bundled seeds is resolved once; then the pure
    lint (``lint_tokens``, no memo) runs over each rendering's processes, against
    the release its image runs. Baseline in the same run: ``resolve`` of the same
-   selections (warm plans) and ``finalize`` (the renderer's dedupe).
+   selections (warm plans) and ``final_tokens`` (the renderer's dedupe).
 2. a generated catalog (clones of the seeds: hardware overrides, PD, Mooncake,
    modes, variants) is validated with and without the release checker.
 """
@@ -31,7 +31,7 @@ from vllm_recipes.lint.deadvalues import dead_value_findings
 from vllm_recipes.lint.vllm_lint import lint_tokens
 from vllm_recipes.lint.vllm_plan import plan_processes, target_for
 from vllm_recipes.lint.vllm_validate import dead_value_and_release_checker
-from vllm_recipes.render.shell import finalize
+from vllm_recipes.render.shell import final_tokens
 from vllm_recipes.select.offered import offered_selections
 from vllm_recipes.synth.resolve import resolve
 
@@ -43,7 +43,7 @@ def bench_one_rendering(repeat: int) -> None:
     work = []
     for ctx, plan in resolved:
         target, _notes = target_for(ctx)
-        procs = [(tuple(a.value for a in finalize(inv).tokens), {e.key: e.value for e in env})
+        procs = [(tuple(a.value for a in final_tokens(inv)[0]), {e.key: e.value for e in env})
                  for _t, inv, env in plan_processes(plan)]
         work.append((target, procs))
     n_proc = sum(len(p) for _t, p in work)
@@ -61,13 +61,13 @@ def bench_one_rendering(repeat: int) -> None:
         t0 = time.perf_counter()
         for _ctx, plan in resolved:
             for _t, inv, _env in plan_processes(plan):
-                finalize(inv)
+                final_tokens(inv)
         fin_t.append((time.perf_counter() - t0) / len(resolved))
     lt, rt, ft = (statistics.median(x) * 1e6 for x in (lint_t, resolve_t, fin_t))
     print(f"lint of one rendering      {len(work):5d} renderings ({n_proc} processes)  {lt:7.1f} us"
           f"   (target <= 50 us)")
     print(f"  baseline resolve (warm)  {rt:7.1f} us   -> lint / resolve = {lt / rt:4.2f}")
-    print(f"  baseline finalize        {ft:7.1f} us   -> lint / finalize = {lt / ft:4.2f}")
+    print(f"  baseline final_tokens    {ft:7.1f} us   -> lint / final_tokens = {lt / ft:4.2f}")
 
 
 def _dead_values(catalog: Catalog) -> list[Finding]:

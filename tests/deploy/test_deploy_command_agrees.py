@@ -56,7 +56,7 @@ def test_a_later_value_shadows_a_joined_one():
                Source("base", "m.yaml", ("model", "base_args")))
     assert [(a.value, a.position) for a in c.args] == [("--max-model-len", 0), ("auto", 0), ("--trust-remote-code", 1),
                                                    ("--max-model-len", 2), ("4096", 3), ("--x a b", 4)]
-    _text, argv, _fin = render_invocation(Invocation("m/x", tuple(c.args)))
+    argv = render_invocation(Invocation("m/x", tuple(c.args)))[1]
     assert argv[3:] == ["--trust-remote-code", "--max-model-len", "4096", "--x a b"]
 
 

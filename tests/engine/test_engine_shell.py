@@ -85,7 +85,7 @@ class TestRecipeTokens:
                                   model={"model_id": "org/model", "base_args": ["--flag", falsy, "--x", "1"]}))
         rec = cat.recipe("org/model")
         plan = resolve_omni(cat, rec, "default", resolve_omni_tasks(rec.data)[0], "h200")
-        text, argv, _ = render_invocation(plan.serve)
+        text, argv = render_invocation(plan.serve)
         assert argv[3:] == ["--flag", "--x", "1", "--omni"]
         assert text == "vllm serve org/model \\\n  --flag \\\n  --x 1 \\\n  --omni"
 
@@ -166,13 +166,12 @@ class TestLayout:
 
     def test_render_invocation(self) -> None:
         inv = Invocation("org/m", tuple(args("--a", "x y", "--a", "z w", "pos", "--flag")))
-        text, argv, fin = render_invocation(inv)
-        assert argv == ["vllm", "serve", "org/m", *fin.values]
-        assert fin.values == ["--a", "z w", "pos", "--flag"]
+        text, argv = render_invocation(inv)
+        assert argv == ["vllm", "serve", "org/m", "--a", "z w", "pos", "--flag"]
         assert text == "vllm serve org/m \\\n  --a 'z w' \\\n  pos \\\n  --flag"
 
     def test_model_id_is_a_name_or_refused(self) -> None:
-        text, argv, _ = render_invocation(Invocation("/models/my-model", tuple(args("--a"))))
+        text, argv = render_invocation(Invocation("/models/my-model", tuple(args("--a"))))
         assert text == "vllm serve /models/my-model \\\n  --a"
         assert argv[2] == "/models/my-model"
         with pytest.raises(UnsafeValue):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from .vllm_tables import FlagSpec, ReleaseView, Tables, load_tables, parse_version
+from .vllm_tables import FlagSpec, Ranges, ReleaseView, Tables, load_tables, parse_version
 
 LintSeverity = Literal["error", "warning", "info"]
 
@@ -69,9 +69,10 @@ class VllmFinding(NamedTuple):
     env_key: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LintTarget:
-    """The release a rendering is checked against, and why."""
+    """The release a rendering is checked against, and why (equal by identity: one per distinct
+    :func:`choose_target` call, and the lint's bounded caches look it up by hash thousands of times)."""
 
     view: ReleaseView
     #: the release the recipe's ``min_vllm_version`` maps to (checked for "added later") or None
@@ -177,10 +178,6 @@ def _is_value(tok: str) -> bool:
     return tok == "-" or (tok[1:2].isdigit() and _NEG_NUMBER.match(tok) is not None)
 
 
-def _has_var(value: str) -> bool:
-    return bool(_VAR.search(value))
-
-
 class _Run:
     """State of one lint run (tokens of one process against one target)."""
 
@@ -202,7 +199,7 @@ class _Run:
         return f"vLLM {self.view.release}"
 
     # ---- argv
-    def tokens(self, toks: Sequence[str]) -> None:
+    def tokens(self, toks: tuple[str, ...]) -> None:
         """Lint flag by flag (each flag with the values that follow it: :func:`_flag_findings`)."""
         i, n = 0, len(toks)
         while i < n:
@@ -212,7 +209,7 @@ class _Run:
                 i += 1
                 continue
             end = i + 1 + self._count_values(toks, i)
-            for f in _flag_findings(tuple(toks[i:end]), self.t):
+            for f in _flag_findings(toks[i:end], self.t):
                 self.out.append(f if f.token_index is None else f._replace(token_index=f.token_index + i))
             i = end
 
@@ -264,7 +261,9 @@ class _Run:
             self._unknown_flag(head, i)
             return None
         spec = self.view.specs.get(primary)
-        self._min_version_flag(head, i)
+        mv = self.t.min_view
+        if mv is not None and head not in mv.options:
+            self._newer_than_min(mv, head, f"{head} is not in", self.tables.flag_ranges(head), i)
         if spec is not None and spec.deprecated:
             self.add("vllm-deprecated-flag", "warning", head, f"{head} is deprecated in {self.where()}: "
                      f"{spec.deprecated}", i)
@@ -317,16 +316,15 @@ class _Run:
         self.add("vllm-unknown-flag", "error", head, why + _did_you_mean(head, self.view.option_names), i,
                  plugin_may_add=True)
 
-    def _min_version_flag(self, head: str, i: int) -> None:
-        mv = self.t.min_view
-        if mv is not None and head not in mv.options:
-            ranges = self.tables.flag_ranges(head)
-            self.add("vllm-min-version", "warning", head,
-                     f"{head} is not in vLLM {mv.release}: {self.tables.window(ranges, mv.idx)}, while the recipe "
-                     f"declares min_vllm_version {self.t.min_declared}", i)
+    def _newer_than_min(self, mv: ReleaseView, subject: str, what: str, ranges: Ranges | None,
+                        j: int | None = None, env_key: str | None = None) -> None:
+        """``what`` ("--x is not in") is missing from ``mv``, the recipe's ``min_vllm_version``."""
+        self.add("vllm-min-version", "warning", subject, f"{what} vLLM {mv.release}: "
+                 f"{self.tables.window(ranges, mv.idx)}, while the recipe declares min_vllm_version "
+                 f"{self.t.min_declared}", j, env_key)
 
     def _check_value(self, spec: FlagSpec, head: str, value: str, j: int) -> None:
-        if _has_var(value):
+        if _VAR.search(value):  # the shell fills it in where the command runs
             return
         if spec.kind == "json":
             self._json(spec, head, value, j)
@@ -372,10 +370,8 @@ class _Run:
             return
         mv = self.t.min_view
         if mv is not None and value not in mv.registries.get(registry, frozenset()):
-            ranges = self.tables.registry_ranges(registry, value)
-            self.add("vllm-min-version", "warning", subject,
-                     f"{label} {value!r} is not in vLLM {mv.release}: {self.tables.window(ranges, mv.idx)}, while "
-                     f"the recipe declares min_vllm_version {self.t.min_declared}", j)
+            self._newer_than_min(mv, subject, f"{label} {value!r} is not in",
+                                 self.tables.registry_ranges(registry, value), j)
 
     # ---- JSON
     def _json(self, spec: FlagSpec, head: str, value: str, j: int) -> None:
@@ -402,7 +398,10 @@ class _Run:
             if path not in present:
                 self._unknown_key(spec, head, cls, cfg, path, key, j)
                 continue
-            self._min_version_key(spec, head, path, j)
+            mv = self.t.min_view
+            if mv is not None and path not in mv.keys.get(spec.primary, frozenset()):
+                self._newer_than_min(mv, f"{head} {path}", f"{head} key {path!r} is not in",
+                                     self.tables.key_ranges(spec.primary, path), j)
             field_spec = cfg["fields"].get(key) if cfg else None
             if field_spec is None:
                 continue
@@ -430,14 +429,6 @@ class _Run:
                  f"{head} key {path!r} is not a field of {cls} in {self.where()} ({why}); {effect}"
                  + _did_you_mean(key, siblings), j, plugin_may_add=True)
 
-    def _min_version_key(self, spec: FlagSpec, head: str, path: str, j: int) -> None:
-        mv = self.t.min_view
-        if mv is not None and path not in mv.keys.get(spec.primary, frozenset()):
-            ranges = self.tables.key_ranges(spec.primary, path)
-            self.add("vllm-min-version", "warning", f"{head} {path}",
-                     f"{head} key {path!r} is not in vLLM {mv.release}: {self.tables.window(ranges, mv.idx)}, "
-                     f"while the recipe declares min_vllm_version {self.t.min_declared}", j)
-
     def _dotted(self, spec: FlagSpec, head: str, keypath: str, toks: Sequence[str], i: int, joined: str | None,
                 n_values: int) -> int:
         """``--x.a.b v`` (merged into the JSON of ``--x``) and ``--x.k+ v`` (append)."""
@@ -454,10 +445,6 @@ class _Run:
         return i + 1 + n_values
 
     # ---- env
-    def env(self, env: Mapping[str, Any]) -> None:
-        for key in env:
-            self.env_key(key)
-
     def env_key(self, key: str) -> None:
         """Checks of one env entry (its name only: values are the recipe's business)."""
         if not key.startswith("VLLM_") or any(key == d or (d.endswith("*") and key.startswith(d[:-1]))
@@ -472,17 +459,16 @@ class _Run:
             return
         mv = self.t.min_view
         if mv is not None and key not in mv.env:
-            self.add("vllm-min-version", "warning", key,
-                     f"{key} is not read by vLLM {mv.release}: "
-                     f"{self.tables.window(self.tables.env_ranges(key), mv.idx)}, while the recipe declares "
-                     f"min_vllm_version {self.t.min_declared}", env_key=key)
+            self._newer_than_min(mv, key, f"{key} is not read by", self.tables.env_ranges(key), env_key=key)
 
 
-def lint_tokens(tokens: Sequence[str], env: Mapping[str, Any], target: LintTarget) -> list[VllmFinding]:
-    """Findings for one ``vllm serve`` process: ``tokens`` are its arguments after the model id."""
+def lint_tokens(tokens: Sequence[str], env: Iterable[str], target: LintTarget) -> list[VllmFinding]:
+    """Findings for one ``vllm serve`` process: ``tokens`` are its arguments after the model id, ``env``
+    the names of its environment variables."""
     run = _Run(target)
-    run.tokens(tokens)
-    run.env(env)
+    run.tokens(tuple(tokens))
+    for key in env:
+        run.env_key(key)
     return run.out
 
 
@@ -493,13 +479,6 @@ def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFi
     run = _Run(target)
     run.flag(segment, 0)
     return tuple(run.out)
-
-
-@lru_cache(maxsize=4096)
-def lint_process(tokens: tuple[str, ...], env_names: tuple[str, ...], target: LintTarget) -> tuple[VllmFinding, ...]:
-    """:func:`lint_tokens` of a process's kept token values and env names, remembered (bounded):
-    ``validate`` lints the same lists in thousands of selections (a pure function of its arguments)."""
-    return tuple(lint_tokens(tokens, dict.fromkeys(env_names, ""), target))
 
 
 #: flags whose choices vLLM matches case- and dash-insensitively

@@ -1,27 +1,26 @@
 """The release-aware lint applied to a resolved plan, with findings located at recipe lines.
 
 Every ``vllm serve`` process of the plan is linted on exactly the tokens the
-renderers print (``render.shell.finalize``), so the lint sees what the user
+renderers print (``render.shell.final_tokens``), so the lint sees what the user
 runs. A finding's token or env entry carries its provenance (``Source``),
 which :func:`render.explain.locate` turns into ``file:line``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, format_key_path
-from vllm_recipes.jsvalues import as_map, get, is_map
+from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
-from vllm_recipes.render.shell import final_tokens
+from vllm_recipes.render.shell import dedupe_positions
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
-    Arg,
     EnvValue,
     Invocation,
     PdPlan,
@@ -29,7 +28,7 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
-from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_process
+from .vllm_lint import LintTarget, VllmFinding, choose_target, lint_tokens
 from .vllm_tables import parse_version
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -90,9 +89,7 @@ def declared_min_version(catalog: Catalog, recipe: Mapping[str, Any], variant: M
 
 def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     ext = as_map(get(recipe.get("model"), "vllm_extensions"))
-    flags = ext.get("flags") if is_map(ext) else None
-    env = ext.get("env") if is_map(ext) else None
-    return tuple(str(f) for f in flags or ()), tuple(str(e) for e in env or ())
+    return tuple(str(f) for f in ext.get("flags") or ()), tuple(str(e) for e in ext.get("env") or ())
 
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
@@ -114,32 +111,30 @@ def _target(image: str | None, min_version: str | None, forced: str | None, flag
 
 def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
-    """The findings of one ``vllm serve`` process, each with the token's or env entry's source and key path.
-
-    A pure function of the process's tokens (values and sources), its env and ``target``.
-    """
-    kept = final_tokens(inv)[0]
-    return with_sources(lint_process(tuple(a.value for a in kept), tuple(e.key for e in env), target), kept, env)
-
-
-def with_sources(findings: Iterable[VllmFinding], kept: Sequence[Arg], env: Iterable[EnvValue]
-                 ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
-    """Each finding of a process with the source and key path of its token (in ``kept``) or env entry."""
-    env_by_key: dict[str, EnvValue] | None = None
+    """Each finding of one ``vllm serve`` process with the source and key path of its token or env entry."""
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    for f in findings:
-        src: Source | None = None
-        kp: tuple[str | int, ...] = ()
+    values = tuple(a.value for a in inv.args)
+    for f in _lint_process(values, inv.drop_flags, tuple(e.key for e in env), target):
         if f.token_index is not None:
-            arg = kept[f.token_index]
-            src, kp = arg.source, arg.key_path
+            arg = inv.args[f.token_index]
+            out.append((f, arg.source, arg.key_path))
         elif f.env_key is not None:
-            if env_by_key is None:
-                env_by_key = {e.key: e for e in env}
-            src = env_by_key[f.env_key].source
-            kp = src.key_path
-        out.append((f, src, kp))
+            src = next(e.source for e in env if e.key == f.env_key)
+            out.append((f, src, src.key_path))
+        else:
+            out.append((f, None, ()))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _lint_process(values: tuple[str, ...], drop_flags: tuple[str, ...], env_names: tuple[str, ...],
+                  target: LintTarget) -> tuple[VllmFinding, ...]:
+    """:func:`lint_tokens` of the tokens the process runs (``render.shell``'s dedupe of ``values``), each
+    ``token_index`` an index into ``values``. Remembered (bounded): ``validate`` meets the same lists in
+    thousands of selections, and a pure function of its arguments."""
+    kept = dedupe_positions(values, drop_flags)[0]
+    return tuple(f if f.token_index is None else f._replace(token_index=kept[f.token_index])
+                 for f in lint_tokens([values[i] for i in kept], env_names, target))
 
 
 def _located(ctx: Ctx, title: str, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget,

@@ -14,11 +14,11 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
-from vllm_recipes.synth.plan import EnvValue, Invocation, Plan
+from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolved import resolved_selections
 
 from .deadvalues import dead_value_findings
-from .vllm_lint import LintTarget, VllmFinding
+from .vllm_lint import VllmFinding
 from .vllm_plan import node_findings, process_findings, target_for
 
 
@@ -34,29 +34,24 @@ def _selection_hint(sel: Selection) -> str:
 class ReleaseFindings:
     """Collects one recipe's located findings over its selections (``add`` per resolved selection)."""
 
-    def __init__(self, catalog: Catalog, forced: str | None = None, recipe: Recipe | None = None) -> None:
+    def __init__(self, catalog: Catalog, forced: str | None, recipe: Recipe) -> None:
         self.catalog = catalog
         self.forced = forced
         #: whose selections these are: a finding located in a shared file (taxonomy, strategies)
         #: names the model in its example, else every recipe would print the very same line
         self.recipe = recipe
         self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
-        self._linted: set[tuple[Invocation, tuple[EnvValue, ...], LintTarget]] = set()
         self.findings: list[Finding] = []
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
-        """:func:`~.vllm_plan.lint_plan` of one resolved selection, each distinct process linted once.
-
-        Many selections render the very same process; its findings (a pure function of its tokens, env and
-        target release) are then already here. Image notes have no recipe location and are not reported.
-        """
+        """:func:`~.vllm_plan.lint_plan` of one resolved selection (image notes have no recipe location and
+        are not reported)."""
         target, _notes = target_for(ctx, self.forced)
         for pf in node_findings(ctx, plan):
             self.add_finding(sel, pf.finding, pf.file, pf.key_path)
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
-            if inv.binary != "vllm serve" or (inv, env, target) in self._linted:
+            if inv.binary != "vllm serve":
                 continue
-            self._linted.add((inv, env, target))
             for f, src, kp in process_findings(inv, env, target):
                 if src is not None:
                     self.add_finding(sel, f, src.file, kp)
@@ -74,7 +69,7 @@ class ReleaseFindings:
             return
         pos = doc.position(key_path)
         hint = _selection_hint(sel)
-        if self.recipe is not None and file != self.recipe.rel_path:
+        if file != self.recipe.rel_path:
             hint = f"{self.recipe.hf_id} {hint}"
         self.findings.append(Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
                                      f"[{f.code}] {f.message} (e.g. {hint})", f.code))

@@ -35,7 +35,7 @@ def export_lines(env: tuple[EnvValue, ...]) -> list[str]:
 
 
 def serve_text(ctx: Ctx, inv: Invocation, env: tuple[EnvValue, ...], install: str, port: int = 8000) -> str:
-    cmd, _argv, _fin = render_invocation(inv)
+    cmd = render_invocation(inv)[0]
     if install == "docker":
         return docker_run_text(cmd, env_pairs(env), meta_for(ctx), port)
     return "\n".join([*export_lines(env), cmd])

@@ -31,7 +31,7 @@ class OmniRendering:
 
 
 def render_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection, plan: OmniPlan) -> OmniRendering:
-    text, argv, _fin = render_invocation(plan.serve)
+    text, argv = render_invocation(plan.serve)
     variant = variant_or_default(recipe.data, osel.variant_key)
     meta = docker_meta(recipe.data, variant, catalog.hardware_profiles.get(osel.hw_id) or {}, osel.hw_id)
     env = [(e.key, e.value) for e in plan.env]

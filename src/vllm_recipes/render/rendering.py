@@ -32,7 +32,7 @@ def meta_for(ctx: Ctx) -> DockerMeta:
 
 def _forms(meta: DockerMeta, inv: Invocation, env: tuple[EnvValue, ...], port: int = 8000) -> dict[str, Any]:
     """Text, argv and their ``docker run`` forms of one process."""
-    text, argv, _fin = render_invocation(inv)
+    text, argv = render_invocation(inv)
     pairs = env_pairs(env)
     return {"command": text, "argv": argv, "docker_command": docker_run_text(text, pairs, meta, port),
             "docker_argv": docker_run_argv(argv, pairs, meta, port)}

@@ -1,4 +1,4 @@
-"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance: ``finalize`` gives
+"""Deduplication, quoting and text layout (synthesis.md §7), keeping provenance: ``final_tokens`` gives
 the kept tokens and what each kept flag shadowed; text and argv are formatting of the kept tokens.
 """
 
@@ -111,21 +111,6 @@ class Unit:
     value: Arg | None = None
 
 
-@dataclass(frozen=True)
-class Finalized:
-    """The deduplicated token list of one process and what each flag shadowed."""
-
-    tokens: tuple[Arg, ...]
-    #: kept flag token -> units it shadowed (earlier occurrences), oldest first
-    shadowed: dict[str, tuple[Unit, ...]]
-    #: positional (flag, value) pairs as they are laid out in text (§7.3)
-    lines: tuple[str, ...]
-
-    @property
-    def values(self) -> list[str]:
-        return [a.value for a in self.tokens]
-
-
 def dedupe(tokens: Sequence[Arg], drop_flags: Sequence[str] = ()) -> tuple[list[Arg], dict[str, tuple[Unit, ...]]]:
     """§7.1 pre-filter + §7.2 last-wins dedupe (then ``drop_flags`` removed), keeping provenance:
     the kept tokens and, per flag, the units it shadowed (oldest first). The rule is :func:`dedupe_positions`."""
@@ -212,11 +197,6 @@ def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]
     return dedupe(inv.args, inv.drop_flags)
 
 
-def finalize(inv: Invocation) -> Finalized:
-    kept, shadowed = final_tokens(inv)
-    return Finalized(tuple(kept), shadowed, tuple(pair_lines([a.value for a in kept])))
-
-
 def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
     """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines."""
     head = " ".join([*binary_words(binary), quote(model_word(model_id))])
@@ -225,12 +205,11 @@ def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
     return head + CONT + CONT.join(lines)
 
 
-def render_invocation(inv: Invocation) -> tuple[str, list[str], Finalized]:
-    """Text, argv and the finalized token list of one ``vllm serve`` process."""
-    fin = finalize(inv)
-    text = command_text(inv.binary, inv.model_id, fin.lines)
-    argv = [*binary_words(inv.binary), inv.model_id, *fin.values]
-    return text, argv, fin
+def render_invocation(inv: Invocation) -> tuple[str, list[str]]:
+    """Text and argv of one ``vllm serve`` process."""
+    values = [a.value for a in final_tokens(inv)[0]]
+    text = command_text(inv.binary, inv.model_id, pair_lines(values))
+    return text, [*binary_words(inv.binary), inv.model_id, *values]
 
 
 def router_text(lines: Sequence[str]) -> str:
