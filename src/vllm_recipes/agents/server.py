@@ -56,12 +56,9 @@ class RecipeResources:
         """The static JSON API, built once on first read (the same bytes ``build-api`` writes)."""
         with self._lock:
             if self._api is None:
-                from vllm_recipes.api.build import build_api
-                from vllm_recipes.api.translations import translations_hook
+                from vllm_recipes.api.translations import api_files
 
-                built = build_api(self.catalog, None, jobs=1, strict=False,
-                                  extra_recipe_keys=translations_hook(self.catalog))
-                self._api = {k: v for k, v in built.files.items() if v is not None}
+                self._api = api_files(self.catalog)
             return self._api
 
     def read(self, uri: str) -> tuple[str, str]:

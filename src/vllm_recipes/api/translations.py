@@ -14,6 +14,8 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 
+from .build import build_api
+
 RecipeKeys = Callable[[Recipe], dict[str, Any] | None]
 
 
@@ -38,3 +40,9 @@ def translations_hook(catalog: Catalog) -> RecipeKeys:
         return {"translations": entry} if entry else None
 
     return recipe_keys
+
+
+def api_files(catalog: Catalog, jobs: int | None = 1) -> dict[str, bytes]:
+    """Every file ``build-api`` writes, its very bytes (translations included): what the live server and the
+    MCP resources serve. Not strict: a file that does not load is skipped (with a warning), never the catalog."""
+    return build_api(catalog, jobs=jobs, strict=False, extra_recipe_keys=translations_hook(catalog)).files

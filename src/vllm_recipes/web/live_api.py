@@ -93,15 +93,12 @@ def etag_of(data: bytes) -> str:
 def build_files(catalog: Catalog, jobs: int | None = 1) -> tuple[dict[str, bytes], str | None]:
     """``(files, None)``: every file ``build-api`` writes, its very bytes (translations included, through the
     same hook); ``({}, why)`` when the build fails: a broken catalog must not take the website down."""
-    from vllm_recipes.api.build import build_api
-    from vllm_recipes.api.translations import translations_hook
+    from vllm_recipes.api.translations import api_files
 
     try:
-        built = build_api(catalog, lambda _line: None, jobs=jobs, strict=False,
-                          extra_recipe_keys=translations_hook(catalog))
+        return api_files(catalog, jobs), None
     except Exception as exc:
         return {}, f"JSON API build failed: {exc}"
-    return dict(built.files), None
 
 
 def etag_matches(header: str | None, tag: str) -> bool:
