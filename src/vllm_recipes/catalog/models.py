@@ -8,7 +8,6 @@ by the input's shape): docs/decisions-catalog.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import UnionType
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
@@ -19,17 +18,23 @@ BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 CUDA_KEYS = ("cu129", "cu130")
 
 
-#: ``(type, shape)`` in the order they are tried (``bool`` before ``int``, of which it is a subclass;
-#: a model is re-validated as the mapping it was built from).
-_SHAPES: tuple[tuple[type | UnionType, str], ...] = (
-    (type(None), "null"), (bool, "bool"), (int, "int"), (float, "float"), (str, "str"),
-    (dict | BaseModel, "map"), (list | tuple, "list"),
-)
-
-
 def shape_of(value: Any) -> str:
-    """The YAML-level kind of a value; the tag used by every shape union."""
-    return next((shape for kind, shape in _SHAPES if isinstance(value, kind)), "other")
+    """The YAML-level kind of a value; the tag used by every shape union (runs for every union value)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # (before int, of which it is a subclass)
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, dict | BaseModel):  # (a model is re-validated as the mapping it was built from)
+        return "map"
+    if isinstance(value, list | tuple):
+        return "list"
+    return "other"
 
 
 def _by_shape(expected: str, picker: Callable[[Any], str | None] = shape_of) -> Discriminator:
