@@ -29,7 +29,6 @@ from .layers import (
     LAYERS,
     Call,
     Contribution,
-    layer_parallelism,
     pd_role_request,
 )
 from .plan import (
@@ -86,7 +85,7 @@ def build_nodes(ctx: Ctx) -> tuple[Invocation, tuple[Invocation, ...], tuple[Env
     """A multi-node deployment: the head's args, each follower's args, the env. Only the parallelism layer
     reads a node's place (``Call.node_role``, ``rank``): followers share the head's other layers."""
     parts = _layers(ctx, Call(node_role="head"))
-    workers = tuple(_args(ctx, {**parts, "parallelism": layer_parallelism(ctx, Call(node_role="worker", rank=r))})
+    workers = tuple(_args(ctx, {**parts, "parallelism": LAYERS["parallelism"](ctx, Call(node_role="worker", rank=r))})
                     for r in follower_ranks(ctx.node_count))
     return _args(ctx, parts), workers, _env(ctx, None, parts)
 
@@ -268,8 +267,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
         return PdPlan(ctx.node_count, roles["prefill"], roles["decode"], router, router_cfg, mooncake)
     if ctx.kv_composing:
         kv = as_map(ctx.kv_store)
-        multi = ctx.strategy.get("deploy_type") == "multi_node" and ctx.node_count > 1
-        if multi:
+        if ctx.is_multi:
             head, workers, env = build_nodes(ctx)
         else:
             (head, env), workers = build_process(ctx, Call()), ()
@@ -287,7 +285,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
                                    install=first_truthy(rc.get("install"), "uv pip install vllm-router"),
                                    port=first_truthy(rc.get("port"), 30080))
         return KvStorePlan(ctx.strategy_name, ctx.node_count, ctx.kv_instance_count, ctx.kv_current, master, store,
-                           head, workers, multi, env, install, kv_router, config, note)
+                           head, workers, ctx.is_multi, env, install, kv_router, config, note)
     if ctx.is_multi:
         return MultiNodePlan(ctx.node_count, *build_nodes(ctx))
     return SinglePlan(ctx.deploy_type, *build_process(ctx, Call()), _companions(ctx))
