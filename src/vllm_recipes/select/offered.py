@@ -28,11 +28,10 @@ from .state import kv_choices
 FeatureSet = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 
 
-def _feature_sets(recipe: Recipe, hw: str, vk: str) -> Iterator[FeatureSet]:
+def _feature_sets(r: Mapping[str, Any], defaults: tuple[str, ...]) -> Iterator[FeatureSet]:
     """The defaults; every feature on (one of each conflicting pair, then the others); each mode."""
-    r = recipe.data
     feats = as_map(r.get("features"))
-    yield tuple(default_features(r, hw, vk)), ()
+    yield defaults, ()
     everything: list[str] = []
     for f in feats:
         if not any(o in everything for o in feature_conflicts(r, f)):
@@ -90,8 +89,8 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))
             served = _served(catalog, r, profile, hw)
-            feature_sets = list(dict.fromkeys(_feature_sets(recipe, hw, vk))) if served else []
             defaults = tuple(default_features(r, hw, vk))
+            feature_sets = list(dict.fromkeys(_feature_sets(r, defaults))) if served else []
             for s, nodes in served:
                 for feats, modes in feature_sets:
                     yield Selection(variant_key=vk, hw_id=hw, strategy=s, node_count=nodes, features=feats,
