@@ -1,7 +1,7 @@
 """The release-aware lint applied to a resolved plan, with findings located at recipe lines.
 
 Every ``vllm serve`` process of the plan is linted on exactly the tokens the
-renderers print (``render.shell.final_tokens``), so the lint sees what the user
+renderers print (``render.shell``'s dedupe), so the lint sees what the user
 runs. A finding's token or env entry carries its provenance (``Source``),
 which :func:`render.explain.locate` turns into ``file:line``.
 """
