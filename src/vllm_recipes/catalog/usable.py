@@ -33,7 +33,10 @@ def validation_errors(catalog: Catalog, recipes: Iterable[Recipe]) -> list[list[
     verdicts = Verdicts(catalog)
     found = []
     for recipe in recipes:
-        errors = [] if verdicts.clean(recipe) else recipe_errors(catalog, recipe)
+        if verdicts.clean(recipe):
+            found.append([])
+            continue
+        errors = recipe_errors(catalog, recipe)
         if not errors:
             verdicts.remember(recipe)
         found.append(errors)
