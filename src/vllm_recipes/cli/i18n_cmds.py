@@ -109,7 +109,7 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
         raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")
     guide = recipe.data.get("guide")
     sections = guide_sections(guide) if isinstance(guide, str) else []
-    date = recipe.meta.get("date_updated")
+    date = _date_updated(recipe)
     date = date if isinstance(date, str) else None
     if as_json:
         dump_json({
