@@ -14,11 +14,9 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.render.deployment import deployment_blocks
 from vllm_recipes.render.docker import DockerMeta, cuda129_image, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
 from vllm_recipes.select.gates import names_hardware
-from vllm_recipes.synth.resolved import resolved_selections
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -122,6 +120,10 @@ def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
     """The text of every deployment (pip and docker) of every offered selection of ``recipe``, each
     selection that reads its hardware alike rendered once; a selection the engine cannot resolve is skipped
     (the data walk still covers its arguments)."""
+    # imported here: 'i18n sections' imports this module and renders nothing
+    from vllm_recipes.render.deployment import deployment_blocks
+    from vllm_recipes.synth.resolved import resolved_selections
+
     texts: set[str] = set()
     try:
         for _sel, ctx, plan in resolved_selections(catalog, recipe):
