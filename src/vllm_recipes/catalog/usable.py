@@ -31,7 +31,7 @@ def validation_errors(catalog: Catalog, recipes: Iterable[Recipe]) -> list[list[
     """:func:`recipe_errors` of each recipe, but none for one the :class:`Verdicts` found clean as it is
     now (no pydantic models then); the clean ones are remembered."""
     verdicts = Verdicts(catalog)
-    found = []
+    found: list[list[Finding]] = []
     for recipe in recipes:
         if verdicts.clean(recipe):
             found.append([])
