@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.catalog.yamlsource import FrozenDict
+from vllm_recipes.catalog.yamlsource import freeze
 from vllm_recipes.jsvalues import as_map, get, is_number, truthy
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_fields, with_hardware
@@ -50,17 +50,6 @@ class HardwareRendering:
 Rendered = AlikeResolves[Mapping[str, Any]]
 
 
-def _frozen(value: Any) -> Any:
-    """``value`` with each dict and list made immutable: look-alike renderings share it."""
-    if isinstance(value, dict):
-        if isinstance(value, FrozenDict):
-            return value
-        return FrozenDict({k: v if type(v) is str else _frozen(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple([v if type(v) is str else _frozen(v) for v in value])
-    return value
-
-
 def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, hw: str, nodes: int,
                      features: list[str], pd_nodes: Any = None, kv_offload: str | None = None,
                      warn: Warn | None = None, rendered: Rendered | None = None) -> dict[str, Any] | None:
@@ -74,7 +63,7 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
     else:
         try:
             ctx, plan = resolve(catalog, recipe, sel)
-            fields = _frozen(with_vllm_lint(rendering_fields(ctx, plan), ctx, plan))
+            fields = freeze(with_vllm_lint(rendering_fields(ctx, plan), ctx, plan))
         except Exception as exc:
             if warn:
                 warn(f"  ⚠ command synthesis failed for {recipe.hf_id} / {vk} / {strategy}: {exc}")

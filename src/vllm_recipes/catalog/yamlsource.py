@@ -172,7 +172,9 @@ def normalize_date(value: Any) -> Any:
 
 
 def freeze(value: Any) -> Any:
-    """Deep-freeze constructed YAML data, normalizing dates on the way."""
+    """Deep-freeze constructed YAML data, normalizing dates on the way (frozen data is kept as it is)."""
+    if isinstance(value, FrozenDict):
+        return value
     if isinstance(value, dict):  # (date keys are stringified, never normalized)
         return FrozenDict((str(k) if isinstance(k, _dt.date) else k, freeze(v)) for k, v in value.items())
     if isinstance(value, list):
