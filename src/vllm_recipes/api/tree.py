@@ -33,7 +33,7 @@ from vllm_recipes.select.gates import (
     pd_fits_single_node,
 )
 from vllm_recipes.select.selection import Selection
-from vllm_recipes.synth.context import AlikeResolves
+from vllm_recipes.synth.context import AlikeResolves, less_hardware
 from vllm_recipes.synth.resolve import resolve
 
 Warn = Callable[[str], None]
@@ -56,7 +56,7 @@ def render_selection(catalog: Catalog, recipe: Recipe, vk: str, strategy: str, h
     """§8 ``render``: a synthesis exception becomes a warning and no rendering."""
     sel = Selection(variant_key=vk, hw_id=hw, strategy=strategy, node_count=nodes, features=tuple(features),
                     pd_nodes=pd_nodes, kv_offload=kv_offload)
-    rest = repr({**vars(sel), "hw_id": ""})  # the selection less its hardware (PD requests are dicts)
+    rest = less_hardware(sel)
     got = rendered.find(rest, hw) if rendered is not None else None
     if got is not None:
         fields = got[0]

@@ -90,10 +90,15 @@ class Hardware:
         return self.read(keyed_with_key, m) if is_map(m) else None
 
 
+def less_hardware(sel: Selection) -> str:
+    """The key of :class:`AlikeResolves`: everything of ``sel`` but its hardware (PD requests are dicts)."""
+    return repr({**vars(sel), "hw_id": ""})
+
+
 class AlikeResolves(Generic[R]):
-    """Earlier resolves' results, by the selection less its hardware, with the hardware reads of each: a
-    selection whose hardware reads like an earlier one's (:meth:`Hardware.reads_alike`) has that one's result
-    (``validate`` skips it, ``build-api`` reuses the rendering)."""
+    """Earlier resolves' results, by the selection less its hardware (:func:`less_hardware`), with the
+    hardware reads of each: a selection whose hardware reads like an earlier one's
+    (:meth:`Hardware.reads_alike`) has that one's result (``validate`` skips it, ``build-api`` reuses it)."""
 
     def __init__(self, catalog: Catalog) -> None:
         self._catalog = catalog

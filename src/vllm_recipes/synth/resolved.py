@@ -9,7 +9,7 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.offered import offered_selections
 from vllm_recipes.select.selection import Selection
 
-from .context import AlikeResolves, Ctx
+from .context import AlikeResolves, Ctx, less_hardware
 from .plan import Plan
 from .resolve import resolve
 
@@ -20,7 +20,7 @@ def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Sele
     alike: AlikeResolves[None] = AlikeResolves(catalog)
     for sel in offered_selections(catalog, recipe):
         # a repeat (Mooncake deployments also come as KV choices) reads alike too: resolved once
-        rest = repr({**vars(sel), "hw_id": ""})  # (PD requests are dicts)
+        rest = less_hardware(sel)
         if alike.find(rest, sel.hw_id) is not None:
             continue
         try:
