@@ -297,11 +297,14 @@ def _variant_for_hardware(catalog: Catalog, recipe: Recipe, variant_key: str, hw
     if verified.get(hw) == "unsupported":
         return None, "This recipe marks this hardware unsupported."
     p = as_map(catalog.hardware_profiles[hw])
-    for vk in (variant_key, *recipe.variants):  # the current variant first
+    own: str | None = None  # why the current variant cannot run here
+    for vk in dict.fromkeys((variant_key, *recipe.variants)):  # the current variant first
         v = as_map(recipe.variants.get(vk))
-        if hardware_block_reason(catalog, recipe, v, hw) is None and variant_runs_on(p, v, hw):
+        reason = hardware_block_reason(catalog, recipe, v, hw)
+        if vk == variant_key:
+            own = reason
+        if reason is None and variant_runs_on(p, v, hw):
             return vk, None
-    own = hardware_block_reason(catalog, recipe, as_map(recipe.variants.get(variant_key)), hw)
     return None, (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
 
 
