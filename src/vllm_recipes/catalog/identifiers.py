@@ -59,17 +59,9 @@ def is_model_ref(value: object) -> bool:
     return isinstance(value, str) and _MODEL_REF.fullmatch(value) is not None
 
 
-def is_env_key(value: object) -> bool:
-    return isinstance(value, str) and _ENV_KEY.fullmatch(value) is not None
-
-
 def is_image(value: object) -> bool:
     """Whether ``value`` is a container image reference (at most 512 characters)."""
     return isinstance(value, str) and len(value) <= 512 and _IMAGE.fullmatch(value) is not None
-
-
-def is_binary(value: object) -> bool:
-    return isinstance(value, str) and _BINARY.fullmatch(value) is not None
 
 
 def _shown(value: str) -> str:
@@ -110,38 +102,34 @@ def _recipe_names(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath, Any, str]]
 ENV_MAPS = frozenset({"base_env", "extra_env", "env"})
 
 
-def _value_findings(doc: YamlDocument) -> Iterator[tuple[KeyPath, str]]:
-    """``(key path, problem)`` for every value that becomes a name in a command: env keys at every
+def value_identifier_findings(doc: YamlDocument) -> list[Finding]:
+    """Errors for every value that becomes a name in a command, in any catalog file: env keys at every
     level, model ids, images, the omni serve binary, SMG parser names (docs/decisions-hardening.md H7)."""
+    out: list[Finding] = []
     for path, value in iter_paths(doc.data):
         last = path[-1] if path else None
         if last in ENV_MAPS and isinstance(value, dict):
             for k in value:
-                if not is_env_key(k):
+                if not (isinstance(k, str) and _ENV_KEY.fullmatch(k)):
                     shown = _shown(k) if isinstance(k, str) else repr(k)
-                    yield (*path, k), f"environment variable name '{shown}' is not valid ({RULE_ENV_KEY})"
-        elif isinstance(value, str):
-            problem = _string_problem(path, last, value)
-            if problem is not None:
-                yield path, problem
+                    out.append(finding_at(doc, (*path, k), "error", f"environment variable name '{shown}' is not "
+                                                                    f"valid ({RULE_ENV_KEY})", "bad-id"))
+        elif isinstance(value, str) and (problem := _string_problem(path, last, value)) is not None:
+            out.append(finding_at(doc, path, "error", problem, "bad-id"))
+    return out
 
 
 def _string_problem(path: KeyPath, last: Any, value: str) -> str | None:
     """What is wrong with a string that becomes a model id, the omni binary, a parser name or an image."""
     if last == "model_id" and value and not is_model_ref(value):
         return model_id_problem(value, "model_id").replace(RULE_MODEL_ID, RULE_MODEL_REF)
-    if last == "serve_binary" and not is_binary(value):
+    if last == "serve_binary" and not _BINARY.fullmatch(value):
         return f"serve_binary '{_shown(value)}' is not a command ({RULE_BINARY})"
     if last in ("reasoning_parser", "tool_call_parser") and "parser_flags" not in path and not is_name(value):
         return name_problem(value, "parser name")
     if "docker_image" in path and value and not is_image(value):
         return f"docker image '{_shown(value)}' is not valid ({RULE_IMAGE})"
     return None
-
-
-def value_identifier_findings(doc: YamlDocument) -> list[Finding]:
-    """Errors for the names of :func:`_value_findings` in any catalog file."""
-    return [finding_at(doc, path, "error", problem, "bad-id") for path, problem in _value_findings(doc)]
 
 
 def hf_id_findings(doc: YamlDocument, hf_id: str) -> list[Finding]:

@@ -34,7 +34,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     """A section of the data that must be a mapping (anything else reads as empty), frozen."""
     if isinstance(value, FrozenDict):
         return value
-    return FrozenDict(value) if isinstance(value, dict) else FrozenDict()
+    return FrozenDict(value if isinstance(value, dict) else ())
 
 
 @dataclass(frozen=True)
@@ -129,23 +129,15 @@ class Catalog:
     @cached_property
     def strategies(self) -> Mapping[str, Any]:
         """The merged strategy map S: serving strategies, then kv stores (synthesis.md §1.1)."""
-        merged = dict(self.serving_strategies)
-        for name, spec in self.kv_stores.items():
-            if name not in merged:
-                merged[name] = spec
-        return FrozenDict(merged)
+        kv_only = {name: spec for name, spec in self.kv_stores.items() if name not in self.serving_strategies}
+        return FrozenDict({**self.serving_strategies, **kv_only})
 
     @cached_property
     def strategy_files(self) -> Mapping[str, str]:
         """Strategy / kv-store name -> the file it was read from (for provenance)."""
-        out: dict[str, str] = {}
-        for src in self.sources:
-            top = Path(src.rel_path).parent.name
-            if top in ("strategies", "kv_store") and isinstance(src.doc.data, dict):
-                name = src.doc.data.get("name")
-                if isinstance(name, str):
-                    out[name] = src.rel_path
-        return FrozenDict(out)
+        return FrozenDict({src.doc.data["name"]: src.rel_path for src in self.sources
+                           if Path(src.rel_path).parent.name in NAMED_DIRS and isinstance(src.doc.data, dict)
+                           and isinstance(src.doc.data.get("name"), str)})
 
     @cached_property
     def taxonomy_file(self) -> str:
@@ -189,9 +181,7 @@ class Catalog:
         """A recipe by hf_id (``(recipe, None)``), else the parent of a variant's own
         model id (``(parent, variant key)``); case-insensitive; ``None`` when unknown."""
         recipe = self.recipe(model_id)
-        if recipe is not None:
-            return recipe, None
-        return self.variant_parent(model_id)
+        return (recipe, None) if recipe is not None else self.variant_parent(model_id)
 
     def variant_parent(self, model_id: str) -> tuple[Recipe, str] | None:
         """The recipe and variant key whose variant serves ``model_id`` (case-insensitive)."""
@@ -298,16 +288,11 @@ def recipe_source_specs(recipes_dir: RecipesDirs) -> list[str]:
 
 def resolve_recipes_dirs(recipes_dir: RecipesDirs) -> list[tuple[str, Path]]:
     """``(label, local directory)`` of every source asked for, fetched if remote (:mod:`.remote`)."""
-    from .remote import is_remote, local_copy
+    from .remote import LocalCopy, is_remote, local_copy
 
-    out: list[tuple[str, Path]] = []
-    for spec in recipe_source_specs(recipes_dir):
-        if is_remote(spec):
-            got = local_copy(spec)
-            out.append((got.label, got.path))
-        else:
-            out.append((spec, Path(spec)))
-    return out
+    specs = recipe_source_specs(recipes_dir)
+    copies = [local_copy(spec) if is_remote(spec) else LocalCopy(spec, Path(spec)) for spec in specs]
+    return [(copy.label, copy.path) for copy in copies]
 
 
 def resolve_recipes_dir(recipes_dir: RecipesDirs) -> Path:

@@ -123,15 +123,14 @@ _EXPECTED = {
 }
 
 
+_BARE = {"null": "null", "map": "a mapping", "list": "a list"}
+
+
 def _describe(value: Any) -> str:
     """``a string ("8")``-style description of a YAML value for messages."""
     shape = m.shape_of(value)
-    if shape == "null":
-        return "null"
-    if shape == "map":
-        return "a mapping"
-    if shape == "list":
-        return "a list"
+    if shape in _BARE:
+        return _BARE[shape]
     text = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _js_str(value)
     if len(text) > 40:
         text = text[:37] + "..."
@@ -145,11 +144,8 @@ def _loc_to_path(loc: tuple[Any, ...], data: Any) -> KeyPath:
     node = data
     present = True
     for seg in loc:
-        if present and isinstance(node, dict) and seg in node:
-            path.append(seg)
-            node = node[seg]
-            continue
-        if present and isinstance(node, list | tuple) and isinstance(seg, int) and 0 <= seg < len(node):
+        if present and ((isinstance(node, dict) and seg in node) or (
+                isinstance(node, list | tuple) and isinstance(seg, int) and 0 <= seg < len(node))):
             path.append(seg)
             node = node[seg]
             continue
@@ -297,23 +293,21 @@ def _spelled(link: Any) -> KeyPath:
     return tuple(reversed(keys))
 
 
-_WHITESPACE = re.compile(r"\s")
+_WHITESPACE = re.compile(r"\s")  # (``\s`` of a str pattern is exactly ``str.isspace``)
 
 
 def _check_token(doc: YamlDocument, path: KeyPath, token: str) -> list[Finding]:
-    if token[:1] in ("{", "["):
-        try:
-            json.loads(token)
-        except (ValueError, RecursionError) as exc:
-            detail = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            return [finding_at(doc, path, "error",
-                               f"argument looks like JSON but does not parse: {detail}", "bad-json")]
-        return []
-    if _WHITESPACE.search(token):  # (``\s`` of a str pattern is exactly ``str.isspace``)
+    """A token that looks like JSON (checked that it parses), else one with whitespace."""
+    if token[:1] not in ("{", "["):
         return [finding_at(doc, path, "warning",
                            f"argument {json.dumps(token, ensure_ascii=False)} contains whitespace; it is passed "
                            "as a single shell word (split flag and value into separate list items)",
                            "arg-whitespace")]
+    try:
+        json.loads(token)
+    except (ValueError, RecursionError) as exc:
+        detail = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return [finding_at(doc, path, "error", f"argument looks like JSON but does not parse: {detail}", "bad-json")]
     return []
 
 
@@ -655,14 +649,8 @@ def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
 
 def _hf_id_from_path(path: Path) -> str:
     """hf_id from ``.../models/<org>/<repo>.yaml``; else ``<parent>/<stem>``."""
-    parts = path.resolve().parts
-    for i in range(len(parts) - 1, -1, -1):
-        if parts[i] == "models":
-            hf = hf_id_for("/".join(parts[i + 1:]))
-            if hf:
-                return hf
-            break
-    return f"{path.resolve().parent.name or 'local'}/{path.stem}"
+    _, models, rel = path.resolve().as_posix().rpartition("/models/")
+    return (models and hf_id_for(rel)) or f"{path.resolve().parent.name or 'local'}/{path.stem}"
 
 
 def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) -> tuple[Catalog, str, str]:
