@@ -38,14 +38,11 @@ class LayeredDocument(YamlDocument):
 
     def owner(self, path: KeyPath) -> YamlDocument:
         """The layer document that supplied the value at ``path`` (its nearest merged ancestor)."""
-        p = tuple(path)
-        while True:
-            got = self.origin.get(p)
+        for n in range(len(path), -1, -1):
+            got = self.origin.get(tuple(path[:n]))
             if got is not None:
                 return got
-            if not p:
-                return self.layers[-1]
-            p = p[:-1]
+        return self.layers[-1]
 
     def _index(self) -> None:
         positions: dict[KeyPath, Position] = {(): Position(self.file, 1, 1)}

@@ -195,58 +195,47 @@ def _hints(model: type[BaseModel]) -> dict[str, Any]:
     return typing.get_type_hints(model, include_extras=True)
 
 
-def _unknown_keys(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
-    """Keys of ``data`` that type ``tp`` does not declare (appended to ``out`` with a message)."""
+def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: list[Finding]) -> None:
+    """Warnings for the keys of ``data`` that type ``tp`` does not declare (appended to ``out``)."""
     if data is None:
         return
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
-        _unknown_keys_annotated(tp, data, path, out)
+        _unknown_keys_annotated(doc, tp, data, path, out)
     elif origin is Union or origin is types.UnionType:  # ``X | None``: every other union is discriminated
-        _unknown_keys(next(a for a in typing.get_args(tp) if a is not type(None)), data, path, out)
-    elif isinstance(tp, type) and issubclass(tp, BaseModel):
-        if isinstance(data, dict):
-            _unknown_model_keys(tp, data, path, out)
+        _unknown_keys(doc, next(a for a in typing.get_args(tp) if a is not type(None)), data, path, out)
+    elif isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(data, dict):
+        hints, fields = _hints(tp), tp.model_fields
+        open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
+        for key, value in data.items():
+            if isinstance(key, str) and key in fields:
+                _unknown_keys(doc, hints[key], value, (*path, key), out)
+            elif not open_keys:
+                out.append(finding_at(doc, (*path, key), "warning",
+                                      f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}", "unknown-key"))
     elif origin is dict and isinstance(data, dict):
         value_tp = typing.get_args(tp)[1]
         for key, value in data.items():
-            _unknown_keys(value_tp, value, (*path, key), out)
+            _unknown_keys(doc, value_tp, value, (*path, key), out)
     elif origin is tuple and isinstance(data, list | tuple):
         item_tp = typing.get_args(tp)[0]
         for i, value in enumerate(data):
-            _unknown_keys(item_tp, value, (*path, i), out)
+            _unknown_keys(doc, item_tp, value, (*path, i), out)
 
 
-def _unknown_keys_annotated(tp: Any, data: Any, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
+def _unknown_keys_annotated(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: list[Finding]) -> None:
     """An ``Annotated`` type: a discriminated union checks the member its tag picks (none: nothing)."""
     base, *extras = typing.get_args(tp)
     disc = next((x for x in extras if isinstance(x, Discriminator)), None)
     if disc is None or not callable(disc.discriminator):
-        _unknown_keys(base, data, path, out)
+        _unknown_keys(doc, base, data, path, out)
         return
     tag = disc.discriminator(data)
     for member in typing.get_args(base):
         if typing.get_origin(member) is typing.Annotated and any(
                 isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
-            _unknown_keys(member, data, path, out)
+            _unknown_keys(doc, member, data, path, out)
             return
-
-
-def _unknown_model_keys(tp: type[BaseModel], data: dict, path: KeyPath, out: list[tuple[KeyPath, str]]) -> None:
-    hints = _hints(tp)
-    fields = tp.model_fields
-    open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
-    for key, value in data.items():
-        if isinstance(key, str) and key in fields:
-            _unknown_keys(hints[key], value, (*path, key), out)
-        elif not open_keys:
-            out.append(((*path, key), f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}"))
-
-
-def _unknown_key_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list[Finding]:
-    out: list[tuple[KeyPath, str]] = []
-    _unknown_keys(model, data, (), out)
-    return [finding_at(doc, path, "warning", msg, "unknown-key") for path, msg in out]
 
 
 # --- Arguments
@@ -326,7 +315,6 @@ class _RecipeChecker:
         self.doc = doc
         self.v = vocab
         self.out: list[Finding] = []
-        self.data = as_map(doc.data)
 
     def err(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "error", msg, code))
@@ -377,7 +365,7 @@ class _RecipeChecker:
             self.hw_exact((*path, key), key)
 
     def run(self) -> list[Finding]:
-        d = self.data
+        d = as_map(self.doc.data)
         features = as_map(d.get("features"))
         variants = d.get("variants")
         if isinstance(variants, dict) and "default" not in variants:
@@ -390,7 +378,11 @@ class _RecipeChecker:
         self._strategies(d)
         self._features(d, features)
         for vk, var in as_map(variants).items():
-            self._variant(("variants", vk), as_map(var))
+            v = as_map(var)
+            for i, sel in enumerate(as_list(v.get("supported_hardware"))):
+                self.hw_selector(("variants", vk, "supported_hardware", i), sel)
+            self.hw_keyed_map(("variants", vk, "hardware_overrides"), v.get("hardware_overrides"))
+            self.hw_keyed_map(("variants", vk, "tp"), v.get("tp"))
         self.hw_keyed_map(("hardware_overrides",), d.get("hardware_overrides"))
         self.hw_exact_map(("hardware_notes",), d.get("hardware_notes"))
         self._kv(d)
@@ -436,12 +428,6 @@ class _RecipeChecker:
             self.hw_exact(("hardware_opt_in_features", hw), hw)
             for i, fk in enumerate(as_list(lst)):
                 self.feature(("hardware_opt_in_features", hw, i), fk, features)
-
-    def _variant(self, vp: KeyPath, v: Mapping[str, Any]) -> None:
-        for i, sel in enumerate(as_list(v.get("supported_hardware"))):
-            self.hw_selector((*vp, "supported_hardware", i), sel)
-        self.hw_keyed_map((*vp, "hardware_overrides"), v.get("hardware_overrides"))
-        self.hw_keyed_map((*vp, "tp"), v.get("tp"))
 
     def _kv(self, d: Mapping[str, Any]) -> None:
         """KV offload and Mooncake."""
@@ -585,7 +571,7 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
         out.extend(_data_file_checks(doc, kind, vocab))
         out.extend(data_file_identifier_findings(doc, kind))
     if not errors_only:  # unknown keys are warnings only
-        out.extend(_unknown_key_findings(doc, model, doc.data))
+        _unknown_keys(doc, model, doc.data, (), out)
     out.extend(_arg_findings(doc))
     return out
 

@@ -19,10 +19,8 @@ from typing import Any
 
 import yaml
 
-try:  # the C loader is ~10x faster; fall back silently where libyaml is missing
-    _BaseLoader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _BaseLoader = yaml.SafeLoader
+#: the C loader is ~10x faster; the pure-Python one where PyYAML was built without libyaml
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Files larger than this are refused without being parsed.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -155,12 +153,10 @@ class YamlDocument:
     def position(self, path: KeyPath) -> Position:
         """Position of ``path``, or of its nearest existing ancestor."""
         positions = self.positions
-        p = tuple(path)
-        while p:
-            pos = positions.get(p)
+        for n in range(len(path), 0, -1):
+            pos = positions.get(tuple(path[:n]))
             if pos is not None:
                 return pos
-            p = p[:-1]
         return positions.get((), Position(self.file, 1, 1))
 
 
