@@ -6,6 +6,7 @@ Apart from the checks so that other stages can make and print findings without t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -78,12 +79,9 @@ def plural(n: int, word: str) -> str:
 
 def format_findings_summary(findings: Iterable[Finding], files: int) -> str:
     """``2 errors, 1 warning in 3 files``."""
-    items = list(findings)
-    errors = sum(1 for f in items if f.severity == "error")
-    infos = sum(1 for f in items if f.severity == "info")
-    warnings = len(items) - errors - infos
-    notes = f", {plural(infos, 'note')}" if infos else ""
-    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}{notes} in {plural(files, 'file')}"
+    n = Counter(f.severity for f in findings)
+    notes = f", {plural(n['info'], 'note')}" if n["info"] else ""
+    return f"{plural(n['error'], 'error')}, {plural(n['warning'], 'warning')}{notes} in {plural(files, 'file')}"
 
 
 _EXAMPLE = re.compile(r" \(e\.g\. [^()]*\)$")

@@ -11,8 +11,7 @@ from typing import Any
 from vllm_recipes.jsvalues import js_str as _js_str
 from vllm_recipes.jsvalues import truthy as _js_truthy
 
-KeyPath = tuple[str | int, ...]
-FEATURE_MODE_ERROR_HEADER = "Invalid feature modes in {path}:"
+from .yamlsource import KeyPath
 
 
 def _entries(obj: Any) -> list[tuple[Any, Any]]:
@@ -138,4 +137,4 @@ def feature_mode_messages(recipe: Any) -> list[str]:
 
 def feature_mode_error(rel_path: str, messages: Sequence[str]) -> str:
     """The builder's error text: ``Invalid feature modes in <path>:\\n  - <m1>\\n  - <m2>``."""
-    return FEATURE_MODE_ERROR_HEADER.format(path=rel_path) + "\n  - " + "\n  - ".join(messages)
+    return f"Invalid feature modes in {rel_path}:\n  - " + "\n  - ".join(messages)

@@ -84,8 +84,7 @@ TextOrNum: TypeAlias = Annotated[_Str | _Int | _Float, _by_shape("a string or a 
 Args = tuple[str, ...]
 StrList = tuple[str, ...]
 #: Env values stay as written: strings, or numbers (``PYTHONHASHSEED: 0``).
-EnvValue: TypeAlias = TextOrNum
-Env = dict[str, EnvValue | None]
+Env = dict[str, TextOrNum | None]
 #: A number, or a hardware-keyed map of numbers (exact id > generation > brand > default).
 NumOrHwMap: TypeAlias = Annotated[_Int | _Float | Annotated[dict[str, Num | None], Tag("map")],
                                    _by_shape("a number or a hardware-keyed map of numbers")]
@@ -372,10 +371,6 @@ class RecipeHardwareOverride(StrategyHardwareOverride):
     install_note: str | None = None
 
 
-#: ``nodes`` of a PD pool: a number, or ``{<hw_id>: n, default: n}``.
-PoolNodes: TypeAlias = NumOrHwMap
-
-
 class PdRoleOverride(_Model):
     """``strategy_overrides.pd_cluster.<prefill|decode>``."""
 
@@ -386,7 +381,8 @@ class PdRoleOverride(_Model):
     vllm_args: Args | None = None
     env: Env | None = None
     hardware_overrides: dict[str, StrategyHardwareOverride | None] | None = None
-    nodes: PoolNodes | None = None
+    #: the PD pool's nodes: a number, or ``{<hw_id>: n, default: n}``
+    nodes: NumOrHwMap | None = None
 
 
 class RouterOverride(_Model):

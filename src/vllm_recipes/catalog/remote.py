@@ -77,8 +77,7 @@ def is_remote(spec: str) -> bool:
 
 
 def _is_archive_url(url: str) -> bool:
-    path = urllib.parse.urlsplit(url).path
-    return path.endswith((".tar.gz", ".tgz"))
+    return urllib.parse.urlsplit(url).path.endswith((".tar.gz", ".tgz"))
 
 
 def parse_source(spec: str) -> Source:
