@@ -82,12 +82,8 @@ def read_pack(pack: Path | None) -> dict[str, Any]:
         with pack.open("rb") as fh:
             if not _trusted(os.fstat(fh.fileno())):
                 return {}
-            raw = fh.read()
-    except OSError:
-        return {}
-    try:
-        got = _FrozenOnlyUnpickler(io.BytesIO(raw)).load()
-    except Exception:  # damaged, truncated or foreign: the cache is only an optimisation
+            got = _FrozenOnlyUnpickler(io.BytesIO(fh.read())).load()
+    except Exception:  # unreadable, damaged, truncated or foreign: the cache is only an optimisation
         return {}
     if not isinstance(got, dict) or got.get("salt") != _SALT or not isinstance(got.get("payload"), dict):
         return {}
