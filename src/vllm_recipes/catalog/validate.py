@@ -165,10 +165,8 @@ def _type_findings(doc: YamlDocument, model: type[BaseModel], data: Any) -> list
         return []
     out: list[Finding] = []
     for err in errors:
-        path = _loc_to_path(tuple(err.get("loc", ())), data)
-        etype = err.get("type", "")
-        value = err.get("input")
-        msg = str(err.get("msg", "invalid value"))
+        path = _loc_to_path(err["loc"], data)
+        etype, value, msg = err["type"], err["input"], err["msg"]
         expected = msg if etype == "wrong_type" else _EXPECTED.get(etype)
         if model is m.RecipeModel and m.is_display_only(path):
             # (compatibility policy: the engine never reads it, so it never costs the recipe its place)
