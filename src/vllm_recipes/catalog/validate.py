@@ -323,11 +323,8 @@ class _RecipeChecker:
     def strategy(self, path: KeyPath, name: Any) -> None:
         if not self.v.strategies or not isinstance(name, str) or name in self.v.strategies:
             return
-        if name in self.v.kv_stores:
-            self.err(path, f"'{name}' is a KV-store deployment, not a serving strategy", "unknown-strategy")
-        else:
-            self.err(path, f"unknown strategy '{name}'{_did_you_mean(name, self.v.strategies)}",
-                     "unknown-strategy")
+        self.err(path, f"'{name}' is a KV-store deployment, not a serving strategy" if name in self.v.kv_stores
+                 else f"unknown strategy '{name}'{_did_you_mean(name, self.v.strategies)}", "unknown-strategy")
 
     def feature(self, path: KeyPath, name: Any, features: Mapping[str, Any]) -> None:
         if isinstance(name, str) and name not in features:
@@ -468,13 +465,10 @@ class _RecipeChecker:
                              "too-many-nodes")
 
     def _min_gpus(self, cfg: Any) -> None:
-        if not isinstance(cfg, dict):
-            return
-        strategy_keys = set(self.v.strategies) | set(POOL_MODES)
-        for key in cfg:
-            if not isinstance(key, str) or key in strategy_keys:
-                continue
-            if self.v.strategies and self.v.hw_ids and key not in self.v.hw_ids:
+        strategy_keys = {*self.v.strategies, *POOL_MODES}
+        for key in as_map(cfg):
+            if (self.v.strategies and self.v.hw_ids and isinstance(key, str) and key not in strategy_keys
+                    and key not in self.v.hw_ids):
                 self.warn(("strategy_min_gpus", key),
                           f"'{key}' is neither a strategy, a pool mode nor a hardware id"
                           f"{_did_you_mean(key, [*self.v.strategies, *self.v.hw_ids])}", "unknown-hardware")
