@@ -556,7 +556,6 @@ class HardwareProfile(_Model):
     arch: str | None = None
     #: Kubernetes extended resource of one accelerator (``nvidia.com/gpu``); ``export --to k8s``
     device_resource: DeviceResource | None = None
-    #: the accelerator's figures for the performance estimate (over the package's ``perf/gpus.yaml``)
     gpu_facts: GpuFacts | None = None
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from .diagnostics import Finding, finding_at, finding_from_load_error, plural
 from .identifiers import hf_id_findings, is_name
@@ -60,18 +59,16 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe
     (ids become output paths) or that are not a mapping (every stage reads their fields), with the errors.
     """
-    def keep(key: Any, value: Any) -> bool:
-        return is_name(key) and isinstance(value, dict)
-
     sections = (catalog.serving_strategies, catalog.kv_stores, catalog.hardware_profiles)
-    if all(keep(k, v) for section in sections for k, v in section.items()):
+    strategies, kv_stores, profiles = (FrozenDict((k, v) for k, v in section.items()
+                                                  if is_name(k) and isinstance(v, dict)) for section in sections)
+    if len(strategies) + len(kv_stores) + len(profiles) == sum(map(len, sections)):
         return catalog, []
     from .validate import document_kind, validate_document  # (pydantic: only when something is left out)
 
     errors = [f for src in catalog.sources
               for f in validate_document(src.doc, document_kind(src.rel_path), catalog, errors_only=True)
               if f.is_error and f.code == "bad-id"]
-    taxonomy = catalog.taxonomy
     where = catalog.source_for(catalog.taxonomy_file)
     for k, v in catalog.hardware_profiles.items():
         if is_name(k) and not isinstance(v, dict) and where is not None:
@@ -82,14 +79,11 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
             if is_name(k) and not isinstance(v, dict):
                 file = catalog.strategy_files.get(k, f"strategies/{k}.yaml")
                 errors.append(Finding("error", file, 1, 1, "<root>", f"{k!r} is not a mapping; left out", "type"))
-    if not all(keep(k, v) for k, v in catalog.hardware_profiles.items()):
-        profiles = FrozenDict((k, v) for k, v in catalog.hardware_profiles.items() if keep(k, v))
+    taxonomy = catalog.taxonomy
+    if len(profiles) < len(catalog.hardware_profiles):
         taxonomy = FrozenDict({**taxonomy, "hardware_profiles": profiles})
-    fixed = dataclasses.replace(
-        catalog, taxonomy=taxonomy,
-        serving_strategies=FrozenDict((k, v) for k, v in catalog.serving_strategies.items() if keep(k, v)),
-        kv_stores=FrozenDict((k, v) for k, v in catalog.kv_stores.items() if keep(k, v)),
-        skipped=(*catalog.skipped, *errors))
+    fixed = dataclasses.replace(catalog, taxonomy=taxonomy, serving_strategies=strategies, kv_stores=kv_stores,
+                                skipped=(*catalog.skipped, *errors))
     return fixed, errors
 
 
