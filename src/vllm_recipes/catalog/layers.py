@@ -30,8 +30,7 @@ class LayeredDocument(YamlDocument):
         super().__init__(file, data, source=None)
         object.__setattr__(self, "layers", tuple(layers))
         object.__setattr__(self, "origin", origin)
-        object.__setattr__(self, "_positions", None)
-        object.__setattr__(self, "_duplicates", None)
+        object.__setattr__(self, "_duplicates", None)  # (indexed from the layers on first use)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (LayeredDocument, (self.file, self.data, self.layers, dict(self.origin)))
