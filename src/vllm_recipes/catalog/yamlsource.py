@@ -297,10 +297,9 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             what = "strings, numbers, booleans, null, lists and mappings only" if scalar else "a mapping or a list is"
             raise _refusal(file, node, f"YAML tag {tag} is not plain data ({what})")
-        if scalar:
-            if node.tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
-                raise _refusal(file, node, f"{node.value!r} is not a finite number")
-        elif isinstance(node, yaml.MappingNode):
+        if scalar and node.tag == _FLOAT_TAG and not math.isfinite(loader.construct_yaml_float(node)):
+            raise _refusal(file, node, f"{node.value!r} is not a finite number")
+        if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 if not isinstance(k, yaml.ScalarNode):
                     raise _refusal(file, k, "mapping keys must be strings, not a list or mapping")
@@ -308,7 +307,7 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
                     kind = f"{k.value or '~'} is {_KIND_OF_TAG.get(k.tag, 'not a string')}"
                     raise _refusal(file, k, f"mapping keys must be strings; {kind} (quote it)")
                 stack.append(v)
-        else:
+        elif not scalar:
             stack.extend(node.value)
 
 
