@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vllm_recipes.jsvalues import first_truthy
 from vllm_recipes.jsvalues import js_str as _js_str
 from vllm_recipes.jsvalues import truthy as _js_truthy
 
@@ -50,10 +51,8 @@ def _js_includes(items: Sequence[Any], key: Any) -> bool:
 def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
     """§10.2 messages, in the builder's order, each with the key path it is about."""
     r = recipe if isinstance(recipe, dict) else {}
-    features = r.get("features")
-    features = features if _js_truthy(features) else {}
-    variants = r.get("variants")
-    variants = variants if _js_truthy(variants) else {}
+    features = first_truthy(r.get("features"), {})  # JS ``recipe.features || {}``
+    variants = first_truthy(r.get("variants"), {})
     out: list[tuple[KeyPath, str]] = []
     for fk, feature in _entries(features):
         if isinstance(feature, dict) and "modes" in feature:
