@@ -148,8 +148,8 @@ class ProcessFit:
 
 
 def kv_dtype_bytes(arch: Architecture, kv_cache_dtype: str) -> int:
-    return KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), arch.dtype_bytes) if kv_cache_dtype != "auto" \
-        else arch.dtype_bytes
+    """Bytes per KV element (``auto``, or a dtype the table does not know: the model dtype)."""
+    return KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), arch.dtype_bytes)
 
 
 def _layer_bytes(arch: Architecture, shape: ProcessShape) -> int:
@@ -166,7 +166,7 @@ def _layer_bytes(arch: Architecture, shape: ProcessShape) -> int:
 
 def stage_layers(n: int, pp: int) -> int:
     """Layers on the most loaded pipeline stage: vLLM splits unevenly when ``pp`` does not divide ``n``."""
-    return ceil_div(n, pp) if n else 0
+    return ceil_div(n, pp)
 
 
 def _draft_layers(arch: Architecture, shape: ProcessShape) -> int:

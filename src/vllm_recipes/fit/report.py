@@ -91,9 +91,9 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
         return ()
     out: list[Check] = []
     limit = arch.max_position_embeddings or model_context
+    heads, kv = arch.num_attention_heads, arch.num_kv_heads
     for s in dict.fromkeys(shapes):
         who = "" if s.role == "serve" else f"{s.role} pool: "
-        heads, kv = arch.num_attention_heads, arch.num_kv_heads
         if heads and heads % s.tp:
             out.append(Check("tp_heads", f"{who}tensor-parallel size {s.tp} does not divide the model's "
                                          f"{heads} attention heads"))
@@ -212,8 +212,7 @@ def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Arch
     if ckpt is None:
         return dataclasses.replace(head, missing=("checkpoint size",),
                                    errors=(f"the size of the {sel.variant_key} checkpoint is not known yet",))
-    release_v = parse_release(rules.release)
-    shapes = plan_shapes(plan, arch, release_v)
+    shapes = plan_shapes(plan, arch, parse_release(rules.release))
     mc = recipe.model.get("context_length")
     model_len = mc if isinstance(mc, int) else None
     total = target.gpus_per_node * max(1, sel.node_count)
