@@ -138,8 +138,8 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
     hit = known.get(_norm(name))
     if hit is None:
         names = [str(p.get("display_name")) for p in profiles.values() if isinstance(p, Mapping)] + list(KNOWN_GPUS)
-        close = close_names(name, list(dict.fromkeys(names)))
-        raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB", close)
+        raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB",
+                            close_names(name, list(dict.fromkeys(names))))
     label, (brand, mem) = hit
     return GpuTarget(f"Custom: {n}x {label} ({mem:g} GB each)", reported_gib(label, gpu_gib or mem), n, None, True,
                      brand, "--gpu")

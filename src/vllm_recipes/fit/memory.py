@@ -510,8 +510,7 @@ def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: Proc
                          fit.kv_tokens, longest > 0,
                          f"the longest request that fits is {longest:,} tokens" if longest
                          else "not even one block fits: free memory first"))
-        deficit = max(fit.kv_needed, 1.0) - fit.kv_budget
-        gib = math.ceil(deficit / GIB) if deficit > 0 else 0
+        gib = max(0, math.ceil((max(fit.kv_needed, 1.0) - fit.kv_budget) / GIB))  # the KV deficit
         can = shape.cpu_offload_gib + gib <= weights_per_gpu(arch, checkpoint_gib, replace(shape, cpu_offload_gib=0)) / GIB
         f = again(replace(shape, cpu_offload_gib=shape.cpu_offload_gib + gib))
         out.append(Lever("cpu_offload", f"--cpu-offload-gb {shape.cpu_offload_gib + gib:g}", f.kv_tokens,
