@@ -152,9 +152,7 @@ def custom_target(gpu_gib: float, gpus: int) -> GpuTarget:
     return GpuTarget(label, gpu_gib, gpus, None, True, source="--gpu-memory")
 
 
-# --------------------------------------------------------------------------------------------
-# detection output parsers
-# --------------------------------------------------------------------------------------------
+# --- detection output parsers -----------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class DetectedGpu:

@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .architecture import KV_DTYPE_BYTES, Architecture, ceil_div
+from .architecture import GIB, KV_DTYPE_BYTES, Architecture, ceil_div
 from .vllm_rules import MemoryRules, batch_defaults, rules_for
-
-GIB = 2**30
 
 #: vLLM's default ``--gpu-memory-utilization``
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9

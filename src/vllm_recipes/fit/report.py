@@ -79,9 +79,7 @@ class FitReport:
         return min((p.kv_tokens for p in self.processes), default=0)
 
 
-# --------------------------------------------------------------------------------------------
-# architecture of a recipe
-# --------------------------------------------------------------------------------------------
+# --- architecture of a recipe -----------------------------------------------------------------
 
 def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
                         model_context: int | None) -> tuple[Check, ...]:
@@ -112,9 +110,7 @@ def plan_checks(arch: Architecture, recipe: Recipe, plan: Plan) -> tuple[Check, 
     return architecture_checks(arch, plan_shapes(plan), ctx if isinstance(ctx, int) else None)
 
 
-# --------------------------------------------------------------------------------------------
-# custom hardware
-# --------------------------------------------------------------------------------------------
+# --- custom hardware --------------------------------------------------------------------------
 
 def _template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
     profiles = catalog.hardware_profiles
@@ -148,9 +144,7 @@ def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: b
                                pd_nodes=None if strategy != "pd_cluster" else sel.pd_nodes)
 
 
-# --------------------------------------------------------------------------------------------
-# the fit
-# --------------------------------------------------------------------------------------------
+# --- the fit ----------------------------------------------------------------------------------
 
 def checkpoint_size(arch: Architecture | None, recipe: Recipe, variant_key: str,
                     cached_gib: float | None = None, *, override_gib: float | None = None,
@@ -261,9 +255,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
     return dataclasses.replace(report, notes=(*report.notes, *notes))
 
 
-# --------------------------------------------------------------------------------------------
-# JSON form
-# --------------------------------------------------------------------------------------------
+# --- JSON form --------------------------------------------------------------------------------
 
 def _gib(b: float) -> float:
     return round(b / GIB, 2)

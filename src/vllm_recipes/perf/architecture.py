@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
+from vllm_recipes.fit.architecture import GIB, PRECISION_BYTES, Architecture, parameters_billions, text_config
 from vllm_recipes.jsvalues import as_list, as_map
 
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it; MXFP4 is absent
@@ -153,4 +153,4 @@ def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:
     q = PRECISION_BYTES.get(precision.lower(), 2.0)
     dense_b = 2.0 if facts.experts_only_quantized else q
     return ((facts.embedding_params + facts.lm_head_params) * 2 + facts.dense_params * dense_b
-            + facts.expert_params * q) / 2**30
+            + facts.expert_params * q) / GIB
