@@ -16,6 +16,8 @@ from vllm_recipes.catalog.architecture_facts import HostTable, checkpoint_for, c
 if TYPE_CHECKING:
     from vllm_recipes.catalog import Recipe
 
+GIB = 2**30
+
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "compressed_sparse")
 
 #: bytes per parameter of a checkpoint precision, block scales included (MXFP4: 4 bits + an 8-bit scale
@@ -136,9 +138,7 @@ def check_architecture(arch: Architecture) -> Architecture:
     return arch
 
 
-# --------------------------------------------------------------------------------------------
-# the recipe block (model.architecture_facts)
-# --------------------------------------------------------------------------------------------
+# --- the recipe block (model.architecture_facts) ----------------------------------------------
 
 def parameters_billions(v: Any) -> float | None:
     """``"284B"`` / ``"8-16B"`` / ``"70M"`` / 7e9 -> billions (the largest figure of a range)."""
@@ -207,9 +207,7 @@ def recipe_architecture(recipe: Recipe) -> Architecture | None:
         return None
 
 
-# --------------------------------------------------------------------------------------------
-# Hugging Face config.json
-# --------------------------------------------------------------------------------------------
+# --- Hugging Face config.json -----------------------------------------------------------------
 
 def _mamba_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
     """Mamba-2 state of one layer: conv state + SSM state (vLLM's Mamba-2 cache layout)."""
@@ -439,7 +437,7 @@ def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Archite
     params = b * 1e9
     embed = min(float(2 * arch.vocab_size * arch.hidden_size) if arch and arch.vocab_size and arch.hidden_size
                 else 0.0, params)
-    return ((params - embed) * per + embed * max(per, 2.0)) / 2**30
+    return ((params - embed) * per + embed * max(per, 2.0)) / GIB
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -124,24 +124,23 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
 
 def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_gib: float | None = None) -> GpuTarget:
     """``--gpu NAME [--gpus N]``: a catalog profile when one matches, else a known GPU as a custom profile."""
-    pid = match_profile(profiles, name, gpu_gib, gpus or 1)
+    n = gpus or 1  # the count the user gave; none given: one GPU, never the profile's silently
+    pid = match_profile(profiles, name, gpu_gib, n)
     if pid is not None:
         t = profile_target(profiles, pid, "--gpu")
-        if gpus == t.gpus_per_node or (gpus is None and t.gpus_per_node == 1):
+        if t.gpus_per_node == n:
             return t
-        n = gpus or 1  # the count the user gave; none given: one GPU, never the profile's silently
-        nominal = _count_per_gpu(profiles[pid])[1]
-        return GpuTarget(f"Custom: {n}x {name} ({nominal:g} GB each)", t.gpu_gib, n, pid, True, t.brand,
-                         "--gpu", notes=(f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}"
-                                         + ("" if gpus else "; give --gpus N for more") ,))
+        note = f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}" \
+            + ("" if gpus else "; give --gpus N for more")
+        return GpuTarget(f"Custom: {n}x {name} ({_count_per_gpu(profiles[pid])[1]:g} GB each)", t.gpu_gib, n, pid,
+                         True, t.brand, "--gpu", notes=(note,))
     known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
     hit = known.get(_norm(name))
     if hit is None:
         names = [str(p.get("display_name")) for p in profiles.values() if isinstance(p, Mapping)] + list(KNOWN_GPUS)
-        close = close_names(name, list(dict.fromkeys(names)))
-        raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB", close)
+        raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB",
+                            close_names(name, list(dict.fromkeys(names))))
     label, (brand, mem) = hit
-    n = gpus or 1
     return GpuTarget(f"Custom: {n}x {label} ({mem:g} GB each)", reported_gib(label, gpu_gib or mem), n, None, True,
                      brand, "--gpu")
 
@@ -153,9 +152,7 @@ def custom_target(gpu_gib: float, gpus: int) -> GpuTarget:
     return GpuTarget(label, gpu_gib, gpus, None, True, source="--gpu-memory")
 
 
-# --------------------------------------------------------------------------------------------
-# detection output parsers
-# --------------------------------------------------------------------------------------------
+# --- detection output parsers -----------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class DetectedGpu:

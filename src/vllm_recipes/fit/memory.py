@@ -6,15 +6,14 @@ Pure functions over small frozen values. vLLM's own start-up arithmetic, release
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .architecture import KV_DTYPE_BYTES, Architecture, ceil_div
+from .architecture import GIB, KV_DTYPE_BYTES, Architecture, ceil_div
 from .vllm_rules import MemoryRules, batch_defaults, rules_for
-
-GIB = 2**30
 
 #: vLLM's default ``--gpu-memory-utilization``
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
@@ -148,8 +147,8 @@ class ProcessFit:
 
 
 def kv_dtype_bytes(arch: Architecture, kv_cache_dtype: str) -> int:
-    return KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), arch.dtype_bytes) if kv_cache_dtype != "auto" \
-        else arch.dtype_bytes
+    """Bytes per KV element (``auto``, or a dtype the table does not know: the model dtype)."""
+    return KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), arch.dtype_bytes)
 
 
 def _layer_bytes(arch: Architecture, shape: ProcessShape) -> int:
@@ -166,7 +165,7 @@ def _layer_bytes(arch: Architecture, shape: ProcessShape) -> int:
 
 def stage_layers(n: int, pp: int) -> int:
     """Layers on the most loaded pipeline stage: vLLM splits unevenly when ``pp`` does not divide ``n``."""
-    return ceil_div(n, pp) if n else 0
+    return ceil_div(n, pp)
 
 
 def _draft_layers(arch: Architecture, shape: ProcessShape) -> int:
@@ -268,9 +267,7 @@ def profile_peak(arch: Architecture, shape: ProcessShape, batched: int, seqs: in
     forward = batched * arch.dtype_bytes * forward_elements_per_token(arch, shape)
     if shape.indexer_dense_logits:
         forward += batched * max_len * arch.indexer_logits_bytes
-    rows = min(seqs, batched)
-    sampler = rows * (arch.vocab_size or 0) * rules.sampler_bytes_per_logit
-    return float(forward), float(sampler)
+    return float(forward), float(min(seqs, batched) * (arch.vocab_size or 0) * rules.sampler_bytes_per_logit)
 
 
 def forward_elements_per_token(arch: Architecture, shape: ProcessShape) -> float:
@@ -281,10 +278,8 @@ def forward_elements_per_token(arch: Architecture, shape: ProcessShape) -> float
     heads = ceil_div(arch.num_attention_heads or 0, shape.tp)
     kv = ceil_div(arch.num_kv_heads or arch.num_attention_heads or 0, shape.tp)
     attention = (2 * heads + 2 * kv) * (arch.head_dim or 0) + h
-    if arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size:
-        mlp = float(h)
-    else:
-        mlp = 3 * (arch.intermediate_size or 4 * h) / shape.tp
+    moe = arch.num_experts and arch.experts_per_token and arch.moe_intermediate_size
+    mlp = float(h) if moe else 3 * (arch.intermediate_size or 4 * h) / shape.tp
     return FORWARD_LIVE_HIDDEN * h + max(attention, mlp)
 
 
@@ -317,14 +312,8 @@ def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, bloc
 
     if budget <= 0 or not fits(block):
         return 0
-    lo, hi = 1, max(1, limit // block)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid * block):
-            lo = mid
-        else:
-            hi = mid - 1
-    return min(limit, lo * block)
+    blocks = bisect.bisect_left(range(1, limit // block + 1), True, key=lambda m: not fits(m * block))
+    return min(limit, max(1, blocks) * block)
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,13 +352,10 @@ def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: Pr
     non_torch = (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
     graphs = 0.0
     if rules.cudagraph_estimate_subtracted and not shape.enforce_eager:
-        layers = stage_layers(arch.num_layers, shape.pp)
-        graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * layers) * GIB
+        graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * stage_layers(arch.num_layers, shape.pp)) * GIB
     requested = gpu_gib * GIB * util
-    if shape.kv_cache_memory_bytes is not None:
-        kv = float(shape.kv_cache_memory_bytes)
-    else:
-        kv = requested - weights - act - non_torch - graphs
+    kv = float(shape.kv_cache_memory_bytes) if shape.kv_cache_memory_bytes is not None \
+        else requested - weights - act - non_torch - graphs
     return _Budget(batched, seqs, model_max, util, weights, fwd, smp, workspace, act, non_torch, graphs, requested, kv)
 
 
@@ -387,14 +373,12 @@ class _Pool:
     notes: tuple[str, ...]
 
 
-def _sparse_pool(arch: Architecture, shape: ProcessShape, budget: float) -> _Pool:
-    block = shape.block_size or DEFAULT_BLOCK_SIZE
-    per_token = kv_bytes_per_token(arch, shape)
-    num_blocks = int(budget // (per_token * block)) if budget > 0 and per_token > 0 else 0
-    return _Pool(None, block, per_token, num_blocks, 1, num_blocks * block, num_blocks * block, ())
-
-
-def _layer_pool(arch: Architecture, shape: ProcessShape, budget: float) -> _Pool:
+def _pool(arch: Architecture, shape: ProcessShape, budget: float) -> _Pool:
+    if arch.attention == "compressed_sparse":  # blocks of the estimated bytes per token, no layer plan
+        block = shape.block_size or DEFAULT_BLOCK_SIZE
+        per_token = kv_bytes_per_token(arch, shape)
+        num_blocks = int(budget // (per_token * block)) if budget > 0 and per_token > 0 else 0
+        return _Pool(None, block, per_token, num_blocks, 1, num_blocks * block, num_blocks * block, ())
     pool = kv_pool(arch, shape)
     block = pool.block_size
     unit = pool.page_bytes * pool.group_size
@@ -447,7 +431,7 @@ def fit_process(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape
     Memoized: the search and the web panel ask for the same shapes again and again."""
     rules = rules_for(release)
     b = _budget(arch, checkpoint_gib, gpu_gib, shape, model_len, rules, gpu_name, draft_gib)
-    p = _sparse_pool(arch, shape, b.kv) if arch.attention == "compressed_sparse" else _layer_pool(arch, shape, b.kv)
+    p = _pool(arch, shape, b.kv)
     notes = list(p.notes)
     dcp, pool, block = max(1, shape.dcp), p.pool, p.block
     if shape.max_model_len_auto:
@@ -524,8 +508,7 @@ def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: Proc
                          fit.kv_tokens, longest > 0,
                          f"the longest request that fits is {longest:,} tokens" if longest
                          else "not even one block fits: free memory first"))
-        deficit = max(fit.kv_needed, 1.0) - fit.kv_budget
-        gib = math.ceil(deficit / GIB) if deficit > 0 else 0
+        gib = max(0, math.ceil((max(fit.kv_needed, 1.0) - fit.kv_budget) / GIB))  # the KV deficit
         can = shape.cpu_offload_gib + gib <= weights_per_gpu(arch, checkpoint_gib, replace(shape, cpu_offload_gib=0)) / GIB
         f = again(replace(shape, cpu_offload_gib=shape.cpu_offload_gib + gib))
         out.append(Lever("cpu_offload", f"--cpu-offload-gb {shape.cpu_offload_gib + gib:g}", f.kv_tokens,

@@ -79,9 +79,7 @@ class FitReport:
         return min((p.kv_tokens for p in self.processes), default=0)
 
 
-# --------------------------------------------------------------------------------------------
-# architecture of a recipe
-# --------------------------------------------------------------------------------------------
+# --- architecture of a recipe -----------------------------------------------------------------
 
 def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
                         model_context: int | None) -> tuple[Check, ...]:
@@ -91,9 +89,9 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
         return ()
     out: list[Check] = []
     limit = arch.max_position_embeddings or model_context
+    heads, kv = arch.num_attention_heads, arch.num_kv_heads
     for s in dict.fromkeys(shapes):
         who = "" if s.role == "serve" else f"{s.role} pool: "
-        heads, kv = arch.num_attention_heads, arch.num_kv_heads
         if heads and heads % s.tp:
             out.append(Check("tp_heads", f"{who}tensor-parallel size {s.tp} does not divide the model's "
                                          f"{heads} attention heads"))
@@ -112,9 +110,7 @@ def plan_checks(arch: Architecture, recipe: Recipe, plan: Plan) -> tuple[Check, 
     return architecture_checks(arch, plan_shapes(plan), ctx if isinstance(ctx, int) else None)
 
 
-# --------------------------------------------------------------------------------------------
-# custom hardware
-# --------------------------------------------------------------------------------------------
+# --- custom hardware --------------------------------------------------------------------------
 
 def _template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
     profiles = catalog.hardware_profiles
@@ -148,9 +144,7 @@ def retarget(catalog: Catalog, recipe: Recipe, sel: Selection, strategy_given: b
                                pd_nodes=None if strategy != "pd_cluster" else sel.pd_nodes)
 
 
-# --------------------------------------------------------------------------------------------
-# the fit
-# --------------------------------------------------------------------------------------------
+# --- the fit ----------------------------------------------------------------------------------
 
 def checkpoint_size(arch: Architecture | None, recipe: Recipe, variant_key: str,
                     cached_gib: float | None = None, *, override_gib: float | None = None,
@@ -212,8 +206,7 @@ def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Arch
     if ckpt is None:
         return dataclasses.replace(head, missing=("checkpoint size",),
                                    errors=(f"the size of the {sel.variant_key} checkpoint is not known yet",))
-    release_v = parse_release(rules.release)
-    shapes = plan_shapes(plan, arch, release_v)
+    shapes = plan_shapes(plan, arch, parse_release(rules.release))
     mc = recipe.model.get("context_length")
     model_len = mc if isinstance(mc, int) else None
     total = target.gpus_per_node * max(1, sel.node_count)
@@ -262,9 +255,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
     return dataclasses.replace(report, notes=(*report.notes, *notes))
 
 
-# --------------------------------------------------------------------------------------------
-# JSON form
-# --------------------------------------------------------------------------------------------
+# --- JSON form --------------------------------------------------------------------------------
 
 def _gib(b: float) -> float:
     return round(b / GIB, 2)

@@ -6,7 +6,6 @@ on the target as a ``custom`` profile; best first by concurrency at the asked co
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -105,10 +104,7 @@ def _strategies(cat: Catalog, recipe: Recipe, profile: Mapping[str, Any]) -> lis
     strategies = [s for s in candidate_strategies(cat, recipe, CUSTOM_ID, 1)
                   if is_strategy_supported_on_hardware(recipe.data, s, profile, CUSTOM_ID)]
     rec = recommend_strategy(recipe.data, 1)
-    if rec in strategies:
-        strategies.remove(rec)
-        strategies.insert(0, rec)
-    return strategies
+    return sorted(strategies, key=lambda s: s != rec)
 
 
 def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategies: list[str], target: GpuTarget,
@@ -118,9 +114,8 @@ def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategie
     if not strategies:
         return None
     features = tuple(default_features(recipe.data, CUSTOM_ID, variant_key))
-    base = Selection(variant_key=variant_key, hw_id=CUSTOM_ID, strategy=strategies[0], node_count=1, features=features)
     for s in strategies:
-        ctx, plan = resolve(cat, recipe, dataclasses.replace(base, strategy=s))
+        ctx, plan = resolve(cat, recipe, Selection(variant_key, CUSTOM_ID, s, 1, features))
         rep = fit_plan(recipe, ctx, plan, target, arch, context=context, checkpoint=info)
         if rep.starts:
             return SearchHit(recipe.hf_id, variant_key, s, rep)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from vllm_recipes.render.shell import final_tokens
-from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
+from vllm_recipes.render.shell import dedupe_positions
+from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan
 
 from .architecture import Architecture
 from .memory import ProcessShape, table_flags
@@ -25,18 +25,15 @@ def invocations(plan: Plan) -> list[tuple[str, Invocation]]:
         return [("prefill", plan.prefill.serve), ("decode", plan.decode.serve)]
     if isinstance(plan, MultiNodePlan):
         return [("serve", plan.head)]
-    if isinstance(plan, KvStorePlan):
-        return [("serve", plan.vllm)]
-    if isinstance(plan, SinglePlan):
-        return [("serve", plan.serve)]
-    return []
+    return [("serve", plan.vllm if isinstance(plan, KvStorePlan) else plan.serve)]
 
 
 def final_flags(inv: Invocation) -> dict[str, str]:
     """Flag -> value (``""`` for a bare switch) of the command as rendered: the render stage's dedupe
-    (:func:`~vllm_recipes.render.shell.final_tokens`), then a flag takes the next token unless it is a flag."""
+    (:func:`~vllm_recipes.render.shell.dedupe_positions`), then a flag takes the next token unless it is a flag."""
     out: dict[str, str] = {}
-    values = [a.value for a in final_tokens(inv)[0]]
+    args = tuple(a.value for a in inv.args)
+    values = [args[i] for i in dedupe_positions(args, inv.drop_flags)[0]]
     for i, t in enumerate(values):
         if t.startswith("-"):
             val = values[i + 1] if i + 1 < len(values) and not values[i + 1].startswith("-") else ""

@@ -168,9 +168,7 @@ def checkpoint_gib_from_cache(repo_id: str) -> float | None:
     return size / GIB if isinstance(size, int | float) and size > 0 else None
 
 
-# --------------------------------------------------------------------------------------------
-# checkpoint sizes: the safetensors summary, cached
-# --------------------------------------------------------------------------------------------
+# --- checkpoint sizes: the safetensors summary, cached ----------------------------------------
 
 def _info_path(repo_id: str) -> Path | None:
     """``fit/checkpoints/<repo>.json`` in the package's cache directory (``None``: caching is off)."""

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture, parameters_billions, text_config
-from vllm_recipes.jsvalues import as_map
+from vllm_recipes.fit.architecture import GIB, PRECISION_BYTES, Architecture, parameters_billions, text_config
+from vllm_recipes.jsvalues import as_list, as_map
 
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it; MXFP4 is absent
 #: on purpose: vLLM multiplies it with 16-bit activations (docs/decisions-perf-model.md §2)
@@ -96,13 +96,12 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
     if experts:
         dense_first = _i(cfg, "first_k_dense_replace")
         step = _i(cfg, "decoder_sparse_step") or 1
-        raw_only = cfg.get("mlp_only_layers")
-        only: list[Any] = raw_only if isinstance(raw_only, list) else []
+        only = as_list(cfg.get("mlp_only_layers"))
         moe_layers = sum(1 for i in range(layers) if i >= dense_first and (i + 1) % step == 0 and i not in only)
         shared = _i(cfg, "n_shared_experts") * 3 * h * moe_inter + (3 * h * _i(cfg, "shared_expert_intermediate_size"))
-        per_moe_layer_dense = shared + h * experts  # shared experts + router
         expert_params = float(moe_layers * experts * 3 * h * moe_inter)
-        mlp_dense = moe_layers * per_moe_layer_dense + (layers - moe_layers) * 3 * h * inter
+        # MoE layers: shared experts + the router; the others a dense MLP
+        mlp_dense = moe_layers * (shared + h * experts) + (layers - moe_layers) * 3 * h * inter
     else:
         moe_layers, expert_params, k = 0, 0.0, 0
         mlp_dense = layers * 3 * h * inter
@@ -154,4 +153,4 @@ def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:
     q = PRECISION_BYTES.get(precision.lower(), 2.0)
     dense_b = 2.0 if facts.experts_only_quantized else q
     return ((facts.embedding_params + facts.lm_head_params) * 2 + facts.dense_params * dense_b
-            + facts.expert_params * q) / 2**30
+            + facts.expert_params * q) / GIB

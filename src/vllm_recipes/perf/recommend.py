@@ -213,8 +213,8 @@ def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *,
     meeting = sorted((c for c in search.cands if c.meets),
                      key=lambda c: (c.gpus, -(c.report.estimate.output_tok_s_per_gpu if c.report.estimate else 0)))
     closest = None if meeting else search.closest()
-    considered = len(search.seen)
-    return Recommendation(recipe.hf_id, sla, workload, tuple(meeting), closest, tuple(search.unknown), considered)
+    return Recommendation(recipe.hf_id, sla, workload, tuple(meeting), closest, tuple(search.unknown),
+                          len(search.seen))
 
 
 def selection_command(r: PerfReport) -> str:

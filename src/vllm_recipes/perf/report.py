@@ -63,10 +63,7 @@ def bench_command(model: str, w: Workload) -> str:
     args = ["vllm", "bench", "serve", "--model", model, "--dataset-name", "random",
             "--random-input-len", str(w.isl), "--random-output-len", str(w.osl), "--ignore-eos",
             "--num-prompts", str(w.prompts())]
-    if w.rate:
-        args += ["--request-rate", f"{w.rate:g}"]
-    else:
-        args += ["--max-concurrency", str(w.concurrency or 1)]
+    args += ["--request-rate", f"{w.rate:g}"] if w.rate else ["--max-concurrency", str(w.concurrency or 1)]
     return shlex.join(args)
 
 
@@ -76,10 +73,8 @@ def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
     pid = target.profile_id or ""
     prof = as_map(catalog.hardware_profiles.get(pid))
     name = prof.get("display_name")
-    if target.custom:
-        found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
-        if found is not None:
-            return found
+    if target.custom and (found := spec_for_name(target.label.split("(")[0].replace("Custom:", ""))):
+        return found
     spec = spec_for_profile(target.profile_id, str(name) if name else None)
     facts = prof.get("gpu_facts")
     where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
@@ -132,8 +127,7 @@ class _Plan:
 class Planned(NamedTuple):
     """What :func:`plan_state` gives, before any workload is simulated."""
 
-    head: dict[str, Any]  # the report's fields besides the estimate, errors and notes
-    said: list[str]  # the errors that leave it unknown, else the notes
+    report: PerfReport  # without its estimate: the errors that leave it unknown, else the notes
     plan: _Plan | None  # None when unknown
 
 
@@ -167,24 +161,23 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
                arch: Architecture | None = None, facts: ComputeFacts | None = None, strategy_given: bool = False,
                cached_checkpoint_gib: float | None = None, vllm: str | None = None,
                resolution: tuple[Ctx, Plan] | None = None) -> Planned:
-    """The report's head, the errors that leave it unknown, and the plan when there are none."""
+    """The report without its estimate, and the plan when every fact is known."""
     arch = arch or recipe_architecture(recipe)
     fit = fit_state(catalog, recipe, state, target, arch, context=workload.isl + workload.osl,
                     strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)
     params, calibrated = calibration().params_for(gpu.family if gpu else "")
-    head = dict(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
-                hardware=fit.hardware.label, gpu=gpu, calibrated=calibrated, workload=workload, fit=fit, vllm=vllm,
-                bench_command=bench_command(recipe.model_repo, workload))
+    head = PerfReport(recipe.hf_id, fit.variant, fit.strategy, fit.node_count, fit.hardware.label, gpu, calibrated,
+                      workload, fit=fit, vllm=vllm, bench_command=bench_command(recipe.model_repo, workload))
     if arch is not None and facts is None:
         facts = facts_from_recipe(arch, recipe.model)
     errors = _unknown(recipe, fit, arch, facts, gpu)
     if errors or facts is None or arch is None or gpu is None:
-        return Planned(head, errors, None)
+        return Planned(dataclasses.replace(head, errors=tuple(errors), notes=_release_note(vllm)), None)
     variant = as_map(recipe.variants.get(state.selection.variant_key))
     plan = _Plan(facts, arch, gpu, str(variant.get("precision") or "bf16").lower(), params,
                  fit.hardware.gpus_per_node, tuple(fit.processes))
-    return Planned(head, _notes(plan, calibrated, vllm), plan)
+    return Planned(dataclasses.replace(head, notes=tuple(_notes(plan, calibrated, vllm))), plan)
 
 
 def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Workload, *,
@@ -199,19 +192,19 @@ def perf_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
 
 def report_of(planned: Planned, workload: Workload) -> PerfReport:
     """The report of a :func:`plan_state` at ``workload``."""
-    head, said, plan = planned
+    report, plan = planned
     if plan is None:
-        return PerfReport(**head, errors=tuple(said), notes=_release_note(head["vllm"]))
+        return report
     if plan.disaggregated:
         pre, dec = _pd_pools(plan, workload)
-        notes = (*said, "disaggregated: TTFT from the prefill pool, TPOT from the decode pool; KV transfer "
-                 "between pools is not modelled")
-        return PerfReport(**head, estimate=_combine(pre, dec, workload), pools=(("prefill", pre), ("decode", dec)),
-                          notes=notes)
+        notes = (*report.notes, "disaggregated: TTFT from the prefill pool, TPOT from the decode pool; KV "
+                 "transfer between pools is not modelled")
+        return dataclasses.replace(report, estimate=_combine(pre, dec, workload),
+                                   pools=(("prefill", pre), ("decode", dec)), notes=notes)
     est = plan.estimate(plan.processes[0], workload)
     errors = (f"one request of {workload.isl + workload.osl:,} tokens does not fit the KV cache",) \
         if est.blocked else ()
-    return PerfReport(**head, estimate=est, errors=errors, notes=tuple(said))
+    return dataclasses.replace(report, estimate=est, errors=errors)
 
 
 def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
@@ -233,11 +226,8 @@ def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
 
 def _combine(pre: Estimate, dec: Estimate, w: Workload) -> Estimate:
     gpus = pre.gpus + dec.gpus
-    if w.rate:
-        total = min(w.rate * w.osl, dec.output_tok_s_total)
-    else:
-        c = w.concurrency or 1
-        total = c * w.osl / ((pre.ttft_ms + max(0, w.osl - 1) * dec.tpot_ms) / 1e3)
+    total = min(w.rate * w.osl, dec.output_tok_s_total) if w.rate \
+        else (w.concurrency or 1) * w.osl / ((pre.ttft_ms + max(0, w.osl - 1) * dec.tpot_ms) / 1e3)
     return dataclasses.replace(dec, ttft_ms=pre.ttft_ms, output_tok_s_total=total, output_tok_s_per_gpu=total / gpus,
                                gpus=gpus, prefill_bound=pre.prefill_bound, queueing=pre.queueing)
 
