@@ -78,7 +78,7 @@ class RecipeResources:
 
 
 def create_server(catalog: Catalog) -> Server[Any]:
-    """An MCP server over ``catalog`` (run it with :func:`run_stdio` or :func:`http_app`)."""
+    """An MCP server over ``catalog`` (run it with :func:`run_stdio` or its ``streamable_http_app``)."""
     tools = AgentTools(catalog)
     resources = RecipeResources(catalog)
 
@@ -154,8 +154,3 @@ async def run_stdio(server: Server[Any]) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(relay)
             await server.run(receive, write_stream, server.create_initialization_options())
-
-
-def http_app(server: Server[Any], host: str) -> Any:
-    """The streamable-HTTP ASGI app (endpoint ``/mcp``), with DNS-rebinding protection for ``host``."""
-    return server.streamable_http_app(host=host)

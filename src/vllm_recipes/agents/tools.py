@@ -30,12 +30,9 @@ class ToolError(Exception):
     """A tool call that cannot be answered; carries the parameter and its valid choices."""
 
     def __init__(self, message: str, param: str | None = None, choices: list[str] | None = None) -> None:
-        self.param = param
-        self.choices = list(choices or [])
-        text = message
-        if self.choices and "Valid choices" not in message:
-            text += f" Valid choices: {', '.join(self.choices)}."
-        super().__init__(text)
+        self.param, self.choices = param, list(choices or [])
+        hint = f" Valid choices: {', '.join(self.choices)}." if self.choices and "Valid choices" not in message else ""
+        super().__init__(message + hint)
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": str(self), "param": self.param, "choices": self.choices}
@@ -239,12 +236,8 @@ class AgentTools:
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
-        for key in FIT_ARGS:
-            value = args.get(key)
-            if value is None or key == "gpu":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float) \
-                    or (key != "gpu_memory" and not isinstance(value, int)):
+        for key, kind in (("context", int), ("gpu_memory", int | float), ("gpus", int)):
+            if (value := args.get(key)) is not None and (isinstance(value, bool) or not isinstance(value, kind)):
                 raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
         context = args.get("context")
         if context is not None and not 0 < context <= MAX_CTX:

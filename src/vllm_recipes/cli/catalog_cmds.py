@@ -7,7 +7,7 @@ import json
 
 import click
 
-from .main import cli, fail
+from .main import cli, failing
 
 
 @cli.group("catalog")
@@ -23,10 +23,8 @@ def pull_cmd(sources: tuple[str, ...]) -> None:
     from vllm_recipes.catalog.remote import SourceError, parse_source, pull
 
     for spec in sources:
-        try:
+        with failing(SourceError):
             got = pull(parse_source(spec))
-        except SourceError as exc:
-            fail(str(exc))
         click.echo(f"{got.label}\t{got.path}")
 
 

@@ -17,8 +17,8 @@ from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
 from vllm_recipes.service.query import check_hardware
 
 from .fit_cmds import gather_facts, target_from_options
-from .main import cli, fail, load_or_exit, recipes_dir_option
-from .options import find_recipe, refusals, resolve_request, selection_options
+from .main import cli, failing, load_or_exit, recipes_dir_option, refusals
+from .options import find_recipe, resolve_request, selection_options
 
 
 def workload_options(fn: Any) -> Any:
@@ -48,16 +48,11 @@ def facts_for(recipe: Recipe, hf_config: str | None, offline: bool, variant_key:
     found = gather_facts(recipe, variant_key, hf_config, offline)
     for note in found.notes:  # why a fact is missing (an unreachable Hub, a gated repository)
         click.echo(f"note: {note}", err=True)
-    arch, cached = found.arch, found.cached_gib
-    facts = None
+    got = None
     if hf_config or not isinstance(recipe.model.get("architecture_facts"), dict):
-        try:
+        with failing(ArchitectureError):
             got = config_facts(hf_config, recipe.model_repo)
-        except ArchitectureError as exc:
-            fail(str(exc))
-        if got is not None:
-            facts = got[1]
-    return arch, facts, cached
+    return found.arch, got[1] if got is not None else None, found.cached_gib
 
 
 def _pct(x: float) -> str:

@@ -13,14 +13,11 @@ import click
 from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.catalog.remote import is_remote
 
-from .main import cli, fail, follow_symlinks_option, load_or_exit, recipes_dir_option
+from .main import cli, fail, failing, follow_symlinks_option, load_or_exit, recipes_dir_option
 
 if TYPE_CHECKING:
-    import uvicorn
-
     from vllm_recipes.catalog import Catalog
     from vllm_recipes.web.authoring import SourceLinks
-    from vllm_recipes.web.live import LiveCatalog
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
@@ -117,10 +114,8 @@ def _source_links(source_url: str | None) -> SourceLinks | None:
     # (imported only here: the web layer's imports wait until a child parses meanwhile)
     from vllm_recipes.web.authoring import SourceLinks
 
-    try:
+    with failing(ValueError):
         return SourceLinks.parse(source_url)
-    except ValueError as exc:
-        fail(str(exc))
 
 
 def _check_watch(watch: bool, reload: bool, workers: int, recipes_dir: tuple[str, ...]) -> None:
@@ -152,7 +147,28 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
     """Serve on the listening socket in this process (``watch_dir``: reload the catalog on changes)."""
     gc.disable()  # until the server runs: start-up allocates for good, collecting would only scan (~50 ms)
     try:
-        server, live = _start_up(catalog, source, watch_dir, header_timeout, log_level)
+        import uvicorn
+
+        from vllm_recipes.web import create_app
+        from vllm_recipes.web.limits import server_config
+
+        authoring = None
+        if source is not None:
+            from vllm_recipes.web.authoring import AuthoringState
+
+            authoring = AuthoringState(source)
+        live = None
+        if watch_dir is not None:
+            from vllm_recipes.web.live import LiveCatalog
+
+            app = create_app(catalog, api_jobs=1, authoring=authoring)
+            live = LiveCatalog(app, watch_dir, source)
+            live.reload()
+            live.start()
+        else:
+            app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
+        server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
+                                              proxy_headers=False))
         # the socket listens: a client connecting now is answered as soon as the loop runs
         click.echo(banner, err=True)
         if live is None:  # the catalog, modules and templates live as long as the server: no collection scans them
@@ -165,30 +181,3 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
         if live is not None:
             live.stop()
 
-
-def _start_up(catalog: Catalog, source: SourceLinks | None, watch_dir: str | None, header_timeout: float,
-              log_level: str) -> tuple[uvicorn.Server, LiveCatalog | None]:
-    """The server (and, with ``watch_dir``, the catalog watcher, started)."""
-    import uvicorn
-
-    from vllm_recipes.web import create_app
-    from vllm_recipes.web.limits import server_config
-
-    authoring = None
-    if source is not None:
-        from vllm_recipes.web.authoring import AuthoringState
-
-        authoring = AuthoringState(source)
-    live = None
-    if watch_dir is not None:
-        from vllm_recipes.web.live import LiveCatalog
-
-        app = create_app(catalog, api_jobs=1, authoring=authoring)
-        live = LiveCatalog(app, watch_dir, source)
-        live.reload()
-        live.start()
-    else:
-        app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
-    server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
-                                          proxy_headers=False))
-    return server, live
