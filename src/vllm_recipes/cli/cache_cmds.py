@@ -3,8 +3,6 @@ and ``--clear``; none is needed for correctness, fetched recipe sources are kept
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from vllm_recipes.catalog.diagnostics import plural
@@ -12,6 +10,7 @@ from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, cache_dir, cache_file
 from vllm_recipes.catalog.remote import cached_sources, remove_cached_sources
 
 from .main import cli
+from .output import dump_json
 
 
 @cli.command("cache")
@@ -29,15 +28,15 @@ def cache_cmd(clear: bool, as_json: bool) -> None:
     sources = cached_sources()
     removed = clear_cache() if clear else 0
     removed_sources = remove_cached_sources() if clear else 0
+    total = sum(size for _p, size in files)
     if as_json:
-        click.echo(json.dumps({"directory": str(folder) if folder else None, "enabled": folder is not None,
-                               "files": len(files), "bytes": sum(size for _p, size in files),
-                               "sources": len(sources), "removed": removed, "removed_sources": removed_sources}))
+        dump_json({"directory": str(folder) if folder else None, "enabled": folder is not None, "files": len(files),
+                   "bytes": total, "sources": len(sources), "removed": removed, "removed_sources": removed_sources},
+                  indent=None, ensure_ascii=True)
         return
     if folder is None:
         click.echo(f"caching is off ({ENV_CACHE_DIR}=off)")
         return
-    total = sum(size for _p, size in files)
     click.echo(f"{folder}: {plural(len(files), 'file')}, {total / 1e6:.1f} MB; "
                f"{plural(len(sources), 'fetched recipe source')}")
     if clear:

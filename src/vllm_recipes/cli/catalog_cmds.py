@@ -3,8 +3,6 @@ one on first use, then reads it offline), and see what is there."""
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .main import cli, failing
@@ -34,12 +32,12 @@ def list_cmd(as_json: bool) -> None:
     """Show the cached sources: spec, ref, resolved commit or archive digest, when fetched, where."""
     from vllm_recipes.catalog.remote import cached_sources
 
-    from .output import print_table
+    from .output import dump_json, print_table
 
     got = cached_sources()
     if as_json:
-        click.echo(json.dumps([{"source": c.spec, "ref": c.ref or None, "resolved": c.resolved,
-                                "fetched": c.fetched, "path": str(c.path)} for c in got], indent=1))
+        dump_json([{"source": c.spec, "ref": c.ref or None, "resolved": c.resolved, "fetched": c.fetched,
+                    "path": str(c.path)} for c in got], indent=1, ensure_ascii=True)
         return
     if not got:
         click.echo("no recipe sources cached (vllm-recipes catalog pull SOURCE fetches one)")

@@ -4,7 +4,6 @@ at a context length; without HF_ID, every variant that starts on the given GPUs.
 from __future__ import annotations
 
 import dataclasses
-import json
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ from vllm_recipes.select.state import PageState
 
 from .main import cli, fail, failing, load_or_exit
 from .options import find_recipe, resolve_request, selection_options
+from .output import dump_json
 
 if TYPE_CHECKING:
     from vllm_recipes.service.fit import KnownFacts
@@ -226,7 +226,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 
     res = search(catalog, target, context, cached_architectures(catalog), cached_checkpoints(catalog))
     if as_json:
-        click.echo(json.dumps(search_dict(res), indent=2))
+        dump_json(search_dict(res), ensure_ascii=True)
         return
     from rich.console import Console
     from rich.table import Table
@@ -287,8 +287,8 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     if recipe.is_omni:  # not one vllm serve process: nothing the planner can size
         reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
         if as_json:
-            click.echo(json.dumps({"model": recipe.hf_id, "verdict": "unknown", "starts": False,
-                                   "missing": ["vllm serve process"], "errors": [reason], "processes": []}, indent=2))
+            dump_json({"model": recipe.hf_id, "verdict": "unknown", "starts": False, "missing": ["vllm serve process"],
+                       "errors": [reason], "processes": []}, ensure_ascii=True)
         else:
             click.echo(f"unknown: {reason}\nverdict: unknown")
         raise SystemExit(EXIT_CODES["unknown"])
@@ -306,7 +306,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     if facts.notes:
         report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
     if as_json:
-        click.echo(json.dumps(report_dict(report), indent=2))
+        dump_json(report_dict(report), ensure_ascii=True)
     else:
         print_report(report)
     raise SystemExit(EXIT_CODES[report.verdict])

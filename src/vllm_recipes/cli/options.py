@@ -19,13 +19,9 @@ from .main import fail, find_or_exit, recipes_dir_option, refusals
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: what the command line adds to a parameter's help
-CLI_NOTES = {"hardware": " 'auto' detects the local GPUs."}
-
-
 def _option(p: Param) -> Callable[[F], F]:
     assert p.cli is not None
-    help_text = p.help + CLI_NOTES.get(p.name, "")
+    help_text = p.help + (" 'auto' detects the local GPUs." if p.name == "hardware" else "")  # (fit_cmds)
     if p.fixed and p.kind == "str" and not p.closed:
         help_text += f" One of: {', '.join(p.fixed)}."
     multiple = p.kind in ("list", "pairs")

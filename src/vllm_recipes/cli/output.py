@@ -39,8 +39,8 @@ def is_tty() -> bool:
         return False
 
 
-def dump_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+def dump_json(obj: Any, *, indent: int | None = 2, ensure_ascii: bool = False) -> None:
+    click.echo(json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii))
 
 
 def cell(value: Any) -> str:

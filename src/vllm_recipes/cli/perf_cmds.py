@@ -3,7 +3,6 @@ meet an SLA): estimates of the calibrated model (docs/decisions-perf-model.md), 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -19,6 +18,7 @@ from vllm_recipes.service.query import check_hardware
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, failing, load_or_exit, recipes_dir_option, refusals
 from .options import find_recipe, resolve_request, selection_options
+from .output import dump_json
 
 
 def workload_options(fn: Any) -> Any:
@@ -124,7 +124,7 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str
     report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,
                         strategy_given=bool(kw.get("strategy")), cached_checkpoint_gib=cached, vllm=vllm_release)
     if as_json:
-        click.echo(json.dumps(report_dict(report), indent=2))
+        dump_json(report_dict(report), ensure_ascii=True)
     else:
         print_report(report)
     if not report.known:
@@ -158,7 +158,7 @@ def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl
     arch, facts, _ = facts_for(recipe, hf_config, offline)
     rec = recommend(catalog, recipe, target, load, hardware=hardware, arch=arch, facts=facts)
     if as_json:
-        click.echo(json.dumps(recommendation_dict(rec), indent=2))
+        dump_json(recommendation_dict(rec), ensure_ascii=True)
         raise SystemExit(0 if rec.meeting else 1)
     click.echo(f"{rec.hf_id}: TTFT <= {target.ttft_ms:g} ms, TPOT <= {target.tpot_ms:g} ms at ISL {load.isl:,} / "
                f"OSL {load.osl:,}, " + (f"rate {load.rate:g} req/s" if load.rate else f"concurrency {load.concurrency}")
