@@ -10,13 +10,13 @@ from vllm_recipes.catalog.parsecache import ENV_CACHE_DIR, cache_dir, cache_file
 from vllm_recipes.catalog.remote import cached_sources, remove_cached_sources
 
 from .main import cli
-from .output import dump_json
+from .output import dump_json, json_option
 
 
 @cli.command("cache")
 @click.option("--clear", is_flag=True,
               help="Remove every cache file of ours and the fetched recipe sources (nothing else in the directory).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")
+@json_option
 def cache_cmd(clear: bool, as_json: bool) -> None:
     """Show the cache directory (parsed recipes, compiled templates, fetched recipe sources); --clear empties it.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from .main import cli, failing
+from .output import dump_json, json_option, print_table
 
 
 @cli.group("catalog")
@@ -27,12 +28,10 @@ def pull_cmd(sources: tuple[str, ...]) -> None:
 
 
 @catalog_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")
+@json_option
 def list_cmd(as_json: bool) -> None:
     """Show the cached sources: spec, ref, resolved commit or archive digest, when fetched, where."""
     from vllm_recipes.catalog.remote import cached_sources
-
-    from .output import dump_json, print_table
 
     got = cached_sources()
     if as_json:

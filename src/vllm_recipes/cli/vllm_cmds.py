@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,11 +15,10 @@ if TYPE_CHECKING:
     from vllm_recipes.lint.vllm_tables import Tables
 
 
-def vllm_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--vllm VERSION``: check against that release instead of the one the image / pip would run."""
-    return click.option("--vllm", "vllm_release", metavar="VERSION", default=None,
-                        help="Lint the commands against this vLLM release (e.g. 0.31) instead of the one the "
-                             "image tag or pip install runs.")(fn)
+#: ``--vllm VERSION``: check against that release instead of the one the image / pip would run
+vllm_option = click.option("--vllm", "vllm_release", metavar="VERSION", default=None,
+                           help="Lint the commands against this vLLM release (e.g. 0.31) instead of the one the "
+                                "image tag or pip install runs.")
 
 
 def check_release(value: str | None) -> str | None:
