@@ -19,7 +19,7 @@ from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
-from vllm_recipes.service.fit import MAX_CTX, fit_answer
+from vllm_recipes.service.fit import MAX_CTX, MAX_GPU_MEMORY, MAX_GPUS, fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search
@@ -108,12 +108,10 @@ class AgentTools:
 
     def selection_schema(self) -> dict[str, Any]:
         """JSON Schema of a selection (the /api/resolve parameters, from the parameter table)."""
-        props: dict[str, Any] = {
-            "hf_id": string_schema("The recipe's Hugging Face id (or a variant's model id).",
-                                   [r.hf_id for r in self.catalog.recipes]),
-            **selection_properties(self.catalog),
-        }
-        return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
+        hf_id = string_schema("The recipe's Hugging Face id (or a variant's model id).",
+                              [r.hf_id for r in self.catalog.recipes])
+        return {"type": "object", "properties": {"hf_id": hf_id, **selection_properties(self.catalog)},
+                "required": ["hf_id"], "additionalProperties": False}
 
     @cached_property
     def tools(self) -> list[Tool]:
@@ -125,9 +123,9 @@ class AgentTools:
             "context": {"type": "integer", "minimum": 1, "maximum": MAX_CTX,
                         "description": "Context length for the concurrency figure (default: --max-model-len)."},
             "gpu": string_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
-            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
+            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPU_MEMORY,
                            "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
-            "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
+            "gpus": {"type": "integer", "minimum": 1, "maximum": MAX_GPUS, "description": "GPUs per node."},
         }
         schemas: dict[str, dict[str, Any]] = {
             "list_recipes": {"type": "object", "additionalProperties": False, "properties": {

@@ -77,7 +77,12 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     docs/reference/json-api.md.
     """
     source = _source_links(source_url)
-    _check_watch(watch, reload, workers, recipes_dir)
+    if watch and not recipes_dir:
+        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
+    if watch and (reload or workers > 1):
+        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
+    if watch and (len(recipes_dir) > 1 or is_remote(recipes_dir[0])):
+        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
     catalog = load_or_exit(recipes_dir)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
@@ -116,17 +121,6 @@ def _source_links(source_url: str | None) -> SourceLinks | None:
 
     with failing(ValueError):
         return SourceLinks.parse(source_url)
-
-
-def _check_watch(watch: bool, reload: bool, workers: int, recipes_dir: tuple[str, ...]) -> None:
-    if not watch:
-        return
-    if not recipes_dir:
-        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
-    if reload or workers > 1:
-        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
-    if len(recipes_dir) > 1 or is_remote(recipes_dir[0]):
-        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
 
 
 def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: str) -> None:
