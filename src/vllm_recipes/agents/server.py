@@ -1,9 +1,6 @@
-"""The MCP server: :class:`AgentTools` and the recipe resources over the Model Context Protocol.
-
-Built on the SDK's low-level ``Server`` so the tool schemas are exactly the catalog-derived ones of
-:mod:`vllm_recipes.agents.tools` (Python type hints cannot carry per-catalog enums). Every failure of
-a call is an MCP tool error naming the valid choices; nothing a client sends stops the server.
-"""
+"""The MCP server: :class:`AgentTools` and the recipe resources over the Model Context Protocol, on the SDK's
+low-level ``Server`` so the tool schemas are exactly the catalog-derived ones (type hints cannot carry
+per-catalog enums). Every failed call is a tool error naming the valid choices; none stops the server."""
 
 from __future__ import annotations
 

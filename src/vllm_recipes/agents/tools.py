@@ -1,7 +1,6 @@
 """The agent tools, as plain functions over a catalog (no MCP types here): typed arguments become a
 :class:`~vllm_recipes.service.Query` through the one parameter table. Input schemas carry enums from
-the catalog, so a client can offer valid choices before calling.
-"""
+the catalog, so a client can offer valid choices before calling."""
 
 from __future__ import annotations
 

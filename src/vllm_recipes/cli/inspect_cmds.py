@@ -80,15 +80,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
 
     forced = check_release(vllm_release)
     catalog = load_or_exit(recipes_dir, require_recipes=not files)
-    findings: list[Finding] = []
-    shown: dict[str, str] = {}
+    shown = {catalog_with_file(catalog, path, str(path))[1]: str(path) for path in files}  # file key -> as typed
     if files:
-        for path in files:
-            _cat, key, _kind = catalog_with_file(catalog, path, str(path))
-            shown[key] = str(path)
-            findings.extend(validate_file(path, catalog, str(path), extra_checks=[vllm_release_checker(forced)]))
+        findings = sort_findings([f for path in files for f in validate_file(
+            path, catalog, str(path), extra_checks=[vllm_release_checker(forced)])])
         n_files = len(shown)
-        findings = sort_findings(findings)
     else:
         # dead values and the release lint share one resolve of every offered selection
         findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])

@@ -71,11 +71,8 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Each command with the whole first sentence of its help (click cuts it at 45 characters)."""
-        rows = []
-        for name in self.list_commands(ctx):
-            cmd = self.get_command(ctx, name)
-            if cmd is not None and not cmd.hidden:
-                rows.append((name, cmd.get_short_help_str(limit=300)))
+        rows = [(name, cmd.get_short_help_str(limit=300)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -166,9 +163,8 @@ def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> C
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
     if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
         root = catalog.root
-        hint = ""
-        if root.name == "models" or (root.parent / "models").is_dir():
-            hint = f"; did you mean --recipes-dir {root.parent}?"
+        hint = f"; did you mean --recipes-dir {root.parent}?" \
+            if root.name == "models" or (root.parent / "models").is_dir() else ""
         fail(f"no recipes found: no models/<org>/<repo>.yaml under {root.resolve() / 'models'}{hint}")
     from vllm_recipes.catalog.usable import usable_static
 

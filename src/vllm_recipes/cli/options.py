@@ -19,6 +19,7 @@ from .main import fail, find_or_exit, recipes_dir_option, refusals
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 def _option(p: Param) -> Callable[[F], F]:
     assert p.cli is not None
     help_text = p.help + (" 'auto' detects the local GPUs." if p.name == "hardware" else "")  # (fit_cmds)
@@ -27,11 +28,8 @@ def _option(p: Param) -> Callable[[F], F]:
     multiple = p.kind in ("list", "pairs")
     if multiple:
         help_text += " Repeatable."
-    kind: Any = None
-    if p.kind == "int":
-        kind = click.IntRange(p.lo, p.hi)
-    elif p.closed:
-        kind = click.Choice(list(p.fixed), case_sensitive=False)
+    kind = click.IntRange(p.lo, p.hi) if p.kind == "int" else \
+        click.Choice(list(p.fixed), case_sensitive=False) if p.closed else None
     return click.option(p.cli, p.field, type=kind, multiple=multiple, help=help_text)
 
 

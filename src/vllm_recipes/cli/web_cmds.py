@@ -21,11 +21,9 @@ if TYPE_CHECKING:
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (raises ``OSError`` when the address is busy or invalid).
-
-    Bound by us rather than by uvicorn so the address is printed only once connections are accepted
-    (they queue in the backlog until the server loop takes them), and a busy port is one readable line.
-    """
+    """A listening TCP socket on ``host:port`` (``OSError`` when the address is busy or invalid), bound by us
+    rather than by uvicorn so the address is printed only once connections are accepted (they queue in the
+    backlog until the server loop takes them), and a busy port is one readable line."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _name, addr = infos[0]
     sock = socket.socket(family, kind, proto)
