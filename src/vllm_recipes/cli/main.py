@@ -58,8 +58,7 @@ COMMAND_MODULES = {name: module for module, names in {
     "perf_cmds": ("perf", "recommend"),
     "mcp_cmds": ("mcp",),
     "diff_cmds": ("diff",),
-    "cache_cmds": ("cache",),
-    "catalog_cmds": ("catalog",),
+    "cache_cmds": ("cache", "catalog"),
 }.items() for name in names}
 
 

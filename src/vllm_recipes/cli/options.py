@@ -22,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _option(p: Param) -> Callable[[F], F]:
     assert p.cli is not None
-    help_text = p.help + (" 'auto' detects the local GPUs." if p.name == "hardware" else "")  # (fit_cmds)
+    help_text = p.help + (" 'auto' detects the local GPUs." if p.name == "hardware" else "")
     if p.fixed and p.kind == "str" and not p.closed:
         help_text += f" One of: {', '.join(p.fixed)}."
     multiple = p.kind in ("list", "pairs")

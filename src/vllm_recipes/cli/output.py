@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Collection, Sequence
+from contextlib import suppress
 from typing import Any
 
 import click
@@ -27,10 +28,9 @@ def wants_json(as_json: bool, fmt: str | None) -> bool:
 
 
 def is_tty() -> bool:
-    try:
+    with suppress(AttributeError, ValueError):  # (a replaced or closed stdout is no terminal)
         return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return False
 
 
 def dump_json(obj: Any, *, indent: int | None = 2, ensure_ascii: bool = False) -> None:
