@@ -74,7 +74,12 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
     docs/reference/json-api.md.
     """
-    source = _source_links(source_url)
+    source: SourceLinks | None = None
+    if source_url:  # (imported only here: the web layer's imports wait until a child parses meanwhile)
+        from vllm_recipes.web.authoring import SourceLinks
+
+        with failing(ValueError):
+            source = SourceLinks.parse(source_url)
     if watch and not recipes_dir:
         fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
     if watch and (reload or workers > 1):
@@ -109,16 +114,6 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         return
     _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
                 f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
-
-
-def _source_links(source_url: str | None) -> SourceLinks | None:
-    if not source_url:
-        return None
-    # (imported only here: the web layer's imports wait until a child parses meanwhile)
-    from vllm_recipes.web.authoring import SourceLinks
-
-    with failing(ValueError):
-        return SourceLinks.parse(source_url)
 
 
 def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: str) -> None:
