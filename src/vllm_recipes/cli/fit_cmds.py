@@ -12,24 +12,9 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
-from vllm_recipes.fit.hardware import (
-    DetectionError,
-    GpuTarget,
-    HardwareError,
-    custom_target,
-    detected_target,
-    named_target,
-    profile_target,
-)
+from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
-from vllm_recipes.fit.report import (
-    EXIT_CODES,
-    FitReport,
-    fit_state,
-    report_dict,
-    retarget,
-    with_custom_profile,
-)
+from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dict
 from vllm_recipes.select.state import PageState
 
 from .main import cli, fail, failing, load_or_exit
@@ -46,6 +31,7 @@ def _with_valid(exc: HardwareError) -> str:
 
 def detect_target(catalog: Catalog) -> GpuTarget:
     """``--hardware auto``: the local GPUs (exit 2 when no tool is installed or it finds none)."""
+    from vllm_recipes.fit.hardware import DetectionError, detected_target
     from vllm_recipes.fit.probe import NoGpuTool, detect_gpus
 
     try:
@@ -85,6 +71,8 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
     """``command --hardware auto``: the detected profile, or a custom one built on the recipe default's family."""
+    from vllm_recipes.fit.report import retarget, with_custom_profile
+
     target = detect_target(catalog)
     if not target.custom and target.profile_id:
         kw["hardware"] = target.profile_id
