@@ -76,10 +76,6 @@ TOOLS: dict[str, str] = {
         "the closest one and what limits it.",
 }
 
-#: fit's own arguments (the names /api/fit reads)
-FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
-PERF_ARGS = tuple(WORKLOAD)
-
 
 @dataclass(frozen=True)
 class Tool:
@@ -230,7 +226,7 @@ class AgentTools:
                 "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
+        _check_keys(args, ("hf_id", *URL_NAMES, "context", "gpu", "gpu_memory", "gpus"))  # (the names /api/fit reads)
         for key, kind in (("context", int), ("gpu_memory", int | float), ("gpus", int)):
             if (value := args.get(key)) is not None and (isinstance(value, bool) or not isinstance(value, kind)):
                 raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
@@ -244,11 +240,11 @@ class AgentTools:
                           context=context)
 
     def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *URL_NAMES, *PERF_ARGS))
+        _check_keys(args, ("hf_id", *URL_NAMES, *WORKLOAD))
         return perf_answer(self.catalog, self._query(args), workload(args))
 
     def recommend(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *PERF_ARGS))
+        _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *WORKLOAD))
         self._recipe(args)
         hw = args.get("hardware") or []
         if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
