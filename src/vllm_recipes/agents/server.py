@@ -1,9 +1,6 @@
-"""The MCP server: :class:`AgentTools` and the recipe resources over the Model Context Protocol.
-
-Built on the SDK's low-level ``Server`` so the tool schemas are exactly the catalog-derived ones of
-:mod:`vllm_recipes.agents.tools` (Python type hints cannot carry per-catalog enums). Every failure of
-a call is an MCP tool error naming the valid choices; nothing a client sends stops the server.
-"""
+"""The MCP server: :class:`AgentTools` and the recipe resources over the Model Context Protocol, on the SDK's
+low-level ``Server`` so the tool schemas are exactly the catalog-derived ones (type hints cannot carry
+per-catalog enums). Every failed call is a tool error naming the valid choices; none stops the server."""
 
 from __future__ import annotations
 
@@ -78,7 +75,7 @@ class RecipeResources:
 
 
 def create_server(catalog: Catalog) -> Server[Any]:
-    """An MCP server over ``catalog`` (run it with :func:`run_stdio` or :func:`http_app`)."""
+    """An MCP server over ``catalog`` (run it with :func:`run_stdio` or its ``streamable_http_app``)."""
     tools = AgentTools(catalog)
     resources = RecipeResources(catalog)
 
@@ -154,8 +151,3 @@ async def run_stdio(server: Server[Any]) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(relay)
             await server.run(receive, write_stream, server.create_initialization_options())
-
-
-def http_app(server: Server[Any], host: str) -> Any:
-    """The streamable-HTTP ASGI app (endpoint ``/mcp``), with DNS-rebinding protection for ``host``."""
-    return server.streamable_http_app(host=host)

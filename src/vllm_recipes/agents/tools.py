@@ -1,7 +1,6 @@
 """The agent tools, as plain functions over a catalog (no MCP types here): typed arguments become a
 :class:`~vllm_recipes.service.Query` through the one parameter table. Input schemas carry enums from
-the catalog, so a client can offer valid choices before calling.
-"""
+the catalog, so a client can offer valid choices before calling."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
-from vllm_recipes.service.fit import MAX_CTX, fit_answer
+from vllm_recipes.service.fit import MAX_CTX, MAX_GPU_MEMORY, MAX_GPUS, fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search
@@ -30,12 +29,9 @@ class ToolError(Exception):
     """A tool call that cannot be answered; carries the parameter and its valid choices."""
 
     def __init__(self, message: str, param: str | None = None, choices: list[str] | None = None) -> None:
-        self.param = param
-        self.choices = list(choices or [])
-        text = message
-        if self.choices and "Valid choices" not in message:
-            text += f" Valid choices: {', '.join(self.choices)}."
-        super().__init__(text)
+        self.param, self.choices = param, list(choices or [])
+        hint = f" Valid choices: {', '.join(self.choices)}." if self.choices and "Valid choices" not in message else ""
+        super().__init__(message + hint)
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": str(self), "param": self.param, "choices": self.choices}
@@ -80,10 +76,6 @@ TOOLS: dict[str, str] = {
         "the closest one and what limits it.",
 }
 
-#: fit's own arguments (the names /api/fit reads)
-FIT_ARGS = ("context", "gpu", "gpu_memory", "gpus")
-PERF_ARGS = tuple(WORKLOAD)
-
 
 @dataclass(frozen=True)
 class Tool:
@@ -111,12 +103,10 @@ class AgentTools:
 
     def selection_schema(self) -> dict[str, Any]:
         """JSON Schema of a selection (the /api/resolve parameters, from the parameter table)."""
-        props: dict[str, Any] = {
-            "hf_id": string_schema("The recipe's Hugging Face id (or a variant's model id).",
-                                   [r.hf_id for r in self.catalog.recipes]),
-            **selection_properties(self.catalog),
-        }
-        return {"type": "object", "properties": props, "required": ["hf_id"], "additionalProperties": False}
+        hf_id = string_schema("The recipe's Hugging Face id (or a variant's model id).",
+                              [r.hf_id for r in self.catalog.recipes])
+        return {"type": "object", "properties": {"hf_id": hf_id, **selection_properties(self.catalog)},
+                "required": ["hf_id"], "additionalProperties": False}
 
     @cached_property
     def tools(self) -> list[Tool]:
@@ -128,9 +118,9 @@ class AgentTools:
             "context": {"type": "integer", "minimum": 1, "maximum": MAX_CTX,
                         "description": "Context length for the concurrency figure (default: --max-model-len)."},
             "gpu": string_schema("A GPU by name (a catalog profile or a common GPU, e.g. 'RTX 5090')."),
-            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096,
+            "gpu_memory": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPU_MEMORY,
                            "description": "GB per GPU, for GPUs not in the catalog (a custom profile)."},
-            "gpus": {"type": "integer", "minimum": 1, "maximum": 64, "description": "GPUs per node."},
+            "gpus": {"type": "integer", "minimum": 1, "maximum": MAX_GPUS, "description": "GPUs per node."},
         }
         schemas: dict[str, dict[str, Any]] = {
             "list_recipes": {"type": "object", "additionalProperties": False, "properties": {
@@ -230,21 +220,15 @@ class AgentTools:
         target = _opt_str(args, "to") or ""
         if target not in TARGETS:
             raise ToolError(f"to must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
-        opts = {k: _opt_str(args, k) for k in EXPORT_ARGUMENTS}
-        options = ExportOptions(namespace=opts["namespace"] or "default", name=opts["name"], pvc=opts["pvc"],
-                                image=opts["image"])
+        options = ExportOptions(**{k: v for k in EXPORT_ARGUMENTS if (v := _opt_str(args, k)) is not None})
         done = answers.export(self.catalog, self._query(args), target, options)
         return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
                 "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}
 
     def fit(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *URL_NAMES, *FIT_ARGS))
-        for key in FIT_ARGS:
-            value = args.get(key)
-            if value is None or key == "gpu":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float) \
-                    or (key != "gpu_memory" and not isinstance(value, int)):
+        _check_keys(args, ("hf_id", *URL_NAMES, "context", "gpu", "gpu_memory", "gpus"))  # (the names /api/fit reads)
+        for key, kind in (("context", int), ("gpu_memory", int | float), ("gpus", int)):
+            if (value := args.get(key)) is not None and (isinstance(value, bool) or not isinstance(value, kind)):
                 raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
         context = args.get("context")
         if context is not None and not 0 < context <= MAX_CTX:
@@ -256,11 +240,11 @@ class AgentTools:
                           context=context)
 
     def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", *URL_NAMES, *PERF_ARGS))
+        _check_keys(args, ("hf_id", *URL_NAMES, *WORKLOAD))
         return perf_answer(self.catalog, self._query(args), workload(args))
 
     def recommend(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *PERF_ARGS))
+        _check_keys(args, ("hf_id", "hardware", "ttft_ms", "tpot_ms", *WORKLOAD))
         self._recipe(args)
         hw = args.get("hardware") or []
         if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):

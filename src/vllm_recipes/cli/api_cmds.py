@@ -45,8 +45,8 @@ def build_api_cmd(out: Path, recipes_dir: tuple[str, ...], check: bool, full: bo
     try:
         if check:
             catalog = load_catalog(recipes_dir)
-            hook = factory(catalog) if factory else None
-            api = build_api(catalog, _warn, extra_recipe_keys=hook, jobs=jobs, strict=False)  # as publish()
+            api = build_api(catalog, _warn, extra_recipe_keys=factory(catalog) if factory else None, jobs=jobs,
+                            strict=False)  # as publish()
             expected = {**api.files, **llms_files(api.catalog)} if llms else api.files
             diff = diff_tree(expected, out)
             for line in diff.lines():

@@ -9,7 +9,7 @@ import click
 
 from vllm_recipes.select.params import PARAMS, Param
 
-from .main import cli, fail, load_or_exit, recipes_dir_option
+from .main import cli, fail, failing, load_or_exit, recipes_dir_option
 from .output import dump_json, json_option
 
 if TYPE_CHECKING:
@@ -46,11 +46,8 @@ def read_side(spec: str, git_cwd: str) -> dict[str, bytes]:
     from vllm_recipes.catalog.gitrev import GitSourceError, is_git_spec, parse_git_spec, read_git_files
 
     if is_git_spec(spec):
-        try:
-            rev, subdir = parse_git_spec(spec)
-            return read_git_files(rev, subdir, git_cwd)
-        except GitSourceError as exc:
-            fail(f"{spec}: {exc}")
+        with failing(GitSourceError, say=lambda exc: f"{spec}: {exc}"):
+            return read_git_files(*parse_git_spec(spec), git_cwd)
     if not Path(spec).is_dir():
         fail(f"recipes directory not found: {spec}")
     return read_catalog_files(spec)

@@ -21,10 +21,10 @@ from vllm_recipes.service.answers import Resolved, Selected, resolve
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from . import output
-from .main import cli, fail, load_or_exit
-from .options import find_recipe, refusals, request_from_options, selection_options
+from .main import cli, fail, load_or_exit, refusals
+from .options import find_recipe, request_from_options, selection_options
 from .output import dump_json, format_option, json_option, print_table, wants_json
-from .vllm_cmds import check_release, echo_lint, print_lint_table, vllm_option
+from .vllm_cmds import check_release, print_lint_table, vllm_option
 
 
 def _resolve(hf_id: str, recipes_dir: tuple[str, ...], kw: dict[str, Any], vllm_release: str | None
@@ -112,8 +112,11 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     for other in other_nodes(plan):  # pools and instances printed one node at a time
         _header_comment(spell(other, "cli"), quiet)
     click.echo(deployment_text(deployment_blocks(ctx, plan, state.install)))
-    if not quiet:
-        echo_lint(lint_plan(ctx, plan, forced=forced))
+    if not quiet:  # the badge line and one line per finding, on stderr too
+        from vllm_recipes.lint.vllm_plan import findings_text
+
+        for line in findings_text(lint_plan(ctx, plan, forced=forced)):
+            click.echo(line, err=True)
 
 
 @cli.command("explain")

@@ -14,8 +14,8 @@ from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.service import Query
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS, export
 
-from .main import cli, fail, load_or_exit
-from .options import find_recipe, refusals, request_from_options, selection_options
+from .main import cli, failing, load_or_exit, refusals
+from .options import find_recipe, request_from_options, selection_options
 
 
 def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
@@ -58,9 +58,7 @@ def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: st
     if output == "-":
         click.echo(stdout_text(artifacts), nl=False)
         return
-    try:
+    with failing(OSError, say=lambda exc: f"cannot write to {output}: {exc.strerror or exc}"):
         paths = write_atomically(Path(output), artifacts)
-    except OSError as exc:
-        fail(f"cannot write to {output}: {exc.strerror or exc}")
     for p in paths:
         click.echo(str(p), err=True)

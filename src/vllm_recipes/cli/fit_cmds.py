@@ -4,7 +4,7 @@ at a context length; without HF_ID, every variant that starts on the given GPUs.
 from __future__ import annotations
 
 import dataclasses
-import json
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -12,35 +12,26 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
-from vllm_recipes.fit.hardware import (
-    DetectionError,
-    GpuTarget,
-    HardwareError,
-    custom_target,
-    detected_target,
-    named_target,
-    profile_target,
-)
+from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
-from vllm_recipes.fit.report import (
-    EXIT_CODES,
-    FitReport,
-    fit_state,
-    report_dict,
-    retarget,
-    with_custom_profile,
-)
+from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dict
 from vllm_recipes.select.state import PageState
 
-from .main import cli, fail, load_or_exit
+from .main import cli, fail, failing, load_or_exit
 from .options import find_recipe, resolve_request, selection_options
+from .output import dump_json
 
 if TYPE_CHECKING:
     from vllm_recipes.service.fit import KnownFacts
 
 
+def _with_valid(exc: HardwareError) -> str:
+    return f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else "")
+
+
 def detect_target(catalog: Catalog) -> GpuTarget:
     """``--hardware auto``: the local GPUs (exit 2 when no tool is installed or it finds none)."""
+    from vllm_recipes.fit.hardware import DetectionError, detected_target
     from vllm_recipes.fit.probe import NoGpuTool, detect_gpus
 
     try:
@@ -55,7 +46,8 @@ def detect_target(catalog: Catalog) -> GpuTarget:
 def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | None:
     """The hardware the user named (``None``: the selection's own profile)."""
     gpu, mem, gpus = kw.pop("gpu", None), kw.pop("gpu_memory", None), kw.pop("gpus", None)
-    try:
+    with failing(HardwareError, say=lambda exc: f"{exc}." + (f" Did you mean: {', '.join(exc.choices)}?"
+                                                             if exc.choices else "")):
         if kw.get("hardware") == "auto":
             if gpu or mem:
                 fail("--hardware auto detects the GPUs; drop --gpu / --gpu-memory.")
@@ -74,13 +66,13 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
             return custom_target(mem, gpus or 1)
         if gpus is not None:
             fail("--gpus needs --gpu-memory GB or --gpu NAME.")
-    except HardwareError as exc:
-        fail(f"{exc}." + (f" Did you mean: {', '.join(exc.choices)}?" if exc.choices else ""))
     return None  # the selection's own profile (resolve_request names the valid choices)
 
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
     """``command --hardware auto``: the detected profile, or a custom one built on the recipe default's family."""
+    from vllm_recipes.fit.report import retarget, with_custom_profile
+
     target = detect_target(catalog)
     if not target.custom and target.profile_id:
         kw["hardware"] = target.profile_id
@@ -99,11 +91,9 @@ def gather_facts(recipe: Recipe, variant_key: str, hf_config: str | None, offlin
     """The model's facts, the Hub's when online (exit 2 for an unreadable config.json)."""
     from vllm_recipes.service.fit import known_facts
 
-    try:
+    with failing(ArchitectureError):
         return known_facts(recipe, variant_key, hf_config=hf_config, online=not offline,
                            need_checkpoint=need_checkpoint)
-    except ArchitectureError as exc:
-        fail(str(exc))
 
 
 def _g(b: float) -> str:
@@ -149,38 +139,6 @@ _FAILURES = {"weights": "the weights exceed the requested memory",
              "max_model_len": "one request of --max-model-len does not fit"}
 
 
-def _print_head(console: Any, r: FitReport) -> None:
-    """Model, selection, hardware, architecture, checkpoint and the release whose rules apply."""
-    console.print(f"[bold]{r.hf_id}[/bold]  variant {r.variant}, strategy {r.strategy}, {r.node_count} node(s)")
-    console.print(f"hardware: {r.hardware.label}" + ("  [yellow](custom profile)[/yellow]" if r.hardware.custom
-                                                      else "") + f"  [{r.hardware.source}]")
-    if r.architecture is not None:
-        a = r.architecture
-        console.print(f"architecture: {a.attention}{'' if a.exact else ' (not modelled exactly)'} - {a.source}")
-    if r.checkpoint_gib is not None:
-        console.print(f"checkpoint: {r.checkpoint_gib:,.2f} GiB ({r.weights_source})")
-    console.print(f"vLLM {r.release} memory rules")
-
-
-def _print_processes(console: Any, r: FitReport) -> None:
-    """One column per process, then each process's levers and notes."""
-    from rich.table import Table
-
-    table = Table(show_lines=False)
-    table.add_column("")
-    for p in r.processes:
-        table.add_column(p.role)
-    rows = [_rows(p) for p in r.processes]
-    for i, (label, _) in enumerate(rows[0]):
-        table.add_row(label, *(rw[i][1] for rw in rows))
-    console.print(table)
-    for p in r.processes:
-        for lv in p.levers:
-            console.print(f"lever ({p.role}): {lv.change} -> {lv.detail}" + ("" if lv.starts else " [does not start]"))
-        for n in p.notes:
-            console.print(f"note ({p.role}): {n}")
-
-
 #: what to do when a fact is missing (the CLI may name its own flags; the page never does)
 _HINTS = (
     ("architecture", "hint: add model.architecture_facts to the recipe, pass --hf-config PATH (a config.json), "
@@ -191,12 +149,34 @@ _HINTS = (
 
 
 def print_report(r: FitReport) -> None:
+    """Model, selection, hardware, architecture, checkpoint and the release whose rules apply; one column
+    per process, then each process's levers and notes; the verdict."""
     from rich.console import Console
+    from rich.table import Table
 
     console = Console(width=max(120, Console().width), soft_wrap=False)
-    _print_head(console, r)
+    console.print(f"[bold]{r.hf_id}[/bold]  variant {r.variant}, strategy {r.strategy}, {r.node_count} node(s)")
+    console.print(f"hardware: {r.hardware.label}" + ("  [yellow](custom profile)[/yellow]" if r.hardware.custom
+                                                      else "") + f"  [{r.hardware.source}]")
+    if (a := r.architecture) is not None:
+        console.print(f"architecture: {a.attention}{'' if a.exact else ' (not modelled exactly)'} - {a.source}")
+    if r.checkpoint_gib is not None:
+        console.print(f"checkpoint: {r.checkpoint_gib:,.2f} GiB ({r.weights_source})")
+    console.print(f"vLLM {r.release} memory rules")
     if r.processes:
-        _print_processes(console, r)
+        table = Table(show_lines=False)
+        table.add_column("")
+        for p in r.processes:
+            table.add_column(p.role)
+        rows = [_rows(p) for p in r.processes]
+        for i, (label, _) in enumerate(rows[0]):
+            table.add_row(label, *(rw[i][1] for rw in rows))
+        console.print(table)
+    for p in r.processes:
+        for lv in p.levers:
+            console.print(f"lever ({p.role}): {lv.change} -> {lv.detail}" + ("" if lv.starts else " [does not start]"))
+        for n in p.notes:
+            console.print(f"note ({p.role}): {n}")
     for n in r.notes:
         console.print(f"note: {n}")
     for e in (*r.errors, *(c.message for c in r.checks)):
@@ -213,14 +193,10 @@ def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
 
     out: dict[str, Architecture] = {}
     for r in catalog.recipes:
-        if r.is_omni or recipe_architecture(r) is not None:
-            continue
-        try:
-            arch = architecture_from_cache(r.model_repo)
-        except ArchitectureError:
-            arch = None
-        if arch is not None:
-            out[r.hf_id] = arch
+        if not r.is_omni and recipe_architecture(r) is None:
+            with suppress(ArchitectureError):
+                if (arch := architecture_from_cache(r.model_repo)) is not None:
+                    out[r.hf_id] = arch
     return out
 
 
@@ -238,7 +214,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 
     res = search(catalog, target, context, cached_architectures(catalog), cached_checkpoints(catalog))
     if as_json:
-        click.echo(json.dumps(search_dict(res), indent=2))
+        dump_json(search_dict(res), ensure_ascii=True)
         return
     from rich.console import Console
     from rich.table import Table
@@ -256,29 +232,6 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
     console.print(table)
     console.print(f"{len(res.hits)} variant(s) start; {res.rejected} do not"
                   + (f"; {len(res.unknown)} recipe(s) without architecture facts" if res.unknown else ""))
-
-
-def _search_target(catalog: Catalog, target: GpuTarget | None, kw: dict[str, Any]) -> GpuTarget:
-    """The GPUs a reverse search is for: the options', else the ``--hardware`` profile (exit 2 without)."""
-    if target is not None:
-        return target
-    if not kw.get("hardware"):
-        fail("name a model, or the hardware to search for (--gpus N --gpu-memory GB, --gpu, --hardware).")
-    try:
-        return profile_target(catalog.hardware_profiles, kw["hardware"])
-    except HardwareError as exc:
-        fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
-
-
-def _omni_unknown(recipe: Recipe, as_json: bool) -> None:
-    """A vLLM-Omni pipeline is not one ``vllm serve`` process: nothing the planner can size (exit 3)."""
-    reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
-    if as_json:
-        click.echo(json.dumps({"model": recipe.hf_id, "verdict": "unknown", "starts": False,
-                               "missing": ["vllm serve process"], "errors": [reason], "processes": []}, indent=2))
-    else:
-        click.echo(f"unknown: {reason}\nverdict: unknown")
-    raise SystemExit(EXIT_CODES["unknown"])
 
 
 @cli.command("fit")
@@ -311,34 +264,41 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
         fail(f"--vllm {vllm_release!r}: expected a release like 0.11 or 0.11.2")
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
-    if hf_id is None:
-        _search_output(catalog, _search_target(catalog, target, kw), context, as_json)
+    if hf_id is None:  # the GPUs a reverse search is for: the options', else the --hardware profile
+        if target is None and not kw.get("hardware"):
+            fail("name a model, or the hardware to search for (--gpus N --gpu-memory GB, --gpu, --hardware).")
+        with failing(HardwareError, say=_with_valid):
+            target = target or profile_target(catalog.hardware_profiles, kw["hardware"])
+        _search_output(catalog, target, context, as_json)
         return
     recipe = find_recipe(catalog, hf_id, kw)
-    if recipe.is_omni:
-        _omni_unknown(recipe, as_json)
+    if recipe.is_omni:  # not one vllm serve process: nothing the planner can size
+        reason = f"{recipe.hf_id} is a vLLM-Omni pipeline; fit plans vllm serve processes only"
+        if as_json:
+            dump_json({"model": recipe.hf_id, "verdict": "unknown", "starts": False, "missing": ["vllm serve process"],
+                       "errors": [reason], "processes": []}, ensure_ascii=True)
+        else:
+            click.echo(f"unknown: {reason}\nverdict: unknown")
+        raise SystemExit(EXIT_CODES["unknown"])
     strategy_given = bool(kw.get("strategy"))
     target, offered = offered_target(catalog, recipe, target, kw.get("variant"))
     kw["hardware"] = offered or kw.get("hardware")
     state = resolve_request(catalog, recipe, kw)
     facts = gather_facts(recipe, state.selection.variant_key, hf_config, offline,
                          need_checkpoint=weights_gib is None)
-    try:
+    with failing(HardwareError, say=_with_valid):  # (the taxonomy has no usable profile for the selection's hardware)
         report = fit_state(catalog, recipe, state, target, facts.arch, context=context,
                            strategy_given=strategy_given, cached_checkpoint_gib=facts.cached_gib,
                            release=vllm_release or command_release, weights_gib=weights_gib,
                            checkpoint=facts.checkpoint)
-    except HardwareError as exc:  # (the taxonomy has no usable profile for the selection's hardware)
-        fail(f"{exc}." + (f" Valid: {', '.join(exc.choices)}" if exc.choices else ""))
     if facts.notes:
         report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
     if as_json:
-        click.echo(json.dumps(report_dict(report), indent=2))
+        dump_json(report_dict(report), ensure_ascii=True)
     else:
         print_report(report)
     raise SystemExit(EXIT_CODES[report.verdict])
 
 
-for _p in fit_cmd.params:  # HF_ID is optional here: without it, fit searches the catalog
-    if _p.name == "hf_id":
-        _p.required = False
+# HF_ID is optional here: without it, fit searches the catalog
+next(p for p in fit_cmd.params if p.name == "hf_id").required = False

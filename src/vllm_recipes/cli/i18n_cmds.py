@@ -8,18 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog import Catalog
 
 from .main import cli, load_or_exit, recipes_dir_option
 from .output import dump_json
 
 if TYPE_CHECKING:
     from vllm_recipes.i18n.translation import Translation
-
-
-def _date_updated(recipe: Recipe | None) -> Any:
-    """The recipe's ``meta.date_updated`` (``None`` when the translated recipe is gone)."""
-    return recipe.meta.get("date_updated") if recipe is not None else None
 
 
 @cli.group("i18n")
@@ -65,7 +60,8 @@ def _check_report(catalog: Catalog, results: list[Translation]) -> dict[str, Any
             "recipe": t.hf_id,
             "lang": t.lang,
             "source_date_updated": t.source_date_updated,
-            "recipe_date_updated": _date_updated(catalog.recipe(t.hf_id)),
+            # (None when the translated recipe is gone)
+            "recipe_date_updated": recipe.meta.get("date_updated") if (recipe := catalog.recipe(t.hf_id)) else None,
             "stale": t.stale,
             "stale_sections": sorted(t.stale_sections),
             "findings": [f.to_dict() for f in t.all_findings],
@@ -109,7 +105,7 @@ def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> Non
         raise click.UsageError(f"no recipe {hf_id!r} in {catalog.root}")
     guide = recipe.data.get("guide")
     sections = guide_sections(guide) if isinstance(guide, str) else []
-    date = _date_updated(recipe)
+    date = recipe.meta.get("date_updated")
     date = date if isinstance(date, str) else None
     if as_json:
         dump_json({

@@ -80,15 +80,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
 
     forced = check_release(vllm_release)
     catalog = load_or_exit(recipes_dir, require_recipes=not files)
-    findings: list[Finding] = []
-    shown: dict[str, str] = {}
+    shown = {catalog_with_file(catalog, path, str(path))[1]: str(path) for path in files}  # file key -> as typed
     if files:
-        for path in files:
-            _cat, key, _kind = catalog_with_file(catalog, path, str(path))
-            shown[key] = str(path)
-            findings.extend(validate_file(path, catalog, str(path), extra_checks=[vllm_release_checker(forced)]))
+        findings = sort_findings([f for path in files for f in validate_file(
+            path, catalog, str(path), extra_checks=[vllm_release_checker(forced)])])
         n_files = len(shown)
-        findings = sort_findings(findings)
     else:
         # dead values and the release lint share one resolve of every offered selection
         findings = validate_catalog(catalog, extra_checks=[dead_value_and_release_checker(forced)])
@@ -195,41 +191,30 @@ def _hardware_rows(catalog: Catalog, recipe: Recipe, default_hw: str | None) -> 
     """Each listed profile with the variants that run on it, then declared ids the catalog lacks."""
     from vllm_recipes.select.gates import is_listed, variant_runs_on
 
-    declared = as_map(recipe.meta.get("hardware"))
+    declared = {hw: s if isinstance(s, str) else None for hw, s in as_map(recipe.meta.get("hardware")).items()}
     rows = []
     for hw, prof in catalog.hardware_profiles.items():
         p = as_map(prof)
-        if not is_listed(recipe.data, hw, p):
-            continue
-        runs = [vk for vk, v in recipe.variants.items() if isinstance(v, dict) and variant_runs_on(p, v, hw)]
-        status = declared.get(hw)
-        rows.append({"id": hw, "display_name": p.get("display_name"),
-                     "status": status if isinstance(status, str) else None,
-                     "default": hw == default_hw, "known": True, "variants": runs,
-                     "sources": {str(k): catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", hw, k))
-                                 for k in p}})
-    for hw, status in declared.items():
-        if hw not in catalog.hardware_profiles:
-            rows.append({"id": hw, "display_name": None, "status": status if isinstance(status, str) else None,
-                         "default": False, "known": False, "variants": []})
-    return rows
+        if is_listed(recipe.data, hw, p):
+            runs = [vk for vk, v in recipe.variants.items() if isinstance(v, dict) and variant_runs_on(p, v, hw)]
+            rows.append({"id": hw, "display_name": p.get("display_name"), "status": declared.get(hw),
+                         "default": hw == default_hw, "known": True, "variants": runs,
+                         "sources": {str(k): catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", hw, k))
+                                     for k in p}})
+    return rows + [{"id": hw, "display_name": None, "status": status, "default": False, "known": False, "variants": []}
+                   for hw, status in declared.items() if hw not in catalog.hardware_profiles]
 
 
 def _strategy_rows(catalog: Catalog, recipe: Recipe, offered: list[Any], recommended: str | None
                    ) -> list[dict[str, Any]]:
     listed = as_list(recipe.data.get("compatible_strategies"))
     sh = as_map(recipe.data.get("strategy_hardware"))
-    rows = []
-    for s in offered:
-        gates = as_map(sh.get(s))
-        spec = as_map(catalog.strategies.get(s)) if isinstance(s, str) else {}
-        rows.append({
-            "id": s, "display_name": spec.get("display_name"), "known": s in catalog.serving_strategies,
-            "recommended": s == recommended, "opt_in": s not in listed,
-            "supported_on": [k for k, v in gates.items() if v == "supported"],
-            "unsupported_on": [k for k, v in gates.items() if v == "unsupported"],
-        })
-    return rows
+    return [{
+        "id": s, "display_name": as_map(catalog.strategies.get(s) if isinstance(s, str) else None).get("display_name"),
+        "known": s in catalog.serving_strategies, "recommended": s == recommended, "opt_in": s not in listed,
+        "supported_on": [k for k, v in as_map(sh.get(s)).items() if v == "supported"],
+        "unsupported_on": [k for k, v in as_map(sh.get(s)).items() if v == "unsupported"],
+    } for s in offered]
 
 
 def _feature_rows(recipe: Recipe, default_hw: str | None, opt_in: list[str]) -> list[dict[str, Any]]:
@@ -296,16 +281,10 @@ def _print_strategies(ov: dict[str, Any]) -> None:
     _heading("Strategies")
     srows = []
     for s in ov["strategies"]:
-        notes = []
-        if s["recommended"]:
-            notes.append("recommended")
-        if s["opt_in"]:
-            notes.append("opt-in on " + ", ".join(s["supported_on"]))
-        if s["unsupported_on"]:
-            notes.append("unsupported on " + ", ".join(s["unsupported_on"]))
-        if not s["known"]:
-            notes.append("unknown strategy")
-        srows.append([s["id"], s["display_name"], "; ".join(notes)])
+        notes = [("recommended", s["recommended"]), ("opt-in on " + ", ".join(s["supported_on"]), s["opt_in"]),
+                 ("unsupported on " + ", ".join(s["unsupported_on"]), s["unsupported_on"]),
+                 ("unknown strategy", not s["known"])]
+        srows.append([s["id"], s["display_name"], "; ".join(note for note, shown in notes if shown)])
     print_table(None, ["ID", "NAME", "NOTES"], srows)
 
 
@@ -314,13 +293,9 @@ def _print_features(ov: dict[str, Any]) -> None:
     frows = []
     for f in ov["features"]:
         modes = [f"{mk}*" if mk == f["default_mode"] else mk for mk in f["modes"]]
-        on = "on" if f["default_on"] else "off"
-        extra = []
-        if f["strategies"]:
-            extra.append("strategies: " + ", ".join(map(str, f["strategies"])))
-        if f["conflicts_with"]:
-            extra.append("conflicts with: " + ", ".join(map(str, f["conflicts_with"])))
-        frows.append([f["key"], on, modes, "; ".join(extra)])
+        extra = [f"{what}: " + ", ".join(map(str, f[key]))
+                 for key, what in (("strategies", "strategies"), ("conflicts_with", "conflicts with")) if f[key]]
+        frows.append([f["key"], "on" if f["default_on"] else "off", modes, "; ".join(extra)])
     print_table(None, ["FEATURE", "DEFAULT", "MODES (* default)", "NOTES"], frows)
     click.echo("opt-in features: " + (", ".join(ov["opt_in_features"]) or "(none)"))
     for hw, lst in ov["hardware_opt_in_features"].items():

@@ -7,6 +7,8 @@ import importlib
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -44,25 +46,20 @@ follow_symlinks_option = click.option(
          "(refused by default, with a finding).")
 
 #: command name -> module (under ``vllm_recipes.cli``) that registers it
-COMMAND_MODULES = {
-    "command": "engine_cmds",
-    "explain": "engine_cmds",
-    "validate": "inspect_cmds",
-    "list": "inspect_cmds",
-    "show": "inspect_cmds",
-    "build-api": "api_cmds",
-    "i18n": "i18n_cmds",
-    "serve": "web_cmds",
-    "vllm-flags": "vllm_cmds",
-    "export": "export_cmds",
-    "fit": "fit_cmds",
-    "perf": "perf_cmds",
-    "recommend": "perf_cmds",
-    "mcp": "mcp_cmds",
-    "diff": "diff_cmds",
-    "cache": "cache_cmds",
-    "catalog": "catalog_cmds",
-}
+COMMAND_MODULES = {name: module for module, names in {
+    "engine_cmds": ("command", "explain"),
+    "inspect_cmds": ("validate", "list", "show"),
+    "api_cmds": ("build-api",),
+    "i18n_cmds": ("i18n",),
+    "web_cmds": ("serve",),
+    "vllm_cmds": ("vllm-flags",),
+    "export_cmds": ("export",),
+    "fit_cmds": ("fit",),
+    "perf_cmds": ("perf", "recommend"),
+    "mcp_cmds": ("mcp",),
+    "diff_cmds": ("diff",),
+    "cache_cmds": ("cache", "catalog"),
+}.items() for name in names}
 
 
 class LazyGroup(click.Group):
@@ -73,11 +70,8 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Each command with the whole first sentence of its help (click cuts it at 45 characters)."""
-        rows = []
-        for name in self.list_commands(ctx):
-            cmd = self.get_command(ctx, name)
-            if cmd is not None and not cmd.hidden:
-                rows.append((name, cmd.get_short_help_str(limit=300)))
+        rows = [(name, cmd.get_short_help_str(limit=300)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -114,6 +108,22 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+@contextmanager
+def failing(*errors: type[Exception], say: Callable[[Any], str] = str) -> Iterator[None]:
+    """One of ``errors`` inside the block exits 2 with ``say(exc)`` (a usage problem, see :func:`fail`)."""
+    try:
+        yield
+    except errors as exc:
+        fail(say(exc))
+
+
+def refusals() -> AbstractContextManager[None]:
+    """A :class:`QueryError` inside the block exits 2 with its message, options spelled as typed."""
+    from vllm_recipes.service import QueryError
+
+    return failing(QueryError, say=lambda exc: exc.text("cli"))
+
+
 def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     """The recipe ``hf_id`` names (a variant's model id: ``(parent, variant key)``), else exit 2, or 1
     for validation errors: what ``serve`` and ``build-api`` leave out is not rendered either
@@ -121,12 +131,10 @@ def find_or_exit(catalog: Catalog, hf_id: str) -> tuple[Recipe, str | None]:
     from vllm_recipes.catalog.diagnostics import plural
     from vllm_recipes.catalog.identifiers import recipe_identifier_findings
     from vllm_recipes.catalog.usable import validation_errors
-    from vllm_recipes.service import QueryError, find_recipe
+    from vllm_recipes.service import find_recipe
 
-    try:
+    with refusals():
         recipe, variant_key = find_recipe(catalog, hf_id)
-    except QueryError as exc:
-        fail(exc.text("cli"))
     bad = [f for f in recipe_identifier_findings(recipe.doc) if f.severity == "error"]
     if bad:
         fail(f"refusing to render {recipe.hf_id}: " + "".join(f"\n  {f.format()}" for f in bad[:20]))
@@ -154,9 +162,8 @@ def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> C
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
     if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
         root = catalog.root
-        hint = ""
-        if root.name == "models" or (root.parent / "models").is_dir():
-            hint = f"; did you mean --recipes-dir {root.parent}?"
+        hint = f"; did you mean --recipes-dir {root.parent}?" \
+            if root.name == "models" or (root.parent / "models").is_dir() else ""
         fail(f"no recipes found: no models/<org>/<repo>.yaml under {root.resolve() / 'models'}{hint}")
     from vllm_recipes.catalog.usable import usable_static
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .main import cli, fail, load_or_exit, recipes_dir_option
+from .main import cli, failing, load_or_exit, recipes_dir_option
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -26,12 +26,12 @@ def _help() -> str:
               help="Interface for --http (loopback by default; anything else is reachable by others).")
 @recipes_dir_option
 def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> None:
-    try:
+    # (the mcp SDK is a regular dependency; say so if it is missing)
+    with failing(ImportError, say=lambda exc: f"the MCP server needs the 'mcp' package ({exc}); "
+                 "pip install 'mcp>=2,<3'."):
         import anyio
 
-        from vllm_recipes.agents.server import create_server, http_app, run_stdio
-    except ImportError as exc:  # the mcp SDK is a regular dependency; say so if it is missing
-        fail(f"the MCP server needs the 'mcp' package ({exc}); pip install 'mcp>=2,<3'.")
+        from vllm_recipes.agents.server import create_server, run_stdio
     catalog = load_or_exit(recipes_dir)
     server = create_server(catalog)
     if http_port is None:
@@ -44,8 +44,7 @@ def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> N
                    "the tools.", err=True)
     click.echo(f"vllm-recipes mcp: {len(catalog.recipes)} recipes; streamable HTTP on "
                f"http://{host}:{http_port}/mcp", err=True)
-    try:
-        uvicorn.run(http_app(server, host), host=host, port=http_port, log_level="warning")
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{http_port}: {exc.strerror or exc}")
+    # (the streamable-HTTP app, endpoint /mcp, with DNS-rebinding protection for host)
+    with failing(OSError, say=lambda exc: f"cannot listen on {host}:{http_port}: {exc.strerror or exc}"):
+        uvicorn.run(server.streamable_http_app(host=host), host=host, port=http_port, log_level="warning")
     sys.exit(0)

@@ -3,8 +3,7 @@ from the one parameter table (:mod:`vllm_recipes.select.params`), and the :class
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
@@ -13,30 +12,24 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.params import PARAMS, Param
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service import Query, QueryError
+from vllm_recipes.service import Query
 from vllm_recipes.service.answers import select
 
-from .main import fail, find_or_exit, recipes_dir_option
+from .main import fail, find_or_exit, recipes_dir_option, refusals
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: what the command line adds to a parameter's help
-CLI_NOTES = {"hardware": " 'auto' detects the local GPUs."}
 
 
 def _option(p: Param) -> Callable[[F], F]:
     assert p.cli is not None
-    help_text = p.help + CLI_NOTES.get(p.name, "")
+    help_text = p.help + (" 'auto' detects the local GPUs." if p.name == "hardware" else "")
     if p.fixed and p.kind == "str" and not p.closed:
         help_text += f" One of: {', '.join(p.fixed)}."
     multiple = p.kind in ("list", "pairs")
     if multiple:
         help_text += " Repeatable."
-    kind: Any = None
-    if p.kind == "int":
-        kind = click.IntRange(p.lo, p.hi)
-    elif p.closed:
-        kind = click.Choice(list(p.fixed), case_sensitive=False)
+    kind = click.IntRange(p.lo, p.hi) if p.kind == "int" else \
+        click.Choice(list(p.fixed), case_sensitive=False) if p.closed else None
     return click.option(p.cli, p.field, type=kind, multiple=multiple, help=help_text)
 
 
@@ -77,15 +70,6 @@ def request_from_options(kw: dict[str, Any]) -> PageRequest:
     if pn is not None and dn is not None and (pn == 0) != (dn == 0):
         fail("--prefill-nodes 0 asks for the co-located layout; pass --decode-nodes 0 too.")
     return PageRequest(**fields)
-
-
-@contextmanager
-def refusals() -> Iterator[None]:
-    """A :class:`QueryError` inside the block exits 2 with its message, options spelled as typed."""
-    try:
-        yield
-    except QueryError as exc:
-        fail(exc.text("cli"))
 
 
 def find_recipe(catalog: Catalog, hf_id: str, kw: dict[str, Any]) -> Recipe:

@@ -5,42 +5,36 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Collection, Sequence
-from typing import Any, TypeVar
+from collections.abc import Collection, Sequence
+from contextlib import suppress
+from typing import Any
 
 import click
 
-F = TypeVar("F", bound=Callable[..., Any])
+from .main import fail
 
-
-def json_option(fn: F) -> F:
-    """``--json``: the command's machine-readable form on stdout."""
-    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")(fn)
-
-
-def format_option(fn: F) -> F:
-    """``--format text|json``: the same switch as ``--json``, for scripts that spell it this way."""
-    return click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default=None,
-                        help="Same as --json when 'json' (kept for scripts).")(fn)
+#: ``--json``: the command's machine-readable form on stdout
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")
+#: ``--format text|json``: the same switch as ``--json``, for scripts that spell it this way
+format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False),
+                             default=None, help="Same as --json when 'json' (kept for scripts).")
 
 
 def wants_json(as_json: bool, fmt: str | None) -> bool:
     """``--json`` or ``--format json`` (exit 2 when ``--format text`` contradicts ``--json``)."""
     if fmt is not None and fmt.lower() == "text" and as_json:
-        click.echo("Error: --format text and --json contradict each other; give one of them.", err=True)
-        sys.exit(2)
+        fail("--format text and --json contradict each other; give one of them.")
     return as_json or (fmt or "").lower() == "json"
 
 
 def is_tty() -> bool:
-    try:
+    with suppress(AttributeError, ValueError):  # (a replaced or closed stdout is no terminal)
         return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return False
 
 
-def dump_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+def dump_json(obj: Any, *, indent: int | None = 2, ensure_ascii: bool = False) -> None:
+    click.echo(json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii))
 
 
 def cell(value: Any) -> str:

@@ -3,7 +3,8 @@ meet an SLA): estimates of the calibrated model (docs/decisions-perf-model.md), 
 
 from __future__ import annotations
 
-import json
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -17,26 +18,27 @@ from vllm_recipes.service.perf import WORKLOAD, require_serve, sla, workload
 from vllm_recipes.service.query import check_hardware
 
 from .fit_cmds import gather_facts, target_from_options
-from .main import cli, fail, load_or_exit, recipes_dir_option
-from .options import find_recipe, refusals, resolve_request, selection_options
+from .main import cli, failing, load_or_exit, recipes_dir_option, refusals
+from .options import find_recipe, resolve_request, selection_options
+from .output import dump_json
 
 
-def workload_options(fn: Any) -> Any:
-    """``--isl``/``--osl``/``--concurrency``/``--rate`` from the one workload table (the service checks them,
-    as it does the URL's and the MCP tools'), and ``--num-prompts``."""
-    fn = click.option("--num-prompts", type=click.IntRange(1, 100_000), help="Requests to simulate "
-                      "(default: 10 x concurrency, at least 50, at most 1000 + 2 x concurrency; 200 with --rate).")(fn)
+def workload_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--isl``/``--osl``/``--concurrency``/``--rate`` from the one workload table and ``--num-prompts``, given
+    to the command as one ``load`` (the service checks them, as it does the URL's and the MCP tools')."""
+    @functools.wraps(fn)
+    def with_load(*args: Any, num_prompts: int | None, **kw: Any) -> Any:
+        with refusals():
+            load = workload({name: kw.pop(name) for name in WORKLOAD}, num_prompts or 0)
+        return fn(*args, load=load, **kw)
+
+    with_load = click.option("--num-prompts", type=click.IntRange(1, 100_000), help="Requests to simulate (default: "
+                             "10 x concurrency, at least 50, at most 1000 + 2 x concurrency; 200 with --rate).")(with_load)
     for name, p in reversed(WORKLOAD.items()):
         bound = f"1-{p.hi:,}" if p.kind == "integer" else f"more than 0, up to {p.hi:,}"
         help = f"{p.help} [{bound}{'; required' if p.required else ''}]"
-        fn = click.option(f"--{name}", metavar="INTEGER" if p.kind == "integer" else "FLOAT", help=help)(fn)
-    return fn
-
-
-def make_workload(isl: str | None, osl: str | None, concurrency: str | None, rate: str | None,
-                  num_prompts: int | None) -> Workload:
-    with refusals():
-        return workload({"isl": isl, "osl": osl, "concurrency": concurrency, "rate": rate}, num_prompts or 0)
+        with_load = click.option(f"--{name}", metavar="INTEGER" if p.kind == "integer" else "FLOAT", help=help)(with_load)
+    return with_load
 
 
 def facts_for(recipe: Recipe, hf_config: str | None, offline: bool, variant_key: str = "default"
@@ -48,16 +50,11 @@ def facts_for(recipe: Recipe, hf_config: str | None, offline: bool, variant_key:
     found = gather_facts(recipe, variant_key, hf_config, offline)
     for note in found.notes:  # why a fact is missing (an unreachable Hub, a gated repository)
         click.echo(f"note: {note}", err=True)
-    arch, cached = found.arch, found.cached_gib
-    facts = None
+    got = None
     if hf_config or not isinstance(recipe.model.get("architecture_facts"), dict):
-        try:
+        with failing(ArchitectureError):
             got = config_facts(hf_config, recipe.model_repo)
-        except ArchitectureError as exc:
-            fail(str(exc))
-        if got is not None:
-            facts = got[1]
-    return arch, facts, cached
+    return found.arch, got[1] if got is not None else None, found.cached_gib
 
 
 def _pct(x: float) -> str:
@@ -114,11 +111,9 @@ def print_report(r: PerfReport) -> None:
               "calibrated releases).")
 @click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str | None, concurrency: str | None,
-             rate: str | None, num_prompts: int | None, hf_config: str | None, vllm_release: str | None,
-             offline: bool, as_json: bool, **kw: Any) -> None:
+def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], load: Workload, hf_config: str | None,
+             vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Estimated TTFT, TPOT and throughput of HF_ID's command at --isl/--osl and --concurrency (or --rate)."""
-    workload = make_workload(isl, osl, concurrency, rate, num_prompts)
     catalog = load_or_exit(recipes_dir)
     target = target_from_options(catalog, kw)
     recipe = find_recipe(catalog, hf_id, kw)
@@ -126,10 +121,10 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str
         require_serve(recipe)
     state = resolve_request(catalog, recipe, kw)
     arch, facts, cached = facts_for(recipe, hf_config, offline, state.selection.variant_key)
-    report = perf_state(catalog, recipe, state, workload, target=target, arch=arch, facts=facts,
+    report = perf_state(catalog, recipe, state, load, target=target, arch=arch, facts=facts,
                         strategy_given=bool(kw.get("strategy")), cached_checkpoint_gib=cached, vllm=vllm_release)
     if as_json:
-        click.echo(json.dumps(report_dict(report), indent=2))
+        dump_json(report_dict(report), ensure_ascii=True)
     else:
         print_report(report)
     if not report.known:
@@ -146,14 +141,11 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str
 @click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json.")
 @click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl: str | None,
-                  concurrency: str | None, rate: str | None, num_prompts: int | None, ttft_ms: str | None,
-                  tpot_ms: str | None,
+def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], load: Workload, ttft_ms: str | None, tpot_ms: str | None,
                   hardware: tuple[str, ...], hf_config: str | None, offline: bool, as_json: bool) -> None:
     """The recipe's offered configurations that meet --ttft-ms and --tpot-ms, fewest GPUs first."""
     from vllm_recipes.perf.recommend import recommend, recommendation_dict, selection_command
 
-    load = make_workload(isl, osl, concurrency, rate, num_prompts)
     with refusals():
         target = sla({"ttft_ms": ttft_ms, "tpot_ms": tpot_ms})
     catalog = load_or_exit(recipes_dir)
@@ -163,7 +155,7 @@ def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], isl: str | None, osl
     arch, facts, _ = facts_for(recipe, hf_config, offline)
     rec = recommend(catalog, recipe, target, load, hardware=hardware, arch=arch, facts=facts)
     if as_json:
-        click.echo(json.dumps(recommendation_dict(rec), indent=2))
+        dump_json(recommendation_dict(rec), ensure_ascii=True)
         raise SystemExit(0 if rec.meeting else 1)
     click.echo(f"{rec.hf_id}: TTFT <= {target.ttft_ms:g} ms, TPOT <= {target.tpot_ms:g} ms at ISL {load.isl:,} / "
                f"OSL {load.osl:,}, " + (f"rate {load.rate:g} req/s" if load.rate else f"concurrency {load.concurrency}")

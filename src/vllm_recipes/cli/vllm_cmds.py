@@ -1,26 +1,24 @@
-"""``vllm-recipes vllm-flags [FLAG]``, and how ``command``/``explain``/``validate`` print the release lint."""
+"""``vllm-recipes vllm-flags [FLAG]``, and the ``--vllm`` release and lint table of ``command``/``explain``/``validate``."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from .main import cli, fail
+from .output import dump_json, print_table
 
 if TYPE_CHECKING:
     from vllm_recipes.lint.vllm_plan import PlanLint
     from vllm_recipes.lint.vllm_tables import Tables
 
 
-def vllm_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--vllm VERSION``: check against that release instead of the one the image / pip would run."""
-    return click.option("--vllm", "vllm_release", metavar="VERSION", default=None,
-                        help="Lint the commands against this vLLM release (e.g. 0.31) instead of the one the "
-                             "image tag or pip install runs.")(fn)
+#: ``--vllm VERSION``: check against that release instead of the one the image / pip would run
+vllm_option = click.option("--vllm", "vllm_release", metavar="VERSION", default=None,
+                           help="Lint the commands against this vLLM release (e.g. 0.31) instead of the one the "
+                                "image tag or pip install runs.")
 
 
 def check_release(value: str | None) -> str | None:
@@ -35,18 +33,8 @@ def check_release(value: str | None) -> str | None:
     return value
 
 
-def echo_lint(lint: PlanLint, *, err: bool = True) -> None:
-    """The badge line and one line per finding (on stderr, so stdout stays the exact commands)."""
-    from vllm_recipes.lint.vllm_plan import findings_text
-
-    for line in findings_text(lint):
-        click.echo(line, err=err)
-
-
 def print_lint_table(lint: PlanLint) -> None:
     """``explain``'s last table: the checked release and each finding with its recipe line."""
-    from .output import print_table
-
     c = lint.counts
     title = (f"checked against vLLM {lint.target.release} ({lint.target.reason}): {c['error']} errors, "
              f"{c['warning']} warnings, {c['info']} notes")
@@ -59,23 +47,19 @@ def _flag_report(t: Tables, name: str) -> dict[str, Any] | None:
     ranges = t.flag_ranges(primary)
     if not ranges:
         return None
-    newest = t.view(len(t.releases) - 1)
-    spec = newest.specs.get(primary)
     changes = [{"from": rel, "type": s.describe(), "deprecated": s.deprecated} for rel, s in t.flag_changes(primary)]
     aliases = sorted(a for a, p in t.history["aliases"].items() if p == primary)
     out: dict[str, Any] = {"flag": primary, "aliases": aliases, "releases": t.spans(ranges),
-                           "in_newest": spec is not None, "changes": changes}
+                           "in_newest": primary in t.view(len(t.releases) - 1).specs, "changes": changes}
     last = t.flag_changes(primary)[-1][1]
     if last.choices:
         out["choices"] = [c for c in last.choices if c is not None]
     if last.known:
         out["known_values"] = list(last.known)
     if last.config:
-        cfg = t.configs.get(last.config)
-        keys = t.history["keys"].get(primary, {})
         out["config"] = last.config
-        out["keys"] = {k: t.spans(r) for k, r in keys.items()}
-        if cfg is not None:
+        out["keys"] = {k: t.spans(r) for k, r in t.history["keys"].get(primary, {}).items()}
+        if (cfg := t.configs.get(last.config)) is not None:
             out["forbids_unknown_keys"] = bool(cfg.get("forbid"))
     return out
 
@@ -97,7 +81,7 @@ def vllm_flags_cmd(flag: str | None, vllm_release: str | None, as_json: bool) ->
         view = t.view(idx)
         rows = {p: s.describe() for p, s in sorted(view.specs.items())}
         if as_json:
-            click.echo(json.dumps({"release": view.release, "flags": rows}, indent=2))
+            dump_json({"release": view.release, "flags": rows}, ensure_ascii=True)
             return
         click.echo(f"vLLM {view.release}: {len(rows)} flags (tables cover {t.releases[0]} to {t.newest})")
         width = max(map(len, rows), default=0)
@@ -109,7 +93,7 @@ def vllm_flags_cmd(flag: str | None, vllm_release: str | None, as_json: bool) ->
         fail(f"{flag!r} is not an option of any vLLM release from {t.releases[0]} to {t.newest}"
              + _did_you_mean(flag if flag.startswith("-") else f"--{flag}", t.history["names"]).replace("; did", ". Did"))
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        dump_json(report, ensure_ascii=True)
         return
     click.echo(f"{report['flag']}" + (f" (also {', '.join(report['aliases'])})" if report["aliases"] else ""))
     click.echo(f"  releases: {report['releases']}" + ("" if report["in_newest"] else

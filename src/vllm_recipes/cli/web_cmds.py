@@ -13,22 +13,17 @@ import click
 from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.catalog.remote import is_remote
 
-from .main import cli, fail, follow_symlinks_option, load_or_exit, recipes_dir_option
+from .main import cli, fail, failing, follow_symlinks_option, load_or_exit, recipes_dir_option
 
 if TYPE_CHECKING:
-    import uvicorn
-
     from vllm_recipes.catalog import Catalog
     from vllm_recipes.web.authoring import SourceLinks
-    from vllm_recipes.web.live import LiveCatalog
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (raises ``OSError`` when the address is busy or invalid).
-
-    Bound by us rather than by uvicorn so the address is printed only once connections are accepted
-    (they queue in the backlog until the server loop takes them), and a busy port is one readable line.
-    """
+    """A listening TCP socket on ``host:port`` (``OSError`` when the address is busy or invalid), bound by us
+    rather than by uvicorn so the address is printed only once connections are accepted (they queue in the
+    backlog until the server loop takes them), and a busy port is one readable line."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _name, addr = infos[0]
     sock = socket.socket(family, kind, proto)
@@ -79,8 +74,18 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
     Pages and URL parameters: docs/reference/ui.md; API paths and shapes:
     docs/reference/json-api.md.
     """
-    source = _source_links(source_url)
-    _check_watch(watch, reload, workers, recipes_dir)
+    source: SourceLinks | None = None
+    if source_url:  # (imported only here: the web layer's imports wait until a child parses meanwhile)
+        from vllm_recipes.web.authoring import SourceLinks
+
+        with failing(ValueError):
+            source = SourceLinks.parse(source_url)
+    if watch and not recipes_dir:
+        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
+    if watch and (reload or workers > 1):
+        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
+    if watch and (len(recipes_dir) > 1 or is_remote(recipes_dir[0])):
+        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
     catalog = load_or_exit(recipes_dir)
     if not watch:  # (--watch previews every recipe with its findings, for authors)
         from vllm_recipes.catalog.usable import usable_catalog
@@ -111,29 +116,6 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
                 f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
 
 
-def _source_links(source_url: str | None) -> SourceLinks | None:
-    if not source_url:
-        return None
-    # (imported only here: the web layer's imports wait until a child parses meanwhile)
-    from vllm_recipes.web.authoring import SourceLinks
-
-    try:
-        return SourceLinks.parse(source_url)
-    except ValueError as exc:
-        fail(str(exc))
-
-
-def _check_watch(watch: bool, reload: bool, workers: int, recipes_dir: tuple[str, ...]) -> None:
-    if not watch:
-        return
-    if not recipes_dir:
-        fail("--watch needs --recipes-dir (or VLLM_RECIPES_DIR): the bundled catalog does not change.")
-    if reload or workers > 1:
-        fail("--watch reloads recipes inside one process; it cannot be combined with --reload or --workers.")
-    if len(recipes_dir) > 1 or is_remote(recipes_dir[0]):
-        fail("--watch follows one local recipes directory; give a single --recipes-dir DIR.")
-
-
 def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: str) -> None:
     """uvicorn's reloader or worker processes, each building the app from the environment."""
     import uvicorn
@@ -152,7 +134,28 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
     """Serve on the listening socket in this process (``watch_dir``: reload the catalog on changes)."""
     gc.disable()  # until the server runs: start-up allocates for good, collecting would only scan (~50 ms)
     try:
-        server, live = _start_up(catalog, source, watch_dir, header_timeout, log_level)
+        import uvicorn
+
+        from vllm_recipes.web import create_app
+        from vllm_recipes.web.limits import server_config
+
+        authoring = None
+        if source is not None:
+            from vllm_recipes.web.authoring import AuthoringState
+
+            authoring = AuthoringState(source)
+        live = None
+        if watch_dir is not None:
+            from vllm_recipes.web.live import LiveCatalog
+
+            app = create_app(catalog, api_jobs=1, authoring=authoring)
+            live = LiveCatalog(app, watch_dir, source)
+            live.reload()
+            live.start()
+        else:
+            app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
+        server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
+                                              proxy_headers=False))
         # the socket listens: a client connecting now is answered as soon as the loop runs
         click.echo(banner, err=True)
         if live is None:  # the catalog, modules and templates live as long as the server: no collection scans them
@@ -165,30 +168,3 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
         if live is not None:
             live.stop()
 
-
-def _start_up(catalog: Catalog, source: SourceLinks | None, watch_dir: str | None, header_timeout: float,
-              log_level: str) -> tuple[uvicorn.Server, LiveCatalog | None]:
-    """The server (and, with ``watch_dir``, the catalog watcher, started)."""
-    import uvicorn
-
-    from vllm_recipes.web import create_app
-    from vllm_recipes.web.limits import server_config
-
-    authoring = None
-    if source is not None:
-        from vllm_recipes.web.authoring import AuthoringState
-
-        authoring = AuthoringState(source)
-    live = None
-    if watch_dir is not None:
-        from vllm_recipes.web.live import LiveCatalog
-
-        app = create_app(catalog, api_jobs=1, authoring=authoring)
-        live = LiveCatalog(app, watch_dir, source)
-        live.reload()
-        live.start()
-    else:
-        app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
-    server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
-                                          proxy_headers=False))
-    return server, live
