@@ -43,14 +43,9 @@ def unsafe_paths(paths: Iterable[str]) -> list[str]:
     backslash, each segment at most 255 bytes. Checked on every path before a build writes
     anything, whatever validation let through (defence in depth).
     """
-    bad = []
-    for p in paths:
-        segs = p.split("/")
-        if (not p or "\x00" in p or "\\" in p
-                or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
-                       for s in segs)):
-            bad.append(p)
-    return bad
+    return [p for p in paths if not p or "\x00" in p or "\\" in p
+            or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
+                   for s in p.split("/"))]
 
 
 def check_paths(paths: Iterable[str]) -> None:
@@ -61,22 +56,17 @@ def check_paths(paths: Iterable[str]) -> None:
         raise UnsafePathError(f"refusing to build: {len(bad)} output path(s) would leave the output directory "
                               f"({shown}); nothing was written")
 
+
 _O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
-def _parent_dirs(paths: Iterable[str]) -> list[str]:
-    """Every directory the paths need, parents before children."""
-    dirs: set[str] = set()
-    for p in paths:
-        add_parent_dirs(p, dirs)
-    return sorted(dirs, key=lambda d: d.count("/"))
-
-
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` under an existing empty ``root``."""
-    check_paths(files)
+    """Write ``files`` (checked: :func:`check_paths`) under an existing empty ``root``."""
     base = os.fspath(root) + "/"
-    for d in _parent_dirs(files):
+    dirs: set[str] = set()
+    for p in files:
+        add_parent_dirs(p, dirs)
+    for d in sorted(dirs):  # (a parent sorts before its children)
         os.mkdir(base + d)
     for path, data in files.items():
         fd = os.open(base + path, _O_WRITE, 0o666)
