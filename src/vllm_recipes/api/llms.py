@@ -45,10 +45,6 @@ def resolve_url(hf_id: str, hardware: str | None = None) -> str:
     return "/api/resolve?" + urlencode(items, quote_via=quote, safe="/")
 
 
-def page_url(hf_id: str, hardware: str | None = None) -> str:
-    return "/" + hf_id + (f"?hardware={quote(hardware)}" if hardware else "")
-
-
 def default_selection(catalog: Catalog, recipe: Recipe, hardware: str | None) -> RenderedSelection:
     """The page's initial state on ``hardware`` (``None``: the default hardware), rendered."""
     try:
@@ -125,7 +121,7 @@ def llms_txt(catalog: Catalog, base: str = "") -> str:
         desc = _one_line(recipe.meta.get("description") or "")
         where = (f"default {d.hardware}, {d.strategy}" + (f", {d.nodes} nodes" if d.nodes > 1 else "")
                  if d.command is not None else f"no default command ({_one_line(d.error or '')})")
-        lines.append(f"- [{recipe.hf_id}]({base}{page_url(recipe.hf_id)}): {desc + ' ' if desc else ''}"
+        lines.append(f"- [{recipe.hf_id}]({base}/{recipe.hf_id}): {desc + ' ' if desc else ''}"
                      f"({where}; JSON: {base}/{recipe.hf_id}.json)")
     lines += ["", "## Optional", "",
               f"- [llms-full.txt]({base}/{LLMS_FULL_TXT}): every recipe's default command on each hardware "
@@ -141,7 +137,7 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
         yield desc
         yield ""
     hardware = recipe_hardware(catalog, recipe)
-    yield f"- Page: {base}{page_url(recipe.hf_id)} (other selections: add `?hardware=...&strategy=...`)"
+    yield f"- Page: {base}/{recipe.hf_id} (other selections: add `?hardware=...&strategy=...`)"
     yield f"- JSON: {base}/{recipe.hf_id}.json; live: {base}{resolve_url(recipe.hf_id)}&hardware=..."
     yield f"- Hardware: {', '.join(hardware)}"
     if not recipe.is_omni:
@@ -181,5 +177,4 @@ def llms_full_txt(catalog: Catalog, base: str = "") -> str:
 
 def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
     """Both files, encoded, by their path in the published tree."""
-    return {LLMS_TXT: llms_txt(catalog, base).encode("utf-8"),
-            LLMS_FULL_TXT: llms_full_txt(catalog, base).encode("utf-8")}
+    return {LLMS_TXT: llms_txt(catalog, base).encode(), LLMS_FULL_TXT: llms_full_txt(catalog, base).encode()}

@@ -9,14 +9,11 @@ file beside them, so builds of catalogs without translations never pay for it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 
-from .build import build_api
-
-RecipeKeys = Callable[[Recipe], dict[str, Any] | None]
+from .build import ExtraRecipeKeys, build_api
 
 
 def _has_translation_file(catalog: Catalog, recipe: Recipe) -> bool:
@@ -28,7 +25,7 @@ def _has_translation_file(catalog: Catalog, recipe: Recipe) -> bool:
         return False
 
 
-def translations_hook(catalog: Catalog) -> RecipeKeys:
+def translations_hook(catalog: Catalog) -> ExtraRecipeKeys:
     """``recipe -> {"translations": {lang: {path, stale}}}`` (``None`` without translations)."""
 
     def recipe_keys(recipe: Recipe) -> dict[str, Any] | None:
