@@ -17,16 +17,13 @@ from vllm_recipes.render.omni import render_omni
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.omni import select_omni
+from vllm_recipes.select.params import URL_NAMES
 from vllm_recipes.select.state import PageRequest, SelectionError, build_state
 from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
 LLMS_TXT = "llms.txt"
 LLMS_FULL_TXT = "llms-full.txt"
-#: the /api/resolve parameters an agent can pass (docs/reference/json-api.md has their meaning)
-RESOLVE_PARAMS = ("hardware", "variant", "strategy", "nodes", "features", "fmode", "advanced", "kv_offload",
-                  "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode",
-                  "prefill_rank", "decode_rank", "frontend", "install", "router", "task")
 
 
 @dataclass(frozen=True)
@@ -100,7 +97,7 @@ def _head(catalog: Catalog, base: str) -> list[str]:
         f"- Any selection, live: `GET {base}/api/resolve?model={{org}}/{{repo}}&hardware=...&strategy=...` "
         "returns the rendering (command, argv, env, docker form), why each flag is there (layer and recipe "
         "file:line) and the copyable commands. Omitted choices take the page's defaults; a choice that cannot "
-        "be honoured is a 400 naming the valid choices. Parameters: " + ", ".join(RESOLVE_PARAMS) + ".",
+        "be honoured is a 400 naming the valid choices. Parameters: " + ", ".join(URL_NAMES) + ".",
         f"- [OpenAPI description]({base}/api/openapi.json) of the live API.",
         f"- Web page of a selection: `{base}/{{org}}/{{repo}}?hardware=...&strategy=...` (same parameters); "
         "send `Accept: application/json` for its state as JSON.",

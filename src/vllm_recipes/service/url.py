@@ -159,9 +159,9 @@ def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState, full: bool) -> d
     """The PD pool choices of ``st`` that differ from their defaults (a pool's default size
     follows its mode)."""
     sel = st.selection
-    q: dict[str, str] = {}
     if st.pd_co_located:
         return {"prefill_nodes": "0", "decode_nodes": "0"}
+    q: dict[str, str] = {}
     if not isinstance(sel.pd_nodes, Mapping) or not (full or isinstance(st.default_pd, Mapping)):
         return q
     for role in ("prefill", "decode"):
@@ -187,19 +187,20 @@ def _same(a: PageState, b: PageState) -> bool:
 def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
     """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly. ``fresh``:
     ``st`` is ``build_state`` of ``st.request``, unchanged, so giving that request back needs no rebuild."""
+    def rebuilt(params: dict[str, str]) -> PageState:
+        return build_state(catalog, recipe, parse_params(params.items(), strict=False)[0], strict=False)
+
     q = state_params(catalog, recipe, st)
-    request, _ = parse_params(q.items(), strict=False)
-    if fresh and canonical_request(catalog, recipe, request) == st.request:
+    if fresh and canonical_request(catalog, recipe, parse_params(q.items(), strict=False)[0]) == st.request:
         return q
-    trial = build_state(catalog, recipe, request, strict=False)
+    trial = rebuilt(q)
     if trial.selection.node_count != st.selection.node_count:
         q["nodes"] = str(st.selection.node_count)
-        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False)[0], strict=False)
+        trial = rebuilt(q)
     if _same(trial, st):
         return q
     full = state_params(catalog, recipe, st, full=True)
-    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False)[0], strict=False)
-    return full if _same(trial, st) else q
+    return full if _same(rebuilt(full), st) else q
 
 
 def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
