@@ -25,8 +25,8 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .frontends import agree_on_frontend
-from .perf import int_param, number
-from .query import NotApplicable, Query, QueryError, find_recipe
+from .perf import int_param, number, require_serve
+from .query import Query, QueryError, find_request
 from .url import query_from_items
 
 log = logging.getLogger(__name__)
@@ -170,11 +170,10 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     (``query.model`` empty) every recipe variant that starts on those GPUs (or
     ``query.request.hardware``), best first. Raises :class:`QueryError`."""
     target = _target(catalog, gpu, gpu_memory, gpus)
-    req = query.request
     if not query.model:
-        if target is None and req.hardware:
+        if target is None and query.request.hardware:
             try:
-                target = profile_target(catalog.hardware_profiles, req.hardware)
+                target = profile_target(catalog.hardware_profiles, query.request.hardware)
             except HardwareError as exc:
                 raise QueryError("hardware", str(exc), exc.choices) from None
         if target is None:
@@ -183,11 +182,8 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         from vllm_recipes.fit.search import search, search_dict
 
         return search_dict(search(catalog, target, context))
-    recipe, vk = find_recipe(catalog, query.model)
-    if recipe.is_omni:
-        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
-    if vk is not None and req.variant is None:
-        req = replace(req, variant=vk)
+    recipe, req = find_request(catalog, query)
+    require_serve(recipe, "fit plans vLLM serve commands")
     strategy_given = req.strategy is not None
     if req.hardware is None:
         target, offered = offered_target(catalog, recipe, target, req.variant)
