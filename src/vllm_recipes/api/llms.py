@@ -111,8 +111,7 @@ def _head(catalog: Catalog, base: str) -> list[str]:
 
 def llms_txt(catalog: Catalog, base: str = "") -> str:
     """The short file: head plus one line per recipe."""
-    lines = _head(catalog, base)
-    lines += ["## Recipes", ""]
+    lines = [*_head(catalog, base), "## Recipes", ""]
     for recipe in catalog.recipes:
         d = default_selection(catalog, recipe, None)
         desc = _one_line(recipe.meta.get("description") or "")
@@ -158,9 +157,7 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
             yield f"No command: {_one_line(d.error or '')}"
         else:
             fence = _fence(d.command)
-            yield f"{fence}bash"
-            yield d.command
-            yield fence
+            yield f"{fence}bash\n{d.command}\n{fence}"
         yield ""
 
 

@@ -45,7 +45,10 @@ def load_schema() -> dict[str, dict[str, Any]]:
     """The workload parameters as JSON schemas (the MCP tools' input and the OpenAPI document)."""
     low = {"integer": {"minimum": 1}, "number": {"exclusiveMinimum": 0}}
     return {k: {"type": p.kind, **low[p.kind], "maximum": p.hi, "description": p.help} for k, p in WORKLOAD.items()}
-API_PARAMS = ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms", "hardware")
+
+
+#: ``/api/recommend``'s parameters besides the model
+API_PARAMS = (*WORKLOAD, "ttft_ms", "tpot_ms", "hardware")
 
 
 def int_param(value: str | None, limit: int, units: str = "k") -> int | None:
