@@ -188,21 +188,16 @@ def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
     return out
 
 
-def static_files(catalog: Catalog) -> list[tuple[str, bytes]]:
+def static_files(catalog: Catalog) -> dict[str, bytes]:
     """§4.1-§4.4 in the reference's write order."""
-    out: list[tuple[str, bytes]] = []
-    found, tax = _source_data(catalog, "taxonomy.yaml")
-    out.append(("taxonomy.json", encode(tax if found else catalog.taxonomy)))
-    found, plat = _source_data(catalog, "platforms.yaml")
-    if found:
-        out.append(("platforms.json", encode(plat)))
-    for name, spec in catalog.serving_strategies.items():
-        out.append((f"strategies/{name}.json", encode(spec)))
-    out.append(("strategies.json", encode(catalog.serving_strategies)))
-    for name, spec in catalog.kv_stores.items():
-        out.append((f"kv_store/{name}.json", encode(spec)))
-    out.append(("kv_store.json", encode(catalog.kv_stores)))
-    return out
+    has_taxonomy, taxonomy = _source_data(catalog, "taxonomy.yaml")
+    has_platforms, platforms = _source_data(catalog, "platforms.yaml")
+    return {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy),
+            **({"platforms.json": encode(platforms)} if has_platforms else {}),
+            **{f"strategies/{name}.json": encode(spec) for name, spec in catalog.serving_strategies.items()},
+            "strategies.json": encode(catalog.serving_strategies),
+            **{f"kv_store/{name}.json": encode(spec) for name, spec in catalog.kv_stores.items()},
+            "kv_store.json": encode(catalog.kv_stores)}
 
 
 # One recipe (§5-§7)
@@ -402,7 +397,7 @@ def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: i
 def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, bytes]:
     """The whole tree as the reference writes it: the static files, every recipe's operations in walk order
     (the last writer of a path wins, a variant tree's stale files go first), models.json, quickstart."""
-    files = dict(static_files(catalog))
+    files = static_files(catalog)
     dirs: set[str] = set()
     for path in files:
         add_parent_dirs(path, dirs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -38,7 +38,7 @@ Warn = Callable[[str], None]
 @dataclass
 class HardwareRendering:
     recommended: dict[str, Any]
-    alternatives: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    alternatives: list[tuple[str, dict[str, Any]]]
 
 
 #: One recipe's renderings so far: the fields (:func:`rendering_fields`) of each selection less its hardware,
@@ -189,9 +189,5 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     if rec in catalog.strategies:
         recommended["strategy_spec"] = catalog.strategies[rec]
     recommended["hardware_profile"] = profile
-    result = HardwareRendering(recommended)
-    for s in compatible:
-        rendering = on.alternative(s) if s != rec else None
-        if rendering is not None:
-            result.alternatives.append((s, rendering))
-    return result
+    alternatives = ((s, on.alternative(s)) for s in compatible if s != rec)
+    return HardwareRendering(recommended, [(s, a) for s, a in alternatives if a is not None])
