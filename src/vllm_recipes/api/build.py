@@ -422,12 +422,10 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
               jobs: int | None = None, strict: bool = True) -> ApiBuild:
     """Build the whole JSON API in memory.
 
-    ``warn`` receives each stderr line (§10.1) as it happens. ``extra_recipe_keys``
-    may add top-level keys (appended, e.g. ``translations``) to every recipe file
-    and its promoted copies. ``jobs``: worker processes (``None``: every core,
-    see :func:`~vllm_recipes.parallel.parallel_map`; 1: serial).
-    ``strict``: refuse a catalog with files that do not load (else skip them, each with a warning).
-
+    ``warn`` receives each stderr line (§10.1) as it happens. ``extra_recipe_keys`` may add top-level keys
+    (appended, e.g. ``translations``) to every recipe file and its promoted copies. ``jobs``: worker processes
+    (``None``: every core, see :func:`~vllm_recipes.parallel.parallel_map`; 1: serial). ``strict``: refuse a
+    catalog with files that do not load (else skip them, each with a warning).
     Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
     """
     if strict and catalog.load_errors:  # a file that does not parse aborts the build, as in the reference (§5.1)

@@ -1,10 +1,9 @@
 """Putting a built API on disk without ever exposing a half-written one.
 
-:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``)
-in memory, writes it into a temporary sibling directory and swaps that in with
-one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that call is
-missing), so readers, and a build killed at any moment, see either the old or
-the new tree, whole. The replaced tree is deleted afterwards.
+:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``) in memory, writes it into a
+temporary sibling directory and swaps that in with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where
+that call is missing), so readers, and a build killed at any moment, see either the old or the new tree, whole.
+The replaced tree is deleted afterwards.
 """
 
 from __future__ import annotations
@@ -39,9 +38,8 @@ _MAX_SEGMENT = 255
 def unsafe_paths(paths: Iterable[str]) -> list[str]:
     """Relative output paths that could resolve outside the output directory (or are not portable).
 
-    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or
-    backslash, each segment at most 255 bytes. Checked on every path before a build writes
-    anything, whatever validation let through (defence in depth).
+    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or backslash, each segment
+    at most 255 bytes. Checked on every path before a build writes anything, whatever validation let through.
     """
     return [p for p in paths if not p or "\x00" in p or "\\" in p
             or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
@@ -129,10 +127,8 @@ def check_replaceable(out: Path) -> None:
 
 @contextlib.contextmanager
 def build_lock(out: Path) -> Iterator[None]:
-    """One builder per output directory at a time (``flock`` on a sibling lock file).
-
-    The lock file is removed again unless OUT exists afterwards, so a refused or failed
-    first build leaves nothing behind next to it."""
+    """One builder per output directory at a time (``flock`` on a sibling lock file), which is removed again
+    unless OUT exists afterwards: a refused or failed first build leaves nothing behind next to it."""
     import fcntl
 
     out.parent.mkdir(parents=True, exist_ok=True)
