@@ -223,15 +223,8 @@ def query_from_items(items: Iterable[tuple[str, str]], *, allowed_extra: frozens
                      ) -> tuple[Query, dict[str, str]]:
     """``model=...&<builder parameters>`` (``/api/resolve``, ``/api/export``, ...) -> a strict
     :class:`Query` and the page-only parameters (``lang``, ``ctx``). Raises ``SelectionError``."""
-    model = ""
-    rest: list[tuple[str, str]] = []
-    extra: dict[str, str] = {}
-    for k, v in items:
-        if k == "model":
-            model = v.strip()
-        elif k in allowed_extra:
-            extra[k] = v.strip()
-        else:
-            rest.append((k, v))
-    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra)[0]), extra
+    items = list(items)
+    model = next((v.strip() for k, v in reversed(items) if k == "model"), "")
+    request, _ = parse_params([(k, v) for k, v in items if k != "model"], strict=True, allowed_extra=allowed_extra)
+    return Query(model, request), {k: v.strip() for k, v in items if k in allowed_extra}
 
