@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_recipes.catalog import Catalog, load_catalog
@@ -205,51 +205,39 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
 class TreeDiff:
     """How an API on disk differs from a fresh build."""
 
-    missing: list[str] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
+    missing: list[str]
+    extra: list[str]
+    changed: list[str]
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.extra or self.changed)
 
     def lines(self) -> list[str]:
-        out = [f"missing: {p}" for p in self.missing]
-        out += [f"extra:   {p}" for p in self.extra]
-        out += [f"changed: {p}" for p in self.changed]
-        return out
+        return [*(f"missing: {p}" for p in self.missing), *(f"extra:   {p}" for p in self.extra),
+                *(f"changed: {p}" for p in self.changed)]
 
 
 def list_tree(out: Path) -> list[str]:
     """Every regular file under ``out`` (relative, ``/``-separated)."""
     root = os.fspath(out)
     found: list[str] = []
-    stack = [""]
+    stack = [""]  # directories to list, each with its trailing "/"
     while stack:
         rel = stack.pop()
         try:
-            entries = list(os.scandir(os.path.join(root, rel) if rel else root))
+            entries = list(os.scandir(os.path.join(root, rel)))
         except (FileNotFoundError, NotADirectoryError):
             continue
         for e in entries:
-            p = f"{rel}/{e.name}" if rel else e.name
             if e.is_dir(follow_symlinks=False):
-                stack.append(p)
+                stack.append(f"{rel}{e.name}/")
             else:
-                found.append(p)
+                found.append(rel + e.name)
     return found
 
 
 def diff_tree(files: Mapping[str, bytes], out: Path) -> TreeDiff:
     """Compare the expected files with what is on disk, byte for byte."""
     on_disk = set(list_tree(out))
-    diff = TreeDiff()
-    root = os.fspath(out)
-    for path in sorted(files):
-        if path not in on_disk:
-            diff.missing.append(path)
-            continue
-        with open(os.path.join(root, path), "rb") as fh:
-            if fh.read() != files[path]:
-                diff.changed.append(path)
-    diff.extra = sorted(on_disk - set(files))
-    return diff
+    return TreeDiff(missing=sorted(files.keys() - on_disk), extra=sorted(on_disk - files.keys()),
+                    changed=[p for p in sorted(files.keys() & on_disk) if (out / p).read_bytes() != files[p]])
