@@ -129,12 +129,11 @@ class RecipeOutput:
     """Everything one recipe contributes, in the order the reference performs it."""
 
     ops: list[Op] = field(default_factory=list)
-    #: models.json entries: the parent first, then one per promotion (§9)
+    #: models.json entries: the parent first, then one per promoted variant (§9)
     entries: list[dict[str, Any]] = field(default_factory=list)
     has_recommended: bool = False
     alternatives: int = 0
     per_hardware: int = 0
-    promoted: int = 0
     collisions: int = 0
     #: stderr lines (collision and synthesis-failure warnings), in emission order
     warnings: list[str] = field(default_factory=list)
@@ -332,7 +331,6 @@ class _RecipeBuilder:
                          "recommended_command": rv})
         self.res.ops.append(("w", f"{mid}.json", encode(pout)))
         self.res.entries.append({**_entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json"), "derived_from": parent})
-        self.res.promoted += 1
 
 
 def _recipe_json(recipe: Recipe) -> dict[str, Any]:
@@ -379,19 +377,15 @@ def summary_text(c: BuildCounts) -> str:
 def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: int,
                   platforms: int) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
-    c = BuildCounts(models=sum(not res.skipped for res in outputs), strategies=strategies, kv_stores=kv_stores,
-                    platforms=platforms)
-    for res in outputs:
-        c.with_recommended += res.has_recommended
-        c.alternatives += res.alternatives
-        c.per_hardware += res.per_hardware
-        c.promoted += res.promoted
-        c.collisions += res.collisions
-        if res.entries and not c.example_model:
-            c.example_model = str(res.entries[0].get("hf_id") or "")
-        if len(res.entries) > 1 and not c.example_variant:
-            c.example_variant = str(res.entries[1].get("hf_id") or "")
-    return c
+    promotions = [e for res in outputs for e in res.entries[1:]]
+    return BuildCounts(models=sum(not res.skipped for res in outputs),
+                       with_recommended=sum(res.has_recommended for res in outputs),
+                       alternatives=sum(res.alternatives for res in outputs),
+                       per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
+                       strategies=strategies, kv_stores=kv_stores, platforms=platforms,
+                       collisions=sum(res.collisions for res in outputs),
+                       example_model=next((res.entries[0]["hf_id"] for res in outputs if res.entries), ""),
+                       example_variant=promotions[0]["hf_id"] if promotions else "")
 
 
 def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, bytes]:

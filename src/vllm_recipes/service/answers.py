@@ -56,7 +56,7 @@ class Resolved:
 
 def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
     """The query's recipe and selection. ``strict`` refuses what cannot be honoured with a
-    :class:`~.errors.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
+    :class:`~.query.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
     recipe, req = find_request(catalog, query)
     if recipe.is_omni:
         return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
@@ -121,7 +121,7 @@ def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str |
 
 def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) -> dict[str, Any]:
     """Everything ``/api/resolve`` returns (and the MCP ``resolve_command``/``explain`` tools);
-    ``context`` is the Fit summary's context length. Raises :class:`~.errors.QueryError`."""
+    ``context`` is the Fit summary's context length. Raises :class:`~.query.QueryError`."""
     from .fit import fit_summary  # (the memory planner: imported by the answers that show it)
 
     resolved = resolve(catalog, query)
