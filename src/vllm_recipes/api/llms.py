@@ -145,10 +145,9 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
     if variants:
         yield f"- Variants: {', '.join(variants)} (pass `variant=`)"
     yield ""
-    default_hw = hardware[0] if hardware else None
-    for hw in hardware:
+    for i, hw in enumerate(hardware):  # (the default first)
         d = default_selection(catalog, recipe, hw)
-        title = f"### {hw}" + (" (default)" if hw == default_hw else "")
+        title = f"### {hw}" + (" (default)" if i == 0 else "")
         yield title + (f": {d.strategy}, {d.nodes} node{'s' if d.nodes != 1 else ''}" if d.command else "")
         yield ""
         yield f"Selection: {base}{resolve_url(recipe.hf_id, hw)}"
@@ -163,10 +162,8 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
 
 def llms_full_txt(catalog: Catalog, base: str = "") -> str:
     """The long file: head plus every recipe's default command on each hardware it offers."""
-    lines = _head(catalog, base)
-    for recipe in catalog.recipes:
-        lines.extend(_recipe_section(catalog, recipe, base))
-    return "\n".join(lines)
+    sections = (line for recipe in catalog.recipes for line in _recipe_section(catalog, recipe, base))
+    return "\n".join([*_head(catalog, base), *sections])
 
 
 def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
