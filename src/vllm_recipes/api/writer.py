@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_recipes.catalog import Catalog, load_catalog
-from vllm_recipes.catalog.loader import RecipesDirs, resolve_recipes_dir
+from vllm_recipes.catalog.loader import RecipesDirs
 
 from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
 from .llms import llms_files
@@ -184,10 +184,7 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
     """``build-api``: build the API of the catalog at ``recipes_dir`` (with the llms files) and swap it in at
     ``out`` (one builder per ``out`` at a time). A file that does not load is skipped with its error, like
     a recipe with validation errors. Raises :class:`ApiBuildError` and ``OSError``."""
-    root = resolve_recipes_dir(recipes_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"recipes directory not found: {root}")
-    catalog = load_catalog(recipes_dir)
+    catalog = load_catalog(recipes_dir)  # (FileNotFoundError for a missing directory)
     api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
                     strict=False)
     files = dict(api.files)
