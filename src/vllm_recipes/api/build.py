@@ -144,6 +144,7 @@ class RecipeOutput:
     def skipped(self) -> bool:
         return bool(self.errors)
 
+
 @dataclass
 class ApiBuild:
     """A whole API in memory: ``files`` maps a path relative to the API root to its bytes."""
@@ -374,15 +375,15 @@ def summary_text(c: BuildCounts) -> str:
     return line + "\n" + tail
 
 
-def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: int,
-                  platforms: int) -> BuildCounts:
+def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
     promotions = [e for res in outputs for e in res.entries[1:]]
     return BuildCounts(models=sum(not res.skipped for res in outputs),
                        with_recommended=sum(res.has_recommended for res in outputs),
                        alternatives=sum(res.alternatives for res in outputs),
                        per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
-                       strategies=strategies, kv_stores=kv_stores, platforms=platforms,
+                       strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
+                       platforms=len(as_list(get(catalog.platforms, "platforms"))),
                        collisions=sum(res.collisions for res in outputs),
                        example_model=next((res.entries[0]["hf_id"] for res in outputs if res.entries), ""),
                        example_variant=promotions[0]["hf_id"] if promotions else "")
@@ -460,8 +461,7 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
         say(res.warnings)
     if bad is not None:
         raise bad
-    platforms = get(_source_data(catalog, "platforms.yaml")[1], "platforms")
-    counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores), len(as_list(platforms)))
+    counts = count_outputs(catalog, outputs)
     shown = tuple(r for r, res in zip(recipes, outputs, strict=True) if not res.skipped)
     return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
                     warnings=warnings, catalog=shown_catalog(catalog, shown, findings))
