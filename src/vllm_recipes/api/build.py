@@ -453,10 +453,9 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
             say(skip_lines(recipe.rel_path, errors))
         else:
             recipes.append(recipe)
-    outputs: list[RecipeOutput] = []
-    for res in parallel_map(partial(build_recipe, catalog, extra_recipe_keys=extra_recipe_keys), recipes,
-                            jobs=jobs, min_items=12):
-        outputs.append(res)
+    outputs = parallel_map(partial(build_recipe, catalog, extra_recipe_keys=extra_recipe_keys), recipes, jobs=jobs,
+                           min_items=12)
+    for res in outputs:
         findings += res.errors
         say(res.warnings)
     if bad is not None:

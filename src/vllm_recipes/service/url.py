@@ -52,11 +52,10 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
             continue
         if key not in URL_NAMES:
             problem(raw_key, f"Unknown parameter {raw_key!r}.", [*URL_NAMES, *sorted(allowed_extra)])
-            continue
-        if len(value) > MAX_VALUE:
+        elif len(value) > MAX_VALUE:
             problem(key, f"Parameter {key!r} is longer than {MAX_VALUE} characters.")
-            continue
-        values[key] = value  # last one wins, like URLSearchParams.set
+        else:
+            values[key] = value  # last one wins, like URLSearchParams.set
 
     kw: dict[str, Any] = {}
     for key, value in values.items():
@@ -73,10 +72,10 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
             pairs = []
             for part in _split_list(value):
                 f, sep, m = part.partition(":")
-                if not sep or not f or not m:
+                if sep and f and m:
+                    pairs.append((f, m))
+                else:
                     problem(key, f"Parameter {key!r} expects feature:mode pairs, got {part!r}.")
-                    continue
-                pairs.append((f, m))
             kw[param.field] = tuple(pairs)
         else:
             v = value.strip()
