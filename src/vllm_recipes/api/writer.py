@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import shutil
 import tempfile
@@ -93,7 +94,7 @@ def _renameat2_exchange(a: str, b: str) -> bool:
     if rc == 0:
         return True
     err = ctypes.get_errno()
-    if err in (22, 38, 95):  # EINVAL / ENOSYS / EOPNOTSUPP: the filesystem cannot exchange
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # the filesystem cannot exchange
         return False
     raise OSError(err, os.strerror(err), b)
 
