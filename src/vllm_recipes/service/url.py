@@ -155,8 +155,7 @@ def _kv_params(catalog: Catalog, st: PageState, full: bool) -> dict[str, str]:
 
 
 def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState, full: bool) -> dict[str, str]:
-    """The PD pool choices of ``st`` that differ from their defaults (a pool's default size
-    follows its mode)."""
+    """The PD pool choices of ``st`` that differ from their defaults (a pool's default size follows its mode)."""
     sel = st.selection
     if st.pd_co_located:
         return {"prefill_nodes": "0", "decode_nodes": "0"}
