@@ -188,9 +188,7 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
     catalog = load_catalog(recipes_dir)  # (FileNotFoundError for a missing directory)
     api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
                     strict=False)
-    files = dict(api.files)
-    if llms:
-        files.update(llms_files(api.catalog))
+    files = {**api.files, **llms_files(api.catalog)} if llms else api.files
     target = Path(os.path.realpath(out))  # a symlinked OUT is updated where it points, and stays a symlink
     with build_lock(target):
         write_tree(files, target)
