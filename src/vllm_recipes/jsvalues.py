@@ -79,12 +79,8 @@ def as_list(v: Any) -> Sequence[Any]:
 
 def js_str(v: Any) -> str:
     """JS ``String(v)`` for the values recipes carry."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
+    if v is None or v is True or v is False:
+        return "null" if v is None else str(v).lower()
     if isinstance(v, float):
         if math.isnan(v):
             return "NaN"
@@ -102,24 +98,23 @@ def js_str(v: Any) -> str:
 
 def js_number(s: Any) -> float | int:
     """JS ``Number(s)`` for a CLI-ish token: numeric strings parse, "" is 0, else NaN."""
-    if s is None:
-        return math.nan
     if is_number(s):
         return s
     if not isinstance(s, str):
         return math.nan
     t = s.strip()
-    if t == "":
+    low = t.lower()
+    if not t:
         return 0
+    if low.lstrip("+-") in ("inf", "nan"):  # (Python's spellings; JS reads "Infinity" only)
+        return math.nan
     try:
-        if t.lower().startswith(("0x", "0o", "0b")):
+        if low.startswith(("0x", "0o", "0b")):
             return int(t, 0)
         f = float(t)
     except ValueError:
         return math.nan
-    if t.lower() in ("inf", "-inf", "+inf", "nan", "infinity", "-infinity", "+infinity") and "infinity" not in t.lower():
-        return math.nan
-    return int(f) if f.is_integer() and "e" not in t.lower() and "." not in t else f
+    return int(f) if f.is_integer() and "e" not in low and "." not in t else f
 
 
 def js_floor_div(a: float, b: float) -> float | int:

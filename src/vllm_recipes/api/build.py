@@ -2,7 +2,7 @@
 website serves the very bytes ``build-api`` writes (:mod:`vllm_recipes.api.writer`).
 
 Recipes are rendered independently (in parallel); they interact only through the order in which they write
-and clean paths (two variants promoted to one model id, §5.9), which :func:`merge_outputs` replays.
+and clean paths (two variants promoted to one model id, §5.9), which :func:`assemble` replays.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import orjson
@@ -22,7 +23,7 @@ from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, load_yaml_file, thaw
-from vllm_recipes.jsvalues import as_map, get, js_str, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, js_str, truthy
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
 from vllm_recipes.select.defaults import listed_hardware
@@ -34,6 +35,9 @@ ExtraRecipeKeys = Callable[[Recipe], Mapping[str, Any] | None]
 
 #: A write (``"w"``, path, bytes) or the stale cleanup of a variant tree (``"rm"``, base, None).
 Op = tuple[str, str, bytes | None]
+
+#: One hardware's rendering of a variant and its alternatives, encoded: (hardware, rendering, [(strategy, bytes)]).
+Built = tuple[str, HardwareRendering, list[tuple[str, bytes]]]
 
 #: The 11 fixed lines after the first console line (json-api.md §10.1, verbatim).
 SUMMARY_TAIL = (
@@ -51,18 +55,12 @@ SUMMARY_TAIL = (
 )
 
 
-
 def add_parent_dirs(path: str, dirs: set[str]) -> None:
     """Add every directory ``path`` needs to ``dirs`` (stops at the first one already known)."""
-    d = path
-    while True:
-        i = d.rfind("/")
-        if i <= 0:
-            return
-        d = d[:i]
-        if d in dirs:
-            return
+    i = path.rfind("/")
+    while i > 0 and (d := path[:i]) not in dirs:
         dirs.add(d)
+        i = path.rfind("/", 0, i)
 
 
 class ApiBuildError(Exception):
@@ -131,12 +129,11 @@ class RecipeOutput:
     """Everything one recipe contributes, in the order the reference performs it."""
 
     ops: list[Op] = field(default_factory=list)
-    #: models.json entries: the parent first, then one per promotion (§9)
+    #: models.json entries: the parent first, then one per promoted variant (§9)
     entries: list[dict[str, Any]] = field(default_factory=list)
     has_recommended: bool = False
     alternatives: int = 0
     per_hardware: int = 0
-    promoted: int = 0
     collisions: int = 0
     #: stderr lines (collision and synthesis-failure warnings), in emission order
     warnings: list[str] = field(default_factory=list)
@@ -146,6 +143,7 @@ class RecipeOutput:
     @property
     def skipped(self) -> bool:
         return bool(self.errors)
+
 
 @dataclass
 class ApiBuild:
@@ -185,54 +183,34 @@ def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
             q = load_yaml_file(p, f"quickstart/{p.name}").data
         except YamlLoadError as exc:
             raise ApiBuildError(str(exc)) from exc
-        hp = q.get("hardware_profile") if isinstance(q, dict) else None
+        hp = get(q, "hardware_profile")
         out.append((f"quickstart/{'undefined' if hp is None else js_str(hp)}.json", encode(q)))
     return out
 
 
-def static_files(catalog: Catalog) -> list[tuple[str, bytes]]:
+def static_files(catalog: Catalog) -> dict[str, bytes]:
     """§4.1-§4.4 in the reference's write order."""
-    out: list[tuple[str, bytes]] = []
-    found, tax = _source_data(catalog, "taxonomy.yaml")
-    out.append(("taxonomy.json", encode(tax if found else catalog.taxonomy)))
-    found, plat = _source_data(catalog, "platforms.yaml")
-    if found:
-        out.append(("platforms.json", encode(plat)))
-    for name, spec in catalog.serving_strategies.items():
-        out.append((f"strategies/{name}.json", encode(spec)))
-    out.append(("strategies.json", encode(catalog.serving_strategies)))
-    for name, spec in catalog.kv_stores.items():
-        out.append((f"kv_store/{name}.json", encode(spec)))
-    out.append(("kv_store.json", encode(catalog.kv_stores)))
-    return out
-
-
-def platforms_count(catalog: Catalog) -> int:
-    found, plat = _source_data(catalog, "platforms.yaml")
-    lst = plat.get("platforms") if found and isinstance(plat, dict) else None
-    return len(lst) if isinstance(lst, list | tuple) else 0
+    has_taxonomy, taxonomy = _source_data(catalog, "taxonomy.yaml")
+    has_platforms, platforms = _source_data(catalog, "platforms.yaml")
+    return {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy),
+            **({"platforms.json": encode(platforms)} if has_platforms else {}),
+            **{f"strategies/{name}.json": encode(spec) for name, spec in catalog.serving_strategies.items()},
+            "strategies.json": encode(catalog.serving_strategies),
+            **{f"kv_store/{name}.json": encode(spec) for name, spec in catalog.kv_stores.items()},
+            "kv_store.json": encode(catalog.kv_stores)}
 
 
 # One recipe (§5-§7)
 
 def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     """§5.8 recipe key ordering: ``hf_id``, ``meta``, ``recommended_command`` first."""
-    out = {k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}
-    for k, v in r.items():
-        if k not in out:
-            out[k] = v
-    return out
+    return {**{k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}, **r}
 
 
 def _entry(hf_id: str, meta: Any, url: str, json_path: str) -> dict[str, Any]:
     """A models.json entry (§9); ``title``/``provider`` only when the meta has them."""
-    e: dict[str, Any] = {"hf_id": hf_id}
-    if isinstance(meta, dict):
-        for k in ("title", "provider"):
-            if k in meta:
-                e[k] = meta[k]
-    e["url"], e["json"] = url, json_path
-    return e
+    shown = {k: meta[k] for k in ("title", "provider") if k in meta} if isinstance(meta, dict) else {}
+    return {"hf_id": hf_id, **shown, "url": url, "json": json_path}
 
 
 class _RecipeBuilder:
@@ -243,44 +221,37 @@ class _RecipeBuilder:
         self.recipe = recipe
         self.extra_keys = extra_keys
         self.res = RecipeOutput()
-        #: (vk, hw) -> (rendering or None, its warnings, encoded alternatives)
-        self._hw: dict[tuple[str, str], tuple[HardwareRendering | None, list[str], list[tuple[str, bytes]]]] = {}
-        self._hw_lists: dict[str, list[str]] = {}
+        #: variant key -> :meth:`_render`'s answer (a variant promoted from the default has a second tree)
+        self._built: dict[str, tuple[list[Built], list[str]]] = {}
         self._rendered = Rendered(catalog)
 
-    def _render_hw(self, vk: str, hw: str) -> tuple[HardwareRendering | None, list[tuple[str, bytes]]]:
-        got = self._hw.get((vk, hw))
-        if got is None:
-            warnings: list[str] = []
+    def _render(self, vk: str, variant: Mapping[str, Any]) -> tuple[list[Built], list[str]]:
+        """Each listed hardware's rendering of the variant with its encoded alternatives, default hardware
+        first (none when that one renders nothing), and the warnings."""
+        warnings: list[str] = []
+        hw_ids = listed_hardware(self.catalog.hardware_profiles, variant, self.recipe.data)
+        built = []
+        for hw in hw_ids:
             b = render_for_hardware(self.catalog, self.recipe, vk, hw, warnings.append, self._rendered)
-            alts = [(s, encode(rendering)) for s, rendering in b.alternatives] if b is not None else []
-            got = (b, warnings, alts)
-            self._hw[(vk, hw)] = got
-        # replay the warnings: the reference renders (and fails) again for every tree
-        self.res.warnings.extend(got[1])
-        return got[0], got[2]
+            if b is not None:
+                built.append((hw, b, [(s, encode(rendering)) for s, rendering in b.alternatives]))
+        return (built if built and built[0][0] == hw_ids[0] else []), warnings
 
     def tree(self, vk: str, base: str) -> dict[str, Any] | None:
         """§6 ``renderVariantTree``: writes the tree's files, returns ``recommended_command``."""
-        recipe, r = self.recipe, self.recipe.data
+        r = self.recipe.data
         variants = as_map(r.get("variants"))
-        variant = variants.get(vk)
-        if not truthy(variant) or recipe.is_omni:
+        if not truthy(variants.get(vk)) or self.recipe.is_omni:
             return None
         ops = self.res.ops
         ops.append(("rm", base, None))
-        variant = as_map(variant)
-        hw_ids = self._hw_lists.get(vk)
-        if hw_ids is None:
-            hw_ids = self._hw_lists[vk] = listed_hardware(self.catalog.hardware_profiles, variant, r)
-        default_hw = hw_ids[0]
-        built = []
-        for hw in hw_ids:
-            b, alts = self._render_hw(vk, hw)
-            if b is not None:
-                built.append((hw, b, alts))
-        if not built or built[0][0] != default_hw:
+        if vk not in self._built:
+            self._built[vk] = self._render(vk, as_map(variants[vk]))
+        built, warnings = self._built[vk]
+        self.res.warnings.extend(warnings)  # the reference renders (and fails) again for every tree
+        if not built:
             return None
+        default_hw = built[0][0]
         by_hw: dict[str, str] = {}
         rc: dict[str, Any] = {}
         for hw, b, alts in built:
@@ -302,9 +273,7 @@ class _RecipeBuilder:
             by_hw[hw] = "/" + path
             if hw == default_hw:
                 rc = rec
-        out = dict(rc)
-        out["by_hardware"] = by_hw
-        return out
+        return {**rc, "by_hardware": by_hw}
 
     def build(self) -> RecipeOutput:
         recipe, res = self.recipe, self.res
@@ -358,18 +327,11 @@ class _RecipeBuilder:
         """§5.9: a promoted variant's file: the parent's JSON with that variant alone, under its model id."""
         parent = self.recipe.hf_id
         core = {k: v for k, v in r["variants"][vk].items() if k not in ("model_id", "json")}
-        p = dict(r)
-        p["hf_id"] = mid
-        p["meta"] = {**as_map(r.get("meta")), "derived_from": parent, "variant": vk}
-        p["model"] = {**as_map(r.get("model")), "model_id": mid}
-        p["variants"] = {"default": core}
-        p["recommended_command"] = rv
-        pout = _ordered(p)
+        pout = _ordered({**r, "hf_id": mid, "meta": {**as_map(r.get("meta")), "derived_from": parent, "variant": vk},
+                         "model": {**as_map(r.get("model")), "model_id": mid}, "variants": {"default": core},
+                         "recommended_command": rv})
         self.res.ops.append(("w", f"{mid}.json", encode(pout)))
-        e = _entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json")
-        e["derived_from"] = parent
-        self.res.entries.append(e)
-        self.res.promoted += 1
+        self.res.entries.append({**_entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json"), "derived_from": parent})
 
 
 def _recipe_json(recipe: Recipe) -> dict[str, Any]:
@@ -377,80 +339,23 @@ def _recipe_json(recipe: Recipe) -> dict[str, Any]:
     r: dict[str, Any] = thaw(recipe.data)
     r["hf_id"] = recipe.hf_id
     inst = install_block(recipe.data)
-    model = r.get("model")
-    if truthy(model):
-        m = {k: v for k, v in model.items() if k != "install"} if isinstance(model, dict) else {}
+    if truthy(r.get("model")) or inst:
+        m = {k: v for k, v in as_map(r.get("model")).items() if k != "install"}
         if inst:
             m["install"] = inst
         r["model"] = m
-    elif inst:
-        r["model"] = {"install": inst}
     r.pop("dependencies", None)
     return r
 
 
 def build_recipe(catalog: Catalog, recipe: Recipe, extra_recipe_keys: ExtraRecipeKeys | None = None
                  ) -> RecipeOutput:
-    """Everything one recipe contributes to the API (json-api.md §5-§9).
-
-    A recipe with validation errors contributes nothing but the lines saying why
-    (feature-mode errors are §10.2's job: :func:`build_api` aborts on them or skips the recipe).
-    """
+    """Everything one recipe contributes to the API (json-api.md §5-§9); with validation errors, only the lines
+    saying why (feature-mode errors are §10.2's job: :func:`build_api` aborts on them or skips the recipe)."""
     errors = recipe_errors(catalog, recipe, ignore=("feature-mode",))
     if errors:
         return RecipeOutput(warnings=skip_lines(recipe.rel_path, errors), errors=errors)
     return _RecipeBuilder(catalog, recipe, extra_recipe_keys).build()
-
-
-# Parallel rendering
-
-def _build_one(job: tuple[Catalog, Recipe, ExtraRecipeKeys | None]) -> RecipeOutput:
-    return build_recipe(*job)
-
-
-# Merging (reference write order, including stale cleanup)
-
-class _Tree:
-    """The output directory as the reference mutates it: writes and recursive deletions."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self._dirs: set[str] = set()
-
-    def write(self, path: str, data: bytes) -> None:
-        self.files[path] = data
-        add_parent_dirs(path, self._dirs)
-
-    def rmtree(self, base: str) -> None:
-        if base in self._dirs:
-            prefix = base + "/"
-            self.files = {k: v for k, v in self.files.items() if not k.startswith(prefix)}
-            self._dirs = {d for d in self._dirs if not d.startswith(prefix) and d != base}
-
-
-def merge_outputs(outputs: Iterable[RecipeOutput],
-                  before: Iterable[tuple[str, bytes]] = ()) -> dict[str, bytes]:
-    """Replay every recipe's operations in walk order; the last writer of a path wins.
-
-    ``before``: files written ahead of the recipes (the static catalog files, §4.1-§4.4).
-    """
-    tree = _Tree()
-    for path, data in before:
-        tree.write(path, data)
-    for res in outputs:
-        for kind, path, written in res.ops:
-            if kind == "w" and written is not None:
-                tree.write(path, written)
-            else:
-                tree.rmtree(path)
-    return tree.files
-
-
-def models_index(outputs: Sequence[RecipeOutput]) -> list[dict[str, Any]]:
-    """§9: parents in walk order, then every promotion in promotion order (duplicates kept)."""
-    parents = [res.entries[0] for res in outputs if res.entries]
-    promoted = [e for res in outputs for e in res.entries[1:]]
-    return parents + promoted
 
 
 def summary_text(c: BuildCounts) -> str:
@@ -470,30 +375,41 @@ def summary_text(c: BuildCounts) -> str:
     return line + "\n" + tail
 
 
-def count_outputs(outputs: Sequence[RecipeOutput], strategies: int, kv_stores: int,
-                  platforms: int) -> BuildCounts:
+def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
-    c = BuildCounts(models=sum(not res.skipped for res in outputs), strategies=strategies, kv_stores=kv_stores,
-                    platforms=platforms)
-    for res in outputs:
-        c.with_recommended += res.has_recommended
-        c.alternatives += res.alternatives
-        c.per_hardware += res.per_hardware
-        c.promoted += res.promoted
-        c.collisions += res.collisions
-        if res.entries and not c.example_model:
-            c.example_model = str(res.entries[0].get("hf_id") or "")
-        if len(res.entries) > 1 and not c.example_variant:
-            c.example_variant = str(res.entries[1].get("hf_id") or "")
-    return c
+    promotions = [e for res in outputs for e in res.entries[1:]]
+    return BuildCounts(models=sum(not res.skipped for res in outputs),
+                       with_recommended=sum(res.has_recommended for res in outputs),
+                       alternatives=sum(res.alternatives for res in outputs),
+                       per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
+                       strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
+                       platforms=len(as_list(get(catalog.platforms, "platforms"))),
+                       collisions=sum(res.collisions for res in outputs),
+                       example_model=next((res.entries[0]["hf_id"] for res in outputs if res.entries), ""),
+                       example_variant=promotions[0]["hf_id"] if promotions else "")
 
 
 def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, bytes]:
-    """The whole tree in the reference's write order: static files, recipes, models.json, quickstart."""
-    tree = merge_outputs(outputs, static_files(catalog))
-    tree["models.json"] = encode(models_index(outputs))
-    tree.update(quickstart_files(catalog))
-    return tree
+    """The whole tree as the reference writes it: the static files, every recipe's operations in walk order
+    (the last writer of a path wins, a variant tree's stale files go first), models.json, quickstart."""
+    files = static_files(catalog)
+    dirs: set[str] = set()
+    for path in files:
+        add_parent_dirs(path, dirs)
+    for res in outputs:
+        for kind, path, data in res.ops:
+            if kind == "w" and data is not None:
+                files[path] = data
+                add_parent_dirs(path, dirs)
+            elif path in dirs:
+                prefix = path + "/"
+                files = {k: v for k, v in files.items() if not k.startswith(prefix)}
+                dirs = {d for d in dirs if not d.startswith(prefix) and d != path}
+    # §9: parents in walk order, then every promotion in promotion order (duplicates kept)
+    files["models.json"] = encode([res.entries[0] for res in outputs if res.entries]
+                                  + [e for res in outputs for e in res.entries[1:]])
+    files.update(quickstart_files(catalog))
+    return files
 
 
 def build_api(catalog: Catalog, warn: Warn | None = None, *,
@@ -501,12 +417,10 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
               jobs: int | None = None, strict: bool = True) -> ApiBuild:
     """Build the whole JSON API in memory.
 
-    ``warn`` receives each stderr line (§10.1) as it happens. ``extra_recipe_keys``
-    may add top-level keys (appended, e.g. ``translations``) to every recipe file
-    and its promoted copies. ``jobs``: worker processes (``None``: every core,
-    see :func:`~vllm_recipes.parallel.parallel_map`; 1: serial).
-    ``strict``: refuse a catalog with files that do not load (else skip them, each with a warning).
-
+    ``warn`` receives each stderr line (§10.1) as it happens. ``extra_recipe_keys`` may add top-level keys
+    (appended, e.g. ``translations``) to every recipe file and its promoted copies. ``jobs``: worker processes
+    (``None``: every core, see :func:`~vllm_recipes.parallel.parallel_map`; 1: serial). ``strict``: refuse a
+    catalog with files that do not load (else skip them, each with a warning).
     Raises :class:`FeatureModeError` (§10.2) or :class:`ApiBuildError`.
     """
     if strict and catalog.load_errors:  # a file that does not parse aborts the build, as in the reference (§5.1)
@@ -539,16 +453,14 @@ def build_api(catalog: Catalog, warn: Warn | None = None, *,
             say(skip_lines(recipe.rel_path, errors))
         else:
             recipes.append(recipe)
-    outputs: list[RecipeOutput] = []
-    for res in parallel_map(_build_one, [(catalog, r, extra_recipe_keys) for r in recipes], jobs=jobs,
-                            min_items=12):
-        outputs.append(res)
+    outputs = parallel_map(partial(build_recipe, catalog, extra_recipe_keys=extra_recipe_keys), recipes, jobs=jobs,
+                           min_items=12)
+    for res in outputs:
         findings += res.errors
         say(res.warnings)
     if bad is not None:
         raise bad
-    counts = count_outputs(outputs, len(catalog.serving_strategies), len(catalog.kv_stores),
-                           platforms_count(catalog))
+    counts = count_outputs(catalog, outputs)
     shown = tuple(r for r, res in zip(recipes, outputs, strict=True) if not res.skipped)
     return ApiBuild(files=assemble(catalog, outputs), summary=summary_text(counts), counts=counts,
                     warnings=warnings, catalog=shown_catalog(catalog, shown, findings))

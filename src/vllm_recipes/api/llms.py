@@ -17,16 +17,13 @@ from vllm_recipes.render.omni import render_omni
 from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.omni import select_omni
+from vllm_recipes.select.params import URL_NAMES
 from vllm_recipes.select.state import PageRequest, SelectionError, build_state
 from vllm_recipes.synth.omni import resolve_omni
 from vllm_recipes.synth.resolve import resolve
 
 LLMS_TXT = "llms.txt"
 LLMS_FULL_TXT = "llms-full.txt"
-#: the /api/resolve parameters an agent can pass (docs/reference/json-api.md has their meaning)
-RESOLVE_PARAMS = ("hardware", "variant", "strategy", "nodes", "features", "fmode", "advanced", "kv_offload",
-                  "kv_instances", "kv_instance", "prefill_nodes", "decode_nodes", "prefill_mode", "decode_mode",
-                  "prefill_rank", "decode_rank", "frontend", "install", "router", "task")
 
 
 @dataclass(frozen=True)
@@ -43,10 +40,6 @@ class RenderedSelection:
 def resolve_url(hf_id: str, hardware: str | None = None) -> str:
     items = [("model", hf_id)] + ([("hardware", hardware)] if hardware else [])
     return "/api/resolve?" + urlencode(items, quote_via=quote, safe="/")
-
-
-def page_url(hf_id: str, hardware: str | None = None) -> str:
-    return "/" + hf_id + (f"?hardware={quote(hardware)}" if hardware else "")
 
 
 def default_selection(catalog: Catalog, recipe: Recipe, hardware: str | None) -> RenderedSelection:
@@ -104,7 +97,7 @@ def _head(catalog: Catalog, base: str) -> list[str]:
         f"- Any selection, live: `GET {base}/api/resolve?model={{org}}/{{repo}}&hardware=...&strategy=...` "
         "returns the rendering (command, argv, env, docker form), why each flag is there (layer and recipe "
         "file:line) and the copyable commands. Omitted choices take the page's defaults; a choice that cannot "
-        "be honoured is a 400 naming the valid choices. Parameters: " + ", ".join(RESOLVE_PARAMS) + ".",
+        "be honoured is a 400 naming the valid choices. Parameters: " + ", ".join(URL_NAMES) + ".",
         f"- [OpenAPI description]({base}/api/openapi.json) of the live API.",
         f"- Web page of a selection: `{base}/{{org}}/{{repo}}?hardware=...&strategy=...` (same parameters); "
         "send `Accept: application/json` for its state as JSON.",
@@ -118,14 +111,13 @@ def _head(catalog: Catalog, base: str) -> list[str]:
 
 def llms_txt(catalog: Catalog, base: str = "") -> str:
     """The short file: head plus one line per recipe."""
-    lines = _head(catalog, base)
-    lines += ["## Recipes", ""]
+    lines = [*_head(catalog, base), "## Recipes", ""]
     for recipe in catalog.recipes:
         d = default_selection(catalog, recipe, None)
         desc = _one_line(recipe.meta.get("description") or "")
         where = (f"default {d.hardware}, {d.strategy}" + (f", {d.nodes} nodes" if d.nodes > 1 else "")
                  if d.command is not None else f"no default command ({_one_line(d.error or '')})")
-        lines.append(f"- [{recipe.hf_id}]({base}{page_url(recipe.hf_id)}): {desc + ' ' if desc else ''}"
+        lines.append(f"- [{recipe.hf_id}]({base}/{recipe.hf_id}): {desc + ' ' if desc else ''}"
                      f"({where}; JSON: {base}/{recipe.hf_id}.json)")
     lines += ["", "## Optional", "",
               f"- [llms-full.txt]({base}/{LLMS_FULL_TXT}): every recipe's default command on each hardware "
@@ -141,7 +133,7 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
         yield desc
         yield ""
     hardware = recipe_hardware(catalog, recipe)
-    yield f"- Page: {base}{page_url(recipe.hf_id)} (other selections: add `?hardware=...&strategy=...`)"
+    yield f"- Page: {base}/{recipe.hf_id} (other selections: add `?hardware=...&strategy=...`)"
     yield f"- JSON: {base}/{recipe.hf_id}.json; live: {base}{resolve_url(recipe.hf_id)}&hardware=..."
     yield f"- Hardware: {', '.join(hardware)}"
     if not recipe.is_omni:
@@ -153,10 +145,9 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
     if variants:
         yield f"- Variants: {', '.join(variants)} (pass `variant=`)"
     yield ""
-    default_hw = hardware[0] if hardware else None
-    for hw in hardware:
+    for i, hw in enumerate(hardware):  # (the default first)
         d = default_selection(catalog, recipe, hw)
-        title = f"### {hw}" + (" (default)" if hw == default_hw else "")
+        title = f"### {hw}" + (" (default)" if i == 0 else "")
         yield title + (f": {d.strategy}, {d.nodes} node{'s' if d.nodes != 1 else ''}" if d.command else "")
         yield ""
         yield f"Selection: {base}{resolve_url(recipe.hf_id, hw)}"
@@ -165,21 +156,16 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
             yield f"No command: {_one_line(d.error or '')}"
         else:
             fence = _fence(d.command)
-            yield f"{fence}bash"
-            yield d.command
-            yield fence
+            yield f"{fence}bash\n{d.command}\n{fence}"
         yield ""
 
 
 def llms_full_txt(catalog: Catalog, base: str = "") -> str:
     """The long file: head plus every recipe's default command on each hardware it offers."""
-    lines = _head(catalog, base)
-    for recipe in catalog.recipes:
-        lines.extend(_recipe_section(catalog, recipe, base))
-    return "\n".join(lines)
+    sections = (line for recipe in catalog.recipes for line in _recipe_section(catalog, recipe, base))
+    return "\n".join([*_head(catalog, base), *sections])
 
 
 def llms_files(catalog: Catalog, base: str = "") -> dict[str, bytes]:
     """Both files, encoded, by their path in the published tree."""
-    return {LLMS_TXT: llms_txt(catalog, base).encode("utf-8"),
-            LLMS_FULL_TXT: llms_full_txt(catalog, base).encode("utf-8")}
+    return {LLMS_TXT: llms_txt(catalog, base).encode(), LLMS_FULL_TXT: llms_full_txt(catalog, base).encode()}

@@ -1,22 +1,18 @@
 """The ``translations`` key the JSON API adds to recipes (docs/decisions.md, issue #6).
 
-``translations_hook(catalog)`` is the hook factory ``build-api`` and the live
-server both pass to the builder, so their bytes are identical. The i18n package
-(Markdown, drift checks) is imported only for recipes that have a translation
-file beside them, so builds of catalogs without translations never pay for it.
+``translations_hook(catalog)`` is the hook factory ``build-api`` and the live server both pass to the builder,
+so their bytes are identical. The i18n package (Markdown, drift checks) is imported only for recipes that have
+a translation file beside them, so builds of catalogs without translations never pay for it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 
-from .build import build_api
-
-RecipeKeys = Callable[[Recipe], dict[str, Any] | None]
+from .build import ExtraRecipeKeys, build_api
 
 
 def _has_translation_file(catalog: Catalog, recipe: Recipe) -> bool:
@@ -28,7 +24,7 @@ def _has_translation_file(catalog: Catalog, recipe: Recipe) -> bool:
         return False
 
 
-def translations_hook(catalog: Catalog) -> RecipeKeys:
+def translations_hook(catalog: Catalog) -> ExtraRecipeKeys:
     """``recipe -> {"translations": {lang: {path, stale}}}`` (``None`` without translations)."""
 
     def recipe_keys(recipe: Recipe) -> dict[str, Any] | None:

@@ -8,26 +8,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.yamlsource import freeze
-from vllm_recipes.jsvalues import as_map, get, is_number, truthy
+from vllm_recipes.jsvalues import as_map, first_truthy, get, is_number, truthy
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
 from vllm_recipes.render.rendering import rendering_fields, with_hardware
-from vllm_recipes.select.defaults import (
-    default_features,
-    pick_fitting_variant,
-    recommend_strategy,
-)
+from vllm_recipes.select.defaults import default_features, pick_fitting_variant, recommend_strategy
 from vllm_recipes.select.gates import (
     effective_vram_min,
     fits_single_node,
     is_scalable,
     is_strategy_reachable,
     is_strategy_supported_on_hardware,
-    kv_store_brand_supported,
+    kv_store_offered,
     nodes_for_strategy,
     offered_strategies,
     pd_fits_single_node,
@@ -42,7 +38,7 @@ Warn = Callable[[str], None]
 @dataclass
 class HardwareRendering:
     recommended: dict[str, Any]
-    alternatives: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    alternatives: list[tuple[str, dict[str, Any]]]
 
 
 #: One recipe's renderings so far: the fields (:func:`rendering_fields`) of each selection less its hardware,
@@ -86,62 +82,18 @@ def pick_pd_nodes(catalog: Catalog, recipe: Mapping[str, Any], profile: Mapping[
     if not math.isfinite(model_vram / node_vram) or model_vram / node_vram > 4:  # (.inf: issue #28.1/2)
         return "skip"
     per_role = math.ceil(model_vram / node_vram)
-    if per_role > 4:
-        return "skip"
     out = {}
     pd_spec = as_map(catalog.strategies.get("pd_cluster"))
     for role in ("prefill", "decode"):
-        par = get(get(get(recipe.get("strategy_overrides"), "pd_cluster"), role), "parallelism")
-        if not truthy(par):
-            par = get(pd_spec.get(role), "parallelism")
-        if not truthy(par):
-            par = "tp"
+        par = first_truthy(get(get(get(recipe.get("strategy_overrides"), "pd_cluster"), role), "parallelism"),
+                           get(pd_spec.get(role), "parallelism"), "tp")
         out[role] = max(per_role, nodes_for_strategy(recipe, par, profile.get("gpu_count"), hw))
     return out
 
 
-@dataclass(frozen=True)
-class RecipeGates:
-    """What :func:`render_for_hardware` asks of a recipe whatever the hardware (once per recipe)."""
-
-    offered: tuple[str, ...]
-    #: offered strategies, then the Mooncake deployments, each once
-    ordered: tuple[str, ...]
-    #: ``recommend_strategy`` for one node and for several
-    recommended: tuple[str, str]
-
-
-def recipe_gates(catalog: Catalog, recipe: Recipe) -> RecipeGates:
-    r = recipe.data
-    offered = tuple(offered_strategies(r))
-    stores = [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
-    return RecipeGates(offered, tuple(dict.fromkeys([*offered, *stores])),
-                       (recommend_strategy(r, 1), recommend_strategy(r, 2)))
-
-
-def _is_compatible(r: Mapping[str, Any], s: str, dt: Any, profile: Mapping[str, Any], hw: str, scalable: bool) -> bool:
-    """Strategy ``s`` (deploy type ``dt``) can run on the hardware profile."""
-    if dt == "kv_store_lb":
-        return scalable and kv_store_brand_supported(profile) and \
-            get(get(r.get("kv_cache_strategy_hardware"), s), hw) != "unsupported"
-    return (is_strategy_supported_on_hardware(r, s, profile, hw)
-            and is_strategy_reachable(r, s, dt, profile.get("gpu_count"), hw)
-            and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster")))
-
-
-def _recommended(rec: str, compatible: list[str], deploy_type: Callable[[str], Any]) -> str:
-    """The recipe's recommendation when compatible, else the first compatible plain strategy (then PD)."""
-    if rec in compatible:
-        return rec
-    alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb" and s != "pd_cluster"), None)
-    if alt is None:
-        alt = next((s for s in compatible if deploy_type(s) != "kv_store_lb"), None)
-    return rec if alt is None else alt
-
-
 @dataclass
 class _OnHardware:
-    """One (recipe, variant, hardware) and how its renderings are chosen (§7)."""
+    """One (recipe, variant, hardware) and how its renderings are chosen (synthesis §11.3)."""
 
     catalog: Catalog
     recipe: Recipe
@@ -149,13 +101,22 @@ class _OnHardware:
     variant: Mapping[str, Any]
     hw: str
     profile: Mapping[str, Any]
-    gates: RecipeGates
     features: list[str]
     warn: Warn | None
     rendered: Rendered | None
 
     def deploy_type(self, s: str) -> Any:
         return get(self.catalog.strategies.get(s), "deploy_type")
+
+    def is_candidate(self, s: str, scalable: bool) -> bool:
+        """Step 2: a Mooncake store offered here, or a strategy supported, reachable, and single-node on
+        hardware that cannot scale."""
+        r, dt = self.recipe.data, self.deploy_type(s)
+        if dt == "kv_store_lb":
+            return kv_store_offered(r, s, self.profile, self.hw)
+        return (is_strategy_supported_on_hardware(r, s, self.profile, self.hw)
+                and is_strategy_reachable(r, s, dt, self.profile.get("gpu_count"), self.hw)
+                and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster")))
 
     def nodes_for(self, s: str) -> int:
         return max(2 if self.deploy_type(s) == "multi_node" else 1,
@@ -173,7 +134,8 @@ class _OnHardware:
             if sid not in self.catalog.strategies or dt in ("pd_cluster", "kv_store_lb"):
                 return False
             return dt == "multi_node" if n > 1 else dt != "multi_node"
-        return next((sid for sid in (self.gates.recommended[n > 1], *self.gates.offered) if ok(sid)), None)
+        r = self.recipe.data
+        return next((sid for sid in (recommend_strategy(r, n), *offered_strategies(r)) if ok(sid)), None)
 
     def kv_store(self, s: str) -> dict[str, Any] | None:
         """Mooncake deployment ``s`` over the serving strategy it would wrap (none: no rendering)."""
@@ -198,13 +160,10 @@ class _OnHardware:
 
 def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
                         warn: Warn | None = None, rendered: Rendered | None = None) -> HardwareRendering | None:
-    """§7 ``renderForHardware`` (the recipe's own gates computed once: :func:`recipe_gates`)."""
+    """§7 ``renderForHardware`` of a truthy variant of a ``vllm serve`` recipe (synthesis §11.3)."""
     r = recipe.data
     variants = as_map(r.get("variants"))
-    variant = variants.get(vk)
-    if not truthy(variant) or recipe.is_omni:
-        return None
-    variant = as_map(variant)
+    variant = as_map(variants.get(vk))
     profile = as_map(catalog.hardware_profiles.get(hw))
     scalable = is_scalable(profile)
     if not scalable and not fits_single_node(profile, variant, hw):
@@ -212,13 +171,15 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
         if fit is None:
             return None
         vk, variant = fit, as_map(variants[fit])
-    gates = recipe_gates(catalog, recipe)
-    on = _OnHardware(catalog, recipe, vk, variant, hw, profile, gates, default_features(r, hw, vk), warn,
-                     rendered)
-    compatible = [s for s in gates.ordered if _is_compatible(r, s, on.deploy_type(s), profile, hw, scalable)]
+    on = _OnHardware(catalog, recipe, vk, variant, hw, profile, default_features(r, hw, vk), warn, rendered)
+    stores = [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
+    compatible = [s for s in dict.fromkeys([*offered_strategies(r), *stores]) if on.is_candidate(s, scalable)]
     supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
-    rec = _recommended(gates.recommended[base_nodes > 1], compatible, on.deploy_type)
+    rec = recommend_strategy(r, base_nodes)
+    if rec not in compatible:  # step 4: the first plain candidate, else the first that is not a store
+        plain = [s for s in compatible if on.deploy_type(s) != "kv_store_lb"]
+        rec = next((s for s in plain if s != "pd_cluster"), plain[0] if plain else rec)
     rec_pd = pick_pd_nodes(catalog, r, profile, variant, hw) if rec == "pd_cluster" else None
     if rec_pd == "skip":
         return None
@@ -228,9 +189,5 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     if rec in catalog.strategies:
         recommended["strategy_spec"] = catalog.strategies[rec]
     recommended["hardware_profile"] = profile
-    result = HardwareRendering(recommended)
-    for s in compatible:
-        rendering = on.alternative(s) if s != rec else None
-        if rendering is not None:
-            result.alternatives.append((s, rendering))
-    return result
+    alternatives = ((s, on.alternative(s)) for s in compatible if s != rec)
+    return HardwareRendering(recommended, [(s, a) for s, a in alternatives if a is not None])

@@ -1,25 +1,25 @@
 """Putting a built API on disk without ever exposing a half-written one.
 
-:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``)
-in memory, writes it into a temporary sibling directory and swaps that in with
-one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that call is
-missing), so readers, and a build killed at any moment, see either the old or
-the new tree, whole. The replaced tree is deleted afterwards.
+:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``) in memory, writes it into a
+temporary sibling directory and swaps that in with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where
+that call is missing), so readers, and a build killed at any moment, see either the old or the new tree, whole.
+The replaced tree is deleted afterwards.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_recipes.catalog import Catalog, load_catalog
-from vllm_recipes.catalog.loader import RecipesDirs, resolve_recipes_dir
+from vllm_recipes.catalog.loader import RecipesDirs
 
 from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
 from .llms import llms_files
@@ -39,18 +39,12 @@ _MAX_SEGMENT = 255
 def unsafe_paths(paths: Iterable[str]) -> list[str]:
     """Relative output paths that could resolve outside the output directory (or are not portable).
 
-    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or
-    backslash, each segment at most 255 bytes. Checked on every path before a build writes
-    anything, whatever validation let through (defence in depth).
+    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or backslash, each segment
+    at most 255 bytes. Checked on every path before a build writes anything, whatever validation let through.
     """
-    bad = []
-    for p in paths:
-        segs = p.split("/")
-        if (not p or "\x00" in p or "\\" in p
-                or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
-                       for s in segs)):
-            bad.append(p)
-    return bad
+    return [p for p in paths if not p or "\x00" in p or "\\" in p
+            or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
+                   for s in p.split("/"))]
 
 
 def check_paths(paths: Iterable[str]) -> None:
@@ -61,22 +55,17 @@ def check_paths(paths: Iterable[str]) -> None:
         raise UnsafePathError(f"refusing to build: {len(bad)} output path(s) would leave the output directory "
                               f"({shown}); nothing was written")
 
+
 _O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
-def _parent_dirs(paths: Iterable[str]) -> list[str]:
-    """Every directory the paths need, parents before children."""
-    dirs: set[str] = set()
-    for p in paths:
-        add_parent_dirs(p, dirs)
-    return sorted(dirs, key=lambda d: d.count("/"))
-
-
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` under an existing empty ``root``."""
-    check_paths(files)
+    """Write ``files`` (checked: :func:`check_paths`) under an existing empty ``root``."""
     base = os.fspath(root) + "/"
-    for d in _parent_dirs(files):
+    dirs: set[str] = set()
+    for p in files:
+        add_parent_dirs(p, dirs)
+    for d in sorted(dirs):  # (a parent sorts before its children)
         os.mkdir(base + d)
     for path, data in files.items():
         fd = os.open(base + path, _O_WRITE, 0o666)
@@ -105,7 +94,7 @@ def _renameat2_exchange(a: str, b: str) -> bool:
     if rc == 0:
         return True
     err = ctypes.get_errno()
-    if err in (22, 38, 95):  # EINVAL / ENOSYS / EOPNOTSUPP: the filesystem cannot exchange
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # the filesystem cannot exchange
         return False
     raise OSError(err, os.strerror(err), b)
 
@@ -139,10 +128,8 @@ def check_replaceable(out: Path) -> None:
 
 @contextlib.contextmanager
 def build_lock(out: Path) -> Iterator[None]:
-    """One builder per output directory at a time (``flock`` on a sibling lock file).
-
-    The lock file is removed again unless OUT exists afterwards, so a refused or failed
-    first build leaves nothing behind next to it."""
+    """One builder per output directory at a time (``flock`` on a sibling lock file), which is removed again
+    unless OUT exists afterwards: a refused or failed first build leaves nothing behind next to it."""
     import fcntl
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -198,15 +185,10 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
     """``build-api``: build the API of the catalog at ``recipes_dir`` (with the llms files) and swap it in at
     ``out`` (one builder per ``out`` at a time). A file that does not load is skipped with its error, like
     a recipe with validation errors. Raises :class:`ApiBuildError` and ``OSError``."""
-    root = resolve_recipes_dir(recipes_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"recipes directory not found: {root}")
-    catalog = load_catalog(recipes_dir)
+    catalog = load_catalog(recipes_dir)  # (FileNotFoundError for a missing directory)
     api = build_api(catalog, warn, extra_recipe_keys=hook_factory(catalog) if hook_factory else None, jobs=jobs,
                     strict=False)
-    files = dict(api.files)
-    if llms:
-        files.update(llms_files(api.catalog))
+    files = {**api.files, **llms_files(api.catalog)} if llms else api.files
     target = Path(os.path.realpath(out))  # a symlinked OUT is updated where it points, and stays a symlink
     with build_lock(target):
         write_tree(files, target)
@@ -219,51 +201,39 @@ def publish(recipes_dir: RecipesDirs, out: str | os.PathLike[str], warn: Warn | 
 class TreeDiff:
     """How an API on disk differs from a fresh build."""
 
-    missing: list[str] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
+    missing: list[str]
+    extra: list[str]
+    changed: list[str]
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.extra or self.changed)
 
     def lines(self) -> list[str]:
-        out = [f"missing: {p}" for p in self.missing]
-        out += [f"extra:   {p}" for p in self.extra]
-        out += [f"changed: {p}" for p in self.changed]
-        return out
+        return [*(f"missing: {p}" for p in self.missing), *(f"extra:   {p}" for p in self.extra),
+                *(f"changed: {p}" for p in self.changed)]
 
 
 def list_tree(out: Path) -> list[str]:
     """Every regular file under ``out`` (relative, ``/``-separated)."""
     root = os.fspath(out)
     found: list[str] = []
-    stack = [""]
+    stack = [""]  # directories to list, each with its trailing "/"
     while stack:
         rel = stack.pop()
         try:
-            entries = list(os.scandir(os.path.join(root, rel) if rel else root))
+            entries = list(os.scandir(os.path.join(root, rel)))
         except (FileNotFoundError, NotADirectoryError):
             continue
         for e in entries:
-            p = f"{rel}/{e.name}" if rel else e.name
             if e.is_dir(follow_symlinks=False):
-                stack.append(p)
+                stack.append(f"{rel}{e.name}/")
             else:
-                found.append(p)
+                found.append(rel + e.name)
     return found
 
 
 def diff_tree(files: Mapping[str, bytes], out: Path) -> TreeDiff:
     """Compare the expected files with what is on disk, byte for byte."""
     on_disk = set(list_tree(out))
-    diff = TreeDiff()
-    root = os.fspath(out)
-    for path in sorted(files):
-        if path not in on_disk:
-            diff.missing.append(path)
-            continue
-        with open(os.path.join(root, path), "rb") as fh:
-            if fh.read() != files[path]:
-                diff.changed.append(path)
-    diff.extra = sorted(on_disk - set(files))
-    return diff
+    return TreeDiff(missing=sorted(files.keys() - on_disk), extra=sorted(on_disk - files.keys()),
+                    changed=[p for p in sorted(files.keys() & on_disk) if (out / p).read_bytes() != files[p]])

@@ -1,8 +1,5 @@
-"""The application layer: every question a front end asks, answered once, with typed errors.
-
-Only the light names are re-exported (``show`` does not pay for synthesis and rendering);
-the answers that need them live in :mod:`.answers`.
-"""
+"""The application layer: every question a front end asks, answered once, with typed errors. Only the light
+names are re-exported (``show`` does not pay for synthesis and rendering); the answers live in :mod:`.answers`."""
 
 from .query import CannotExport, NotApplicable, Query, QueryError, RecipeLoadError, UnknownRecipe, find_recipe
 

@@ -22,7 +22,7 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
 from .frontends import agree_on_frontend
-from .query import CannotExport, NotApplicable, Query, find_recipe
+from .query import CannotExport, NotApplicable, Query, find_request
 from .url import canonical_params, encode, page_url, recipe_url
 
 if TYPE_CHECKING:
@@ -56,11 +56,8 @@ class Resolved:
 
 def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
     """The query's recipe and selection. ``strict`` refuses what cannot be honoured with a
-    :class:`~.errors.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
-    recipe, variant_key = find_recipe(catalog, query.model)
-    req = query.request
-    if variant_key is not None and req.variant is None:
-        req = replace(req, variant=variant_key)
+    :class:`~.query.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
+    recipe, req = find_request(catalog, query)
     if recipe.is_omni:
         return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
     agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
@@ -124,7 +121,7 @@ def selection_dict(catalog: Catalog, recipe: Recipe, st: PageState, query: str |
 
 def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) -> dict[str, Any]:
     """Everything ``/api/resolve`` returns (and the MCP ``resolve_command``/``explain`` tools);
-    ``context`` is the Fit summary's context length. Raises :class:`~.errors.QueryError`."""
+    ``context`` is the Fit summary's context length. Raises :class:`~.query.QueryError`."""
     from .fit import fit_summary  # (the memory planner: imported by the answers that show it)
 
     resolved = resolve(catalog, query)

@@ -25,8 +25,8 @@ from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
 from .frontends import agree_on_frontend
-from .perf import int_param, number
-from .query import NotApplicable, Query, QueryError, find_recipe
+from .perf import int_param, number, require_serve
+from .query import Query, QueryError, find_request
 from .url import query_from_items
 
 log = logging.getLogger(__name__)
@@ -56,39 +56,31 @@ def known_facts(recipe: Recipe, variant_key: str, *, hf_config: str | None = Non
     """The architecture: ``hf_config``'s layers (with the recipe's checkpoint facts), else the recipe's own,
     else the Hugging Face cache's config.json, else (``online``) the Hub's; the variant's checkpoint summary
     likewise. A page stays offline: it must not wait on the Hub. An unreadable config: ArchitectureError."""
-    from vllm_recipes.fit.sources import (
-        HubError,
-        architecture_from_file,
-        architecture_from_hub,
-        cached_info,
-        checkpoint_gib_from_cache,
-        fetch_info,
-        hub_offline,
-    )
+    from vllm_recipes.fit import sources
 
     own = recipe_architecture(recipe)
     arch: Architecture | None = own
     notes: list[str] = []
     if hf_config:
-        arch = architecture_from_file(hf_config)
+        arch = sources.architecture_from_file(hf_config)
         if own is not None:  # the config describes the layers; the recipe still knows its checkpoints
             arch = replace(arch, checkpoint_gib=own.checkpoint_gib, expert_fraction=own.expert_fraction,
                            host_tables=own.host_tables)
     elif own is None:
-        arch, why = architecture_from_hub(recipe.model_repo, offline=not online)
+        arch, why = sources.architecture_from_hub(recipe.model_repo, offline=not online)
         if why:
             notes.append(why)
     if (arch is not None and arch.checkpoint_for(variant_key) is not None) or not need_checkpoint:
         return KnownFacts(arch, notes=tuple(notes))
     repo = checkpoint_repo(recipe, variant_key)
-    checkpoint = cached_info(repo)
-    if checkpoint is None and online and not hub_offline():
+    checkpoint = sources.cached_info(repo)
+    if checkpoint is None and online and not sources.hub_offline():
         try:
-            checkpoint = fetch_info(repo)
-        except HubError as exc:
+            checkpoint = sources.fetch_info(repo)
+        except sources.HubError as exc:
             if str(exc) not in notes:  # an unreachable Hub is said once
                 notes.append(f"checkpoint size: {exc}")
-    return KnownFacts(arch, checkpoint, checkpoint_gib_from_cache(repo), tuple(notes))
+    return KnownFacts(arch, checkpoint, sources.checkpoint_gib_from_cache(repo), tuple(notes))
 
 
 def _local_facts(recipe: Recipe, variant_key: str) -> KnownFacts:
@@ -170,11 +162,10 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     (``query.model`` empty) every recipe variant that starts on those GPUs (or
     ``query.request.hardware``), best first. Raises :class:`QueryError`."""
     target = _target(catalog, gpu, gpu_memory, gpus)
-    req = query.request
     if not query.model:
-        if target is None and req.hardware:
+        if target is None and query.request.hardware:
             try:
-                target = profile_target(catalog.hardware_profiles, req.hardware)
+                target = profile_target(catalog.hardware_profiles, query.request.hardware)
             except HardwareError as exc:
                 raise QueryError("hardware", str(exc), exc.choices) from None
         if target is None:
@@ -183,11 +174,8 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         from vllm_recipes.fit.search import search, search_dict
 
         return search_dict(search(catalog, target, context))
-    recipe, vk = find_recipe(catalog, query.model)
-    if recipe.is_omni:
-        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; fit plans vLLM serve commands only.")
-    if vk is not None and req.variant is None:
-        req = replace(req, variant=vk)
+    recipe, req = find_request(catalog, query)
+    require_serve(recipe, "fit plans vLLM serve commands")
     strategy_given = req.strategy is not None
     if req.hardware is None:
         target, offered = offered_target(catalog, recipe, target, req.variant)

@@ -13,6 +13,8 @@ from vllm_recipes.select.request import PageRequest
 from .query import QueryError
 
 MAX_ITEMS = 64
+#: how a URL spells a list parameter, said after its help
+URL_FORMS = {"list": " Comma-separated.", "pairs": " Comma-separated `feature:mode` pairs."}
 
 
 def string_schema(description: str = "", enum: Sequence[str] | None = None) -> dict[str, Any]:
@@ -25,12 +27,8 @@ def string_schema(description: str = "", enum: Sequence[str] | None = None) -> d
 
 
 def _integer(p: Param) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "integer"}
-    if p.lo is not None:
-        schema["minimum"] = p.lo
-    if p.hi is not None:
-        schema["maximum"] = p.hi
-    return schema
+    bounds = {"minimum": p.lo, "maximum": p.hi}
+    return {"type": "integer", **{k: v for k, v in bounds.items() if v is not None}}
 
 
 def openapi_parameters() -> list[dict[str, Any]]:
@@ -38,12 +36,8 @@ def openapi_parameters() -> list[dict[str, Any]]:
     out = []
     for p in URL_PARAMS:
         schema = _integer(p) if p.kind == "int" else string_schema(enum=p.fixed if p.kind == "str" else None)
-        desc = p.help
-        if p.kind == "list":
-            desc += " Comma-separated."
-        elif p.kind == "pairs":
-            desc += " Comma-separated `feature:mode` pairs."
-        out.append({"name": p.name, "in": "query", "required": False, "schema": schema, "description": desc})
+        out.append({"name": p.name, "in": "query", "required": False, "schema": schema,
+                    "description": p.help + URL_FORMS.get(p.kind, "")})
     return out
 
 
@@ -68,12 +62,7 @@ def selection_properties(catalog: Catalog) -> dict[str, Any]:
 def request_from_args(args: Mapping[str, Any]) -> PageRequest:
     """Typed arguments (``{"nodes": 2, "features": [...], "fmode": {...}}``) -> a request. A value of the
     wrong JSON type is a :class:`QueryError`; ranges and ids are the selection code's to check."""
-    kw: dict[str, Any] = {}
-    for p in URL_PARAMS:
-        value = args.get(p.name)
-        if value is None:
-            continue
-        kw[p.field] = _typed(p, value)
+    kw = {p.field: _typed(p, args[p.name]) for p in URL_PARAMS if args.get(p.name) is not None}
     if kw.get("kv_offload") == "off":
         kw.pop("kv_offload")
     return PageRequest(**kw)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -12,7 +12,7 @@ from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import build_state
 
 from .frontends import agree_on_frontend
-from .query import NotApplicable, Query, QueryError, check_hardware, find_recipe
+from .query import NotApplicable, Query, QueryError, check_hardware, find_recipe, find_request
 from .url import query_from_items
 
 if TYPE_CHECKING:  # (the simulation is imported by the answers that run it: a page or --help waits for it)
@@ -45,7 +45,10 @@ def load_schema() -> dict[str, dict[str, Any]]:
     """The workload parameters as JSON schemas (the MCP tools' input and the OpenAPI document)."""
     low = {"integer": {"minimum": 1}, "number": {"exclusiveMinimum": 0}}
     return {k: {"type": p.kind, **low[p.kind], "maximum": p.hi, "description": p.help} for k, p in WORKLOAD.items()}
-API_PARAMS = ("isl", "osl", "concurrency", "rate", "ttft_ms", "tpot_ms", "hardware")
+
+
+#: ``/api/recommend``'s parameters besides the model
+API_PARAMS = (*WORKLOAD, "ttft_ms", "tpot_ms", "hardware")
 
 
 def int_param(value: str | None, limit: int, units: str = "k") -> int | None:
@@ -61,19 +64,18 @@ def int_param(value: str | None, limit: int, units: str = "k") -> int | None:
     return n if 0 < n <= limit else None
 
 
-def require_serve(recipe: Recipe) -> None:
-    """Perf estimates ``vllm serve`` commands: :class:`NotApplicable` for an omni recipe."""
+def require_serve(recipe: Recipe, does: str = "perf estimates vLLM serve commands") -> None:
+    """What ``does`` applies to ``vllm serve`` recipes: :class:`NotApplicable` for an omni recipe."""
     if recipe.is_omni:
-        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; perf estimates vLLM serve commands only.")
+        raise NotApplicable("model", f"{recipe.hf_id} is an omni recipe; {does} only.")
 
 
 def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str, Any]:
     """The estimate of the query's selection at ``workload`` (a ``vllm serve`` recipe)."""
     from vllm_recipes.perf.report import perf_state, report_dict
 
-    recipe, vk = find_recipe(catalog, query.model)
+    recipe, req = find_request(catalog, query)
     require_serve(recipe)
-    req = query.request if vk is None or query.request.variant is not None else replace(query.request, variant=vk)
     agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
     return report_dict(perf_state(catalog, recipe, agreed.state, workload, strategy_given=req.strategy is not None,
                                   resolution=agreed.resolution))

@@ -4,7 +4,7 @@ their own form (exit 2, a 4xx, an MCP tool error)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.options import Style
@@ -58,6 +58,13 @@ def find_recipe(catalog: Catalog, model: str | None) -> tuple[Recipe, str | None
     if broken is not None:
         raise RecipeLoadError("model", f"Recipe {model!r} failed to load: {broken}")
     raise UnknownRecipe("model", f"Unknown recipe {model!r}.", catalog.close_matches(model))
+
+
+def find_request(catalog: Catalog, query: Query) -> tuple[Recipe, PageRequest]:
+    """The query's recipe and request: a variant's own model id chooses that variant unless the request names one."""
+    recipe, vk = find_recipe(catalog, query.model)
+    req = query.request
+    return recipe, req if vk is None or req.variant is not None else replace(req, variant=vk)
 
 
 def check_hardware(catalog: Catalog, ids: tuple[str, ...]) -> None:

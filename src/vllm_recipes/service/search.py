@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from vllm_recipes.api.llms import recipe_hardware
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import parameters_billions
 from vllm_recipes.jsvalues import as_list, as_map
-from vllm_recipes.select.defaults import listed_hardware, variant_or_default
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.select.state import build_state
 from vllm_recipes.synth.context import Ctx
@@ -65,12 +65,8 @@ class Card:
 
     @property
     def size_bucket(self) -> str | None:
-        if self.size_b is None:
-            return None
-        for key, _label, lo, hi in SIZE_BUCKETS:
-            if lo <= self.size_b < hi:
-                return key
-        return None
+        size = self.size_b
+        return next((key for key, _label, lo, hi in SIZE_BUCKETS if size is not None and lo <= size < hi), None)
 
 
 def make_card(catalog: Catalog, recipe: Recipe) -> Card:
@@ -102,8 +98,7 @@ def make_card(catalog: Catalog, recipe: Recipe) -> Card:
 
 def matches_query(card_haystack: str, query: str) -> bool:
     """Every whitespace-separated word of ``query`` must occur (normalized)."""
-    words = [norm(w) for w in query.split()]
-    return all(w in card_haystack for w in words if w)
+    return all(w in card_haystack for w in map(norm, query.split()) if w)
 
 
 def search(catalog: Catalog, cards: list[Card], query: str | None = None, hardware: str | None = None,
@@ -137,12 +132,8 @@ def search(catalog: Catalog, cards: list[Card], query: str | None = None, hardwa
 def recommended_gpus(catalog: Catalog, recipe: Recipe, hardware: str | None) -> tuple[str, int, str] | None:
     """``(hardware, GPUs, strategy)`` of the page's default selection on ``hardware``, or ``None``
     when the recipe is not offered there or cannot be synthesized."""
-    if recipe.is_omni:
+    if recipe.is_omni or (hardware is not None and hardware not in recipe_hardware(catalog, recipe)):
         return None
-    if hardware is not None:
-        variant = variant_or_default(recipe.data, "default")
-        if hardware not in listed_hardware(catalog.hardware_profiles, variant, recipe.data):
-            return None
     try:
         st = build_state(catalog, recipe, PageRequest(hardware=hardware), strict=True)
         ctx, _plan = resolve(catalog, recipe, st.selection)
@@ -159,11 +150,7 @@ def gpus_used(ctx: Ctx) -> int:
         return per_node * max(1, ctx.node_count)
     if ctx.is_pd:
         pools = ctx.sel.pd_nodes if isinstance(ctx.sel.pd_nodes, Mapping) else {}
-        nodes = 0
-        for role in ("prefill", "decode"):
-            pool = pools.get(role)
-            n = pool.get("nodes") if isinstance(pool, Mapping) else pool
-            nodes += n if isinstance(n, int) else 0
-        return per_node * max(1, nodes)
+        sizes = [p.get("nodes") if isinstance(p, Mapping) else p for p in map(pools.get, ("prefill", "decode"))]
+        return per_node * max(1, sum(n for n in sizes if isinstance(n, int)))
     size = ctx.single_node_tp
     return int(size) if isinstance(size, int | float) and size == size else per_node

@@ -52,11 +52,10 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
             continue
         if key not in URL_NAMES:
             problem(raw_key, f"Unknown parameter {raw_key!r}.", [*URL_NAMES, *sorted(allowed_extra)])
-            continue
-        if len(value) > MAX_VALUE:
+        elif len(value) > MAX_VALUE:
             problem(key, f"Parameter {key!r} is longer than {MAX_VALUE} characters.")
-            continue
-        values[key] = value  # last one wins, like URLSearchParams.set
+        else:
+            values[key] = value  # last one wins, like URLSearchParams.set
 
     kw: dict[str, Any] = {}
     for key, value in values.items():
@@ -73,10 +72,10 @@ def parse_params(items: Iterable[tuple[str, str]], *, strict: bool,
             pairs = []
             for part in _split_list(value):
                 f, sep, m = part.partition(":")
-                if not sep or not f or not m:
+                if sep and f and m:
+                    pairs.append((f, m))
+                else:
                     problem(key, f"Parameter {key!r} expects feature:mode pairs, got {part!r}.")
-                    continue
-                pairs.append((f, m))
             kw[param.field] = tuple(pairs)
         else:
             v = value.strip()
@@ -156,12 +155,11 @@ def _kv_params(catalog: Catalog, st: PageState, full: bool) -> dict[str, str]:
 
 
 def _pd_params(catalog: Catalog, recipe: Recipe, st: PageState, full: bool) -> dict[str, str]:
-    """The PD pool choices of ``st`` that differ from their defaults (a pool's default size
-    follows its mode)."""
+    """The PD pool choices of ``st`` that differ from their defaults (a pool's default size follows its mode)."""
     sel = st.selection
-    q: dict[str, str] = {}
     if st.pd_co_located:
         return {"prefill_nodes": "0", "decode_nodes": "0"}
+    q: dict[str, str] = {}
     if not isinstance(sel.pd_nodes, Mapping) or not (full or isinstance(st.default_pd, Mapping)):
         return q
     for role in ("prefill", "decode"):
@@ -187,19 +185,20 @@ def _same(a: PageState, b: PageState) -> bool:
 def canonical_params(catalog: Catalog, recipe: Recipe, st: PageState, *, fresh: bool = False) -> dict[str, str]:
     """The shortest parameter set (by ui.md's omission rules) that rebuilds ``st`` exactly. ``fresh``:
     ``st`` is ``build_state`` of ``st.request``, unchanged, so giving that request back needs no rebuild."""
+    def rebuilt(params: dict[str, str]) -> PageState:
+        return build_state(catalog, recipe, parse_params(params.items(), strict=False)[0], strict=False)
+
     q = state_params(catalog, recipe, st)
-    request, _ = parse_params(q.items(), strict=False)
-    if fresh and canonical_request(catalog, recipe, request) == st.request:
+    if fresh and canonical_request(catalog, recipe, parse_params(q.items(), strict=False)[0]) == st.request:
         return q
-    trial = build_state(catalog, recipe, request, strict=False)
+    trial = rebuilt(q)
     if trial.selection.node_count != st.selection.node_count:
         q["nodes"] = str(st.selection.node_count)
-        trial = build_state(catalog, recipe, parse_params(q.items(), strict=False)[0], strict=False)
+        trial = rebuilt(q)
     if _same(trial, st):
         return q
     full = state_params(catalog, recipe, st, full=True)
-    trial = build_state(catalog, recipe, parse_params(full.items(), strict=False)[0], strict=False)
-    return full if _same(trial, st) else q
+    return full if _same(rebuilt(full), st) else q
 
 
 def lenient_state(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str, str]]) -> tuple[PageState, list[str]]:
@@ -222,15 +221,8 @@ def query_from_items(items: Iterable[tuple[str, str]], *, allowed_extra: frozens
                      ) -> tuple[Query, dict[str, str]]:
     """``model=...&<builder parameters>`` (``/api/resolve``, ``/api/export``, ...) -> a strict
     :class:`Query` and the page-only parameters (``lang``, ``ctx``). Raises ``SelectionError``."""
-    model = ""
-    rest: list[tuple[str, str]] = []
-    extra: dict[str, str] = {}
-    for k, v in items:
-        if k == "model":
-            model = v.strip()
-        elif k in allowed_extra:
-            extra[k] = v.strip()
-        else:
-            rest.append((k, v))
-    return Query(model, parse_params(rest, strict=True, allowed_extra=allowed_extra)[0]), extra
+    items = list(items)
+    model = next((v.strip() for k, v in reversed(items) if k == "model"), "")
+    request, _ = parse_params([(k, v) for k, v in items if k != "model"], strict=True, allowed_extra=allowed_extra)
+    return Query(model, request), {k: v.strip() for k, v in items if k in allowed_extra}
 
