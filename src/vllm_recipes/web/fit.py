@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -162,32 +161,3 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
         return None
     context = parse_ctx(extra.get(CTX_PARAM))
     return panel_from_report(fit_of_plan(recipe, ctx, plan, target, context), url, context)
-
-
-def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``/api/fit`` entry of the OpenAPI document (the selection parameters of ``/api/resolve`` plus fit's)."""
-    own = [
-        {"name": "ctx", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 16},
-         "description": "Context length for the concurrency figure (131072, 128k, 1m; default --max-model-len). "
-                        "Alias: context."},
-        {"name": "gpu", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 64},
-         "description": "GPU name, e.g. RTX 5090 (a catalog profile when one matches, else a custom profile)."},
-        {"name": "gpu_memory", "in": "query", "required": False, "schema": {"type": "number"},
-         "description": "Memory per GPU in GB for a custom profile."},
-        {"name": "gpus", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1},
-         "description": "Number of GPUs (with gpu or gpu_memory)."},
-    ]
-    model = [{**p, "required": False} if p["name"] == "model" else p for p in params]
-    error = {"$ref": "#/components/schemas/Error"}
-    return {"/api/fit": {"get": {
-        "summary": "Will it fit? Memory and KV-cache plan of a selection, or a reverse search",
-        "description": "With `model`: the fit of the selection `/api/resolve` would render (weights per GPU, KV "
-                       "budget, KV tokens, concurrency at `ctx`, verdict, levers) on its hardware or on "
-                       "`gpu`/`gpu_memory`/`gpus`. Without `model`: every recipe variant that starts on the "
-                       "given GPUs, best first.",
-        "parameters": model + own,
-        "responses": {
-            "200": {"description": "A fit report (with model) or a search result (without).",
-                    "content": {"application/json": {"schema": {"type": "object"}}}},
-            "400": {"description": "A parameter cannot be honoured.",
-                    "content": {"application/json": {"schema": error}}}}}}}

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service.perf import LIMITS, WORKLOAD, int_param, load_schema, workload
+from vllm_recipes.service.perf import LIMITS, int_param, workload
 from vllm_recipes.service.url import encode
 
 if TYPE_CHECKING:  # (the simulation is imported when a page asks for the panel)
@@ -113,32 +113,3 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
     except Exception:  # an addition to the page: the builder never fails because of it
         return None
     return panel_from_report(r, url, values)
-
-
-def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
-    """``/api/perf`` and ``/api/recommend`` in the OpenAPI document."""
-    def q(name: str, schema: dict[str, Any], desc: str, required: bool = False) -> dict[str, Any]:
-        return {"name": name, "in": "query", "required": required, "schema": schema, "description": desc}
-
-    load = [q(k, {key: v for key, v in s.items() if key != "description"}, s["description"], WORKLOAD[k].required)
-            for k, s in load_schema().items()]
-    error = {"$ref": "#/components/schemas/Error"}
-    responses = {"200": {"description": "An estimate (see docs/decisions-perf-model.md).",
-                         "content": {"application/json": {"schema": {"type": "object"}}}},
-                 "400": {"description": "A parameter cannot be honoured.",
-                         "content": {"application/json": {"schema": error}}}}
-    model = [p for p in params if p["name"] == "model"]
-    return {
-        "/api/perf": {"get": {
-            "summary": "How fast will it serve? Estimated TTFT, TPOT and throughput of a selection",
-            "description": "The calibrated estimate for the selection `/api/resolve` would render, with its "
-                           "expected error and the `vllm bench serve` command measuring the same point.",
-            "parameters": params + load, "responses": responses}},
-        "/api/recommend": {"get": {
-            "summary": "The recipe's configurations that meet a TTFT / TPOT target, fewest GPUs first",
-            "parameters": model + load + [
-                q("ttft_ms", {"type": "number"}, "TTFT target in ms.", True),
-                q("tpot_ms", {"type": "number"}, "TPOT target in ms.", True),
-                q("hardware", {"type": "string"}, "Only this hardware profile (repeatable).")],
-            "responses": responses}},
-    }
