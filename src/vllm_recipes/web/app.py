@@ -51,11 +51,11 @@ from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, openapi_spec, resolve_payload
+from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
-from .security import SecurityMiddleware, answers_json, error_html
+from .security import SecurityMiddleware, answers_json, error_fields, error_html
 from .site import SiteIndex, fmt_int
 
 log = logging.getLogger("vllm_recipes.web")
@@ -69,11 +69,8 @@ Body = tuple[list[str], str, str, int]
 
 
 def template_bytecode_cache() -> BytecodeCache | None:
-    """Compiled templates kept between starts (Jinja's own cache, keyed by each template's source).
-
-    Compiling the page templates is most of the first request's cost on a fresh
-    process (~0.1-0.2 s); it lives beside the parse cache and is off with it.
-    """
+    """Compiled templates kept between starts, beside the parse cache (off with it): compiling them is
+    most of a fresh process's first request (~0.1-0.2 s)."""
     folder = cache_dir()
     if folder is None or not private_dir(folder) or not private_dir(folder / "templates"):
         return None  # (compiled templates are code: never from a directory others can write)
@@ -113,13 +110,9 @@ class Web:
     @cached_property
     def openapi_json(self) -> bytes:
         """The OpenAPI document (made when first asked for: nothing on the way to the first page needs it)."""
-        spec = openapi_spec()
-        spec["paths"].update(twins.openapi_paths())
-        spec["paths"]["/api/health"] = {"get": {
-            "summary": "Liveness and whether the static JSON API is built",
-            "responses": {"200": {"description": "`ok`, `warm`, `recipes`, `api`, `warm_error`.",
-                                  "content": {"application/json": {"schema": {"type": "object"}}}}}}}
-        return json.dumps(spec, indent=2).encode()
+        from .openapi import openapi_spec
+
+        return json.dumps(openapi_spec(), indent=2).encode()
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
@@ -143,12 +136,8 @@ class Web:
     # --- translations ------------------------------------------------------------------------
 
     def translations_of(self, recipe: Recipe) -> dict[str, Any]:
-        """The checked translations of one recipe, by language (what its page needs).
-
-        Only its own: checking a translation renders every offered selection of its
-        recipe (~1 s for a large one), so the first page of any recipe used to pay
-        for every translated recipe of the catalog.
-        """
+        """The checked translations of one recipe, by language: only its own, as checking one renders
+        every offered selection of its recipe (~1 s for a large one)."""
         got = self._translations.get(recipe.hf_id)
         if got is None:
             try:
@@ -237,8 +226,7 @@ class Web:
             log_failure(exc, self.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
             if kind == "export":
                 return export_error(422, f"The deployment could not be exported: {type(exc).__name__}: {exc}")
-            status, body = 422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}", "param": None,
-                                            "choices": []})
+            status, body = 422, json.dumps(error_fields(f"{failure}: {type(exc).__name__}: {exc}"))
         headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
         return Reply(status, body, "application/json", headers)
 
@@ -255,7 +243,7 @@ def _query_items(request: Request, drop: tuple[str, ...] = ()) -> Items:
 
 
 def json_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
-    return JSONResponse({"error": message, "param": None, "choices": []}, status_code=status, headers=headers)
+    return JSONResponse(error_fields(message), status_code=status, headers=headers)
 
 
 def error_page(request: Request, status: int, message: str) -> Response:
@@ -464,10 +452,9 @@ def _lang(request: Request, recipe: Recipe) -> tuple[str | None, dict[str, Any]]
 
 def recipe_page(request: Request, org: str, repo: str) -> Response:
     web = _web(request)
-    found = _lookup_recipe(request, org, repo)
-    if isinstance(found, Response):
-        return found
-    recipe = found
+    recipe = _lookup_recipe(request, org, repo)
+    if isinstance(recipe, Response):
+        return recipe
     lang, available = _lang(request, recipe)
     if twins.wants_json(request):
         return recipe_twin(request, recipe, lang)
@@ -506,8 +493,8 @@ def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
         log_failure(exc, web.catalog, recipe.hf_id, "page twin failed for %s", recipe.hf_id)
-        return twins.json_response({"error": f"The selection could not be synthesized: {type(exc).__name__}: "
-                                             f"{exc}", "param": None, "choices": []}, status=422)
+        message = f"The selection could not be synthesized: {type(exc).__name__}: {exc}"
+        return twins.json_response(error_fields(message), status=422)
     return twins.json_response(data)
 
 
@@ -631,14 +618,9 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
                build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
-    """The ASGI app.
-
-    ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) builds the static JSON API in a background process once the server listens (a request
-    for one of its files meanwhile waits for it).
-    ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
-    links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
-    """
+    """The ASGI app. ``build_api_now`` warms every cache first; ``warm_in_background`` (``serve``) builds the
+    static JSON API in a background process once the server listens; ``authoring`` (an
+    :class:`~.authoring.AuthoringState`) adds edit/report links and the findings panel to recipe pages."""
     if catalog is None:
         catalog = load_catalog(recipes_dir)
     if not catalog.usable:

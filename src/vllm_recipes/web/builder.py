@@ -278,34 +278,28 @@ def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw
     p = as_map(catalog.hardware_profiles[hw])
     pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw,
                 dot=verified.get(hw) == "verified", active=hw == sel.hw_id)
-    target_variant, reason = _variant_for_hardware(catalog, recipe, sel.variant_key, hw, verified)
-    if reason:
-        pill.disabled, pill.title = True, reason
+    if verified.get(hw) == "unsupported":
+        pill.disabled, pill.title = True, "This recipe marks this hardware unsupported."
+        return pill
+    own: str | None = None  # why the current variant cannot run here
+    for vk in dict.fromkeys((sel.variant_key, *recipe.variants)):  # the current variant first
+        v = as_map(recipe.variants.get(vk))
+        reason = hardware_block_reason(catalog, recipe, v, hw)
+        if vk == sel.variant_key:
+            own = reason
+        if reason is None and variant_runs_on(p, v, hw):
+            break
+    else:
+        pill.disabled = True
+        pill.title = (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
         return pill
     changes: dict[str, str | None] = {"hardware": hw}
     pill.title = str(p.get("description") or "") + (" Verified by the recipe authors." if pill.dot else "")
-    if target_variant != sel.variant_key:
-        changes["variant"] = None if target_variant == "default" else target_variant
-        pill.title += f" Switches to the {target_variant} variant."
+    if vk != sel.variant_key:
+        changes["variant"] = None if vk == "default" else vk
+        pill.title += f" Switches to the {vk} variant."
     pill.href = nav.href(**changes)
     return pill
-
-
-def _variant_for_hardware(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str,
-                          verified: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """``(variant the hardware pill selects, None)``, or ``(None, why the hardware is unavailable)``."""
-    if verified.get(hw) == "unsupported":
-        return None, "This recipe marks this hardware unsupported."
-    p = as_map(catalog.hardware_profiles[hw])
-    own: str | None = None  # why the current variant cannot run here
-    for vk in dict.fromkeys((variant_key, *recipe.variants)):  # the current variant first
-        v = as_map(recipe.variants.get(vk))
-        reason = hardware_block_reason(catalog, recipe, v, hw)
-        if vk == variant_key:
-            own = reason
-        if reason is None and variant_runs_on(p, v, hw):
-            return vk, None
-    return None, (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
 
 
 def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:

@@ -7,7 +7,9 @@ import functools
 import json
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
 from jinja2 import Environment, FileSystemLoader, Template
@@ -49,6 +51,11 @@ def safe_link(href: object) -> bool:
 def answers_json(path: str) -> bool:
     """The rule for which answers are JSON (errors included): the API's paths and every ``.json`` path."""
     return path.startswith("/api/") or path.endswith(".json")
+
+
+def error_fields(message: str, param: str | None = None, choices: Sequence[str] = ()) -> dict[str, Any]:
+    """Every JSON error's body (the OpenAPI ``Error`` schema)."""
+    return {"error": message, "param": param, "choices": list(choices)}
 
 
 @functools.cache
@@ -104,7 +111,7 @@ class SecurityMiddleware:
         if problem is not None:
             status, text, param = problem
             if answers_json(path):
-                body = json.dumps({"error": text, "param": param, "choices": []}).encode()
+                body = json.dumps(error_fields(text, param)).encode()
                 ctype = b"application/json"
             else:
                 body = error_html(status, text).encode()
