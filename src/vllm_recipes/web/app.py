@@ -117,11 +117,6 @@ class Web:
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
 
-    def health(self) -> dict[str, Any]:
-        """Liveness, and whether the static API is built (``/api/health``)."""
-        return {"ok": True, "warm": self.api.ready, "recipes": len(self.catalog.recipes), "api": self.api.ready,
-                "warm_error": self.api.error}
-
     def warm(self) -> None:
         """Build the static API and render every recipe's default page once, before serving (blocking)."""
         self.api.build()
@@ -209,7 +204,6 @@ class Web:
                 text = f'<div lang="{block.lang}">{text}</div>'
             parts.append(text)
         return md.sanitize("\n".join(parts)), page_notice(recipe, t)
-
 
     # --- the live API ------------------------------------------------------------------------------
 
@@ -379,7 +373,11 @@ async def openapi(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
+    """Liveness, and whether the static API is built."""
+    web = _web(request)
+    ready = web.api.ready
+    return JSONResponse({"ok": True, "warm": ready, "recipes": len(web.catalog.recipes), "api": ready,
+                         "warm_error": web.api.error}, headers={"Cache-Control": "no-store"})
 
 
 async def static_asset(request: Request) -> Response:
@@ -392,10 +390,9 @@ async def static_asset(request: Request) -> Response:
                    {"Cache-Control": IMMUTABLE if immutable else REVALIDATE})
 
 
-@off_loop
-def api_answer(request: Request) -> Response:
+def api_answer(kind: str, request: Request) -> Response:
     """``/api/resolve``, ``/api/fit``, ``/api/perf``, ``/api/recommend`` and ``/api/export``."""
-    reply = _web(request).answer(request.url.path.removeprefix("/api/"), _query_items(request))
+    reply = _web(request).answer(kind, _query_items(request))
     return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=reply.headers)
 
 
@@ -653,7 +650,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/sitemap.xml", sitemap),
         Route("/robots.txt", robots),
         Mount("/api", routes=[
-            *(Route(f"/{kind}", api_answer) for kind in ("export", *ANSWERS)),
+            *(Route(f"/{kind}", off_loop(partial(api_answer, kind))) for kind in ("export", *ANSWERS)),
             Route("/health", health),
             Route("/openapi.json", openapi),
             Route("/search.json", search_index),

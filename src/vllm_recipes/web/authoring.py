@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -131,20 +131,9 @@ def _errors_by_file(fresh: Catalog, findings: Iterable[Finding]) -> dict[str, li
 UNBOUNDED = frozenset({"too-many-args", "too-many-nodes"})
 
 
-def _render_errors(catalog: Catalog, recipe: Recipe, renders: Any) -> list[Finding]:
-    """``[finding]`` when ``renders(catalog, recipe)`` raises (the page would fail), else ``[]``."""
-    if renders is None:
-        return []
-    try:
-        renders(catalog, recipe)
-    except Exception as exc:  # the page would fail: keep the last good one
-        return [Finding("error", recipe.rel_path, 1, 1, "<root>", f"the page cannot be rendered: "
-                        f"{type(exc).__name__}: {exc}", "render")]
-    return []
-
-
 def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable[Finding],
-                    renders: Any = None) -> tuple[Catalog, dict[str, StaleRecipe]]:
+                    renders: Callable[[Catalog, Recipe], object] | None = None
+                    ) -> tuple[Catalog, dict[str, StaleRecipe]]:
     """``fresh`` with every refused recipe replaced by its ``previous`` version.
 
     Refused: its file does not load, has error findings, or ``renders(catalog, recipe)`` raises.
@@ -164,7 +153,12 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
         if unbounded and r.rel_path not in old:
             left_out.append(unbounded[0])
             continue
-        errors = errors or _render_errors(fresh, r, renders)
+        if not errors and renders is not None:
+            try:
+                renders(fresh, r)
+            except Exception as exc:  # the page would fail: keep the last good one
+                errors = [Finding("error", r.rel_path, 1, 1, "<root>", f"the page cannot be rendered: "
+                                  f"{type(exc).__name__}: {exc}", "render")]
         prior = old.get(r.rel_path)
         if errors and prior is not None:
             recipes.append(prior)

@@ -396,6 +396,8 @@ class _KvEntry:
     members: list[str]
     title: str
     key: str
+    #: the label of the members' row
+    sub_label: str = "Options"
 
 
 def _kv_spec(catalog: Catalog, kv: str) -> Any:
@@ -419,12 +421,13 @@ def _kv_entries(catalog: Catalog) -> list[_KvEntry]:
     for g, members in grouped.items():
         gm = as_map(groups_meta.get(g))
         members.sort(key=lambda k: get(options[k], "order") or 99)
-        entries.append(_KvEntry(gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""), g))
+        entries.append(_KvEntry(gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""),
+                                g, str(gm.get("sub_row_label") or "Options")))
     stores = sorted((k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"),
                     key=lambda k: get(catalog.strategies[k], "order") or 99)
     if stores:
         entries.append(_KvEntry(3, "Mooncake", stores, "Mooncake shared KV store across several vLLM instances.",
-                                "mooncake"))
+                                "mooncake", "Store topology"))
     return sorted(entries, key=lambda e: e.order)
 
 
@@ -451,10 +454,7 @@ def _kv_members_row(catalog: Catalog, entry: _KvEntry, reasons: Mapping[str, str
         else:
             sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
         sub.append(sp)
-    groups_meta = as_map(catalog.taxonomy.get("kv_offload_groups"))
-    sub_label = "Store topology" if entry.key == "mooncake" else str(
-        get(groups_meta.get(entry.key), "sub_row_label") or "Options")
-    return Row(f"kv-{entry.key}", sub_label, sub)
+    return Row(f"kv-{entry.key}", entry.sub_label, sub)
 
 
 def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: KvStorePlan, nav: Nav) -> Row:
@@ -476,9 +476,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
     sel = st.selection
     r = recipe.data
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    offered = offered_strategies(r)
-    has_multi = any(get(catalog.strategies.get(s), "deploy_type") == "multi_node" for s in offered)
-    if not has_multi:
+    if not any(get(catalog.strategies.get(s), "deploy_type") == "multi_node" for s in offered_strategies(r)):
         return None
     hw_name = str(profile.get("display_name") or sel.hw_id)
     gpn = number_or(profile.get("gpu_count"), 8) or 8

@@ -189,7 +189,10 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
                                lambda hw: _hardware_pill(catalog, recipe, osel, variant, status, href, hw))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
-        rows.append(_variant_row(catalog, recipe, osel, omni, href))
+        hint = omni.get("variant_hint")
+        rows.append(Row("variant", str(omni.get("variant_label") or "Variant"),
+                        variant_pills(catalog, recipe, osel.variant_key, osel.hw_id, href),
+                        notes=[hint] if isinstance(hint, str) else []))
 
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
     rendered = render_omni(catalog, recipe, osel, plan)
@@ -250,13 +253,6 @@ def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
     return [Row("task", str(omni.get("task_label") or "Task"), [
         Pill(str(t.label or t.key), href=href(task=str(t.key)), active=current is not None and t.key == current.key,
              key=str(t.key), title=str(t.description or "")) for t in tasks], notes=hint)]
-
-
-def _variant_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, omni: Mapping[str, Any],
-                 href: Callable[..., str]) -> Row:
-    return Row("variant", str(omni.get("variant_label") or "Variant"),
-               variant_pills(catalog, recipe, osel.variant_key, osel.hw_id, href),
-               notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else [])
 
 
 def _curl_snippet(task: OmniTask | None, model_id: str, port: int) -> Snippet:

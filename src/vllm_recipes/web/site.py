@@ -18,7 +18,9 @@ from vllm_recipes.service.url import query_string
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
 SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
                                       ("name", "Name"))
-BROWSE_ROWS = ("task", "arch", "size", "precision", "hw", "provider")
+#: the browse page's filter rows and their labels
+BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
+               "hw": "Verified on", "provider": "Provider"}
 
 
 def fmt_int(v: Any) -> str:
@@ -97,10 +99,6 @@ class SiteIndex:
         order = [t for t in TASK_ORDER if t in groups] + sorted(t for t in groups if t not in TASK_ORDER)
         return [(t, sorted(groups[t], key=lambda c: (c.released, c.date_updated), reverse=True)) for t in order]
 
-    @cached_property
-    def latest_update(self) -> str:
-        return max((c.date_updated for c in self.cards), default="")
-
     def task_label(self, task: str) -> str:
         spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
         return str(spec.get("display_name") or task.replace("_", " ").title())
@@ -174,7 +172,7 @@ class SiteIndex:
             on = v in selected[row]
             new = {**selected, row: [x for x in selected[row] if x != v] if on else [*selected[row], v]}
             chips.append(Chip(v, self.facet_label(row, v), counts.get(v, 0), on, _browse_href(query, new, sort)))
-        return row, _ROW_LABELS[row], chips
+        return row, BROWSE_ROWS[row], chips
 
     def _facet_values(self, row: str) -> list[str]:
         if row == "size":
@@ -189,15 +187,11 @@ class SiteIndex:
         return sorted({v for c in self.cards for v in c.facets.get(row, [])})
 
     def sitemap_entries(self) -> Iterable[tuple[str, str]]:
-        yield "/", self.latest_update
+        yield "/", max((c.date_updated for c in self.cards), default="")
         for p in self.provider_grid:
             yield p.url, p.latest_update
         for c in self.cards:
             yield c.url, c.date_updated
-
-
-_ROW_LABELS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
-               "hw": "Verified on", "provider": "Provider"}
 
 
 def _passes(c: Card, selected: Mapping[str, Sequence[str]], skip: str | None) -> bool:
