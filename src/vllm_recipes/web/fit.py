@@ -1,5 +1,5 @@
-"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry. The panel is computed
-from the builder's own plan by the core function the CLI and ``/api/fit`` call, so the figures agree."""
+"""The recipe page's Fit panel: computed from the builder's own plan by the core function the CLI and
+``/api/fit`` call, so the figures agree."""
 
 from __future__ import annotations
 
@@ -83,29 +83,16 @@ _FAILURES = {"weights": "the weights do not fit", "no_kv_memory": "no memory is 
              "max_model_len": "one request of the full context does not fit"}
 
 
-def _parallelism(p: ProcessFit) -> str:
-    s = p.shape
-    return f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "")
-
-
 def _capacity(p: ProcessFit) -> str:
     return (f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
             + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
             + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}" if p.kv_groups > 1 else ""))
 
 
-def _concurrency(p: ProcessFit) -> str:
-    dp = p.shape.dp
-    return f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * dp:,} over {dp} DP ranks)" if dp > 1 else "")
-
-
-def _verdict(p: ProcessFit) -> str:
-    return "starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
-
-
 #: the panel's rows, in the order of ``vllm-recipes fit``'s table: label -> the cell of one process
 _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
-    ("Parallelism", _parallelism),
+    ("Parallelism", lambda p: f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
+     + (", EP" if p.shape.expert_parallel else "")),
     ("GPU memory", lambda p: f"{_g(p.gpu_memory)} x {p.utilization:g}"),
     ("Weights per GPU", lambda p: _g(p.weights)),
     ("Start-up peak", lambda p: _g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")),
@@ -114,40 +101,32 @@ _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
     ("KV bytes per token", lambda p: f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})"),
     ("KV capacity (tokens)", _capacity),
     ("Longest request (tokens)", lambda p: f"{p.max_model_len:,}"),
-    ("Concurrency", _concurrency),
-    ("Verdict", _verdict),
+    ("Concurrency", lambda p: f"{p.concurrency:,} at {p.context:,}"
+     + (f" ({p.concurrency * p.shape.dp:,} over {p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")),
+    ("Verdict", lambda p: "starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)),
 )
-
-
-def _unknown_panel(head: FitPanel, r: FitReport) -> FitPanel:
-    """No plan: what is missing, in plain words, with a link to the model (never command-line advice)."""
-    if r.missing:
-        what = "architecture" if "architecture" in r.missing else "checkpoint size"
-        return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
-                       unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
-    return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
-
-
-def _page_notes(r: FitReport) -> tuple[str, ...]:
-    """Notes in page words (web/wording.py), once each, without their command-line clauses."""
-    said = [*(n for p in r.processes for n in p.notes), *r.notes, f"Memory accounting of vLLM {r.release}."]
-    return tuple(n for n in dict.fromkeys(page_sentence(n) for n in said) if n)
 
 
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
     head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
                     rows=(), verdict="unknown", starts=False)
-    if r.missing or not r.processes:
-        return _unknown_panel(head, r)
+    if r.missing:  # what is missing, in plain words, with a link to the model (never command-line advice)
+        what = "architecture" if "architecture" in r.missing else "checkpoint size"
+        return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
+                       unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
+    if not r.processes:
+        return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
     procs = r.processes
     levers = tuple(f"{p.role}: {page_lever(lv.kind, lv.detail)}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
+    # notes in page words, once each, without their command-line clauses
+    said = [*(n for p in procs for n in p.notes), *r.notes, f"Memory accounting of vLLM {r.release}."]
     return replace(head, roles=tuple(p.role for p in procs),
                    rows=tuple(PanelRow(label, tuple(cell(p) for p in procs)) for label, cell in _ROWS),
                    verdict=r.verdict, starts=r.starts, levers=levers,
                    warnings=tuple(page_warning(m) for m in (*r.errors, *(c.message for c in r.checks))),
-                   notes=_page_notes(r))
+                   notes=tuple(n for n in dict.fromkeys(page_sentence(n) for n in said) if n))
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
