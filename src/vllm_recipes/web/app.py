@@ -447,11 +447,8 @@ def _lang(request: Request, recipe: Recipe) -> tuple[str | None, dict[str, Any]]
     return lang, available
 
 
-def recipe_page(request: Request, org: str, repo: str) -> Response:
+def recipe_page(request: Request, recipe: Recipe) -> Response:
     web = _web(request)
-    recipe = _lookup_recipe(request, org, repo)
-    if isinstance(recipe, Response):
-        return recipe
     lang, available = _lang(request, recipe)
     if twins.wants_json(request):
         return recipe_twin(request, recipe, lang)
@@ -505,11 +502,8 @@ def _builder(request: Request, recipe: Recipe) -> tuple[str, str, int]:
     return _web(request).builder(recipe.hf_id, items, tuple(extra.items()))
 
 
-def builder_fragment(request: Request, org: str, repo: str) -> Response:
-    found = _lookup_recipe(request, org, repo, suffix="/builder")
-    if isinstance(found, Response):
-        return found
-    html, url, status = _builder(request, found)
+def builder_fragment(request: Request, recipe: Recipe) -> Response:
+    html, url, status = _builder(request, recipe)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
 
 
@@ -523,19 +517,13 @@ def _is_dot(*segments: str) -> bool:
 @off_loop
 def page_twin(request: Request) -> Response:
     """``/{org}/{repo}/page.json``: a recipe page's JSON twin."""
-    org, repo = request.path_params["org"], request.path_params["repo"]
-    if _is_dot(org, repo):
-        return not_found(request)
-    found = _lookup_recipe(request, org, repo, suffix="/page.json")
-    if isinstance(found, Response):
-        return found
-    return recipe_twin(request, found, _lang(request, found)[0])
+    return _recipe_answer(request, lambda rq, recipe: recipe_twin(rq, recipe, _lang(rq, recipe)[0]), "/page.json")
 
 
 @off_loop
 def builder_route(request: Request) -> Response:
     """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
-    return _recipe_answer(request, builder_fragment)
+    return _recipe_answer(request, builder_fragment, "/builder")
 
 
 @off_loop
@@ -565,13 +553,15 @@ def recipe_route(request: Request) -> Response:
     return _recipe_answer(request, recipe_page)
 
 
-def _recipe_answer(request: Request, answer: Callable[[Request, str, str], Response]) -> Response:
-    """``answer`` for ``/{org}/{repo}...``; a recipe that fails validation gets its refusal page, never a 500."""
+def _recipe_answer(request: Request, answer: Callable[[Request, Recipe], Response], suffix: str = "") -> Response:
+    """``answer`` for the recipe at ``/{org}/{repo}{suffix}`` (else a redirect or a 404); a recipe that fails
+    validation gets its refusal page, never a 500."""
     org, repo = request.path_params["org"], request.path_params["repo"]
     if _is_dot(org, repo):
         return not_found(request)
     try:
-        return answer(request, org, repo)
+        recipe = _lookup_recipe(request, org, repo, suffix)
+        return recipe if isinstance(recipe, Response) else answer(request, recipe)
     except Exception as exc:
         refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
         if refused is None:
