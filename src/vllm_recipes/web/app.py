@@ -1,10 +1,6 @@
-"""The website and live JSON API as one Starlette application.
-
-``create_app(catalog)`` reads nothing from disk at request time (our static assets
-are read once, at start): every URL segment is a catalog lookup key, never part of a
-file path. Builder fragments, guides and live-API answers are kept in LRUs keyed by
-the request, so a page costs a dictionary lookup once warm.
-"""
+"""The website and live JSON API as one Starlette application. Nothing is read from disk at request time
+(static assets are read once, at start): every URL segment is a catalog lookup key, never part of a file
+path. Builder fragments, guides and live-API answers are kept in LRUs keyed by the request."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Our static assets, minified (readable sources, light pages) and fingerprinted in memory.
-
-``/static/app.<hash>.js`` names exact bytes, so it is cached for a year as ``immutable``;
-``/static/app.js`` (old links) is revalidated by ETag.
-"""
+"""Our static assets, minified (readable sources, light pages) and fingerprinted in memory:
+``/static/app.<hash>.js`` is cached for a year as ``immutable``; ``/static/app.js`` revalidates by ETag."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""For recipe authors: edit/report links, the validation-findings panel and last-good reloads.
-
-A recipe whose new version does not load, has validation errors or cannot render its default page
-keeps its last good version; the page then shows why.
-"""
+"""For recipe authors: edit/report links, the validation-findings panel and last-good reloads (a recipe
+whose new version does not load, has validation errors or cannot render its default page keeps its last
+good version; the page then shows why)."""
 
 from __future__ import annotations
 
@@ -134,12 +132,9 @@ UNBOUNDED = frozenset({"too-many-args", "too-many-nodes"})
 def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable[Finding],
                     renders: Callable[[Catalog, Recipe], object] | None = None
                     ) -> tuple[Catalog, dict[str, StaleRecipe]]:
-    """``fresh`` with every refused recipe replaced by its ``previous`` version.
-
-    Refused: its file does not load, has error findings, or ``renders(catalog, recipe)`` raises.
-    Without a previous version a loadable recipe is served as is, unless an :data:`UNBOUNDED`
-    finding leaves it out (its page then says why).
-    """
+    """``fresh`` with every refused recipe (its file does not load, has error findings, or ``renders(catalog,
+    recipe)`` raises) replaced by its ``previous`` version. Without one a loadable recipe is served as is,
+    unless an :data:`UNBOUNDED` finding leaves it out (its page then says why)."""
     by_file = _errors_by_file(fresh, findings)
     old = {r.rel_path: r for r in previous.recipes} if previous is not None else {}
     stale: dict[str, StaleRecipe] = {}

@@ -1,9 +1,6 @@
-"""The command builder as a view model: rows of pills and the command area.
-
-Every pill links to the canonical URL of the selection it leads to, computed by the same lenient state
-builder the target page runs, so the page works without JavaScript. The command text is
-``render.deployment.deployment_blocks``'s, as the CLI prints it.
-"""
+"""The command builder as a view model: rows of pills and the command area. Every pill links to the
+canonical URL of the selection it leads to (computed by the lenient state builder the target page runs, so
+the page works without JavaScript); the commands are ``render.deployment``'s, as the CLI prints them."""
 
 from __future__ import annotations
 
@@ -832,8 +829,7 @@ def env_names(texts: list[str], first: list[str]) -> list[str]:
     return list(seen)
 
 
-def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blocks: list[Block],
-                nav: Nav) -> list[BlockView]:
+def block_views(plan: Plan, blocks: list[Block], nav: Nav) -> list[BlockView]:
     out = [BlockView(b.key, b.title, b.text, b.kind, b.description) for b in blocks]
     if isinstance(plan, PdPlan):
         for bv in out:
@@ -887,7 +883,7 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
         card_title=title, verified=verified, hardware_note=hw_note,
         install=install_core(catalog, recipe, st.selection.variant_key, st.selection.hw_id, ctx.profile,
                              meta_for(ctx), st.install, tabs, st.selection.kv_offload),
-        blocks=block_views(catalog, recipe, st, plan, blocks, nav), all_text=deployment_text(blocks),
+        blocks=block_views(plan, blocks, nav), all_text=deployment_text(blocks),
         snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
         env_names=env_names(texts, [host_var, port_var]), explain=explain_json(catalog, plan),
     )

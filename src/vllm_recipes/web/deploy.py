@@ -1,6 +1,5 @@
 """The recipe page's "Deploy" tabs and ``/api/export``: both ask :func:`vllm_recipes.service.answers.export`
-like ``vllm-recipes export -o -`` and the MCP tool, so all give the same bytes for a selection.
-"""
+like ``vllm-recipes export -o -`` and the MCP tool, so all give the same bytes for a selection."""
 
 from __future__ import annotations
 

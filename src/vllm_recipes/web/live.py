@@ -1,9 +1,6 @@
-"""``serve --watch``: reload a recipe directory into the running app when its files change.
-
-A reload swaps the catalog (in a fresh ``Web``, so with every cache derived from it) and the authoring
-state, one assignment each, so a request sees the old or the new catalog, never a mix. Loading and
-validation run on the watcher thread; requests never wait for them.
-"""
+"""``serve --watch``: reload a recipe directory into the running app when its files change. A reload
+swaps the catalog (in a fresh ``Web``, so with every cache derived from it) and the authoring state, one
+assignment each: a request sees the old or the new catalog, never a mix, and never waits for a reload."""
 
 from __future__ import annotations
 

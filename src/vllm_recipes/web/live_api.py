@@ -1,10 +1,6 @@
-"""The live JSON API: the static build served from memory, plus ``/api/resolve``.
-
-The static files are the exact bytes ``build_api`` produces (what
-``vllm-recipes build-api`` writes), built once and kept in memory. Each file's
-ETag is a hash of its bytes, so a client revalidates with ``If-None-Match``
-and gets a 304 until the catalog changes.
-"""
+"""The live JSON API: the static files (the very bytes ``vllm-recipes build-api`` writes, built once and
+kept in memory; each one's ETag is a hash of its bytes, so a revalidation gets a 304 until the catalog
+changes), plus ``/api/resolve``."""
 
 from __future__ import annotations
 

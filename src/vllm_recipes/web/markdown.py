@@ -1,9 +1,7 @@
-"""Recipe guides: GitHub-flavoured Markdown -> sanitized HTML.
-
-Guides come from authors we do not control, so markdown-it-py's output always goes through nh3 with
-a fixed allowlist: no script, event handler, style attribute or ``javascript:`` link. Heading ids are
-the GitHub-style slugs ``vllm_recipes.i18n.sections`` computes (a stale translation links to them).
-"""
+"""Recipe guides: GitHub-flavoured Markdown -> sanitized HTML. Guides come from authors we do not control,
+so markdown-it-py's output always goes through nh3 with a fixed allowlist: no script, event handler, style
+attribute or ``javascript:`` link. Heading ids are ``i18n.sections``' GitHub-style slugs (stale
+translations link to them)."""
 
 from __future__ import annotations
 

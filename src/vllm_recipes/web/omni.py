@@ -1,6 +1,5 @@
 """The builder for omni recipes (ui.md "Omni recipes"): install, hardware, task, variant. The command
-is ``synth.omni.resolve_omni``'s, printed as the CLI prints it; snippets are per task type.
-"""
+is ``synth.omni.resolve_omni``'s, printed as the CLI prints it; snippets are per task type."""
 
 from __future__ import annotations
 
@@ -85,13 +84,9 @@ def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dic
 
 
 def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """ui.md "Task (or the recipe's task axes)": ``[(axis, label, [(value, label)...])...]``.
-
-    ``omni.task_axes`` names the axes (a list of keys or ``{key, label, values}`` maps, or a map
-    ``key -> label | {label, values}``; ``values`` a list or a ``value -> label`` map); without it
-    the axes are the keys of the tasks' own ``axes`` maps. Axis rows replace the Task row only when
-    every task has a value on every axis and no two tasks share all values; else ``[]``.
-    """
+    """ui.md "Task (or the recipe's task axes)": ``[(axis, label, [(value, label)...])...]``, the axes
+    of ``omni.task_axes`` (see :func:`_axis_specs`), or ``[]`` unless every task has a value on every axis
+    and no two tasks share all values."""
     specs = _axis_specs(omni.get("task_axes"), tasks)
     if not specs or len(tasks) < 2 or not _axes_tell_tasks_apart(specs, tasks):
         return []
@@ -106,7 +101,8 @@ def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str,
 
 
 def _axis_specs(decl: Any, tasks: list[OmniTask]) -> list[tuple[str, Any]]:
-    """``(axis key, its declaration)`` from ``omni.task_axes``, else the keys of the tasks' ``axes``."""
+    """``(axis key, its declaration)`` from ``omni.task_axes`` (a list of keys or ``{key, label, values}`` maps,
+    or a map ``key -> label | {label, values}``), else the keys of the tasks' own ``axes`` maps."""
     specs: list[tuple[str, Any]] = []
     if is_map(decl):
         specs = [(str(k), v) for k, v in decl.items()]

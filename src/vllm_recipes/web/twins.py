@@ -1,7 +1,5 @@
-"""The JSON twin of every HTML page (``Accept: application/json`` or a ``.json`` path; the table is in
-docs/agents.md), and the generated ``llms.txt`` files. Each twin is built from the very objects its
-page renders, so page and JSON cannot disagree.
-"""
+"""The JSON twin of every HTML page (``Accept: application/json`` or a ``.json`` path; docs/agents.md),
+built from the very objects its page renders, so page and JSON cannot disagree."""
 
 from __future__ import annotations
 
