@@ -83,23 +83,6 @@ def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dic
     return q
 
 
-def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """ui.md "Task (or the recipe's task axes)": ``[(axis, label, [(value, label)...])...]``, the axes
-    of ``omni.task_axes`` (see :func:`_axis_specs`), or ``[]`` unless every task has a value on every axis
-    and no two tasks share all values."""
-    specs = _axis_specs(omni.get("task_axes"), tasks)
-    if not specs or len(tasks) < 2 or not _axes_tell_tasks_apart(specs, tasks):
-        return []
-    out = []
-    for k, spec in specs:
-        label = spec if isinstance(spec, str) else str(get(spec, "label") or k.replace("_", " ").title())
-        names = _value_names(get(spec, "values"))
-        used = list(dict.fromkeys(str(as_map(t.axes).get(k)) for t in tasks))
-        order = [v for v in names if v in used] + [v for v in used if v not in names]
-        out.append((k, label, [(v, names.get(v) or v.replace("_", " ").title()) for v in order]))
-    return out
-
-
 def _axis_specs(decl: Any, tasks: list[OmniTask]) -> list[tuple[str, Any]]:
     """``(axis key, its declaration)`` from ``omni.task_axes`` (a list of keys or ``{key, label, values}`` maps,
     or a map ``key -> label | {label, values}``), else the keys of the tasks' own ``axes`` maps."""
@@ -144,22 +127,28 @@ def _value_names(declared: Any) -> dict[str, str]:
 
 def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,
                href: Callable[..., str]) -> list[Row]:
-    axes = task_axes(omni, tasks)
-    if not axes or current is None:
+    """ui.md "Task (or the recipe's task axes)": a row per axis of ``omni.task_axes``, or ``[]`` unless every
+    task has a value on every axis and no two tasks share all values."""
+    specs = _axis_specs(omni.get("task_axes"), tasks)
+    if not specs or len(tasks) < 2 or current is None or not _axes_tell_tasks_apart(specs, tasks):
         return []
-    cur = {k: str(as_map(current.axes).get(k)) for k, _, _ in axes}
+    cur = {k: str(as_map(current.axes).get(k)) for k, _ in specs}
     rows = []
-    for k, label, values in axes:
+    for k, spec in specs:
+        names = _value_names(get(spec, "values"))
+        used = list(dict.fromkeys(str(as_map(t.axes).get(k)) for t in tasks))
         pills = []
-        for v, vlabel in values:
+        for v in [v for v in names if v in used] + [v for v in used if v not in names]:
             cands = [t for t in tasks if str(as_map(t.axes).get(k)) == v]
             # the task keeping most of the other current axis values (ties: declaration order)
-            best = max(cands, key=lambda t: (sum(str(as_map(t.axes).get(o)) == cur[o] for o, _, _ in axes if o != k),
+            best = max(cands, key=lambda t: (sum(str(as_map(t.axes).get(o)) == cur[o] for o, _ in specs if o != k),
                                              -t.index))
             title = str(best.label or best.key)
             if best.description:
                 title += ": " + str(best.description)
-            pills.append(Pill(vlabel, href=href(task=str(best.key)), active=cur[k] == v, key=v, title=title))
+            pills.append(Pill(names.get(v) or v.replace("_", " ").title(), href=href(task=str(best.key)),
+                              active=cur[k] == v, key=v, title=title))
+        label = spec if isinstance(spec, str) else str(get(spec, "label") or k.replace("_", " ").title())
         rows.append(Row(f"axis-{k}", label, pills))
     return rows
 
