@@ -679,18 +679,6 @@ def platform_names(profile: Mapping[str, Any], meta: DockerMeta) -> set[str]:
     return {n for n in (brand.lower(), meta.brand_key, platform, g) if n}
 
 
-def _dep_matches(dep: Mapping[str, Any], names: set[str], method: str) -> bool:
-    def norm(v: Any) -> list[str]:
-        return [str(x).lower() for x in as_list(v)] if isinstance(v, list | tuple) else \
-            ([str(v).lower()] if v else [])
-
-    brands = norm(dep.get("brands")) + norm(dep.get("brand"))
-    if brands and not names & set(brands):
-        return False
-    methods = norm(dep.get("install")) + norm(dep.get("tab")) + norm(dep.get("method"))
-    return not methods or method in methods
-
-
 def install_core(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str, profile: Mapping[str, Any],
                  meta: DockerMeta, method: str, tabs: list[Pill], kv_offload: str | None) -> InstallView | None:
     """The install block (ui.md "Command area"; json-api.md §5.3 by brand) for one hardware and method."""
@@ -759,14 +747,19 @@ def _with_override_note(note: str, r: Mapping[str, Any], profile: Mapping[str, A
 
 
 def _install_extras(block: Mapping[str, Any], names: set[str], method: str) -> list[InstallExtra]:
-    """The install block's extra dependencies that apply to this platform and method."""
+    """The install block's extra dependencies that apply to this platform (``brand``/``brands``) and method
+    (``install``/``tab``/``method``), each a name or a list."""
+    def listed(dep: Mapping[str, Any], *keys: str) -> set[str]:
+        values = [dep.get(k) for k in keys]
+        return {str(x).lower() for v in values for x in (v if isinstance(v, list | tuple) else [v] if v else [])}
+
     extras = []
     for dep in as_list(block.get("extras")):
         if isinstance(dep, str):
             extras.append(InstallExtra("", dep, "", False))
-        elif is_map(dep) and _dep_matches(dep, names, method):
-            cmd = dep.get("command")
-            if isinstance(cmd, str) and cmd:
+        elif is_map(dep) and isinstance(cmd := dep.get("command"), str) and cmd:
+            brands, methods = listed(dep, "brands", "brand"), listed(dep, "install", "tab", "method")
+            if (not brands or names & brands) and (not methods or method in methods):
                 extras.append(InstallExtra(str(dep.get("label") or ""), cmd, str(dep.get("note") or ""),
                                            dep.get("optional") is True))
     return extras
@@ -867,23 +860,20 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
 
     blocks = deployment_blocks(ctx, plan, st.install)
     host_var, port_var, port = target_vars(plan)
-    model = ctx.model_id
     snippets = []
     for key, title, tpl in (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE),
                             ("bench", "Bench", BENCH_TEMPLATE)):
-        t = fill(tpl, model=model)
+        t = fill(tpl, model=ctx.model_id)
         snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
-    hw_note = hardware_note(recipe, st.selection.hw_id)
-    texts = [b.text for b in blocks]
     tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == st.install,
                  key=t) for t in st.install_tabs]
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
-        card_title=title, verified=verified, hardware_note=hw_note,
+        card_title=title, verified=verified, hardware_note=hardware_note(recipe, st.selection.hw_id),
         install=install_core(catalog, recipe, st.selection.variant_key, st.selection.hw_id, ctx.profile,
                              meta_for(ctx), st.install, tabs, st.selection.kv_offload),
         blocks=block_views(plan, blocks, nav), all_text=deployment_text(blocks),
         snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
-        env_names=env_names(texts, [host_var, port_var]), explain=explain_json(catalog, plan),
+        env_names=env_names([b.text for b in blocks], [host_var, port_var]), explain=explain_json(catalog, plan),
     )
