@@ -261,14 +261,11 @@ def not_found(request: Request, recipe_like: bool = False) -> Response:
     web = _web(request)
     if answers_json(request.url.path):
         return json_error(404, "Not found.")
-    segs = [s for s in request.url.path.split("/") if s]
-    suggestions = []
-    broken = None
-    if recipe_like and len(segs) == 2:
-        suggestions = web.catalog.close_matches("/".join(segs), n=3)
-        broken = web.catalog.load_error_for("/".join(segs))
-    html = web.render("not_found.html", recipe_like=recipe_like, path="/".join(segs), suggestions=suggestions,
-                      broken=str(broken) if broken else None)
+    path = "/".join(s for s in request.url.path.split("/") if s)
+    org_repo = recipe_like and path.count("/") == 1
+    broken = web.catalog.load_error_for(path) if org_repo else None
+    html = web.render("not_found.html", recipe_like=recipe_like, path=path, broken=str(broken) if broken else None,
+                      suggestions=web.catalog.close_matches(path, n=3) if org_repo else [])
     return HTMLResponse(html, status_code=404)
 
 

@@ -52,19 +52,17 @@ class StaticApi:
             log.warning("static JSON API build: %s", self.error)
 
     def build(self) -> dict[str, bytes]:
+        """The files: the background build's, else (none, or that process died) built here."""
         if self._files is None:
             with self._lock:
                 if self._files is None:
-                    self._files = self._take_or_build()
+                    got = None
+                    if self._elsewhere is not None:
+                        with contextlib.suppress(ChildProcessError, RuntimeError):  # (logged by _arrived)
+                            got = self._elsewhere.result()
+                    files, self.error = got or build_files(self.catalog, self.jobs)
+                    self._files = files
         return self._files
-
-    def _take_or_build(self) -> dict[str, bytes]:
-        if self._elsewhere is not None:
-            with contextlib.suppress(ChildProcessError, RuntimeError):  # (logged by _arrived)
-                files, self.error = self._elsewhere.result()
-                return files
-        files, self.error = build_files(self.catalog, self.jobs)
-        return files
 
     def get(self, path: str) -> tuple[bytes, str] | None:
         """``(bytes, etag)`` for an API path like ``models.json`` (no leading slash)."""

@@ -45,10 +45,6 @@ _STYLED = frozenset(re.findall(r"\.hl \.([\w-]+)", (Path(__file__).parent / "sta
 #: a token the stylesheet does not colour (whitespace, names, punctuation) needs no markup:
 #: it would only weigh the page (a long bash guide is half spans)
 _TOKEN_SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
-
-
-def _unstyled_plain(m: re.Match[str]) -> str:
-    return m.group(0) if m.group(1) in _STYLED else m.group(2)
 MAX_GUIDE_CHARS = 1_000_000
 
 
@@ -61,7 +57,8 @@ def _highlight(code: str, lang: str, _attrs: Any) -> str:
         lexer = get_lexer_by_name(name)
     except ClassNotFound:
         return ""
-    body = _TOKEN_SPAN.sub(_unstyled_plain, _pyg_highlight(code, lexer, _FORMATTER))
+    body = _TOKEN_SPAN.sub(lambda m: m.group(0) if m.group(1) in _STYLED else m.group(2),
+                           _pyg_highlight(code, lexer, _FORMATTER))
     safe = "".join(c for c in name if c.isalnum() or c in "-_+")
     return f'<pre class="hl"><code class="language-{safe}">{body}</code></pre>\n'
 
