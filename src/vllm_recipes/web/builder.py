@@ -5,7 +5,7 @@ the page works without JavaScript); the commands are ``render.deployment``'s, as
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -679,6 +679,11 @@ def platform_names(profile: Mapping[str, Any], meta: DockerMeta) -> set[str]:
     return {n for n in (brand.lower(), meta.brand_key, platform, g) if n}
 
 
+def install_pills(tabs: Sequence[str], current: str, href: Callable[..., str]) -> list[Pill]:
+    return [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t), active=t == current, key=t)
+            for t in tabs]
+
+
 def install_core(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str, profile: Mapping[str, Any],
                  meta: DockerMeta, method: str, tabs: list[Pill], kv_offload: str | None) -> InstallView | None:
     """The install block (ui.md "Command area"; json-api.md §5.3 by brand) for one hardware and method."""
@@ -866,13 +871,12 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
         t = fill(tpl, model=ctx.model_id)
         snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
-    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == st.install,
-                 key=t) for t in st.install_tabs]
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
         card_title=title, verified=verified, hardware_note=hardware_note(recipe, st.selection.hw_id),
         install=install_core(catalog, recipe, st.selection.variant_key, st.selection.hw_id, ctx.profile,
-                             meta_for(ctx), st.install, tabs, st.selection.kv_offload),
+                             meta_for(ctx), st.install, install_pills(st.install_tabs, st.install, nav.href),
+                             st.selection.kv_offload),
         blocks=block_views(plan, blocks, nav), all_text=deployment_text(blocks),
         snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
         env_names=env_names([b.text for b in blocks], [host_var, port_var]), explain=explain_json(catalog, plan),

@@ -29,6 +29,7 @@ from .builder import (
     fill,
     hardware_note,
     install_core,
+    install_pills,
     per_gpu,
     variant_pills,
 )
@@ -168,8 +169,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     variant = variant_or_default(recipe.data, osel.variant_key)
     profile = as_map(catalog.hardware_profiles.get(osel.hw_id))
     status = as_map(get(recipe.meta, "hardware"))
-    rows = [Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
-                                            active=osel.install == t, key=t) for t in osel.install_tabs]),
+    rows = [Row("install", "Install", install_pills(osel.install_tabs, osel.install, href)),
             brand_hardware_row(catalog, status,
                                lambda hw: _hardware_pill(catalog, recipe, osel, variant, status, href, hw))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
@@ -188,7 +188,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
-    view = CommandAreaView(
+    return CommandAreaView(
         hf_id=recipe.hf_id, url=recipe_url(recipe.hf_id, {**params, **extra}), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
         all_text=shown, snippets=[_curl_snippet(osel.task, plan.model_id, port)], host_var="VLLM_HOST",
@@ -196,8 +196,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
         explain=sections_json(explain_omni(catalog, plan)),
         install=install_core(catalog, recipe, osel.variant_key, osel.hw_id, profile, rendered.meta, osel.install,
                              [], None),
-    )
-    return view, notices
+    ), notices
 
 
 def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list[str]]:
