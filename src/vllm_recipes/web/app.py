@@ -27,6 +27,7 @@ from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import fails_validation, recipe_errors, usable_catalog
+from vllm_recipes.jsvalues import as_list
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.render.unsafe import UnsafeValue
 from vllm_recipes.select.request import SelectionError
@@ -452,19 +453,14 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
         from vllm_recipes.i18n import translated_header
 
         header = translated_header(recipe, available[lang])
-    card = web.index.by_id.get(recipe.hf_id)
-    related = []
     listed = recipe.meta.get("related_recipes")  # display-only: any type validates (with a warning)
-    for rid in listed if isinstance(listed, list | tuple) else ():
-        if isinstance(rid, str):
-            other = web.catalog.recipe(rid)
-            related.append((rid, "/" + other.hf_id if other else None))
+    related = [(rid, "/" + other.hf_id if (other := web.catalog.recipe(rid)) else None)
+               for rid in as_list(listed) if isinstance(rid, str)]
     from .authoring import page_authoring
 
     authoring = page_authoring(request.app.state, str(request.base_url), web.catalog, recipe, url)
-    html = web.render("recipe.html", recipe=recipe, card=card, builder=Markup(builder_html), url=url,
-                      authoring=authoring,
-                      guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
+    html = web.render("recipe.html", recipe=recipe, card=web.index.by_id.get(recipe.hf_id), url=url,
+                      builder=Markup(builder_html), authoring=authoring, guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
                       page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(
                           header["description"].text if header and "description" in header
                           else str(recipe.meta.get("description") or ""))))
