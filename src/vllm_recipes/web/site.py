@@ -16,8 +16,7 @@ from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_q
 from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
-SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
-                                      ("name", "Name"))
+SORTS = {"released": "Released", "updated": "Updated", "size": "Size", "name": "Name"}
 #: the browse page's filter rows and their labels
 BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
                "hw": "Verified on", "provider": "Provider"}
@@ -148,15 +147,12 @@ class SiteIndex:
         query = (params.get("q") or "").strip()[:200]
         selected = {row: list(dict.fromkeys(v.strip() for v in (params.get(row) or "").split(",") if v.strip()))[:50]
                     for row in BROWSE_ROWS}
-        sort = params.get("sort") or "released"
-        if sort not in dict(SORTS):
-            sort = "released"
+        sort = str(params.get("sort")) if params.get("sort") in SORTS else "released"
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
-        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS]
-        clear = _browse_href(query, {}, "released")
-        return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
+        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS.items()]
+        return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
                    sort: str) -> tuple[str, str, list[Chip]]:
