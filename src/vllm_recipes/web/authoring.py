@@ -140,9 +140,7 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
     stale: dict[str, StaleRecipe] = {}
     recipes: list[Recipe] = []
     left_out: list[Finding] = []
-    seen: set[str] = set()
     for r in fresh.recipes:
-        seen.add(r.rel_path)
         errors = by_file.get(r.rel_path) or []
         unbounded = [f for f in errors if f.code in UNBOUNDED]
         if unbounded and r.rel_path not in old:
@@ -160,6 +158,7 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
             stale[prior.hf_id] = StaleRecipe(prior.hf_id, r.rel_path, tuple(errors))
         else:
             recipes.append(r)
+    seen = {r.rel_path for r in fresh.recipes}
     for rel, errors in by_file.items():
         prior = old.get(rel)
         if rel not in seen and prior is not None and any(f.code == "yaml" for f in errors):

@@ -85,8 +85,7 @@ class SecurityMiddleware:
         qs: bytes = scope.get("query_string", b"")
         problem: tuple[int, str, str | None] | None = None
         if len(path) > MAX_PATH or len(qs) > MAX_QUERY:
-            what = "path" if len(path) > MAX_PATH else "query string"
-            limit = MAX_PATH if len(path) > MAX_PATH else MAX_QUERY
+            what, limit = ("path", MAX_PATH) if len(path) > MAX_PATH else ("query string", MAX_QUERY)
             problem = (414, f"The {what} is too long (limit {limit:,} characters).", None)
         elif "\x00" in path:  # no file or recipe name holds NUL; file APIs raise on it
             problem = (400, "The path contains a NUL byte.", None)
