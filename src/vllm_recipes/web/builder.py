@@ -342,8 +342,7 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
         pill = Pill(_label(s, spec), active=s == sel.strategy, key=s,
                     mark="Recommended" if s == st.recommended_strategy else "")
         if not is_strategy_supported_on_hardware(r, s, profile, sel.hw_id):
-            pill.disabled = True
-            pill.title = f"Not supported on {hw_name} for this recipe."
+            pill.disabled, pill.title = True, f"Not supported on {hw_name} for this recipe."
         else:
             changes: dict[str, str | None] = {"strategy": s}
             if s == "pd_cluster" or sel.strategy == "pd_cluster":
@@ -353,8 +352,7 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
             url, target, notices = nav.target(**changes)
             if target is not None and target.selection.strategy != s:
                 # the page would refuse it (e.g. pd_cluster on hardware that cannot scale out)
-                pill.disabled = True
-                pill.title = notices[-1] if notices else f"Not available on {hw_name} here."
+                pill.disabled, pill.title = True, notices[-1] if notices else f"Not available on {hw_name} here."
             else:
                 pill.href = url
                 pill.title = str(spec.get("description") or "")
@@ -559,17 +557,14 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
                   for n in range(1, MAX_NODES + 1)]
         row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts, compact=True)
         if len(modes) > 1:
-            cur_mode = rp.meta.get("parallelism")
             row.subrows.append(Row(f"pd-{role}-mode", f"{role.capitalize()} mode", [
                 Pill(m.upper(), href=nav.href(**{f"{role}_mode": m, f"{role}_nodes": None, f"{role}_rank": None}),
-                     active=m == cur_mode, key=f"{role}-{m}") for m in modes]))
+                     active=m == rp.meta.get("parallelism"), key=f"{role}-{m}") for m in modes]))
         pool = rp.meta.get("poolGpus")
         totals.append((role, nodes, pool if is_number(pool) else nodes * gpn))
         rows.append(row)
-    total_nodes = sum(t[1] for t in totals)
-    total_gpus = sum(t[2] for t in totals)
     rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({gpus(g)})" for role, n, g in totals) + \
-        f" = {total_nodes} nodes, {gpus(total_gpus)}"
+        f" = {sum(t[1] for t in totals)} nodes, {gpus(sum(t[2] for t in totals))}"
     routers = pd_router_choices(catalog, recipe)
     if len(routers) > 1:
         specs = as_map(get(catalog.strategies.get("pd_cluster"), "routers"))
