@@ -443,9 +443,9 @@ def _lang(request: Request, recipe: Recipe) -> tuple[str | None, dict[str, Any]]
 
 def recipe_page(request: Request, recipe: Recipe) -> Response:
     web = _web(request)
-    lang, available = _lang(request, recipe)
     if twins.wants_json(request):
-        return recipe_twin(request, recipe, lang)
+        return recipe_twin(request, recipe)
+    lang, available = _lang(request, recipe)
     builder_html, url, status = _builder(request, recipe)
     guide_html, page_notice = web.guide(recipe.hf_id, lang)
     header = None
@@ -468,10 +468,10 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
     return _negotiated(HTMLResponse(html, status_code=status, headers=headers))
 
 
-def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
+def recipe_twin(request: Request, recipe: Recipe) -> Response:
     """The recipe page's state at the URL's selection, as JSON (lenient, like the page)."""
     web = _web(request)
-    items = _query_items(request, drop=("lang",))
+    items, lang = _query_items(request, drop=("lang",)), _lang(request, recipe)[0]
     try:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
@@ -503,19 +503,6 @@ def _is_dot(*segments: str) -> bool:
     return any(seg in (".", "..") for seg in segments)
 
 
-@off_loop
-def page_twin(request: Request) -> Response:
-    """``/{org}/{repo}/page.json``: a recipe page's JSON twin."""
-    return _recipe_answer(request, lambda rq, recipe: recipe_twin(rq, recipe, _lang(rq, recipe)[0]), "/page.json")
-
-
-@off_loop
-def builder_route(request: Request) -> Response:
-    """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
-    return _recipe_answer(request, builder_fragment, "/builder")
-
-
-@off_loop
 def top_json(request: Request) -> Response:
     """``/{name}.json``: a static API file of that name, else a provider page's JSON twin."""
     name = request.path_params["name"]
@@ -525,37 +512,34 @@ def top_json(request: Request) -> Response:
     return provider_page(request, name, ".json")
 
 
-@off_loop
 def api_file(request: Request) -> Response:
     """Any other ``*.json`` path: a file of the static JSON API."""
     return static_json(request, request.path_params["path"] + ".json")
 
 
-@off_loop
 def provider_route(request: Request) -> Response:
     org = request.path_params["org"]
     return not_found(request) if _is_dot(org) else provider_page(request, org)
 
 
-@off_loop
-def recipe_route(request: Request) -> Response:
-    return _recipe_answer(request, recipe_page)
+def recipe_route(answer: Callable[[Request, Recipe], Response], suffix: str = "") -> Callable[[Request], Any]:
+    """The endpoint of ``/{org}/{repo}{suffix}``: ``answer`` for the recipe there (else a redirect or a 404);
+    a recipe that fails validation gets its refusal page, never a 500."""
 
+    def endpoint(request: Request) -> Response:
+        org, repo = request.path_params["org"], request.path_params["repo"]
+        if _is_dot(org, repo):
+            return not_found(request)
+        try:
+            recipe = _lookup_recipe(request, org, repo, suffix)
+            return recipe if isinstance(recipe, Response) else answer(request, recipe)
+        except Exception as exc:
+            refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
+            if refused is None:
+                raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
+            return refused
 
-def _recipe_answer(request: Request, answer: Callable[[Request, Recipe], Response], suffix: str = "") -> Response:
-    """``answer`` for the recipe at ``/{org}/{repo}{suffix}`` (else a redirect or a 404); a recipe that fails
-    validation gets its refusal page, never a 500."""
-    org, repo = request.path_params["org"], request.path_params["repo"]
-    if _is_dot(org, repo):
-        return not_found(request)
-    try:
-        recipe = _lookup_recipe(request, org, repo, suffix)
-        return recipe if isinstance(recipe, Response) else answer(request, recipe)
-    except Exception as exc:
-        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
-        if refused is None:
-            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
-        return refused
+    return off_loop(endpoint)
 
 
 def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Response | None:
@@ -635,12 +619,12 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
             Route("/search.json", search_index),
         ]),
         Route("/static/{name}", static_asset),
-        Route("/{org}/{repo}/page.json", page_twin),
-        Route("/{org}/{repo}/builder", builder_route),
-        Route("/{name}.json", top_json),
-        Route("/{path:path}.json", api_file),
-        Route("/{org}", provider_route),
-        Route("/{org}/{repo}", recipe_route),
+        Route("/{org}/{repo}/page.json", recipe_route(recipe_twin, "/page.json")),
+        Route("/{org}/{repo}/builder", recipe_route(builder_fragment, "/builder")),  # swapped in by the page script
+        Route("/{name}.json", off_loop(top_json)),
+        Route("/{path:path}.json", off_loop(api_file)),
+        Route("/{org}", off_loop(provider_route)),
+        Route("/{org}/{repo}", recipe_route(recipe_page)),
         Route("/{path:path}", elsewhere),
     ]
     from starlette.exceptions import HTTPException
