@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from jinja2 import Environment, FileSystemLoader, Template
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vllm_recipes.service.url import MAX_QUERY, MAX_VALUE
@@ -110,13 +111,9 @@ class SecurityMiddleware:
         if problem is not None:
             status, text, param = problem
             if answers_json(path):
-                body = json.dumps(error_fields(text, param)).encode()
-                ctype = b"application/json"
+                body, ctype = json.dumps(error_fields(text, param)), "application/json"
             else:
-                body = error_html(status, text).encode()
-                ctype = b"text/html; charset=utf-8"
-            await send_with_headers({"type": "http.response.start", "status": status, "headers": [
-                (b"content-type", ctype), (b"content-length", str(len(body)).encode())]})
-            await send_with_headers({"type": "http.response.body", "body": body})
+                body, ctype = error_html(status, text), "text/html; charset=utf-8"
+            await Response(body, status, {"content-type": ctype})(scope, receive, send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)
