@@ -128,9 +128,7 @@ class SiteIndex:
         if row == "provider":
             p = self.providers.get(value)
             return p.name if p else value
-        if row == "precision":
-            return value.upper()
-        return value.upper() if row == "arch" and len(value) <= 4 else value.title() if row == "arch" else value
+        return value.upper() if row == "precision" or len(value) <= 4 else value.title()  # precision, arch
 
     @cached_property
     def search_index(self) -> dict[str, Any]:
