@@ -96,7 +96,7 @@ def test_help_texts_point_at_the_reference(command: str) -> None:
 
 
 def test_the_openapi_description_points_at_the_reference() -> None:
-    from vllm_recipes.web.live_api import openapi_spec
+    from vllm_recipes.web.openapi import openapi_spec
 
     text = str(openapi_spec())
     cited = DOC_PATH.findall(text)

@@ -17,7 +17,7 @@ from vllm_recipes.select.params import BY_NAME, PARAMS, URL_PARAMS
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service.params import openapi_parameters
 from vllm_recipes.service.url import encode, parse_params
-from vllm_recipes.web.live_api import openapi_spec
+from vllm_recipes.web.openapi import openapi_spec
 
 
 def _click_options() -> dict[str, click.Option]:

@@ -1,10 +1,6 @@
-"""The website and live JSON API as one Starlette application.
-
-``create_app(catalog)`` reads nothing from disk at request time (our static assets
-are read once, at start): every URL segment is a catalog lookup key, never part of a
-file path. Builder fragments, guides and live-API answers are kept in LRUs keyed by
-the request, so a page costs a dictionary lookup once warm.
-"""
+"""The website and live JSON API as one Starlette application. Nothing is read from disk at request time
+(static assets are read once, at start): every URL segment is a catalog lookup key, never part of a file
+path. Builder fragments, guides and live-API answers are kept in LRUs keyed by the request."""
 
 from __future__ import annotations
 
@@ -31,6 +27,7 @@ from vllm_recipes.api.llms import llms_files
 from vllm_recipes.catalog import Catalog, Recipe, load_catalog
 from vllm_recipes.catalog.parsecache import cache_dir, private_dir
 from vllm_recipes.catalog.usable import fails_validation, recipe_errors, usable_catalog
+from vllm_recipes.jsvalues import as_list
 from vllm_recipes.lint.vllm_plan import lint_plan
 from vllm_recipes.render.unsafe import UnsafeValue
 from vllm_recipes.select.request import SelectionError
@@ -51,11 +48,11 @@ from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, openapi_spec, resolve_payload
+from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
-from .security import SecurityMiddleware, answers_json, error_html
+from .security import SecurityMiddleware, answers_json, error_fields, error_html
 from .site import SiteIndex, fmt_int
 
 log = logging.getLogger("vllm_recipes.web")
@@ -69,11 +66,8 @@ Body = tuple[list[str], str, str, int]
 
 
 def template_bytecode_cache() -> BytecodeCache | None:
-    """Compiled templates kept between starts (Jinja's own cache, keyed by each template's source).
-
-    Compiling the page templates is most of the first request's cost on a fresh
-    process (~0.1-0.2 s); it lives beside the parse cache and is off with it.
-    """
+    """Compiled templates kept between starts, beside the parse cache (off with it): compiling them is
+    most of a fresh process's first request (~0.1-0.2 s)."""
     folder = cache_dir()
     if folder is None or not private_dir(folder) or not private_dir(folder / "templates"):
         return None  # (compiled templates are code: never from a directory others can write)
@@ -113,21 +107,12 @@ class Web:
     @cached_property
     def openapi_json(self) -> bytes:
         """The OpenAPI document (made when first asked for: nothing on the way to the first page needs it)."""
-        spec = openapi_spec()
-        spec["paths"].update(twins.openapi_paths())
-        spec["paths"]["/api/health"] = {"get": {
-            "summary": "Liveness and whether the static JSON API is built",
-            "responses": {"200": {"description": "`ok`, `warm`, `recipes`, `api`, `warm_error`.",
-                                  "content": {"application/json": {"schema": {"type": "object"}}}}}}}
-        return json.dumps(spec, indent=2).encode()
+        from .openapi import openapi_spec
+
+        return json.dumps(openapi_spec(), indent=2).encode()
 
     def render(self, name: str, **ctx: Any) -> str:
         return self.env.get_template(name).render(**ctx)
-
-    def health(self) -> dict[str, Any]:
-        """Liveness, and whether the static API is built (``/api/health``)."""
-        return {"ok": True, "warm": self.api.ready, "recipes": len(self.catalog.recipes), "api": self.api.ready,
-                "warm_error": self.api.error}
 
     def warm(self) -> None:
         """Build the static API and render every recipe's default page once, before serving (blocking)."""
@@ -143,12 +128,8 @@ class Web:
     # --- translations ------------------------------------------------------------------------
 
     def translations_of(self, recipe: Recipe) -> dict[str, Any]:
-        """The checked translations of one recipe, by language (what its page needs).
-
-        Only its own: checking a translation renders every offered selection of its
-        recipe (~1 s for a large one), so the first page of any recipe used to pay
-        for every translated recipe of the catalog.
-        """
+        """The checked translations of one recipe, by language: only its own, as checking one renders
+        every offered selection of its recipe (~1 s for a large one)."""
         got = self._translations.get(recipe.hf_id)
         if got is None:
             try:
@@ -221,7 +202,6 @@ class Web:
             parts.append(text)
         return md.sanitize("\n".join(parts)), page_notice(recipe, t)
 
-
     # --- the live API ------------------------------------------------------------------------------
 
     def _answer(self, kind: str, items: Items) -> Reply:
@@ -237,8 +217,7 @@ class Web:
             log_failure(exc, self.catalog, dict(items).get("model"), "%s failed for %s", kind, items)
             if kind == "export":
                 return export_error(422, f"The deployment could not be exported: {type(exc).__name__}: {exc}")
-            status, body = 422, json.dumps({"error": f"{failure}: {type(exc).__name__}: {exc}", "param": None,
-                                            "choices": []})
+            status, body = 422, json.dumps(error_fields(f"{failure}: {type(exc).__name__}: {exc}"))
         headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
         return Reply(status, body, "application/json", headers)
 
@@ -255,7 +234,7 @@ def _query_items(request: Request, drop: tuple[str, ...] = ()) -> Items:
 
 
 def json_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
-    return JSONResponse({"error": message, "param": None, "choices": []}, status_code=status, headers=headers)
+    return JSONResponse(error_fields(message), status_code=status, headers=headers)
 
 
 def error_page(request: Request, status: int, message: str) -> Response:
@@ -283,14 +262,11 @@ def not_found(request: Request, recipe_like: bool = False) -> Response:
     web = _web(request)
     if answers_json(request.url.path):
         return json_error(404, "Not found.")
-    segs = [s for s in request.url.path.split("/") if s]
-    suggestions = []
-    broken = None
-    if recipe_like and len(segs) == 2:
-        suggestions = web.catalog.close_matches("/".join(segs), n=3)
-        broken = web.catalog.load_error_for("/".join(segs))
-    html = web.render("not_found.html", recipe_like=recipe_like, path="/".join(segs), suggestions=suggestions,
-                      broken=str(broken) if broken else None)
+    path = "/".join(s for s in request.url.path.split("/") if s)
+    org_repo = recipe_like and path.count("/") == 1
+    broken = web.catalog.load_error_for(path) if org_repo else None
+    html = web.render("not_found.html", recipe_like=recipe_like, path=path, broken=str(broken) if broken else None,
+                      suggestions=web.catalog.close_matches(path, n=3) if org_repo else [])
     return HTMLResponse(html, status_code=404)
 
 
@@ -391,7 +367,11 @@ async def openapi(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    return JSONResponse(_web(request).health(), headers={"Cache-Control": "no-store"})
+    """Liveness, and whether the static API is built."""
+    web = _web(request)
+    ready = web.api.ready
+    return JSONResponse({"ok": True, "warm": ready, "recipes": len(web.catalog.recipes), "api": ready,
+                         "warm_error": web.api.error}, headers={"Cache-Control": "no-store"})
 
 
 async def static_asset(request: Request) -> Response:
@@ -404,10 +384,9 @@ async def static_asset(request: Request) -> Response:
                    {"Cache-Control": IMMUTABLE if immutable else REVALIDATE})
 
 
-@off_loop
-def api_answer(request: Request) -> Response:
+def api_answer(kind: str, request: Request) -> Response:
     """``/api/resolve``, ``/api/fit``, ``/api/perf``, ``/api/recommend`` and ``/api/export``."""
-    reply = _web(request).answer(request.url.path.removeprefix("/api/"), _query_items(request))
+    reply = _web(request).answer(kind, _query_items(request))
     return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=reply.headers)
 
 
@@ -462,15 +441,11 @@ def _lang(request: Request, recipe: Recipe) -> tuple[str | None, dict[str, Any]]
     return lang, available
 
 
-def recipe_page(request: Request, org: str, repo: str) -> Response:
+def recipe_page(request: Request, recipe: Recipe) -> Response:
     web = _web(request)
-    found = _lookup_recipe(request, org, repo)
-    if isinstance(found, Response):
-        return found
-    recipe = found
-    lang, available = _lang(request, recipe)
     if twins.wants_json(request):
-        return recipe_twin(request, recipe, lang)
+        return recipe_twin(request, recipe)
+    lang, available = _lang(request, recipe)
     builder_html, url, status = _builder(request, recipe)
     guide_html, page_notice = web.guide(recipe.hf_id, lang)
     header = None
@@ -478,19 +453,14 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
         from vllm_recipes.i18n import translated_header
 
         header = translated_header(recipe, available[lang])
-    card = web.index.by_id.get(recipe.hf_id)
-    related = []
     listed = recipe.meta.get("related_recipes")  # display-only: any type validates (with a warning)
-    for rid in listed if isinstance(listed, list | tuple) else ():
-        if isinstance(rid, str):
-            other = web.catalog.recipe(rid)
-            related.append((rid, "/" + other.hf_id if other else None))
+    related = [(rid, "/" + other.hf_id if (other := web.catalog.recipe(rid)) else None)
+               for rid in as_list(listed) if isinstance(rid, str)]
     from .authoring import page_authoring
 
     authoring = page_authoring(request.app.state, str(request.base_url), web.catalog, recipe, url)
-    html = web.render("recipe.html", recipe=recipe, card=card, builder=Markup(builder_html), url=url,
-                      authoring=authoring,
-                      guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
+    html = web.render("recipe.html", recipe=recipe, card=web.index.by_id.get(recipe.hf_id), url=url,
+                      builder=Markup(builder_html), authoring=authoring, guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
                       page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(
                           header["description"].text if header and "description" in header
                           else str(recipe.meta.get("description") or ""))))
@@ -498,16 +468,16 @@ def recipe_page(request: Request, org: str, repo: str) -> Response:
     return _negotiated(HTMLResponse(html, status_code=status, headers=headers))
 
 
-def recipe_twin(request: Request, recipe: Recipe, lang: str | None) -> Response:
+def recipe_twin(request: Request, recipe: Recipe) -> Response:
     """The recipe page's state at the URL's selection, as JSON (lenient, like the page)."""
     web = _web(request)
-    items = _query_items(request, drop=("lang",))
+    items, lang = _query_items(request, drop=("lang",)), _lang(request, recipe)[0]
     try:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
         log_failure(exc, web.catalog, recipe.hf_id, "page twin failed for %s", recipe.hf_id)
-        return twins.json_response({"error": f"The selection could not be synthesized: {type(exc).__name__}: "
-                                             f"{exc}", "param": None, "choices": []}, status=422)
+        message = f"The selection could not be synthesized: {type(exc).__name__}: {exc}"
+        return twins.json_response(error_fields(message), status=422)
     return twins.json_response(data)
 
 
@@ -521,11 +491,8 @@ def _builder(request: Request, recipe: Recipe) -> tuple[str, str, int]:
     return _web(request).builder(recipe.hf_id, items, tuple(extra.items()))
 
 
-def builder_fragment(request: Request, org: str, repo: str) -> Response:
-    found = _lookup_recipe(request, org, repo, suffix="/builder")
-    if isinstance(found, Response):
-        return found
-    html, url, status = _builder(request, found)
+def builder_fragment(request: Request, recipe: Recipe) -> Response:
+    html, url, status = _builder(request, recipe)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
 
 
@@ -536,25 +503,6 @@ def _is_dot(*segments: str) -> bool:
     return any(seg in (".", "..") for seg in segments)
 
 
-@off_loop
-def page_twin(request: Request) -> Response:
-    """``/{org}/{repo}/page.json``: a recipe page's JSON twin."""
-    org, repo = request.path_params["org"], request.path_params["repo"]
-    if _is_dot(org, repo):
-        return not_found(request)
-    found = _lookup_recipe(request, org, repo, suffix="/page.json")
-    if isinstance(found, Response):
-        return found
-    return recipe_twin(request, found, _lang(request, found)[0])
-
-
-@off_loop
-def builder_route(request: Request) -> Response:
-    """``/{org}/{repo}/builder``: the builder fragment the page script swaps in."""
-    return _recipe_answer(request, builder_fragment)
-
-
-@off_loop
 def top_json(request: Request) -> Response:
     """``/{name}.json``: a static API file of that name, else a provider page's JSON twin."""
     name = request.path_params["name"]
@@ -564,35 +512,34 @@ def top_json(request: Request) -> Response:
     return provider_page(request, name, ".json")
 
 
-@off_loop
 def api_file(request: Request) -> Response:
     """Any other ``*.json`` path: a file of the static JSON API."""
     return static_json(request, request.path_params["path"] + ".json")
 
 
-@off_loop
 def provider_route(request: Request) -> Response:
     org = request.path_params["org"]
     return not_found(request) if _is_dot(org) else provider_page(request, org)
 
 
-@off_loop
-def recipe_route(request: Request) -> Response:
-    return _recipe_answer(request, recipe_page)
+def recipe_route(answer: Callable[[Request, Recipe], Response], suffix: str = "") -> Callable[[Request], Any]:
+    """The endpoint of ``/{org}/{repo}{suffix}``: ``answer`` for the recipe there (else a redirect or a 404);
+    a recipe that fails validation gets its refusal page, never a 500."""
 
+    def endpoint(request: Request) -> Response:
+        org, repo = request.path_params["org"], request.path_params["repo"]
+        if _is_dot(org, repo):
+            return not_found(request)
+        try:
+            recipe = _lookup_recipe(request, org, repo, suffix)
+            return recipe if isinstance(recipe, Response) else answer(request, recipe)
+        except Exception as exc:
+            refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
+            if refused is None:
+                raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
+            return refused
 
-def _recipe_answer(request: Request, answer: Callable[[Request, str, str], Response]) -> Response:
-    """``answer`` for ``/{org}/{repo}...``; a recipe that fails validation gets its refusal page, never a 500."""
-    org, repo = request.path_params["org"], request.path_params["repo"]
-    if _is_dot(org, repo):
-        return not_found(request)
-    try:
-        return answer(request, org, repo)
-    except Exception as exc:
-        refused = invalid_recipe_page(request, f"{org}/{repo}", exc)
-        if refused is None:
-            raise  # a failure on a validate-clean recipe is a bug: the 500 handler logs its traceback
-        return refused
+    return off_loop(endpoint)
 
 
 def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Response | None:
@@ -631,14 +578,9 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
                build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
-    """The ASGI app.
-
-    ``build_api_now`` warms every cache before returning (blocking); ``warm_in_background``
-    (``serve``) builds the static JSON API in a background process once the server listens (a request
-    for one of its files meanwhile waits for it).
-    ``authoring`` (a :class:`~vllm_recipes.web.authoring.AuthoringState`) adds edit/report
-    links and the findings panel to recipe pages; ``app.state`` holds it next to ``web``.
-    """
+    """The ASGI app. ``build_api_now`` warms every cache first; ``warm_in_background`` (``serve``) builds the
+    static JSON API in a background process once the server listens; ``authoring`` (an
+    :class:`~.authoring.AuthoringState`) adds edit/report links and the findings panel to recipe pages."""
     if catalog is None:
         catalog = load_catalog(recipes_dir)
     if not catalog.usable:
@@ -671,18 +613,18 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
         Route("/sitemap.xml", sitemap),
         Route("/robots.txt", robots),
         Mount("/api", routes=[
-            *(Route(f"/{kind}", api_answer) for kind in ("export", *ANSWERS)),
+            *(Route(f"/{kind}", off_loop(partial(api_answer, kind))) for kind in ("export", *ANSWERS)),
             Route("/health", health),
             Route("/openapi.json", openapi),
             Route("/search.json", search_index),
         ]),
         Route("/static/{name}", static_asset),
-        Route("/{org}/{repo}/page.json", page_twin),
-        Route("/{org}/{repo}/builder", builder_route),
-        Route("/{name}.json", top_json),
-        Route("/{path:path}.json", api_file),
-        Route("/{org}", provider_route),
-        Route("/{org}/{repo}", recipe_route),
+        Route("/{org}/{repo}/page.json", recipe_route(recipe_twin, "/page.json")),
+        Route("/{org}/{repo}/builder", recipe_route(builder_fragment, "/builder")),  # swapped in by the page script
+        Route("/{name}.json", off_loop(top_json)),
+        Route("/{path:path}.json", off_loop(api_file)),
+        Route("/{org}", off_loop(provider_route)),
+        Route("/{org}/{repo}", recipe_route(recipe_page)),
         Route("/{path:path}", elsewhere),
     ]
     from starlette.exceptions import HTTPException

@@ -1,8 +1,5 @@
-"""Our static assets, minified (readable sources, light pages) and fingerprinted in memory.
-
-``/static/app.<hash>.js`` names exact bytes, so it is cached for a year as ``immutable``;
-``/static/app.js`` (old links) is revalidated by ETag.
-"""
+"""Our static assets, minified (readable sources, light pages) and fingerprinted in memory:
+``/static/app.<hash>.js`` is cached for a year as ``immutable``; ``/static/app.js`` revalidates by ETag."""
 
 from __future__ import annotations
 
@@ -68,8 +65,6 @@ class AssetStore:
 
     def find(self, name: str) -> tuple[Asset, bool] | None:
         """``(asset, immutable)`` for a request path under ``/static/``."""
-        asset = self.by_fingerprint.get(name)
-        if asset is not None:
-            return asset, True
-        asset = self.by_name.get(name)
-        return (asset, False) if asset is not None else None
+        if name in self.by_fingerprint:
+            return self.by_fingerprint[name], True
+        return (self.by_name[name], False) if name in self.by_name else None

@@ -1,14 +1,12 @@
-"""For recipe authors: edit/report links, the validation-findings panel and last-good reloads.
-
-A recipe whose new version does not load, has validation errors or cannot render its default page
-keeps its last good version; the page then shows why.
-"""
+"""For recipe authors: edit/report links, the validation-findings panel and last-good reloads (a recipe
+whose new version does not load, has validation errors or cannot render its default page keeps its last
+good version; the page then shows why)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -131,46 +129,36 @@ def _errors_by_file(fresh: Catalog, findings: Iterable[Finding]) -> dict[str, li
 UNBOUNDED = frozenset({"too-many-args", "too-many-nodes"})
 
 
-def _render_errors(catalog: Catalog, recipe: Recipe, renders: Any) -> list[Finding]:
-    """``[finding]`` when ``renders(catalog, recipe)`` raises (the page would fail), else ``[]``."""
-    if renders is None:
-        return []
-    try:
-        renders(catalog, recipe)
-    except Exception as exc:  # the page would fail: keep the last good one
-        return [Finding("error", recipe.rel_path, 1, 1, "<root>", f"the page cannot be rendered: "
-                        f"{type(exc).__name__}: {exc}", "render")]
-    return []
-
-
 def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable[Finding],
-                    renders: Any = None) -> tuple[Catalog, dict[str, StaleRecipe]]:
-    """``fresh`` with every refused recipe replaced by its ``previous`` version.
-
-    Refused: its file does not load, has error findings, or ``renders(catalog, recipe)`` raises.
-    Without a previous version a loadable recipe is served as is, unless an :data:`UNBOUNDED`
-    finding leaves it out (its page then says why).
-    """
+                    renders: Callable[[Catalog, Recipe], object] | None = None
+                    ) -> tuple[Catalog, dict[str, StaleRecipe]]:
+    """``fresh`` with every refused recipe (its file does not load, has error findings, or ``renders(catalog,
+    recipe)`` raises) replaced by its ``previous`` version. Without one a loadable recipe is served as is,
+    unless an :data:`UNBOUNDED` finding leaves it out (its page then says why)."""
     by_file = _errors_by_file(fresh, findings)
     old = {r.rel_path: r for r in previous.recipes} if previous is not None else {}
     stale: dict[str, StaleRecipe] = {}
     recipes: list[Recipe] = []
     left_out: list[Finding] = []
-    seen: set[str] = set()
     for r in fresh.recipes:
-        seen.add(r.rel_path)
         errors = by_file.get(r.rel_path) or []
         unbounded = [f for f in errors if f.code in UNBOUNDED]
         if unbounded and r.rel_path not in old:
             left_out.append(unbounded[0])
             continue
-        errors = errors or _render_errors(fresh, r, renders)
+        if not errors and renders is not None:
+            try:
+                renders(fresh, r)
+            except Exception as exc:  # the page would fail: keep the last good one
+                errors = [Finding("error", r.rel_path, 1, 1, "<root>", f"the page cannot be rendered: "
+                                  f"{type(exc).__name__}: {exc}", "render")]
         prior = old.get(r.rel_path)
         if errors and prior is not None:
             recipes.append(prior)
             stale[prior.hf_id] = StaleRecipe(prior.hf_id, r.rel_path, tuple(errors))
         else:
             recipes.append(r)
+    seen = {r.rel_path for r in fresh.recipes}
     for rel, errors in by_file.items():
         prior = old.get(rel)
         if rel not in seen and prior is not None and any(f.code == "yaml" for f in errors):

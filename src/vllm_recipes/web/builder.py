@@ -1,14 +1,11 @@
-"""The command builder as a view model: rows of pills and the command area.
-
-Every pill links to the canonical URL of the selection it leads to, computed by the same lenient state
-builder the target page runs, so the page works without JavaScript. The command text is
-``render.deployment.deployment_blocks``'s, as the CLI prints it.
-"""
+"""The command builder as a view model: rows of pills and the command area. Every pill links to the
+canonical URL of the selection it leads to (computed by the lenient state builder the target page runs, so
+the page works without JavaScript); the commands are ``render.deployment``'s, as the CLI prints them."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,34 +275,28 @@ def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw
     p = as_map(catalog.hardware_profiles[hw])
     pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw,
                 dot=verified.get(hw) == "verified", active=hw == sel.hw_id)
-    target_variant, reason = _variant_for_hardware(catalog, recipe, sel.variant_key, hw, verified)
-    if reason:
-        pill.disabled, pill.title = True, reason
+    if verified.get(hw) == "unsupported":
+        pill.disabled, pill.title = True, "This recipe marks this hardware unsupported."
+        return pill
+    own: str | None = None  # why the current variant cannot run here
+    for vk in dict.fromkeys((sel.variant_key, *recipe.variants)):  # the current variant first
+        v = as_map(recipe.variants.get(vk))
+        reason = hardware_block_reason(catalog, recipe, v, hw)
+        if vk == sel.variant_key:
+            own = reason
+        if reason is None and variant_runs_on(p, v, hw):
+            break
+    else:
+        pill.disabled = True
+        pill.title = (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
         return pill
     changes: dict[str, str | None] = {"hardware": hw}
     pill.title = str(p.get("description") or "") + (" Verified by the recipe authors." if pill.dot else "")
-    if target_variant != sel.variant_key:
-        changes["variant"] = None if target_variant == "default" else target_variant
-        pill.title += f" Switches to the {target_variant} variant."
+    if vk != sel.variant_key:
+        changes["variant"] = None if vk == "default" else vk
+        pill.title += f" Switches to the {vk} variant."
     pill.href = nav.href(**changes)
     return pill
-
-
-def _variant_for_hardware(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str,
-                          verified: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """``(variant the hardware pill selects, None)``, or ``(None, why the hardware is unavailable)``."""
-    if verified.get(hw) == "unsupported":
-        return None, "This recipe marks this hardware unsupported."
-    p = as_map(catalog.hardware_profiles[hw])
-    own: str | None = None  # why the current variant cannot run here
-    for vk in dict.fromkeys((variant_key, *recipe.variants)):  # the current variant first
-        v = as_map(recipe.variants.get(vk))
-        reason = hardware_block_reason(catalog, recipe, v, hw)
-        if vk == variant_key:
-            own = reason
-        if reason is None and variant_runs_on(p, v, hw):
-            return vk, None
-    return None, (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
 
 
 def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
@@ -351,8 +342,7 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
         pill = Pill(_label(s, spec), active=s == sel.strategy, key=s,
                     mark="Recommended" if s == st.recommended_strategy else "")
         if not is_strategy_supported_on_hardware(r, s, profile, sel.hw_id):
-            pill.disabled = True
-            pill.title = f"Not supported on {hw_name} for this recipe."
+            pill.disabled, pill.title = True, f"Not supported on {hw_name} for this recipe."
         else:
             changes: dict[str, str | None] = {"strategy": s}
             if s == "pd_cluster" or sel.strategy == "pd_cluster":
@@ -362,8 +352,7 @@ def strategy_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> R
             url, target, notices = nav.target(**changes)
             if target is not None and target.selection.strategy != s:
                 # the page would refuse it (e.g. pd_cluster on hardware that cannot scale out)
-                pill.disabled = True
-                pill.title = notices[-1] if notices else f"Not available on {hw_name} here."
+                pill.disabled, pill.title = True, notices[-1] if notices else f"Not available on {hw_name} here."
             else:
                 pill.href = url
                 pill.title = str(spec.get("description") or "")
@@ -402,6 +391,8 @@ class _KvEntry:
     members: list[str]
     title: str
     key: str
+    #: the label of the members' row
+    sub_label: str = "Options"
 
 
 def _kv_spec(catalog: Catalog, kv: str) -> Any:
@@ -425,12 +416,13 @@ def _kv_entries(catalog: Catalog) -> list[_KvEntry]:
     for g, members in grouped.items():
         gm = as_map(groups_meta.get(g))
         members.sort(key=lambda k: get(options[k], "order") or 99)
-        entries.append(_KvEntry(gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""), g))
+        entries.append(_KvEntry(gm.get("order") or 99, _label(g, gm), members, str(gm.get("description") or ""),
+                                g, str(gm.get("sub_row_label") or "Options")))
     stores = sorted((k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"),
                     key=lambda k: get(catalog.strategies[k], "order") or 99)
     if stores:
         entries.append(_KvEntry(3, "Mooncake", stores, "Mooncake shared KV store across several vLLM instances.",
-                                "mooncake"))
+                                "mooncake", "Store topology"))
     return sorted(entries, key=lambda e: e.order)
 
 
@@ -457,10 +449,7 @@ def _kv_members_row(catalog: Catalog, entry: _KvEntry, reasons: Mapping[str, str
         else:
             sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
         sub.append(sp)
-    groups_meta = as_map(catalog.taxonomy.get("kv_offload_groups"))
-    sub_label = "Store topology" if entry.key == "mooncake" else str(
-        get(groups_meta.get(entry.key), "sub_row_label") or "Options")
-    return Row(f"kv-{entry.key}", sub_label, sub)
+    return Row(f"kv-{entry.key}", entry.sub_label, sub)
 
 
 def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: KvStorePlan, nav: Nav) -> Row:
@@ -482,9 +471,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
     sel = st.selection
     r = recipe.data
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    offered = offered_strategies(r)
-    has_multi = any(get(catalog.strategies.get(s), "deploy_type") == "multi_node" for s in offered)
-    if not has_multi:
+    if not any(get(catalog.strategies.get(s), "deploy_type") == "multi_node" for s in offered_strategies(r)):
         return None
     hw_name = str(profile.get("display_name") or sel.hw_id)
     gpn = number_or(profile.get("gpu_count"), 8) or 8
@@ -570,17 +557,14 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
                   for n in range(1, MAX_NODES + 1)]
         row = Row(f"pd-{role}", f"{role.capitalize()} nodes", counts, compact=True)
         if len(modes) > 1:
-            cur_mode = rp.meta.get("parallelism")
             row.subrows.append(Row(f"pd-{role}-mode", f"{role.capitalize()} mode", [
                 Pill(m.upper(), href=nav.href(**{f"{role}_mode": m, f"{role}_nodes": None, f"{role}_rank": None}),
-                     active=m == cur_mode, key=f"{role}-{m}") for m in modes]))
+                     active=m == rp.meta.get("parallelism"), key=f"{role}-{m}") for m in modes]))
         pool = rp.meta.get("poolGpus")
         totals.append((role, nodes, pool if is_number(pool) else nodes * gpn))
         rows.append(row)
-    total_nodes = sum(t[1] for t in totals)
-    total_gpus = sum(t[2] for t in totals)
     rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({gpus(g)})" for role, n, g in totals) + \
-        f" = {total_nodes} nodes, {gpus(total_gpus)}"
+        f" = {sum(t[1] for t in totals)} nodes, {gpus(sum(t[2] for t in totals))}"
     routers = pd_router_choices(catalog, recipe)
     if len(routers) > 1:
         specs = as_map(get(catalog.strategies.get("pd_cluster"), "routers"))
@@ -690,16 +674,9 @@ def platform_names(profile: Mapping[str, Any], meta: DockerMeta) -> set[str]:
     return {n for n in (brand.lower(), meta.brand_key, platform, g) if n}
 
 
-def _dep_matches(dep: Mapping[str, Any], names: set[str], method: str) -> bool:
-    def norm(v: Any) -> list[str]:
-        return [str(x).lower() for x in as_list(v)] if isinstance(v, list | tuple) else \
-            ([str(v).lower()] if v else [])
-
-    brands = norm(dep.get("brands")) + norm(dep.get("brand"))
-    if brands and not names & set(brands):
-        return False
-    methods = norm(dep.get("install")) + norm(dep.get("tab")) + norm(dep.get("method"))
-    return not methods or method in methods
+def install_pills(tabs: Sequence[str], current: str, href: Callable[..., str]) -> list[Pill]:
+    return [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t), active=t == current, key=t)
+            for t in tabs]
 
 
 def install_core(catalog: Catalog, recipe: Recipe, variant_key: str, hw_id: str, profile: Mapping[str, Any],
@@ -770,14 +747,19 @@ def _with_override_note(note: str, r: Mapping[str, Any], profile: Mapping[str, A
 
 
 def _install_extras(block: Mapping[str, Any], names: set[str], method: str) -> list[InstallExtra]:
-    """The install block's extra dependencies that apply to this platform and method."""
+    """The install block's extra dependencies that apply to this platform (``brand``/``brands``) and method
+    (``install``/``tab``/``method``), each a name or a list."""
+    def listed(dep: Mapping[str, Any], *keys: str) -> set[str]:
+        values = [dep.get(k) for k in keys]
+        return {str(x).lower() for v in values for x in (v if isinstance(v, list | tuple) else [v] if v else [])}
+
     extras = []
     for dep in as_list(block.get("extras")):
         if isinstance(dep, str):
             extras.append(InstallExtra("", dep, "", False))
-        elif is_map(dep) and _dep_matches(dep, names, method):
-            cmd = dep.get("command")
-            if isinstance(cmd, str) and cmd:
+        elif is_map(dep) and isinstance(cmd := dep.get("command"), str) and cmd:
+            brands, methods = listed(dep, "brands", "brand"), listed(dep, "install", "tab", "method")
+            if (not brands or names & brands) and (not methods or method in methods):
                 extras.append(InstallExtra(str(dep.get("label") or ""), cmd, str(dep.get("note") or ""),
                                            dep.get("optional") is True))
     return extras
@@ -840,8 +822,7 @@ def env_names(texts: list[str], first: list[str]) -> list[str]:
     return list(seen)
 
 
-def block_views(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, blocks: list[Block],
-                nav: Nav) -> list[BlockView]:
+def block_views(plan: Plan, blocks: list[Block], nav: Nav) -> list[BlockView]:
     out = [BlockView(b.key, b.title, b.text, b.kind, b.description) for b in blocks]
     if isinstance(plan, PdPlan):
         for bv in out:
@@ -879,23 +860,19 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
 
     blocks = deployment_blocks(ctx, plan, st.install)
     host_var, port_var, port = target_vars(plan)
-    model = ctx.model_id
     snippets = []
     for key, title, tpl in (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE),
                             ("bench", "Bench", BENCH_TEMPLATE)):
-        t = fill(tpl, model=model)
+        t = fill(tpl, model=ctx.model_id)
         snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
-    hw_note = hardware_note(recipe, st.selection.hw_id)
-    texts = [b.text for b in blocks]
-    tabs = [Pill("pip / uv" if t == "pip" else "Docker", href=nav.href(install=t), active=t == st.install,
-                 key=t) for t in st.install_tabs]
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
-        card_title=title, verified=verified, hardware_note=hw_note,
+        card_title=title, verified=verified, hardware_note=hardware_note(recipe, st.selection.hw_id),
         install=install_core(catalog, recipe, st.selection.variant_key, st.selection.hw_id, ctx.profile,
-                             meta_for(ctx), st.install, tabs, st.selection.kv_offload),
-        blocks=block_views(catalog, recipe, st, plan, blocks, nav), all_text=deployment_text(blocks),
+                             meta_for(ctx), st.install, install_pills(st.install_tabs, st.install, nav.href),
+                             st.selection.kv_offload),
+        blocks=block_views(plan, blocks, nav), all_text=deployment_text(blocks),
         snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
-        env_names=env_names(texts, [host_var, port_var]), explain=explain_json(catalog, plan),
+        env_names=env_names([b.text for b in blocks], [host_var, port_var]), explain=explain_json(catalog, plan),
     )

@@ -1,6 +1,5 @@
 """The recipe page's "Deploy" tabs and ``/api/export``: both ask :func:`vllm_recipes.service.answers.export`
-like ``vllm-recipes export -o -`` and the MCP tool, so all give the same bytes for a selection.
-"""
+like ``vllm-recipes export -o -`` and the MCP tool, so all give the same bytes for a selection."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.answers import Export, export
 from vllm_recipes.service.url import query_from_items, query_string
 
+from .security import error_fields
 from .wording import deploy_refusal
 
 #: options of ``/api/export`` that are not builder state
@@ -60,7 +60,7 @@ class Reply:
 def export_error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,
            page: str | None = None) -> Reply:
     """A JSON error; ``page`` is the same reason in the recipe page's words (its Deploy tab shows it)."""
-    fields: dict[str, object] = {"error": message, "param": param, "choices": choices or []}
+    fields = error_fields(message, param, choices or ())
     if page:
         fields["page"] = page
     body = json.dumps(fields, ensure_ascii=False)

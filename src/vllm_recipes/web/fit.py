@@ -1,11 +1,10 @@
-"""Fit on the web: the recipe page's Fit panel and ``/api/fit``'s OpenAPI entry. The panel is computed
-from the builder's own plan by the core function the CLI and ``/api/fit`` call, so the figures agree."""
+"""The recipe page's Fit panel: computed from the builder's own plan by the core function the CLI and
+``/api/fit`` call, so the figures agree."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -37,16 +36,16 @@ class PanelRow:
 
 @dataclass(frozen=True)
 class FitPanel:
-    """What ``fit_panel.html`` renders."""
+    """What ``fit_panel.html`` renders (without figures until :func:`panel_from_report` adds them)."""
 
     hardware: str
-    roles: tuple[str, ...]
-    rows: tuple[PanelRow, ...]
-    verdict: str
-    starts: bool
     context: int | None
     #: (label, href, current) links that set the ``ctx`` parameter
     contexts: tuple[tuple[str, str, bool], ...]
+    roles: tuple[str, ...] = ()
+    rows: tuple[PanelRow, ...] = ()
+    verdict: str = "unknown"
+    starts: bool = False
     levers: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -84,29 +83,16 @@ _FAILURES = {"weights": "the weights do not fit", "no_kv_memory": "no memory is 
              "max_model_len": "one request of the full context does not fit"}
 
 
-def _parallelism(p: ProcessFit) -> str:
-    s = p.shape
-    return f"TP {s.tp} x PP {s.pp}" + (f", DP {s.dp}" if s.dp > 1 else "") + (", EP" if s.expert_parallel else "")
-
-
 def _capacity(p: ProcessFit) -> str:
     return (f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
             + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
             + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}" if p.kv_groups > 1 else ""))
 
 
-def _concurrency(p: ProcessFit) -> str:
-    dp = p.shape.dp
-    return f"{p.concurrency:,} at {p.context:,}" + (f" ({p.concurrency * dp:,} over {dp} DP ranks)" if dp > 1 else "")
-
-
-def _verdict(p: ProcessFit) -> str:
-    return "starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)
-
-
 #: the panel's rows, in the order of ``vllm-recipes fit``'s table: label -> the cell of one process
 _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
-    ("Parallelism", _parallelism),
+    ("Parallelism", lambda p: f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
+     + (", EP" if p.shape.expert_parallel else "")),
     ("GPU memory", lambda p: f"{_g(p.gpu_memory)} x {p.utilization:g}"),
     ("Weights per GPU", lambda p: _g(p.weights)),
     ("Start-up peak", lambda p: _g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")),
@@ -115,40 +101,31 @@ _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
     ("KV bytes per token", lambda p: f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})"),
     ("KV capacity (tokens)", _capacity),
     ("Longest request (tokens)", lambda p: f"{p.max_model_len:,}"),
-    ("Concurrency", _concurrency),
-    ("Verdict", _verdict),
+    ("Concurrency", lambda p: f"{p.concurrency:,} at {p.context:,}"
+     + (f" ({p.concurrency * p.shape.dp:,} over {p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")),
+    ("Verdict", lambda p: "starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)),
 )
-
-
-def _unknown_panel(head: FitPanel, r: FitReport) -> FitPanel:
-    """No plan: what is missing, in plain words, with a link to the model (never command-line advice)."""
-    if r.missing:
-        what = "architecture" if "architecture" in r.missing else "checkpoint size"
-        return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
-                       unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
-    return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
-
-
-def _page_notes(r: FitReport) -> tuple[str, ...]:
-    """Notes in page words (web/wording.py), once each, without their command-line clauses."""
-    said = [*(n for p in r.processes for n in p.notes), *r.notes, f"Memory accounting of vLLM {r.release}."]
-    return tuple(n for n in dict.fromkeys(page_sentence(n) for n in said) if n)
 
 
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
-    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context), roles=(),
-                    rows=(), verdict="unknown", starts=False)
-    if r.missing or not r.processes:
-        return _unknown_panel(head, r)
+    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
+    if r.missing:  # what is missing, in plain words, with a link to the model (never command-line advice)
+        what = "architecture" if "architecture" in r.missing else "checkpoint size"
+        return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",
+                       unknown_link=f"https://huggingface.co/{r.hf_id}", unknown_link_label="The model on Hugging Face")
+    if not r.processes:
+        return replace(head, unknown=fit_unknown("; ".join(r.errors) or "no serve process"))
     procs = r.processes
     levers = tuple(f"{p.role}: {page_lever(lv.kind, lv.detail)}" + ("" if lv.starts else " (still does not start)")
                    for p in procs for lv in p.levers)
+    # notes in page words, once each, without their command-line clauses
+    said = [*(n for p in procs for n in p.notes), *r.notes, f"Memory accounting of vLLM {r.release}."]
     return replace(head, roles=tuple(p.role for p in procs),
                    rows=tuple(PanelRow(label, tuple(cell(p) for p in procs)) for label, cell in _ROWS),
                    verdict=r.verdict, starts=r.starts, levers=levers,
                    warnings=tuple(page_warning(m) for m in (*r.errors, *(c.message for c in r.checks))),
-                   notes=_page_notes(r))
+                   notes=tuple(n for n in dict.fromkeys(page_sentence(n) for n in said) if n))
 
 
 def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
@@ -162,32 +139,3 @@ def fit_panel(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, url: str,
         return None
     context = parse_ctx(extra.get(CTX_PARAM))
     return panel_from_report(fit_of_plan(recipe, ctx, plan, target, context), url, context)
-
-
-def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``/api/fit`` entry of the OpenAPI document (the selection parameters of ``/api/resolve`` plus fit's)."""
-    own = [
-        {"name": "ctx", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 16},
-         "description": "Context length for the concurrency figure (131072, 128k, 1m; default --max-model-len). "
-                        "Alias: context."},
-        {"name": "gpu", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 64},
-         "description": "GPU name, e.g. RTX 5090 (a catalog profile when one matches, else a custom profile)."},
-        {"name": "gpu_memory", "in": "query", "required": False, "schema": {"type": "number"},
-         "description": "Memory per GPU in GB for a custom profile."},
-        {"name": "gpus", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1},
-         "description": "Number of GPUs (with gpu or gpu_memory)."},
-    ]
-    model = [{**p, "required": False} if p["name"] == "model" else p for p in params]
-    error = {"$ref": "#/components/schemas/Error"}
-    return {"/api/fit": {"get": {
-        "summary": "Will it fit? Memory and KV-cache plan of a selection, or a reverse search",
-        "description": "With `model`: the fit of the selection `/api/resolve` would render (weights per GPU, KV "
-                       "budget, KV tokens, concurrency at `ctx`, verdict, levers) on its hardware or on "
-                       "`gpu`/`gpu_memory`/`gpus`. Without `model`: every recipe variant that starts on the "
-                       "given GPUs, best first.",
-        "parameters": model + own,
-        "responses": {
-            "200": {"description": "A fit report (with model) or a search result (without).",
-                    "content": {"application/json": {"schema": {"type": "object"}}}},
-            "400": {"description": "A parameter cannot be honoured.",
-                    "content": {"application/json": {"schema": error}}}}}}}

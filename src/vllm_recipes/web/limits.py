@@ -1,9 +1,6 @@
-"""What one slow or hostile client may hold of the server (issue #28 item 5).
-
-uvicorn does not bound clients that connect and never finish a request head: 1,100 of them used up the
-file descriptors, and asyncio logged a traceback per failed ``accept()``. The protocol, the uvicorn
-config and the loop's exception handler below bound all three.
-"""
+"""What one slow or hostile client may hold of the server (issue #28 item 5): uvicorn does not bound
+clients that never finish a request head (1,100 of them used up the file descriptors, and asyncio logged a
+traceback per failed ``accept()``); the protocol, config and loop exception handler below do."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""``serve --watch``: reload a recipe directory into the running app when its files change.
-
-:func:`install_catalog` swaps the catalog (with every cache derived from it) and the authoring state,
-one assignment each, so a request sees the old or the new catalog, never a mix. Loading and
-validation run on the watcher thread; requests never wait for them.
-"""
+"""``serve --watch``: reload a recipe directory into the running app when its files change. A reload
+swaps the catalog (in a fresh ``Web``, so with every cache derived from it) and the authoring state, one
+assignment each: a request sees the old or the new catalog, never a mix, and never waits for a reload."""
 
 from __future__ import annotations
 
@@ -28,13 +25,6 @@ from .app import Web
 from .authoring import AuthoringState, SourceLinks, merge_last_good
 
 log = logging.getLogger("vllm_recipes.web")
-
-
-def install_catalog(app: Any, catalog: Catalog, authoring: AuthoringState | None = None) -> None:
-    """Serve ``catalog`` from now on: a fresh ``Web`` (so every cache starts empty) and its authoring state."""
-    old = getattr(app.state, "web", None)
-    app.state.web = Web(catalog, api_jobs=old.api.jobs if old is not None else 1)
-    app.state.authoring = authoring
 
 
 def render_default_page(catalog: Catalog, recipe: Recipe) -> None:
@@ -96,7 +86,9 @@ class LiveCatalog:
             merged, stale = merge_last_good(self.current, fresh, findings, render_default_page)
             self.generation += 1
             state = AuthoringState(self.source, True, findings_by_file(findings), stale, self.generation)
-            install_catalog(self.app, merged, state)
+            old = getattr(self.app.state, "web", None)
+            self.app.state.web = Web(merged, api_jobs=old.api.jobs if old is not None else 1)
+            self.app.state.authoring = state
             self.current = merged
             if stale:
                 log.warning("serving last good versions of %s", ", ".join(sorted(stale)))

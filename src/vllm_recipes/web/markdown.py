@@ -1,9 +1,7 @@
-"""Recipe guides: GitHub-flavoured Markdown -> sanitized HTML.
-
-Guides come from authors we do not control, so markdown-it-py's output always goes through nh3 with
-a fixed allowlist: no script, event handler, style attribute or ``javascript:`` link. Heading ids are
-the GitHub-style slugs ``vllm_recipes.i18n.sections`` computes (a stale translation links to them).
-"""
+"""Recipe guides: GitHub-flavoured Markdown -> sanitized HTML. Guides come from authors we do not control,
+so markdown-it-py's output always goes through nh3 with a fixed allowlist: no script, event handler, style
+attribute or ``javascript:`` link. Heading ids are ``i18n.sections``' GitHub-style slugs (stale
+translations link to them)."""
 
 from __future__ import annotations
 
@@ -47,10 +45,6 @@ _STYLED = frozenset(re.findall(r"\.hl \.([\w-]+)", (Path(__file__).parent / "sta
 #: a token the stylesheet does not colour (whitespace, names, punctuation) needs no markup:
 #: it would only weigh the page (a long bash guide is half spans)
 _TOKEN_SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
-
-
-def _unstyled_plain(m: re.Match[str]) -> str:
-    return m.group(0) if m.group(1) in _STYLED else m.group(2)
 MAX_GUIDE_CHARS = 1_000_000
 
 
@@ -63,7 +57,8 @@ def _highlight(code: str, lang: str, _attrs: Any) -> str:
         lexer = get_lexer_by_name(name)
     except ClassNotFound:
         return ""
-    body = _TOKEN_SPAN.sub(_unstyled_plain, _pyg_highlight(code, lexer, _FORMATTER))
+    body = _TOKEN_SPAN.sub(lambda m: m.group(0) if m.group(1) in _STYLED else m.group(2),
+                           _pyg_highlight(code, lexer, _FORMATTER))
     safe = "".join(c for c in name if c.isalnum() or c in "-_+")
     return f'<pre class="hl"><code class="language-{safe}">{body}</code></pre>\n'
 

@@ -1,6 +1,5 @@
 """The builder for omni recipes (ui.md "Omni recipes"): install, hardware, task, variant. The command
-is ``synth.omni.resolve_omni``'s, printed as the CLI prints it; snippets are per task type.
-"""
+is ``synth.omni.resolve_omni``'s, printed as the CLI prints it; snippets are per task type."""
 
 from __future__ import annotations
 
@@ -30,6 +29,7 @@ from .builder import (
     fill,
     hardware_note,
     install_core,
+    install_pills,
     per_gpu,
     variant_pills,
 )
@@ -84,29 +84,9 @@ def canonical_omni(catalog: Catalog, recipe: Recipe, osel: OmniSelection) -> dic
     return q
 
 
-def task_axes(omni: Mapping[str, Any], tasks: list[OmniTask]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """ui.md "Task (or the recipe's task axes)": ``[(axis, label, [(value, label)...])...]``.
-
-    ``omni.task_axes`` names the axes (a list of keys or ``{key, label, values}`` maps, or a map
-    ``key -> label | {label, values}``; ``values`` a list or a ``value -> label`` map); without it
-    the axes are the keys of the tasks' own ``axes`` maps. Axis rows replace the Task row only when
-    every task has a value on every axis and no two tasks share all values; else ``[]``.
-    """
-    specs = _axis_specs(omni.get("task_axes"), tasks)
-    if not specs or len(tasks) < 2 or not _axes_tell_tasks_apart(specs, tasks):
-        return []
-    out = []
-    for k, spec in specs:
-        label = spec if isinstance(spec, str) else str(get(spec, "label") or k.replace("_", " ").title())
-        names = _value_names(get(spec, "values"))
-        used = list(dict.fromkeys(str(as_map(t.axes).get(k)) for t in tasks))
-        order = [v for v in names if v in used] + [v for v in used if v not in names]
-        out.append((k, label, [(v, names.get(v) or v.replace("_", " ").title()) for v in order]))
-    return out
-
-
 def _axis_specs(decl: Any, tasks: list[OmniTask]) -> list[tuple[str, Any]]:
-    """``(axis key, its declaration)`` from ``omni.task_axes``, else the keys of the tasks' ``axes``."""
+    """``(axis key, its declaration)`` from ``omni.task_axes`` (a list of keys or ``{key, label, values}`` maps,
+    or a map ``key -> label | {label, values}``), else the keys of the tasks' own ``axes`` maps."""
     specs: list[tuple[str, Any]] = []
     if is_map(decl):
         specs = [(str(k), v) for k, v in decl.items()]
@@ -148,22 +128,28 @@ def _value_names(declared: Any) -> dict[str, str]:
 
 def _axis_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,
                href: Callable[..., str]) -> list[Row]:
-    axes = task_axes(omni, tasks)
-    if not axes or current is None:
+    """ui.md "Task (or the recipe's task axes)": a row per axis of ``omni.task_axes``, or ``[]`` unless every
+    task has a value on every axis and no two tasks share all values."""
+    specs = _axis_specs(omni.get("task_axes"), tasks)
+    if not specs or len(tasks) < 2 or current is None or not _axes_tell_tasks_apart(specs, tasks):
         return []
-    cur = {k: str(as_map(current.axes).get(k)) for k, _, _ in axes}
+    cur = {k: str(as_map(current.axes).get(k)) for k, _ in specs}
     rows = []
-    for k, label, values in axes:
+    for k, spec in specs:
+        names = _value_names(get(spec, "values"))
+        used = list(dict.fromkeys(str(as_map(t.axes).get(k)) for t in tasks))
         pills = []
-        for v, vlabel in values:
+        for v in [v for v in names if v in used] + [v for v in used if v not in names]:
             cands = [t for t in tasks if str(as_map(t.axes).get(k)) == v]
             # the task keeping most of the other current axis values (ties: declaration order)
-            best = max(cands, key=lambda t: (sum(str(as_map(t.axes).get(o)) == cur[o] for o, _, _ in axes if o != k),
+            best = max(cands, key=lambda t: (sum(str(as_map(t.axes).get(o)) == cur[o] for o, _ in specs if o != k),
                                              -t.index))
             title = str(best.label or best.key)
             if best.description:
                 title += ": " + str(best.description)
-            pills.append(Pill(vlabel, href=href(task=str(best.key)), active=cur[k] == v, key=v, title=title))
+            pills.append(Pill(names.get(v) or v.replace("_", " ").title(), href=href(task=str(best.key)),
+                              active=cur[k] == v, key=v, title=title))
+        label = spec if isinstance(spec, str) else str(get(spec, "label") or k.replace("_", " ").title())
         rows.append(Row(f"axis-{k}", label, pills))
     return rows
 
@@ -183,13 +169,15 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     variant = variant_or_default(recipe.data, osel.variant_key)
     profile = as_map(catalog.hardware_profiles.get(osel.hw_id))
     status = as_map(get(recipe.meta, "hardware"))
-    rows = [Row("install", "Install", [Pill("pip / uv" if t == "pip" else "Docker", href=href(install=t),
-                                            active=osel.install == t, key=t) for t in osel.install_tabs]),
+    rows = [Row("install", "Install", install_pills(osel.install_tabs, osel.install, href)),
             brand_hardware_row(catalog, status,
                                lambda hw: _hardware_pill(catalog, recipe, osel, variant, status, href, hw))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
-        rows.append(_variant_row(catalog, recipe, osel, omni, href))
+        hint = omni.get("variant_hint")
+        rows.append(Row("variant", str(omni.get("variant_label") or "Variant"),
+                        variant_pills(catalog, recipe, osel.variant_key, osel.hw_id, href),
+                        notes=[hint] if isinstance(hint, str) else []))
 
     plan = resolve_omni(catalog, recipe, osel.variant_key, osel.task, osel.hw_id)
     rendered = render_omni(catalog, recipe, osel, plan)
@@ -200,7 +188,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     title = f"Verified on {hw_name}" if verified else " · ".join(
         x for x in (hw_name, str(osel.task.label or osel.task.key) if osel.task else "",
                     str(variant.get("precision") or "").upper()) if x)
-    view = CommandAreaView(
+    return CommandAreaView(
         hf_id=recipe.hf_id, url=recipe_url(recipe.hf_id, {**params, **extra}), rows=rows, card_title=title, verified=verified,
         hardware_note=hardware_note(recipe, osel.hw_id), blocks=[BlockView("serve", "vLLM", shown, "serve", "")],
         all_text=shown, snippets=[_curl_snippet(osel.task, plan.model_id, port)], host_var="VLLM_HOST",
@@ -208,8 +196,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
         explain=sections_json(explain_omni(catalog, plan)),
         install=install_core(catalog, recipe, osel.variant_key, osel.hw_id, profile, rendered.meta, osel.install,
                              [], None),
-    )
-    return view, notices
+    ), notices
 
 
 def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list[str]]:
@@ -250,13 +237,6 @@ def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask
     return [Row("task", str(omni.get("task_label") or "Task"), [
         Pill(str(t.label or t.key), href=href(task=str(t.key)), active=current is not None and t.key == current.key,
              key=str(t.key), title=str(t.description or "")) for t in tasks], notes=hint)]
-
-
-def _variant_row(catalog: Catalog, recipe: Recipe, osel: OmniSelection, omni: Mapping[str, Any],
-                 href: Callable[..., str]) -> Row:
-    return Row("variant", str(omni.get("variant_label") or "Variant"),
-               variant_pills(catalog, recipe, osel.variant_key, osel.hw_id, href),
-               notes=[str(omni["variant_hint"])] if isinstance(omni.get("variant_hint"), str) else [])
 
 
 def _curl_snippet(task: OmniTask | None, model_id: str, port: int) -> Snippet:

@@ -1,22 +1,16 @@
-"""Performance on the web: the recipe page's Performance panel and the OpenAPI entries of
-``/api/perf`` and ``/api/recommend``. The panel estimates the builder's own selection at the URL's
-``isl`` / ``osl`` / ``conc`` (links, no form) with :func:`vllm_recipes.perf.report.perf_state`, like the CLI.
-"""
+"""The recipe page's Performance panel: the builder's own selection estimated at the URL's ``isl`` /
+``osl`` / ``conc`` (links, no form) with :func:`vllm_recipes.perf.report.perf_state`, like the CLI."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.select.state import PageState
-from vllm_recipes.service.perf import LIMITS, WORKLOAD, int_param, load_schema, workload
+from vllm_recipes.service.perf import LIMITS, int_param, workload
 from vllm_recipes.service.url import encode
-
-if TYPE_CHECKING:  # (the simulation is imported when a page asks for the panel)
-    from vllm_recipes.perf.report import PerfReport
 
 #: the panel's URL parameters and their defaults (the page's `vllm bench serve` snippet: 1024 / 1024 / 32)
 PERF_PARAMS = ("isl", "osl", "conc")
@@ -79,23 +73,6 @@ def error_text() -> str:
     return ", ".join(f"{names.get(k, k)} ±{v['median'] * 100:.0f}%" for k, v in e.items()) + " (median)"
 
 
-def panel_from_report(r: PerfReport, url: str, values: Mapping[str, int]) -> PerfPanel:
-    panel = PerfPanel(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"], rows=(),
-                      error=error_text(), calibrated=r.calibrated, bench=r.bench_command,
-                      links=_links(url, values), notes=r.notes)
-    e = r.estimate
-    if e is None or not r.known:
-        return replace(panel, unknown="; ".join(r.errors) or "no estimate")
-    return replace(panel, rows=(
-        ("Time to first token", f"{e.ttft_ms:,.0f} ms ({'queueing' if e.queueing else e.prefill_bound})"),
-        ("Time per output token", f"{e.tpot_ms:,.1f} ms ({e.tok_s_per_user:,.0f} tokens/s per user; "
-                                  f"{e.decode_bound})"),
-        ("Output tokens/s", f"{e.output_tok_s_total:,.0f} total, {e.output_tok_s_per_gpu:,.0f} per GPU "
-                            f"({e.gpus} GPUs)"),
-        ("Running batch", f"{e.running_mean:,.0f} on average, at most {e.running_cap:,}"),
-    ))
-
-
 def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
                extra: Mapping[str, str]) -> PerfPanel | str | None:
     """The builder's Performance panel for its own selection; until the URL asks for it (``isl``, ``osl``
@@ -112,33 +89,17 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
         r = perf_state(catalog, recipe, state, w)
     except Exception:  # an addition to the page: the builder never fails because of it
         return None
-    return panel_from_report(r, url, values)
-
-
-def openapi_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
-    """``/api/perf`` and ``/api/recommend`` in the OpenAPI document."""
-    def q(name: str, schema: dict[str, Any], desc: str, required: bool = False) -> dict[str, Any]:
-        return {"name": name, "in": "query", "required": required, "schema": schema, "description": desc}
-
-    load = [q(k, {key: v for key, v in s.items() if key != "description"}, s["description"], WORKLOAD[k].required)
-            for k, s in load_schema().items()]
-    error = {"$ref": "#/components/schemas/Error"}
-    responses = {"200": {"description": "An estimate (see docs/decisions-perf-model.md).",
-                         "content": {"application/json": {"schema": {"type": "object"}}}},
-                 "400": {"description": "A parameter cannot be honoured.",
-                         "content": {"application/json": {"schema": error}}}}
-    model = [p for p in params if p["name"] == "model"]
-    return {
-        "/api/perf": {"get": {
-            "summary": "How fast will it serve? Estimated TTFT, TPOT and throughput of a selection",
-            "description": "The calibrated estimate for the selection `/api/resolve` would render, with its "
-                           "expected error and the `vllm bench serve` command measuring the same point.",
-            "parameters": params + load, "responses": responses}},
-        "/api/recommend": {"get": {
-            "summary": "The recipe's configurations that meet a TTFT / TPOT target, fewest GPUs first",
-            "parameters": model + load + [
-                q("ttft_ms", {"type": "number"}, "TTFT target in ms.", True),
-                q("tpot_ms", {"type": "number"}, "TPOT target in ms.", True),
-                q("hardware", {"type": "string"}, "Only this hardware profile (repeatable).")],
-            "responses": responses}},
-    }
+    panel = PerfPanel(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"], rows=(),
+                      error=error_text(), calibrated=r.calibrated, bench=r.bench_command,
+                      links=_links(url, values), notes=r.notes)
+    e = r.estimate
+    if e is None or not r.known:
+        return replace(panel, unknown="; ".join(r.errors) or "no estimate")
+    return replace(panel, rows=(
+        ("Time to first token", f"{e.ttft_ms:,.0f} ms ({'queueing' if e.queueing else e.prefill_bound})"),
+        ("Time per output token", f"{e.tpot_ms:,.1f} ms ({e.tok_s_per_user:,.0f} tokens/s per user; "
+                                  f"{e.decode_bound})"),
+        ("Output tokens/s", f"{e.output_tok_s_total:,.0f} total, {e.output_tok_s_per_gpu:,.0f} per GPU "
+                            f"({e.gpus} GPUs)"),
+        ("Running batch", f"{e.running_mean:,.0f} on average, at most {e.running_cap:,}"),
+    ))

@@ -7,10 +7,13 @@ import functools
 import json
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
 from jinja2 import Environment, FileSystemLoader, Template
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vllm_recipes.service.url import MAX_QUERY, MAX_VALUE
@@ -51,6 +54,11 @@ def answers_json(path: str) -> bool:
     return path.startswith("/api/") or path.endswith(".json")
 
 
+def error_fields(message: str, param: str | None = None, choices: Sequence[str] = ()) -> dict[str, Any]:
+    """Every JSON error's body (the OpenAPI ``Error`` schema)."""
+    return {"error": message, "param": param, "choices": list(choices)}
+
+
 @functools.cache
 def _error_template() -> Template:
     # autoescape on, always: what an error page shows comes from the request (issue #21)
@@ -78,8 +86,7 @@ class SecurityMiddleware:
         qs: bytes = scope.get("query_string", b"")
         problem: tuple[int, str, str | None] | None = None
         if len(path) > MAX_PATH or len(qs) > MAX_QUERY:
-            what = "path" if len(path) > MAX_PATH else "query string"
-            limit = MAX_PATH if len(path) > MAX_PATH else MAX_QUERY
+            what, limit = ("path", MAX_PATH) if len(path) > MAX_PATH else ("query string", MAX_QUERY)
             problem = (414, f"The {what} is too long (limit {limit:,} characters).", None)
         elif "\x00" in path:  # no file or recipe name holds NUL; file APIs raise on it
             problem = (400, "The path contains a NUL byte.", None)
@@ -104,13 +111,9 @@ class SecurityMiddleware:
         if problem is not None:
             status, text, param = problem
             if answers_json(path):
-                body = json.dumps({"error": text, "param": param, "choices": []}).encode()
-                ctype = b"application/json"
+                body, ctype = json.dumps(error_fields(text, param)), "application/json"
             else:
-                body = error_html(status, text).encode()
-                ctype = b"text/html; charset=utf-8"
-            await send_with_headers({"type": "http.response.start", "status": status, "headers": [
-                (b"content-type", ctype), (b"content-length", str(len(body)).encode())]})
-            await send_with_headers({"type": "http.response.body", "body": body})
+                body, ctype = error_html(status, text), "text/html; charset=utf-8"
+            await Response(body, status, {"content-type": ctype})(scope, receive, send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)

@@ -16,9 +16,10 @@ from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_q
 from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
-SORTS: tuple[tuple[str, str], ...] = (("released", "Released"), ("updated", "Updated"), ("size", "Size"),
-                                      ("name", "Name"))
-BROWSE_ROWS = ("task", "arch", "size", "precision", "hw", "provider")
+SORTS = {"released": "Released", "updated": "Updated", "size": "Size", "name": "Name"}
+#: the browse page's filter rows and their labels
+BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
+               "hw": "Verified on", "provider": "Provider"}
 
 
 def fmt_int(v: Any) -> str:
@@ -97,10 +98,6 @@ class SiteIndex:
         order = [t for t in TASK_ORDER if t in groups] + sorted(t for t in groups if t not in TASK_ORDER)
         return [(t, sorted(groups[t], key=lambda c: (c.released, c.date_updated), reverse=True)) for t in order]
 
-    @cached_property
-    def latest_update(self) -> str:
-        return max((c.date_updated for c in self.cards), default="")
-
     def task_label(self, task: str) -> str:
         spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
         return str(spec.get("display_name") or task.replace("_", " ").title())
@@ -131,9 +128,7 @@ class SiteIndex:
         if row == "provider":
             p = self.providers.get(value)
             return p.name if p else value
-        if row == "precision":
-            return value.upper()
-        return value.upper() if row == "arch" and len(value) <= 4 else value.title() if row == "arch" else value
+        return value.upper() if row == "precision" or len(value) <= 4 else value.title()  # precision, arch
 
     @cached_property
     def search_index(self) -> dict[str, Any]:
@@ -150,15 +145,12 @@ class SiteIndex:
         query = (params.get("q") or "").strip()[:200]
         selected = {row: list(dict.fromkeys(v.strip() for v in (params.get(row) or "").split(",") if v.strip()))[:50]
                     for row in BROWSE_ROWS}
-        sort = params.get("sort") or "released"
-        if sort not in dict(SORTS):
-            sort = "released"
+        sort = str(params.get("sort")) if params.get("sort") in SORTS else "released"
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
-        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS]
-        clear = _browse_href(query, {}, "released")
-        return BrowseResult(cards, rows, sorts, query, clear, any(selected.values()))
+        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS.items()]
+        return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
                    sort: str) -> tuple[str, str, list[Chip]]:
@@ -174,7 +166,7 @@ class SiteIndex:
             on = v in selected[row]
             new = {**selected, row: [x for x in selected[row] if x != v] if on else [*selected[row], v]}
             chips.append(Chip(v, self.facet_label(row, v), counts.get(v, 0), on, _browse_href(query, new, sort)))
-        return row, _ROW_LABELS[row], chips
+        return row, BROWSE_ROWS[row], chips
 
     def _facet_values(self, row: str) -> list[str]:
         if row == "size":
@@ -189,15 +181,11 @@ class SiteIndex:
         return sorted({v for c in self.cards for v in c.facets.get(row, [])})
 
     def sitemap_entries(self) -> Iterable[tuple[str, str]]:
-        yield "/", self.latest_update
+        yield "/", max((c.date_updated for c in self.cards), default="")
         for p in self.provider_grid:
             yield p.url, p.latest_update
         for c in self.cards:
             yield c.url, c.date_updated
-
-
-_ROW_LABELS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
-               "hw": "Verified on", "provider": "Provider"}
 
 
 def _passes(c: Card, selected: Mapping[str, Sequence[str]], skip: str | None) -> bool:

@@ -1,7 +1,5 @@
-"""The JSON twin of every HTML page (``Accept: application/json`` or a ``.json`` path; the table is in
-docs/agents.md), and the generated ``llms.txt`` files. Each twin is built from the very objects its
-page renders, so page and JSON cannot disagree.
-"""
+"""The JSON twin of every HTML page (``Accept: application/json`` or a ``.json`` path; docs/agents.md),
+built from the very objects its page renders, so page and JSON cannot disagree."""
 
 from __future__ import annotations
 
@@ -124,36 +122,3 @@ def _view_json(view: Any) -> dict[str, Any]:
     data = dataclasses.asdict(view)
     data.pop("explain", None)  # carried once, at the top level
     return data
-
-
-def openapi_paths() -> dict[str, Any]:
-    """OpenAPI entries for the twins and the llms files (merged into the live API description)."""
-    json_twin = {"200": {"description": "The page's data as JSON.",
-                         "content": {JSON_TYPE: {"schema": {"type": "object"}}}},
-                 "404": {"description": "No such page.", "content": {JSON_TYPE: {"schema": {
-                     "$ref": "#/components/schemas/Error"}}}}}
-
-    def twin(summary: str, params: tuple[str, ...] = ()) -> dict[str, Any]:
-        op: dict[str, Any] = {"summary": summary, "responses": json_twin}
-        if params:
-            op["parameters"] = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
-                                for n in params]
-        return {"get": op}
-
-    text = {"200": {"description": "Markdown text (llms.txt convention), generated from the catalog.",
-                    "content": {"text/plain": {"schema": {"type": "string"}}}}}
-    return {
-        "/index.json": twin("Home page as JSON: latest recipes and providers."),
-        "/browse.json": twin("Browse/search results as JSON (same query parameters as /browse: q, task, arch, "
-                             "size, precision, hw, provider, sort)."),
-        "/{org}.json": twin("A provider page as JSON (when no static API file has that name).", ("org",)),
-        "/{org}/{repo}/page.json": twin("A recipe page's state at a URL selection (the page's query "
-                                        "parameters, read leniently like the page): selection, builder rows, "
-                                        "commands, rendering, explain. Also: Accept: application/json on the "
-                                        "page URL.", ("org", "repo")),
-        "/llms.txt": {"get": {"summary": "The catalog for language models: how to get commands, one line "
-                                         "per recipe.", "responses": text}},
-        "/llms-full.txt": {"get": {"summary": "Every recipe's default command on each hardware it offers, "
-                                              "each after the /api/resolve URL that reproduces it.",
-                                   "responses": text}},
-    }

@@ -1,8 +1,5 @@
-"""The page's own words for reasons other layers give in CLI or recipe-author terms.
-
-A reader of the page has pills and tabs, not flags: fit levers, notes and deploy refusals drop
-their command-line clauses here (the browser tests check pages with :data:`CLI_TEXT`).
-"""
+"""The page's own words for reasons other layers give in CLI or recipe-author terms: a reader of the page
+has pills and tabs, not flags (the browser tests check pages with :data:`CLI_TEXT`)."""
 
 from __future__ import annotations
 
