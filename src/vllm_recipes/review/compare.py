@@ -21,7 +21,7 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import locate
 
 from .scope import describe_scope
-from .selections import DefaultKey, OfferedSelections, SelectionKey, offered_selections
+from .selections import DefaultKey, ReviewedSelections, SelectionKey, reviewed_selections
 from .snapshot import Snapshot, snapshot
 
 
@@ -218,8 +218,8 @@ def _status(a: Recipe | None, b: Recipe | None, head_cat: Catalog, rel_path: str
     return "broken" if any(e.position.file == rel_path for e in head_cat.load_errors) else "removed"
 
 
-def _changed_groups(base_cat: Catalog, a: Recipe, sa: OfferedSelections, head_cat: Catalog, b: Recipe,
-                    sb: OfferedSelections, common: list[Any]) -> list[Group]:
+def _changed_groups(base_cat: Catalog, a: Recipe, sa: ReviewedSelections, head_cat: Catalog, b: Recipe,
+                    sb: ReviewedSelections, common: list[Any]) -> list[Group]:
     """Render every selection both sides offer and group equal changes by the selections they touch."""
     by_change: dict[Change, dict[Any, None]] = {}
     processes: dict[Change, dict[str, None]] = {}
@@ -234,7 +234,7 @@ def _changed_groups(base_cat: Catalog, a: Recipe, sa: OfferedSelections, head_ca
     return _group(by_change, processes, common, head_cat)
 
 
-def _moved_defaults(sa: OfferedSelections, sb: OfferedSelections, head_cat: Catalog) -> list[Group]:
+def _moved_defaults(sa: ReviewedSelections, sb: ReviewedSelections, head_cat: Catalog) -> list[Group]:
     """Defaults (hardware, strategy, ...) that now pick another value, grouped by what moved."""
     moved: dict[Change, list[Any]] = {}
     for dk in dict.fromkeys([*sa.defaults, *sb.defaults]):
@@ -254,8 +254,8 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
     some = b or a
     hf_id = some.hf_id if some is not None else rel_path
-    sa = offered_selections(base_cat, a) if a is not None else OfferedSelections({}, {})
-    sb = offered_selections(head_cat, b) if b is not None else OfferedSelections({}, {})
+    sa = reviewed_selections(base_cat, a) if a is not None else ReviewedSelections({}, {})
+    sb = reviewed_selections(head_cat, b) if b is not None else ReviewedSelections({}, {})
     impact = RecipeImpact(hf_id, rel_path, _status(a, b, head_cat, rel_path), len(sa.states), len(sb.states))
     impact.findings = new_findings(_recipe_findings(base_cat, a, rel_path), _recipe_findings(head_cat, b, rel_path))
     if a is None or b is None:

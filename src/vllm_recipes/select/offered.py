@@ -51,8 +51,10 @@ def pd_pool_request() -> dict[str, Any]:
     return {"prefill": {"nodes": 2, "parallelism": "dep"}, "decode": {"nodes": 2, "parallelism": "dep"}}
 
 
-def _served(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[str, Any], hw: str) -> list[tuple[str, int]]:
-    """The serving strategies offered on ``hw`` (no Mooncake deployments), each with its node count."""
+def served_strategies(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[str, Any],
+                      hw: str) -> list[tuple[str, int]]:
+    """The serving strategies offered on ``hw`` (no Mooncake deployments), each with its node count: the
+    strict builder's own strategy checks."""
     gpn = profile.get("gpu_count")
     scalable = is_scalable(profile)
     served: list[tuple[str, int]] = []
@@ -88,7 +90,7 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
             continue
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))
-            served = _served(catalog, r, profile, hw)
+            served = served_strategies(catalog, r, profile, hw)
             defaults = tuple(default_features(r, hw, vk))
             feature_sets = list(dict.fromkeys(_feature_sets(r, defaults))) if served else []
             for s, nodes in served:
