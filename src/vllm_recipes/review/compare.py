@@ -9,7 +9,7 @@ applies to ("on all 7 NVIDIA GPUs").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -179,23 +179,18 @@ def _keyed_changes(kind: str, a: Mapping[Any, str | None], b: Mapping[Any, str |
 
 # One recipe
 
-def _group(changes: Mapping[Change, dict[Any, None]], processes: Mapping[Change, dict[str, None]],
-           universe: Sequence[Any], catalog: Catalog) -> list[Group]:
-    groups = [Group(c, tuple(keys), describe_scope(list(keys), universe, catalog.hardware_profiles),
-                    tuple(p for p in processes.get(c, {}) if p))
-              for c, keys in changes.items()]
-    return sorted(groups, key=lambda g: (-len(g.keys), g.change))
-
-
 def _finding_key(f: Finding) -> tuple[str, str, str, str]:
     return (f.severity, f.code, f.key_path, f.message)
 
 
-def _recipe_findings(catalog: Catalog, recipe: Recipe | None, rel_path: str) -> list[Finding]:
-    found = [finding_from_load_error(e) for e in catalog.load_errors if e.position.file == rel_path]
-    if recipe is not None:
-        found.extend(validate_document(recipe.doc, "recipe", catalog))
-    return found
+def _new_file_findings(base_cat: Catalog, head_cat: Catalog, rel_path: str, kind: str) -> list[Finding]:
+    """The load errors and validation findings of a file in ``head_cat`` that it had not in ``base_cat``."""
+    def findings(catalog: Catalog) -> list[Finding]:
+        found = [finding_from_load_error(e) for e in catalog.load_errors if e.position.file == rel_path]
+        doc = catalog.source_for(rel_path)
+        return found + validate_document(doc, kind, catalog) if doc is not None else found
+
+    return new_findings(findings(base_cat), findings(head_cat))
 
 
 def new_findings(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
@@ -231,7 +226,9 @@ def _changed_groups(base_cat: Catalog, a: Recipe, sa: ReviewedSelections, head_c
             merged = replace(c, process="")
             by_change.setdefault(merged, {})[key] = None
             processes.setdefault(merged, {})[c.process] = None
-    return _group(by_change, processes, common, head_cat)
+    groups = [Group(c, tuple(keys), describe_scope(list(keys), common, head_cat.hardware_profiles),
+                    tuple(p for p in processes[c] if p)) for c, keys in by_change.items()]
+    return sorted(groups, key=lambda g: (-len(g.keys), g.change))
 
 
 def _moved_defaults(sa: ReviewedSelections, sb: ReviewedSelections, head_cat: Catalog) -> list[Group]:
@@ -257,7 +254,7 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     sa = reviewed_selections(base_cat, a) if a is not None else ReviewedSelections({}, {})
     sb = reviewed_selections(head_cat, b) if b is not None else ReviewedSelections({}, {})
     impact = RecipeImpact(hf_id, rel_path, _status(a, b, head_cat, rel_path), len(sa.states), len(sb.states))
-    impact.findings = new_findings(_recipe_findings(base_cat, a, rel_path), _recipe_findings(head_cat, b, rel_path))
+    impact.findings = _new_file_findings(base_cat, head_cat, rel_path, "recipe")
     if a is None or b is None:
         return impact
     common = [k for k in sb.states if k in sa.states]
@@ -311,20 +308,6 @@ def changed_recipe_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
     return sorted(n for n in names if a.get(n) != b.get(n) or broken_a.get(n) != broken_b.get(n))
 
 
-def _shared_findings(base_cat: Catalog, head_cat: Catalog, names: list[str]) -> list[Finding]:
-    def findings(cat: Catalog, name: str) -> list[Finding]:
-        found = [finding_from_load_error(e) for e in cat.load_errors if e.position.file == name]
-        doc = cat.source_for(name)
-        if doc is not None:
-            found.extend(validate_document(doc, document_kind(name), cat))
-        return found
-
-    out: list[Finding] = []
-    for name in names:
-        out.extend(new_findings(findings(base_cat, name), findings(head_cat, name)))
-    return out
-
-
 def _compare_one(job: tuple[Catalog, Catalog, str]) -> RecipeImpact:
     return compare_recipe(*job)
 
@@ -340,8 +323,9 @@ def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "ba
     impacts = parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
                            min_items=8)
     compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
+    shared_findings = [f for name in shared for f in _new_file_findings(base_cat, head_cat, name, document_kind(name))]
     return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
-                  _shared_findings(base_cat, head_cat, shared))
+                  shared_findings)
 
 
 def compare_selections(catalog: Catalog, recipe: Recipe, a: tuple[str, Any], b: tuple[str, Any]) -> Impact:
