@@ -14,7 +14,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.render.docker import DockerMeta, cuda129_image, docker_meta
+from vllm_recipes.render.docker import cuda129_image, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
 from vllm_recipes.select.gates import names_hardware
 
@@ -98,22 +98,13 @@ def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
     variants = [v for v in recipe.variants.values() if isinstance(v, Mapping)] or [{}]
     for hw, profile in _recipe_hardware(catalog, recipe).items():
         for variant in variants:
-            images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
+            meta = docker_meta(recipe.data, variant, profile, hw)
+            # its image, and the CUDA 12.9 one the page's CUDA toggle can show instead
+            images |= {image for image in (meta.image, cuda129_image(meta)) if image}
     install = recipe.model.get("install")
     if not (isinstance(install, Mapping) and install.get("docker") is False):
         images.add(install_pull_image(recipe.data))  # the install block's ``docker pull``
     return images
-
-
-def _shown_images(meta: DockerMeta) -> set[str]:
-    """The image of one hardware/variant, and the CUDA 12.9 one the page's CUDA toggle can show instead."""
-    return {image for image in (meta.image, cuda129_image(meta)) if image}
-
-
-def _catalog_state(catalog: Catalog) -> list[str]:
-    shared = (*catalog.serving_strategies.values(), *catalog.kv_stores.values(), catalog.kv_offload_options,
-              catalog.frontends)
-    return [text for data in shared for text in _walk_strings(data)]
 
 
 def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
@@ -143,7 +134,9 @@ def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
     and every offered rendering (:func:`rendered_texts`)."""
     texts = list(_walk_strings(_without_guide(recipe)))
     texts.extend(rendered_texts(catalog, recipe))
-    texts.extend(_catalog_state(catalog))
+    for shared in (*catalog.serving_strategies.values(), *catalog.kv_stores.values(), catalog.kv_offload_options,
+                   catalog.frontends):
+        texts.extend(_walk_strings(shared))
     texts.append(PIP_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_DEFAULT)
     keys = _keys(texts, emittable=True)
     keys.update(("flag", f) for f in ENGINE_FLAGS)

@@ -115,28 +115,21 @@ def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: 
             and (dt := spec.get("deploy_type")) not in wrong and is_strategy_reachable(r, s, dt, gpn, hw)]
 
 
-def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str, role: str) -> int:
-    """§4.8 pdNodes row before the mode floor: the recipe's pool size, else what the weights need."""
-    r = recipe.data
-    p = _profile(catalog, hw)
+def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
+    """The size of a PD pool running in ``mode`` when the user did not give one: the recipe's (or the
+    weights') pool size raised to the mode's floor, so a mode override resizes the pool (§4.8)."""
+    r, p = recipe.data, _profile(catalog, hw)
     raw = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "nodes")
     if is_map(raw):
         raw = raw.get(hw) if is_number(raw.get(hw)) else raw.get("default")
     if is_number(raw):
-        return int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
-    vm = effective_vram_min(variant, hw)
-    vg = p.get("vram_gb")
-    if isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0:
-        return bounded_nodes(vm / vg)
-    return 1
-
-
-def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
-    """The size of a PD pool running in ``mode`` when the user did not give one: the recipe's (or the
-    weights') pool size raised to the mode's floor, so a mode override resizes the pool (§4.8)."""
-    variant = as_map(as_map(recipe.data.get("variants")).get(variant_key))
-    gpn = _profile(catalog, hw).get("gpu_count")
-    return max(_pd_base_nodes(catalog, recipe, variant, hw, role), nodes_for_strategy(recipe.data, mode, gpn, hw))
+        base = int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
+    else:
+        vm = effective_vram_min(as_map(as_map(r.get("variants")).get(variant_key)), hw)
+        vg = p.get("vram_gb")
+        weights = isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0
+        base = bounded_nodes(vm / vg) if weights else 1
+    return max(base, nodes_for_strategy(r, mode, p.get("gpu_count"), hw))
 
 
 def _default_pd(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str) -> dict[str, Any]:
@@ -337,11 +330,9 @@ def _hardware(d: _Draft) -> None:
 def _default_nodes(d: _Draft) -> int:
     """The starting node count: 2 when a multi-node strategy is offered and the variant
     does not fit one node of scalable hardware, else 1."""
-    offered = offered_strategies(d.r)
-    has_multi = any(isinstance(s, str) and (s.startswith("multi_node_") or s == "pd_cluster") for s in offered)
-    if not has_multi or not d.scalable:
-        return 1
-    return 2 if not fits_single_node(d.profile, d.variant, d.hw) else 1
+    has_multi = any(isinstance(s, str) and (s.startswith("multi_node_") or s == "pd_cluster")
+                    for s in offered_strategies(d.r))
+    return 2 if has_multi and d.scalable and not fits_single_node(d.profile, d.variant, d.hw) else 1
 
 
 def _strategy_refusal(d: _Draft, strategy: str) -> tuple[str, list[str]] | None:
