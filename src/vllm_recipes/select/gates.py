@@ -56,12 +56,10 @@ def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, An
         return True
     if truthy(c.get("brand")) and profile.get("brand") != c.get("brand"):
         return False
-    if truthy(c.get("generation")):
-        g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
-        gens = list(g) if is_list(g) else [g]
-        if c.get("generation") not in gens:
-            return False
-    return True
+    if not truthy(c.get("generation")):
+        return True
+    g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
+    return c.get("generation") in (g if is_list(g) else [g])
 
 
 # --- §3.2-3.4 allowlists ---------------------------------------------------
@@ -110,9 +108,7 @@ def fits_single_node(profile: Mapping[str, Any], variant: Mapping[str, Any] | No
                      hw_id: str | None = None) -> bool:
     node = number_or(profile.get("vram_gb"), 0)
     model = vram_min_gb(variant or EMPTY, hw_id)
-    if model <= 0 or node <= 0:
-        return True
-    return model <= node
+    return model <= 0 or node <= 0 or model <= node
 
 
 def is_scalable(profile: Mapping[str, Any]) -> bool:
@@ -120,24 +116,16 @@ def is_scalable(profile: Mapping[str, Any]) -> bool:
 
 
 def variant_runs_on(profile: Mapping[str, Any], variant: Mapping[str, Any], hw_id: str | None) -> bool:
-    if not is_precision_compatible(profile, variant):
-        return False
-    if hw_id and not is_variant_hardware_supported(variant, hw_id, profile):
-        return False
-    if is_scalable(profile):
-        return True
-    return fits_single_node(profile, variant, hw_id)
+    return (is_precision_compatible(profile, variant)
+            and (not hw_id or is_variant_hardware_supported(variant, hw_id, profile))
+            and (is_scalable(profile) or fits_single_node(profile, variant, hw_id)))
 
 
 def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str, Any] | None,
                         hw_id: str | None = None) -> bool:
-    if profile is None or variant is None:
+    if profile is None or variant is None or number_or(profile.get("gpu_count"), 0) < 2:
         return False
-    if number_or(profile.get("gpu_count"), 0) < 2:
-        return False
-    node = number_or(profile.get("vram_gb"), 0)
-    model = vram_min_gb(variant, hw_id)
-    return node >= 2 * model
+    return number_or(profile.get("vram_gb"), 0) >= 2 * vram_min_gb(variant, hw_id)
 
 
 # --- §3.6 strategies --------------------------------------------------------
@@ -205,9 +193,7 @@ def is_strategy_reachable(recipe: Mapping[str, Any], key: str, deploy_type: Any,
     max_nodes = MAX_NODES if deploy_type in ("multi_node", "pd_cluster") else 1
     per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
     mg = min_gpus_for_strategy(recipe, key, hw_id)
-    if not is_number(mg):
-        return True
-    return max_nodes * per >= mg
+    return not is_number(mg) or max_nodes * per >= mg
 
 
 def follower_ranks(n: Any) -> list[int]:
@@ -297,20 +283,13 @@ def feature_conflicts(recipe: Mapping[str, Any], feature_key: str) -> list[str]:
 # --- §3.11 KV offload options -----------------------------------------------------
 
 def kv_offload_allowed_for_strategy(opt: Any, strategy_name: str, strategy: Mapping[str, Any]) -> bool:
-    if not is_map(opt):
-        return False
-    if strategy.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
-        return False
-    return _allows(opt.get("strategies"), strategy_name)
+    return (is_map(opt) and strategy.get("deploy_type") not in ("pd_cluster", "kv_store_lb")
+            and _allows(opt.get("strategies"), strategy_name))
 
 
 def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Mapping[str, Any]) -> bool:
     support = get(get(recipe, "kv_offload_support"), key)
-    if support == "unsupported":
-        return False
-    if truthy(opt.get("requires_opt_in")):
-        return support == "verified"
-    return True
+    return support == "verified" if truthy(opt.get("requires_opt_in")) else support != "unsupported"
 
 
 def kv_offload_brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any]) -> bool:
