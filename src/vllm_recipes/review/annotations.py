@@ -1,9 +1,8 @@
 """Findings in the formats CI systems read: GitHub Actions workflow commands and SARIF 2.1.0.
 
-Generic over :class:`Finding` (validation, dead values, flag lint - whatever
-``validate`` collects), so a new checker shows up in CI without changes here.
-``where`` maps a finding's catalog-relative file to the path the CI knows
-(relative to the repository checkout).
+Generic over :class:`Finding` (validation, dead values, flag lint - whatever ``validate`` collects), so a
+new checker shows up in CI without changes here. ``where`` maps a finding's catalog-relative file to the
+path the CI knows (relative to the repository checkout).
 """
 
 from __future__ import annotations

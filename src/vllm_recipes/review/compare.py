@@ -1,10 +1,9 @@
 """Comparing two catalogs recipe by recipe: which selections render differently, and why.
 
-Pure: two loaded catalogs in, :class:`Impact` out. A recipe is compared when
-its file's data changed, or when a shared input (taxonomy, platforms,
-strategies, kv_store) changed - then every recipe is. Identical changes across
-selections are grouped, so a review names one change once with the scope it
-applies to ("on all 7 NVIDIA GPUs").
+Pure: two loaded catalogs in, :class:`Impact` out. A recipe is compared when its file's data changed, or
+when a shared input (taxonomy, platforms, strategies, kv_store) changed - then every recipe is. Identical
+changes across selections are grouped, so a review names one change once with the scope it applies to ("on
+all 7 NVIDIA GPUs").
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Presenting an :class:`Impact`: one line per grouped change, for a terminal or a pull-request comment.
 
-Both views are built from the same :func:`change_text` lines; the JSON view is
-``Impact.to_dict()``. Markdown is capped (GitHub comments stop at 65,536
-characters) and always starts with the summary line.
+Both views are built from the same :func:`change_text` lines; the JSON view is ``Impact.to_dict()``.
+Markdown is capped (GitHub comments stop at 65,536 characters) and always starts with the summary line.
 """
 
 from __future__ import annotations

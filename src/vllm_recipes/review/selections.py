@@ -55,7 +55,7 @@ def _omni_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
     states: dict[SelectionKey, PageState | OmniSelection] = {}
     defaults: dict[DefaultKey, Any] = {}
     tasks: list[str | None] = [t.key for t in resolve_omni_tasks(recipe.data)] or [None]
-    for vk, variant in as_map(recipe.data.get("variants")).items():
+    for vk, variant in recipe.variants.items():
         if not isinstance(vk, str):
             continue
         with contextlib.suppress(SelectionError):
@@ -85,7 +85,7 @@ def reviewed_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
     defaults: dict[DefaultKey, Any] = {}
     r = recipe.data
     features = list(as_map(r.get("features")))
-    for vk, variant in as_map(r.get("variants")).items():
+    for vk, variant in recipe.variants.items():
         if not isinstance(vk, str):
             continue
         first = _state(catalog, recipe, PageRequest(variant=vk))

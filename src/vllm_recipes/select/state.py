@@ -125,7 +125,7 @@ def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, r
     if is_number(raw):
         base = int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
     else:
-        vm = effective_vram_min(as_map(as_map(r.get("variants")).get(variant_key)), hw)
+        vm = effective_vram_min(as_map(recipe.variants.get(variant_key)), hw)
         vg = p.get("vram_gb")
         weights = isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0
         base = bounded_nodes(vm / vg) if weights else 1
@@ -258,16 +258,12 @@ class _Draft:
     def scalable(self) -> bool:
         return is_scalable(self.profile)
 
-    @property
-    def variants(self) -> Mapping[str, Any]:
-        return as_map(self.r.get("variants"))
-
     def deploy_type(self, strategy: str | None) -> Any:
         return get(self.catalog.strategies.get(strategy or ""), "deploy_type")
 
     def runs_on_hw(self) -> list[str]:
         """The variants that run on the selected hardware."""
-        return [k for k, v in self.variants.items() if variant_runs_on(self.profile, as_map(v), self.hw)]
+        return [k for k, v in self.recipe.variants.items() if variant_runs_on(self.profile, as_map(v), self.hw)]
 
 
 def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
@@ -296,10 +292,10 @@ def _variant(d: _Draft) -> None:
     if d.req.task is not None:
         d.refuse("task", f"{flag('task')} applies to omni recipes only; {d.hf_id} has serving strategies.")
     d.vk = d.req.variant or "default"
-    if d.vk not in d.variants:
-        d.refuse("variant", f"{flag('variant')} {d.vk!r} is not a variant of {d.hf_id}.", list(d.variants))
+    if d.vk not in d.recipe.variants:
+        d.refuse("variant", f"{flag('variant')} {d.vk!r} is not a variant of {d.hf_id}.", list(d.recipe.variants))
         d.vk = "default"
-    d.variant = as_map(d.variants.get(d.vk))
+    d.variant = as_map(d.recipe.variants.get(d.vk))
 
 
 def _hardware(d: _Draft) -> None:
@@ -322,7 +318,7 @@ def _hardware(d: _Draft) -> None:
             d.refuse("variant", f"{flag('variant')} {d.vk!r} needs {need} GB, more than one {d.hw} node "
                      f"({d.profile.get('vram_gb')} GB), and {d.hw} cannot scale out.", d.runs_on_hw())
         if fit is not None and fit != d.vk:
-            d.vk, d.variant = fit, as_map(d.variants[fit])
+            d.vk, d.variant = fit, as_map(d.recipe.variants[fit])
     if not variant_runs_on(d.profile, d.variant, d.hw) and d.refuse.strict and d.req.hardware is not None:
         raise SelectionError("variant", f"{flag('variant')} {d.vk!r} does not run on {d.hw}.", d.runs_on_hw())
 
@@ -706,7 +702,7 @@ def single_node_tp_hint(catalog: Catalog, recipe: Recipe, state: PageState) -> s
     if sel.strategy != "single_node_tp":
         return None
     p = _profile(catalog, sel.hw_id)
-    variant = as_map(as_map(recipe.data.get("variants")).get(sel.variant_key))
+    variant = as_map(recipe.variants.get(sel.variant_key))
     tp = resolve_single_node_tp(recipe.data, variant, p, sel.strategy, sel.hw_id)
     g = p.get("gpu_count")
     if isinstance(g, int | float) and isinstance(tp, int | float) and tp < g:
