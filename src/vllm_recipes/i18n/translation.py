@@ -250,8 +250,6 @@ def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
     models = catalog.root / "models"
     by_path = {r.rel_path: r for r in catalog.recipes}
     out: list[TranslationFile] = []
-    if not models.is_dir():
-        return out
     for dirpath, dirnames, filenames in os.walk(models):
         dirnames.sort(key=os.fsencode)
         for name in sorted(filenames, key=os.fsencode):

@@ -41,12 +41,11 @@ def change_text(c: Change) -> str:
         return f"{label}added {_code(c.after or '')}"
     if c.after is None:
         return f"{label}removed {_code(c.before)}"
-    before, after = c.before, c.after
     for sep in (" ", "="):
         head = c.name + sep
-        if c.kind in ("flag", "env") and before.startswith(head) and after.startswith(head):
-            return f"{_code(before)} -> {_code(after[len(head):])}"
-    return f"{label}{_code(before)} -> {_code(after)}"
+        if c.kind in ("flag", "env") and c.before.startswith(head) and c.after.startswith(head):
+            return f"{_code(c.before)} -> {_code(c.after[len(head):])}"
+    return f"{label}{_code(c.before)} -> {_code(c.after)}"
 
 
 def group_line(g: Group) -> str:

@@ -34,14 +34,12 @@ def _hardware_phrase(hws: list[str], universe_hws: list[str], profiles: Mapping[
     chosen = set(hws)
     parts: list[str] = []
     rest: list[str] = []
-    brands = dict.fromkeys(brand(h) for h in hws)
-    for b in brands:
+    for b in dict.fromkeys(brand(h) for h in hws):
         of_brand = [h for h in universe_hws if brand(h) == b]
-        mine = [h for h in hws if brand(h) == b]
         if b != "other" and len(of_brand) > 1 and set(of_brand) <= chosen:
             parts.append(f"all {len(of_brand)} {b} GPUs")
         else:
-            rest.extend(mine)
+            rest.extend(h for h in hws if brand(h) == b)
     if rest:
         parts.append(_names(rest))
     return " and ".join(parts)
