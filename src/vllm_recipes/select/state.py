@@ -445,7 +445,14 @@ def _features(d: _Draft) -> None:
     additions and removals; conflicting features switch each other off."""
     req, feats = d.req, as_map(d.r.get("features"))
     d.default_features = tuple(default_features(d.r, d.hw, d.vk))
-    enabled = _listed_features(d, feats) if req.features is not None else list(d.default_features)
+    enabled = list(d.default_features)
+    if req.features is not None:
+        # the URL's full list, unknown names refused; a list of only unknown names is treated as absent (lenient)
+        for f in dict.fromkeys(req.features):
+            if f not in feats:
+                d.refuse("features", f"Unknown feature {f!r}.", list(feats))
+        listed = [f for f in dict.fromkeys(req.features) if f in feats]
+        enabled = listed if listed or not req.features else enabled
     enabled = _switched_features(d, feats, enabled)
     explicit = set(req.add_features) | set(req.features or ())
     for f in enabled:
@@ -471,19 +478,13 @@ def _switched_features(d: _Draft, feats: Mapping[str, Any], enabled: list[str]) 
     for f in req.add_features:
         if f not in feats:
             d.refuse("feature", f"Unknown feature {f!r}.", list(feats))
-        else:
-            enabled = _switched_on(d, f, enabled)
+            continue
+        for other in feature_conflicts(d.r, f):  # refused when also asked for
+            if other in req.add_features or other in (req.features or ()):
+                d.refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
+            enabled = [x for x in enabled if x != other]
+        enabled = enabled if f in enabled else [*enabled, f]
     return _without_conflicts(d, enabled) if req.features is not None else enabled
-
-
-def _switched_on(d: _Draft, f: str, enabled: list[str]) -> list[str]:
-    """``enabled`` with ``--feature f`` on and its conflicts off (refused when also asked for)."""
-    req = d.req
-    for other in feature_conflicts(d.r, f):
-        if other in req.add_features or other in (req.features or ()):
-            d.refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
-        enabled = [x for x in enabled if x != other]
-    return enabled if f in enabled else [*enabled, f]
 
 
 def _without_conflicts(d: _Draft, enabled: list[str]) -> list[str]:
@@ -493,19 +494,6 @@ def _without_conflicts(d: _Draft, enabled: list[str]) -> list[str]:
             if other in enabled and f in enabled:
                 d.refuse("features", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
                 enabled = [x for x in enabled if x != other]
-    return enabled
-
-
-def _listed_features(d: _Draft, feats: Mapping[str, Any]) -> list[str]:
-    """The URL's full feature list, unknown names refused; only unknown names: the defaults."""
-    asked = d.req.features or ()
-    enabled = list(dict.fromkeys(asked))
-    for f in enabled:
-        if f not in feats:
-            d.refuse("features", f"Unknown feature {f!r}.", list(feats))
-    enabled = [f for f in enabled if f in feats]
-    if not enabled and asked:
-        return list(d.default_features)  # lenient: a list of only unknown names is treated as absent
     return enabled
 
 
