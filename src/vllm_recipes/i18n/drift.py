@@ -140,15 +140,13 @@ def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
     texts.append(PIP_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_DEFAULT)
     keys = _keys(texts, emittable=True)
     keys.update(("flag", f) for f in ENGINE_FLAGS)
-    model = recipe.model
-    if model.get("supports_dcp"):
-        keys.add(("flag", "--decode-context-parallel-size"))
-    if model.get("flashinfer_autotune"):
-        keys.add(("flag", "--no-enable-flashinfer-autotune"))
-    if any(str(s).endswith(("_tep", "_dep")) for s in recipe.data.get("compatible_strategies") or ()):
-        keys.add(("flag", "--enable-ep-weight-filter"))
-    if recipe.is_omni:
-        keys.add(("flag", "--omni"))
+    # the Advanced presets this recipe offers, and omni's own flag
+    offered = {"--decode-context-parallel-size": recipe.model.get("supports_dcp"),
+               "--no-enable-flashinfer-autotune": recipe.model.get("flashinfer_autotune"),
+               "--enable-ep-weight-filter": any(str(s).endswith(("_tep", "_dep"))
+                                                for s in recipe.data.get("compatible_strategies") or ()),
+               "--omni": recipe.is_omni}
+    keys.update(("flag", f) for f, on in offered.items() if on)
     keys.update(("image", i) for i in docker_images(catalog, recipe))
     return keys
 
@@ -178,13 +176,11 @@ def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
     build it once per recipe and pass it to :func:`check_translation` for each of its languages)."""
     guide = recipe.data.get("guide")
     sections = tuple(guide_sections(guide)) if isinstance(guide, str) else ()
-    facts: dict[str, tuple[Fact, ...]] = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
-    for key, text in header_sources(recipe).items():
-        facts[key] = tuple(extract_facts(text))
+    facts = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
+    facts.update((key, tuple(extract_facts(text))) for key, text in header_sources(recipe).items())
     guide_facts = [f for s in sections for f in facts[s.slug]]
     affirmed = {(f.kind, f.key) for f in guide_facts if not f.negated}
-    mentioned = {(f.kind, f.key) for f in guide_facts}
-    mentioned |= _keys(_walk_strings(_without_guide(recipe), with_prose=True))
+    mentioned = {(f.kind, f.key) for f in guide_facts} | _keys(_walk_strings(_without_guide(recipe), with_prose=True))
     emittable = emittable_facts(catalog, recipe)
     return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed), frozenset(mentioned | emittable))
 
