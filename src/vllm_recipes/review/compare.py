@@ -38,11 +38,7 @@ class Change:
 
     @property
     def verb(self) -> str:
-        if self.before is None:
-            return "added"
-        if self.after is None:
-            return "removed"
-        return "changed"
+        return "added" if self.before is None else "removed" if self.after is None else "changed"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "change": self.verb, "name": self.name,

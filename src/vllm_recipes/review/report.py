@@ -62,13 +62,10 @@ def _listed(keys: list[SelectionKey]) -> str:
 
 def recipe_lines(r: RecipeImpact) -> list[str]:
     """The body of one recipe's section, one line per item."""
-    lines: list[str] = []
-    if r.status == "added":
-        lines.append(f"new recipe: {r.selections_head} selections")
-    elif r.status == "removed":
-        lines.append(f"recipe removed: it had {r.selections_base} selections")
-    elif r.status == "broken":
-        lines.append(f"recipe no longer loads: its {r.selections_base} selections are gone")
+    status = {"added": f"new recipe: {r.selections_head} selections",
+              "removed": f"recipe removed: it had {r.selections_base} selections",
+              "broken": f"recipe no longer loads: its {r.selections_base} selections are gone"}.get(r.status)
+    lines = [status] if status else []
     lines.extend(f"default {group_line(g)}" for g in r.defaults)
     lines.extend(group_line(g) for g in r.groups)
     if r.appeared:
