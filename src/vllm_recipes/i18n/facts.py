@@ -86,14 +86,8 @@ def _blank(m: re.Match[str]) -> str:
 
 def _sentences(text: str) -> list[tuple[int, int, bool]]:
     """``(start, end, negated)`` spans covering ``text``."""
-    spans: list[tuple[int, int, bool]] = []
-    pos = 0
-    for m in _BOUNDARY.finditer(text):
-        end = m.end()
-        spans.append((pos, end, bool(_NEGATION.search(text, pos, end))))
-        pos = end
-    spans.append((pos, len(text), bool(_NEGATION.search(text, pos, len(text)))))
-    return spans
+    ends = [m.end() for m in _BOUNDARY.finditer(text)] + [len(text)]
+    return [(a, b, bool(_NEGATION.search(text, a, b))) for a, b in zip([0, *ends], ends, strict=False)]
 
 
 def _num_key(whole: str, frac: str | None) -> str:

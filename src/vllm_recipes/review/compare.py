@@ -266,18 +266,17 @@ def catalogs_for_comparison(base_files: Mapping[str, bytes], head_files: Mapping
                             base_label: str = "base", head_label: str = "head") -> tuple[Catalog, Catalog]:
     """Both sides of a comparison, each identical file parsed once.
 
-    When no shared file (taxonomy, platforms, strategies, kv_store) differs, only
-    the recipe files whose bytes differ are loaded: nothing else can change, and
-    a recipe's resolution and validation read no other recipe.
+    When no shared file (taxonomy, platforms, strategies, kv_store) differs, only the recipe files whose
+    bytes differ are loaded: nothing else can change, and a recipe's resolution and validation read no
+    other recipe.
     """
     def shared(files: Mapping[str, bytes]) -> dict[str, bytes]:
         return {k: v for k, v in files.items() if not k.startswith("models/")}
 
     if shared(base_files) == shared(head_files):
-        models = {k for k in (*base_files, *head_files) if k.startswith("models/")}
-        changed = {k for k in models if base_files.get(k) != head_files.get(k)}
-        base_files = {k: v for k, v in base_files.items() if not k.startswith("models/") or k in changed}
-        head_files = {k: v for k, v in head_files.items() if not k.startswith("models/") or k in changed}
+        same = {k for k, v in base_files.items() if k.startswith("models/") and head_files.get(k) == v}
+        base_files = {k: v for k, v in base_files.items() if k not in same}
+        head_files = {k: v for k, v in head_files.items() if k not in same}
     cache: ParseCache = {}
     return (load_catalog_from_files(base_files, base_label, cache),
             load_catalog_from_files(head_files, head_label, cache))
