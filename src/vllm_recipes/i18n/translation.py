@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -234,22 +234,10 @@ def read_translation(path: Path, *, hf_id: str, lang: str, rel_path: str) -> Tra
     return parse_translation(text, hf_id=hf_id, lang=lang, path=path, rel_path=rel_path)
 
 
-@dataclass(frozen=True, slots=True)
-class TranslationFile:
-    """A ``*.<lang>.md`` file found under ``models/``, with its recipe if one exists."""
-
-    path: Path
-    rel_path: str
-    lang: str
-    hf_id: str
-    recipe: Recipe | None = field(repr=False)
-
-
-def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
-    """Every translation file under ``<root>/models``, in path order, matched to recipes."""
+def read_translations(catalog: Catalog) -> Iterator[tuple[Translation, Recipe | None]]:
+    """Every translation file under ``<root>/models``, in path order, read, with the recipe beside it."""
     models = catalog.root / "models"
     by_path = {r.rel_path: r for r in catalog.recipes}
-    out: list[TranslationFile] = []
     for dirpath, dirnames, filenames in os.walk(models):
         dirnames.sort(key=os.fsencode)
         for name in sorted(filenames, key=os.fsencode):
@@ -263,8 +251,7 @@ def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
             recipe = by_path.get(f"{stem}.yaml") or by_path.get(f"{stem}.yml")
             org = rel.split("/")[1] if rel.count("/") >= 2 else ""
             hf_id = recipe.hf_id if recipe else f"{org}/{repo}"
-            out.append(TranslationFile(path, rel, lang, hf_id, recipe))
-    return out
+            yield read_translation(path, hf_id=hf_id, lang=lang, rel_path=rel), recipe
 
 
 def with_findings(translation: Translation, findings: list[DriftFinding]) -> Translation:
