@@ -206,17 +206,13 @@ def follower_ranks(n: Any) -> list[int]:
 def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
     found: set[str] = set()
     for s in offered_strategies(recipe):
-        if s == "pd_cluster" or not isinstance(s, str):
+        if not isinstance(s, str):
             continue
-        if s == "dep" or s.endswith("_dep"):
-            found.add("dep")
-        elif s == "tep" or s.endswith("_tep"):
-            found.add("tep")
+        if (last := s.rsplit("_", 1)[-1]) in ("dep", "tep"):
+            found.add(last)
         elif _TP_POOL_RE.search(s):
             found.add("tp")
-    if not found:
-        found = {"tp"}
-    modes = [m for m in POOL_MODES if m in found]
+    modes = [m for m in POOL_MODES if m in (found or {"tp"})]
     restrict = get(get(get(recipe, "strategy_overrides"), "pd_cluster"), "pool_modes")
     return [m for m in modes if _allows(restrict, m)] or modes
 
