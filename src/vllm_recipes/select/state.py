@@ -189,13 +189,13 @@ def _default_hardware(profiles: Mapping[str, Any], recipe: Recipe, variant_key: 
     return pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
 
 
+@dataclass
 class Refusals:
     """What a request asked for and cannot have: ``strict`` raises the first as a
     :class:`SelectionError` naming the valid choices; lenient keeps a notice and goes on."""
 
-    def __init__(self, strict: bool) -> None:
-        self.strict = strict
-        self.notices: list[str] = []
+    strict: bool
+    notices: list[str] = field(default_factory=list)
 
     def __call__(self, param: str, message: str, choices: Sequence[str] = ()) -> None:
         if self.strict:
