@@ -302,12 +302,10 @@ def _hardware(d: _Draft) -> None:
     """The hardware (asked for, else the variant's default); on hardware that cannot scale
     out, the variant is switched to one that fits a node."""
     hw = d.req.hardware
-    if hw is not None:
-        reason = hardware_block_reason(d.catalog, d.recipe, d.variant, hw)
-        if reason:
-            d.refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {d.hf_id} variant {d.vk!r}: "
-                     f"{reason}.", hardware_choices(d.catalog, d.recipe, d.variant))
-            hw = None
+    if hw is not None and (reason := hardware_block_reason(d.catalog, d.recipe, d.variant, hw)):
+        d.refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {d.hf_id} variant {d.vk!r}: "
+                 f"{reason}.", hardware_choices(d.catalog, d.recipe, d.variant))
+        hw = None
     d.hw = hw if hw is not None else default_hardware(d.catalog, d.recipe, d.vk)
     d.profile = _profile(d.catalog, d.hw)
     d.gpn = d.profile.get("gpu_count") if truthy(d.profile.get("gpu_count")) else 8
