@@ -71,9 +71,8 @@ def negotiate_language(query_lang: str | None, accept_language: str | None,
     avail = {a.lower(): a for a in available if a and a.lower() != SOURCE_LANG}
     if query_lang is not None and query_lang.strip():
         q = query_lang.strip().replace("_", "-")
-        if not _TAG.match(q) or q == "*" or q.lower().split("-")[0] == SOURCE_LANG:
-            return None
-        return _match(q, avail)
+        original = not _TAG.match(q) or q == "*" or q.lower().split("-")[0] == SOURCE_LANG
+        return None if original else _match(q, avail)
     for tag in parse_accept_language(accept_language):
         if tag == "*" or tag.lower().split("-")[0] == SOURCE_LANG:
             return None

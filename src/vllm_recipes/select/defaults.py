@@ -146,9 +146,7 @@ def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any]
     vram = profile.get("vram_gb")
     per_gpu = vram / gpu_count if truthy(vram) and is_number(vram) and truthy(gpu_count) else 0
     vmin = vram_min_gb(variant, hw_id)
-    if vmin == 0 or per_gpu <= 0:
-        return gpu_count
-    return 1 if vmin <= per_gpu else gpu_count
+    return 1 if vmin != 0 and per_gpu > 0 and vmin <= per_gpu else gpu_count
 
 
 def default_features(recipe: Mapping[str, Any], hw_id: str | None, variant_key: str) -> list[str]:

@@ -133,9 +133,7 @@ def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str,
 def is_strategy_supported_on_hardware(recipe: Mapping[str, Any], s: str, profile: Mapping[str, Any],
                                       hw_id: str | None) -> bool:
     gate = keyed(get(get(recipe, "strategy_hardware"), s), profile, hw_id)
-    if gate is not None:
-        return gate != "unsupported"
-    return s in as_list(recipe.get("compatible_strategies"))
+    return gate != "unsupported" if gate is not None else s in as_list(recipe.get("compatible_strategies"))
 
 
 def offered_strategies(recipe: Mapping[str, Any]) -> list[str]:
