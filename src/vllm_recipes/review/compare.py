@@ -244,8 +244,7 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     """The impact of one recipe file (present on either side or both)."""
     a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
     b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
-    some = b or a
-    hf_id = some.hf_id if some is not None else rel_path
+    hf_id = next((r.hf_id for r in (b, a) if r is not None), rel_path)
     sa = reviewed_selections(base_cat, a) if a is not None else ReviewedSelections({}, {})
     sb = reviewed_selections(head_cat, b) if b is not None else ReviewedSelections({}, {})
     impact = RecipeImpact(hf_id, rel_path, _status(a, b, head_cat, rel_path), len(sa.states), len(sb.states))
