@@ -64,10 +64,10 @@ def _check_report(catalog: Catalog, results: list[Translation]) -> dict[str, Any
             "recipe_date_updated": recipe.meta.get("date_updated") if (recipe := catalog.recipe(t.hf_id)) else None,
             "stale": t.stale,
             "stale_sections": sorted(t.stale_sections),
-            "findings": [f.to_dict() for f in t.all_findings],
+            "findings": [f.to_dict() for f in t.findings],
         } for t in results],
         "summary": {"checked": len(results), "stale": len(stale), "clean": len(results) - len(stale),
-                    "findings": sum(len(t.all_findings) for t in results)},
+                    "findings": sum(len(t.findings) for t in results)},
     }
 
 
@@ -76,13 +76,13 @@ def _print_check(results: list[Translation]) -> None:
         if not t.stale:
             click.echo(f"{t.rel_path}: ok (translated from {t.source_date_updated}, nothing drifted)")
             continue
-        for f in t.all_findings:
+        for f in t.findings:
             click.echo(f"{t.rel_path}: {f.section}: {f.label}: {f.token} ({f.explanation})")
     if not results:
         click.echo("no translations found", err=True)
         return
     stale = [t for t in results if t.stale]
-    n = sum(len(t.all_findings) for t in stale)
+    n = sum(len(t.findings) for t in stale)
     click.echo(f"{len(results)} translation(s) checked: {len(stale)} stale ({n} finding(s)), "
                f"{len(results) - len(stale)} clean")
 

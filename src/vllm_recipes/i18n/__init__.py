@@ -13,8 +13,8 @@ from .sections import content_hash, guide_sections
 from .translation import (
     DriftFinding,
     Translation,
-    discover_translation_files,
     read_translation,
+    read_translations,
     split_translation_name,
     translation_rel_path,
     with_findings,
@@ -26,16 +26,14 @@ def check_all(catalog: Catalog) -> list[Translation]:
     beside it has a single ``no-recipe`` finding)."""
     out: list[Translation] = []
     views: dict[str, SourceView] = {}
-    for tf in discover_translation_files(catalog):
-        t = read_translation(tf.path, hf_id=tf.hf_id, lang=tf.lang, rel_path=tf.rel_path)
-        if tf.recipe is None:
+    for t, recipe in read_translations(catalog):
+        if recipe is None:
             out.append(with_findings(t, [DriftFinding(
-                "-", "no-recipe", tf.hf_id,
-                f"no recipe models/{tf.hf_id}.yaml beside this translation")]))
-        else:
-            if tf.recipe.rel_path not in views:
-                views[tf.recipe.rel_path] = source_view(catalog, tf.recipe)
-            out.append(check(catalog, tf.recipe, t, views[tf.recipe.rel_path]))
+                "-", "no-recipe", t.hf_id, f"no recipe models/{t.hf_id}.yaml beside this translation")]))
+            continue
+        if recipe.rel_path not in views:
+            views[recipe.rel_path] = source_view(catalog, recipe)
+        out.append(check(catalog, recipe, t, views[recipe.rel_path]))
     return out
 
 

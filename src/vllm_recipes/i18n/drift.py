@@ -14,7 +14,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.render.docker import DockerMeta, cuda129_image, docker_meta
+from vllm_recipes.render.docker import cuda129_image, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
 from vllm_recipes.select.gates import names_hardware
 
@@ -98,22 +98,13 @@ def docker_images(catalog: Catalog, recipe: Recipe) -> set[str]:
     variants = [v for v in recipe.variants.values() if isinstance(v, Mapping)] or [{}]
     for hw, profile in _recipe_hardware(catalog, recipe).items():
         for variant in variants:
-            images |= _shown_images(docker_meta(recipe.data, variant, profile, hw))
+            meta = docker_meta(recipe.data, variant, profile, hw)
+            # its image, and the CUDA 12.9 one the page's CUDA toggle can show instead
+            images |= {image for image in (meta.image, cuda129_image(meta)) if image}
     install = recipe.model.get("install")
     if not (isinstance(install, Mapping) and install.get("docker") is False):
         images.add(install_pull_image(recipe.data))  # the install block's ``docker pull``
     return images
-
-
-def _shown_images(meta: DockerMeta) -> set[str]:
-    """The image of one hardware/variant, and the CUDA 12.9 one the page's CUDA toggle can show instead."""
-    return {image for image in (meta.image, cuda129_image(meta)) if image}
-
-
-def _catalog_state(catalog: Catalog) -> list[str]:
-    shared = (*catalog.serving_strategies.values(), *catalog.kv_stores.values(), catalog.kv_offload_options,
-              catalog.frontends)
-    return [text for data in shared for text in _walk_strings(data)]
 
 
 def rendered_texts(catalog: Catalog, recipe: Recipe) -> list[str]:
@@ -143,19 +134,19 @@ def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
     and every offered rendering (:func:`rendered_texts`)."""
     texts = list(_walk_strings(_without_guide(recipe)))
     texts.extend(rendered_texts(catalog, recipe))
-    texts.extend(_catalog_state(catalog))
+    for shared in (*catalog.serving_strategies.values(), *catalog.kv_stores.values(), catalog.kv_offload_options,
+                   catalog.frontends):
+        texts.extend(_walk_strings(shared))
     texts.append(PIP_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_DEFAULT)
     keys = _keys(texts, emittable=True)
     keys.update(("flag", f) for f in ENGINE_FLAGS)
-    model = recipe.model
-    if model.get("supports_dcp"):
-        keys.add(("flag", "--decode-context-parallel-size"))
-    if model.get("flashinfer_autotune"):
-        keys.add(("flag", "--no-enable-flashinfer-autotune"))
-    if any(str(s).endswith(("_tep", "_dep")) for s in recipe.data.get("compatible_strategies") or ()):
-        keys.add(("flag", "--enable-ep-weight-filter"))
-    if recipe.is_omni:
-        keys.add(("flag", "--omni"))
+    # the Advanced presets this recipe offers, and omni's own flag
+    offered = {"--decode-context-parallel-size": recipe.model.get("supports_dcp"),
+               "--no-enable-flashinfer-autotune": recipe.model.get("flashinfer_autotune"),
+               "--enable-ep-weight-filter": any(str(s).endswith(("_tep", "_dep"))
+                                                for s in recipe.data.get("compatible_strategies") or ()),
+               "--omni": recipe.is_omni}
+    keys.update(("flag", f) for f, on in offered.items() if on)
     keys.update(("image", i) for i in docker_images(catalog, recipe))
     return keys
 
@@ -185,13 +176,11 @@ def source_view(catalog: Catalog, recipe: Recipe) -> SourceView:
     build it once per recipe and pass it to :func:`check_translation` for each of its languages)."""
     guide = recipe.data.get("guide")
     sections = tuple(guide_sections(guide)) if isinstance(guide, str) else ()
-    facts: dict[str, tuple[Fact, ...]] = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
-    for key, text in header_sources(recipe).items():
-        facts[key] = tuple(extract_facts(text))
+    facts = {s.slug: tuple(extract_facts(s.markdown)) for s in sections}
+    facts.update((key, tuple(extract_facts(text))) for key, text in header_sources(recipe).items())
     guide_facts = [f for s in sections for f in facts[s.slug]]
     affirmed = {(f.kind, f.key) for f in guide_facts if not f.negated}
-    mentioned = {(f.kind, f.key) for f in guide_facts}
-    mentioned |= _keys(_walk_strings(_without_guide(recipe), with_prose=True))
+    mentioned = {(f.kind, f.key) for f in guide_facts} | _keys(_walk_strings(_without_guide(recipe), with_prose=True))
     emittable = emittable_facts(catalog, recipe)
     return SourceView(sections, facts, frozenset(emittable), frozenset(affirmed), frozenset(mentioned | emittable))
 

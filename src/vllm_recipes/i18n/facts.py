@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: kinds a recipe *emits* (argument lists, env maps, images) rather than only states
@@ -79,25 +79,15 @@ _BOUNDARY = re.compile(
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF10, 0xFF5B) if chr(c - 0xFEE0).isalnum()}
 
 
-def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    chars = list(text)
-    for a, b in spans:
-        for i in range(a, b):
-            if chars[i] != "\n":
-                chars[i] = " "
-    return "".join(chars)
+def _blank(m: re.Match[str]) -> str:
+    """A match masked: blanks for all but its newlines (so offsets and lines stay)."""
+    return re.sub(r"[^\n]", " ", m.group(0))
 
 
 def _sentences(text: str) -> list[tuple[int, int, bool]]:
     """``(start, end, negated)`` spans covering ``text``."""
-    spans: list[tuple[int, int, bool]] = []
-    pos = 0
-    for m in _BOUNDARY.finditer(text):
-        end = m.end()
-        spans.append((pos, end, bool(_NEGATION.search(text, pos, end))))
-        pos = end
-    spans.append((pos, len(text), bool(_NEGATION.search(text, pos, len(text)))))
-    return spans
+    ends = [m.end() for m in _BOUNDARY.finditer(text)] + [len(text)]
+    return [(a, b, bool(_NEGATION.search(text, a, b))) for a, b in zip([0, *ends], ends, strict=False)]
 
 
 def _num_key(whole: str, frac: str | None) -> str:
@@ -114,17 +104,16 @@ def extract_facts(text: str) -> list[Fact]:
 
     def take(pattern: re.Pattern[str], kind: str, key_of: Callable[[re.Match[str]], str], src: str,
              text_of: Callable[[re.Match[str]], str] | None = None) -> str:
-        spans = []
-        for m in pattern.finditer(src):
+        def found_and_blank(m: re.Match[str]) -> str:
             found.append((m.start(), m.end(), kind, key_of(m), text_of(m) if text_of else m.group(0)))
-            spans.append((m.start(), m.end()))
-        return _mask(src, spans)
+            return _blank(m)
+
+        return pattern.sub(found_and_blank, src)
 
     # PR links first (reported in their short ``org/repo#N`` form), then mask all link targets
     work = take(_URL_PR, "pr", lambda m: f"#{m.group(3)}", text,
                 lambda m: f"{m.group(1)}/{m.group(2)}#{m.group(3)}")
-    work = _mask(work, [(m.start(), m.end()) for m in _MD_LINK_DEST.finditer(work)])
-    work = _mask(work, [(m.start(), m.end()) for m in _BARE_URL.finditer(work)])
+    work = _BARE_URL.sub(_blank, _MD_LINK_DEST.sub(_blank, work))
     work = take(_IMAGE, "image", lambda m: m.group(0), work)
     work = take(_PR, "pr", lambda m: f"#{m.group(2)}", work)
     work = take(_DATE, "date", lambda m: m.group(1), work)

@@ -53,8 +53,7 @@ def _match(tag: str, available: Mapping[str, str]) -> str | None:
     any available tag with the same primary language; ``available`` maps lower case -> original."""
     parts = tag.lower().split("-")
     for n in range(len(parts), 0, -1):
-        hit = available.get("-".join(parts[:n]))
-        if hit:
+        if hit := available.get("-".join(parts[:n])):
             return hit
     for low in sorted(available):
         if low.split("-")[0] == parts[0]:
@@ -72,14 +71,12 @@ def negotiate_language(query_lang: str | None, accept_language: str | None,
     avail = {a.lower(): a for a in available if a and a.lower() != SOURCE_LANG}
     if query_lang is not None and query_lang.strip():
         q = query_lang.strip().replace("_", "-")
-        if not _TAG.match(q) or q == "*" or q.lower().split("-")[0] == SOURCE_LANG:
-            return None
-        return _match(q, avail)
+        original = not _TAG.match(q) or q == "*" or q.lower().split("-")[0] == SOURCE_LANG
+        return None if original else _match(q, avail)
     for tag in parse_accept_language(accept_language):
         if tag == "*" or tag.lower().split("-")[0] == SOURCE_LANG:
             return None
-        hit = _match(tag, avail)
-        if hit:
+        if hit := _match(tag, avail):
             return hit
     return None
 

@@ -1,7 +1,7 @@
 """Splitting a recipe ``guide`` into sections with stable anchors and content hashes.
 
 The single definition every consumer shares (docs/decisions-i18n.md §2): a section starts at each
-top-level heading (text before the first is ``_preamble``), its slug is markdown-it-py's anchor
+top-level heading (text before the first is ``_preamble``), its slug is mdit-py-plugins' anchor
 and its hash is over normalized Markdown, so whitespace-only edits do not make a translation stale.
 """
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from mdit_py_plugins.anchors.index import slugify as heading_slug
+from mdit_py_plugins.anchors.index import unique_slug
 from mdit_py_plugins.attrs import attrs_block_plugin
 
 PREAMBLE_SLUG = "_preamble"
 #: An attribute block line (``{#slug}``) as mdit-py-plugins' ``attrs_block_plugin`` reads it.
 ATTR_LINE = re.compile(r"^\s*\{[^{}\n]*\}\s*$")
-_SLUG_DROP = re.compile(r"[^\w\u4e00-\u9fff\- ]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,30 +38,10 @@ class Section:
     line: int
 
 
-def heading_slug(title: str) -> str:
-    """GitHub-style anchor for a heading's plain text (same as mdit-py-plugins' anchors)."""
-    return _SLUG_DROP.sub("", title.lower().replace(" ", "-"))
-
-
-def unique_slug(slug: str, used: set[str]) -> str:
-    """``slug``, or ``slug-1``, ``slug-2``... -- the first one not in ``used`` (which is updated)."""
-    candidate, i = slug, 1
-    while candidate in used:
-        candidate = f"{slug}-{i}"
-        i += 1
-    used.add(candidate)
-    return candidate
-
-
 def normalize_markdown(text: str) -> str:
     """The canonical form that section hashes are computed over."""
     text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
-    lines = [ln.rstrip() for ln in text.split("\n")]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines)
+    return "\n".join(ln.rstrip() for ln in text.split("\n")).strip("\n")
 
 
 def content_hash(text: str) -> str:
@@ -76,11 +56,6 @@ def _parser(with_attrs: bool) -> MarkdownIt:
     if with_attrs:
         md.use(attrs_block_plugin)
     return md
-
-
-def heading_text(inline: Token) -> str:
-    """Plain text of a heading the way the anchors plugin sees it (text and code spans)."""
-    return "".join(c.content for c in (inline.children or ()) if c.type in ("text", "code_inline"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +86,9 @@ def split_at_headings(text: str, *, attrs: bool = False) -> list[tuple[RawHeadin
                 if ATTR_LINE.match(lines[j]):
                     start = j
                 j -= 1
-        found.append(RawHeading(start, tok.map[0], int(tok.tag[1]), heading_text(tokens[i + 1]),
-                                str(explicit) if explicit else None))
+        # the heading's plain text the way the anchors plugin reads it
+        title = "".join(c.content for c in tokens[i + 1].children or () if c.type in ("text", "code_inline"))
+        found.append(RawHeading(start, tok.map[0], int(tok.tag[1]), title, str(explicit) if explicit else None))
     if "\n".join(lines[:found[0].start if found else len(lines)]).strip():
         found.insert(0, RawHeading(0, 0, 0, "", PREAMBLE_SLUG))
     ends = [h.start for h in found[1:]] + [len(lines)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -70,7 +70,7 @@ class TranslatedSection:
 
 @dataclass(frozen=True)
 class Translation:
-    """A parsed translation file; ``findings`` is filled by :func:`check_translation`."""
+    """A parsed translation file; :func:`with_findings` fills in ``findings``."""
 
     hf_id: str
     lang: str
@@ -85,31 +85,26 @@ class Translation:
     sections: tuple[TranslatedSection, ...]
     #: translated header text by key (``title``, ``description``, ``performance_headline``)
     header: Mapping[str, str] = field(default_factory=FrozenDict)
-    #: problems found while parsing (always part of ``findings`` once checked)
+    #: problems found while parsing
     parse_problems: tuple[DriftFinding, ...] = ()
+    #: the parse problems until checked (:func:`with_findings`), then every finding (parse problems first)
     findings: tuple[DriftFinding, ...] = ()
-    checked: bool = False
-
-    @property
-    def all_findings(self) -> tuple[DriftFinding, ...]:
-        """Findings once checked (they include parse problems); parse problems before."""
-        return self.findings if self.checked else self.parse_problems
 
     @property
     def stale(self) -> bool:
         """True when the translation has any finding: the gate ``i18n check`` exits 1 on."""
-        return bool(self.all_findings)
+        return bool(self.findings)
 
     @property
     def stale_sections(self) -> frozenset[str]:
         """Slugs (and ``meta.*`` keys) that carry at least one finding."""
-        return frozenset(f.section for f in self.all_findings)
+        return frozenset(f.section for f in self.findings)
 
     def section(self, slug: str) -> TranslatedSection | None:
         return next((s for s in self.sections if s.slug == slug), None)
 
     def findings_for(self, slug: str) -> tuple[DriftFinding, ...]:
-        return tuple(f for f in self.all_findings if f.section == slug)
+        return tuple(f for f in self.findings if f.section == slug)
 
 
 def split_translation_name(filename: str) -> tuple[str, str] | None:
@@ -157,7 +152,7 @@ def parse_translation(text: str, *, hf_id: str, lang: str, path: Path, rel_path:
     return Translation(
         hf_id=hf_id, lang=lang, path=path, rel_path=rel_path,
         source_date_updated=date, source_hashes=FrozenDict(hashes), sections=sections,
-        header=FrozenDict(header), parse_problems=tuple(problems),
+        header=FrozenDict(header), parse_problems=tuple(problems), findings=tuple(problems),
     )
 
 
@@ -233,29 +228,16 @@ def read_translation(path: Path, *, hf_id: str, lang: str, rel_path: str) -> Tra
         text = path.read_bytes().decode("utf-8")
     except (OSError, ValueError) as exc:
         msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return Translation(hf_id, lang, path, rel_path, None, FrozenDict(), (),
-                           parse_problems=(_problem(f"cannot read translation: {msg}", 1),))
+        problems = (_problem(f"cannot read translation: {msg}", 1),)
+        return Translation(hf_id, lang, path, rel_path, None, FrozenDict(), (), parse_problems=problems,
+                           findings=problems)
     return parse_translation(text, hf_id=hf_id, lang=lang, path=path, rel_path=rel_path)
 
 
-@dataclass(frozen=True, slots=True)
-class TranslationFile:
-    """A ``*.<lang>.md`` file found under ``models/``, with its recipe if one exists."""
-
-    path: Path
-    rel_path: str
-    lang: str
-    hf_id: str
-    recipe: Recipe | None = field(repr=False)
-
-
-def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
-    """Every translation file under ``<root>/models``, in path order, matched to recipes."""
+def read_translations(catalog: Catalog) -> Iterator[tuple[Translation, Recipe | None]]:
+    """Every translation file under ``<root>/models``, in path order, read, with the recipe beside it."""
     models = catalog.root / "models"
     by_path = {r.rel_path: r for r in catalog.recipes}
-    out: list[TranslationFile] = []
-    if not models.is_dir():
-        return out
     for dirpath, dirnames, filenames in os.walk(models):
         dirnames.sort(key=os.fsencode)
         for name in sorted(filenames, key=os.fsencode):
@@ -269,9 +251,8 @@ def discover_translation_files(catalog: Catalog) -> list[TranslationFile]:
             recipe = by_path.get(f"{stem}.yaml") or by_path.get(f"{stem}.yml")
             org = rel.split("/")[1] if rel.count("/") >= 2 else ""
             hf_id = recipe.hf_id if recipe else f"{org}/{repo}"
-            out.append(TranslationFile(path, rel, lang, hf_id, recipe))
-    return out
+            yield read_translation(path, hf_id=hf_id, lang=lang, rel_path=rel), recipe
 
 
 def with_findings(translation: Translation, findings: list[DriftFinding]) -> Translation:
-    return replace(translation, findings=tuple(findings), checked=True)
+    return replace(translation, findings=tuple(findings))

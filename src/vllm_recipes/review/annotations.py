@@ -1,9 +1,8 @@
 """Findings in the formats CI systems read: GitHub Actions workflow commands and SARIF 2.1.0.
 
-Generic over :class:`Finding` (validation, dead values, flag lint - whatever
-``validate`` collects), so a new checker shows up in CI without changes here.
-``where`` maps a finding's catalog-relative file to the path the CI knows
-(relative to the repository checkout).
+Generic over :class:`Finding` (validation, dead values, flag lint - whatever ``validate`` collects), so a
+new checker shows up in CI without changes here. ``where`` maps a finding's catalog-relative file to the
+path the CI knows (relative to the repository checkout).
 """
 
 from __future__ import annotations
@@ -53,23 +52,18 @@ def _uri(path: str) -> str:
 def sarif_log(findings: Iterable[Finding], where: Where, tool_version: str) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run; rules are the finding codes, in first-seen order."""
     items = list(findings)
-    rules: dict[str, int] = {}
-    for f in items:
-        rules.setdefault(f.code or DEFAULT_RULE, len(rules))
-    results = []
-    for f in items:
-        rule = f.code or DEFAULT_RULE
-        results.append({
-            "ruleId": rule,
-            "ruleIndex": rules[rule],
-            "level": "error" if f.is_error else "warning",
-            "message": {"text": f"{f.key_path}: {f.message}"},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": _uri(where(f)), "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": max(1, f.line), "startColumn": max(1, f.col)},
-            }}],
-            "properties": {"keyPath": f.key_path},
-        })
+    rules = {rule: i for i, rule in enumerate(dict.fromkeys(f.code or DEFAULT_RULE for f in items))}
+    results = [{
+        "ruleId": (rule := f.code or DEFAULT_RULE),
+        "ruleIndex": rules[rule],
+        "level": "error" if f.is_error else "warning",
+        "message": {"text": f"{f.key_path}: {f.message}"},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": _uri(where(f)), "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": max(1, f.line), "startColumn": max(1, f.col)},
+        }}],
+        "properties": {"keyPath": f.key_path},
+    } for f in items]
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,

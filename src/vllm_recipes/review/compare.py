@@ -1,15 +1,14 @@
 """Comparing two catalogs recipe by recipe: which selections render differently, and why.
 
-Pure: two loaded catalogs in, :class:`Impact` out. A recipe is compared when
-its file's data changed, or when a shared input (taxonomy, platforms,
-strategies, kv_store) changed - then every recipe is. Identical changes across
-selections are grouped, so a review names one change once with the scope it
-applies to ("on all 7 NVIDIA GPUs").
+Pure: two loaded catalogs in, :class:`Impact` out. A recipe is compared when its file's data changed, or
+when a shared input (taxonomy, platforms, strategies, kv_store) changed - then every recipe is. Identical
+changes across selections are grouped, so a review names one change once with the scope it applies to ("on
+all 7 NVIDIA GPUs").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,7 +20,7 @@ from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import locate
 
 from .scope import describe_scope
-from .selections import DefaultKey, OfferedSelections, SelectionKey, offered_selections
+from .selections import DefaultKey, ReviewedSelections, SelectionKey, reviewed_selections
 from .snapshot import Snapshot, snapshot
 
 
@@ -39,11 +38,7 @@ class Change:
 
     @property
     def verb(self) -> str:
-        if self.before is None:
-            return "added"
-        if self.after is None:
-            return "removed"
-        return "changed"
+        return "added" if self.before is None else "removed" if self.after is None else "changed"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "change": self.verb, "name": self.name,
@@ -179,23 +174,18 @@ def _keyed_changes(kind: str, a: Mapping[Any, str | None], b: Mapping[Any, str |
 
 # One recipe
 
-def _group(changes: Mapping[Change, dict[Any, None]], processes: Mapping[Change, dict[str, None]],
-           universe: Sequence[Any], catalog: Catalog) -> list[Group]:
-    groups = [Group(c, tuple(keys), describe_scope(list(keys), universe, catalog.hardware_profiles),
-                    tuple(p for p in processes.get(c, {}) if p))
-              for c, keys in changes.items()]
-    return sorted(groups, key=lambda g: (-len(g.keys), g.change))
-
-
 def _finding_key(f: Finding) -> tuple[str, str, str, str]:
     return (f.severity, f.code, f.key_path, f.message)
 
 
-def _recipe_findings(catalog: Catalog, recipe: Recipe | None, rel_path: str) -> list[Finding]:
-    found = [finding_from_load_error(e) for e in catalog.load_errors if e.position.file == rel_path]
-    if recipe is not None:
-        found.extend(validate_document(recipe.doc, "recipe", catalog))
-    return found
+def _new_file_findings(base_cat: Catalog, head_cat: Catalog, rel_path: str, kind: str) -> list[Finding]:
+    """The load errors and validation findings of a file in ``head_cat`` that it had not in ``base_cat``."""
+    def findings(catalog: Catalog) -> list[Finding]:
+        found = [finding_from_load_error(e) for e in catalog.load_errors if e.position.file == rel_path]
+        doc = catalog.source_for(rel_path)
+        return found + validate_document(doc, kind, catalog) if doc is not None else found
+
+    return new_findings(findings(base_cat), findings(head_cat))
 
 
 def new_findings(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
@@ -218,8 +208,8 @@ def _status(a: Recipe | None, b: Recipe | None, head_cat: Catalog, rel_path: str
     return "broken" if any(e.position.file == rel_path for e in head_cat.load_errors) else "removed"
 
 
-def _changed_groups(base_cat: Catalog, a: Recipe, sa: OfferedSelections, head_cat: Catalog, b: Recipe,
-                    sb: OfferedSelections, common: list[Any]) -> list[Group]:
+def _changed_groups(base_cat: Catalog, a: Recipe, sa: ReviewedSelections, head_cat: Catalog, b: Recipe,
+                    sb: ReviewedSelections, common: list[Any]) -> list[Group]:
     """Render every selection both sides offer and group equal changes by the selections they touch."""
     by_change: dict[Change, dict[Any, None]] = {}
     processes: dict[Change, dict[str, None]] = {}
@@ -231,10 +221,12 @@ def _changed_groups(base_cat: Catalog, a: Recipe, sa: OfferedSelections, head_ca
             merged = replace(c, process="")
             by_change.setdefault(merged, {})[key] = None
             processes.setdefault(merged, {})[c.process] = None
-    return _group(by_change, processes, common, head_cat)
+    groups = [Group(c, tuple(keys), describe_scope(list(keys), common, head_cat.hardware_profiles),
+                    tuple(p for p in processes[c] if p)) for c, keys in by_change.items()]
+    return sorted(groups, key=lambda g: (-len(g.keys), g.change))
 
 
-def _moved_defaults(sa: OfferedSelections, sb: OfferedSelections, head_cat: Catalog) -> list[Group]:
+def _moved_defaults(sa: ReviewedSelections, sb: ReviewedSelections, head_cat: Catalog) -> list[Group]:
     """Defaults (hardware, strategy, ...) that now pick another value, grouped by what moved."""
     moved: dict[Change, list[Any]] = {}
     for dk in dict.fromkeys([*sa.defaults, *sb.defaults]):
@@ -252,12 +244,11 @@ def compare_recipe(base_cat: Catalog, head_cat: Catalog, rel_path: str) -> Recip
     """The impact of one recipe file (present on either side or both)."""
     a = next((r for r in base_cat.recipes if r.rel_path == rel_path), None)
     b = next((r for r in head_cat.recipes if r.rel_path == rel_path), None)
-    some = b or a
-    hf_id = some.hf_id if some is not None else rel_path
-    sa = offered_selections(base_cat, a) if a is not None else OfferedSelections({}, {})
-    sb = offered_selections(head_cat, b) if b is not None else OfferedSelections({}, {})
+    hf_id = next((r.hf_id for r in (b, a) if r is not None), rel_path)
+    sa = reviewed_selections(base_cat, a) if a is not None else ReviewedSelections({}, {})
+    sb = reviewed_selections(head_cat, b) if b is not None else ReviewedSelections({}, {})
     impact = RecipeImpact(hf_id, rel_path, _status(a, b, head_cat, rel_path), len(sa.states), len(sb.states))
-    impact.findings = new_findings(_recipe_findings(base_cat, a, rel_path), _recipe_findings(head_cat, b, rel_path))
+    impact.findings = _new_file_findings(base_cat, head_cat, rel_path, "recipe")
     if a is None or b is None:
         return impact
     common = [k for k in sb.states if k in sa.states]
@@ -274,30 +265,25 @@ def catalogs_for_comparison(base_files: Mapping[str, bytes], head_files: Mapping
                             base_label: str = "base", head_label: str = "head") -> tuple[Catalog, Catalog]:
     """Both sides of a comparison, each identical file parsed once.
 
-    When no shared file (taxonomy, platforms, strategies, kv_store) differs, only
-    the recipe files whose bytes differ are loaded: nothing else can change, and
-    a recipe's resolution and validation read no other recipe.
+    When no shared file (taxonomy, platforms, strategies, kv_store) differs, only the recipe files whose
+    bytes differ are loaded: nothing else can change, and a recipe's resolution and validation read no
+    other recipe.
     """
     def shared(files: Mapping[str, bytes]) -> dict[str, bytes]:
         return {k: v for k, v in files.items() if not k.startswith("models/")}
 
     if shared(base_files) == shared(head_files):
-        models = {k for k in (*base_files, *head_files) if k.startswith("models/")}
-        changed = {k for k in models if base_files.get(k) != head_files.get(k)}
-        base_files = {k: v for k, v in base_files.items() if not k.startswith("models/") or k in changed}
-        head_files = {k: v for k, v in head_files.items() if not k.startswith("models/") or k in changed}
+        same = {k for k, v in base_files.items() if k.startswith("models/") and head_files.get(k) == v}
+        base_files = {k: v for k, v in base_files.items() if k not in same}
+        head_files = {k: v for k, v in head_files.items() if k not in same}
     cache: ParseCache = {}
     return (load_catalog_from_files(base_files, base_label, cache),
             load_catalog_from_files(head_files, head_label, cache))
 
 
-def _shared_data(catalog: Catalog) -> dict[str, Any]:
-    return {s.rel_path.removeprefix("<bundled>/"): s.doc.data for s in catalog.sources}
-
-
 def changed_shared_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
     """Taxonomy, platforms, strategy and kv_store files whose data differ (added/removed included)."""
-    a, b = _shared_data(base_cat), _shared_data(head_cat)
+    a, b = ({s.rel_path.removeprefix("<bundled>/"): s.doc.data for s in cat.sources} for cat in (base_cat, head_cat))
     return sorted(name for name in {*a, *b} if a.get(name) != b.get(name))
 
 
@@ -309,20 +295,6 @@ def changed_recipe_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
     broken_b = {e.position.file: e.message for e in head_cat.load_errors if e.position.file.startswith("models/")}
     names = {*a, *b, *broken_a, *broken_b}
     return sorted(n for n in names if a.get(n) != b.get(n) or broken_a.get(n) != broken_b.get(n))
-
-
-def _shared_findings(base_cat: Catalog, head_cat: Catalog, names: list[str]) -> list[Finding]:
-    def findings(cat: Catalog, name: str) -> list[Finding]:
-        found = [finding_from_load_error(e) for e in cat.load_errors if e.position.file == name]
-        doc = cat.source_for(name)
-        if doc is not None:
-            found.extend(validate_document(doc, document_kind(name), cat))
-        return found
-
-    out: list[Finding] = []
-    for name in names:
-        out.extend(new_findings(findings(base_cat, name), findings(head_cat, name)))
-    return out
 
 
 def _compare_one(job: tuple[Catalog, Catalog, str]) -> RecipeImpact:
@@ -340,8 +312,9 @@ def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "ba
     impacts = parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
                            min_items=8)
     compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
+    shared_findings = [f for name in shared for f in _new_file_findings(base_cat, head_cat, name, document_kind(name))]
     return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
-                  _shared_findings(base_cat, head_cat, shared))
+                  shared_findings)
 
 
 def compare_selections(catalog: Catalog, recipe: Recipe, a: tuple[str, Any], b: tuple[str, Any]) -> Impact:

@@ -1,8 +1,7 @@
 """Presenting an :class:`Impact`: one line per grouped change, for a terminal or a pull-request comment.
 
-Both views are built from the same :func:`change_text` lines; the JSON view is
-``Impact.to_dict()``. Markdown is capped (GitHub comments stop at 65,536
-characters) and always starts with the summary line.
+Both views are built from the same :func:`change_text` lines; the JSON view is ``Impact.to_dict()``.
+Markdown is capped (GitHub comments stop at 65,536 characters) and always starts with the summary line.
 """
 
 from __future__ import annotations
@@ -42,12 +41,11 @@ def change_text(c: Change) -> str:
         return f"{label}added {_code(c.after or '')}"
     if c.after is None:
         return f"{label}removed {_code(c.before)}"
-    before, after = c.before, c.after
     for sep in (" ", "="):
         head = c.name + sep
-        if c.kind in ("flag", "env") and before.startswith(head) and after.startswith(head):
-            return f"{_code(before)} -> {_code(after[len(head):])}"
-    return f"{label}{_code(before)} -> {_code(after)}"
+        if c.kind in ("flag", "env") and c.before.startswith(head) and c.after.startswith(head):
+            return f"{_code(c.before)} -> {_code(c.after[len(head):])}"
+    return f"{label}{_code(c.before)} -> {_code(c.after)}"
 
 
 def group_line(g: Group) -> str:
@@ -64,13 +62,10 @@ def _listed(keys: list[SelectionKey]) -> str:
 
 def recipe_lines(r: RecipeImpact) -> list[str]:
     """The body of one recipe's section, one line per item."""
-    lines: list[str] = []
-    if r.status == "added":
-        lines.append(f"new recipe: {r.selections_head} selections")
-    elif r.status == "removed":
-        lines.append(f"recipe removed: it had {r.selections_base} selections")
-    elif r.status == "broken":
-        lines.append(f"recipe no longer loads: its {r.selections_base} selections are gone")
+    status = {"added": f"new recipe: {r.selections_head} selections",
+              "removed": f"recipe removed: it had {r.selections_base} selections",
+              "broken": f"recipe no longer loads: its {r.selections_base} selections are gone"}.get(r.status)
+    lines = [status] if status else []
     lines.extend(f"default {group_line(g)}" for g in r.defaults)
     lines.extend(group_line(g) for g in r.groups)
     if r.appeared:

@@ -34,24 +34,15 @@ def _hardware_phrase(hws: list[str], universe_hws: list[str], profiles: Mapping[
     chosen = set(hws)
     parts: list[str] = []
     rest: list[str] = []
-    brands = dict.fromkeys(brand(h) for h in hws)
-    for b in brands:
+    for b in dict.fromkeys(brand(h) for h in hws):
         of_brand = [h for h in universe_hws if brand(h) == b]
-        mine = [h for h in hws if brand(h) == b]
         if b != "other" and len(of_brand) > 1 and set(of_brand) <= chosen:
             parts.append(f"all {len(of_brand)} {b} GPUs")
         else:
-            rest.extend(mine)
+            rest.extend(h for h in hws if brand(h) == b)
     if rest:
         parts.append(_names(rest))
     return " and ".join(parts)
-
-
-def _strategy_phrase(strategies: list[str]) -> str:
-    tasks = [s.removeprefix("task:") for s in strategies if s.startswith("task:")]
-    if len(tasks) == len(strategies):
-        return ("task " if len(tasks) == 1 else "tasks ") + _names(tasks)
-    return ("strategy " if len(strategies) == 1 else "strategies ") + _names(strategies)
 
 
 def describe_scope(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Mapping[str, Any]) -> str:
@@ -82,6 +73,11 @@ def _by_hardware(keys: Sequence[Keyed], universe: Sequence[Keyed], profiles: Map
 def _by_strategy(keys: Sequence[Keyed], universe: Sequence[Keyed]) -> str | None:
     """``with strategy tp8, 4 selections``, when the change covers every selection of some strategies."""
     strategies = list(dict.fromkeys(getattr(k, "strategy", "") for k in keys))
-    if all(strategies) and set(keys) == {k for k in universe if getattr(k, "strategy", "") in strategies}:
-        return f"with {_strategy_phrase(strategies)}, {plural(len(set(keys)), 'selection')}"
-    return None
+    if not all(strategies) or set(keys) != {k for k in universe if getattr(k, "strategy", "") in strategies}:
+        return None
+    tasks = [s.removeprefix("task:") for s in strategies if s.startswith("task:")]
+    if len(tasks) == len(strategies):
+        phrase = ("task " if len(tasks) == 1 else "tasks ") + _names(tasks)
+    else:
+        phrase = ("strategy " if len(strategies) == 1 else "strategies ") + _names(strategies)
+    return f"with {phrase}, {plural(len(set(keys)), 'selection')}"

@@ -1,11 +1,9 @@
-"""Every offered selection of a recipe, and the defaults a user starts from.
+"""The selections a review compares, and the defaults a user starts from.
 
-"Offered" means what the strict builder accepts: for every variant, every
-hardware the variant may pick, every serving strategy the recipe offers there
-(at its default node count and PD layout) with the default features, plus the
-recommended strategy with each optional feature switched on. Keys name the
-*request* (variant, hardware, strategy, extra feature), so a default that
-moves shows up as a moved default rather than as a different selection.
+For every variant and hardware the strict builder accepts: each served strategy (the builder's own
+checks, :func:`~vllm_recipes.select.offered.served_strategies`) at its defaults, and each optional
+feature switched on. Keys name the *request* (variant, hardware, strategy, extra feature), so a
+default that moves shows up as a moved default rather than as a different selection.
 """
 
 from __future__ import annotations
@@ -15,13 +13,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_map, is_map, truthy
-from vllm_recipes.select.gates import (
-    is_scalable,
-    is_strategy_reachable,
-    is_strategy_supported_on_hardware,
-    offered_strategies,
-)
+from vllm_recipes.jsvalues import as_map
+from vllm_recipes.select.offered import served_strategies
 from vllm_recipes.select.omni import OmniSelection, resolve_omni_tasks, select_omni
 from vllm_recipes.select.state import PageRequest, PageState, SelectionError, build_state, hardware_choices
 
@@ -50,19 +43,19 @@ class DefaultKey(NamedTuple):
 
 
 @dataclass(frozen=True)
-class OfferedSelections:
+class ReviewedSelections:
     """A recipe's selections (key -> builder state, or omni selection) and its defaults (key -> value)."""
 
     states: dict[SelectionKey, PageState | OmniSelection]
     defaults: dict[DefaultKey, Any]
 
 
-def _omni_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
+def _omni_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
     """Omni recipes: every (variant, hardware, task) the strict omni selector accepts; strategy ``task:KEY``."""
     states: dict[SelectionKey, PageState | OmniSelection] = {}
     defaults: dict[DefaultKey, Any] = {}
     tasks: list[str | None] = [t.key for t in resolve_omni_tasks(recipe.data)] or [None]
-    for vk, variant in as_map(recipe.data.get("variants")).items():
+    for vk, variant in recipe.variants.items():
         if not isinstance(vk, str):
             continue
         with contextlib.suppress(SelectionError):
@@ -74,26 +67,7 @@ def _omni_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
                 except SelectionError:
                     continue
                 states[SelectionKey(vk, hw, f"task:{osel.task.key if osel.task else '-'}")] = osel
-    return OfferedSelections(states, defaults)
-
-
-def _may_offer(catalog: Catalog, recipe: Recipe, strategy: str, hw: str) -> bool:
-    """The strict builder's own strategy checks (``build_state``), run first because they are cheap.
-
-    Only a pre-filter: a strategy passing them still goes through ``build_state``.
-    """
-    spec = catalog.strategies.get(strategy)
-    if not is_map(spec) or spec.get("deploy_type") in (None, "kv_store_lb"):
-        return False
-    profile = as_map(catalog.hardware_profiles.get(hw))
-    r = recipe.data
-    if not is_strategy_supported_on_hardware(r, strategy, profile, hw):
-        return False
-    gpn = profile.get("gpu_count") if truthy(profile.get("gpu_count")) else 8
-    dt = spec.get("deploy_type")
-    if not is_strategy_reachable(r, strategy, dt, gpn, hw):
-        return False
-    return is_scalable(profile) or (dt != "multi_node" and strategy != "pd_cluster")
+    return ReviewedSelections(states, defaults)
 
 
 def _state(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageState | None:
@@ -103,16 +77,15 @@ def _state(catalog: Catalog, recipe: Recipe, req: PageRequest) -> PageState | No
         return None
 
 
-def offered_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
+def reviewed_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
     """All offered selections of a recipe (omni recipes: per variant, hardware and task)."""
     if recipe.is_omni:
         return _omni_selections(catalog, recipe)
     states: dict[SelectionKey, PageState | OmniSelection] = {}
     defaults: dict[DefaultKey, Any] = {}
     r = recipe.data
-    strategies = offered_strategies(r)
     features = list(as_map(r.get("features")))
-    for vk, variant in as_map(r.get("variants")).items():
+    for vk, variant in recipe.variants.items():
         if not isinstance(vk, str):
             continue
         first = _state(catalog, recipe, PageRequest(variant=vk))
@@ -124,9 +97,7 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
                 continue
             defaults[DefaultKey("recommended strategy", vk, hw)] = base.recommended_strategy
             defaults[DefaultKey("default features", vk, hw)] = ", ".join(base.default_features) or "(none)"
-            for s in strategies:
-                if not isinstance(s, str) or not _may_offer(catalog, recipe, s, hw):
-                    continue
+            for s, _nodes in served_strategies(catalog, r, as_map(catalog.hardware_profiles.get(hw)), hw):
                 st = base if s == base.selection.strategy else \
                     _state(catalog, recipe, PageRequest(variant=vk, hardware=hw, strategy=s))
                 if st is not None and st.selection.strategy == s:
@@ -136,4 +107,4 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> OfferedSelections:
                     st = _state(catalog, recipe, PageRequest(variant=vk, hardware=hw, add_features=(f,)))
                     if st is not None and f in st.selection.features:
                         states[SelectionKey(vk, hw, st.selection.strategy, f)] = st
-    return OfferedSelections(states, defaults)
+    return ReviewedSelections(states, defaults)

@@ -1,11 +1,9 @@
 """What one selection renders to, reduced to the facts a reviewer compares.
 
-Flags and env vars are the final (deduplicated) tokens of every process of
-the resolved plan, each with the :class:`Source` that put it there (turned
-into ``file:line`` only for what changed); the image comes from the docker
-metadata; every other field of the plan (deploy shape, router, Mooncake
-configuration, companions, model ids) is kept as a canonical fingerprint so
-that no rendered difference goes unreported.
+Flags and env vars are the final (deduplicated) tokens of every process of the resolved plan, each with the
+:class:`Source` that put it there (turned into ``file:line`` only for what changed); the image comes from
+the docker metadata; every other field of the plan (deploy shape, router, Mooncake configuration,
+companions, model ids) is kept as a canonical fingerprint so that no rendered difference goes unreported.
 """
 
 from __future__ import annotations

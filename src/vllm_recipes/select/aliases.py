@@ -30,8 +30,6 @@ def _value_spellings(value: str) -> list[str]:
 def public_ids(args: Sequence[str]) -> list[str]:
     """Ids the public site forms for a preset of ``--flag [value]``: the flag name in
     snake case, then the value (``--max-num-seqs 256`` -> ``max_num_seqs_256``)."""
-    if not args:
-        return []
     base = args[0].lstrip("-").replace("-", "_")
     if len(args) == 1:
         return [base]

@@ -47,21 +47,13 @@ def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any
     dh = get(recipe.get("meta"), "default_hardware")
     if truthy(dh) and dh in compatible:
         return dh
-    public = _public_default(profiles, constraint(variant), compatible)
+    # the public site's choice when the recipe names none
+    c = constraint(variant)
+    preferred = ("b200", "gb200", "h200") if c and c.get("generation") == "blackwell" else ("h200",)
+    hit = next((hw for hw in preferred if hw in compatible), None)
+    public = hit or min(compatible, default="h200",
+                        key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), locale_key(h)))
     return _one_gpu_default(profiles, variant, compatible, public) or public
-
-
-def _public_default(profiles: Mapping[str, Any], c: Mapping[str, Any] | None, compatible: list[str]) -> str:
-    """The public site's choice among the candidates when the recipe names none (§4.1)."""
-    if c and c.get("generation") == "blackwell":
-        for hw in ("b200", "gb200"):
-            if hw in compatible:
-                return hw
-    if "h200" in compatible:
-        return "h200"
-    if compatible:
-        return sorted(compatible, key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), locale_key(h)))[0]
-    return "h200"
 
 
 def _gpu_share(profile: Mapping[str, Any]) -> float:
@@ -154,9 +146,7 @@ def resolve_single_node_tp(recipe: Mapping[str, Any], variant: Mapping[str, Any]
     vram = profile.get("vram_gb")
     per_gpu = vram / gpu_count if truthy(vram) and is_number(vram) and truthy(gpu_count) else 0
     vmin = vram_min_gb(variant, hw_id)
-    if vmin == 0 or per_gpu <= 0:
-        return gpu_count
-    return 1 if vmin <= per_gpu else gpu_count
+    return 1 if vmin != 0 and per_gpu > 0 and vmin <= per_gpu else gpu_count
 
 
 def default_features(recipe: Mapping[str, Any], hw_id: str | None, variant_key: str) -> list[str]:
@@ -164,8 +154,7 @@ def default_features(recipe: Mapping[str, Any], hw_id: str | None, variant_key: 
     opt_in = set(x for x in as_list(recipe.get("opt_in_features")) if isinstance(x, str))
     if hw_id:
         opt_in |= set(x for x in as_list(get(recipe.get("hardware_opt_in_features"), hw_id)) if isinstance(x, str))
-    variants = as_map(recipe.get("variants"))
-    forced = set(as_map(get(variants.get(variant_key), "default_modes")).keys()) if variant_key in variants else set()
+    forced = as_map(get(as_map(recipe.get("variants")).get(variant_key), "default_modes"))
     return [f for f in as_map(recipe.get("features")) if f in forced or f not in opt_in]
 
 
@@ -191,8 +180,4 @@ def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, An
     if variant is None or not hw_id:
         return base
     over = get(get(variant.get("hardware_overrides"), hw_id), "install")
-    if not is_map(over):
-        return base
-    merged = dict(base) if is_map(base) else {}
-    merged.update(over)
-    return merged
+    return {**(base if is_map(base) else {}), **over} if is_map(over) else base

@@ -56,12 +56,10 @@ def is_precision_compatible(profile: Mapping[str, Any], variant: Mapping[str, An
         return True
     if truthy(c.get("brand")) and profile.get("brand") != c.get("brand"):
         return False
-    if truthy(c.get("generation")):
-        g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
-        gens = list(g) if is_list(g) else [g]
-        if c.get("generation") not in gens:
-            return False
-    return True
+    if not truthy(c.get("generation")):
+        return True
+    g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
+    return c.get("generation") in (g if is_list(g) else [g])
 
 
 # --- §3.2-3.4 allowlists ---------------------------------------------------
@@ -110,9 +108,7 @@ def fits_single_node(profile: Mapping[str, Any], variant: Mapping[str, Any] | No
                      hw_id: str | None = None) -> bool:
     node = number_or(profile.get("vram_gb"), 0)
     model = vram_min_gb(variant or EMPTY, hw_id)
-    if model <= 0 or node <= 0:
-        return True
-    return model <= node
+    return model <= 0 or node <= 0 or model <= node
 
 
 def is_scalable(profile: Mapping[str, Any]) -> bool:
@@ -120,24 +116,16 @@ def is_scalable(profile: Mapping[str, Any]) -> bool:
 
 
 def variant_runs_on(profile: Mapping[str, Any], variant: Mapping[str, Any], hw_id: str | None) -> bool:
-    if not is_precision_compatible(profile, variant):
-        return False
-    if hw_id and not is_variant_hardware_supported(variant, hw_id, profile):
-        return False
-    if is_scalable(profile):
-        return True
-    return fits_single_node(profile, variant, hw_id)
+    return (is_precision_compatible(profile, variant)
+            and (not hw_id or is_variant_hardware_supported(variant, hw_id, profile))
+            and (is_scalable(profile) or fits_single_node(profile, variant, hw_id)))
 
 
 def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str, Any] | None,
                         hw_id: str | None = None) -> bool:
-    if profile is None or variant is None:
+    if profile is None or variant is None or number_or(profile.get("gpu_count"), 0) < 2:
         return False
-    if number_or(profile.get("gpu_count"), 0) < 2:
-        return False
-    node = number_or(profile.get("vram_gb"), 0)
-    model = vram_min_gb(variant, hw_id)
-    return node >= 2 * model
+    return number_or(profile.get("vram_gb"), 0) >= 2 * vram_min_gb(variant, hw_id)
 
 
 # --- §3.6 strategies --------------------------------------------------------
@@ -145,9 +133,7 @@ def pd_fits_single_node(profile: Mapping[str, Any] | None, variant: Mapping[str,
 def is_strategy_supported_on_hardware(recipe: Mapping[str, Any], s: str, profile: Mapping[str, Any],
                                       hw_id: str | None) -> bool:
     gate = keyed(get(get(recipe, "strategy_hardware"), s), profile, hw_id)
-    if gate is not None:
-        return gate != "unsupported"
-    return s in as_list(recipe.get("compatible_strategies"))
+    return gate != "unsupported" if gate is not None else s in as_list(recipe.get("compatible_strategies"))
 
 
 def offered_strategies(recipe: Mapping[str, Any]) -> list[str]:
@@ -205,9 +191,7 @@ def is_strategy_reachable(recipe: Mapping[str, Any], key: str, deploy_type: Any,
     max_nodes = MAX_NODES if deploy_type in ("multi_node", "pd_cluster") else 1
     per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
     mg = min_gpus_for_strategy(recipe, key, hw_id)
-    if not is_number(mg):
-        return True
-    return max_nodes * per >= mg
+    return not is_number(mg) or max_nodes * per >= mg
 
 
 def follower_ranks(n: Any) -> list[int]:
@@ -220,17 +204,13 @@ def follower_ranks(n: Any) -> list[int]:
 def pd_pool_modes(recipe: Mapping[str, Any]) -> list[str]:
     found: set[str] = set()
     for s in offered_strategies(recipe):
-        if s == "pd_cluster" or not isinstance(s, str):
+        if not isinstance(s, str):
             continue
-        if s == "dep" or s.endswith("_dep"):
-            found.add("dep")
-        elif s == "tep" or s.endswith("_tep"):
-            found.add("tep")
+        if (last := s.rsplit("_", 1)[-1]) in ("dep", "tep"):
+            found.add(last)
         elif _TP_POOL_RE.search(s):
             found.add("tp")
-    if not found:
-        found = {"tp"}
-    modes = [m for m in POOL_MODES if m in found]
+    modes = [m for m in POOL_MODES if m in (found or {"tp"})]
     restrict = get(get(get(recipe, "strategy_overrides"), "pd_cluster"), "pool_modes")
     return [m for m in modes if _allows(restrict, m)] or modes
 
@@ -297,20 +277,13 @@ def feature_conflicts(recipe: Mapping[str, Any], feature_key: str) -> list[str]:
 # --- §3.11 KV offload options -----------------------------------------------------
 
 def kv_offload_allowed_for_strategy(opt: Any, strategy_name: str, strategy: Mapping[str, Any]) -> bool:
-    if not is_map(opt):
-        return False
-    if strategy.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
-        return False
-    return _allows(opt.get("strategies"), strategy_name)
+    return (is_map(opt) and strategy.get("deploy_type") not in ("pd_cluster", "kv_store_lb")
+            and _allows(opt.get("strategies"), strategy_name))
 
 
 def kv_offload_supported_for_recipe(opt: Mapping[str, Any], key: str, recipe: Mapping[str, Any]) -> bool:
     support = get(get(recipe, "kv_offload_support"), key)
-    if support == "unsupported":
-        return False
-    if truthy(opt.get("requires_opt_in")):
-        return support == "verified"
-    return True
+    return support == "verified" if truthy(opt.get("requires_opt_in")) else support != "unsupported"
 
 
 def kv_offload_brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any]) -> bool:

@@ -12,9 +12,7 @@ from vllm_recipes.jsvalues import is_list, is_map, truthy
 def gen(profile: Mapping[str, Any]) -> Any:
     """§2.1: ``generation`` (or legacy ``gpu_generation``), first element of a list."""
     g = profile.get("generation") if truthy(profile.get("generation")) else profile.get("gpu_generation")
-    if is_list(g):
-        return g[0] if g else None
-    return g
+    return (g[0] if g else None) if is_list(g) else g
 
 
 def brand_lower(profile: Mapping[str, Any]) -> str | None:
@@ -44,7 +42,7 @@ def gen_or_nvidia_with_key(m: Any, profile: Mapping[str, Any]) -> tuple[str, Any
     if not is_map(m):
         return None
     g = gen(profile)
-    if g is not None and isinstance(g, str) and truthy(m.get(g)):
+    if isinstance(g, str) and truthy(m.get(g)):
         return g, m[g]
     if profile.get("brand") == "NVIDIA" and m.get("nvidia") is not None:
         return "nvidia", m["nvidia"]

@@ -79,10 +79,6 @@ def _count(facts: Mapping[str, Any], key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
 
 
-def _power_of_two(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
 def node_count_issue(recipe: Mapping[str, Any], split: Split | None, gpus_per_node: Any, nodes: int,
                      role: str = "") -> NodeCountIssue | None:
     """The issue of ``nodes`` nodes of ``gpus_per_node`` GPUs for ``split``, ``None`` when it divides evenly."""
@@ -97,7 +93,8 @@ def node_count_issue(recipe: Mapping[str, Any], split: Split | None, gpus_per_no
         checks.append(("expert-parallel", _count(facts, "num_experts"), "experts"))
     for name, known, noun in checks:
         def ok(n: int, known: int | None = known) -> bool:
-            return known % (n * gpn) == 0 if known else _power_of_two(n * gpn)
+            size = n * gpn  # >= 2
+            return known % size == 0 if known else size & (size - 1) == 0  # (a power of two)
 
         if ok(nodes):
             continue

@@ -51,19 +51,17 @@ def pd_pool_request() -> dict[str, Any]:
     return {"prefill": {"nodes": 2, "parallelism": "dep"}, "decode": {"nodes": 2, "parallelism": "dep"}}
 
 
-def _served(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[str, Any], hw: str) -> list[tuple[str, int]]:
-    """The serving strategies offered on ``hw`` (no Mooncake deployments), each with its node count."""
+def served_strategies(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[str, Any],
+                      hw: str) -> list[tuple[str, int]]:
+    """The serving strategies offered on ``hw`` (no Mooncake deployments), each with its node count: the
+    strict builder's own strategy checks."""
     gpn = profile.get("gpu_count")
     scalable = is_scalable(profile)
-    served: list[tuple[str, int]] = []
-    for s in offered_strategies(r):
-        dt = get(catalog.strategies.get(s), "deploy_type")
-        if (dt is None or dt == "kv_store_lb" or not is_strategy_supported_on_hardware(r, s, profile, hw)
-                or not is_strategy_reachable(r, s, dt, gpn, hw)
-                or (not scalable and (dt == "multi_node" or s == "pd_cluster"))):
-            continue
-        served.append((s, max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))))
-    return served
+    return [(s, max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw)))
+            for s in offered_strategies(r)
+            if (dt := get(catalog.strategies.get(s), "deploy_type")) not in (None, "kv_store_lb")
+            and is_strategy_supported_on_hardware(r, s, profile, hw) and is_strategy_reachable(r, s, dt, gpn, hw)
+            and (scalable or (dt != "multi_node" and s != "pd_cluster"))]
 
 
 def _stores(catalog: Catalog, r: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
@@ -88,7 +86,7 @@ def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
             continue
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))
-            served = _served(catalog, r, profile, hw)
+            served = served_strategies(catalog, r, profile, hw)
             defaults = tuple(default_features(r, hw, vk))
             feature_sets = list(dict.fromkeys(_feature_sets(r, defaults))) if served else []
             for s, nodes in served:

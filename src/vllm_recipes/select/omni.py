@@ -82,23 +82,16 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
         variant = None
     vk = variant or "default"
     vdata = as_map(variants.get(vk))
-    hw = hardware
-    if hw is not None:
-        reason = hardware_block_reason(catalog, recipe, vdata, hw)
-        if reason:
-            refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {recipe.hf_id}: {reason}.",
-                   hardware_choices(catalog, recipe, vdata))
-            hw = None
-    if hw is None:
-        hw = pick_default_hardware(catalog.hardware_profiles, vdata, r)
+    if hardware is not None and (reason := hardware_block_reason(catalog, recipe, vdata, hardware)):
+        refuse("hardware", f"{flag('hardware')} {hardware!r} is not available for {recipe.hf_id}: {reason}.",
+               hardware_choices(catalog, recipe, vdata))
+        hardware = None
+    hw = hardware if hardware is not None else pick_default_hardware(catalog.hardware_profiles, vdata, r)
     tasks = resolve_omni_tasks(r)
-    chosen = tasks[0] if tasks else None
-    if task is not None:
-        found = next((t for t in tasks if t.key == task), None)
-        if found is None:
-            refuse("task", f"{flag('task')} {task!r} is not a task of {recipe.hf_id}.", [t.key for t in tasks])
-        else:
-            chosen = found
+    found = next((t for t in tasks if t.key == task), None)
+    if task is not None and found is None:
+        refuse("task", f"{flag('task')} {task!r} is not a task of {recipe.hf_id}.", [t.key for t in tasks])
+    chosen = found or (tasks[0] if tasks else None)
     # a recipe that disables both tabs still needs a way to run: offer both
     tabs = install_tabs(r, vdata, hw) or ["pip", "docker"]
     install = pick_install(refuse, recipe.hf_id, hw, tabs, install)

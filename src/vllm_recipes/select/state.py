@@ -115,28 +115,21 @@ def candidate_strategies(catalog: Catalog, recipe: Recipe, hw: str, node_count: 
             and (dt := spec.get("deploy_type")) not in wrong and is_strategy_reachable(r, s, dt, gpn, hw)]
 
 
-def _pd_base_nodes(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], hw: str, role: str) -> int:
-    """§4.8 pdNodes row before the mode floor: the recipe's pool size, else what the weights need."""
-    r = recipe.data
-    p = _profile(catalog, hw)
+def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
+    """The size of a PD pool running in ``mode`` when the user did not give one: the recipe's (or the
+    weights') pool size raised to the mode's floor, so a mode override resizes the pool (§4.8)."""
+    r, p = recipe.data, _profile(catalog, hw)
     raw = get(get(get(r.get("strategy_overrides"), "pd_cluster"), role), "nodes")
     if is_map(raw):
         raw = raw.get(hw) if is_number(raw.get(hw)) else raw.get("default")
     if is_number(raw):
-        return int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
-    vm = effective_vram_min(variant, hw)
-    vg = p.get("vram_gb")
-    if isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0:
-        return bounded_nodes(vm / vg)
-    return 1
-
-
-def pd_pool_nodes(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str, role: str, mode: str) -> int:
-    """The size of a PD pool running in ``mode`` when the user did not give one: the recipe's (or the
-    weights') pool size raised to the mode's floor, so a mode override resizes the pool (§4.8)."""
-    variant = as_map(as_map(recipe.data.get("variants")).get(variant_key))
-    gpn = _profile(catalog, hw).get("gpu_count")
-    return max(_pd_base_nodes(catalog, recipe, variant, hw, role), nodes_for_strategy(recipe.data, mode, gpn, hw))
+        base = int(raw) if math.isfinite(raw) and raw <= MAX_POOL_NODES else MAX_POOL_NODES + 1
+    else:
+        vm = effective_vram_min(as_map(recipe.variants.get(variant_key)), hw)
+        vg = p.get("vram_gb")
+        weights = isinstance(vm, int | float) and vm > 0 and isinstance(vg, int | float) and vg > 0
+        base = bounded_nodes(vm / vg) if weights else 1
+    return max(base, nodes_for_strategy(r, mode, p.get("gpu_count"), hw))
 
 
 def _default_pd(catalog: Catalog, recipe: Recipe, variant_key: str, hw: str) -> dict[str, Any]:
@@ -196,13 +189,13 @@ def _default_hardware(profiles: Mapping[str, Any], recipe: Recipe, variant_key: 
     return pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
 
 
+@dataclass
 class Refusals:
     """What a request asked for and cannot have: ``strict`` raises the first as a
     :class:`SelectionError` naming the valid choices; lenient keeps a notice and goes on."""
 
-    def __init__(self, strict: bool) -> None:
-        self.strict = strict
-        self.notices: list[str] = []
+    strict: bool
+    notices: list[str] = field(default_factory=list)
 
     def __call__(self, param: str, message: str, choices: Sequence[str] = ()) -> None:
         if self.strict:
@@ -265,16 +258,12 @@ class _Draft:
     def scalable(self) -> bool:
         return is_scalable(self.profile)
 
-    @property
-    def variants(self) -> Mapping[str, Any]:
-        return as_map(self.r.get("variants"))
-
     def deploy_type(self, strategy: str | None) -> Any:
         return get(self.catalog.strategies.get(strategy or ""), "deploy_type")
 
     def runs_on_hw(self) -> list[str]:
         """The variants that run on the selected hardware."""
-        return [k for k, v in self.variants.items() if variant_runs_on(self.profile, as_map(v), self.hw)]
+        return [k for k, v in self.recipe.variants.items() if variant_runs_on(self.profile, as_map(v), self.hw)]
 
 
 def build_state(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool = True) -> PageState:
@@ -303,22 +292,20 @@ def _variant(d: _Draft) -> None:
     if d.req.task is not None:
         d.refuse("task", f"{flag('task')} applies to omni recipes only; {d.hf_id} has serving strategies.")
     d.vk = d.req.variant or "default"
-    if d.vk not in d.variants:
-        d.refuse("variant", f"{flag('variant')} {d.vk!r} is not a variant of {d.hf_id}.", list(d.variants))
+    if d.vk not in d.recipe.variants:
+        d.refuse("variant", f"{flag('variant')} {d.vk!r} is not a variant of {d.hf_id}.", list(d.recipe.variants))
         d.vk = "default"
-    d.variant = as_map(d.variants.get(d.vk))
+    d.variant = as_map(d.recipe.variants.get(d.vk))
 
 
 def _hardware(d: _Draft) -> None:
     """The hardware (asked for, else the variant's default); on hardware that cannot scale
     out, the variant is switched to one that fits a node."""
     hw = d.req.hardware
-    if hw is not None:
-        reason = hardware_block_reason(d.catalog, d.recipe, d.variant, hw)
-        if reason:
-            d.refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {d.hf_id} variant {d.vk!r}: "
-                     f"{reason}.", hardware_choices(d.catalog, d.recipe, d.variant))
-            hw = None
+    if hw is not None and (reason := hardware_block_reason(d.catalog, d.recipe, d.variant, hw)):
+        d.refuse("hardware", f"{flag('hardware')} {hw!r} is not available for {d.hf_id} variant {d.vk!r}: "
+                 f"{reason}.", hardware_choices(d.catalog, d.recipe, d.variant))
+        hw = None
     d.hw = hw if hw is not None else default_hardware(d.catalog, d.recipe, d.vk)
     d.profile = _profile(d.catalog, d.hw)
     d.gpn = d.profile.get("gpu_count") if truthy(d.profile.get("gpu_count")) else 8
@@ -329,7 +316,7 @@ def _hardware(d: _Draft) -> None:
             d.refuse("variant", f"{flag('variant')} {d.vk!r} needs {need} GB, more than one {d.hw} node "
                      f"({d.profile.get('vram_gb')} GB), and {d.hw} cannot scale out.", d.runs_on_hw())
         if fit is not None and fit != d.vk:
-            d.vk, d.variant = fit, as_map(d.variants[fit])
+            d.vk, d.variant = fit, as_map(d.recipe.variants[fit])
     if not variant_runs_on(d.profile, d.variant, d.hw) and d.refuse.strict and d.req.hardware is not None:
         raise SelectionError("variant", f"{flag('variant')} {d.vk!r} does not run on {d.hw}.", d.runs_on_hw())
 
@@ -337,11 +324,9 @@ def _hardware(d: _Draft) -> None:
 def _default_nodes(d: _Draft) -> int:
     """The starting node count: 2 when a multi-node strategy is offered and the variant
     does not fit one node of scalable hardware, else 1."""
-    offered = offered_strategies(d.r)
-    has_multi = any(isinstance(s, str) and (s.startswith("multi_node_") or s == "pd_cluster") for s in offered)
-    if not has_multi or not d.scalable:
-        return 1
-    return 2 if not fits_single_node(d.profile, d.variant, d.hw) else 1
+    has_multi = any(isinstance(s, str) and (s.startswith("multi_node_") or s == "pd_cluster")
+                    for s in offered_strategies(d.r))
+    return 2 if has_multi and d.scalable and not fits_single_node(d.profile, d.variant, d.hw) else 1
 
 
 def _strategy_refusal(d: _Draft, strategy: str) -> tuple[str, list[str]] | None:
@@ -458,7 +443,14 @@ def _features(d: _Draft) -> None:
     additions and removals; conflicting features switch each other off."""
     req, feats = d.req, as_map(d.r.get("features"))
     d.default_features = tuple(default_features(d.r, d.hw, d.vk))
-    enabled = _listed_features(d, feats) if req.features is not None else list(d.default_features)
+    enabled = list(d.default_features)
+    if req.features is not None:
+        # the URL's full list, unknown names refused; a list of only unknown names is treated as absent (lenient)
+        for f in dict.fromkeys(req.features):
+            if f not in feats:
+                d.refuse("features", f"Unknown feature {f!r}.", list(feats))
+        listed = [f for f in dict.fromkeys(req.features) if f in feats]
+        enabled = listed if listed or not req.features else enabled
     enabled = _switched_features(d, feats, enabled)
     explicit = set(req.add_features) | set(req.features or ())
     for f in enabled:
@@ -484,19 +476,13 @@ def _switched_features(d: _Draft, feats: Mapping[str, Any], enabled: list[str]) 
     for f in req.add_features:
         if f not in feats:
             d.refuse("feature", f"Unknown feature {f!r}.", list(feats))
-        else:
-            enabled = _switched_on(d, f, enabled)
+            continue
+        for other in feature_conflicts(d.r, f):  # refused when also asked for
+            if other in req.add_features or other in (req.features or ()):
+                d.refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
+            enabled = [x for x in enabled if x != other]
+        enabled = enabled if f in enabled else [*enabled, f]
     return _without_conflicts(d, enabled) if req.features is not None else enabled
-
-
-def _switched_on(d: _Draft, f: str, enabled: list[str]) -> list[str]:
-    """``enabled`` with ``--feature f`` on and its conflicts off (refused when also asked for)."""
-    req = d.req
-    for other in feature_conflicts(d.r, f):
-        if other in req.add_features or other in (req.features or ()):
-            d.refuse("feature", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
-        enabled = [x for x in enabled if x != other]
-    return enabled if f in enabled else [*enabled, f]
 
 
 def _without_conflicts(d: _Draft, enabled: list[str]) -> list[str]:
@@ -506,19 +492,6 @@ def _without_conflicts(d: _Draft, enabled: list[str]) -> list[str]:
             if other in enabled and f in enabled:
                 d.refuse("features", f"Features {f!r} and {other!r} are mutually exclusive; enable only one.")
                 enabled = [x for x in enabled if x != other]
-    return enabled
-
-
-def _listed_features(d: _Draft, feats: Mapping[str, Any]) -> list[str]:
-    """The URL's full feature list, unknown names refused; only unknown names: the defaults."""
-    asked = d.req.features or ()
-    enabled = list(dict.fromkeys(asked))
-    for f in enabled:
-        if f not in feats:
-            d.refuse("features", f"Unknown feature {f!r}.", list(feats))
-    enabled = [f for f in enabled if f in feats]
-    if not enabled and asked:
-        return list(d.default_features)  # lenient: a list of only unknown names is treated as absent
     return enabled
 
 
@@ -715,7 +688,7 @@ def single_node_tp_hint(catalog: Catalog, recipe: Recipe, state: PageState) -> s
     if sel.strategy != "single_node_tp":
         return None
     p = _profile(catalog, sel.hw_id)
-    variant = as_map(as_map(recipe.data.get("variants")).get(sel.variant_key))
+    variant = as_map(recipe.variants.get(sel.variant_key))
     tp = resolve_single_node_tp(recipe.data, variant, p, sel.strategy, sel.hw_id)
     g = p.get("gpu_count")
     if isinstance(g, int | float) and isinstance(tp, int | float) and tp < g:
