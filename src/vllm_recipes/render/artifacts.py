@@ -26,9 +26,8 @@ DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: the data-parallel RPC port of each PD pool: a fixed number is safe (a pod, a Compose service and a
 #: Slurm node each have their own ports; co-located pools on one machine get different ones)
 RPC_PORTS = {"PREFILL_DP_RPC_PORT": 13345, "DECODE_DP_RPC_PORT": 13346}
-#: where a container finds the export's config files, and the Hugging Face cache
+#: where a container finds the export's config files
 FILES_MOUNT = "/etc/vllm-recipes"
-HF_CACHE = "/root/.cache/huggingface"
 
 
 @dataclass(frozen=True)

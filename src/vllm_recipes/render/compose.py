@@ -12,7 +12,6 @@ from typing import Any
 
 from .artifacts import (
     FILES_MOUNT,
-    HF_CACHE,
     MEDIA_YAML,
     Artifact,
     ExportOptions,
@@ -26,7 +25,8 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .shell import INHERITED
+from .docker import HF_CACHE_VOLUME
+from .shell import INHERITED, rewrite
 from .workloads import (
     Deployment,
     ExportError,
@@ -35,7 +35,6 @@ from .workloads import (
     inherits,
     install_note,
     placeholders,
-    rewrite,
     shell_word,
 )
 
@@ -153,7 +152,7 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     if p.port is not None:
         svc["ports"] = [f"{p.port}:{p.port}"]
     svc["ipc"] = "host"
-    volumes = [f"~/.cache/huggingface:{HF_CACHE}", "vllm-cache:/root/.cache/vllm"]
+    volumes = [HF_CACHE_VOLUME, "vllm-cache:/root/.cache/vllm"]
     if p.kind == "serve":
         pinned = any(k_ == "CUDA_VISIBLE_DEVICES" for k_, _ in p.env)
         dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned)

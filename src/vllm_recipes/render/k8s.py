@@ -15,7 +15,6 @@ from typing import Any
 
 from .artifacts import (
     FILES_MOUNT,
-    HF_CACHE,
     MEDIA_YAML,
     Artifact,
     ExportOptions,
@@ -31,7 +30,8 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .shell import literal, quote
+from .docker import HF_CACHE
+from .shell import literal, quote, rewrite
 from .workloads import (
     SELF,
     Deployment,
@@ -42,7 +42,6 @@ from .workloads import (
     inherits,
     install_note,
     placeholders,
-    rewrite,
     shell_ref,
     shell_word,
     substitute,
@@ -171,13 +170,9 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
     install = container_install(p.install, image, p.title)
     if install:
         out.append(install)
-    files = [f for q in names.dep.processes for f in q.files if f.path_var in names.expanded
-             and (f in p.files or f.path_var in _names_in(p))]
-    seen: set[str] = set()
-    for f in files:
-        if f.name in seen:
-            continue
-        seen.add(f.name)
+    # a file of one name has one content (the plan's one Mooncake config), so equal files are one
+    for f in dict.fromkeys(f for q in names.dep.processes for f in q.files if f.path_var in names.expanded
+                           and (f in p.files or f.path_var in _names_in(p))):
         settings = dict.fromkeys(n for n in placeholders(f.content) if names.bind(p, n) is None)
         out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
                              f"{RUNTIME_FILES}/{f.name}", *settings]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vllm_recipes.catalog.identifiers import RULE_MODEL_REF, is_model_ref
@@ -48,13 +48,7 @@ def quote(s: str) -> str:
     ``'$HF_TOKEN'``, ``$HEAD_IP:8001`` unchanged)."""
     if not isinstance(s, str) or s == "" or _SAFE.fullmatch(s):
         return s
-    parts: list[str] = []
-    pos = 0
-    for start, end, _name in placeholder_refs(s):
-        parts += (_literal(s[pos:start]), s[start:end])
-        pos = end
-    parts.append(_literal(s[pos:]))
-    return "".join(parts)
+    return rewrite(s, lambda _name, written: written, _literal)
 
 
 def literal(s: str) -> str:
@@ -66,6 +60,18 @@ def placeholder_refs(s: str) -> list[tuple[int, int, str]]:
     """``(start, end, name)`` of each declared placeholder in ``s`` (``$NAME`` or ``${NAME}``): the parts
     of a value that may expand, in every output (a command, a manifest, a script); the rest is data."""
     return [(m.start(), m.end(), name) for m in _REF.finditer(s) if is_placeholder(name := m.group(1) or m.group(2))]
+
+
+def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], str] = str) -> str:
+    """``text`` with each placeholder as ``each(name, as_written)`` writes it and the data between
+    as ``data`` escapes it for the target."""
+    out: list[str] = []
+    pos = 0
+    for start, end, name in placeholder_refs(text):
+        out += (data(text[pos:start]), each(name, text[start:end]))
+        pos = end
+    out.append(data(text[pos:]))
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -94,13 +100,6 @@ def binary_words(binary: str) -> list[str]:
         raise UnsafeValue(f"serve binary {binary!r} is not a command name and subcommands "
                           "(words of A-Z a-z 0-9 _ . / = : @ , + % -)")
     return words
-
-
-def model_word(model_id: str) -> str:
-    """The served model id as a shell word; refuses one that is not a model id, name or absolute path."""
-    if not is_model_ref(model_id):
-        raise UnsafeValue(f"model id {model_id!r} is not a model id ({RULE_MODEL_REF})")
-    return model_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,18 +142,6 @@ def pair_lines(values: Sequence[str]) -> list[str]:
     return lines
 
 
-def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
-    out: list[int] = []
-    i, n = 0, len(values)
-    while i < n:
-        if values[i] in flags:
-            i += 2 if i + 1 < n and not values[i + 1].startswith("-") else 1
-            continue
-        out.append(i)
-        i += 1
-    return out
-
-
 @functools.lru_cache(maxsize=4096)
 def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
                      ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -181,8 +168,14 @@ def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
             kept_rev += [j] if start == j else [j, start]
         j = start - 1
     kept = [pos[k] for k in reversed(kept_rev)]
-    if drop_flags:
-        kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
+    if drop_flags:  # each dropped flag goes with its value (the next token, unless a flag)
+        dropped: set[int] = set()
+        for j, k in enumerate(kept):
+            if values[k] in drop_flags:
+                dropped.add(j)
+                if j + 1 < len(kept) and not values[kept[j + 1]].startswith("-"):
+                    dropped.add(j + 1)
+        kept = [k for j, k in enumerate(kept) if j not in dropped]
     shadowed: list[int] = []
     for starts in shadow.values():
         for start in reversed(starts):
@@ -198,16 +191,17 @@ def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]
 
 
 def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
-    """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines."""
-    head = " ".join([*binary_words(binary), quote(model_word(model_id))])
-    if not lines:
-        return head
-    return head + CONT + CONT.join(lines)
+    """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines; refuses a model that is not
+    a model id, name or absolute path."""
+    if not is_model_ref(model_id):
+        raise UnsafeValue(f"model id {model_id!r} is not a model id ({RULE_MODEL_REF})")
+    return CONT.join([" ".join([*binary_words(binary), quote(model_id)]), *lines])
 
 
 def render_invocation(inv: Invocation) -> tuple[str, list[str]]:
-    """Text and argv of one ``vllm serve`` process."""
-    values = [a.value for a in final_tokens(inv)[0]]
+    """Text and argv of one ``vllm serve`` process (the kept tokens only: no shadowing record)."""
+    values = tuple(a.value for a in inv.args)
+    values = tuple(values[i] for i in dedupe_positions(values, inv.drop_flags)[0])
     text = command_text(inv.binary, inv.model_id, pair_lines(values))
     return text, [*binary_words(inv.binary), inv.model_id, *values]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from itertools import accumulate
 
 from .artifacts import (
-    HF_CACHE,
     MEDIA_SHELL,
     Artifact,
     ExportOptions,
@@ -22,6 +21,7 @@ from .artifacts import (
     shell_command,
     used_placeholders,
 )
+from .docker import HF_CACHE
 from .shell import literal, quote
 from .workloads import (
     SELF,

@@ -24,7 +24,7 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import INHERITED, placeholder_refs, quote, render_invocation, router_text
+from .shell import INHERITED, placeholder_refs, quote, render_invocation, rewrite, router_text
 
 #: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
@@ -96,7 +96,6 @@ class Process:
     #: a script run with ``sh -c`` instead of an exec argv (companion commands)
     script: str | None = None
     files: tuple[ConfigFile, ...] = ()
-    note: str = ""
     #: a shell command that must run before the process (``uv pip install vllm-router``), if any
     install: str | None = None
     #: ``http`` or ``grpc`` (``vllm serve --grpc`` serves gRPC on ``--port``): what a health check speaks
@@ -182,18 +181,6 @@ def shell_join(words: Sequence[str]) -> str:
     return " ".join(quote(w) if w else "''" for w in words)
 
 
-def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], str] = str) -> str:
-    """``text`` with each placeholder as ``each(name, as_written)`` writes it and the data between
-    as ``data`` escapes it for the target."""
-    out: list[str] = []
-    pos = 0
-    for start, end, name in placeholder_refs(text):
-        out += (data(text[pos:start]), each(name, text[start:end]))
-        pos = end
-    out.append(data(text[pos:]))
-    return "".join(out)
-
-
 def substitute(text: str, bind: Callable[[str], str | None]) -> str:
     """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
     return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
@@ -249,10 +236,9 @@ def size_gib(value: Any) -> float:
 
 def _num_flag(argv: Sequence[str], flag: str) -> float:
     """The first value of ``flag`` as a number (0 when absent or not a number)."""
-    try:
+    with contextlib.suppress(IndexError, ValueError):
         return float(_values(argv, flag)[0])
-    except (IndexError, ValueError):
-        return 0.0
+    return 0.0
 
 
 def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
@@ -379,7 +365,7 @@ def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvVal
 
 def _companions(plan: SinglePlan) -> list[Process]:
     return [Process(f"companion-{i}" if len(plan.companions) > 1 else "companion", "companion", c.label,
-                    ("sh", "-c", c.command), script=c.command, note=c.description, cpu=SMALL_CPU,
+                    ("sh", "-c", c.command), script=c.command, cpu=SMALL_CPU,
                     memory_gib=SMALL_MEMORY_GIB + math.ceil(_num_flag(split_command(c.command), "--l1-size-gb")))
             for i, c in enumerate(plan.companions, start=1)]
 
@@ -394,9 +380,8 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
     """Mooncake master and store processes; the shared client config travels with the vLLM processes."""
     argv = split_command(str(master.get("command") or ""))
     port = next((int(m[1]) for t in argv if (m := re.fullmatch(r"-+rpc_port=(\d+)", t))), None)
-    out = [Process("mooncake-master", "mooncake", "Mooncake master", argv, port=port,
-                   note=str(master.get("description") or ""), install=install, cpu=SMALL_CPU,
-                   memory_gib=SMALL_MEMORY_GIB)]
+    out = [Process("mooncake-master", "mooncake", "Mooncake master", argv, port=port, install=install,
+                   cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)]
     if store is not None:
         cfg = store.get("config")
         files = () if cfg is None else (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
@@ -404,8 +389,8 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
         pool = size_gib(cfg.get("global_segment_size")) + size_gib(cfg.get("local_buffer_size")) \
             if isinstance(cfg, dict) else 0.0
         out.append(Process("mooncake-store", "mooncake", "Mooncake store", split_command(str(store.get("command") or "")),
-                           files=files, note=str(store.get("description") or ""), install=install, cpu=SMALL_CPU,
-                           memory_gib=SMALL_MEMORY_GIB + math.ceil(pool), rdma=_uses_rdma(cfg)))
+                           files=files, install=install, cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB + math.ceil(pool),
+                           rdma=_uses_rdma(cfg)))
     return out
 
 
