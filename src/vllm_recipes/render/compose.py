@@ -184,8 +184,7 @@ def _notes(dep: Deployment, image: str, b: Binder, to_set: dict[str, Any]) -> li
     empty_ok = sorted(n for n in b.empty_ok if n in to_set)
     if empty_ok:
         extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
-    note = install_note(dep, image)
-    return [*extra, note] if note else extra
+    return [*extra, *install_note(dep, image)]
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:

@@ -162,7 +162,7 @@ def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
     return bind
 
 
-def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...]) -> list[str]:
+def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...]) -> list[str]:
     """Shell commands the container runs before exec'ing its process: the install step (when the image
     lacks the packages), config files expanded with the user's settings, env values that extend the
     image's own search paths (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
@@ -182,8 +182,8 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], .
     return out
 
 
-def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: str | None) -> dict[str, Any]:
-    refs_pod_ip = any(isinstance(v, str) and f"${SELF}" in v for _, v in env) or any(
+def _env(p: Process, names: Names, env: tuple[tuple[str, str], ...], settings: str | None) -> dict[str, Any]:
+    refs_pod_ip = any(f"${SELF}" in v for _, v in env) or any(
         names.bind(p, n) == ("POD_IP", True) for n in _names_in(p))
     items: list[dict[str, Any]] = []
     if refs_pod_ip:
@@ -201,7 +201,7 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
 def _names_in(p: Process) -> frozenset[str]:
     """Placeholder names in ``p``'s argv and env (head and worker template)."""
     texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
-             *(v for _, v in p.worker_env if isinstance(v, str))]
+             *(v for _, v in p.worker_env)]
     return frozenset(n for t in texts for n in placeholders(t))
 
 
@@ -273,7 +273,7 @@ def _port_name(p: Process) -> str:
     return "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake" else "http"
 
 
-def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...], worker: bool) -> dict[str, Any]:
+def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...], worker: bool) -> dict[str, Any]:
     """``command``/``args``: a worker's rank script, a companion's script, else the exec form of the argv
     (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
@@ -367,8 +367,7 @@ def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | Non
     empty_ok = sorted(n for n in whole_json_values(dep) if n in to_set)
     if empty_ok:
         extra.append("May stay empty (the documented automatic choice): " + ", ".join(empty_ok))
-    note = install_note(dep, image)
-    return [*extra, note] if note else extra
+    return [*extra, *install_note(dep, image)]
 
 
 def _objects(dep: Deployment, names: Names, opts: ExportOptions, image: str, settings: str | None,

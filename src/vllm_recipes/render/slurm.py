@@ -46,8 +46,8 @@ def _words(tokens: tuple[str | RankTerm, ...], rank_var: str) -> str:
     return shell_command(tokens, shell_word, rank_var, indent="    ")
 
 
-def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
-    return [f"export {k}={shell_word(v) if isinstance(v, str) else v.step}" for k, v in env]
+def _exports(env: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f"export {k}={shell_word(v)}" for k, v in env]
 
 
 def step_script(p: Process, rank_var: str, install: str | None) -> str:

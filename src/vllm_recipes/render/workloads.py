@@ -87,7 +87,7 @@ class Process:
     env: tuple[tuple[str, str], ...] = ()
     nodes: int = 1
     worker_argv: tuple[Token, ...] = ()
-    worker_env: tuple[tuple[str, Token], ...] = ()
+    worker_env: tuple[tuple[str, str], ...] = ()
     port: int | None = None
     #: accelerators per node (0: none)
     gpus: int = 0
@@ -170,10 +170,10 @@ def shell_ref(name: str) -> str:
     return f'"${{{name}}}"'
 
 
-def inherits(value: object) -> bool:
+def inherits(value: str) -> bool:
     """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
     where the process starts can expand it."""
-    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
+    return any(n in INHERITED for n in placeholders(value))
 
 
 def shell_join(words: Sequence[str]) -> str:
@@ -291,13 +291,11 @@ def container_install(install: str | None, image: str, title: str) -> str | None
     return shell_join([*head, *rest])
 
 
-def install_note(dep: Deployment, image: str) -> str | None:
+def install_note(dep: Deployment, image: str) -> list[str]:
     """The header line naming each process's install step inside ``image`` (or that the image ships it)."""
     installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
-    if not installs:
-        return None
-    return "Install steps in the container: " + "; ".join(
-        f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs)
+    return ["Install steps in the container: " + "; ".join(
+        f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs)] if installs else []
 
 
 def split_command(text: str) -> tuple[str, ...]:
