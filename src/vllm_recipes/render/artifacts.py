@@ -22,7 +22,6 @@ MEDIA_YAML = "text/yaml"
 MEDIA_SHELL = "text/x-shellscript"
 #: a ``KEY=value`` environment file (Docker ``--env-file``, ``sh`` with ``set -a``)
 MEDIA_ENV = "text/plain"
-DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 #: the data-parallel RPC port of each PD pool: a fixed number is safe (a pod, a Compose service and a
 #: Slurm node each have their own ports; co-located pools on one machine get different ones)
 RPC_PORTS = {"PREFILL_DP_RPC_PORT": 13345, "DECODE_DP_RPC_PORT": 13346}
@@ -57,6 +56,10 @@ class ExportOptions:
     #: one-line ``key=value`` summary of the selection
     selection_label: str = ""
 
+    @property
+    def rdma_resource(self) -> str | None:
+        return None if self.rdma in ("", "none") else self.rdma
+
 
 def default_name(model_id: str) -> str:
     """A DNS-1035 label from the model id: ``deepseek-ai/DeepSeek-V4.1-Flash`` -> ``deepseek-v4-1-flash``."""
@@ -67,7 +70,7 @@ def default_name(model_id: str) -> str:
 
 
 def check_name(name: str, what: str) -> str:
-    if not DNS_LABEL.fullmatch(name):
+    if not re.fullmatch(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?", name):
         raise ExportError(f"{what} {name!r} is not a DNS label (lowercase letters, digits and '-', "
                           "starting with a letter, at most 63 characters).")
     return name

@@ -225,10 +225,6 @@ def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
     }
 
 
-def _rdma(opts: ExportOptions) -> str | None:
-    return None if opts.rdma in ("", "none") else opts.rdma
-
-
 def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, Any]:
     """Requests that match the process (CPU, host memory incl. /dev/shm and offload pools, cache disk)
     and limits for the devices it uses (accelerators, one RDMA NIC)."""
@@ -248,9 +244,8 @@ def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, An
                               "cannot request its accelerators; add `device_resource: <vendor>/<name>` to it "
                               "in taxonomy.yaml.")
         limits[resource] = p.gpus
-    rdma = _rdma(opts)
-    if p.rdma and rdma:
-        limits[rdma] = 1
+    if p.rdma and opts.rdma_resource:
+        limits[opts.rdma_resource] = 1
     return {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
 
 
@@ -358,7 +353,7 @@ def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | Non
     if any(p.rdma for p in dep.processes):
         extra.append(f"RDMA (NCCL/NIXL across nodes, Mooncake): each such pod requests one {opts.rdma!r} "
                      "and IPC_LOCK; name your RDMA device plugin's resource with --rdma (or --rdma none)."
-                     if _rdma(opts) else "RDMA is off (--rdma none): NCCL/NIXL fall back to TCP, Mooncake "
+                     if opts.rdma_resource else "RDMA is off (--rdma none): NCCL/NIXL fall back to TCP, Mooncake "
                      "over RDMA will not start; pods keep IPC_LOCK.")
     if settings:
         extra.append(f"Fill the ConfigMap {settings!r} with the values below.")

@@ -81,9 +81,8 @@ def _install(p: Process, docker: bool, image: str | None) -> str | None:
 
 def _health(p: Process, host: str) -> str:
     """A readiness check the batch script polls: ``/health`` over HTTP, a TCP connect for gRPC."""
-    if p.protocol == "grpc":
-        return f'wait_healthy "tcp://{host}:{p.port}" "${_var(p.key)}_PID"'
-    return f'wait_healthy "http://{host}:{p.port}/health" "${_var(p.key)}_PID"'
+    url = f"tcp://{host}:{p.port}" if p.protocol == "grpc" else f"http://{host}:{p.port}/health"
+    return f'wait_healthy "{url}" "${_var(p.key)}_PID"'
 
 
 #: bash functions the script polls readiness with (``{timeout}``: the deployment's ready timeout)
@@ -120,7 +119,7 @@ def _header(dep: Deployment, opts: ExportOptions, name: str, to_set: dict[str, l
             image: str | None) -> list[str]:
     rdma_note = ["RDMA (NCCL/NIXL across nodes, Mooncake): those steps lift their locked-memory limit"
                  + (" and mount /dev/infiniband into the container (--rdma none: no mount)."
-                    if docker and image and opts.rdma not in ("", "none") else ".")]
+                    if docker and image and opts.rdma_resource else ".")]
     notes = ["Submit: sbatch " + f"{name}.sbatch" + ("" if docker else "  (from the environment that has vLLM installed)"),
              "Every node of the allocation must reach the others; $WORKDIR must be on a shared filesystem.",
              *(rdma_note if any(p.rdma for p in dep.processes) else [])]
@@ -154,7 +153,6 @@ def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: di
     if docker and image:
         container = [f"--container-image={quote(image)}",
                      f'--container-mounts="$HOME/.cache/huggingface:{HF_CACHE},$WORKDIR:$WORKDIR"']
-    rdma = opts.rdma not in ("", "none")
     ordered = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + serve + \
         [p for p in dep.processes if p.kind == "router"]
     lines: list[str] = []
@@ -167,7 +165,7 @@ def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: di
         if p.kind == "router" and health:
             lines += ["# start the router once every vLLM process answers its health check", *health, ""]
             health = []
-        lines += _srun(p, _where(p, dep, first), container, rdma)
+        lines += _srun(p, _where(p, dep, first), container, bool(opts.rdma_resource))
         if p.kind == "serve" and p.port is not None:
             lines.append(f"{var}_PID=$!")
             health.append(_health(p, f"${{NODES[{first[p.key]}]}}"))
