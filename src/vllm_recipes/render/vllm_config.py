@@ -6,6 +6,7 @@ integer, several values a list, anything else a string; :func:`config_argv` read
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -41,22 +42,16 @@ _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 def _value(token: str) -> Any:
     if _INT.fullmatch(token):
         return int(token)
-    if token[:1] == "{":
-        try:
-            parsed = json.loads(token)
-        except ValueError:
-            return token
-        if isinstance(parsed, dict):
+    with contextlib.suppress(ValueError):
+        if token[:1] == "{" and isinstance(parsed := json.loads(token), dict):
             return parsed
     return token
 
 
 def _dotted_value(text: str) -> Any:
     """A dotted flag's value as vLLM reads it: JSON, else a human-readable int (``1k``, ``2G``), else text."""
-    try:
+    with contextlib.suppress(ValueError):
         return json.loads(text)
-    except ValueError:
-        pass
     m = _HUMAN.fullmatch(text.strip())
     if m:
         number, suffix = m.groups()
@@ -129,15 +124,11 @@ def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) 
     out = ["vllm", "serve", model]
     for key, value in mapping.items():
         if isinstance(value, bool):
-            if value:
-                out.append(f"--{key}")
-            continue
-        if isinstance(value, list):
-            if value:
-                out += [f"--{key}", *(str(v) for v in value)]
-            continue
-        out.append(f"--{key}")
-        out.append(json.dumps(value) if isinstance(value, dict) else str(value))
+            out += [f"--{key}"] if value else []
+        elif isinstance(value, list):
+            out += [f"--{key}", *map(str, value)] if value else []
+        else:
+            out += [f"--{key}", json.dumps(value) if isinstance(value, dict) else str(value)]
     return [*out, *cli]
 
 
@@ -166,13 +157,11 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
     model, mapping, cli = config_mapping(argv, p.title)
     names = {n for t in (*argv, *(v for _, v in env)) for n in placeholders(t)}
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
-    launch = shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
-    if cli:
-        launch += " " + " ".join(shell_word(t) for t in cli)
+    launch = " ".join([shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"]), *map(shell_word, cli)])
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
         extra.append(f"Install first: {p.install}")
-    yaml_text = header(dep, "vllm-config", opts, where, extra) + dump(mapping)
+    head = header(dep, "vllm-config", opts, where, extra)
     literal, omitted = env_file(env)
     docker = [f"Environment of the process for `docker run --env-file {stem}.env` (also read the same by "
               f"`set -a; . ./{stem}.env; set +a`); {stem}.env.sh exports all of it for a shell."]
@@ -182,11 +171,10 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
                       + " ".join(f"-e {k}" for k, _ in omitted) + ".")
         docker += [f"  {k}: {why}" for k, why in omitted]
     env_text = header(dep, "vllm-config", opts, {}, docker) + "".join(f"{ln}\n" for ln in literal)
-    env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
     # the settings the Run line and the env use: checked, then exported for the process
-    env_lines += checked_exports(dep, where, "(see the header)")
-    env_lines += [f"export {k}={shell_word(v)}" for k, v in env]
-    return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
+    env_lines = ["#!/bin/sh", head.rstrip("\n"), *checked_exports(dep, where, "(see the header)"),
+                 *(f"export {k}={shell_word(v)}" for k, v in env)]
+    return [Artifact(f"{stem}.yaml", head + dump(mapping), MEDIA_YAML),
             Artifact(f"{stem}.env", env_text, MEDIA_ENV),
             Artifact(f"{stem}.env.sh", "\n".join(env_lines) + "\n", MEDIA_SHELL)]
 
