@@ -291,8 +291,8 @@ def _volume_mounts(p: Process, names: Names) -> list[dict[str, Any]]:
     return mounts
 
 
-def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, worker: bool,
-               settings: str | None, timeout_s: int) -> dict[str, Any]:
+def _container(p: Process, names: Names, image: str, opts: ExportOptions, worker: bool,
+               settings: str | None) -> dict[str, Any]:
     dep = names.dep
     env = p.worker_env if worker else p.env
     c: dict[str, Any] = {"name": p.key, "image": image, "imagePullPolicy": pull_policy(image),
@@ -302,7 +302,7 @@ def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, wor
     optional = {"resources": _resources(p, dep, opts), "volumeMounts": _volume_mounts(p, names)}
     c.update({k: v for k, v in optional.items() if v})
     if not (worker and p.headless_workers):
-        c.update(_probes(p, timeout_s))
+        c.update(_probes(p, dep.ready_timeout_s))
     sec = dict(BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container") or {}) if p.kind == "serve" else {}
     if p.rdma:  # RDMA registers (pins) memory: the NIC's memory regions need IPC_LOCK
         sec["capabilities"] = {"add": ["IPC_LOCK"]}
@@ -420,40 +420,35 @@ def _labels(base: str, component: str) -> dict[str, str]:
 
 def _workload(p: Process, names: Names, opts: ExportOptions, image: str, settings: str | None,
               sidecars: list[Process]) -> list[tuple[str, dict[str, Any]]]:
-    dep = names.dep
     name = names.workload(p)
     labels = _labels(names.base, p.key)
     serve = p.kind == "serve"
 
     def containers(worker: bool) -> list[dict[str, Any]]:
-        main = _container(p, names, image, opts, worker=worker, settings=settings, timeout_s=dep.ready_timeout_s)
-        side = [] if worker else [_container(s, names, image, opts, worker=False, settings=settings,
-                                             timeout_s=dep.ready_timeout_s) for s in sidecars]
-        return [*side, main]
+        side = [] if worker else [_container(s, names, image, opts, False, settings) for s in sidecars]
+        return [*side, _container(p, names, image, opts, worker, settings)]
 
     out: list[tuple[str, dict[str, Any]]] = []
     if p.nodes > 1:
-        lws = {"apiVersion": LWS_API, "kind": "LeaderWorkerSet", "metadata": _meta(name, opts, labels),
-               "spec": {"replicas": 1, "leaderWorkerTemplate": {
-                   "size": p.nodes, "restartPolicy": "RecreateGroupOnPodRestart",
-                   "leaderTemplate": _pod(containers(False), names, opts, labels, serve),
-                   "workerTemplate": _pod(containers(True), names, opts, labels, serve)}}}
-        out.append(("leaderworkerset", lws))
+        out.append(("leaderworkerset", {
+            "apiVersion": LWS_API, "kind": "LeaderWorkerSet", "metadata": _meta(name, opts, labels),
+            "spec": {"replicas": 1, "leaderWorkerTemplate": {
+                "size": p.nodes, "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": _pod(containers(False), names, opts, labels, serve),
+                "workerTemplate": _pod(containers(True), names, opts, labels, serve)}}}))
         # every pod that serves the API: all of them when workers run their own API server
         # (``--data-parallel-hybrid-lb``), else the leader (``--headless`` workers serve nothing)
         selector = {"leaderworkerset.sigs.k8s.io/name": name}
         if p.headless_workers:
             selector["leaderworkerset.sigs.k8s.io/worker-index"] = "0"
     else:
-        deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, opts, labels),
-                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                           "strategy": {"type": "Recreate"},
-                           "template": _pod(containers(False), names, opts, labels, serve)}}
-        out.append(("deployment", deploy))
+        out.append(("deployment", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, opts, labels),
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "strategy": {"type": "Recreate"},
+                     "template": _pod(containers(False), names, opts, labels, serve)}}))
         selector = labels
     if p.port is not None:
-        svc = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(names.service(p), opts, labels),
-               "spec": {"selector": selector,
-                        "ports": [{"name": _port_name(p), "port": p.port, "targetPort": p.port}]}}
-        out.append(("service", svc))
+        out.append(("service", {
+            "apiVersion": "v1", "kind": "Service", "metadata": _meta(names.service(p), opts, labels),
+            "spec": {"selector": selector, "ports": [{"name": _port_name(p), "port": p.port, "targetPort": p.port}]}}))
     return out

@@ -180,10 +180,8 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
-    out: list[Artifact] = []
-    for p in dep.processes:
-        for rank in range(p.nodes if p.kind == "serve" else 0):
-            out += _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
+    out = [a for p in dep.processes for rank in range(p.nodes if p.kind == "serve" else 0)
+           for a in _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)]
     others = [p.title for p in dep.processes if p.kind != "serve"]
     if others:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "
