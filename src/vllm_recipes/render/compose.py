@@ -70,8 +70,9 @@ class Binder:
 
 
 #: ``docker run`` flag -> (Compose service key, how its value is kept): ``list`` appends, ``value``
-#: sets, ``true`` sets ``True`` (the flag takes no value)
+#: sets, ``true`` sets ``True`` (the flag takes no value), ``gpus`` reserves the GPUs
 DOCKER_FLAGS: dict[str, tuple[str, str]] = {
+    "--gpus": ("deploy", "gpus"),
     "--device": ("devices", "list"),
     "--security-opt": ("security_opt", "list"),
     "--group-add": ("group_add", "list"),
@@ -87,26 +88,21 @@ def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     i = 0
     while i < len(flags):
-        flag, eq, inline = flags[i].partition("=")
-        if flag == "--gpus":
-            count: int | str = "all" if pinned or not gpus else gpus
-            out["deploy"] = {"resources": {"reservations": {"devices": [
-                {"driver": "nvidia", "count": count, "capabilities": ["gpu"]}]}}}
-            i += 1 if eq else 2
-            continue
+        flag, eq, value = flags[i].partition("=")
         if flag not in DOCKER_FLAGS:
             raise ExportError(f"docker flag {flag!r} has no Compose equivalent here; use `vllm-recipes command`.")
         key, how = DOCKER_FLAGS[flag]
-        if how == "true":
-            out[key] = True
+        if how != "true" and not eq:  # the value is the next token
+            value = flags[i + 1] if i + 1 < len(flags) else ""
             i += 1
-            continue
-        value = inline if eq else (flags[i + 1] if i + 1 < len(flags) else "")
-        i += 1 if eq else 2
-        if how == "list":
+        i += 1
+        if how == "gpus":
+            out[key] = {"resources": {"reservations": {"devices": [
+                {"driver": "nvidia", "count": "all" if pinned or not gpus else gpus, "capabilities": ["gpu"]}]}}}
+        elif how == "list":
             out.setdefault(key, []).append(value)
         else:
-            out[key] = value
+            out[key] = True if how == "true" else value
     return out
 
 

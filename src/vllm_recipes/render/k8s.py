@@ -166,34 +166,27 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
     """Shell commands the container runs before exec'ing its process: the install step (when the image
     lacks the packages), config files expanded with the user's settings, env values that extend the
     image's own search paths (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
-    out: list[str] = []
     install = container_install(p.install, image, p.title)
-    if install:
-        out.append(install)
+    out = [install] if install else []
     # a file of one name has one content (the plan's one Mooncake config), so equal files are one
     for f in dict.fromkeys(f for q in names.dep.processes for f in q.files if f.path_var in names.expanded
                            and (f in p.files or f.path_var in _names_in(p))):
         settings = dict.fromkeys(n for n in placeholders(f.content) if names.bind(p, n) is None)
         out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
                              f"{RUNTIME_FILES}/{f.name}", *settings]))
-    for k, v in env:
-        if inherits(v):
-            out.append(f"export {k}={shell_word(v, _shell_bind(p, names))}")
-    return out
+    return out + [f"export {k}={shell_word(v, _shell_bind(p, names))}" for k, v in env if inherits(v)]
 
 
 def _env(p: Process, names: Names, env: tuple[tuple[str, str], ...], settings: str | None) -> dict[str, Any]:
     refs_pod_ip = any(f"${SELF}" in v for _, v in env) or any(
         names.bind(p, n) == ("POD_IP", True) for n in _names_in(p))
-    items: list[dict[str, Any]] = []
-    if refs_pod_ip:
-        items.append({"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    items: list[dict[str, Any]] = [
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}] if refs_pod_ip else []
     if p.kind == "serve":
         items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
                                                                           "optional": True}}})
-    for k, v in env:
-        if not inherits(v):  # set by the prelude's shell instead
-            items.append({"name": k, "value": exec_text(v, p, names)})
+    # an env value that extends a search path is set by the prelude's shell instead
+    items += [{"name": k, "value": exec_text(v, p, names)} for k, v in env if not inherits(v)]
     env_from = [{"configMapRef": {"name": settings}}] if settings else []
     return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
@@ -216,13 +209,12 @@ def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
             {"httpGet": {"path": "/health", "port": p.port}}
     else:
         check = {"tcpSocket": {"port": p.port}}
-    return {
-        "startupProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": PROBE_TIMEOUT_S,
-                         "failureThreshold": max(1, math.ceil(timeout_s / PROBE_PERIOD_S))},
-        "readinessProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": PROBE_TIMEOUT_S,
-                           "failureThreshold": 3},
-        "livenessProbe": {**check, "periodSeconds": 30, "timeoutSeconds": PROBE_TIMEOUT_S, "failureThreshold": 3},
-    }
+
+    def probe(period_s: int, failures: int) -> dict[str, Any]:
+        return {**check, "periodSeconds": period_s, "timeoutSeconds": PROBE_TIMEOUT_S, "failureThreshold": failures}
+
+    return {"startupProbe": probe(PROBE_PERIOD_S, max(1, math.ceil(timeout_s / PROBE_PERIOD_S))),
+            "readinessProbe": probe(PROBE_PERIOD_S, 3), "livenessProbe": probe(30, 3)}
 
 
 def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, Any]:
