@@ -15,7 +15,7 @@ import yaml
 
 from vllm_recipes import __version__
 
-from .shell import INHERITED, is_placeholder
+from .shell import INHERITED, flag_pairs, is_placeholder
 from .workloads import SELF, Deployment, ExportError, RankTerm, placeholders
 
 MEDIA_YAML = "text/yaml"
@@ -156,16 +156,7 @@ def shell_command(tokens: Iterable[str | RankTerm], word: Callable[[str], str], 
     """Shell words of an argv, a flag and its value per line; rank terms as arithmetic on ``rank_var``."""
     words = [(f'"$(({rank_var} * {t.step}))"', False) if isinstance(t, RankTerm) else (word(t), t.startswith("-"))
              for t in tokens]
-    lines: list[str] = []
-    i = 0
-    while i < len(words):
-        w, is_flag = words[i]
-        if is_flag and i + 1 < len(words) and not words[i + 1][1]:
-            lines.append(f"{w} {words[i + 1][0]}")
-            i += 2
-        else:
-            lines.append(w)
-            i += 1
+    lines = [w if v is None else f"{w} {v[0]}" for (w, _flag), v in flag_pairs(words, lambda x: x[1])]
     while len(lines) > 1 and not lines[0].startswith("-") and not lines[1].startswith("-"):
         lines[0:2] = [f"{lines[0]} {lines[1]}"]
     return f" \\\n{indent}".join(lines)

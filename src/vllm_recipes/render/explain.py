@@ -19,6 +19,7 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
+from . import shell
 from .shell import final_tokens
 
 
@@ -49,17 +50,8 @@ class ExplainRow:
 
 
 def flag_pairs(tokens: list[Arg] | tuple[Arg, ...]) -> list[tuple[Arg, Arg | None]]:
-    """Final tokens as ``(flag or positional, its value or None)``: a flag takes the next non-flag token."""
-    out: list[tuple[Arg, Arg | None]] = []
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        value: Arg | None = None
-        if t.value.startswith("-") and i + 1 < len(tokens) and not tokens[i + 1].value.startswith("-"):
-            value = tokens[i + 1]
-        out.append((t, value))
-        i += 2 if value is not None else 1
-    return out
+    """Final tokens as ``(flag or positional, its value or None)`` (§7.3)."""
+    return shell.flag_pairs(tokens, lambda a: a.value.startswith("-"))
 
 
 def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:

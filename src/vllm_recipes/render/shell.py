@@ -8,6 +8,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from vllm_recipes.catalog.identifiers import RULE_MODEL_REF, is_model_ref
 from vllm_recipes.synth.plan import Arg, Invocation
@@ -29,6 +30,7 @@ PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT
                               + "|".join(sorted(INHERITED)))
 ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
+T = TypeVar("T")
 
 
 def is_placeholder(name: str) -> bool:
@@ -127,8 +129,20 @@ def dedupe(tokens: Sequence[Arg], drop_flags: Sequence[str] = ()) -> tuple[list[
     return [tokens[i] for i in kept], {f: tuple(us) for f, us in shadow.items()}
 
 
+def flag_pairs(tokens: Sequence[T], is_flag: Callable[[T], bool]) -> list[tuple[T, T | None]]:
+    """§7.3 on any tokens: each flag with its value (the next token, unless a flag); any other token alone."""
+    out: list[tuple[T, T | None]] = []
+    i = 0
+    while i < len(tokens):
+        value = tokens[i + 1] if is_flag(tokens[i]) and i + 1 < len(tokens) and not is_flag(tokens[i + 1]) else None
+        out.append((tokens[i], value))
+        i += 1 if value is None else 2
+    return out
+
+
 def pair_lines(values: Sequence[str]) -> list[str]:
-    """§7.3: ``flag value`` pairs; anything else on its own line; every token a quoted word (§7.4)."""
+    """§7.3 as :func:`flag_pairs`, inlined on the hot path: ``flag value`` pairs; anything else on its own
+    line; every token a quoted word (§7.4)."""
     lines: list[str] = []
     i, n = 0, len(values)
     while i < n:
