@@ -394,8 +394,8 @@ def _mooncake_client(proc: Process, config: Any) -> Process:
         return proc
     pool = size_gib(config.get("global_segment_size")) * max(proc.gpus, 1) + size_gib(config.get("local_buffer_size"))
     text = json.dumps(config, indent=2, ensure_ascii=False)
-    return replace(proc, files=(ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", text),), memory_gib=proc.memory_gib + math.ceil(pool),
-                   rdma=proc.rdma or _uses_rdma(config))
+    return replace(proc, files=(ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", text),),
+                   memory_gib=proc.memory_gib + math.ceil(pool), rdma=proc.rdma or _uses_rdma(config))
 
 
 def _facts(recipe: Any) -> Any:
@@ -437,8 +437,7 @@ def _processes(ctx: Ctx, plan: Plan, resolve_at: Resolver, co_located: bool) -> 
         return [*_companions(plan), _serve(ctx, "vllm", "vLLM", plan.serve, plan.env)]
     if isinstance(plan, MultiNodePlan):
         head = _serve(ctx, "vllm", "vLLM", plan.head, plan.env, nodes=plan.node_count)
-        env = env_items(plan.env)
-        return [_with_workers(head, [(serve_argv(w), env) for w in plan.workers])]
+        return [_with_workers(head, [(serve_argv(w), head.env) for w in plan.workers])]
     if isinstance(plan, PdPlan):
         return _pd_processes(ctx, plan, resolve_at, co_located)
     if isinstance(plan, KvStorePlan):
@@ -481,12 +480,7 @@ def _kv_instances(ctx: Ctx, plan: KvStorePlan, resolve_at: Resolver) -> list[Pro
     for i in range(plan.instances):
         c, p = (ctx, plan) if i == plan.current_instance else resolve_at({"kv_instance": i})
         assert isinstance(p, KvStorePlan)
-        key = f"vllm-{i + 1}"
-        nodes = 1 + len(p.workers) if p.multi_node_instance else 1
-        proc = replace(_mooncake_client(_serve(c, key, f"vLLM instance {i + 1}", p.vllm, p.env, nodes=nodes),
-                                        plan.mooncake_config), install=p.install or None)
-        if p.multi_node_instance:
-            env = env_items(p.env)
-            proc = _with_workers(proc, [(serve_argv(w), env) for w in p.workers])
-        out.append(proc)
+        proc = _serve(c, f"vllm-{i + 1}", f"vLLM instance {i + 1}", p.vllm, p.env, nodes=1 + len(p.workers))
+        proc = replace(_mooncake_client(proc, plan.mooncake_config), install=p.install or None)
+        out.append(_with_workers(proc, [(serve_argv(w), proc.env) for w in p.workers]))  # none: one node
     return out
