@@ -78,8 +78,7 @@ def check_name(name: str, what: str) -> str:
 
 def container_image(dep: Deployment, opts: ExportOptions) -> str:
     """``--image``, else the image the Docker tab runs."""
-    image = opts.image or dep.meta.image
-    if not image:
+    if not (image := opts.image or dep.meta.image):
         raise ExportError(f"no container image is known for {dep.hw_id}; pass --image IMAGE.")
     return image
 

@@ -177,8 +177,7 @@ def _depends_on(p: Process, dep: Deployment, companions: list[str]) -> dict[str,
 
 def _notes(dep: Deployment, image: str, b: Binder, to_set: dict[str, Any]) -> list[str]:
     extra = ["Run: docker compose up -d (Compose v2.23+; HF_TOKEN is read from your environment)."]
-    empty_ok = sorted(n for n in b.empty_ok if n in to_set)
-    if empty_ok:
+    if empty_ok := sorted(n for n in b.empty_ok if n in to_set):
         extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
     return [*extra, *install_note(dep, image)]
 
@@ -198,14 +197,12 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             # companions are reached on localhost (`lmcache server --port ...`): share the host network
             svc.pop("ports", None)
             svc["network_mode"] = "host"
-        deps = _depends_on(p, dep, companions)
-        if deps:
+        if deps := _depends_on(p, dep, companions):
             svc["depends_on"] = deps
         services[p.key] = svc
     doc: dict[str, Any] = {**({"name": opts.name} if opts.name else {}), "services": services,
                            "volumes": {"vllm-cache": {}}}
-    files = {f.name: f for p in dep.processes for f in p.files}
-    if files:
+    if files := {f.name: f for p in dep.processes for f in p.files}:
         doc["configs"] = {name: {"content": b.text(f.content)} for name, f in files.items()}
     to_set = {n: w for n, w in used_placeholders(dep).items() if b.bind(n) is None}
     return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, _notes(dep, image, b, to_set)) + dump(doc),

@@ -88,10 +88,9 @@ def write_file_text(path_var: str, content: str) -> str:
 
 def _mooncake_blocks(config: Any, note: str, master: dict[str, Any], store: dict[str, Any] | None) -> list[Block]:
     cfg_json = json.dumps(config, indent=2, ensure_ascii=False)
-    out = [Block("mooncake-config", "Mooncake config",
-                 write_file_text("MOONCAKE_CONFIG_PATH", cfg_json), "config", note)]
-    out.append(Block("mooncake-master", "Mooncake master", str(master.get("command") or ""), "mooncake",
-                     str(master.get("description") or "")))
+    out = [Block("mooncake-config", "Mooncake config", write_file_text("MOONCAKE_CONFIG_PATH", cfg_json), "config", note),
+           Block("mooncake-master", "Mooncake master", str(master.get("command") or ""), "mooncake",
+                 str(master.get("description") or ""))]
     if store is not None:
         text = str(store.get("command") or "")
         if store.get("config") is not None:

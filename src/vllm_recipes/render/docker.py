@@ -147,8 +147,7 @@ def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMe
     join = " \\\n  "
     out = (f"{prefix}docker run {meta.gpu_flags_text} \\\n  --privileged --ipc=host -p {port}:{port} \\\n"
            f"  -v {HF_CACHE_VOLUME} \\")
-    mounts = _mounts(model_id, env)
-    if mounts:
+    if mounts := _mounts(model_id, env):
         out += "\n  " + join.join(f"-v {quote(x)}" for x in mounts) + " \\"
     if env:
         out += "\n  " + join.join(f"-e {assignment(k, js_str(v))}" for k, v in env) + " \\"

@@ -133,8 +133,7 @@ class Names:
             if owner is p and idx == 1 and owner.pool and name.startswith(owner.pool):
                 return ("LWS_LEADER_ADDRESS", True) if p.nodes > 1 else ("POD_IP", True)
             return self.node_address(owner, idx), False
-        value = fixed_value(self.dep, name)
-        if value is not None:
+        if (value := fixed_value(self.dep, name)) is not None:
             return value, False
         if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
             return self.service(self.by_key["mooncake-master"]), False
@@ -351,8 +350,7 @@ def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | Non
         extra.append(f"Fill the ConfigMap {settings!r} with the values below.")
     if dep.install != "docker":
         extra.append(f"The page's install method is {dep.install}; Kubernetes runs the container image.")
-    empty_ok = sorted(n for n in whole_json_values(dep) if n in to_set)
-    if empty_ok:
+    if empty_ok := sorted(n for n in whole_json_values(dep) if n in to_set):
         extra.append("May stay empty (the documented automatic choice): " + ", ".join(empty_ok))
     return [*extra, *install_note(dep, image)]
 

@@ -52,8 +52,7 @@ def _dotted_value(text: str) -> Any:
     """A dotted flag's value as vLLM reads it: JSON, else a human-readable int (``1k``, ``2G``), else text."""
     with contextlib.suppress(ValueError):
         return json.loads(text)
-    m = _HUMAN.fullmatch(text.strip())
-    if m:
+    if m := _HUMAN.fullmatch(text.strip()):
         number, suffix = m.groups()
         if suffix.islower():
             return int(float(number) * 1000 ** "kmgt".index(suffix) * 1000)
@@ -182,8 +181,7 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     out = [a for p in dep.processes for rank in range(p.nodes if p.kind == "serve" else 0)
            for a in _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)]
-    others = [p.title for p in dep.processes if p.kind != "serve"]
-    if others:
+    if others := [p.title for p in dep.processes if p.kind != "serve"]:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "
                 + ", ".join(others) + "\n")
         out = [Artifact(a.path, a.content.replace("\n", "\n" + note, 1) if a.media_type == MEDIA_YAML else a.content,
