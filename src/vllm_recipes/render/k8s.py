@@ -311,12 +311,10 @@ def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, la
              {"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
              else {"name": "hf-cache", "emptyDir": cache},
              {"name": "files", "configMap": {"name": f"{names.base}-files"}}]
-    volumes = [v for v in every if v["name"] in mounted]
     spec: dict[str, Any] = {"containers": containers}
-    if volumes:
+    if volumes := [v for v in every if v["name"] in mounted]:
         spec["volumes"] = volumes
-    sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("pod")
-    if sec and serve:
+    if serve and (sec := BRAND_SECURITY.get(dep.meta.brand_key, {}).get("pod")):
         spec["securityContext"] = sec
     return {"metadata": {"labels": labels}, "spec": spec}
 
