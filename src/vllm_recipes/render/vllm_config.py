@@ -61,22 +61,6 @@ def _dotted_value(text: str) -> Any:
     return text
 
 
-def _key(flag: str) -> str:
-    """``--attention_config.x`` -> ``attention-config.x``: vLLM turns ``_`` into ``-`` up to the first ``.``."""
-    name = flag[2:]
-    head, dot, rest = name.partition(".")
-    return head.replace("_", "-") + dot + rest
-
-
-def _merge(into: dict[str, Any], keys: list[str], value: Any) -> None:
-    for k in keys[:-1]:
-        nxt = into.get(k)
-        if not isinstance(nxt, dict):
-            nxt = into[k] = {}
-        into = nxt
-    into[keys[-1]] = value
-
-
 def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
     """``(model, {key: value}, cli)`` of a ``vllm serve`` argv, read the way vLLM's parser reads it
     (``--flag=value``, ``--name.key value`` a nested key, ``_`` as ``-``). Flags whose value holds a
@@ -102,14 +86,21 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
         if not flag.startswith("--") or any(placeholders(v) for v in values):
             cli += [token, *values[1:]] if token != flag else [flag, *values]
             continue
-        key = _key(flag)
-        if "." in key:
-            base, *keys = key.split(".")
+        # ``--attention_config.x`` -> ``attention-config`` key ``x``: ``_`` is ``-`` up to the first ``.``
+        head, dot, tail = flag[2:].partition(".")
+        key = head.replace("_", "-")
+        if dot:
             if len(values) != 1:
                 raise ExportError(f"{title}: {flag} needs one value, got {len(values)}.")
-            if base in out and not isinstance(out[base], dict):
-                raise ExportError(f"{title}: {base} is given both whole and by key; a config file holds it once.")
-            _merge(out.setdefault(base, {}), keys, _dotted_value(values[0]))
+            if key in out and not isinstance(out[key], dict):
+                raise ExportError(f"{title}: {key} is given both whole and by key; a config file holds it once.")
+            node = out.setdefault(key, {})
+            *path, last = tail.split(".")
+            for k in path:
+                if not isinstance(node.get(k), dict):
+                    node[k] = {}
+                node = node[k]
+            node[last] = _dotted_value(values[0])
             continue
         out.pop(key, None)  # a repeated flag: the last one wins, as in vLLM's argparse
         # no value: a switch; one: its scalar (or mapping); several (``nargs='+'``): a list, one token each
