@@ -15,8 +15,8 @@ import yaml
 
 from vllm_recipes import __version__
 
-from .shell import INHERITED, flag_pairs, is_placeholder
-from .workloads import SELF, Deployment, ExportError, RankTerm, placeholders
+from .shell import INHERITED, flag_pairs, is_placeholder, placeholders
+from .workloads import SELF, Deployment, ExportError, RankTerm
 
 MEDIA_YAML = "text/yaml"
 MEDIA_SHELL = "text/x-shellscript"

@@ -26,17 +26,8 @@ from .artifacts import (
     whole_json_values,
 )
 from .docker import HF_CACHE_VOLUME
-from .shell import INHERITED, rewrite
-from .workloads import (
-    Deployment,
-    ExportError,
-    Process,
-    container_install,
-    inherits,
-    install_note,
-    placeholders,
-    shell_word,
-)
+from .shell import INHERITED, inherits, placeholders, rewrite, shell_word
+from .workloads import Deployment, ExportError, Process, container_install, install_note
 
 HEALTH_INTERVAL_S = 10
 

@@ -31,21 +31,8 @@ from .artifacts import (
     whole_json_values,
 )
 from .docker import HF_CACHE
-from .shell import literal, quote, rewrite
-from .workloads import (
-    SELF,
-    Deployment,
-    ExportError,
-    Process,
-    RankTerm,
-    container_install,
-    inherits,
-    install_note,
-    placeholders,
-    shell_ref,
-    shell_word,
-    substitute,
-)
+from .shell import inherits, literal, placeholders, quote, rewrite, shell_ref, shell_word, substitute
+from .workloads import SELF, Deployment, ExportError, Process, RankTerm, container_install, install_note
 
 KUBERNETES_VERSION = "1.33"
 LWS_API = "leaderworkerset.x-k8s.io/v1"

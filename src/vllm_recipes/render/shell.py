@@ -1,5 +1,6 @@
 """Deduplication, quoting and text layout (synthesis.md §7), keeping provenance: ``final_tokens`` gives
 the kept tokens and what each kept flag shadowed; text and argv are formatting of the kept tokens.
+Placeholders are the one expansion a value may hold: every target rewrites them here and quotes the rest.
 """
 
 from __future__ import annotations
@@ -80,6 +81,39 @@ def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], st
         pos = end
     out.append(data(text[pos:]))
     return "".join(out)
+
+
+def placeholders(text: str) -> list[str]:
+    """The declared placeholders in ``text`` (:func:`placeholder_refs`); every other ``$WORD``
+    is data in every target, as in ``vllm-recipes command``."""
+    return [name for _start, _end, name in placeholder_refs(text)]
+
+
+def shell_ref(name: str) -> str:
+    """A placeholder as a shell word that expands it from the environment."""
+    return f'"${{{name}}}"'
+
+
+def inherits(value: str) -> bool:
+    """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
+    where the process starts can expand it."""
+    return any(n in INHERITED for n in placeholders(value))
+
+
+def shell_join(words: Sequence[str]) -> str:
+    """Shell words of plain data (an install command, a container image) by the one quoting rule."""
+    return " ".join(quote(w) if w else "''" for w in words)
+
+
+def substitute(text: str, bind: Callable[[str], str | None]) -> str:
+    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+    return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
+
+
+def shell_word(text: str, bind: Callable[[str], str] = shell_ref) -> str:
+    """A token as one shell word by the one quoting rule (:func:`quote`): the data quoted,
+    each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
+    return rewrite(text, lambda name, _written: bind(name), quote) if text else "''"
 
 
 @functools.lru_cache(maxsize=8192)

@@ -22,18 +22,8 @@ from .artifacts import (
     used_placeholders,
 )
 from .docker import HF_CACHE
-from .shell import literal, quote
-from .workloads import (
-    SELF,
-    Deployment,
-    Process,
-    RankTerm,
-    container_install,
-    placeholders,
-    shell_join,
-    shell_word,
-    split_command,
-)
+from .shell import literal, placeholders, quote, shell_join, shell_word
+from .workloads import SELF, Deployment, Process, RankTerm, container_install, split_command
 
 HEALTH_POLL_S = 10
 #: RDMA registers (pins) memory: in a step that is the locked-memory limit (no IPC_LOCK for a user's

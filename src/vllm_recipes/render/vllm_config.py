@@ -24,16 +24,8 @@ from .artifacts import (
     header,
     used_placeholders,
 )
-from .shell import quote
-from .workloads import (
-    Deployment,
-    ExportError,
-    Process,
-    placeholders,
-    shell_join,
-    shell_word,
-    substitute,
-)
+from .shell import placeholders, quote, shell_join, shell_word, substitute
+from .workloads import Deployment, ExportError, Process
 
 _INT = re.compile(r"^(0|[1-9][0-9]*)$")
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")

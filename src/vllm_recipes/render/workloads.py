@@ -24,7 +24,7 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import INHERITED, placeholder_refs, quote, render_invocation, rewrite, router_text
+from .shell import placeholders, render_invocation, router_text, shell_join
 
 #: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
@@ -157,39 +157,6 @@ class Deployment:
 
 def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
     return tuple((e.key, js_str(e.value)) for e in env)
-
-
-def placeholders(text: str) -> list[str]:
-    """The declared placeholders in ``text`` (:func:`render.shell.placeholder_refs`); every other ``$WORD``
-    is data in every target, as in ``vllm-recipes command``."""
-    return [name for _start, _end, name in placeholder_refs(text)]
-
-
-def shell_ref(name: str) -> str:
-    """A placeholder as a shell word that expands it from the environment."""
-    return f'"${{{name}}}"'
-
-
-def inherits(value: str) -> bool:
-    """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
-    where the process starts can expand it."""
-    return any(n in INHERITED for n in placeholders(value))
-
-
-def shell_join(words: Sequence[str]) -> str:
-    """Shell words of plain data (an install command, a container image) by the one quoting rule."""
-    return " ".join(quote(w) if w else "''" for w in words)
-
-
-def substitute(text: str, bind: Callable[[str], str | None]) -> str:
-    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
-    return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
-
-
-def shell_word(text: str, bind: Callable[[str], str] = shell_ref) -> str:
-    """A token as one shell word by the one quoting rule (:func:`render.shell.quote`): the data quoted,
-    each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
-    return rewrite(text, lambda name, _written: bind(name), quote) if text else "''"
 
 
 def _values(argv: Sequence[Token], flag: str) -> list[str]:
