@@ -141,8 +141,7 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     svc["ipc"] = "host"
     volumes = [HF_CACHE_VOLUME, "vllm-cache:/root/.cache/vllm"]
     if p.kind == "serve":
-        pinned = any(k_ == "CUDA_VISIBLE_DEVICES" for k_, _ in p.env)
-        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned)
+        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned=any(k == "CUDA_VISIBLE_DEVICES" for k, _ in p.env))
         volumes += dev.pop("volumes", [])
         svc.update(dev)
     svc["volumes"] = volumes
