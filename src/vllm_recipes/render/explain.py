@@ -27,11 +27,9 @@ def locate(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None
     """``file:line`` of a source (computed values have no file)."""
     if not src.file:
         return ""
-    doc = catalog.source_for(src.file)
-    if doc is None:
+    if (doc := catalog.source_for(src.file)) is None:
         return src.file
-    pos = doc.position(src.key_path if key_path is None else key_path)
-    return f"{src.file}:{pos.line}"
+    return f"{src.file}:{doc.position(src.key_path if key_path is None else key_path).line}"
 
 
 def source_dict(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> dict[str, Any]:

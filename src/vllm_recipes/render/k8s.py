@@ -104,9 +104,7 @@ class Names:
     def node_address(self, p: Process, index: int) -> str:
         """DNS name of node ``index`` (1-based) of ``p`` seen from another pod of the namespace."""
         wl = self.workload(p)
-        if p.nodes <= 1:
-            return wl
-        return f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
+        return wl if p.nodes <= 1 else f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
 
     def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
         """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""

@@ -122,8 +122,7 @@ def env_file(env: Sequence[tuple[str, str]]) -> tuple[list[str], list[tuple[str,
     lines: list[str] = []
     omitted: list[tuple[str, str]] = []
     for k, v in env:
-        names = placeholders(v)
-        if names:
+        if names := placeholders(v):
             omitted.append((k, "expands " + ", ".join(f"${n}" for n in dict.fromkeys(names))))
         elif quote(v) != v:
             omitted.append((k, "needs shell quoting"))
