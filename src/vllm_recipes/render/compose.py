@@ -97,14 +97,6 @@ def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
     return out
 
 
-def _healthcheck(port: int, timeout_s: int, protocol: str = "http") -> dict[str, Any]:
-    """``/health`` over HTTP; a TCP connect for a gRPC server (the image has no gRPC health client)."""
-    probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{port}/health', timeout=5)" \
-        if protocol == "http" else f"import socket; socket.create_connection(('localhost', {port}), timeout=5)"
-    return {"test": ["CMD", "python3", "-c", probe], "interval": f"{HEALTH_INTERVAL_S}s", "timeout": "10s",
-            "retries": 3, "start_period": f"{timeout_s}s"}
-
-
 def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
     """``entrypoint``/``command``, run by a shell in the container first when something must precede it:
     the install step the image needs, env values that extend the image's own search paths (Compose
@@ -114,20 +106,6 @@ def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
     prelude += [f"export {k}={shell_word(v)}" for k, v in p.env if inherits(v)]
     head, args = entrypoint(p.argv, p.script, prelude, b.text)
     return {"entrypoint": head} if args is None else {"entrypoint": head, "command": args}
-
-
-def _host_resources(p: Process, svc: dict[str, Any]) -> None:
-    """RDMA NICs (with IPC_LOCK and no memlock limit to register memory for them), CPU and memory requests."""
-    if p.rdma:
-        svc.setdefault("devices", []).append("/dev/infiniband:/dev/infiniband")
-        svc["cap_add"] = ["IPC_LOCK"]
-        svc["ulimits"] = {"memlock": -1}
-    if p.cpu or p.memory_gib:
-        reservations = svc.setdefault("deploy", {}).setdefault("resources", {}).setdefault("reservations", {})
-        if p.cpu:
-            reservations["cpus"] = str(p.cpu)
-        if p.memory_gib:
-            reservations["memory"] = f"{p.memory_gib}g"
 
 
 def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
@@ -150,8 +128,22 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     if files:
         svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]
     if p.port is not None and p.kind in ("serve", "router"):
-        svc["healthcheck"] = _healthcheck(p.port, dep.ready_timeout_s, p.protocol)
-    _host_resources(p, svc)
+        # ``/health`` over HTTP; a TCP connect for a gRPC server (the image has no gRPC health client)
+        probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{p.port}/health', timeout=5)" \
+            if p.protocol == "http" else f"import socket; socket.create_connection(('localhost', {p.port}), timeout=5)"
+        svc["healthcheck"] = {"test": ["CMD", "python3", "-c", probe], "interval": f"{HEALTH_INTERVAL_S}s",
+                              "timeout": "10s", "retries": 3, "start_period": f"{dep.ready_timeout_s}s"}
+    # RDMA NICs (with IPC_LOCK and no memlock limit to register memory for them), CPU and memory requests
+    if p.rdma:
+        svc.setdefault("devices", []).append("/dev/infiniband:/dev/infiniband")
+        svc["cap_add"] = ["IPC_LOCK"]
+        svc["ulimits"] = {"memlock": -1}
+    if p.cpu or p.memory_gib:
+        reservations = svc.setdefault("deploy", {}).setdefault("resources", {}).setdefault("reservations", {})
+        if p.cpu:
+            reservations["cpus"] = str(p.cpu)
+        if p.memory_gib:
+            reservations["memory"] = f"{p.memory_gib}g"
     return svc
 
 

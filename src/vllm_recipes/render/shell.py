@@ -40,9 +40,7 @@ def is_placeholder(name: str) -> bool:
 
 
 def _literal(s: str) -> str:
-    if s == "" or _SAFE.fullmatch(s):
-        return s
-    return "'" + s.replace("'", "'\\''") + "'"
+    return s if s == "" or _SAFE.fullmatch(s) else "'" + s.replace("'", "'\\''") + "'"
 
 
 def quote(s: str) -> str:

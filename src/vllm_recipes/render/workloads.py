@@ -277,9 +277,7 @@ def _generalize(argv: Sequence[str], rank: int, pool: str | None) -> tuple[Token
 
 
 def _self_address(value: str, rank: int, pool: str | None) -> str:
-    if pool is None:
-        return value
-    return re.sub(rf"\${pool}{rank + 1}(?![0-9])", f"${SELF}", value)
+    return value if pool is None else re.sub(rf"\${pool}{rank + 1}(?![0-9])", f"${SELF}", value)
 
 
 def instantiate(template: Sequence[Token], rank: int, pool: str | None) -> tuple[str, ...]:
