@@ -258,15 +258,6 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
     return {"command": command} if args is None else {"command": command, "args": args}
 
 
-def _volume_mounts(p: Process, names: Names) -> list[dict[str, Any]]:
-    # shared memory and the model cache belong to the processes that load the model
-    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
-                                     {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
-    if p.files or any(n in names.files for n in _names_in(p)):
-        mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
-    return mounts
-
-
 def _container(p: Process, names: Names, image: str, opts: ExportOptions, worker: bool,
                settings: str | None) -> dict[str, Any]:
     dep = names.dep
@@ -275,7 +266,12 @@ def _container(p: Process, names: Names, image: str, opts: ExportOptions, worker
                          **_command(p, names, image, env, worker), **_env(p, names, env, settings)}
     if p.port is not None:
         c["ports"] = [{"name": _port_name(p), "containerPort": p.port}]
-    optional = {"resources": _resources(p, dep, opts), "volumeMounts": _volume_mounts(p, names)}
+    # shared memory and the model cache belong to the processes that load the model
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
+                                     {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
+    if p.files or any(n in names.files for n in _names_in(p)):
+        mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
+    optional = {"resources": _resources(p, dep, opts), "volumeMounts": mounts}
     c.update({k: v for k, v in optional.items() if v})
     if not (worker and p.headless_workers):
         c.update(_probes(p, dep.ready_timeout_s))

@@ -69,12 +69,6 @@ def _install(p: Process, docker: bool, image: str | None) -> str | None:
     return shell_join(split_command(p.install))
 
 
-def _health(p: Process, host: str) -> str:
-    """A readiness check the batch script polls: ``/health`` over HTTP, a TCP connect for gRPC."""
-    url = f"tcp://{host}:{p.port}" if p.protocol == "grpc" else f"http://{host}:{p.port}/health"
-    return f'wait_healthy "{url}" "${_var(p.key)}_PID"'
-
-
 #: bash functions the script polls readiness with (``{timeout}``: the deployment's ready timeout)
 _WAIT_FUNCTIONS = """wait_healthy() {{
   local url=$1 pid=$2 deadline=$((SECONDS + {timeout}))
@@ -156,7 +150,10 @@ def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: di
         lines += _srun(p, _where(p, dep, first), container, bool(opts.rdma_resource))
         if p.kind == "serve" and p.port is not None:
             lines.append(f"{var}_PID=$!")
-            health.append(_health(p, f"${{NODES[{first[p.key]}]}}"))
+            # the readiness check the script polls: ``/health`` over HTTP, a TCP connect for gRPC
+            host = f"${{NODES[{first[p.key]}]}}"
+            url = f"tcp://{host}:{p.port}" if p.protocol == "grpc" else f"http://{host}:{p.port}/health"
+            health.append(f'wait_healthy "{url}" "${var}_PID"')
         lines.append("")
     if health:
         lines += ["# wait until every vLLM process answers its health check", *health,
