@@ -304,22 +304,20 @@ def _meta(name: str, opts: ExportOptions, labels: dict[str, str]) -> dict[str, A
     return {"name": name, "namespace": opts.namespace, "labels": labels}
 
 
-def _cache_note(dep: Deployment, opts: ExportOptions) -> str:
-    if opts.pvc:
-        return (f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
-                "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it")
-    if dep.model_gib:
-        return (f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
-                "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)")
-    return "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)"
-
-
 def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | None, to_set: dict[str, Any]) -> list[str]:
     """What the header tells the user: versions, the token Secret, the cache, RDMA, settings, install."""
+    if opts.pvc:
+        cache = (f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
+                 "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it")
+    elif dep.model_gib:
+        cache = (f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
+                 "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)")
+    else:
+        cache = "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)"
     extra = [f"Kubernetes {KUBERNETES_VERSION}+; multi-node pools need LeaderWorkerSet ({LWS_API}).",
              f"HF_TOKEN comes from the Secret {HF_TOKEN_SECRET!r} (optional): "
              f"kubectl -n {opts.namespace} create secret generic {HF_TOKEN_SECRET} --from-literal=token=hf_...",
-             "Hugging Face cache: " + _cache_note(dep, opts)]
+             "Hugging Face cache: " + cache]
     if any(p.rdma for p in dep.processes):
         extra.append(f"RDMA (NCCL/NIXL across nodes, Mooncake): each such pod requests one {opts.rdma!r} "
                      "and IPC_LOCK; name your RDMA device plugin's resource with --rdma (or --rdma none)."
