@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 from .artifacts import (
@@ -126,24 +125,26 @@ class Names:
             return f"{RUNTIME_FILES if name in self.expanded else FILES_MOUNT}/{self.files[name].name}", False
         return None
 
+    def exec_text(self, p: Process, text: str) -> str:
+        """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``,
+        everything else data (``$`` escaped)."""
+        def one(name: str, _written: str) -> str:
+            b = self.bind(p, name)
+            return f"$({name})" if b is None else f"$({b[0]})" if b[1] else escape_dollars(b[0])
 
-def exec_text(text: str, p: Process, names: Names) -> str:
-    """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``,
-    everything else data (``$`` escaped)."""
-    def one(name: str, _written: str) -> str:
-        b = names.bind(p, name)
-        return f"$({name})" if b is None else f"$({b[0]})" if b[1] else escape_dollars(b[0])
+        return rewrite(text, one, escape_dollars)
 
-    return rewrite(text, one, escape_dollars)
+    def shell_text(self, p: Process, text: str) -> str:
+        """``text`` as one shell word inside ``p``'s container (env references double-quoted)."""
+        def one(name: str) -> str:
+            b = self.bind(p, name)
+            return shell_ref(name) if b is None else shell_ref(b[0]) if b[1] else quote(b[0])
 
+        return shell_word(text, one)
 
-def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
-    """A placeholder as a shell word inside ``p``'s container (env references double-quoted)."""
-    def bind(name: str) -> str:
-        b = names.bind(p, name)
-        return shell_ref(name) if b is None else shell_ref(b[0]) if b[1] else quote(b[0])
-
-    return bind
+    def file_text(self, p: Process, content: str) -> str:
+        """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
+        return substitute(content, lambda name: None if (b := self.bind(p, name)) is None or b[1] else b[0])
 
 
 def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...]) -> list[str]:
@@ -158,7 +159,7 @@ def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
         settings = dict.fromkeys(n for n in placeholders(f.content) if names.bind(p, n) is None)
         out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
                              f"{RUNTIME_FILES}/{f.name}", *settings]))
-    return out + [f"export {k}={shell_word(v, _shell_bind(p, names))}" for k, v in env if inherits(v)]
+    return out + [f"export {k}={names.shell_text(p, v)}" for k, v in env if inherits(v)]
 
 
 def _env(p: Process, names: Names, env: tuple[tuple[str, str], ...], settings: str | None) -> dict[str, Any]:
@@ -170,7 +171,7 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, str], ...], settings: s
         items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
                                                                           "optional": True}}})
     # an env value that extends a search path is set by the prelude's shell instead
-    items += [{"name": k, "value": exec_text(v, p, names)} for k, v in env if not inherits(v)]
+    items += [{"name": k, "value": names.exec_text(p, v)} for k, v in env if not inherits(v)]
     env_from = [{"configMapRef": {"name": settings}}] if settings else []
     return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
@@ -249,12 +250,11 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
     (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
-        script = "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
-                                         "LWS_WORKER_INDEX")
+        script = "exec " + shell_command(p.worker_argv, lambda t: names.shell_text(p, t), "LWS_WORKER_INDEX")
         return {"command": ["/bin/sh", "-c"],
                 "args": [escape_dollars("\n".join([*(["set -e", *prelude] if prelude else []), script]))]}
     argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
-    command, args = entrypoint(argv, p.script, prelude, lambda t: exec_text(t, p, names))
+    command, args = entrypoint(argv, p.script, prelude, lambda t: names.exec_text(p, t))
     return {"command": command} if args is None else {"command": command, "args": args}
 
 
@@ -335,7 +335,7 @@ def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | Non
 def _objects(dep: Deployment, names: Names, opts: ExportOptions, image: str, settings: str | None,
              to_set: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The settings and files ConfigMaps, then each process's workload and Service (companions ride along)."""
-    files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
+    files = {f.name: names.file_text(p, f.content) for p in dep.processes for f in p.files}
     maps = [(settings, "settings", dict.fromkeys(to_set, "")), (f"{names.base}-files", "files", files)]
     objects: list[tuple[str, dict[str, Any]]] = [
         ("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
@@ -369,15 +369,6 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             "namespace": opts.namespace, "resources": [a.path for a in out]}
     out.append(Artifact("kustomization.yaml", head + dump(kust), MEDIA_YAML))
     return out
-
-
-def _file_text(content: str, names: Names, p: Process) -> str:
-    """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
-    def one(name: str) -> str | None:
-        b = names.bind(p, name)
-        return None if b is None or b[1] else b[0]
-
-    return substitute(content, one)
 
 
 def _labels(base: str, component: str) -> dict[str, str]:
