@@ -119,7 +119,8 @@ def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, An
     svc["ipc"] = "host"
     volumes = [HF_CACHE_VOLUME, "vllm-cache:/root/.cache/vllm"]
     if p.kind == "serve":
-        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned=any(k == "CUDA_VISIBLE_DEVICES" for k, _ in p.env))
+        pinned = any(k == "CUDA_VISIBLE_DEVICES" for k, _ in p.env)
+        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned)
         volumes += dev.pop("volumes", [])
         svc.update(dev)
     svc["volumes"] = volumes

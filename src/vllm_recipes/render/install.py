@@ -60,4 +60,5 @@ def hardware_install_block(recipe: Mapping[str, Any], variant: Mapping[str, Any]
 
 
 def has_hardware_install(variant: Mapping[str, Any] | None, hw_id: str | None) -> bool:
-    return variant is not None and bool(hw_id) and is_map(get(get(variant.get("hardware_overrides"), hw_id), "install"))
+    return variant is not None and bool(hw_id) and is_map(
+        get(get(variant.get("hardware_overrides"), hw_id), "install"))

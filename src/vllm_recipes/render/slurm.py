@@ -133,8 +133,10 @@ def _where(p: Process, dep: Deployment, first: dict[str, int]) -> list[str]:
 def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: dict[str, int],
            docker: bool, image: str | None) -> list[str]:
     """Every job step in start order (helpers, vLLM, router), health-gated before the router and the end."""
-    container = [f"--container-image={quote(image)}",
-                 f'--container-mounts="$HOME/.cache/huggingface:{HF_CACHE},$WORKDIR:$WORKDIR"'] if docker and image else []
+    container = []
+    if docker and image:
+        container = [f"--container-image={quote(image)}",
+                     f'--container-mounts="$HOME/.cache/huggingface:{HF_CACHE},$WORKDIR:$WORKDIR"']
     ordered = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + serve + \
         [p for p in dep.processes if p.kind == "router"]
     lines: list[str] = []

@@ -259,7 +259,8 @@ def container_install(install: str | None, image: str, title: str) -> str | None
 
 
 def install_note(dep: Deployment, image: str) -> list[str]:
-    """The header line naming each process's install step inside ``image`` (or that the image ships it)."""
+    """The header line naming each process's install step inside ``image`` (or that the image ships it);
+    none when no process installs anything."""
     installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
     return ["Install steps in the container: " + "; ".join(
         f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs)] if installs else []
@@ -272,7 +273,7 @@ def split_command(text: str) -> tuple[str, ...]:
 
 def _generalize(argv: Sequence[str], rank: int, pool: str | None) -> tuple[Token, ...]:
     """Worker argv at ``rank`` -> template: rank flags become :class:`RankTerm`, own address :data:`SELF`."""
-    return tuple(RankTerm(int(t) // rank) if i and argv[i - 1] in RANK_FLAGS and t.isdigit() and int(t) % rank == 0
+    return tuple(RankTerm(int(t) // rank) if i and argv[i - 1] in RANK_FLAGS and t.isdigit() and not int(t) % rank
                  else _self_address(t, rank, pool) for i, t in enumerate(argv))
 
 
@@ -347,8 +348,8 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
         pool = size_gib(cfg.get("global_segment_size")) + size_gib(cfg.get("local_buffer_size")) \
             if isinstance(cfg, dict) else 0.0
         out.append(Process("mooncake-store", "mooncake", "Mooncake store", split_command(str(store.get("command") or "")),
-                           files=files, install=install, cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB + math.ceil(pool),
-                           rdma=_uses_rdma(cfg)))
+                           files=files, install=install, cpu=SMALL_CPU,
+                           memory_gib=SMALL_MEMORY_GIB + math.ceil(pool), rdma=_uses_rdma(cfg)))
     return out
 
 
