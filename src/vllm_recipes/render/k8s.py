@@ -251,8 +251,8 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
         script = "exec " + shell_command(p.worker_argv, lambda t: names.shell_text(p, t), "LWS_WORKER_INDEX")
-        return {"command": ["/bin/sh", "-c"],
-                "args": [escape_dollars("\n".join([*(["set -e", *prelude] if prelude else []), script]))]}
+        *shell, body = entrypoint((), script, prelude, str)[0]  # a script as every target runs one; body as args
+        return {"command": shell, "args": [body]}
     argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
     command, args = entrypoint(argv, p.script, prelude, lambda t: names.exec_text(p, t))
     return {"command": command} if args is None else {"command": command, "args": args}
