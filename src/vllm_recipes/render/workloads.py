@@ -406,10 +406,9 @@ def _processes(ctx: Ctx, plan: Plan, resolve_at: Resolver, co_located: bool) -> 
         return [_with_workers(head, [(serve_argv(w), head.env) for w in plan.workers])]
     if isinstance(plan, PdPlan):
         return _pd_processes(ctx, plan, resolve_at, co_located)
-    if isinstance(plan, KvStorePlan):
-        router = [_router(plan.router.lines, plan.router.port, plan.router.install)] if plan.router is not None else []
-        return [*_mooncake(plan.master, plan.store, plan.install), *_kv_instances(ctx, plan, resolve_at), *router]
-    return []
+    # a KvStorePlan: Mooncake, its vLLM instances, the router in front of several
+    router = [_router(plan.router.lines, plan.router.port, plan.router.install)] if plan.router is not None else []
+    return [*_mooncake(plan.master, plan.store, plan.install), *_kv_instances(ctx, plan, resolve_at), *router]
 
 
 def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, co_located: bool = False,
