@@ -362,7 +362,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
                      if n in _names_in(p) or any(n in placeholders(f.content) for f in p.files))}
     settings = f"{names.base}-settings" if to_set else None
     head = header(dep, "k8s", opts, to_set, _notes(dep, opts, image, settings, to_set))
-    short = header(dep, "k8s", opts, to_set, short=True)
+    short = header(dep, "k8s", opts, {})  # the files after the first: provenance only
     out = [Artifact(f"{kind}-{obj['metadata']['name']}.yaml", (short if i else head) + dump(obj), MEDIA_YAML)
            for i, (kind, obj) in enumerate(_objects(dep, names, opts, image, settings, to_set))]
     kust = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
