@@ -12,7 +12,6 @@ from typing import Any
 
 from .artifacts import (
     FILES_MOUNT,
-    HF_CACHE,
     MEDIA_YAML,
     Artifact,
     ExportOptions,
@@ -26,18 +25,9 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .shell import INHERITED
-from .workloads import (
-    Deployment,
-    ExportError,
-    Process,
-    container_install,
-    inherits,
-    install_note,
-    placeholders,
-    rewrite,
-    shell_word,
-)
+from .docker import HF_CACHE_VOLUME
+from .shell import INHERITED, inherits, placeholders, rewrite, shell_word
+from .workloads import Deployment, ExportError, Process, container_install, install_note
 
 HEALTH_INTERVAL_S = 10
 
@@ -71,8 +61,9 @@ class Binder:
 
 
 #: ``docker run`` flag -> (Compose service key, how its value is kept): ``list`` appends, ``value``
-#: sets, ``true`` sets ``True`` (the flag takes no value)
+#: sets, ``true`` sets ``True`` (the flag takes no value), ``gpus`` reserves the GPUs
 DOCKER_FLAGS: dict[str, tuple[str, str]] = {
+    "--gpus": ("deploy", "gpus"),
     "--device": ("devices", "list"),
     "--security-opt": ("security_opt", "list"),
     "--group-add": ("group_add", "list"),
@@ -88,35 +79,22 @@ def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     i = 0
     while i < len(flags):
-        flag, eq, inline = flags[i].partition("=")
-        if flag == "--gpus":
-            count: int | str = "all" if pinned or not gpus else gpus
-            out["deploy"] = {"resources": {"reservations": {"devices": [
-                {"driver": "nvidia", "count": count, "capabilities": ["gpu"]}]}}}
-            i += 1 if eq else 2
-            continue
+        flag, eq, value = flags[i].partition("=")
         if flag not in DOCKER_FLAGS:
             raise ExportError(f"docker flag {flag!r} has no Compose equivalent here; use `vllm-recipes command`.")
         key, how = DOCKER_FLAGS[flag]
-        if how == "true":
-            out[key] = True
+        if how != "true" and not eq:  # the value is the next token
+            value = flags[i + 1] if i + 1 < len(flags) else ""
             i += 1
-            continue
-        value = inline if eq else (flags[i + 1] if i + 1 < len(flags) else "")
-        i += 1 if eq else 2
-        if how == "list":
+        i += 1
+        if how == "gpus":
+            out[key] = {"resources": {"reservations": {"devices": [
+                {"driver": "nvidia", "count": "all" if pinned or not gpus else gpus, "capabilities": ["gpu"]}]}}}
+        elif how == "list":
             out.setdefault(key, []).append(value)
         else:
-            out[key] = value
+            out[key] = True if how == "true" else value
     return out
-
-
-def _healthcheck(port: int, timeout_s: int, protocol: str = "http") -> dict[str, Any]:
-    """``/health`` over HTTP; a TCP connect for a gRPC server (the image has no gRPC health client)."""
-    probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{port}/health', timeout=5)" \
-        if protocol == "http" else f"import socket; socket.create_connection(('localhost', {port}), timeout=5)"
-    return {"test": ["CMD", "python3", "-c", probe], "interval": f"{HEALTH_INTERVAL_S}s", "timeout": "10s",
-            "retries": 3, "start_period": f"{timeout_s}s"}
 
 
 def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
@@ -130,8 +108,33 @@ def _entrypoint(p: Process, b: Binder, image: str) -> dict[str, Any]:
     return {"entrypoint": head} if args is None else {"entrypoint": head, "command": args}
 
 
-def _host_resources(p: Process, svc: dict[str, Any]) -> None:
-    """RDMA NICs (with IPC_LOCK and no memlock limit to register memory for them), CPU and memory requests."""
+def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
+    svc: dict[str, Any] = {"image": image, **_entrypoint(p, b, image)}
+    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
+    env |= {k: b.text(v) for k, v in p.env if not inherits(v)}
+    if env:
+        svc["environment"] = env
+    if p.port is not None:
+        svc["ports"] = [f"{p.port}:{p.port}"]
+    svc["ipc"] = "host"
+    volumes = [HF_CACHE_VOLUME, "vllm-cache:/root/.cache/vllm"]
+    if p.kind == "serve":
+        pinned = any(k == "CUDA_VISIBLE_DEVICES" for k, _ in p.env)
+        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned)
+        volumes += dev.pop("volumes", [])
+        svc.update(dev)
+    svc["volumes"] = volumes
+    files = [f for f in b.files.values() if any(f.path_var in placeholders(t) for t in (*p.argv, *(v for _, v in p.env)))]
+    files += [f for f in p.files if f not in files]
+    if files:
+        svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]
+    if p.port is not None and p.kind in ("serve", "router"):
+        # ``/health`` over HTTP; a TCP connect for a gRPC server (the image has no gRPC health client)
+        probe = f"import urllib.request; urllib.request.urlopen('http://localhost:{p.port}/health', timeout=5)" \
+            if p.protocol == "http" else f"import socket; socket.create_connection(('localhost', {p.port}), timeout=5)"
+        svc["healthcheck"] = {"test": ["CMD", "python3", "-c", probe], "interval": f"{HEALTH_INTERVAL_S}s",
+                              "timeout": "10s", "retries": 3, "start_period": f"{dep.ready_timeout_s}s"}
+    # RDMA NICs (with IPC_LOCK and no memlock limit to register memory for them), CPU and memory requests
     if p.rdma:
         svc.setdefault("devices", []).append("/dev/infiniband:/dev/infiniband")
         svc["cap_add"] = ["IPC_LOCK"]
@@ -142,31 +145,6 @@ def _host_resources(p: Process, svc: dict[str, Any]) -> None:
             reservations["cpus"] = str(p.cpu)
         if p.memory_gib:
             reservations["memory"] = f"{p.memory_gib}g"
-
-
-def _service(p: Process, b: Binder, dep: Deployment, image: str) -> dict[str, Any]:
-    svc: dict[str, Any] = {"image": image, **_entrypoint(p, b, image)}
-    env = {"HF_TOKEN": "${HF_TOKEN:-}"} if p.kind == "serve" else {}
-    env |= {k: b.text(v) for k, v in p.env if not inherits(v)}
-    if env:
-        svc["environment"] = env
-    if p.port is not None:
-        svc["ports"] = [f"{p.port}:{p.port}"]
-    svc["ipc"] = "host"
-    volumes = [f"~/.cache/huggingface:{HF_CACHE}", "vllm-cache:/root/.cache/vllm"]
-    if p.kind == "serve":
-        pinned = any(k_ == "CUDA_VISIBLE_DEVICES" for k_, _ in p.env)
-        dev = _devices(dep.meta.gpu_flags_argv, p.gpus, pinned)
-        volumes += dev.pop("volumes", [])
-        svc.update(dev)
-    svc["volumes"] = volumes
-    files = [f for f in b.files.values() if any(f.path_var in placeholders(t) for t in (*p.argv, *(v for _, v in p.env)))]
-    files += [f for f in p.files if f not in files]
-    if files:
-        svc["configs"] = [{"source": f.name, "target": f"{FILES_MOUNT}/{f.name}"} for f in files]
-    if p.port is not None and p.kind in ("serve", "router"):
-        svc["healthcheck"] = _healthcheck(p.port, dep.ready_timeout_s, p.protocol)
-    _host_resources(p, svc)
     return svc
 
 
@@ -182,11 +160,9 @@ def _depends_on(p: Process, dep: Deployment, companions: list[str]) -> dict[str,
 
 def _notes(dep: Deployment, image: str, b: Binder, to_set: dict[str, Any]) -> list[str]:
     extra = ["Run: docker compose up -d (Compose v2.23+; HF_TOKEN is read from your environment)."]
-    empty_ok = sorted(n for n in b.empty_ok if n in to_set)
-    if empty_ok:
+    if empty_ok := sorted(n for n in b.empty_ok if n in to_set):
         extra.append("May be set empty (the documented automatic choice): " + ", ".join(empty_ok))
-    note = install_note(dep, image)
-    return [*extra, note] if note else extra
+    return [*extra, *install_note(dep, image)]
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
@@ -204,14 +180,12 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
             # companions are reached on localhost (`lmcache server --port ...`): share the host network
             svc.pop("ports", None)
             svc["network_mode"] = "host"
-        deps = _depends_on(p, dep, companions)
-        if deps:
+        if deps := _depends_on(p, dep, companions):
             svc["depends_on"] = deps
         services[p.key] = svc
     doc: dict[str, Any] = {**({"name": opts.name} if opts.name else {}), "services": services,
                            "volumes": {"vllm-cache": {}}}
-    files = {f.name: f for p in dep.processes for f in p.files}
-    if files:
+    if files := {f.name: f for p in dep.processes for f in p.files}:
         doc["configs"] = {name: {"content": b.text(f.content)} for name, f in files.items()}
     to_set = {n: w for n, w in used_placeholders(dep).items() if b.bind(n) is None}
     return [Artifact("compose.yaml", header(dep, "compose", opts, to_set, _notes(dep, image, b, to_set)) + dump(doc),

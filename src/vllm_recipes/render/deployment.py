@@ -65,14 +65,10 @@ def deployment_blocks(ctx: Ctx, plan: Plan, install: str = "pip") -> list[Block]
         blocks += _mooncake_blocks(plan.mooncake_config, plan.mooncake_config_note, plan.master, plan.store)
         inst = f"instance {plan.current_instance + 1} of {plan.instances}"
         desc = f"Install first: {plan.install}" if plan.install else ""
-        if plan.multi_node_instance:
-            blocks.append(Block("vllm-head", f"vLLM {inst}: head", serve_text(ctx, plan.vllm, plan.env, install),
-                                "serve", desc))
-            for i, w in enumerate(plan.workers, start=1):
-                blocks.append(Block(f"vllm-node-{i}", f"vLLM {inst}: node {i}",
-                                    serve_text(ctx, w, plan.env, install), "serve", desc))
-        else:
-            blocks.append(Block("vllm", f"vLLM {inst}", serve_text(ctx, plan.vllm, plan.env, install), "serve", desc))
+        head = ("vllm-head", f"vLLM {inst}: head") if plan.multi_node_instance else ("vllm", f"vLLM {inst}")
+        blocks.append(Block(*head, serve_text(ctx, plan.vllm, plan.env, install), "serve", desc))
+        blocks += [Block(f"vllm-node-{i}", f"vLLM {inst}: node {i}", serve_text(ctx, w, plan.env, install), "serve",
+                         desc) for i, w in enumerate(plan.workers, start=1)]  # none on a one-node instance
         if plan.router is not None:
             blocks.append(Block("router", "Router", router_text(plan.router.lines), "router",
                                 f"Install: {plan.router.install}; listens on port {plan.router.port}"))
@@ -88,10 +84,10 @@ def write_file_text(path_var: str, content: str) -> str:
 
 def _mooncake_blocks(config: Any, note: str, master: dict[str, Any], store: dict[str, Any] | None) -> list[Block]:
     cfg_json = json.dumps(config, indent=2, ensure_ascii=False)
-    out = [Block("mooncake-config", "Mooncake config",
-                 write_file_text("MOONCAKE_CONFIG_PATH", cfg_json), "config", note)]
-    out.append(Block("mooncake-master", "Mooncake master", str(master.get("command") or ""), "mooncake",
-                     str(master.get("description") or "")))
+    out = [Block("mooncake-config", "Mooncake config", write_file_text("MOONCAKE_CONFIG_PATH", cfg_json), "config",
+                 note),
+           Block("mooncake-master", "Mooncake master", str(master.get("command") or ""), "mooncake",
+                 str(master.get("description") or ""))]
     if store is not None:
         text = str(store.get("command") or "")
         if store.get("config") is not None:

@@ -26,6 +26,9 @@ NIGHTLY_IMAGES = {
     "tpu": "vllm/vllm-tpu:nightly",
 }
 XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
+#: where the images read the Hugging Face cache, and the host's cache mounted there
+HF_CACHE = "/root/.cache/huggingface"
+HF_CACHE_VOLUME = f"~/.cache/huggingface:{HF_CACHE}"
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 
 #: GPU flags per hardware kind, as the lines of the text form; the argv form is the same tokens (§9.2)
@@ -143,9 +146,8 @@ def docker_run_text(command: str, env: Sequence[tuple[str, Any]], meta: DockerMe
         if model_id.startswith("/") else ""
     join = " \\\n  "
     out = (f"{prefix}docker run {meta.gpu_flags_text} \\\n  --privileged --ipc=host -p {port}:{port} \\\n"
-           f"  -v ~/.cache/huggingface:/root/.cache/huggingface \\")
-    mounts = _mounts(model_id, env)
-    if mounts:
+           f"  -v {HF_CACHE_VOLUME} \\")
+    if mounts := _mounts(model_id, env):
         out += "\n  " + join.join(f"-v {quote(x)}" for x in mounts) + " \\"
     if env:
         out += "\n  " + join.join(f"-e {assignment(k, js_str(v))}" for k, v in env) + " \\"
@@ -158,7 +160,7 @@ def docker_run_argv(argv: Sequence[str], env: Sequence[tuple[str, Any]], meta: D
     """§9.4 ``buildDockerArgv``: the command after ``vllm serve`` (the whole argv for another binary)."""
     cmd = list(argv[2:]) if len(argv) >= 2 and argv[0] == "vllm" and argv[1] == "serve" else list(argv)
     out = ["docker", "run", *meta.gpu_flags_argv, "--privileged", "--ipc=host", "-p", f"{port}:{port}",
-           "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
+           "-v", HF_CACHE_VOLUME]
     for mnt in _mounts(cmd[0] if cmd else "", env):
         out += ["-v", mnt]
     for k, v in env:

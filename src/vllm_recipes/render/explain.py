@@ -19,6 +19,7 @@ from vllm_recipes.synth.plan import (
     Source,
 )
 
+from . import shell
 from .shell import final_tokens
 
 
@@ -26,11 +27,9 @@ def locate(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None
     """``file:line`` of a source (computed values have no file)."""
     if not src.file:
         return ""
-    doc = catalog.source_for(src.file)
-    if doc is None:
+    if (doc := catalog.source_for(src.file)) is None:
         return src.file
-    pos = doc.position(src.key_path if key_path is None else key_path)
-    return f"{src.file}:{pos.line}"
+    return f"{src.file}:{doc.position(src.key_path if key_path is None else key_path).line}"
 
 
 def source_dict(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> dict[str, Any]:
@@ -49,17 +48,8 @@ class ExplainRow:
 
 
 def flag_pairs(tokens: list[Arg] | tuple[Arg, ...]) -> list[tuple[Arg, Arg | None]]:
-    """Final tokens as ``(flag or positional, its value or None)``: a flag takes the next non-flag token."""
-    out: list[tuple[Arg, Arg | None]] = []
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        value: Arg | None = None
-        if t.value.startswith("-") and i + 1 < len(tokens) and not tokens[i + 1].value.startswith("-"):
-            value = tokens[i + 1]
-        out.append((t, value))
-        i += 2 if value is not None else 1
-    return out
+    """Final tokens as ``(flag or positional, its value or None)`` (§7.3)."""
+    return shell.flag_pairs(tokens, lambda a: a.value.startswith("-"))
 
 
 def explain_invocation(catalog: Catalog, inv: Invocation) -> list[ExplainRow]:

@@ -38,15 +38,12 @@ def _at(sel: Selection, changes: Mapping[str, Any]) -> Selection:
         role, rank = changes["pd_rank"]
         pd = dict(sel.pd_nodes) if isinstance(sel.pd_nodes, Mapping) else {}
         cur = pd.get(role)
-        entry = dict(cur) if isinstance(cur, Mapping) else {"nodes": cur} if cur is not None else {}
-        entry["rank"] = rank
-        pd[role] = entry
+        pd[role] = {**(cur if isinstance(cur, Mapping) else {"nodes": cur} if cur is not None else {}), "rank": rank}
         return replace(sel, pd_nodes=pd)
     if "kv_instance" in changes:
-        kvi = dict(sel.kv_instances) if isinstance(sel.kv_instances, Mapping) else (
+        kvi = sel.kv_instances if isinstance(sel.kv_instances, Mapping) else (
             {"count": sel.kv_instances} if isinstance(sel.kv_instances, int) else {})
-        kvi["current"] = changes["kv_instance"]
-        return replace(sel, kv_instances=kvi)
+        return replace(sel, kv_instances={**kvi, "current": changes["kv_instance"]})
     raise ValueError(f"unknown change {changes!r}")
 
 

@@ -30,22 +30,19 @@ class FrontendInEffect:
         return "" if e is None else f"the recipe's env sets {e.key}={e.value}"
 
 
-def _wanted(ctx: Ctx, name: str) -> dict[str, str]:
-    return {str(k): str(v) for k, v in as_map(get(ctx.catalog.frontends.get(name), "env")).items()}
-
-
 def frontend_in_effect(ctx: Ctx, plan: Plan) -> FrontendInEffect:
     """The frontend the plan's processes run: when a final env holds a frontend key from another layer
     than the frontend's own, the frontend whose whole env it holds (else the one without env, Python)."""
-    frontends = ctx.catalog.frontends
-    keys = {k for name in frontends for k in _wanted(ctx, name)}
+    wanted = {str(n): {str(k): str(v) for k, v in as_map(get(f, "env")).items()}
+              for n, f in ctx.catalog.frontends.items()}
+    keys = {k for env in wanted.values() for k in env}
     for _title, _inv, env_values in plan_processes(plan):
         env = {e.key: e for e in env_values}
         pin = next((env[k] for k in sorted(keys) if k in env and env[k].source.layer != "frontend"), None)
         if pin is None:
             continue
-        runs = next((str(n) for n in frontends if _wanted(ctx, n) and all(
-            k in env and str(env[k].value) == v for k, v in _wanted(ctx, n).items())), None)
-        plain = next((str(n) for n in frontends if not _wanted(ctx, n)), ctx.frontend)
+        runs = next((n for n, w in wanted.items() if w and all(
+            k in env and str(env[k].value) == v for k, v in w.items())), None)
+        plain = next((n for n, w in wanted.items() if not w), ctx.frontend)
         return FrontendInEffect(runs or plain, pin, locate(ctx.catalog, pin.source))
     return FrontendInEffect(ctx.frontend)

@@ -46,8 +46,7 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None,
             "docker pull " + image_word(pull_image or install_pull_image(recipe))
         note = get(docker_cfg, "note")
         out["docker"] = {"command": command, "note": note} if truthy(note) else {"command": command}
-    deps = recipe.get("dependencies")
-    if isinstance(deps, list | tuple) and len(as_list(deps)) > 0:
+    if as_list(deps := recipe.get("dependencies")):
         out["extras"] = deps
     return out or None
 
@@ -60,6 +59,5 @@ def hardware_install_block(recipe: Mapping[str, Any], variant: Mapping[str, Any]
 
 
 def has_hardware_install(variant: Mapping[str, Any] | None, hw_id: str | None) -> bool:
-    if variant is None or not hw_id:
-        return False
-    return is_map(get(get(variant.get("hardware_overrides"), hw_id), "install"))
+    return variant is not None and bool(hw_id) and is_map(
+        get(get(variant.get("hardware_overrides"), hw_id), "install"))

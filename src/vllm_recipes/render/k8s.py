@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 from .artifacts import (
     FILES_MOUNT,
-    HF_CACHE,
     MEDIA_YAML,
     Artifact,
     ExportOptions,
@@ -31,22 +29,9 @@ from .artifacts import (
     used_placeholders,
     whole_json_values,
 )
-from .shell import literal, quote
-from .workloads import (
-    SELF,
-    Deployment,
-    ExportError,
-    Process,
-    RankTerm,
-    container_install,
-    inherits,
-    install_note,
-    placeholders,
-    rewrite,
-    shell_ref,
-    shell_word,
-    substitute,
-)
+from .docker import HF_CACHE
+from .shell import inherits, literal, placeholders, quote, rewrite, shell_ref, shell_word, substitute
+from .workloads import SELF, Deployment, ExportError, Process, RankTerm, container_install, install_note
 
 KUBERNETES_VERSION = "1.33"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
@@ -118,9 +103,7 @@ class Names:
     def node_address(self, p: Process, index: int) -> str:
         """DNS name of node ``index`` (1-based) of ``p`` seen from another pod of the namespace."""
         wl = self.workload(p)
-        if p.nodes <= 1:
-            return wl
-        return f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
+        return wl if p.nodes <= 1 else f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
 
     def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
         """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""
@@ -134,8 +117,7 @@ class Names:
             if owner is p and idx == 1 and owner.pool and name.startswith(owner.pool):
                 return ("LWS_LEADER_ADDRESS", True) if p.nodes > 1 else ("POD_IP", True)
             return self.node_address(owner, idx), False
-        value = fixed_value(self.dep, name)
-        if value is not None:
+        if (value := fixed_value(self.dep, name)) is not None:
             return value, False
         if name == "MOONCAKE_MASTER_IP" and "mooncake-master" in self.by_key:
             return self.service(self.by_key["mooncake-master"]), False
@@ -143,62 +125,53 @@ class Names:
             return f"{RUNTIME_FILES if name in self.expanded else FILES_MOUNT}/{self.files[name].name}", False
         return None
 
+    def exec_text(self, p: Process, text: str) -> str:
+        """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``,
+        everything else data (``$`` escaped)."""
+        def one(name: str, _written: str) -> str:
+            b = self.bind(p, name)
+            return f"$({name})" if b is None else f"$({b[0]})" if b[1] else escape_dollars(b[0])
 
-def exec_text(text: str, p: Process, names: Names) -> str:
-    """One argv token or env value for exec form: bound values inline, env references as ``$(NAME)``,
-    everything else data (``$`` escaped)."""
-    def one(name: str, _written: str) -> str:
-        b = names.bind(p, name)
-        return f"$({name})" if b is None else f"$({b[0]})" if b[1] else escape_dollars(b[0])
+        return rewrite(text, one, escape_dollars)
 
-    return rewrite(text, one, escape_dollars)
+    def shell_text(self, p: Process, text: str) -> str:
+        """``text`` as one shell word inside ``p``'s container (env references double-quoted)."""
+        def one(name: str) -> str:
+            b = self.bind(p, name)
+            return shell_ref(name) if b is None else shell_ref(b[0]) if b[1] else quote(b[0])
 
+        return shell_word(text, one)
 
-def _shell_bind(p: Process, names: Names) -> Callable[[str], str]:
-    """A placeholder as a shell word inside ``p``'s container (env references double-quoted)."""
-    def bind(name: str) -> str:
-        b = names.bind(p, name)
-        return shell_ref(name) if b is None else shell_ref(b[0]) if b[1] else quote(b[0])
-
-    return bind
+    def file_text(self, p: Process, content: str) -> str:
+        """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
+        return substitute(content, lambda name: None if (b := self.bind(p, name)) is None or b[1] else b[0])
 
 
-def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...]) -> list[str]:
+def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...]) -> list[str]:
     """Shell commands the container runs before exec'ing its process: the install step (when the image
     lacks the packages), config files expanded with the user's settings, env values that extend the
     image's own search paths (``LD_PRELOAD=/lib.so:$LD_PRELOAD``; Kubernetes cannot expand those)."""
-    out: list[str] = []
     install = container_install(p.install, image, p.title)
-    if install:
-        out.append(install)
-    files = [f for q in names.dep.processes for f in q.files if f.path_var in names.expanded
-             and (f in p.files or f.path_var in _names_in(p))]
-    seen: set[str] = set()
-    for f in files:
-        if f.name in seen:
-            continue
-        seen.add(f.name)
+    out = [install] if install else []
+    # a file of one name has one content (the plan's one Mooncake config), so equal files are one
+    for f in dict.fromkeys(f for q in names.dep.processes for f in q.files if f.path_var in names.expanded
+                           and (f in p.files or f.path_var in _names_in(p))):
         settings = dict.fromkeys(n for n in placeholders(f.content) if names.bind(p, n) is None)
         out.append(" ".join(["mkdir -p", RUNTIME_FILES, "&& python3 -c", literal(EXPAND_JSON), f"{FILES_MOUNT}/{f.name}",
                              f"{RUNTIME_FILES}/{f.name}", *settings]))
-    for k, v in env:
-        if inherits(v):
-            out.append(f"export {k}={shell_word(v, _shell_bind(p, names))}")
-    return out
+    return out + [f"export {k}={names.shell_text(p, v)}" for k, v in env if inherits(v)]
 
 
-def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: str | None) -> dict[str, Any]:
-    refs_pod_ip = any(isinstance(v, str) and f"${SELF}" in v for _, v in env) or any(
+def _env(p: Process, names: Names, env: tuple[tuple[str, str], ...], settings: str | None) -> dict[str, Any]:
+    refs_pod_ip = any(f"${SELF}" in v for _, v in env) or any(
         names.bind(p, n) == ("POD_IP", True) for n in _names_in(p))
-    items: list[dict[str, Any]] = []
-    if refs_pod_ip:
-        items.append({"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    items: list[dict[str, Any]] = [
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}] if refs_pod_ip else []
     if p.kind == "serve":
         items.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token",
                                                                           "optional": True}}})
-    for k, v in env:
-        if not inherits(v):  # set by the prelude's shell instead
-            items.append({"name": k, "value": exec_text(v, p, names)})
+    # an env value that extends a search path is set by the prelude's shell instead
+    items += [{"name": k, "value": names.exec_text(p, v)} for k, v in env if not inherits(v)]
     env_from = [{"configMapRef": {"name": settings}}] if settings else []
     return {k: v for k, v in (("envFrom", env_from), ("env", items)) if v}
 
@@ -206,7 +179,7 @@ def _env(p: Process, names: Names, env: tuple[tuple[str, Any], ...], settings: s
 def _names_in(p: Process) -> frozenset[str]:
     """Placeholder names in ``p``'s argv and env (head and worker template)."""
     texts = [*p.argv, *(v for _, v in p.env), *(t for t in p.worker_argv if isinstance(t, str)),
-             *(v for _, v in p.worker_env if isinstance(v, str))]
+             *(v for _, v in p.worker_env)]
     return frozenset(n for t in texts for n in placeholders(t))
 
 
@@ -221,17 +194,12 @@ def _probes(p: Process, timeout_s: int) -> dict[str, Any]:
             {"httpGet": {"path": "/health", "port": p.port}}
     else:
         check = {"tcpSocket": {"port": p.port}}
-    return {
-        "startupProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": PROBE_TIMEOUT_S,
-                         "failureThreshold": max(1, math.ceil(timeout_s / PROBE_PERIOD_S))},
-        "readinessProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": PROBE_TIMEOUT_S,
-                           "failureThreshold": 3},
-        "livenessProbe": {**check, "periodSeconds": 30, "timeoutSeconds": PROBE_TIMEOUT_S, "failureThreshold": 3},
-    }
 
+    def probe(period_s: int, failures: int) -> dict[str, Any]:
+        return {**check, "periodSeconds": period_s, "timeoutSeconds": PROBE_TIMEOUT_S, "failureThreshold": failures}
 
-def _rdma(opts: ExportOptions) -> str | None:
-    return None if opts.rdma in ("", "none") else opts.rdma
+    return {"startupProbe": probe(PROBE_PERIOD_S, max(1, math.ceil(timeout_s / PROBE_PERIOD_S))),
+            "readinessProbe": probe(PROBE_PERIOD_S, 3), "livenessProbe": probe(30, 3)}
 
 
 def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, Any]:
@@ -253,9 +221,8 @@ def _resources(p: Process, dep: Deployment, opts: ExportOptions) -> dict[str, An
                               "cannot request its accelerators; add `device_resource: <vendor>/<name>` to it "
                               "in taxonomy.yaml.")
         limits[resource] = p.gpus
-    rdma = _rdma(opts)
-    if p.rdma and rdma:
-        limits[rdma] = 1
+    if p.rdma and opts.rdma_resource:
+        limits[opts.rdma_resource] = 1
     return {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
 
 
@@ -278,41 +245,36 @@ def _port_name(p: Process) -> str:
     return "grpc" if p.protocol == "grpc" else "rpc" if p.kind == "mooncake" else "http"
 
 
-def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, Any], ...], worker: bool) -> dict[str, Any]:
+def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...], worker: bool) -> dict[str, Any]:
     """``command``/``args``: a worker's rank script, a companion's script, else the exec form of the argv
     (behind a shell prelude when something must run first)."""
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
-        script = "exec " + shell_command(p.worker_argv, lambda t: shell_word(t, _shell_bind(p, names)),
-                                         "LWS_WORKER_INDEX")
-        return {"command": ["/bin/sh", "-c"],
-                "args": [escape_dollars("\n".join([*(["set -e", *prelude] if prelude else []), script]))]}
+        script = "exec " + shell_command(p.worker_argv, lambda t: names.shell_text(p, t), "LWS_WORKER_INDEX")
+        *shell, body = entrypoint((), script, prelude, str)[0]  # a script as every target runs one; body as args
+        return {"command": shell, "args": [body]}
     argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
-    command, args = entrypoint(argv, p.script, prelude, lambda t: exec_text(t, p, names))
+    command, args = entrypoint(argv, p.script, prelude, lambda t: names.exec_text(p, t))
     return {"command": command} if args is None else {"command": command, "args": args}
 
 
-def _volume_mounts(p: Process, names: Names) -> list[dict[str, Any]]:
-    # shared memory and the model cache belong to the processes that load the model
-    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
-                                     {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
-    if p.files or any(n in names.files for n in _names_in(p)):
-        mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
-    return mounts
-
-
-def _container(p: Process, names: Names, image: str, opts: ExportOptions, *, worker: bool,
-               settings: str | None, timeout_s: int) -> dict[str, Any]:
+def _container(p: Process, names: Names, image: str, opts: ExportOptions, worker: bool,
+               settings: str | None) -> dict[str, Any]:
     dep = names.dep
     env = p.worker_env if worker else p.env
     c: dict[str, Any] = {"name": p.key, "image": image, "imagePullPolicy": pull_policy(image),
                          **_command(p, names, image, env, worker), **_env(p, names, env, settings)}
     if p.port is not None:
         c["ports"] = [{"name": _port_name(p), "containerPort": p.port}]
-    optional = {"resources": _resources(p, dep, opts), "volumeMounts": _volume_mounts(p, names)}
+    # shared memory and the model cache belong to the processes that load the model
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
+                                     {"name": "hf-cache", "mountPath": HF_CACHE}] if p.kind in ("serve", "companion") else []
+    if p.files or any(n in names.files for n in _names_in(p)):
+        mounts.append({"name": "files", "mountPath": FILES_MOUNT, "readOnly": True})
+    optional = {"resources": _resources(p, dep, opts), "volumeMounts": mounts}
     c.update({k: v for k, v in optional.items() if v})
     if not (worker and p.headless_workers):
-        c.update(_probes(p, timeout_s))
+        c.update(_probes(p, dep.ready_timeout_s))
     sec = dict(BRAND_SECURITY.get(dep.meta.brand_key, {}).get("container") or {}) if p.kind == "serve" else {}
     if p.rdma:  # RDMA registers (pins) memory: the NIC's memory regions need IPC_LOCK
         sec["capabilities"] = {"add": ["IPC_LOCK"]}
@@ -330,12 +292,10 @@ def _pod(containers: list[dict[str, Any]], names: Names, opts: ExportOptions, la
              {"name": "hf-cache", "persistentVolumeClaim": {"claimName": opts.pvc}} if opts.pvc
              else {"name": "hf-cache", "emptyDir": cache},
              {"name": "files", "configMap": {"name": f"{names.base}-files"}}]
-    volumes = [v for v in every if v["name"] in mounted]
     spec: dict[str, Any] = {"containers": containers}
-    if volumes:
+    if volumes := [v for v in every if v["name"] in mounted]:
         spec["volumes"] = volumes
-    sec = BRAND_SECURITY.get(dep.meta.brand_key, {}).get("pod")
-    if sec and serve:
+    if serve and (sec := BRAND_SECURITY.get(dep.meta.brand_key, {}).get("pod")):
         spec["securityContext"] = sec
     return {"metadata": {"labels": labels}, "spec": spec}
 
@@ -344,42 +304,38 @@ def _meta(name: str, opts: ExportOptions, labels: dict[str, str]) -> dict[str, A
     return {"name": name, "namespace": opts.namespace, "labels": labels}
 
 
-def _cache_note(dep: Deployment, opts: ExportOptions) -> str:
-    if opts.pvc:
-        return (f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
-                "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it")
-    if dep.model_gib:
-        return (f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
-                "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)")
-    return "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)"
-
-
 def _notes(dep: Deployment, opts: ExportOptions, image: str, settings: str | None, to_set: dict[str, Any]) -> list[str]:
     """What the header tells the user: versions, the token Secret, the cache, RDMA, settings, install."""
+    if opts.pvc:
+        cache = (f"PersistentVolumeClaim {opts.pvc!r}, mounted by every model pod at once: it must be "
+                 "ReadWriteMany (NFS, CephFS, a cloud file store) unless one pod uses it")
+    elif dep.model_gib:
+        cache = (f"emptyDir of {cache_gib(dep)} GiB (ephemeral-storage requested; the model downloads on every "
+                 "start: pass --pvc NAME, a ReadWriteMany claim, to keep it)")
+    else:
+        cache = "emptyDir (pass --pvc NAME, a ReadWriteMany claim, to keep downloads across restarts)"
     extra = [f"Kubernetes {KUBERNETES_VERSION}+; multi-node pools need LeaderWorkerSet ({LWS_API}).",
              f"HF_TOKEN comes from the Secret {HF_TOKEN_SECRET!r} (optional): "
              f"kubectl -n {opts.namespace} create secret generic {HF_TOKEN_SECRET} --from-literal=token=hf_...",
-             "Hugging Face cache: " + _cache_note(dep, opts)]
+             "Hugging Face cache: " + cache]
     if any(p.rdma for p in dep.processes):
         extra.append(f"RDMA (NCCL/NIXL across nodes, Mooncake): each such pod requests one {opts.rdma!r} "
                      "and IPC_LOCK; name your RDMA device plugin's resource with --rdma (or --rdma none)."
-                     if _rdma(opts) else "RDMA is off (--rdma none): NCCL/NIXL fall back to TCP, Mooncake "
+                     if opts.rdma_resource else "RDMA is off (--rdma none): NCCL/NIXL fall back to TCP, Mooncake "
                      "over RDMA will not start; pods keep IPC_LOCK.")
     if settings:
         extra.append(f"Fill the ConfigMap {settings!r} with the values below.")
     if dep.install != "docker":
         extra.append(f"The page's install method is {dep.install}; Kubernetes runs the container image.")
-    empty_ok = sorted(n for n in whole_json_values(dep) if n in to_set)
-    if empty_ok:
+    if empty_ok := sorted(n for n in whole_json_values(dep) if n in to_set):
         extra.append("May stay empty (the documented automatic choice): " + ", ".join(empty_ok))
-    note = install_note(dep, image)
-    return [*extra, note] if note else extra
+    return [*extra, *install_note(dep, image)]
 
 
 def _objects(dep: Deployment, names: Names, opts: ExportOptions, image: str, settings: str | None,
              to_set: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The settings and files ConfigMaps, then each process's workload and Service (companions ride along)."""
-    files = {f.name: _file_text(f.content, names, p) for p in dep.processes for f in p.files}
+    files = {f.name: names.file_text(p, f.content) for p in dep.processes for f in p.files}
     maps = [(settings, "settings", dict.fromkeys(to_set, "")), (f"{names.base}-files", "files", files)]
     objects: list[tuple[str, dict[str, Any]]] = [
         ("configmap", {"apiVersion": "v1", "kind": "ConfigMap",
@@ -406,22 +362,13 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
                      if n in _names_in(p) or any(n in placeholders(f.content) for f in p.files))}
     settings = f"{names.base}-settings" if to_set else None
     head = header(dep, "k8s", opts, to_set, _notes(dep, opts, image, settings, to_set))
-    short = header(dep, "k8s", opts, to_set, short=True)
+    short = header(dep, "k8s", opts, {})  # the files after the first: provenance only
     out = [Artifact(f"{kind}-{obj['metadata']['name']}.yaml", (short if i else head) + dump(obj), MEDIA_YAML)
            for i, (kind, obj) in enumerate(_objects(dep, names, opts, image, settings, to_set))]
     kust = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
             "namespace": opts.namespace, "resources": [a.path for a in out]}
     out.append(Artifact("kustomization.yaml", head + dump(kust), MEDIA_YAML))
     return out
-
-
-def _file_text(content: str, names: Names, p: Process) -> str:
-    """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
-    def one(name: str) -> str | None:
-        b = names.bind(p, name)
-        return None if b is None or b[1] else b[0]
-
-    return substitute(content, one)
 
 
 def _labels(base: str, component: str) -> dict[str, str]:
@@ -431,40 +378,35 @@ def _labels(base: str, component: str) -> dict[str, str]:
 
 def _workload(p: Process, names: Names, opts: ExportOptions, image: str, settings: str | None,
               sidecars: list[Process]) -> list[tuple[str, dict[str, Any]]]:
-    dep = names.dep
     name = names.workload(p)
     labels = _labels(names.base, p.key)
     serve = p.kind == "serve"
 
     def containers(worker: bool) -> list[dict[str, Any]]:
-        main = _container(p, names, image, opts, worker=worker, settings=settings, timeout_s=dep.ready_timeout_s)
-        side = [] if worker else [_container(s, names, image, opts, worker=False, settings=settings,
-                                             timeout_s=dep.ready_timeout_s) for s in sidecars]
-        return [*side, main]
+        side = [] if worker else [_container(s, names, image, opts, False, settings) for s in sidecars]
+        return [*side, _container(p, names, image, opts, worker, settings)]
 
     out: list[tuple[str, dict[str, Any]]] = []
     if p.nodes > 1:
-        lws = {"apiVersion": LWS_API, "kind": "LeaderWorkerSet", "metadata": _meta(name, opts, labels),
-               "spec": {"replicas": 1, "leaderWorkerTemplate": {
-                   "size": p.nodes, "restartPolicy": "RecreateGroupOnPodRestart",
-                   "leaderTemplate": _pod(containers(False), names, opts, labels, serve),
-                   "workerTemplate": _pod(containers(True), names, opts, labels, serve)}}}
-        out.append(("leaderworkerset", lws))
+        out.append(("leaderworkerset", {
+            "apiVersion": LWS_API, "kind": "LeaderWorkerSet", "metadata": _meta(name, opts, labels),
+            "spec": {"replicas": 1, "leaderWorkerTemplate": {
+                "size": p.nodes, "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": _pod(containers(False), names, opts, labels, serve),
+                "workerTemplate": _pod(containers(True), names, opts, labels, serve)}}}))
         # every pod that serves the API: all of them when workers run their own API server
         # (``--data-parallel-hybrid-lb``), else the leader (``--headless`` workers serve nothing)
         selector = {"leaderworkerset.sigs.k8s.io/name": name}
         if p.headless_workers:
             selector["leaderworkerset.sigs.k8s.io/worker-index"] = "0"
     else:
-        deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, opts, labels),
-                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                           "strategy": {"type": "Recreate"},
-                           "template": _pod(containers(False), names, opts, labels, serve)}}
-        out.append(("deployment", deploy))
+        out.append(("deployment", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, opts, labels),
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "strategy": {"type": "Recreate"},
+                     "template": _pod(containers(False), names, opts, labels, serve)}}))
         selector = labels
     if p.port is not None:
-        svc = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(names.service(p), opts, labels),
-               "spec": {"selector": selector,
-                        "ports": [{"name": _port_name(p), "port": p.port, "targetPort": p.port}]}}
-        out.append(("service", svc))
+        out.append(("service", {
+            "apiVersion": "v1", "kind": "Service", "metadata": _meta(names.service(p), opts, labels),
+            "spec": {"selector": selector, "ports": [{"name": _port_name(p), "port": p.port, "targetPort": p.port}]}}))
     return out

@@ -96,13 +96,8 @@ def _kv_store_keys(ctx: Ctx, meta: DockerMeta, plan: KvStorePlan) -> dict[str, A
     kv_id = ctx.sel.kv_offload or ctx.sel.strategy
     vllm = _forms(meta, plan.vllm, plan.env)
     workers = [_forms(meta, w, plan.env) for w in plan.workers]
-
-    def first(form: str) -> Any:
-        return workers[0][form] if workers else None
-
-    def each(form: str) -> Any:
-        return [w[form] for w in workers] if plan.multi_node_instance else None
-
+    first = workers[0] if workers else dict.fromkeys(FORMS)
+    each = {f: [w[f] for w in workers] if plan.multi_node_instance else None for f in FORMS}
     return {
         "strategy": kv_id,
         "node_count": plan.node_count,
@@ -111,15 +106,15 @@ def _kv_store_keys(ctx: Ctx, meta: DockerMeta, plan: KvStorePlan) -> dict[str, A
         "instances": plan.instances,
         "vllm_command": vllm["command"],
         "vllm_argv": vllm["argv"],
-        "vllm_worker_command": first("command"),
-        "vllm_worker_commands": each("command"),
-        "vllm_worker_argv": first("argv"),
-        "vllm_worker_argvs": each("argv"),
-        "vllm_worker_docker_command": first("docker_command"),
-        "vllm_worker_docker_argv": first("docker_argv"),
-        "vllm_worker_docker_commands": each("docker_command"),
-        "vllm_worker_docker_argvs": each("docker_argv"),
-        "vllm_install": plan.install if plan.install else None,
+        "vllm_worker_command": first["command"],
+        "vllm_worker_commands": each["command"],
+        "vllm_worker_argv": first["argv"],
+        "vllm_worker_argvs": each["argv"],
+        "vllm_worker_docker_command": first["docker_command"],
+        "vllm_worker_docker_argv": first["docker_argv"],
+        "vllm_worker_docker_commands": each["docker_command"],
+        "vllm_worker_docker_argvs": each["docker_argv"],
+        "vllm_install": plan.install or None,
         "vllm_docker_command": vllm["docker_command"],
         "vllm_docker_argv": vllm["docker_argv"],
         "master": plan.master,

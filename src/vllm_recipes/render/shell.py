@@ -1,13 +1,15 @@
 """Deduplication, quoting and text layout (synthesis.md §7), keeping provenance: ``final_tokens`` gives
 the kept tokens and what each kept flag shadowed; text and argv are formatting of the kept tokens.
+Placeholders are the one expansion a value may hold: every target rewrites them here and quotes the rest.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from vllm_recipes.catalog.identifiers import RULE_MODEL_REF, is_model_ref
 from vllm_recipes.synth.plan import Arg, Invocation
@@ -29,6 +31,7 @@ PLACEHOLDER_NAME = re.compile(r"HEAD_IP|IFACE_NAME|IB_IF|ROUTER_HOST|ROUTER_PORT
                               + "|".join(sorted(INHERITED)))
 ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONT = " \\\n  "
+T = TypeVar("T")
 
 
 def is_placeholder(name: str) -> bool:
@@ -37,9 +40,7 @@ def is_placeholder(name: str) -> bool:
 
 
 def _literal(s: str) -> str:
-    if s == "" or _SAFE.fullmatch(s):
-        return s
-    return "'" + s.replace("'", "'\\''") + "'"
+    return s if s == "" or _SAFE.fullmatch(s) else "'" + s.replace("'", "'\\''") + "'"
 
 
 def quote(s: str) -> str:
@@ -48,7 +49,7 @@ def quote(s: str) -> str:
     ``'$HF_TOKEN'``, ``$HEAD_IP:8001`` unchanged)."""
     if not isinstance(s, str) or s == "" or _SAFE.fullmatch(s):
         return s
-    parts: list[str] = []
+    parts: list[str] = []  # :func:`rewrite` inlined: every command quotes its values
     pos = 0
     for start, end, _name in placeholder_refs(s):
         parts += (_literal(s[pos:start]), s[start:end])
@@ -66,6 +67,51 @@ def placeholder_refs(s: str) -> list[tuple[int, int, str]]:
     """``(start, end, name)`` of each declared placeholder in ``s`` (``$NAME`` or ``${NAME}``): the parts
     of a value that may expand, in every output (a command, a manifest, a script); the rest is data."""
     return [(m.start(), m.end(), name) for m in _REF.finditer(s) if is_placeholder(name := m.group(1) or m.group(2))]
+
+
+def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], str] = str) -> str:
+    """``text`` with each placeholder as ``each(name, as_written)`` writes it and the data between
+    as ``data`` escapes it for the target."""
+    out: list[str] = []
+    pos = 0
+    for start, end, name in placeholder_refs(text):
+        out += (data(text[pos:start]), each(name, text[start:end]))
+        pos = end
+    out.append(data(text[pos:]))
+    return "".join(out)
+
+
+def placeholders(text: str) -> list[str]:
+    """The declared placeholders in ``text`` (:func:`placeholder_refs`); every other ``$WORD``
+    is data in every target, as in ``vllm-recipes command``."""
+    return [name for _start, _end, name in placeholder_refs(text)]
+
+
+def shell_ref(name: str) -> str:
+    """A placeholder as a shell word that expands it from the environment."""
+    return f'"${{{name}}}"'
+
+
+def inherits(value: str) -> bool:
+    """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
+    where the process starts can expand it."""
+    return any(n in INHERITED for n in placeholders(value))
+
+
+def shell_join(words: Sequence[str]) -> str:
+    """Shell words of plain data (an install command, a container image) by the one quoting rule."""
+    return " ".join(quote(w) if w else "''" for w in words)
+
+
+def substitute(text: str, bind: Callable[[str], str | None]) -> str:
+    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
+    return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
+
+
+def shell_word(text: str, bind: Callable[[str], str] = shell_ref) -> str:
+    """A token as one shell word by the one quoting rule (:func:`quote`): the data quoted,
+    each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
+    return rewrite(text, lambda name, _written: bind(name), quote) if text else "''"
 
 
 @functools.lru_cache(maxsize=8192)
@@ -96,13 +142,6 @@ def binary_words(binary: str) -> list[str]:
     return words
 
 
-def model_word(model_id: str) -> str:
-    """The served model id as a shell word; refuses one that is not a model id, name or absolute path."""
-    if not is_model_ref(model_id):
-        raise UnsafeValue(f"model id {model_id!r} is not a model id ({RULE_MODEL_REF})")
-    return model_id
-
-
 @dataclass(frozen=True, slots=True)
 class Unit:
     """A flag (with optional value) or a positional token, as parsed by §7.2."""
@@ -128,8 +167,20 @@ def dedupe(tokens: Sequence[Arg], drop_flags: Sequence[str] = ()) -> tuple[list[
     return [tokens[i] for i in kept], {f: tuple(us) for f, us in shadow.items()}
 
 
+def flag_pairs(tokens: Sequence[T], is_flag: Callable[[T], bool]) -> list[tuple[T, T | None]]:
+    """§7.3 on any tokens: each flag with its value (the next token, unless a flag); any other token alone."""
+    out: list[tuple[T, T | None]] = []
+    i = 0
+    while i < len(tokens):
+        value = tokens[i + 1] if is_flag(tokens[i]) and i + 1 < len(tokens) and not is_flag(tokens[i + 1]) else None
+        out.append((tokens[i], value))
+        i += 1 if value is None else 2
+    return out
+
+
 def pair_lines(values: Sequence[str]) -> list[str]:
-    """§7.3: ``flag value`` pairs; anything else on its own line; every token a quoted word (§7.4)."""
+    """§7.3 as :func:`flag_pairs`, inlined on the hot path: ``flag value`` pairs; anything else on its own
+    line; every token a quoted word (§7.4)."""
     lines: list[str] = []
     i, n = 0, len(values)
     while i < n:
@@ -141,18 +192,6 @@ def pair_lines(values: Sequence[str]) -> list[str]:
             lines.append(_quoted(t))
             i += 1
     return lines
-
-
-def _kept_after_drop(values: Sequence[str], flags: Sequence[str]) -> list[int]:
-    out: list[int] = []
-    i, n = 0, len(values)
-    while i < n:
-        if values[i] in flags:
-            i += 2 if i + 1 < n and not values[i + 1].startswith("-") else 1
-            continue
-        out.append(i)
-        i += 1
-    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -181,8 +220,14 @@ def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
             kept_rev += [j] if start == j else [j, start]
         j = start - 1
     kept = [pos[k] for k in reversed(kept_rev)]
-    if drop_flags:
-        kept = [kept[j] for j in _kept_after_drop([values[k] for k in kept], drop_flags)]
+    if drop_flags:  # each dropped flag goes with its value (the next token, unless a flag)
+        dropped: set[int] = set()
+        for j, k in enumerate(kept):
+            if values[k] in drop_flags:
+                dropped.add(j)
+                if j + 1 < len(kept) and not values[kept[j + 1]].startswith("-"):
+                    dropped.add(j + 1)
+        kept = [k for j, k in enumerate(kept) if j not in dropped]
     shadowed: list[int] = []
     for starts in shadow.values():
         for start in reversed(starts):
@@ -198,16 +243,17 @@ def final_tokens(inv: Invocation) -> tuple[list[Arg], dict[str, tuple[Unit, ...]
 
 
 def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
-    """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines."""
-    head = " ".join([*binary_words(binary), quote(model_word(model_id))])
-    if not lines:
-        return head
-    return head + CONT + CONT.join(lines)
+    """§7.5 layout: ``vllm serve <model> \\`` then two-space continuation lines; refuses a model that is not
+    a model id, name or absolute path."""
+    if not is_model_ref(model_id):
+        raise UnsafeValue(f"model id {model_id!r} is not a model id ({RULE_MODEL_REF})")
+    return CONT.join([" ".join([*binary_words(binary), quote(model_id)]), *lines])
 
 
 def render_invocation(inv: Invocation) -> tuple[str, list[str]]:
-    """Text and argv of one ``vllm serve`` process."""
-    values = [a.value for a in final_tokens(inv)[0]]
+    """Text and argv of one ``vllm serve`` process (the kept tokens only: no shadowing record)."""
+    values = tuple(a.value for a in inv.args)
+    values = tuple(values[i] for i in dedupe_positions(values, inv.drop_flags)[0])
     text = command_text(inv.binary, inv.model_id, pair_lines(values))
     return text, [*binary_words(inv.binary), inv.model_id, *values]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from itertools import accumulate
 
 from .artifacts import (
-    HF_CACHE,
     MEDIA_SHELL,
     Artifact,
     ExportOptions,
@@ -22,18 +21,9 @@ from .artifacts import (
     shell_command,
     used_placeholders,
 )
-from .shell import literal, quote
-from .workloads import (
-    SELF,
-    Deployment,
-    Process,
-    RankTerm,
-    container_install,
-    placeholders,
-    shell_join,
-    shell_word,
-    split_command,
-)
+from .docker import HF_CACHE
+from .shell import literal, placeholders, quote, shell_join, shell_word
+from .workloads import SELF, Deployment, Process, RankTerm, container_install, split_command
 
 HEALTH_POLL_S = 10
 #: RDMA registers (pins) memory: in a step that is the locked-memory limit (no IPC_LOCK for a user's
@@ -46,8 +36,8 @@ def _words(tokens: tuple[str | RankTerm, ...], rank_var: str) -> str:
     return shell_command(tokens, shell_word, rank_var, indent="    ")
 
 
-def _exports(env: tuple[tuple[str, str | RankTerm], ...]) -> list[str]:
-    return [f"export {k}={shell_word(v) if isinstance(v, str) else v.step}" for k, v in env]
+def _exports(env: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f"export {k}={shell_word(v)}" for k, v in env]
 
 
 def step_script(p: Process, rank_var: str, install: str | None) -> str:
@@ -77,13 +67,6 @@ def _install(p: Process, docker: bool, image: str | None) -> str | None:
     if docker and image:
         return container_install(p.install, image, p.title)
     return shell_join(split_command(p.install))
-
-
-def _health(p: Process, host: str) -> str:
-    """A readiness check the batch script polls: ``/health`` over HTTP, a TCP connect for gRPC."""
-    if p.protocol == "grpc":
-        return f'wait_healthy "tcp://{host}:{p.port}" "${_var(p.key)}_PID"'
-    return f'wait_healthy "http://{host}:{p.port}/health" "${_var(p.key)}_PID"'
 
 
 #: bash functions the script polls readiness with (``{timeout}``: the deployment's ready timeout)
@@ -120,7 +103,7 @@ def _header(dep: Deployment, opts: ExportOptions, name: str, to_set: dict[str, l
             image: str | None) -> list[str]:
     rdma_note = ["RDMA (NCCL/NIXL across nodes, Mooncake): those steps lift their locked-memory limit"
                  + (" and mount /dev/infiniband into the container (--rdma none: no mount)."
-                    if docker and image and opts.rdma not in ("", "none") else ".")]
+                    if docker and image and opts.rdma_resource else ".")]
     notes = ["Submit: sbatch " + f"{name}.sbatch" + ("" if docker else "  (from the environment that has vLLM installed)"),
              "Every node of the allocation must reach the others; $WORKDIR must be on a shared filesystem.",
              *(rdma_note if any(p.rdma for p in dep.processes) else [])]
@@ -154,7 +137,6 @@ def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: di
     if docker and image:
         container = [f"--container-image={quote(image)}",
                      f'--container-mounts="$HOME/.cache/huggingface:{HF_CACHE},$WORKDIR:$WORKDIR"']
-    rdma = opts.rdma not in ("", "none")
     ordered = [p for p in dep.processes if p.kind in ("companion", "mooncake")] + serve + \
         [p for p in dep.processes if p.kind == "router"]
     lines: list[str] = []
@@ -167,10 +149,13 @@ def _steps(dep: Deployment, opts: ExportOptions, serve: list[Process], first: di
         if p.kind == "router" and health:
             lines += ["# start the router once every vLLM process answers its health check", *health, ""]
             health = []
-        lines += _srun(p, _where(p, dep, first), container, rdma)
+        lines += _srun(p, _where(p, dep, first), container, bool(opts.rdma_resource))
         if p.kind == "serve" and p.port is not None:
             lines.append(f"{var}_PID=$!")
-            health.append(_health(p, f"${{NODES[{first[p.key]}]}}"))
+            # the readiness check the script polls: ``/health`` over HTTP, a TCP connect for gRPC
+            host = f"${{NODES[{first[p.key]}]}}"
+            url = f"tcp://{host}:{p.port}" if p.protocol == "grpc" else f"http://{host}:{p.port}/health"
+            health.append(f'wait_healthy "{url}" "${var}_PID"')
         lines.append("")
     if health:
         lines += ["# wait until every vLLM process answers its health check", *health,

@@ -6,6 +6,7 @@ integer, several values a list, anything else a string; :func:`config_argv` read
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -23,16 +24,8 @@ from .artifacts import (
     header,
     used_placeholders,
 )
-from .shell import quote
-from .workloads import (
-    Deployment,
-    ExportError,
-    Process,
-    placeholders,
-    shell_join,
-    shell_word,
-    substitute,
-)
+from .shell import placeholders, quote, shell_join, shell_word, substitute
+from .workloads import Deployment, ExportError, Process
 
 _INT = re.compile(r"^(0|[1-9][0-9]*)$")
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
@@ -41,46 +34,23 @@ _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 def _value(token: str) -> Any:
     if _INT.fullmatch(token):
         return int(token)
-    if token[:1] == "{":
-        try:
-            parsed = json.loads(token)
-        except ValueError:
-            return token
-        if isinstance(parsed, dict):
+    with contextlib.suppress(ValueError):
+        if token[:1] == "{" and isinstance(parsed := json.loads(token), dict):
             return parsed
     return token
 
 
 def _dotted_value(text: str) -> Any:
     """A dotted flag's value as vLLM reads it: JSON, else a human-readable int (``1k``, ``2G``), else text."""
-    try:
+    with contextlib.suppress(ValueError):
         return json.loads(text)
-    except ValueError:
-        pass
-    m = _HUMAN.fullmatch(text.strip())
-    if m:
+    if m := _HUMAN.fullmatch(text.strip()):
         number, suffix = m.groups()
         if suffix.islower():
             return int(float(number) * 1000 ** "kmgt".index(suffix) * 1000)
         if "." not in number:
             return int(number) * 1024 ** ("KMGT".index(suffix) + 1)
     return text
-
-
-def _key(flag: str) -> str:
-    """``--attention_config.x`` -> ``attention-config.x``: vLLM turns ``_`` into ``-`` up to the first ``.``."""
-    name = flag[2:]
-    head, dot, rest = name.partition(".")
-    return head.replace("_", "-") + dot + rest
-
-
-def _merge(into: dict[str, Any], keys: list[str], value: Any) -> None:
-    for k in keys[:-1]:
-        nxt = into.get(k)
-        if not isinstance(nxt, dict):
-            nxt = into[k] = {}
-        into = nxt
-    into[keys[-1]] = value
 
 
 def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
@@ -108,14 +78,21 @@ def config_mapping(argv: tuple[str, ...], title: str) -> tuple[str, dict[str, An
         if not flag.startswith("--") or any(placeholders(v) for v in values):
             cli += [token, *values[1:]] if token != flag else [flag, *values]
             continue
-        key = _key(flag)
-        if "." in key:
-            base, *keys = key.split(".")
+        # ``--attention_config.x`` -> ``attention-config`` key ``x``: ``_`` is ``-`` up to the first ``.``
+        head, dot, tail = flag[2:].partition(".")
+        key = head.replace("_", "-")
+        if dot:
             if len(values) != 1:
                 raise ExportError(f"{title}: {flag} needs one value, got {len(values)}.")
-            if base in out and not isinstance(out[base], dict):
-                raise ExportError(f"{title}: {base} is given both whole and by key; a config file holds it once.")
-            _merge(out.setdefault(base, {}), keys, _dotted_value(values[0]))
+            if key in out and not isinstance(out[key], dict):
+                raise ExportError(f"{title}: {key} is given both whole and by key; a config file holds it once.")
+            node = out.setdefault(key, {})
+            *path, last = tail.split(".")
+            for k in path:
+                if not isinstance(node.get(k), dict):
+                    node[k] = {}
+                node = node[k]
+            node[last] = _dotted_value(values[0])
             continue
         out.pop(key, None)  # a repeated flag: the last one wins, as in vLLM's argparse
         # no value: a switch; one: its scalar (or mapping); several (``nargs='+'``): a list, one token each
@@ -129,15 +106,11 @@ def config_argv(model: str, mapping: dict[str, Any], cli: tuple[str, ...] = ()) 
     out = ["vllm", "serve", model]
     for key, value in mapping.items():
         if isinstance(value, bool):
-            if value:
-                out.append(f"--{key}")
-            continue
-        if isinstance(value, list):
-            if value:
-                out += [f"--{key}", *(str(v) for v in value)]
-            continue
-        out.append(f"--{key}")
-        out.append(json.dumps(value) if isinstance(value, dict) else str(value))
+            out += [f"--{key}"] if value else []
+        elif isinstance(value, list):
+            out += [f"--{key}", *map(str, value)] if value else []
+        else:
+            out += [f"--{key}", json.dumps(value) if isinstance(value, dict) else str(value)]
     return [*out, *cli]
 
 
@@ -149,8 +122,7 @@ def env_file(env: Sequence[tuple[str, str]]) -> tuple[list[str], list[tuple[str,
     lines: list[str] = []
     omitted: list[tuple[str, str]] = []
     for k, v in env:
-        names = placeholders(v)
-        if names:
+        if names := placeholders(v):
             omitted.append((k, "expands " + ", ".join(f"${n}" for n in dict.fromkeys(names))))
         elif quote(v) != v:
             omitted.append((k, "needs shell quoting"))
@@ -166,13 +138,11 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
     model, mapping, cli = config_mapping(argv, p.title)
     names = {n for t in (*argv, *(v for _, v in env)) for n in placeholders(t)}
     where = {k: v for k, v in used_placeholders(dep).items() if k in names}
-    launch = shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"])
-    if cli:
-        launch += " " + " ".join(shell_word(t) for t in cli)
+    launch = " ".join([shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"]), *map(shell_word, cli)])
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
         extra.append(f"Install first: {p.install}")
-    yaml_text = header(dep, "vllm-config", opts, where, extra) + dump(mapping)
+    head = header(dep, "vllm-config", opts, where, extra)
     literal, omitted = env_file(env)
     docker = [f"Environment of the process for `docker run --env-file {stem}.env` (also read the same by "
               f"`set -a; . ./{stem}.env; set +a`); {stem}.env.sh exports all of it for a shell."]
@@ -182,22 +152,18 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
                       + " ".join(f"-e {k}" for k, _ in omitted) + ".")
         docker += [f"  {k}: {why}" for k, why in omitted]
     env_text = header(dep, "vllm-config", opts, {}, docker) + "".join(f"{ln}\n" for ln in literal)
-    env_lines = ["#!/bin/sh", header(dep, "vllm-config", opts, where, extra).rstrip("\n")]
     # the settings the Run line and the env use: checked, then exported for the process
-    env_lines += checked_exports(dep, where, "(see the header)")
-    env_lines += [f"export {k}={shell_word(v)}" for k, v in env]
-    return [Artifact(f"{stem}.yaml", yaml_text, MEDIA_YAML),
+    env_lines = ["#!/bin/sh", head.rstrip("\n"), *checked_exports(dep, where, "(see the header)"),
+                 *(f"export {k}={shell_word(v)}" for k, v in env)]
+    return [Artifact(f"{stem}.yaml", head + dump(mapping), MEDIA_YAML),
             Artifact(f"{stem}.env", env_text, MEDIA_ENV),
             Artifact(f"{stem}.env.sh", "\n".join(env_lines) + "\n", MEDIA_SHELL)]
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
-    out: list[Artifact] = []
-    for p in dep.processes:
-        for rank in range(p.nodes if p.kind == "serve" else 0):
-            out += _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
-    others = [p.title for p in dep.processes if p.kind != "serve"]
-    if others:
+    out = [a for p in dep.processes for rank in range(p.nodes if p.kind == "serve" else 0)
+           for a in _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)]
+    if others := [p.title for p in dep.processes if p.kind != "serve"]:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "
                 + ", ".join(others) + "\n")
         out = [Artifact(a.path, a.content.replace("\n", "\n" + note, 1) if a.media_type == MEDIA_YAML else a.content,

@@ -24,7 +24,7 @@ from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNode
 
 from .docker import DockerMeta
 from .rendering import meta_for
-from .shell import INHERITED, placeholder_refs, quote, render_invocation, router_text
+from .shell import placeholders, render_invocation, router_text, shell_join
 
 #: placeholder of a worker's own network address in a worker template (written by us, never by a recipe)
 SELF = "NODE_SELF_ADDRESS"
@@ -87,7 +87,7 @@ class Process:
     env: tuple[tuple[str, str], ...] = ()
     nodes: int = 1
     worker_argv: tuple[Token, ...] = ()
-    worker_env: tuple[tuple[str, Token], ...] = ()
+    worker_env: tuple[tuple[str, str], ...] = ()
     port: int | None = None
     #: accelerators per node (0: none)
     gpus: int = 0
@@ -96,7 +96,6 @@ class Process:
     #: a script run with ``sh -c`` instead of an exec argv (companion commands)
     script: str | None = None
     files: tuple[ConfigFile, ...] = ()
-    note: str = ""
     #: a shell command that must run before the process (``uv pip install vllm-router``), if any
     install: str | None = None
     #: ``http`` or ``grpc`` (``vllm serve --grpc`` serves gRPC on ``--port``): what a health check speaks
@@ -160,51 +159,6 @@ def env_items(env: Sequence[EnvValue]) -> tuple[tuple[str, str], ...]:
     return tuple((e.key, js_str(e.value)) for e in env)
 
 
-def placeholders(text: str) -> list[str]:
-    """The declared placeholders in ``text`` (:func:`render.shell.placeholder_refs`); every other ``$WORD``
-    is data in every target, as in ``vllm-recipes command``."""
-    return [name for _start, _end, name in placeholder_refs(text)]
-
-
-def shell_ref(name: str) -> str:
-    """A placeholder as a shell word that expands it from the environment."""
-    return f'"${{{name}}}"'
-
-
-def inherits(value: object) -> bool:
-    """Whether a value extends an inherited search path (``LD_PRELOAD=/x.so:$LD_PRELOAD``): only a shell
-    where the process starts can expand it."""
-    return isinstance(value, str) and any(n in INHERITED for n in placeholders(value))
-
-
-def shell_join(words: Sequence[str]) -> str:
-    """Shell words of plain data (an install command, a container image) by the one quoting rule."""
-    return " ".join(quote(w) if w else "''" for w in words)
-
-
-def rewrite(text: str, each: Callable[[str, str], str], data: Callable[[str], str] = str) -> str:
-    """``text`` with each placeholder as ``each(name, as_written)`` writes it and the data between
-    as ``data`` escapes it for the target."""
-    out: list[str] = []
-    pos = 0
-    for start, end, name in placeholder_refs(text):
-        out += (data(text[pos:start]), each(name, text[start:end]))
-        pos = end
-    out.append(data(text[pos:]))
-    return "".join(out)
-
-
-def substitute(text: str, bind: Callable[[str], str | None]) -> str:
-    """Replace each placeholder that ``bind`` knows; leave the others (and all data) as they are."""
-    return rewrite(text, lambda name, written: written if (v := bind(name)) is None else v)
-
-
-def shell_word(text: str, bind: Callable[[str], str] = shell_ref) -> str:
-    """A token as one shell word by the one quoting rule (:func:`render.shell.quote`): the data quoted,
-    each placeholder as ``bind`` writes it (``"${NAME}"``, a bound value)."""
-    return rewrite(text, lambda name, _written: bind(name), quote) if text else "''"
-
-
 def _values(argv: Sequence[Token], flag: str) -> list[str]:
     """The token after each occurrence of ``flag``."""
     return [str(argv[i + 1]) for i in range(len(argv) - 1) if argv[i] == flag]
@@ -249,10 +203,9 @@ def size_gib(value: Any) -> float:
 
 def _num_flag(argv: Sequence[str], flag: str) -> float:
     """The first value of ``flag`` as a number (0 when absent or not a number)."""
-    try:
+    with contextlib.suppress(IndexError, ValueError):
         return float(_values(argv, flag)[0])
-    except (IndexError, ValueError):
-        return 0.0
+    return 0.0
 
 
 def host_memory_gib(argv: Sequence[str], gpus: int, recipe: Any = None) -> int:
@@ -305,13 +258,12 @@ def container_install(install: str | None, image: str, title: str) -> str | None
     return shell_join([*head, *rest])
 
 
-def install_note(dep: Deployment, image: str) -> str | None:
-    """The header line naming each process's install step inside ``image`` (or that the image ships it)."""
+def install_note(dep: Deployment, image: str) -> list[str]:
+    """The header line naming each process's install step inside ``image`` (or that the image ships it);
+    none when no process installs anything."""
     installs = [(p.title, container_install(p.install, image, p.title)) for p in dep.processes if p.install]
-    if not installs:
-        return None
-    return "Install steps in the container: " + "; ".join(
-        f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs)
+    return ["Install steps in the container: " + "; ".join(
+        f"{t}: {i}" if i else f"{t}: none, {image} ships the packages" for t, i in installs)] if installs else []
 
 
 def split_command(text: str) -> tuple[str, ...]:
@@ -321,19 +273,12 @@ def split_command(text: str) -> tuple[str, ...]:
 
 def _generalize(argv: Sequence[str], rank: int, pool: str | None) -> tuple[Token, ...]:
     """Worker argv at ``rank`` -> template: rank flags become :class:`RankTerm`, own address :data:`SELF`."""
-    out: list[Token] = []
-    for i, t in enumerate(argv):
-        if i > 0 and argv[i - 1] in RANK_FLAGS and t.isdigit() and int(t) % rank == 0:
-            out.append(RankTerm(int(t) // rank))
-        else:
-            out.append(_self_address(t, rank, pool))
-    return tuple(out)
+    return tuple(RankTerm(int(t) // rank) if i and argv[i - 1] in RANK_FLAGS and t.isdigit() and not int(t) % rank
+                 else _self_address(t, rank, pool) for i, t in enumerate(argv))
 
 
 def _self_address(value: str, rank: int, pool: str | None) -> str:
-    if pool is None:
-        return value
-    return re.sub(rf"\${pool}{rank + 1}(?![0-9])", f"${SELF}", value)
+    return value if pool is None else re.sub(rf"\${pool}{rank + 1}(?![0-9])", f"${SELF}", value)
 
 
 def instantiate(template: Sequence[Token], rank: int, pool: str | None) -> tuple[str, ...]:
@@ -379,7 +324,7 @@ def _serve(ctx: Ctx, key: str, title: str, inv: Invocation, env: Sequence[EnvVal
 
 def _companions(plan: SinglePlan) -> list[Process]:
     return [Process(f"companion-{i}" if len(plan.companions) > 1 else "companion", "companion", c.label,
-                    ("sh", "-c", c.command), script=c.command, note=c.description, cpu=SMALL_CPU,
+                    ("sh", "-c", c.command), script=c.command, cpu=SMALL_CPU,
                     memory_gib=SMALL_MEMORY_GIB + math.ceil(_num_flag(split_command(c.command), "--l1-size-gb")))
             for i, c in enumerate(plan.companions, start=1)]
 
@@ -394,9 +339,8 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
     """Mooncake master and store processes; the shared client config travels with the vLLM processes."""
     argv = split_command(str(master.get("command") or ""))
     port = next((int(m[1]) for t in argv if (m := re.fullmatch(r"-+rpc_port=(\d+)", t))), None)
-    out = [Process("mooncake-master", "mooncake", "Mooncake master", argv, port=port,
-                   note=str(master.get("description") or ""), install=install, cpu=SMALL_CPU,
-                   memory_gib=SMALL_MEMORY_GIB)]
+    out = [Process("mooncake-master", "mooncake", "Mooncake master", argv, port=port, install=install,
+                   cpu=SMALL_CPU, memory_gib=SMALL_MEMORY_GIB)]
     if store is not None:
         cfg = store.get("config")
         files = () if cfg is None else (ConfigFile("MOONCAKE_STORE_CONFIG_PATH", "mooncake-store.json",
@@ -404,7 +348,7 @@ def _mooncake(master: dict[str, Any], store: dict[str, Any] | None, install: str
         pool = size_gib(cfg.get("global_segment_size")) + size_gib(cfg.get("local_buffer_size")) \
             if isinstance(cfg, dict) else 0.0
         out.append(Process("mooncake-store", "mooncake", "Mooncake store", split_command(str(store.get("command") or "")),
-                           files=files, note=str(store.get("description") or ""), install=install, cpu=SMALL_CPU,
+                           files=files, install=install, cpu=SMALL_CPU,
                            memory_gib=SMALL_MEMORY_GIB + math.ceil(pool), rdma=_uses_rdma(cfg)))
     return out
 
@@ -416,8 +360,8 @@ def _mooncake_client(proc: Process, config: Any) -> Process:
         return proc
     pool = size_gib(config.get("global_segment_size")) * max(proc.gpus, 1) + size_gib(config.get("local_buffer_size"))
     text = json.dumps(config, indent=2, ensure_ascii=False)
-    return replace(proc, files=(ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", text),), memory_gib=proc.memory_gib + math.ceil(pool),
-                   rdma=proc.rdma or _uses_rdma(config))
+    return replace(proc, files=(ConfigFile("MOONCAKE_CONFIG_PATH", "mooncake.json", text),),
+                   memory_gib=proc.memory_gib + math.ceil(pool), rdma=proc.rdma or _uses_rdma(config))
 
 
 def _facts(recipe: Any) -> Any:
@@ -459,14 +403,12 @@ def _processes(ctx: Ctx, plan: Plan, resolve_at: Resolver, co_located: bool) -> 
         return [*_companions(plan), _serve(ctx, "vllm", "vLLM", plan.serve, plan.env)]
     if isinstance(plan, MultiNodePlan):
         head = _serve(ctx, "vllm", "vLLM", plan.head, plan.env, nodes=plan.node_count)
-        env = env_items(plan.env)
-        return [_with_workers(head, [(serve_argv(w), env) for w in plan.workers])]
+        return [_with_workers(head, [(serve_argv(w), head.env) for w in plan.workers])]
     if isinstance(plan, PdPlan):
         return _pd_processes(ctx, plan, resolve_at, co_located)
-    if isinstance(plan, KvStorePlan):
-        router = [_router(plan.router.lines, plan.router.port, plan.router.install)] if plan.router is not None else []
-        return [*_mooncake(plan.master, plan.store, plan.install), *_kv_instances(ctx, plan, resolve_at), *router]
-    return []
+    # a KvStorePlan: Mooncake, its vLLM instances, the router in front of several
+    router = [_router(plan.router.lines, plan.router.port, plan.router.install)] if plan.router is not None else []
+    return [*_mooncake(plan.master, plan.store, plan.install), *_kv_instances(ctx, plan, resolve_at), *router]
 
 
 def build_deployment(ctx: Ctx, plan: Plan, install: str, resolve_at: Resolver, co_located: bool = False,
@@ -503,12 +445,7 @@ def _kv_instances(ctx: Ctx, plan: KvStorePlan, resolve_at: Resolver) -> list[Pro
     for i in range(plan.instances):
         c, p = (ctx, plan) if i == plan.current_instance else resolve_at({"kv_instance": i})
         assert isinstance(p, KvStorePlan)
-        key = f"vllm-{i + 1}"
-        nodes = 1 + len(p.workers) if p.multi_node_instance else 1
-        proc = replace(_mooncake_client(_serve(c, key, f"vLLM instance {i + 1}", p.vllm, p.env, nodes=nodes),
-                                        plan.mooncake_config), install=p.install or None)
-        if p.multi_node_instance:
-            env = env_items(p.env)
-            proc = _with_workers(proc, [(serve_argv(w), env) for w in p.workers])
-        out.append(proc)
+        proc = _serve(c, f"vllm-{i + 1}", f"vLLM instance {i + 1}", p.vllm, p.env, nodes=1 + len(p.workers))
+        proc = replace(_mooncake_client(proc, plan.mooncake_config), install=p.install or None)
+        out.append(_with_workers(proc, [(serve_argv(w), proc.env) for w in p.workers]))  # none: one node
     return out
