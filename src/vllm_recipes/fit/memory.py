@@ -312,6 +312,9 @@ def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, bloc
 
     if budget <= 0 or not fits(block):
         return 0
+    # Binary search, as estimate_max_model_len does: relies on ``fits`` turning from True to False as
+    # the length grows. The first failing index counts the block multiples that fit; max(1, ...)
+    # covers limit < block (an empty range), where min() below then returns limit.
     blocks = bisect.bisect_left(range(1, limit // block + 1), True, key=lambda m: not fits(m * block))
     return min(limit, max(1, blocks) * block)
 
