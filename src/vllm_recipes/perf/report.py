@@ -167,8 +167,9 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
                     strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)
     params, calibrated = calibration().params_for(gpu.family if gpu else "")
-    head = PerfReport(recipe.hf_id, fit.variant, fit.strategy, fit.node_count, fit.hardware.label, gpu, calibrated,
-                      workload, fit=fit, vllm=vllm, bench_command=bench_command(recipe.model_repo, workload))
+    head = PerfReport(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
+                      hardware=fit.hardware.label, gpu=gpu, calibrated=calibrated, workload=workload, fit=fit,
+                      vllm=vllm, bench_command=bench_command(recipe.model_repo, workload))
     if arch is not None and facts is None:
         facts = facts_from_recipe(arch, recipe.model)
     errors = _unknown(recipe, fit, arch, facts, gpu)
