@@ -357,8 +357,8 @@ def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: Pr
     if rules.cudagraph_estimate_subtracted and not shape.enforce_eager:
         graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * stage_layers(arch.num_layers, shape.pp)) * GIB
     requested = gpu_gib * GIB * util
-    kv = float(shape.kv_cache_memory_bytes) if shape.kv_cache_memory_bytes is not None \
-        else requested - weights - act - non_torch - graphs
+    kv = (float(shape.kv_cache_memory_bytes) if shape.kv_cache_memory_bytes is not None
+          else requested - weights - act - non_torch - graphs)
     return _Budget(batched, seqs, model_max, util, weights, fwd, smp, workspace, act, non_torch, graphs, requested, kv)
 
 

@@ -73,8 +73,10 @@ def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
     pid = target.profile_id or ""
     prof = as_map(catalog.hardware_profiles.get(pid))
     name = prof.get("display_name")
-    if target.custom and (found := spec_for_name(target.label.split("(")[0].replace("Custom:", ""))):
-        return found
+    if target.custom:
+        found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
+        if found is not None:
+            return found
     spec = spec_for_profile(target.profile_id, str(name) if name else None)
     facts = prof.get("gpu_facts")
     where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
@@ -227,8 +229,10 @@ def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
 
 def _combine(pre: Estimate, dec: Estimate, w: Workload) -> Estimate:
     gpus = pre.gpus + dec.gpus
-    total = min(w.rate * w.osl, dec.output_tok_s_total) if w.rate \
-        else (w.concurrency or 1) * w.osl / ((pre.ttft_ms + max(0, w.osl - 1) * dec.tpot_ms) / 1e3)
+    if w.rate:
+        total = min(w.rate * w.osl, dec.output_tok_s_total)
+    else:
+        total = (w.concurrency or 1) * w.osl / ((pre.ttft_ms + max(0, w.osl - 1) * dec.tpot_ms) / 1e3)
     return dataclasses.replace(dec, ttft_ms=pre.ttft_ms, output_tok_s_total=total, output_tok_s_per_gpu=total / gpus,
                                gpus=gpus, prefill_bound=pre.prefill_bound, queueing=pre.queueing)
 
