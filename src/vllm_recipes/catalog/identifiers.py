@@ -112,8 +112,8 @@ def value_identifier_findings(doc: YamlDocument) -> list[Finding]:
             for k in value:
                 if not (isinstance(k, str) and _ENV_KEY.fullmatch(k)):
                     shown = _shown(k) if isinstance(k, str) else repr(k)
-                    out.append(finding_at(doc, (*path, k), "error", f"environment variable name '{shown}' is not "
-                                                                    f"valid ({RULE_ENV_KEY})", "bad-id"))
+                    message = f"environment variable name '{shown}' is not valid ({RULE_ENV_KEY})"
+                    out.append(finding_at(doc, (*path, k), "error", message, "bad-id"))
         elif isinstance(value, str) and (problem := _string_problem(path, last, value)) is not None:
             out.append(finding_at(doc, path, "error", problem, "bad-id"))
     return out

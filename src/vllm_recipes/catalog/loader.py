@@ -135,9 +135,14 @@ class Catalog:
     @cached_property
     def strategy_files(self) -> Mapping[str, str]:
         """Strategy / kv-store name -> the file it was read from (for provenance)."""
-        return FrozenDict({src.doc.data["name"]: src.rel_path for src in self.sources
-                           if Path(src.rel_path).parent.name in NAMED_DIRS and isinstance(src.doc.data, dict)
-                           and isinstance(src.doc.data.get("name"), str)})
+        files: dict[str, str] = {}
+        for src in self.sources:
+            data = src.doc.data
+            if Path(src.rel_path).parent.name not in NAMED_DIRS or not isinstance(data, dict):
+                continue
+            if isinstance(data.get("name"), str):
+                files[data["name"]] = src.rel_path
+        return FrozenDict(files)
 
     @cached_property
     def taxonomy_file(self) -> str:

@@ -7,7 +7,8 @@ printed, so the engine only has to cope with what validation passes.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from .diagnostics import Finding, finding_at, finding_from_load_error, plural
 from .identifiers import hf_id_findings, is_name
@@ -59,10 +60,15 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     """``catalog`` without strategies, KV-store deployments and hardware profiles whose id is unsafe
     (ids become output paths) or that are not a mapping (every stage reads their fields), with the errors.
     """
-    sections = (catalog.serving_strategies, catalog.kv_stores, catalog.hardware_profiles)
-    strategies, kv_stores, profiles = (FrozenDict((k, v) for k, v in section.items()
-                                                  if is_name(k) and isinstance(v, dict)) for section in sections)
-    if len(strategies) + len(kv_stores) + len(profiles) == sum(map(len, sections)):
+    def kept(section: Mapping[str, Any]) -> FrozenDict:
+        return FrozenDict((k, v) for k, v in section.items() if is_name(k) and isinstance(v, dict))
+
+    strategies = kept(catalog.serving_strategies)
+    kv_stores = kept(catalog.kv_stores)
+    profiles = kept(catalog.hardware_profiles)
+    unchanged = (len(strategies) == len(catalog.serving_strategies) and len(kv_stores) == len(catalog.kv_stores)
+                 and len(profiles) == len(catalog.hardware_profiles))
+    if unchanged:
         return catalog, []
     from .validate import document_kind, validate_document  # (pydantic: only when something is left out)
 

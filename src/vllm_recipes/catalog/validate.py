@@ -628,7 +628,9 @@ def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
 def _hf_id_from_path(path: Path) -> str:
     """hf_id from ``.../models/<org>/<repo>.yaml``; else ``<parent>/<stem>``."""
     _, models, rel = path.resolve().as_posix().rpartition("/models/")
-    return (models and hf_id_for(rel)) or f"{path.resolve().parent.name or 'local'}/{path.stem}"
+    if models and (hf_id := hf_id_for(rel)):
+        return hf_id
+    return f"{path.resolve().parent.name or 'local'}/{path.stem}"
 
 
 def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) -> tuple[Catalog, str, str]:

@@ -130,8 +130,9 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
         t = profile_target(profiles, pid, "--gpu")
         if t.gpus_per_node == n:
             return t
-        note = f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}" \
-            + ("" if gpus else "; give --gpus N for more")
+        note = f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}"
+        if not gpus:
+            note += "; give --gpus N for more"
         return GpuTarget(f"Custom: {n}x {name} ({_count_per_gpu(profiles[pid])[1]:g} GB each)", t.gpu_gib, n, pid,
                          True, t.brand, "--gpu", notes=(note,))
     known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}

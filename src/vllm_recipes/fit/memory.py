@@ -312,6 +312,9 @@ def longest_fitting(arch: Architecture, shape: ProcessShape, budget: float, bloc
 
     if budget <= 0 or not fits(block):
         return 0
+    # Binary search, as estimate_max_model_len does: relies on ``fits`` turning from True to False as
+    # the length grows. The first failing index counts the block multiples that fit; max(1, ...)
+    # covers limit < block (an empty range), where min() below then returns limit.
     blocks = bisect.bisect_left(range(1, limit // block + 1), True, key=lambda m: not fits(m * block))
     return min(limit, max(1, blocks) * block)
 
@@ -354,8 +357,8 @@ def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: Pr
     if rules.cudagraph_estimate_subtracted and not shape.enforce_eager:
         graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * stage_layers(arch.num_layers, shape.pp)) * GIB
     requested = gpu_gib * GIB * util
-    kv = float(shape.kv_cache_memory_bytes) if shape.kv_cache_memory_bytes is not None \
-        else requested - weights - act - non_torch - graphs
+    kv = (float(shape.kv_cache_memory_bytes) if shape.kv_cache_memory_bytes is not None
+          else requested - weights - act - non_torch - graphs)
     return _Budget(batched, seqs, model_max, util, weights, fwd, smp, workspace, act, non_torch, graphs, requested, kv)
 
 

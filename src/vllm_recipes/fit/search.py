@@ -115,7 +115,8 @@ def _first_that_starts(cat: Catalog, recipe: Recipe, variant_key: str, strategie
         return None
     features = tuple(default_features(recipe.data, CUSTOM_ID, variant_key))
     for s in strategies:
-        ctx, plan = resolve(cat, recipe, Selection(variant_key, CUSTOM_ID, s, 1, features))
+        selection = Selection(variant_key=variant_key, hw_id=CUSTOM_ID, strategy=s, node_count=1, features=features)
+        ctx, plan = resolve(cat, recipe, selection)
         rep = fit_plan(recipe, ctx, plan, target, arch, context=context, checkpoint=info)
         if rep.starts:
             return SearchHit(recipe.hf_id, variant_key, s, rep)

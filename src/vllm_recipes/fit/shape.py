@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from vllm_recipes.render.shell import dedupe_positions
+from vllm_recipes.render import shell
 from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan
 
 from .architecture import Architecture
@@ -33,7 +33,7 @@ def final_flags(inv: Invocation) -> dict[str, str]:
     (:func:`~vllm_recipes.render.shell.dedupe_positions`), then a flag takes the next token unless it is a flag."""
     out: dict[str, str] = {}
     args = tuple(a.value for a in inv.args)
-    values = [args[i] for i in dedupe_positions(args, inv.drop_flags)[0]]
+    values = [args[i] for i in shell.dedupe_positions(args, inv.drop_flags)[0]]
     for i, t in enumerate(values):
         if t.startswith("-"):
             val = values[i + 1] if i + 1 < len(values) and not values[i + 1].startswith("-") else ""

@@ -73,8 +73,10 @@ def gpu_for(catalog: Catalog, target: GpuTarget) -> GpuSpec | None:
     pid = target.profile_id or ""
     prof = as_map(catalog.hardware_profiles.get(pid))
     name = prof.get("display_name")
-    if target.custom and (found := spec_for_name(target.label.split("(")[0].replace("Custom:", ""))):
-        return found
+    if target.custom:
+        found = spec_for_name(target.label.split("(")[0].replace("Custom:", ""))
+        if found is not None:
+            return found
     spec = spec_for_profile(target.profile_id, str(name) if name else None)
     facts = prof.get("gpu_facts")
     where = catalog.origin_of(catalog.taxonomy_file, ("hardware_profiles", pid, "gpu_facts")) if facts else ""
@@ -167,8 +169,9 @@ def plan_state(catalog: Catalog, recipe: Recipe, state: PageState, workload: Wor
                     strategy_given=strategy_given, cached_checkpoint_gib=cached_checkpoint_gib, resolution=resolution)
     gpu = gpu_for(catalog, fit.hardware)
     params, calibrated = calibration().params_for(gpu.family if gpu else "")
-    head = PerfReport(recipe.hf_id, fit.variant, fit.strategy, fit.node_count, fit.hardware.label, gpu, calibrated,
-                      workload, fit=fit, vllm=vllm, bench_command=bench_command(recipe.model_repo, workload))
+    head = PerfReport(hf_id=recipe.hf_id, variant=fit.variant, strategy=fit.strategy, nodes=fit.node_count,
+                      hardware=fit.hardware.label, gpu=gpu, calibrated=calibrated, workload=workload, fit=fit,
+                      vllm=vllm, bench_command=bench_command(recipe.model_repo, workload))
     if arch is not None and facts is None:
         facts = facts_from_recipe(arch, recipe.model)
     errors = _unknown(recipe, fit, arch, facts, gpu)
@@ -226,8 +229,10 @@ def _pd_pools(plan: _Plan, workload: Workload) -> tuple[Estimate, Estimate]:
 
 def _combine(pre: Estimate, dec: Estimate, w: Workload) -> Estimate:
     gpus = pre.gpus + dec.gpus
-    total = min(w.rate * w.osl, dec.output_tok_s_total) if w.rate \
-        else (w.concurrency or 1) * w.osl / ((pre.ttft_ms + max(0, w.osl - 1) * dec.tpot_ms) / 1e3)
+    if w.rate:
+        total = min(w.rate * w.osl, dec.output_tok_s_total)
+    else:
+        total = (w.concurrency or 1) * w.osl / ((pre.ttft_ms + max(0, w.osl - 1) * dec.tpot_ms) / 1e3)
     return dataclasses.replace(dec, ttft_ms=pre.ttft_ms, output_tok_s_total=total, output_tok_s_per_gpu=total / gpus,
                                gpus=gpus, prefill_bound=pre.prefill_bound, queueing=pre.queueing)
 
