@@ -378,12 +378,14 @@ def summary_text(c: BuildCounts) -> str:
 def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
     promotions = [e for res in outputs for e in res.entries[1:]]
+    # the platforms.json file's own rule (a lower layer's platforms.yaml is not written, so not counted)
+    _, platforms = _source_data(catalog, "platforms.yaml")
     return BuildCounts(models=sum(not res.skipped for res in outputs),
                        with_recommended=sum(res.has_recommended for res in outputs),
                        alternatives=sum(res.alternatives for res in outputs),
                        per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
                        strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
-                       platforms=len(as_list(get(catalog.platforms, "platforms"))),
+                       platforms=len(as_list(get(platforms, "platforms"))),
                        collisions=sum(res.collisions for res in outputs),
                        example_model=next((res.entries[0]["hf_id"] for res in outputs if res.entries), ""),
                        example_variant=promotions[0]["hf_id"] if promotions else "")
