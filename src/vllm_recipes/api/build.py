@@ -191,13 +191,17 @@ def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
 def static_files(catalog: Catalog) -> dict[str, bytes]:
     """§4.1-§4.4 in the reference's write order."""
     has_taxonomy, taxonomy = _source_data(catalog, "taxonomy.yaml")
+    files = {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy)}
     has_platforms, platforms = _source_data(catalog, "platforms.yaml")
-    return {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy),
-            **({"platforms.json": encode(platforms)} if has_platforms else {}),
-            **{f"strategies/{name}.json": encode(spec) for name, spec in catalog.serving_strategies.items()},
-            "strategies.json": encode(catalog.serving_strategies),
-            **{f"kv_store/{name}.json": encode(spec) for name, spec in catalog.kv_stores.items()},
-            "kv_store.json": encode(catalog.kv_stores)}
+    if has_platforms:
+        files["platforms.json"] = encode(platforms)
+    for name, spec in catalog.serving_strategies.items():
+        files[f"strategies/{name}.json"] = encode(spec)
+    files["strategies.json"] = encode(catalog.serving_strategies)
+    for name, spec in catalog.kv_stores.items():
+        files[f"kv_store/{name}.json"] = encode(spec)
+    files["kv_store.json"] = encode(catalog.kv_stores)
+    return files
 
 
 # One recipe (§5-§7)

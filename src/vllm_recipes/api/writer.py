@@ -235,5 +235,10 @@ def list_tree(out: Path) -> list[str]:
 def diff_tree(files: Mapping[str, bytes], out: Path) -> TreeDiff:
     """Compare the expected files with what is on disk, byte for byte."""
     on_disk = set(list_tree(out))
-    return TreeDiff(missing=sorted(files.keys() - on_disk), extra=sorted(on_disk - files.keys()),
-                    changed=[p for p in sorted(files.keys() & on_disk) if (out / p).read_bytes() != files[p]])
+    missing = sorted(files.keys() - on_disk)
+    extra = sorted(on_disk - files.keys())
+    changed = []
+    for path in sorted(files.keys() & on_disk):
+        if (out / path).read_bytes() != files[path]:
+            changed.append(path)
+    return TreeDiff(missing=missing, extra=extra, changed=changed)
