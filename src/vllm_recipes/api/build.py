@@ -208,6 +208,7 @@ def static_files(catalog: Catalog) -> dict[str, bytes]:
 
 def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     """§5.8 recipe key ordering: ``hf_id``, ``meta``, ``recommended_command`` first."""
+    # a merged dict keeps each key at its first position but takes the later value (here the same one)
     return {**{k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}, **r}
 
 
