@@ -60,7 +60,8 @@ _O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` (checked: :func:`check_paths`) under an existing empty ``root``."""
+    """Write ``files`` under an existing empty ``root``; the paths are checked here too (defence in depth)."""
+    check_paths(files)
     base = os.fspath(root) + "/"
     dirs: set[str] = set()
     for p in files:
