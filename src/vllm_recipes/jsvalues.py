@@ -79,8 +79,12 @@ def as_list(v: Any) -> Sequence[Any]:
 
 def js_str(v: Any) -> str:
     """JS ``String(v)`` for the values recipes carry."""
-    if v is None or v is True or v is False:
-        return "null" if v is None else str(v).lower()
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
     if isinstance(v, float):
         if math.isnan(v):
             return "NaN"

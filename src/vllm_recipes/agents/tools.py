@@ -220,7 +220,8 @@ class AgentTools:
         target = _opt_str(args, "to") or ""
         if target not in TARGETS:
             raise ToolError(f"to must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
-        options = ExportOptions(**{k: v for k in EXPORT_ARGUMENTS if (v := _opt_str(args, k)) is not None})
+        given = {k: _opt_str(args, k) for k in EXPORT_ARGUMENTS}
+        options = ExportOptions(**{k: v for k, v in given.items() if v is not None})
         done = answers.export(self.catalog, self._query(args), target, options)
         return {"target": target, "media_type": done.media_type, "text": stdout_text(done.artifacts),
                 "files": [{"path": a.path, "media_type": a.media_type, "content": a.content} for a in done.artifacts]}

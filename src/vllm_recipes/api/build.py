@@ -191,19 +191,24 @@ def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
 def static_files(catalog: Catalog) -> dict[str, bytes]:
     """§4.1-§4.4 in the reference's write order."""
     has_taxonomy, taxonomy = _source_data(catalog, "taxonomy.yaml")
+    files = {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy)}
     has_platforms, platforms = _source_data(catalog, "platforms.yaml")
-    return {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy),
-            **({"platforms.json": encode(platforms)} if has_platforms else {}),
-            **{f"strategies/{name}.json": encode(spec) for name, spec in catalog.serving_strategies.items()},
-            "strategies.json": encode(catalog.serving_strategies),
-            **{f"kv_store/{name}.json": encode(spec) for name, spec in catalog.kv_stores.items()},
-            "kv_store.json": encode(catalog.kv_stores)}
+    if has_platforms:
+        files["platforms.json"] = encode(platforms)
+    for name, spec in catalog.serving_strategies.items():
+        files[f"strategies/{name}.json"] = encode(spec)
+    files["strategies.json"] = encode(catalog.serving_strategies)
+    for name, spec in catalog.kv_stores.items():
+        files[f"kv_store/{name}.json"] = encode(spec)
+    files["kv_store.json"] = encode(catalog.kv_stores)
+    return files
 
 
 # One recipe (§5-§7)
 
 def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     """§5.8 recipe key ordering: ``hf_id``, ``meta``, ``recommended_command`` first."""
+    # a merged dict keeps each key at its first position but takes the later value (here the same one)
     return {**{k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}, **r}
 
 
@@ -378,12 +383,14 @@ def summary_text(c: BuildCounts) -> str:
 def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
     promotions = [e for res in outputs for e in res.entries[1:]]
+    # the platforms.json file's own rule (a lower layer's platforms.yaml is not written, so not counted)
+    _, platforms = _source_data(catalog, "platforms.yaml")
     return BuildCounts(models=sum(not res.skipped for res in outputs),
                        with_recommended=sum(res.has_recommended for res in outputs),
                        alternatives=sum(res.alternatives for res in outputs),
                        per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
                        strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
-                       platforms=len(as_list(get(catalog.platforms, "platforms"))),
+                       platforms=len(as_list(get(platforms, "platforms"))),
                        collisions=sum(res.collisions for res in outputs),
                        example_model=next((res.entries[0]["hf_id"] for res in outputs if res.entries), ""),
                        example_variant=promotions[0]["hf_id"] if promotions else "")

@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.omni import render_omni
-from vllm_recipes.select.defaults import listed_hardware, variant_or_default
+from vllm_recipes.select.defaults import recipe_hardware
 from vllm_recipes.select.gates import offered_strategies
 from vllm_recipes.select.omni import select_omni
 from vllm_recipes.select.params import URL_NAMES
@@ -59,12 +59,6 @@ def default_selection(catalog: Catalog, recipe: Recipe, hardware: str | None) ->
         return RenderedSelection(hardware or "", "", 0, None, str(exc))
     except Exception as exc:  # a recipe the engine cannot render: say so, never stop the file
         return RenderedSelection(hardware or "", "", 0, None, f"{type(exc).__name__}: {exc}")
-
-
-def recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
-    """The hardware the page offers for the recipe's default variant, default first."""
-    variant = variant_or_default(recipe.data, "default")
-    return listed_hardware(catalog.hardware_profiles, variant, recipe.data)
 
 
 def _fence(text: str) -> str:

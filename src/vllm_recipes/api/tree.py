@@ -179,7 +179,11 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     rec = recommend_strategy(r, base_nodes)
     if rec not in compatible:  # step 4: the first plain candidate, else the first that is not a store
         plain = [s for s in compatible if on.deploy_type(s) != "kv_store_lb"]
-        rec = next((s for s in plain if s != "pd_cluster"), plain[0] if plain else rec)
+        not_pd = [s for s in plain if s != "pd_cluster"]
+        if not_pd:
+            rec = not_pd[0]
+        elif plain:
+            rec = plain[0]
     rec_pd = pick_pd_nodes(catalog, r, profile, variant, hw) if rec == "pd_cluster" else None
     if rec_pd == "skip":
         return None

@@ -60,7 +60,8 @@ _O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` (checked: :func:`check_paths`) under an existing empty ``root``."""
+    """Write ``files`` under an existing empty ``root``; the paths are checked here too (defence in depth)."""
+    check_paths(files)
     base = os.fspath(root) + "/"
     dirs: set[str] = set()
     for p in files:
@@ -235,5 +236,10 @@ def list_tree(out: Path) -> list[str]:
 def diff_tree(files: Mapping[str, bytes], out: Path) -> TreeDiff:
     """Compare the expected files with what is on disk, byte for byte."""
     on_disk = set(list_tree(out))
-    return TreeDiff(missing=sorted(files.keys() - on_disk), extra=sorted(on_disk - files.keys()),
-                    changed=[p for p in sorted(files.keys() & on_disk) if (out / p).read_bytes() != files[p]])
+    missing = sorted(files.keys() - on_disk)
+    extra = sorted(on_disk - files.keys())
+    changed = []
+    for path in sorted(files.keys() & on_disk):
+        if (out / path).read_bytes() != files[path]:
+            changed.append(path)
+    return TreeDiff(missing=missing, extra=extra, changed=changed)

@@ -53,19 +53,22 @@ def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...
 
 def _check_report(catalog: Catalog, results: list[Translation]) -> dict[str, Any]:
     stale = [t for t in results if t.stale]
-    return {
-        "recipes_dir": str(catalog.root),
-        "translations": [{
+    translations = []
+    for t in results:
+        recipe = catalog.recipe(t.hf_id)  # None when the translated recipe is gone
+        translations.append({
             "path": t.rel_path,
             "recipe": t.hf_id,
             "lang": t.lang,
             "source_date_updated": t.source_date_updated,
-            # (None when the translated recipe is gone)
-            "recipe_date_updated": recipe.meta.get("date_updated") if (recipe := catalog.recipe(t.hf_id)) else None,
+            "recipe_date_updated": recipe.meta.get("date_updated") if recipe is not None else None,
             "stale": t.stale,
             "stale_sections": sorted(t.stale_sections),
             "findings": [f.to_dict() for f in t.findings],
-        } for t in results],
+        })
+    return {
+        "recipes_dir": str(catalog.root),
+        "translations": translations,
         "summary": {"checked": len(results), "stale": len(stale), "clean": len(results) - len(stale),
                     "findings": sum(len(t.findings) for t in results)},
     }

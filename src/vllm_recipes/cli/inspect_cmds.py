@@ -80,10 +80,15 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
 
     forced = check_release(vllm_release)
     catalog = load_or_exit(recipes_dir, require_recipes=not files)
-    shown = {catalog_with_file(catalog, path, str(path))[1]: str(path) for path in files}  # file key -> as typed
+    shown: dict[str, str] = {}  # file key -> the path as typed
     if files:
-        findings = sort_findings([f for path in files for f in validate_file(
-            path, catalog, str(path), extra_checks=[vllm_release_checker(forced)])])
+        findings: list[Finding] = []
+        for path in files:
+            _cat, key, _kind = catalog_with_file(catalog, path, str(path))
+            shown[key] = str(path)
+            checks = [vllm_release_checker(forced)]
+            findings.extend(validate_file(path, catalog, str(path), extra_checks=checks))
+        findings = sort_findings(findings)
         n_files = len(shown)
     else:
         # dead values and the release lint share one resolve of every offered selection
@@ -209,12 +214,17 @@ def _strategy_rows(catalog: Catalog, recipe: Recipe, offered: list[Any], recomme
                    ) -> list[dict[str, Any]]:
     listed = as_list(recipe.data.get("compatible_strategies"))
     sh = as_map(recipe.data.get("strategy_hardware"))
-    return [{
-        "id": s, "display_name": as_map(catalog.strategies.get(s) if isinstance(s, str) else None).get("display_name"),
-        "known": s in catalog.serving_strategies, "recommended": s == recommended, "opt_in": s not in listed,
-        "supported_on": [k for k, v in as_map(sh.get(s)).items() if v == "supported"],
-        "unsupported_on": [k for k, v in as_map(sh.get(s)).items() if v == "unsupported"],
-    } for s in offered]
+    rows = []
+    for s in offered:
+        gates = as_map(sh.get(s))
+        spec = as_map(catalog.strategies.get(s)) if isinstance(s, str) else {}
+        rows.append({
+            "id": s, "display_name": spec.get("display_name"), "known": s in catalog.serving_strategies,
+            "recommended": s == recommended, "opt_in": s not in listed,
+            "supported_on": [k for k, v in gates.items() if v == "supported"],
+            "unsupported_on": [k for k, v in gates.items() if v == "unsupported"],
+        })
+    return rows
 
 
 def _feature_rows(recipe: Recipe, default_hw: str | None, opt_in: list[str]) -> list[dict[str, Any]]:

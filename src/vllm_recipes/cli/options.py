@@ -28,8 +28,11 @@ def _option(p: Param) -> Callable[[F], F]:
     multiple = p.kind in ("list", "pairs")
     if multiple:
         help_text += " Repeatable."
-    kind = click.IntRange(p.lo, p.hi) if p.kind == "int" else \
-        click.Choice(list(p.fixed), case_sensitive=False) if p.closed else None
+    kind: click.ParamType | None = None
+    if p.kind == "int":
+        kind = click.IntRange(p.lo, p.hi)
+    elif p.closed:
+        kind = click.Choice(list(p.fixed), case_sensitive=False)
     return click.option(p.cli, p.field, type=kind, multiple=multiple, help=help_text)
 
 

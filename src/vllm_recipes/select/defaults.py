@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import EMPTY, as_list, as_map, get, is_map, is_number, number_or, truthy
 
 from .gates import (
@@ -171,6 +172,12 @@ def variant_entry(recipe: Mapping[str, Any], variant_key: str) -> tuple[str, Map
 def variant_or_default(recipe: Mapping[str, Any], variant_key: str) -> Mapping[str, Any]:
     """§5.0: the variant, else ``default``, else an empty one."""
     return variant_entry(recipe, variant_key)[1]
+
+
+def recipe_hardware(catalog: Catalog, recipe: Recipe) -> list[str]:
+    """The hardware the page offers for the recipe's default variant, default first."""
+    variant = variant_or_default(recipe.data, "default")
+    return listed_hardware(catalog.hardware_profiles, variant, recipe.data)
 
 
 def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, Any] | None,

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_recipes.api.llms import recipe_hardware
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import parameters_billions
 from vllm_recipes.jsvalues import as_list, as_map
+from vllm_recipes.select.defaults import recipe_hardware
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.select.state import build_state
 from vllm_recipes.synth.context import Ctx
