@@ -38,7 +38,11 @@ class Change:
 
     @property
     def verb(self) -> str:
-        return "added" if self.before is None else "removed" if self.after is None else "changed"
+        if self.before is None:
+            return "added"
+        if self.after is None:
+            return "removed"
+        return "changed"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "change": self.verb, "name": self.name,
