@@ -186,4 +186,6 @@ def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, An
     if variant is None or not hw_id:
         return base
     over = get(get(variant.get("hardware_overrides"), hw_id), "install")
-    return {**(base if is_map(base) else {}), **over} if is_map(over) else base
+    if not is_map(over):
+        return base
+    return {**(base if is_map(base) else {}), **over}
