@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 #: kinds a recipe *emits* (argument lists, env maps, images) rather than only states
 EMITTABLE = frozenset({"flag", "env", "image"})
@@ -87,7 +88,7 @@ def _blank(m: re.Match[str]) -> str:
 def _sentences(text: str) -> list[tuple[int, int, bool]]:
     """``(start, end, negated)`` spans covering ``text``."""
     ends = [m.end() for m in _BOUNDARY.finditer(text)] + [len(text)]
-    return [(a, b, bool(_NEGATION.search(text, a, b))) for a, b in zip([0, *ends], ends, strict=False)]
+    return [(a, b, bool(_NEGATION.search(text, a, b))) for a, b in pairwise([0, *ends])]
 
 
 def _num_key(whole: str, frac: str | None) -> str:

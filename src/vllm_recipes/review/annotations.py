@@ -7,7 +7,7 @@ path the CI knows (relative to the repository checkout).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -49,12 +49,11 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/")
 
 
-def sarif_log(findings: Iterable[Finding], where: Where, tool_version: str) -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run; rules are the finding codes, in first-seen order."""
-    items = list(findings)
-    rules = {rule: i for i, rule in enumerate(dict.fromkeys(f.code or DEFAULT_RULE for f in items))}
-    results = [{
-        "ruleId": (rule := f.code or DEFAULT_RULE),
+def _result(f: Finding, where: Where, rules: Mapping[str, int]) -> dict[str, Any]:
+    """One SARIF result: the finding at its file position, under its rule."""
+    rule = f.code or DEFAULT_RULE
+    return {
+        "ruleId": rule,
         "ruleIndex": rules[rule],
         "level": "error" if f.is_error else "warning",
         "message": {"text": f"{f.key_path}: {f.message}"},
@@ -63,7 +62,14 @@ def sarif_log(findings: Iterable[Finding], where: Where, tool_version: str) -> d
             "region": {"startLine": max(1, f.line), "startColumn": max(1, f.col)},
         }}],
         "properties": {"keyPath": f.key_path},
-    } for f in items]
+    }
+
+
+def sarif_log(findings: Iterable[Finding], where: Where, tool_version: str) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run; rules are the finding codes, in first-seen order."""
+    items = list(findings)
+    rules = {rule: i for i, rule in enumerate(dict.fromkeys(f.code or DEFAULT_RULE for f in items))}
+    results = [_result(f, where, rules) for f in items]
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,

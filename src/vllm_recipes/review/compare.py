@@ -38,7 +38,11 @@ class Change:
 
     @property
     def verb(self) -> str:
-        return "added" if self.before is None else "removed" if self.after is None else "changed"
+        if self.before is None:
+            return "added"
+        if self.after is None:
+            return "removed"
+        return "changed"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "change": self.verb, "name": self.name,
@@ -281,9 +285,14 @@ def catalogs_for_comparison(base_files: Mapping[str, bytes], head_files: Mapping
             load_catalog_from_files(head_files, head_label, cache))
 
 
+def _shared_data(catalog: Catalog) -> dict[str, Any]:
+    """Each shared file's data by its path (the ``<bundled>/`` prefix dropped, so both sides match)."""
+    return {s.rel_path.removeprefix("<bundled>/"): s.doc.data for s in catalog.sources}
+
+
 def changed_shared_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
     """Taxonomy, platforms, strategy and kv_store files whose data differ (added/removed included)."""
-    a, b = ({s.rel_path.removeprefix("<bundled>/"): s.doc.data for s in cat.sources} for cat in (base_cat, head_cat))
+    a, b = _shared_data(base_cat), _shared_data(head_cat)
     return sorted(name for name in {*a, *b} if a.get(name) != b.get(name))
 
 

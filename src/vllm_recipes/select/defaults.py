@@ -48,13 +48,19 @@ def pick_default_hardware(profiles: Mapping[str, Any], variant: Mapping[str, Any
     dh = get(recipe.get("meta"), "default_hardware")
     if truthy(dh) and dh in compatible:
         return dh
-    # the public site's choice when the recipe names none
+    public = _public_default(profiles, variant, compatible)
+    return _one_gpu_default(profiles, variant, compatible, public) or public
+
+
+def _public_default(profiles: Mapping[str, Any], variant: Mapping[str, Any], compatible: list[str]) -> str:
+    """The public site's choice among the candidates when the recipe names none (§4.1)."""
     c = constraint(variant)
     preferred = ("b200", "gb200", "h200") if c and c.get("generation") == "blackwell" else ("h200",)
-    hit = next((hw for hw in preferred if hw in compatible), None)
-    public = hit or min(compatible, default="h200",
-                        key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), locale_key(h)))
-    return _one_gpu_default(profiles, variant, compatible, public) or public
+    for hw in preferred:
+        if hw in compatible:
+            return hw
+    return min(compatible, default="h200",
+               key=lambda h: (_BRAND_RANK.get(as_map(profiles[h]).get("brand"), 9), locale_key(h)))
 
 
 def _gpu_share(profile: Mapping[str, Any]) -> float:
@@ -187,4 +193,6 @@ def effective_install_config(recipe: Mapping[str, Any], variant: Mapping[str, An
     if variant is None or not hw_id:
         return base
     over = get(get(variant.get("hardware_overrides"), hw_id), "install")
-    return {**(base if is_map(base) else {}), **over} if is_map(over) else base
+    if not is_map(over):
+        return base
+    return {**(base if is_map(base) else {}), **over}

@@ -93,8 +93,8 @@ def node_count_issue(recipe: Mapping[str, Any], split: Split | None, gpus_per_no
         checks.append(("expert-parallel", _count(facts, "num_experts"), "experts"))
     for name, known, noun in checks:
         def ok(n: int, known: int | None = known) -> bool:
-            size = n * gpn  # >= 2
-            return known % size == 0 if known else size & (size - 1) == 0  # (a power of two)
+            gpus = n * gpn  # >= 2
+            return known % gpus == 0 if known else gpus & (gpus - 1) == 0  # (a power of two)
 
         if ok(nodes):
             continue

@@ -57,11 +57,15 @@ def served_strategies(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[s
     strict builder's own strategy checks."""
     gpn = profile.get("gpu_count")
     scalable = is_scalable(profile)
-    return [(s, max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw)))
-            for s in offered_strategies(r)
-            if (dt := get(catalog.strategies.get(s), "deploy_type")) not in (None, "kv_store_lb")
-            and is_strategy_supported_on_hardware(r, s, profile, hw) and is_strategy_reachable(r, s, dt, gpn, hw)
-            and (scalable or (dt != "multi_node" and s != "pd_cluster"))]
+    served: list[tuple[str, int]] = []
+    for s in offered_strategies(r):
+        dt = get(catalog.strategies.get(s), "deploy_type")
+        if (dt is None or dt == "kv_store_lb" or not is_strategy_supported_on_hardware(r, s, profile, hw)
+                or not is_strategy_reachable(r, s, dt, gpn, hw)
+                or (not scalable and (dt == "multi_node" or s == "pd_cluster"))):
+            continue
+        served.append((s, max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))))
+    return served
 
 
 def _stores(catalog: Catalog, r: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],

@@ -443,14 +443,7 @@ def _features(d: _Draft) -> None:
     additions and removals; conflicting features switch each other off."""
     req, feats = d.req, as_map(d.r.get("features"))
     d.default_features = tuple(default_features(d.r, d.hw, d.vk))
-    enabled = list(d.default_features)
-    if req.features is not None:
-        # the URL's full list, unknown names refused; a list of only unknown names is treated as absent (lenient)
-        for f in dict.fromkeys(req.features):
-            if f not in feats:
-                d.refuse("features", f"Unknown feature {f!r}.", list(feats))
-        listed = [f for f in dict.fromkeys(req.features) if f in feats]
-        enabled = listed if listed or not req.features else enabled
+    enabled = _listed_features(d, feats) if req.features is not None else list(d.default_features)
     enabled = _switched_features(d, feats, enabled)
     explicit = set(req.add_features) | set(req.features or ())
     for f in enabled:
@@ -459,6 +452,18 @@ def _features(d: _Draft) -> None:
             d.refuse("feature", f"Feature {f!r} is not available with strategy {d.strategy!r}.",
                      [s for s in as_list(feat.get("strategies")) if isinstance(s, str)])
     d.features = enabled
+
+
+def _listed_features(d: _Draft, feats: Mapping[str, Any]) -> list[str]:
+    """The URL's full feature list, unknown names refused; only unknown names: the defaults."""
+    asked = list(dict.fromkeys(d.req.features or ()))
+    for f in asked:
+        if f not in feats:
+            d.refuse("features", f"Unknown feature {f!r}.", list(feats))
+    enabled = [f for f in asked if f in feats]
+    if not enabled and asked:
+        return list(d.default_features)  # lenient: a list of only unknown names is treated as absent
+    return enabled
 
 
 def _switched_features(d: _Draft, feats: Mapping[str, Any], enabled: list[str]) -> list[str]:
