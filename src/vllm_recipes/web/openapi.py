@@ -3,6 +3,7 @@ stable; the selection and workload parameters come from the service layer that r
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from vllm_recipes.render.export import TARGETS
@@ -134,11 +135,12 @@ def page_paths() -> dict[str, Any]:
 
 
 def openapi_spec() -> dict[str, Any]:
-    """The whole document."""
+    """The whole document, a deep copy: the helpers share schema dicts (:data:`STRING` and the like), so
+    a caller editing one spec must not change the next."""
     params = [query_param("model", {"type": "string", "maxLength": 512}, "Recipe Hugging Face id (or a "
                           "variant's model id), e.g. deepseek-ai/DeepSeek-V4.1-Flash.", True),
               *openapi_parameters()]
-    return {
+    spec = {
         "openapi": "3.1.0",
         "info": {"title": "vLLM Recipes API", "version": "1",
                  "description": "Static recipe JSON and live command resolution. Paths, shapes and "
@@ -161,3 +163,4 @@ def openapi_spec() -> dict[str, Any]:
                                     "summary on the selection's hardware (null without architecture facts)."}}},
         }},
     }
+    return copy.deepcopy(spec)
