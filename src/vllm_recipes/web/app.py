@@ -549,7 +549,7 @@ def recipe_route(answer: Callable[[Request, Recipe], Response], suffix: str = ""
 
 def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Response | None:
     """The page of a recipe that fails validation and could not be shown (``serve --watch`` serves those):
-    422 with its first findings, logged in one line; ``None`` for any other recipe."""
+    422 with its first findings (JSON on a ``.json`` path), logged in one line; ``None`` for any other recipe."""
     web = _web(request)
     found = None if web.catalog.usable else web.catalog.find(hf_id)
     errors = recipe_errors(web.catalog, found[0]) if found else []
@@ -557,8 +557,7 @@ def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Respons
         return None
     log_failure(exc, web.catalog, hf_id, "recipe page failed for %s", hf_id)
     lines = "; ".join(f.format() for f in errors[:5])
-    return HTMLResponse(error_html(422, f"{hf_id} fails validation, so its page cannot be shown: {lines}"),
-                        status_code=422)
+    return error_page(request, 422, f"{hf_id} fails validation, so its page cannot be shown: {lines}")
 
 
 def elsewhere(request: Request) -> Response:
