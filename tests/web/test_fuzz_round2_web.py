@@ -72,3 +72,18 @@ def test_a_refused_value_is_the_recipes_error_not_a_crash(client: TestClient, ur
     tracebacks = [rec.getMessage() for rec in caplog.records if rec.exc_info]
     assert tracebacks == [], tracebacks
     assert client.get("/acme/Good").status_code == 200
+
+
+def test_a_page_twin_that_cannot_be_shown_answers_json(client: TestClient,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure outside the twin's own guard (none is known today) still answers in the twin's format."""
+    from vllm_recipes.web import app as web_app
+
+    def fail(*args: object) -> None:
+        raise RuntimeError("forced")
+
+    monkeypatch.setattr(web_app, "_lang", fail)
+    r = client.get("/acme/Bad/page.json")
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/json")
+    assert r.json()["error"].startswith("acme/Bad fails validation, so its page cannot be shown: ")
+    assert client.get("/acme/Bad").headers["content-type"].startswith("text/html")

@@ -123,3 +123,13 @@ def test_openapi(client: TestClient) -> None:
     assert {"model", "hardware", "variant", "strategy", "features", "fmode", "kv_offload", "prefill_nodes",
             "frontend", "install", "router"} <= names
     assert "/models.json" in spec["paths"] and "/{org}/{repo}/hw/{hardware}.json" in spec["paths"]
+
+
+def test_openapi_spec_edits_do_not_reach_the_next_spec() -> None:
+    from vllm_recipes.web.openapi import openapi_spec
+
+    spec = openapi_spec()
+    spec["paths"]["/api/health"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["x"] = 1
+    spec["components"]["schemas"]["Error"]["properties"]["error"]["type"] = "number"
+    assert openapi_spec() != spec
+    assert openapi_spec()["components"]["schemas"]["Error"]["properties"]["error"] == {"type": "string"}

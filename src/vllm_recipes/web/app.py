@@ -453,17 +453,21 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
         from vllm_recipes.i18n import translated_header
 
         header = translated_header(recipe, available[lang])
-    listed = recipe.meta.get("related_recipes")  # display-only: any type validates (with a warning)
-    related = [(rid, "/" + other.hf_id if (other := web.catalog.recipe(rid)) else None)
-               for rid in as_list(listed) if isinstance(rid, str)]
+    related: list[tuple[str, str | None]] = []  # display-only: any type validates (with a warning)
+    for rid in as_list(recipe.meta.get("related_recipes")):
+        if isinstance(rid, str):
+            other = web.catalog.recipe(rid)
+            related.append((rid, "/" + other.hf_id if other else None))
     from .authoring import page_authoring
 
     authoring = page_authoring(request.app.state, str(request.base_url), web.catalog, recipe, url)
+    description = (header["description"].text if header and "description" in header
+                   else str(recipe.meta.get("description") or ""))
     html = web.render("recipe.html", recipe=recipe, card=web.index.by_id.get(recipe.hf_id), url=url,
-                      builder=Markup(builder_html), authoring=authoring, guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
-                      page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(
-                          header["description"].text if header and "description" in header
-                          else str(recipe.meta.get("description") or ""))))
+                      builder=Markup(builder_html), authoring=authoring, guide=Markup(guide_html),
+                      lang=lang, languages=sorted(available), header=header,
+                      page_notice=page_notice, related=related,
+                      desc_html=Markup(md.render_inline(description)))
     headers = {"Vary": "Accept-Language"} if available else {}
     return _negotiated(HTMLResponse(html, status_code=status, headers=headers))
 
@@ -471,7 +475,8 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
 def recipe_twin(request: Request, recipe: Recipe) -> Response:
     """The recipe page's state at the URL's selection, as JSON (lenient, like the page)."""
     web = _web(request)
-    items, lang = _query_items(request, drop=("lang",)), _lang(request, recipe)[0]
+    items = _query_items(request, drop=("lang",))
+    lang = _lang(request, recipe)[0]
     try:
         data = twins.recipe_page_json(web.catalog, web.index, recipe, items, lang)
     except Exception as exc:  # an engine failure on some selection: say so, never 500
@@ -544,7 +549,7 @@ def recipe_route(answer: Callable[[Request, Recipe], Response], suffix: str = ""
 
 def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Response | None:
     """The page of a recipe that fails validation and could not be shown (``serve --watch`` serves those):
-    422 with its first findings, logged in one line; ``None`` for any other recipe."""
+    422 with its first findings (JSON on a ``.json`` path), logged in one line; ``None`` for any other recipe."""
     web = _web(request)
     found = None if web.catalog.usable else web.catalog.find(hf_id)
     errors = recipe_errors(web.catalog, found[0]) if found else []
@@ -552,8 +557,7 @@ def invalid_recipe_page(request: Request, hf_id: str, exc: Exception) -> Respons
         return None
     log_failure(exc, web.catalog, hf_id, "recipe page failed for %s", hf_id)
     lines = "; ".join(f.format() for f in errors[:5])
-    return HTMLResponse(error_html(422, f"{hf_id} fails validation, so its page cannot be shown: {lines}"),
-                        status_code=422)
+    return error_page(request, 422, f"{hf_id} fails validation, so its page cannot be shown: {lines}")
 
 
 def elsewhere(request: Request) -> Response:

@@ -749,17 +749,24 @@ def _with_override_note(note: str, r: Mapping[str, Any], profile: Mapping[str, A
 def _install_extras(block: Mapping[str, Any], names: set[str], method: str) -> list[InstallExtra]:
     """The install block's extra dependencies that apply to this platform (``brand``/``brands``) and method
     (``install``/``tab``/``method``), each a name or a list."""
+    def norm(v: Any) -> Sequence[Any]:
+        """A key's values: a list or tuple as is, any other truthy value alone."""
+        if isinstance(v, list | tuple):
+            return v
+        return [v] if v else []
+
     def listed(dep: Mapping[str, Any], *keys: str) -> set[str]:
-        values = [dep.get(k) for k in keys]
-        return {str(x).lower() for v in values for x in (v if isinstance(v, list | tuple) else [v] if v else [])}
+        return {str(x).lower() for k in keys for x in norm(dep.get(k))}
 
     extras = []
     for dep in as_list(block.get("extras")):
         if isinstance(dep, str):
             extras.append(InstallExtra("", dep, "", False))
-        elif is_map(dep) and isinstance(cmd := dep.get("command"), str) and cmd:
+        elif is_map(dep):
+            cmd = dep.get("command")
             brands, methods = listed(dep, "brands", "brand"), listed(dep, "install", "tab", "method")
-            if (not brands or names & brands) and (not methods or method in methods):
+            applies = (not brands or names & brands) and (not methods or method in methods)
+            if isinstance(cmd, str) and cmd and applies:
                 extras.append(InstallExtra(str(dep.get("label") or ""), cmd, str(dep.get("note") or ""),
                                            dep.get("optional") is True))
     return extras

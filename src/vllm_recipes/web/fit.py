@@ -83,16 +83,28 @@ _FAILURES = {"weights": "the weights do not fit", "no_kv_memory": "no memory is 
              "max_model_len": "one request of the full context does not fit"}
 
 
+def _parallelism(p: ProcessFit) -> str:
+    s = p.shape
+    dp = f", DP {s.dp}" if s.dp > 1 else ""
+    ep = ", EP" if s.expert_parallel else ""
+    return f"TP {s.tp} x PP {s.pp}{dp}{ep}"
+
+
 def _capacity(p: ProcessFit) -> str:
     return (f"{p.kv_tokens:,}" + ("" if p.exact else " (estimate)")
             + (f", at least {p.kv_tokens_bound:,}" if p.kv_tokens_bound is not None else "")
             + (f"; {p.kv_tokens_per_group:,} per group of {p.kv_groups}" if p.kv_groups > 1 else ""))
 
 
+def _concurrency(p: ProcessFit) -> str:
+    dp = p.shape.dp
+    ranks = f" ({p.concurrency * dp:,} over {dp} DP ranks)" if dp > 1 else ""
+    return f"{p.concurrency:,} at {p.context:,}{ranks}"
+
+
 #: the panel's rows, in the order of ``vllm-recipes fit``'s table: label -> the cell of one process
 _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
-    ("Parallelism", lambda p: f"TP {p.shape.tp} x PP {p.shape.pp}" + (f", DP {p.shape.dp}" if p.shape.dp > 1 else "")
-     + (", EP" if p.shape.expert_parallel else "")),
+    ("Parallelism", _parallelism),
     ("GPU memory", lambda p: f"{_g(p.gpu_memory)} x {p.utilization:g}"),
     ("Weights per GPU", lambda p: _g(p.weights)),
     ("Start-up peak", lambda p: _g(p.activation) + (" (sampler warm-up)" if p.sampler > p.forward else "")),
@@ -101,8 +113,7 @@ _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
     ("KV bytes per token", lambda p: f"{p.kv_bytes_per_token:,.1f} ({p.shape.kv_cache_dtype})"),
     ("KV capacity (tokens)", _capacity),
     ("Longest request (tokens)", lambda p: f"{p.max_model_len:,}"),
-    ("Concurrency", lambda p: f"{p.concurrency:,} at {p.context:,}"
-     + (f" ({p.concurrency * p.shape.dp:,} over {p.shape.dp} DP ranks)" if p.shape.dp > 1 else "")),
+    ("Concurrency", _concurrency),
     ("Verdict", lambda p: "starts" if p.starts else "does not start: " + _FAILURES.get(p.failure, p.failure)),
 )
 

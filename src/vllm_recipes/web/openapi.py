@@ -3,6 +3,7 @@ stable; the selection and workload parameters come from the service layer that r
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from vllm_recipes.render.export import TARGETS
@@ -19,16 +20,17 @@ STATIC_FILES = ("/models.json", "/taxonomy.json", "/platforms.json", "/strategie
                 "/{org}/{repo}/strategies/{strategy}.json", "/{org}/{repo}/hw/{hardware}/strategies/{strategy}.json")
 
 
-def answer(description: str, schema: dict[str, Any] = ERROR) -> dict[str, Any]:
+def json_answer(description: str, schema: dict[str, Any] = ERROR) -> dict[str, Any]:
     """A response with a JSON body (an :data:`ERROR` by default)."""
     return {"description": description, "content": {JSON: {"schema": schema}}}
 
 
-def query(name: str, schema: dict[str, Any], description: str, required: bool = False) -> dict[str, Any]:
+def query_param(name: str, schema: dict[str, Any], description: str,
+                required: bool = False) -> dict[str, Any]:
     return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
 
 
-def get(summary: str, responses: dict[str, Any], path_names: tuple[str, ...] = ()) -> dict[str, Any]:
+def get_op(summary: str, responses: dict[str, Any], path_names: tuple[str, ...] = ()) -> dict[str, Any]:
     """A GET operation, with the path's ``{name}`` parameters."""
     op: dict[str, Any] = {"summary": summary, "responses": responses}
     if path_names:
@@ -38,10 +40,11 @@ def get(summary: str, responses: dict[str, Any], path_names: tuple[str, ...] = (
 
 def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
     """``/api/resolve``, ``/api/export``, ``/api/fit``, ``/api/perf`` and ``/api/recommend``."""
-    refused = answer("A parameter cannot be honoured.")
-    load = [query(k, {key: v for key, v in s.items() if key != "description"}, s["description"], WORKLOAD[k].required)
+    refused = json_answer("A parameter cannot be honoured.")
+    load = [query_param(k, {key: v for key, v in s.items() if key != "description"}, s["description"],
+                        WORKLOAD[k].required)
             for k, s in load_schema().items()]
-    estimate = {"200": answer("An estimate (see docs/decisions-perf-model.md).", OBJECT), "400": refused}
+    estimate = {"200": json_answer("An estimate (see docs/decisions-perf-model.md).", OBJECT), "400": refused}
     model = [p for p in params if p["name"] == "model"]
     return {
         "/api/resolve": {"get": {
@@ -51,16 +54,16 @@ def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
                            "of being dropped as the page does.",
             "parameters": params,
             "responses": {
-                "200": answer("The selection's rendering, explanation and copyable commands.",
-                              {"$ref": "#/components/schemas/Resolve"}),
-                "400": refused, "414": answer("Query string too long.")}}},
+                "200": json_answer("The selection's rendering, explanation and copyable commands.",
+                                   {"$ref": "#/components/schemas/Resolve"}),
+                "400": refused, "414": json_answer("Query string too long.")}}},
         "/api/export": {"get": {
             "summary": "Deploy artifacts for one builder selection",
             "description": "The selection's deployment for a scheduler, the same bytes as `vllm-recipes export "
                            "--to TARGET -o -`: Kubernetes manifests (LeaderWorkerSet for multi-node), a Compose "
                            "file, an sbatch script or `vllm serve --config` files.",
-            "parameters": [*params, query("to", {"enum": list(TARGETS)}, "Target.", True),
-                           *(query(n, STRING, d) for n, d in (
+            "parameters": [*params, query_param("to", {"enum": list(TARGETS)}, "Target.", True),
+                           *(query_param(n, STRING, d) for n, d in (
                                *EXPORT_ARGUMENTS.items(),
                                ("download", "Any value: answer with Content-Disposition: attachment.")))],
             "responses": {
@@ -68,7 +71,7 @@ def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
                     "text/yaml": {"schema": STRING}, "text/x-shellscript": {"schema": STRING},
                     "text/plain": {"schema": STRING}}},
                 "400": refused,
-                "422": answer("The target cannot express this selection (the reason is in `error`).")}}},
+                "422": json_answer("The target cannot express this selection (the reason is in `error`).")}}},
         "/api/fit": {"get": {
             "summary": "Will it fit? Memory and KV-cache plan of a selection, or a reverse search",
             "description": "With `model`: the fit of the selection `/api/resolve` would render (weights per GPU, KV "
@@ -76,13 +79,14 @@ def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
                            "`gpu`/`gpu_memory`/`gpus`. Without `model`: every recipe variant that starts on the "
                            "given GPUs, best first.",
             "parameters": [{**p, "required": False} if p["name"] == "model" else p for p in params] + [
-                query("ctx", {"type": "string", "maxLength": 16}, "Context length for the concurrency figure "
-                      "(131072, 128k, 1m; default --max-model-len). Alias: context."),
-                query("gpu", {"type": "string", "maxLength": 64}, "GPU name, e.g. RTX 5090 (a catalog profile "
-                      "when one matches, else a custom profile)."),
-                query("gpu_memory", {"type": "number"}, "Memory per GPU in GB for a custom profile."),
-                query("gpus", {"type": "integer", "minimum": 1}, "Number of GPUs (with gpu or gpu_memory).")],
-            "responses": {"200": answer("A fit report (with model) or a search result (without).", OBJECT),
+                query_param("ctx", {"type": "string", "maxLength": 16}, "Context length for the concurrency "
+                            "figure (131072, 128k, 1m; default --max-model-len). Alias: context."),
+                query_param("gpu", {"type": "string", "maxLength": 64}, "GPU name, e.g. RTX 5090 (a catalog "
+                            "profile when one matches, else a custom profile)."),
+                query_param("gpu_memory", {"type": "number"}, "Memory per GPU in GB for a custom profile."),
+                query_param("gpus", {"type": "integer", "minimum": 1},
+                            "Number of GPUs (with gpu or gpu_memory).")],
+            "responses": {"200": json_answer("A fit report (with model) or a search result (without).", OBJECT),
                           "400": refused}}},
         "/api/perf": {"get": {
             "summary": "How fast will it serve? Estimated TTFT, TPOT and throughput of a selection",
@@ -92,9 +96,9 @@ def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
         "/api/recommend": {"get": {
             "summary": "The recipe's configurations that meet a TTFT / TPOT target, fewest GPUs first",
             "parameters": model + load + [
-                query("ttft_ms", {"type": "number"}, "TTFT target in ms.", True),
-                query("tpot_ms", {"type": "number"}, "TPOT target in ms.", True),
-                query("hardware", STRING, "Only this hardware profile (repeatable).")],
+                query_param("ttft_ms", {"type": "number"}, "TTFT target in ms.", True),
+                query_param("tpot_ms", {"type": "number"}, "TPOT target in ms.", True),
+                query_param("hardware", STRING, "Only this hardware profile (repeatable).")],
             "responses": estimate}},
     }
 
@@ -104,35 +108,39 @@ def page_paths() -> dict[str, Any]:
     static = {"200": {"description": "The static JSON file (same bytes as `vllm-recipes build-api`).",
                       "headers": {"ETag": {"schema": STRING}}, "content": {JSON: {"schema": {}}}},
               "304": {"description": "Not modified (If-None-Match matched the ETag)."},
-              "404": answer("No such file.")}
-    twin = {"200": answer("The page's data as JSON.", OBJECT), "404": answer("No such page.")}
+              "404": json_answer("No such file.")}
+    twin = {"200": json_answer("The page's data as JSON.", OBJECT), "404": json_answer("No such page.")}
     text = {"200": {"description": "Markdown text (llms.txt convention), generated from the catalog.",
                     "content": {"text/plain": {"schema": STRING}}}}
-    paths = {p: get("Static JSON API file", static, tuple(seg[1:-1] for seg in p.replace(".json", "").split("/")
-                                                         if seg.startswith("{")))
+    paths = {p: get_op("Static JSON API file", static,
+                       tuple(seg[1:-1] for seg in p.replace(".json", "").split("/") if seg.startswith("{")))
              for p in STATIC_FILES}
     return paths | {
-        "/index.json": get("Home page as JSON: latest recipes and providers.", twin),
-        "/browse.json": get("Browse/search results as JSON (same query parameters as /browse: q, task, arch, "
-                            "size, precision, hw, provider, sort).", twin),
-        "/{org}.json": get("A provider page as JSON (when no static API file has that name).", twin, ("org",)),
-        "/{org}/{repo}/page.json": get("A recipe page's state at a URL selection (the page's query parameters, "
-                                       "read leniently like the page): selection, builder rows, commands, "
-                                       "rendering, explain. Also: Accept: application/json on the page URL.",
-                                       twin, ("org", "repo")),
-        "/llms.txt": get("The catalog for language models: how to get commands, one line per recipe.", text),
-        "/llms-full.txt": get("Every recipe's default command on each hardware it offers, each after the "
-                              "/api/resolve URL that reproduces it.", text),
-        "/api/health": get("Liveness and whether the static JSON API is built",
-                           {"200": answer("`ok`, `warm`, `recipes`, `api`, `warm_error`.", OBJECT)}),
+        "/index.json": get_op("Home page as JSON: latest recipes and providers.", twin),
+        "/browse.json": get_op("Browse/search results as JSON (same query parameters as /browse: q, task, "
+                               "arch, size, precision, hw, provider, sort).", twin),
+        "/{org}.json": get_op("A provider page as JSON (when no static API file has that name).", twin,
+                              ("org",)),
+        "/{org}/{repo}/page.json": get_op("A recipe page's state at a URL selection (the page's query "
+                                          "parameters, read leniently like the page): selection, builder "
+                                          "rows, commands, rendering, explain. Also: Accept: "
+                                          "application/json on the page URL.", twin, ("org", "repo")),
+        "/llms.txt": get_op("The catalog for language models: how to get commands, one line per recipe.",
+                            text),
+        "/llms-full.txt": get_op("Every recipe's default command on each hardware it offers, each after the "
+                                 "/api/resolve URL that reproduces it.", text),
+        "/api/health": get_op("Liveness and whether the static JSON API is built",
+                              {"200": json_answer("`ok`, `warm`, `recipes`, `api`, `warm_error`.", OBJECT)}),
     }
 
 
 def openapi_spec() -> dict[str, Any]:
-    """The whole document."""
-    params = [query("model", {"type": "string", "maxLength": 512}, "Recipe Hugging Face id (or a variant's model "
-                    "id), e.g. deepseek-ai/DeepSeek-V4.1-Flash.", True), *openapi_parameters()]
-    return {
+    """The whole document, a deep copy: the helpers share schema dicts (:data:`STRING` and the like), so
+    a caller editing one spec must not change the next."""
+    params = [query_param("model", {"type": "string", "maxLength": 512}, "Recipe Hugging Face id (or a "
+                          "variant's model id), e.g. deepseek-ai/DeepSeek-V4.1-Flash.", True),
+              *openapi_parameters()]
+    spec = {
         "openapi": "3.1.0",
         "info": {"title": "vLLM Recipes API", "version": "1",
                  "description": "Static recipe JSON and live command resolution. Paths, shapes and "
@@ -155,3 +163,4 @@ def openapi_spec() -> dict[str, Any]:
                                     "summary on the selection's hardware (null without architecture facts)."}}},
         }},
     }
+    return copy.deepcopy(spec)

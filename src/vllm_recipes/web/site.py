@@ -119,6 +119,8 @@ class SiteIndex:
         return {h: (f"{lab} ({h})" if dupes[lab] > 1 else lab) for h, lab in out.items()}
 
     def facet_label(self, row: str, value: str) -> str:
+        """A value's chip label in a ``BROWSE_ROWS`` row. Only ``arch`` and ``precision`` reach the last line:
+        a precision, or an architecture of up to 4 letters, in capitals; a longer architecture title-cased."""
         if row == "task":
             return self.task_label(value)
         if row == "hw":
@@ -128,7 +130,7 @@ class SiteIndex:
         if row == "provider":
             p = self.providers.get(value)
             return p.name if p else value
-        return value.upper() if row == "precision" or len(value) <= 4 else value.title()  # precision, arch
+        return value.upper() if row == "precision" or len(value) <= 4 else value.title()
 
     @cached_property
     def search_index(self) -> dict[str, Any]:
@@ -145,7 +147,8 @@ class SiteIndex:
         query = (params.get("q") or "").strip()[:200]
         selected = {row: list(dict.fromkeys(v.strip() for v in (params.get(row) or "").split(",") if v.strip()))[:50]
                     for row in BROWSE_ROWS}
-        sort = str(params.get("sort")) if params.get("sort") in SORTS else "released"
+        asked = params.get("sort", "")
+        sort = asked if asked in SORTS else "released"
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
