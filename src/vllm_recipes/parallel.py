@@ -11,6 +11,7 @@ cannot hold the server's GIL while pages wait.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -54,12 +55,15 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None =
     from concurrent.futures import ProcessPoolExecutor  # (not imported by serve, which never forks)
 
     _task = (fn, items)
+    # what the workers inherit is never garbage: their collections skip it (and leave its pages shared)
+    gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
             # small chunks keep every worker busy to the end (recipes differ a lot in size)
             return list(pool.map(_run, range(n), chunksize=max(1, min(4, n // (jobs * 8)))))
     finally:
         _task = None
+        gc.unfreeze()
 
 
 def in_background(fn: Callable[..., R], *args: Any) -> Future[R]:
