@@ -34,7 +34,7 @@ from vllm_recipes.select.gates import (
     resolve_mode_key,
 )
 
-from .context import Ctx
+from .context import Ctx, FeatureModes
 from .plan import Arg, Source
 
 EnvFragment = tuple[Mapping[str, Any], Source]
@@ -333,7 +333,7 @@ def layer_features(ctx: Ctx, call: Call) -> Contribution:
         layer = "feature"
         path: tuple[str, ...] = ("features", f)
         if truthy(feat.get("modes")):
-            mk = ctx.hw.read(_mode_key, feat, f, ctx.variant, ctx.sel.variant_key, ctx.sel.mode_for(f))
+            mk = ctx.hw.read(_mode_key, feat, f, ctx.variant, ctx.sel.variant_key, modes=True)
             if mk is None:
                 continue
             block, layer, path = as_map(feat["modes"].get(mk)), "mode", (*path, "modes", mk)
@@ -399,9 +399,9 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
     return c
 
 
-def _mode_key(feat: Mapping[str, Any], f: str, variant: Mapping[str, Any], vk: str, picked: str | None,
+def _mode_key(feat: Mapping[str, Any], f: str, variant: Mapping[str, Any], vk: str, modes: FeatureModes,
               profile: Mapping[str, Any], hw_id: str) -> str | None:
-    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, picked)
+    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, dict(modes).get(f))
 
 
 Layer = Callable[[Ctx, Call], Contribution]
