@@ -5,25 +5,7 @@ catalog, no I/O (the shipped tables are read once by :mod:`.vllm_tables`).
 Callers map a finding's ``token_index`` / ``env_key`` back to the recipe line
 that produced it (``vllm_plan.py``).
 
-Codes are stable (documented in ``docs/decisions-vllm-lint.md``):
-
-======================  ========  ====================================================
-code                    severity  meaning
-======================  ========  ====================================================
-vllm-unknown-flag       error     not an option of the release (window, did you mean)
-vllm-unknown-key        error     JSON key the config class forbids (warning: ignored)
-vllm-invalid-choice     error     value not among the flag's / key's choices
-vllm-invalid-type       error     not an int / float / JSON as the flag requires
-vllm-arity              error     missing value, value after a switch, wrong count
-vllm-joined-value       error     flag and value in one argv item (``--x 1``; ``--x=1`` runs: warning)
-vllm-unknown-env        warning   ``VLLM_*`` variable the release does not read (vLLM ignores it)
-vllm-deprecated-flag    warning   the release marks the flag deprecated
-vllm-unregistered-name  warning   parser / backend / connector name not built in
-vllm-min-version        warning   newer than the recipe's ``min_vllm_version``
-vllm-underscore         info      ``--max_model_len``: accepted, but not the spelling
-vllm-plugin             info      unknown to stock vLLM on a non-stock image
-vllm-release            info      which release was checked and why
-======================  ========  ====================================================
+Codes and severities are stable: the table is in ``docs/decisions-vllm-lint.md``.
 """
 
 from __future__ import annotations

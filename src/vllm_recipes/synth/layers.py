@@ -155,12 +155,18 @@ def pd_role_request(ctx: Ctx, role: str) -> Mapping[str, Any]:
 def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
     """§5.2: exactly one parallel layout per call."""
     c = Contribution()
-    n = ctx.node_count
-    g = ctx.gpu_count if ctx.is_multi else 0  # read where used: a plan that does not use it is any GPU count's
-    mp = call.mp_rank
-    addr = ctx.mp_master_addr
+    if ctx.is_pd:
+        if call.role:
+            _pd_parallel(ctx, call.role, c)
+        return c
+    if not ctx.is_multi:
+        note = "single node" + (" (TP size resolved from the recipe / VRAM fit)"
+                                if ctx.strategy_name == "single_node_tp" else f": {ctx.gpu_count} GPUs")
+        c.add_computed("parallelism", note, ctx.parallel_flag, ctx.single_node_tp)
+        return c
+    n, g, mp, addr = ctx.node_count, ctx.gpu_count, call.mp_rank, ctx.mp_master_addr
     parallelism = ctx.strategy.get("parallelism")
-    if ctx.is_multi and ctx.parallel_flag == "--data-parallel-size":
+    if ctx.parallel_flag == "--data-parallel-size":
         dp_local_rank: Any = g
         so = as_map(ctx.so)
         dep_ov: list[Any] = [*as_list(so.get("vllm_args")), *as_list(so.get("extra_args"))]
@@ -177,31 +183,24 @@ def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
                        "--data-parallel-size-local", g, "--data-parallel-address", addr)
         if call.node_role == "worker":
             c.add_computed("parallelism", note, "--data-parallel-start-rank", _mul(mp, dp_local_rank))
-    elif ctx.is_multi and parallelism == "tp_pp":
+    elif parallelism == "tp_pp":
         note = f"multi-node TPxPP: TP {g} per node, PP {n}"
         c.add_computed("parallelism", note, "--tensor-parallel-size", g, "--pipeline-parallel-size", n,
                        "--nnodes", n, "--node-rank", mp, "--master-addr", addr)
         if mp > 0:
             c.add_computed("parallelism", note, "--headless")
-    elif ctx.is_multi and parallelism == "tp_dp":
+    elif parallelism == "tp_dp":
         note = f"multi-node TPxDP: TP {g} per node, DP {n}"
         c.add_computed("parallelism", note, "--tensor-parallel-size", g, "--data-parallel-size", n,
                        "--data-parallel-size-local", 1, "--data-parallel-address", addr)
         if call.node_role == "worker":
             c.add_computed("parallelism", note, "--data-parallel-start-rank", mp)
-    elif ctx.is_multi:
+    else:
         note = f"multi-node TP: {g} GPUs x {n} nodes"
         c.add_computed("parallelism", note, "--tensor-parallel-size", ctx.total_gpus, "--nnodes", n,
                        "--node-rank", mp, "--master-addr", addr)
         if mp > 0:
             c.add_computed("parallelism", note, "--headless")
-    elif ctx.is_pd:
-        if call.role:
-            _pd_parallel(ctx, call.role, c)
-    else:
-        note = "single node" + (" (TP size resolved from the recipe / VRAM fit)"
-                                if ctx.strategy_name == "single_node_tp" else f": {ctx.gpu_count} GPUs")
-        c.add_computed("parallelism", note, ctx.parallel_flag, ctx.single_node_tp)
     return c
 
 
