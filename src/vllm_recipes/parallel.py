@@ -57,10 +57,10 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None =
     from concurrent.futures import ProcessPoolExecutor  # (not imported by serve, which never forks)
 
     _task = (fn, items)
-    # what the workers inherit is never garbage: their collections skip it (and leave its pages shared)
-    gc.freeze()
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        # what a worker inherits is never garbage: frozen first, its collections skip it (and leave its pages shared)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=gc.freeze) as pool:
             if size is None:  # (small chunks keep every worker busy to the end)
                 return list(pool.map(_run, range(n), chunksize=max(1, min(4, n // (jobs * 8)))))
             order = sorted(range(n), key=lambda i: -size(items[i]))
@@ -68,7 +68,6 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None =
             return [done[i] for i in range(n)]
     finally:
         _task = None
-        gc.unfreeze()
 
 
 def in_background(fn: Callable[..., R], *args: Any) -> Future[R]:
