@@ -195,9 +195,9 @@ class _Run:
                 self.out.append(f if f.token_index is None else f._replace(token_index=f.token_index + i))
             i = end
 
-    def flag(self, toks: Sequence[str], i: int) -> int:
-        """Lint the flag at ``toks[i]`` and the values after it; the index of the next flag."""
-        tok = toks[i]
+    def flag(self, seg: Sequence[str]) -> None:
+        """Lint one flag (``seg[0]``) and the values after it (``seg[1:]``)."""
+        tok = seg[0]
         name, joined = _split_joined(tok)
         if joined is not None:
             # ``--x=1`` (and ``--json-arg.key=value``) is argparse syntax vLLM accepts: it runs, so a warning
@@ -205,24 +205,23 @@ class _Run:
             self.add("vllm-joined-value", "warning" if "=" in tok and tok.startswith("-") else "error", name,
                      f"{tok!r} puts the flag and its value in one argv item; write {name!r} and the value "
                      "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
-                     i)
+                     0)
         head, dot, keypath = name.partition(".")
-        head = self._spelling(head, name, i)
-        n_values = self._count_values(toks, i)
-        spec = self._known_spec(head, i)
+        head = self._spelling(head, name, 0)
+        spec = self._known_spec(head, 0)
         if spec is None:
-            return i + 1 + n_values
+            return
         if dot:
-            return self._dotted(spec, head, keypath, toks, i, joined, n_values)
-        values = [joined] if joined is not None else list(toks[i + 1:i + 1 + n_values])
-        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values, i,
+            self._dotted(spec, head, keypath, seg, joined)
+            return
+        values = [joined] if joined is not None else list(seg[1:])
+        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values, 0,
                            joined is not None)
         for k, v in enumerate(values[:used]):
-            self._check_value(spec, head, v, i if joined is not None else i + 1 + k)
-        for j in range(i + 1 + (0 if joined is not None else used), i + 1 + n_values):
-            self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {toks[j]!r} is left over "
+            self._check_value(spec, head, v, 0 if joined is not None else 1 + k)
+        for j in range(1 + (0 if joined is not None else used), len(seg)):
+            self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {seg[j]!r} is left over "
                      "(vLLM would refuse it as an unrecognized argument)", j)
-        return i + 1 + n_values
 
     def _spelling(self, head: str, name: str, i: int) -> str:
         """``--max_model_len`` is accepted as ``--max-model-len``: reported, and linted as that."""
@@ -411,20 +410,17 @@ class _Run:
                  f"{head} key {path!r} is not a field of {cls} in {self.where()} ({why}); {effect}"
                  + _did_you_mean(key, siblings), j, plugin_may_add=True)
 
-    def _dotted(self, spec: FlagSpec, head: str, keypath: str, toks: Sequence[str], i: int, joined: str | None,
-                n_values: int) -> int:
+    def _dotted(self, spec: FlagSpec, head: str, keypath: str, seg: Sequence[str], joined: str | None) -> None:
         """``--x.a.b v`` (merged into the JSON of ``--x``) and ``--x.k+ v`` (append)."""
         if spec.kind != "json":
             self.add("vllm-invalid-type", "error", f"{head}.{keypath}", f"{head} is not a JSON flag; "
-                     f"{head}.{keypath} is not accepted", i)
-            return i + 1 + n_values
-        path = keypath.removesuffix("+")
-        obj: Any = joined if joined is not None else (toks[i + 1] if n_values else "")
-        for part in reversed(path.split(".")):
+                     f"{head}.{keypath} is not accepted", 0)
+            return
+        obj: Any = joined if joined is not None else (seg[1] if len(seg) > 1 else "")
+        for part in reversed(keypath.removesuffix("+").split(".")):
             obj = {part: obj}
         if spec.config:
-            self._keys(spec, head, spec.config, obj, "", i)
-        return i + 1 + n_values
+            self._keys(spec, head, spec.config, obj, "", 0)
 
     # ---- env
     def env_key(self, key: str) -> None:
@@ -459,7 +455,7 @@ def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFi
     """The findings of one flag and its values (``segment``), token indices from 0, remembered (bounded):
     a pure function of its arguments, and processes share most of their flags."""
     run = _Run(target)
-    run.flag(segment, 0)
+    run.flag(segment)
     return tuple(run.out)
 
 
