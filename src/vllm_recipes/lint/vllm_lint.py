@@ -463,29 +463,18 @@ def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFi
 _CASE_FOLDED_CHOICES = frozenset({"--moe-backend", "--linear-backend", "--sparse-indexer-topk-backend"})
 
 
-def _int_ok(spec: FlagSpec, value: str) -> bool:
-    t = spec.type
-    return (re.fullmatch(r"-?\d+", value) is not None
-            or (t != "int" and _HUMAN_INT.match(value) is not None)
-            or (t == "human_int_or_auto" and value == "auto")
-            or (value in {"None", ""} and spec.choices is None))
-
-
-def _is_float(value: str) -> bool:
-    try:
-        float(value)
-    except ValueError:
-        return value == "None"
-    return True
-
-
 def _type_problem(spec: FlagSpec, head: str, value: str) -> str | None:
     """Why ``value`` is not of the flag's type (``None``: it is, or the type is not checked)."""
     t = spec.type
     if t in {"int", "human_int", "human_int_or_auto"}:
-        return None if _int_ok(spec, value) else f"{head} expects {spec.describe()}, got {value!r}"
+        ok = (re.fullmatch(r"-?\d+", value) is not None or (t != "int" and _HUMAN_INT.match(value) is not None)
+              or (t == "human_int_or_auto" and value == "auto") or (value in {"None", ""} and spec.choices is None))
+        return None if ok else f"{head} expects {spec.describe()}, got {value!r}"
     if t == "float":
-        return None if _is_float(value) else f"{head} expects a float, got {value!r}"
+        try:
+            float(value)
+        except ValueError:
+            return None if value == "None" else f"{head} expects a float, got {value!r}"
     if t == "json_or_str" and value.lstrip().startswith("{"):
         try:
             json.loads(value)
