@@ -261,13 +261,9 @@ class _Run:
     def _takes(spec: FlagSpec) -> str:
         if spec.kind == "switch":
             return "no value"
-        if spec.nargs == "+":
-            return "one or more values"
-        if spec.nargs == "?":
-            return "at most one value"
         if isinstance(spec.nargs, int):
             return f"exactly {spec.nargs} values"
-        return "one value"
+        return {"+": "one or more values", "?": "at most one value"}.get(spec.nargs or "", "one value")
 
     def _arity(self, spec: FlagSpec, head: str, negated: bool, values: list[str], i: int, joined: bool) -> int:
         """How many of ``values`` the flag consumes; reports a missing value."""
