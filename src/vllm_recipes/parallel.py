@@ -11,6 +11,7 @@ cannot hold the server's GIL while pages wait.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -40,11 +41,13 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None = None, min_items: int = 8) -> list[R]:
+def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None = None, min_items: int = 8,
+                 size: Callable[[T], float] | None = None) -> list[R]:
     """``[fn(x) for x in items]``, in order, spread over ``jobs`` worker processes (default: every core).
 
     Serial when there are fewer than ``min_items`` items, one job, or other threads in this process.
-    ``fn`` must be a module-level function and its results picklable.
+    ``fn`` must be a module-level function and its results picklable. ``size`` (an estimate of an item's
+    work): the largest are started first, so that no long item is left to run alone at the end.
     """
     global _task
     n = len(items)
@@ -55,9 +58,14 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], *, jobs: int | None =
 
     _task = (fn, items)
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            # small chunks keep every worker busy to the end (recipes differ a lot in size)
-            return list(pool.map(_run, range(n), chunksize=max(1, min(4, n // (jobs * 8)))))
+        # what a worker inherits is never garbage: frozen first, its collections skip it (and leave its pages shared)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=gc.freeze) as pool:
+            if size is None:  # (small chunks keep every worker busy to the end)
+                return list(pool.map(_run, range(n), chunksize=max(1, min(4, n // (jobs * 8)))))
+            order = sorted(range(n), key=lambda i: -size(items[i]))
+            done = dict(zip(order, pool.map(_run, order), strict=True))
+            return [done[i] for i in range(n)]
     finally:
         _task = None
 

@@ -5,25 +5,7 @@ catalog, no I/O (the shipped tables are read once by :mod:`.vllm_tables`).
 Callers map a finding's ``token_index`` / ``env_key`` back to the recipe line
 that produced it (``vllm_plan.py``).
 
-Codes are stable (documented in ``docs/decisions-vllm-lint.md``):
-
-======================  ========  ====================================================
-code                    severity  meaning
-======================  ========  ====================================================
-vllm-unknown-flag       error     not an option of the release (window, did you mean)
-vllm-unknown-key        error     JSON key the config class forbids (warning: ignored)
-vllm-invalid-choice     error     value not among the flag's / key's choices
-vllm-invalid-type       error     not an int / float / JSON as the flag requires
-vllm-arity              error     missing value, value after a switch, wrong count
-vllm-joined-value       error     flag and value in one argv item (``--x 1``; ``--x=1`` runs: warning)
-vllm-unknown-env        warning   ``VLLM_*`` variable the release does not read (vLLM ignores it)
-vllm-deprecated-flag    warning   the release marks the flag deprecated
-vllm-unregistered-name  warning   parser / backend / connector name not built in
-vllm-min-version        warning   newer than the recipe's ``min_vllm_version``
-vllm-underscore         info      ``--max_model_len``: accepted, but not the spelling
-vllm-plugin             info      unknown to stock vLLM on a non-stock image
-vllm-release            info      which release was checked and why
-======================  ========  ====================================================
+Codes and severities are stable: the table is in ``docs/decisions-vllm-lint.md``.
 """
 
 from __future__ import annotations
@@ -213,9 +195,9 @@ class _Run:
                 self.out.append(f if f.token_index is None else f._replace(token_index=f.token_index + i))
             i = end
 
-    def flag(self, toks: Sequence[str], i: int) -> int:
-        """Lint the flag at ``toks[i]`` and the values after it; the index of the next flag."""
-        tok = toks[i]
+    def flag(self, seg: Sequence[str]) -> None:
+        """Lint one flag (``seg[0]``) and the values after it (``seg[1:]``)."""
+        tok = seg[0]
         name, joined = _split_joined(tok)
         if joined is not None:
             # ``--x=1`` (and ``--json-arg.key=value``) is argparse syntax vLLM accepts: it runs, so a warning
@@ -223,24 +205,23 @@ class _Run:
             self.add("vllm-joined-value", "warning" if "=" in tok and tok.startswith("-") else "error", name,
                      f"{tok!r} puts the flag and its value in one argv item; write {name!r} and the value "
                      "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
-                     i)
+                     0)
         head, dot, keypath = name.partition(".")
-        head = self._spelling(head, name, i)
-        n_values = self._count_values(toks, i)
-        spec = self._known_spec(head, i)
+        head = self._spelling(head, name, 0)
+        spec = self._known_spec(head, 0)
         if spec is None:
-            return i + 1 + n_values
+            return
         if dot:
-            return self._dotted(spec, head, keypath, toks, i, joined, n_values)
-        values = [joined] if joined is not None else list(toks[i + 1:i + 1 + n_values])
-        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values, i,
+            self._dotted(spec, head, keypath, seg, joined)
+            return
+        values = [joined] if joined is not None else list(seg[1:])
+        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values, 0,
                            joined is not None)
         for k, v in enumerate(values[:used]):
-            self._check_value(spec, head, v, i if joined is not None else i + 1 + k)
-        for j in range(i + 1 + (0 if joined is not None else used), i + 1 + n_values):
-            self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {toks[j]!r} is left over "
+            self._check_value(spec, head, v, 0 if joined is not None else 1 + k)
+        for j in range(1 + (0 if joined is not None else used), len(seg)):
+            self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {seg[j]!r} is left over "
                      "(vLLM would refuse it as an unrecognized argument)", j)
-        return i + 1 + n_values
 
     def _spelling(self, head: str, name: str, i: int) -> str:
         """``--max_model_len`` is accepted as ``--max-model-len``: reported, and linted as that."""
@@ -280,13 +261,9 @@ class _Run:
     def _takes(spec: FlagSpec) -> str:
         if spec.kind == "switch":
             return "no value"
-        if spec.nargs == "+":
-            return "one or more values"
-        if spec.nargs == "?":
-            return "at most one value"
         if isinstance(spec.nargs, int):
             return f"exactly {spec.nargs} values"
-        return "one value"
+        return {"+": "one or more values", "?": "at most one value"}.get(spec.nargs or "", "one value")
 
     def _arity(self, spec: FlagSpec, head: str, negated: bool, values: list[str], i: int, joined: bool) -> int:
         """How many of ``values`` the flag consumes; reports a missing value."""
@@ -429,20 +406,17 @@ class _Run:
                  f"{head} key {path!r} is not a field of {cls} in {self.where()} ({why}); {effect}"
                  + _did_you_mean(key, siblings), j, plugin_may_add=True)
 
-    def _dotted(self, spec: FlagSpec, head: str, keypath: str, toks: Sequence[str], i: int, joined: str | None,
-                n_values: int) -> int:
+    def _dotted(self, spec: FlagSpec, head: str, keypath: str, seg: Sequence[str], joined: str | None) -> None:
         """``--x.a.b v`` (merged into the JSON of ``--x``) and ``--x.k+ v`` (append)."""
         if spec.kind != "json":
             self.add("vllm-invalid-type", "error", f"{head}.{keypath}", f"{head} is not a JSON flag; "
-                     f"{head}.{keypath} is not accepted", i)
-            return i + 1 + n_values
-        path = keypath.removesuffix("+")
-        obj: Any = joined if joined is not None else (toks[i + 1] if n_values else "")
-        for part in reversed(path.split(".")):
+                     f"{head}.{keypath} is not accepted", 0)
+            return
+        obj: Any = joined if joined is not None else (seg[1] if len(seg) > 1 else "")
+        for part in reversed(keypath.removesuffix("+").split(".")):
             obj = {part: obj}
         if spec.config:
-            self._keys(spec, head, spec.config, obj, "", i)
-        return i + 1 + n_values
+            self._keys(spec, head, spec.config, obj, "", 0)
 
     # ---- env
     def env_key(self, key: str) -> None:
@@ -477,7 +451,7 @@ def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFi
     """The findings of one flag and its values (``segment``), token indices from 0, remembered (bounded):
     a pure function of its arguments, and processes share most of their flags."""
     run = _Run(target)
-    run.flag(segment, 0)
+    run.flag(segment)
     return tuple(run.out)
 
 
@@ -485,29 +459,18 @@ def _flag_findings(segment: tuple[str, ...], target: LintTarget) -> tuple[VllmFi
 _CASE_FOLDED_CHOICES = frozenset({"--moe-backend", "--linear-backend", "--sparse-indexer-topk-backend"})
 
 
-def _int_ok(spec: FlagSpec, value: str) -> bool:
-    t = spec.type
-    return (re.fullmatch(r"-?\d+", value) is not None
-            or (t != "int" and _HUMAN_INT.match(value) is not None)
-            or (t == "human_int_or_auto" and value == "auto")
-            or (value in {"None", ""} and spec.choices is None))
-
-
-def _is_float(value: str) -> bool:
-    try:
-        float(value)
-    except ValueError:
-        return value == "None"
-    return True
-
-
 def _type_problem(spec: FlagSpec, head: str, value: str) -> str | None:
     """Why ``value`` is not of the flag's type (``None``: it is, or the type is not checked)."""
     t = spec.type
     if t in {"int", "human_int", "human_int_or_auto"}:
-        return None if _int_ok(spec, value) else f"{head} expects {spec.describe()}, got {value!r}"
+        ok = (re.fullmatch(r"-?\d+", value) is not None or (t != "int" and _HUMAN_INT.match(value) is not None)
+              or (t == "human_int_or_auto" and value == "auto") or (value in {"None", ""} and spec.choices is None))
+        return None if ok else f"{head} expects {spec.describe()}, got {value!r}"
     if t == "float":
-        return None if _is_float(value) else f"{head} expects a float, got {value!r}"
+        try:
+            float(value)
+        except ValueError:
+            return None if value == "None" else f"{head} expects a float, got {value!r}"
     if t == "json_or_str" and value.lstrip().startswith("{"):
         try:
             json.loads(value)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vllm_recipes.catalog import Catalog, format_key_path
+from vllm_recipes.catalog import format_key_path
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
@@ -74,29 +74,19 @@ class PlanLint:
                 "findings": [f.to_dict() for f in self.findings]}
 
 
-def declared_min_version(catalog: Catalog, recipe: Mapping[str, Any], variant: Mapping[str, Any],
-                         kv_offload: str | None) -> str | None:
-    """The highest ``min_vllm_version`` of the recipe, the variant and a Mooncake deployment."""
-    versions = [get(recipe.get("model"), "min_vllm_version"), variant.get("min_vllm_version")]
-    if kv_offload:
-        spec = catalog.strategies.get(kv_offload)
+def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
+    """The release the selection's commands run (see :func:`vllm_lint.choose_target`): its image, and the
+    highest ``min_vllm_version`` of the recipe, the variant and a Mooncake deployment."""
+    model = ctx.recipe.get("model")
+    versions = [get(model, "min_vllm_version"), ctx.variant.get("min_vllm_version")]
+    if ctx.sel.kv_offload:
+        spec = ctx.catalog.strategies.get(ctx.sel.kv_offload)
         if get(spec, "deploy_type") == "kv_store_lb":
             versions.append(get(spec, "min_vllm_version"))
-    parsed = [(parse_version(str(v)), str(v)) for v in versions if v]
-    parsed = [(p, v) for p, v in parsed if p is not None]
-    return max(parsed)[1] if parsed else None
-
-
-def declared_extensions(recipe: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    ext = as_map(get(recipe.get("model"), "vllm_extensions"))
-    return tuple(str(f) for f in ext.get("flags") or ()), tuple(str(e) for e in ext.get("env") or ())
-
-
-def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
-    """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    flags, env = declared_extensions(ctx.recipe)
-    target, notes = _target(meta_for(ctx).image, declared_min_version(ctx.catalog, ctx.recipe, ctx.variant,
-                                                                      ctx.sel.kv_offload), forced, flags, env)
+    parsed = [(p, str(v)) for v in versions if v and (p := parse_version(str(v))) is not None]
+    ext = as_map(get(model, "vllm_extensions"))
+    target, notes = _target(meta_for(ctx).image, max(parsed)[1] if parsed else None, forced,
+                            tuple(str(f) for f in ext.get("flags") or ()), tuple(str(e) for e in ext.get("env") or ()))
     return target, list(notes)
 
 

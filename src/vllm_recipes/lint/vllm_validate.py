@@ -106,6 +106,8 @@ def dead_value_and_release_checker(forced: str | None = None) -> Checker:
     def check(catalog: Catalog) -> list[Finding]:
         usable = usable_catalog(catalog)[0]
         jobs = [(usable, recipe, forced) for recipe in usable.recipes if not recipe.is_omni]
-        return [f for found in parallel_map(_dead_values_and_release, jobs, min_items=2) for f in found]
+        # (a recipe's text is a fair guess at its work: the largest start first)
+        found = parallel_map(_dead_values_and_release, jobs, min_items=2, size=lambda job: len(job[1].doc.text or ""))
+        return [f for recipe_found in found for f in recipe_found]
 
     return check

@@ -29,44 +29,50 @@ from vllm_recipes.select.selection import Selection
 
 T = TypeVar("T")
 R = TypeVar("R")
+FeatureModes = tuple[tuple[str, str], ...]
 
 
 class Hardware:
-    """The selection's hardware (profile and id), read through :meth:`read`, which records each read.
+    """The selection's hardware (profile and id) and feature modes, read through :meth:`read` and
+    :meth:`read_modes`, which record each read.
 
-    ``validate`` resolves thousands of selections that differ only in their hardware. The resolve
-    sees the hardware only through these reads, so when each read of an earlier resolve gives the
-    same value on another profile (:meth:`reads_alike`), that resolve's plan and findings are the
-    other selection's too: ``validate`` skips it, exactly (no rule is restated to decide it).
+    ``validate`` resolves thousands of selections that differ only in their hardware or modes. The resolve
+    sees them only through these reads, so when each read of an earlier resolve gives the same value for
+    another selection (:meth:`reads_alike`), that resolve's plan and findings are the other selection's
+    too: ``validate`` skips it, exactly (no rule is restated to decide it).
     """
 
-    __slots__ = ("_profile", "id", "reads")
+    __slots__ = ("_profile", "id", "modes", "reads")
 
-    def __init__(self, hw_id: str, profile: Mapping[str, Any]) -> None:
+    def __init__(self, hw_id: str, profile: Mapping[str, Any], modes: FeatureModes = ()) -> None:
         self.id = hw_id
         self._profile = profile
-        #: each distinct read once, by the function and the identity of its arguments (which it keeps alive)
-        self.reads: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], Any]] = {}
+        self.modes = modes
+        #: each distinct read once, by the function and the identity of its arguments (which it keeps alive),
+        #: with whether it reads the modes
+        self.reads: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], bool, Any]] = {}
 
     @classmethod
-    def of(cls, catalog: Catalog, hw_id: str) -> Hardware:
-        return cls(hw_id, as_map(catalog.hardware_profiles.get(hw_id)))
+    def of(cls, catalog: Catalog, hw_id: str, modes: FeatureModes = ()) -> Hardware:
+        return cls(hw_id, as_map(catalog.hardware_profiles.get(hw_id)), modes)
 
-    def read(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args, profile, hw_id)``, recorded (``fn`` must be a pure function of its arguments)."""
+    def read(self, fn: Callable[..., T], *args: Any, modes: bool = False) -> T:
+        """``fn(*args, profile, hw_id)``, recorded (``fn`` must be a pure function of its arguments);
+        ``modes``: ``fn(*args, feature_modes, profile, hw_id)``."""
         key = (fn, *map(id, args))
         got = self.reads.get(key)
         if got is None:
-            got = self.reads[key] = (fn, args, fn(*args, self._profile, self.id))
-        return got[2]
+            value = fn(*args, self.modes, self._profile, self.id) if modes else fn(*args, self._profile, self.id)
+            got = self.reads[key] = (fn, args, modes, value)
+        return got[3]
 
     def reads_alike(self, other: Hardware) -> bool:
         """Whether every read recorded here gives the same value on ``other`` (read, so recorded, there)."""
         theirs = other.reads
         try:
-            for key, (fn, args, value) in self.reads.items():
+            for key, (fn, args, modes, value) in self.reads.items():
                 got = theirs.get(key)  # (mostly there: ``other`` is probed for many selections)
-                if not _same(other.read(fn, *args) if got is None else got[2], value):
+                if not _same(other.read(fn, *args, modes=modes) if got is None else got[3], value):
                     return False
         except Exception:  # a read that fails on the other hardware is not alike
             return False
@@ -91,8 +97,9 @@ class Hardware:
 
 
 def less_hardware(sel: Selection) -> str:
-    """The key of :class:`AlikeResolves`: everything of ``sel`` but its hardware (PD requests are dicts)."""
-    return repr({**vars(sel), "hw_id": ""})
+    """The key of :class:`AlikeResolves`: everything of ``sel`` but what :class:`Hardware` reads (its hardware
+    and feature modes; PD requests are dicts)."""
+    return repr({**vars(sel), "hw_id": "", "feature_modes": ()})
 
 
 class AlikeResolves(Generic[R]):
@@ -103,12 +110,13 @@ class AlikeResolves(Generic[R]):
     def __init__(self, catalog: Catalog) -> None:
         self._catalog = catalog
         self._done: dict[Hashable, list[tuple[Hardware, R]]] = {}
-        #: each hardware, with the earlier resolves' reads read again on it
-        self._probes: dict[str, Hardware] = {}
+        #: each hardware and modes, with the earlier resolves' reads read again on it
+        self._probes: dict[tuple[str, FeatureModes], Hardware] = {}
 
-    def find(self, rest: Hashable, hw_id: str) -> tuple[R] | None:
-        """``(result,)`` of an earlier resolve of ``rest`` whose hardware reads alike on ``hw_id``, else None."""
-        probe = self._probes.get(hw_id) or self._probes.setdefault(hw_id, Hardware.of(self._catalog, hw_id))
+    def find(self, rest: Hashable, hw_id: str, modes: FeatureModes = ()) -> tuple[R] | None:
+        """``(result,)`` of an earlier resolve of ``rest`` that reads alike on ``hw_id`` and ``modes``, else None."""
+        probe = self._probes.get((hw_id, modes)) or self._probes.setdefault(
+            (hw_id, modes), Hardware.of(self._catalog, hw_id, modes))
         for reads, result in self._done.get(rest, ()):
             if reads.reads_alike(probe):
                 return (result,)
@@ -227,7 +235,7 @@ def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str,
     raw_deploy_type = strategy.get("deploy_type")
     deploy_type = str(raw_deploy_type) if truthy(raw_deploy_type) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
-    hw = Hardware.of(catalog, sel.hw_id)
+    hw = Hardware.of(catalog, sel.hw_id, sel.feature_modes)
 
     kv_store = None
     kv_offload = sel.kv_offload

@@ -34,7 +34,7 @@ from vllm_recipes.select.gates import (
     resolve_mode_key,
 )
 
-from .context import Ctx
+from .context import Ctx, FeatureModes
 from .plan import Arg, Source
 
 EnvFragment = tuple[Mapping[str, Any], Source]
@@ -155,12 +155,18 @@ def pd_role_request(ctx: Ctx, role: str) -> Mapping[str, Any]:
 def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
     """§5.2: exactly one parallel layout per call."""
     c = Contribution()
-    n = ctx.node_count
-    g = ctx.gpu_count if ctx.is_multi else 0  # read where used: a plan that does not use it is any GPU count's
-    mp = call.mp_rank
-    addr = ctx.mp_master_addr
+    if ctx.is_pd:
+        if call.role:
+            _pd_parallel(ctx, call.role, c)
+        return c
+    if not ctx.is_multi:
+        note = "single node" + (" (TP size resolved from the recipe / VRAM fit)"
+                                if ctx.strategy_name == "single_node_tp" else f": {ctx.gpu_count} GPUs")
+        c.add_computed("parallelism", note, ctx.parallel_flag, ctx.single_node_tp)
+        return c
+    n, g, mp, addr = ctx.node_count, ctx.gpu_count, call.mp_rank, ctx.mp_master_addr
     parallelism = ctx.strategy.get("parallelism")
-    if ctx.is_multi and ctx.parallel_flag == "--data-parallel-size":
+    if ctx.parallel_flag == "--data-parallel-size":
         dp_local_rank: Any = g
         so = as_map(ctx.so)
         dep_ov: list[Any] = [*as_list(so.get("vllm_args")), *as_list(so.get("extra_args"))]
@@ -177,31 +183,24 @@ def layer_parallelism(ctx: Ctx, call: Call) -> Contribution:
                        "--data-parallel-size-local", g, "--data-parallel-address", addr)
         if call.node_role == "worker":
             c.add_computed("parallelism", note, "--data-parallel-start-rank", _mul(mp, dp_local_rank))
-    elif ctx.is_multi and parallelism == "tp_pp":
+    elif parallelism == "tp_pp":
         note = f"multi-node TPxPP: TP {g} per node, PP {n}"
         c.add_computed("parallelism", note, "--tensor-parallel-size", g, "--pipeline-parallel-size", n,
                        "--nnodes", n, "--node-rank", mp, "--master-addr", addr)
         if mp > 0:
             c.add_computed("parallelism", note, "--headless")
-    elif ctx.is_multi and parallelism == "tp_dp":
+    elif parallelism == "tp_dp":
         note = f"multi-node TPxDP: TP {g} per node, DP {n}"
         c.add_computed("parallelism", note, "--tensor-parallel-size", g, "--data-parallel-size", n,
                        "--data-parallel-size-local", 1, "--data-parallel-address", addr)
         if call.node_role == "worker":
             c.add_computed("parallelism", note, "--data-parallel-start-rank", mp)
-    elif ctx.is_multi:
+    else:
         note = f"multi-node TP: {g} GPUs x {n} nodes"
         c.add_computed("parallelism", note, "--tensor-parallel-size", ctx.total_gpus, "--nnodes", n,
                        "--node-rank", mp, "--master-addr", addr)
         if mp > 0:
             c.add_computed("parallelism", note, "--headless")
-    elif ctx.is_pd:
-        if call.role:
-            _pd_parallel(ctx, call.role, c)
-    else:
-        note = "single node" + (" (TP size resolved from the recipe / VRAM fit)"
-                                if ctx.strategy_name == "single_node_tp" else f": {ctx.gpu_count} GPUs")
-        c.add_computed("parallelism", note, ctx.parallel_flag, ctx.single_node_tp)
     return c
 
 
@@ -231,18 +230,13 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
     rank = rank if is_number(rank) else 0
     if par == "dep":
         nodes_in_pool = max(1, rpn)
-        if so_role.get("tp") is not None:
-            tp_present, tp_explicit = True, so_role.get("tp")
-        elif "tp" in role_cfg:
-            tp_present, tp_explicit = True, role_cfg.get("tp")
-        else:
-            tp_present, tp_explicit = False, None
+        tp_explicit = so_role.get("tp") if so_role.get("tp") is not None else role_cfg.get("tp")
         role_tp = tp_explicit if tp_explicit is not None else 1
         # ranks = GPUs the pool owns: a co-located pool (rpn 0) has half the node (the pinning layer's half)
         dp_local = max(1, js_floor_div(pool_gpus if rpn == 0 else g, role_tp))
         dp_size = nodes_in_pool * dp_local
         node_idx = max(0, min(nodes_in_pool - 1, rank))
-        if tp_present:
+        if so_role.get("tp") is not None or "tp" in role_cfg:
             c.add_computed("parallelism", note, "--tensor-parallel-size", role_tp)
         c.add_computed("parallelism", note, "--data-parallel-size", dp_size, "--data-parallel-size-local", dp_local,
                        "--data-parallel-start-rank", _mul(node_idx, dp_local),
@@ -333,7 +327,7 @@ def layer_features(ctx: Ctx, call: Call) -> Contribution:
         layer = "feature"
         path: tuple[str, ...] = ("features", f)
         if truthy(feat.get("modes")):
-            mk = ctx.hw.read(_mode_key, feat, f, ctx.variant, ctx.sel.variant_key, ctx.sel.mode_for(f))
+            mk = ctx.hw.read(_mode_key, feat, f, ctx.variant, ctx.sel.variant_key, modes=True)
             if mk is None:
                 continue
             block, layer, path = as_map(feat["modes"].get(mk)), "mode", (*path, "modes", mk)
@@ -399,9 +393,9 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
     return c
 
 
-def _mode_key(feat: Mapping[str, Any], f: str, variant: Mapping[str, Any], vk: str, picked: str | None,
+def _mode_key(feat: Mapping[str, Any], f: str, variant: Mapping[str, Any], vk: str, modes: FeatureModes,
               profile: Mapping[str, Any], hw_id: str) -> str | None:
-    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, picked)
+    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, dict(modes).get(f))
 
 
 Layer = Callable[[Ctx, Call], Contribution]

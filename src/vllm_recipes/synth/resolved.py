@@ -16,12 +16,13 @@ from .resolve import resolve
 
 def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Selection, Ctx, Plan]]:
     """Each offered selection resolved once (one that fails is skipped), but for a selection whose hardware
-    reads like an earlier one's (same everything else): it renders that very plan (:class:`AlikeResolves`)."""
+    and modes read like an earlier one's (same everything else): it renders that very plan
+    (:class:`AlikeResolves`)."""
     alike: AlikeResolves[None] = AlikeResolves(catalog)
     for sel in offered_selections(catalog, recipe):
         # a repeat (Mooncake deployments also come as KV choices) reads alike too: resolved once
         rest = less_hardware(sel)
-        if alike.find(rest, sel.hw_id) is not None:
+        if alike.find(rest, sel.hw_id, sel.feature_modes) is not None:
             continue
         try:
             ctx, plan = resolve(catalog, recipe, sel)
