@@ -25,6 +25,7 @@ from .artifacts import (
     escape_dollars,
     fixed_value,
     header,
+    script_command,
     shell_command,
     used_placeholders,
     whole_json_values,
@@ -251,8 +252,8 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
         script = "exec " + shell_command(p.worker_argv, lambda t: names.shell_text(p, t), "LWS_WORKER_INDEX")
-        *shell, body = entrypoint((), script, prelude, str)[0]  # a script as every target runs one; body as args
-        return {"command": shell, "args": [body]}
+        sh, c, body = script_command(script, prelude)  # `sh -c` as the command, the script as its args
+        return {"command": [sh, c], "args": [body]}
     argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
     command, args = entrypoint(argv, p.script, prelude, lambda t: names.exec_text(p, t))
     return {"command": command} if args is None else {"command": command, "args": args}
