@@ -104,7 +104,9 @@ class Names:
     def node_address(self, p: Process, index: int) -> str:
         """DNS name of node ``index`` (1-based) of ``p`` seen from another pod of the namespace."""
         wl = self.workload(p)
-        return wl if p.nodes <= 1 else f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
+        if p.nodes <= 1:
+            return wl
+        return f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
 
     def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
         """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""
@@ -145,7 +147,11 @@ class Names:
 
     def file_text(self, p: Process, content: str) -> str:
         """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
-        return substitute(content, lambda name: None if (b := self.bind(p, name)) is None or b[1] else b[0])
+        def one(name: str) -> str | None:
+            b = self.bind(p, name)
+            return None if b is None or b[1] else b[0]
+
+        return substitute(content, one)
 
 
 def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...]) -> list[str]:
