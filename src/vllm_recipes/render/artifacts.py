@@ -103,8 +103,12 @@ def used_placeholders(dep: Deployment) -> dict[str, list[str]]:
 def whole_json_values(dep: Deployment) -> frozenset[str]:
     """Placeholders that are a whole string value of a config file (``"device_name": "$X"``): their
     documented empty value (``""``: Mooncake picks the NICs) is valid, so they must be set but may be empty."""
-    return frozenset(n for p in dep.processes for f in p.files
-                     for n in re.findall(r'"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"', f.content) if is_placeholder(n))
+    out: set[str] = set()
+    for p in dep.processes:
+        for f in p.files:
+            names = re.findall(r'"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"', f.content)
+            out.update(n for n in names if is_placeholder(n))
+    return frozenset(out)
 
 
 def header(dep: Deployment, target: str, opts: ExportOptions, to_set: Mapping[str, list[str]],
