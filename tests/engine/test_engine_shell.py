@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 from engine_helpers import recipe, render, shell_words, tail
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vllm_recipes.render.shell import (
     UnsafeValue,
     command_text,
     dedupe,
+    dedupe_positions,
     pair_lines,
     quote,
     render_invocation,
@@ -66,6 +69,39 @@ class TestDedupe:
         kept = deduped("--a", "--b", "v", "p", "--b", "w")
         assert kept == ["--a", "p", "--b", "w"]
         assert pair_lines(kept) == ["--a p", "--b w"]
+
+
+def drop_reference(values: list[str], drop_flags: tuple[str, ...]) -> list[int]:
+    """The drop rule written plainly: walk the tokens; a token in ``drop_flags`` goes together with its
+    value (the next token, unless a flag); everything else is kept."""
+    kept: list[int] = []
+    i = 0
+    while i < len(values):
+        if values[i] in drop_flags:
+            has_value = i + 1 < len(values) and not values[i + 1].startswith("-")
+            i += 2 if has_value else 1
+        else:
+            kept.append(i)
+            i += 1
+    return kept
+
+
+class TestDropFlags:
+    """``drop_flags`` leave after dedupe, each with its value: the value itself is never looked up."""
+
+    def test_a_dropped_value_that_is_itself_dropped_does_not_drop_the_next_token(self) -> None:
+        assert dedupe_positions(("--a", "x", "y"), ("--a", "x")) == ((2,), ())
+
+    @settings(max_examples=500)
+    @given(
+        st.lists(st.sampled_from(["--a", "--b", "-1", "x", "y", ""]), max_size=8),
+        st.lists(st.sampled_from(["--a", "--b", "-1", "x", "y"]), max_size=3).map(tuple),
+    )
+    def test_matches_the_plain_rule(self, tokens: list[str], drop_flags: tuple[str, ...]) -> None:
+        values = tuple(tokens)
+        deduped = dedupe_positions(values, ())[0]
+        expected = [deduped[j] for j in drop_reference([values[k] for k in deduped], drop_flags)]
+        assert dedupe_positions(values, drop_flags)[0] == tuple(expected)
 
 
 class TestRecipeTokens:

@@ -103,8 +103,12 @@ def used_placeholders(dep: Deployment) -> dict[str, list[str]]:
 def whole_json_values(dep: Deployment) -> frozenset[str]:
     """Placeholders that are a whole string value of a config file (``"device_name": "$X"``): their
     documented empty value (``""``: Mooncake picks the NICs) is valid, so they must be set but may be empty."""
-    return frozenset(n for p in dep.processes for f in p.files
-                     for n in re.findall(r'"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"', f.content) if is_placeholder(n))
+    out: set[str] = set()
+    for p in dep.processes:
+        for f in p.files:
+            names = re.findall(r'"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"', f.content)
+            out.update(n for n in names if is_placeholder(n))
+    return frozenset(out)
 
 
 def header(dep: Deployment, target: str, opts: ExportOptions, to_set: Mapping[str, list[str]],
@@ -197,14 +201,19 @@ def escape_dollars(text: str) -> str:
     return text.replace("$", "$$")
 
 
+def script_command(script: str, prelude: list[str]) -> list[str]:
+    """A container command running ``script`` with ``sh`` (after the prelude, stopping at its first failure)."""
+    body = "\n".join(["set -e", *prelude, script]) if prelude else script
+    return ["/bin/sh", "-c", escape_dollars(body)]
+
+
 def entrypoint(argv: tuple[str, ...], script: str | None, prelude: list[str],
                text: Callable[[str], str]) -> tuple[list[str], list[str] | None]:
     """``(command, args)`` of a container: ``script`` run by ``sh`` (args ``None``), else the exec form of
     ``argv`` (``vllm serve`` in the command, the rest ``args``); behind a shell prelude when something
     must run first (``text`` writes each argv token for the target)."""
     if script is not None:
-        body = "\n".join(["set -e", *prelude, script]) if prelude else script
-        return ["/bin/sh", "-c", escape_dollars(body)], None
+        return script_command(script, prelude), None
     k = 2 if argv[:2] == ("vllm", "serve") else 1
     head = [text(t) for t in argv[:k]]
     if prelude:

@@ -46,7 +46,8 @@ def install_block(recipe: Mapping[str, Any], cfg: Any = None,
             "docker pull " + image_word(pull_image or install_pull_image(recipe))
         note = get(docker_cfg, "note")
         out["docker"] = {"command": command, "note": note} if truthy(note) else {"command": command}
-    if as_list(deps := recipe.get("dependencies")):
+    deps = recipe.get("dependencies")
+    if as_list(deps):
         out["extras"] = deps
     return out or None
 

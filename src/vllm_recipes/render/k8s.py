@@ -25,6 +25,7 @@ from .artifacts import (
     escape_dollars,
     fixed_value,
     header,
+    script_command,
     shell_command,
     used_placeholders,
     whole_json_values,
@@ -103,7 +104,9 @@ class Names:
     def node_address(self, p: Process, index: int) -> str:
         """DNS name of node ``index`` (1-based) of ``p`` seen from another pod of the namespace."""
         wl = self.workload(p)
-        return wl if p.nodes <= 1 else f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
+        if p.nodes <= 1:
+            return wl
+        return f"{wl}-0.{wl}" if index == 1 else f"{wl}-0-{index - 1}.{wl}"
 
     def bind(self, p: Process, name: str) -> tuple[str, bool] | None:
         """``(value, is_env_ref)`` for a placeholder inside process ``p``, or ``None`` (a user setting)."""
@@ -144,7 +147,11 @@ class Names:
 
     def file_text(self, p: Process, content: str) -> str:
         """A config file with the placeholders the cluster fills written in; user settings stay as ``$NAME``."""
-        return substitute(content, lambda name: None if (b := self.bind(p, name)) is None or b[1] else b[0])
+        def one(name: str) -> str | None:
+            b = self.bind(p, name)
+            return None if b is None or b[1] else b[0]
+
+        return substitute(content, one)
 
 
 def _prelude(p: Process, names: Names, image: str, env: tuple[tuple[str, str], ...]) -> list[str]:
@@ -251,8 +258,8 @@ def _command(p: Process, names: Names, image: str, env: tuple[tuple[str, str], .
     prelude = _prelude(p, names, image, env)
     if worker and any(isinstance(t, RankTerm) for t in p.worker_argv):
         script = "exec " + shell_command(p.worker_argv, lambda t: names.shell_text(p, t), "LWS_WORKER_INDEX")
-        *shell, body = entrypoint((), script, prelude, str)[0]  # a script as every target runs one; body as args
-        return {"command": shell, "args": [body]}
+        sh, c, body = script_command(script, prelude)  # `sh -c` as the command, the script as its args
+        return {"command": [sh, c], "args": [body]}
     argv = tuple(t for t in (p.worker_argv if worker else p.argv) if isinstance(t, str))
     command, args = entrypoint(argv, p.script, prelude, lambda t: names.exec_text(p, t))
     return {"command": command} if args is None else {"command": command, "args": args}

@@ -220,14 +220,17 @@ def dedupe_positions(values: tuple[str, ...], drop_flags: tuple[str, ...] = ()
             kept_rev += [j] if start == j else [j, start]
         j = start - 1
     kept = [pos[k] for k in reversed(kept_rev)]
-    if drop_flags:  # each dropped flag goes with its value (the next token, unless a flag)
-        dropped: set[int] = set()
-        for j, k in enumerate(kept):
-            if values[k] in drop_flags:
-                dropped.add(j)
-                if j + 1 < len(kept) and not values[kept[j + 1]].startswith("-"):
-                    dropped.add(j + 1)
-        kept = [k for j, k in enumerate(kept) if j not in dropped]
+    # A dropped flag leaves with its value (the next token, unless a flag); that value is not itself checked.
+    if drop_flags:
+        after_drop: list[int] = []
+        j, n = 0, len(kept)
+        while j < n:
+            if values[kept[j]] in drop_flags:
+                j += 2 if j + 1 < n and not values[kept[j + 1]].startswith("-") else 1
+            else:
+                after_drop.append(kept[j])
+                j += 1
+        kept = after_drop
     shadowed: list[int] = []
     for starts in shadow.values():
         for start in reversed(starts):

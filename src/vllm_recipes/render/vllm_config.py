@@ -34,8 +34,12 @@ _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 def _value(token: str) -> Any:
     if _INT.fullmatch(token):
         return int(token)
-    with contextlib.suppress(ValueError):
-        if token[:1] == "{" and isinstance(parsed := json.loads(token), dict):
+    if token[:1] == "{":
+        try:
+            parsed = json.loads(token)
+        except ValueError:
+            return token
+        if isinstance(parsed, dict):
             return parsed
     return token
 
@@ -161,8 +165,10 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
 
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
-    out = [a for p in dep.processes for rank in range(p.nodes if p.kind == "serve" else 0)
-           for a in _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)]
+    out: list[Artifact] = []
+    for p in dep.processes:
+        for rank in range(p.nodes if p.kind == "serve" else 0):
+            out += _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
     if others := [p.title for p in dep.processes if p.kind != "serve"]:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "
                 + ", ".join(others) + "\n")
