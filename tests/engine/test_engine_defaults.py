@@ -253,3 +253,10 @@ class TestDefaultFeatures:
         assert tail(render(cat, features=["f"], variant_key="v2")["argv"])[-1] == "c"
         assert tail(render(cat, features=["f"], feature_modes={"f": "a"})["argv"])[-1] == "a"
         assert tail(render(cat, features=["f"], feature_modes={"f": "c"})["argv"])[-1] == "b"  # not for default
+
+    def test_first_of_duplicate_mode_picks_wins(self, make_catalog) -> None:
+        """``--mode`` repeats and ``fmode=f:a,f:b`` parses: the engine honours the first pick, like the page."""
+        feat = {"modes": {"a": {"args": ["--m", "a"]}, "b": {"args": ["--m", "b"]}}}
+        cat = make_catalog(recipe(features={"f": feat}))
+        assert tail(render(cat, features=["f"], feature_modes=(("f", "a"), ("f", "b")))["argv"])[-1] == "a"
+        assert tail(render(cat, features=["f"], feature_modes=(("f", "b"), ("f", "a")))["argv"])[-1] == "b"

@@ -32,4 +32,12 @@ class Selection:
     pd_router: str | None = None
 
     def mode_for(self, feature: str) -> str | None:
-        return next((m for f, m in self.feature_modes if f == feature), None)
+        return mode_for(self.feature_modes, feature)
+
+
+def mode_for(modes: tuple[tuple[str, str], ...], feature: str) -> str | None:
+    """The user's mode for ``feature``: the first pick wins (``--mode`` repeats, URLs may list a feature twice)."""
+    for f, m in modes:
+        if f == feature:
+            return m
+    return None

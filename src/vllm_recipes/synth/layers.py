@@ -33,6 +33,7 @@ from vllm_recipes.select.gates import (
     pd_pool_modes,
     resolve_mode_key,
 )
+from vllm_recipes.select.selection import mode_for
 
 from .context import Ctx, FeatureModes
 from .plan import Arg, Source
@@ -395,7 +396,7 @@ def layer_pd_pinning(ctx: Ctx, call: Call) -> Contribution:
 
 def _mode_key(feat: Mapping[str, Any], f: str, variant: Mapping[str, Any], vk: str, modes: FeatureModes,
               profile: Mapping[str, Any], hw_id: str) -> str | None:
-    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, dict(modes).get(f))
+    return resolve_mode_key(feat, f, variant, vk, profile, hw_id or None, mode_for(modes, f))
 
 
 Layer = Callable[[Ctx, Call], Contribution]
