@@ -33,8 +33,8 @@ FeatureModes = tuple[tuple[str, str], ...]
 
 
 class Hardware:
-    """The selection's hardware (profile and id) and feature modes, read through :meth:`read` and
-    :meth:`read_modes`, which record each read.
+    """The selection's hardware (profile and id) and feature modes, read through :meth:`read` (with
+    ``modes=True`` for the modes), which records each read.
 
     ``validate`` resolves thousands of selections that differ only in their hardware or modes. The resolve
     sees them only through these reads, so when each read of an earlier resolve gives the same value for
@@ -103,8 +103,8 @@ def less_hardware(sel: Selection) -> str:
 
 
 class AlikeResolves(Generic[R]):
-    """Earlier resolves' results, by the selection less its hardware (:func:`less_hardware`), with the
-    hardware reads of each: a selection whose hardware reads like an earlier one's
+    """Earlier resolves' results, by the selection less its hardware and feature modes (:func:`less_hardware`),
+    with the hardware reads of each: a selection whose hardware and modes read like an earlier one's
     (:meth:`Hardware.reads_alike`) has that one's result (``validate`` skips it, ``build-api`` reuses it)."""
 
     def __init__(self, catalog: Catalog) -> None:
