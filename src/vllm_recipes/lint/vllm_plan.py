@@ -83,10 +83,13 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
         spec = ctx.catalog.strategies.get(ctx.sel.kv_offload)
         if get(spec, "deploy_type") == "kv_store_lb":
             versions.append(get(spec, "min_vllm_version"))
-    parsed = [(p, str(v)) for v in versions if v and (p := parse_version(str(v))) is not None]
+    parsed = [(parse_version(str(v)), str(v)) for v in versions if v]
+    known = [(p, v) for p, v in parsed if p is not None]
+    min_version = max(known)[1] if known else None
     ext = as_map(get(model, "vllm_extensions"))
-    target, notes = _target(meta_for(ctx).image, max(parsed)[1] if parsed else None, forced,
-                            tuple(str(f) for f in ext.get("flags") or ()), tuple(str(e) for e in ext.get("env") or ()))
+    ext_flags = tuple(str(f) for f in ext.get("flags") or ())
+    ext_env = tuple(str(e) for e in ext.get("env") or ())
+    target, notes = _target(meta_for(ctx).image, min_version, forced, ext_flags, ext_env)
     return target, list(notes)
 
 
