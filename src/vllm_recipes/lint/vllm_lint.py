@@ -463,14 +463,19 @@ def _type_problem(spec: FlagSpec, head: str, value: str) -> str | None:
     """Why ``value`` is not of the flag's type (``None``: it is, or the type is not checked)."""
     t = spec.type
     if t in {"int", "human_int", "human_int_or_auto"}:
-        ok = (re.fullmatch(r"-?\d+", value) is not None or (t != "int" and _HUMAN_INT.match(value) is not None)
-              or (t == "human_int_or_auto" and value == "auto") or (value in {"None", ""} and spec.choices is None))
+        ok = (
+            re.fullmatch(r"-?\d+", value) is not None
+            or (t != "int" and _HUMAN_INT.match(value) is not None)  # 1.5k, 2M
+            or (t == "human_int_or_auto" and value == "auto")
+            or (value in {"None", ""} and spec.choices is None)
+        )
         return None if ok else f"{head} expects {spec.describe()}, got {value!r}"
     if t == "float":
         try:
             float(value)
         except ValueError:
             return None if value == "None" else f"{head} expects a float, got {value!r}"
+        return None
     if t == "json_or_str" and value.lstrip().startswith("{"):
         try:
             json.loads(value)
