@@ -231,13 +231,13 @@ def _pd_parallel(ctx: Ctx, role: str, c: Contribution) -> None:
     rank = rank if is_number(rank) else 0
     if par == "dep":
         nodes_in_pool = max(1, rpn)
-        tp_explicit = so_role.get("tp") if so_role.get("tp") is not None else role_cfg.get("tp")
-        role_tp = tp_explicit if tp_explicit is not None else 1
+        so_tp = so_role.get("tp")
+        role_tp = first_present(so_tp, role_cfg.get("tp"), 1)
         # ranks = GPUs the pool owns: a co-located pool (rpn 0) has half the node (the pinning layer's half)
         dp_local = max(1, js_floor_div(pool_gpus if rpn == 0 else g, role_tp))
         dp_size = nodes_in_pool * dp_local
         node_idx = max(0, min(nodes_in_pool - 1, rank))
-        if so_role.get("tp") is not None or "tp" in role_cfg:
+        if so_tp is not None or "tp" in role_cfg:
             c.add_computed("parallelism", note, "--tensor-parallel-size", role_tp)
         c.add_computed("parallelism", note, "--data-parallel-size", dp_size, "--data-parallel-size-local", dp_local,
                        "--data-parallel-start-rank", _mul(node_idx, dp_local),
