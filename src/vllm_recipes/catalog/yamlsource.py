@@ -209,7 +209,7 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
     """Refuse alias bombs and cycles by sizing the node graph with memoization; returns whether some
     mapping repeats a key (only then are positions indexed at once, to name them)."""
     repeats = False
-    sizes: dict[int, int] = {}
+    sizes: dict[int, int] = {}  # (scalars are not walked: each counts 1)
     visiting: set[int] = set()
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
     while stack:
@@ -217,7 +217,7 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
         nid = id(node)
         if done:
             visiting.discard(nid)
-            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            total = 1 + sum(sizes.get(id(child), 1) for child in _children(node))
             if not repeats and isinstance(node, yaml.MappingNode):
                 repeats = _repeats_a_key(node.value)
             if total > MAX_EXPANDED_NODES:
@@ -233,7 +233,9 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
             raise _refusal(file, node, f"nesting deeper than {MAX_DEPTH} levels")
         visiting.add(nid)
         stack.append((node, depth, True))
-        stack.extend((child, depth + 1, False) for child in _children(node))
+        # (a scalar too deep is refused at its own position)
+        stack.extend((child, depth + 1, False) for child in _children(node)
+                     if depth >= MAX_DEPTH or child.__class__ is not yaml.ScalarNode)
     return repeats
 
 
