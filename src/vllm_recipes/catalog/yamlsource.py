@@ -209,7 +209,7 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
     """Refuse alias bombs and cycles by sizing the node graph with memoization; returns whether some
     mapping repeats a key (only then are positions indexed at once, to name them)."""
     repeats = False
-    sizes: dict[int, int] = {}
+    sizes: dict[int, int] = {}  # (scalars are not walked: each counts 1)
     visiting: set[int] = set()
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
     while stack:
@@ -217,7 +217,7 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
         nid = id(node)
         if done:
             visiting.discard(nid)
-            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            total = 1 + sum(sizes.get(id(child), 1) for child in _children(node))
             if not repeats and isinstance(node, yaml.MappingNode):
                 repeats = _repeats_a_key(node.value)
             if total > MAX_EXPANDED_NODES:
@@ -233,7 +233,9 @@ def _check_expansion(root: yaml.Node, file: str) -> bool:
             raise _refusal(file, node, f"nesting deeper than {MAX_DEPTH} levels")
         visiting.add(nid)
         stack.append((node, depth, True))
-        stack.extend((child, depth + 1, False) for child in _children(node))
+        # (a scalar too deep is refused at its own position)
+        stack.extend((child, depth + 1, False) for child in _children(node)
+                     if depth >= MAX_DEPTH or child.__class__ is not yaml.ScalarNode)
     return repeats
 
 
@@ -270,6 +272,7 @@ def _index_positions(root: yaml.Node, file: str,
 
 
 _FLOAT_TAG = "tag:yaml.org,2002:float"
+_STR_TAG = "tag:yaml.org,2002:str"
 #: what each kind of node may be tagged as to be plain data
 _PLAIN_TAGS = {
     yaml.ScalarNode: frozenset(f"tag:yaml.org,2002:{t}"
@@ -311,6 +314,22 @@ def _check_safe(root: yaml.Node, file: str, loader: Any) -> None:
             stack.extend(node.value)
 
 
+def _construct(node: yaml.Node, loader: Any) -> Any:
+    """The frozen data of a checked node: what PyYAML's ``construct_document`` and :func:`freeze` give, in
+    one walk (merge keys by PyYAML's own ``flatten_mapping``; a node reached again by an alias is built again)."""
+    if isinstance(node, yaml.ScalarNode):
+        return node.value if node.tag == _STR_TAG else normalize_date(loader.yaml_constructors[node.tag](loader, node))
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(_construct(item, loader) for item in node.value)
+    loader.flatten_mapping(node)
+    return FrozenDict((_construct_key(k, loader), _construct(v, loader)) for k, v in node.value)
+
+
+def _construct_key(node: yaml.Node, loader: Any) -> str:
+    """A mapping key (a string, or a date stringified whole)."""
+    return node.value if node.tag == _STR_TAG else str(loader.yaml_constructors[node.tag](loader, node))
+
+
 def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
     """Parse one YAML document; every failure is a :class:`YamlLoadError`."""
     if isinstance(text, bytes):
@@ -331,7 +350,7 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
         repeats = _check_expansion(root, file)
         _check_safe(root, file, loader)
         try:
-            data = loader.construct_document(root)
+            data = _construct(root, loader)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -343,8 +362,8 @@ def parse_yaml(text: str | bytes, file: str) -> YamlDocument:
     if repeats:  # name them now: validation reports every repeated key
         duplicates: list[tuple[KeyPath, Position]] = []
         positions = _index_positions(root, file, duplicates)
-        return YamlDocument(file, freeze(data), positions, tuple(duplicates), source=text)
-    return YamlDocument(file, freeze(data), duplicate_keys=(), source=text)
+        return YamlDocument(file, data, positions, tuple(duplicates), source=text)
+    return YamlDocument(file, data, duplicate_keys=(), source=text)
 
 
 def check_raw(raw: bytes, file: str) -> str:
