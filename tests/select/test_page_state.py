@@ -672,6 +672,15 @@ class TestModes:
         assert (err.param, err.choices) == ("fmode", choices)
         assert lenient(page, MODES, fmode=(fmode,), hardware=hw).selection.feature_modes == ()
 
+    def test_two_modes_of_one_feature_are_refused(self, page: Build, refused: Callable[..., SelectionError]) -> None:
+        # ``--mode spec=m1 --mode spec=m4`` (or ``fmode=spec:m1,spec:m4``) asks for two things at once:
+        # strict refuses naming the modes; the page keeps the first with a notice; a repeat is one pick
+        err = refused(MODES, fmode=(("spec", "m1"), ("spec", "m4")))
+        assert (err.param, err.choices) == ("fmode", ["m1", "m2", "m4"])
+        assert "spec=m1 and spec=m4 contradict each other" in str(err)
+        assert lenient(page, MODES, fmode=(("spec", "m1"), ("spec", "m4"))).selection.feature_modes == (("spec", "m1"),)
+        assert page(MODES, fmode=(("spec", "m4"), ("spec", "m4"))).selection.feature_modes == (("spec", "m4"),)
+
 
 # --- advanced ---------------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +36,8 @@ class Selection:
         return mode_for(self.feature_modes, feature)
 
 
-def mode_for(modes: tuple[tuple[str, str], ...], feature: str) -> str | None:
-    """The user's mode for ``feature``: the first pick wins (``--mode`` repeats, URLs may list a feature twice)."""
+def mode_for(modes: Sequence[tuple[str, str]], feature: str) -> str | None:
+    """The user's mode for ``feature`` (the page state refuses two different picks; the first one stands)."""
     for f, m in modes:
         if f == feature:
             return m

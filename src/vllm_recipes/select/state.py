@@ -56,7 +56,7 @@ from .nodes import node_count_issue, strategy_split
 from .options import flag, spell
 from .params import INSTALL_METHODS, MAX_KV_INSTANCES, pd_routers
 from .request import PageRequest, SelectionError
-from .selection import Selection
+from .selection import Selection, mode_for
 
 
 @dataclass(frozen=True)
@@ -520,7 +520,13 @@ def _feature_modes(d: _Draft) -> None:
             d.refuse("fmode", f"{flag('fmode')} {f}={m}: mode {m!r} of feature {f!r} is not available for variant "
                      f"{d.vk!r} on {d.hw}.", allowed)
             continue
-        d.modes.append((f, m))
+        chosen = mode_for(d.modes, f)
+        if chosen is not None and chosen != m:
+            d.refuse("fmode", f"{flag('fmode')} {f}={chosen} and {f}={m} contradict each other; a feature runs "
+                     f"one mode.", allowed)
+            continue
+        if chosen is None:
+            d.modes.append((f, m))
 
 
 def _advanced(d: _Draft) -> None:
