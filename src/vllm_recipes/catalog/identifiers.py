@@ -39,6 +39,8 @@ _IMAGE = re.compile(
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,256})?")
 RULE_IMAGE = "an image reference [registry[:port]/]name[:tag][@digest] (OCI grammar, lower-case name)"
+#: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
+BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 #: A serve binary: a command name or path, then subcommand/option words, no shell syntax.
 _BINARY = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./:=@,+%-]*(?: [A-Za-z0-9_./:=@,+%-]+){0,7}")
 RULE_BINARY = "a command and up to 7 words of A-Z a-z 0-9 _ . / = : @ , + % - separated by single spaces"

@@ -12,8 +12,8 @@ from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
-#: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
-BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
+from .identifiers import BRAND_KEYS
+
 #: Keys that make a ``docker_image`` map a CUDA map (synthesis.md §9.1).
 CUDA_KEYS = ("cu129", "cu130")
 

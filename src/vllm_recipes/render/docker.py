@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from vllm_recipes.catalog.identifiers import RULE_IMAGE, is_image
+from vllm_recipes.catalog.identifiers import BRAND_KEYS, RULE_IMAGE, is_image
 from vllm_recipes.jsvalues import get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen
 
@@ -29,7 +29,6 @@ XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
 #: where the images read the Hugging Face cache, and the host's cache mounted there
 HF_CACHE = "/root/.cache/huggingface"
 HF_CACHE_VOLUME = f"~/.cache/huggingface:{HF_CACHE}"
-BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 
 #: GPU flags per hardware kind, as the lines of the text form; the argv form is the same tokens (§9.2)
 _GPU_FLAG_LINES: dict[str, tuple[tuple[str, ...], ...]] = {
