@@ -252,12 +252,12 @@ def _kda_state_bytes(lc: Mapping[str, Any], dtype_bytes: int) -> int:
 
 
 #: config.json spellings of one fact across model families, the first non-zero one wins
-_LAYERS = ("num_hidden_layers", "n_layer", "num_layers")
-_HEADS = ("num_attention_heads", "n_head")
-_HIDDEN = ("hidden_size", "n_embd")
-_EXPERTS = ("num_local_experts", "n_routed_experts", "num_experts")
-_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "experts_per_token", "moe_topk")
-_EXPERT_WIDTH = ("moe_intermediate_size", "intermediate_size")
+LAYERS_KEYS = ("num_hidden_layers", "n_layer", "num_layers")
+HEADS_KEYS = ("num_attention_heads", "n_head")
+HIDDEN_KEYS = ("hidden_size", "n_embd")
+EXPERTS_KEYS = ("num_local_experts", "n_routed_experts", "num_experts")
+EXPERTS_PER_TOKEN_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk")
+EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "intermediate_size")
 
 
 def _first(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
@@ -327,20 +327,20 @@ def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_by
 
 def _attention_shape(cfg: Mapping[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:
     """Query heads, KV heads (MQA: 1; default: the query heads), hidden size, head dim."""
-    heads = _first(cfg, _HEADS)
+    heads = _first(cfg, HEADS_KEYS)
     kv_heads = _int(cfg.get("num_key_value_heads"))
     if kv_heads is None and cfg.get("multi_query") is True:
         kv_heads = 1
-    hidden = _first(cfg, _HIDDEN)
+    hidden = _first(cfg, HIDDEN_KEYS)
     head_dim = _int(cfg.get("head_dim")) or (hidden // heads if hidden and heads else None)
     return heads, kv_heads or heads, hidden, head_dim
 
 
 def _moe_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    experts = _first(cfg, _EXPERTS)
+    experts = _first(cfg, EXPERTS_KEYS)
     return {"expert_fraction": expert_fraction_from_config(cfg) if experts and experts > 1 else 0.0,
-            "num_experts": experts or 0, "experts_per_token": _first(cfg, _EXPERTS_PER_TOKEN) or 0,
-            "moe_intermediate_size": _first(cfg, _EXPERT_WIDTH)}
+            "num_experts": experts or 0, "experts_per_token": _first(cfg, EXPERTS_PER_TOKEN_KEYS) or 0,
+            "moe_intermediate_size": _first(cfg, EXPERT_WIDTH_KEYS)}
 
 
 def _mla_fields(cfg: Mapping[str, Any], kv_lora: int | None) -> dict[str, Any]:
@@ -357,7 +357,7 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
     if not isinstance(config, Mapping):
         raise ArchitectureError(f"{source}: expected a JSON object")
     cfg = text_config(config)
-    layers = _first(cfg, _LAYERS)
+    layers = _first(cfg, LAYERS_KEYS)
     if not layers:
         raise ArchitectureError(f"{source}: no num_hidden_layers")
     dtype_bytes = _TORCH_DTYPE_BYTES.get(str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"), 2)
@@ -384,7 +384,7 @@ def replicated_params(cfg: Mapping[str, Any]) -> int:
     layers = _int(cfg.get("num_hidden_layers")) or 0
     kv_lora, q_lora = _int(cfg.get("kv_lora_rank")) or 0, _int(cfg.get("q_lora_rank")) or 0
     out = layers * hidden * (q_lora + kv_lora + (_int(cfg.get("qk_rope_head_dim")) or 0)) if kv_lora else 0
-    experts = _first(cfg, _EXPERTS)
+    experts = _first(cfg, EXPERTS_KEYS)
     if experts:
         first_dense = _int(cfg.get("first_k_dense_replace")) or 0
         out += max(0, layers - first_dense) * experts * hidden
@@ -415,9 +415,9 @@ def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hid
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
     """Share of the parameters that are routed experts, from the config's shapes: an estimate, used only
     when the checkpoint's own tensor names are unknown (:mod:`.checkpoints`)."""
-    experts = _first(cfg, _EXPERTS)
+    experts = _first(cfg, EXPERTS_KEYS)
     hidden = _int(cfg.get("hidden_size")) or 0
-    width = _first(cfg, _EXPERT_WIDTH) or 0
+    width = _first(cfg, EXPERT_WIDTH_KEYS) or 0
     layers = _int(cfg.get("num_hidden_layers")) or 0
     if not (experts and hidden and width and layers):
         return 0.0

@@ -10,7 +10,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_recipes.fit.architecture import GIB, PRECISION_BYTES, Architecture, parameters_billions, text_config
+from vllm_recipes.fit.architecture import (
+    EXPERT_WIDTH_KEYS,
+    EXPERTS_KEYS,
+    EXPERTS_PER_TOKEN_KEYS,
+    GIB,
+    HEADS_KEYS,
+    HIDDEN_KEYS,
+    LAYERS_KEYS,
+    PRECISION_BYTES,
+    Architecture,
+    parameters_billions,
+    text_config,
+)
 from vllm_recipes.jsvalues import as_list, as_map
 
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it; MXFP4 is absent
@@ -74,9 +86,9 @@ def _i(cfg: Mapping[str, Any], *keys: str) -> int:
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> ComputeFacts:
     """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA)."""
     cfg = text_config(config)
-    layers = _i(cfg, "num_hidden_layers", "n_layer", "num_layers")
-    h = _i(cfg, "hidden_size", "n_embd")
-    heads = _i(cfg, "num_attention_heads", "n_head")
+    layers = _i(cfg, *LAYERS_KEYS)
+    h = _i(cfg, *HIDDEN_KEYS)
+    heads = _i(cfg, *HEADS_KEYS)
     kvh = _i(cfg, "num_key_value_heads") or heads
     hd = _i(cfg, "head_dim") or (h // heads if heads else 0)
     vocab = _i(cfg, "vocab_size")
@@ -90,9 +102,9 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json")
     else:
         attn = h * heads * hd + 2 * h * kvh * hd + heads * hd * h
         qk_dim = v_dim = hd
-    experts = _i(cfg, "num_local_experts", "n_routed_experts", "num_experts")
-    k = _i(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
-    moe_inter = _i(cfg, "moe_intermediate_size") or inter
+    experts = _i(cfg, *EXPERTS_KEYS)
+    k = _i(cfg, *EXPERTS_PER_TOKEN_KEYS)
+    moe_inter = _i(cfg, *EXPERT_WIDTH_KEYS)
     if experts:
         dense_first = _i(cfg, "first_k_dense_replace")
         step = _i(cfg, "decoder_sparse_step") or 1
