@@ -71,7 +71,7 @@ def _flag_report(t: Tables, name: str) -> dict[str, Any] | None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def vllm_flags_cmd(flag: str | None, vllm_release: str | None, as_json: bool) -> None:
     """What the shipped vLLM tables know about FLAG (type, choices, JSON keys, releases), or list all flags."""
-    from vllm_recipes.lint.vllm_lint import _did_you_mean
+    from vllm_recipes.lint.vllm_lint import did_you_mean
     from vllm_recipes.lint.vllm_tables import load_tables
 
     t = load_tables()
@@ -91,7 +91,7 @@ def vllm_flags_cmd(flag: str | None, vllm_release: str | None, as_json: bool) ->
     report = _flag_report(t, flag)
     if report is None:
         fail(f"{flag!r} is not an option of any vLLM release from {t.releases[0]} to {t.newest}"
-             + _did_you_mean(flag if flag.startswith("-") else f"--{flag}", t.history["names"]).replace("; did", ". Did"))
+             + did_you_mean(flag if flag.startswith("-") else f"--{flag}", t.history["names"]).replace("; did", ". Did"))
     if as_json:
         dump_json(report, ensure_ascii=True)
         return

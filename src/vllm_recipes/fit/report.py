@@ -112,7 +112,8 @@ def plan_checks(arch: Architecture, recipe: Recipe, plan: Plan) -> tuple[Check, 
 
 # --- custom hardware --------------------------------------------------------------------------
 
-def _template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
+def template_id(catalog: Catalog, target: GpuTarget, fallback: str) -> str:
+    """The catalog profile a custom target is built on: its own, else one of its brand (``fallback`` first)."""
     profiles = catalog.hardware_profiles
     if target.profile_id in profiles:
         return target.profile_id  # type: ignore[return-value]
@@ -246,7 +247,7 @@ def fit_state(catalog: Catalog, recipe: Recipe, state: PageState, target: GpuTar
         target = target or profile_target(catalog.hardware_profiles, sel.hw_id)
         ctx, plan = resolution or resolve(catalog, recipe, sel)
     else:
-        catalog = with_custom_profile(catalog, target, _template_id(catalog, target, sel.hw_id))
+        catalog = with_custom_profile(catalog, target, template_id(catalog, target, sel.hw_id))
         ctx, plan = resolve(catalog, recipe, retarget(catalog, recipe, sel, strategy_given))
         notes = ("custom profile: hardware-specific recipe overrides of catalog profiles do not apply",)
     report = fit_plan(recipe, ctx, plan, target, arch, context=context, weights_gib=weights_gib,

@@ -23,7 +23,7 @@ from .checkpoints import CheckpointInfo, info_from_dict, summarize
 from .memory import GIB
 
 
-def _read_json(path: Path, what: str) -> Any:
+def read_json(path: Path, what: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -37,7 +37,7 @@ def _read_json(path: Path, what: str) -> Any:
 def architecture_from_file(path: str | Path) -> Architecture:
     """``--hf-config PATH``: a Hugging Face ``config.json``."""
     p = Path(path)
-    return architecture_from_hf_config(_read_json(p, "--hf-config"), source=f"--hf-config {p.name}")
+    return architecture_from_hf_config(read_json(p, "--hf-config"), source=f"--hf-config {p.name}")
 
 
 def default_cache_dir() -> str | None:
@@ -47,7 +47,8 @@ def default_cache_dir() -> str | None:
     return os.path.join(os.environ["HF_HOME"], "hub") if os.environ.get("HF_HOME") else None
 
 
-def _cached(repo_id: str, filename: str) -> Path | None:
+def cached_file(repo_id: str, filename: str) -> Path | None:
+    """The local HF cache's copy of a repository file (``None``: not cached, or no `hf` extra)."""
     cache_dir = default_cache_dir()
     try:
         from huggingface_hub import constants
@@ -145,24 +146,24 @@ def architecture_from_hub(repo_id: str, *, offline: bool = False) -> tuple[Archi
                                      endpoint=hub_endpoint()))
     except ArchitectureError as exc:
         return None, str(exc)
-    return architecture_from_hf_config(_read_json(p, "config.json"), source=f"Hugging Face Hub ({repo_id})"), ""
+    return architecture_from_hf_config(read_json(p, "config.json"), source=f"Hugging Face Hub ({repo_id})"), ""
 
 
 def architecture_from_cache(repo_id: str) -> Architecture | None:
     """The cached ``config.json`` of ``repo_id``, or ``None`` when the cache has none (never downloads)."""
-    p = _cached(repo_id, "config.json")
+    p = cached_file(repo_id, "config.json")
     if p is None:
         return None
-    return architecture_from_hf_config(_read_json(p, "cached config.json"), source=f"Hugging Face cache ({repo_id})")
+    return architecture_from_hf_config(read_json(p, "cached config.json"), source=f"Hugging Face cache ({repo_id})")
 
 
 def checkpoint_gib_from_cache(repo_id: str) -> float | None:
     """``metadata.total_size`` of the cached ``model.safetensors.index.json``, in GiB."""
-    p = _cached(repo_id, "model.safetensors.index.json")
+    p = cached_file(repo_id, "model.safetensors.index.json")
     if p is None:
         return None
     try:
-        size = _read_json(p, "cached safetensors index").get("metadata", {}).get("total_size")
+        size = read_json(p, "cached safetensors index").get("metadata", {}).get("total_size")
     except (ArchitectureError, AttributeError):
         return None
     return size / GIB if isinstance(size, int | float) and size > 0 else None

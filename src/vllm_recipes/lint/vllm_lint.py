@@ -143,7 +143,7 @@ def choose_target(image: str | None, min_version: str | None = None, *, forced: 
 # --------------------------------------------------------------------------------------
 
 
-def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return _close(word, candidates if isinstance(candidates, frozenset) else frozenset(candidates))
 
 
@@ -290,7 +290,7 @@ class _Run:
             why = f"{head} is not an option of {self.where()}: {self.tables.window(ranges, self.view.idx)}"
         else:
             why = f"{head} is not an option of {self.where()} (nor of any release since {self.tables.releases[0]})"
-        self.add("vllm-unknown-flag", "error", head, why + _did_you_mean(head, self.view.option_names), i,
+        self.add("vllm-unknown-flag", "error", head, why + did_you_mean(head, self.view.option_names), i,
                  plugin_may_add=True)
 
     def _newer_than_min(self, mv: ReleaseView, subject: str, what: str, ranges: Ranges | None,
@@ -317,7 +317,7 @@ class _Run:
             self._registry(registry, head, value, j)
         elif spec.known is not None and value not in {str(k) for k in spec.known}:
             self.add("vllm-unregistered-name", "warning", head, f"{value!r} is not a built-in value of {head} in "
-                     f"{self.where()}" + _did_you_mean(value, [str(k) for k in spec.known]), j)
+                     f"{self.where()}" + did_you_mean(value, [str(k) for k in spec.known]), j)
 
     def _choice(self, spec: FlagSpec, head: str, value: str, j: int) -> bool:
         """Whether ``value`` is one of the flag's choices (reported when not)."""
@@ -328,7 +328,7 @@ class _Run:
             return True
         self.add("vllm-invalid-choice", "error", head, f"{value!r} is not a choice of {head} in "
                  f"{self.where()} (choose from {', '.join(sorted(allowed - {'', 'None'}))})"
-                 + _did_you_mean(value, allowed), j, plugin_may_add=True)
+                 + did_you_mean(value, allowed), j, plugin_may_add=True)
         return False
 
     def _registry(self, registry: str, subject: str, value: str, j: int | None) -> None:
@@ -343,7 +343,7 @@ class _Run:
             why = self.tables.window(ranges, self.view.idx) if ranges else "no release registers it"
             self.add("vllm-unregistered-name", "warning", subject,
                      f"{value!r} is not a registered {label} in {self.where()} ({why}); only a plugin can provide it"
-                     + _did_you_mean(value, names), j, plugin_may_add=True)
+                     + did_you_mean(value, names), j, plugin_may_add=True)
             return
         mv = self.t.min_view
         if mv is not None and value not in mv.registries.get(registry, frozenset()):
@@ -404,7 +404,7 @@ class _Run:
         effect = "vLLM refuses to start" if forbid else "vLLM ignores it"
         self.add("vllm-unknown-key", severity, f"{head} {path}",
                  f"{head} key {path!r} is not a field of {cls} in {self.where()} ({why}); {effect}"
-                 + _did_you_mean(key, siblings), j, plugin_may_add=True)
+                 + did_you_mean(key, siblings), j, plugin_may_add=True)
 
     def _dotted(self, spec: FlagSpec, head: str, keypath: str, seg: Sequence[str], joined: str | None) -> None:
         """``--x.a.b v`` (merged into the JSON of ``--x``) and ``--x.k+ v`` (append)."""
@@ -428,7 +428,7 @@ class _Run:
             ranges = self.tables.env_ranges(key)
             why = self.tables.window(ranges, self.view.idx) if ranges else "no release reads it"
             self.add("vllm-unknown-env", "warning", key, f"{key} is not read by {self.where()} ({why}); vLLM "
-                     "logs it as unknown and the setting has no effect" + _did_you_mean(key, self.view.env),
+                     "logs it as unknown and the setting has no effect" + did_you_mean(key, self.view.env),
                      env_key=key, plugin_may_add=True)
             return
         mv = self.t.min_view
