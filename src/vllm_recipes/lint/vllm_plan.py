@@ -15,9 +15,9 @@ from typing import Any
 
 from vllm_recipes.catalog import format_key_path
 from vllm_recipes.jsvalues import as_map, get
+from vllm_recipes.render import shell
 from vllm_recipes.render.explain import locate, plan_processes
 from vllm_recipes.render.rendering import meta_for
-from vllm_recipes.render.shell import dedupe_positions
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -125,7 +125,7 @@ def _lint_process(values: tuple[str, ...], drop_flags: tuple[str, ...], env_name
     """:func:`lint_tokens` of the tokens the process runs (``render.shell``'s dedupe of ``values``), each
     ``token_index`` an index into ``values``. Remembered (bounded): ``validate`` meets the same lists in
     thousands of selections, and a pure function of its arguments."""
-    kept = dedupe_positions(values, drop_flags)[0]
+    kept = shell.dedupe_positions(values, drop_flags)[0]
     return tuple(f if f.token_index is None else f._replace(token_index=kept[f.token_index])
                  for f in lint_tokens([values[i] for i in kept], env_names, target))
 
