@@ -58,11 +58,11 @@ def _header(recipe: Recipe, r: Resolved, kw: dict[str, Any]) -> str:
 
 def _warn_architecture(recipe: Recipe, plan: Any) -> None:
     """Architecture-aware warnings (TP vs heads, context) on stderr. A recipe without architecture
-    facts has none: the memory planner that checks them is then not even imported (~10% of ``command``)."""
+    facts has none: the checks are then not even imported."""
     arch = recipe_architecture(recipe)
     if arch is None:
         return
-    from vllm_recipes.fit.report import plan_checks
+    from vllm_recipes.fit.checks import plan_checks
 
     for check in plan_checks(arch, recipe, plan):
         click.echo(f"warning: {check.message}", err=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .architecture import GIB, KV_DTYPE_BYTES, Architecture, ceil_div
+from .shape import ProcessShape
 from .vllm_rules import MemoryRules, batch_defaults, rules_for
 
 #: vLLM's default ``--gpu-memory-utilization``
@@ -31,38 +31,6 @@ CUDA_GRAPH_PER_LAYER_GIB = 0.012
 FORWARD_LIVE_HIDDEN = 2
 #: activation peak when the hidden size is unknown
 ACTIVATION_FALLBACK_GIB = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessShape:
-    """What the final flags of one ``vllm serve`` process say about memory."""
-
-    role: str = "serve"
-    tp: int = 1
-    pp: int = 1
-    dp: int = 1
-    dcp: int = 1
-    expert_parallel: bool = False
-    gpu_memory_utilization: float | None = None
-    kv_cache_memory_bytes: int | None = None
-    max_model_len: int | None = None
-    max_model_len_auto: bool = False
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    kv_cache_dtype: str = "auto"
-    block_size: int | None = None
-    cpu_offload_gib: float = 0.0
-    enforce_eager: bool = False
-    #: vLLM's hybrid KV-cache manager (off with --disable-hybrid-kv-cache-manager, KV events, some connectors)
-    hybrid_kv: bool = True
-    #: speculative decoding: method (``eagle``, ``eagle3``, ``mtp``, ``ngram``, ...) and draft layers in the KV pool
-    spec_method: str = ""
-    draft_layers: int = 0
-    #: the sparse-attention indexer keeps a dense [batched tokens x max-model-len] logits buffer
-    #: (off with ``--attention-config '{"indexer_sparse_logits": true}'``)
-    indexer_dense_logits: bool = True
-    #: flag -> value for flags the architecture's host tables look at
-    table_flags: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,6 +487,3 @@ def _levers(arch: Architecture, checkpoint_gib: float, gpu_gib: float, fit: Proc
                          + ("" if can else "; more than the weights on the GPU")))
     return tuple(out)
 
-
-def table_flags(flags: Mapping[str, str], arch: Architecture) -> tuple[tuple[str, str], ...]:
-    return tuple((t.flag, flags[t.flag]) for t in arch.host_tables if t.flag in flags)

@@ -8,15 +8,47 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from vllm_recipes.render import shell
 from vllm_recipes.synth.plan import Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan
 
 from .architecture import Architecture
-from .memory import ProcessShape, table_flags
 
 _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
             "-dcp": "--decode-context-parallel-size"}
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessShape:
+    """What the final flags of one ``vllm serve`` process say about memory."""
+
+    role: str = "serve"
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    dcp: int = 1
+    expert_parallel: bool = False
+    gpu_memory_utilization: float | None = None
+    kv_cache_memory_bytes: int | None = None
+    max_model_len: int | None = None
+    max_model_len_auto: bool = False
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+    cpu_offload_gib: float = 0.0
+    enforce_eager: bool = False
+    #: vLLM's hybrid KV-cache manager (off with --disable-hybrid-kv-cache-manager, KV events, some connectors)
+    hybrid_kv: bool = True
+    #: speculative decoding: method (``eagle``, ``eagle3``, ``mtp``, ``ngram``, ...) and draft layers in the KV pool
+    spec_method: str = ""
+    draft_layers: int = 0
+    #: the sparse-attention indexer keeps a dense [batched tokens x max-model-len] logits buffer
+    #: (off with ``--attention-config '{"indexer_sparse_logits": true}'``)
+    indexer_dense_logits: bool = True
+    #: flag -> value for flags the architecture's host tables look at
+    table_flags: tuple[tuple[str, str], ...] = ()
 
 
 def invocations(plan: Plan) -> list[tuple[str, Invocation]]:
@@ -124,7 +156,8 @@ def shape_from_flags(role: str, flags: Mapping[str, str], arch: Architecture | N
         indexer_dense_logits=_json_obj(flags.get("--attention-config")).get("indexer_sparse_logits") is not True,
         spec_method=method,
         draft_layers=draft,
-        table_flags=table_flags(flags, arch) if arch is not None else (),
+        table_flags=tuple((t.flag, flags[t.flag]) for t in arch.host_tables if t.flag in flags)
+        if arch is not None else (),
     )
 
 
