@@ -293,9 +293,11 @@ def recipe_source_specs(recipes_dir: RecipesDirs) -> list[str]:
 
 def resolve_recipes_dirs(recipes_dir: RecipesDirs) -> list[tuple[str, Path]]:
     """``(label, local directory)`` of every source asked for, fetched if remote (:mod:`.remote`)."""
+    specs = recipe_source_specs(recipes_dir)
+    if not specs:  # the bundled catalog alone
+        return []
     from .remote import LocalCopy, is_remote, local_copy
 
-    specs = recipe_source_specs(recipes_dir)
     copies = [local_copy(spec) if is_remote(spec) else LocalCopy(spec, Path(spec)) for spec in specs]
     return [(copy.label, copy.path) for copy in copies]
 

@@ -152,14 +152,19 @@ def load_or_exit(recipes_dir: RecipesDirs, *, require_recipes: bool = True) -> C
     """Load the catalog or exit 2 with a readable reason, also when it holds no recipe at all (a
     directory one level off, say: a command would answer about nothing)."""
     from vllm_recipes.catalog import load_catalog
-    from vllm_recipes.catalog.remote import SourceError
 
     try:
         catalog = load_catalog(recipes_dir)
-    except (SourceError, FileNotFoundError, NotADirectoryError) as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot read recipes directory {recipes_dir}: {exc.strerror or exc}")
+    except Exception as exc:  # a remote source's SourceError (its module is imported only for remote sources)
+        from vllm_recipes.catalog.remote import SourceError
+
+        if not isinstance(exc, SourceError):
+            raise
+        fail(str(exc))
     if require_recipes and not (catalog.all_ids or catalog.load_errors or catalog.refused):
         root = catalog.root
         hint = f"; did you mean --recipes-dir {root.parent}?" \
