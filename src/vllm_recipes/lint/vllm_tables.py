@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 Ranges = list[list[int]]
@@ -197,7 +197,7 @@ class ReleaseView:
 @cache
 def load_tables() -> Tables:
     """The shipped tables (read once per process)."""
-    base = resources.files("vllm_recipes.lint") / "vllm_data"
+    base = Path(__file__).with_name("vllm_data")
     latest = json.loads((base / "latest.json").read_text(encoding="utf-8"))
     history = json.loads((base / "history.json").read_text(encoding="utf-8"))
     return Tables(latest, history)
