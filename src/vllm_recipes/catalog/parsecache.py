@@ -13,7 +13,6 @@ import hashlib
 import io
 import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +91,8 @@ def read_pack(pack: Path | None) -> dict[str, Any]:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: a reader sees the old file or the new one, never half."""
+    import tempfile  # (only a cold or changed catalog writes: a warm load does not pay for it)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
