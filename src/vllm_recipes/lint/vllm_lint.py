@@ -10,7 +10,6 @@ Codes and severities are stable: the table is in ``docs/decisions-vllm-lint.md``
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -149,6 +148,8 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _close(word: str, candidates: frozenset[str]) -> str:
+    import difflib  # (only an unknown name is looked up: a clean plan does not import it)
+
     close = difflib.get_close_matches(word, sorted(candidates), n=2, cutoff=0.75)
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
