@@ -41,6 +41,8 @@ _IMAGE = re.compile(
 RULE_IMAGE = "an image reference [registry[:port]/]name[:tag][@digest] (OCI grammar, lower-case name)"
 #: Keys that make a ``docker_image`` map brand-keyed (synthesis.md §9.1).
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
+#: Keys that make a ``docker_image`` map a CUDA map (synthesis.md §9.1).
+CUDA_KEYS = ("cu129", "cu130")
 #: A serve binary: a command name or path, then subcommand/option words, no shell syntax.
 _BINARY = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./:=@,+%-]*(?: [A-Za-z0-9_./:=@,+%-]+){0,7}")
 RULE_BINARY = "a command and up to 7 words of A-Z a-z 0-9 _ . / = : @ , + % - separated by single spaces"

@@ -12,10 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
-from .identifiers import BRAND_KEYS
-
-#: Keys that make a ``docker_image`` map a CUDA map (synthesis.md §9.1).
-CUDA_KEYS = ("cu129", "cu130")
+from .identifiers import BRAND_KEYS, CUDA_KEYS
 
 
 def shape_of(value: Any) -> str:

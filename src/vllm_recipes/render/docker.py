@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from vllm_recipes.catalog.identifiers import BRAND_KEYS, RULE_IMAGE, is_image
+from vllm_recipes.catalog.identifiers import BRAND_KEYS, CUDA_KEYS, RULE_IMAGE, is_image
 from vllm_recipes.jsvalues import get, is_map, js_str, truthy
 from vllm_recipes.select.lookups import gen
 
@@ -43,7 +43,7 @@ _GPU_FLAGS = {k: (" \\\n  ".join(" ".join(line) for line in lines), tuple(t for 
 
 
 def is_cuda_map(v: Any) -> TypeGuard[dict[str, Any]]:
-    return is_map(v) and ("cu129" in v or "cu130" in v)
+    return is_map(v) and any(k in v for k in CUDA_KEYS)
 
 
 @dataclass(frozen=True)
