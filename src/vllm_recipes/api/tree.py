@@ -27,6 +27,7 @@ from vllm_recipes.select.gates import (
     nodes_for_strategy,
     offered_strategies,
     pd_fits_single_node,
+    spans_nodes,
 )
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import AlikeResolves, less_hardware
@@ -116,7 +117,7 @@ class _OnHardware:
             return kv_store_offered(r, s, self.profile, self.hw)
         return (is_strategy_supported_on_hardware(r, s, self.profile, self.hw)
                 and is_strategy_reachable(r, s, dt, self.profile.get("gpu_count"), self.hw)
-                and (scalable or (not s.startswith("multi_node_") and s != "pd_cluster")))
+                and (scalable or not spans_nodes(s, dt)))
 
     def nodes_for(self, s: str) -> int:
         return max(2 if self.deploy_type(s) == "multi_node" else 1,
@@ -174,7 +175,7 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
     on = _OnHardware(catalog, recipe, vk, variant, hw, profile, default_features(r, hw, vk), warn, rendered)
     stores = [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
     compatible = [s for s in dict.fromkeys([*offered_strategies(r), *stores]) if on.is_candidate(s, scalable)]
-    supports_multi = scalable and any(s.startswith("multi_node_") for s in compatible)
+    supports_multi = scalable and any(on.deploy_type(s) == "multi_node" for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
     rec = recommend_strategy(r, base_nodes)
     if rec not in compatible:  # step 4: the first plain candidate, else the first that is not a store

@@ -115,6 +115,11 @@ def is_scalable(profile: Mapping[str, Any]) -> bool:
     return profile.get("scalable") is not False
 
 
+def spans_nodes(strategy: str, deploy_type: Any) -> bool:
+    """Whether a strategy needs hardware that scales past one node: multi-node deployments and PD."""
+    return deploy_type == "multi_node" or strategy == "pd_cluster"
+
+
 def variant_runs_on(profile: Mapping[str, Any], variant: Mapping[str, Any], hw_id: str | None) -> bool:
     return (is_precision_compatible(profile, variant)
             and (not hw_id or is_variant_hardware_supported(variant, hw_id, profile))

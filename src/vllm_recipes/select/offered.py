@@ -21,6 +21,7 @@ from .gates import (
     kv_store_offered,
     nodes_for_strategy,
     offered_strategies,
+    spans_nodes,
 )
 from .selection import Selection
 from .state import kv_choices
@@ -62,7 +63,7 @@ def served_strategies(catalog: Catalog, r: Mapping[str, Any], profile: Mapping[s
         dt = get(catalog.strategies.get(s), "deploy_type")
         if (dt is None or dt == "kv_store_lb" or not is_strategy_supported_on_hardware(r, s, profile, hw)
                 or not is_strategy_reachable(r, s, dt, gpn, hw)
-                or (not scalable and (dt == "multi_node" or s == "pd_cluster"))):
+                or (not scalable and spans_nodes(s, dt))):
             continue
         served.append((s, max(2 if dt == "multi_node" else 1, nodes_for_strategy(r, s, gpn, hw))))
     return served

@@ -49,6 +49,7 @@ from .gates import (
     offered_strategies,
     pd_pool_modes,
     resolve_mode_key,
+    spans_nodes,
     variant_runs_on,
 )
 from .lookups import gen
@@ -343,7 +344,7 @@ def _strategy_refusal(d: _Draft, strategy: str) -> tuple[str, list[str]] | None:
     if not is_strategy_reachable(r, strategy, dt, d.gpn, hw):
         return (f"needs more GPUs than {MAX_NODES} {hw} nodes provide",
                 [s for s in supported if is_strategy_reachable(r, s, d.deploy_type(s), d.gpn, hw)])
-    if not d.scalable and (dt == "multi_node" or strategy == "pd_cluster"):
+    if not d.scalable and spans_nodes(strategy, dt):
         return (f"needs several nodes and {hw} cannot scale out",
                 [s for s in offered if d.deploy_type(s) == "single_node"])
     return None
