@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog.architecture_facts import HostTable, checkpoint_for, checkpoint_sizes, host_tables
+from vllm_recipes.jsvalues import as_list
 
 if TYPE_CHECKING:
     from vllm_recipes.catalog import Recipe
@@ -76,6 +77,7 @@ class Architecture:
     num_experts: int = 0
     experts_per_token: int = 0
     moe_intermediate_size: int | None = None
+    moe_layers: int = 0
     #: sparse MLA (DeepSeek-V3.2 style): fp8 pages use vLLM's 656-byte ``fp8_ds_mla`` layout, plus an
     #: indexer cache of ``indexer_bytes`` per token per layer (128 fp8 values + a fp32 scale = 132)
     sparse_mla: bool = False
@@ -260,7 +262,7 @@ EXPERTS_PER_TOKEN_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk"
 EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "intermediate_size")
 
 
-def _first(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+def first_int(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     """The first key with a non-zero int (like ``a or b or c``: the last one read when none is)."""
     value = None
     for key in keys:
@@ -325,22 +327,23 @@ def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_by
     return layers, sliding if window else 0, linear, state
 
 
-def _attention_shape(cfg: Mapping[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:
+def attention_shape(cfg: Mapping[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:
     """Query heads, KV heads (MQA: 1; default: the query heads), hidden size, head dim."""
-    heads = _first(cfg, HEADS_KEYS)
+    heads = first_int(cfg, HEADS_KEYS)
     kv_heads = _int(cfg.get("num_key_value_heads"))
     if kv_heads is None and cfg.get("multi_query") is True:
         kv_heads = 1
-    hidden = _first(cfg, HIDDEN_KEYS)
+    hidden = first_int(cfg, HIDDEN_KEYS)
     head_dim = _int(cfg.get("head_dim")) or (hidden // heads if hidden and heads else None)
     return heads, kv_heads or heads, hidden, head_dim
 
 
 def _moe_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    experts = _first(cfg, EXPERTS_KEYS)
+    experts = first_int(cfg, EXPERTS_KEYS)
     return {"expert_fraction": expert_fraction_from_config(cfg) if experts and experts > 1 else 0.0,
-            "num_experts": experts or 0, "experts_per_token": _first(cfg, EXPERTS_PER_TOKEN_KEYS) or 0,
-            "moe_intermediate_size": _first(cfg, EXPERT_WIDTH_KEYS)}
+            "num_experts": experts or 0, "experts_per_token": first_int(cfg, EXPERTS_PER_TOKEN_KEYS) or 0,
+            "moe_intermediate_size": first_int(cfg, EXPERT_WIDTH_KEYS),
+            "moe_layers": moe_layer_count(cfg, first_int(cfg, LAYERS_KEYS) or 0) if experts else 0}
 
 
 def _mla_fields(cfg: Mapping[str, Any], kv_lora: int | None) -> dict[str, Any]:
@@ -357,11 +360,11 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
     if not isinstance(config, Mapping):
         raise ArchitectureError(f"{source}: expected a JSON object")
     cfg = text_config(config)
-    layers = _first(cfg, LAYERS_KEYS)
+    layers = first_int(cfg, LAYERS_KEYS)
     if not layers:
         raise ArchitectureError(f"{source}: no num_hidden_layers")
     dtype_bytes = _TORCH_DTYPE_BYTES.get(str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"), 2)
-    heads, kv_heads, hidden, head_dim = _attention_shape(cfg)
+    heads, kv_heads, hidden, head_dim = attention_shape(cfg)
     kv_lora = _int(cfg.get("kv_lora_rank"))
     window = _int(cfg.get("sliding_window")) if cfg.get("use_sliding_window", True) is not False else None
     layers, sliding, linear, state_bytes = _layer_mix(cfg, layers, window, dtype_bytes)
@@ -380,32 +383,34 @@ def architecture_from_hf_config(config: Mapping[str, Any], source: str = "config
 def replicated_params(cfg: Mapping[str, Any]) -> int:
     """Parameters vLLM keeps whole on every TP rank: MLA's fused down-projections, the MoE router, and a
     sparse-attention indexer's projections."""
-    hidden = _int(cfg.get("hidden_size")) or 0
-    layers = _int(cfg.get("num_hidden_layers")) or 0
+    hidden = first_int(cfg, HIDDEN_KEYS) or 0
+    layers = first_int(cfg, LAYERS_KEYS) or 0
     kv_lora, q_lora = _int(cfg.get("kv_lora_rank")) or 0, _int(cfg.get("q_lora_rank")) or 0
     out = layers * hidden * (q_lora + kv_lora + (_int(cfg.get("qk_rope_head_dim")) or 0)) if kv_lora else 0
-    experts = _first(cfg, EXPERTS_KEYS)
+    experts = first_int(cfg, EXPERTS_KEYS)
     if experts:
-        first_dense = _int(cfg.get("first_k_dense_replace")) or 0
-        out += max(0, layers - first_dense) * experts * hidden
+        out += moe_layer_count(cfg, layers) * experts * hidden
     index_dim, index_heads = _int(cfg.get("index_head_dim")), _int(cfg.get("index_n_heads"))
     if kv_lora and index_dim and index_heads:
         out += layers * (q_lora * index_heads * index_dim + hidden * index_dim + hidden * index_heads)
     return out
 
 
-def _moe_layers(cfg: Mapping[str, Any], layers: int) -> int:
-    """Layers with routed experts: from ``first_k_dense_replace`` on, every ``moe_layer_freq``-th."""
+def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
+    """Layers with routed experts, as vLLM's model classes place them: from ``first_k_dense_replace`` on,
+    every ``moe_layer_freq``-th counted from 0 (``deepseek_v2.py``), every ``decoder_sparse_step``-th counted
+    from 1 (``qwen2_moe.py``), none of ``mlp_only_layers``."""
     first_dense = _int(cfg.get("first_k_dense_replace")) or 0
-    freq = _first(cfg, ("moe_layer_freq", "decoder_sparse_step")) or 1
-    return sum(1 for i in range(first_dense, layers) if i % freq == 0) if freq > 0 else layers
+    freq = max(1, _int(cfg.get("moe_layer_freq")) or 1)
+    step = max(1, _int(cfg.get("decoder_sparse_step")) or 1)
+    dense = set(as_list(cfg.get("mlp_only_layers")))
+    return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
 def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
     """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
-    heads = _int(cfg.get("num_attention_heads")) or 1
-    head_dim = _int(cfg.get("head_dim")) or hidden // heads
-    kv = _int(cfg.get("num_key_value_heads")) or heads
+    heads, kv, _, head_dim = attention_shape(cfg)
+    heads, kv, head_dim = heads or 1, kv or heads or 1, head_dim or hidden // (heads or 1)
     attn = layers * hidden * head_dim * (2 * heads + 2 * kv)
     dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
     shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)
@@ -415,13 +420,13 @@ def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hid
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
     """Share of the parameters that are routed experts, from the config's shapes: an estimate, used only
     when the checkpoint's own tensor names are unknown (:mod:`.checkpoints`)."""
-    experts = _first(cfg, EXPERTS_KEYS)
-    hidden = _int(cfg.get("hidden_size")) or 0
-    width = _first(cfg, EXPERT_WIDTH_KEYS) or 0
-    layers = _int(cfg.get("num_hidden_layers")) or 0
+    experts = first_int(cfg, EXPERTS_KEYS)
+    hidden = first_int(cfg, HIDDEN_KEYS) or 0
+    width = first_int(cfg, EXPERT_WIDTH_KEYS) or 0
+    layers = first_int(cfg, LAYERS_KEYS) or 0
     if not (experts and hidden and width and layers):
         return 0.0
-    moe_layers = _moe_layers(cfg, layers)
+    moe_layers = moe_layer_count(cfg, layers)
     expert_params = moe_layers * experts * 3 * hidden * width
     total = expert_params + _non_expert_params(cfg, layers, moe_layers, hidden, width)
     return expert_params / total if total else 0.0

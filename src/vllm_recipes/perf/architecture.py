@@ -11,19 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_recipes.fit.architecture import (
-    EXPERT_WIDTH_KEYS,
-    EXPERTS_KEYS,
-    EXPERTS_PER_TOKEN_KEYS,
     GIB,
-    HEADS_KEYS,
-    HIDDEN_KEYS,
-    LAYERS_KEYS,
     PRECISION_BYTES,
     Architecture,
+    architecture_from_hf_config,
+    first_int,
     parameters_billions,
     text_config,
 )
-from vllm_recipes.jsvalues import as_list, as_map
+from vllm_recipes.jsvalues import as_map
 
 #: the tensor-core dtype a weight format's matrix multiplies run in where the GPU has it; MXFP4 is absent
 #: on purpose: vLLM multiplies it with 16-bit activations (docs/decisions-perf-model.md §2)
@@ -75,42 +71,31 @@ class ComputeFacts:
         return self.dense_params + self.expert_params * self.routed_share
 
 
-def _i(cfg: Mapping[str, Any], *keys: str) -> int:
-    for k in keys:
-        v = cfg.get(k)
-        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
-            return v
-    return 0
-
-
-def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json") -> ComputeFacts:
-    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA)."""
+def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
+                         arch: Architecture | None = None) -> ComputeFacts:
+    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA);
+    layers, heads, widths and experts as the memory planner reads them (``arch``: its reading, if made)."""
     cfg = text_config(config)
-    layers = _i(cfg, *LAYERS_KEYS)
-    h = _i(cfg, *HIDDEN_KEYS)
-    heads = _i(cfg, *HEADS_KEYS)
-    kvh = _i(cfg, "num_key_value_heads") or heads
-    hd = _i(cfg, "head_dim") or (h // heads if heads else 0)
-    vocab = _i(cfg, "vocab_size")
-    inter = _i(cfg, "intermediate_size")
-    if _i(cfg, "kv_lora_rank"):  # MLA (DeepSeek-V2/V3 style)
-        q_lora, kv_lora = _i(cfg, "q_lora_rank"), _i(cfg, "kv_lora_rank")
-        nope, rope, vdim = _i(cfg, "qk_nope_head_dim"), _i(cfg, "qk_rope_head_dim"), _i(cfg, "v_head_dim")
+    a = arch or architecture_from_hf_config(config, source)
+    layers, h, heads = a.num_layers, a.hidden_size or 0, a.num_attention_heads or 0
+    kvh, hd, vocab, inter = a.num_kv_heads or 0, a.head_dim or 0, a.vocab_size or 0, a.intermediate_size or 0
+
+    def n(key: str) -> int:
+        return max(0, first_int(cfg, (key,)) or 0)
+
+    if a.kv_lora_rank:  # MLA (DeepSeek-V2/V3 style)
+        q_lora, kv_lora, rope = n("q_lora_rank"), a.kv_lora_rank, a.qk_rope_head_dim or 0
+        nope, vdim = n("qk_nope_head_dim"), n("v_head_dim")
         q = h * q_lora + q_lora * heads * (nope + rope) if q_lora else h * heads * (nope + rope)
         attn = q + h * (kv_lora + rope) + kv_lora * heads * (nope + vdim) + heads * vdim * h
         qk_dim, v_dim = kv_lora + rope, kv_lora  # decode runs the absorbed form over the latent
     else:
         attn = h * heads * hd + 2 * h * kvh * hd + heads * hd * h
         qk_dim = v_dim = hd
-    experts = _i(cfg, *EXPERTS_KEYS)
-    k = _i(cfg, *EXPERTS_PER_TOKEN_KEYS)
-    moe_inter = _i(cfg, *EXPERT_WIDTH_KEYS)
+    experts, k, moe_inter = a.num_experts, a.experts_per_token, a.moe_intermediate_size or 0
     if experts:
-        dense_first = _i(cfg, "first_k_dense_replace")
-        step = _i(cfg, "decoder_sparse_step") or 1
-        only = as_list(cfg.get("mlp_only_layers"))
-        moe_layers = sum(1 for i in range(layers) if i >= dense_first and (i + 1) % step == 0 and i not in only)
-        shared = _i(cfg, "n_shared_experts") * 3 * h * moe_inter + (3 * h * _i(cfg, "shared_expert_intermediate_size"))
+        moe_layers = min(a.moe_layers, layers)  # a hybrid pattern's layers without a cache are not in ``layers``
+        shared = n("n_shared_experts") * 3 * h * moe_inter + 3 * h * n("shared_expert_intermediate_size")
         expert_params = float(moe_layers * experts * 3 * h * moe_inter)
         # MoE layers: shared experts + the router; the others a dense MLP
         mlp_dense = moe_layers * (shared + h * experts) + (layers - moe_layers) * 3 * h * inter

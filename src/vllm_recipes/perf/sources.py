@@ -18,4 +18,5 @@ def config_facts(path: str | None, repo_id: str) -> tuple[Architecture, ComputeF
         return None
     cfg: Any = read_json(p, "--hf-config" if path else "cached config.json")
     src = f"--hf-config {p.name}" if path else f"Hugging Face cache ({repo_id})"
-    return architecture_from_hf_config(cfg, src), facts_from_hf_config(cfg, src)
+    arch = architecture_from_hf_config(cfg, src)
+    return arch, facts_from_hf_config(cfg, src, arch)

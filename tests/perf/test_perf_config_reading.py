@@ -1,0 +1,56 @@
+"""perf reads a config.json as the memory planner does: one reading of each fact (hand-written configs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from vllm_recipes.fit.architecture import architecture_from_hf_config, expert_fraction_from_config
+from vllm_recipes.perf.architecture import facts_from_hf_config
+
+H, HEADS, HD, VOCAB, INTER = 64, 8, 8, 100, 128
+ATTN_MHA = H * HEADS * HD + 2 * H * HEADS * HD + HEADS * HD * H
+
+
+def _dense(**extra: Any) -> dict[str, Any]:
+    return {"num_hidden_layers": 2, "hidden_size": H, "num_attention_heads": HEADS, "vocab_size": VOCAB,
+            "intermediate_size": INTER} | extra
+
+
+def _moe(**extra: Any) -> dict[str, Any]:
+    return _dense(num_hidden_layers=6, n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32) | extra
+
+
+def test_multi_query_attention_has_one_kv_head() -> None:
+    cfg = _dense(multi_query=True)
+    facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
+    assert arch.num_kv_heads == 1
+    attn = H * HEADS * HD + 2 * H * 1 * HD + HEADS * HD * H
+    assert facts.dense_params == 2 * (attn + 3 * H * INTER)
+
+
+def test_moe_layer_freq_counts_every_nth_layer_from_zero() -> None:
+    cfg = _moe(first_k_dense_replace=1, moe_layer_freq=2)  # DeepSeek-V2 style: layers 2 and 4
+    facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
+    assert facts.moe_layers == 2 and arch.moe_layers == 2
+    assert facts.expert_params == 2 * 8 * 3 * H * 32
+
+
+def test_decoder_sparse_step_counts_from_one_and_skips_mlp_only_layers() -> None:
+    cfg = _moe(num_hidden_layers=5, decoder_sparse_step=2, mlp_only_layers=[3])  # Qwen-MoE style: layer 1 only
+    # the planner's expert share counts the single MoE layer (it read layers 0, 2 and 4), as perf does
+    experts = 8 * 3 * H * 32
+    others = 5 * H * HD * (2 * HEADS + 2 * HEADS) + 4 * 3 * H * INTER + 2 * H * VOCAB
+    assert expert_fraction_from_config(cfg) == pytest.approx(experts / (experts + others))
+    facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
+    assert facts.moe_layers == 1 and arch.moe_layers == 1
+
+
+def test_nemotron_pattern_layers_are_the_planners() -> None:
+    # M = Mamba, * = attention, - = MLP only: the planner counts the three layers with a cache
+    cfg = _dense(num_hidden_layers=6, hybrid_override_pattern="M-M*-", mamba_num_heads=4, mamba_head_dim=16,
+                 ssm_state_size=16)
+    facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
+    assert facts.num_layers == arch.num_layers == 3
+    assert facts.dense_params == 3 * (ATTN_MHA + 3 * H * INTER)
