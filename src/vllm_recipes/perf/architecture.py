@@ -65,6 +65,12 @@ class ComputeFacts:
             return 0.0
         return self.share or DEFAULT_ROUTED_SHARE
 
+    def weight_bytes(self, precision: str) -> tuple[float, float]:
+        """Bytes per (dense, routed-expert) parameter at a precision: MXFP4 checkpoints keep the dense part
+        16-bit."""
+        q = PRECISION_BYTES.get(precision.lower(), 2.0)
+        return (2.0 if self.experts_only_quantized else q), q
+
     @property
     def active_params(self) -> float:
         """Weights one token multiplies in the layers (the output head is counted per sampled token)."""
@@ -147,7 +153,6 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
 
 def checkpoint_gib(facts: ComputeFacts, precision: str) -> float:
     """Weights on disk at a precision (embeddings and, for MXFP4 checkpoints, the dense part stay 16-bit)."""
-    q = PRECISION_BYTES.get(precision.lower(), 2.0)
-    dense_b = 2.0 if facts.experts_only_quantized else q
+    dense_b, q = facts.weight_bytes(precision)
     return ((facts.embedding_params + facts.lm_head_params) * 2 + facts.dense_params * dense_b
             + facts.expert_params * q) / GIB

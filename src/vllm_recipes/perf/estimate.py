@@ -13,7 +13,7 @@ from functools import cache, partial
 from importlib.resources import files
 from typing import Any
 
-from vllm_recipes.fit.architecture import PRECISION_BYTES, Architecture
+from vllm_recipes.fit.architecture import Architecture
 from vllm_recipes.fit.memory import ProcessFit, request_bytes
 
 from .architecture import GEMM_DTYPE, ComputeFacts
@@ -51,8 +51,7 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
     s = fit.shape
     tp, pp = s.tp, s.pp
     ep = tp * s.dp if s.expert_parallel and facts.expert_params else tp
-    q = PRECISION_BYTES.get(precision.lower(), 2.0)
-    dense_b = 2.0 if facts.experts_only_quantized else q
+    dense_b, q = facts.weight_bytes(precision)
     dense = (facts.dense_params * dense_b + facts.lm_head_params * 2) / (tp * pp)
     experts = facts.expert_params * q / (ep * pp)
     embed = facts.embedding_params * 2 / (tp * pp)
