@@ -102,7 +102,7 @@ def test_kv_store_is_not_a_serving_strategy(tmp_path: Path) -> None:
 def test_did_you_mean_for_strategy(tmp_path: Path) -> None:
     text = GOOD.replace("default_strategy: single_node_tp", "default_strategy: single_node_tpp")
     f = only(validate_text(tmp_path, text), "unknown-strategy")
-    assert f.message == "unknown strategy 'single_node_tpp' (did you mean 'single_node_tp'?)"
+    assert f.message == "unknown strategy 'single_node_tpp' (did you mean 'single_node_tp' or 'single_node_tep'?)"
 
 
 @pytest.mark.parametrize(("old", "new", "key_path", "needle"), [

@@ -82,7 +82,7 @@ def test_validate_json(run_cli: Callable[..., Result], tmp_path: Path) -> None:
     assert [(d["severity"], d["key_path"], d["line"], d["col"], d["code"]) for d in data] == [
         ("error", "compatible_strategies[0]", 19, 25, "unknown-strategy")]
     assert data[0]["file"].endswith("models/org/Test.yaml")
-    assert data[0]["message"] == "unknown strategy 'single_node_tpx' (did you mean 'single_node_tp'?)"
+    assert data[0]["message"] == "unknown strategy 'single_node_tpx' (did you mean 'single_node_tp' or 'single_node_tep'?)"
 
 
 def test_validate_files_outside_recipes_dir(run_cli: Callable[..., Result], tmp_path: Path) -> None:

@@ -148,9 +148,9 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _close(word: str, candidates: frozenset[str]) -> str:
-    import difflib  # (only an unknown name is looked up: a clean plan does not import it)
+    from vllm_recipes.catalog.validate import did_you_mean as rule  # (only an unknown name is looked up)
 
-    close = difflib.get_close_matches(word, sorted(candidates), n=2, cutoff=0.75)
+    close = rule(word, candidates)
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
