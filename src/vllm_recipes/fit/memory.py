@@ -220,7 +220,7 @@ def weights_per_gpu(arch: Architecture, checkpoint_gib: float, shape: ProcessSha
     experts = core * arch.expert_fraction
     dense = core - experts
     replicated = min(dense, arch.replicated_params * arch.dtype_bytes / GIB)  # whole on every TP rank
-    ep = shape.tp * shape.dp if shape.expert_parallel else shape.tp
+    ep = shape.expert_ranks
     stage = stage_layers(arch.num_layers, shape.pp) / arch.num_layers if shape.pp > 1 and arch.num_layers else 1.0
     per = ((dense - replicated) / shape.tp + replicated + experts / ep + resident_tables / shape.tp) * stage
     return max(0.0, per - shape.cpu_offload_gib) * GIB
@@ -320,7 +320,7 @@ def _budget(arch: Architecture, checkpoint_gib: float, gpu_gib: float, shape: Pr
     fwd, smp = profile_peak(arch, shape, batched, seqs, asked, rules)
     workspace = moe_workspace(arch, shape, batched)
     act = startup_peak(fwd, smp, workspace, rules)  # with PP the planned GPU is the most loaded stage
-    non_torch = (NON_TORCH_GIB + (COMM_GIB if shape.tp * shape.pp * shape.dp > 1 else 0.0)) * GIB
+    non_torch = (NON_TORCH_GIB + (COMM_GIB if shape.gpus > 1 else 0.0)) * GIB
     graphs = 0.0
     if rules.cudagraph_estimate_subtracted and not shape.enforce_eager:
         graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_PER_LAYER_GIB * stage_layers(arch.num_layers, shape.pp)) * GIB

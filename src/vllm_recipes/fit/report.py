@@ -182,7 +182,7 @@ def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Arch
     if any(draft_weights_gib(arch, s) for s in shapes):
         notes.append("speculative decoding: the draft head's weights are estimated from the hidden size")
     for s in shapes:
-        need = s.tp * s.pp * s.dp
+        need = s.gpus
         if s.role == "serve" and need > total:
             notes.append(f"the command uses {need} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
                          f"{target.label} x {max(1, sel.node_count)} node(s) has {total}")

@@ -50,6 +50,16 @@ class ProcessShape:
     #: flag -> value for flags the architecture's host tables look at
     table_flags: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def gpus(self) -> int:
+        """GPUs of the whole TP x PP x DP world."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def expert_ranks(self) -> int:
+        """GPUs the routed experts are split over: TP, and every DP rank with expert parallelism."""
+        return self.tp * self.dp if self.expert_parallel else self.tp
+
 
 def invocations(plan: Plan) -> list[tuple[str, Invocation]]:
     """The serve processes of a plan by role (a multi-node head stands for the whole TP/PP world)."""

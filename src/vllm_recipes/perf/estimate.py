@@ -14,7 +14,7 @@ from importlib.resources import files
 from typing import Any
 
 from vllm_recipes.fit.architecture import Architecture
-from vllm_recipes.fit.memory import ProcessFit, request_bytes
+from vllm_recipes.fit.memory import ProcessFit, request_bytes, stage_layers
 
 from .architecture import GEMM_DTYPE, ComputeFacts
 from .gpus import GpuSpec
@@ -50,14 +50,14 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
     """The per-GPU view of one replica; weights scaled to the planner's weights per GPU."""
     s = fit.shape
     tp, pp = s.tp, s.pp
-    ep = tp * s.dp if s.expert_parallel and facts.expert_params else tp
+    ep = s.expert_ranks if facts.expert_params else tp
     dense_b, q = facts.weight_bytes(precision)
     dense = (facts.dense_params * dense_b + facts.lm_head_params * 2) / (tp * pp)
     experts = facts.expert_params * q / (ep * pp)
     embed = facts.embedding_params * 2 / (tp * pp)
     scale = fit.weights / (dense + experts + embed) if fit.weights > 0 and dense + experts + embed > 0 else 1.0
     att = max(1, arch.attention_layers if arch.exact else 1)
-    kv_layer = fit.kv_bytes_per_token / math.ceil(att / pp)
+    kv_layer = fit.kv_bytes_per_token / stage_layers(att, pp)
     full = arch.full_layers if arch.exact else pp  # compressed: the per-token figure covers every layer
     sliding = arch.sliding_window_layers if arch.exact else 0
     expert_rate, _ = gpu.peak_flops(GEMM_DTYPE.get(precision.lower(), "bf16"))
@@ -71,7 +71,7 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
         dense_bytes=dense * scale, expert_bytes=experts * scale, routed_share=facts.routed_share,
         moe_layers=facts.moe_layers, experts_per_token=facts.experts_per_token or 1, kv_layer_bytes=kv_layer,
         full_layers=full, sliding_layers=sliding, window=arch.sliding_window or 0,
-        state_bytes=arch.linear_state_bytes * math.ceil(arch.linear_layers / pp) / tp,
+        state_bytes=arch.linear_state_bytes * stage_layers(arch.linear_layers, pp) / tp,
         gemm_flops_per_token=2 * facts.active_params / (tp * pp),
         expert_flops_per_token=2 * facts.expert_params * facts.routed_share / (tp * pp),
         head_flops_per_sample=2 * facts.lm_head_params / tp,
@@ -139,7 +139,7 @@ def estimate_process(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, g
                   rate=workload.rate / dp if workload.rate else None, num_prompts=math.ceil(workload.prompts() / dp))
     lim = _limits(arch, fit, workload)
     sim = simulate(partial(step_time, r, params), per, lim, frontend(params))
-    gpus = fit.shape.tp * fit.shape.pp * dp
+    gpus = fit.shape.gpus
     ttft = sim.ttft_mean * 1e3 if sim.ttft else math.inf
     tpot = sim.tpot_mean * 1e3 if sim.tpot else 0.0
     total = sim.output_tokens / sim.duration * dp if sim.duration > 0 else 0.0

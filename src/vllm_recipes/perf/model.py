@@ -6,8 +6,9 @@ per-sequence costs; the terms are spelled out in docs/decisions-perf-model.md §
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from vllm_recipes.fit.memory import stage_layers
 
 ACT_BYTES = 2  # activations travel in 16 bits
 #: tokens of the largest step vLLM replays as a CUDA graph (0.10-0.18: min(2 x max_num_seqs, 512)); a larger
@@ -79,7 +80,7 @@ class Replica:
 
     @property
     def layers_per_gpu(self) -> int:
-        return math.ceil(self.layers / self.pp)
+        return stage_layers(self.layers, self.pp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +144,8 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
         slide_pairs += window_pairs(n, pre, window)
     tokens = (decodes + chunk_tokens) / m
     samples = seqs / m
-    full_l = math.ceil(r.full_layers / r.pp)
-    slide_l = math.ceil(r.sliding_layers / r.pp)
+    full_l = stage_layers(r.full_layers, r.pp)
+    slide_l = stage_layers(r.sliding_layers, r.pp)
 
     weights = r.dense_bytes + r.expert_bytes * touched(r.routed_share, tokens * r.ep_ranks)
     kv = (r.kv_layer_bytes * (full_l * full_kv + slide_l * slide_kv) + r.state_bytes * decodes) / m
@@ -164,7 +165,7 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
         per_layer = 1 if r.ep > r.tp else 2
         comm += r.layers_per_gpu * per_layer * (lat + 2 * (r.tp - 1) / r.tp * payload / r.link)
     if r.ep > r.tp and r.moe_layers:
-        moe_l = math.ceil(r.moe_layers / r.pp)
+        moe_l = stage_layers(r.moe_layers, r.pp)
         comm += moe_l * 2 * (lat + payload * r.experts_per_token * (r.ep - 1) / r.ep / r.link)
     hops = (r.pp - 1) * (lat + payload / r.link) if r.pp > 1 else 0.0
     eager = p.eager_layer_us if decodes + chunk_tokens > CUDA_GRAPH_TOKENS else 0.0
