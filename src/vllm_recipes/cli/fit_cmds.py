@@ -18,8 +18,15 @@ from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dic
 from vllm_recipes.select.state import PageState
 
 from .main import cli, fail, failing, load_or_exit
-from .options import find_recipe, resolve_request, selection_options
-from .output import dump_json
+from .options import (
+    find_recipe,
+    gpu_options,
+    hf_config_option,
+    offline_option,
+    resolve_request,
+    selection_options,
+)
+from .output import dump_json, json_option
 
 if TYPE_CHECKING:
     from vllm_recipes.service.fit import KnownFacts
@@ -236,20 +243,16 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 
 @cli.command("fit")
 @selection_options
-@click.option("--gpu", help='GPU name, e.g. "RTX 5090" (a catalog profile when one matches).')
-@click.option("--gpu-memory", type=click.FloatRange(min=0, min_open=True), help="Memory per GPU in GB (custom).")
-@click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory).")
+@gpu_options
 @click.option("--context", type=click.IntRange(1), help="Context length for the concurrency figure "
               "(default: --max-model-len).")
-@click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for the "
-              "architecture (default: the recipe's architecture_facts, then the local HF cache).")
+@hf_config_option
 @click.option("--weights-gib", type=click.FloatRange(min=0, min_open=True),
               help="Checkpoint size in GiB (default: the recipe's facts, then the checkpoint's safetensors metadata).")
 @click.option("--vllm", "vllm_release", metavar="VERSION", help="Plan with this vLLM release's memory rules "
               "(e.g. 0.11; default: the release the command runs).")
-@click.option("--offline", is_flag=True, help="Never use the network: the Hugging Face cache and the "
-              "checkpoint summaries already cached only (HF_HUB_OFFLINE=1 does the same).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@offline_option
+@json_option
 def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None, hf_config: str | None,
             weights_gib: float | None, vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Will HF_ID start on the hardware, with how much KV cache and concurrency? Without HF_ID: every
