@@ -1,5 +1,5 @@
 """``serve`` runs uvicorn with the same settings in one process and with ``--workers``/``--reload``
-(``web.limits.server_settings``, one copy). Before, the worker processes kept the default request-head
+(``httplimits.server_settings``, one copy). Before, the worker processes kept the default request-head
 timeout whatever ``--header-timeout`` said, and trusted forwarded headers the one-process server refuses."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import uvicorn
 from click.testing import Result
 
-from vllm_recipes.web.limits import server_settings
+from vllm_recipes.httplimits import server_settings
 
 
 def _same(settings: dict[str, Any], got: Callable[[str], Any], header_timeout: float) -> None:

@@ -121,7 +121,7 @@ def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: 
     :func:`_serve_here` serves with."""
     import uvicorn
 
-    from vllm_recipes.web.limits import server_settings
+    from vllm_recipes.httplimits import server_settings
 
     uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=port, reload=reload,
                 workers=None if reload else workers, log_level=log_level,
@@ -136,8 +136,8 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
     try:
         import uvicorn
 
+        from vllm_recipes.httplimits import server_config
         from vllm_recipes.web import create_app
-        from vllm_recipes.web.limits import server_config
 
         authoring = None
         if source is not None:

@@ -1,6 +1,7 @@
-"""What one slow or hostile client may hold of the server (issue #28 item 5): uvicorn does not bound
-clients that never finish a request head (1,100 of them used up the file descriptors, and asyncio logged a
-traceback per failed ``accept()``); the protocol, config and loop exception handler below do."""
+"""What one slow or hostile client may hold of an HTTP server we start (``serve`` and ``mcp --http``; issue
+#28 item 5): uvicorn does not bound clients that never finish a request head (1,100 of them used up the file
+descriptors, and asyncio logged a traceback per failed ``accept()``); the protocol, config and loop exception
+handler below do."""
 
 from __future__ import annotations
 
@@ -105,9 +106,9 @@ def connection_cap() -> int:
 
 
 def server_settings(*, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: int | None = None) -> dict[str, Any]:
-    """Every limit of this module as keywords of ``uvicorn.Config`` and ``uvicorn.run``, the one copy of both
-    ways ``serve`` runs: they pickle, so ``--reload`` and ``--workers`` processes get the same. Forwarded
-    headers are not trusted: the server is reached directly."""
+    """Every limit of this module as keywords of ``uvicorn.Config`` and ``uvicorn.run``, the one copy for
+    ``serve`` (in one process or, pickled, in ``--reload`` and ``--workers`` processes) and ``mcp --http``.
+    Forwarded headers are not trusted: the server is reached directly."""
     return {"http": functools.partial(HeaderTimeoutProtocol, limits=HeadLimits(header_timeout, max_waiting)),
             "timeout_keep_alive": KEEP_ALIVE_S, "limit_concurrency": connection_cap(),
             "h11_max_incomplete_event_size": MAX_HEAD_BYTES, "proxy_headers": False}
