@@ -12,7 +12,7 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
-from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
+from vllm_recipes.fit.hardware import GpuTarget, HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dict
 from vllm_recipes.select.state import PageState
@@ -51,29 +51,33 @@ def detect_target(catalog: Catalog) -> GpuTarget:
 
 
 def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | None:
-    """The hardware the user named (``None``: the selection's own profile)."""
+    """The hardware the user named (``None``: the selection's own profile): ``--hardware auto`` the local GPUs,
+    ``--hardware`` with ``--gpu-memory`` that profile's GPUs with other memory, else the GPUs ``--gpu``,
+    ``--gpu-memory`` and ``--gpus`` name (:func:`vllm_recipes.service.fit.fit_target`, the site's rule)."""
     gpu, mem, gpus = kw.pop("gpu", None), kw.pop("gpu_memory", None), kw.pop("gpus", None)
-    with failing(HardwareError, say=lambda exc: f"{exc}." + (f" Did you mean: {', '.join(exc.choices)}?"
-                                                             if exc.choices else "")):
-        if kw.get("hardware") == "auto":
-            if gpu or mem:
-                fail("--hardware auto detects the GPUs; drop --gpu / --gpu-memory.")
-            kw["hardware"] = None
-            return detect_target(catalog)
-        if gpu:
-            if kw.get("hardware"):
-                fail("give either --hardware or --gpu, not both.")
-            return named_target(catalog.hardware_profiles, gpu, gpus, mem)
-        if mem is not None:
-            if kw.get("hardware"):
-                base = profile_target(catalog.hardware_profiles, kw["hardware"])
-                return GpuTarget(f"Custom: {gpus or base.gpus_per_node}x {base.label.split(' (')[0]} "
-                                 f"({mem:g} GB each)", mem, gpus or base.gpus_per_node, base.profile_id, True,
-                                 base.brand, "--gpu-memory")
-            return custom_target(mem, gpus or 1)
-        if gpus is not None:
-            fail("--gpus needs --gpu-memory GB or --gpu NAME.")
-    return None  # the selection's own profile (resolve_request names the valid choices)
+    hardware = kw.get("hardware")
+    if hardware == "auto":
+        if gpu or mem:
+            fail("--hardware auto detects the GPUs; drop --gpu / --gpu-memory.")
+        kw["hardware"] = None
+        return detect_target(catalog)
+    if gpu and hardware:
+        fail("give either --hardware or --gpu, not both.")
+    if mem is not None and hardware:
+        with failing(HardwareError, say=lambda exc: _did_you_mean(f"{exc}.", exc.choices)):
+            base = profile_target(catalog.hardware_profiles, hardware)
+        return GpuTarget(f"Custom: {gpus or base.gpus_per_node}x {base.label.split(' (')[0]} ({mem:g} GB each)",
+                         mem, gpus or base.gpus_per_node, base.profile_id, True, base.brand, "--gpu-memory")
+    from vllm_recipes.select.options import spell
+    from vllm_recipes.service import QueryError
+    from vllm_recipes.service.fit import fit_target
+
+    with failing(QueryError, say=lambda exc: _did_you_mean(spell(exc.template, "cli"), exc.choices)):
+        return fit_target(catalog, gpu, mem, gpus)
+
+
+def _did_you_mean(message: str, closest: list[str]) -> str:
+    return message + (f" Did you mean: {', '.join(closest)}?" if closest else "")
 
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
