@@ -51,3 +51,13 @@ def test_every_way_of_serving_has_the_same_settings(run_cli: Callable[..., Resul
     assert res.exit_code == 0, res.output
     _same(server_settings(), seen.__getitem__, 3.0)
     assert seen["log_level"] == "warning"
+
+
+def test_the_header_timeout_option_defaults_to_the_servers_timeout() -> None:
+    """``--header-timeout``'s default is written out (importing ``httplimits`` would import uvicorn's protocol
+    for ``--help``, ~130 ms): it must stay the server's."""
+    from vllm_recipes.cli.web_cmds import serve_cmd
+    from vllm_recipes.httplimits import HEADER_TIMEOUT_S
+
+    (option,) = [p for p in serve_cmd.params if p.name == "header_timeout"]
+    assert option.default == HEADER_TIMEOUT_S

@@ -60,6 +60,7 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
 @click.option("--source-url", envvar="VLLM_RECIPES_SOURCE_URL", default=None, metavar="URL",
               help="Recipe directory in the source repository (e.g. https://github.com/ORG/REPO/tree/main); "
                    "adds 'Edit this recipe' and 'Report an issue' links. Env: VLLM_RECIPES_SOURCE_URL.")
+# (10.0 is httplimits.HEADER_TIMEOUT_S, written out: that module imports uvicorn, ~130 ms of --help)
 @click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
               metavar="SECONDS", help="Close a connection that has not sent a whole request head within "
               "this time (slow clients cannot hold connections).")
