@@ -16,8 +16,9 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "src" / "vllm_recipes"
 #: modules any package may import: they import nothing of this package (checked below);
-#: ``__version__`` is the top-level package's version string
-LEAVES = {"jsvalues", "parallel", "__version__"}
+#: ``__version__`` is the top-level package's version string; ``httplimits`` is the uvicorn settings
+#: both launchers (``serve``, ``mcp --http``) start their server with
+LEAVES = {"jsvalues", "parallel", "httplimits", "__version__"}
 DOMAIN = {"catalog", "select", "synth", "render"}
 ANALYSES = {"fit", "lint", "review", "i18n", "perf"}
 FRONT_ENDS = {"cli", "web", "agents"}

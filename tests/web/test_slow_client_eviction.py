@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from vllm_recipes.web.limits import server_config
+from vllm_recipes.httplimits import server_config
 
 
 def _hello(_request: object) -> PlainTextResponse:

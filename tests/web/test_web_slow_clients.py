@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vllm_recipes.web.limits import HEADER_TIMEOUT_S, connection_cap
+from vllm_recipes.httplimits import HEADER_TIMEOUT_S, connection_cap
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 

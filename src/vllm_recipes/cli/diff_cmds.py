@@ -10,7 +10,7 @@ import click
 from vllm_recipes.select.params import PARAMS, Param
 
 from .main import cli, fail, failing, load_or_exit, recipes_dir_option
-from .output import dump_json, json_option
+from .output import dump_json, json_option, output_format
 
 if TYPE_CHECKING:
     from vllm_recipes.review.compare import Impact
@@ -115,9 +115,7 @@ def diff_cmd(base: str, head: str | None, spec_a: str | None, spec_b: str | None
     """
     from vllm_recipes.review.report import markdown_report, terminal_report
 
-    if as_json and fmt not in (None, "json"):
-        fail(f"--json conflicts with --format {fmt}.")
-    fmt = "json" if as_json else (fmt or "text")
+    fmt = output_format(as_json, fmt)
     if spec_a is not None or spec_b is not None:
         if spec_a is None or spec_b is None:
             fail("--a and --b go together: pass both selections.")

@@ -23,7 +23,7 @@ from vllm_recipes.synth.resolve import resolve as resolve_selection
 from . import output
 from .main import cli, fail, load_or_exit, refusals
 from .options import find_recipe, request_from_options, selection_options
-from .output import dump_json, format_option, json_option, print_table, wants_json
+from .output import dump_json, format_option, json_option, output_format, print_table
 from .vllm_cmds import check_release, print_lint_table, vllm_option
 
 
@@ -90,7 +90,7 @@ def command_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     release-lint findings follow on stderr too (--quiet drops them; in the
     JSON they are the ``vllm_lint`` key).
     """
-    as_json = wants_json(as_json, fmt)
+    as_json = output_format(as_json, fmt) == "json"
     catalog, recipe, r, forced = _resolve(hf_id, recipes_dir, kw, vllm_release)
     state, ctx, plan, osel, oplan = r.selected.state, r.ctx, r.plan, r.selected.omni, r.omni_plan
     if osel is not None and oplan is not None:
@@ -131,7 +131,7 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
     Layers and their order: docs/reference/synthesis.md. A last table lists the
     release-lint findings.
     """
-    as_json = wants_json(as_json, fmt)
+    as_json = output_format(as_json, fmt) == "json"
     catalog, recipe, r, forced = _resolve(hf_id, recipes_dir, kw, vllm_release)
     state, ctx, plan, hw = r.selected.state, r.ctx, r.plan, None
     if r.omni_plan is not None:

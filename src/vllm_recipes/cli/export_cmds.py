@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
+from vllm_recipes.catalog.parsecache import write_atomic
 from vllm_recipes.render.artifacts import Artifact
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.service import Query
@@ -18,21 +17,14 @@ from .main import cli, failing, load_or_exit, refusals
 from .options import find_recipe, request_from_options, selection_options
 
 
-def write_atomically(directory: Path, artifacts: list[Artifact]) -> list[Path]:
-    """Each file written to a temporary name in ``directory``, then renamed over the target."""
+def write_files(directory: Path, artifacts: list[Artifact]) -> list[Path]:
+    """Each file replaced whole (never half-written), scripts executable."""
     directory.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for a in artifacts:
         target = directory / a.path
-        fd, tmp = tempfile.mkstemp(prefix=f".{a.path}.", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(a.content)
-            os.chmod(tmp, 0o755 if a.path.endswith((".sh", ".sbatch")) else 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(target, a.content.encode())
+        target.chmod(0o755 if a.path.endswith((".sh", ".sbatch")) else 0o644)
         written.append(target)
     return written
 
@@ -59,6 +51,6 @@ def export_cmd(hf_id: str, recipes_dir: tuple[str, ...], target: str, output: st
         click.echo(stdout_text(artifacts), nl=False)
         return
     with failing(OSError, say=lambda exc: f"cannot write to {output}: {exc.strerror or exc}"):
-        paths = write_atomically(Path(output), artifacts)
+        paths = write_files(Path(output), artifacts)
     for p in paths:
         click.echo(str(p), err=True)

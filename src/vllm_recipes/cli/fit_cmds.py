@@ -12,14 +12,21 @@ import click
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
-from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
+from vllm_recipes.fit.hardware import GpuTarget, HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dict
 from vllm_recipes.select.state import PageState
 
 from .main import cli, fail, failing, load_or_exit
-from .options import find_recipe, resolve_request, selection_options
-from .output import dump_json
+from .options import (
+    find_recipe,
+    gpu_options,
+    hf_config_option,
+    offline_option,
+    resolve_request,
+    selection_options,
+)
+from .output import dump_json, json_option
 
 if TYPE_CHECKING:
     from vllm_recipes.service.fit import KnownFacts
@@ -44,29 +51,33 @@ def detect_target(catalog: Catalog) -> GpuTarget:
 
 
 def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | None:
-    """The hardware the user named (``None``: the selection's own profile)."""
+    """The hardware the user named (``None``: the selection's own profile): ``--hardware auto`` the local GPUs,
+    ``--hardware`` with ``--gpu-memory`` that profile's GPUs with other memory, else the GPUs ``--gpu``,
+    ``--gpu-memory`` and ``--gpus`` name (:func:`vllm_recipes.service.fit.fit_target`, the site's rule)."""
     gpu, mem, gpus = kw.pop("gpu", None), kw.pop("gpu_memory", None), kw.pop("gpus", None)
-    with failing(HardwareError, say=lambda exc: f"{exc}." + (f" Did you mean: {', '.join(exc.choices)}?"
-                                                             if exc.choices else "")):
-        if kw.get("hardware") == "auto":
-            if gpu or mem:
-                fail("--hardware auto detects the GPUs; drop --gpu / --gpu-memory.")
-            kw["hardware"] = None
-            return detect_target(catalog)
-        if gpu:
-            if kw.get("hardware"):
-                fail("give either --hardware or --gpu, not both.")
-            return named_target(catalog.hardware_profiles, gpu, gpus, mem)
-        if mem is not None:
-            if kw.get("hardware"):
-                base = profile_target(catalog.hardware_profiles, kw["hardware"])
-                return GpuTarget(f"Custom: {gpus or base.gpus_per_node}x {base.label.split(' (')[0]} "
-                                 f"({mem:g} GB each)", mem, gpus or base.gpus_per_node, base.profile_id, True,
-                                 base.brand, "--gpu-memory")
-            return custom_target(mem, gpus or 1)
-        if gpus is not None:
-            fail("--gpus needs --gpu-memory GB or --gpu NAME.")
-    return None  # the selection's own profile (resolve_request names the valid choices)
+    hardware = kw.get("hardware")
+    if hardware == "auto":
+        if gpu or mem:
+            fail("--hardware auto detects the GPUs; drop --gpu / --gpu-memory.")
+        kw["hardware"] = None
+        return detect_target(catalog)
+    if gpu and hardware:
+        fail("give either --hardware or --gpu, not both.")
+    if mem is not None and hardware:
+        with failing(HardwareError, say=lambda exc: _did_you_mean(f"{exc}.", exc.choices)):
+            base = profile_target(catalog.hardware_profiles, hardware)
+        return GpuTarget(f"Custom: {gpus or base.gpus_per_node}x {base.label.split(' (')[0]} ({mem:g} GB each)",
+                         mem, gpus or base.gpus_per_node, base.profile_id, True, base.brand, "--gpu-memory")
+    from vllm_recipes.select.options import spell
+    from vllm_recipes.service import QueryError
+    from vllm_recipes.service.fit import fit_target
+
+    with failing(QueryError, say=lambda exc: _did_you_mean(spell(exc.template, "cli"), exc.choices)):
+        return fit_target(catalog, gpu, mem, gpus)
+
+
+def _did_you_mean(message: str, closest: list[str]) -> str:
+    return message + (f" Did you mean: {', '.join(closest)}?" if closest else "")
 
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
@@ -236,20 +247,16 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 
 @cli.command("fit")
 @selection_options
-@click.option("--gpu", help='GPU name, e.g. "RTX 5090" (a catalog profile when one matches).')
-@click.option("--gpu-memory", type=click.FloatRange(min=0, min_open=True), help="Memory per GPU in GB (custom).")
-@click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory).")
+@gpu_options
 @click.option("--context", type=click.IntRange(1), help="Context length for the concurrency figure "
               "(default: --max-model-len).")
-@click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for the "
-              "architecture (default: the recipe's architecture_facts, then the local HF cache).")
+@hf_config_option
 @click.option("--weights-gib", type=click.FloatRange(min=0, min_open=True),
               help="Checkpoint size in GiB (default: the recipe's facts, then the checkpoint's safetensors metadata).")
 @click.option("--vllm", "vllm_release", metavar="VERSION", help="Plan with this vLLM release's memory rules "
               "(e.g. 0.11; default: the release the command runs).")
-@click.option("--offline", is_flag=True, help="Never use the network: the Hugging Face cache and the "
-              "checkpoint summaries already cached only (HF_HUB_OFFLINE=1 does the same).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@offline_option
+@json_option
 def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None, hf_config: str | None,
             weights_gib: float | None, vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Will HF_ID start on the hardware, with how much KV cache and concurrency? Without HF_ID: every

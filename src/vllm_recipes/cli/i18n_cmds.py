@@ -11,7 +11,7 @@ import click
 from vllm_recipes.catalog import Catalog
 
 from .main import cli, load_or_exit, recipes_dir_option
-from .output import dump_json
+from .output import dump_json, json_option
 
 if TYPE_CHECKING:
     from vllm_recipes.i18n.translation import Translation
@@ -24,7 +24,7 @@ def i18n_group() -> None:
 
 @i18n_group.command("check")
 @recipes_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
+@json_option
 @click.option("--lang", "langs", multiple=True, metavar="LANG", help="Only these languages (repeatable).")
 @click.argument("hf_ids", nargs=-1, metavar="[HF_ID]...")
 def check_cmd(recipes_dir: tuple[str, ...], as_json: bool, langs: tuple[str, ...], hf_ids: tuple[str, ...]) -> None:
@@ -92,7 +92,7 @@ def _print_check(results: list[Translation]) -> None:
 
 @i18n_group.command("sections")
 @recipes_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @click.argument("hf_id")
 def sections_cmd(recipes_dir: tuple[str, ...], as_json: bool, hf_id: str) -> None:
     """Print a recipe's guide sections with the slug and hash a translation records.

@@ -13,8 +13,8 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.jsvalues import as_list, as_map
 
-from .main import cli, fail, find_or_exit, follow_symlinks_option, load_or_exit, recipes_dir_option
-from .output import dump_json, is_tty, json_option, print_table
+from .main import cli, find_or_exit, follow_symlinks_option, load_or_exit, recipes_dir_option
+from .output import dump_json, is_tty, json_option, output_format, print_table
 from .vllm_cmds import check_release, vllm_option
 
 if TYPE_CHECKING:
@@ -100,9 +100,7 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
     def where(f: Finding) -> str:
         return shown.get(f.file) or _display_path(catalog, f.file)
 
-    if as_json and fmt not in (None, "json"):
-        fail(f"--json conflicts with --format {fmt}.")
-    fmt = "json" if as_json else (fmt or "text")
+    fmt = output_format(as_json, fmt)
     summary = format_findings_summary(findings, n_files) + (f" new since {new_since}" if new_since else "")
     if fmt == "json":
         dump_json([{**f.to_dict(), "file": where(f)} for f in findings])

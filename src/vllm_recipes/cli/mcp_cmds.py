@@ -39,12 +39,16 @@ def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> N
         return
     import uvicorn
 
+    from vllm_recipes.httplimits import server_settings
+
     if host not in LOOPBACK:
         click.echo(f"vllm-recipes mcp: listening on {host}, not loopback: any host that reaches it can call "
                    "the tools.", err=True)
     click.echo(f"vllm-recipes mcp: {len(catalog.recipes)} recipes; streamable HTTP on "
                f"http://{host}:{http_port}/mcp", err=True)
-    # (the streamable-HTTP app, endpoint /mcp, with DNS-rebinding protection for host)
+    # (the streamable-HTTP app, endpoint /mcp, with DNS-rebinding protection for host, and serve's limits:
+    # its 10 s head timeout is ample for agents, which send a whole request at once)
     with failing(OSError, say=lambda exc: f"cannot listen on {host}:{http_port}: {exc.strerror or exc}"):
-        uvicorn.run(server.streamable_http_app(host=host), host=host, port=http_port, log_level="warning")
+        uvicorn.run(server.streamable_http_app(host=host), host=host, port=http_port, log_level="warning",
+                    **server_settings())
     sys.exit(0)

@@ -1,5 +1,6 @@
 """The selection options of ``command``, ``explain``, ``export``, ``fit`` and ``diff``, generated
-from the one parameter table (:mod:`vllm_recipes.select.params`), and the :class:`Query` they make."""
+from the one parameter table (:mod:`vllm_recipes.select.params`), and the :class:`Query` they make; the
+hardware and model-fact options ``fit``, ``perf`` and ``recommend`` share."""
 
 from __future__ import annotations
 
@@ -36,13 +37,36 @@ def _option(p: Param) -> Callable[[F], F]:
     return click.option(p.cli, p.field, type=kind, multiple=multiple, help=help_text)
 
 
-def selection_options(fn: F) -> F:
-    """Every command-line selection parameter, ``--recipes-dir`` and the ``HF_ID`` argument."""
-    decorators = [_option(p) for p in PARAMS if p.cli is not None]
-    decorators += [recipes_dir_option, click.argument("hf_id")]
+def _stacked(fn: F, decorators: list[Callable[[F], F]]) -> F:
+    """``fn`` under ``decorators``, the first one outermost (its option listed first)."""
     for d in reversed(decorators):
         fn = d(fn)
     return fn
+
+
+def selection_options(fn: F) -> F:
+    """Every command-line selection parameter, ``--recipes-dir`` and the ``HF_ID`` argument."""
+    return _stacked(fn, [*(_option(p) for p in PARAMS if p.cli is not None), recipes_dir_option,
+                         click.argument("hf_id")])
+
+
+def gpu_options(fn: F) -> F:
+    """``--gpu``, ``--gpu-memory`` and ``--gpus``: hardware named without a profile (``fit``, ``perf``)."""
+    return _stacked(fn, [
+        click.option("--gpu", help='GPU name, e.g. "H100" or "RTX 5090" (a catalog profile when one matches).'),
+        click.option("--gpu-memory", type=click.FloatRange(min=0, min_open=True), help="Memory per GPU in GB (custom)."),
+        click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory)."),
+    ])
+
+
+#: ``--hf-config PATH``: the model's architecture from a config.json (``fit``, ``perf``, ``recommend``)
+hf_config_option = click.option(
+    "--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json for the model's architecture "
+    "(default: the recipe's architecture_facts, then the local HF cache).")
+#: ``--offline``: model facts from the caches only (``fit``, ``perf``, ``recommend``)
+offline_option = click.option(
+    "--offline", is_flag=True, help="Never use the network: only the Hugging Face cache and the checkpoint "
+    "summaries already cached (HF_HUB_OFFLINE=1 does the same).")
 
 
 def _pairs(values: tuple[str, ...], option: str) -> tuple[tuple[str, str], ...]:

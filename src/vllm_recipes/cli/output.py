@@ -20,11 +20,11 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
                              default=None, help="Same as --json when 'json' (kept for scripts).")
 
 
-def wants_json(as_json: bool, fmt: str | None) -> bool:
-    """``--json`` or ``--format json`` (exit 2 when ``--format text`` contradicts ``--json``)."""
-    if fmt is not None and fmt.lower() == "text" and as_json:
-        fail("--format text and --json contradict each other; give one of them.")
-    return as_json or (fmt or "").lower() == "json"
+def output_format(as_json: bool, fmt: str | None) -> str:
+    """The format ``--json`` or ``--format`` names (default ``text``); exit 2 when they name two."""
+    if as_json and fmt not in (None, "json"):
+        fail(f"--json conflicts with --format {fmt}; give one of them.")
+    return "json" if as_json else fmt or "text"
 
 
 def is_tty() -> bool:

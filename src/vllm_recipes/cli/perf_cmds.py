@@ -19,8 +19,15 @@ from vllm_recipes.service.query import check_hardware
 
 from .fit_cmds import gather_facts, target_from_options
 from .main import cli, failing, load_or_exit, recipes_dir_option, refusals
-from .options import find_recipe, resolve_request, selection_options
-from .output import dump_json
+from .options import (
+    find_recipe,
+    gpu_options,
+    hf_config_option,
+    offline_option,
+    resolve_request,
+    selection_options,
+)
+from .output import dump_json, json_option
 
 
 def workload_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -105,15 +112,12 @@ def print_report(r: PerfReport) -> None:
 @cli.command("perf")
 @selection_options
 @workload_options
-@click.option("--gpu", help='GPU name, e.g. "H100" (a catalog profile when one matches).')
-@click.option("--gpu-memory", type=click.FloatRange(min=0, min_open=True), help="Memory per GPU in GB (custom).")
-@click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory).")
-@click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json (exact "
-              "parameter counts; default: the recipe's facts, then the local HF cache).")
+@gpu_options
+@hf_config_option
 @click.option("--vllm", "vllm_release", metavar="X.Y", help="The vLLM release you will run (said against the "
               "calibrated releases).")
-@click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@offline_option
+@json_option
 def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], load: Workload, hf_config: str | None,
              vllm_release: str | None, offline: bool, as_json: bool, **kw: Any) -> None:
     """Estimated TTFT, TPOT and throughput of HF_ID's command at --isl/--osl and --concurrency (or --rate)."""
@@ -141,9 +145,9 @@ def perf_cmd(hf_id: str, recipes_dir: tuple[str, ...], load: Workload, hf_config
 @click.option("--ttft-ms", metavar="FLOAT", help="TTFT target (ms). [required]")
 @click.option("--tpot-ms", metavar="FLOAT", help="TPOT target (ms). [required]")
 @click.option("--hardware", "hardware", multiple=True, help="Only these hardware profiles (repeatable).")
-@click.option("--hf-config", type=click.Path(dir_okay=False), help="A Hugging Face config.json.")
-@click.option("--offline", is_flag=True, help="Never use the network for model facts (the HF cache only).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@hf_config_option
+@offline_option
+@json_option
 def recommend_cmd(hf_id: str, recipes_dir: tuple[str, ...], load: Workload, ttft_ms: str | None, tpot_ms: str | None,
                   hardware: tuple[str, ...], hf_config: str | None, offline: bool, as_json: bool) -> None:
     """The recipe's offered configurations that meet --ttft-ms and --tpot-ms, fewest GPUs first."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .main import cli, fail
-from .output import dump_json, print_table
+from .output import dump_json, json_option, print_table
 
 if TYPE_CHECKING:
     from vllm_recipes.lint.vllm_plan import PlanLint
@@ -68,7 +68,7 @@ def _flag_report(t: Tables, name: str) -> dict[str, Any] | None:
 @click.argument("flag", required=False)
 @click.option("--vllm", "vllm_release", metavar="VERSION", default=None,
               help="List the flags of this release (default: the newest table).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def vllm_flags_cmd(flag: str | None, vllm_release: str | None, as_json: bool) -> None:
     """What the shipped vLLM tables know about FLAG (type, choices, JSON keys, releases), or list all flags."""
     from vllm_recipes.lint.vllm_lint import did_you_mean

@@ -60,6 +60,7 @@ def bind_error(host: str, port: int, exc: OSError) -> str:
 @click.option("--source-url", envvar="VLLM_RECIPES_SOURCE_URL", default=None, metavar="URL",
               help="Recipe directory in the source repository (e.g. https://github.com/ORG/REPO/tree/main); "
                    "adds 'Edit this recipe' and 'Report an issue' links. Env: VLLM_RECIPES_SOURCE_URL.")
+# (10.0 is httplimits.HEADER_TIMEOUT_S, written out: that module imports uvicorn, ~130 ms of --help)
 @click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
               metavar="SECONDS", help="Close a connection that has not sent a whole request head within "
               "this time (slow clients cannot hold connections).")
@@ -110,23 +111,23 @@ def serve_cmd(host: str, port: int, reload: bool, workers: int, log_level: str, 
         sock.close()
         mode = "reloading on changes" if reload else f"{workers} workers"
         click.echo(f"{what}; starting ({mode}) on http://{shown_host}:{bound}/", err=True)
-        _run_processes(host, bound, reload, workers, log_level)
+        _run_processes(host, bound, reload, workers, log_level, header_timeout)
         return
     _serve_here(catalog, sock, source, recipes_dir[0] if watch else None, header_timeout, log_level,
                 f"{what}; serving on http://{shown_host}:{bound}/" + (" (watching for changes)" if watch else ""))
 
 
-def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: str) -> None:
-    """uvicorn's reloader or worker processes, each building the app from the environment."""
+def _run_processes(host: str, port: int, reload: bool, workers: int, log_level: str, header_timeout: float) -> None:
+    """uvicorn's reloader or worker processes, each building the app from the environment, with the limits
+    :func:`_serve_here` serves with."""
     import uvicorn
 
-    from vllm_recipes.web.limits import KEEP_ALIVE_S, MAX_HEAD_BYTES, HeaderTimeoutProtocol, connection_cap
+    from vllm_recipes.httplimits import server_settings
 
     uvicorn.run("vllm_recipes.web.app:create_served_app", factory=True, host=host, port=port, reload=reload,
-                workers=None if reload else workers, log_level=log_level, http=HeaderTimeoutProtocol,
-                timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
-                h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-                reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None)
+                workers=None if reload else workers, log_level=log_level,
+                reload_dirs=[os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] if reload else None,
+                **server_settings(header_timeout=header_timeout))
 
 
 def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | None, watch_dir: str | None,
@@ -136,8 +137,8 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
     try:
         import uvicorn
 
+        from vllm_recipes.httplimits import server_config
         from vllm_recipes.web import create_app
-        from vllm_recipes.web.limits import server_config
 
         authoring = None
         if source is not None:
@@ -154,8 +155,7 @@ def _serve_here(catalog: Catalog, sock: socket.socket, source: SourceLinks | Non
             live.start()
         else:
             app = create_app(catalog, api_jobs=None, warm_in_background=True, authoring=authoring)
-        server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level,
-                                              proxy_headers=False))
+        server = uvicorn.Server(server_config(app, header_timeout=header_timeout, log_level=log_level))
         # the socket listens: a client connecting now is answered as soon as the loop runs
         click.echo(banner, err=True)
         if live is None:  # the catalog, modules and templates live as long as the server: no collection scans them

@@ -125,12 +125,10 @@ MAX_GPUS = 64
 MAX_GPU_MEMORY = 4096
 
 
-def _target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None) -> GpuTarget | None:
-    if gpus is not None and not 0 < gpus <= MAX_GPUS:
-        raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
-    if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
-        raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
-                                       f"got {gpu_memory!r}.")
+def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None) -> GpuTarget | None:
+    """The GPUs named by ``gpu`` (a catalog profile when one matches, else a known GPU) or by ``gpu_memory``
+    per GPU, ``gpus`` of them (one when not given); ``None``: the selection's own hardware. The one rule of
+    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
@@ -139,7 +137,10 @@ def _target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: i
     except HardwareError as exc:
         raise QueryError("gpu", f"{exc}.", exc.choices) from None
     if gpus is not None:
-        raise QueryError("gpus", "Parameter 'gpus' needs gpu_memory or gpu.")
+        from vllm_recipes.select.options import flag
+
+        raise QueryError("gpus", f"{flag('gpus')} needs {flag('gpu_memory')} (GB per GPU) or {flag('gpu')} "
+                                 "(a GPU name).")
     return None
 
 
@@ -161,7 +162,12 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     """The fit of the query's selection on its hardware or on the given GPUs; without a model
     (``query.model`` empty) every recipe variant that starts on those GPUs (or
     ``query.request.hardware``), best first. Raises :class:`QueryError`."""
-    target = _target(catalog, gpu, gpu_memory, gpus)
+    if gpus is not None and not 0 < gpus <= MAX_GPUS:
+        raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+    if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
+        raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
+                                       f"got {gpu_memory!r}.")
+    target = fit_target(catalog, gpu, gpu_memory, gpus)
     if not query.model:
         if target is None and query.request.hardware:
             try:

@@ -600,7 +600,7 @@ def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         import asyncio
 
-        from .limits import quiet_accept_errors
+        from vllm_recipes.httplimits import quiet_accept_errors
 
         quiet_accept_errors(asyncio.get_running_loop())  # one line per failed accept(), not a traceback
         if warm_in_background:

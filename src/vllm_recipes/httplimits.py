@@ -1,15 +1,18 @@
-"""What one slow or hostile client may hold of the server (issue #28 item 5): uvicorn does not bound
-clients that never finish a request head (1,100 of them used up the file descriptors, and asyncio logged a
-traceback per failed ``accept()``); the protocol, config and loop exception handler below do."""
+"""What one slow or hostile client may hold of an HTTP server we start (``serve`` and ``mcp --http``; issue
+#28 item 5): uvicorn does not bound clients that never finish a request head (1,100 of them used up the file
+descriptors, and asyncio logged a traceback per failed ``accept()``); the protocol, config and loop exception
+handler below do."""
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
 import resource
 import time
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -27,17 +30,28 @@ RESERVED_FDS = 64
 ACCEPT_LOG_EVERY_S = 10.0
 
 
+@dataclass(eq=False)
+class HeadLimits:
+    """One server's request-head timeout and bound, shared by its connections (it pickles: a ``--workers``
+    or ``--reload`` process gets its own copy)."""
+
+    header_timeout: float = HEADER_TIMEOUT_S
+    #: how many may wait (``None``: :func:`connection_cap` less :data:`RESERVED_FDS`, for the requests)
+    max_waiting: int | None = None
+    #: connections waiting for a request head, oldest first (a dict as an ordered set)
+    waiting: dict[HeaderTimeoutProtocol, None] = field(default_factory=dict)
+
+
 class HeaderTimeoutProtocol(H11Protocol):
     """uvicorn's h11 protocol plus a request-head timeout (slow clients cannot hold a connection), and a
     bound on connections waiting for a head: past it the oldest such connection is closed when one arrives,
     so slow clients never use up the descriptors and a new client is accepted at once."""
 
-    header_timeout: float = HEADER_TIMEOUT_S
-    #: connections waiting for a request head, oldest first (a dict as an ordered set; one per server class)
-    waiting: ClassVar[dict[HeaderTimeoutProtocol, None]] = {}
-    #: how many may wait (``None``: :func:`connection_cap` less :data:`RESERVED_FDS`, for the requests)
-    max_waiting: ClassVar[int | None] = None
     _head_timer: asyncio.TimerHandle | None = None
+
+    def __init__(self, *args: Any, limits: HeadLimits, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.limits = limits
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -45,17 +59,19 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
-        waiting = type(self).waiting
+        self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
+        waiting = self.limits.waiting
         waiting[self] = None
-        bound = self.max_waiting if self.max_waiting is not None else max(16, connection_cap() - RESERVED_FDS)
+        bound = self.limits.max_waiting
+        if bound is None:
+            bound = max(16, connection_cap() - RESERVED_FDS)
         while len(waiting) > bound:
             oldest = next(iter(waiting))
             oldest._disarm()
             oldest.transport.close()
 
     def _disarm(self) -> None:
-        type(self).waiting.pop(self, None)
+        self.limits.waiting.pop(self, None)
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
@@ -89,15 +105,21 @@ def connection_cap() -> int:
     return max(32, min(soft, 65536) - RESERVED_FDS)
 
 
+def server_settings(*, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: int | None = None) -> dict[str, Any]:
+    """Every limit of this module as keywords of ``uvicorn.Config`` and ``uvicorn.run``, the one copy for
+    ``serve`` (in one process or, pickled, in ``--reload`` and ``--workers`` processes) and ``mcp --http``.
+    Forwarded headers are not trusted: the server is reached directly."""
+    return {"http": functools.partial(HeaderTimeoutProtocol, limits=HeadLimits(header_timeout, max_waiting)),
+            "timeout_keep_alive": KEEP_ALIVE_S, "limit_concurrency": connection_cap(),
+            "h11_max_incomplete_event_size": MAX_HEAD_BYTES, "proxy_headers": False}
+
+
 def server_config(app: Any, *, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
                   **kw: Any) -> Any:
-    """A ``uvicorn.Config`` for ``app`` with every limit of this module."""
+    """A ``uvicorn.Config`` for ``app`` with every limit of this module (:func:`server_settings`)."""
     import uvicorn
 
-    protocol = type("Protocol", (HeaderTimeoutProtocol,), {"header_timeout": header_timeout, "waiting": {},
-                                                          "max_waiting": max_waiting})
-    return uvicorn.Config(app, http=protocol, timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=connection_cap(),
-                          h11_max_incomplete_event_size=MAX_HEAD_BYTES, **kw)
+    return uvicorn.Config(app, **server_settings(header_timeout=header_timeout, max_waiting=max_waiting), **kw)
 
 
 _ACCEPT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}

@@ -1,0 +1,79 @@
+"""``mcp --http`` serves with ``serve``'s slow-client limits (``httplimits.server_settings``, one copy).
+
+Before, it ran uvicorn's defaults: a client that never finished its request head held the connection (and a
+descriptor) for as long as it liked, connections were not capped, heads were bound at h11's 16 KiB, and
+``X-Forwarded-*`` from a loopback peer was trusted. Real sockets, a real ``mcp --http`` process."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from click.testing import Result
+
+from vllm_recipes.cli import mcp_cmds  # noqa: F401  (registers `mcp`)
+from vllm_recipes.httplimits import HEADER_TIMEOUT_S, server_settings
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@pytest.fixture()
+def mcp_port() -> Iterator[int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen([sys.executable, "-m", "vllm_recipes", "mcp", "--http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "mcp --http did not start"
+            time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_half_sent_request_head_is_closed_after_the_header_timeout(mcp_port: int) -> None:
+    with socket.create_connection(("127.0.0.1", mcp_port), timeout=5) as slow:
+        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        started = time.monotonic()
+        slow.settimeout(HEADER_TIMEOUT_S + 10)
+        try:
+            closed = slow.recv(1) == b""
+        except TimeoutError:
+            closed = False
+        except OSError:
+            closed = True
+        took = time.monotonic() - started
+    assert closed, f"the connection was still open after {took:.1f} s"
+    assert HEADER_TIMEOUT_S - 1 < took < HEADER_TIMEOUT_S + 5
+
+
+def test_mcp_http_runs_with_the_settings_of_serve(run_cli: Callable[..., Result],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    res = run_cli("mcp", "--http", "8765")
+    assert res.exit_code == 0, res.output
+    for key, value in server_settings().items():
+        if key == "http":  # (a new partial each time: compare what it carries)
+            limits = seen[key].keywords["limits"]
+            assert (seen[key].func, limits.header_timeout, limits.max_waiting) == (value.func, HEADER_TIMEOUT_S, None)
+        else:
+            assert seen[key] == value, key
+    assert seen["proxy_headers"] is False and (seen["host"], seen["port"]) == ("127.0.0.1", 8765)

@@ -1,0 +1,63 @@
+"""``serve`` runs uvicorn with the same settings in one process and with ``--workers``/``--reload``
+(``httplimits.server_settings``, one copy). Before, the worker processes kept the default request-head
+timeout whatever ``--header-timeout`` said, and trusted forwarded headers the one-process server refuses."""
+
+from __future__ import annotations
+
+import gc
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import uvicorn
+from click.testing import Result
+
+from vllm_recipes.httplimits import server_settings
+
+
+def _same(settings: dict[str, Any], got: Callable[[str], Any], header_timeout: float) -> None:
+    for key, value in settings.items():
+        if key == "http":  # (a new partial each time: compare what it carries)
+            limits = got(key).keywords["limits"]
+            assert (got(key).func, limits.header_timeout, limits.max_waiting) == (value.func, header_timeout, None)
+        else:
+            assert got(key) == value, key
+
+
+def test_the_settings_reach_worker_processes_whole() -> None:
+    """A ``--workers`` process gets the settings pickled (uvicorn spawns it)."""
+    settings = pickle.loads(pickle.dumps(server_settings(header_timeout=3.0)))
+    _same(server_settings(), settings.__getitem__, 3.0)
+
+
+@pytest.mark.parametrize("mode", [["--workers", "2"], ["--reload"], []])
+def test_every_way_of_serving_has_the_same_settings(run_cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch,
+                                                   mode: list[str]) -> None:
+    seen: dict[str, Any] = {}
+
+    class Server:  # the one-process path: uvicorn.Server(config).run(sockets=...)
+        def __init__(self, config: uvicorn.Config) -> None:
+            seen.update(vars(config))
+
+        def run(self, sockets: list[Any]) -> None:
+            sockets[0].close()
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    monkeypatch.setattr("vllm_recipes.web.create_app", lambda *a, **kw: object())
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    res = run_cli("serve", "--port", "0", "--header-timeout", "3", "--log-level", "warning", *mode)
+    assert res.exit_code == 0, res.output
+    _same(server_settings(), seen.__getitem__, 3.0)
+    assert seen["log_level"] == "warning"
+
+
+def test_the_header_timeout_option_defaults_to_the_servers_timeout() -> None:
+    """``--header-timeout``'s default is written out (importing ``httplimits`` would import uvicorn's protocol
+    for ``--help``, ~130 ms): it must stay the server's."""
+    from vllm_recipes.cli.web_cmds import serve_cmd
+    from vllm_recipes.httplimits import HEADER_TIMEOUT_S
+
+    (option,) = [p for p in serve_cmd.params if p.name == "header_timeout"]
+    assert option.default == HEADER_TIMEOUT_S
