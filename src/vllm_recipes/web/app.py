@@ -48,7 +48,7 @@ from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, resolve_payload
+from .live_api import StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
@@ -334,7 +334,7 @@ async def llms_file(request: Request) -> Response:
     name = request.url.path.lstrip("/")
     base = str(request.base_url).rstrip("/")
     return Response(web.llms(base)[name], media_type="text/plain; charset=utf-8",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
 
 
 async def sitemap(request: Request) -> Response:
@@ -358,12 +358,12 @@ async def robots(request: Request) -> Response:
 async def search_index(request: Request) -> Response:
     web = _web(request)
     return _tagged(request, web.search_json, web.search_etag, "application/json",
-                   {"Cache-Control": CACHE_CONTROL})
+                   {"Cache-Control": REVALIDATE})
 
 
 async def openapi(request: Request) -> Response:
     return Response(_web(request).openapi_json, media_type="application/json",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
 
 
 async def health(request: Request) -> Response:
@@ -398,7 +398,7 @@ def static_json(request: Request, path: str) -> Response:
         return json_error(404, detail, {"Access-Control-Allow-Origin": "*"})
     data, tag = got
     return _tagged(request, data, tag, "application/json",
-                   {"Cache-Control": CACHE_CONTROL, "Access-Control-Allow-Origin": "*"})
+                   {"Cache-Control": REVALIDATE, "Access-Control-Allow-Origin": "*"})
 
 
 def provider_page(request: Request, org: str, suffix: str = "") -> Response:
