@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
-from vllm_recipes.render.deployment import deployment_blocks
+from vllm_recipes.render.deployment import Block, deployment_blocks
 from vllm_recipes.render.explain import explain_json, sections_json
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
@@ -135,8 +135,7 @@ def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) 
         "rendering": with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
         "explain": explain_json(catalog, plan),
         "selection": selection_dict(catalog, recipe, st),
-        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in blocks],
+        "commands": [b.as_json() for b in blocks],
         "fit": fit_summary(catalog, recipe, ctx, plan, context),
     }
 
@@ -152,7 +151,7 @@ def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
         "explain": sections_json(explain_omni(catalog, plan)),
         "selection": {"model": recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
                       "task": osel.task.key if osel.task else None, "install": osel.install},
-        "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": rendered.shown}],
+        "commands": [Block("serve", "vLLM", rendered.shown, "serve").as_json()],
     }
 
 

@@ -144,13 +144,10 @@ class InstallView:
     image_swap: tuple[str, str] | None = None
 
 
-@dataclass
-class BlockView:
-    key: str
-    title: str
-    text: str
-    kind: str
-    description: str
+@dataclass(frozen=True)
+class BlockView(Block):
+    """A command block with its node or instance pickers."""
+
     pickers: list[Row] = field(default_factory=list)
 
 

@@ -110,8 +110,7 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     out.update({
         "url": view.url, "notices": list(notices),
         "selection": selection_dict(catalog, recipe, agreed.state, view.query),
-        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in view.blocks],
+        "commands": [b.as_json() for b in view.blocks],
         "rendering": rendering_object(ctx, plan), "explain": view.explain, "builder": _view_json(view),
     })
     return out
