@@ -82,7 +82,7 @@ class SiteIndex:
     def latest(self) -> list[Card]:
         """Home page: newest first (date_added, else date_updated), at most one per provider, 8."""
         newest: dict[str, Card] = {}
-        for c in sorted(self.cards, key=lambda c: (c.released, c.date_updated), reverse=True):
+        for c in _newest_first(self.cards):
             newest.setdefault(c.org.lower(), c)
         return list(newest.values())[:8]
 
@@ -96,7 +96,7 @@ class SiteIndex:
         for c in provider.cards:
             groups.setdefault(c.tasks[0] if c.tasks else "other", []).append(c)
         order = [t for t in TASK_ORDER if t in groups] + sorted(t for t in groups if t not in TASK_ORDER)
-        return [(t, sorted(groups[t], key=lambda c: (c.released, c.date_updated), reverse=True)) for t in order]
+        return [(t, _newest_first(groups[t])) for t in order]
 
     def task_label(self, task: str) -> str:
         spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
@@ -212,4 +212,9 @@ def _sorted(cards: list[Card], sort: str) -> list[Card]:
         return sorted(cards, key=lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()))
     if sort == "updated":
         return sorted(cards, key=lambda c: (c.date_updated, c.released), reverse=True)
+    return _newest_first(cards)
+
+
+def _newest_first(cards: Iterable[Card]) -> list[Card]:
+    """Newest first: by ``date_added`` (else ``date_updated``), then ``date_updated``."""
     return sorted(cards, key=lambda c: (c.released, c.date_updated), reverse=True)
