@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog.architecture_facts import checkpoint_for, checkpoint_sizes, host_tables
-from vllm_recipes.jsvalues import get, js_str
+from vllm_recipes.jsvalues import get, is_number, js_str
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
@@ -379,7 +379,7 @@ def model_gib(ctx: Ctx) -> int:
     is known."""
     declared = checkpoint_for(checkpoint_sizes(get(_facts(ctx.recipe), "checkpoint_gib")), ctx.sel.variant_key)
     for v in (declared, ctx.variant.get("vram_minimum_gb")):
-        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6:
+        if is_number(v) and 0 < v < 1e6:
             return math.ceil(v)
     return 0
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import is_number
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import build_state
 
@@ -127,7 +128,7 @@ def number(v: object) -> float:
             v = float(v)
         except ValueError:
             return -1.0
-    n = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+    n = float(v) if is_number(v) else -1.0
     return -1.0 if n != n else n
 
 
