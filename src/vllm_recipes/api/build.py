@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
-from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
+from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error, plural
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, load_yaml_file, thaw
@@ -370,7 +370,7 @@ def summary_text(c: BuildCounts) -> str:
             f"{c.promoted} promoted variants, {c.strategies} strategies, {c.kv_stores} kv-store deployments, "
             f"{c.platforms} platforms")
     if c.collisions:
-        line += f" ({c.collisions} variant collision{'s' if c.collisions > 1 else ''} skipped)"
+        line += f" ({plural(c.collisions, 'variant collision')} skipped)"
     # the example paths name models of this catalog (a reader tries them), else the reference's
     tail = SUMMARY_TAIL
     if c.example_model:

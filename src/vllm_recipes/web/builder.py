@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta, cuda129_image
@@ -465,7 +466,7 @@ def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: 
         inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
                                                kv_instance=None),
                          active=n == plan.instances, key=f"inst-{n}",
-                         title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
+                         title=f"{plural(n, 'instance')} x {gpus(per)} = {gpus(n * per)}"))
     return Row("kv-instances", "Instances", inst, compact=True,
                hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total")
 
@@ -567,7 +568,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
         pool = rp.meta.get("poolGpus")
         totals.append((role, nodes, pool if is_number(pool) else nodes * gpn))
         rows.append(row)
-    rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({gpus(g)})" for role, n, g in totals) + \
+    rows[-1].hint = " + ".join(f"{role} {plural(n, 'node')} ({gpus(g)})" for role, n, g in totals) + \
         f" = {sum(t[1] for t in totals)} nodes, {gpus(sum(t[2] for t in totals))}"
     routers = pd_router_choices(catalog, recipe)
     if len(routers) > 1:
