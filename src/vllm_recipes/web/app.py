@@ -580,13 +580,14 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_page(request, 500, "Internal error.")
 
 
-def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
-               build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
-    """The ASGI app. ``build_api_now`` warms every cache first; ``warm_in_background`` (``serve``) builds the
-    static JSON API in a background process once the server listens; ``authoring`` (an
-    :class:`~.authoring.AuthoringState`) adds edit/report links and the findings panel to recipe pages."""
+def create_app(catalog: Catalog | None = None, *, api_jobs: int | None = 1, build_api_now: bool = False,
+               warm_in_background: bool = False, authoring: Any = None) -> Starlette:
+    """The ASGI app (``catalog``: :func:`load_catalog`'s by default). ``build_api_now`` warms every cache first;
+    ``warm_in_background`` (``serve``) builds the static JSON API in a background process once the server listens;
+    ``authoring`` (an :class:`~.authoring.AuthoringState`) adds edit/report links and the findings panel to recipe
+    pages."""
     if catalog is None:
-        catalog = load_catalog(recipes_dir)
+        catalog = load_catalog()
     if not catalog.usable:
         # a recipe with validation errors never reaches the engine (decisions-hardening.md)
         catalog, skipped = usable_catalog(catalog)
