@@ -54,17 +54,17 @@ class Resolved:
     omni_plan: OmniPlan | None = None
 
 
-def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
-    """The query's recipe and selection. ``strict`` refuses what cannot be honoured with a
-    :class:`~.query.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
+def select(catalog: Catalog, query: Query) -> Selected:
+    """The query's recipe and selection; what cannot be honoured is a :class:`~.query.QueryError` naming
+    the valid choices."""
     recipe, req = find_request(catalog, query)
     if recipe.is_omni:
-        return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
-    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
+        return Selected(recipe, omni=_select_omni(catalog, recipe, req))
+    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
     return Selected(recipe, state=agreed.state, resolution=agreed.resolution)
 
 
-def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
+def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest) -> OmniSelection:
     """An omni recipe takes hardware, variant, task and install only. (The omni modules are imported
     where an omni recipe needs them: a ``vllm serve`` command does not pay for them.)"""
     from vllm_recipes.select.omni import resolve_omni_tasks, select_omni
@@ -76,7 +76,7 @@ def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: 
     hw = req.hardware and canonical(req.hardware, catalog.hardware_profiles)
     vk = req.variant and canonical(req.variant, recipe.variants)
     task = req.task and canonical(req.task, [t.key for t in resolve_omni_tasks(recipe.data)])
-    return select_omni(catalog, recipe, hw, vk, task, req.install, strict=strict)
+    return select_omni(catalog, recipe, hw, vk, task, req.install)
 
 
 def resolve(catalog: Catalog, query: Query) -> Resolved:
