@@ -212,10 +212,11 @@ def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}, **r}
 
 
-def _entry(hf_id: str, meta: Any, url: str, json_path: str) -> dict[str, Any]:
-    """A models.json entry (§9); ``title``/``provider`` only when the meta has them."""
+def _entry(hf_id: str, meta: Any, page: str) -> dict[str, Any]:
+    """A models.json entry (§9), shown on ``page``'s page (a promoted variant's parent); ``title``/``provider``
+    only when the meta has them."""
     shown = {k: meta[k] for k in ("title", "provider") if k in meta} if isinstance(meta, dict) else {}
-    return {"hf_id": hf_id, **shown, "url": url, "json": json_path}
+    return {"hf_id": hf_id, **shown, "url": f"/{page}", "json": f"/{hf_id}.json"}
 
 
 class _RecipeBuilder:
@@ -300,7 +301,7 @@ class _RecipeBuilder:
 
         out = _ordered(r)                                                            # §5.8
         res.ops.append(("w", f"{parent}.json", encode(out)))
-        res.entries.append(_entry(parent, out.get("meta"), f"/{parent}", f"/{parent}.json"))
+        res.entries.append(_entry(parent, out.get("meta"), parent))
         rcv = out.get("recommended_command")
         if truthy(rcv):
             res.has_recommended = True
@@ -336,7 +337,7 @@ class _RecipeBuilder:
                          "model": {**as_map(r.get("model")), "model_id": mid}, "variants": {"default": core},
                          "recommended_command": rv})
         self.res.ops.append(("w", f"{mid}.json", encode(pout)))
-        self.res.entries.append({**_entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json"), "derived_from": parent})
+        self.res.entries.append({**_entry(mid, pout["meta"], parent), "derived_from": parent})
 
 
 def _recipe_json(recipe: Recipe) -> dict[str, Any]:
