@@ -46,7 +46,7 @@ from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import Reply, deploy_tabs, export_error, export_reply
+from .deploy import LIVE_HEADERS, Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
 from .live_api import StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
@@ -218,8 +218,7 @@ class Web:
             if kind == "export":
                 return export_error(422, f"The deployment could not be exported: {type(exc).__name__}: {exc}")
             status, body = 422, json.dumps(error_fields(f"{failure}: {type(exc).__name__}: {exc}"))
-        headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
-        return Reply(status, body, "application/json", headers)
+        return Reply(status, body, "application/json", LIVE_HEADERS)
 
 
 # --- helpers ------------------------------------------------------------------------------------

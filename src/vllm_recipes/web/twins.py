@@ -17,11 +17,12 @@ from vllm_recipes.service.answers import selection_dict
 from vllm_recipes.service.url import page_state
 
 from .builder import build_view
+from .deploy import LIVE_HEADERS
 from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
 JSON_TYPE = "application/json"
-TWIN_HEADERS = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache", "Vary": "Accept"}
+TWIN_HEADERS = {**LIVE_HEADERS, "Vary": "Accept"}
 
 
 def wants_json(request: Request) -> bool:
