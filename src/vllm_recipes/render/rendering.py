@@ -1,8 +1,5 @@
-"""The JSON-API rendering object of one selection (json-api.md §8), plus our ``frontend`` key.
-
-Also exposes the engine-shaped result (camelCase, synthesis.md §8) that the
-CLI's ``--format json`` and the live API reuse.
-"""
+"""The JSON-API rendering object of one selection (json-api.md §8), plus our ``frontend`` key: what
+``/api/resolve``, ``command --format json`` and the API files show."""
 
 from __future__ import annotations
 
