@@ -1,8 +1,5 @@
-"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models, from the engine.
-
-Generated, never hand-written: every command is the engine's rendering of the selection named above it (what
-``command`` prints and the page shows), so the files cannot drift from the site. Layout: docs/agents.md.
-"""
+"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models (layout: docs/agents.md). Every
+command is the engine's rendering of the selection named above it, so the files cannot drift from the site."""
 
 from __future__ import annotations
 

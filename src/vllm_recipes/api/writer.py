@@ -1,10 +1,6 @@
-"""Putting a built API on disk without ever exposing a half-written one.
-
-:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``) in memory, writes it into a
-temporary sibling directory and swaps that in with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where
-that call is missing), so readers, and a build killed at any moment, see either the old or the new tree, whole.
-The replaced tree is deleted afterwards.
-"""
+"""Putting a built API on disk without ever exposing a half-written one: :func:`publish` writes the whole tree into
+a sibling directory and swaps it in with one ``renameat2(RENAME_EXCHANGE)`` (two renames where that is missing),
+so readers, and a build killed at any moment, see the old or the new tree, whole."""
 
 from __future__ import annotations
 

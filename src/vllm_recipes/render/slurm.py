@@ -1,9 +1,7 @@
-"""An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start.
-
-Every serve process gets its own nodes of the allocation; router, Mooncake and companion processes run
-as overlapping steps on the first node. The script sets the placeholders Slurm knows and refuses to
-start until the others are set. ``--install docker`` runs the steps through pyxis/enroot.
-"""
+"""An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start. Serve processes get
+their own nodes; router, Mooncake and companions run as overlapping steps on the first node. The script fills
+the placeholders Slurm knows, refuses to start without the others, and runs steps through pyxis/enroot with
+``--install docker``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""A resolved plan as scheduler-neutral processes: what every deploy target renders.
-
-Each :class:`Process` holds the final argv and env exactly as ``vllm-recipes command`` prints them
-(no flag is derived here), plus what a scheduler needs to place it. A multi-node process also
-carries a worker template (:class:`RankTerm`, :data:`SELF`), checked against every worker rank so
-that a target never prints a worker command the plan does not.
-"""
+"""A resolved plan as scheduler-neutral processes: what every deploy target renders. A :class:`Process` holds the
+argv and env exactly as ``vllm-recipes command`` prints them (none derived here) plus what a scheduler needs; a
+multi-node one also a worker template (:class:`RankTerm`, :data:`SELF`), checked against every worker rank."""
 
 from __future__ import annotations
 
