@@ -71,12 +71,9 @@ class FeatureModeError(ApiBuildError):
 # JSON encoding (json-api.md §3)
 
 def encode(obj: Any) -> bytes:
-    """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline.
-
-    Written by orjson (a fifth of the build's time otherwise), whose bytes are the same except for floats it
-    spells otherwise (non-finite, or below 1e-4 in size), which :func:`_orjson_writes_alike` looks for, and
-    integers beyond 64 bits and non-string keys, which it refuses: such a value takes ``json.dumps``.
-    """
+    """The reference bytes (``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline), written by orjson
+    (``json.dumps`` would take a fifth of the build) unless a float orjson spells otherwise
+    (:func:`_orjson_writes_alike`), an integer beyond 64 bits or a non-string key sends the value to ``json.dumps``."""
     if _orjson_writes_alike(obj):
         with contextlib.suppress(TypeError):  # (orjson.JSONEncodeError)
             return orjson.dumps(obj, option=orjson.OPT_INDENT_2)

@@ -33,11 +33,9 @@ _MAX_SEGMENT = 255
 
 
 def unsafe_paths(paths: Iterable[str]) -> list[str]:
-    """Relative output paths that could resolve outside the output directory (or are not portable).
-
-    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or backslash, each segment
-    at most 255 bytes. Checked on every path before a build writes anything, whatever validation let through.
-    """
+    """Output paths that could leave the output directory or are not portable (checked before a build writes
+    anything, whatever validation let through). Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..``
+    segment, no NUL or backslash, each segment at most 255 bytes."""
     return [p for p in paths if not p or "\x00" in p or "\\" in p
             or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
                    for s in p.split("/"))]
