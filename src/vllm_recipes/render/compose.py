@@ -32,7 +32,7 @@ HEALTH_INTERVAL_S = 10
 class Binder:
     def __init__(self, dep: Deployment) -> None:
         self.dep = dep
-        self.files = {f.path_var: f for p in dep.processes for f in p.files}
+        self.files = dep.files
         #: set, but may be empty (Compose's ``${X?}``): the documented automatic value of a config field
         self.empty_ok = whole_json_values(dep)
 

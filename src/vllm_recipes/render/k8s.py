@@ -72,7 +72,7 @@ class Names:
         check_name(opts.namespace, "--namespace")
         self.single = len(dep.processes) == 1
         self.by_key = {p.key: p for p in dep.processes}
-        self.files = {f.path_var: f for q in dep.processes for f in q.files}
+        self.files = dep.files
         #: config files with user settings left in them: expanded at container start into RUNTIME_FILES
         self.expanded: set[str] = set()
         self.expanded = {f.path_var for q in dep.processes for f in q.files

@@ -136,6 +136,11 @@ class Deployment:
     model_gib: int = 0
 
     @property
+    def files(self) -> dict[str, ConfigFile]:
+        """Every config file of the deployment by the env var that names its path."""
+        return {f.path_var: f for p in self.processes for f in p.files}
+
+    @property
     def machines(self) -> int:
         """Nodes the deployment occupies: each serve process owns its nodes, unless PD is co-located on one."""
         return 1 if self.co_located else sum(p.nodes for p in self.processes if p.kind == "serve")
