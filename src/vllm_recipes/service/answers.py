@@ -16,12 +16,12 @@ from vllm_recipes.select.aliases import canonical
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.params import OMNI_NAMES, PARAMS
 from vllm_recipes.select.request import PageRequest
-from vllm_recipes.select.state import PageState, build_state
+from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
-from .frontends import agree_on_frontend
+from .frontends import strict_state
 from .query import CannotExport, NotApplicable, Query, find_request
 from .url import canonical_params, encode, page_url, recipe_url
 
@@ -60,7 +60,7 @@ def select(catalog: Catalog, query: Query) -> Selected:
     recipe, req = find_request(catalog, query)
     if recipe.is_omni:
         return Selected(recipe, omni=_select_omni(catalog, recipe, req))
-    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    agreed = strict_state(catalog, recipe, req)
     return Selected(recipe, state=agreed.state, resolution=agreed.resolution)
 
 
