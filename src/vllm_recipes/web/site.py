@@ -16,13 +16,12 @@ from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_q
 from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
-SORTS = {"released": "Released", "updated": "Updated", "size": "Size", "name": "Name"}
-#: each sort's key and direction (``released``: newest first, by date_added, else date_updated)
-SORT_KEYS: dict[str, tuple[Callable[[Card], Any], bool]] = {
-    "released": (lambda c: (c.released, c.date_updated), True),
-    "updated": (lambda c: (c.date_updated, c.released), True),
-    "size": (lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), False),
-    "name": (lambda c: (c.title.lower(), c.hf_id), False),
+#: the browse sorts: label, key and direction (``released``: newest first, by date_added, else date_updated)
+SORTS: dict[str, tuple[str, Callable[[Card], Any], bool]] = {
+    "released": ("Released", lambda c: (c.released, c.date_updated), True),
+    "updated": ("Updated", lambda c: (c.date_updated, c.released), True),
+    "size": ("Size", lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), False),
+    "name": ("Name", lambda c: (c.title.lower(), c.hf_id), False),
 }
 #: the browse page's filter rows and their labels
 BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
@@ -159,7 +158,7 @@ class SiteIndex:
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
-        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS.items()]
+        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, (lab, *_) in SORTS.items()]
         return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
@@ -213,5 +212,5 @@ def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -
 
 
 def _sorted(cards: Iterable[Card], sort: str) -> list[Card]:
-    key, reverse = SORT_KEYS[sort]
+    _label, key, reverse = SORTS[sort]
     return sorted(cards, key=key, reverse=reverse)
