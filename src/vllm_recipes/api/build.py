@@ -1,9 +1,6 @@
-"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory (pure), so the
-website serves the very bytes ``build-api`` writes (:mod:`vllm_recipes.api.writer`).
-
-Recipes are rendered independently (in parallel); they interact only through the order in which they write
-and clean paths (two variants promoted to one model id, §5.9), which :func:`assemble` replays.
-"""
+"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory, so the website serves
+the very bytes ``build-api`` writes. Recipes render independently (in parallel); they interact only through the
+order in which they write and clean paths (two variants promoted to one id, §5.9), which :func:`assemble` replays."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ from typing import Any
 import orjson
 
 from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
-from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
+from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error, plural
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
 from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, load_yaml_file, thaw
@@ -74,12 +71,9 @@ class FeatureModeError(ApiBuildError):
 # JSON encoding (json-api.md §3)
 
 def encode(obj: Any) -> bytes:
-    """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline.
-
-    Written by orjson (a fifth of the build's time otherwise), whose bytes are the same except for floats it
-    spells otherwise (non-finite, or below 1e-4 in size), which :func:`_orjson_writes_alike` looks for, and
-    integers beyond 64 bits and non-string keys, which it refuses: such a value takes ``json.dumps``.
-    """
+    """The reference bytes (``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline), written by orjson
+    (``json.dumps`` would take a fifth of the build) unless a float orjson spells otherwise
+    (:func:`_orjson_writes_alike`), an integer beyond 64 bits or a non-string key sends the value to ``json.dumps``."""
     if _orjson_writes_alike(obj):
         with contextlib.suppress(TypeError):  # (orjson.JSONEncodeError)
             return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
@@ -212,10 +206,11 @@ def _ordered(r: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: r[k] for k in ("hf_id", "meta", "recommended_command") if k in r}, **r}
 
 
-def _entry(hf_id: str, meta: Any, url: str, json_path: str) -> dict[str, Any]:
-    """A models.json entry (§9); ``title``/``provider`` only when the meta has them."""
+def _entry(hf_id: str, meta: Any, page: str) -> dict[str, Any]:
+    """A models.json entry (§9), shown on ``page``'s page (a promoted variant's parent); ``title``/``provider``
+    only when the meta has them."""
     shown = {k: meta[k] for k in ("title", "provider") if k in meta} if isinstance(meta, dict) else {}
-    return {"hf_id": hf_id, **shown, "url": url, "json": json_path}
+    return {"hf_id": hf_id, **shown, "url": f"/{page}", "json": f"/{hf_id}.json"}
 
 
 class _RecipeBuilder:
@@ -300,7 +295,7 @@ class _RecipeBuilder:
 
         out = _ordered(r)                                                            # §5.8
         res.ops.append(("w", f"{parent}.json", encode(out)))
-        res.entries.append(_entry(parent, out.get("meta"), f"/{parent}", f"/{parent}.json"))
+        res.entries.append(_entry(parent, out.get("meta"), parent))
         rcv = out.get("recommended_command")
         if truthy(rcv):
             res.has_recommended = True
@@ -336,7 +331,7 @@ class _RecipeBuilder:
                          "model": {**as_map(r.get("model")), "model_id": mid}, "variants": {"default": core},
                          "recommended_command": rv})
         self.res.ops.append(("w", f"{mid}.json", encode(pout)))
-        self.res.entries.append({**_entry(mid, pout["meta"], f"/{parent}", f"/{mid}.json"), "derived_from": parent})
+        self.res.entries.append({**_entry(mid, pout["meta"], parent), "derived_from": parent})
 
 
 def _recipe_json(recipe: Recipe) -> dict[str, Any]:
@@ -370,7 +365,7 @@ def summary_text(c: BuildCounts) -> str:
             f"{c.promoted} promoted variants, {c.strategies} strategies, {c.kv_stores} kv-store deployments, "
             f"{c.platforms} platforms")
     if c.collisions:
-        line += f" ({c.collisions} variant collision{'s' if c.collisions > 1 else ''} skipped)"
+        line += f" ({plural(c.collisions, 'variant collision')} skipped)"
     # the example paths name models of this catalog (a reader tries them), else the reference's
     tail = SUMMARY_TAIL
     if c.example_model:

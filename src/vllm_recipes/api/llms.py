@@ -1,8 +1,5 @@
-"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models, from the engine.
-
-Generated, never hand-written: every command is the engine's rendering of the selection named above it (what
-``command`` prints and the page shows), so the files cannot drift from the site. Layout: docs/agents.md.
-"""
+"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models (layout: docs/agents.md). Every
+command is the engine's rendering of the selection named above it, so the files cannot drift from the site."""
 
 from __future__ import annotations
 
@@ -12,6 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.render.deployment import deployment_blocks, deployment_text
 from vllm_recipes.render.omni import render_omni
 from vllm_recipes.select.defaults import recipe_hardware
@@ -71,13 +69,12 @@ def _one_line(text: str) -> str:
 
 
 def _head(catalog: Catalog, base: str) -> list[str]:
-    n = len(catalog.recipes)
     hardware = ", ".join(k for k in catalog.hardware_profiles if isinstance(k, str))
     strategies = ", ".join(catalog.serving_strategies)
     return [
         "# vLLM Recipes",
         "",
-        f"> Exact, runnable vLLM deployment commands for {n} model recipe{'s' if n != 1 else ''}, for every "
+        f"> Exact, runnable vLLM deployment commands for {plural(len(catalog.recipes), 'model recipe')}, for every "
         "hardware, variant, parallelism and feature selection, synthesized from declarative serving recipes. "
         "Every command here is rendered by the same engine as the website: for any other selection ask the "
         "API instead of editing flags by hand.",
@@ -142,7 +139,7 @@ def _recipe_section(catalog: Catalog, recipe: Recipe, base: str) -> Iterator[str
     for i, hw in enumerate(hardware):  # (the default first)
         d = default_selection(catalog, recipe, hw)
         title = f"### {hw}" + (" (default)" if i == 0 else "")
-        yield title + (f": {d.strategy}, {d.nodes} node{'s' if d.nodes != 1 else ''}" if d.command else "")
+        yield title + (f": {d.strategy}, {plural(d.nodes, 'node')}" if d.command else "")
         yield ""
         yield f"Selection: {base}{resolve_url(recipe.hf_id, hw)}"
         yield ""

@@ -1,9 +1,6 @@
-"""The ``translations`` key the JSON API adds to recipes (docs/decisions.md, issue #6).
-
-``translations_hook(catalog)`` is the hook factory ``build-api`` and the live server both pass to the builder,
-so their bytes are identical. The i18n package (Markdown, drift checks) is imported only for recipes that have
-a translation file beside them, so builds of catalogs without translations never pay for it.
-"""
+"""The ``translations`` key the JSON API adds to recipes (docs/decisions.md, issue #6): one hook for ``build-api``
+and the live server, so their bytes agree. The i18n package is imported only for a recipe with a translation file
+beside it: a catalog without translations never pays for it."""
 
 from __future__ import annotations
 

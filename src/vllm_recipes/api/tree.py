@@ -1,8 +1,5 @@
-"""Which selections the JSON API renders (json-api.md §6-§8, synthesis.md §11).
-
-Pure: which renderings exist for one (recipe, variant, hardware) and what they
-hold. Laying them out as files (json-api.md §6) is ``api.build``'s job.
-"""
+"""Which selections the JSON API renders and what they hold, per (recipe, variant, hardware) (json-api.md
+§6-§8, synthesis.md §11). Pure: laying them out as files is ``api.build``'s job."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Putting a built API on disk without ever exposing a half-written one.
-
-:func:`publish` builds the whole API (plus ``llms.txt`` and ``llms-full.txt``) in memory, writes it into a
-temporary sibling directory and swaps that in with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where
-that call is missing), so readers, and a build killed at any moment, see either the old or the new tree, whole.
-The replaced tree is deleted afterwards.
-"""
+"""Putting a built API on disk without ever exposing a half-written one: :func:`publish` writes the whole tree into
+a sibling directory and swaps it in with one ``renameat2(RENAME_EXCHANGE)`` (two renames where that is missing),
+so readers, and a build killed at any moment, see the old or the new tree, whole."""
 
 from __future__ import annotations
 
@@ -37,11 +33,9 @@ _MAX_SEGMENT = 255
 
 
 def unsafe_paths(paths: Iterable[str]) -> list[str]:
-    """Relative output paths that could resolve outside the output directory (or are not portable).
-
-    Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..`` segment, no NUL or backslash, each segment
-    at most 255 bytes. Checked on every path before a build writes anything, whatever validation let through.
-    """
+    """Output paths that could leave the output directory or are not portable (checked before a build writes
+    anything, whatever validation let through). Safe: ``/``-separated, not absolute, no empty, ``.`` or ``..``
+    segment, no NUL or backslash, each segment at most 255 bytes."""
     return [p for p in paths if not p or "\x00" in p or "\\" in p
             or any(s in ("", ".", "..") or len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT
                    for s in p.split("/"))]

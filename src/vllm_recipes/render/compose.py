@@ -1,9 +1,6 @@
-"""A Docker Compose file for single-machine selections: one service per process.
-
-The accelerator settings are the Docker tab's ``docker run`` flags as Compose keys. Placeholders the
-file cannot fill use Compose's required-variable interpolation (``${IFACE_NAME:?...}``), so
-``docker compose up`` stops with the variable's name instead of starting with an empty value.
-"""
+"""A Docker Compose file for single-machine selections: one service per process, the Docker tab's accelerator
+flags as Compose keys. A placeholder the file cannot fill is a required variable (``${IFACE_NAME:?...}``), so
+``docker compose up`` stops naming it instead of starting with an empty value."""
 
 from __future__ import annotations
 
@@ -35,7 +32,7 @@ HEALTH_INTERVAL_S = 10
 class Binder:
     def __init__(self, dep: Deployment) -> None:
         self.dep = dep
-        self.files = {f.path_var: f for p in dep.processes for f in p.files}
+        self.files = dep.files
         #: set, but may be empty (Compose's ``${X?}``): the documented automatic value of a config field
         self.empty_ok = whole_json_values(dep)
 

@@ -29,6 +29,11 @@ class Block:
     kind: str
     description: str = ""
 
+    def as_json(self) -> dict[str, str]:
+        """The block as ``/api/resolve`` and the page's JSON twin list it under ``commands``."""
+        return {"key": self.key, "title": self.title, "kind": self.kind, "description": self.description,
+                "text": self.text}
+
 
 def export_lines(env: tuple[EnvValue, ...]) -> list[str]:
     return [f"export {assignment(e.key, js_str(e.value))}" for e in env]

@@ -1,8 +1,5 @@
-"""The one entry point of the deploy targets: a selection -> the files of one target.
-
-``export_artifacts`` is pure (no I/O); every target renders the same :class:`Deployment`, built from the
-same resolved plan as ``vllm-recipes command``.
-"""
+"""The one entry point of the deploy targets: a selection -> the files of one target. Pure: every target
+renders the same :class:`Deployment`, built from the same resolved plan as ``vllm-recipes command``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Kubernetes manifests: Deployments, LeaderWorkerSets, Services and ConfigMaps, one object per file.
-
-Targets Kubernetes 1.33 and LeaderWorkerSet v1 (docs/decisions-deploy.md). A placeholder the manifest
-can fill becomes a value or a reference to an env var Kubernetes or LWS provides; the others come from
-the ``<name>-settings`` ConfigMap. LWS workers with a rank token (``--data-parallel-start-rank``) run
-through ``/bin/sh -c`` for the arithmetic; everything else is exec form.
-"""
+"""Kubernetes 1.33 manifests (docs/decisions-deploy.md): Deployments, LeaderWorkerSets v1, Services and ConfigMaps,
+one object per file. A placeholder becomes a value, an env var Kubernetes or LWS provides, or a key of the
+``<name>-settings`` ConfigMap; LWS workers with a rank token run through ``/bin/sh -c``, the rest in exec form."""
 
 from __future__ import annotations
 
@@ -76,7 +72,7 @@ class Names:
         check_name(opts.namespace, "--namespace")
         self.single = len(dep.processes) == 1
         self.by_key = {p.key: p for p in dep.processes}
-        self.files = {f.path_var: f for q in dep.processes for f in q.files}
+        self.files = dep.files
         #: config files with user settings left in them: expanded at container start into RUNTIME_FILES
         self.expanded: set[str] = set()
         self.expanded = {f.path_var for q in dep.processes for f in q.files

@@ -1,7 +1,5 @@
-"""Rendering of an omni plan (synthesis.md §10): text, argv, docker form and JSON object.
-
-One place for what the CLI prints, the omni page shows and ``/api/resolve`` returns.
-"""
+"""Rendering of an omni plan (synthesis.md §10): text, argv, docker form and JSON object, in one place for
+what the CLI prints, the omni page shows and ``/api/resolve`` returns."""
 
 from __future__ import annotations
 

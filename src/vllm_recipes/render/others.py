@@ -1,8 +1,6 @@
-"""The nodes a rendering does not show, and how to get them (issue #27 item 7).
-
-A prefill/decode pool over several nodes, or a Mooncake deployment of several instances, prints one
-node (or instance) at a time: the one ``prefill_rank`` / ``decode_rank`` / ``kv_instance`` picks.
-"""
+"""The nodes a rendering does not show, and how to get them (issue #27 item 7): a PD pool over several nodes
+or a Mooncake deployment of several instances prints the one node (instance) that ``prefill_rank`` /
+``decode_rank`` / ``kv_instance`` picks."""
 
 from __future__ import annotations
 

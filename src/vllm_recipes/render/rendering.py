@@ -1,8 +1,5 @@
-"""The JSON-API rendering object of one selection (json-api.md §8), plus our ``frontend`` key.
-
-Also exposes the engine-shaped result (camelCase, synthesis.md §8) that the
-CLI's ``--format json`` and the live API reuse.
-"""
+"""The JSON-API rendering object of one selection (json-api.md §8), plus our ``frontend`` key: what
+``/api/resolve``, ``command --format json`` and the API files show."""
 
 from __future__ import annotations
 
@@ -38,9 +35,9 @@ def _forms(meta: DockerMeta, inv: Invocation, env: tuple[EnvValue, ...], port: i
             "docker_argv": docker_run_argv(argv, pairs, meta, port)}
 
 
-def rendering_object(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
+def rendering_object(ctx: Ctx, plan: Plan) -> dict[str, Any]:
     """json-api.md §8.2-§8.6 for one resolved selection, key order exact."""
-    return with_hardware(ctx.sel.hw_id, rendering_fields(ctx, plan, frontend_key=frontend_key))
+    return with_hardware(ctx.sel.hw_id, rendering_fields(ctx, plan))
 
 
 def with_hardware(hw_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,7 +45,7 @@ def with_hardware(hw_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     return {"hardware": hw_id, **fields}
 
 
-def rendering_fields(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict[str, Any]:
+def rendering_fields(ctx: Ctx, plan: Plan) -> dict[str, Any]:
     """Every key of the rendering object but ``hardware``. They read the hardware only through ``ctx.hw``, so
     a selection whose hardware reads alike has the same fields (``build-api`` reuses them: ``api.tree``)."""
     sel = ctx.sel
@@ -63,8 +60,7 @@ def rendering_fields(ctx: Ctx, plan: Plan, *, frontend_key: bool = True) -> dict
     }
     if meta.image is not None:
         out["docker_image"] = meta.image
-    if frontend_key:
-        out["frontend"] = frontend_in_effect(ctx, plan).name
+    out["frontend"] = frontend_in_effect(ctx, plan).name
     if isinstance(plan, MultiNodePlan):
         head = _forms(meta, plan.head, plan.env)
         workers = [_forms(meta, w, plan.env) for w in plan.workers]

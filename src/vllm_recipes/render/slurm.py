@@ -1,9 +1,7 @@
-"""An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start.
-
-Every serve process gets its own nodes of the allocation; router, Mooncake and companion processes run
-as overlapping steps on the first node. The script sets the placeholders Slurm knows and refuses to
-start until the others are set. ``--install docker`` runs the steps through pyxis/enroot.
-"""
+"""An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start. Serve processes get
+their own nodes; router, Mooncake and companions run as overlapping steps on the first node. The script fills
+the placeholders Slurm knows, refuses to start without the others, and runs steps through pyxis/enroot with
+``--install docker``."""
 
 from __future__ import annotations
 
@@ -171,7 +169,7 @@ def _sbatch(dep: Deployment, name: str, serve: list[Process]) -> list[str]:
 
 def _environment(dep: Deployment, name: str, bound: dict[str, str], to_set: dict[str, list[str]]) -> list[str]:
     """Refuse to start without the user's settings, then export them, the bound values and the config files."""
-    files = {f.path_var: f for p in dep.processes for f in p.files}
+    files = dep.files
     lines = checked_exports(dep, to_set, "before sbatch (see the header)")
     lines += ['mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
               'WORKDIR="${SLURM_SUBMIT_DIR:-$PWD}/' + name + '-${SLURM_JOB_ID}"', 'mkdir -p "$WORKDIR"']
@@ -190,7 +188,7 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     first = {p.key: 0 if dep.co_located else n for p, n in zip(serve, starts, strict=False)}
     bound = {var: value for var in used_placeholders(dep)
              if (value := _bound_value(var, dep, first)) is not None}
-    bound.update({f.path_var: f'"$WORKDIR/{f.name}"' for p in dep.processes for f in p.files})
+    bound.update({var: f'"$WORKDIR/{f.name}"' for var, f in dep.files.items()})
     to_set = {k: v for k, v in used_placeholders(dep).items() if k not in bound}
     docker = dep.install == "docker"
     image = opts.image or dep.meta.image

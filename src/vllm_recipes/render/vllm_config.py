@@ -1,8 +1,6 @@
-"""``vllm serve MODEL --config FILE`` YAML plus an ``env.sh`` for every vLLM process.
-
-Each flag of the argv is a key: a bare flag ``true``, a JSON-object flag a mapping, an integer an
-integer, several values a list, anything else a string; :func:`config_argv` reads it back.
-"""
+"""``vllm serve MODEL --config FILE`` YAML plus an ``env.sh`` for every vLLM process. Each flag is a key: a bare
+flag ``true``, a JSON-object flag a mapping, an integer an integer, several values a list, anything else a
+string; :func:`config_argv` reads it back."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""A resolved plan as scheduler-neutral processes: what every deploy target renders.
-
-Each :class:`Process` holds the final argv and env exactly as ``vllm-recipes command`` prints them
-(no flag is derived here), plus what a scheduler needs to place it. A multi-node process also
-carries a worker template (:class:`RankTerm`, :data:`SELF`), checked against every worker rank so
-that a target never prints a worker command the plan does not.
-"""
+"""A resolved plan as scheduler-neutral processes: what every deploy target renders. A :class:`Process` holds the
+argv and env exactly as ``vllm-recipes command`` prints them (none derived here) plus what a scheduler needs; a
+multi-node one also a worker template (:class:`RankTerm`, :data:`SELF`), checked against every worker rank."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vllm_recipes.catalog.architecture_facts import checkpoint_for, checkpoint_sizes, host_tables
-from vllm_recipes.jsvalues import get, js_str
+from vllm_recipes.jsvalues import get, is_number, js_str
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import EnvValue, Invocation, KvStorePlan, MultiNodePlan, PdPlan, Plan, SinglePlan
 
@@ -138,6 +134,11 @@ class Deployment:
     ready_timeout_s: int
     #: GiB of the model checkpoint (the download a cache volume must hold); 0 when unknown
     model_gib: int = 0
+
+    @property
+    def files(self) -> dict[str, ConfigFile]:
+        """Every config file of the deployment by the env var that names its path."""
+        return {f.path_var: f for p in self.processes for f in p.files}
 
     @property
     def machines(self) -> int:
@@ -379,7 +380,7 @@ def model_gib(ctx: Ctx) -> int:
     is known."""
     declared = checkpoint_for(checkpoint_sizes(get(_facts(ctx.recipe), "checkpoint_gib")), ctx.sel.variant_key)
     for v in (declared, ctx.variant.get("vram_minimum_gb")):
-        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6:
+        if is_number(v) and 0 < v < 1e6:
             return math.ceil(v)
     return 0
 

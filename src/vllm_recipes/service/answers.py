@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.lint.vllm_plan import with_vllm_lint
-from vllm_recipes.render.deployment import deployment_blocks
+from vllm_recipes.render.deployment import Block, deployment_blocks
 from vllm_recipes.render.explain import explain_json, sections_json
 from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.select.aliases import canonical
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.params import OMNI_NAMES, PARAMS
 from vllm_recipes.select.request import PageRequest
-from vllm_recipes.select.state import PageState, build_state
+from vllm_recipes.select.state import PageState
 from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve as resolve_selection
 
-from .frontends import agree_on_frontend
+from .frontends import strict_state
 from .query import CannotExport, NotApplicable, Query, find_request
 from .url import canonical_params, encode, page_url, recipe_url
 
@@ -54,17 +54,17 @@ class Resolved:
     omni_plan: OmniPlan | None = None
 
 
-def select(catalog: Catalog, query: Query, *, strict: bool = True) -> Selected:
-    """The query's recipe and selection. ``strict`` refuses what cannot be honoured with a
-    :class:`~.query.QueryError` naming the valid choices; lenient (the page) drops it with a notice."""
+def select(catalog: Catalog, query: Query) -> Selected:
+    """The query's recipe and selection; what cannot be honoured is a :class:`~.query.QueryError` naming
+    the valid choices."""
     recipe, req = find_request(catalog, query)
     if recipe.is_omni:
-        return Selected(recipe, omni=_select_omni(catalog, recipe, req, strict=strict))
-    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=strict), strict=strict)
+        return Selected(recipe, omni=_select_omni(catalog, recipe, req))
+    agreed = strict_state(catalog, recipe, req)
     return Selected(recipe, state=agreed.state, resolution=agreed.resolution)
 
 
-def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: bool) -> OmniSelection:
+def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest) -> OmniSelection:
     """An omni recipe takes hardware, variant, task and install only. (The omni modules are imported
     where an omni recipe needs them: a ``vllm serve`` command does not pay for them.)"""
     from vllm_recipes.select.omni import resolve_omni_tasks, select_omni
@@ -76,7 +76,7 @@ def _select_omni(catalog: Catalog, recipe: Recipe, req: PageRequest, *, strict: 
     hw = req.hardware and canonical(req.hardware, catalog.hardware_profiles)
     vk = req.variant and canonical(req.variant, recipe.variants)
     task = req.task and canonical(req.task, [t.key for t in resolve_omni_tasks(recipe.data)])
-    return select_omni(catalog, recipe, hw, vk, task, req.install, strict=strict)
+    return select_omni(catalog, recipe, hw, vk, task, req.install)
 
 
 def resolve(catalog: Catalog, query: Query) -> Resolved:
@@ -135,8 +135,7 @@ def resolve_payload(catalog: Catalog, query: Query, context: int | None = None) 
         "rendering": with_vllm_lint(rendering_object(ctx, plan), ctx, plan),
         "explain": explain_json(catalog, plan),
         "selection": selection_dict(catalog, recipe, st),
-        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in blocks],
+        "commands": [b.as_json() for b in blocks],
         "fit": fit_summary(catalog, recipe, ctx, plan, context),
     }
 
@@ -152,7 +151,7 @@ def _omni_payload(catalog: Catalog, resolved: Resolved) -> dict[str, Any]:
         "explain": sections_json(explain_omni(catalog, plan)),
         "selection": {"model": recipe.hf_id, "hardware": osel.hw_id, "variant": osel.variant_key,
                       "task": osel.task.key if osel.task else None, "install": osel.install},
-        "commands": [{"key": "serve", "title": "vLLM", "kind": "serve", "description": "", "text": rendered.shown}],
+        "commands": [Block("serve", "vLLM", rendered.shown, "serve").as_json()],
     }
 
 

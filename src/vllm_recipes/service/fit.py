@@ -20,11 +20,11 @@ from vllm_recipes.fit.report import (
     report_dict,
     summary_dict,
 )
-from vllm_recipes.select.state import build_state, hardware_block_reason
+from vllm_recipes.select.state import hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 
-from .frontends import agree_on_frontend
+from .frontends import strict_state
 from .perf import int_param, number, require_serve
 from .query import Query, QueryError, find_request
 from .url import query_from_items
@@ -186,7 +186,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     if req.hardware is None:
         target, offered = offered_target(catalog, recipe, target, req.variant)
         req = replace(req, hardware=offered)
-    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    agreed = strict_state(catalog, recipe, req)
     facts = _local_facts(recipe, agreed.state.selection.variant_key)
     return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
                                  strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,

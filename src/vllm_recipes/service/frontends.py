@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.render.frontend import frontend_in_effect
 from vllm_recipes.select.options import flag, spell
-from vllm_recipes.select.request import SelectionError
-from vllm_recipes.select.state import PageState
+from vllm_recipes.select.request import PageRequest, SelectionError
+from vllm_recipes.select.state import PageState, build_state
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
@@ -46,3 +46,8 @@ def agree_on_frontend(catalog: Catalog, recipe: Recipe, state: PageState, *, str
         raise SelectionError("frontend", message, [runs.name])
     return Agreed(replace(state, selection=replace(state.selection, frontend=None),
                           notices=(*state.notices, spell(message, "url"))))
+
+
+def strict_state(catalog: Catalog, recipe: Recipe, request: PageRequest) -> Agreed:
+    """The state ``request`` asks for, its frontend checked: what cannot be honoured is a :class:`SelectionError`."""
+    return agree_on_frontend(catalog, recipe, build_state(catalog, recipe, request, strict=True), strict=True)

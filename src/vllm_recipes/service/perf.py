@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.jsvalues import is_number
 from vllm_recipes.select.options import flag
-from vllm_recipes.select.state import build_state
 
-from .frontends import agree_on_frontend
+from .frontends import strict_state
 from .query import NotApplicable, Query, QueryError, check_hardware, find_recipe, find_request
 from .url import query_from_items
 
@@ -76,7 +76,7 @@ def perf_answer(catalog: Catalog, query: Query, workload: Workload) -> dict[str,
 
     recipe, req = find_request(catalog, query)
     require_serve(recipe)
-    agreed = agree_on_frontend(catalog, recipe, build_state(catalog, recipe, req, strict=True), strict=True)
+    agreed = strict_state(catalog, recipe, req)
     return report_dict(perf_state(catalog, recipe, agreed.state, workload, strategy_given=req.strategy is not None,
                                   resolution=agreed.resolution))
 
@@ -127,7 +127,7 @@ def number(v: object) -> float:
             v = float(v)
         except ValueError:
             return -1.0
-    n = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else -1.0
+    n = float(v) if is_number(v) else -1.0
     return -1.0 if n != n else n
 
 

@@ -46,9 +46,9 @@ from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import Reply, deploy_tabs, export_error, export_reply
+from .deploy import LIVE_HEADERS, Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import CACHE_CONTROL, StaticApi, etag_matches, etag_of, resolve_payload
+from .live_api import StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
@@ -218,8 +218,7 @@ class Web:
             if kind == "export":
                 return export_error(422, f"The deployment could not be exported: {type(exc).__name__}: {exc}")
             status, body = 422, json.dumps(error_fields(f"{failure}: {type(exc).__name__}: {exc}"))
-        headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
-        return Reply(status, body, "application/json", headers)
+        return Reply(status, body, "application/json", LIVE_HEADERS)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -334,7 +333,7 @@ async def llms_file(request: Request) -> Response:
     name = request.url.path.lstrip("/")
     base = str(request.base_url).rstrip("/")
     return Response(web.llms(base)[name], media_type="text/plain; charset=utf-8",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
 
 
 async def sitemap(request: Request) -> Response:
@@ -358,12 +357,12 @@ async def robots(request: Request) -> Response:
 async def search_index(request: Request) -> Response:
     web = _web(request)
     return _tagged(request, web.search_json, web.search_etag, "application/json",
-                   {"Cache-Control": CACHE_CONTROL})
+                   {"Cache-Control": REVALIDATE})
 
 
 async def openapi(request: Request) -> Response:
     return Response(_web(request).openapi_json, media_type="application/json",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": CACHE_CONTROL})
+                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
 
 
 async def health(request: Request) -> Response:
@@ -398,7 +397,7 @@ def static_json(request: Request, path: str) -> Response:
         return json_error(404, detail, {"Access-Control-Allow-Origin": "*"})
     data, tag = got
     return _tagged(request, data, tag, "application/json",
-                   {"Cache-Control": CACHE_CONTROL, "Access-Control-Allow-Origin": "*"})
+                   {"Cache-Control": REVALIDATE, "Access-Control-Allow-Origin": "*"})
 
 
 def provider_page(request: Request, org: str, suffix: str = "") -> Response:
@@ -580,13 +579,14 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_page(request, 500, "Internal error.")
 
 
-def create_app(catalog: Catalog | None = None, *, recipes_dir: str | None = None, api_jobs: int | None = 1,
-               build_api_now: bool = False, warm_in_background: bool = False, authoring: Any = None) -> Starlette:
-    """The ASGI app. ``build_api_now`` warms every cache first; ``warm_in_background`` (``serve``) builds the
-    static JSON API in a background process once the server listens; ``authoring`` (an
-    :class:`~.authoring.AuthoringState`) adds edit/report links and the findings panel to recipe pages."""
+def create_app(catalog: Catalog | None = None, *, api_jobs: int | None = 1, build_api_now: bool = False,
+               warm_in_background: bool = False, authoring: Any = None) -> Starlette:
+    """The ASGI app (``catalog``: :func:`load_catalog`'s by default). ``build_api_now`` warms every cache first;
+    ``warm_in_background`` (``serve``) builds the static JSON API in a background process once the server listens;
+    ``authoring`` (an :class:`~.authoring.AuthoringState`) adds edit/report links and the findings panel to recipe
+    pages."""
     if catalog is None:
-        catalog = load_catalog(recipes_dir)
+        catalog = load_catalog()
     if not catalog.usable:
         # a recipe with validation errors never reaches the engine (decisions-hardening.md)
         catalog, skipped = usable_catalog(catalog)

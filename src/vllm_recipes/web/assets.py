@@ -7,6 +7,13 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+IMMUTABLE = "public, max-age=31536000, immutable"
+#: what the site and its API may be cached for (five minutes), then revalidated by ETag
+REVALIDATE = "public, max-age=300"
+MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+               ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
+               ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2", ".webp": "image/webp"}
+
 
 def minified(suffix: str, data: bytes) -> bytes:
     """The bytes to serve for a static source file: CSS and JS without comments and spare blanks."""
@@ -19,12 +26,6 @@ def minified(suffix: str, data: bytes) -> bytes:
 
         return rjsmin.jsmin(data.decode("utf-8")).encode("utf-8")
     return data
-
-IMMUTABLE = "public, max-age=31536000, immutable"
-REVALIDATE = "public, max-age=300"
-MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-               ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
-               ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2", ".webp": "image/webp"}
 
 
 @dataclass

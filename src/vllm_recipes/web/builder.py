@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta, cuda129_image
@@ -144,13 +145,10 @@ class InstallView:
     image_swap: tuple[str, str] | None = None
 
 
-@dataclass
-class BlockView:
-    key: str
-    title: str
-    text: str
-    kind: str
-    description: str
+@dataclass(frozen=True)
+class BlockView(Block):
+    """A command block with its node or instance pickers."""
+
     pickers: list[Row] = field(default_factory=list)
 
 
@@ -245,10 +243,11 @@ class Nav:
         return self.target(**changes)[0]
 
 
-def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], pill: Callable[[str], Pill],
-                       hint: str = "") -> Row:
+def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], current: str,
+                       link: Callable[[Pill, Mapping[str, Any]], None], hint: str = "") -> Row:
     """The hardware a recipe page lists (restricted profiles only when the recipe declares them), by
-    brand: NVIDIA first in generation order, then AMD, then the others by name."""
+    brand: NVIDIA first in generation order, then AMD, then the others by name. ``link`` gives each pill
+    its link, or disables it with the reason."""
     order: dict[str, list[str]] = {}
     for hw, prof in catalog.hardware_profiles.items():
         p = as_map(prof)
@@ -257,27 +256,33 @@ def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], pill: Callab
     if "NVIDIA" in order:
         order["NVIDIA"].sort(key=lambda h: (NVIDIA_ORDER.index(h) if h in NVIDIA_ORDER else len(NVIDIA_ORDER)))
     brands = sorted(order, key=lambda b: (0 if b == "NVIDIA" else 1 if b == "AMD" else 2, b.lower()))
+
+    def pill(hw: str) -> Pill:
+        p = as_map(catalog.hardware_profiles[hw])
+        made = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
+                    active=hw == current, title=str(p.get("description") or ""))
+        link(made, p)
+        return made
+
     groups = [(b, [pill(hw) for hw in order[b]]) for b in brands]
     return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
 
 
 def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
     verified = as_map(get(recipe.meta, "hardware"))
-    return brand_hardware_row(catalog, verified,
-                              lambda hw: _hardware_pill(catalog, recipe, st, nav, hw, verified),
+    return brand_hardware_row(catalog, verified, st.selection.hw_id,
+                              lambda pill, p: _link_hardware(catalog, recipe, st, nav, pill, p, verified),
                               single_node_tp_hint(catalog, recipe, st) or "")
 
 
-def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw: str,
-                   verified: Mapping[str, Any]) -> Pill:
-    """A hardware pill: it keeps the variant when it runs there, else switches to the first that does."""
+def _link_hardware(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, pill: Pill, p: Mapping[str, Any],
+                   verified: Mapping[str, Any]) -> None:
+    """A hardware pill keeps the variant when it runs there, else switches to the first that does."""
     sel = st.selection
-    p = as_map(catalog.hardware_profiles[hw])
-    pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw,
-                dot=verified.get(hw) == "verified", active=hw == sel.hw_id)
+    hw = pill.key
     if verified.get(hw) == "unsupported":
         pill.disabled, pill.title = True, "This recipe marks this hardware unsupported."
-        return pill
+        return
     own: str | None = None  # why the current variant cannot run here
     for vk in dict.fromkeys((sel.variant_key, *recipe.variants)):  # the current variant first
         v = as_map(recipe.variants.get(vk))
@@ -289,14 +294,14 @@ def _hardware_pill(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw
     else:
         pill.disabled = True
         pill.title = (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
-        return pill
+        return
     changes: dict[str, str | None] = {"hardware": hw}
-    pill.title = str(p.get("description") or "") + (" Verified by the recipe authors." if pill.dot else "")
+    if pill.dot:
+        pill.title += " Verified by the recipe authors."
     if vk != sel.variant_key:
         changes["variant"] = None if vk == "default" else vk
         pill.title += f" Switches to the {vk} variant."
     pill.href = nav.href(**changes)
-    return pill
 
 
 def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
@@ -461,7 +466,7 @@ def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: 
         inst.append(Pill(str(n), href=nav.href(kv_instances=None if n == default_count else str(n),
                                                kv_instance=None),
                          active=n == plan.instances, key=f"inst-{n}",
-                         title=f"{n} instance{'s' if n > 1 else ''} x {gpus(per)} = {gpus(n * per)}"))
+                         title=f"{plural(n, 'instance')} x {gpus(per)} = {gpus(n * per)}"))
     return Row("kv-instances", "Instances", inst, compact=True,
                hint=f"{plan.instances} x {gpus(per)} = {gpus(plan.instances * per)} total")
 
@@ -563,7 +568,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
         pool = rp.meta.get("poolGpus")
         totals.append((role, nodes, pool if is_number(pool) else nodes * gpn))
         rows.append(row)
-    rows[-1].hint = " + ".join(f"{role} {n} node{'s' if n > 1 else ''} ({gpus(g)})" for role, n, g in totals) + \
+    rows[-1].hint = " + ".join(f"{role} {plural(n, 'node')} ({gpus(g)})" for role, n, g in totals) + \
         f" = {sum(t[1] for t in totals)} nodes, {gpus(sum(t[2] for t in totals))}"
     routers = pd_router_choices(catalog, recipe)
     if len(routers) > 1:

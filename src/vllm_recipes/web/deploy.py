@@ -21,6 +21,8 @@ from .wording import deploy_refusal
 
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
+#: the live API's answers: readable from any origin, never reused without asking
+LIVE_HEADERS = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
 
 
 def download_name(done: Export) -> str:
@@ -84,7 +86,7 @@ def export_reply(catalog: Catalog, items: list[tuple[str, str]]) -> Reply:
         return export_error(400, str(exc), exc.param, exc.choices)
     except UnsafeValue as exc:  # a value the rendering refuses (a recipe failing validation, serve --watch)
         return export_error(422, f"refusing to render: {exc}", None, None, page=f"Cannot export: {exc}")
-    headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
+    headers = dict(LIVE_HEADERS)
     if opts.get("download"):
         headers["Content-Disposition"] = f'attachment; filename="{download_name(done)}"'
     return Reply(200, stdout_text(done.artifacts), done.media_type, headers)

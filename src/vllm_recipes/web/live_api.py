@@ -17,7 +17,6 @@ from vllm_recipes.service import answers
 from vllm_recipes.service.fit import parse_ctx
 from vllm_recipes.service.url import query_from_items
 
-CACHE_CONTROL = "public, max-age=300"
 log = logging.getLogger("vllm_recipes.web")
 
 

@@ -30,7 +30,6 @@ from .builder import (
     hardware_note,
     install_core,
     install_pills,
-    per_gpu,
     variant_pills,
 )
 
@@ -170,8 +169,8 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     profile = as_map(catalog.hardware_profiles.get(osel.hw_id))
     status = as_map(get(recipe.meta, "hardware"))
     rows = [Row("install", "Install", install_pills(osel.install_tabs, osel.install, href)),
-            brand_hardware_row(catalog, status,
-                               lambda hw: _hardware_pill(catalog, recipe, osel, variant, status, href, hw))]
+            brand_hardware_row(catalog, status, osel.hw_id,
+                               lambda pill, p: _link_hardware(catalog, recipe, variant, href, pill, p))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
         hint = omni.get("variant_hint")
@@ -211,17 +210,13 @@ def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list
     return vals, notices
 
 
-def _hardware_pill(catalog: Catalog, recipe: Recipe, osel: OmniSelection, variant: Mapping[str, Any],
-                   status: Mapping[str, Any], href: Callable[..., str], hw: str) -> Pill:
-    p = as_map(catalog.hardware_profiles[hw])
-    reason = hardware_block_reason(catalog, recipe, variant, hw)
-    pill = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
-                active=hw == osel.hw_id, title=str(p.get("description") or ""))
-    if reason or not variant_runs_on(p, variant, hw):
+def _link_hardware(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], href: Callable[..., str],
+                   pill: Pill, p: Mapping[str, Any]) -> None:
+    reason = hardware_block_reason(catalog, recipe, variant, pill.key)
+    if reason or not variant_runs_on(p, variant, pill.key):
         pill.disabled, pill.title = True, (reason or "this variant does not fit").capitalize() + "."
     else:
-        pill.href = href(hardware=hw)
-    return pill
+        pill.href = href(hardware=pill.key)
 
 
 def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -16,7 +16,13 @@ from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_q
 from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
-SORTS = {"released": "Released", "updated": "Updated", "size": "Size", "name": "Name"}
+#: the browse sorts: label, key and direction (``released``: newest first, by date_added, else date_updated)
+SORTS: dict[str, tuple[str, Callable[[Card], Any], bool]] = {
+    "released": ("Released", lambda c: (c.released, c.date_updated), True),
+    "updated": ("Updated", lambda c: (c.date_updated, c.released), True),
+    "size": ("Size", lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), False),
+    "name": ("Name", lambda c: (c.title.lower(), c.hf_id), False),
+}
 #: the browse page's filter rows and their labels
 BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
                "hw": "Verified on", "provider": "Provider"}
@@ -82,7 +88,7 @@ class SiteIndex:
     def latest(self) -> list[Card]:
         """Home page: newest first (date_added, else date_updated), at most one per provider, 8."""
         newest: dict[str, Card] = {}
-        for c in sorted(self.cards, key=lambda c: (c.released, c.date_updated), reverse=True):
+        for c in _sorted(self.cards, "released"):
             newest.setdefault(c.org.lower(), c)
         return list(newest.values())[:8]
 
@@ -96,7 +102,7 @@ class SiteIndex:
         for c in provider.cards:
             groups.setdefault(c.tasks[0] if c.tasks else "other", []).append(c)
         order = [t for t in TASK_ORDER if t in groups] + sorted(t for t in groups if t not in TASK_ORDER)
-        return [(t, sorted(groups[t], key=lambda c: (c.released, c.date_updated), reverse=True)) for t in order]
+        return [(t, _sorted(groups[t], "released")) for t in order]
 
     def task_label(self, task: str) -> str:
         spec = as_map(as_map(self.catalog.taxonomy.get("tasks")).get(task))
@@ -152,7 +158,7 @@ class SiteIndex:
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
-        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, lab in SORTS.items()]
+        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, (lab, *_) in SORTS.items()]
         return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
@@ -205,11 +211,6 @@ def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -
     return "/browse" + ("?" + q if q else "")
 
 
-def _sorted(cards: list[Card], sort: str) -> list[Card]:
-    if sort == "name":
-        return sorted(cards, key=lambda c: (c.title.lower(), c.hf_id))
-    if sort == "size":
-        return sorted(cards, key=lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()))
-    if sort == "updated":
-        return sorted(cards, key=lambda c: (c.date_updated, c.released), reverse=True)
-    return sorted(cards, key=lambda c: (c.released, c.date_updated), reverse=True)
+def _sorted(cards: Iterable[Card], sort: str) -> list[Card]:
+    _label, key, reverse = SORTS[sort]
+    return sorted(cards, key=key, reverse=reverse)

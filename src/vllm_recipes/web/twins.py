@@ -17,11 +17,12 @@ from vllm_recipes.service.answers import selection_dict
 from vllm_recipes.service.url import page_state
 
 from .builder import build_view
+from .deploy import LIVE_HEADERS
 from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
 JSON_TYPE = "application/json"
-TWIN_HEADERS = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache", "Vary": "Accept"}
+TWIN_HEADERS = {**LIVE_HEADERS, "Vary": "Accept"}
 
 
 def wants_json(request: Request) -> bool:
@@ -110,8 +111,7 @@ def recipe_page_json(catalog: Catalog, index: SiteIndex, recipe: Recipe, items: 
     out.update({
         "url": view.url, "notices": list(notices),
         "selection": selection_dict(catalog, recipe, agreed.state, view.query),
-        "commands": [{"key": b.key, "title": b.title, "kind": b.kind, "description": b.description,
-                      "text": b.text} for b in view.blocks],
+        "commands": [b.as_json() for b in view.blocks],
         "rendering": rendering_object(ctx, plan), "explain": view.explain, "builder": _view_json(view),
     })
     return out
