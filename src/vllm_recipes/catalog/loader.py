@@ -302,12 +302,6 @@ def resolve_recipes_dirs(recipes_dir: RecipesDirs) -> list[tuple[str, Path]]:
     return [(copy.label, copy.path) for copy in copies]
 
 
-def resolve_recipes_dir(recipes_dir: RecipesDirs) -> Path:
-    """The directory of the top layer (the last source), else the bundled catalog."""
-    dirs = resolve_recipes_dirs(recipes_dir)
-    return dirs[-1][1] if dirs else BUNDLED_DIR
-
-
 @dataclass(frozen=True)
 class Layer:
     """The files of one recipe source, parsed; each document is named as it is shown (``prefix`` + path)."""
