@@ -61,7 +61,7 @@ class _Vocabulary:
 
 
 def _str_keys(value: Any) -> tuple[str, ...]:
-    return tuple(k for k in value if isinstance(k, str)) if isinstance(value, dict) else ()
+    return tuple(value) if isinstance(value, dict) else ()
 
 
 def _vocabulary(catalog: Catalog) -> _Vocabulary:
@@ -206,7 +206,7 @@ def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: lis
         hints, fields = _hints(tp), tp.model_fields
         open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
         for key, value in data.items():
-            if isinstance(key, str) and key in fields:
+            if key in fields:
                 _unknown_keys(doc, hints[key], value, (*path, key), out)
             elif not open_keys:
                 out.append(finding_at(doc, (*path, key), "warning",
@@ -351,7 +351,7 @@ class _RecipeChecker:
         if not self.v.hw_ids or not isinstance(value, dict):
             return
         for key in value:
-            if isinstance(key, str) and key not in self.v.keyed:
+            if key not in self.v.keyed:
                 self.warn((*path, key), f"unknown hardware key '{key}': not a profile id, generation or "
                                         f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
 
@@ -428,7 +428,7 @@ class _RecipeChecker:
         """KV offload and Mooncake."""
         for opt, status in as_map(d.get("kv_offload_support")).items():
             path = ("kv_offload_support", opt)
-            if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
+            if self.v.kv_options and opt not in self.v.kv_options:
                 hint = " (Mooncake deployments are gated by kv_cache_strategy_hardware)" \
                     if opt in self.v.kv_stores else _did_you_mean(opt, self.v.kv_options)
                 self.err(path, f"unknown KV-offload option '{opt}'{hint}", "unknown-kv-offload")
@@ -467,8 +467,7 @@ class _RecipeChecker:
     def _min_gpus(self, cfg: Any) -> None:
         strategy_keys = {*self.v.strategies, *POOL_MODES}
         for key in as_map(cfg):
-            if (self.v.strategies and self.v.hw_ids and isinstance(key, str) and key not in strategy_keys
-                    and key not in self.v.hw_ids):
+            if self.v.strategies and self.v.hw_ids and key not in strategy_keys and key not in self.v.hw_ids:
                 self.warn(("strategy_min_gpus", key),
                           f"'{key}' is neither a strategy, a pool mode nor a hardware id"
                           f"{_did_you_mean(key, [*self.v.strategies, *self.v.hw_ids])}", "unknown-hardware")
