@@ -569,13 +569,12 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
 
 # --- Whole catalog (bundled files a user directory falls back to are validated with the bundled catalog)
 
-def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> list[str]:
+def validated_files(catalog: Catalog) -> list[str]:
     """The files :func:`validate_catalog` looks at (for the summary line)."""
-    wanted = None if files is None else set(files)
     names = [s.rel_path for s in catalog.sources if not s.rel_path.startswith("<bundled>/")]
     names += [r.rel_path for r in catalog.recipes]
     names += [e.position.file for e in (*catalog.load_errors, *catalog.refused)]
-    return list(dict.fromkeys(n for n in names if wanted is None or n in wanted))
+    return list(dict.fromkeys(names))
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
