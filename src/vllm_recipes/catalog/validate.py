@@ -242,11 +242,8 @@ _CONTAINERS = (dict, list, tuple)
 
 
 def _arg_findings(doc: YamlDocument) -> list[Finding]:
-    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning).
-
-    Argument lists sit at any depth; the walk keeps ``(parent link, key)`` links and spells
-    out a key path only for a reported token (this walk was most of a first ``serve``).
-    """
+    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning). Argument lists
+    sit at any depth: the walk keeps ``(parent link, key)`` links and spells a key path only when it reports."""
     out: list[Finding] = []
     stack: list[tuple[Any, Any]] = [(doc.data, None)]
     while stack:
@@ -632,12 +629,8 @@ def _hf_id_from_path(path: Path) -> str:
 
 
 def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) -> tuple[Catalog, str, str]:
-    """``catalog`` plus the file at ``path``: ``(catalog, file key, kind)``.
-
-    A file inside the catalog's root is already part of it (its key is the
-    catalog-relative path); any other recipe file is added to a copy of the
-    catalog so catalog-wide checks see it too.
-    """
+    """``catalog`` plus the file at ``path``: ``(catalog, file key, kind)``. A file inside the catalog's root is
+    already part of it; any other recipe file is added to a copy, so catalog-wide checks see it too."""
     try:
         rel = path.resolve().relative_to(catalog.root.resolve()).as_posix()
     except (ValueError, OSError):
