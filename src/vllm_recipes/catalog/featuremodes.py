@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vllm_recipes.jsvalues import first_truthy
+from vllm_recipes.jsvalues import as_map, first_truthy, get
 from vllm_recipes.jsvalues import js_str as _js_str
 from vllm_recipes.jsvalues import truthy as _js_truthy
 
@@ -58,7 +58,7 @@ def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
         if isinstance(feature, dict) and "modes" in feature:
             out += _feature_issues(fk, feature, variants)
     for vk, variant in _entries(variants):
-        dms = variant.get("default_modes") if isinstance(variant, dict) else None
+        dms = get(variant, "default_modes")
         if _js_truthy(dms):
             out += [issue for fk, mk in _entries(dms)
                     if (issue := _default_mode_issue(vk, fk, mk, features)) is not None]
@@ -91,7 +91,7 @@ def _feature_issues(fk: Any, feature: dict[str, Any], variants: Any) -> list[tup
 
 def _mode_issues(mp: KeyPath, prefix: str, mode: Any, variants: Any) -> list[tuple[KeyPath, str]]:
     """One mode: its args an array, its variants an array of known variant keys."""
-    md = mode if isinstance(mode, dict) else {}
+    md = as_map(mode)
     out: list[tuple[KeyPath, str]] = []
     if not isinstance(md.get("args"), list | tuple):
         out.append(((*mp, "args"), f"{prefix}.args must be an array"))
@@ -125,7 +125,7 @@ def _default_mode_issue(vk: Any, fk: Any, mk: Any, features: Any) -> tuple[KeyPa
 
 
 def _mode_available(mode: Any, variant_key: Any) -> bool:
-    mv = mode.get("variants") if isinstance(mode, dict) else None
+    mv = get(mode, "variants")
     return not isinstance(mv, list | tuple) or not mv or _js_includes(mv, variant_key)
 
 

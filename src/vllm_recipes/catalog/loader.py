@@ -15,6 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from vllm_recipes.jsvalues import as_map, get
+
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within, refusal
@@ -171,7 +173,7 @@ class Catalog:
         out: dict[str, tuple[Recipe, str]] = {}
         for r in self.recipes:
             for vk, v in r.variants.items():
-                mid = v.get("model_id") if isinstance(v, dict) else None
+                mid = get(v, "model_id")
                 if isinstance(mid, str) and "/" in mid:
                     key = mid.lower()
                     if key not in self._by_lower_id and key not in out:
@@ -233,7 +235,7 @@ class Catalog:
         """File -> the fields of hardware profile ``hw_id`` it supplied (layered taxonomies merge per field)."""
         profile = self.hardware_profiles.get(hw_id)
         out: dict[str, list[str]] = {}
-        for key in profile if isinstance(profile, dict) else ():
+        for key in as_map(profile):
             out.setdefault(self.origin_of(self.taxonomy_file, ("hardware_profiles", hw_id, key)), []).append(str(key))
         return out
 
@@ -379,7 +381,7 @@ def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:
     """A layer's strategy / kv-store files by ``name`` (else the file stem; later same-name files replace)."""
     out: dict[str, YamlDocument] = {}
     for doc in docs:
-        name = doc.data.get("name") if isinstance(doc.data, dict) else None
+        name = get(doc.data, "name")
         out[name if isinstance(name, str) else Path(doc.file).stem] = doc
     return out
 
