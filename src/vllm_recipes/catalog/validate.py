@@ -60,10 +60,6 @@ class _Vocabulary:
         return (*self.hw_ids, *(f"arch:{a}" for a in sorted(self.archs)))
 
 
-def _str_keys(value: Any) -> tuple[str, ...]:
-    return tuple(value) if isinstance(value, dict) else ()
-
-
 def _vocabulary(catalog: Catalog) -> _Vocabulary:
     profiles = [p for p in catalog.hardware_profiles.values() if isinstance(p, dict)]
     gens: set[str] = set()
@@ -73,18 +69,17 @@ def _vocabulary(catalog: Catalog) -> _Vocabulary:
             items = g if isinstance(g, list | tuple) else (g,)
             gens.update(item for item in items if isinstance(item, str) and item)
     brands = {p["brand"].lower() for p in profiles if isinstance(p.get("brand"), str)}
-    hw_ids = _str_keys(catalog.hardware_profiles)
-    groups = catalog.taxonomy.get("kv_offload_groups")
+    hw_ids = tuple(catalog.hardware_profiles)
     return _Vocabulary(
         hw_ids=hw_ids,
         keyed=(*hw_ids, *sorted((gens | brands | {"default", "nvidia"}) - set(hw_ids))),
         archs=frozenset(p["arch"] for p in profiles if isinstance(p.get("arch"), str)),
-        strategies=_str_keys(catalog.serving_strategies),
-        kv_stores=_str_keys(catalog.kv_stores),
-        kv_options=_str_keys(catalog.kv_offload_options),
-        kv_groups=_str_keys(groups),
-        frontends=_str_keys(catalog.frontends) if catalog.frontends else DEFAULT_FRONTENDS,
-        tasks=_str_keys(catalog.taxonomy.get("tasks")),
+        strategies=tuple(catalog.serving_strategies),
+        kv_stores=tuple(catalog.kv_stores),
+        kv_options=tuple(catalog.kv_offload_options),
+        kv_groups=tuple(as_map(catalog.taxonomy.get("kv_offload_groups"))),
+        frontends=tuple(catalog.frontends) or DEFAULT_FRONTENDS,
+        tasks=tuple(as_map(catalog.taxonomy.get("tasks"))),
     )
 
 
@@ -325,7 +320,7 @@ class _RecipeChecker:
 
     def feature(self, path: KeyPath, name: Any, features: Mapping[str, Any]) -> None:
         if isinstance(name, str) and name not in features:
-            self.err(path, f"unknown feature '{name}'{_did_you_mean(name, _str_keys(features))}",
+            self.err(path, f"unknown feature '{name}'{_did_you_mean(name, features)}",
                      "unknown-feature")
 
     def hw_exact(self, path: KeyPath, hw: Any) -> None:
