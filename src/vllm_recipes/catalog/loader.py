@@ -137,14 +137,8 @@ class Catalog:
     @cached_property
     def strategy_files(self) -> Mapping[str, str]:
         """Strategy / kv-store name -> the file it was read from (for provenance)."""
-        files: dict[str, str] = {}
-        for src in self.sources:
-            data = src.doc.data
-            if Path(src.rel_path).parent.name not in NAMED_DIRS or not isinstance(data, dict):
-                continue
-            if isinstance(data.get("name"), str):
-                files[data["name"]] = src.rel_path
-        return FrozenDict(files)
+        named = (src for src in self.sources if Path(src.rel_path).parent.name in NAMED_DIRS)
+        return FrozenDict((name, src.rel_path) for src in named if isinstance(name := get(src.doc.data, "name"), str))
 
     @cached_property
     def taxonomy_file(self) -> str:
