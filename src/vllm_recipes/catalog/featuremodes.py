@@ -42,12 +42,6 @@ def _js_get(obj: Any, key: Any, absent: Any = None) -> Any:
     return absent
 
 
-def _js_includes(items: Sequence[Any], key: Any) -> bool:
-    """``array.includes(<string key>)``: strict equality against the key's string form."""
-    name = _js_str(key)
-    return any(isinstance(x, str) and x == name for x in items)
-
-
 def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
     """§10.2 messages, in the builder's order, each with the key path it is about."""
     r = recipe if isinstance(recipe, dict) else {}
@@ -118,7 +112,7 @@ def _default_mode_issue(vk: Any, fk: Any, mk: Any, features: Any) -> tuple[KeyPa
     if not _js_truthy(mode):
         return path, f"variants.{v}.default_modes.{f} references unknown mode {_js_str(mk)}"
     mv = _js_get(mode, "variants")
-    if isinstance(mv, list | tuple) and mv and not _js_includes(mv, vk):
+    if isinstance(mv, list | tuple) and mv and _js_str(vk) not in mv:  # (JS includes() of the key's string)
         return path, (f"variants.{v}.default_modes.{f} selects mode {_js_str(mk)}, "
                       "which is unavailable for that variant")
     return None
@@ -126,7 +120,7 @@ def _default_mode_issue(vk: Any, fk: Any, mk: Any, features: Any) -> tuple[KeyPa
 
 def _mode_available(mode: Any, variant_key: Any) -> bool:
     mv = get(mode, "variants")
-    return not isinstance(mv, list | tuple) or not mv or _js_includes(mv, variant_key)
+    return not isinstance(mv, list | tuple) or not mv or _js_str(variant_key) in mv
 
 
 def feature_mode_messages(recipe: Any) -> list[str]:
