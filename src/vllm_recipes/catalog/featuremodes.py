@@ -28,12 +28,11 @@ _ABSENT = object()
 
 
 def _js_get(obj: Any, key: Any, absent: Any = None) -> Any:
-    """``obj[key]`` with JS key coercion (property names are strings); ``absent`` when it has no such key."""
+    """``obj[key]`` with JS key coercion (property names are strings, as every loaded key is); ``absent``
+    when it has no such key."""
     name = _js_str(key)
     if isinstance(obj, dict):
-        if isinstance(key, str) and key in obj:
-            return obj[key]
-        return next((v for k, v in obj.items() if _js_str(k) == name), absent)
+        return obj.get(name, absent)
     if isinstance(obj, list | tuple | str):
         if name == "length":
             return len(obj)
