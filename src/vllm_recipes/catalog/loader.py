@@ -207,9 +207,8 @@ class Catalog:
     def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
         import difflib
 
-        lowered = {r.hf_id.lower(): r.hf_id for r in self.recipes}
-        got = difflib.get_close_matches(hf_id.lower(), list(lowered), n=n, cutoff=0.4)
-        return [lowered[g] for g in got]
+        got = difflib.get_close_matches(hf_id.lower(), list(self._by_lower_id), n=n, cutoff=0.4)
+        return [self._by_lower_id[g].hf_id for g in got]
 
     def source_for(self, rel_path: str) -> YamlDocument | None:
         """The document shown as ``rel_path`` (a merged shared file, a layer's own file, or a recipe)."""
