@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vllm_recipes.jsvalues import first_truthy
+from vllm_recipes.jsvalues import as_map, first_truthy, get
 from vllm_recipes.jsvalues import js_str as _js_str
 from vllm_recipes.jsvalues import truthy as _js_truthy
 
@@ -28,24 +28,17 @@ _ABSENT = object()
 
 
 def _js_get(obj: Any, key: Any, absent: Any = None) -> Any:
-    """``obj[key]`` with JS key coercion (property names are strings); ``absent`` when it has no such key."""
+    """``obj[key]`` with JS key coercion (property names are strings, as every loaded key is); ``absent``
+    when it has no such key."""
     name = _js_str(key)
     if isinstance(obj, dict):
-        if isinstance(key, str) and key in obj:
-            return obj[key]
-        return next((v for k, v in obj.items() if _js_str(k) == name), absent)
+        return obj.get(name, absent)
     if isinstance(obj, list | tuple | str):
         if name == "length":
             return len(obj)
         if name.isdigit() and (name == "0" or not name.startswith("0")) and int(name) < len(obj):
             return obj[int(name)]
     return absent
-
-
-def _js_includes(items: Sequence[Any], key: Any) -> bool:
-    """``array.includes(<string key>)``: strict equality against the key's string form."""
-    name = _js_str(key)
-    return any(isinstance(x, str) and x == name for x in items)
 
 
 def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
@@ -58,7 +51,7 @@ def feature_mode_issues(recipe: Any) -> list[tuple[KeyPath, str]]:
         if isinstance(feature, dict) and "modes" in feature:
             out += _feature_issues(fk, feature, variants)
     for vk, variant in _entries(variants):
-        dms = variant.get("default_modes") if isinstance(variant, dict) else None
+        dms = get(variant, "default_modes")
         if _js_truthy(dms):
             out += [issue for fk, mk in _entries(dms)
                     if (issue := _default_mode_issue(vk, fk, mk, features)) is not None]
@@ -91,7 +84,7 @@ def _feature_issues(fk: Any, feature: dict[str, Any], variants: Any) -> list[tup
 
 def _mode_issues(mp: KeyPath, prefix: str, mode: Any, variants: Any) -> list[tuple[KeyPath, str]]:
     """One mode: its args an array, its variants an array of known variant keys."""
-    md = mode if isinstance(mode, dict) else {}
+    md = as_map(mode)
     out: list[tuple[KeyPath, str]] = []
     if not isinstance(md.get("args"), list | tuple):
         out.append(((*mp, "args"), f"{prefix}.args must be an array"))
@@ -118,15 +111,15 @@ def _default_mode_issue(vk: Any, fk: Any, mk: Any, features: Any) -> tuple[KeyPa
     if not _js_truthy(mode):
         return path, f"variants.{v}.default_modes.{f} references unknown mode {_js_str(mk)}"
     mv = _js_get(mode, "variants")
-    if isinstance(mv, list | tuple) and mv and not _js_includes(mv, vk):
+    if isinstance(mv, list | tuple) and mv and _js_str(vk) not in mv:  # (JS includes() of the key's string)
         return path, (f"variants.{v}.default_modes.{f} selects mode {_js_str(mk)}, "
                       "which is unavailable for that variant")
     return None
 
 
 def _mode_available(mode: Any, variant_key: Any) -> bool:
-    mv = mode.get("variants") if isinstance(mode, dict) else None
-    return not isinstance(mv, list | tuple) or not mv or _js_includes(mv, variant_key)
+    mv = get(mode, "variants")
+    return not isinstance(mv, list | tuple) or not mv or _js_str(variant_key) in mv
 
 
 def feature_mode_messages(recipe: Any) -> list[str]:

@@ -12,7 +12,7 @@ from .loader import NAMED_DIRS, STATIC_NAMES, Catalog, assemble, bundled_layer, 
 from .yamlsource import MAX_FILE_BYTES, YamlDocument, YamlLoadError, parse_yaml
 
 #: parsed documents by (path, bytes): both sides of a comparison parse a shared file once
-ParseCache = dict[tuple[str, bytes], YamlDocument | YamlLoadError]
+ParsedFiles = dict[tuple[str, bytes], YamlDocument | YamlLoadError]
 
 
 def is_catalog_file(rel: str) -> bool:
@@ -50,7 +50,7 @@ def _load_order(rel: str) -> tuple[int, tuple[bytes, ...]]:
 
 
 def load_catalog_from_files(files: Mapping[str, bytes], root: str | os.PathLike[str] = "<memory>",
-                            cache: ParseCache | None = None) -> Catalog:
+                            cache: ParsedFiles | None = None) -> Catalog:
     """A :class:`Catalog` from in-memory files over the bundled one; ``root`` only labels it, ``cache``
     shares parsed (immutable) documents between catalogs."""
     cache = {} if cache is None else cache

@@ -8,7 +8,7 @@ characters of ``[A-Za-z0-9._-]`` starting with a letter, digit or ``_``, and a *
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,12 @@ def _recipe_names(data: Mapping[str, Any]) -> Iterator[tuple[KeyPath, Any, str]]
         yield ("variants", vk), vk, "variant key"
 
 
+def _name_findings(doc: YamlDocument, names: Iterable[tuple[KeyPath, Any, str]]) -> list[Finding]:
+    """An error for each of ``names`` that is a string but not a safe name."""
+    return [finding_at(doc, path, "error", name_problem(value, what), "bad-id")
+            for path, value, what in names if isinstance(value, str) and not is_name(value)]
+
+
 #: Mappings whose keys are environment variable names, wherever they appear (recipe, strategy,
 #: KV-store and taxonomy files: base_env, extra_env, strategy/role/override env, frontend env).
 ENV_MAPS = frozenset({"base_env", "extra_env", "env"})
@@ -146,11 +152,8 @@ def hf_id_findings(doc: YamlDocument, hf_id: str) -> list[Finding]:
 
 def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
     """Errors for every id inside a recipe that is not a safe name."""
-    out: list[Finding] = []
     data = as_map(doc.data)
-    for path, value, what in _recipe_names(data):
-        if isinstance(value, str) and not is_name(value):
-            out.append(finding_at(doc, path, "error", name_problem(value, what), "bad-id"))
+    out = _name_findings(doc, _recipe_names(data))
     for vk, var in as_map(data.get("variants")).items():
         mid = as_map(var).get("model_id")
         if isinstance(mid, str) and "/" in mid and not is_model_id(mid):
@@ -160,29 +163,27 @@ def recipe_identifier_findings(doc: YamlDocument) -> list[Finding]:
     return out + [f for f in value_identifier_findings(doc) if f.key_path not in seen]
 
 
-def data_file_identifier_findings(doc: YamlDocument, kind: str) -> list[Finding]:
-    """Errors for ids defined by taxonomy, strategy, KV-store and platforms files."""
-    out: list[Finding] = []
+def _data_file_names(doc: YamlDocument, kind: str) -> Iterator[tuple[KeyPath, Any, str]]:
+    """``(key path, value, what)`` of every name a taxonomy, strategy, KV-store or platforms file defines."""
     data = as_map(doc.data)
-
-    def check(path: KeyPath, value: Any, what: str) -> None:
-        if isinstance(value, str) and not is_name(value):
-            out.append(finding_at(doc, path, "error", name_problem(value, what), "bad-id"))
-
     if kind in ("strategy", "kv_store"):
         what = "strategy name" if kind == "strategy" else "KV-store deployment name"
         name = data.get("name")
         if isinstance(name, str):
-            check(("name",), name, what)
+            yield ("name",), name, what
         else:  # (named by its file, as the loader names it)
-            check((), Path(doc.file).stem, f"{what} (from the file name)")
+            yield (), Path(doc.file).stem, f"{what} (from the file name)"
     elif kind == "taxonomy":
         for hw in as_map(data.get("hardware_profiles")):
-            check(("hardware_profiles", hw), hw, "hardware profile id")
+            yield ("hardware_profiles", hw), hw, "hardware profile id"
         for key in ("kv_offload", "strategies", "frontends"):
             for k in as_map(data.get(key)):
-                check((key, k), k, f"{key} id")
+                yield (key, k), k, f"{key} id"
     elif kind == "platforms":
         for i, p in enumerate(as_list(data.get("platforms"))):
-            check(("platforms", i, "id"), as_map(p).get("id"), "platform id")
-    return out + value_identifier_findings(doc)
+            yield ("platforms", i, "id"), as_map(p).get("id"), "platform id"
+
+
+def data_file_identifier_findings(doc: YamlDocument, kind: str) -> list[Finding]:
+    """Errors for ids defined by taxonomy, strategy, KV-store and platforms files."""
+    return _name_findings(doc, _data_file_names(doc, kind)) + value_identifier_findings(doc)

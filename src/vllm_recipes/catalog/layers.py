@@ -56,10 +56,8 @@ class LayeredDocument(YamlDocument):
 
 def merge_documents(file: str, docs: Sequence[YamlDocument], depth: int,
                     supplement: YamlDocument | None = None) -> YamlDocument:
-    """``docs`` (base first) merged into one document shown as ``file``, filled in from ``supplement``.
-
-    One document and no supplement: returned as is.
-    """
+    """``docs`` (base first) merged into one document shown as ``file``, filled in from ``supplement``
+    (one document and no supplement: returned as is)."""
     if len(docs) == 1 and supplement is None:
         return docs[0]
     origin: dict[KeyPath, YamlDocument] = {}

@@ -15,6 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from vllm_recipes.jsvalues import as_map, get
+
 from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
 from .parsecache import ParseCache
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within, refusal
@@ -135,14 +137,8 @@ class Catalog:
     @cached_property
     def strategy_files(self) -> Mapping[str, str]:
         """Strategy / kv-store name -> the file it was read from (for provenance)."""
-        files: dict[str, str] = {}
-        for src in self.sources:
-            data = src.doc.data
-            if Path(src.rel_path).parent.name not in NAMED_DIRS or not isinstance(data, dict):
-                continue
-            if isinstance(data.get("name"), str):
-                files[data["name"]] = src.rel_path
-        return FrozenDict(files)
+        named = (src for src in self.sources if Path(src.rel_path).parent.name in NAMED_DIRS)
+        return FrozenDict((name, src.rel_path) for src in named if isinstance(name := get(src.doc.data, "name"), str))
 
     @cached_property
     def taxonomy_file(self) -> str:
@@ -171,7 +167,7 @@ class Catalog:
         out: dict[str, tuple[Recipe, str]] = {}
         for r in self.recipes:
             for vk, v in r.variants.items():
-                mid = v.get("model_id") if isinstance(v, dict) else None
+                mid = get(v, "model_id")
                 if isinstance(mid, str) and "/" in mid:
                     key = mid.lower()
                     if key not in self._by_lower_id and key not in out:
@@ -211,9 +207,8 @@ class Catalog:
     def close_matches(self, hf_id: str, n: int = 5) -> list[str]:
         import difflib
 
-        lowered = {r.hf_id.lower(): r.hf_id for r in self.recipes}
-        got = difflib.get_close_matches(hf_id.lower(), list(lowered), n=n, cutoff=0.4)
-        return [lowered[g] for g in got]
+        got = difflib.get_close_matches(hf_id.lower(), list(self._by_lower_id), n=n, cutoff=0.4)
+        return [self._by_lower_id[g].hf_id for g in got]
 
     def source_for(self, rel_path: str) -> YamlDocument | None:
         """The document shown as ``rel_path`` (a merged shared file, a layer's own file, or a recipe)."""
@@ -233,7 +228,7 @@ class Catalog:
         """File -> the fields of hardware profile ``hw_id`` it supplied (layered taxonomies merge per field)."""
         profile = self.hardware_profiles.get(hw_id)
         out: dict[str, list[str]] = {}
-        for key in profile if isinstance(profile, dict) else ():
+        for key in as_map(profile):
             out.setdefault(self.origin_of(self.taxonomy_file, ("hardware_profiles", hw_id, key)), []).append(str(key))
         return out
 
@@ -300,12 +295,6 @@ def resolve_recipes_dirs(recipes_dir: RecipesDirs) -> list[tuple[str, Path]]:
 
     copies = [local_copy(spec) if is_remote(spec) else LocalCopy(spec, Path(spec)) for spec in specs]
     return [(copy.label, copy.path) for copy in copies]
-
-
-def resolve_recipes_dir(recipes_dir: RecipesDirs) -> Path:
-    """The directory of the top layer (the last source), else the bundled catalog."""
-    dirs = resolve_recipes_dirs(recipes_dir)
-    return dirs[-1][1] if dirs else BUNDLED_DIR
 
 
 @dataclass(frozen=True)
@@ -385,7 +374,7 @@ def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:
     """A layer's strategy / kv-store files by ``name`` (else the file stem; later same-name files replace)."""
     out: dict[str, YamlDocument] = {}
     for doc in docs:
-        name = doc.data.get("name") if isinstance(doc.data, dict) else None
+        name = get(doc.data, "name")
         out[name if isinstance(name, str) else Path(doc.file).stem] = doc
     return out
 

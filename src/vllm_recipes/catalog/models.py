@@ -14,24 +14,17 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstrai
 
 from .identifiers import BRAND_KEYS, CUDA_KEYS
 
+#: loaded YAML scalars and lists have exactly these types (``bool`` is its own entry, not an ``int``)
+_SHAPES = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str", tuple: "list", list: "list"}
+
 
 def shape_of(value: Any) -> str:
     """The YAML-level kind of a value; the tag used by every shape union (runs for every union value)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):  # (before int, of which it is a subclass)
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, dict | BaseModel):  # (a model is re-validated as the mapping it was built from)
-        return "map"
-    if isinstance(value, list | tuple):
-        return "list"
-    return "other"
+    shape = _SHAPES.get(type(value))
+    if shape is not None:
+        return shape
+    # mappings are FrozenDicts; a model is re-validated as the mapping it was built from
+    return "map" if isinstance(value, dict | BaseModel) else "other"
 
 
 def _by_shape(expected: str, picker: Callable[[Any], str | None] = shape_of) -> Discriminator:

@@ -60,10 +60,6 @@ class _Vocabulary:
         return (*self.hw_ids, *(f"arch:{a}" for a in sorted(self.archs)))
 
 
-def _str_keys(value: Any) -> tuple[str, ...]:
-    return tuple(k for k in value if isinstance(k, str)) if isinstance(value, dict) else ()
-
-
 def _vocabulary(catalog: Catalog) -> _Vocabulary:
     profiles = [p for p in catalog.hardware_profiles.values() if isinstance(p, dict)]
     gens: set[str] = set()
@@ -73,18 +69,17 @@ def _vocabulary(catalog: Catalog) -> _Vocabulary:
             items = g if isinstance(g, list | tuple) else (g,)
             gens.update(item for item in items if isinstance(item, str) and item)
     brands = {p["brand"].lower() for p in profiles if isinstance(p.get("brand"), str)}
-    hw_ids = _str_keys(catalog.hardware_profiles)
-    groups = catalog.taxonomy.get("kv_offload_groups")
+    hw_ids = tuple(catalog.hardware_profiles)
     return _Vocabulary(
         hw_ids=hw_ids,
         keyed=(*hw_ids, *sorted((gens | brands | {"default", "nvidia"}) - set(hw_ids))),
         archs=frozenset(p["arch"] for p in profiles if isinstance(p.get("arch"), str)),
-        strategies=_str_keys(catalog.serving_strategies),
-        kv_stores=_str_keys(catalog.kv_stores),
-        kv_options=_str_keys(catalog.kv_offload_options),
-        kv_groups=_str_keys(groups),
-        frontends=_str_keys(catalog.frontends) if catalog.frontends else DEFAULT_FRONTENDS,
-        tasks=_str_keys(catalog.taxonomy.get("tasks")),
+        strategies=tuple(catalog.serving_strategies),
+        kv_stores=tuple(catalog.kv_stores),
+        kv_options=tuple(catalog.kv_offload_options),
+        kv_groups=tuple(as_map(catalog.taxonomy.get("kv_offload_groups"))),
+        frontends=tuple(catalog.frontends) or DEFAULT_FRONTENDS,
+        tasks=tuple(as_map(catalog.taxonomy.get("tasks"))),
     )
 
 
@@ -222,7 +217,7 @@ def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: lis
         hints, fields = _hints(tp), tp.model_fields
         open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
         for key, value in data.items():
-            if isinstance(key, str) and key in fields:
+            if key in fields:
                 _unknown_keys(doc, hints[key], value, (*path, key), out)
             elif not open_keys:
                 out.append(finding_at(doc, (*path, key), "warning",
@@ -258,11 +253,8 @@ _CONTAINERS = (dict, list, tuple)
 
 
 def _arg_findings(doc: YamlDocument) -> list[Finding]:
-    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning).
-
-    Argument lists sit at any depth; the walk keeps ``(parent link, key)`` links and spells
-    out a key path only for a reported token (this walk was most of a first ``serve``).
-    """
+    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning). Argument lists
+    sit at any depth: the walk keeps ``(parent link, key)`` links and spells a key path only when it reports."""
     out: list[Finding] = []
     stack: list[tuple[Any, Any]] = [(doc.data, None)]
     while stack:
@@ -344,7 +336,7 @@ class _RecipeChecker:
 
     def feature(self, path: KeyPath, name: Any, features: Mapping[str, Any]) -> None:
         if isinstance(name, str) and name not in features:
-            self.err(path, f"unknown feature '{name}'{_did_you_mean(name, _str_keys(features))}",
+            self.err(path, f"unknown feature '{name}'{_did_you_mean(name, features)}",
                      "unknown-feature")
 
     def hw_exact(self, path: KeyPath, hw: Any) -> None:
@@ -367,7 +359,7 @@ class _RecipeChecker:
         if not self.v.hw_ids or not isinstance(value, dict):
             return
         for key in value:
-            if isinstance(key, str) and key not in self.v.keyed:
+            if key not in self.v.keyed:
                 self.warn((*path, key), f"unknown hardware key '{key}': not a profile id, generation or "
                                         f"brand{_did_you_mean(key, self.v.keyed)}", "unknown-hardware")
 
@@ -444,7 +436,7 @@ class _RecipeChecker:
         """KV offload and Mooncake."""
         for opt, status in as_map(d.get("kv_offload_support")).items():
             path = ("kv_offload_support", opt)
-            if self.v.kv_options and isinstance(opt, str) and opt not in self.v.kv_options:
+            if self.v.kv_options and opt not in self.v.kv_options:
                 hint = " (Mooncake deployments are gated by kv_cache_strategy_hardware)" \
                     if opt in self.v.kv_stores else _did_you_mean(opt, self.v.kv_options)
                 self.err(path, f"unknown KV-offload option '{opt}'{hint}", "unknown-kv-offload")
@@ -483,8 +475,7 @@ class _RecipeChecker:
     def _min_gpus(self, cfg: Any) -> None:
         strategy_keys = {*self.v.strategies, *POOL_MODES}
         for key in as_map(cfg):
-            if (self.v.strategies and self.v.hw_ids and isinstance(key, str) and key not in strategy_keys
-                    and key not in self.v.hw_ids):
+            if self.v.strategies and self.v.hw_ids and key not in strategy_keys and key not in self.v.hw_ids:
                 self.warn(("strategy_min_gpus", key),
                           f"'{key}' is neither a strategy, a pool mode nor a hardware id"
                           f"{_did_you_mean(key, [*self.v.strategies, *self.v.hw_ids])}", "unknown-hardware")
@@ -586,13 +577,12 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
 
 # --- Whole catalog (bundled files a user directory falls back to are validated with the bundled catalog)
 
-def validated_files(catalog: Catalog, files: Iterable[str] | None = None) -> list[str]:
+def validated_files(catalog: Catalog) -> list[str]:
     """The files :func:`validate_catalog` looks at (for the summary line)."""
-    wanted = None if files is None else set(files)
     names = [s.rel_path for s in catalog.sources if not s.rel_path.startswith("<bundled>/")]
     names += [r.rel_path for r in catalog.recipes]
     names += [e.position.file for e in (*catalog.load_errors, *catalog.refused)]
-    return list(dict.fromkeys(n for n in names if wanted is None or n in wanted))
+    return list(dict.fromkeys(names))
 
 
 def validate_catalog(catalog: Catalog, files: Iterable[str] | None = None,
@@ -650,12 +640,8 @@ def _hf_id_from_path(path: Path) -> str:
 
 
 def catalog_with_file(catalog: Catalog, path: Path, display: str | None = None) -> tuple[Catalog, str, str]:
-    """``catalog`` plus the file at ``path``: ``(catalog, file key, kind)``.
-
-    A file inside the catalog's root is already part of it (its key is the
-    catalog-relative path); any other recipe file is added to a copy of the
-    catalog so catalog-wide checks see it too.
-    """
+    """``catalog`` plus the file at ``path``: ``(catalog, file key, kind)``. A file inside the catalog's root is
+    already part of it; any other recipe file is added to a copy, so catalog-wide checks see it too."""
     try:
         rel = path.resolve().relative_to(catalog.root.resolve()).as_posix()
     except (ValueError, OSError):

@@ -49,8 +49,7 @@ def _walk_strings(data: Any, *, with_prose: bool = False, _in_prose: bool = Fals
     """Strings (values and mapping keys) of frozen data; values under :data:`PROSE_KEYS` only ``with_prose``."""
     if isinstance(data, Mapping):
         for k, v in data.items():
-            if isinstance(k, str):
-                yield k
+            yield k
             yield from _walk_strings(v, with_prose=with_prose, _in_prose=_in_prose or k in PROSE_KEYS)
     elif isinstance(data, list | tuple):
         for v in data:

@@ -14,7 +14,7 @@ from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
-from vllm_recipes.catalog.fileset import ParseCache, load_catalog_from_files
+from vllm_recipes.catalog.fileset import ParsedFiles, load_catalog_from_files
 from vllm_recipes.catalog.validate import document_kind, validate_document
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import locate
@@ -280,7 +280,7 @@ def catalogs_for_comparison(base_files: Mapping[str, bytes], head_files: Mapping
         same = {k for k, v in base_files.items() if k.startswith("models/") and head_files.get(k) == v}
         base_files = {k: v for k, v in base_files.items() if k not in same}
         head_files = {k: v for k, v in head_files.items() if k not in same}
-    cache: ParseCache = {}
+    cache: ParsedFiles = {}
     return (load_catalog_from_files(base_files, base_label, cache),
             load_catalog_from_files(head_files, head_label, cache))
 

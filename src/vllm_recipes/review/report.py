@@ -6,7 +6,7 @@ Markdown is capped (GitHub comments stop at 65,536 characters) and always starts
 
 from __future__ import annotations
 
-from vllm_recipes.catalog.diagnostics import Finding, plural
+from vllm_recipes.catalog.diagnostics import plural
 
 from .compare import Change, Group, Impact, RecipeImpact
 from .selections import SelectionKey
@@ -72,12 +72,8 @@ def recipe_lines(r: RecipeImpact) -> list[str]:
         lines.append(f"{len(r.appeared)} selections appeared: {_listed(r.appeared)}")
     if r.disappeared:
         lines.append(f"{len(r.disappeared)} selections disappeared: {_listed(r.disappeared)}")
-    lines.extend(f"new finding: {finding_line(f)}" for f in r.findings)
+    lines.extend(f"new finding: {f.format()}" for f in r.findings)
     return lines
-
-
-def finding_line(f: Finding) -> str:
-    return f"{f.file}:{f.line}:{f.col}: {f.severity}: {f.key_path}: {f.message}"
 
 
 def recipe_summary(r: RecipeImpact) -> str:
@@ -109,7 +105,7 @@ def markdown_report(impact: Impact, cap: int = MARKDOWN_CAP) -> str:
     head = [f"### Recipe impact: `{impact.base}` -> `{impact.head}`", "", f"**{summary_line(impact)}**", ""]
     if impact.shared_findings:
         head.append("<details><summary>New findings in shared files</summary>\n")
-        head.extend(f"- {_md_escape(finding_line(f))}" for f in impact.shared_findings)
+        head.extend(f"- {_md_escape(f.format())}" for f in impact.shared_findings)
         head.append("\n</details>\n")
     out = "\n".join(head)
     omitted = 0
@@ -135,7 +131,7 @@ def terminal_report(impact: Impact) -> None:
     console = Console(soft_wrap=True, highlight=False)
     console.print(f"[bold]{escape(impact.base)} -> {escape(impact.head)}[/bold]: {escape(summary_line(impact))}")
     for f in impact.shared_findings:
-        console.print(f"  [red]new finding[/red] {escape(finding_line(f))}")
+        console.print(f"  [red]new finding[/red] {escape(f.format())}")
     for r in impact.recipes:
         console.print(f"\n[bold cyan]{escape(r.hf_id)}[/bold cyan] ({escape(r.file)}): {escape(recipe_summary(r))}")
         for line in recipe_lines(r):

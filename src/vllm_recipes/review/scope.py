@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from vllm_recipes.catalog.diagnostics import plural
+from vllm_recipes.jsvalues import get
 
 #: at most this many hardware ids or selection labels are spelled out
 MAX_NAMED = 6
@@ -27,8 +28,7 @@ def _names(items: Sequence[str]) -> str:
 def _hardware_phrase(hws: list[str], universe_hws: list[str], profiles: Mapping[str, Any]) -> str:
     """``all 7 NVIDIA GPUs``, ``all AMD GPUs and h200``, or the ids themselves."""
     def brand(hw: str) -> str:
-        p = profiles.get(hw)
-        b = p.get("brand") if isinstance(p, dict) else None
+        b = get(profiles.get(hw), "brand")
         return b if isinstance(b, str) else "other"
 
     chosen = set(hws)

@@ -56,8 +56,6 @@ def _omni_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
     defaults: dict[DefaultKey, Any] = {}
     tasks: list[str | None] = [t.key for t in resolve_omni_tasks(recipe.data)] or [None]
     for vk, variant in recipe.variants.items():
-        if not isinstance(vk, str):
-            continue
         with contextlib.suppress(SelectionError):
             defaults[DefaultKey("default hardware", vk)] = select_omni(catalog, recipe, None, vk, None, None).hw_id
         for hw in hardware_choices(catalog, recipe, as_map(variant)):
@@ -86,8 +84,6 @@ def reviewed_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
     r = recipe.data
     features = list(as_map(r.get("features")))
     for vk, variant in recipe.variants.items():
-        if not isinstance(vk, str):
-            continue
         first = _state(catalog, recipe, PageRequest(variant=vk))
         if first is not None:
             defaults[DefaultKey("default hardware", vk)] = first.selection.hw_id
@@ -103,7 +99,7 @@ def reviewed_selections(catalog: Catalog, recipe: Recipe) -> ReviewedSelections:
                 if st is not None and st.selection.strategy == s:
                     states[SelectionKey(vk, hw, s)] = st
             for f in features:
-                if isinstance(f, str) and f not in base.default_features:
+                if f not in base.default_features:
                     st = _state(catalog, recipe, PageRequest(variant=vk, hardware=hw, add_features=(f,)))
                     if st is not None and f in st.selection.features:
                         states[SelectionKey(vk, hw, st.selection.strategy, f)] = st

@@ -295,12 +295,8 @@ def kv_offload_brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any
     return _allows(opt.get("brands"), profile.get("brand"))
 
 
-def kv_store_brand_supported(profile: Mapping[str, Any]) -> bool:
-    return profile.get("brand") in ("NVIDIA", "AMD")
-
-
 def kv_store_offered(recipe: Mapping[str, Any], kv_id: str, profile: Mapping[str, Any], hw_id: str) -> bool:
     """§3.12 front-end gate for a Mooncake topology on this hardware."""
-    return (is_scalable(profile) and kv_store_brand_supported(profile)
+    return (is_scalable(profile) and profile.get("brand") in ("NVIDIA", "AMD")
             and get(get(recipe.get("kv_cache_strategy_hardware"), kv_id), hw_id) != "unsupported")
 

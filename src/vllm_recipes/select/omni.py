@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_list, is_map
+from vllm_recipes.jsvalues import as_list, as_map, first_truthy, get, is_map
 
 from .defaults import pick_default_hardware
 from .options import flag
@@ -32,11 +32,8 @@ class OmniTask:
 
 def resolve_omni_tasks(recipe: Mapping[str, Any]) -> list[OmniTask]:
     """§10.1 ``resolveOmniTasks``."""
-    decl = get(recipe.get("omni"), "tasks")
-    if not is_list(decl) or not decl:
-        return []
     out = []
-    for i, t in enumerate(decl):
+    for i, t in enumerate(as_list(get(recipe.get("omni"), "tasks"))):
         tid = t if isinstance(t, str) else get(t, "id")
         if not tid or tid not in OMNI_TASK_IDS:
             continue

@@ -28,31 +28,29 @@ MAX_VALUE = 512
 
 
 def _hardware(c: Catalog) -> list[str]:
-    return [k for k in c.hardware_profiles if isinstance(k, str)]
+    return list(c.hardware_profiles)
 
 
 def _strategies(c: Catalog) -> list[str]:
-    return [k for k in c.serving_strategies if isinstance(k, str)]
+    return list(c.serving_strategies)
 
 
 def _features(c: Catalog) -> list[str]:
-    ids = (f for recipe in c.recipes for f in as_map(recipe.data.get("features")) if isinstance(f, str))
-    return list(dict.fromkeys(ids))
+    return list(dict.fromkeys(f for recipe in c.recipes for f in as_map(recipe.data.get("features"))))
 
 
 def _kv(c: Catalog) -> list[str]:
-    ids = [k for k in as_map(c.kv_offload_options) if isinstance(k, str)]
-    return ["off", *ids, *(k for k in c.kv_stores if isinstance(k, str))]
+    return ["off", *c.kv_offload_options, *c.kv_stores]
 
 
 def _frontends(c: Catalog) -> list[str]:
-    return sorted(k for k in c.frontends if isinstance(k, str))
+    return sorted(c.frontends)
 
 
 def pd_routers(c: Catalog) -> list[str]:
     """Every PD router kind the catalog defines (extensions §2.6); a recipe may offer fewer."""
     routers = get(c.strategies.get("pd_cluster"), "routers")
-    return [k for k in routers if isinstance(k, str)] if is_map(routers) else ["vllm-router"]
+    return list(routers) if is_map(routers) else ["vllm-router"]
 
 
 @dataclass(frozen=True)
