@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 
-from vllm_recipes.fit.architecture import architecture_from_hf_config, expert_fraction_from_config
+from vllm_recipes.fit.architecture import (
+    architecture_from_hf_config,
+    expert_fraction_from_config,
+    moe_layer_count,
+)
 from vllm_recipes.perf.architecture import facts_from_hf_config
 
 H, HEADS, HD, VOCAB, INTER = 64, 8, 8, 100, 128
@@ -45,6 +49,13 @@ def test_decoder_sparse_step_counts_from_one_and_skips_mlp_only_layers() -> None
     assert expert_fraction_from_config(cfg) == pytest.approx(experts / (experts + others))
     facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
     assert facts.moe_layers == 1 and arch.moe_layers == 1
+
+
+def test_mlp_only_layers_reads_only_int_items() -> None:
+    # an unhashable item is no layer (it raised TypeError); a bool is not a layer number either
+    cfg = _moe(num_hidden_layers=3, mlp_only_layers=[[0], True, {"a": 1}, "2", 2])
+    assert moe_layer_count(cfg, 3) == 2  # layers 0 and 1
+    assert facts_from_hf_config(cfg).moe_layers == architecture_from_hf_config(cfg).moe_layers == 2
 
 
 def test_nemotron_pattern_layers_are_the_planners() -> None:

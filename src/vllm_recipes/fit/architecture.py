@@ -403,7 +403,7 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     first_dense = _int(cfg.get("first_k_dense_replace")) or 0
     freq = max(1, _int(cfg.get("moe_layer_freq")) or 1)
     step = max(1, _int(cfg.get("decoder_sparse_step")) or 1)
-    dense = set(as_list(cfg.get("mlp_only_layers")))
+    dense = {i for i in as_list(cfg.get("mlp_only_layers")) if _int(i) is not None}
     return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
