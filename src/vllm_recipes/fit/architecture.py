@@ -410,7 +410,9 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
 def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
     """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
     heads, kv, _, head_dim = attention_shape(cfg)
-    heads, kv, head_dim = heads or 1, kv or heads or 1, head_dim or hidden // (heads or 1)
+    heads = heads or 1
+    kv = kv or heads
+    head_dim = head_dim or hidden // heads
     attn = layers * hidden * head_dim * (2 * heads + 2 * kv)
     dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
     shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)
