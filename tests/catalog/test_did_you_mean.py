@@ -1,10 +1,13 @@
-"""One "did you mean" rule for validation, lint and the CLI (catalog.validate.did_you_mean)."""
+"""One "did you mean" rule for validation, lint and the CLI (catalog.suggest.close_names)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from vllm_recipes.catalog.validate import did_you_mean
+from vllm_recipes.catalog.suggest import close_names
 from vllm_recipes.lint.vllm_lint import did_you_mean as lint_did_you_mean
 
 HARDWARE = ("h100", "h200", "b200", "gb200", "mi300x", "mi355x", "rtx_pro_6000")
@@ -25,7 +28,15 @@ FLAGS = ("--max-model-len", "--max-num-seqs", "--gpu-memory-utilization", "--kv-
 ])
 def test_the_closest_name_and_an_about_as_close_runner_up(typo: str, names: tuple[str, ...],
                                                          meant: list[str]) -> None:
-    assert did_you_mean(typo, names) == meant
+    assert close_names(typo, names) == meant
+
+
+def test_lint_suggests_without_loading_the_validation_models() -> None:
+    """``command`` lints every plan: a typo's suggestion must not cost pydantic's import."""
+    code = ("import sys\nfrom vllm_recipes.lint.vllm_lint import did_you_mean\n"
+            "print(did_you_mean('--gpu-mem-util', ['--gpu-memory-utilization']), 'pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "; did you mean --gpu-memory-utilization? False\n"
 
 
 def test_lint_words_the_same_suggestions() -> None:

@@ -104,6 +104,17 @@ def test_hf_config_overrides_the_architecture(run_cli: Callable[..., Result], tm
     assert res.exit_code == 2 and "not JSON" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.parametrize("command", ["fit", "perf"])
+def test_an_odd_mlp_only_layers_item_is_no_traceback(run_cli: Callable[..., Result], tmp_path: Path,
+                                                       command: str) -> None:
+    cfg = json.loads((DATA / "llama3_8b.json").read_text()) | {"num_experts": 8, "mlp_only_layers": [[3], True]}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    more = ("--isl", "128", "--osl", "16") if command == "perf" else ()
+    res = run_cli(command, DENSE, "--recipes-dir", RECIPES, "--hardware", "h100", "--offline",
+                  "--hf-config", str(tmp_path / "config.json"), *more)
+    assert res.exit_code == 0, res.stdout + res.stderr
+
+
 def test_hf_cache_is_read_offline(run_cli: Callable[..., Result], tmp_path: Path, catalog: Catalog,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A recipe without facts takes them from the local Hugging Face cache (never the network)."""

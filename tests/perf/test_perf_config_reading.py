@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 
-from vllm_recipes.fit.architecture import architecture_from_hf_config, expert_fraction_from_config
+from vllm_recipes.fit.architecture import (
+    architecture_from_hf_config,
+    expert_fraction_from_config,
+    moe_layer_count,
+)
 from vllm_recipes.perf.architecture import facts_from_hf_config
 
 H, HEADS, HD, VOCAB, INTER = 64, 8, 8, 100, 128
@@ -47,10 +51,34 @@ def test_decoder_sparse_step_counts_from_one_and_skips_mlp_only_layers() -> None
     assert facts.moe_layers == 1 and arch.moe_layers == 1
 
 
-def test_nemotron_pattern_layers_are_the_planners() -> None:
-    # M = Mamba, * = attention, - = MLP only: the planner counts the three layers with a cache
-    cfg = _dense(num_hidden_layers=6, hybrid_override_pattern="M-M*-", mamba_num_heads=4, mamba_head_dim=16,
-                 ssm_state_size=16)
+def test_mlp_only_layers_reads_only_int_items() -> None:
+    # an unhashable item is no layer (it raised TypeError); a bool is not a layer number either
+    cfg = _moe(num_hidden_layers=3, mlp_only_layers=[[0], True, {"a": 1}, "2", 2])
+    assert moe_layer_count(cfg, 3) == 2  # layers 0 and 1
+    assert facts_from_hf_config(cfg).moe_layers == architecture_from_hf_config(cfg).moe_layers == 2
+
+
+MAMBA = {"mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 16}  # inner 64, one group, kernel 4
+# vLLM's MambaMixer2: in_proj to x, z (64 each), B, C (16 each) and dt (4 heads); the convolution over x, B, C
+# (96 channels, 4 taps and a bias); A, D and dt's bias per head; the gated norm; out_proj
+MAMBA_PARAMS = H * (2 * 64 + 2 * 16 + 4) + 96 * (4 + 1) + 3 * 4 + 64 + 64 * H
+
+
+def test_a_nemotron_pattern_counts_each_layer_as_its_kind() -> None:
+    # M = Mamba, * = attention, - = an MLP (up + down, squared ReLU): the planner counts the three with a cache
+    cfg = _dense(num_hidden_layers=5, hybrid_override_pattern="M-M*-", **MAMBA)
     facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
-    assert facts.num_layers == arch.num_layers == 3
-    assert facts.dense_params == 3 * (ATTN_MHA + 3 * H * INTER)
+    assert arch.num_layers == 3 and arch.linear_layers == 2
+    assert facts.num_layers == 5 and facts.one_block_layers
+    assert facts.dense_params == 2 * MAMBA_PARAMS + ATTN_MHA + 2 * (2 * H * INTER)
+
+
+def test_a_nemotron_pattern_puts_experts_on_its_e_layers() -> None:
+    cfg = _dense(num_hidden_layers=5, hybrid_override_pattern="ME*E-", n_routed_experts=8, num_experts_per_tok=2,
+                 moe_intermediate_size=32, n_shared_experts=1, moe_shared_expert_intermediate_size=48, **MAMBA)
+    facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
+    assert moe_layer_count(cfg, 5) == arch.moe_layers == facts.moe_layers == 2
+    assert arch.num_layers == 2  # the Mamba and the attention layer hold a cache
+    assert facts.expert_params == 2 * 8 * (2 * H * 32)  # each expert up + down
+    moe_block = 2 * H * 48 + H * 8  # the shared expert and the router
+    assert facts.dense_params == MAMBA_PARAMS + ATTN_MHA + 2 * moe_block + 2 * H * INTER

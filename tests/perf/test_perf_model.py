@@ -97,6 +97,16 @@ def test_tensor_parallel_all_reduce() -> None:
     assert st.comm == pytest.approx(10 * 2 * (5e-6 + 2 * 3 / 4 * payload / 100e9))
 
 
+def test_a_one_block_layer_has_one_all_reduce() -> None:
+    """Nemotron-H: each layer is a Mamba mixer, attention, an MLP or experts, with one all-reduce; under EP
+    the 4 MoE layers' all-reduces are all-to-alls instead."""
+    r = replace(BASE, tp=4, moe_layers=4, one_block_layers=True)
+    st = step_time(r, replace(NO_FIXED, comm_us=5.0), 10, 1000.0)
+    payload = 10 * 1000 * 2
+    assert st.comm == pytest.approx(10 * 1 * (5e-6 + 2 * 3 / 4 * payload / 100e9))
+    assert replace(r, ep=8).all_reduces_per_layer == pytest.approx(0.6)
+
+
 def test_expert_parallel_all_to_all() -> None:
     r = replace(BASE, tp=1, ep=8, ep_ranks=8, moe_layers=10, experts_per_token=4, routed_share=0.5, expert_bytes=1.0)
     st = step_time(r, replace(NO_FIXED, comm_us=5.0), 10, 1000.0)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import difflib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, 
 from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
 from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, hf_id_for, recipe_from_document
+from .suggest import close_names
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
@@ -89,22 +89,6 @@ SUGGESTION_BUDGET = 200
 _suggestions_left: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("suggestions", default=None)
 
 
-#: similarity (difflib's ratio) of the closest name worth suggesting, and of a second one shown beside it;
-#: below 0.7 long names sharing a prefix look alike (VLLM_ATTENTION_BACKEND ~ VLLM_VIDEO_LOADER_BACKEND: 0.64)
-SUGGEST_CUTOFF = 0.7
-SUGGEST_SECOND_CUTOFF = 0.75
-
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> list[str]:
-    """The names a typo most likely meant, for every "did you mean" of validation, lint and the CLI: the
-    closest one (``rtx6000`` -> ``rtx_pro_6000``), and a runner-up only when it is about as close
-    (``h00`` -> ``h200`` or ``h100``), so a merely similar second name is not offered."""
-    got = difflib.get_close_matches(name, candidates, n=2, cutoff=SUGGEST_CUTOFF)
-    if len(got) == 2 and difflib.SequenceMatcher(None, got[1], name).ratio() < SUGGEST_SECOND_CUTOFF:
-        del got[1]
-    return got
-
-
 def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
     if not isinstance(name, str) or len(name) > 64:
         return ""
@@ -113,7 +97,7 @@ def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
         if left[0] <= 0:
             return ""
         left[0] -= 1
-    got = " or ".join(f"'{g}'" for g in did_you_mean(name, candidates))
+    got = " or ".join(f"'{g}'" for g in close_names(name, candidates))
     return f" (did you mean {got}?)" if got else ""
 
 

@@ -211,8 +211,25 @@ def recipe_architecture(recipe: Recipe) -> Architecture | None:
 
 # --- Hugging Face config.json -----------------------------------------------------------------
 
-def _mamba_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
-    """Mamba-2 state of one layer: conv state + SSM state (vLLM's Mamba-2 cache layout)."""
+@dataclass(frozen=True, slots=True)
+class Mamba2:
+    """A Mamba-2 mixer's widths (vLLM's ``MambaMixer2``)."""
+
+    inner: int
+    heads: int
+    head_dim: int
+    groups: int
+    state: int
+    conv: int
+
+    @property
+    def conv_dim(self) -> int:
+        """Channels of the causal convolution: x, B and C."""
+        return self.inner + 2 * self.groups * self.state
+
+
+def mamba2_shape(cfg: Mapping[str, Any]) -> Mamba2 | None:
+    """The config's Mamba-2 widths (``None``: no SSM state size)."""
     d_state = _int(cfg.get("ssm_state_size")) or _int(cfg.get("mamba_d_state")) or _int(cfg.get("state_size"))
     n_heads = _int(cfg.get("mamba_num_heads")) or _int(cfg.get("mamba_n_heads"))
     head_dim = _int(cfg.get("mamba_head_dim")) or _int(cfg.get("mamba_d_head"))
@@ -221,16 +238,20 @@ def _mamba_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
     hidden = _int(cfg.get("hidden_size")) or 0
     expand = _num(cfg.get("mamba_expand")) or _num(cfg.get("expand")) or 2
     if not d_state:
-        return 0
+        return None
     if n_heads and head_dim:
         d_inner = n_heads * head_dim
     else:
         d_inner = int(expand * hidden)
         n_heads = n_heads or max(1, d_inner // (head_dim or 64))
         head_dim = head_dim or d_inner // n_heads
-    conv = (d_conv - 1) * (d_inner + 2 * groups * d_state)
-    ssm = n_heads * head_dim * d_state
-    return (conv + ssm) * dtype_bytes
+    return Mamba2(d_inner, n_heads, head_dim, groups, d_state, d_conv)
+
+
+def _mamba_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
+    """Mamba-2 state of one layer: conv state + SSM state (vLLM's Mamba-2 cache layout)."""
+    m = mamba2_shape(cfg)
+    return ((m.conv - 1) * m.conv_dim + m.heads * m.head_dim * m.state) * dtype_bytes if m else 0
 
 
 def _gated_delta_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
@@ -280,13 +301,32 @@ def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config
 
 
+@dataclass(frozen=True, slots=True)
+class LayerPattern:
+    """Nemotron-H's ``hybrid_override_pattern``, one character per layer, as vLLM's ``nemotron_h.py`` reads
+    it: ``M`` a Mamba-2 mixer, ``*`` attention, ``-`` an MLP, ``E`` routed experts (MoE)."""
+
+    mamba: int
+    attention: int
+    mlp: int
+    moe: int
+
+
+def layer_pattern(cfg: Mapping[str, Any]) -> LayerPattern | None:
+    """The layers of each kind by the config's pattern (``None``: no pattern)."""
+    pattern = cfg.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern:
+        return None
+    return LayerPattern(*(pattern.count(kind) for kind in "M*-E"))
+
+
 #: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
 _Mix = tuple[int, int, int, int]
 
 
 def _named_mix(cfg: Mapping[str, Any], layers: int, dtype_bytes: int) -> _Mix | None:
     """The conventions that name each layer's kind, most specific first (``None``: none applies)."""
-    lc, pattern = cfg.get("linear_attn_config"), cfg.get("hybrid_override_pattern")
+    lc, pattern = cfg.get("linear_attn_config"), layer_pattern(cfg)
     types = cfg.get("layer_types") if isinstance(cfg.get("layer_types"), list | tuple) else ()
     every = _int(cfg.get("full_attention_interval"))
     if isinstance(lc, Mapping) and isinstance(lc.get("full_attn_layers"), list | tuple):
@@ -298,8 +338,8 @@ def _named_mix(cfg: Mapping[str, Any], layers: int, dtype_bytes: int) -> _Mix | 
         named = [t for t in types if isinstance(t, str)]
         return (layers, sum(1 for t in named if "sliding" in t),
                 sum(1 for t in named if "linear" in t or "mamba" in t), 0)
-    if isinstance(pattern, str) and pattern:  # Nemotron-H: M = Mamba, * = attention, - = MLP only (no cache)
-        return pattern.count("M") + pattern.count("*"), 0, pattern.count("M"), 0
+    if pattern is not None:  # the layers with a cache: Mamba and attention (MLP and MoE layers have none)
+        return pattern.mamba + pattern.attention, 0, pattern.mamba, 0
     return None
 
 
@@ -399,18 +439,23 @@ def replicated_params(cfg: Mapping[str, Any]) -> int:
 def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     """Layers with routed experts, as vLLM's model classes place them: from ``first_k_dense_replace`` on,
     every ``moe_layer_freq``-th counted from 0 (``deepseek_v2.py``), every ``decoder_sparse_step``-th counted
-    from 1 (``qwen2_moe.py``), none of ``mlp_only_layers``."""
+    from 1 (``qwen2_moe.py``), none of ``mlp_only_layers``; a Nemotron-H pattern's ``E`` layers."""
+    pattern = layer_pattern(cfg)
+    if pattern is not None:
+        return pattern.moe
     first_dense = _int(cfg.get("first_k_dense_replace")) or 0
     freq = max(1, _int(cfg.get("moe_layer_freq")) or 1)
     step = max(1, _int(cfg.get("decoder_sparse_step")) or 1)
-    dense = set(as_list(cfg.get("mlp_only_layers")))
+    dense = {i for i in as_list(cfg.get("mlp_only_layers")) if _int(i) is not None}
     return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
 def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
     """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
     heads, kv, _, head_dim = attention_shape(cfg)
-    heads, kv, head_dim = heads or 1, kv or heads or 1, head_dim or hidden // (heads or 1)
+    heads = heads or 1
+    kv = kv or heads
+    head_dim = head_dim or hidden // heads
     attn = layers * hidden * head_dim * (2 * heads + 2 * kv)
     dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
     shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)

@@ -148,9 +148,11 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _close(word: str, candidates: frozenset[str]) -> str:
-    from vllm_recipes.catalog.validate import did_you_mean as rule  # (only an unknown name is looked up)
+    from vllm_recipes.catalog.suggest import (
+        close_names,  # (only an unknown name is looked up: no difflib else)
+    )
 
-    close = rule(word, candidates)
+    close = close_names(word, candidates)
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 

@@ -12,10 +12,13 @@ from typing import Any
 
 from vllm_recipes.fit.architecture import (
     GIB,
+    LAYERS_KEYS,
     PRECISION_BYTES,
     Architecture,
     architecture_from_hf_config,
     first_int,
+    layer_pattern,
+    mamba2_shape,
     parameters_billions,
     text_config,
 )
@@ -51,6 +54,9 @@ class ComputeFacts:
     v_dim: int = 0
     #: the dense part stays 16-bit while experts are quantized (gpt-oss MXFP4)
     experts_only_quantized: bool = False
+    #: a layer is one block (Nemotron-H's pattern: a Mamba mixer, attention, an MLP or experts), not an
+    #: attention and an MLP: one TP all-reduce, not two
+    one_block_layers: bool = False
     #: k/E when the expert counts are unknown (derived from total and active parameters)
     share: float = 0.0
     exact: bool = True
@@ -77,10 +83,21 @@ class ComputeFacts:
         return self.dense_params + self.expert_params * self.routed_share
 
 
+def mamba2_params(cfg: Mapping[str, Any], hidden: int) -> int:
+    """One Mamba-2 mixer (vLLM's ``MambaMixer2``): the input projection to x, z, B, C and dt, the
+    convolution (with its bias), A, D, dt's bias, the gated norm and the output projection."""
+    m = mamba2_shape(cfg)
+    if m is None:
+        return 0
+    return (hidden * (m.inner + m.conv_dim + m.heads) + m.conv_dim * (m.conv + 1) + 3 * m.heads + m.inner
+            + m.inner * hidden)
+
+
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
                          arch: Architecture | None = None) -> ComputeFacts:
-    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA);
-    layers, heads, widths and experts as the memory planner reads them (``arch``: its reading, if made)."""
+    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA,
+    Nemotron-H); layers, heads, widths and experts as the memory planner reads them (``arch``: its reading,
+    if made)."""
     cfg = text_config(config)
     a = arch or architecture_from_hf_config(config, source)
     layers, h, heads = a.num_layers, a.hidden_size or 0, a.num_attention_heads or 0
@@ -98,24 +115,29 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
     else:
         attn = h * heads * hd + 2 * h * kvh * hd + heads * hd * h
         qk_dim = v_dim = hd
-    experts, k, moe_inter = a.num_experts, a.experts_per_token, a.moe_intermediate_size or 0
-    if experts:
-        moe_layers = min(a.moe_layers, layers)  # a hybrid pattern's layers without a cache are not in ``layers``
+    experts, moe_inter = a.num_experts, a.moe_intermediate_size or 0
+    k, moe_layers = (a.experts_per_token, a.moe_layers) if experts else (0, 0)
+    pattern = layer_pattern(cfg)
+    if pattern is not None:  # Nemotron-H: a layer is one block; its MLPs and experts are up + down (ReLU^2)
+        layers = first_int(cfg, LAYERS_KEYS) or layers
+        shared = 2 * h * n("moe_shared_expert_intermediate_size") * n("n_shared_experts")
+        expert_params = float(moe_layers * experts * 2 * h * moe_inter)
+        dense = (pattern.mamba * mamba2_params(cfg, h) + pattern.attention * attn + pattern.mlp * 2 * h * inter
+                 + moe_layers * (shared + h * experts))
+    else:
         shared = n("n_shared_experts") * 3 * h * moe_inter + 3 * h * n("shared_expert_intermediate_size")
         expert_params = float(moe_layers * experts * 3 * h * moe_inter)
         # MoE layers: shared experts + the router; the others a dense MLP
-        mlp_dense = moe_layers * (shared + h * experts) + (layers - moe_layers) * 3 * h * inter
-    else:
-        moe_layers, expert_params, k = 0, 0.0, 0
-        mlp_dense = layers * 3 * h * inter
+        dense = layers * attn + moe_layers * (shared + h * experts) + (layers - moe_layers) * 3 * h * inter
     tied = cfg.get("tie_word_embeddings") is True
     quant = as_map(cfg.get("quantization_config"))
     return ComputeFacts(
-        num_layers=layers, hidden_size=h, dense_params=float(layers * attn + mlp_dense),
+        num_layers=layers, hidden_size=h, dense_params=float(dense),
         expert_params=expert_params, embedding_params=0.0 if tied else float(vocab * h),
         lm_head_params=float(vocab * h), experts=experts,
         experts_per_token=k, moe_layers=moe_layers, attention_heads=heads, qk_dim=qk_dim, v_dim=v_dim,
-        experts_only_quantized=str(quant.get("quant_method") or "") == "mxfp4", source=source)
+        experts_only_quantized=str(quant.get("quant_method") or "") == "mxfp4", one_block_layers=pattern is not None,
+        source=source)
 
 
 def _split_params(arch: Architecture, total: float, active: float, embed: float) -> tuple[float, float]:

@@ -76,7 +76,8 @@ def replica(facts: ComputeFacts, arch: Architecture, fit: ProcessFit, gpu: GpuSp
         expert_flops_per_token=2 * facts.expert_params * facts.routed_share / (tp * pp),
         head_flops_per_sample=2 * facts.lm_head_params / tp,
         attn_flops_per_pair=2 * heads * (facts.qk_dim + facts.v_dim) / max(1, min(tp, heads or 1)),
-        gemm_rate=gemm_rate, expert_rate=expert_rate, attn_rate=attn_rate, hbm=gpu.hbm_gb_s * 1e9, link=max(link, 1e9))
+        gemm_rate=gemm_rate, expert_rate=expert_rate, attn_rate=attn_rate, hbm=gpu.hbm_gb_s * 1e9, link=max(link, 1e9),
+        one_block_layers=facts.one_block_layers)
 
 
 @dataclass(frozen=True, slots=True)

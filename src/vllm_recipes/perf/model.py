@@ -77,10 +77,22 @@ class Replica:
     attn_rate: float
     hbm: float
     link: float
+    #: a layer is one block (Nemotron-H's pattern: a Mamba mixer, attention, an MLP or experts), not an
+    #: attention and an MLP
+    one_block_layers: bool = False
 
     @property
     def layers_per_gpu(self) -> int:
         return stage_layers(self.layers, self.pp)
+
+    @property
+    def all_reduces_per_layer(self) -> float:
+        """TP all-reduces of a layer: after the attention and after the MLP, the MoE's replaced by an
+        all-to-all with expert parallelism; a one-block layer has one, an MoE block under EP none."""
+        ep = self.ep > self.tp
+        if not self.one_block_layers:
+            return 1 if ep else 2
+        return 1 - (self.moe_layers / self.layers if ep and self.layers else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +174,7 @@ def step_time(r: Replica, p: Params, decodes: int, context_sum: float,
     comm = 0.0
     payload = tokens * r.hidden * ACT_BYTES
     if r.tp > 1:
-        per_layer = 1 if r.ep > r.tp else 2
-        comm += r.layers_per_gpu * per_layer * (lat + 2 * (r.tp - 1) / r.tp * payload / r.link)
+        comm += r.layers_per_gpu * r.all_reduces_per_layer * (lat + 2 * (r.tp - 1) / r.tp * payload / r.link)
     if r.ep > r.tp and r.moe_layers:
         moe_l = stage_layers(r.moe_layers, r.pp)
         comm += moe_l * 2 * (lat + payload * r.experts_per_token * (r.ep - 1) / r.ep / r.link)
