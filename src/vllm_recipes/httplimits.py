@@ -148,3 +148,15 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
             lp.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+
+
+def quieting_accept_errors(app: Any) -> Any:
+    """ASGI ``app`` that installs :func:`quiet_accept_errors` on the server's loop when the server starts (its
+    lifespan), for an app whose lifespan is not ours (``mcp --http``; the website's lifespan installs it)."""
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            quiet_accept_errors(asyncio.get_running_loop())
+        await app(scope, receive, send)
+
+    return asgi
