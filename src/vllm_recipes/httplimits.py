@@ -109,9 +109,13 @@ def server_settings(*, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: in
     """Every limit of this module as keywords of ``uvicorn.Config`` and ``uvicorn.run``, the one copy for
     ``serve`` (in one process or, pickled, in ``--reload`` and ``--workers`` processes) and ``mcp --http``.
     Forwarded headers are not trusted: the server is reached directly."""
-    return {"http": functools.partial(HeaderTimeoutProtocol, limits=HeadLimits(header_timeout, max_waiting)),
-            "timeout_keep_alive": KEEP_ALIVE_S, "limit_concurrency": connection_cap(),
-            "h11_max_incomplete_event_size": MAX_HEAD_BYTES, "proxy_headers": False}
+    return {
+        "http": functools.partial(HeaderTimeoutProtocol, limits=HeadLimits(header_timeout, max_waiting)),
+        "timeout_keep_alive": KEEP_ALIVE_S,
+        "limit_concurrency": connection_cap(),
+        "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
+        "proxy_headers": False,
+    }
 
 
 def server_config(app: Any, *, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
