@@ -109,9 +109,13 @@ def server_settings(*, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: in
     """Every limit of this module as keywords of ``uvicorn.Config`` and ``uvicorn.run``, the one copy for
     ``serve`` (in one process or, pickled, in ``--reload`` and ``--workers`` processes) and ``mcp --http``.
     Forwarded headers are not trusted: the server is reached directly."""
-    return {"http": functools.partial(HeaderTimeoutProtocol, limits=HeadLimits(header_timeout, max_waiting)),
-            "timeout_keep_alive": KEEP_ALIVE_S, "limit_concurrency": connection_cap(),
-            "h11_max_incomplete_event_size": MAX_HEAD_BYTES, "proxy_headers": False}
+    return {
+        "http": functools.partial(HeaderTimeoutProtocol, limits=HeadLimits(header_timeout, max_waiting)),
+        "timeout_keep_alive": KEEP_ALIVE_S,
+        "limit_concurrency": connection_cap(),
+        "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
+        "proxy_headers": False,
+    }
 
 
 def server_config(app: Any, *, header_timeout: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
@@ -148,3 +152,15 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
             lp.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+
+
+def quieting_accept_errors(app: Any) -> Any:
+    """ASGI ``app`` that installs :func:`quiet_accept_errors` on the server's loop when the server starts (its
+    lifespan), for an app whose lifespan is not ours (``mcp --http``; the website's lifespan installs it)."""
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            quiet_accept_errors(asyncio.get_running_loop())
+        await app(scope, receive, send)
+
+    return asgi

@@ -6,6 +6,9 @@ descriptor) for as long as it liked, connections were not capped, heads were bou
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import logging
 import os
 import socket
 import subprocess
@@ -77,3 +80,34 @@ def test_mcp_http_runs_with_the_settings_of_serve(run_cli: Callable[..., Result]
         else:
             assert seen[key] == value, key
     assert seen["proxy_headers"] is False and (seen["host"], seen["port"]) == ("127.0.0.1", 8765)
+
+
+def test_mcp_http_logs_a_line_not_a_traceback_per_failed_accept(run_cli: Callable[..., Result],
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """Out of descriptors, asyncio logged a traceback per failed ``accept()``; like serve, one line now."""
+    apps: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: apps.append(app))
+    assert run_cli("mcp", "--http", "8765").exit_code == 0
+    [app] = apps
+
+    async def start_fail_accepts_stop() -> None:  # (what uvicorn does around the app, and an EMFILE storm)
+        inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+        outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        inbox.put_nowait({"type": "lifespan.startup"})
+        task = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
+                                       inbox.get, outbox.put))
+        assert (await outbox.get())["type"] == "lifespan.startup.complete"
+        loop = asyncio.get_running_loop()
+        for _ in range(5):
+            loop.call_exception_handler({"message": "socket.accept() out of system resource",
+                                         "exception": OSError(errno.EMFILE, "Too many open files")})
+        inbox.put_nowait({"type": "lifespan.shutdown"})
+        assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
+        await task
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(start_fail_accepts_stop())
+    [record] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert record.getMessage().startswith("cannot accept connections: Too many open files (1 failed accepts)")
+    assert record.exc_info is None

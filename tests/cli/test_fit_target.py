@@ -19,12 +19,28 @@ from vllm_recipes.service.fit import fit_answer, fit_target
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 
 
-@pytest.mark.parametrize(("gpu", "gpu_memory", "gpus"), [("H100", None, 4), ("RTX 4090", None, None),
-                                                         ("RTX 4090", 24.0, 2), (None, 16.0, 2), (None, 24.0, None)])
+def _target(label: str, gib: float, gpus: int, profile: str | None, custom: bool, source: str,
+            *notes: str) -> dict[str, Any]:
+    return {"label": label, "gpu_memory_gib": gib, "gpus_per_node": gpus, "profile": profile, "custom": custom,
+            "source": source, "notes": list(notes)}
+
+
+@pytest.mark.parametrize(("gpu", "gpu_memory", "gpus", "expected"), [
+    ("H100", None, 4, _target("Custom: 4x H100 (80 GB each)", 79.2, 4, "h100", True, "--gpu",
+                              "custom profile based on h100 with 4 GPUs")),
+    ("RTX 4090", None, None, _target("Custom: 1x RTX 4090 (24 GB each)", 23.52, 1, "rtx_4090_2x", True, "--gpu",
+                                     "custom profile based on rtx_4090_2x with 1 GPU; give --gpus N for more")),
+    ("RTX 4090", 24.0, 2, _target("RTX 4090 (2x 24 GB)", 23.52, 2, "rtx_4090_2x", False, "--gpu")),
+    (None, 16.0, 2, _target("Custom: 2x GPU (16 GB each)", 16.0, 2, None, True, "--gpu-memory")),
+    (None, 24.0, None, _target("Custom: 1x GPU (24 GB each)", 24.0, 1, None, True, "--gpu-memory")),
+    (None, None, None, None),
+])
 def test_the_cli_names_the_gpus_the_site_does(catalog: Catalog, gpu: str | None, gpu_memory: float | None,
-                                              gpus: int | None) -> None:
+                                              gpus: int | None, expected: dict[str, Any] | None) -> None:
+    """The targets written out (they are the CLI's before the two copies became one), for both readers."""
     kw: dict[str, Any] = {"gpu": gpu, "gpu_memory": gpu_memory, "gpus": gpus, "hardware": None}
-    assert target_from_options(catalog, kw) == fit_target(catalog, gpu, gpu_memory, gpus)
+    for target in (target_from_options(catalog, kw), fit_target(catalog, gpu, gpu_memory, gpus)):
+        assert (target and target.to_dict()) == expected
 
 
 @pytest.mark.parametrize("command", [["fit"], ["fit", V4], ["perf", V4, "--isl", "1000", "--osl", "100"]])

@@ -5,8 +5,15 @@ timeout whatever ``--header-timeout`` said, and trusted forwarded headers the on
 from __future__ import annotations
 
 import gc
+import os
 import pickle
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +21,8 @@ import uvicorn
 from click.testing import Result
 
 from vllm_recipes.httplimits import server_settings
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def _same(settings: dict[str, Any], got: Callable[[str], Any], header_timeout: float) -> None:
@@ -61,3 +70,40 @@ def test_the_header_timeout_option_defaults_to_the_servers_timeout() -> None:
 
     (option,) = [p for p in serve_cmd.params if p.name == "header_timeout"]
     assert option.default == HEADER_TIMEOUT_S
+
+
+def test_worker_processes_close_a_half_sent_head_after_the_header_timeout(tmp_path: Path) -> None:
+    """A real ``serve --workers 2 --header-timeout 1``: before, its workers waited the default 10 s."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    env = {**os.environ, "PYTHONPATH": SRC, "VLLM_RECIPES_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "vllm_recipes", "serve", "--port", str(port), "--workers", "2",
+                             "--header-timeout", "1", "--log-level", "warning"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # (a worker answers: it accepts connections from now on)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=5) as resp:
+                    assert resp.status == 200
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            started = time.monotonic()
+            slow.settimeout(20)
+            try:
+                closed = slow.recv(1) == b""
+            except TimeoutError:
+                closed = False
+            except OSError:
+                closed = True
+            took = time.monotonic() - started
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert closed, f"the connection was still open after {took:.1f} s"
+    assert 0.5 < took < 5, took

@@ -89,14 +89,17 @@ def read_pack(pack: Path | None) -> dict[str, Any]:
     return got["payload"]
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one step: a reader sees the old file or the new one, never half."""
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` in one step: a reader sees the old file or the new one, never half.
+    ``mode`` is set before the rename, so the file never shows at ``path`` with mkstemp's 0600."""
     import tempfile  # (only a cold or changed catalog writes: a warm load does not pay for it)
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -23,8 +23,7 @@ def write_files(directory: Path, artifacts: list[Artifact]) -> list[Path]:
     written: list[Path] = []
     for a in artifacts:
         target = directory / a.path
-        write_atomic(target, a.content.encode())
-        target.chmod(0o755 if a.path.endswith((".sh", ".sbatch")) else 0o644)
+        write_atomic(target, a.content.encode(), mode=0o755 if a.path.endswith((".sh", ".sbatch")) else 0o644)
         written.append(target)
     return written
 

@@ -4,6 +4,7 @@ at a context length; without HF_ID, every variant that starts on the given GPUs.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +77,7 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
         return fit_target(catalog, gpu, mem, gpus)
 
 
-def _did_you_mean(message: str, closest: list[str]) -> str:
+def _did_you_mean(message: str, closest: Sequence[str]) -> str:
     return message + (f" Did you mean: {', '.join(closest)}?" if closest else "")
 
 

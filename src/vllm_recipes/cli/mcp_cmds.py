@@ -39,7 +39,7 @@ def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> N
         return
     import uvicorn
 
-    from vllm_recipes.httplimits import server_settings
+    from vllm_recipes.httplimits import quieting_accept_errors, server_settings
 
     if host not in LOOPBACK:
         click.echo(f"vllm-recipes mcp: listening on {host}, not loopback: any host that reaches it can call "
@@ -47,8 +47,9 @@ def mcp_cmd(http_port: int | None, host: str, recipes_dir: tuple[str, ...]) -> N
     click.echo(f"vllm-recipes mcp: {len(catalog.recipes)} recipes; streamable HTTP on "
                f"http://{host}:{http_port}/mcp", err=True)
     # (the streamable-HTTP app, endpoint /mcp, with DNS-rebinding protection for host, and serve's limits:
-    # its 10 s head timeout is ample for agents, which send a whole request at once)
+    # its 10 s head timeout is ample for agents, which send a whole request at once; one line per failed
+    # accept(), not a traceback)
+    app = quieting_accept_errors(server.streamable_http_app(host=host))
     with failing(OSError, say=lambda exc: f"cannot listen on {host}:{http_port}: {exc.strerror or exc}"):
-        uvicorn.run(server.streamable_http_app(host=host), host=host, port=http_port, log_level="warning",
-                    **server_settings())
+        uvicorn.run(app, host=host, port=http_port, log_level="warning", **server_settings())
     sys.exit(0)

@@ -24,7 +24,7 @@ def output_format(as_json: bool, fmt: str | None) -> str:
     """The format ``--json`` or ``--format`` names (default ``text``); exit 2 when they name two."""
     if as_json and fmt not in (None, "json"):
         fail(f"--json conflicts with --format {fmt}; give one of them.")
-    return "json" if as_json else fmt or "text"
+    return "json" if as_json else (fmt or "text")
 
 
 def is_tty() -> bool:

@@ -20,6 +20,7 @@ from vllm_recipes.fit.report import (
     report_dict,
     summary_dict,
 )
+from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import hardware_block_reason
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
@@ -137,8 +138,6 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
     except HardwareError as exc:
         raise QueryError("gpu", f"{exc}.", exc.choices) from None
     if gpus is not None:
-        from vllm_recipes.select.options import flag
-
         raise QueryError("gpus", f"{flag('gpus')} needs {flag('gpu_memory')} (GB per GPU) or {flag('gpu')} "
                                  "(a GPU name).")
     return None
