@@ -1,6 +1,9 @@
-"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory, so the website serves
-the very bytes ``build-api`` writes. Recipes render independently (in parallel); they interact only through the
-order in which they write and clean paths (two variants promoted to one id, §5.9), which :func:`assemble` replays."""
+"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory.
+
+The website serves the very bytes ``build-api`` writes. Recipes render independently (in parallel); they
+interact only through the order in which they write and clean paths (two variants promoted to one id, §5.9),
+which :func:`assemble` replays.
+"""
 
 from __future__ import annotations
 
