@@ -1,6 +1,9 @@
-"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory, so the website serves
-the very bytes ``build-api`` writes. Recipes render independently (in parallel); they interact only through the
-order in which they write and clean paths (two variants promoted to one id, §5.9), which :func:`assemble` replays."""
+"""The static JSON API (json-api.md, extensions.md): every file as bytes, built in memory.
+
+The website serves the very bytes ``build-api`` writes. Recipes render independently (in parallel); they
+interact only through the order in which they write and clean paths (two variants promoted to one id, §5.9),
+which :func:`assemble` replays.
+"""
 
 from __future__ import annotations
 
@@ -71,9 +74,11 @@ class FeatureModeError(ApiBuildError):
 # JSON encoding (json-api.md §3)
 
 def encode(obj: Any) -> bytes:
-    """The reference bytes (``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline), written by orjson
-    (``json.dumps`` would take a fifth of the build) unless a float orjson spells otherwise
-    (:func:`_orjson_writes_alike`), an integer beyond 64 bits or a non-string key sends the value to ``json.dumps``."""
+    """The reference bytes: ``json.dumps(indent=2, ensure_ascii=False)``, UTF-8, no newline, via orjson.
+
+    A value holding a float orjson would write differently (:func:`_orjson_writes_alike`), an integer beyond
+    64 bits or a non-string key goes to ``json.dumps`` instead (a fifth of the build, were it used for all).
+    """
     if _orjson_writes_alike(obj):
         with contextlib.suppress(TypeError):  # (orjson.JSONEncodeError)
             return orjson.dumps(obj, option=orjson.OPT_INDENT_2)

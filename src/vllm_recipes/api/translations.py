@@ -1,6 +1,8 @@
-"""The ``translations`` key the JSON API adds to recipes (docs/decisions.md, issue #6): one hook for ``build-api``
-and the live server, so their bytes agree. The i18n package is imported only for a recipe with a translation file
-beside it: a catalog without translations never pays for it."""
+"""The ``translations`` key the JSON API adds to recipes (docs/decisions.md, issue #6).
+
+One hook serves ``build-api`` and the live server, so their bytes agree. The i18n package is imported only for
+a recipe with a translation file beside it: a catalog without translations never pays for it.
+"""
 
 from __future__ import annotations
 

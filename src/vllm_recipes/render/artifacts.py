@@ -1,6 +1,8 @@
-"""What every deploy target shares: the artifact type, options, the provenance header, placeholders. Each
-target binds the placeholders it can fill itself (the leader's address, a Service name, a mounted file path);
-the header lists every other one once, as something to set."""
+"""What every deploy target shares: the artifact type, options, the provenance header, placeholders.
+
+Each target binds the placeholders it can fill itself (the leader's address, a Service name, a mounted file
+path); the header lists every other one once, as something to set.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""A Docker Compose file for single-machine selections: one service per process, the Docker tab's accelerator
-flags as Compose keys. A placeholder the file cannot fill is a required variable (``${IFACE_NAME:?...}``), so
-``docker compose up`` stops naming it instead of starting with an empty value."""
+"""A Docker Compose file for single-machine selections: one service per process.
+
+The accelerator settings are the Docker tab's flags as Compose keys. A placeholder the file cannot fill is a
+required variable (``${IFACE_NAME:?...}``), so ``docker compose up`` stops naming it instead of starting with
+an empty value.
+"""
 
 from __future__ import annotations
 

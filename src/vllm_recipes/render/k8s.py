@@ -1,6 +1,9 @@
-"""Kubernetes 1.33 manifests (docs/decisions-deploy.md): Deployments, LeaderWorkerSets v1, Services and ConfigMaps,
-one object per file. A placeholder becomes a value, an env var Kubernetes or LWS provides, or a key of the
-``<name>-settings`` ConfigMap; LWS workers with a rank token run through ``/bin/sh -c``, the rest in exec form."""
+"""Kubernetes 1.33 manifests: Deployments, LeaderWorkerSets v1, Services and ConfigMaps, one object per file.
+
+A placeholder becomes a value, an env var Kubernetes or LWS provides, or a key of the ``<name>-settings``
+ConfigMap. LWS workers with a rank token (``--data-parallel-start-rank``) run through ``/bin/sh -c`` for the
+arithmetic, the rest in exec form (docs/decisions-deploy.md).
+"""
 
 from __future__ import annotations
 

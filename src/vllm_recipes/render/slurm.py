@@ -1,7 +1,9 @@
-"""An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start. Serve processes get
-their own nodes; router, Mooncake and companions run as overlapping steps on the first node. The script fills
-the placeholders Slurm knows, refuses to start without the others, and runs steps through pyxis/enroot with
-``--install docker``."""
+"""An ``sbatch`` script: one job step per process group, ranks from Slurm, health-gated start.
+
+Serve processes get their own nodes; router, Mooncake and companions run as overlapping steps on the first
+node. The script fills the placeholders Slurm knows, refuses to start without the others, and runs steps
+through pyxis/enroot with ``--install docker``.
+"""
 
 from __future__ import annotations
 

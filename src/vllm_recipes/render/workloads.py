@@ -1,6 +1,9 @@
-"""A resolved plan as scheduler-neutral processes: what every deploy target renders. A :class:`Process` holds the
-argv and env exactly as ``vllm-recipes command`` prints them (none derived here) plus what a scheduler needs; a
-multi-node one also a worker template (:class:`RankTerm`, :data:`SELF`), checked against every worker rank."""
+"""A resolved plan as scheduler-neutral processes: what every deploy target renders.
+
+A :class:`Process` holds the argv and env exactly as ``vllm-recipes command`` prints them (none derived here)
+plus what a scheduler needs. A multi-node one also holds a worker template (:class:`RankTerm`, :data:`SELF`),
+checked against every worker rank so a target never prints a worker command the plan does not.
+"""
 
 from __future__ import annotations
 

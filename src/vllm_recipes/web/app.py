@@ -46,9 +46,9 @@ from . import markdown as md
 from . import twins
 from .assets import IMMUTABLE, REVALIDATE, AssetStore
 from .builder import build_view
-from .deploy import LIVE_HEADERS, Reply, deploy_tabs, export_error, export_reply
+from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import StaticApi, etag_matches, etag_of, resolve_payload
+from .live_api import LIVE_HEADERS, PUBLIC_HEADERS, StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
@@ -332,8 +332,7 @@ async def llms_file(request: Request) -> Response:
     web = _web(request)
     name = request.url.path.lstrip("/")
     base = str(request.base_url).rstrip("/")
-    return Response(web.llms(base)[name], media_type="text/plain; charset=utf-8",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
+    return Response(web.llms(base)[name], media_type="text/plain; charset=utf-8", headers=PUBLIC_HEADERS)
 
 
 async def sitemap(request: Request) -> Response:
@@ -361,8 +360,7 @@ async def search_index(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    return Response(_web(request).openapi_json, media_type="application/json",
-                    headers={"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
+    return Response(_web(request).openapi_json, media_type="application/json", headers=PUBLIC_HEADERS)
 
 
 async def health(request: Request) -> Response:
@@ -396,6 +394,7 @@ def static_json(request: Request, path: str) -> Response:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
         return json_error(404, detail, {"Access-Control-Allow-Origin": "*"})
     data, tag = got
+    # (PUBLIC_HEADERS' pair in the other order: the order the API files' responses have always had)
     return _tagged(request, data, tag, "application/json",
                    {"Cache-Control": REVALIDATE, "Access-Control-Allow-Origin": "*"})
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import plural
@@ -243,11 +243,17 @@ class Nav:
         return self.target(**changes)[0]
 
 
+class HardwareLink(NamedTuple):
+    """Where a hardware pill leads, with ``note`` added to its description; no ``href``: disabled, ``note`` why."""
+    href: str | None
+    note: str
+
+
 def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], current: str,
-                       link: Callable[[Pill, Mapping[str, Any]], None], hint: str = "") -> Row:
+                       link: Callable[[str, Mapping[str, Any], Any], HardwareLink], hint: str = "") -> Row:
     """The hardware a recipe page lists (restricted profiles only when the recipe declares them), by
-    brand: NVIDIA first in generation order, then AMD, then the others by name. ``link`` gives each pill
-    its link, or disables it with the reason."""
+    brand: NVIDIA first in generation order, then AMD, then the others by name. ``link(hw, profile,
+    recipe status)`` gives each pill its link, or the reason it is disabled."""
     order: dict[str, list[str]] = {}
     for hw, prof in catalog.hardware_profiles.items():
         p = as_map(prof)
@@ -259,30 +265,27 @@ def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], current: str
 
     def pill(hw: str) -> Pill:
         p = as_map(catalog.hardware_profiles[hw])
-        made = Pill(str(p.get("display_name") or hw), sub=per_gpu(p), key=hw, dot=status.get(hw) == "verified",
-                    active=hw == current, title=str(p.get("description") or ""))
-        link(made, p)
-        return made
+        href, note = link(hw, p, status.get(hw))
+        title = str(p.get("description") or "") + note if href is not None else note
+        return Pill(str(p.get("display_name") or hw), href=href, sub=per_gpu(p), key=hw,
+                    dot=status.get(hw) == "verified", active=hw == current, disabled=href is None, title=title)
 
     groups = [(b, [pill(hw) for hw in order[b]]) for b in brands]
     return Row("hardware", "Hardware", [p for _, ps in groups for p in ps], groups=groups, hint=hint)
 
 
 def hardware_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:
-    verified = as_map(get(recipe.meta, "hardware"))
-    return brand_hardware_row(catalog, verified, st.selection.hw_id,
-                              lambda pill, p: _link_hardware(catalog, recipe, st, nav, pill, p, verified),
+    return brand_hardware_row(catalog, as_map(get(recipe.meta, "hardware")), st.selection.hw_id,
+                              lambda hw, p, status: _hardware_link(catalog, recipe, st, nav, hw, p, status),
                               single_node_tp_hint(catalog, recipe, st) or "")
 
 
-def _link_hardware(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, pill: Pill, p: Mapping[str, Any],
-                   verified: Mapping[str, Any]) -> None:
+def _hardware_link(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw: str, p: Mapping[str, Any],
+                   status: Any) -> HardwareLink:
     """A hardware pill keeps the variant when it runs there, else switches to the first that does."""
     sel = st.selection
-    hw = pill.key
-    if verified.get(hw) == "unsupported":
-        pill.disabled, pill.title = True, "This recipe marks this hardware unsupported."
-        return
+    if status == "unsupported":
+        return HardwareLink(None, "This recipe marks this hardware unsupported.")
     own: str | None = None  # why the current variant cannot run here
     for vk in dict.fromkeys((sel.variant_key, *recipe.variants)):  # the current variant first
         v = as_map(recipe.variants.get(vk))
@@ -292,16 +295,14 @@ def _link_hardware(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, pi
         if reason is None and variant_runs_on(p, v, hw):
             break
     else:
-        pill.disabled = True
-        pill.title = (own[0].upper() + own[1:] + ".") if own else "No variant of this model fits on this hardware."
-        return
+        return HardwareLink(None, (own[0].upper() + own[1:] + ".") if own
+                            else "No variant of this model fits on this hardware.")
     changes: dict[str, str | None] = {"hardware": hw}
-    if pill.dot:
-        pill.title += " Verified by the recipe authors."
+    note = " Verified by the recipe authors." if status == "verified" else ""
     if vk != sel.variant_key:
         changes["variant"] = None if vk == "default" else vk
-        pill.title += f" Switches to the {vk} variant."
-    pill.href = nav.href(**changes)
+        note += f" Switches to the {vk} variant."
+    return HardwareLink(nav.href(**changes), note)
 
 
 def variant_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row:

@@ -16,13 +16,12 @@ from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.answers import Export, export
 from vllm_recipes.service.url import query_from_items, query_string
 
+from .live_api import LIVE_HEADERS
 from .security import error_fields
 from .wording import deploy_refusal
 
 #: options of ``/api/export`` that are not builder state
 EXPORT_OPTIONS = ("to", "namespace", "name", "pvc", "image", "download")
-#: the live API's answers: readable from any origin, never reused without asking
-LIVE_HEADERS = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"}
 
 
 def download_name(done: Export) -> str:
@@ -56,7 +55,7 @@ class Reply:
     status: int
     body: str
     media_type: str
-    headers: dict[str, str]
+    headers: Mapping[str, str]
 
 
 def export_error(status: int, message: str, param: str | None = None, choices: list[str] | None = None,

@@ -21,6 +21,7 @@ from vllm_recipes.synth.omni import resolve_omni
 from .builder import (
     BlockView,
     CommandAreaView,
+    HardwareLink,
     Pill,
     Row,
     Snippet,
@@ -170,7 +171,7 @@ def build_omni_view(catalog: Catalog, recipe: Recipe, items: Iterable[tuple[str,
     status = as_map(get(recipe.meta, "hardware"))
     rows = [Row("install", "Install", install_pills(osel.install_tabs, osel.install, href)),
             brand_hardware_row(catalog, status, osel.hw_id,
-                               lambda pill, p: _link_hardware(catalog, recipe, variant, href, pill, p))]
+                               lambda hw, p, _status: _hardware_link(catalog, recipe, variant, href, hw, p))]
     rows += _task_rows(omni, resolve_omni_tasks(recipe.data), osel.task, href)
     if len(recipe.variants) > 1:
         hint = omni.get("variant_hint")
@@ -210,13 +211,12 @@ def _read_params(items: Iterable[tuple[str, str]]) -> tuple[dict[str, str], list
     return vals, notices
 
 
-def _link_hardware(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], href: Callable[..., str],
-                   pill: Pill, p: Mapping[str, Any]) -> None:
-    reason = hardware_block_reason(catalog, recipe, variant, pill.key)
-    if reason or not variant_runs_on(p, variant, pill.key):
-        pill.disabled, pill.title = True, (reason or "this variant does not fit").capitalize() + "."
-    else:
-        pill.href = href(hardware=pill.key)
+def _hardware_link(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any], href: Callable[..., str],
+                   hw: str, p: Mapping[str, Any]) -> HardwareLink:
+    reason = hardware_block_reason(catalog, recipe, variant, hw)
+    if reason or not variant_runs_on(p, variant, hw):
+        return HardwareLink(None, (reason or "this variant does not fit").capitalize() + ".")
+    return HardwareLink(href(hardware=hw), "")
 
 
 def _task_rows(omni: Mapping[str, Any], tasks: list[OmniTask], current: OmniTask | None,

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.jsvalues import as_map, is_number
@@ -16,12 +16,21 @@ from vllm_recipes.service.search import SIZE_BUCKETS, Card, make_card, matches_q
 from vllm_recipes.service.url import query_string
 
 TASK_ORDER = ("multimodal", "text", "omni", "embedding")
-#: the browse sorts: label, key and direction (``released``: newest first, by date_added, else date_updated)
-SORTS: dict[str, tuple[str, Callable[[Card], Any], bool]] = {
-    "released": ("Released", lambda c: (c.released, c.date_updated), True),
-    "updated": ("Updated", lambda c: (c.date_updated, c.released), True),
-    "size": ("Size", lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), False),
-    "name": ("Name", lambda c: (c.title.lower(), c.hf_id), False),
+
+
+class Sort(NamedTuple):
+    """A browse sort: its chip label, the card key, and whether the largest key comes first."""
+    label: str
+    key: Callable[[Card], Any]
+    newest_first: bool
+
+
+#: the browse sorts (``released``: newest first, by date_added, else date_updated)
+SORTS: dict[str, Sort] = {
+    "released": Sort("Released", lambda c: (c.released, c.date_updated), newest_first=True),
+    "updated": Sort("Updated", lambda c: (c.date_updated, c.released), newest_first=True),
+    "size": Sort("Size", lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), newest_first=False),
+    "name": Sort("Name", lambda c: (c.title.lower(), c.hf_id), newest_first=False),
 }
 #: the browse page's filter rows and their labels
 BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
@@ -158,7 +167,7 @@ class SiteIndex:
         base = [c for c in self.cards if not query or matches_query(c.haystack, query)]
         rows = [self._facet_row(row, base, selected, query, sort) for row in BROWSE_ROWS]
         cards = _sorted([c for c in base if _passes(c, selected, None)], sort)
-        sorts = [Chip(k, lab, 0, k == sort, _browse_href(query, selected, k)) for k, (lab, *_) in SORTS.items()]
+        sorts = [Chip(k, s.label, 0, k == sort, _browse_href(query, selected, k)) for k, s in SORTS.items()]
         return BrowseResult(cards, rows, sorts, query, _browse_href(query, {}, "released"), any(selected.values()))
 
     def _facet_row(self, row: str, base: list[Card], selected: dict[str, list[str]], query: str,
@@ -212,5 +221,5 @@ def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -
 
 
 def _sorted(cards: Iterable[Card], sort: str) -> list[Card]:
-    _label, key, reverse = SORTS[sort]
-    return sorted(cards, key=key, reverse=reverse)
+    s = SORTS[sort]
+    return sorted(cards, key=s.key, reverse=s.newest_first)

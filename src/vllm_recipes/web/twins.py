@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 from starlette.requests import Request
@@ -17,12 +18,12 @@ from vllm_recipes.service.answers import selection_dict
 from vllm_recipes.service.url import page_state
 
 from .builder import build_view
-from .deploy import LIVE_HEADERS
+from .live_api import LIVE_HEADERS
 from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
 JSON_TYPE = "application/json"
-TWIN_HEADERS = {**LIVE_HEADERS, "Vary": "Accept"}
+TWIN_HEADERS = MappingProxyType({**LIVE_HEADERS, "Vary": "Accept"})
 
 
 def wants_json(request: Request) -> bool:
