@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vllm_recipes.catalog import format_key_path
+from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render import shell
 from vllm_recipes.render.explain import locate, plan_processes
@@ -75,12 +75,18 @@ class PlanLint:
 
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
-    """The release the selection's commands run (see :func:`vllm_lint.choose_target`): its image, and the
+    """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
+    return release_target(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload, meta_for(ctx).image, forced)
+
+
+def release_target(catalog: Catalog, recipe: Mapping[str, Any], variant: Mapping[str, Any], kv_offload: str | None,
+                   image: str | None, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
+    """The release a selection of ``variant`` with ``kv_offload`` runs in ``image``: that image's, and the
     highest ``min_vllm_version`` of the recipe, the variant and a Mooncake deployment."""
-    model = ctx.recipe.get("model")
-    versions = [get(model, "min_vllm_version"), ctx.variant.get("min_vllm_version")]
-    if ctx.sel.kv_offload:
-        spec = ctx.catalog.strategies.get(ctx.sel.kv_offload)
+    model = recipe.get("model")
+    versions = [get(model, "min_vllm_version"), variant.get("min_vllm_version")]
+    if kv_offload:
+        spec = catalog.strategies.get(kv_offload)
         if get(spec, "deploy_type") == "kv_store_lb":
             versions.append(get(spec, "min_vllm_version"))
     parsed = [(parse_version(str(v)), str(v)) for v in versions if v]
@@ -89,7 +95,7 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
     ext = as_map(get(model, "vllm_extensions"))
     ext_flags = tuple(str(f) for f in ext.get("flags") or ())
     ext_env = tuple(str(e) for e in ext.get("env") or ())
-    target, notes = _target(meta_for(ctx).image, min_version, forced, ext_flags, ext_env)
+    target, notes = _target(image, min_version, forced, ext_flags, ext_env)
     return target, list(notes)
 
 

@@ -12,14 +12,15 @@ from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import plan_processes
+from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolved import resolved_selections
 
 from .deadvalues import dead_value_findings
-from .vllm_lint import VllmFinding
-from .vllm_plan import node_findings, process_findings, target_for
+from .vllm_lint import LintTarget, VllmFinding
+from .vllm_plan import node_findings, process_findings, release_target
 
 
 def _selection_hint(sel: Selection) -> str:
@@ -42,11 +43,17 @@ class ReleaseFindings:
         self.recipe = recipe
         self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
         self.findings: list[Finding] = []
+        #: the release of each (variant, KV choice, image): :func:`~.vllm_plan.release_target` of the recipe
+        self._targets: dict[tuple[str, str | None, str | None], LintTarget] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """:func:`~.vllm_plan.lint_plan` of one resolved selection (image notes have no recipe location and
         are not reported)."""
-        target, _notes = target_for(ctx, self.forced)
+        key = (sel.variant_key, sel.kv_offload, meta_for(ctx).image)
+        target = self._targets.get(key)
+        if target is None:
+            target = self._targets[key] = release_target(self.catalog, ctx.recipe, ctx.variant, sel.kv_offload,
+                                                         key[2], self.forced)[0]
         for pf in node_findings(ctx, plan):
             self.add_finding(sel, pf.finding, pf.file, pf.key_path)
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
