@@ -16,8 +16,8 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render import shell
+from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import locate, plan_processes
-from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -76,7 +76,18 @@ class PlanLint:
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    return release_target(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload, meta_for(ctx).image, forced)
+    return release_target(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload, image_of(ctx), forced)
+
+
+def image_of(ctx: Ctx) -> str | None:
+    """The image the selection's commands run in: all the release lint reads of the hardware (so hardware
+    that differs only in the rest of its docker settings reads alike to it)."""
+    return ctx.hw.read(_image, ctx.recipe, ctx.variant)
+
+
+def _image(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
+           hw_id: str) -> str | None:
+    return docker_meta(recipe, variant, profile, hw_id).image
 
 
 def release_target(catalog: Catalog, recipe: Mapping[str, Any], variant: Mapping[str, Any], kv_offload: str | None,

@@ -14,7 +14,6 @@ from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.catalog.usable import usable_catalog
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import plan_processes
-from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
@@ -22,7 +21,7 @@ from vllm_recipes.synth.resolved import resolved_selections
 
 from .deadvalues import dead_value_findings
 from .vllm_lint import LintTarget, VllmFinding
-from .vllm_plan import node_findings, process_findings, release_target
+from .vllm_plan import image_of, node_findings, process_findings, release_target
 
 
 def _selection_hint(sel: Selection) -> str:
@@ -51,7 +50,7 @@ class ReleaseFindings:
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """:func:`~.vllm_plan.lint_plan` of one resolved selection (image notes have no recipe location and
         are not reported)."""
-        key = (sel.variant_key, sel.kv_offload, meta_for(ctx).image)
+        key = (sel.variant_key, sel.kv_offload, image_of(ctx))
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = release_target(self.catalog, ctx.recipe, ctx.variant, sel.kv_offload,

@@ -99,7 +99,7 @@ class Hardware:
 def less_hardware(sel: Selection) -> str:
     """The key of :class:`AlikeResolves`: everything of ``sel`` but what :class:`Hardware` reads (its hardware
     and feature modes; PD requests are dicts)."""
-    return repr({**vars(sel), "hw_id": "", "feature_modes": ()})
+    return repr([v for k, v in vars(sel).items() if k != "hw_id" and k != "feature_modes"])
 
 
 class AlikeResolves(Generic[R]):
