@@ -26,7 +26,7 @@ def resolved_selections(catalog: Catalog, recipe: Recipe, variant_key: str | Non
         if alike.find(rest, sel.hw_id, sel.feature_modes) is not None:
             continue
         try:
-            ctx, plan = resolve(catalog, recipe, sel)
+            ctx, plan = resolve(catalog, recipe, sel, alike.hardware(sel.hw_id, sel.feature_modes))
         except Exception:
             continue
         alike.add(rest, ctx.hw, None)  # (what the caller reads of ``ctx.hw`` is recorded there too)
