@@ -123,8 +123,10 @@ def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTar
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """Each finding of one ``vllm serve`` process with the source and key path of its token or env entry."""
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    values = tuple(a.value for a in inv.args)
-    for f in _lint_process(values, inv.drop_flags, tuple(e.key for e in env), target):
+    values = tuple([a.value for a in inv.args])
+    names = tuple([e.key for e in env])
+    # (lint_tokens reports the tokens, then the env: an env name's findings read neither the tokens nor the others)
+    for f in (*_lint_process(values, inv.drop_flags, target), *_lint_env(names, target)):
         if f.token_index is not None:
             arg = inv.args[f.token_index]
             out.append((f, arg.source, arg.key_path))
@@ -137,14 +139,21 @@ def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTar
 
 
 @lru_cache(maxsize=4096)
-def _lint_process(values: tuple[str, ...], drop_flags: tuple[str, ...], env_names: tuple[str, ...],
-                  target: LintTarget) -> tuple[VllmFinding, ...]:
+def _lint_process(values: tuple[str, ...], drop_flags: tuple[str, ...], target: LintTarget
+                  ) -> tuple[VllmFinding, ...]:
     """:func:`lint_tokens` of the tokens the process runs (``render.shell``'s dedupe of ``values``), each
     ``token_index`` an index into ``values``. Remembered (bounded): ``validate`` meets the same lists in
     thousands of selections, and a pure function of its arguments."""
     kept = shell.dedupe_positions(values, drop_flags)[0]
     return tuple(f if f.token_index is None else f._replace(token_index=kept[f.token_index])
-                 for f in lint_tokens([values[i] for i in kept], env_names, target))
+                 for f in lint_tokens([values[i] for i in kept], (), target))
+
+
+@lru_cache(maxsize=1024)
+def _lint_env(names: tuple[str, ...], target: LintTarget) -> tuple[VllmFinding, ...]:
+    """:func:`lint_tokens` of a process's env names alone. Remembered (bounded): a catalog's processes have
+    a few hundred distinct envs."""
+    return tuple(lint_tokens((), names, target))
 
 
 def _located(ctx: Ctx, title: str, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget,
