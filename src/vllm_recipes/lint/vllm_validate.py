@@ -146,7 +146,11 @@ def dead_value_and_release_checker(forced: str | None = None) -> Checker:
             total.update(t)
             for key, found in located.items():
                 first.setdefault(key, found)  # (the earlier variant's example, as in one pass over all)
-        return [f for recipe in recipes for t, first in [merged[recipe.rel_path]]
-                for f in (*dead_value_report(recipe, t), *(x for x in first.values() if x is not None))]
+        out: list[Finding] = []
+        for recipe in recipes:
+            t, first = merged[recipe.rel_path]
+            out += dead_value_report(recipe, t)
+            out += [f for f in first.values() if f is not None]
+        return out
 
     return check

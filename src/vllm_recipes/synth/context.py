@@ -53,8 +53,9 @@ class Hardware:
         #: each distinct read once, by the function and the identity of its arguments (which it keeps alive),
         #: with whether it reads the modes
         self.reads: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], bool, Any]] = {}
-        #: the reads of other resolves on the same hardware and modes (a value is computed once for them all)
-        self._known = known if known is not None else {}
+        #: where read values are found and kept: these reads, or (``known``) those of other resolves on the
+        #: same hardware and modes, so that a value is computed once for them all
+        self._known = self.reads if known is None else known
 
     @classmethod
     def of(cls, catalog: Catalog, hw_id: str, modes: FeatureModes = ()) -> Hardware:
