@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vllm_recipes.catalog import format_key_path
+from vllm_recipes.catalog import Catalog, format_key_path
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render import shell
+from vllm_recipes.render.docker import docker_meta
 from vllm_recipes.render.explain import locate, plan_processes
-from vllm_recipes.render.rendering import meta_for
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import (
@@ -75,12 +75,29 @@ class PlanLint:
 
 
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
-    """The release the selection's commands run (see :func:`vllm_lint.choose_target`): its image, and the
+    """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
+    return release_target(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload, image_of(ctx), forced)
+
+
+def image_of(ctx: Ctx) -> str | None:
+    """The image the selection's commands run in: all the release lint reads of the hardware (so hardware
+    that differs only in the rest of its docker settings reads alike to it)."""
+    return ctx.hw.read(_image, ctx.recipe, ctx.variant)
+
+
+def _image(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mapping[str, Any],
+           hw_id: str) -> str | None:
+    return docker_meta(recipe, variant, profile, hw_id).image
+
+
+def release_target(catalog: Catalog, recipe: Mapping[str, Any], variant: Mapping[str, Any], kv_offload: str | None,
+                   image: str | None, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
+    """The release a selection of ``variant`` with ``kv_offload`` runs in ``image``: that image's, and the
     highest ``min_vllm_version`` of the recipe, the variant and a Mooncake deployment."""
-    model = ctx.recipe.get("model")
-    versions = [get(model, "min_vllm_version"), ctx.variant.get("min_vllm_version")]
-    if ctx.sel.kv_offload:
-        spec = ctx.catalog.strategies.get(ctx.sel.kv_offload)
+    model = recipe.get("model")
+    versions = [get(model, "min_vllm_version"), variant.get("min_vllm_version")]
+    if kv_offload:
+        spec = catalog.strategies.get(kv_offload)
         if get(spec, "deploy_type") == "kv_store_lb":
             versions.append(get(spec, "min_vllm_version"))
     parsed = [(parse_version(str(v)), str(v)) for v in versions if v]
@@ -89,7 +106,7 @@ def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[Vl
     ext = as_map(get(model, "vllm_extensions"))
     ext_flags = tuple(str(f) for f in ext.get("flags") or ())
     ext_env = tuple(str(e) for e in ext.get("env") or ())
-    target, notes = _target(meta_for(ctx).image, min_version, forced, ext_flags, ext_env)
+    target, notes = _target(image, min_version, forced, ext_flags, ext_env)
     return target, list(notes)
 
 
@@ -106,8 +123,10 @@ def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTar
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """Each finding of one ``vllm serve`` process with the source and key path of its token or env entry."""
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    values = tuple(a.value for a in inv.args)
-    for f in _lint_process(values, inv.drop_flags, tuple(e.key for e in env), target):
+    values = tuple([a.value for a in inv.args])
+    names = tuple([e.key for e in env])
+    # (lint_tokens reports the tokens, then the env: an env name's findings read neither the tokens nor the others)
+    for f in (*_lint_process(values, inv.drop_flags, target), *_lint_env(names, target)):
         if f.token_index is not None:
             arg = inv.args[f.token_index]
             out.append((f, arg.source, arg.key_path))
@@ -120,14 +139,21 @@ def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTar
 
 
 @lru_cache(maxsize=4096)
-def _lint_process(values: tuple[str, ...], drop_flags: tuple[str, ...], env_names: tuple[str, ...],
-                  target: LintTarget) -> tuple[VllmFinding, ...]:
+def _lint_process(values: tuple[str, ...], drop_flags: tuple[str, ...], target: LintTarget
+                  ) -> tuple[VllmFinding, ...]:
     """:func:`lint_tokens` of the tokens the process runs (``render.shell``'s dedupe of ``values``), each
     ``token_index`` an index into ``values``. Remembered (bounded): ``validate`` meets the same lists in
     thousands of selections, and a pure function of its arguments."""
     kept = shell.dedupe_positions(values, drop_flags)[0]
     return tuple(f if f.token_index is None else f._replace(token_index=kept[f.token_index])
-                 for f in lint_tokens([values[i] for i in kept], env_names, target))
+                 for f in lint_tokens([values[i] for i in kept], (), target))
+
+
+@lru_cache(maxsize=1024)
+def _lint_env(names: tuple[str, ...], target: LintTarget) -> tuple[VllmFinding, ...]:
+    """:func:`lint_tokens` of a process's env names alone. Remembered (bounded): a catalog's processes have
+    a few hundred distinct envs."""
+    return tuple(lint_tokens((), names, target))
 
 
 def _located(ctx: Ctx, title: str, inv: Invocation, env: tuple[EnvValue, ...], target: LintTarget,

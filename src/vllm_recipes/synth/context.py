@@ -42,15 +42,20 @@ class Hardware:
     too: ``validate`` skips it, exactly (no rule is restated to decide it).
     """
 
-    __slots__ = ("_profile", "id", "modes", "reads")
+    __slots__ = ("_known", "_profile", "id", "modes", "reads")
 
-    def __init__(self, hw_id: str, profile: Mapping[str, Any], modes: FeatureModes = ()) -> None:
+    def __init__(self, hw_id: str, profile: Mapping[str, Any], modes: FeatureModes = (),
+                 known: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], bool, Any]] | None = None
+                 ) -> None:
         self.id = hw_id
         self._profile = profile
         self.modes = modes
         #: each distinct read once, by the function and the identity of its arguments (which it keeps alive),
         #: with whether it reads the modes
         self.reads: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], bool, Any]] = {}
+        #: where read values are found and kept: these reads, or (``known``) those of other resolves on the
+        #: same hardware and modes, so that a value is computed once for them all
+        self._known = self.reads if known is None else known
 
     @classmethod
     def of(cls, catalog: Catalog, hw_id: str, modes: FeatureModes = ()) -> Hardware:
@@ -62,8 +67,11 @@ class Hardware:
         key = (fn, *map(id, args))
         got = self.reads.get(key)
         if got is None:
-            value = fn(*args, self.modes, self._profile, self.id) if modes else fn(*args, self._profile, self.id)
-            got = self.reads[key] = (fn, args, modes, value)
+            got = self._known.get(key)
+            if got is None:
+                value = fn(*args, self.modes, self._profile, self.id) if modes else fn(*args, self._profile, self.id)
+                got = self._known[key] = (fn, args, modes, value)
+            self.reads[key] = got
         return got[3]
 
     def reads_alike(self, other: Hardware) -> bool:
@@ -99,7 +107,7 @@ class Hardware:
 def less_hardware(sel: Selection) -> str:
     """The key of :class:`AlikeResolves`: everything of ``sel`` but what :class:`Hardware` reads (its hardware
     and feature modes; PD requests are dicts)."""
-    return repr({**vars(sel), "hw_id": "", "feature_modes": ()})
+    return repr([v for k, v in vars(sel).items() if k != "hw_id" and k != "feature_modes"])
 
 
 class AlikeResolves(Generic[R]):
@@ -113,10 +121,19 @@ class AlikeResolves(Generic[R]):
         #: each hardware and modes, with the earlier resolves' reads read again on it
         self._probes: dict[tuple[str, FeatureModes], Hardware] = {}
 
+    def _probe(self, hw_id: str, modes: FeatureModes) -> Hardware:
+        return self._probes.get((hw_id, modes)) or self._probes.setdefault(
+            (hw_id, modes), Hardware.of(self._catalog, hw_id, modes))
+
+    def hardware(self, hw_id: str, modes: FeatureModes = ()) -> Hardware:
+        """A fresh :class:`Hardware` for a resolve on ``hw_id`` and ``modes``: its reads are its own, their
+        values those of the probe (a per-hardware fact is computed once for every resolve on it)."""
+        probe = self._probe(hw_id, modes)
+        return Hardware(hw_id, probe._profile, modes, known=probe.reads)
+
     def find(self, rest: Hashable, hw_id: str, modes: FeatureModes = ()) -> tuple[R] | None:
         """``(result,)`` of an earlier resolve of ``rest`` that reads alike on ``hw_id`` and ``modes``, else None."""
-        probe = self._probes.get((hw_id, modes)) or self._probes.setdefault(
-            (hw_id, modes), Hardware.of(self._catalog, hw_id, modes))
+        probe = self._probe(hw_id, modes)
         for reads, result in self._done.get(rest, ()):
             if reads.reads_alike(probe):
                 return (result,)
@@ -227,15 +244,16 @@ def recipe_frontend(recipe: Mapping[str, Any]) -> str:
     return fe if isinstance(fe, str) and fe else "python"
 
 
-def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection) -> Ctx:
-    """The context of one selection (synthesis.md §5.0)."""
+def build_context(catalog: Catalog, recipe: Mapping[str, Any], recipe_file: str, sel: Selection,
+                  hw: Hardware | None = None) -> Ctx:
+    """The context of one selection (synthesis.md §5.0); ``hw``: its hardware, when given."""
     vkey, variant = variant_entry(recipe, sel.variant_key)
     strategies = catalog.strategies
     strategy = as_map(strategies.get(sel.strategy))
     raw_deploy_type = strategy.get("deploy_type")
     deploy_type = str(raw_deploy_type) if truthy(raw_deploy_type) else "single_node"
     so = get(recipe.get("strategy_overrides"), sel.strategy)
-    hw = Hardware.of(catalog, sel.hw_id, sel.feature_modes)
+    hw = hw or Hardware.of(catalog, sel.hw_id, sel.feature_modes)
 
     kv_store = None
     kv_offload = sel.kv_offload

@@ -22,7 +22,7 @@ from vllm_recipes.jsvalues import (
 from vllm_recipes.select.gates import follower_ranks, is_feature_allowed_for_strategy
 from vllm_recipes.select.selection import Selection
 
-from .context import Ctx, build_context
+from .context import Ctx, Hardware, build_context
 from .layers import (
     ARG_ORDER,
     ENV_ORDER,
@@ -291,7 +291,7 @@ def resolve_plan(ctx: Ctx) -> Plan:
     return SinglePlan(ctx.deploy_type, *build_process(ctx, Call()), _companions(ctx))
 
 
-def resolve(catalog: Catalog, recipe: Recipe, sel: Selection) -> tuple[Ctx, Plan]:
-    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O)."""
-    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel)
+def resolve(catalog: Catalog, recipe: Recipe, sel: Selection, hw: Hardware | None = None) -> tuple[Ctx, Plan]:
+    """Resolve one selection of ``recipe`` into a plan (pure; never touches I/O); ``hw``: its hardware, when given."""
+    ctx = build_context(catalog, recipe.data, recipe.rel_path, sel, hw)
     return ctx, resolve_plan(ctx)
