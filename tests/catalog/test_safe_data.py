@@ -22,6 +22,7 @@ from vllm_recipes.cli.main import cli
     ("v: .nan\n", 1, 4, "not a finite number"),
     ("features:\n  1: {args: []}\n", 2, 3, "1 is an integer"),
     ("meta:\n  hardware: {true: verified}\n", 2, 14, "true is a boolean"),
+    ("x: {1.5: a}\n", 1, 5, "1.5 is a number"),
     ("x: {~: 1}\n", 1, 5, "is null"),
     ("? [a, b]\n: 1\n", 1, 3, "not a list or mapping"),
     ("!!binary aGVsbG8=\n", 1, 1, "!!binary"),
@@ -35,8 +36,10 @@ def test_anything_but_plain_data_is_a_load_error_at_its_line(text: str, line: in
 
 
 def test_plain_data_still_loads() -> None:
-    doc = parse_yaml("a: &x {b: 1.5}\nc: {<<: *x, d: 2}\ne: 2024-01-02\nf: 1e400\ng: null\n", "f.yaml")
-    assert doc.data == {"a": {"b": 1.5}, "c": {"b": 1.5, "d": 2}, "e": "2024-01-02", "f": "1e400", "g": None}
+    doc = parse_yaml("a: &x {b: 1.5}\nc: {<<: *x, d: 2}\ne: 2024-01-02\nf: 1e400\ng: null\n2024-01-01: h\n", "f.yaml")
+    assert doc.data == {
+        "a": {"b": 1.5}, "c": {"b": 1.5, "d": 2}, "e": "2024-01-02", "f": "1e400", "g": None, "2024-01-01": "h",
+    }
 
 
 def _write(root: Path, rel: str, text: str) -> Path:

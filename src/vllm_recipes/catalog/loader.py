@@ -137,8 +137,12 @@ class Catalog:
     @cached_property
     def strategy_files(self) -> Mapping[str, str]:
         """Strategy / kv-store name -> the file it was read from (for provenance)."""
-        named = (src for src in self.sources if Path(src.rel_path).parent.name in NAMED_DIRS)
-        return FrozenDict((name, src.rel_path) for src in named if isinstance(name := get(src.doc.data, "name"), str))
+        files: dict[str, str] = {}
+        for src in self.sources:
+            name = get(src.doc.data, "name")
+            if Path(src.rel_path).parent.name in NAMED_DIRS and isinstance(name, str):
+                files[name] = src.rel_path
+        return FrozenDict(files)
 
     @cached_property
     def taxonomy_file(self) -> str:

@@ -237,8 +237,11 @@ _CONTAINERS = (dict, list, tuple)
 
 
 def _arg_findings(doc: YamlDocument) -> list[Finding]:
-    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning). Argument lists
-    sit at any depth: the walk keeps ``(parent link, key)`` links and spells a key path only when it reports."""
+    """JSON-looking tokens that do not parse (error); other tokens with whitespace (warning).
+
+    Argument lists sit at any depth; the walk keeps ``(parent link, key)`` links and spells a key path only
+    for a reported token (spelling every key path made this walk most of a cold ``serve``).
+    """
     out: list[Finding] = []
     stack: list[tuple[Any, Any]] = [(doc.data, None)]
     while stack:

@@ -36,7 +36,8 @@ def _strategies(c: Catalog) -> list[str]:
 
 
 def _features(c: Catalog) -> list[str]:
-    return list(dict.fromkeys(f for recipe in c.recipes for f in as_map(recipe.data.get("features"))))
+    ids = (f for recipe in c.recipes for f in as_map(recipe.data.get("features")))
+    return list(dict.fromkeys(ids))
 
 
 def _kv(c: Catalog) -> list[str]:
