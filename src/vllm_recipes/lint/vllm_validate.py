@@ -100,6 +100,11 @@ def vllm_release_checker(forced: str | None = None) -> Checker:
     return check
 
 
+def _text_size(job: tuple[Catalog, Recipe, str | None]) -> int:
+    """A recipe's text: a fair guess at its work (the largest start first)."""
+    return len(job[1].doc.text or "")
+
+
 def _dead_values_and_release(job: tuple[Catalog, Recipe, str | None]) -> list[Finding]:
     catalog, recipe, forced = job
     acc = ReleaseFindings(catalog, forced, recipe)
@@ -118,9 +123,7 @@ def dead_value_and_release_checker(forced: str | None = None) -> Checker:
         # forked workers inherit the pause
         gc.disable()
         try:
-            # (a recipe's text is a fair guess at its work: the largest start first)
-            found = parallel_map(_dead_values_and_release, jobs, min_items=2,
-                                 size=lambda job: len(job[1].doc.text or ""))
+            found = parallel_map(_dead_values_and_release, jobs, min_items=2, size=_text_size)
         finally:
             gc.enable()
         return [f for recipe_found in found for f in recipe_found]
