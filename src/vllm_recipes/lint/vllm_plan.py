@@ -74,9 +74,20 @@ class PlanLint:
                 "findings": [f.to_dict() for f in self.findings]}
 
 
+#: a selection's variant key, KV choice and image
+ReleaseKey = tuple[str, str | None, str | None]
+
+
+def release_key(ctx: Ctx) -> ReleaseKey:
+    """All that :func:`target_for` reads of a selection besides its catalog, recipe and ``forced`` (its
+    variant is the recipe's entry of the key): a recipe's releases can be remembered by it."""
+    return ctx.sel.variant_key, ctx.sel.kv_offload, image_of(ctx)
+
+
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    return release_target(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload, image_of(ctx), forced)
+    _variant_key, kv_offload, image = release_key(ctx)
+    return release_target(ctx.catalog, ctx.recipe, ctx.variant, kv_offload, image, forced)
 
 
 def image_of(ctx: Ctx) -> str | None:

@@ -21,7 +21,7 @@ from vllm_recipes.synth.resolved import resolved_selections
 
 from .deadvalues import dead_value_findings
 from .vllm_lint import LintTarget, VllmFinding
-from .vllm_plan import image_of, node_findings, process_findings, release_target
+from .vllm_plan import ReleaseKey, node_findings, process_findings, release_key, target_for
 
 
 def _selection_hint(sel: Selection) -> str:
@@ -44,17 +44,16 @@ class ReleaseFindings:
         self.recipe = recipe
         self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
         self.findings: list[Finding] = []
-        #: the release of each (variant, KV choice, image): :func:`~.vllm_plan.release_target` of the recipe
-        self._targets: dict[tuple[str, str | None, str | None], LintTarget] = {}
+        #: the release of each :func:`~.vllm_plan.release_key`
+        self._targets: dict[ReleaseKey, LintTarget] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """:func:`~.vllm_plan.lint_plan` of one resolved selection (image notes have no recipe location and
         are not reported)."""
-        key = (sel.variant_key, sel.kv_offload, image_of(ctx))
+        key = release_key(ctx)
         target = self._targets.get(key)
         if target is None:
-            target = self._targets[key] = release_target(self.catalog, ctx.recipe, ctx.variant, sel.kv_offload,
-                                                         key[2], self.forced)[0]
+            target = self._targets[key] = target_for(ctx, self.forced)[0]
         for pf in node_findings(ctx, plan):
             self.add_finding(sel, pf.finding, pf.file, pf.key_path)
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
