@@ -119,12 +119,14 @@ def dead_value_and_release_checker(forced: str | None = None) -> Checker:
         usable = usable_catalog(catalog)[0]
         jobs = [(usable, recipe, forced) for recipe in usable.recipes if not recipe.is_omni]
         # the pass makes next to no cyclic garbage, and each collection would walk all it made (8% of its CPU);
-        # forked workers inherit the pause
+        # forked workers inherit the pause; a caller's own setting is restored
+        was = gc.isenabled()
         gc.disable()
         try:
             found = parallel_map(_dead_values_and_release, jobs, min_items=2, size=_text_size)
         finally:
-            gc.enable()
+            if was:
+                gc.enable()
         return [f for recipe_found in found for f in recipe_found]
 
     return check
