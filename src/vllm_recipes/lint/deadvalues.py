@@ -32,12 +32,6 @@ class Tally:
     #: key path of a shadowed token -> layers that won over it
     shadowed_by: dict[KeyPath, set[str]] = field(default_factory=dict)
 
-    def update(self, other: Tally) -> None:
-        """Add what ``other`` counted (other selections of the same recipe)."""
-        self.emitted |= other.emitted
-        for path, layers in other.shadowed_by.items():
-            self.shadowed_by.setdefault(path, set()).update(layers)
-
 
 #: called with each resolved offered selection (lets another per-selection analysis share the resolve); a
 #: selection whose hardware reads like an earlier one's is not resolved (it adds nothing)
@@ -68,14 +62,13 @@ def tally_env(t: Tally, rf: str, env: Any) -> None:
                 t.shadowed_by.setdefault(src.key_path, set()).add(ev.source.layer)
 
 
-def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None, variant_key: str | None = None) -> Tally:
-    """Resolve the offered selections of ``recipe`` (of ``variant_key`` when given; each calling ``on_plan``)
-    and count what they render."""
+def tally(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | None = None) -> Tally:
+    """Resolve the offered selections of ``recipe`` (each calling ``on_plan``) and count what they render."""
     t = Tally()
     rf = recipe.rel_path
     #: processes and envs already counted: many selections render the very same process (a set adds nothing twice)
     counted: set[Invocation | tuple[Any, ...]] = set()
-    for sel, ctx, plan in resolved_selections(catalog, recipe, variant_key):
+    for sel, ctx, plan in resolved_selections(catalog, recipe):
         if on_plan is not None:
             on_plan(sel, ctx, plan)
         for _title, inv, env in plan_processes(plan):
@@ -113,11 +106,7 @@ def dead_value_findings(catalog: Catalog, recipe: Recipe, on_plan: PlanHook | No
     """A warning at each argument or env entry of ``recipe`` that no offered selection renders."""
     if recipe.is_omni:
         return []
-    return dead_value_report(recipe, tally(catalog, recipe, on_plan))
-
-
-def dead_value_report(recipe: Recipe, t: Tally) -> list[Finding]:
-    """A warning at each argument or env entry of ``recipe`` that ``t`` (all its offered selections) never emitted."""
+    t = tally(catalog, recipe, on_plan)
     out: list[Finding] = []
     for path, shown in _values(recipe.data):
         if path in t.emitted:

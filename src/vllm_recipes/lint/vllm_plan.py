@@ -74,9 +74,20 @@ class PlanLint:
                 "findings": [f.to_dict() for f in self.findings]}
 
 
+#: a selection's variant key, KV choice and image
+ReleaseKey = tuple[str, str | None, str | None]
+
+
+def release_key(ctx: Ctx) -> ReleaseKey:
+    """All that :func:`target_for` reads of a selection besides its catalog, recipe and ``forced`` (its
+    variant is the recipe's entry of the key): a recipe's releases can be remembered by it."""
+    return ctx.sel.variant_key, ctx.sel.kv_offload, image_of(ctx)
+
+
 def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
     """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    return release_target(ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload, image_of(ctx), forced)
+    _variant_key, kv_offload, image = release_key(ctx)
+    return release_target(ctx.catalog, ctx.recipe, ctx.variant, kv_offload, image, forced)
 
 
 def image_of(ctx: Ctx) -> str | None:
@@ -123,8 +134,8 @@ def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTar
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """Each finding of one ``vllm serve`` process with the source and key path of its token or env entry."""
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    values = tuple([a.value for a in inv.args])
-    names = tuple([e.key for e in env])
+    values = tuple(a.value for a in inv.args)
+    names = tuple(e.key for e in env)
     # (lint_tokens reports the tokens, then the env: an env name's findings read neither the tokens nor the others)
     for f in (*_lint_process(values, inv.drop_flags, target), *_lint_env(names, target)):
         if f.token_index is not None:

@@ -12,17 +12,16 @@ import gc
 from vllm_recipes.catalog import Catalog, Recipe, format_key_path
 from vllm_recipes.catalog.diagnostics import Checker, Finding
 from vllm_recipes.catalog.usable import usable_catalog
-from vllm_recipes.jsvalues import as_map
-from vllm_recipes.parallel import cpu_count, parallel_map
+from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import plan_processes
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import Ctx
 from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolved import resolved_selections
 
-from .deadvalues import Tally, dead_value_report, tally
+from .deadvalues import dead_value_findings
 from .vllm_lint import LintTarget, VllmFinding
-from .vllm_plan import image_of, node_findings, process_findings, release_target
+from .vllm_plan import ReleaseKey, node_findings, process_findings, release_key, target_for
 
 
 def _selection_hint(sel: Selection) -> str:
@@ -34,10 +33,6 @@ def _selection_hint(sel: Selection) -> str:
     return " ".join(parts)
 
 
-#: a finding's recipe location and message: ``(file, key path, code, message)``
-Location = tuple[str, tuple[str | int, ...], str, str]
-
-
 class ReleaseFindings:
     """Collects one recipe's located findings over its selections (``add`` per resolved selection)."""
 
@@ -47,23 +42,18 @@ class ReleaseFindings:
         #: whose selections these are: a finding located in a shared file (taxonomy, strategies)
         #: names the model in its example, else every recipe would print the very same line
         self.recipe = recipe
-        #: each location with a message, in the order met, and its finding (None: no source to point into)
-        self.located: dict[Location, Finding | None] = {}
-        #: the release of each (variant, KV choice, image): :func:`~.vllm_plan.release_target` of the recipe
-        self._targets: dict[tuple[str, str | None, str | None], LintTarget] = {}
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [f for f in self.located.values() if f is not None]
+        self._seen: set[tuple[str, tuple[str | int, ...], str, str]] = set()
+        self.findings: list[Finding] = []
+        #: the release of each :func:`~.vllm_plan.release_key`
+        self._targets: dict[ReleaseKey, LintTarget] = {}
 
     def add(self, sel: Selection, ctx: Ctx, plan: Plan) -> None:
         """:func:`~.vllm_plan.lint_plan` of one resolved selection (image notes have no recipe location and
         are not reported)."""
-        key = (sel.variant_key, sel.kv_offload, image_of(ctx))
+        key = release_key(ctx)
         target = self._targets.get(key)
         if target is None:
-            target = self._targets[key] = release_target(self.catalog, ctx.recipe, ctx.variant, sel.kv_offload,
-                                                         key[2], self.forced)[0]
+            target = self._targets[key] = target_for(ctx, self.forced)[0]
         for pf in node_findings(ctx, plan):
             self.add_finding(sel, pf.finding, pf.file, pf.key_path)
         for _title, inv, env in plan_processes(plan, env_on_workers=True):
@@ -78,18 +68,18 @@ class ReleaseFindings:
         if not file:
             return  # image notes without a recipe location (shown by command / the page)
         key = (file, key_path, f.code, f.message)
-        if key in self.located:
+        if key in self._seen:
             return
+        self._seen.add(key)
         doc = self.catalog.source_for(file)
         if doc is None:
-            self.located[key] = None
             return
         pos = doc.position(key_path)
         hint = _selection_hint(sel)
         if file != self.recipe.rel_path:
             hint = f"{self.recipe.hf_id} {hint}"
-        self.located[key] = Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
-                                    f"[{f.code}] {f.message} (e.g. {hint})", f.code)
+        self.findings.append(Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
+                                     f"[{f.code}] {f.message} (e.g. {hint})", f.code))
 
 
 def recipe_release_findings(catalog: Catalog, recipe: Recipe, forced: str | None = None) -> list[Finding]:
@@ -109,48 +99,34 @@ def vllm_release_checker(forced: str | None = None) -> Checker:
     return check
 
 
-def _variant_pass(job: tuple[Catalog, Recipe, str | None, str | None]) -> tuple[Tally, dict[Location, Finding | None]]:
-    """The dead-value tally and the located release findings of one variant's offered selections (``None``:
-    every variant's)."""
-    catalog, recipe, variant_key, forced = job
+def _text_size(job: tuple[Catalog, Recipe, str | None]) -> int:
+    """A recipe's text: a fair guess at its work (the largest start first)."""
+    return len(job[1].doc.text or "")
+
+
+def _dead_values_and_release(job: tuple[Catalog, Recipe, str | None]) -> list[Finding]:
+    catalog, recipe, forced = job
     acc = ReleaseFindings(catalog, forced, recipe)
-    return tally(catalog, recipe, acc.add, variant_key), acc.located
+    return [*dead_value_findings(catalog, recipe, on_plan=acc.add), *acc.findings]
 
 
 def dead_value_and_release_checker(forced: str | None = None) -> Checker:
     """Dead values and the release lint in one pass over the offered selections (what ``validate`` runs),
-    spread over the cores. Like every other use of the engine, only recipes without validation errors are
-    resolved (the others are reported by their errors alone)."""
+    recipes spread over the cores. Like every other use of the engine, only recipes without validation
+    errors are resolved (the others are reported by their errors alone)."""
 
     def check(catalog: Catalog) -> list[Finding]:
         usable = usable_catalog(catalog)[0]
-        recipes = [recipe for recipe in usable.recipes if not recipe.is_omni]
-        # One job per recipe, so that its variants share the lint's caches; but with few recipes, one may be
-        # most of the work: one job per variant then. A variant's selections never read alike another's
-        # (their key differs), so the jobs merged in order give what one pass over the recipe would.
-        per_variant = len(recipes) < 8 * cpu_count()
-        jobs = [(usable, recipe, vk, forced) for recipe in recipes
-                for vk in (as_map(recipe.data.get("variants")) if per_variant else (None,))]
+        jobs = [(usable, recipe, forced) for recipe in usable.recipes if not recipe.is_omni]
         # the pass makes next to no cyclic garbage, and each collection would walk all it made (8% of its CPU);
-        # forked workers inherit the pause
+        # forked workers inherit the pause; a caller's own setting is restored
+        was = gc.isenabled()
         gc.disable()
         try:
-            # (a recipe's text, per variant of a variant's job, is a fair guess at its work: the largest first)
-            done = parallel_map(_variant_pass, jobs, min_items=2, size=lambda job: len(job[1].doc.text or "")
-                                / (len(job[1].data["variants"]) if job[2] is not None else 1))
+            found = parallel_map(_dead_values_and_release, jobs, min_items=2, size=_text_size)
         finally:
-            gc.enable()
-        merged: dict[str, tuple[Tally, dict[Location, Finding | None]]] = {r.rel_path: (Tally(), {}) for r in recipes}
-        for (_usable, recipe, _vk, _forced), (t, located) in zip(jobs, done, strict=True):
-            total, first = merged[recipe.rel_path]
-            total.update(t)
-            for key, found in located.items():
-                first.setdefault(key, found)  # (the earlier variant's example, as in one pass over all)
-        out: list[Finding] = []
-        for recipe in recipes:
-            t, first = merged[recipe.rel_path]
-            out += dead_value_report(recipe, t)
-            out += [f for f in first.values() if f is not None]
-        return out
+            if was:
+                gc.enable()
+        return [f for recipe_found in found for f in recipe_found]
 
     return check

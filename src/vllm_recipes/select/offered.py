@@ -78,16 +78,16 @@ def _stores(catalog: Catalog, r: Mapping[str, Any], variant: Mapping[str, Any], 
     return [(kv_id, recommend_strategy(r, nc), nc) for kv_id in ids]
 
 
-def offered_selections(catalog: Catalog, recipe: Recipe, variant_key: str | None = None) -> Iterator[Selection]:
-    """Per variant (only ``variant_key`` when given) and listed hardware, each served ``(strategy, nodes)``
-    with every feature set (on ``pd_cluster`` each also with :func:`pd_pool_request`) and with each KV
-    choice; then each Mooncake deployment. None for an omni recipe."""
+def offered_selections(catalog: Catalog, recipe: Recipe) -> Iterator[Selection]:
+    """Per variant and listed hardware, each served ``(strategy, nodes)`` with every feature set (on
+    ``pd_cluster`` each also with :func:`pd_pool_request`) and with each KV choice; then each Mooncake
+    deployment. None for an omni recipe."""
     r = recipe.data
     if recipe.is_omni:
         return
     kv_offered: dict[tuple[str, str], list[str]] = {}  # KV choices read the hardware and strategy, not the variant
     for vk, variant in as_map(r.get("variants")).items():
-        if not is_map(variant) or variant_key not in (None, vk):
+        if not is_map(variant):
             continue
         for hw in listed_hardware(catalog.hardware_profiles, variant, r):
             profile = as_map(catalog.hardware_profiles.get(hw))

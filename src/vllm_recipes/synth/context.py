@@ -30,6 +30,8 @@ from vllm_recipes.select.selection import Selection
 T = TypeVar("T")
 R = TypeVar("R")
 FeatureModes = tuple[tuple[str, str], ...]
+#: one recorded read: the function, its arguments, whether it reads the modes, and its value
+Read = tuple[Callable[..., Any], tuple[Any, ...], bool, Any]
 
 
 class Hardware:
@@ -45,14 +47,13 @@ class Hardware:
     __slots__ = ("_known", "_profile", "id", "modes", "reads")
 
     def __init__(self, hw_id: str, profile: Mapping[str, Any], modes: FeatureModes = (),
-                 known: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], bool, Any]] | None = None
-                 ) -> None:
+                 known: dict[tuple[Any, ...], Read] | None = None) -> None:
         self.id = hw_id
         self._profile = profile
         self.modes = modes
         #: each distinct read once, by the function and the identity of its arguments (which it keeps alive),
         #: with whether it reads the modes
-        self.reads: dict[tuple[Any, ...], tuple[Callable[..., Any], tuple[Any, ...], bool, Any]] = {}
+        self.reads: dict[tuple[Any, ...], Read] = {}
         #: where read values are found and kept: these reads, or (``known``) those of other resolves on the
         #: same hardware and modes, so that a value is computed once for them all
         self._known = self.reads if known is None else known
@@ -60,6 +61,11 @@ class Hardware:
     @classmethod
     def of(cls, catalog: Catalog, hw_id: str, modes: FeatureModes = ()) -> Hardware:
         return cls(hw_id, as_map(catalog.hardware_profiles.get(hw_id)), modes)
+
+    def fresh(self) -> Hardware:
+        """The same hardware and modes, recording its own reads (none yet), whose values are found in (and
+        kept to) these reads."""
+        return Hardware(self.id, self._profile, self.modes, known=self.reads)
 
     def read(self, fn: Callable[..., T], *args: Any, modes: bool = False) -> T:
         """``fn(*args, profile, hw_id)``, recorded (``fn`` must be a pure function of its arguments);
@@ -128,8 +134,7 @@ class AlikeResolves(Generic[R]):
     def hardware(self, hw_id: str, modes: FeatureModes = ()) -> Hardware:
         """A fresh :class:`Hardware` for a resolve on ``hw_id`` and ``modes``: its reads are its own, their
         values those of the probe (a per-hardware fact is computed once for every resolve on it)."""
-        probe = self._probe(hw_id, modes)
-        return Hardware(hw_id, probe._profile, modes, known=probe.reads)
+        return self._probe(hw_id, modes).fresh()
 
     def find(self, rest: Hashable, hw_id: str, modes: FeatureModes = ()) -> tuple[R] | None:
         """``(result,)`` of an earlier resolve of ``rest`` that reads alike on ``hw_id`` and ``modes``, else None."""

@@ -14,13 +14,12 @@ from .plan import Plan
 from .resolve import resolve
 
 
-def resolved_selections(catalog: Catalog, recipe: Recipe, variant_key: str | None = None
-                        ) -> Iterator[tuple[Selection, Ctx, Plan]]:
-    """Each offered selection (of ``variant_key`` when given) resolved once (one that fails is skipped), but
-    for a selection whose hardware and modes read like an earlier one's (same everything else): it renders
-    that very plan (:class:`AlikeResolves`)."""
+def resolved_selections(catalog: Catalog, recipe: Recipe) -> Iterator[tuple[Selection, Ctx, Plan]]:
+    """Each offered selection resolved once (one that fails is skipped), but for a selection whose hardware
+    and modes read like an earlier one's (same everything else): it renders that very plan
+    (:class:`AlikeResolves`)."""
     alike: AlikeResolves[None] = AlikeResolves(catalog)
-    for sel in offered_selections(catalog, recipe, variant_key):
+    for sel in offered_selections(catalog, recipe):
         # a repeat (Mooncake deployments also come as KV choices) reads alike too: resolved once
         rest = less_hardware(sel)
         if alike.find(rest, sel.hw_id, sel.feature_modes) is not None:
