@@ -14,7 +14,7 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import Architecture
 from vllm_recipes.jsvalues import as_map
-from vllm_recipes.select.gates import MAX_NODES
+from vllm_recipes.select.gates import MAX_NODES, node_gpus
 from vllm_recipes.select.nodes import node_count_issue, pool_split, strategy_split
 from vllm_recipes.select.request import PageRequest, SelectionError
 from vllm_recipes.select.state import PageState, build_state, candidate_strategies, hardware_choices
@@ -53,12 +53,7 @@ class Recommendation:
     considered: int
 
 
-def _gpn(catalog: Catalog, hw: str) -> int:
-    n = as_map(catalog.hardware_profiles.get(hw)).get("gpu_count")
-    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 8
-
-
-def _even_counts(recipe: Recipe, split: Any, gpn: int, lo: int) -> list[int]:
+def _even_counts(recipe: Recipe, split: Any, gpn: float, lo: int) -> list[int]:
     """Node counts from ``lo`` up that split the model evenly (``select.nodes``' rule)."""
     return [n for n in range(max(1, lo), MAX_NODES + 1) if node_count_issue(recipe.data, split, gpn, n) is None]
 
@@ -72,7 +67,7 @@ def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[l
     if not isinstance(pools, Mapping):  # co-located on one node: one size only
         yield [base]
         return
-    gpn = _gpn(catalog, base.hardware or "")
+    gpn = node_gpus(as_map(catalog.hardware_profiles.get(base.hardware or "")).get("gpu_count"))
     lo = {role: int(pools[role]["nodes"]) for role in ("prefill", "decode")}
     counts = {role: _even_counts(recipe, pool_split(pools[role]["parallelism"]), gpn, lo[role])
               for role in ("prefill", "decode")}
@@ -204,7 +199,7 @@ def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *,
     for base, kind in _bases(catalog, recipe, hardware):
         if kind == "multi_node":  # at each node count that splits the model evenly, fewest first
             split = strategy_split(catalog.strategies.get(base.strategy or "") or {})
-            gpn = _gpn(catalog, base.hardware or "")
+            gpn = node_gpus(as_map(catalog.hardware_profiles.get(base.hardware or "")).get("gpu_count"))
             search.walk([replace(base, nodes=n)] for n in _even_counts(recipe, split, gpn, 2))
         elif kind == "pd_cluster":
             search.walk(_pd_sizes(catalog, recipe, base))

@@ -183,9 +183,15 @@ def bounded_nodes(n: float) -> int:
     return max(1, math.ceil(n))
 
 
+def node_gpus(gpu_count: Any) -> int | float:
+    """A hardware profile's GPUs per node from its ``gpu_count``: a positive number, else 8 (the catalog
+    validates only that it is a number, so 0, a negative count or an absent one all mean "not said")."""
+    return gpu_count if is_number(gpu_count) and gpu_count > 0 else 8
+
+
 def nodes_for_strategy(recipe: Mapping[str, Any], key: str, gpus_per_node: Any, hw_id: str | None) -> int:
     mg = min_gpus_for_strategy(recipe, key, hw_id)
-    per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
+    per = node_gpus(gpus_per_node)
     if not is_number(mg) or math.isnan(mg / per):
         return 1
     return bounded_nodes(mg / per)
@@ -194,7 +200,7 @@ def nodes_for_strategy(recipe: Mapping[str, Any], key: str, gpus_per_node: Any, 
 def is_strategy_reachable(recipe: Mapping[str, Any], key: str, deploy_type: Any, gpus_per_node: Any,
                           hw_id: str | None) -> bool:
     max_nodes = MAX_NODES if deploy_type in ("multi_node", "pd_cluster") else 1
-    per = gpus_per_node if truthy(gpus_per_node) and is_number(gpus_per_node) else 8
+    per = node_gpus(gpus_per_node)
     mg = min_gpus_for_strategy(recipe, key, hw_id)
     return not is_number(mg) or max_nodes * per >= mg
 

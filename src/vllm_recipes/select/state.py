@@ -45,6 +45,7 @@ from .gates import (
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
     kv_store_offered,
+    node_gpus,
     nodes_for_strategy,
     offered_strategies,
     pd_pool_modes,
@@ -309,7 +310,7 @@ def _hardware(d: _Draft) -> None:
         hw = None
     d.hw = hw if hw is not None else default_hardware(d.catalog, d.recipe, d.vk)
     d.profile = _profile(d.catalog, d.hw)
-    d.gpn = d.profile.get("gpu_count") if truthy(d.profile.get("gpu_count")) else 8
+    d.gpn = node_gpus(d.profile.get("gpu_count"))
     if not d.scalable and not fits_single_node(d.profile, d.variant, d.hw):
         fit = pick_fitting_variant(d.r, d.profile, d.hw)
         if d.req.variant is not None and fit != d.vk:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import plural
-from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, number_or, truthy
+from vllm_recipes.jsvalues import as_list, as_map, get, is_map, is_number, truthy
 from vllm_recipes.render.deployment import Block, deployment_blocks, deployment_text
 from vllm_recipes.render.docker import DockerMeta, cuda129_image
 from vllm_recipes.render.explain import explain_json
@@ -28,6 +28,7 @@ from vllm_recipes.select.gates import (
     is_feature_allowed_for_strategy,
     is_scalable,
     is_strategy_supported_on_hardware,
+    node_gpus,
     offered_strategies,
     pd_pool_modes,
     variant_runs_on,
@@ -480,7 +481,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
     if not any(get(catalog.strategies.get(s), "deploy_type") == "multi_node" for s in offered_strategies(r)):
         return None
     hw_name = str(profile.get("display_name") or sel.hw_id)
-    gpn = number_or(profile.get("gpu_count"), 8) or 8
+    gpn = node_gpus(profile.get("gpu_count"))
     cur_dt = get(catalog.strategies.get(sel.strategy), "deploy_type")
 
     def pick(n: int) -> str | None:
@@ -552,7 +553,7 @@ def pd_rows(catalog: Catalog, recipe: Recipe, st: PageState, plan: Plan, nav: Na
     if sel.strategy != "pd_cluster" or not isinstance(plan, PdPlan):
         return []
     profile = as_map(catalog.hardware_profiles.get(sel.hw_id))
-    gpn = number_or(profile.get("gpu_count"), 8)
+    gpn = node_gpus(profile.get("gpu_count"))
     modes = pd_pool_modes(recipe.data)
     rows = []
     totals = []
