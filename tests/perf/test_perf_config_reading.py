@@ -51,10 +51,11 @@ def test_decoder_sparse_step_counts_from_one_and_skips_mlp_only_layers() -> None
     assert facts.moe_layers == 1 and arch.moe_layers == 1
 
 
-def test_mlp_only_layers_reads_only_int_items() -> None:
-    # an unhashable item is no layer (it raised TypeError); a bool is not a layer number either
-    cfg = _moe(num_hidden_layers=3, mlp_only_layers=[[0], True, {"a": 1}, "2", 2])
-    assert moe_layer_count(cfg, 3) == 2  # layers 0 and 1
+def test_mlp_only_layers_has_vllms_membership_semantics() -> None:
+    # vLLM tests `layer_idx not in mlp_only_layers`: True == 1 and 2.0 == 2 name layers, "0" names none;
+    # an unhashable item is no layer (it raised TypeError)
+    cfg = _moe(num_hidden_layers=4, mlp_only_layers=[[3], True, {"a": 1}, "0", 2.0])
+    assert moe_layer_count(cfg, 4) == 2  # layers 0 and 3
     assert facts_from_hf_config(cfg).moe_layers == architecture_from_hf_config(cfg).moe_layers == 2
 
 

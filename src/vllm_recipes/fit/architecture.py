@@ -446,7 +446,9 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     first_dense = _int(cfg.get("first_k_dense_replace")) or 0
     freq = max(1, _int(cfg.get("moe_layer_freq")) or 1)
     step = max(1, _int(cfg.get("decoder_sparse_step")) or 1)
-    dense = {i for i in as_list(cfg.get("mlp_only_layers")) if _int(i) is not None}
+    # vLLM tests ``layer_idx not in mlp_only_layers`` (so ``True`` is layer 1, ``2.0`` layer 2); a list or
+    # dict item is unhashable and matches no layer
+    dense = {i for i in as_list(cfg.get("mlp_only_layers")) if not isinstance(i, list | dict)}
     return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
