@@ -1,4 +1,4 @@
-"""One "did you mean" rule for validation, lint and the CLI (catalog.suggest.close_names)."""
+"""One "did you mean" rule for validation, lint and the CLI (catalog.suggest.likely_meant)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from vllm_recipes.catalog.suggest import close_names
+from vllm_recipes.catalog.suggest import likely_meant
 from vllm_recipes.lint.vllm_lint import did_you_mean as lint_did_you_mean
 
 HARDWARE = ("h100", "h200", "b200", "gb200", "mi300x", "mi355x", "rtx_pro_6000")
@@ -28,7 +28,7 @@ FLAGS = ("--max-model-len", "--max-num-seqs", "--gpu-memory-utilization", "--kv-
 ])
 def test_the_closest_name_and_an_about_as_close_runner_up(typo: str, names: tuple[str, ...],
                                                          meant: list[str]) -> None:
-    assert close_names(typo, names) == meant
+    assert likely_meant(typo, names) == meant
 
 
 def test_lint_suggests_without_loading_the_validation_models() -> None:

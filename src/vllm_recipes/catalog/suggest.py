@@ -11,7 +11,7 @@ SUGGEST_CUTOFF = 0.7
 SUGGEST_SECOND_CUTOFF = 0.75
 
 
-def close_names(name: str, candidates: Iterable[str]) -> list[str]:
+def likely_meant(name: str, candidates: Iterable[str]) -> list[str]:
     """The names a typo most likely meant: the closest one (``rtx6000`` -> ``rtx_pro_6000``), and a runner-up
     only when it is about as close (``h00`` -> ``h200`` or ``h100``), so a merely similar second name is not
     offered."""

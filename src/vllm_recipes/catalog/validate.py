@@ -28,7 +28,7 @@ from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, 
 from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
 from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, hf_id_for, recipe_from_document
-from .suggest import close_names
+from .suggest import likely_meant
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
 #: Keys whose list value is a vLLM argument list (checked for JSON and whitespace).
@@ -97,7 +97,7 @@ def _did_you_mean(name: Any, candidates: Iterable[str]) -> str:
         if left[0] <= 0:
             return ""
         left[0] -= 1
-    got = " or ".join(f"'{g}'" for g in close_names(name, candidates))
+    got = " or ".join(f"'{g}'" for g in likely_meant(name, candidates))
     return f" (did you mean {got}?)" if got else ""
 
 

@@ -148,11 +148,10 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _close(word: str, candidates: frozenset[str]) -> str:
-    from vllm_recipes.catalog.suggest import (
-        close_names,  # (only an unknown name is looked up: no difflib else)
-    )
+    # imported here: only an unknown name is looked up, so no difflib else
+    from vllm_recipes.catalog.suggest import likely_meant
 
-    close = close_names(word, candidates)
+    close = likely_meant(word, candidates)
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
