@@ -251,7 +251,11 @@ def mamba2_shape(cfg: Mapping[str, Any]) -> Mamba2 | None:
 def _mamba_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
     """Mamba-2 state of one layer: conv state + SSM state (vLLM's Mamba-2 cache layout)."""
     m = mamba2_shape(cfg)
-    return ((m.conv - 1) * m.conv_dim + m.heads * m.head_dim * m.state) * dtype_bytes if m else 0
+    if m is None:
+        return 0
+    conv = (m.conv - 1) * m.conv_dim
+    ssm = m.heads * m.head_dim * m.state
+    return (conv + ssm) * dtype_bytes
 
 
 def _gated_delta_state_bytes(cfg: Mapping[str, Any], dtype_bytes: int) -> int:
@@ -317,7 +321,8 @@ def layer_pattern(cfg: Mapping[str, Any]) -> LayerPattern | None:
     pattern = cfg.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or not pattern:
         return None
-    return LayerPattern(*(pattern.count(kind) for kind in "M*-E"))
+    return LayerPattern(mamba=pattern.count("M"), attention=pattern.count("*"), mlp=pattern.count("-"),
+                        moe=pattern.count("E"))
 
 
 #: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)

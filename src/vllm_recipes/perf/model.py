@@ -88,11 +88,12 @@ class Replica:
     @property
     def all_reduces_per_layer(self) -> float:
         """TP all-reduces of a layer: after the attention and after the MLP, the MoE's replaced by an
-        all-to-all with expert parallelism; a one-block layer has one, an MoE block under EP none."""
-        ep = self.ep > self.tp
+        all-to-all with expert parallelism; a one-block layer has one, an MoE block under EP none (for
+        one-block layers the result is the average over the layers)."""
+        experts_all_to_all = self.ep > self.tp
         if not self.one_block_layers:
-            return 1 if ep else 2
-        return 1 - (self.moe_layers / self.layers if ep and self.layers else 0)
+            return 1 if experts_all_to_all else 2
+        return 1 - (self.moe_layers / self.layers if experts_all_to_all and self.layers else 0)
 
 
 @dataclass(frozen=True, slots=True)
