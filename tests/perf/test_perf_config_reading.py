@@ -83,3 +83,20 @@ def test_a_nemotron_pattern_puts_experts_on_its_e_layers() -> None:
     assert facts.expert_params == 2 * 8 * (2 * H * 32)  # each expert up + down
     moe_block = 2 * H * 48 + H * 8  # the shared expert and the router
     assert facts.dense_params == MAMBA_PARAMS + ATTN_MHA + 2 * moe_block + 2 * H * INTER
+
+
+def test_the_planners_expert_share_of_a_nemotron_moe_counts_each_layer_as_its_kind() -> None:
+    # one count with perf: the experts (up + down) over the Mamba mixer, the attention layer, the MLP, the two
+    # MoE blocks' shared expert and router, the embedding and the head (the generic rule gave 3 projections per
+    # expert, attention on every layer and no Mamba mixer)
+    cfg = _dense(num_hidden_layers=5, hybrid_override_pattern="ME*E-", n_routed_experts=8, num_experts_per_tok=2,
+                 moe_intermediate_size=32, n_shared_experts=1, moe_shared_expert_intermediate_size=48, **MAMBA)
+    experts = 2 * 8 * (2 * H * 32)  # 65,536
+    mamba = H * (64 + 96 + 4) + 96 * 5 + 3 * 4 + 64 + 64 * H  # in_proj, conv1d, per head, norm, out_proj: 15,148
+    others = mamba + ATTN_MHA + 2 * (2 * H * 48 + H * 8) + 2 * H * INTER + 2 * H * VOCAB  # 15,148 + 16,384 + ...
+    assert experts / (experts + others) == pytest.approx(65536 / (65536 + 15148 + 16384 + 13312 + 16384 + 12800))
+    assert expert_fraction_from_config(cfg) == pytest.approx(experts / (experts + others))
+    assert architecture_from_hf_config(cfg).expert_fraction == pytest.approx(experts / (experts + others))
+    facts = facts_from_hf_config(cfg)
+    assert facts.expert_params / (facts.expert_params + facts.dense_params + 2 * H * VOCAB) == pytest.approx(
+        experts / (experts + others))

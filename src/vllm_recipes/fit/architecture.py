@@ -325,6 +325,38 @@ def layer_pattern(cfg: Mapping[str, Any]) -> LayerPattern | None:
                         moe=pattern.count("E"))
 
 
+def mamba2_params(cfg: Mapping[str, Any], hidden: int) -> int:
+    """One Mamba-2 mixer's parameters (vLLM's ``MambaMixer2``)."""
+    m = mamba2_shape(cfg)
+    if m is None:
+        return 0
+    in_proj = hidden * (m.inner + m.conv_dim + m.heads)  # to z, to x, B and C, and to dt
+    conv1d = m.conv_dim * (m.conv + 1)  # over x, B and C, with a bias
+    per_head = 3 * m.heads  # A, D and dt's bias
+    norm = m.inner  # the gated RMS norm
+    out_proj = m.inner * hidden
+    return in_proj + conv1d + per_head + norm + out_proj
+
+
+def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, attention: int) -> tuple[int, int]:
+    """Nemotron-H's (routed-expert, other) layer parameters, each layer one block of its kind (vLLM's
+    ``nemotron_h.py``): a Mamba-2 mixer, ``attention`` (one attention layer's parameters), an MLP, or routed
+    experts beside the shared ones and the router; MLPs and experts are up + down (squared ReLU). The
+    embeddings and the head are not counted."""
+
+    def n(key: str) -> int:
+        return max(0, _int(cfg.get(key)) or 0)
+
+    experts = first_int(cfg, EXPERTS_KEYS) or 0
+    moe_layers = pattern.moe if experts else 0
+    routed = moe_layers * experts * 2 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
+    mlp = 2 * hidden * (_int(cfg.get("intermediate_size")) or 0)
+    shared = 2 * hidden * n("moe_shared_expert_intermediate_size") * n("n_shared_experts")
+    other = (pattern.mamba * mamba2_params(cfg, hidden) + pattern.attention * attention + pattern.mlp * mlp
+             + moe_layers * (shared + hidden * experts))
+    return routed, other
+
+
 #: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
 _Mix = tuple[int, int, int, int]
 
@@ -457,13 +489,18 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
-def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
-    """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
+def _attention_params(cfg: Mapping[str, Any], hidden: int) -> int:
+    """One attention layer's Q, K, V and O projections."""
     heads, kv, _, head_dim = attention_shape(cfg)
     heads = heads or 1
     kv = kv or heads
     head_dim = head_dim or hidden // heads
-    attn = layers * hidden * head_dim * (2 * heads + 2 * kv)
+    return hidden * head_dim * (2 * heads + 2 * kv)
+
+
+def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
+    """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
+    attn = layers * _attention_params(cfg, hidden)
     dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
     shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)
     return attn + dense_mlp + shared + 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
@@ -478,6 +515,11 @@ def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
     layers = first_int(cfg, LAYERS_KEYS) or 0
     if not (experts and hidden and width and layers):
         return 0.0
+    pattern = layer_pattern(cfg)
+    if pattern is not None:  # Nemotron-H: counted by layer kind, as perf counts it
+        expert_params, other = pattern_params(cfg, pattern, hidden, _attention_params(cfg, hidden))
+        total = expert_params + other + 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
+        return expert_params / total if total else 0.0
     moe_layers = moe_layer_count(cfg, layers)
     expert_params = moe_layers * experts * 3 * hidden * width
     total = expert_params + _non_expert_params(cfg, layers, moe_layers, hidden, width)

@@ -18,8 +18,8 @@ from vllm_recipes.fit.architecture import (
     architecture_from_hf_config,
     first_int,
     layer_pattern,
-    mamba2_shape,
     parameters_billions,
+    pattern_params,
     text_config,
 )
 from vllm_recipes.jsvalues import as_map
@@ -83,16 +83,6 @@ class ComputeFacts:
         return self.dense_params + self.expert_params * self.routed_share
 
 
-def mamba2_params(cfg: Mapping[str, Any], hidden: int) -> int:
-    """One Mamba-2 mixer (vLLM's ``MambaMixer2``): the input projection to x, z, B, C and dt, the
-    convolution (with its bias), A, D, dt's bias, the gated norm and the output projection."""
-    m = mamba2_shape(cfg)
-    if m is None:
-        return 0
-    return (hidden * (m.inner + m.conv_dim + m.heads) + m.conv_dim * (m.conv + 1) + 3 * m.heads + m.inner
-            + m.inner * hidden)
-
-
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
                          arch: Architecture | None = None) -> ComputeFacts:
     """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA,
@@ -118,12 +108,10 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
     experts, moe_inter = a.num_experts, a.moe_intermediate_size or 0
     k, moe_layers = (a.experts_per_token, a.moe_layers) if experts else (0, 0)
     pattern = layer_pattern(cfg)
-    if pattern is not None:  # Nemotron-H: a layer is one block; its MLPs and experts are up + down (ReLU^2)
+    if pattern is not None:  # Nemotron-H: a layer is one block of its kind
         layers = first_int(cfg, LAYERS_KEYS) or layers
-        shared = 2 * h * n("moe_shared_expert_intermediate_size") * n("n_shared_experts")
-        expert_params = float(moe_layers * experts * 2 * h * moe_inter)
-        dense = (pattern.mamba * mamba2_params(cfg, h) + pattern.attention * attn + pattern.mlp * 2 * h * inter
-                 + moe_layers * (shared + h * experts))
+        routed, dense = pattern_params(cfg, pattern, h, attn)
+        expert_params = float(routed)
     else:
         shared = n("n_shared_experts") * 3 * h * moe_inter + 3 * h * n("shared_expert_intermediate_size")
         expert_params = float(moe_layers * experts * 3 * h * moe_inter)
