@@ -20,7 +20,7 @@ def test_the_rule(count: object, want: float) -> None:
 
 
 def test_a_negative_count_is_the_default_not_a_node_that_reaches_nothing() -> None:
-    # the catalog validates gpu_count only as a number: -2 said nothing about the node, like 0 and absent
+    # validate reports a non-positive gpu_count, but the engine still plans: -2 says nothing about the node, like 0
     r = {"strategy_min_gpus": {"multi_node_tp": 20}}
     assert g.nodes_for_strategy(r, "multi_node_tp", -2, "x") == g.nodes_for_strategy(r, "multi_node_tp", None, "x") == 3
     assert g.is_strategy_reachable(r, "multi_node_tp", "multi_node", -2, "x")

@@ -1,5 +1,8 @@
-"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models (layout: docs/agents.md). Every
-command is the engine's rendering of the selection named above it, so the files cannot drift from the site."""
+"""``llms.txt`` and ``llms-full.txt``: the catalog described for language models.
+
+Layout: docs/agents.md. Every command is the engine's rendering of the selection named above it, so the
+files cannot drift from the site.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Which selections the JSON API renders and what they hold, per (recipe, variant, hardware) (json-api.md
-§6-§8, synthesis.md §11). Pure: laying them out as files is ``api.build``'s job."""
+"""Which selections the JSON API renders and what they hold, per (recipe, variant, hardware).
+
+Rules: json-api.md §6-§8, synthesis.md §11. Pure: laying them out as files is ``api.build``'s job.
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Putting a built API on disk without ever exposing a half-written one.
 
-:func:`publish` writes the whole tree into a sibling directory and swaps it in with one
-``renameat2(RENAME_EXCHANGE)`` (two renames where that is missing), so readers, and a build killed at any
-moment, see the old or the new tree, whole. The replaced tree is deleted afterwards.
+:func:`publish` writes the whole tree, ``llms.txt`` and ``llms-full.txt`` too, into a sibling directory and
+swaps it in with one ``renameat2(RENAME_EXCHANGE)`` (two renames where that is missing), so readers, and a
+build killed at any moment, see the old or the new tree, whole. The replaced tree is deleted afterwards.
 """
 
 from __future__ import annotations

@@ -538,7 +538,7 @@ class HardwareProfile(_Model):
     brand: str | None = None
     generation: GenerationValue | None = None
     gpu_generation: GenerationValue | None = None
-    gpu_count: Num | None = None
+    gpu_count: PosNum | None = None
     vram_gb: Num | None = None
     scalable: bool | None = None
     restricted: bool | None = None

@@ -148,7 +148,7 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 @lru_cache(maxsize=4096)
 def _close(word: str, candidates: frozenset[str]) -> str:
-    # imported here: only an unknown name is looked up, so no difflib else
+    # imported here: only an unknown name is looked up, and nothing else on ``command``'s path imports difflib
     from vllm_recipes.catalog.suggest import likely_meant
 
     close = likely_meant(word, candidates)

@@ -134,8 +134,9 @@ def process_findings(inv: Invocation, env: tuple[EnvValue, ...], target: LintTar
                      ) -> list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]]:
     """Each finding of one ``vllm serve`` process with the source and key path of its token or env entry."""
     out: list[tuple[VllmFinding, Source | None, tuple[str | int, ...]]] = []
-    values = tuple(a.value for a in inv.args)
-    names = tuple(e.key for e in env)
+    # (tuple of a list, not of a generator: validate calls this per process, and the list form is faster)
+    values = tuple([a.value for a in inv.args])
+    names = tuple([e.key for e in env])
     # (lint_tokens reports the tokens, then the env: an env name's findings read neither the tokens nor the others)
     for f in (*_lint_process(values, inv.drop_flags, target), *_lint_env(names, target)):
         if f.token_index is not None:

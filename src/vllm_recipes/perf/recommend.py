@@ -58,6 +58,11 @@ def _even_counts(recipe: Recipe, split: Any, gpn: float, lo: int) -> list[int]:
     return [n for n in range(max(1, lo), MAX_NODES + 1) if node_count_issue(recipe.data, split, gpn, n) is None]
 
 
+def _node_gpus(catalog: Catalog, base: PageRequest) -> int | float:
+    """GPUs on one node of ``base``'s hardware (the page's rule, :func:`node_gpus`)."""
+    return node_gpus(as_map(catalog.hardware_profiles.get(base.hardware or "")).get("gpu_count"))
+
+
 def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[list[PageRequest]]:
     """PD pool pairs from the default pools up, grouped by total nodes, fewest first."""
     try:
@@ -67,7 +72,7 @@ def _pd_sizes(catalog: Catalog, recipe: Recipe, base: PageRequest) -> Iterator[l
     if not isinstance(pools, Mapping):  # co-located on one node: one size only
         yield [base]
         return
-    gpn = node_gpus(as_map(catalog.hardware_profiles.get(base.hardware or "")).get("gpu_count"))
+    gpn = _node_gpus(catalog, base)
     lo = {role: int(pools[role]["nodes"]) for role in ("prefill", "decode")}
     counts = {role: _even_counts(recipe, pool_split(pools[role]["parallelism"]), gpn, lo[role])
               for role in ("prefill", "decode")}
@@ -199,7 +204,7 @@ def recommend(catalog: Catalog, recipe: Recipe, sla: Sla, workload: Workload, *,
     for base, kind in _bases(catalog, recipe, hardware):
         if kind == "multi_node":  # at each node count that splits the model evenly, fewest first
             split = strategy_split(catalog.strategies.get(base.strategy or "") or {})
-            gpn = node_gpus(as_map(catalog.hardware_profiles.get(base.hardware or "")).get("gpu_count"))
+            gpn = _node_gpus(catalog, base)
             search.walk([replace(base, nodes=n)] for n in _even_counts(recipe, split, gpn, 2))
         elif kind == "pd_cluster":
             search.walk(_pd_sizes(catalog, recipe, base))

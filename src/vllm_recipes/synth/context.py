@@ -15,7 +15,6 @@ from vllm_recipes.jsvalues import (
     get,
     is_map,
     is_number,
-    number_or,
     truthy,
 )
 from vllm_recipes.select.defaults import resolve_single_node_tp, variant_entry
@@ -23,6 +22,7 @@ from vllm_recipes.select.gates import (
     kv_offload_allowed_for_strategy,
     kv_offload_brand_supported,
     kv_offload_supported_for_recipe,
+    node_gpus,
 )
 from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
 from vllm_recipes.select.selection import Selection
@@ -311,7 +311,10 @@ def _hw_id(profile: Mapping[str, Any], hw_id: str) -> str:
 
 
 def _gpu_count(profile: Mapping[str, Any], hw_id: str) -> Any:
-    return number_or(profile.get("gpu_count"), 1)
+    """GPUs on one node by :func:`node_gpus`, except that no count at all is one GPU (an unknown hardware id,
+    which every front end refuses: the engine's tests render it as a single GPU)."""
+    count = profile.get("gpu_count")
+    return 1 if count is None else node_gpus(count)
 
 
 def _brand_supported(opt: Mapping[str, Any], profile: Mapping[str, Any], hw_id: str) -> bool:

@@ -267,7 +267,7 @@ def brand_hardware_row(catalog: Catalog, status: Mapping[str, Any], current: str
     def pill(hw: str) -> Pill:
         p = as_map(catalog.hardware_profiles[hw])
         href, note = link(hw, p, status.get(hw))
-        title = str(p.get("description") or "") + note if href is not None else note
+        title = (str(p.get("description") or "") + note) if href is not None else note
         return Pill(str(p.get("display_name") or hw), href=href, sub=per_gpu(p), key=hw,
                     dot=status.get(hw) == "verified", active=hw == current, disabled=href is None, title=title)
 

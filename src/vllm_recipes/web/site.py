@@ -22,15 +22,15 @@ class Sort(NamedTuple):
     """A browse sort: its chip label, the card key, and whether the largest key comes first."""
     label: str
     key: Callable[[Card], Any]
-    newest_first: bool
+    descending: bool
 
 
 #: the browse sorts (``released``: newest first, by date_added, else date_updated)
 SORTS: dict[str, Sort] = {
-    "released": Sort("Released", lambda c: (c.released, c.date_updated), newest_first=True),
-    "updated": Sort("Updated", lambda c: (c.date_updated, c.released), newest_first=True),
-    "size": Sort("Size", lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), newest_first=False),
-    "name": Sort("Name", lambda c: (c.title.lower(), c.hf_id), newest_first=False),
+    "released": Sort("Released", lambda c: (c.released, c.date_updated), descending=True),
+    "updated": Sort("Updated", lambda c: (c.date_updated, c.released), descending=True),
+    "size": Sort("Size", lambda c: (c.size_b is None, -(c.size_b or 0), c.title.lower()), descending=False),
+    "name": Sort("Name", lambda c: (c.title.lower(), c.hf_id), descending=False),
 }
 #: the browse page's filter rows and their labels
 BROWSE_ROWS = {"task": "Task", "arch": "Architecture", "size": "Size", "precision": "Precision",
@@ -222,4 +222,4 @@ def _browse_href(query: str, selected: Mapping[str, Sequence[str]], sort: str) -
 
 def _sorted(cards: Iterable[Card], sort: str) -> list[Card]:
     s = SORTS[sort]
-    return sorted(cards, key=s.key, reverse=s.newest_first)
+    return sorted(cards, key=s.key, reverse=s.descending)
