@@ -10,7 +10,9 @@ meant to run whole on a fresh clone.
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -99,3 +101,23 @@ def dep_pool_catalog_dir(tmp_path: Path) -> Path:
     path.parent.mkdir(parents=True)
     path.write_text(yaml.safe_dump(DEP_POOL_RECIPE, sort_keys=False), encoding="utf-8")
     return tmp_path
+
+
+def _half_head_closed(port: int, request_line: bytes, wait: float) -> tuple[bool, float]:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+        slow.sendall(request_line + b"\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        started = time.monotonic()
+        slow.settimeout(wait)
+        try:
+            closed = slow.recv(1) == b""
+        except TimeoutError:
+            closed = False
+        except OSError:  # (a reset is closed too)
+            closed = True
+        return closed, time.monotonic() - started
+
+
+@pytest.fixture(scope="session")
+def half_head_closed() -> Callable[[int, bytes, float], tuple[bool, float]]:
+    """Send a request head that never ends to a local server: (closed by the server?, seconds waited)."""
+    return _half_head_closed
