@@ -74,11 +74,11 @@ class ReleaseFindings:
         doc = self.catalog.source_for(file)
         if doc is None:
             return
-        pos = doc.position(key_path)
+        pos = doc.position(key_path)  # (in a merged shared file: the layer that wrote the value)
         hint = _selection_hint(sel)
         if file != self.recipe.rel_path:
             hint = f"{self.recipe.hf_id} {hint}"
-        self.findings.append(Finding(f.severity, file, pos.line, pos.col, format_key_path(key_path),
+        self.findings.append(Finding(f.severity, pos.file, pos.line, pos.col, format_key_path(key_path),
                                      f"[{f.code}] {f.message} (e.g. {hint})", f.code))
 
 

@@ -24,12 +24,14 @@ from .shell import final_tokens
 
 
 def locate(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> str:
-    """``file:line`` of a source (computed values have no file)."""
+    """``file:line`` of a source (computed values have no file; in a merged shared file, the file of the
+    layer that wrote the value)."""
     if not src.file:
         return ""
     if (doc := catalog.source_for(src.file)) is None:
         return src.file
-    return f"{src.file}:{doc.position(src.key_path if key_path is None else key_path).line}"
+    pos = doc.position(src.key_path if key_path is None else key_path)
+    return f"{pos.file}:{pos.line}"
 
 
 def source_dict(catalog: Catalog, src: Source, key_path: tuple[str | int, ...] | None = None) -> dict[str, Any]:
