@@ -188,10 +188,10 @@ def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     # index in NODES of each serve process's first node (all 0 when co-located)
     starts = accumulate((p.nodes for p in serve), initial=0)
     first = {p.key: 0 if dep.co_located else n for p, n in zip(serve, starts, strict=False)}
-    bound = {var: value for var in used_placeholders(dep)
-             if (value := _bound_value(var, dep, first)) is not None}
+    used = used_placeholders(dep)
+    bound = {var: value for var in used if (value := _bound_value(var, dep, first)) is not None}
     bound.update({var: f'"$WORKDIR/{f.name}"' for var, f in dep.files.items()})
-    to_set = {k: v for k, v in used_placeholders(dep).items() if k not in bound}
+    to_set = {k: v for k, v in used.items() if k not in bound}
     docker = dep.install == "docker"
     image = opts.image or dep.meta.image
     lines = [*_header(dep, opts, name, to_set, docker, image), *_sbatch(dep, name, serve),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .artifacts import (
@@ -133,13 +133,13 @@ def env_file(env: Sequence[tuple[str, str]]) -> tuple[list[str], list[tuple[str,
     return lines, omitted
 
 
-def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: tuple[tuple[str, str], ...],
-           opts: ExportOptions) -> list[Artifact]:
+def _files(dep: Deployment, used: Mapping[str, list[str]], p: Process, stem: str, argv: tuple[str, ...],
+           env: tuple[tuple[str, str], ...], opts: ExportOptions) -> list[Artifact]:
     # a pool's data-parallel RPC port: a fixed number (each node has its own ports), not a setting
     argv = tuple(substitute(t, lambda n: str(RPC_PORTS[n]) if n in RPC_PORTS else None) for t in argv)
     model, mapping, cli = config_mapping(argv, p.title)
     names = {n for t in (*argv, *(v for _, v in env)) for n in placeholders(t)}
-    where = {k: v for k, v in used_placeholders(dep).items() if k in names}
+    where = {k: v for k, v in used.items() if k in names}
     launch = " ".join([shell_join(["vllm", "serve", model, "--config", f"{stem}.yaml"]), *map(shell_word, cli)])
     extra = [f"Process: {p.title}", f"Run: . ./{stem}.env.sh && {launch}"]
     if p.install:
@@ -164,9 +164,10 @@ def _files(dep: Deployment, p: Process, stem: str, argv: tuple[str, ...], env: t
 
 def render(dep: Deployment, opts: ExportOptions) -> list[Artifact]:
     out: list[Artifact] = []
+    used = used_placeholders(dep)  # (the deployment's settings, walked once for every rank's files)
     for p in dep.processes:
         for rank in range(p.nodes if p.kind == "serve" else 0):
-            out += _files(dep, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
+            out += _files(dep, used, p, p.key if p.nodes <= 1 else f"{p.key}-node-{rank}", *p.node(rank), opts)
     if others := [p.title for p in dep.processes if p.kind != "serve"]:
         note = ("# Not vLLM processes (start them as `vllm-recipes command` prints, or export --to k8s/slurm): "
                 + ", ".join(others) + "\n")
