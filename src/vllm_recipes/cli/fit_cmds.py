@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
-from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
-from vllm_recipes.fit.checkpoints import CheckpointInfo
+from vllm_recipes.fit.architecture import ArchitectureError
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
 from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dict
@@ -199,30 +197,8 @@ def print_report(r: FitReport) -> None:
     console.print(f"[bold]verdict: {r.verdict}[/bold]")
 
 
-def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
-    """Architectures of the recipes without facts that the local Hugging Face cache has (never the network)."""
-    from vllm_recipes.fit.sources import architecture_from_cache
-
-    out: dict[str, Architecture] = {}
-    for r in catalog.recipes:
-        if not r.is_omni and recipe_architecture(r) is None:
-            with suppress(ArchitectureError):
-                if (arch := architecture_from_cache(r.model_repo)) is not None:
-                    out[r.hf_id] = arch
-    return out
-
-
-def cached_checkpoints(catalog: Catalog) -> dict[str, CheckpointInfo]:
-    """The safetensors summaries already cached for the catalog's variants (never the network)."""
-    from vllm_recipes.fit.report import checkpoint_repo
-    from vllm_recipes.fit.sources import cached_info
-
-    repos = {checkpoint_repo(r, vk) for r in catalog.recipes if not r.is_omni for vk in r.variants}
-    return {repo: info for repo in sorted(repos) if (info := cached_info(repo)) is not None}
-
-
 def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_json: bool) -> None:
-    from vllm_recipes.fit.search import search, search_dict
+    from vllm_recipes.fit.search import cached_architectures, cached_checkpoints, search, search_dict
 
     res = search(catalog, target, context, cached_architectures(catalog), cached_checkpoints(catalog))
     if as_json:

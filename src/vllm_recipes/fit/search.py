@@ -7,6 +7,7 @@ on the target as a ``custom`` profile; best first by concurrency at the asked co
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from vllm_recipes.select.selection import Selection
 from vllm_recipes.select.state import candidate_strategies
 from vllm_recipes.synth.resolve import resolve
 
-from .architecture import Architecture, recipe_architecture
+from .architecture import Architecture, ArchitectureError, recipe_architecture
 from .checkpoints import CheckpointInfo
 from .hardware import GpuTarget
 from .report import (
@@ -55,6 +56,27 @@ class SearchResult:
     unknown: tuple[str, ...]
     #: (recipe, variant) pairs that were tried and do not start
     rejected: int
+
+
+def cached_architectures(catalog: Catalog) -> dict[str, Architecture]:
+    """Architectures of the recipes without facts that the local Hugging Face cache has (never the network)."""
+    from .sources import architecture_from_cache
+
+    out: dict[str, Architecture] = {}
+    for r in catalog.recipes:
+        if not r.is_omni and recipe_architecture(r) is None:
+            with suppress(ArchitectureError):
+                if (arch := architecture_from_cache(r.model_repo)) is not None:
+                    out[r.hf_id] = arch
+    return out
+
+
+def cached_checkpoints(catalog: Catalog) -> dict[str, CheckpointInfo]:
+    """The safetensors summaries already cached for the catalog's variants (never the network)."""
+    from .sources import cached_info
+
+    repos = {checkpoint_repo(r, vk) for r in catalog.recipes if not r.is_omni for vk in r.variants}
+    return {repo: info for repo in sorted(repos) if (info := cached_info(repo)) is not None}
 
 
 def search(catalog: Catalog, target: GpuTarget, context: int | None = None,
