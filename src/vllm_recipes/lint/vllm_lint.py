@@ -209,15 +209,15 @@ class _Run:
                      "as two items (the recipe engine dedupes by flag token, so a later value cannot shadow it)",
                      0)
         head, dot, keypath = name.partition(".")
-        head = self._spelling(head, name, 0)
-        spec = self._known_spec(head, 0)
+        head = self._spelling(head, name)
+        spec = self._known_spec(head)
         if spec is None:
             return
         if dot:
             self._dotted(spec, head, keypath, seg, joined)
             return
         values = [joined] if joined is not None else list(seg[1:])
-        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values, 0,
+        used = self._arity(spec, head, head != spec.primary and head.startswith("--no-"), values,
                            joined is not None)
         for k, v in enumerate(values[:used]):
             self._check_value(spec, head, v, 0 if joined is not None else 1 + k)
@@ -225,31 +225,31 @@ class _Run:
             self.add("vllm-arity", "error", head, f"{head} takes {self._takes(spec)}; {seg[j]!r} is left over "
                      "(vLLM would refuse it as an unrecognized argument)", j)
 
-    def _spelling(self, head: str, name: str, i: int) -> str:
+    def _spelling(self, head: str, name: str) -> str:
         """``--max_model_len`` is accepted as ``--max-model-len``: reported, and linted as that."""
         if head.startswith("--") and "_" in head:
             fixed = "--" + head[2:].replace("_", "-")
             if fixed in self.view.options or fixed in self.t.declared_flags:
-                self.add("vllm-underscore", "info", name, f"{head} is accepted as {fixed}; spell it {fixed}", i)
+                self.add("vllm-underscore", "info", name, f"{head} is accepted as {fixed}; spell it {fixed}", 0)
                 return fixed
         return head
 
-    def _known_spec(self, head: str, i: int) -> FlagSpec | None:
+    def _known_spec(self, head: str) -> FlagSpec | None:
         """The release's spec of ``head`` after the unknown / min-version / deprecated checks (``None``: a
         flag the recipe declares, one vLLM does not know, or one without a spec: nothing more to check)."""
         if head in self.t.declared_flags:
             return None
         primary = self.view.options.get(head)
         if primary is None:
-            self._unknown_flag(head, i)
+            self._unknown_flag(head)
             return None
         spec = self.view.specs.get(primary)
         mv = self.t.min_view
         if mv is not None and head not in mv.options:
-            self._newer_than_min(mv, head, f"{head} is not in", self.tables.flag_ranges(head), i)
+            self._newer_than_min(mv, head, f"{head} is not in", self.tables.flag_ranges(head), 0)
         if spec is not None and spec.deprecated:
             self.add("vllm-deprecated-flag", "warning", head, f"{head} is deprecated in {self.where()}: "
-                     f"{spec.deprecated}", i)
+                     f"{spec.deprecated}", 0)
         return spec
 
     @staticmethod
@@ -267,11 +267,11 @@ class _Run:
             return f"exactly {spec.nargs} values"
         return {"+": "one or more values", "?": "at most one value"}.get(spec.nargs or "", "one value")
 
-    def _arity(self, spec: FlagSpec, head: str, negated: bool, values: list[str], i: int, joined: bool) -> int:
+    def _arity(self, spec: FlagSpec, head: str, negated: bool, values: list[str], joined: bool) -> int:
         """How many of ``values`` the flag consumes; reports a missing value."""
         if spec.kind == "switch":
             if joined:
-                self.add("vllm-arity", "error", head, f"{head} is a switch and takes no value", i)
+                self.add("vllm-arity", "error", head, f"{head} is a switch and takes no value", 0)
             return 0
         if negated:
             return 0
@@ -279,20 +279,20 @@ class _Run:
             return min(1, len(values))
         if spec.nargs == "+":
             if not values:
-                self.add("vllm-arity", "error", head, f"{head} expects one or more values", i)
+                self.add("vllm-arity", "error", head, f"{head} expects one or more values", 0)
             return len(values)
         need = spec.nargs if isinstance(spec.nargs, int) else 1
         if len(values) < need:
-            self.add("vllm-arity", "error", head, f"{head} expects {self._takes(spec)}, got {len(values)}", i)
+            self.add("vllm-arity", "error", head, f"{head} expects {self._takes(spec)}, got {len(values)}", 0)
         return min(need, len(values))
 
-    def _unknown_flag(self, head: str, i: int) -> None:
+    def _unknown_flag(self, head: str) -> None:
         ranges = self.tables.flag_ranges(head)
         if ranges:
             why = f"{head} is not an option of {self.where()}: {self.tables.window(ranges, self.view.idx)}"
         else:
             why = f"{head} is not an option of {self.where()} (nor of any release since {self.tables.releases[0]})"
-        self.add("vllm-unknown-flag", "error", head, why + did_you_mean(head, self.view.option_names), i,
+        self.add("vllm-unknown-flag", "error", head, why + did_you_mean(head, self.view.option_names), 0,
                  plugin_may_add=True)
 
     def _newer_than_min(self, mv: ReleaseView, subject: str, what: str, ranges: Ranges | None,

@@ -184,8 +184,10 @@ def bounded_nodes(n: float) -> int:
 
 
 def node_gpus(gpu_count: Any) -> int | float:
-    """A hardware profile's GPUs per node from its ``gpu_count``: a positive number, else 8 (the catalog
-    validates only that it is a number, so 0, a negative count or an absent one all mean "not said")."""
+    """A hardware profile's GPUs per node from its ``gpu_count``, else 8. The catalog holds a present count
+    to a positive number (``PosNum``), so the fallback serves an absent count (a profile without one, or an
+    unknown hardware id's empty profile) and a count the catalog never checked. synth's ``_gpu_count``
+    differs on purpose: there an absent count is one GPU."""
     return gpu_count if is_number(gpu_count) and gpu_count > 0 else 8
 
 

@@ -73,7 +73,7 @@ def select_omni(catalog: Catalog, recipe: Recipe, hardware: str | None, variant:
     choices; lenient (the page): drop the parameter and keep a notice."""
     refuse = Refusals(strict)
     r = recipe.data
-    variants = as_map(r.get("variants"))
+    variants = recipe.variants
     if variant is not None and variant not in variants:
         refuse("variant", f"{flag('variant')} {variant!r} is not a variant of {recipe.hf_id}.", list(variants))
         variant = None

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: user mode picks ``(feature, mode)``
+FeatureModes = tuple[tuple[str, str], ...]
 
 @dataclass(frozen=True)
 class Selection:
@@ -18,7 +20,7 @@ class Selection:
     #: enabled features, in emission order
     features: tuple[str, ...] = ()
     #: user mode picks ``(feature, mode)``
-    feature_modes: tuple[tuple[str, str], ...] = ()
+    feature_modes: FeatureModes = ()
     #: advanced options as ``(option id, tokens)``, in order
     advanced: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: ``None`` or ``{"prefill": int | {nodes?, rank?, parallelism?}, "decode": ...}``

@@ -187,8 +187,7 @@ def default_hardware(catalog: Catalog, recipe: Recipe, variant_key: str) -> str:
 def _default_hardware(profiles: Mapping[str, Any], recipe: Recipe, variant_key: str) -> str:
     """Remembered (catalog data is immutable; the profiles hash by identity): a page asks it for each of its
     ~50 links, and each answer scans every hardware profile (a third of a new page's CPU)."""
-    data = recipe.data
-    return pick_default_hardware(profiles, as_map(as_map(data.get("variants")).get(variant_key)), data)
+    return pick_default_hardware(profiles, as_map(recipe.variants.get(variant_key)), recipe.data)
 
 
 @dataclass

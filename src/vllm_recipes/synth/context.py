@@ -25,11 +25,10 @@ from vllm_recipes.select.gates import (
     node_gpus,
 )
 from vllm_recipes.select.lookups import gen_or_nvidia_with_key, keyed_with_key
-from vllm_recipes.select.selection import Selection
+from vllm_recipes.select.selection import FeatureModes, Selection
 
 T = TypeVar("T")
 R = TypeVar("R")
-FeatureModes = tuple[tuple[str, str], ...]
 #: one recorded read: the function, its arguments, whether it reads the modes, and its value
 Read = tuple[Callable[..., Any], tuple[Any, ...], bool, Any]
 

@@ -33,9 +33,9 @@ from vllm_recipes.select.gates import (
     pd_pool_modes,
     resolve_mode_key,
 )
-from vllm_recipes.select.selection import mode_for
+from vllm_recipes.select.selection import FeatureModes, mode_for
 
-from .context import Ctx, FeatureModes
+from .context import Ctx
 from .plan import Arg, Source
 
 EnvFragment = tuple[Mapping[str, Any], Source]
