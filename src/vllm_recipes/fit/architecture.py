@@ -489,13 +489,19 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
+def qkvo_params(hidden: int, heads: int, kv: int, head_dim: int) -> int:
+    """One attention layer's Q, K, V and O projections (no biases): Q and O ``hidden x heads*head_dim``,
+    K and V ``hidden x kv*head_dim``."""
+    return hidden * head_dim * (2 * heads + 2 * kv)
+
+
 def _attention_params(cfg: Mapping[str, Any], hidden: int) -> int:
     """One attention layer's Q, K, V and O projections."""
     heads, kv, _, head_dim = attention_shape(cfg)
     heads = heads or 1
     kv = kv or heads
     head_dim = head_dim or hidden // heads
-    return hidden * head_dim * (2 * heads + 2 * kv)
+    return qkvo_params(hidden, heads, kv, head_dim)
 
 
 def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:

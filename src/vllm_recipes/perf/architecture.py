@@ -20,6 +20,7 @@ from vllm_recipes.fit.architecture import (
     layer_pattern,
     parameters_billions,
     pattern_params,
+    qkvo_params,
     text_config,
 )
 from vllm_recipes.jsvalues import as_map
@@ -103,7 +104,7 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
         attn = q + h * (kv_lora + rope) + kv_lora * heads * (nope + vdim) + heads * vdim * h
         qk_dim, v_dim = kv_lora + rope, kv_lora  # decode runs the absorbed form over the latent
     else:
-        attn = h * heads * hd + 2 * h * kvh * hd + heads * hd * h
+        attn = qkvo_params(h, heads, kvh, hd)
         qk_dim = v_dim = hd
     experts, moe_inter = a.num_experts, a.moe_intermediate_size or 0
     k, moe_layers = (a.experts_per_token, a.moe_layers) if experts else (0, 0)
