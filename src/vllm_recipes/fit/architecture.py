@@ -297,6 +297,11 @@ def first_int(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     return value
 
 
+def count_of(cfg: Mapping[str, Any], key: str) -> int:
+    """A key's int as a count: 0 when absent, not an int (bools and floats included) or negative."""
+    return max(0, _int(cfg.get(key)) or 0)
+
+
 def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """A multimodal config's language model (``text_config`` / ``llm_config``) over its top level."""
     text = config.get("text_config") or config.get("llm_config")
@@ -344,14 +349,11 @@ def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, a
     experts beside the shared ones and the router; MLPs and experts are up + down (squared ReLU). The
     embeddings and the head are not counted."""
 
-    def n(key: str) -> int:
-        return max(0, _int(cfg.get(key)) or 0)
-
     experts = first_int(cfg, EXPERTS_KEYS) or 0
     moe_layers = pattern.moe if experts else 0
     routed = moe_layers * experts * 2 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
     mlp = 2 * hidden * (_int(cfg.get("intermediate_size")) or 0)
-    shared = 2 * hidden * n("moe_shared_expert_intermediate_size") * n("n_shared_experts")
+    shared = 2 * hidden * count_of(cfg, "moe_shared_expert_intermediate_size") * count_of(cfg, "n_shared_experts")
     other = (pattern.mamba * mamba2_params(cfg, hidden) + pattern.attention * attention + pattern.mlp * mlp
              + moe_layers * (shared + hidden * experts))
     return routed, other
