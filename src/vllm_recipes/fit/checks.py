@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from vllm_recipes.synth.plan import Plan
 
     from .architecture import Architecture
-    from .memory import ProcessShape
+    from .shape import ProcessShape
 
 
 @dataclass(frozen=True)
