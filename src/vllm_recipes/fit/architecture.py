@@ -297,6 +297,11 @@ def first_int(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     return value
 
 
+def count_of(cfg: Mapping[str, Any], key: str) -> int:
+    """A key's int as a count: 0 when absent, not an int (bools and floats included) or negative."""
+    return max(0, _int(cfg.get(key)) or 0)
+
+
 def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """A multimodal config's language model (``text_config`` / ``llm_config``) over its top level."""
     text = config.get("text_config") or config.get("llm_config")
@@ -344,14 +349,11 @@ def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, a
     experts beside the shared ones and the router; MLPs and experts are up + down (squared ReLU). The
     embeddings and the head are not counted."""
 
-    def n(key: str) -> int:
-        return max(0, _int(cfg.get(key)) or 0)
-
     experts = first_int(cfg, EXPERTS_KEYS) or 0
     moe_layers = pattern.moe if experts else 0
     routed = moe_layers * experts * 2 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
     mlp = 2 * hidden * (_int(cfg.get("intermediate_size")) or 0)
-    shared = 2 * hidden * n("moe_shared_expert_intermediate_size") * n("n_shared_experts")
+    shared = 2 * hidden * count_of(cfg, "moe_shared_expert_intermediate_size") * count_of(cfg, "n_shared_experts")
     other = (pattern.mamba * mamba2_params(cfg, hidden) + pattern.attention * attention + pattern.mlp * mlp
              + moe_layers * (shared + hidden * experts))
     return routed, other
@@ -489,13 +491,19 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     return sum(1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense)
 
 
+def qkvo_params(hidden: int, heads: int, kv: int, head_dim: int) -> int:
+    """One attention layer's Q, K, V and O projections (no biases): Q and O ``hidden x heads*head_dim``,
+    K and V ``hidden x kv*head_dim``."""
+    return hidden * head_dim * (2 * heads + 2 * kv)
+
+
 def _attention_params(cfg: Mapping[str, Any], hidden: int) -> int:
     """One attention layer's Q, K, V and O projections."""
     heads, kv, _, head_dim = attention_shape(cfg)
     heads = heads or 1
     kv = kv or heads
     head_dim = head_dim or hidden // heads
-    return hidden * head_dim * (2 * heads + 2 * kv)
+    return qkvo_params(hidden, heads, kv, head_dim)
 
 
 def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from vllm_recipes.synth.plan import Plan
 
     from .architecture import Architecture
-    from .memory import ProcessShape
+    from .shape import ProcessShape
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,12 @@ def architecture_checks(arch: Architecture | None, shapes: list[ProcessShape],
     return tuple(dict.fromkeys(out))
 
 
+def recipe_context_length(recipe: Recipe) -> int | None:
+    """The recipe's ``model.context_length`` when it is an int (else ``None``)."""
+    ctx = recipe.model.get("context_length")
+    return ctx if isinstance(ctx, int) else None
+
+
 def plan_checks(arch: Architecture, recipe: Recipe, plan: Plan) -> tuple[Check, ...]:
     """The checks for a rendered plan with the recipe's own architecture (``command``, ``explain``)."""
-    ctx = recipe.model.get("context_length")
-    return architecture_checks(arch, plan_shapes(plan), ctx if isinstance(ctx, int) else None)
+    return architecture_checks(arch, plan_shapes(plan), recipe_context_length(recipe))

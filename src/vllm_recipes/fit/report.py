@@ -21,7 +21,7 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .architecture import Architecture, estimated_checkpoint_gib, recipe_architecture
-from .checks import Check, architecture_checks
+from .checks import Check, architecture_checks, recipe_context_length
 from .hardware import GpuTarget, profile_target
 from .memory import GIB, ProcessFit, ProcessShape, fit_process
 from .shape import plan_shapes
@@ -170,8 +170,7 @@ def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Arch
         return dataclasses.replace(head, missing=("checkpoint size",),
                                    errors=(f"the size of the {sel.variant_key} checkpoint is not known yet",))
     shapes = plan_shapes(plan, arch, parse_release(rules.release))
-    mc = recipe.model.get("context_length")
-    model_len = mc if isinstance(mc, int) else None
+    model_len = recipe_context_length(recipe)
     total = target.gpus_per_node * max(1, sel.node_count)
     procs = tuple(fit_process(arch, ckpt, target.gpu_gib, s, context, model_len=model_len, release=rules.release,
                               gpu_name=target.label, gpus_available=total, draft_gib=draft_weights_gib(arch, s))

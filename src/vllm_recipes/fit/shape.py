@@ -72,10 +72,9 @@ def invocations(plan: Plan) -> list[tuple[str, Invocation]]:
 
 def final_flags(inv: Invocation) -> dict[str, str]:
     """Flag -> value (``""`` for a bare switch) of the command as rendered: the render stage's dedupe
-    (:func:`~vllm_recipes.render.shell.dedupe_positions`), then a flag takes the next token unless it is a flag."""
+    (:func:`~vllm_recipes.render.shell.kept_values`), then a flag takes the next token unless it is a flag."""
     out: dict[str, str] = {}
-    args = tuple(a.value for a in inv.args)
-    values = [args[i] for i in shell.dedupe_positions(args, inv.drop_flags)[0]]
+    values = shell.kept_values(inv)
     for i, t in enumerate(values):
         if t.startswith("-"):
             val = values[i + 1] if i + 1 < len(values) and not values[i + 1].startswith("-") else ""

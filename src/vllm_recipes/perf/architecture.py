@@ -16,10 +16,12 @@ from vllm_recipes.fit.architecture import (
     PRECISION_BYTES,
     Architecture,
     architecture_from_hf_config,
+    count_of,
     first_int,
     layer_pattern,
     parameters_billions,
     pattern_params,
+    qkvo_params,
     text_config,
 )
 from vllm_recipes.jsvalues import as_map
@@ -93,17 +95,14 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
     layers, h, heads = a.num_layers, a.hidden_size or 0, a.num_attention_heads or 0
     kvh, hd, vocab, inter = a.num_kv_heads or 0, a.head_dim or 0, a.vocab_size or 0, a.intermediate_size or 0
 
-    def n(key: str) -> int:
-        return max(0, first_int(cfg, (key,)) or 0)
-
     if a.kv_lora_rank:  # MLA (DeepSeek-V2/V3 style)
-        q_lora, kv_lora, rope = n("q_lora_rank"), a.kv_lora_rank, a.qk_rope_head_dim or 0
-        nope, vdim = n("qk_nope_head_dim"), n("v_head_dim")
+        q_lora, kv_lora, rope = count_of(cfg, "q_lora_rank"), a.kv_lora_rank, a.qk_rope_head_dim or 0
+        nope, vdim = count_of(cfg, "qk_nope_head_dim"), count_of(cfg, "v_head_dim")
         q = h * q_lora + q_lora * heads * (nope + rope) if q_lora else h * heads * (nope + rope)
         attn = q + h * (kv_lora + rope) + kv_lora * heads * (nope + vdim) + heads * vdim * h
         qk_dim, v_dim = kv_lora + rope, kv_lora  # decode runs the absorbed form over the latent
     else:
-        attn = h * heads * hd + 2 * h * kvh * hd + heads * hd * h
+        attn = qkvo_params(h, heads, kvh, hd)
         qk_dim = v_dim = hd
     experts, moe_inter = a.num_experts, a.moe_intermediate_size or 0
     k, moe_layers = (a.experts_per_token, a.moe_layers) if experts else (0, 0)
@@ -113,7 +112,8 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
         routed, dense = pattern_params(cfg, pattern, h, attn)
         expert_params = float(routed)
     else:
-        shared = n("n_shared_experts") * 3 * h * moe_inter + 3 * h * n("shared_expert_intermediate_size")
+        shared = (count_of(cfg, "n_shared_experts") * 3 * h * moe_inter
+                  + 3 * h * count_of(cfg, "shared_expert_intermediate_size"))
         expert_params = float(moe_layers * experts * 3 * h * moe_inter)
         # MoE layers: shared experts + the router; the others a dense MLP
         dense = layers * attn + moe_layers * (shared + h * experts) + (layers - moe_layers) * 3 * h * inter

@@ -253,10 +253,15 @@ def command_text(binary: str, model_id: str, lines: Sequence[str]) -> str:
     return CONT.join([" ".join([*binary_words(binary), quote(model_id)]), *lines])
 
 
+def kept_values(inv: Invocation) -> tuple[str, ...]:
+    """The values of a process's kept tokens, in order (:func:`dedupe_positions`: no shadowing record)."""
+    values = tuple(a.value for a in inv.args)
+    return tuple(values[i] for i in dedupe_positions(values, inv.drop_flags)[0])
+
+
 def render_invocation(inv: Invocation) -> tuple[str, list[str]]:
     """Text and argv of one ``vllm serve`` process (the kept tokens only: no shadowing record)."""
-    values = tuple(a.value for a in inv.args)
-    values = tuple(values[i] for i in dedupe_positions(values, inv.drop_flags)[0])
+    values = kept_values(inv)
     text = command_text(inv.binary, inv.model_id, pair_lines(values))
     return text, [*binary_words(inv.binary), inv.model_id, *values]
 
