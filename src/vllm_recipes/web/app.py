@@ -313,7 +313,7 @@ def _negotiated(response: Response) -> Response:
 
 async def home(request: Request) -> Response:
     web = _web(request)
-    if twins.wants_json(request) or request.url.path.endswith(".json"):
+    if twins.wants_twin(request):
         return twins.json_response(twins.home_json(web.index))
     return _negotiated(HTMLResponse(web.render("home.html", latest=web.index.latest,
                                                providers=web.index.provider_grid)))
@@ -322,7 +322,7 @@ async def home(request: Request) -> Response:
 async def browse(request: Request) -> Response:
     web = _web(request)
     result = web.index.browse(dict(request.query_params))
-    if twins.wants_json(request) or request.url.path.endswith(".json"):
+    if twins.wants_twin(request):
         url = "/browse" + ("?" + request.url.query if request.url.query else "")
         return twins.json_response(twins.browse_json(result, url))
     return _negotiated(HTMLResponse(web.render("browse.html", r=result)))

@@ -49,6 +49,11 @@ def wants_json(request: Request) -> bool:
     return best["json"] > 0 and best["json"] >= best["html"]
 
 
+def wants_twin(request: Request) -> bool:
+    """The JSON twin of a page: asked for by ``Accept`` or by a ``.json`` path."""
+    return wants_json(request) or request.url.path.endswith(".json")
+
+
 def json_response(obj: Any, status: int = 200) -> Response:
     body = json.dumps(obj, indent=2, ensure_ascii=False, default=_plain).encode("utf-8")
     return Response(body, status_code=status, media_type=JSON_TYPE, headers=TWIN_HEADERS)
