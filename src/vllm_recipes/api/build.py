@@ -63,6 +63,14 @@ def add_parent_dirs(path: str, dirs: set[str]) -> None:
         i = path.rfind("/", 0, i)
 
 
+def parent_dirs(paths: Iterable[str]) -> set[str]:
+    """Every directory the ``paths`` need."""
+    dirs: set[str] = set()
+    for path in paths:
+        add_parent_dirs(path, dirs)
+    return dirs
+
+
 class ApiBuildError(Exception):
     """The build cannot produce an API (the CLI prints the message and exits 1)."""
 
@@ -400,9 +408,7 @@ def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, byt
     """The whole tree as the reference writes it: the static files, every recipe's operations in walk order
     (the last writer of a path wins, a variant tree's stale files go first), models.json, quickstart."""
     files = static_files(catalog)
-    dirs: set[str] = set()
-    for path in files:
-        add_parent_dirs(path, dirs)
+    dirs = parent_dirs(files)
     for res in outputs:
         for kind, path, data in res.ops:
             if kind == "w" and data is not None:
