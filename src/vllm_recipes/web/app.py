@@ -44,11 +44,11 @@ from vllm_recipes.service.url import (
 
 from . import markdown as md
 from . import twins
-from .assets import IMMUTABLE, REVALIDATE, AssetStore
+from .assets import IMMUTABLE, LIVE_HEADERS, PUBLIC_HEADERS, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import LIVE_HEADERS, PUBLIC_HEADERS, StaticApi, etag_matches, etag_of, resolve_payload
+from .live_api import StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra

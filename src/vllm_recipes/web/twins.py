@@ -17,8 +17,8 @@ from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service.answers import selection_dict
 from vllm_recipes.service.url import page_state
 
+from .assets import LIVE_HEADERS
 from .builder import build_view
-from .live_api import LIVE_HEADERS
 from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
