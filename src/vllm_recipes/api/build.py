@@ -63,6 +63,14 @@ def add_parent_dirs(path: str, dirs: set[str]) -> None:
         i = path.rfind("/", 0, i)
 
 
+def parent_dirs(paths: Iterable[str]) -> set[str]:
+    """Every directory the ``paths`` need."""
+    dirs: set[str] = set()
+    for path in paths:
+        add_parent_dirs(path, dirs)
+    return dirs
+
+
 class ApiBuildError(Exception):
     """The build cannot produce an API (the CLI prints the message and exits 1)."""
 
@@ -380,9 +388,16 @@ def summary_text(c: BuildCounts) -> str:
     return line + "\n" + tail
 
 
+def _index(outputs: Sequence[RecipeOutput]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The models.json entries: each recipe's parent (``entries[0]``) in walk order, and every promotion
+    (``entries[1:]``) in promotion order."""
+    return ([res.entries[0] for res in outputs if res.entries],
+            [e for res in outputs for e in res.entries[1:]])
+
+
 def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCounts:
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
-    promotions = [e for res in outputs for e in res.entries[1:]]
+    parents, promotions = _index(outputs)
     # the platforms.json file's own rule (a lower layer's platforms.yaml is not written, so not counted)
     _, platforms = _source_data(catalog, "platforms.yaml")
     return BuildCounts(models=sum(not res.skipped for res in outputs),
@@ -392,7 +407,7 @@ def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCou
                        strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
                        platforms=len(as_list(get(platforms, "platforms"))),
                        collisions=sum(res.collisions for res in outputs),
-                       example_model=next((res.entries[0]["hf_id"] for res in outputs if res.entries), ""),
+                       example_model=parents[0]["hf_id"] if parents else "",
                        example_variant=promotions[0]["hf_id"] if promotions else "")
 
 
@@ -400,9 +415,7 @@ def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, byt
     """The whole tree as the reference writes it: the static files, every recipe's operations in walk order
     (the last writer of a path wins, a variant tree's stale files go first), models.json, quickstart."""
     files = static_files(catalog)
-    dirs: set[str] = set()
-    for path in files:
-        add_parent_dirs(path, dirs)
+    dirs = parent_dirs(files)
     for res in outputs:
         for kind, path, data in res.ops:
             if kind == "w" and data is not None:
@@ -413,8 +426,8 @@ def assemble(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> dict[str, byt
                 files = {k: v for k, v in files.items() if not k.startswith(prefix)}
                 dirs = {d for d in dirs if not d.startswith(prefix) and d != path}
     # §9: parents in walk order, then every promotion in promotion order (duplicates kept)
-    files["models.json"] = encode([res.entries[0] for res in outputs if res.entries]
-                                  + [e for res in outputs for e in res.entries[1:]])
+    parents, promotions = _index(outputs)
+    files["models.json"] = encode(parents + promotions)
     files.update(quickstart_files(catalog))
     return files
 

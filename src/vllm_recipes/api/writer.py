@@ -20,7 +20,7 @@ from pathlib import Path
 from vllm_recipes.catalog import Catalog, load_catalog
 from vllm_recipes.catalog.loader import RecipesDirs
 
-from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, add_parent_dirs, build_api
+from .build import ApiBuild, ApiBuildError, ExtraRecipeKeys, Warn, build_api, parent_dirs
 from .llms import llms_files
 
 #: Makes the ``extra_recipe_keys`` hook of :func:`build_api` for a catalog (e.g. i18n translations).
@@ -60,10 +60,7 @@ def write_files(root: Path, files: Mapping[str, bytes]) -> None:
     """Write ``files`` under an existing empty ``root``; the paths are checked here too (defence in depth)."""
     check_paths(files)
     base = os.fspath(root) + "/"
-    dirs: set[str] = set()
-    for p in files:
-        add_parent_dirs(p, dirs)
-    for d in sorted(dirs):  # (a parent sorts before its children)
+    for d in sorted(parent_dirs(files)):  # (a parent sorts before its children)
         os.mkdir(base + d)
     for path, data in files.items():
         fd = os.open(base + path, _O_WRITE, 0o666)

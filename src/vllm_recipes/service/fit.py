@@ -156,13 +156,18 @@ def offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
     return replace(target, custom=True, notes=(not_offered,)), None
 
 
+def _bad_gpus(gpus: object) -> QueryError:
+    """The refusal of a ``gpus`` value outside 1..MAX_GPUS (an int, or the text of a URL query)."""
+    return QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+
+
 def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_memory: float | None = None,
                gpus: int | None = None, context: int | None = None) -> dict[str, Any]:
     """The fit of the query's selection on its hardware or on the given GPUs; without a model
     (``query.model`` empty) every recipe variant that starts on those GPUs (or
     ``query.request.hardware``), best first. Raises :class:`QueryError`."""
     if gpus is not None and not 0 < gpus <= MAX_GPUS:
-        raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+        raise _bad_gpus(gpus)
     if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
         raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
                                        f"got {gpu_memory!r}.")
@@ -201,7 +206,7 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
         raise QueryError("ctx", f"Parameter 'ctx' must be a context length (e.g. 131072 or 128k), got {raw!r}.")
     gpus = vals.get("gpus") or None
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
-        raise QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
+        raise _bad_gpus(gpus)
     memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))

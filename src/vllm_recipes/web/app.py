@@ -44,11 +44,11 @@ from vllm_recipes.service.url import (
 
 from . import markdown as md
 from . import twins
-from .assets import IMMUTABLE, REVALIDATE, AssetStore
+from .assets import IMMUTABLE, LIVE_HEADERS, PUBLIC_HEADERS, REVALIDATE, AssetStore
 from .builder import build_view
 from .deploy import Reply, deploy_tabs, export_error, export_reply
 from .fit import CTX_PARAM, fit_panel, page_extra
-from .live_api import LIVE_HEADERS, PUBLIC_HEADERS, StaticApi, etag_matches, etag_of, resolve_payload
+from .live_api import StaticApi, etag_matches, etag_of, resolve_payload
 from .omni import build_omni_view
 from .perf import PERF_PARAMS, perf_panel
 from .perf import page_extra as perf_extra
@@ -313,7 +313,7 @@ def _negotiated(response: Response) -> Response:
 
 async def home(request: Request) -> Response:
     web = _web(request)
-    if twins.wants_json(request) or request.url.path.endswith(".json"):
+    if twins.wants_twin(request):
         return twins.json_response(twins.home_json(web.index))
     return _negotiated(HTMLResponse(web.render("home.html", latest=web.index.latest,
                                                providers=web.index.provider_grid)))
@@ -322,7 +322,7 @@ async def home(request: Request) -> Response:
 async def browse(request: Request) -> Response:
     web = _web(request)
     result = web.index.browse(dict(request.query_params))
-    if twins.wants_json(request) or request.url.path.endswith(".json"):
+    if twins.wants_twin(request):
         url = "/browse" + ("?" + request.url.query if request.url.query else "")
         return twins.json_response(twins.browse_json(result, url))
     return _negotiated(HTMLResponse(web.render("browse.html", r=result)))

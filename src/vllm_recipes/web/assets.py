@@ -6,10 +6,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 #: what the site and its API may be cached for (five minutes), then revalidated by ETag
 REVALIDATE = "public, max-age=300"
+#: the live API's answers: readable from any origin, never reused without asking (cached replies share it)
+LIVE_HEADERS = MappingProxyType({"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
+#: public files (``llms.txt``, ``openapi.json``): readable from any origin, reused for five minutes
+PUBLIC_HEADERS = MappingProxyType({"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
 MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
                ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2", ".webp": "image/webp"}

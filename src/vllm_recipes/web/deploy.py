@@ -16,7 +16,7 @@ from vllm_recipes.service import CannotExport, QueryError
 from vllm_recipes.service.answers import Export, export
 from vllm_recipes.service.url import query_from_items, query_string
 
-from .live_api import LIVE_HEADERS
+from .assets import LIVE_HEADERS
 from .security import error_fields
 from .wording import deploy_refusal
 

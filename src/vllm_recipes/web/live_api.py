@@ -9,7 +9,6 @@ import hashlib
 import logging
 import threading
 from concurrent.futures import Future
-from types import MappingProxyType
 from typing import Any
 
 from vllm_recipes.catalog import Catalog
@@ -18,13 +17,7 @@ from vllm_recipes.service import answers
 from vllm_recipes.service.fit import parse_ctx
 from vllm_recipes.service.url import query_from_items
 
-from .assets import REVALIDATE
-
 log = logging.getLogger("vllm_recipes.web")
-#: the live API's answers: readable from any origin, never reused without asking (cached replies share it)
-LIVE_HEADERS = MappingProxyType({"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
-#: public files (``llms.txt``, ``openapi.json``): readable from any origin, reused for five minutes
-PUBLIC_HEADERS = MappingProxyType({"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
 
 
 class StaticApi:

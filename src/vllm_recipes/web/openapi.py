@@ -38,14 +38,15 @@ def get_op(summary: str, responses: dict[str, Any], path_names: tuple[str, ...] 
     return {"get": op}
 
 
-def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
-    """``/api/resolve``, ``/api/export``, ``/api/fit``, ``/api/perf`` and ``/api/recommend``."""
+def live_paths(model: dict[str, Any], selection: list[dict[str, Any]]) -> dict[str, Any]:
+    """``/api/resolve``, ``/api/export``, ``/api/fit``, ``/api/perf`` and ``/api/recommend``: ``model`` is the
+    (required) model parameter, ``selection`` the builder's selection parameters after it."""
+    params = [model, *selection]
     refused = json_answer("A parameter cannot be honoured.")
     load = [query_param(k, {key: v for key, v in s.items() if key != "description"}, s["description"],
                         WORKLOAD[k].required)
             for k, s in load_schema().items()]
     estimate = {"200": json_answer("An estimate (see docs/decisions-perf-model.md).", OBJECT), "400": refused}
-    model = [p for p in params if p["name"] == "model"]
     return {
         "/api/resolve": {"get": {
             "summary": "Commands for one builder selection",
@@ -78,7 +79,8 @@ def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
                            "budget, KV tokens, concurrency at `ctx`, verdict, levers) on its hardware or on "
                            "`gpu`/`gpu_memory`/`gpus`. Without `model`: every recipe variant that starts on the "
                            "given GPUs, best first.",
-            "parameters": [{**p, "required": False} if p["name"] == "model" else p for p in params] + [
+            "parameters": [
+                {**model, "required": False}, *selection,
                 query_param("ctx", {"type": "string", "maxLength": 16}, "Context length for the concurrency "
                             "figure (131072, 128k, 1m; default --max-model-len). Alias: context."),
                 query_param("gpu", {"type": "string", "maxLength": 64}, "GPU name, e.g. RTX 5090 (a catalog "
@@ -95,7 +97,8 @@ def live_paths(params: list[dict[str, Any]]) -> dict[str, Any]:
             "parameters": params + load, "responses": estimate}},
         "/api/recommend": {"get": {
             "summary": "The recipe's configurations that meet a TTFT / TPOT target, fewest GPUs first",
-            "parameters": model + load + [
+            "parameters": [
+                model, *load,
                 query_param("ttft_ms", {"type": "number"}, "TTFT target in ms.", True),
                 query_param("tpot_ms", {"type": "number"}, "TPOT target in ms.", True),
                 query_param("hardware", STRING, "Only this hardware profile (repeatable).")],
@@ -137,15 +140,14 @@ def page_paths() -> dict[str, Any]:
 def openapi_spec() -> dict[str, Any]:
     """The whole document, a deep copy: the helpers share schema dicts (:data:`STRING` and the like), so
     a caller editing one spec must not change the next."""
-    params = [query_param("model", {"type": "string", "maxLength": 512}, "Recipe Hugging Face id (or a "
-                          "variant's model id), e.g. deepseek-ai/DeepSeek-V4.1-Flash.", True),
-              *openapi_parameters()]
+    model = query_param("model", {"type": "string", "maxLength": 512}, "Recipe Hugging Face id (or a "
+                        "variant's model id), e.g. deepseek-ai/DeepSeek-V4.1-Flash.", True)
     spec = {
         "openapi": "3.1.0",
         "info": {"title": "vLLM Recipes API", "version": "1",
                  "description": "Static recipe JSON and live command resolution. Paths, shapes and "
                                 "parameters: docs/reference/json-api.md in the vllm-recipes repository."},
-        "paths": live_paths(params) | page_paths(),
+        "paths": live_paths(model, openapi_parameters()) | page_paths(),
         "components": {"schemas": {
             "Error": {"type": "object", "required": ["error", "param", "choices"], "properties": {
                 "error": STRING, "param": {"type": ["string", "null"]},

@@ -17,8 +17,8 @@ from vllm_recipes.render.rendering import rendering_object
 from vllm_recipes.service.answers import selection_dict
 from vllm_recipes.service.url import page_state
 
+from .assets import LIVE_HEADERS
 from .builder import build_view
-from .live_api import LIVE_HEADERS
 from .omni import build_omni_view
 from .site import BrowseResult, Card, Provider, SiteIndex
 
@@ -47,6 +47,11 @@ def wants_json(request: Request) -> bool:
         elif media in ("text/html", "text/*", "*/*"):
             best["html"] = max(best["html"], q if media == "text/html" else q - 0.001)
     return best["json"] > 0 and best["json"] >= best["html"]
+
+
+def wants_twin(request: Request) -> bool:
+    """The JSON twin of a page: asked for by ``Accept`` or by a ``.json`` path."""
+    return wants_json(request) or request.url.path.endswith(".json")
 
 
 def json_response(obj: Any, status: int = 200) -> Response:
