@@ -8,8 +8,9 @@ all 7 NVIDIA GPUs").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -179,6 +180,7 @@ def _keyed_changes(kind: str, a: Mapping[Any, str | None], b: Mapping[Any, str |
 # One recipe
 
 def _finding_key(f: Finding) -> tuple[str, str, str, str]:
+    """What makes two findings the same (positions ignored: lines move)."""
     return (f.severity, f.code, f.key_path, f.message)
 
 
@@ -189,13 +191,8 @@ def _new_file_findings(base_cat: Catalog, head_cat: Catalog, rel_path: str, kind
         doc = catalog.source_for(rel_path)
         return found + validate_document(doc, kind, catalog) if doc is not None else found
 
-    return new_findings(findings(base_cat), findings(head_cat))
-
-
-def new_findings(before: Iterable[Finding], after: Iterable[Finding]) -> list[Finding]:
-    """Findings of ``after`` that ``before`` did not have (positions ignored: lines move)."""
-    old = {_finding_key(f) for f in before}
-    return [f for f in after if _finding_key(f) not in old]
+    old = {_finding_key(f) for f in findings(base_cat)}
+    return [f for f in findings(head_cat) if _finding_key(f) not in old]
 
 
 def _selection_of(state: Any) -> Any:
@@ -306,10 +303,6 @@ def changed_recipe_files(base_cat: Catalog, head_cat: Catalog) -> list[str]:
     return sorted(n for n in names if a.get(n) != b.get(n) or broken_a.get(n) != broken_b.get(n))
 
 
-def _compare_one(job: tuple[Catalog, Catalog, str]) -> RecipeImpact:
-    return compare_recipe(*job)
-
-
 def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "base", head_label: str = "head",
                      *, jobs: int | None = None) -> Impact:
     """The impact of turning ``base_cat`` into ``head_cat``."""
@@ -318,8 +311,7 @@ def compare_catalogs(base_cat: Catalog, head_cat: Catalog, base_label: str = "ba
     if shared:
         everything = {r.rel_path for r in base_cat.recipes} | {r.rel_path for r in head_cat.recipes}
         names = sorted(everything | set(names))
-    impacts = parallel_map(_compare_one, [(base_cat, head_cat, name) for name in names], jobs=jobs,
-                           min_items=8)
+    impacts = parallel_map(partial(compare_recipe, base_cat, head_cat), names, jobs=jobs)
     compared = sum(min(i.selections_base, i.selections_head) for i in impacts if i.status == "changed")
     shared_findings = [f for name in shared for f in _new_file_findings(base_cat, head_cat, name, document_kind(name))]
     return Impact(base_label, head_label, shared, [i for i in impacts if i.has_changes], len(names), compared,
