@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from vllm_recipes.catalog.diagnostics import plural
 from vllm_recipes.jsvalues import get
 
+from .selections import DefaultKey, SelectionKey
+
 #: at most this many hardware ids or selection labels are spelled out
 MAX_NAMED = 6
 
-
-class Keyed(Protocol):
-    @property
-    def variant(self) -> str: ...
-
-    @property
-    def hardware(self) -> str: ...
-
+Keyed = SelectionKey | DefaultKey
 
 def _names(items: Sequence[str]) -> str:
     shown = ", ".join(items[:MAX_NAMED])
