@@ -5,6 +5,8 @@ Format, slugs, hashes, drift rules and the web's use of this API: ``docs/decisio
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from vllm_recipes.catalog import Catalog, Recipe
 
 from .drift import SourceView, check, source_view
@@ -17,7 +19,6 @@ from .translation import (
     read_translations,
     split_translation_name,
     translation_rel_path,
-    with_findings,
 )
 
 
@@ -28,8 +29,8 @@ def check_all(catalog: Catalog) -> list[Translation]:
     views: dict[str, SourceView] = {}
     for t, recipe in read_translations(catalog):
         if recipe is None:
-            out.append(with_findings(t, [DriftFinding(
-                "-", "no-recipe", t.hf_id, f"no recipe models/{t.hf_id}.yaml beside this translation")]))
+            out.append(replace(t, findings=(DriftFinding(
+                "-", "no-recipe", t.hf_id, f"no recipe models/{t.hf_id}.yaml beside this translation"),)))
             continue
         if recipe.rel_path not in views:
             views[recipe.rel_path] = source_view(catalog, recipe)

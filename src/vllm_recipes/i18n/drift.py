@@ -9,7 +9,7 @@ the translation lacks). The rules and their limits: docs/decisions-i18n.md §4.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
@@ -20,7 +20,7 @@ from vllm_recipes.select.gates import names_hardware
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
-from .translation import HEADER_KEYS, SOURCE_LANG, DriftFinding, Translation, with_findings
+from .translation import HEADER_KEYS, SOURCE_LANG, DriftFinding, Translation
 
 #: recipe/catalog keys whose strings are prose shown to readers, never emitted
 PROSE_KEYS = frozenset({
@@ -291,4 +291,4 @@ def _fact_findings(view: SourceView, slug: str, t_facts: list[Fact], t_all: set[
 
 def check(catalog: Catalog, recipe: Recipe, translation: Translation, view: SourceView | None = None) -> Translation:
     """``translation`` with its findings filled in."""
-    return with_findings(translation, check_translation(catalog, recipe, translation, view))
+    return replace(translation, findings=tuple(check_translation(catalog, recipe, translation, view)))

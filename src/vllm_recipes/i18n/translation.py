@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ class TranslatedSection:
 
 @dataclass(frozen=True)
 class Translation:
-    """A parsed translation file; :func:`with_findings` fills in ``findings``."""
+    """A parsed translation file; the drift check (:func:`~.drift.check`) fills in ``findings``."""
 
     hf_id: str
     lang: str
@@ -87,7 +87,7 @@ class Translation:
     header: Mapping[str, str] = field(default_factory=FrozenDict)
     #: problems found while parsing
     parse_problems: tuple[DriftFinding, ...] = ()
-    #: the parse problems until checked (:func:`with_findings`), then every finding (parse problems first)
+    #: the parse problems until checked (:func:`~.drift.check`), then every finding (parse problems first)
     findings: tuple[DriftFinding, ...] = ()
 
     @property
@@ -252,7 +252,3 @@ def read_translations(catalog: Catalog) -> Iterator[tuple[Translation, Recipe | 
             org = rel.split("/")[1] if rel.count("/") >= 2 else ""
             hf_id = recipe.hf_id if recipe else f"{org}/{repo}"
             yield read_translation(path, hf_id=hf_id, lang=lang, rel_path=rel), recipe
-
-
-def with_findings(translation: Translation, findings: list[DriftFinding]) -> Translation:
-    return replace(translation, findings=tuple(findings))
