@@ -18,7 +18,6 @@ from .translation import (
     read_translation,
     read_translations,
     split_translation_name,
-    translation_rel_path,
 )
 
 
@@ -49,7 +48,8 @@ def load_translations(catalog: Catalog) -> dict[str, dict[str, Translation]]:
 
 def translations_for(catalog: Catalog, recipe: Recipe) -> dict[str, Translation]:
     """The checked translations of one recipe, by language (reads only its directory)."""
-    stem = recipe.rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    base = recipe.rel_path.rsplit(".", 1)[0]  # models/<org>/<repo>
+    stem = base.rsplit("/", 1)[-1]
     directory = (catalog.root / recipe.rel_path).parent
     out: dict[str, Translation] = {}
     try:
@@ -62,8 +62,7 @@ def translations_for(catalog: Catalog, recipe: Recipe) -> dict[str, Translation]
         if split is None or split[0] != stem:
             continue
         lang = split[1]
-        t = read_translation(directory / name, hf_id=recipe.hf_id, lang=lang,
-                             rel_path=translation_rel_path(recipe, lang))
+        t = read_translation(directory / name, hf_id=recipe.hf_id, lang=lang, rel_path=f"{base}.{lang}.md")
         view = view or source_view(catalog, recipe)
         out[lang] = check(catalog, recipe, t, view)
     return out

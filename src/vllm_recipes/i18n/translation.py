@@ -118,11 +118,6 @@ def split_translation_name(filename: str) -> tuple[str, str] | None:
     return repo, lang
 
 
-def translation_rel_path(recipe: Recipe, lang: str) -> str:
-    """Where the ``lang`` translation of ``recipe`` lives, relative to the recipes dir."""
-    return f"{recipe.rel_path.rsplit('.', 1)[0]}.{lang}.md"
-
-
 def _problem(msg: str, line: int | None = None, token: str = "-", section: str = "-") -> DriftFinding:
     return DriftFinding(section, "invalid", token, msg, None, line)
 
