@@ -19,7 +19,6 @@ class Selection:
     node_count: int = 1
     #: enabled features, in emission order
     features: tuple[str, ...] = ()
-    #: user mode picks ``(feature, mode)``
     feature_modes: FeatureModes = ()
     #: advanced options as ``(option id, tokens)``, in order
     advanced: tuple[tuple[str, tuple[str, ...]], ...] = ()
