@@ -106,11 +106,11 @@ def validate_cmd(recipes_dir: tuple[str, ...], as_json: bool, fmt: str | None, f
         dump_json([{**f.to_dict(), "file": where(f)} for f in findings])
     elif fmt in ("github", "sarif"):
         from vllm_recipes import __version__
-        from vllm_recipes.review.annotations import github_annotations, sarif_log
+        from vllm_recipes.review.annotations import github_annotation, sarif_log
 
         if fmt == "github":
-            for line in github_annotations(findings, where):
-                click.echo(line)
+            for f in findings:
+                click.echo(github_annotation(f, where(f)))
             click.echo(summary)
         else:
             dump_json(sarif_log(findings, where, __version__))

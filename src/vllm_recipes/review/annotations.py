@@ -40,10 +40,6 @@ def github_annotation(f: Finding, file: str) -> str:
     return f"::{level} {props}::{_escape_data(f.message)}"
 
 
-def github_annotations(findings: Iterable[Finding], where: Where) -> list[str]:
-    return [github_annotation(f, where(f)) for f in findings]
-
-
 def _uri(path: str) -> str:
     """A relative URI reference for a repository path (``<bundled>/x`` stays readable, just escaped)."""
     return quote(path.replace("\\", "/"), safe="/")
