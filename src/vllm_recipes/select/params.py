@@ -27,25 +27,9 @@ INSTALL_METHODS = ("pip", "docker")
 MAX_VALUE = 512
 
 
-def _hardware(c: Catalog) -> list[str]:
-    return list(c.hardware_profiles)
-
-
-def _strategies(c: Catalog) -> list[str]:
-    return list(c.serving_strategies)
-
-
 def _features(c: Catalog) -> list[str]:
     ids = (f for recipe in c.recipes for f in as_map(recipe.data.get("features")))
     return list(dict.fromkeys(ids))
-
-
-def _kv(c: Catalog) -> list[str]:
-    return ["off", *c.kv_offload_options, *c.kv_stores]
-
-
-def _frontends(c: Catalog) -> list[str]:
-    return sorted(c.frontends)
 
 
 def pd_routers(c: Catalog) -> list[str]:
@@ -90,10 +74,11 @@ def _p(name: str, kind: Kind, help: str, *, field: str | None = None, cli: str |
 
 
 PARAMS: tuple[Param, ...] = (
-    _p("hardware", "str", "Hardware profile id (default: the recipe's default hardware).", choices=_hardware,
-       omni=True),
+    _p("hardware", "str", "Hardware profile id (default: the recipe's default hardware).",
+       choices=lambda c: list(c.hardware_profiles), omni=True),
     _p("variant", "str", "Variant key, e.g. a precision variant (default: default).", omni=True),
-    _p("strategy", "str", "Serving strategy id (default: the recipe's recommendation).", choices=_strategies),
+    _p("strategy", "str", "Serving strategy id (default: the recipe's recommendation).",
+       choices=lambda c: list(c.serving_strategies)),
     _p("nodes", "int", "Node count for multi-node strategies.", lo=1, hi=MAX_NODES),
     _p("features", "list", "Every enabled feature; replaces the default set.", cli=None, choices=_features),
     _p("feature", "list", "Enable a feature.", field="add_features", url=False, choices=_features),
@@ -104,7 +89,8 @@ PARAMS: tuple[Param, ...] = (
     _p("advanced", "list", "Advanced tuning option ids.", fixed=tuple(o.id for o in ADVANCED_OPTIONS)),
     _p("arg", "list", "Extra argument token appended as an advanced argument.",
        field="extra_args", url=False),
-    _p("kv_offload", "str", "KV offload option or Mooncake deployment id ('off' for none).", choices=_kv),
+    _p("kv_offload", "str", "KV offload option or Mooncake deployment id ('off' for none).",
+       choices=lambda c: ["off", *c.kv_offload_options, *c.kv_stores]),
     _p("kv_instances", "int", "Mooncake instance count.", lo=1, hi=MAX_KV_INSTANCES),
     _p("kv_instance", "int", "Mooncake instance to render (0-based).", lo=0, hi=MAX_KV_INSTANCES - 1),
     _p("prefill_nodes", "int", "PD prefill pool nodes (0 with decode_nodes 0: co-located on one node).",
@@ -114,7 +100,7 @@ PARAMS: tuple[Param, ...] = (
     _p("decode_mode", "str", "PD decode pool mode.", fixed=POOL_MODES),
     _p("prefill_rank", "int", "PD prefill node to render (0-based).", lo=0, hi=MAX_NODES - 1),
     _p("decode_rank", "int", "PD decode node to render (0-based).", lo=0, hi=MAX_NODES - 1),
-    _p("frontend", "str", "OpenAI-compatible frontend.", choices=_frontends),
+    _p("frontend", "str", "OpenAI-compatible frontend.", choices=lambda c: sorted(c.frontends)),
     _p("install", "str", "Install / run method.", fixed=INSTALL_METHODS, closed=True, omni=True),
     _p("router", "str", "PD router.", field="pd_router", choices=pd_routers),
     _p("task", "str", "Omni task key (omni recipes only).", omni=True),
