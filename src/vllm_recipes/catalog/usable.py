@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .diagnostics import Finding, finding_at, finding_from_load_error, plural
-from .identifiers import hf_id_findings, is_name
+from .identifiers import data_file_identifier_findings, hf_id_findings, is_name
 from .loader import Catalog, Recipe
 from .verdicts import Verdicts
 from .yamlsource import FrozenDict
@@ -70,11 +70,11 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
                  and len(profiles) == len(catalog.hardware_profiles))
     if unchanged:
         return catalog, []
-    from .validate import document_kind, validate_document  # (pydantic: only when something is left out)
+    from .validate import document_kind  # (pydantic: only when something is left out)
 
-    errors = [f for src in catalog.sources
-              for f in validate_document(src.doc, document_kind(src.rel_path), catalog, errors_only=True)
-              if f.is_error and f.code == "bad-id"]
+    # (what validation says of an unsafe id; a file whose top level is no mapping has no ids)
+    errors = [f for src in catalog.sources if isinstance(src.doc.data, dict)
+              for f in data_file_identifier_findings(src.doc, document_kind(src.rel_path))]
     where = catalog.source_for(catalog.taxonomy_file)
     for k, v in catalog.hardware_profiles.items():
         if is_name(k) and not isinstance(v, dict) and where is not None:
