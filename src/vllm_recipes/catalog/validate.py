@@ -192,11 +192,19 @@ def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: lis
     """Warnings for the keys of ``data`` that type ``tp`` does not declare (appended to ``out``)."""
     if data is None:
         return
-    origin = typing.get_origin(tp)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
-        _unknown_keys_annotated(doc, tp, data, path, out)
+        disc = next((x.discriminator for x in args[1:] if isinstance(x, Discriminator)), None)
+        if not callable(disc):
+            _unknown_keys(doc, args[0], data, path, out)
+            return
+        tag = disc(data)  # a discriminated union: the member its tag picks (none: nothing)
+        for member in typing.get_args(args[0]):
+            if any(isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)):
+                _unknown_keys(doc, member, data, path, out)
+                return
     elif origin is Union or origin is types.UnionType:  # ``X | None``: every other union is discriminated
-        _unknown_keys(doc, next(a for a in typing.get_args(tp) if a is not type(None)), data, path, out)
+        _unknown_keys(doc, next(a for a in args if a is not type(None)), data, path, out)
     elif isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(data, dict):
         hints, fields = _hints(tp), tp.model_fields
         open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
@@ -207,28 +215,11 @@ def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: lis
                 out.append(finding_at(doc, (*path, key), "warning",
                                       f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}", "unknown-key"))
     elif origin is dict and isinstance(data, dict):
-        value_tp = typing.get_args(tp)[1]
         for key, value in data.items():
-            _unknown_keys(doc, value_tp, value, (*path, key), out)
+            _unknown_keys(doc, args[1], value, (*path, key), out)
     elif origin is tuple and isinstance(data, list | tuple):
-        item_tp = typing.get_args(tp)[0]
         for i, value in enumerate(data):
-            _unknown_keys(doc, item_tp, value, (*path, i), out)
-
-
-def _unknown_keys_annotated(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: list[Finding]) -> None:
-    """An ``Annotated`` type: a discriminated union checks the member its tag picks (none: nothing)."""
-    base, *extras = typing.get_args(tp)
-    disc = next((x for x in extras if isinstance(x, Discriminator)), None)
-    if disc is None or not callable(disc.discriminator):
-        _unknown_keys(doc, base, data, path, out)
-        return
-    tag = disc.discriminator(data)
-    for member in typing.get_args(base):
-        if typing.get_origin(member) is typing.Annotated and any(
-                isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
-            _unknown_keys(doc, member, data, path, out)
-            return
+            _unknown_keys(doc, args[0], value, (*path, i), out)
 
 
 # --- Arguments
