@@ -17,7 +17,7 @@ from typing import Any
 
 from vllm_recipes.jsvalues import as_map, get
 
-from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
+from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, LayeredDocument, merge_documents
 from .parsecache import ParseCache
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within, refusal
 
@@ -223,9 +223,9 @@ class Catalog:
             if r.rel_path == rel_path:
                 return r.doc
         for s in self.sources:
-            for layer in getattr(s.doc, "layers", ()):
+            for layer in s.doc.layers if isinstance(s.doc, LayeredDocument) else ():
                 if layer.file == rel_path:
-                    return layer  # type: ignore[no-any-return]
+                    return layer
         return None
 
     def hardware_origins(self, hw_id: str) -> dict[str, list[str]]:
@@ -239,8 +239,7 @@ class Catalog:
     def origin_of(self, rel_path: str, key_path: tuple[str | int, ...]) -> str:
         """The file a value of the shared file ``rel_path`` came from (layered catalogs merge them)."""
         doc = self.source_for(rel_path)
-        owner = getattr(doc, "owner", None)
-        return owner(key_path).file if owner is not None else rel_path
+        return doc.owner(key_path).file if isinstance(doc, LayeredDocument) else rel_path
 
 
 def hf_id_for(rel_to_models: str) -> str | None:
