@@ -20,7 +20,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, Discriminator, Tag, ValidationError
 
-from vllm_recipes.jsvalues import as_list, as_map
+from vllm_recipes.jsvalues import as_list, as_map, is_number
 from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
@@ -441,11 +441,11 @@ class _RecipeChecker:
                 self.err((*path, role, "parallelism"), f"unknown parallelism '{par}' (one of tp, tep, dep)",
                          "unknown-pool-mode")
             self.hw_keyed_map((*path, role, "hardware_overrides"), rc.get("hardware_overrides"))
-            self.hw_keyed_map((*path, role, "nodes"), rc.get("nodes"))
             nodes = rc.get("nodes")
+            self.hw_keyed_map((*path, role, "nodes"), nodes)
             for npath, n in ([((*path, role, "nodes"), nodes)] if not isinstance(nodes, dict) else
                              [((*path, role, "nodes", k), v) for k, v in nodes.items()]):
-                if isinstance(n, int | float) and not isinstance(n, bool) and not n <= MAX_POOL_NODES:
+                if is_number(n) and not n <= MAX_POOL_NODES:
                     # one command per node is rendered: 2**70 nodes would never finish
                     self.err(npath, f"{role} pool of {_js_str(n)} nodes is over the limit of {MAX_POOL_NODES}",
                              "too-many-nodes")
