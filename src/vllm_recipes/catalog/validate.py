@@ -534,12 +534,8 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
     model = _KIND_MODELS.get(kind, m.RecipeModel)
     if kind == "recipe":
         fm = feature_mode_issues(doc.data)
-        fm_paths = {p for p, _ in fm}
-        for f in _type_findings(doc, model, doc.data):
-            # §10.2 already explains these, with the builder's wording
-            if f.code == "type" and any(format_key_path(p) == f.key_path for p in fm_paths):
-                continue
-            out.append(f)
+        explained = {format_key_path(p) for p, _ in fm}  # (§10.2 says it with the builder's wording)
+        out.extend(f for f in _type_findings(doc, model, doc.data) if f.code != "type" or f.key_path not in explained)
         out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
         out.extend(_RecipeChecker(doc, vocab).run())
         out.extend(recipe_identifier_findings(doc))
