@@ -292,13 +292,13 @@ def _duplicate_key_findings(doc: YamlDocument) -> list[Finding]:
 
 # --- Recipe reference checks
 
+@dataclass
 class _RecipeChecker:
     """Reference checks of one recipe against the catalog vocabulary."""
 
-    def __init__(self, doc: YamlDocument, vocab: _Vocabulary) -> None:
-        self.doc = doc
-        self.v = vocab
-        self.out: list[Finding] = []
+    doc: YamlDocument
+    v: _Vocabulary
+    out: list[Finding] = dataclasses.field(default_factory=list)
 
     def err(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "error", msg, code))
