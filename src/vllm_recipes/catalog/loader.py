@@ -17,7 +17,7 @@ from typing import Any
 
 from vllm_recipes.jsvalues import as_map, get
 
-from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, merge_documents
+from .layers import NAMED_DEPTH, TAXONOMY_DEPTH, LayeredDocument, merge_documents
 from .parsecache import ParseCache
 from .yamlsource import FrozenDict, YamlDocument, YamlLoadError, follow_symlinks_default, is_within, refusal
 
@@ -223,9 +223,9 @@ class Catalog:
             if r.rel_path == rel_path:
                 return r.doc
         for s in self.sources:
-            for layer in getattr(s.doc, "layers", ()):
+            for layer in s.doc.layers if isinstance(s.doc, LayeredDocument) else ():
                 if layer.file == rel_path:
-                    return layer  # type: ignore[no-any-return]
+                    return layer
         return None
 
     def hardware_origins(self, hw_id: str) -> dict[str, list[str]]:
@@ -239,8 +239,7 @@ class Catalog:
     def origin_of(self, rel_path: str, key_path: tuple[str | int, ...]) -> str:
         """The file a value of the shared file ``rel_path`` came from (layered catalogs merge them)."""
         doc = self.source_for(rel_path)
-        owner = getattr(doc, "owner", None)
-        return owner(key_path).file if owner is not None else rel_path
+        return doc.owner(key_path).file if isinstance(doc, LayeredDocument) else rel_path
 
 
 def hf_id_for(rel_to_models: str) -> str | None:
@@ -306,10 +305,8 @@ class Layer:
     """The files of one recipe source, parsed; each document is named as it is shown (``prefix`` + path)."""
 
     label: str
-    taxonomy: YamlDocument | None = None
-    platforms: YamlDocument | None = None
-    strategies: tuple[YamlDocument, ...] = ()
-    kv_stores: tuple[YamlDocument, ...] = ()
+    #: the shared files (:data:`STATIC_NAMES`, then those of :data:`NAMED_DIRS`) by relative path, in load order
+    shared: Mapping[str, YamlDocument] = field(default_factory=dict)
     recipes: tuple[Recipe, ...] = ()
     errors: tuple[YamlLoadError, ...] = ()
     refused: tuple[YamlLoadError, ...] = ()
@@ -352,9 +349,7 @@ def layer_of(label: str, rels: Sequence[str], parse: Callable[[str], YamlDocumen
                 shared[rel] = doc
         except YamlLoadError as exc:
             errors.append(exc)
-    named = {sub: tuple(doc for rel, doc in shared.items() if rel.startswith(f"{sub}/")) for sub in NAMED_DIRS}
-    return Layer(label, shared.get("taxonomy.yaml"), shared.get("platforms.yaml"), named["strategies"],
-                 named["kv_store"], tuple(recipes), tuple(errors), refused, frozenset(all_ids))
+    return Layer(label, shared, tuple(recipes), tuple(errors), refused, frozenset(all_ids))
 
 
 def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool = True) -> Layer:
@@ -374,12 +369,14 @@ def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool =
     return layer
 
 
-def _by_name(docs: Sequence[YamlDocument]) -> dict[str, YamlDocument]:
-    """A layer's strategy / kv-store files by ``name`` (else the file stem; later same-name files replace)."""
+def _by_name(layer: Layer, sub: str) -> dict[str, YamlDocument]:
+    """A layer's files in ``sub`` (strategies, kv stores) by ``name`` (else the file stem; later same-name
+    files replace)."""
     out: dict[str, YamlDocument] = {}
-    for doc in docs:
-        name = get(doc.data, "name")
-        out[name if isinstance(name, str) else Path(doc.file).stem] = doc
+    for rel, doc in layer.shared.items():
+        if rel.startswith(f"{sub}/"):
+            name = get(doc.data, "name")
+            out[name if isinstance(name, str) else Path(doc.file).stem] = doc
     return out
 
 
@@ -391,11 +388,10 @@ def _merged(docs: Sequence[YamlDocument], depth: int, supplement: YamlDocument |
     return merge_documents(docs[-1].file, docs, depth, supplement)
 
 
-def _merge_static(layers: Sequence[Layer], base: Layer | None, attr: str,
-                  sources: list[SourceFile]) -> Any:
+def _merge_static(layers: Sequence[Layer], base: Layer | None, name: str, sources: list[SourceFile]) -> Any:
     """``taxonomy.yaml`` or ``platforms.yaml`` merged per entry and field over the base (``None``: no source has it)."""
-    docs = [d for d in (getattr(la, attr) for la in layers) if d is not None]
-    fill = getattr(base, attr) if base is not None else None
+    docs = [layer.shared[name] for layer in layers if name in layer.shared]
+    fill = base.shared.get(name) if base is not None else None
     if not docs and fill is None:
         return None
     doc = _merged(docs, TAXONOMY_DEPTH, fill)
@@ -403,13 +399,13 @@ def _merge_static(layers: Sequence[Layer], base: Layer | None, attr: str,
     return doc.data if isinstance(doc.data, dict) else None
 
 
-def _merge_named(layers: Sequence[Layer], base: Layer | None, attr: str, sources: list[SourceFile]) -> FrozenDict:
+def _merge_named(layers: Sequence[Layer], base: Layer | None, sub: str, sources: list[SourceFile]) -> FrozenDict:
     """Strategy or KV-store files merged per name over the base's (the base's whole when no source has any)."""
     groups: dict[str, list[YamlDocument]] = {}
     for layer in layers:
-        for name, doc in _by_name(getattr(layer, attr)).items():
+        for name, doc in _by_name(layer, sub).items():
             groups.setdefault(name, []).append(doc)
-    fills = _by_name(getattr(base, attr)) if base is not None else {}
+    fills = _by_name(base, sub) if base is not None else {}
     out: dict[str, Any] = {}
     for name, docs in (groups or {name: [] for name in fills}).items():
         doc = _merged(docs, NAMED_DEPTH, fills.get(name))
@@ -438,10 +434,10 @@ def assemble(root: Path, layers: Sequence[Layer], base: Layer | None = None) -> 
     """One catalog of ``layers`` (first to last) over the supplement ``base`` (the bundled catalog,
     :mod:`.layers`): recipes replaced per model id, shared files merged per entry and per field."""
     sources: list[SourceFile] = []
-    taxonomy = _merge_static(layers, base, "taxonomy", sources)
-    platforms = _merge_static(layers, base, "platforms", sources)
+    taxonomy = _merge_static(layers, base, "taxonomy.yaml", sources)
+    platforms = _merge_static(layers, base, "platforms.yaml", sources)
     strategies = _merge_named(layers, base, "strategies", sources)
-    kv_stores = _merge_named(layers, base, "kv_stores", sources)
+    kv_stores = _merge_named(layers, base, "kv_store", sources)
     return Catalog(
         root=root,
         taxonomy=taxonomy or FrozenDict(),

@@ -7,14 +7,22 @@ printed, so the engine only has to cope with what validation passes.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import importlib.util
+import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from .diagnostics import Finding, finding_at, finding_from_load_error, plural
-from .identifiers import hf_id_findings, is_name
+from .identifiers import data_file_identifier_findings, hf_id_findings, is_name
 from .loader import Catalog, Recipe
-from .verdicts import Verdicts
+from .parsecache import pack_path, read_pack, write_pack
 from .yamlsource import FrozenDict
+
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) -> list[Finding]:
@@ -27,20 +35,59 @@ def recipe_errors(catalog: Catalog, recipe: Recipe, ignore: Iterable[str] = ()) 
     return [f for f in found if f.is_error and f.code not in skip]
 
 
+@cache
+def _code_digest() -> bytes:
+    """The validator's code: every module of ``catalog/``, ``jsvalues.py``, pydantic's version, Python's."""
+    h = hashlib.blake2b(sys.version.encode(), digest_size=20)
+    spec = importlib.util.find_spec("pydantic")
+    files = [*sorted((_PACKAGE / "catalog").glob("*.py")), _PACKAGE / "jsvalues.py"]
+    if spec is not None and spec.origin is not None:
+        files.append(Path(spec.origin).with_name("version.py"))
+    for path in files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.digest()
+
+
+def _shared_digest(catalog: Catalog) -> bytes:
+    shared = [catalog.taxonomy, catalog.platforms, catalog.serving_strategies, catalog.kv_stores]
+    text = json.dumps(shared, ensure_ascii=False, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=20, key=_code_digest()).digest()
+
+
+def _verdict_key(recipe: Recipe, shared: bytes) -> str | None:
+    """What a clean verdict on ``recipe`` is kept under: the digest of the text it was parsed from (its data,
+    repeated keys and positions), its name and model id (``None``: built from data, never remembered)."""
+    if recipe.doc.text is None:
+        return None
+    text = "\0".join((recipe.doc.text, recipe.doc.file, recipe.hf_id))
+    return hashlib.blake2b(text.encode(), digest_size=20, key=shared).hexdigest()
+
+
 def validation_errors(catalog: Catalog, recipes: Iterable[Recipe]) -> list[list[Finding]]:
-    """:func:`recipe_errors` of each recipe, but none for one the :class:`Verdicts` found clean as it is
-    now (no pydantic models then); the clean ones are remembered."""
-    verdicts = Verdicts(catalog)
+    """:func:`recipe_errors` of each recipe, but none for one remembered clean exactly as it is now.
+
+    Finding "no error" builds the pydantic models, ~0.2 CPU-s, as much as the rest of ``command``. A clean
+    verdict is keyed by the digest of everything it depends on (the file's text, its name and model id, the
+    catalog's shared data, the code of ``catalog/`` and pydantic's version), so it cannot go stale; errors
+    are never remembered. One pack per recipes directory beside the parse cache's.
+    """
+    root = Path(catalog.root)
+    pack = pack_path(root, "clean") if root.is_dir() else None
+    shared = _shared_digest(catalog) if pack is not None else b""
+    clean: dict[str, Any] = read_pack(pack)
+    remembered = dict(clean)
     found: list[list[Finding]] = []
     for recipe in recipes:
-        if verdicts.clean(recipe):
+        key = _verdict_key(recipe, shared) if pack is not None else None
+        if key is not None and clean.get(recipe.doc.file) == key:
             found.append([])
             continue
         errors = recipe_errors(catalog, recipe)
-        if not errors:
-            verdicts.remember(recipe)
+        if not errors and key is not None:
+            clean[recipe.doc.file] = key
         found.append(errors)
-    verdicts.save()
+    if pack is not None and clean != remembered:
+        write_pack(pack, clean)
     return found
 
 
@@ -70,11 +117,11 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
                  and len(profiles) == len(catalog.hardware_profiles))
     if unchanged:
         return catalog, []
-    from .validate import document_kind, validate_document  # (pydantic: only when something is left out)
+    from .validate import document_kind  # (pydantic: only when something is left out)
 
-    errors = [f for src in catalog.sources
-              for f in validate_document(src.doc, document_kind(src.rel_path), catalog, errors_only=True)
-              if f.is_error and f.code == "bad-id"]
+    # (what validation says of an unsafe id; a file whose top level is no mapping has no ids)
+    errors = [f for src in catalog.sources if isinstance(src.doc.data, dict)
+              for f in data_file_identifier_findings(src.doc, document_kind(src.rel_path))]
     where = catalog.source_for(catalog.taxonomy_file)
     for k, v in catalog.hardware_profiles.items():
         if is_name(k) and not isinstance(v, dict) and where is not None:

@@ -20,7 +20,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, Discriminator, Tag, ValidationError
 
-from vllm_recipes.jsvalues import as_list, as_map
+from vllm_recipes.jsvalues import as_list, as_map, is_number
 from vllm_recipes.jsvalues import js_str as _js_str
 
 from . import models as m
@@ -192,11 +192,19 @@ def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: lis
     """Warnings for the keys of ``data`` that type ``tp`` does not declare (appended to ``out``)."""
     if data is None:
         return
-    origin = typing.get_origin(tp)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
-        _unknown_keys_annotated(doc, tp, data, path, out)
+        disc = next((x.discriminator for x in args[1:] if isinstance(x, Discriminator)), None)
+        if not callable(disc):
+            _unknown_keys(doc, args[0], data, path, out)
+            return
+        tag = disc(data)  # a discriminated union: the member its tag picks (none: nothing)
+        for member in typing.get_args(args[0]):
+            if any(isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)):
+                _unknown_keys(doc, member, data, path, out)
+                return
     elif origin is Union or origin is types.UnionType:  # ``X | None``: every other union is discriminated
-        _unknown_keys(doc, next(a for a in typing.get_args(tp) if a is not type(None)), data, path, out)
+        _unknown_keys(doc, next(a for a in args if a is not type(None)), data, path, out)
     elif isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(data, dict):
         hints, fields = _hints(tp), tp.model_fields
         open_keys = getattr(tp, "open_keys", False)  # (a model whose extra keys are data, e.g. a name -> value map)
@@ -207,28 +215,11 @@ def _unknown_keys(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: lis
                 out.append(finding_at(doc, (*path, key), "warning",
                                       f"unknown key '{_js_str(key)}'{_did_you_mean(key, fields)}", "unknown-key"))
     elif origin is dict and isinstance(data, dict):
-        value_tp = typing.get_args(tp)[1]
         for key, value in data.items():
-            _unknown_keys(doc, value_tp, value, (*path, key), out)
+            _unknown_keys(doc, args[1], value, (*path, key), out)
     elif origin is tuple and isinstance(data, list | tuple):
-        item_tp = typing.get_args(tp)[0]
         for i, value in enumerate(data):
-            _unknown_keys(doc, item_tp, value, (*path, i), out)
-
-
-def _unknown_keys_annotated(doc: YamlDocument, tp: Any, data: Any, path: KeyPath, out: list[Finding]) -> None:
-    """An ``Annotated`` type: a discriminated union checks the member its tag picks (none: nothing)."""
-    base, *extras = typing.get_args(tp)
-    disc = next((x for x in extras if isinstance(x, Discriminator)), None)
-    if disc is None or not callable(disc.discriminator):
-        _unknown_keys(doc, base, data, path, out)
-        return
-    tag = disc.discriminator(data)
-    for member in typing.get_args(base):
-        if typing.get_origin(member) is typing.Annotated and any(
-                isinstance(x, Tag) and x.tag == tag for x in typing.get_args(member)[1:]):
-            _unknown_keys(doc, member, data, path, out)
-            return
+            _unknown_keys(doc, args[0], value, (*path, i), out)
 
 
 # --- Arguments
@@ -301,13 +292,13 @@ def _duplicate_key_findings(doc: YamlDocument) -> list[Finding]:
 
 # --- Recipe reference checks
 
+@dataclass
 class _RecipeChecker:
     """Reference checks of one recipe against the catalog vocabulary."""
 
-    def __init__(self, doc: YamlDocument, vocab: _Vocabulary) -> None:
-        self.doc = doc
-        self.v = vocab
-        self.out: list[Finding] = []
+    doc: YamlDocument
+    v: _Vocabulary
+    out: list[Finding] = dataclasses.field(default_factory=list)
 
     def err(self, path: KeyPath, msg: str, code: str) -> None:
         self.out.append(finding_at(self.doc, path, "error", msg, code))
@@ -450,11 +441,11 @@ class _RecipeChecker:
                 self.err((*path, role, "parallelism"), f"unknown parallelism '{par}' (one of tp, tep, dep)",
                          "unknown-pool-mode")
             self.hw_keyed_map((*path, role, "hardware_overrides"), rc.get("hardware_overrides"))
-            self.hw_keyed_map((*path, role, "nodes"), rc.get("nodes"))
             nodes = rc.get("nodes")
+            self.hw_keyed_map((*path, role, "nodes"), nodes)
             for npath, n in ([((*path, role, "nodes"), nodes)] if not isinstance(nodes, dict) else
                              [((*path, role, "nodes", k), v) for k, v in nodes.items()]):
-                if isinstance(n, int | float) and not isinstance(n, bool) and not n <= MAX_POOL_NODES:
+                if is_number(n) and not n <= MAX_POOL_NODES:
                     # one command per node is rendered: 2**70 nodes would never finish
                     self.err(npath, f"{role} pool of {_js_str(n)} nodes is over the limit of {MAX_POOL_NODES}",
                              "too-many-nodes")
@@ -543,12 +534,8 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
     model = _KIND_MODELS.get(kind, m.RecipeModel)
     if kind == "recipe":
         fm = feature_mode_issues(doc.data)
-        fm_paths = {p for p, _ in fm}
-        for f in _type_findings(doc, model, doc.data):
-            # §10.2 already explains these, with the builder's wording
-            if f.code == "type" and any(format_key_path(p) == f.key_path for p in fm_paths):
-                continue
-            out.append(f)
+        explained = {format_key_path(p) for p, _ in fm}  # (§10.2 says it with the builder's wording)
+        out.extend(f for f in _type_findings(doc, model, doc.data) if f.code != "type" or f.key_path not in explained)
         out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
         out.extend(_RecipeChecker(doc, vocab).run())
         out.extend(recipe_identifier_findings(doc))
