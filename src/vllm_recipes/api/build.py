@@ -269,11 +269,8 @@ class _RecipeBuilder:
         rc: dict[str, Any] = {}
         for hw, b, alts in built:
             d = f"{base}/strategies" if hw == default_hw else f"{base}/hw/{hw}/strategies"
-            links: dict[str, str] = {}
-            for s, data in alts:
-                path = f"{d}/{s}.json"
-                ops.append(("w", path, data))
-                links[s] = "/" + path
+            ops += [("w", f"{d}/{s}.json", data) for s, data in alts]
+            links = {s: f"/{d}/{s}.json" for s, _data in alts}
             rec = dict(b.recommended)
             if links:
                 rec["alternatives"] = links
