@@ -36,10 +36,7 @@ def first_truthy(*vals: Any) -> Any:
 
 def first_present(*vals: Any) -> Any:
     """JS ``a ?? b ?? c``."""
-    for v in vals:
-        if v is not None:
-            return v
-    return None
+    return next((v for v in vals if v is not None), None)
 
 
 def number_or(v: Any, default: int) -> int | float:
@@ -67,9 +64,7 @@ def as_map(v: Any) -> Mapping[str, Any]:
 
 def get(m: Any, key: Any) -> Any:
     """Property access that tolerates non-mappings (JS ``m?.[key]``)."""
-    if isinstance(m, dict):
-        return m.get(key)
-    return None
+    return m.get(key) if isinstance(m, dict) else None
 
 
 def as_list(v: Any) -> Sequence[Any]:
@@ -124,8 +119,6 @@ def js_number(s: Any) -> float | int:
 def js_floor_div(a: float, b: float) -> float | int:
     """``Math.floor(a / b)`` including JS division by zero (Infinity / NaN)."""
     if b == 0:
-        if a == 0:
-            return math.nan
-        return math.inf if a > 0 else -math.inf
+        return math.nan if a == 0 else math.copysign(math.inf, a)
     q = a / b
     return math.floor(q) if math.isfinite(q) else q

@@ -22,7 +22,7 @@ from vllm_recipes.catalog import BUNDLED_DIR, Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error, plural
 from vllm_recipes.catalog.featuremodes import feature_mode_error, feature_mode_messages
 from vllm_recipes.catalog.usable import recipe_errors, skip_lines, usable_static
-from vllm_recipes.catalog.yamlsource import FrozenDict, YamlLoadError, load_yaml_file, thaw
+from vllm_recipes.catalog.yamlsource import FrozenDict, YamlDocument, YamlLoadError, load_yaml_file, thaw
 from vllm_recipes.jsvalues import as_list, as_map, get, js_str, truthy
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.install import hardware_install_block, has_hardware_install, install_block
@@ -168,12 +168,9 @@ class ApiBuild:
 
 # Static files (§4)
 
-def _source_data(catalog: Catalog, name: str) -> tuple[bool, Any]:
-    """The verbatim data of a top-level catalog file (``taxonomy.yaml``/``platforms.yaml``)."""
-    for src in catalog.sources:
-        if src.rel_path.removeprefix("<bundled>/") == name:
-            return True, src.doc.data
-    return False, None
+def _source_doc(catalog: Catalog, name: str) -> YamlDocument | None:
+    """The verbatim document of a top-level catalog file (``taxonomy.yaml``/``platforms.yaml``)."""
+    return next((src.doc for src in catalog.sources if src.rel_path.removeprefix("<bundled>/") == name), None)
 
 
 def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
@@ -197,11 +194,10 @@ def quickstart_files(catalog: Catalog) -> list[tuple[str, bytes]]:
 
 def static_files(catalog: Catalog) -> dict[str, bytes]:
     """§4.1-§4.4 in the reference's write order."""
-    has_taxonomy, taxonomy = _source_data(catalog, "taxonomy.yaml")
-    files = {"taxonomy.json": encode(taxonomy if has_taxonomy else catalog.taxonomy)}
-    has_platforms, platforms = _source_data(catalog, "platforms.yaml")
-    if has_platforms:
-        files["platforms.json"] = encode(platforms)
+    taxonomy = _source_doc(catalog, "taxonomy.yaml")
+    files = {"taxonomy.json": encode(catalog.taxonomy if taxonomy is None else taxonomy.data)}
+    if (platforms := _source_doc(catalog, "platforms.yaml")) is not None:
+        files["platforms.json"] = encode(platforms.data)
     for name, spec in catalog.serving_strategies.items():
         files[f"strategies/{name}.json"] = encode(spec)
     files["strategies.json"] = encode(catalog.serving_strategies)
@@ -269,11 +265,8 @@ class _RecipeBuilder:
         rc: dict[str, Any] = {}
         for hw, b, alts in built:
             d = f"{base}/strategies" if hw == default_hw else f"{base}/hw/{hw}/strategies"
-            links: dict[str, str] = {}
-            for s, data in alts:
-                path = f"{d}/{s}.json"
-                ops.append(("w", path, data))
-                links[s] = "/" + path
+            ops += [("w", f"{d}/{s}.json", data) for s, data in alts]
+            links = {s: f"/{d}/{s}.json" for s, _data in alts}
             rec = dict(b.recommended)
             if links:
                 rec["alternatives"] = links
@@ -399,13 +392,13 @@ def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCou
     """The §10.1 numbers; promoted trees do not count towards alternatives/per-hw renderings."""
     parents, promotions = _index(outputs)
     # the platforms.json file's own rule (a lower layer's platforms.yaml is not written, so not counted)
-    _, platforms = _source_data(catalog, "platforms.yaml")
+    platforms = _source_doc(catalog, "platforms.yaml")
     return BuildCounts(models=sum(not res.skipped for res in outputs),
                        with_recommended=sum(res.has_recommended for res in outputs),
                        alternatives=sum(res.alternatives for res in outputs),
                        per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
                        strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
-                       platforms=len(as_list(get(platforms, "platforms"))),
+                       platforms=len(as_list(get(platforms.data if platforms else None, "platforms"))),
                        collisions=sum(res.collisions for res in outputs),
                        example_model=parents[0]["hf_id"] if parents else "",
                        example_variant=promotions[0]["hf_id"] if promotions else "")

@@ -50,7 +50,8 @@ SHM_GIB = 16
 #: where config files with user settings are written, expanded, at container start
 RUNTIME_FILES = "/tmp/vllm-recipes"
 #: characters the controllers add to a name: StatefulSet pods' ``controller-revision-hash`` label is
-#: ``<statefulset>-<10 chars>``, LWS pod hostnames ``<lws>-<group>-<worker>``, our client Service ``-api``
+#: ``<statefulset>-<10 chars>``, LWS pod hostnames ``<lws>-<group>-<worker>`` (our client Service's
+#: ``-api`` is shorter)
 REVISION_SUFFIX = 11
 LWS_SUFFIX = len("-0-15")
 API_SUFFIX = "-api"
@@ -84,8 +85,7 @@ class Names:
             if q.kind == "companion":
                 continue
             wl = self.workload(q)
-            longest = max(len(wl) + REVISION_SUFFIX + (LWS_SUFFIX if q.nodes > 1 else 0),
-                          len(wl) + len(API_SUFFIX) if q.nodes > 1 else 0)
+            longest = len(wl) + REVISION_SUFFIX + (LWS_SUFFIX if q.nodes > 1 else 0)
             if longest > 63:
                 raise ExportError(f"--name {self.base!r} is too long: {wl!r} plus the suffixes Kubernetes and "
                                   f"LeaderWorkerSet add makes {longest} characters (at most 63); use a --name of "
