@@ -379,7 +379,7 @@ def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan
                   active=sel.kv_offload is None, key="off")]
     subrows: list[Row] = []
     for entry in _kv_entries(catalog):
-        pills.append(_kv_entry_pill(entry, reasons, sel.kv_offload, nav))
+        pills.append(_kv_pill(entry.label, entry.members, entry.title, entry.key, reasons, sel.kv_offload, nav))
         if sel.kv_offload in entry.members and (len(entry.members) > 1 or entry.key == "mooncake"):
             subrows.append(_kv_members_row(catalog, entry, reasons, sel.kv_offload, nav))
             if entry.key == "mooncake" and isinstance(plan, KvStorePlan):
@@ -433,30 +433,25 @@ def _kv_entries(catalog: Catalog) -> list[_KvEntry]:
     return sorted(entries, key=lambda e: e.order)
 
 
-def _kv_entry_pill(entry: _KvEntry, reasons: Mapping[str, str | None], kv_offload: str | None, nav: Nav) -> Pill:
-    """Links to the entry's first available member; disabled with the first member's reason."""
-    available = [m for m in entry.members if reasons.get(m) is None and m in reasons]
-    pill = Pill(entry.label, active=kv_offload in entry.members, key=entry.key, title=entry.title)
+def _kv_pill(label: str, members: list[str], title: str, key: str, reasons: Mapping[str, str | None],
+             kv_offload: str | None, nav: Nav) -> Pill:
+    """Links to the first available of ``members`` (``reasons`` has them all); else disabled with the
+    first one's reason."""
+    available = [m for m in members if reasons[m] is None]
+    pill = Pill(label, active=kv_offload in members, key=key, title=title)
     if available:
         pill.href = nav.href(kv_offload=available[0], kv_instances=None, kv_instance=None)
     else:
-        first = next((reasons.get(m) for m in entry.members if reasons.get(m)), None) or "not available"
-        pill.disabled, pill.title = True, f"Unavailable: {first}."
+        pill.disabled, pill.title = True, f"Unavailable: {reasons[members[0]]}."
     return pill
 
 
 def _kv_members_row(catalog: Catalog, entry: _KvEntry, reasons: Mapping[str, str | None], kv_offload: str | None,
                     nav: Nav) -> Row:
-    sub = []
-    for m in entry.members:
-        spec = _kv_spec(catalog, m)
-        sp = Pill(_label(m, spec), active=m == kv_offload, key=m, title=str(get(spec, "description") or ""))
-        if reasons.get(m) is not None:
-            sp.disabled, sp.title = True, f"Unavailable: {reasons[m]}."
-        else:
-            sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
-        sub.append(sp)
-    return Row(f"kv-{entry.key}", entry.sub_label, sub)
+    specs = {m: _kv_spec(catalog, m) for m in entry.members}
+    return Row(f"kv-{entry.key}", entry.sub_label, [
+        _kv_pill(_label(m, spec), [m], str(get(spec, "description") or ""), m, reasons, kv_offload, nav)
+        for m, spec in specs.items()])
 
 
 def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: KvStorePlan, nav: Nav) -> Row:
