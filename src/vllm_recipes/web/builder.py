@@ -79,6 +79,8 @@ response = client.chat.completions.create(
     max_tokens=32,
 )
 print(response.choices[0].message.content)"""
+#: a text model's "Try it" tabs: ``(key, title, template)``
+SNIPPETS = (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE), ("bench", "Bench", BENCH_TEMPLATE))
 
 
 def fill(template: str, **values: str) -> str:
@@ -157,8 +159,13 @@ class BlockView(Block):
 class Snippet:
     key: str
     title: str
+    #: ``{host}`` and ``{port}`` left for the page's env panel to fill
     template: str
     text: str
+
+    @classmethod
+    def at(cls, key: str, title: str, template: str, port: int) -> Snippet:
+        return cls(key, title, template, fill(template, host="localhost", port=str(port)))
 
 
 @dataclass
@@ -869,11 +876,6 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
 
     blocks = deployment_blocks(ctx, plan, st.install)
     host_var, port_var, port = target_vars(plan)
-    snippets = []
-    for key, title, tpl in (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE),
-                            ("bench", "Bench", BENCH_TEMPLATE)):
-        t = fill(tpl, model=ctx.model_id)
-        snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
@@ -882,6 +884,7 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
                              meta_for(ctx), st.install, install_pills(st.install_tabs, st.install, nav.href),
                              st.selection.kv_offload),
         blocks=block_views(plan, blocks, nav), all_text=deployment_text(blocks),
-        snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
+        snippets=[Snippet.at(key, title, fill(tpl, model=ctx.model_id), port) for key, title, tpl in SNIPPETS],
+        host_var=host_var, port_var=port_var, default_port=port,
         env_names=env_names([b.text for b in blocks], [host_var, port_var]), explain=explain_json(catalog, plan),
     )

@@ -242,4 +242,4 @@ def _curl_snippet(task: OmniTask | None, model_id: str, port: int) -> Snippet:
     tpl = {"t2i": IMAGE_TEMPLATE, "i2i": EDIT_TEMPLATE, "t2a": AUDIO_TEMPLATE}.get(task_id, VIDEO_TEMPLATE)
     tpl = fill(tpl, model=model_id, endpoint=endpoint,
                image=" \\\n  -F image=@input.png" if task_id in ("i2v", "ti2v") else "")
-    return Snippet("curl", "cURL", tpl, fill(tpl, host="localhost", port=str(port)))
+    return Snippet.at("curl", "cURL", tpl, port)
