@@ -31,17 +31,12 @@ def _label(n: int) -> str:
 class PerfPanel:
     """What ``perf_panel.html`` renders."""
 
-    hardware: str
-    isl: int
-    osl: int
-    conc: int
-    rows: tuple[tuple[str, str], ...]
     error: str
     calibrated: bool
     bench: str
     #: per parameter: (label, href, current) links
     links: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]
-    notes: tuple[str, ...] = ()
+    rows: tuple[tuple[str, str], ...] = ()
     unknown: str | None = None
 
 
@@ -81,9 +76,7 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
         r = perf_state(catalog, recipe, state, w)
     except Exception:  # an addition to the page: the builder never fails because of it
         return None
-    panel = PerfPanel(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"], rows=(),
-                      error=error_text(), calibrated=r.calibrated, bench=r.bench_command,
-                      links=_links(url, values), notes=r.notes)
+    panel = PerfPanel(error=error_text(), calibrated=r.calibrated, bench=r.bench_command, links=_links(url, values))
     e = r.estimate
     if e is None or not r.known:
         return replace(panel, unknown="; ".join(r.errors) or "no estimate")
