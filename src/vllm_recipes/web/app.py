@@ -95,8 +95,7 @@ class Web:
         self.env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), trim_blocks=True, lstrip_blocks=True,
                                autoescape=select_autoescape(["html"]), bytecode_cache=template_bytecode_cache())
         self.assets = AssetStore(STATIC_DIR)
-        self.env.globals.update(asset_url=self.assets.url, fmt_int=fmt_int, index=self.index,
-                                profiles=catalog.hardware_profiles, deploy_tabs=deploy_tabs)
+        self.env.globals.update(asset_url=self.assets.url, fmt_int=fmt_int, index=self.index, deploy_tabs=deploy_tabs)
         # answers by the request that asked for them (thread-safe LRUs): a page costs a lookup once warm
         self.builder = lru_cache(maxsize=1024)(self._builder)
         self.guide = lru_cache(maxsize=256)(self._guide)
@@ -463,11 +462,9 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
     authoring = page_authoring(request.app.state, str(request.base_url), recipe, url, command)
     description = (header["description"].text if header and "description" in header
                    else str(recipe.meta.get("description") or ""))
-    html = web.render("recipe.html", recipe=recipe, card=web.index.by_id.get(recipe.hf_id), url=url,
-                      builder=Markup(builder_html), authoring=authoring, guide=Markup(guide_html),
-                      lang=lang, languages=sorted(available), header=header,
-                      page_notice=page_notice, related=related,
-                      desc_html=Markup(md.render_inline(description)))
+    html = web.render("recipe.html", recipe=recipe, url=url, builder=Markup(builder_html), authoring=authoring,
+                      guide=Markup(guide_html), lang=lang, languages=sorted(available), header=header,
+                      page_notice=page_notice, related=related, desc_html=Markup(md.render_inline(description)))
     headers = {"Vary": "Accept-Language"} if available else {}
     return _negotiated(HTMLResponse(html, status_code=status, headers=headers))
 
