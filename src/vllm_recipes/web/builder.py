@@ -50,6 +50,7 @@ from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
 
 from .security import safe_link
+from .wording import upper_first
 
 NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
 _ENV_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # $NAME or ${NAME}
@@ -303,7 +304,7 @@ def _hardware_link(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw
         if reason is None and variant_runs_on(p, v, hw):
             break
     else:
-        return HardwareLink(None, (own[0].upper() + own[1:] + ".") if own
+        return HardwareLink(None, upper_first(own) + "." if own
                             else "No variant of this model fits on this hardware.")
     changes: dict[str, str | None] = {"hardware": hw}
     note = " Verified by the recipe authors." if status == "verified" else ""
@@ -506,7 +507,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
             pill.title = (f"No single-node strategy of this recipe runs on {hw_name}." if n == 1 else
                           f"No multi-node strategy of this recipe runs on {n} {hw_name} nodes.")
         elif issue is not None and issue.severity == "error":
-            pill.disabled, pill.title = True, issue.text().capitalize() + "."
+            pill.disabled, pill.title = True, upper_first(issue.text()) + "."
         elif s == sel.strategy:
             pill.href = nav.href(nodes=str(n))
         else:
@@ -544,7 +545,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
             if not p.disabled and uneven is not None:
                 p.title += f" (splits unevenly: {uneven.reason})"
                 if n == sel.node_count:
-                    row.notes.append(uneven.text().capitalize() + ".")
+                    row.notes.append(upper_first(uneven.text()) + ".")
             counts.append(p)
         row.subrows.append(Row("node-count", "Node count", counts, compact=True))
     return row
@@ -593,7 +594,7 @@ def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, runs
         return None
     default = recipe_frontend(recipe.data)
     shown = _label(runs.name, fronts.get(runs.name))
-    pinned = f"{runs.note[:1].upper()}{runs.note[1:]}, so the command runs the {shown} frontend." if runs.note else ""
+    pinned = f"{upper_first(runs.note)}, so the command runs the {shown} frontend." if runs.note else ""
 
     def pill(f: str, spec: Any) -> Pill:
         blocked = bool(pinned) and f != runs.name
