@@ -15,9 +15,8 @@ REVALIDATE = "public, max-age=300"
 LIVE_HEADERS = MappingProxyType({"Access-Control-Allow-Origin": "*", "Cache-Control": "no-cache"})
 #: public files (``llms.txt``, ``openapi.json``): readable from any origin, reused for five minutes
 PUBLIC_HEADERS = MappingProxyType({"Access-Control-Allow-Origin": "*", "Cache-Control": REVALIDATE})
-MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-               ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
-               ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2", ".webp": "image/webp"}
+#: the kinds of file static/ holds
+MEDIA_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 
 
 def minified(suffix: str, data: bytes) -> bytes:

@@ -50,6 +50,7 @@ from vllm_recipes.synth.context import Ctx, recipe_frontend
 from vllm_recipes.synth.plan import KvStorePlan, MultiNodePlan, PdPlan, Plan
 
 from .security import safe_link
+from .wording import upper_first
 
 NVIDIA_ORDER = ("h100", "h200", "b200", "gb200", "b300", "gb300")
 _ENV_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # $NAME or ${NAME}
@@ -79,6 +80,8 @@ response = client.chat.completions.create(
     max_tokens=32,
 )
 print(response.choices[0].message.content)"""
+#: a text model's "Try it" tabs: ``(key, title, template)``
+SNIPPETS = (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE), ("bench", "Bench", BENCH_TEMPLATE))
 
 
 def fill(template: str, **values: str) -> str:
@@ -157,8 +160,13 @@ class BlockView(Block):
 class Snippet:
     key: str
     title: str
+    #: ``{host}`` and ``{port}`` left for the page's env panel to fill
     template: str
     text: str
+
+    @classmethod
+    def at(cls, key: str, title: str, template: str, port: int) -> Snippet:
+        return cls(key, title, template, fill(template, host="localhost", port=str(port)))
 
 
 @dataclass
@@ -296,7 +304,7 @@ def _hardware_link(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, hw
         if reason is None and variant_runs_on(p, v, hw):
             break
     else:
-        return HardwareLink(None, (own[0].upper() + own[1:] + ".") if own
+        return HardwareLink(None, upper_first(own) + "." if own
                             else "No variant of this model fits on this hardware.")
     changes: dict[str, str | None] = {"hardware": hw}
     note = " Verified by the recipe authors." if status == "verified" else ""
@@ -379,7 +387,7 @@ def kv_row(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: Plan
                   active=sel.kv_offload is None, key="off")]
     subrows: list[Row] = []
     for entry in _kv_entries(catalog):
-        pills.append(_kv_entry_pill(entry, reasons, sel.kv_offload, nav))
+        pills.append(_kv_pill(entry.label, entry.members, entry.title, entry.key, reasons, sel.kv_offload, nav))
         if sel.kv_offload in entry.members and (len(entry.members) > 1 or entry.key == "mooncake"):
             subrows.append(_kv_members_row(catalog, entry, reasons, sel.kv_offload, nav))
             if entry.key == "mooncake" and isinstance(plan, KvStorePlan):
@@ -433,30 +441,25 @@ def _kv_entries(catalog: Catalog) -> list[_KvEntry]:
     return sorted(entries, key=lambda e: e.order)
 
 
-def _kv_entry_pill(entry: _KvEntry, reasons: Mapping[str, str | None], kv_offload: str | None, nav: Nav) -> Pill:
-    """Links to the entry's first available member; disabled with the first member's reason."""
-    available = [m for m in entry.members if reasons.get(m) is None and m in reasons]
-    pill = Pill(entry.label, active=kv_offload in entry.members, key=entry.key, title=entry.title)
+def _kv_pill(label: str, members: list[str], title: str, key: str, reasons: Mapping[str, str | None],
+             kv_offload: str | None, nav: Nav) -> Pill:
+    """Links to the first available of ``members`` (``reasons`` has them all); else disabled with the
+    first one's reason."""
+    available = [m for m in members if reasons[m] is None]
+    pill = Pill(label, active=kv_offload in members, key=key, title=title)
     if available:
         pill.href = nav.href(kv_offload=available[0], kv_instances=None, kv_instance=None)
     else:
-        first = next((reasons.get(m) for m in entry.members if reasons.get(m)), None) or "not available"
-        pill.disabled, pill.title = True, f"Unavailable: {first}."
+        pill.disabled, pill.title = True, f"Unavailable: {reasons[members[0]]}."
     return pill
 
 
 def _kv_members_row(catalog: Catalog, entry: _KvEntry, reasons: Mapping[str, str | None], kv_offload: str | None,
                     nav: Nav) -> Row:
-    sub = []
-    for m in entry.members:
-        spec = _kv_spec(catalog, m)
-        sp = Pill(_label(m, spec), active=m == kv_offload, key=m, title=str(get(spec, "description") or ""))
-        if reasons.get(m) is not None:
-            sp.disabled, sp.title = True, f"Unavailable: {reasons[m]}."
-        else:
-            sp.href = nav.href(kv_offload=m, kv_instances=None, kv_instance=None)
-        sub.append(sp)
-    return Row(f"kv-{entry.key}", entry.sub_label, sub)
+    specs = {m: _kv_spec(catalog, m) for m in entry.members}
+    return Row(f"kv-{entry.key}", entry.sub_label, [
+        _kv_pill(_label(m, spec), [m], str(get(spec, "description") or ""), m, reasons, kv_offload, nav)
+        for m, spec in specs.items()])
 
 
 def _kv_instances_row(catalog: Catalog, kv_offload: str | None, ctx: Ctx, plan: KvStorePlan, nav: Nav) -> Row:
@@ -504,7 +507,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
             pill.title = (f"No single-node strategy of this recipe runs on {hw_name}." if n == 1 else
                           f"No multi-node strategy of this recipe runs on {n} {hw_name} nodes.")
         elif issue is not None and issue.severity == "error":
-            pill.disabled, pill.title = True, issue.text().capitalize() + "."
+            pill.disabled, pill.title = True, upper_first(issue.text()) + "."
         elif s == sel.strategy:
             pill.href = nav.href(nodes=str(n))
         else:
@@ -542,7 +545,7 @@ def nodes_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav) -> Row 
             if not p.disabled and uneven is not None:
                 p.title += f" (splits unevenly: {uneven.reason})"
                 if n == sel.node_count:
-                    row.notes.append(uneven.text().capitalize() + ".")
+                    row.notes.append(upper_first(uneven.text()) + ".")
             counts.append(p)
         row.subrows.append(Row("node-count", "Node count", counts, compact=True))
     return row
@@ -591,7 +594,7 @@ def frontend_row(catalog: Catalog, recipe: Recipe, st: PageState, nav: Nav, runs
         return None
     default = recipe_frontend(recipe.data)
     shown = _label(runs.name, fronts.get(runs.name))
-    pinned = f"{runs.note[:1].upper()}{runs.note[1:]}, so the command runs the {shown} frontend." if runs.note else ""
+    pinned = f"{upper_first(runs.note)}, so the command runs the {shown} frontend." if runs.note else ""
 
     def pill(f: str, spec: Any) -> Pill:
         blocked = bool(pinned) and f != runs.name
@@ -874,11 +877,6 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
 
     blocks = deployment_blocks(ctx, plan, st.install)
     host_var, port_var, port = target_vars(plan)
-    snippets = []
-    for key, title, tpl in (("curl", "cURL", CURL_TEMPLATE), ("python", "Python", PYTHON_TEMPLATE),
-                            ("bench", "Bench", BENCH_TEMPLATE)):
-        t = fill(tpl, model=ctx.model_id)
-        snippets.append(Snippet(key, title, t, fill(t, host="localhost", port=str(port))))
     title, verified = card_summary(catalog, recipe, st, ctx, plan)
     return BuilderView(
         hf_id=recipe.hf_id, url=nav.url_for(params), query=encode(params), rows=[r for r in rows if r],
@@ -887,6 +885,7 @@ def build_view(catalog: Catalog, recipe: Recipe, st: PageState, ctx: Ctx, plan: 
                              meta_for(ctx), st.install, install_pills(st.install_tabs, st.install, nav.href),
                              st.selection.kv_offload),
         blocks=block_views(plan, blocks, nav), all_text=deployment_text(blocks),
-        snippets=snippets, host_var=host_var, port_var=port_var, default_port=port,
+        snippets=[Snippet.at(key, title, fill(tpl, model=ctx.model_id), port) for key, title, tpl in SNIPPETS],
+        host_var=host_var, port_var=port_var, default_port=port,
         env_names=env_names([b.text for b in blocks], [host_var, port_var]), explain=explain_json(catalog, plan),
     )

@@ -39,7 +39,6 @@ class FitPanel:
     """What ``fit_panel.html`` renders (without figures until :func:`panel_from_report` adds them)."""
 
     hardware: str
-    context: int | None
     #: (label, href, current) links that set the ``ctx`` parameter
     contexts: tuple[tuple[str, str, bool], ...]
     roles: tuple[str, ...] = ()
@@ -120,7 +119,7 @@ _ROWS: tuple[tuple[str, Callable[[ProcessFit], str]], ...] = (
 
 def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     """The panel's rows: the same figures, in the same order, as ``vllm-recipes fit``."""
-    head = FitPanel(hardware=r.hardware.label, context=context, contexts=context_links(url, context))
+    head = FitPanel(hardware=r.hardware.label, contexts=context_links(url, context))
     if r.missing:  # what is missing, in plain words, with a link to the model (never command-line advice)
         what = "architecture" if "architecture" in r.missing else "checkpoint size"
         return replace(head, unknown=f"The model's {what} is not known yet, so the memory plan cannot be computed.",

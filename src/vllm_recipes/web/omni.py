@@ -33,6 +33,7 @@ from .builder import (
     install_pills,
     variant_pills,
 )
+from .wording import upper_first
 
 IMAGE_TEMPLATE = """curl http://{host}:{port}{endpoint} \\
   -H "Content-Type: application/json" \\
@@ -215,7 +216,7 @@ def _hardware_link(catalog: Catalog, recipe: Recipe, variant: Mapping[str, Any],
                    hw: str, p: Mapping[str, Any]) -> HardwareLink:
     reason = hardware_block_reason(catalog, recipe, variant, hw)
     if reason or not variant_runs_on(p, variant, hw):
-        return HardwareLink(None, (reason or "this variant does not fit").capitalize() + ".")
+        return HardwareLink(None, upper_first(reason or "this variant does not fit") + ".")
     return HardwareLink(href(hardware=hw), "")
 
 
@@ -242,4 +243,4 @@ def _curl_snippet(task: OmniTask | None, model_id: str, port: int) -> Snippet:
     tpl = {"t2i": IMAGE_TEMPLATE, "i2i": EDIT_TEMPLATE, "t2a": AUDIO_TEMPLATE}.get(task_id, VIDEO_TEMPLATE)
     tpl = fill(tpl, model=model_id, endpoint=endpoint,
                image=" \\\n  -F image=@input.png" if task_id in ("i2v", "ti2v") else "")
-    return Snippet("curl", "cURL", tpl, fill(tpl, host="localhost", port=str(port)))
+    return Snippet.at("curl", "cURL", tpl, port)

@@ -31,36 +31,23 @@ def _label(n: int) -> str:
 class PerfPanel:
     """What ``perf_panel.html`` renders."""
 
-    hardware: str
-    isl: int
-    osl: int
-    conc: int
-    rows: tuple[tuple[str, str], ...]
     error: str
     calibrated: bool
     bench: str
     #: per parameter: (label, href, current) links
     links: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]
-    notes: tuple[str, ...] = ()
+    rows: tuple[tuple[str, str], ...] = ()
     unknown: str | None = None
 
 
 def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]:
     """Pill links per parameter: the page's own selection with one value changed (query-relative hrefs keep
     the page light)."""
-    parts = urlsplit(url)
-    base = dict(parse_qsl(parts.query))
-    out = []
-    for k in PERF_PARAMS:
-        row = []
-        choices = list(CHOICES[k])
-        if values[k] not in choices:
-            choices.append(values[k])
-        for n in choices:  # every parameter stays in the link: without any, the panel folds to its link
-            q = {**base, **{p: str(v) for p, v in values.items()}, k: str(n)}
-            row.append((_label(n), "?" + encode(q), n == values[k]))
-        out.append((k, tuple(row)))
-    return tuple(out)
+    # every parameter stays in the link: without any, the panel folds to its link
+    current = {**dict(parse_qsl(urlsplit(url).query)), **{p: str(v) for p, v in values.items()}}
+    return tuple((k, tuple((_label(n), "?" + encode({**current, k: str(n)}), n == values[k])
+                           for n in dict.fromkeys((*CHOICES[k], values[k]))))
+                 for k in PERF_PARAMS)
 
 
 def error_text() -> str:
@@ -89,9 +76,7 @@ def perf_panel(catalog: Catalog, recipe: Recipe, state: PageState, url: str,
         r = perf_state(catalog, recipe, state, w)
     except Exception:  # an addition to the page: the builder never fails because of it
         return None
-    panel = PerfPanel(hardware=r.hardware, isl=values["isl"], osl=values["osl"], conc=values["conc"], rows=(),
-                      error=error_text(), calibrated=r.calibrated, bench=r.bench_command,
-                      links=_links(url, values), notes=r.notes)
+    panel = PerfPanel(error=error_text(), calibrated=r.calibrated, bench=r.bench_command, links=_links(url, values))
     e = r.estimate
     if e is None or not r.known:
         return replace(panel, unknown="; ".join(r.errors) or "no estimate")

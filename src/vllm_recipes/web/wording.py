@@ -16,6 +16,11 @@ def has_cli_text(text: str) -> bool:
     return CLI_TEXT.search(text) is not None
 
 
+def upper_first(text: str) -> str:
+    """``text`` as the start of a sentence: ``str.capitalize`` would also lower "GPUs on H200" to "gpus on h200"."""
+    return text[:1].upper() + text[1:]
+
+
 def page_sentence(message: str) -> str:
     """``message`` without its clauses (cut at ``.``, ``;``, ``:`` and parentheses) that name a flag,
     a file or a command: the reason itself, in the producer's words."""
@@ -29,7 +34,7 @@ def page_sentence(message: str) -> str:
     if not out:
         return ""
     if not out[1:2].isupper():  # "vLLM picks …" keeps its case
-        out = out[0].upper() + out[1:]
+        out = upper_first(out)
     return out + "."
 
 
