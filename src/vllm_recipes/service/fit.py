@@ -4,6 +4,7 @@ and the fit of a query on other GPUs or the reverse search (``/api/fit``, the MC
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,6 +15,7 @@ from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.report import (
     FitReport,
+    ReleaseChoice,
     checkpoint_repo,
     fit_plan,
     fit_state,
@@ -126,13 +128,20 @@ MAX_GPUS = 64
 MAX_GPU_MEMORY = 4096
 
 
-def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None) -> GpuTarget | None:
+def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None,
+               hardware: str | None = None) -> GpuTarget | None:
     """The GPUs named by ``gpu`` (a catalog profile when one matches, else a known GPU) or by ``gpu_memory``
-    per GPU, ``gpus`` of them (one when not given); ``None``: the selection's own hardware. The one rule of
-    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
+    per GPU, ``gpus`` of them (one when not given; with ``hardware``, that profile's GPUs with other memory);
+    ``None``: the selection's own hardware. The one rule of ``fit``, ``perf``, ``/api/fit`` and the MCP
+    ``fit`` tool. Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
+        if gpu_memory is not None and hardware:
+            base = profile_target(catalog.hardware_profiles, hardware)
+            n = gpus or base.gpus_per_node
+            return GpuTarget(f"Custom: {n}x {base.label.split(' (')[0]} ({gpu_memory:g} GB each)", gpu_memory, n,
+                             base.profile_id, True, base.brand, "--gpu-memory")
         if gpu_memory is not None:
             return custom_target(gpu_memory, gpus or 1)
     except HardwareError as exc:
@@ -184,6 +193,14 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         from vllm_recipes.fit.search import search, search_dict
 
         return search_dict(search(catalog, target, context))
+    return report_dict(fit_report(catalog, query, target, context=context)[0])
+
+
+def fit_report(catalog: Catalog, query: Query, target: GpuTarget | None, *, context: int | None = None,
+               facts: Callable[[Recipe, str], KnownFacts] = _local_facts, release: ReleaseChoice = command_release,
+               weights_gib: float | None = None) -> tuple[FitReport, KnownFacts]:
+    """The fit of the query's selection on ``target`` (``None``: its own hardware) with the model's ``facts``
+    for the selected variant, and those facts. Raises :class:`QueryError`."""
     recipe, req = find_request(catalog, query)
     require_serve(recipe, "fit plans vLLM serve commands")
     strategy_given = req.strategy is not None
@@ -191,10 +208,12 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         target, offered = offered_target(catalog, recipe, target, req.variant)
         req = replace(req, hardware=offered)
     agreed = strict_state(catalog, recipe, req)
-    facts = _local_facts(recipe, agreed.state.selection.variant_key)
-    return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
-                                 strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,
-                                 cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))
+    known = facts(recipe, agreed.state.selection.variant_key)
+    report = fit_state(catalog, recipe, agreed.state, target, known.arch, context=context,
+                       strategy_given=strategy_given, release=release, weights_gib=weights_gib,
+                       checkpoint=known.checkpoint, cached_checkpoint_gib=known.cached_gib,
+                       resolution=agreed.resolution)
+    return report, known
 
 
 def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:
