@@ -260,12 +260,9 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
             click.echo(f"unknown: {reason}\nverdict: unknown")
         raise SystemExit(EXIT_CODES["unknown"])
     with refusals(), failing(HardwareError, say=_with_valid):  # (HardwareError: no usable profile for the selection)
-        report, facts = fit_report(catalog, Query(recipe.hf_id, request_from_options(kw)), target, context=context,
-                                   facts=lambda r, vk: gather_facts(r, vk, hf_config, offline,
-                                                                    need_checkpoint=weights_gib is None),
-                                   release=vllm_release or command_release, weights_gib=weights_gib)
-    if facts.notes:
-        report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
+        report = fit_report(catalog, Query(recipe.hf_id, request_from_options(kw)), target, context=context,
+                            facts=lambda r, vk: gather_facts(r, vk, hf_config, offline, need_checkpoint=weights_gib is None),
+                            release=vllm_release or command_release, weights_gib=weights_gib)
     if as_json:
         dump_json(report_dict(report), ensure_ascii=True)
     else:
