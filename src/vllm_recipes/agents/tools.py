@@ -14,12 +14,12 @@ from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
 from vllm_recipes.select.gates import offered_strategies
-from vllm_recipes.select.params import MAX_VALUE, URL_NAMES
+from vllm_recipes.select.params import URL_NAMES
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.fit import MAX_CTX, MAX_GPU_MEMORY, MAX_GPUS, fit_answer
-from vllm_recipes.service.params import request_from_args, selection_properties, string_schema
+from vllm_recipes.service.params import request_from_args, selection_properties, string_arg, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search
 from vllm_recipes.synth.context import recipe_frontend
@@ -284,8 +284,4 @@ def _check_keys(args: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
 
 def _opt_str(args: Mapping[str, Any], key: str) -> str | None:
     value = args.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) > MAX_VALUE:
-        raise ToolError(f"{key} must be a string of at most {MAX_VALUE} characters.", key)
-    return value.strip() or None
+    return None if value is None else string_arg(key, value)
