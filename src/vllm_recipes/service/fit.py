@@ -130,10 +130,9 @@ MAX_GPU_MEMORY = 4096
 
 def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None,
                hardware: str | None = None) -> GpuTarget | None:
-    """The GPUs named by ``gpu`` (a catalog profile when one matches, else a known GPU) or by ``gpu_memory``
-    per GPU, ``gpus`` of them (one when not given; with ``hardware``, that profile's GPUs with other memory);
-    ``None``: the selection's own hardware. The one rule of ``fit``, ``perf``, ``/api/fit`` and the MCP
-    ``fit`` tool. Raises :class:`QueryError`."""
+    """The GPUs ``gpu`` names (a catalog profile when one matches, else a known GPU), else ``gpus`` (default 1;
+    with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. The one
+    rule of ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
