@@ -4,7 +4,6 @@ at a context length; without HF_ID, every variant that starts on the given GPUs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -66,12 +65,11 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
         fail("give either --hardware or --gpu, not both.")
     from vllm_recipes.service.fit import fit_target
 
-    with failing(QueryError, say=lambda exc: _did_you_mean(spell(exc.template, "cli"), exc.choices)):
+    def say(exc: QueryError) -> str:
+        return spell(exc.template, "cli") + (f" Did you mean: {', '.join(exc.choices)}?" if exc.choices else "")
+
+    with failing(QueryError, say=say):
         return fit_target(catalog, gpu, mem, gpus, hardware)
-
-
-def _did_you_mean(message: str, closest: Sequence[str]) -> str:
-    return message + (f" Did you mean: {', '.join(closest)}?" if closest else "")
 
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
