@@ -30,8 +30,7 @@ from .vllm_cmds import check_release, print_lint_table, vllm_option
 def _resolve(hf_id: str, recipes_dir: tuple[str, ...], kw: dict[str, Any], vllm_release: str | None
              ) -> tuple[Catalog, Recipe, Resolved, str | None]:
     """The recipe, the selection and its plan, resolved once (exit 2 on a refusal), and the ``--vllm``
-    release to lint against (vllm-omni commands are not linted). ``--hardware auto`` detects the local GPUs
-    (``fit_cmds``)."""
+    release to lint against (vllm-omni commands are not linted)."""
     catalog = load_or_exit(recipes_dir)
     recipe = find_recipe(catalog, hf_id, kw)
     if recipe.is_omni and vllm_release is not None:
@@ -163,9 +162,8 @@ def explain_cmd(hf_id: str, recipes_dir: tuple[str, ...], as_json: bool, fmt: st
 
 
 def _print_section(title: str, rows: list[ExplainRow]) -> None:
-    """One process's flags and env: a table on a terminal; piped, one line per entry with only
-    the flag column aligned, what it shadowed on the next (a table padded to its longest JSON
-    value was 390 columns wide)."""
+    """One process's flags and env: a table on a terminal; piped, one line per entry with only the flag
+    column aligned (long JSON values would pad every row), what it shadowed on the next."""
     table_rows = []
     for r in rows:
         shadow = "; ".join(f"{s['value']!s} ({s['layer']}{' @ ' + s['location'] if s['location'] else ''})"

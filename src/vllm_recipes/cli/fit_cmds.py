@@ -4,7 +4,6 @@ at a context length; without HF_ID, every variant that starts on the given GPUs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,15 +12,18 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.fit.architecture import ArchitectureError
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, profile_target
 from vllm_recipes.fit.memory import GIB, ProcessFit
-from vllm_recipes.fit.report import EXIT_CODES, FitReport, fit_state, report_dict
+from vllm_recipes.fit.report import EXIT_CODES, FitReport, report_dict
+from vllm_recipes.select.options import spell
 from vllm_recipes.select.state import PageState
+from vllm_recipes.service import Query, QueryError
 
-from .main import cli, fail, failing, load_or_exit
+from .main import cli, fail, failing, load_or_exit, refusals
 from .options import (
     find_recipe,
     gpu_options,
     hf_config_option,
     offline_option,
+    request_from_options,
     resolve_request,
     selection_options,
 )
@@ -51,8 +53,7 @@ def detect_target(catalog: Catalog) -> GpuTarget:
 
 def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | None:
     """The hardware the user named (``None``: the selection's own profile): ``--hardware auto`` the local GPUs,
-    ``--hardware`` with ``--gpu-memory`` that profile's GPUs with other memory, else the GPUs ``--gpu``,
-    ``--gpu-memory`` and ``--gpus`` name (:func:`vllm_recipes.service.fit.fit_target`, the site's rule)."""
+    else :func:`vllm_recipes.service.fit.fit_target` of the options (the site's rule)."""
     gpu, mem, gpus = kw.pop("gpu", None), kw.pop("gpu_memory", None), kw.pop("gpus", None)
     hardware = kw.get("hardware")
     if hardware == "auto":
@@ -62,21 +63,13 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
         return detect_target(catalog)
     if gpu and hardware:
         fail("give either --hardware or --gpu, not both.")
-    if mem is not None and hardware:
-        with failing(HardwareError, say=lambda exc: _did_you_mean(f"{exc}.", exc.choices)):
-            base = profile_target(catalog.hardware_profiles, hardware)
-        return GpuTarget(f"Custom: {gpus or base.gpus_per_node}x {base.label.split(' (')[0]} ({mem:g} GB each)",
-                         mem, gpus or base.gpus_per_node, base.profile_id, True, base.brand, "--gpu-memory")
-    from vllm_recipes.select.options import spell
-    from vllm_recipes.service import QueryError
     from vllm_recipes.service.fit import fit_target
 
-    with failing(QueryError, say=lambda exc: _did_you_mean(spell(exc.template, "cli"), exc.choices)):
-        return fit_target(catalog, gpu, mem, gpus)
+    def say(exc: QueryError) -> str:
+        return spell(exc.template, "cli") + (f" Did you mean: {', '.join(exc.choices)}?" if exc.choices else "")
 
-
-def _did_you_mean(message: str, closest: Sequence[str]) -> str:
-    return message + (f" Did you mean: {', '.join(closest)}?" if closest else "")
+    with failing(QueryError, say=say):
+        return fit_target(catalog, gpu, mem, gpus, hardware)
 
 
 def auto_hardware_state(catalog: Catalog, recipe: Recipe, kw: dict[str, Any]) -> tuple[Catalog, PageState]:
@@ -242,7 +235,7 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
     Exit status: 0 starts, 1 does not start, 3 unknown (the model's architecture or checkpoint size is
     not known yet), 2 bad input."""
     from vllm_recipes.fit.vllm_rules import parse_release
-    from vllm_recipes.service.fit import command_release, offered_target
+    from vllm_recipes.service.fit import command_release, fit_report
 
     if vllm_release is not None and parse_release(vllm_release) is None:
         fail(f"--vllm {vllm_release!r}: expected a release like 0.11 or 0.11.2")
@@ -264,19 +257,10 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
         else:
             click.echo(f"unknown: {reason}\nverdict: unknown")
         raise SystemExit(EXIT_CODES["unknown"])
-    strategy_given = bool(kw.get("strategy"))
-    target, offered = offered_target(catalog, recipe, target, kw.get("variant"))
-    kw["hardware"] = offered or kw.get("hardware")
-    state = resolve_request(catalog, recipe, kw)
-    facts = gather_facts(recipe, state.selection.variant_key, hf_config, offline,
-                         need_checkpoint=weights_gib is None)
-    with failing(HardwareError, say=_with_valid):  # (the taxonomy has no usable profile for the selection's hardware)
-        report = fit_state(catalog, recipe, state, target, facts.arch, context=context,
-                           strategy_given=strategy_given, cached_checkpoint_gib=facts.cached_gib,
-                           release=vllm_release or command_release, weights_gib=weights_gib,
-                           checkpoint=facts.checkpoint)
-    if facts.notes:
-        report = dataclasses.replace(report, notes=(*report.notes, *facts.notes))
+    with refusals(), failing(HardwareError, say=_with_valid):  # (HardwareError: no usable profile for the selection)
+        report = fit_report(catalog, Query(recipe.hf_id, request_from_options(kw)), target, context=context,
+                            facts=lambda r, vk: gather_facts(r, vk, hf_config, offline, need_checkpoint=weights_gib is None),
+                            release=vllm_release or command_release, weights_gib=weights_gib)
     if as_json:
         dump_json(report_dict(report), ensure_ascii=True)
     else:

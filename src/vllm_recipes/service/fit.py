@@ -4,6 +4,7 @@ and the fit of a query on other GPUs or the reverse search (``/api/fit``, the MC
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,6 +15,7 @@ from vllm_recipes.fit.checkpoints import CheckpointInfo
 from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
 from vllm_recipes.fit.report import (
     FitReport,
+    ReleaseChoice,
     checkpoint_repo,
     fit_plan,
     fit_state,
@@ -85,9 +87,9 @@ def known_facts(recipe: Recipe, variant_key: str, *, hf_config: str | None = Non
 
 
 def _local_facts(recipe: Recipe, variant_key: str) -> KnownFacts:
-    """The facts a page or API answer may use: a broken cached config.json is no fact, not a failure."""
+    """Facts a page or API may use, notes aside: a broken cached config.json is no fact, not a failure."""
     try:
-        return known_facts(recipe, variant_key)
+        return replace(known_facts(recipe, variant_key), notes=())
     except ArchitectureError:
         return KnownFacts(None)
 
@@ -126,13 +128,19 @@ MAX_GPUS = 64
 MAX_GPU_MEMORY = 4096
 
 
-def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None) -> GpuTarget | None:
-    """The GPUs named by ``gpu`` (a catalog profile when one matches, else a known GPU) or by ``gpu_memory``
-    per GPU, ``gpus`` of them (one when not given); ``None``: the selection's own hardware. The one rule of
-    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
+def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None,
+               hardware: str | None = None) -> GpuTarget | None:
+    """The GPUs ``gpu`` names (a catalog profile when one matches, else a known GPU), else ``gpus`` (default 1;
+    with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. The one
+    rule of ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
+        if gpu_memory is not None and hardware:
+            base = profile_target(catalog.hardware_profiles, hardware)
+            n = gpus or base.gpus_per_node
+            return GpuTarget(f"Custom: {n}x {base.label.split(' (')[0]} ({gpu_memory:g} GB each)", gpu_memory, n,
+                             base.profile_id, True, base.brand, "--gpu-memory")
         if gpu_memory is not None:
             return custom_target(gpu_memory, gpus or 1)
     except HardwareError as exc:
@@ -141,19 +149,6 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
         raise QueryError("gpus", f"{flag('gpus')} needs {flag('gpu_memory')} (GB per GPU) or {flag('gpu')} "
                                  "(a GPU name).")
     return None
-
-
-def offered_target(catalog: Catalog, recipe: Recipe, target: GpuTarget | None,
-                   variant: str | None) -> tuple[GpuTarget | None, str | None]:
-    """``(target, its profile)`` when the recipe offers the target's catalog profile (the selection's
-    hardware then); one it does not offer is planned as a custom profile of that family."""
-    if target is None or target.custom or not target.profile_id:
-        return target, None
-    if hardware_block_reason(catalog, recipe, recipe.variants.get(variant or "default") or {},
-                             target.profile_id) is None:
-        return target, target.profile_id
-    not_offered = f"{target.profile_id} is not offered by {recipe.hf_id}"
-    return replace(target, custom=True, notes=(not_offered,)), None
 
 
 def _bad_gpus(gpus: object) -> QueryError:
@@ -184,17 +179,30 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         from vllm_recipes.fit.search import search, search_dict
 
         return search_dict(search(catalog, target, context))
+    return report_dict(fit_report(catalog, query, target, context=context))
+
+
+def fit_report(catalog: Catalog, query: Query, target: GpuTarget | None, *, context: int | None = None,
+               facts: Callable[[Recipe, str], KnownFacts] = _local_facts, release: ReleaseChoice = command_release,
+               weights_gib: float | None = None) -> FitReport:
+    """The fit of the query's selection on ``target`` (``None``: its own hardware) with the model's ``facts``
+    for the selected variant (their notes added). Raises :class:`QueryError`."""
     recipe, req = find_request(catalog, query)
     require_serve(recipe, "fit plans vLLM serve commands")
     strategy_given = req.strategy is not None
-    if req.hardware is None:
-        target, offered = offered_target(catalog, recipe, target, req.variant)
-        req = replace(req, hardware=offered)
+    if req.hardware is None and target is not None and not target.custom and target.profile_id:
+        variant = recipe.variants.get(req.variant or "default") or {}
+        if hardware_block_reason(catalog, recipe, variant, target.profile_id) is None:
+            req = replace(req, hardware=target.profile_id)  # offered: the selection's hardware
+        else:  # planned as a custom profile of that family
+            target = replace(target, custom=True, notes=(f"{target.profile_id} is not offered by {recipe.hf_id}",))
     agreed = strict_state(catalog, recipe, req)
-    facts = _local_facts(recipe, agreed.state.selection.variant_key)
-    return report_dict(fit_state(catalog, recipe, agreed.state, target, facts.arch, context=context,
-                                 strategy_given=strategy_given, release=command_release, checkpoint=facts.checkpoint,
-                                 cached_checkpoint_gib=facts.cached_gib, resolution=agreed.resolution))
+    known = facts(recipe, agreed.state.selection.variant_key)
+    report = fit_state(catalog, recipe, agreed.state, target, known.arch, context=context,
+                       strategy_given=strategy_given, release=release, weights_gib=weights_gib,
+                       checkpoint=known.checkpoint, cached_checkpoint_gib=known.cached_gib,
+                       resolution=agreed.resolution)
+    return replace(report, notes=(*report.notes, *known.notes))
 
 
 def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any]:

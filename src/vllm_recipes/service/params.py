@@ -86,6 +86,11 @@ def _typed(p: Param, value: Any) -> Any:
                                                      for k, v in value.items()):
             raise QueryError(p.name, f"{p.name} must be an object mapping feature ids to mode ids.")
         return tuple(value.items())
+    return string_arg(p.name, value)
+
+
+def string_arg(name: str, value: Any) -> str | None:
+    """A string argument stripped (``None`` when blank), or a :class:`QueryError` naming it."""
     if not isinstance(value, str) or len(value) > MAX_VALUE:
-        raise QueryError(p.name, f"{p.name} must be a string of at most {MAX_VALUE} characters.")
+        raise QueryError(name, f"{name} must be a string of at most {MAX_VALUE} characters.")
     return value.strip() or None
