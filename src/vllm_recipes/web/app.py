@@ -61,10 +61,8 @@ STATIC_DIR = PACKAGE_DIR / "static"
 TEMPLATE_DIR = PACKAGE_DIR / "templates"
 #: raw query items, hashable (the caches' keys)
 Items = tuple[tuple[str, str], ...]
-#: a builder's ``(notices, body HTML, canonical URL, status, commands)`` (commands: as copied, ``""`` when none)
-Body = tuple[list[str], str, str, int, str]
-#: the builder's ``(HTML incl. wrapper, canonical URL, status, commands)``
-Built = tuple[str, str, int, str]
+#: a builder's ``(notices, body HTML, canonical URL, status)``
+Body = tuple[list[str], str, str, int]
 
 
 def template_bytecode_cache() -> BytecodeCache | None:
@@ -145,16 +143,16 @@ class Web:
 
     # --- builder -------------------------------------------------------------------------------
 
-    def _builder(self, hf_id: str, items: Items, extra: Items) -> Built:
-        """The builder for a recipe and raw query items."""
+    def _builder(self, hf_id: str, items: Items, extra: Items) -> tuple[str, str, int]:
+        """``(builder HTML incl. wrapper, canonical URL, status)`` for a recipe and raw query items."""
         recipe = self.catalog.recipe(hf_id)
         assert recipe is not None
         render = self._omni_body if recipe.is_omni else self._body
-        notices, body, url, status, command = render(recipe, items, dict(extra))
+        notices, body, url, status = render(recipe, items, dict(extra))
         notice_html = self.render("notices.html", notices=notices) if notices else ""
         wrapper = (f'<div id="builder" class="builder" data-url="{Markup.escape(url)}" '
                    f'data-recipe="{Markup.escape(recipe.hf_id)}">{notice_html}{body}</div>')
-        return wrapper, url, status, command
+        return wrapper, url, status
 
     def _body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> Body:
         agreed, notices = page_state(self.catalog, recipe, items)
@@ -165,7 +163,7 @@ class Web:
             body = self.render("builder.html", v=view, vllm_lint=lint_plan(ctx, plan),
                                fit=fit_panel(self.catalog, recipe, ctx, plan, view.url, extra),
                                perf=perf_panel(self.catalog, recipe, st, view.url, extra))
-            return notices, body, view.url, 200, view.all_text
+            return notices, body, view.url, 200
         except Exception as exc:  # an engine failure on some selection: say so, never 500
             canon = encode(canonical_params(self.catalog, recipe, st))
             log_failure(exc, self.catalog, recipe.hf_id, "builder failed for %s?%s", recipe.hf_id, canon)
@@ -174,13 +172,13 @@ class Web:
     def _omni_body(self, recipe: Recipe, items: Items, extra: dict[str, str]) -> Body:
         try:
             view, notices = build_omni_view(self.catalog, recipe, items, extra)
-            return notices, self.render("omni_builder.html", v=view), view.url, 200, ""
+            return notices, self.render("omni_builder.html", v=view), view.url, 200
         except Exception as exc:
             log_failure(exc, self.catalog, recipe.hf_id, "omni builder failed for %s", recipe.hf_id)
             return [], *self._failed(exc, recipe_url(recipe.hf_id))
 
-    def _failed(self, exc: Exception, url: str) -> Built:
-        return self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422, ""
+    def _failed(self, exc: Exception, url: str) -> tuple[str, str, int]:
+        return self.render("builder_error.html", message=f"{type(exc).__name__}: {exc}", url=url), url, 422
 
     # --- guide ---------------------------------------------------------------------------------
 
@@ -445,7 +443,7 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
     if twins.wants_json(request):
         return recipe_twin(request, recipe)
     lang, available = _lang(request, recipe)
-    builder_html, url, status, command = _builder(request, recipe)
+    builder_html, url, status = _builder(request, recipe)
     guide_html, page_notice = web.guide(recipe.hf_id, lang)
     header = None
     if lang:
@@ -459,7 +457,7 @@ def recipe_page(request: Request, recipe: Recipe) -> Response:
             related.append((rid, "/" + other.hf_id if other else None))
     from .authoring import page_authoring
 
-    authoring = page_authoring(request.app.state, str(request.base_url), recipe, url, command)
+    authoring = page_authoring(request.app.state, str(request.base_url), web.catalog, recipe, url)
     description = (header["description"].text if header and "description" in header
                    else str(recipe.meta.get("description") or ""))
     html = web.render("recipe.html", recipe=recipe, url=url, builder=Markup(builder_html), authoring=authoring,
@@ -483,7 +481,7 @@ def recipe_twin(request: Request, recipe: Recipe) -> Response:
     return twins.json_response(data)
 
 
-def _builder(request: Request, recipe: Recipe) -> Built:
+def _builder(request: Request, recipe: Recipe) -> tuple[str, str, int]:
     """The builder at the request's selection; ``lang`` and the panels' parameters ride on its links."""
     lang = request.query_params.get("lang")
     extra = {"lang": lang} if lang and len(lang) <= 35 else {}
@@ -494,7 +492,7 @@ def _builder(request: Request, recipe: Recipe) -> Built:
 
 
 def builder_fragment(request: Request, recipe: Recipe) -> Response:
-    html, url, status, _command = _builder(request, recipe)
+    html, url, status = _builder(request, recipe)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache", "X-Canonical-URL": url})
 
 

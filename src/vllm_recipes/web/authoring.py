@@ -5,14 +5,19 @@ good version; the page then shows why)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.fileset import path_key
+from vllm_recipes.render.deployment import deployment_blocks, deployment_text
+from vllm_recipes.service.url import page_state
+
+log = logging.getLogger("vllm_recipes.web")
 
 #: issue bodies go into a URL; keep them well under what browsers and forges accept
 MAX_ISSUE_COMMAND = 3000
@@ -167,10 +172,23 @@ def merge_last_good(previous: Catalog | None, fresh: Catalog, findings: Iterable
     return merged, stale
 
 
-def page_authoring(app_state: Any, base_url: str, recipe: Recipe, url: str, command: str) -> dict[str, Any] | None:
-    """The authoring partial's context for a recipe page (``None``: render nothing); ``command``: the
-    builder's commands, for the issue body."""
+def selection_command(catalog: Catalog, recipe: Recipe, url: str) -> str:
+    """The commands of the page's canonical selection (for the issue body); ``""`` when there are none."""
+    if recipe.is_omni:
+        return ""
+    try:
+        agreed, _notices = page_state(catalog, recipe, parse_qsl(urlsplit(url).query))
+        ctx, plan = agreed.resolved(catalog, recipe)
+        return deployment_text(deployment_blocks(ctx, plan, agreed.state.install))
+    except Exception:  # the builder shows the failure; the link just carries no command
+        log.debug("no command for the issue link of %s", url, exc_info=True)
+        return ""
+
+
+def page_authoring(app_state: Any, base_url: str, catalog: Catalog, recipe: Recipe, url: str) -> dict[str, Any] | None:
+    """The authoring partial's context for a recipe page (``None``: render nothing)."""
     state: AuthoringState | None = getattr(app_state, "authoring", None)
     if state is None:
         return None
+    command = selection_command(catalog, recipe, url) if state.source is not None else ""
     return state.panel(recipe, base_url.rstrip("/") + url, command)

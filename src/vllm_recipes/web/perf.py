@@ -43,11 +43,19 @@ class PerfPanel:
 def _links(url: str, values: Mapping[str, int]) -> tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]:
     """Pill links per parameter: the page's own selection with one value changed (query-relative hrefs keep
     the page light)."""
-    # every parameter stays in the link: without any, the panel folds to its link
-    current = {**dict(parse_qsl(urlsplit(url).query)), **{p: str(v) for p, v in values.items()}}
-    return tuple((k, tuple((_label(n), "?" + encode({**current, k: str(n)}), n == values[k])
-                           for n in dict.fromkeys((*CHOICES[k], values[k]))))
-                 for k in PERF_PARAMS)
+    parts = urlsplit(url)
+    base = dict(parse_qsl(parts.query))
+    out = []
+    for k in PERF_PARAMS:
+        row = []
+        choices = list(CHOICES[k])
+        if values[k] not in choices:
+            choices.append(values[k])
+        for n in choices:  # every parameter stays in the link: without any, the panel folds to its link
+            q = {**base, **{p: str(v) for p, v in values.items()}, k: str(n)}
+            row.append((_label(n), "?" + encode(q), n == values[k]))
+        out.append((k, tuple(row)))
+    return tuple(out)
 
 
 def error_text() -> str:

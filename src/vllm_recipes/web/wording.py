@@ -17,7 +17,7 @@ def has_cli_text(text: str) -> bool:
 
 
 def upper_first(text: str) -> str:
-    """``text`` as the start of a sentence: ``str.capitalize`` would also lower "GPUs on H200" to "gpus on h200"."""
+    """``text`` as the start of a sentence: ``str.capitalize`` would turn "needs GPUs on H200" into "Needs gpus on h200"."""
     return text[:1].upper() + text[1:]
 
 
