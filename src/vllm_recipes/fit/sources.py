@@ -34,10 +34,20 @@ def read_json(path: Path, what: str) -> Any:
         raise ArchitectureError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def architecture_from_file(path: str | Path) -> Architecture:
-    """``--hf-config PATH``: a Hugging Face ``config.json``."""
+def config_from_file(path: str | Path) -> tuple[Any, str]:
+    """``--hf-config PATH``: a Hugging Face ``config.json`` and the source a report names."""
     p = Path(path)
-    return architecture_from_hf_config(read_json(p, "--hf-config"), source=f"--hf-config {p.name}")
+    return read_json(p, "--hf-config"), f"--hf-config {p.name}"
+
+
+def config_from_cache(repo_id: str) -> tuple[Any, str] | None:
+    """The cached ``config.json`` of ``repo_id`` and its source (``None``: not cached; never downloads)."""
+    p = cached_file(repo_id, "config.json")
+    return None if p is None else (read_json(p, "cached config.json"), f"Hugging Face cache ({repo_id})")
+
+
+def architecture_from_file(path: str | Path) -> Architecture:
+    return architecture_from_hf_config(*config_from_file(path))
 
 
 def default_cache_dir() -> str | None:
@@ -150,11 +160,8 @@ def architecture_from_hub(repo_id: str, *, offline: bool = False) -> tuple[Archi
 
 
 def architecture_from_cache(repo_id: str) -> Architecture | None:
-    """The cached ``config.json`` of ``repo_id``, or ``None`` when the cache has none (never downloads)."""
-    p = cached_file(repo_id, "config.json")
-    if p is None:
-        return None
-    return architecture_from_hf_config(read_json(p, "cached config.json"), source=f"Hugging Face cache ({repo_id})")
+    got = config_from_cache(repo_id)
+    return None if got is None else architecture_from_hf_config(*got)
 
 
 def checkpoint_gib_from_cache(repo_id: str) -> float | None:
