@@ -148,14 +148,10 @@ def parameters_billions(v: Any) -> float | None:
         return float(v) / 1e9 if v > 1e6 else float(v)
     if not isinstance(v, str):
         return None
-    m = re.fullmatch(r"\s*(?:[\d.]+\s*-\s*)?([\d.]+)\s*([BbMmTt]?)\s*", v)
+    m = re.fullmatch(r"\s*(?:[\d.]+\s*-\s*)?(\d+\.?\d*|\.\d+)\s*([BbMmTt]?)\s*", v)
     if not m:
         return None
-    scale = {"b": 1.0, "m": 1e-3, "t": 1e3, "": 1.0}[m.group(2).lower()]
-    try:
-        return float(m.group(1)) * scale
-    except ValueError:
-        return None
+    return float(m.group(1)) * {"b": 1.0, "m": 1e-3, "t": 1e3, "": 1.0}[m.group(2).lower()]
 
 
 #: ``architecture_facts`` keys read as they are into the :class:`Architecture` field of the same name:
