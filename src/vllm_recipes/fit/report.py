@@ -181,9 +181,8 @@ def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Arch
     if any(draft_weights_gib(arch, s) for s in shapes):
         notes.append("speculative decoding: the draft head's weights are estimated from the hidden size")
     for s in shapes:
-        need = s.gpus
-        if s.role == "serve" and need > total:
-            notes.append(f"the command uses {need} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
+        if s.role == "serve" and s.gpus > total:
+            notes.append(f"the command uses {s.gpus} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
                          f"{target.label} x {max(1, sel.node_count)} node(s) has {total}")
     return dataclasses.replace(head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
                                notes=tuple(notes))
