@@ -176,9 +176,8 @@ def _block_attention(block: Mapping[str, Any], heads: int | None, kv_heads: int 
     return attention, kv_heads
 
 
-def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] | None = None) -> Architecture:
+def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any]) -> Architecture:
     """A validated ``model.architecture_facts`` block (see docs/decisions-fit.md for the keys)."""
-    model = model or {}
     heads = _int(block.get("num_attention_heads"))
     attention, kv_heads = _block_attention(block, heads, _int(block.get("num_kv_heads")))
     fields = {}
