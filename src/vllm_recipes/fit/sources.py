@@ -10,13 +10,13 @@ import json
 import os
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from vllm_recipes.catalog.parsecache import cache_dir
+from vllm_recipes.catalog.parsecache import cache_dir, write_atomic
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
@@ -200,13 +200,9 @@ def store_info(info: CheckpointInfo) -> None:
     p = _info_path(info.repo_id)
     if p is None:
         return
-    try:
+    with suppress(OSError):
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(info), indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError:
-        pass
+        write_atomic(p, json.dumps(asdict(info), indent=1, sort_keys=True).encode("utf-8"))
 
 
 class HubError(RuntimeError):
