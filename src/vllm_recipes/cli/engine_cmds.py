@@ -64,7 +64,7 @@ def _warn_architecture(recipe: Recipe, plan: Any) -> None:
     from vllm_recipes.fit.checks import plan_checks
 
     for check in plan_checks(arch, recipe, plan):
-        click.echo(f"warning: {check.message}", err=True)
+        click.echo(f"warning: {check}", err=True)
 
 
 def _header_comment(text: str, quiet: bool) -> None:

@@ -182,7 +182,7 @@ def print_report(r: FitReport) -> None:
             console.print(f"note ({p.role}): {n}")
     for n in r.notes:
         console.print(f"note: {n}")
-    for e in (*r.errors, *(c.message for c in r.checks)):
+    for e in (*r.errors, *r.checks):
         console.print(f"[red]error:[/red] {e}" if not r.missing else f"unknown: {e}")
     hint = next((h for missing, h in _HINTS if missing in r.missing), None)
     if hint:

@@ -148,14 +148,10 @@ def parameters_billions(v: Any) -> float | None:
         return float(v) / 1e9 if v > 1e6 else float(v)
     if not isinstance(v, str):
         return None
-    m = re.fullmatch(r"\s*(?:[\d.]+\s*-\s*)?([\d.]+)\s*([BbMmTt]?)\s*", v)
+    m = re.fullmatch(r"\s*(?:[\d.]+\s*-\s*)?(\d+\.?\d*|\.\d+)\s*([BbMmTt]?)\s*", v)
     if not m:
         return None
-    scale = {"b": 1.0, "m": 1e-3, "t": 1e3, "": 1.0}[m.group(2).lower()]
-    try:
-        return float(m.group(1)) * scale
-    except ValueError:
-        return None
+    return float(m.group(1)) * {"b": 1.0, "m": 1e-3, "t": 1e3, "": 1.0}[m.group(2).lower()]
 
 
 #: ``architecture_facts`` keys read as they are into the :class:`Architecture` field of the same name:
@@ -180,9 +176,8 @@ def _block_attention(block: Mapping[str, Any], heads: int | None, kv_heads: int 
     return attention, kv_heads
 
 
-def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any] | None = None) -> Architecture:
+def architecture_from_block(block: Mapping[str, Any], model: Mapping[str, Any]) -> Architecture:
     """A validated ``model.architecture_facts`` block (see docs/decisions-fit.md for the keys)."""
-    model = model or {}
     heads = _int(block.get("num_attention_heads"))
     attention, kv_heads = _block_attention(block, heads, _int(block.get("num_kv_heads")))
     fields = {}

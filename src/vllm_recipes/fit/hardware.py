@@ -64,7 +64,6 @@ class GpuTarget:
     custom: bool
     brand: str = "NVIDIA"
     source: str = "catalog"
-    nodes: int = 1
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:

@@ -58,14 +58,6 @@ class KvPool:
     layers: tuple[tuple[str, int], ...]
     window: int = 0
 
-    @property
-    def num_groups(self) -> int:
-        return sum(n for _, n in self.groups)
-
-    @property
-    def hybrid(self) -> bool:
-        return len(self.groups) > 1
-
 
 @dataclass(frozen=True, slots=True)
 class ProcessFit:
@@ -354,10 +346,10 @@ def _pool(arch: Architecture, shape: ProcessShape, budget: float) -> _Pool:
     block = pool.block_size
     unit = pool.page_bytes * pool.group_size
     num_blocks = int(budget // unit) if budget > 0 and unit > 0 else 0
-    groups = max(1, pool.num_groups)
+    groups = max(1, sum(n for _, n in pool.groups))
     per_group = num_blocks // groups * block
     notes = []
-    if pool.hybrid:
+    if len(pool.groups) > 1:
         notes.append(f"Hybrid KV cache: {groups} groups of {pool.group_size} layers "
                      f"({', '.join(f'{n} {k}' for k, n in pool.layers)}) share {num_blocks:,} blocks "
                      f"of {block} tokens.")

@@ -21,7 +21,7 @@ from vllm_recipes.synth.plan import Plan
 from vllm_recipes.synth.resolve import resolve
 
 from .architecture import Architecture, estimated_checkpoint_gib, recipe_architecture
-from .checks import Check, architecture_checks, recipe_context_length
+from .checks import architecture_checks, recipe_context_length
 from .hardware import GpuTarget, profile_target
 from .memory import GIB, ProcessFit, ProcessShape, fit_process
 from .shape import plan_shapes
@@ -48,7 +48,8 @@ class FitReport:
     checkpoint_gib: float | None
     weights_source: str
     processes: tuple[ProcessFit, ...] = ()
-    checks: tuple[Check, ...] = ()
+    #: architecture checks the command fails (TP vs heads, context)
+    checks: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     #: what the planner would need to answer ("architecture", "checkpoint size"): the verdict is "unknown"
@@ -181,9 +182,8 @@ def fit_plan(recipe: Recipe, ctx: Ctx, plan: Plan, target: GpuTarget, arch: Arch
     if any(draft_weights_gib(arch, s) for s in shapes):
         notes.append("speculative decoding: the draft head's weights are estimated from the hidden size")
     for s in shapes:
-        need = s.gpus
-        if s.role == "serve" and need > total:
-            notes.append(f"the command uses {need} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
+        if s.role == "serve" and s.gpus > total:
+            notes.append(f"the command uses {s.gpus} GPUs (TP {s.tp} x PP {s.pp} x DP {s.dp}); "
                          f"{target.label} x {max(1, sel.node_count)} node(s) has {total}")
     return dataclasses.replace(head, processes=procs, checks=architecture_checks(arch, shapes, model_len),
                                notes=tuple(notes))
@@ -267,7 +267,7 @@ def report_dict(r: FitReport) -> dict[str, Any]:
         "missing": list(r.missing),
         "vllm_release": r.release,
         "processes": [process_dict(p) for p in r.processes],
-        "errors": [*r.errors, *(c.message for c in r.checks)],
+        "errors": [*r.errors, *r.checks],
         "notes": list(r.notes),
     }
 
@@ -276,4 +276,4 @@ def summary_dict(r: FitReport) -> dict[str, Any]:
     """The compact form embedded in ``/api/resolve``."""
     return {"starts": r.starts, "verdict": r.verdict, "missing": list(r.missing), "hardware": r.hardware.label,
             "processes": [{k: d[k] for k in SUMMARY_KEYS} for d in map(process_dict, r.processes)],
-            "errors": [*r.errors, *(c.message for c in r.checks)]}
+            "errors": [*r.errors, *r.checks]}

@@ -10,13 +10,13 @@ import json
 import os
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from vllm_recipes.catalog.parsecache import cache_dir
+from vllm_recipes.catalog.parsecache import cache_dir, write_atomic
 
 from .architecture import Architecture, ArchitectureError, architecture_from_hf_config
 from .checkpoints import CheckpointInfo, info_from_dict, summarize
@@ -34,10 +34,20 @@ def read_json(path: Path, what: str) -> Any:
         raise ArchitectureError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def architecture_from_file(path: str | Path) -> Architecture:
-    """``--hf-config PATH``: a Hugging Face ``config.json``."""
+def config_from_file(path: str | Path) -> tuple[Any, str]:
+    """``--hf-config PATH``: a Hugging Face ``config.json`` and the source a report names."""
     p = Path(path)
-    return architecture_from_hf_config(read_json(p, "--hf-config"), source=f"--hf-config {p.name}")
+    return read_json(p, "--hf-config"), f"--hf-config {p.name}"
+
+
+def config_from_cache(repo_id: str) -> tuple[Any, str] | None:
+    """The cached ``config.json`` of ``repo_id`` and its source (``None``: not cached; never downloads)."""
+    p = cached_file(repo_id, "config.json")
+    return None if p is None else (read_json(p, "cached config.json"), f"Hugging Face cache ({repo_id})")
+
+
+def architecture_from_file(path: str | Path) -> Architecture:
+    return architecture_from_hf_config(*config_from_file(path))
 
 
 def default_cache_dir() -> str | None:
@@ -150,11 +160,8 @@ def architecture_from_hub(repo_id: str, *, offline: bool = False) -> tuple[Archi
 
 
 def architecture_from_cache(repo_id: str) -> Architecture | None:
-    """The cached ``config.json`` of ``repo_id``, or ``None`` when the cache has none (never downloads)."""
-    p = cached_file(repo_id, "config.json")
-    if p is None:
-        return None
-    return architecture_from_hf_config(read_json(p, "cached config.json"), source=f"Hugging Face cache ({repo_id})")
+    got = config_from_cache(repo_id)
+    return None if got is None else architecture_from_hf_config(*got)
 
 
 def checkpoint_gib_from_cache(repo_id: str) -> float | None:
@@ -193,13 +200,9 @@ def store_info(info: CheckpointInfo) -> None:
     p = _info_path(info.repo_id)
     if p is None:
         return
-    try:
+    with suppress(OSError):
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(info), indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError:
-        pass
+        write_atomic(p, json.dumps(asdict(info), indent=1, sort_keys=True).encode("utf-8"))
 
 
 class HubError(RuntimeError):

@@ -118,16 +118,17 @@ def _lengths(w: Workload, i: int) -> tuple[int, int]:
     return max(1, round(w.isl * (lo + (1 - lo) * a))), max(1, round(w.osl * (lo + (1 - lo) * b)))
 
 
+@dataclass(slots=True)
 class _Steady:
     """What the steady wave (requests ``lo <= index < hi``) measured, to stand for the unsimulated ones."""
 
-    def __init__(self, lo: int, hi: int) -> None:
-        self.lo, self.hi = lo, hi
-        self.ttft: list[float] = []
-        self.tpot: list[float] = []
-        self.latency: list[float] = []
-        #: (time, busy area) when the wave's first request and the first one after it were sent
-        self.marks: list[tuple[float, float]] = []
+    lo: int
+    hi: int
+    ttft: list[float] = field(default_factory=list)
+    tpot: list[float] = field(default_factory=list)
+    latency: list[float] = field(default_factory=list)
+    #: (time, busy area) when the wave's first request and the first one after it were sent
+    marks: list[tuple[float, float]] = field(default_factory=list)
 
     def has(self, r: _Req) -> bool:
         return self.lo <= r.index < self.hi

@@ -134,7 +134,7 @@ def panel_from_report(r: FitReport, url: str, context: int | None) -> FitPanel:
     return replace(head, roles=tuple(p.role for p in procs),
                    rows=tuple(PanelRow(label, tuple(cell(p) for p in procs)) for label, cell in _ROWS),
                    verdict=r.verdict, starts=r.starts, levers=levers,
-                   warnings=tuple(page_warning(m) for m in (*r.errors, *(c.message for c in r.checks))),
+                   warnings=tuple(page_warning(m) for m in (*r.errors, *r.checks)),
                    notes=tuple(n for n in dict.fromkeys(page_sentence(n) for n in said) if n))
 
 
