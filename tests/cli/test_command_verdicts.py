@@ -1,6 +1,6 @@
 """The publishing rule stays exact when ``command`` remembers a recipe's clean verdict.
 
-``catalog/verdicts.py`` lets a command skip the pydantic models for a recipe already found to
+``validation_errors`` in ``catalog/usable.py`` lets a command skip the pydantic models for a recipe already found to
 have no validation error, under the digest of everything the check reads. These tests change
 each input (the recipe's bytes, a shared file it refers to) after a clean verdict was remembered
 and expect the refusal the check gives; and they check what the verdict is for.

@@ -223,7 +223,9 @@ class Catalog:
             if r.rel_path == rel_path:
                 return r.doc
         for s in self.sources:
-            for layer in s.doc.layers if isinstance(s.doc, LayeredDocument) else ():
+            if not isinstance(s.doc, LayeredDocument):
+                continue
+            for layer in s.doc.layers:
                 if layer.file == rel_path:
                     return layer
         return None
@@ -349,7 +351,7 @@ def layer_of(label: str, rels: Sequence[str], parse: Callable[[str], YamlDocumen
                 shared[rel] = doc
         except YamlLoadError as exc:
             errors.append(exc)
-    return Layer(label, shared, tuple(recipes), tuple(errors), refused, frozenset(all_ids))
+    return Layer(label, FrozenDict(shared), tuple(recipes), tuple(errors), refused, frozenset(all_ids))
 
 
 def read_layer(root: Path, label: str, prefix: str = "", *, with_recipes: bool = True) -> Layer:

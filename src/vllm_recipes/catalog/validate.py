@@ -535,7 +535,10 @@ def _validate_document(doc: YamlDocument, kind: str, vocab: _Vocabulary, errors_
     if kind == "recipe":
         fm = feature_mode_issues(doc.data)
         explained = {format_key_path(p) for p, _ in fm}  # (§10.2 says it with the builder's wording)
-        out.extend(f for f in _type_findings(doc, model, doc.data) if f.code != "type" or f.key_path not in explained)
+        for f in _type_findings(doc, model, doc.data):
+            if f.code == "type" and f.key_path in explained:
+                continue
+            out.append(f)
         out.extend(finding_at(doc, p, "error", msg, "feature-mode") for p, msg in fm)
         out.extend(_RecipeChecker(doc, vocab).run())
         out.extend(recipe_identifier_findings(doc))

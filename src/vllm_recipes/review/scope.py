@@ -15,6 +15,7 @@ MAX_NAMED = 6
 
 Keyed = SelectionKey | DefaultKey
 
+
 def _names(items: Sequence[str]) -> str:
     shown = ", ".join(items[:MAX_NAMED])
     return shown + (f" and {len(items) - MAX_NAMED} more" if len(items) > MAX_NAMED else "")
