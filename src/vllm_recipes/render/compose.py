@@ -26,7 +26,7 @@ from .artifacts import (
     whole_json_values,
 )
 from .docker import HF_CACHE_VOLUME
-from .shell import INHERITED, flag_pairs, inherits, placeholders, rewrite, shell_word
+from .shell import INHERITED, inherits, placeholders, rewrite, shell_word
 from .workloads import Deployment, ExportError, Process, container_install, install_note
 
 HEALTH_INTERVAL_S = 10
@@ -77,12 +77,16 @@ DOCKER_FLAGS: dict[str, tuple[str, str]] = {
 def _devices(flags: Sequence[str], gpus: int, pinned: bool) -> dict[str, Any]:
     """The Docker tab's accelerator flags as Compose service keys."""
     out: dict[str, Any] = {}
-    for token, next_token in flag_pairs(flags, lambda t: t.startswith("-")):
-        flag, eq, value = token.partition("=")
+    i = 0
+    while i < len(flags):
+        flag, eq, value = flags[i].partition("=")
         if flag not in DOCKER_FLAGS:
             raise ExportError(f"docker flag {flag!r} has no Compose equivalent here; use `vllm-recipes command`.")
         key, how = DOCKER_FLAGS[flag]
-        value = value if eq else next_token or ""
+        if how != "true" and not eq:  # the value is the next token
+            value = flags[i + 1] if i + 1 < len(flags) else ""
+            i += 1
+        i += 1
         if how == "gpus":
             out[key] = {"resources": {"reservations": {"devices": [
                 {"driver": "nvidia", "count": "all" if pinned or not gpus else gpus, "capabilities": ["gpu"]}]}}}
