@@ -20,12 +20,14 @@ from vllm_recipes.select.gates import (
     effective_vram_min,
     fits_single_node,
     is_scalable,
+    is_strategy_reachable,
+    is_strategy_supported_on_hardware,
     kv_store_offered,
     nodes_for_strategy,
     offered_strategies,
     pd_fits_single_node,
+    spans_nodes,
 )
-from vllm_recipes.select.offered import served_strategies
 from vllm_recipes.select.selection import Selection
 from vllm_recipes.synth.context import AlikeResolves, less_hardware
 from vllm_recipes.synth.resolve import resolve
@@ -106,6 +108,16 @@ class _OnHardware:
     def deploy_type(self, s: str) -> Any:
         return get(self.catalog.strategies.get(s), "deploy_type")
 
+    def is_candidate(self, s: str, scalable: bool) -> bool:
+        """Step 2: a Mooncake store offered here, or a strategy supported, reachable, and single-node on
+        hardware that cannot scale."""
+        r, dt = self.recipe.data, self.deploy_type(s)
+        if dt == "kv_store_lb":
+            return kv_store_offered(r, s, self.profile, self.hw)
+        return (is_strategy_supported_on_hardware(r, s, self.profile, self.hw)
+                and is_strategy_reachable(r, s, dt, self.profile.get("gpu_count"), self.hw)
+                and (scalable or not spans_nodes(s, dt)))
+
     def nodes_for(self, s: str) -> int:
         return max(2 if self.deploy_type(s) == "multi_node" else 1,
                    nodes_for_strategy(self.recipe.data, s, self.profile.get("gpu_count"), self.hw))
@@ -160,11 +172,8 @@ def render_for_hardware(catalog: Catalog, recipe: Recipe, vk: str, hw: str,
             return None
         vk, variant = fit, as_map(variants[fit])
     on = _OnHardware(catalog, recipe, vk, variant, hw, profile, default_features(r, hw, vk), warn, rendered)
-    # step 2: the strategies the builder serves here, then the Mooncake stores offered here
-    served = dict(served_strategies(catalog, r, profile, hw))
-    stores = [k for k, s in catalog.strategies.items()
-              if get(s, "deploy_type") == "kv_store_lb" and kv_store_offered(r, k, profile, hw)]
-    compatible = [s for s in dict.fromkeys([*offered_strategies(r), *stores]) if s in served or s in stores]
+    stores = [k for k, s in catalog.strategies.items() if get(s, "deploy_type") == "kv_store_lb"]
+    compatible = [s for s in dict.fromkeys([*offered_strategies(r), *stores]) if on.is_candidate(s, scalable)]
     supports_multi = scalable and any(on.deploy_type(s) == "multi_node" for s in compatible)
     base_nodes = 2 if (not fits_single_node(profile, variant, hw) and supports_multi) else 1
     rec = recommend_strategy(r, base_nodes)
