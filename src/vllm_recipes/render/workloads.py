@@ -277,8 +277,13 @@ def split_command(text: str) -> tuple[str, ...]:
 
 def _generalize(argv: Sequence[str], rank: int, pool: str | None) -> tuple[Token, ...]:
     """Worker argv at ``rank`` -> template: rank flags become :class:`RankTerm`, own address :data:`SELF`."""
-    return tuple(RankTerm(int(t) // rank) if i > 0 and argv[i - 1] in RANK_FLAGS and t.isdigit() and int(t) % rank == 0
-                 else _self_address(t, rank, pool) for i, t in enumerate(argv))
+    out: list[Token] = []
+    for i, t in enumerate(argv):
+        if i > 0 and argv[i - 1] in RANK_FLAGS and t.isdigit() and int(t) % rank == 0:
+            out.append(RankTerm(int(t) // rank))
+        else:
+            out.append(_self_address(t, rank, pool))
+    return tuple(out)
 
 
 def _self_address(value: str, rank: int, pool: str | None) -> str:
