@@ -49,7 +49,13 @@ def quote(s: str) -> str:
     ``'$HF_TOKEN'``, ``$HEAD_IP:8001`` unchanged)."""
     if not isinstance(s, str) or s == "" or _SAFE.fullmatch(s):
         return s
-    return rewrite(s, lambda _name, written: written, _literal)
+    parts: list[str] = []  # :func:`rewrite` inlined: every command quotes its values
+    pos = 0
+    for start, end, _name in placeholder_refs(s):
+        parts += (_literal(s[pos:start]), s[start:end])
+        pos = end
+    parts.append(_literal(s[pos:]))
+    return "".join(parts)
 
 
 def literal(s: str) -> str:
