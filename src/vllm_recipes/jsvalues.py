@@ -36,7 +36,10 @@ def first_truthy(*vals: Any) -> Any:
 
 def first_present(*vals: Any) -> Any:
     """JS ``a ?? b ?? c``."""
-    return next((v for v in vals if v is not None), None)
+    for v in vals:
+        if v is not None:
+            return v
+    return None
 
 
 def number_or(v: Any, default: int) -> int | float:
@@ -64,7 +67,9 @@ def as_map(v: Any) -> Mapping[str, Any]:
 
 def get(m: Any, key: Any) -> Any:
     """Property access that tolerates non-mappings (JS ``m?.[key]``)."""
-    return m.get(key) if isinstance(m, dict) else None
+    if isinstance(m, dict):
+        return m.get(key)
+    return None
 
 
 def as_list(v: Any) -> Sequence[Any]:
@@ -119,6 +124,8 @@ def js_number(s: Any) -> float | int:
 def js_floor_div(a: float, b: float) -> float | int:
     """``Math.floor(a / b)`` including JS division by zero (Infinity / NaN)."""
     if b == 0:
-        return math.nan if a == 0 else math.copysign(math.inf, a)
+        if a == 0:
+            return math.nan
+        return math.inf if a > 0 else -math.inf
     q = a / b
     return math.floor(q) if math.isfinite(q) else q
