@@ -209,8 +209,22 @@ class TreeDiff:
 
 
 def list_tree(out: Path) -> list[str]:
-    """Every file under ``out`` (relative, ``/``-separated); a symlink is a file, never followed."""
-    return [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_symlink() or not p.is_dir()]
+    """Every regular file under ``out`` (relative, ``/``-separated)."""
+    root = os.fspath(out)
+    found: list[str] = []
+    stack = [""]  # directories to list, each with its trailing "/"
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, rel)))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                stack.append(f"{rel}{e.name}/")
+            else:
+                found.append(rel + e.name)
+    return found
 
 
 def diff_tree(files: Mapping[str, bytes], out: Path) -> TreeDiff:
@@ -218,5 +232,8 @@ def diff_tree(files: Mapping[str, bytes], out: Path) -> TreeDiff:
     on_disk = set(list_tree(out))
     missing = sorted(files.keys() - on_disk)
     extra = sorted(on_disk - files.keys())
-    changed = [path for path in sorted(files.keys() & on_disk) if (out / path).read_bytes() != files[path]]
+    changed = []
+    for path in sorted(files.keys() & on_disk):
+        if (out / path).read_bytes() != files[path]:
+            changed.append(path)
     return TreeDiff(missing=missing, extra=extra, changed=changed)
