@@ -398,7 +398,7 @@ def count_outputs(catalog: Catalog, outputs: Sequence[RecipeOutput]) -> BuildCou
                        alternatives=sum(res.alternatives for res in outputs),
                        per_hardware=sum(res.per_hardware for res in outputs), promoted=len(promotions),
                        strategies=len(catalog.serving_strategies), kv_stores=len(catalog.kv_stores),
-                       platforms=len(as_list(get(platforms.data if platforms else None, "platforms"))),
+                       platforms=len(as_list(get(platforms.data if platforms is not None else None, "platforms"))),
                        collisions=sum(res.collisions for res in outputs),
                        example_model=parents[0]["hf_id"] if parents else "",
                        example_variant=promotions[0]["hf_id"] if promotions else "")
