@@ -151,7 +151,8 @@ def parameters_billions(v: Any) -> float | None:
     m = re.fullmatch(r"\s*(?:[\d.]+\s*-\s*)?(\d+\.?\d*|\.\d+)\s*([BbMmTt]?)\s*", v)
     if not m:
         return None
-    return float(m.group(1)) * {"b": 1.0, "m": 1e-3, "t": 1e3, "": 1.0}[m.group(2).lower()]
+    scale = {"b": 1.0, "m": 1e-3, "t": 1e3, "": 1.0}[m.group(2).lower()]
+    return float(m.group(1)) * scale
 
 
 #: ``architecture_facts`` keys read as they are into the :class:`Architecture` field of the same name:

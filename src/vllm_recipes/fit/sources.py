@@ -47,7 +47,9 @@ def config_from_cache(repo_id: str) -> tuple[Any, str] | None:
 
 
 def architecture_from_file(path: str | Path) -> Architecture:
-    return architecture_from_hf_config(*config_from_file(path))
+    """The architecture of a ``--hf-config`` file (:class:`ArchitectureError` if it cannot be read)."""
+    config, source = config_from_file(path)
+    return architecture_from_hf_config(config, source=source)
 
 
 def default_cache_dir() -> str | None:
@@ -160,8 +162,12 @@ def architecture_from_hub(repo_id: str, *, offline: bool = False) -> tuple[Archi
 
 
 def architecture_from_cache(repo_id: str) -> Architecture | None:
+    """The architecture of the cached ``config.json`` (``None``: not cached; never downloads)."""
     got = config_from_cache(repo_id)
-    return None if got is None else architecture_from_hf_config(*got)
+    if got is None:
+        return None
+    config, source = got
+    return architecture_from_hf_config(config, source=source)
 
 
 def checkpoint_gib_from_cache(repo_id: str) -> float | None:

@@ -13,5 +13,6 @@ def config_facts(path: str | None, repo_id: str) -> tuple[Architecture, ComputeF
     got = config_from_file(path) if path else config_from_cache(repo_id)
     if got is None:
         return None
-    arch = architecture_from_hf_config(*got)
-    return arch, facts_from_hf_config(*got, arch)
+    config, source = got
+    arch = architecture_from_hf_config(config, source=source)
+    return arch, facts_from_hf_config(config, source=source, arch=arch)
