@@ -265,3 +265,20 @@ def test_emittable_keys_from_distinct_lines_equal_those_of_whole_texts(texts: li
     whole = {(f.kind, f.key) for t in texts for f in extract_facts(t) if f.kind in EMITTABLE}
     assert drift._keys(texts, emittable=True) == whole
     assert drift._keys(texts) == {(f.kind, f.key) for t in texts for f in extract_facts(t)}  # all kinds: whole texts
+
+
+def test_emittable_advanced_flags_are_the_builders_presets(recipes_dir: Path) -> None:
+    """An expert-parallel strategy opted in by ``strategy_hardware`` gets the builder's EP weight filter
+    preset, so a translation naming that flag is not told the recipe cannot emit it."""
+    path = recipes_dir / "models" / "deepseek-ai" / "DeepSeek-V4.1-Flash.yaml"
+    text = path.read_text(encoding="utf-8")
+    listed = ("compatible_strategies:\n  - single_node_tp\n  - single_node_tep\n  - single_node_dep\n"
+              "  - multi_node_tp\n  - multi_node_tep\n  - multi_node_dep\n  - pd_cluster\n")
+    assert listed in text
+    text = text.replace(listed, "compatible_strategies:\n  - single_node_tp\n")
+    text = text.replace("strategy_hardware:\n", "strategy_hardware:\n  multi_node_tep:\n    h200: supported\n", 1)
+    path.write_text(text, encoding="utf-8")
+    catalog = load_catalog(recipes_dir)
+    keys = emittable_facts(catalog, catalog.recipe(HF_ID))
+    assert ("flag", "--enable-ep-weight-filter") in keys
+    assert ("flag", "--max-num-seqs") in keys  # a preset every strategy has

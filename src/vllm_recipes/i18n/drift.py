@@ -16,7 +16,8 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.docker import cuda129_image, docker_meta
 from vllm_recipes.render.install import PIP_DEFAULT, PIP_NIGHTLY, install_pull_image
-from vllm_recipes.select.gates import names_hardware
+from vllm_recipes.select.advanced import advanced_options_for
+from vllm_recipes.select.gates import names_hardware, offered_strategies
 
 from .facts import EMITTABLE, Fact, extract_facts
 from .sections import Section, content_hash, guide_sections
@@ -38,8 +39,6 @@ ENGINE_FLAGS = frozenset({
     # docker run wrapper
     "--gpus", "--privileged", "--ipc", "--device", "--security-opt", "--group-add", "--network",
     "--shm-size",
-    # builder "Advanced" options available to every recipe
-    "--max-num-batched-tokens", "--max-num-seqs", "--gpu-memory-utilization", "--max-model-len",
 })
 
 Key = tuple[str, str]
@@ -139,15 +138,21 @@ def emittable_facts(catalog: Catalog, recipe: Recipe) -> set[Key]:
     texts.append(PIP_NIGHTLY if recipe.model.get("nightly_required") is True else PIP_DEFAULT)
     keys = _keys(texts, emittable=True)
     keys.update(("flag", f) for f in ENGINE_FLAGS)
-    # the Advanced presets this recipe offers, and omni's own flag
-    offered = {"--decode-context-parallel-size": recipe.model.get("supports_dcp"),
-               "--no-enable-flashinfer-autotune": recipe.model.get("flashinfer_autotune"),
-               "--enable-ep-weight-filter": any(str(s).endswith(("_tep", "_dep"))
-                                                for s in recipe.data.get("compatible_strategies") or ()),
-               "--omni": recipe.is_omni}
-    keys.update(("flag", f) for f, on in offered.items() if on)
+    keys.update(("flag", f) for f in advanced_flags(recipe))
+    if recipe.is_omni:
+        keys.add(("flag", "--omni"))
     keys.update(("image", i) for i in docker_images(catalog, recipe))
     return keys
+
+
+def advanced_flags(recipe: Recipe) -> set[str]:
+    """The flags of the builder's Advanced presets that this recipe offers on any of its strategies."""
+    flags: set[str] = set()
+    strategies = [s for s in offered_strategies(recipe.data) if isinstance(s, str)]
+    for strategy in ("", *strategies):  # ("": the presets every strategy has)
+        for option in advanced_options_for(recipe.data, strategy):
+            flags.update(arg for arg in option.args if arg.startswith("--"))
+    return flags
 
 
 @dataclass(frozen=True)
