@@ -65,16 +65,16 @@ class Contribution:
         value in one item, as some recipes write it) becomes the two argv items vLLM parses, so the command text,
         its argv and every deploy target run the same thing and the dedupe sees the flag; any other token
         (``--x=1``, ``--x a b``, a value) is kept whole."""
-        if isinstance(tokens, list | tuple):
-            append = self.args.append
-            for i, t in enumerate(tokens):
-                if not isinstance(t, str):
-                    t = js_str(t) if truthy(t) else ""
-                if t.startswith("--") and len(parts := t.split()) == 2 and "=" not in parts[0]:
-                    append(Arg(parts[0], source, i))
-                    append(Arg(parts[1], source, i))
-                else:
-                    append(Arg(t, source, i))
+        if isinstance(tokens, tuple):  # (catalog data: the same tuple gives the same arguments, made once)
+            key = (id(tokens), source)
+            got = _ARGS.get(key)
+            if got is None or got[0] is not tokens:
+                if len(_ARGS) >= 4096:
+                    _ARGS.clear()
+                got = _ARGS[key] = (tokens, _args_of(tokens, source))
+            self.args += got[1]
+        elif isinstance(tokens, list):
+            self.args += _args_of(tokens, source)
 
     def add_recipe_args(self, ctx: Ctx, tokens: Any, layer: str, *path: str | int) -> None:
         """:meth:`add_args` of a list at ``path`` in the selected recipe."""
@@ -98,6 +98,24 @@ class Contribution:
         """:meth:`add_env` of a map at ``path`` in the selected recipe."""
         if is_map(m):
             self.env.append((m, Source(layer, ctx.recipe_file, path)))
+
+
+#: :func:`_args_of` by the identity of its tuple (kept alive here) and the source
+_ARGS: dict[tuple[int, Source], tuple[tuple[Any, ...], tuple[Arg, ...]]] = {}
+
+
+def _args_of(tokens: tuple[Any, ...] | list[Any], source: Source) -> tuple[Arg, ...]:
+    out: list[Arg] = []
+    append = out.append
+    for i, t in enumerate(tokens):
+        if not isinstance(t, str):
+            t = js_str(t) if truthy(t) else ""
+        if t.startswith("--") and len(parts := t.split()) == 2 and "=" not in parts[0]:
+            append(Arg(parts[0], source, i))
+            append(Arg(parts[1], source, i))
+        else:
+            append(Arg(t, source, i))
+    return tuple(out)
 
 
 # --- layers ----------------------------------------------------------------
