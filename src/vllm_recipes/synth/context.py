@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from vllm_recipes.catalog import Catalog
@@ -112,10 +113,14 @@ class Hardware:
         return self.read(keyed_with_key, m) if is_map(m) else None
 
 
+#: every field of a selection but what :class:`Hardware` reads (its hardware and feature modes)
+_LESS_HARDWARE = attrgetter(*(f.name for f in fields(Selection) if f.name not in ("hw_id", "feature_modes")))
+
+
 def less_hardware(sel: Selection) -> str:
-    """The key of :class:`AlikeResolves`: everything of ``sel`` but what :class:`Hardware` reads (its hardware
-    and feature modes; PD requests are dicts)."""
-    return repr([v for k, v in vars(sel).items() if k != "hw_id" and k != "feature_modes"])
+    """The key of :class:`AlikeResolves`: everything of ``sel`` but what :class:`Hardware` reads (as text:
+    PD requests are dicts)."""
+    return repr(_LESS_HARDWARE(sel))
 
 
 class AlikeResolves(Generic[R]):
