@@ -257,10 +257,13 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
         else:
             click.echo(f"unknown: {reason}\nverdict: unknown")
         raise SystemExit(EXIT_CODES["unknown"])
+
+    def facts(selected: Recipe, variant_key: str) -> KnownFacts:  # --weights-gib stands in for the checkpoint
+        return gather_facts(selected, variant_key, hf_config, offline, need_checkpoint=weights_gib is None)
+
     with refusals(), failing(HardwareError, say=_with_valid):  # (HardwareError: no usable profile for the selection)
         report = fit_report(catalog, Query(recipe.hf_id, request_from_options(kw)), target, context=context,
-                            facts=lambda r, vk: gather_facts(r, vk, hf_config, offline, need_checkpoint=weights_gib is None),
-                            release=vllm_release or command_release, weights_gib=weights_gib)
+                            facts=facts, release=vllm_release or command_release, weights_gib=weights_gib)
     if as_json:
         dump_json(report_dict(report), ensure_ascii=True)
     else:
