@@ -12,7 +12,14 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.usable import fails_validation
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
-from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
+from vllm_recipes.fit.hardware import (
+    GpuTarget,
+    HardwareError,
+    custom_profile_target,
+    custom_target,
+    named_target,
+    profile_target,
+)
 from vllm_recipes.fit.report import (
     FitReport,
     ReleaseChoice,
@@ -137,10 +144,7 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
         if gpu_memory is not None and hardware:
-            base = profile_target(catalog.hardware_profiles, hardware)
-            n = gpus or base.gpus_per_node
-            return GpuTarget(f"Custom: {n}x {base.label.split(' (')[0]} ({gpu_memory:g} GB each)", gpu_memory, n,
-                             base.profile_id, True, base.brand, "--gpu-memory")
+            return custom_profile_target(catalog.hardware_profiles, hardware, gpu_memory, gpus)
         if gpu_memory is not None:
             return custom_target(gpu_memory, gpus or 1)
     except HardwareError as exc:
