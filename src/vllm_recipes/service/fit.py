@@ -138,8 +138,9 @@ MAX_GPU_MEMORY = 4096
 def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None,
                hardware: str | None = None) -> GpuTarget | None:
     """The GPUs ``gpu`` names (a catalog profile when one matches, else a known GPU), else ``gpus`` (default 1;
-    with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. The one
-    rule of ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
+    with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. Shared by
+    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool; only the CLI passes ``hardware`` (``--hardware``
+    with ``--gpu-memory``). Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
