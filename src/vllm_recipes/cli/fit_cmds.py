@@ -19,6 +19,7 @@ from vllm_recipes.service import Query, QueryError
 
 from .main import cli, fail, failing, load_or_exit, refusals
 from .options import (
+    PositiveSize,
     find_recipe,
     gpu_options,
     hf_config_option,
@@ -221,7 +222,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 @click.option("--context", type=click.IntRange(1), help="Context length for the concurrency figure "
               "(default: --max-model-len).")
 @hf_config_option
-@click.option("--weights-gib", type=click.FloatRange(min=0, min_open=True),
+@click.option("--weights-gib", type=PositiveSize("GiB"),
               help="Checkpoint size in GiB (default: the recipe's facts, then the checkpoint's safetensors metadata).")
 @click.option("--vllm", "vllm_release", metavar="VERSION", help="Plan with this vLLM release's memory rules "
               "(e.g. 0.11; default: the release the command runs).")

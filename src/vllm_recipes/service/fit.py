@@ -156,6 +156,11 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
     return None
 
 
+def _bad_gpu_memory(value: object) -> QueryError:
+    """The refusal of a ``gpu_memory`` outside (0, MAX_GPU_MEMORY] (a number, or the text of a URL query)."""
+    return QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), got {value!r}.")
+
+
 def _bad_gpus(gpus: object) -> QueryError:
     """The refusal of a ``gpus`` value outside 1..MAX_GPUS (an int, or the text of a URL query)."""
     return QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
@@ -169,8 +174,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     if gpus is not None and not 0 < gpus <= MAX_GPUS:
         raise _bad_gpus(gpus)
     if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
-        raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
-                                       f"got {gpu_memory!r}.")
+        raise _bad_gpu_memory(gpu_memory)
     target = fit_target(catalog, gpu, gpu_memory, gpus)
     if not query.model:
         if target is None and query.request.hardware:
@@ -221,6 +225,8 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
         raise _bad_gpus(gpus)
     memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
+    if memory is not None and not 0 < memory <= MAX_GPU_MEMORY:
+        raise _bad_gpu_memory(vals["gpu_memory"])  # (as the URL gave it: `number` reads a non-number as -1)
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
     return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory,
