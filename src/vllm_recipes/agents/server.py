@@ -71,7 +71,7 @@ class RecipeResources:
             data = self._api_files().get(recipe.hf_id + ".json") if recipe else None
             if data is not None:
                 return data.decode("utf-8"), "application/json"
-        raise ToolError("uri", f"Unknown resource {uri!r}.", [str(r.uri) for r in self.list()][:20])
+        raise ToolError(f"Unknown resource {uri!r}.", "uri", [str(r.uri) for r in self.list()][:20])
 
 
 def create_server(catalog: Catalog) -> Server[Any]:

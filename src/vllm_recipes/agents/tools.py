@@ -24,8 +24,17 @@ from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recomm
 from vllm_recipes.service.search import Card, make_card, search
 from vllm_recipes.synth.context import recipe_frontend
 
-#: a tool call that cannot be answered: the service's refusal, naming the parameter and its valid choices
-ToolError = QueryError
+
+class ToolError(Exception):
+    """A tool call that cannot be answered; carries the parameter and its valid choices."""
+
+    def __init__(self, message: str, param: str | None = None, choices: list[str] | None = None) -> None:
+        self.param, self.choices = param, list(choices or [])
+        hint = f" Valid choices: {', '.join(self.choices)}." if self.choices and "Valid choices" not in message else ""
+        super().__init__(message + hint)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": str(self), "param": self.param, "choices": self.choices}
 
 
 #: Every tool, in the order the server lists them: name -> what it answers. ``mcp --help``, the
@@ -147,8 +156,11 @@ class AgentTools:
         """Run a tool by name; raises :class:`ToolError` for anything the caller must fix."""
         for tool in self.tools:
             if tool.name == name:
-                return tool.call(arguments or {})
-        raise ToolError("name", f"Unknown tool {name!r}.", [t.name for t in self.tools])
+                try:
+                    return tool.call(arguments or {})
+                except QueryError as exc:
+                    raise ToolError(str(exc), exc.param, exc.choices) from None
+        raise ToolError(f"Unknown tool {name!r}.", "name", [t.name for t in self.tools])
 
     def list_recipes(self, args: Mapping[str, Any]) -> dict[str, Any]:
         _check_keys(args, ("query", "hardware", "fits_gpus"))
@@ -207,7 +219,7 @@ class AgentTools:
         _check_keys(args, ("hf_id", *URL_NAMES, "to", *EXPORT_ARGUMENTS))
         target = _opt_str(args, "to") or ""
         if target not in TARGETS:
-            raise ToolError("to", f"to must be one of: {', '.join(TARGETS)}.", list(TARGETS))
+            raise ToolError(f"to must be one of: {', '.join(TARGETS)}.", "to", list(TARGETS))
         given = {k: _opt_str(args, k) for k in EXPORT_ARGUMENTS}
         options = ExportOptions(**{k: v for k, v in given.items() if v is not None})
         done = answers.export(self.catalog, self._query(args), target, options)
@@ -218,10 +230,10 @@ class AgentTools:
         _check_keys(args, ("hf_id", *URL_NAMES, "context", "gpu", "gpu_memory", "gpus"))  # (the names /api/fit reads)
         for key, kind in (("context", int), ("gpu_memory", int | float), ("gpus", int)):
             if (value := args.get(key)) is not None and (isinstance(value, bool) or not isinstance(value, kind)):
-                raise ToolError(key, f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.")
+                raise ToolError(f"{key} must be a {'number' if key == 'gpu_memory' else 'whole number'}.", key)
         context = args.get("context")
         if context is not None and not 0 < context <= MAX_CTX:
-            raise ToolError("context", f"context must be between 1 and {MAX_CTX}.")
+            raise ToolError(f"context must be between 1 and {MAX_CTX}.", "context")
         query = self._query(args) if args.get("hf_id") is not None else Query("", request_from_args(args))
         memory = args.get("gpu_memory")
         return fit_answer(self.catalog, query, gpu=_opt_str(args, "gpu"),
@@ -237,14 +249,14 @@ class AgentTools:
         self._recipe(args)
         hw = args.get("hardware") or []
         if not isinstance(hw, list) or not all(isinstance(h, str) for h in hw):
-            raise ToolError("hardware", "hardware must be a list of hardware profile ids.", self.hardware_ids)
+            raise ToolError("hardware must be a list of hardware profile ids.", "hardware", self.hardware_ids)
         return recommend_answer(self.catalog, str(args["hf_id"]), sla(args), workload(args), tuple(hw))
 
     def _recipe(self, args: Mapping[str, Any]) -> tuple[Recipe, str | None]:
         try:
             return find_recipe(self.catalog, _opt_str(args, "hf_id"))
         except QueryError as exc:
-            raise ToolError("hf_id", str(exc), exc.choices) from None
+            raise ToolError(str(exc), "hf_id", exc.choices) from None
 
     def _query(self, args: Mapping[str, Any]) -> Query:
         """The selection arguments as a query (a clear ``hf_id`` error before anything else)."""
@@ -267,7 +279,7 @@ def recipe_guide_uri(hf_id: str) -> str:
 def _check_keys(args: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
     unknown = [k for k in args if k not in allowed]
     if unknown:
-        raise ToolError(unknown[0], f"Unknown argument {unknown[0]!r}.", list(allowed))
+        raise ToolError(f"Unknown argument {unknown[0]!r}.", unknown[0], list(allowed))
 
 
 def _opt_str(args: Mapping[str, Any], key: str) -> str | None:

@@ -19,6 +19,7 @@ from vllm_recipes.service import Query, QueryError
 
 from .main import cli, fail, failing, load_or_exit, refusals
 from .options import (
+    PositiveSize,
     find_recipe,
     gpu_options,
     hf_config_option,
@@ -221,7 +222,7 @@ def _search_output(catalog: Catalog, target: GpuTarget, context: int | None, as_
 @click.option("--context", type=click.IntRange(1), help="Context length for the concurrency figure "
               "(default: --max-model-len).")
 @hf_config_option
-@click.option("--weights-gib", type=click.FloatRange(min=0, min_open=True),
+@click.option("--weights-gib", type=PositiveSize("GiB"),
               help="Checkpoint size in GiB (default: the recipe's facts, then the checkpoint's safetensors metadata).")
 @click.option("--vllm", "vllm_release", metavar="VERSION", help="Plan with this vLLM release's memory rules "
               "(e.g. 0.11; default: the release the command runs).")
@@ -257,10 +258,13 @@ def fit_cmd(hf_id: str | None, recipes_dir: tuple[str, ...], context: int | None
         else:
             click.echo(f"unknown: {reason}\nverdict: unknown")
         raise SystemExit(EXIT_CODES["unknown"])
+
+    def facts(selected: Recipe, variant_key: str) -> KnownFacts:  # --weights-gib stands in for the checkpoint
+        return gather_facts(selected, variant_key, hf_config, offline, need_checkpoint=weights_gib is None)
+
     with refusals(), failing(HardwareError, say=_with_valid):  # (HardwareError: no usable profile for the selection)
         report = fit_report(catalog, Query(recipe.hf_id, request_from_options(kw)), target, context=context,
-                            facts=lambda r, vk: gather_facts(r, vk, hf_config, offline, need_checkpoint=weights_gib is None),
-                            release=vllm_release or command_release, weights_gib=weights_gib)
+                            facts=facts, release=vllm_release or command_release, weights_gib=weights_gib)
     if as_json:
         dump_json(report_dict(report), ensure_ascii=True)
     else:

@@ -4,6 +4,7 @@ hardware and model-fact options ``fit``, ``perf`` and ``recommend`` share."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -50,11 +51,25 @@ def selection_options(fn: F) -> F:
                          click.argument("hf_id")])
 
 
+class PositiveSize(click.FloatRange):
+    """A positive number of ``unit``: ``inf`` and ``nan`` are floats to click, and the planner cannot size them."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__(min=0, min_open=True)
+        self.unit = unit
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        size = super().convert(value, param, ctx)
+        if not math.isfinite(size):
+            self.fail(f"expected a positive number of {self.unit}, got {value!r}.", param, ctx)
+        return size
+
+
 def gpu_options(fn: F) -> F:
     """``--gpu``, ``--gpu-memory`` and ``--gpus``: hardware named without a profile (``fit``, ``perf``)."""
     return _stacked(fn, [
         click.option("--gpu", help='GPU name, e.g. "H100" or "RTX 5090" (a catalog profile when one matches).'),
-        click.option("--gpu-memory", type=click.FloatRange(min=0, min_open=True), help="Memory per GPU in GB (custom)."),
+        click.option("--gpu-memory", type=PositiveSize("GB"), help="Memory per GPU in GB (custom)."),
         click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory)."),
     ])
 

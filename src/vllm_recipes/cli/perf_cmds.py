@@ -35,7 +35,9 @@ def workload_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     to the command as one ``load`` (the service checks them, as it does the URL's and the MCP tools')."""
     @functools.wraps(fn)
     def with_load(*args: Any, num_prompts: int | None, **kw: Any) -> Any:
-        given = {name: kw.pop(name) for name in WORKLOAD}  # (they reach the command as the one load)
+        given = {}
+        for name in WORKLOAD:  # (taken out of kw: they reach the command as the one load)
+            given[name] = kw.pop(name)
         with refusals():
             load = workload(given, num_prompts or 0)
         return fn(*args, load=load, **kw)

@@ -152,6 +152,15 @@ def custom_target(gpu_gib: float, gpus: int) -> GpuTarget:
     return GpuTarget(label, gpu_gib, gpus, None, True, source="--gpu-memory")
 
 
+def custom_profile_target(profiles: Mapping[str, Any], hw_id: str, gpu_gib: float, gpus: int | None) -> GpuTarget:
+    """``--hardware ID --gpu-memory GB [--gpus N]``: that profile's GPUs (its count unless ``gpus``)
+    of ``gpu_gib`` each."""
+    base = profile_target(profiles, hw_id)
+    n = gpus or base.gpus_per_node
+    return GpuTarget(f"Custom: {n}x {base.label.split(' (')[0]} ({gpu_gib:g} GB each)", gpu_gib, n, base.profile_id,
+                     custom=True, brand=base.brand, source="--gpu-memory")
+
+
 # --- detection output parsers -----------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,14 @@ from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.usable import fails_validation
 from vllm_recipes.fit.architecture import Architecture, ArchitectureError, recipe_architecture
 from vllm_recipes.fit.checkpoints import CheckpointInfo
-from vllm_recipes.fit.hardware import GpuTarget, HardwareError, custom_target, named_target, profile_target
+from vllm_recipes.fit.hardware import (
+    GpuTarget,
+    HardwareError,
+    custom_profile_target,
+    custom_target,
+    named_target,
+    profile_target,
+)
 from vllm_recipes.fit.report import (
     FitReport,
     ReleaseChoice,
@@ -131,16 +138,14 @@ MAX_GPU_MEMORY = 4096
 def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None,
                hardware: str | None = None) -> GpuTarget | None:
     """The GPUs ``gpu`` names (a catalog profile when one matches, else a known GPU), else ``gpus`` (default 1;
-    with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. The one
-    rule of ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
+    with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. Shared by
+    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool; only the CLI passes ``hardware`` (``--hardware``
+    with ``--gpu-memory``). Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
         if gpu_memory is not None and hardware:
-            base = profile_target(catalog.hardware_profiles, hardware)
-            n = gpus or base.gpus_per_node
-            return GpuTarget(f"Custom: {n}x {base.label.split(' (')[0]} ({gpu_memory:g} GB each)", gpu_memory, n,
-                             base.profile_id, True, base.brand, "--gpu-memory")
+            return custom_profile_target(catalog.hardware_profiles, hardware, gpu_memory, gpus)
         if gpu_memory is not None:
             return custom_target(gpu_memory, gpus or 1)
     except HardwareError as exc:
@@ -149,6 +154,11 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
         raise QueryError("gpus", f"{flag('gpus')} needs {flag('gpu_memory')} (GB per GPU) or {flag('gpu')} "
                                  "(a GPU name).")
     return None
+
+
+def _bad_gpu_memory(value: object) -> QueryError:
+    """The refusal of a ``gpu_memory`` outside (0, MAX_GPU_MEMORY] (a number, or the text of a URL query)."""
+    return QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), got {value!r}.")
 
 
 def _bad_gpus(gpus: object) -> QueryError:
@@ -164,8 +174,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     if gpus is not None and not 0 < gpus <= MAX_GPUS:
         raise _bad_gpus(gpus)
     if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
-        raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
-                                       f"got {gpu_memory!r}.")
+        raise _bad_gpu_memory(gpu_memory)
     target = fit_target(catalog, gpu, gpu_memory, gpus)
     if not query.model:
         if target is None and query.request.hardware:
@@ -216,6 +225,8 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
         raise _bad_gpus(gpus)
     memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
+    if memory is not None and not 0 < memory <= MAX_GPU_MEMORY:
+        raise _bad_gpu_memory(vals["gpu_memory"])  # (as the URL gave it: `number` reads a non-number as -1)
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
     return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory,
