@@ -139,8 +139,7 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
                hardware: str | None = None) -> GpuTarget | None:
     """The GPUs ``gpu`` names (a catalog profile when one matches, else a known GPU), else ``gpus`` (default 1;
     with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. Shared by
-    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool; only the CLI passes ``hardware`` (``--hardware``
-    with ``--gpu-memory``). Raises :class:`QueryError`."""
+    ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
     try:
         if gpu:
             return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
@@ -175,7 +174,7 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
         raise _bad_gpus(gpus)
     if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
         raise _bad_gpu_memory(gpu_memory)
-    target = fit_target(catalog, gpu, gpu_memory, gpus)
+    target = fit_target(catalog, gpu, gpu_memory, gpus, query.request.hardware)
     if not query.model:
         if target is None and query.request.hardware:
             try:

@@ -1,0 +1,34 @@
+"""A fit on a hardware profile with another memory per GPU (``--hardware h200 --gpu-memory 100``) plans the
+profile's GPUs at that memory, in every front end. ``/api/fit`` and the MCP ``fit`` tool planned one unnamed
+GPU instead ("Custom: 1x GPU (100 GB each)") while the CLI planned "Custom: 8x H200 (100 GB each)"."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from click.testing import Result
+from starlette.testclient import TestClient
+
+from vllm_recipes.agents.tools import AgentTools
+from vllm_recipes.catalog import Catalog
+from vllm_recipes.web import create_app
+
+V4 = "deepseek-ai/DeepSeek-V4-Flash"
+EXPECTED = {"label": "Custom: 8x H200 (100 GB each)", "gpu_memory_gib": 100.0, "gpus_per_node": 8,
+            "profile": "h200", "custom": True}
+
+
+def _target(hardware: dict) -> dict:
+    return {k: hardware[k] for k in EXPECTED}
+
+
+def test_cli_api_and_mcp_plan_the_same_gpus(run_cli: Callable[..., Result], catalog: Catalog) -> None:
+    res = run_cli("fit", V4, "--hardware", "h200", "--gpu-memory", "100", "--json")
+    assert res.exit_code == 0, res.output
+    cli = json.loads(res.stdout)
+    api = TestClient(create_app(catalog)).get(f"/api/fit?model={V4}&hardware=h200&gpu_memory=100")
+    assert api.status_code == 200, api.text
+    mcp = AgentTools(catalog).call("fit", {"hf_id": V4, "hardware": "h200", "gpu_memory": 100})
+    assert _target(cli["hardware"]) == _target(api.json()["hardware"]) == _target(mcp["hardware"]) == EXPECTED
+    assert cli["verdict"] == api.json()["verdict"] == mcp["verdict"]
