@@ -5,6 +5,7 @@ copy, and ``--gpus`` alone said "--gpus needs --gpu-memory GB or --gpu NAME." wh
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -66,3 +67,21 @@ def test_an_unknown_gpu_suggests_the_closest_names(run_cli: Callable[..., Result
         fit_target(catalog, "RTX 5900", None, None)
     assert str(err.value) == ("unknown GPU 'RTX 5900'; give its memory with --gpu-memory GB. "
                               "Valid choices: RTX 5090, RTX 5080, RTX 4090, RTX 4080, RTX 3090.")
+
+
+@pytest.mark.parametrize(("gpus", "expected"), [
+    (None, _target("Custom: 1x H100 (40 GB each)", 40.0, 1, "h100", True, "--gpu-memory",
+                   "custom profile based on h100 (80 GB per GPU) with 40 GB each")),
+    (8, _target("Custom: 8x H100 (70 GB each)", 70.0, 8, "h100", True, "--gpu-memory",
+                "custom profile based on h100 (80 GB per GPU) with 70 GB each")),
+])
+def test_a_catalog_gpu_at_another_memory_is_planned_at_that_memory(run_cli: Callable[..., Result],
+                                                                    gpus: int | None, expected: dict) -> None:
+    """``--gpu H100 --gpu-memory 40`` (a MIG slice, memory held back) was refused as "Unknown GPU 'H100'; give
+    its memory with --gpu-memory GB" although the memory was given: only a memory within 10% of the
+    profile's matched it."""
+    memory = str(int(expected["gpu_memory_gib"]))
+    res = run_cli("fit", V4, "--gpu", "H100", "--gpu-memory", memory, *(["--gpus", str(gpus)] if gpus else []),
+                  "--json")
+    assert res.exit_code != 2, res.output  # planned (1: it does not start there), not refused
+    assert json.loads(res.stdout)["hardware"] == expected

@@ -12,7 +12,7 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: GPUs that no catalog profile describes: per-GPU memory in GiB (vendor capacities)
@@ -134,6 +134,13 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
             note += "; give --gpus N for more"
         return GpuTarget(f"Custom: {n}x {name} ({_count_per_gpu(profiles[pid])[1]:g} GB each)", t.gpu_gib, n, pid,
                          True, t.brand, "--gpu", notes=(note,))
+    if gpu_gib is not None:
+        same_name = match_profile(profiles, name, None, n)
+        if same_name is not None:  # a catalog GPU with another memory (a MIG slice, memory held back)
+            per = _count_per_gpu(profiles[same_name])[1]
+            t = custom_profile_target(profiles, same_name, gpu_gib, n)
+            return replace(t, notes=(f"custom profile based on {same_name} ({per:g} GB per GPU) with "
+                                     f"{gpu_gib:g} GB each",))
     known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
     hit = known.get(_norm(name))
     if hit is None:
