@@ -85,3 +85,11 @@ def test_a_catalog_gpu_at_another_memory_is_planned_at_that_memory(run_cli: Call
                   "--json")
     assert res.exit_code != 2, res.output  # planned (1: it does not start there), not refused
     assert json.loads(res.stdout)["hardware"] == expected
+
+
+def test_a_custom_target_keeps_the_whole_profile_name(run_cli: Callable[..., Result]) -> None:
+    """The label was cut at its first " (": "Custom: 1x DGX Station (200 GB each)" for DGX Station (GB300)."""
+    res = run_cli("fit", "deepseek-ai/DeepSeek-V4.1-Flash", "--hardware", "dgx_station_gb300", "--gpu-memory", "200",
+                  "--json")
+    assert res.exit_code != 2, res.output
+    assert json.loads(res.stdout)["hardware"]["label"] == "Custom: 1x DGX Station (GB300) (200 GB each)"

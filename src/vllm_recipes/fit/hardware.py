@@ -84,9 +84,13 @@ def profile_target(profiles: Mapping[str, Any], hw_id: str, source: str = "catal
     if not isinstance(p, Mapping):
         raise HardwareError(f"unknown hardware profile {hw_id!r}", close_names(hw_id, list(profiles)))
     n, per = _count_per_gpu(p)
-    name = str(p.get("display_name") or hw_id)
+    name = _display_name(profiles, hw_id)
     return GpuTarget(f"{name} ({n}x {per:g} GB)", reported_gib(name, per), n, hw_id, False,
                      str(p.get("brand") or "NVIDIA"), source)
+
+
+def _display_name(profiles: Mapping[str, Any], hw_id: str) -> str:
+    return str(profiles[hw_id].get("display_name") or hw_id)
 
 
 def close_names(name: str, names: Sequence[str], n: int = 5) -> list[str]:
@@ -164,7 +168,7 @@ def custom_profile_target(profiles: Mapping[str, Any], hw_id: str, gpu_gib: floa
     of ``gpu_gib`` each."""
     base = profile_target(profiles, hw_id)
     n = gpus or base.gpus_per_node
-    return GpuTarget(f"Custom: {n}x {base.label.split(' (')[0]} ({gpu_gib:g} GB each)", gpu_gib, n, base.profile_id,
+    return GpuTarget(f"Custom: {n}x {_display_name(profiles, hw_id)} ({gpu_gib:g} GB each)", gpu_gib, n, hw_id,
                      custom=True, brand=base.brand, source="--gpu-memory")
 
 
