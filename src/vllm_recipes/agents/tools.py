@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Any
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.limits import MAX_GPU_MEMORY, MAX_GPUS
 from vllm_recipes.jsvalues import as_map
 from vllm_recipes.render.export import TARGETS, ExportOptions, stdout_text
 from vllm_recipes.select.defaults import listed_hardware
@@ -18,7 +19,7 @@ from vllm_recipes.select.params import URL_NAMES
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
-from vllm_recipes.service.fit import MAX_CTX, MAX_GPU_MEMORY, MAX_GPUS, fit_answer
+from vllm_recipes.service.fit import MAX_CTX, fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties, string_arg, string_schema
 from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
 from vllm_recipes.service.search import Card, make_card, search

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from vllm_recipes.catalog import Catalog, Recipe
+from vllm_recipes.fit.limits import MAX_GPU_MEMORY, MAX_GPUS
 from vllm_recipes.select.params import PARAMS, Param
 from vllm_recipes.select.request import PageRequest
 from vllm_recipes.select.state import PageState
@@ -54,23 +55,22 @@ def selection_options(fn: F) -> F:
 class PositiveSize(click.FloatRange):
     """A positive number of ``unit``: ``inf`` and ``nan`` are floats to click, and the planner cannot size them."""
 
-    def __init__(self, unit: str) -> None:
-        super().__init__(min=0, min_open=True)
+    def __init__(self, unit: str, largest: float | None = None) -> None:
+        super().__init__(min=0, min_open=True, max=largest)
         self.unit = unit
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        size = super().convert(value, param, ctx)
-        if not math.isfinite(size):
+        if not math.isfinite(click.FLOAT.convert(value, param, ctx)):  # (before the range, which inf fails)
             self.fail(f"expected a positive number of {self.unit}, got {value!r}.", param, ctx)
-        return size
+        return super().convert(value, param, ctx)
 
 
 def gpu_options(fn: F) -> F:
     """``--gpu``, ``--gpu-memory`` and ``--gpus``: hardware named without a profile (``fit``, ``perf``)."""
     return _stacked(fn, [
         click.option("--gpu", help='GPU name, e.g. "H100" or "RTX 5090" (a catalog profile when one matches).'),
-        click.option("--gpu-memory", type=PositiveSize("GB"), help="Memory per GPU in GB (custom)."),
-        click.option("--gpus", type=click.IntRange(1, 64), help="Number of GPUs (with --gpu or --gpu-memory)."),
+        click.option("--gpu-memory", type=PositiveSize("GB", MAX_GPU_MEMORY), help="Memory per GPU in GB (custom)."),
+        click.option("--gpus", type=click.IntRange(1, MAX_GPUS), help="Number of GPUs (with --gpu or --gpu-memory)."),
     ])
 
 

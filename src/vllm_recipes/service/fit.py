@@ -20,6 +20,7 @@ from vllm_recipes.fit.hardware import (
     named_target,
     profile_target,
 )
+from vllm_recipes.fit.limits import MAX_GPU_MEMORY, MAX_GPUS
 from vllm_recipes.fit.report import (
     FitReport,
     ReleaseChoice,
@@ -130,9 +131,6 @@ def fit_summary(catalog: Catalog, recipe: Recipe, ctx: Ctx, plan: Plan, context:
             log.exception("fit summary failed for %s", recipe.hf_id)
         return None
 
-
-MAX_GPUS = 64
-MAX_GPU_MEMORY = 4096
 
 
 def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus: int | None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from vllm_recipes.fit.limits import MAX_GPU_MEMORY, MAX_GPUS
 from vllm_recipes.render.export import TARGETS
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.params import openapi_parameters
@@ -85,8 +86,9 @@ def live_paths(model: dict[str, Any], selection: list[dict[str, Any]]) -> dict[s
                             "figure (131072, 128k, 1m; default --max-model-len). Alias: context."),
                 query_param("gpu", {"type": "string", "maxLength": 64}, "GPU name, e.g. RTX 5090 (a catalog "
                             "profile when one matches, else a custom profile)."),
-                query_param("gpu_memory", {"type": "number"}, "Memory per GPU in GB for a custom profile."),
-                query_param("gpus", {"type": "integer", "minimum": 1},
+                query_param("gpu_memory", {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_GPU_MEMORY},
+                            "Memory per GPU in GB for a custom profile."),
+                query_param("gpus", {"type": "integer", "minimum": 1, "maximum": MAX_GPUS},
                             "Number of GPUs (with gpu or gpu_memory).")],
             "responses": {"200": json_answer("A fit report (with model) or a search result (without).", OBJECT),
                           "400": refused}}},
