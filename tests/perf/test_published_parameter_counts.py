@@ -33,6 +33,7 @@ PUBLISHED = {
     "gpt-oss-120b": (116.83e9, 5.13e9, False),
     "mixtral-8x7b": (46.7e9, 12.9e9, True),
     "qwen3-32b": (32.8e9, 32.8e9, True),
+    "jamba-v0.1": (52e9, 12e9, True),
 }
 
 
@@ -83,6 +84,15 @@ def test_jamba_places_experts_at_the_expert_layer_offset() -> None:
     assert facts_from_hf_config(cfg).expert_params == 16 * 16 * 3 * 4096 * 14336
     assert moe_layer_count({"expert_layer_period": 4, "expert_layer_offset": 2}, 8) == 2  # layers 2 and 6
     assert moe_layer_count({"expert_layer_period": 2}, 8) == 4  # the offset defaults to 1: layers 1, 3, 5, 7
+
+
+def test_jamba_mamba_layers_hold_a_mamba1_mixer_not_attention() -> None:
+    f = facts_from_hf_config(_config("jamba-v0.1"))
+    h, inner, state, dt_rank = 4096, 8192, 16, 256
+    mixer = (h * 2 * inner + inner * 5 + inner * (dt_rank + 2 * state) + (dt_rank + 1) * inner + inner * (state + 1)
+             + inner * h)  # in_proj, conv1d + bias, x_proj, dt_proj + bias, A and D, out_proj
+    attention = qkvo_params(h, 32, 8, 128)  # layers 4, 12, 20 and 28
+    assert f.dense_params == 4 * attention + 28 * mixer + 16 * 3 * h * 14336 + 16 * h * 16
 
 
 H = 64

@@ -355,6 +355,24 @@ def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, a
     return routed, other
 
 
+def jamba_attention_layers(cfg: Mapping[str, Any], layers: int, period: int) -> int:
+    """Jamba's attention layers: ``i % attn_layer_period == attn_layer_offset``; Mamba mixers elsewhere."""
+    offset = _int(cfg.get("attn_layer_offset")) or 0
+    return sum(1 for i in range(layers) if i % period == offset)
+
+
+def mamba1_params(cfg: Mapping[str, Any], hidden: int) -> int:
+    """One Jamba Mamba-1 mixer's parameters (vLLM's ``MambaMixer``; its three small norms left out)."""
+    state, kernel = count_of(cfg, "mamba_d_state"), _int(cfg.get("mamba_d_conv")) or 4
+    inner = int((_num(cfg.get("mamba_expand")) or 2) * hidden)
+    dt_rank = _int(cfg.get("mamba_dt_rank")) or ceil_div(hidden, 16)
+    in_proj = hidden * 2 * inner  # to x and z
+    conv1d = inner * (kernel + 1)  # with a bias
+    x_proj = inner * (dt_rank + 2 * state)  # to dt, B and C
+    dt_proj = (dt_rank + 1) * inner  # with a bias
+    return in_proj + conv1d + x_proj + dt_proj + inner * (state + 1) + inner * hidden  # A, D, out_proj
+
+
 #: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
 _Mix = tuple[int, int, int, int]
 
@@ -389,8 +407,7 @@ def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_by
         if window and gemma:
             sliding = layers - layers // gemma  # Gemma 3: every Nth layer is global, the others windowed
         elif period:  # Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise
-            offset = _int(cfg.get("attn_layer_offset")) or 0
-            linear = layers - sum(1 for i in range(layers) if i % period == offset)
+            linear = layers - jamba_attention_layers(cfg, layers, period)
         elif window and max_window is not None and cfg.get("use_sliding_window") is True:
             sliding = max(0, layers - max_window)  # Qwen2: layers from max_window_layers on are windowed
         elif window:
@@ -552,7 +569,7 @@ class Parameters:
 def parameters(cfg: Mapping[str, Any]) -> Parameters:
     """The weights of a ``config.json``'s language model (``cfg``: its :func:`text_config`), one count for the
     planner's expert share and perf's compute: gated MLPs and experts are 3 matrices, a router ``hidden x
-    experts``; biases and norms are left out."""
+    experts``; biases and norms are left out. Jamba's Mamba layers hold a Mamba-1 mixer, not attention."""
     hidden = first_int(cfg, HIDDEN_KEYS) or 0
     layers = first_int(cfg, LAYERS_KEYS) or 0
     experts = first_int(cfg, EXPERTS_KEYS) or 0
@@ -565,9 +582,11 @@ def parameters(cfg: Mapping[str, Any]) -> Parameters:
         routed, other = pattern_params(cfg, pattern, hidden, attention)
         return Parameters(routed, other, embedding, head, moe_layers)
     dense, shared = mlp_widths(cfg)
+    period = _int(cfg.get("attn_layer_period"))
+    mamba = layers - jamba_attention_layers(cfg, layers, period) if period and "mamba_dt_rank" in cfg else 0
     routed = moe_layers * experts * 3 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
-    other = (layers * attention + moe_layers * (3 * hidden * shared + hidden * experts)
-             + (layers - moe_layers) * 3 * hidden * dense)
+    other = ((layers - mamba) * attention + mamba * mamba1_params(cfg, hidden)
+             + moe_layers * (3 * hidden * shared + hidden * experts) + (layers - moe_layers) * 3 * hidden * dense)
     return Parameters(routed, other, embedding, head, moe_layers)
 
 
