@@ -85,9 +85,9 @@ class ComputeFacts:
 
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
                          arch: Architecture | None = None) -> ComputeFacts:
-    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA,
-    Nemotron-H); layers, heads, widths and experts as the memory planner reads them (``arch``: its reading,
-    if made)."""
+    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss/Llama 4, DeepSeek
+    MLA, Nemotron-H, Jamba): the planner's :func:`~vllm_recipes.fit.architecture.parameters`, and layers, heads,
+    widths and experts as it reads them (``arch``: its reading, if made)."""
     cfg = text_config(config)
     a = arch or architecture_from_hf_config(config, source)
     layers, h, heads = a.num_layers, a.hidden_size or 0, a.num_attention_heads or 0
