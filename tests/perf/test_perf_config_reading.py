@@ -43,9 +43,9 @@ def test_moe_layer_freq_counts_every_nth_layer_from_zero() -> None:
 
 def test_decoder_sparse_step_counts_from_one_and_skips_mlp_only_layers() -> None:
     cfg = _moe(num_hidden_layers=5, decoder_sparse_step=2, mlp_only_layers=[3])  # Qwen-MoE style: layer 1 only
-    # the planner's expert share counts the single MoE layer (it read layers 0, 2 and 4), as perf does
+    # the planner's expert share counts the single MoE layer (it read layers 0, 2 and 4) and its router, as perf does
     experts = 8 * 3 * H * 32
-    others = 5 * H * HD * (2 * HEADS + 2 * HEADS) + 4 * 3 * H * INTER + 2 * H * VOCAB
+    others = 5 * H * HD * (2 * HEADS + 2 * HEADS) + 4 * 3 * H * INTER + H * 8 + 2 * H * VOCAB
     assert expert_fraction_from_config(cfg) == pytest.approx(experts / (experts + others))
     facts, arch = facts_from_hf_config(cfg), architecture_from_hf_config(cfg)
     assert facts.moe_layers == 1 and arch.moe_layers == 1

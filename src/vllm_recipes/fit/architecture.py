@@ -355,6 +355,24 @@ def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, a
     return routed, other
 
 
+def jamba_attention_layers(cfg: Mapping[str, Any], layers: int, period: int) -> int:
+    """Jamba's attention layers: ``i % attn_layer_period == attn_layer_offset``; Mamba mixers elsewhere."""
+    offset = _int(cfg.get("attn_layer_offset")) or 0
+    return sum(1 for i in range(layers) if i % period == offset)
+
+
+def mamba1_params(cfg: Mapping[str, Any], hidden: int) -> int:
+    """One Jamba Mamba-1 mixer's parameters (vLLM's ``MambaMixer``; its three small norms left out)."""
+    state, kernel = count_of(cfg, "mamba_d_state"), _int(cfg.get("mamba_d_conv")) or 4
+    inner = int((_num(cfg.get("mamba_expand")) or 2) * hidden)
+    dt_rank = _int(cfg.get("mamba_dt_rank")) or ceil_div(hidden, 16)
+    in_proj = hidden * 2 * inner  # to x and z
+    conv1d = inner * (kernel + 1)  # with a bias
+    x_proj = inner * (dt_rank + 2 * state)  # to dt, B and C
+    dt_proj = (dt_rank + 1) * inner  # with a bias
+    return in_proj + conv1d + x_proj + dt_proj + inner * (state + 1) + inner * hidden  # A, D, out_proj
+
+
 #: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
 _Mix = tuple[int, int, int, int]
 
@@ -389,8 +407,7 @@ def _layer_mix(cfg: Mapping[str, Any], layers: int, window: int | None, dtype_by
         if window and gemma:
             sliding = layers - layers // gemma  # Gemma 3: every Nth layer is global, the others windowed
         elif period:  # Jamba: attention every ``attn_layer_period`` layers (at the offset), Mamba otherwise
-            offset = _int(cfg.get("attn_layer_offset")) or 0
-            linear = layers - sum(1 for i in range(layers) if i % period == offset)
+            linear = layers - jamba_attention_layers(cfg, layers, period)
         elif window and max_window is not None and cfg.get("use_sliding_window") is True:
             sliding = max(0, layers - max_window)  # Qwen2: layers from max_window_layers on are windowed
         elif window:
@@ -474,10 +491,20 @@ def replicated_params(cfg: Mapping[str, Any]) -> int:
 def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     """Layers with routed experts, as vLLM's model classes place them: from ``first_k_dense_replace`` on,
     every ``moe_layer_freq``-th counted from 0 (``deepseek_v2.py``), every ``decoder_sparse_step``-th counted
-    from 1 (``qwen2_moe.py``), none of ``mlp_only_layers``; a Nemotron-H pattern's ``E`` layers."""
+    from 1 (``qwen2_moe.py``), none of ``mlp_only_layers``; a Nemotron-H pattern's ``E`` layers; Llama 4's
+    every ``interleave_moe_layer_step``-th counted from 1, none when it is not positive (``llama4.py``); Jamba's
+    layers ``i`` with ``i % expert_layer_period == expert_layer_offset`` (``jamba.py``, through the config's
+    ``layers_num_experts``; the offset defaults to 1 as there)."""
     pattern = layer_pattern(cfg)
     if pattern is not None:
         return pattern.moe
+    if "interleave_moe_layer_step" in cfg:
+        every = _int(cfg.get("interleave_moe_layer_step")) or 0
+        return layers // every if every > 0 else 0
+    period = _int(cfg.get("expert_layer_period"))
+    if period and period > 0:
+        offset = _int(cfg.get("expert_layer_offset"))
+        return sum(1 for i in range(layers) if i % period == (1 if offset is None else offset))
     first_dense = _int(cfg.get("first_k_dense_replace")) or 0
     freq = max(1, _int(cfg.get("moe_layer_freq")) or 1)
     step = max(1, _int(cfg.get("decoder_sparse_step")) or 1)
@@ -493,21 +520,74 @@ def qkvo_params(hidden: int, heads: int, kv: int, head_dim: int) -> int:
     return hidden * head_dim * (2 * heads + 2 * kv)
 
 
-def _attention_params(cfg: Mapping[str, Any], hidden: int) -> int:
-    """One attention layer's Q, K, V and O projections."""
+def attention_params(cfg: Mapping[str, Any], hidden: int) -> int:
+    """One attention layer's projections: MLA's (vLLM's ``deepseek_v2.py``: Q through ``q_lora_rank`` when set,
+    the fused KV down-projection with the rotary key, the KV up-projection, the output), else Q, K, V and O.
+    Unknown query heads count as one head of the hidden width (an MHA layer's 4 x hidden^2)."""
     heads, kv, _, head_dim = attention_shape(cfg)
     heads = heads or 1
-    kv = kv or heads
-    head_dim = head_dim or hidden // heads
-    return qkvo_params(hidden, heads, kv, head_dim)
+    kv_lora = _int(cfg.get("kv_lora_rank"))
+    if kv_lora:
+        q_lora, rope = count_of(cfg, "q_lora_rank"), _int(cfg.get("qk_rope_head_dim")) or 0
+        nope, v = count_of(cfg, "qk_nope_head_dim"), count_of(cfg, "v_head_dim")
+        q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
+        return q + hidden * (kv_lora + rope) + kv_lora * heads * (nope + v) + heads * v * hidden
+    return qkvo_params(hidden, heads, kv or heads, head_dim or hidden // heads)
 
 
-def _non_expert_params(cfg: Mapping[str, Any], layers: int, moe_layers: int, hidden: int, width: int) -> int:
-    """Attention, dense MLPs, shared experts and the two vocab x hidden matrices."""
-    attn = layers * _attention_params(cfg, hidden)
-    dense_mlp = (layers - moe_layers) * 3 * hidden * (_int(cfg.get("intermediate_size")) or 0)
-    shared = moe_layers * 3 * hidden * width * (_int(cfg.get("n_shared_experts")) or 0)
-    return attn + dense_mlp + shared + 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
+def mlp_widths(cfg: Mapping[str, Any]) -> tuple[int, int]:
+    """(a dense layer's MLP width, a MoE layer's shared-expert width): Llama 4 (vLLM's ``llama4.py``) gives its
+    dense layers ``intermediate_size_mlp`` and each MoE layer one shared expert of ``intermediate_size``; the
+    others ``n_shared_experts`` experts of the routed width (``deepseek_v2.py``) or one
+    ``shared_expert_intermediate_size`` expert (``qwen2_moe.py``)."""
+    inter = _int(cfg.get("intermediate_size")) or 0
+    if "interleave_moe_layer_step" in cfg:
+        return count_of(cfg, "intermediate_size_mlp"), inter
+    routed = first_int(cfg, EXPERT_WIDTH_KEYS) or 0
+    return inter, count_of(cfg, "n_shared_experts") * routed + count_of(cfg, "shared_expert_intermediate_size")
+
+
+@dataclass(frozen=True, slots=True)
+class Parameters:
+    """A model's weights by role, as vLLM's model classes hold them (all ranks together; multi-token-prediction
+    layers and a vision encoder are not counted)."""
+
+    #: the routed experts of every MoE layer
+    routed: int
+    #: the rest of the layers: attention, dense MLPs, shared experts, routers (Nemotron-H: Mamba mixers)
+    other: int
+    #: the input embedding (0: tied to the output head)
+    embedding: int
+    lm_head: int
+    moe_layers: int
+
+    @property
+    def total(self) -> int:
+        return self.routed + self.other + self.embedding + self.lm_head
+
+
+def parameters(cfg: Mapping[str, Any]) -> Parameters:
+    """The weights of a ``config.json``'s language model (``cfg``: its :func:`text_config`), one count for the
+    planner's expert share and perf's compute: gated MLPs and experts are 3 matrices, a router ``hidden x
+    experts``; biases and norms are left out. Jamba's Mamba layers hold a Mamba-1 mixer, not attention."""
+    hidden = first_int(cfg, HIDDEN_KEYS) or 0
+    layers = first_int(cfg, LAYERS_KEYS) or 0
+    experts = first_int(cfg, EXPERTS_KEYS) or 0
+    head = hidden * (_int(cfg.get("vocab_size")) or 0)
+    embedding = 0 if cfg.get("tie_word_embeddings") is True else head
+    attention = attention_params(cfg, hidden)
+    moe_layers = moe_layer_count(cfg, layers) if experts else 0
+    pattern = layer_pattern(cfg)
+    if pattern is not None:  # Nemotron-H: a layer is one block of its kind
+        routed, other = pattern_params(cfg, pattern, hidden, attention)
+        return Parameters(routed, other, embedding, head, moe_layers)
+    dense, shared = mlp_widths(cfg)
+    period = _int(cfg.get("attn_layer_period"))
+    mamba = layers - jamba_attention_layers(cfg, layers, period) if period and "mamba_dt_rank" in cfg else 0
+    routed = moe_layers * experts * 3 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
+    other = ((layers - mamba) * attention + mamba * mamba1_params(cfg, hidden)
+             + moe_layers * (3 * hidden * shared + hidden * experts) + (layers - moe_layers) * 3 * hidden * dense)
+    return Parameters(routed, other, embedding, head, moe_layers)
 
 
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
@@ -519,15 +599,8 @@ def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
     layers = first_int(cfg, LAYERS_KEYS) or 0
     if not (experts and hidden and width and layers):
         return 0.0
-    pattern = layer_pattern(cfg)
-    if pattern is not None:  # Nemotron-H: counted by layer kind, as perf counts it
-        expert_params, other = pattern_params(cfg, pattern, hidden, _attention_params(cfg, hidden))
-        total = expert_params + other + 2 * hidden * (_int(cfg.get("vocab_size")) or 0)
-        return expert_params / total if total else 0.0
-    moe_layers = moe_layer_count(cfg, layers)
-    expert_params = moe_layers * experts * 3 * hidden * width
-    total = expert_params + _non_expert_params(cfg, layers, moe_layers, hidden, width)
-    return expert_params / total if total else 0.0
+    p = parameters(cfg)
+    return p.routed / p.total if p.total else 0.0
 
 
 def estimated_checkpoint_gib(parameter_count: Any, precision: Any, arch: Architecture | None = None) -> float | None:

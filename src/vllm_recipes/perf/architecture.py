@@ -16,12 +16,10 @@ from vllm_recipes.fit.architecture import (
     PRECISION_BYTES,
     Architecture,
     architecture_from_hf_config,
-    count_of,
     first_int,
     layer_pattern,
+    parameters,
     parameters_billions,
-    pattern_params,
-    qkvo_params,
     text_config,
 )
 from vllm_recipes.jsvalues import as_map
@@ -87,43 +85,28 @@ class ComputeFacts:
 
 def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
                          arch: Architecture | None = None) -> ComputeFacts:
-    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss, DeepSeek MLA,
-    Nemotron-H); layers, heads, widths and experts as the memory planner reads them (``arch``: its reading,
-    if made)."""
+    """Exact counts from a ``config.json`` (Llama/Qwen/Mistral dense, Mixtral/Qwen-MoE/gpt-oss/Llama 4, DeepSeek
+    MLA, Nemotron-H, Jamba): the planner's :func:`~vllm_recipes.fit.architecture.parameters`, and layers, heads,
+    widths and experts as it reads them (``arch``: its reading, if made)."""
     cfg = text_config(config)
     a = arch or architecture_from_hf_config(config, source)
     layers, h, heads = a.num_layers, a.hidden_size or 0, a.num_attention_heads or 0
-    kvh, hd, vocab, inter = a.num_kv_heads or 0, a.head_dim or 0, a.vocab_size or 0, a.intermediate_size or 0
-
-    if a.kv_lora_rank:  # MLA (DeepSeek-V2/V3 style)
-        q_lora, kv_lora, rope = count_of(cfg, "q_lora_rank"), a.kv_lora_rank, a.qk_rope_head_dim or 0
-        nope, vdim = count_of(cfg, "qk_nope_head_dim"), count_of(cfg, "v_head_dim")
-        q = h * q_lora + q_lora * heads * (nope + rope) if q_lora else h * heads * (nope + rope)
-        attn = q + h * (kv_lora + rope) + kv_lora * heads * (nope + vdim) + heads * vdim * h
-        qk_dim, v_dim = kv_lora + rope, kv_lora  # decode runs the absorbed form over the latent
+    p = parameters(cfg)
+    if a.kv_lora_rank:  # MLA (DeepSeek-V2/V3 style): decode runs the absorbed form over the latent
+        qk_dim, v_dim = a.kv_lora_rank + (a.qk_rope_head_dim or 0), a.kv_lora_rank
     else:
-        attn = qkvo_params(h, heads, kvh, hd)
-        qk_dim = v_dim = hd
-    experts, moe_inter = a.num_experts, a.moe_intermediate_size or 0
-    k, moe_layers = (a.experts_per_token, a.moe_layers) if experts else (0, 0)
+        qk_dim = v_dim = a.head_dim or 0
     pattern = layer_pattern(cfg)
     if pattern is not None:  # Nemotron-H: a layer is one block of its kind
         layers = first_int(cfg, LAYERS_KEYS) or layers
-        routed, dense = pattern_params(cfg, pattern, h, attn)
-        expert_params = float(routed)
-    else:
-        shared = (count_of(cfg, "n_shared_experts") * 3 * h * moe_inter
-                  + 3 * h * count_of(cfg, "shared_expert_intermediate_size"))
-        expert_params = float(moe_layers * experts * 3 * h * moe_inter)
-        # MoE layers: shared experts + the router; the others a dense MLP
-        dense = layers * attn + moe_layers * (shared + h * experts) + (layers - moe_layers) * 3 * h * inter
-    tied = cfg.get("tie_word_embeddings") is True
+    experts = a.num_experts
+    k = a.experts_per_token if experts else 0
     quant = as_map(cfg.get("quantization_config"))
     return ComputeFacts(
-        num_layers=layers, hidden_size=h, dense_params=float(dense),
-        expert_params=expert_params, embedding_params=0.0 if tied else float(vocab * h),
-        lm_head_params=float(vocab * h), experts=experts,
-        experts_per_token=k, moe_layers=moe_layers, attention_heads=heads, qk_dim=qk_dim, v_dim=v_dim,
+        num_layers=layers, hidden_size=h, dense_params=float(p.other),
+        expert_params=float(p.routed), embedding_params=float(p.embedding),
+        lm_head_params=float(p.lm_head), experts=experts,
+        experts_per_token=k, moe_layers=p.moe_layers, attention_heads=heads, qk_dim=qk_dim, v_dim=v_dim,
         experts_only_quantized=str(quant.get("quant_method") or "") == "mxfp4", one_block_layers=pattern is not None,
         source=source)
 
