@@ -93,3 +93,14 @@ def test_a_custom_target_keeps_the_whole_profile_name(run_cli: Callable[..., Res
                   "--json")
     assert res.exit_code != 2, res.output
     assert json.loads(res.stdout)["hardware"]["label"] == "Custom: 1x DGX Station (GB300) (200 GB each)"
+
+
+@pytest.mark.parametrize(("gpu", "memory", "label"), [("H100 NVL", "94", "Custom: 1x H100 NVL (94 GB each)"),
+                                                      ("L4", "24", "Custom: 1x L4 (24 GB each)"),
+                                                      ("GH200", "96", "Custom: 1x GH200 (96 GB each)")])
+def test_a_gpu_whose_name_contains_a_profiles_is_not_planned_as_that_profile(
+        run_cli: Callable[..., Result], gpu: str, memory: str, label: str) -> None:
+    """Only a profile of that very name is planned at another memory ("H100 NVL" is not an H100)."""
+    res = run_cli("fit", V4, "--gpu", gpu, "--gpu-memory", memory, "--json")
+    assert res.exit_code != 2, res.output
+    assert json.loads(res.stdout)["hardware"]["label"] == label

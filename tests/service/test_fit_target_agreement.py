@@ -32,3 +32,27 @@ def test_cli_api_and_mcp_plan_the_same_gpus(run_cli: Callable[..., Result], cata
     mcp = AgentTools(catalog).call("fit", {"hf_id": V4, "hardware": "h200", "gpu_memory": 100})
     assert _target(cli["hardware"]) == _target(api.json()["hardware"]) == _target(mcp["hardware"]) == EXPECTED
     assert cli["verdict"] == api.json()["verdict"] == mcp["verdict"]
+
+
+def test_the_search_without_a_model_plans_the_same_gpus(run_cli: Callable[..., Result], catalog: Catalog) -> None:
+    res = run_cli("fit", "--hardware", "h200", "--gpu-memory", "100", "--json")
+    assert res.exit_code == 0, res.output
+    api = TestClient(create_app(catalog)).get("/api/fit?hardware=h200&gpu_memory=100")
+    assert api.status_code == 200, api.text
+    mcp = AgentTools(catalog).call("fit", {"hardware": "h200", "gpu_memory": 100})
+    cli = json.loads(res.stdout)
+    assert _target(cli["hardware"]) == _target(api.json()["hardware"]) == _target(mcp["hardware"]) == EXPECTED
+
+
+def test_an_unknown_hardware_with_a_memory_is_refused_as_the_hardware(catalog: Catalog) -> None:
+    for query in (f"model={V4}&hardware=bogus&gpu_memory=100", "hardware=bogus&gpu_memory=100"):
+        api = TestClient(create_app(catalog)).get(f"/api/fit?{query}")
+        assert api.status_code == 400
+        assert api.json()["param"] == "hardware"
+
+
+def test_refusals_keep_their_order(catalog: Catalog) -> None:
+    """The memory's range is checked after the GPU count and the unknown parameters, as before."""
+    client = TestClient(create_app(catalog))
+    assert client.get(f"/api/fit?model={V4}&gpus=0&gpu_memory=abc").json()["param"] == "gpus"
+    assert client.get(f"/api/fit?model={V4}&gpu_memory=-3&bogus=1").json()["error"].startswith("Unknown parameter")

@@ -107,15 +107,18 @@ def _count_per_gpu(p: Mapping[str, Any]) -> tuple[int, float]:
     return n, (float(vram) if isinstance(vram, int | float) and not isinstance(vram, bool) else 0.0) / n
 
 
-def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None, count: int | None) -> str | None:
-    """The catalog profile for GPUs called ``name`` (memory within 10%), preferring the same GPU count."""
+def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None, count: int | None,
+                  exact: bool = False) -> str | None:
+    """The catalog profile for GPUs called ``name`` (memory within 10%), preferring the same GPU count;
+    ``exact``: only a profile of that very name (not one whose name contains it or is contained in it)."""
     key = _norm(name)
     found: list[tuple[int, str]] = []
     for pid, p in profiles.items():
         if not isinstance(p, Mapping):
             continue
         disp = _norm(str(p.get("display_name") or pid))
-        if not disp or not (disp == key or disp in key or key in disp or _norm(pid) == key):
+        named = disp == key or _norm(pid) == key
+        if not disp or not (named or (not exact and (disp in key or key in disp))):
             continue
         per = _count_per_gpu(p)[1]
         if gpu_gib is not None and per and abs(per - gpu_gib) / per > 0.1:
@@ -139,7 +142,7 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
         return GpuTarget(f"Custom: {n}x {name} ({_count_per_gpu(profiles[pid])[1]:g} GB each)", t.gpu_gib, n, pid,
                          True, t.brand, "--gpu", notes=(note,))
     if gpu_gib is not None:
-        same_name = match_profile(profiles, name, None, n)
+        same_name = match_profile(profiles, name, None, n, exact=True)
         if same_name is not None:  # a catalog GPU with another memory (a MIG slice, memory held back)
             per = _count_per_gpu(profiles[same_name])[1]
             t = custom_profile_target(profiles, same_name, gpu_gib, n)

@@ -30,6 +30,7 @@ from vllm_recipes.fit.report import (
     report_dict,
     summary_dict,
 )
+from vllm_recipes.select.aliases import canonical
 from vllm_recipes.select.options import flag
 from vllm_recipes.select.state import hardware_block_reason
 from vllm_recipes.synth.context import Ctx
@@ -138,11 +139,15 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
     """The GPUs ``gpu`` names (a catalog profile when one matches, else a known GPU), else ``gpus`` (default 1;
     with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. Shared by
     ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
+    profiles = catalog.hardware_profiles
+    if gpu_memory is not None and hardware and not gpu:
+        try:
+            return custom_profile_target(profiles, canonical(hardware, profiles), gpu_memory, gpus)
+        except HardwareError as exc:
+            raise QueryError("hardware", f"{exc}.", exc.choices) from None
     try:
         if gpu:
-            return named_target(catalog.hardware_profiles, gpu, gpus, gpu_memory)
-        if gpu_memory is not None and hardware:
-            return custom_profile_target(catalog.hardware_profiles, hardware, gpu_memory, gpus)
+            return named_target(profiles, gpu, gpus, gpu_memory)
         if gpu_memory is not None:
             return custom_target(gpu_memory, gpus or 1)
     except HardwareError as exc:
@@ -164,14 +169,16 @@ def _bad_gpus(gpus: object) -> QueryError:
 
 
 def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_memory: float | None = None,
-               gpus: int | None = None, context: int | None = None) -> dict[str, Any]:
+               gpus: int | None = None, context: int | None = None,
+               gpu_memory_text: str | None = None) -> dict[str, Any]:
     """The fit of the query's selection on its hardware or on the given GPUs; without a model
     (``query.model`` empty) every recipe variant that starts on those GPUs (or
-    ``query.request.hardware``), best first. Raises :class:`QueryError`."""
+    ``query.request.hardware``), best first; ``gpu_memory_text``: the memory as the user wrote it (refusals
+    quote it). Raises :class:`QueryError`."""
     if gpus is not None and not 0 < gpus <= MAX_GPUS:
         raise _bad_gpus(gpus)
     if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
-        raise _bad_gpu_memory(gpu_memory)
+        raise _bad_gpu_memory(gpu_memory if gpu_memory_text is None else gpu_memory_text)
     target = fit_target(catalog, gpu, gpu_memory, gpus, query.request.hardware)
     if not query.model:
         if target is None and query.request.hardware:
@@ -222,9 +229,8 @@ def fit_payload(catalog: Catalog, items: list[tuple[str, str]]) -> dict[str, Any
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and len(gpus) <= 4):
         raise _bad_gpus(gpus)
     memory = number(vals["gpu_memory"]) if vals.get("gpu_memory") else None
-    if memory is not None and not 0 < memory <= MAX_GPU_MEMORY:
-        raise _bad_gpu_memory(vals["gpu_memory"])  # (as the URL gave it: `number` reads a non-number as -1)
     query, _extra = query_from_items([(k, v) for k, v in items if k not in FIT_PARAMS],
                                      allowed_extra=frozenset({"lang"}))
     return fit_answer(catalog, query, gpu=vals.get("gpu") or None, gpu_memory=memory,
-                      gpus=None if gpus is None else int(gpus), context=context)
+                      gpus=None if gpus is None else int(gpus), context=context,
+                      gpu_memory_text=vals.get("gpu_memory"))  # (`number` reads a non-number as -1)
