@@ -12,6 +12,7 @@ import pytest
 
 from vllm_recipes.fit.architecture import (
     architecture_from_hf_config,
+    attention_params,
     expert_fraction_from_config,
     moe_layer_count,
     qkvo_params,
@@ -119,3 +120,10 @@ def test_unknown_query_heads_count_as_one_head() -> None:
     f = facts_from_hf_config(_moe(num_attention_heads=None, num_key_value_heads=2, head_dim=16))
     router, layers = H * 8, 4
     assert f.dense_params == layers * (qkvo_params(H, 1, 2, 16) + router)
+
+
+def test_deepseek_v3_mla_attention_is_vllms_shape() -> None:
+    """One MLA layer of DeepSeek-V3 (q_lora_rank 1536, kv_lora_rank 512, nope 128 + rope 64, v 128, 128 heads,
+    hidden 7168): q_a + q_b + kv_a (with the rope part) + kv_b + o = 187,105,280, counted by hand; the 3%
+    tolerance of the totals would not notice a projection left out."""
+    assert attention_params(text_config(_config("deepseek-v3")), 7168) == 187_105_280

@@ -363,14 +363,17 @@ def jamba_attention_layers(cfg: Mapping[str, Any], layers: int, period: int) -> 
 
 def mamba1_params(cfg: Mapping[str, Any], hidden: int) -> int:
     """One Jamba Mamba-1 mixer's parameters (vLLM's ``MambaMixer``; its three small norms left out)."""
-    state, kernel = count_of(cfg, "mamba_d_state"), _int(cfg.get("mamba_d_conv")) or 4
+    state = count_of(cfg, "mamba_d_state")
+    kernel = _int(cfg.get("mamba_d_conv")) or 4
     inner = int((_num(cfg.get("mamba_expand")) or 2) * hidden)
     dt_rank = _int(cfg.get("mamba_dt_rank")) or ceil_div(hidden, 16)
     in_proj = hidden * 2 * inner  # to x and z
     conv1d = inner * (kernel + 1)  # with a bias
     x_proj = inner * (dt_rank + 2 * state)  # to dt, B and C
     dt_proj = (dt_rank + 1) * inner  # with a bias
-    return in_proj + conv1d + x_proj + dt_proj + inner * (state + 1) + inner * hidden  # A, D, out_proj
+    a_log, d = inner * state, inner
+    out_proj = inner * hidden
+    return in_proj + conv1d + x_proj + dt_proj + a_log + d + out_proj
 
 
 #: (layers, sliding-window layers, linear / Mamba layers, state bytes per sequence of one linear layer)
@@ -558,7 +561,9 @@ class Parameters:
     other: int
     #: the input embedding (0: tied to the output head)
     embedding: int
+    #: the output head (``vocab x hidden``)
     lm_head: int
+    #: how many layers are MoE layers (a count of layers, not of weights)
     moe_layers: int
 
     @property
@@ -582,12 +587,13 @@ def parameters(cfg: Mapping[str, Any]) -> Parameters:
         routed, other = pattern_params(cfg, pattern, hidden, attention)
         return Parameters(routed, other, embedding, head, moe_layers)
     dense, shared = mlp_widths(cfg)
-    period = _int(cfg.get("attn_layer_period"))
-    mamba = layers - jamba_attention_layers(cfg, layers, period) if period and "mamba_dt_rank" in cfg else 0
+    period = _int(cfg.get("attn_layer_period"))  # Jamba (as the KV-cache layer mix reads it)
+    mamba = layers - jamba_attention_layers(cfg, layers, period) if period else 0
     routed = moe_layers * experts * 3 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
-    other = ((layers - mamba) * attention + mamba * mamba1_params(cfg, hidden)
-             + moe_layers * (3 * hidden * shared + hidden * experts) + (layers - moe_layers) * 3 * hidden * dense)
-    return Parameters(routed, other, embedding, head, moe_layers)
+    mixers = (layers - mamba) * attention + mamba * mamba1_params(cfg, hidden)
+    shared_and_routers = moe_layers * (3 * hidden * shared + hidden * experts)
+    dense_mlps = (layers - moe_layers) * 3 * hidden * dense
+    return Parameters(routed, mixers + shared_and_routers + dense_mlps, embedding, head, moe_layers)
 
 
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:
