@@ -70,9 +70,9 @@ def test_an_unknown_gpu_suggests_the_closest_names(run_cli: Callable[..., Result
 
 
 @pytest.mark.parametrize(("gpus", "expected"), [
-    (None, _target("Custom: 1x H100 (40 GB each)", 40.0, 1, "h100", True, "--gpu-memory",
+    (None, _target("Custom: 1x H100 (40 GB each)", 40.0, 1, "h100", True, "--gpu",
                    "custom profile based on h100 (80 GB per GPU) with 40 GB each")),
-    (8, _target("Custom: 8x H100 (70 GB each)", 70.0, 8, "h100", True, "--gpu-memory",
+    (8, _target("Custom: 8x H100 (70 GB each)", 70.0, 8, "h100", True, "--gpu",
                 "custom profile based on h100 (80 GB per GPU) with 70 GB each")),
 ])
 def test_a_catalog_gpu_at_another_memory_is_planned_at_that_memory(run_cli: Callable[..., Result],
@@ -104,3 +104,27 @@ def test_a_gpu_whose_name_contains_a_profiles_is_not_planned_as_that_profile(
     res = run_cli("fit", V4, "--gpu", gpu, "--gpu-memory", memory, "--json")
     assert res.exit_code != 2, res.output
     assert json.loads(res.stdout)["hardware"]["label"] == label
+
+
+@pytest.mark.parametrize(("gpu", "label", "profile"), [
+    ("GB200", "Custom: 1x GB200 (192 GB each)", "gb200"),  # was B200 (180 GB): "b200" is in "gb200"
+    ("B300", "Custom: 1x B300 (268 GB each)", "b300"),  # was the DGX Station (GB300)
+    ("GB300", "Custom: 1x GB300 (288 GB each)", "gb300"),  # was the DGX Station (GB300)
+    ("L4", "Custom: 1x L4 (24 GB each)", None),  # was GB200 NVL4 (192 GB): "l4" is in "gb200nvl4"
+    ("H20", "Custom: 1x H20 (96 GB each)", None),  # was H200 (141 GB)
+    ("GH200", "Custom: 1x GH200 (96 GB each)", None),  # was H200 (141 GB)
+    ("H100 NVL", "Custom: 1x H100 NVL (94 GB each)", None),  # was H100 (80 GB)
+    ("NVIDIA H100 80GB HBM3", "Custom: 1x NVIDIA H100 80GB HBM3 (80 GB each)", "h100"),  # nvidia-smi's name
+])
+def test_a_gpu_name_means_that_gpu_before_any_name_containing_it(catalog: Catalog, gpu: str, label: str,
+                                                                 profile: str | None) -> None:
+    target = fit_target(catalog, gpu, None, None)
+    assert target is not None
+    assert (target.label, target.profile_id) == (label, profile)
+
+
+def test_a_known_gpus_label_says_the_memory_it_is_planned_at(catalog: Catalog) -> None:
+    """``--gpu A100 --gpu-memory 40`` was labelled "(80 GB each)" and planned at 40 GB."""
+    target = fit_target(catalog, "A100", 40, None)
+    assert target is not None
+    assert target.label == "Custom: 1x A100 (40 GB each)"

@@ -12,7 +12,7 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 #: GPUs that no catalog profile describes: per-GPU memory in GiB (vendor capacities)
@@ -131,7 +131,10 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
 def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_gib: float | None = None) -> GpuTarget:
     """``--gpu NAME [--gpus N]``: a catalog profile when one matches, else a known GPU as a custom profile."""
     n = gpus or 1  # the count the user gave; none given: one GPU, never the profile's silently
-    pid = match_profile(profiles, name, gpu_gib, n)
+    known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
+    pid = match_profile(profiles, name, gpu_gib, n, exact=True)
+    if pid is None and _norm(name) not in known:  # (a loose match would take "L4" for "GB200 NVL4")
+        pid = match_profile(profiles, name, gpu_gib, n)
     if pid is not None:
         t = profile_target(profiles, pid, "--gpu")
         if t.gpus_per_node == n:
@@ -144,18 +147,19 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
     if gpu_gib is not None:
         same_name = match_profile(profiles, name, None, n, exact=True)
         if same_name is not None:  # a catalog GPU with another memory (a MIG slice, memory held back)
+            t = profile_target(profiles, same_name, "--gpu")
             per = _count_per_gpu(profiles[same_name])[1]
-            t = custom_profile_target(profiles, same_name, gpu_gib, n)
-            return replace(t, notes=(f"custom profile based on {same_name} ({per:g} GB per GPU) with "
-                                     f"{gpu_gib:g} GB each",))
-    known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
+            return GpuTarget(f"Custom: {n}x {name} ({gpu_gib:g} GB each)", gpu_gib, n, same_name, True, t.brand,
+                             "--gpu", notes=(f"custom profile based on {same_name} ({per:g} GB per GPU) with "
+                                             f"{gpu_gib:g} GB each",))
     hit = known.get(_norm(name))
     if hit is None:
         names = [str(p.get("display_name")) for p in profiles.values() if isinstance(p, Mapping)] + list(KNOWN_GPUS)
         raise HardwareError(f"unknown GPU {name!r}; give its memory with --gpu-memory GB",
                             close_names(name, list(dict.fromkeys(names))))
     label, (brand, mem) = hit
-    return GpuTarget(f"Custom: {n}x {label} ({mem:g} GB each)", reported_gib(label, gpu_gib or mem), n, None, True,
+    nominal = gpu_gib or mem
+    return GpuTarget(f"Custom: {n}x {label} ({nominal:g} GB each)", reported_gib(label, nominal), n, None, True,
                      brand, "--gpu")
 
 
