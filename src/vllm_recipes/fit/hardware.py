@@ -109,10 +109,10 @@ def _count_per_gpu(p: Mapping[str, Any]) -> tuple[int, float]:
 
 def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None, count: int | None,
                   exact: bool = False) -> str | None:
-    """The catalog profile for GPUs called ``name`` (memory within 10%), preferring the same GPU count;
-    ``exact``: only a profile of that very name (not one whose name contains it or is contained in it)."""
+    """The catalog profile for GPUs called ``name`` (memory within 10%): one of that very name first, then one
+    whose name contains it or is contained in it (``exact``: never), preferring the same GPU count."""
     key = _norm(name)
-    found: list[tuple[int, str]] = []
+    found: list[tuple[bool, int, str]] = []
     for pid, p in profiles.items():
         if not isinstance(p, Mapping):
             continue
@@ -124,17 +124,16 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
         if gpu_gib is not None and per and abs(per - gpu_gib) / per > 0.1:
             continue
         same = 0 if count is None or p.get("gpu_count") == count else 1
-        found.append((same, pid))
-    return min(found)[1] if found else None
+        found.append((not named, same, pid))
+    return min(found)[2] if found else None
 
 
 def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_gib: float | None = None) -> GpuTarget:
     """``--gpu NAME [--gpus N]``: a catalog profile when one matches, else a known GPU as a custom profile."""
     n = gpus or 1  # the count the user gave; none given: one GPU, never the profile's silently
     known = {_norm(k): (k, v) for k, v in KNOWN_GPUS.items()}
-    pid = match_profile(profiles, name, gpu_gib, n, exact=True)
-    if pid is None and _norm(name) not in known:  # (a loose match would take "L4" for "GB200 NVL4")
-        pid = match_profile(profiles, name, gpu_gib, n)
+    # (a known GPU's name is matched exactly: a loose match would take "L4" for "GB200 NVL4")
+    pid = match_profile(profiles, name, gpu_gib, n, exact=_norm(name) in known)
     if pid is not None:
         t = profile_target(profiles, pid, "--gpu")
         if t.gpus_per_node == n:
