@@ -14,6 +14,7 @@ from click.testing import Result
 
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.cli.fit_cmds import target_from_options
+from vllm_recipes.fit.hardware import DetectedGpu, detected_target
 from vllm_recipes.service import Query, QueryError
 from vllm_recipes.service.fit import fit_answer, fit_target
 
@@ -70,9 +71,9 @@ def test_an_unknown_gpu_suggests_the_closest_names(run_cli: Callable[..., Result
 
 
 @pytest.mark.parametrize(("gpus", "expected"), [
-    (None, _target("Custom: 1x H100 (40 GB each)", 40.0, 1, "h100", True, "--gpu",
+    (None, _target("Custom: 1x H100 (40 GB each)", 40.0, 1, "h100", True, "--gpu-memory",
                    "custom profile based on h100 (80 GB per GPU) with 40 GB each")),
-    (8, _target("Custom: 8x H100 (70 GB each)", 70.0, 8, "h100", True, "--gpu",
+    (8, _target("Custom: 8x H100 (70 GB each)", 70.0, 8, "h100", True, "--gpu-memory",
                 "custom profile based on h100 (80 GB per GPU) with 70 GB each")),
 ])
 def test_a_catalog_gpu_at_another_memory_is_planned_at_that_memory(run_cli: Callable[..., Result],
@@ -128,3 +129,28 @@ def test_a_known_gpus_label_says_the_memory_it_is_planned_at(catalog: Catalog) -
     target = fit_target(catalog, "A100", 40, None)
     assert target is not None
     assert target.label == "Custom: 1x A100 (40 GB each)"
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "profile", "custom"), [
+    ("RTX Pro 6000", 8, "rtx_pro_6000_8x", False),  # a profile of 8 of that GPU is named after it too
+    ("RTX Pro 6000", None, "rtx_pro_6000", False),
+    ("RTX Pro 6000 8x", None, "rtx_pro_6000", False),  # one GPU unless --gpus says more
+    ("rtx_5090_2x", None, "rtx_5090", False),
+])
+def test_a_profile_of_several_gpus_is_named_after_its_gpu(catalog: Catalog, gpu: str, gpus: int | None,
+                                                          profile: str, custom: bool) -> None:
+    target = fit_target(catalog, gpu, None, gpus)
+    assert target is not None
+    assert (target.profile_id, target.custom) == (profile, custom)
+
+
+@pytest.mark.parametrize(("name", "mib", "count", "profile"), [
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 97887, 8, "rtx_pro_6000_8x"),
+    ("NVIDIA GB200", 189471, 1, "gb200"),  # was the B200 profile: "b200" is in "gb200"
+    ("NVIDIA GB200", 189471, 4, "gb200"),
+    ("NVIDIA H100 80GB HBM3", 81559, 8, "h100"),
+])
+def test_detected_gpus_take_the_profile_of_their_name(catalog: Catalog, name: str, mib: int, count: int,
+                                                      profile: str) -> None:
+    target = detected_target(catalog.hardware_profiles, [DetectedGpu(name, mib, "NVIDIA")] * count, "nvidia-smi")
+    assert target.profile_id == profile

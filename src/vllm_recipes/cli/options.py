@@ -60,7 +60,11 @@ class PositiveSize(click.FloatRange):
         self.unit = unit
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not math.isfinite(click.FLOAT.convert(value, param, ctx)):  # (before the range, which inf fails)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return super().convert(value, param, ctx)  # (click's own wording for what is not a number)
+        if math.isnan(number) or number == math.inf:  # (before the range: -inf is refused there)
             self.fail(f"expected a positive number of {self.unit}, got {value!r}.", param, ctx)
         return super().convert(value, param, ctx)
 

@@ -12,7 +12,7 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: GPUs that no catalog profile describes: per-GPU memory in GiB (vendor capacities)
@@ -107,6 +107,10 @@ def _count_per_gpu(p: Mapping[str, Any]) -> tuple[int, float]:
     return n, (float(vram) if isinstance(vram, int | float) and not isinstance(vram, bool) else 0.0) / n
 
 
+#: the " 8x" / "_8x" that names a profile of several of one GPU
+_MULTI_GPU = re.compile(r"[\s_]+\d+x$")
+
+
 def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None, count: int | None,
                   exact: bool = False) -> str | None:
     """The catalog profile for GPUs called ``name`` (memory within 10%): one of that very name first, then one
@@ -117,7 +121,8 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
         if not isinstance(p, Mapping):
             continue
         disp = _norm(str(p.get("display_name") or pid))
-        named = disp == key or _norm(pid) == key
+        # named after this very GPU ("RTX Pro 6000 8x" / rtx_pro_6000_8x are N of the GPU "RTX Pro 6000")
+        named = key in (_norm(_MULTI_GPU.sub("", str(p.get("display_name") or pid))), _norm(_MULTI_GPU.sub("", pid)))
         if not disp or not (named or (not exact and (disp in key or key in disp))):
             continue
         per = _count_per_gpu(p)[1]
@@ -146,11 +151,10 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
     if gpu_gib is not None:
         same_name = match_profile(profiles, name, None, n, exact=True)
         if same_name is not None:  # a catalog GPU with another memory (a MIG slice, memory held back)
-            t = profile_target(profiles, same_name, "--gpu")
             per = _count_per_gpu(profiles[same_name])[1]
-            return GpuTarget(f"Custom: {n}x {name} ({gpu_gib:g} GB each)", gpu_gib, n, same_name, True, t.brand,
-                             "--gpu", notes=(f"custom profile based on {same_name} ({per:g} GB per GPU) with "
-                                             f"{gpu_gib:g} GB each",))
+            t = custom_profile_target(profiles, same_name, gpu_gib, n)
+            return replace(t, notes=(f"custom profile based on {same_name} ({per:g} GB per GPU) with "
+                                     f"{gpu_gib:g} GB each",))
     hit = known.get(_norm(name))
     if hit is None:
         names = [str(p.get("display_name")) for p in profiles.values() if isinstance(p, Mapping)] + list(KNOWN_GPUS)
