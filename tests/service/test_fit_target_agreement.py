@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pytest
 from click.testing import Result
 from starlette.testclient import TestClient
 
-from vllm_recipes.agents.tools import AgentTools
+from vllm_recipes.agents.tools import AgentTools, ToolError
 from vllm_recipes.catalog import Catalog
 from vllm_recipes.web import create_app
 
@@ -56,3 +57,24 @@ def test_refusals_keep_their_order(catalog: Catalog) -> None:
     client = TestClient(create_app(catalog))
     assert client.get(f"/api/fit?model={V4}&gpus=0&gpu_memory=abc").json()["param"] == "gpus"
     assert client.get(f"/api/fit?model={V4}&gpu_memory=-3&bogus=1").json()["error"].startswith("Unknown parameter")
+
+
+def test_a_gpu_and_a_hardware_together_are_refused_everywhere(run_cli: Callable[..., Result],
+                                                            catalog: Catalog) -> None:
+    """The CLI refused the pair; ``/api/fit`` and the MCP tool used the GPU and silently dropped the hardware."""
+    res = run_cli("fit", V4, "--gpu", "H100", "--hardware", "h100")
+    assert res.exit_code == 2
+    assert res.stderr.endswith("Error: Give either --hardware or --gpu, not both.\n")
+    api = TestClient(create_app(catalog)).get(f"/api/fit?model={V4}&gpu=H100&hardware=h100")
+    assert api.status_code == 400
+    assert api.json() == {"error": "Give either hardware or gpu, not both.", "param": "hardware", "choices": []}
+    with pytest.raises(ToolError) as err:
+        AgentTools(catalog).call("fit", {"hf_id": V4, "gpu": "H100", "hardware": "h100"})
+    assert err.value.to_dict() == api.json()
+
+
+def test_the_mcp_tool_refuses_a_memory_too_large_for_a_float(catalog: Catalog) -> None:
+    """A JSON integer of 400 digits raised an uncaught OverflowError in the MCP ``fit`` tool."""
+    with pytest.raises(ToolError) as err:
+        AgentTools(catalog).call("fit", {"hf_id": V4, "gpu_memory": 10**400})
+    assert err.value.to_dict()["param"] == "gpu_memory"

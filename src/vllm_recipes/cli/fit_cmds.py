@@ -62,8 +62,6 @@ def target_from_options(catalog: Catalog, kw: dict[str, Any]) -> GpuTarget | Non
             fail("--hardware auto detects the GPUs; drop --gpu / --gpu-memory.")
         kw["hardware"] = None
         return detect_target(catalog)
-    if gpu and hardware:
-        fail("give either --hardware or --gpu, not both.")
     from vllm_recipes.service.fit import fit_target
 
     def say(exc: QueryError) -> str:

@@ -140,7 +140,9 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
     with ``hardware``, that profile's) of ``gpu_memory`` GB; ``None``: the selection's own hardware. Shared by
     ``fit``, ``perf``, ``/api/fit`` and the MCP ``fit`` tool. Raises :class:`QueryError`."""
     profiles = catalog.hardware_profiles
-    if gpu_memory is not None and hardware and not gpu:
+    if gpu and hardware:
+        raise QueryError("hardware", f"Give either {flag('hardware')} or {flag('gpu')}, not both.")
+    if gpu_memory is not None and hardware:
         try:
             return custom_profile_target(profiles, canonical(hardware, profiles), gpu_memory, gpus)
         except HardwareError as exc:
