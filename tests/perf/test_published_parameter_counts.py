@@ -14,6 +14,7 @@ from vllm_recipes.fit.architecture import (
     architecture_from_hf_config,
     attention_params,
     expert_fraction_from_config,
+    jamba_attention_layers,
     moe_layer_count,
     qkvo_params,
     text_config,
@@ -94,6 +95,13 @@ def test_jamba_mamba_layers_hold_a_mamba1_mixer_not_attention() -> None:
              + inner * h)  # in_proj, conv1d + bias, x_proj, dt_proj + bias, A and D, out_proj
     attention = qkvo_params(h, 32, 8, 128)  # layers 4, 12, 20 and 28
     assert f.dense_params == 4 * attention + 28 * mixer + 16 * 3 * h * 14336 + 16 * h * 16
+
+
+def test_jamba_attention_layers_sit_at_hfs_default_offset() -> None:
+    """HF's JambaConfig puts attention at ``attn_layer_offset`` 4 when the config does not say (it was read
+    as 0): on 12 layers of period 8, layer 4 only, not layers 0 and 8."""
+    assert jamba_attention_layers({"attn_layer_period": 8}, 12, 8) == 1
+    assert jamba_attention_layers({"attn_layer_period": 8, "attn_layer_offset": 0}, 12, 8) == 2
 
 
 H = 64

@@ -356,8 +356,10 @@ def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, a
 
 
 def jamba_attention_layers(cfg: Mapping[str, Any], layers: int, period: int) -> int:
-    """Jamba's attention layers: ``i % attn_layer_period == attn_layer_offset``; Mamba mixers elsewhere."""
-    offset = _int(cfg.get("attn_layer_offset")) or 0
+    """Jamba's attention layers: ``i % attn_layer_period == attn_layer_offset`` (4 when absent, as HF's
+    ``JambaConfig``); Mamba mixers elsewhere."""
+    offset = _int(cfg.get("attn_layer_offset"))
+    offset = 4 if offset is None else offset
     return sum(1 for i in range(layers) if i % period == offset)
 
 
