@@ -120,9 +120,10 @@ def match_profile(profiles: Mapping[str, Any], name: str, gpu_gib: float | None,
     for pid, p in profiles.items():
         if not isinstance(p, Mapping):
             continue
-        disp = _norm(str(p.get("display_name") or pid))
+        display = _display_name(profiles, pid)
+        disp = _norm(display)
         # named after this very GPU ("RTX Pro 6000 8x" / rtx_pro_6000_8x are N of the GPU "RTX Pro 6000")
-        named = key in (_norm(_MULTI_GPU.sub("", str(p.get("display_name") or pid))), _norm(_MULTI_GPU.sub("", pid)))
+        named = key in (_norm(_MULTI_GPU.sub("", display)), _norm(_MULTI_GPU.sub("", pid)))
         if not disp or not (named or (not exact and (disp in key or key in disp))):
             continue
         per = _count_per_gpu(p)[1]
