@@ -160,11 +160,6 @@ def fit_target(catalog: Catalog, gpu: str | None, gpu_memory: float | None, gpus
     return None
 
 
-def _bad_gpu_memory(value: object) -> QueryError:
-    """The refusal of a ``gpu_memory`` outside (0, MAX_GPU_MEMORY] (a number, or the text of a URL query)."""
-    return QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), got {value!r}.")
-
-
 def _bad_gpus(gpus: object) -> QueryError:
     """The refusal of a ``gpus`` value outside 1..MAX_GPUS (an int, or the text of a URL query)."""
     return QueryError("gpus", f"Parameter 'gpus' must be an integer from 1 to {MAX_GPUS}, got {gpus!r}.")
@@ -180,7 +175,9 @@ def fit_answer(catalog: Catalog, query: Query, *, gpu: str | None = None, gpu_me
     if gpus is not None and not 0 < gpus <= MAX_GPUS:
         raise _bad_gpus(gpus)
     if gpu_memory is not None and not 0 < gpu_memory <= MAX_GPU_MEMORY:
-        raise _bad_gpu_memory(gpu_memory if gpu_memory_text is None else gpu_memory_text)
+        shown = gpu_memory if gpu_memory_text is None else gpu_memory_text
+        raise QueryError("gpu_memory", f"Parameter 'gpu_memory' must be GB per GPU (0-{MAX_GPU_MEMORY}), "
+                                       f"got {shown!r}.")
     target = fit_target(catalog, gpu, gpu_memory, gpus, query.request.hardware)
     if not query.model:
         if target is None and query.request.hardware:
