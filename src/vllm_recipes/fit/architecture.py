@@ -339,14 +339,12 @@ def mamba2_params(cfg: Mapping[str, Any], hidden: int) -> int:
     return in_proj + conv1d + per_head + norm + out_proj
 
 
-def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, attention: int) -> tuple[int, int]:
+def pattern_params(cfg: Mapping[str, Any], pattern: LayerPattern, hidden: int, attention: int, experts: int,
+                   moe_layers: int) -> tuple[int, int]:
     """Nemotron-H's (routed-expert, other) layer parameters, each layer one block of its kind (vLLM's
     ``nemotron_h.py``): a Mamba-2 mixer, ``attention`` (one attention layer's parameters), an MLP, or routed
     experts beside the shared ones and the router; MLPs and experts are up + down (squared ReLU). The
-    embeddings and the head are not counted."""
-
-    experts = first_int(cfg, EXPERTS_KEYS) or 0
-    moe_layers = pattern.moe if experts else 0
+    embeddings and the head are not counted; ``moe_layers``: the pattern's ``E`` layers when it has experts."""
     routed = moe_layers * experts * 2 * hidden * (first_int(cfg, EXPERT_WIDTH_KEYS) or 0)
     mlp = 2 * hidden * (_int(cfg.get("intermediate_size")) or 0)
     shared = 2 * hidden * count_of(cfg, "moe_shared_expert_intermediate_size") * count_of(cfg, "n_shared_experts")
@@ -565,8 +563,6 @@ class Parameters:
     embedding: int
     #: the output head (``vocab x hidden``)
     lm_head: int
-    #: how many layers are MoE layers (a count of layers, not of weights)
-    moe_layers: int
 
     @property
     def total(self) -> int:
@@ -586,8 +582,8 @@ def parameters(cfg: Mapping[str, Any]) -> Parameters:
     moe_layers = moe_layer_count(cfg, layers) if experts else 0
     pattern = layer_pattern(cfg)
     if pattern is not None:  # Nemotron-H: a layer is one block of its kind
-        routed, other = pattern_params(cfg, pattern, hidden, attention)
-        return Parameters(routed, other, embedding, head, moe_layers)
+        routed, other = pattern_params(cfg, pattern, hidden, attention, experts, moe_layers)
+        return Parameters(routed, other, embedding, head)
     dense, shared = mlp_widths(cfg)
     period = _int(cfg.get("attn_layer_period"))  # Jamba (as the KV-cache layer mix reads it)
     mamba = layers - jamba_attention_layers(cfg, layers, period) if period else 0
@@ -595,7 +591,7 @@ def parameters(cfg: Mapping[str, Any]) -> Parameters:
     mixers = (layers - mamba) * attention + mamba * mamba1_params(cfg, hidden)
     shared_and_routers = moe_layers * (3 * hidden * shared + hidden * experts)
     dense_mlps = (layers - moe_layers) * 3 * hidden * dense
-    return Parameters(routed, mixers + shared_and_routers + dense_mlps, embedding, head, moe_layers)
+    return Parameters(routed, mixers + shared_and_routers + dense_mlps, embedding, head)
 
 
 def expert_fraction_from_config(cfg: Mapping[str, Any]) -> float:

@@ -106,7 +106,7 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
         num_layers=layers, hidden_size=h, dense_params=float(p.other),
         expert_params=float(p.routed), embedding_params=float(p.embedding),
         lm_head_params=float(p.lm_head), experts=experts,
-        experts_per_token=k, moe_layers=p.moe_layers, attention_heads=heads, qk_dim=qk_dim, v_dim=v_dim,
+        experts_per_token=k, moe_layers=a.moe_layers, attention_heads=heads, qk_dim=qk_dim, v_dim=v_dim,
         experts_only_quantized=str(quant.get("quant_method") or "") == "mxfp4", one_block_layers=pattern is not None,
         source=source)
 
