@@ -92,10 +92,7 @@ def facts_from_hf_config(config: Mapping[str, Any], source: str = "config.json",
     a = arch or architecture_from_hf_config(config, source)
     layers, h, heads = a.num_layers, a.hidden_size or 0, a.num_attention_heads or 0
     p = parameters(cfg)
-    if a.kv_lora_rank:  # MLA (DeepSeek-V2/V3 style): decode runs the absorbed form over the latent
-        qk_dim, v_dim = a.kv_lora_rank + (a.qk_rope_head_dim or 0), a.kv_lora_rank
-    else:
-        qk_dim = v_dim = a.head_dim or 0
+    qk_dim, v_dim = decode_widths(a)
     pattern = layer_pattern(cfg)
     if pattern is not None:  # Nemotron-H: a layer is one block of its kind
         layers = first_int(cfg, LAYERS_KEYS) or layers
@@ -122,6 +119,15 @@ def _split_params(arch: Architecture, total: float, active: float, embed: float)
     return max(0.0, body - experts), experts
 
 
+def decode_widths(arch: Architecture) -> tuple[int, int]:
+    """(QK, V) widths per head that decode reads: MLA (DeepSeek-V2/V3 style) runs the absorbed form over the
+    latent (+ the rotary part), other attention over ``head_dim``."""
+    if arch.attention == "mla":
+        latent = arch.kv_lora_rank or 0
+        return latent + (arch.qk_rope_head_dim or 0), latent
+    return arch.head_dim or 0, arch.head_dim or 0
+
+
 def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFacts | None:
     """Coarse facts from the recipe's parameter counts and the planner's architecture (``None``: too little known)."""
     total = parameters_billions(model.get("parameter_count"))
@@ -131,9 +137,7 @@ def facts_from_recipe(arch: Architecture, model: Mapping[str, Any]) -> ComputeFa
     total, active = total * 1e9, min(total, active or total) * 1e9
     embed = float((arch.vocab_size or 0) * arch.hidden_size)
     dense, experts = _split_params(arch, total, active, embed)
-    # (QK, V) widths per head: MLA decodes over the latent (+ the rotary part), others over ``head_dim``
-    latent = arch.kv_lora_rank or 0
-    qk, v = (latent + (arch.qk_rope_head_dim or 0), latent) if arch.attention == "mla" else (arch.head_dim or 0,) * 2
+    qk, v = decode_widths(arch)
     said = f"recipe parameter_count {model.get('parameter_count')}"
     if model.get("active_parameters"):
         said += f", active_parameters {model.get('active_parameters')}"
