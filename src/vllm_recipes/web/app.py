@@ -393,9 +393,7 @@ def static_json(request: Request, path: str) -> Response:
         detail = f"No API file /{path}." + (f" ({web.api.error})" if web.api.error else "")
         return json_error(404, detail, {"Access-Control-Allow-Origin": "*"})
     data, tag = got
-    # (PUBLIC_HEADERS' pair in the other order: the order the API files' responses have always had)
-    return _tagged(request, data, tag, "application/json",
-                   {"Cache-Control": REVALIDATE, "Access-Control-Allow-Origin": "*"})
+    return _tagged(request, data, tag, "application/json", PUBLIC_HEADERS)
 
 
 def provider_page(request: Request, org: str, suffix: str = "") -> Response:
