@@ -78,8 +78,7 @@ class Names:
         self.by_key = {p.key: p for p in dep.processes}
         self.files = dep.files
         #: config files with user settings left in them: expanded at container start into RUNTIME_FILES
-        self.expanded: set[str] = set()
-        self.expanded = {f.path_var for q in dep.processes for f in q.files
+        self.expanded: set[str] = {f.path_var for q in dep.processes for f in q.files
                          if any(self.bind(q, n) is None for n in placeholders(f.content))}
         for q in dep.processes:
             if q.kind == "companion":
