@@ -78,3 +78,11 @@ def test_the_mcp_tool_refuses_a_memory_too_large_for_a_float(catalog: Catalog) -
     with pytest.raises(ToolError) as err:
         AgentTools(catalog).call("fit", {"hf_id": V4, "gpu_memory": 10**400})
     assert err.value.to_dict()["param"] == "gpu_memory"
+
+
+def test_every_mcp_tool_reads_a_number_too_large_for_a_float_as_out_of_range(catalog: Catalog) -> None:
+    """The shared reader (``service.perf.number``) raised OverflowError for a 400-digit JSON integer
+    (``recommend``'s latency targets), not only the fit tool's memory."""
+    with pytest.raises(ToolError) as err:
+        AgentTools(catalog).call("recommend", {"hf_id": V4, "ttft_ms": 10**400, "tpot_ms": 50})
+    assert err.value.to_dict()["param"] == "ttft_ms"

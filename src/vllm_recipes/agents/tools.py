@@ -4,7 +4,6 @@ the catalog, so a client can offer valid choices before calling."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,7 +21,15 @@ from vllm_recipes.service import Query, QueryError, answers, find_recipe
 from vllm_recipes.service.answers import EXPORT_ARGUMENTS
 from vllm_recipes.service.fit import MAX_CTX, fit_answer
 from vllm_recipes.service.params import request_from_args, selection_properties, string_arg, string_schema
-from vllm_recipes.service.perf import WORKLOAD, load_schema, perf_answer, recommend_answer, sla, workload
+from vllm_recipes.service.perf import (
+    WORKLOAD,
+    as_float,
+    load_schema,
+    perf_answer,
+    recommend_answer,
+    sla,
+    workload,
+)
 from vllm_recipes.service.search import Card, make_card, search
 from vllm_recipes.synth.context import recipe_frontend
 
@@ -239,7 +246,7 @@ class AgentTools:
         query = self._query(args) if args.get("hf_id") is not None else Query("", request_from_args(args))
         memory = args.get("gpu_memory")
         return fit_answer(self.catalog, query, gpu=_opt_str(args, "gpu"),
-                          gpu_memory=None if memory is None else _as_float(memory), gpus=args.get("gpus"),
+                          gpu_memory=None if memory is None else as_float(memory), gpus=args.get("gpus"),
                           context=context)
 
     def estimate_performance(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,14 +289,6 @@ def _check_keys(args: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
     unknown = [k for k in args if k not in allowed]
     if unknown:
         raise ToolError(f"Unknown argument {unknown[0]!r}.", unknown[0], list(allowed))
-
-
-def _as_float(value: int | float) -> float:
-    """A JSON number as a float; an integer too large for one is infinite (out of every range)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 def _opt_str(args: Mapping[str, Any], key: str) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -120,6 +121,14 @@ def _count(vals: Mapping[str, object], k: str) -> int | None:
     return n
 
 
+def as_float(value: int | float) -> float:
+    """A JSON number as a float; an integer too large for one is infinite (out of every range)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def number(v: object) -> float:
     """A number from a URL string or a typed argument; -1 (out of every range) when it is not one (or NaN)."""
     if isinstance(v, str):
@@ -127,7 +136,7 @@ def number(v: object) -> float:
             v = float(v)
         except ValueError:
             return -1.0
-    n = float(v) if is_number(v) else -1.0
+    n = as_float(v) if is_number(v) else -1.0
     return -1.0 if n != n else n
 
 
