@@ -86,10 +86,7 @@ class Hardware:
         try:
             for key, (fn, args, modes, value) in self.reads.items():
                 got = theirs.get(key)  # (mostly there: ``other`` is probed for many selections)
-                if got is None:
-                    if not _same(other.read(fn, *args, modes=modes), value):
-                        return False
-                elif got[3] is not value and not _same(got[3], value):
+                if not _same(other.read(fn, *args, modes=modes) if got is None else got[3], value):
                     return False
         except Exception:  # a read that fails on the other hardware is not alike
             return False
