@@ -68,7 +68,7 @@ class Contribution:
         if isinstance(tokens, tuple):  # (catalog data: the same tuple gives the same arguments, made once)
             key = (id(tokens), source)
             got = _ARGS.get(key)
-            if got is None or got[0] is not tokens:
+            if got is None:  # (an entry keeps its tuple alive: no other object has that id meanwhile)
                 if len(_ARGS) >= 4096:
                     _ARGS.clear()
                 got = _ARGS[key] = (tokens, _args_of(tokens, source))
