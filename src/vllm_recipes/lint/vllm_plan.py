@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vllm_recipes.catalog import Catalog, format_key_path
+from vllm_recipes.catalog import format_key_path
 from vllm_recipes.jsvalues import as_map, get
 from vllm_recipes.render import shell
 from vllm_recipes.render.docker import docker_meta
@@ -84,12 +84,6 @@ def release_key(ctx: Ctx) -> ReleaseKey:
     return ctx.sel.variant_key, ctx.sel.kv_offload, image_of(ctx)
 
 
-def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
-    """The release the selection's commands run (see :func:`vllm_lint.choose_target`)."""
-    _variant_key, kv_offload, image = release_key(ctx)
-    return release_target(ctx.catalog, ctx.recipe, ctx.variant, kv_offload, image, forced)
-
-
 def image_of(ctx: Ctx) -> str | None:
     """The image the selection's commands run in: all the release lint reads of the hardware (so hardware
     that differs only in the rest of its docker settings reads alike to it)."""
@@ -101,10 +95,11 @@ def _image(recipe: Mapping[str, Any], variant: Mapping[str, Any], profile: Mappi
     return docker_meta(recipe, variant, profile, hw_id).image
 
 
-def release_target(catalog: Catalog, recipe: Mapping[str, Any], variant: Mapping[str, Any], kv_offload: str | None,
-                   image: str | None, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
-    """The release a selection of ``variant`` with ``kv_offload`` runs in ``image``: that image's, and the
+def target_for(ctx: Ctx, forced: str | None = None) -> tuple[LintTarget, list[VllmFinding]]:
+    """The release the selection's commands run (see :func:`vllm_lint.choose_target`): its image's, and the
     highest ``min_vllm_version`` of the recipe, the variant and a Mooncake deployment."""
+    catalog, recipe, variant, kv_offload = ctx.catalog, ctx.recipe, ctx.variant, ctx.sel.kv_offload
+    image = image_of(ctx)
     model = recipe.get("model")
     versions = [get(model, "min_vllm_version"), variant.get("min_vllm_version")]
     if kv_offload:
