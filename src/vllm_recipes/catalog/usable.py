@@ -75,7 +75,7 @@ def validation_errors(catalog: Catalog, recipes: Iterable[Recipe]) -> list[list[
     pack = pack_path(root, "clean") if root.is_dir() else None
     shared = _shared_digest(catalog) if pack is not None else b""
     clean: dict[str, Any] = read_pack(pack)
-    remembered = dict(clean)
+    changed = False
     found: list[list[Finding]] = []
     for recipe in recipes:
         key = _verdict_key(recipe, shared) if pack is not None else None
@@ -85,8 +85,9 @@ def validation_errors(catalog: Catalog, recipes: Iterable[Recipe]) -> list[list[
         errors = recipe_errors(catalog, recipe)
         if not errors and key is not None:
             clean[recipe.doc.file] = key
+            changed = True
         found.append(errors)
-    if pack is not None and clean != remembered:
+    if pack is not None and changed:
         write_pack(pack, clean)
     return found
 
@@ -117,9 +118,9 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
                  and len(profiles) == len(catalog.hardware_profiles))
     if unchanged:
         return catalog, []
+    # (what validation says of an unsafe id; a file whose top level is no mapping has no ids)
     from .validate import document_kind  # (pydantic: only when something is left out)
 
-    # (what validation says of an unsafe id; a file whose top level is no mapping has no ids)
     errors = [f for src in catalog.sources if isinstance(src.doc.data, dict)
               for f in data_file_identifier_findings(src.doc, document_kind(src.rel_path))]
     where = catalog.source_for(catalog.taxonomy_file)
