@@ -32,6 +32,14 @@ NAMED_DIRS = ("strategies", "kv_store")
 #: error, and the engine never derives more.
 MAX_POOL_NODES = 1024
 
+def document_kind(rel_path: str) -> str:
+    """``recipe``, ``taxonomy``, ``platforms``, ``strategy`` or ``kv_store`` from a file's path."""
+    *_, parent, name = ["", *rel_path.replace(os.sep, "/").split("/")]
+    if name in STATIC_NAMES:
+        return name.removesuffix(".yaml")
+    return {"strategies": "strategy", "kv_store": "kv_store"}.get(parent, "recipe")
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     """A section of the data that must be a mapping (anything else reads as empty), frozen."""
     if isinstance(value, FrozenDict):

@@ -18,7 +18,7 @@ from typing import Any
 
 from .diagnostics import Finding, finding_at, finding_from_load_error, plural
 from .identifiers import data_file_identifier_findings, hf_id_findings, is_name
-from .loader import Catalog, Recipe
+from .loader import Catalog, Recipe, document_kind
 from .parsecache import pack_path, read_pack, write_pack
 from .yamlsource import FrozenDict
 
@@ -119,8 +119,6 @@ def usable_static(catalog: Catalog) -> tuple[Catalog, list[Finding]]:
     if unchanged:
         return catalog, []
     # (what validation says of an unsafe id; a file whose top level is no mapping has no ids)
-    from .validate import document_kind  # (pydantic: only when something is left out)
-
     errors = [f for src in catalog.sources if isinstance(src.doc.data, dict)
               for f in data_file_identifier_findings(src.doc, document_kind(src.rel_path))]
     where = catalog.source_for(catalog.taxonomy_file)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import json
-import os
 import re
 import types
 import typing
@@ -27,7 +26,7 @@ from . import models as m
 from .diagnostics import Checker, Finding, finding_at, finding_from_load_error, sort_findings
 from .featuremodes import feature_mode_issues
 from .identifiers import data_file_identifier_findings, hf_id_findings, recipe_identifier_findings
-from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, hf_id_for, recipe_from_document
+from .loader import MAX_POOL_NODES, POOL_MODES, Catalog, document_kind, hf_id_for, recipe_from_document
 from .suggest import likely_meant
 from .yamlsource import KeyPath, YamlDocument, YamlLoadError, format_key_path, load_yaml_file
 
@@ -495,14 +494,6 @@ _KIND_MODELS: dict[str, type[BaseModel]] = {
     "kv_store": m.KvStoreModel,
     "platforms": m.PlatformsModel,
 }
-
-
-def document_kind(rel_path: str) -> str:
-    """``recipe``, ``taxonomy``, ``platforms``, ``strategy`` or ``kv_store`` from a file's path."""
-    *_, parent, name = ["", *rel_path.replace(os.sep, "/").split("/")]
-    if name in ("taxonomy.yaml", "platforms.yaml"):
-        return name.removesuffix(".yaml")
-    return {"strategies": "strategy", "kv_store": "kv_store"}.get(parent, "recipe")
 
 
 # --- Per-document entry points

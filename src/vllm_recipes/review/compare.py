@@ -16,7 +16,8 @@ from typing import Any
 from vllm_recipes.catalog import Catalog, Recipe
 from vllm_recipes.catalog.diagnostics import Finding, finding_from_load_error
 from vllm_recipes.catalog.fileset import ParsedFiles, load_catalog_from_files
-from vllm_recipes.catalog.validate import document_kind, validate_document
+from vllm_recipes.catalog.loader import document_kind
+from vllm_recipes.catalog.validate import validate_document
 from vllm_recipes.parallel import parallel_map
 from vllm_recipes.render.explain import locate
 
