@@ -1,4 +1,6 @@
-"""The one "did you mean" rule of validation, lint and the CLI (only difflib: lint runs on every ``command``)."""
+"""The one "did you mean" rule of validation and the release lint for a misspelt key or flag (only difflib: lint runs
+on every ``command``). Unknown model ids and GPU names list several close names instead (``Catalog.close_matches``,
+``fit.hardware.close_names``)."""
 
 from __future__ import annotations
 
