@@ -89,6 +89,11 @@ def profile_target(profiles: Mapping[str, Any], hw_id: str, source: str = "catal
                      str(p.get("brand") or "NVIDIA"), source)
 
 
+def _custom_label(gpus: int, name: str, gb: float) -> str:
+    """The label of a custom target: ``gpus`` of ``name`` at ``gb`` (vendor) GB each."""
+    return f"Custom: {gpus}x {name} ({gb:g} GB each)"
+
+
 def _display_name(profiles: Mapping[str, Any], hw_id: str) -> str:
     return str(profiles[hw_id].get("display_name") or hw_id)
 
@@ -147,7 +152,7 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
         note = f"custom profile based on {pid} with {n} GPU{'s' if n > 1 else ''}"
         if not gpus:
             note += "; give --gpus N for more"
-        return GpuTarget(f"Custom: {n}x {name} ({_count_per_gpu(profiles[pid])[1]:g} GB each)", t.gpu_gib, n, pid,
+        return GpuTarget(_custom_label(n, name, _count_per_gpu(profiles[pid])[1]), t.gpu_gib, n, pid,
                          True, t.brand, "--gpu", notes=(note,))
     if gpu_gib is not None:
         same_name = match_profile(profiles, name, None, n, exact=True)
@@ -163,14 +168,14 @@ def named_target(profiles: Mapping[str, Any], name: str, gpus: int | None, gpu_g
                             close_names(name, list(dict.fromkeys(names))))
     label, (brand, mem) = hit
     nominal = gpu_gib or mem
-    return GpuTarget(f"Custom: {n}x {label} ({nominal:g} GB each)", reported_gib(label, nominal), n, None, True,
+    return GpuTarget(_custom_label(n, label, nominal), reported_gib(label, nominal), n, None, True,
                      brand, "--gpu")
 
 
 def custom_target(gpu_gib: float, gpus: int) -> GpuTarget:
     if gpu_gib <= 0 or gpus <= 0:
         raise HardwareError("--gpu-memory and --gpus must be positive")
-    label = f"Custom: {gpus}x GPU ({gpu_gib:g} GB each)"
+    label = _custom_label(gpus, "GPU", gpu_gib)
     return GpuTarget(label, gpu_gib, gpus, None, True, source="--gpu-memory")
 
 
@@ -179,7 +184,7 @@ def custom_profile_target(profiles: Mapping[str, Any], hw_id: str, gpu_gib: floa
     of ``gpu_gib`` each."""
     base = profile_target(profiles, hw_id)
     n = gpus or base.gpus_per_node
-    return GpuTarget(f"Custom: {n}x {_display_name(profiles, hw_id)} ({gpu_gib:g} GB each)", gpu_gib, n, hw_id,
+    return GpuTarget(_custom_label(n, _display_name(profiles, hw_id), gpu_gib), gpu_gib, n, hw_id,
                      custom=True, brand=base.brand, source="--gpu-memory")
 
 
